@@ -1,0 +1,91 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// MaxFileBytes caps the size of any model file nicc reads.
+const MaxFileBytes = 64 << 20
+
+// FormatError is a fault in a model file: where it is (byte offset, or -1 when the fault is
+// structural) and what is wrong. File is filled in by whoever knows the path.
+type FormatError struct {
+	File string
+	Off  int64
+	Msg  string
+}
+
+func (e *FormatError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(": ")
+	}
+	if e.Off >= 0 {
+		fmt.Fprintf(&b, "offset %d: ", e.Off)
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Errorf returns a structural FormatError (no byte offset).
+func Errorf(format string, args ...any) error {
+	return &FormatError{Off: -1, Msg: fmt.Sprintf(format, args...)}
+}
+
+// InFile names path in err: a FormatError gets its File set; any other error is prefixed.
+func InFile(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var fe *FormatError
+	if errors.As(err, &fe) {
+		c := *fe
+		c.File = path
+		return &c
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// ReadFile reads a whole model file, refusing files over MaxFileBytes and empty files.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &FormatError{File: path, Off: -1, Msg: fmt.Sprintf("file is over the %d MiB limit", MaxFileBytes>>20)}
+	}
+	if len(data) == 0 {
+		return nil, &FormatError{File: path, Off: -1, Msg: "file is empty"}
+	}
+	return data, nil
+}
+
+// Load reads a model in the native JSON form.
+func Load(path string) (*Model, error) {
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := Unmarshal(data)
+	return m, InFile(path, err)
+}
+
+// Save writes m in the native JSON form.
+func Save(path string, m *Model) error {
+	b, err := Marshal(m)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}

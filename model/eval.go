@@ -1,0 +1,177 @@
+package model
+
+import "math"
+
+// State is one flow's recurrent state: the LSTM's hidden and cell vectors.
+// Feed-forward models and ensembles have none.
+type State struct {
+	H, C []float64
+}
+
+// NewState returns a zero recurrent state, or nil when m has no LSTM.
+func (m *Model) NewState() *State {
+	for _, l := range m.Layers {
+		if l.Op == OpLSTM {
+			return &State{H: make([]float64, l.Out), C: make([]float64, l.Out)}
+		}
+	}
+	return nil
+}
+
+// Eval computes the model's float64 output for input x, advancing st for a recurrent model
+// (st may be nil for others). x must have NumInputs entries.
+func (m *Model) Eval(st *State, x []float64) []float64 {
+	if m.Ensemble != nil {
+		return []float64{m.Ensemble.Eval(x)}
+	}
+	v := x
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		if l.Op == OpLSTM {
+			v = l.lstmStep(st, v)
+		} else {
+			v = l.dense(v)
+		}
+	}
+	return v
+}
+
+func (l *Layer) dense(x []float64) []float64 {
+	y := make([]float64, l.Out)
+	for o, row := range l.W {
+		s := 0.0
+		if l.B != nil {
+			s = l.B[o]
+		}
+		for i, w := range row {
+			s += w * x[i]
+		}
+		y[o] = l.activate(s)
+	}
+	return y
+}
+
+func (l *Layer) activate(s float64) float64 {
+	switch l.Act {
+	case ActReLU:
+		return math.Max(s, 0)
+	case ActTanh:
+		return math.Tanh(s)
+	case ActSigmoid:
+		return sigmoid(s)
+	case ActLeakyReLU:
+		if s < 0 {
+			return l.Alpha * s
+		}
+		return s
+	case ActClip:
+		return math.Min(math.Max(s, l.Lo), l.Hi)
+	}
+	return s
+}
+
+// lstmStep is PyTorch's LSTM cell, gates i, f, g, o:
+// c' = f⊙c + i⊙g, h' = o⊙tanh(c').
+func (l *Layer) lstmStep(st *State, x []float64) []float64 {
+	h := l.Out
+	pre := make([]float64, 4*h)
+	for r := range pre {
+		s := 0.0
+		if l.B != nil {
+			s += l.B[r]
+		}
+		if l.RB != nil {
+			s += l.RB[r]
+		}
+		for i, w := range l.W[r] {
+			s += w * x[i]
+		}
+		for j, w := range l.R[r] {
+			s += w * st.H[j]
+		}
+		pre[r] = s
+	}
+	for j := 0; j < h; j++ {
+		i, f, g, o := sigmoid(pre[j]), sigmoid(pre[h+j]), math.Tanh(pre[2*h+j]), sigmoid(pre[3*h+j])
+		st.C[j] = f*st.C[j] + i*g
+		st.H[j] = o * math.Tanh(st.C[j])
+	}
+	return append([]float64(nil), st.H...)
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// zeroThreshold is LightGBM's kZeroThreshold, a float literal widened to double.
+var zeroThreshold = float64(float32(1e-35))
+
+// Eval is the ensemble's output for x. With Float32 set it follows XGBoost: features and
+// thresholds compare as float32 and the score accumulates in float32, tree by tree.
+func (e *Ensemble) Eval(x []float64) float64 {
+	var score float64
+	if e.Float32 {
+		s := float32(e.Base)
+		for t := range e.Trees {
+			s += float32(e.Trees[t].Leaf(x, true).Value)
+		}
+		score = float64(s)
+	} else {
+		score = e.Base
+		for t := range e.Trees {
+			score += e.Trees[t].Leaf(x, false).Value
+		}
+	}
+	if e.Transform == TransformSigmoid {
+		k := e.SigmoidScale
+		if k == 0 {
+			k = 1
+		}
+		p := sigmoid(k * score)
+		if e.Float32 {
+			p = float64(float32(p))
+		}
+		return p
+	}
+	return score
+}
+
+// Leaf walks the tree for x and returns the leaf it reaches.
+func (t *Tree) Leaf(x []float64, f32 bool) *Node {
+	n := &t.Nodes[0]
+	for !n.Leaf {
+		if n.GoesLeft(x[n.Feature], f32) {
+			n = &t.Nodes[n.Left]
+		} else {
+			n = &t.Nodes[n.Right]
+		}
+	}
+	return n
+}
+
+// GoesLeft is the split's decision for feature value v, missing values included.
+func (n *Node) GoesLeft(v float64, f32 bool) bool {
+	switch n.Missing {
+	case MissingNaN:
+		if math.IsNaN(v) {
+			return n.DefaultLeft
+		}
+	case MissingZero:
+		if math.IsNaN(v) || (v >= -zeroThreshold && v <= zeroThreshold) {
+			return n.DefaultLeft
+		}
+	case MissingNone:
+		if math.IsNaN(v) {
+			v = 0
+		}
+	}
+	if f32 {
+		v = float64(float32(v))
+	}
+	switch n.Cmp {
+	case CmpLT:
+		return v < n.Threshold
+	case CmpLE:
+		return v <= n.Threshold
+	default:
+		return v > n.Threshold
+	}
+}

@@ -1,0 +1,68 @@
+"""The RL-CC teacher: 4 -> 12 -> 12 -> 1, ReLU, no biases, tanh output.
+
+Until nicc's closed-loop trainer exists, the weights are RL-CC's initialisation, not a trained
+policy: orthogonal with gain sqrt(2) on every layer, torch seed 2. Writes
+  models/rlcc_teacher.onnx   torch.onnx.export, opset 13
+  models/rlcc_teacher.json   nicc.model/v1, the same float32 weights as float64
+  models/rlcc_teacher.ref.csv  2024 input rows and torch's float32 output y
+Run from testdata/:  /usr/bin/python3 gen/teacher.py
+"""
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import states  # noqa: E402
+
+DOC = ("RL-CC teacher shape (4->12->12->1, ReLU, no biases, tanh). NOT TRAINED: weights are "
+       "RL-CC's orthogonal initialisation with gain sqrt(2), torch seed 2, until nicc's "
+       "closed-loop trainer exists. Written by testdata/gen/teacher.py with torch "
+       + torch.__version__ + ".")
+
+
+def build():
+    torch.manual_seed(2)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(4, 12, bias=False), torch.nn.ReLU(),
+        torch.nn.Linear(12, 12, bias=False), torch.nn.ReLU(),
+        torch.nn.Linear(12, 1, bias=False), torch.nn.Tanh(),
+    )
+    for m in net:
+        if isinstance(m, torch.nn.Linear):
+            torch.nn.init.orthogonal_(m.weight, gain=math.sqrt(2))
+    return net.eval()
+
+
+def native_json(net):
+    acts = ["relu", "relu", "tanh"]
+    layers = []
+    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
+    for lin, act in zip(linears, acts):
+        w = lin.weight.detach().double().numpy()
+        layers.append({"op": "dense", "in": w.shape[1], "out": w.shape[0],
+                       "w": w.tolist(), "act": act})
+    return {"format": "nicc.model/v1", "name": "rlcc_teacher", "doc": DOC,
+            "inputs": states.INPUTS, "layers": layers}
+
+
+def main():
+    net = build()
+    os.makedirs("models", exist_ok=True)
+    torch.onnx.export(net, torch.zeros(1, 4), "models/rlcc_teacher.onnx", opset_version=13,
+                      input_names=["state"], output_names=["y"],
+                      dynamic_axes={"state": {0: "batch"}, "y": {0: "batch"}})
+    with open("models/rlcc_teacher.json", "w") as f:
+        json.dump(native_json(net), f, indent=1)
+        f.write("\n")
+    x = np.concatenate([states.sample_states(2000, seed=7), states.edge_states()])
+    with torch.no_grad():
+        y = net(torch.tensor(x, dtype=torch.float32)).double().numpy()
+    states.write_csv("models/rlcc_teacher.ref.csv", states.INPUTS + ["y"], np.concatenate([x, y], axis=1))
+
+
+if __name__ == "__main__":
+    main()
