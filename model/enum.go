@@ -21,8 +21,8 @@ func enumParse(what string, names []string, s string) (int, error) {
 	return 0, fmt.Errorf("unknown %s %q (want one of %q)", what, s, names)
 }
 
-func (k Kind) MarshalText() ([]byte, error)      { return []byte(k.String()), nil }
-func (o LayerOp) MarshalText() ([]byte, error)   { return []byte(o.String()), nil }
+func (k Kind) MarshalText() ([]byte, error)       { return []byte(k.String()), nil }
+func (o LayerOp) MarshalText() ([]byte, error)    { return []byte(o.String()), nil }
 func (a Activation) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
 func (t Transform) MarshalText() ([]byte, error)  { return []byte(t.String()), nil }
 func (c Cmp) MarshalText() ([]byte, error)        { return []byte(c.String()), nil }
