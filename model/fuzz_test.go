@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,6 +36,29 @@ func FuzzUnmarshal(f *testing.F) {
 		m.Summarize()
 		if _, err := Marshal(m); err != nil {
 			t.Fatalf("a model that loaded does not write back: %v", err)
+		}
+	})
+}
+
+func FuzzReadCSV(f *testing.F) {
+	f.Add([]byte("a,b\n1,2\n3,4\n"))
+	f.Add([]byte("1\t2\n3\tNaN\n"))
+	f.Add([]byte("x\n\n-Inf\n1e999\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, err := ReadCSV(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		if len(rows.Data) == 0 {
+			t.Fatal("ReadCSV returned no rows without an error")
+		}
+		for i, r := range rows.Data {
+			if len(r) != len(rows.Data[0]) {
+				t.Fatalf("row %d has width %d, row 0 has %d", i, len(r), len(rows.Data[0]))
+			}
+		}
+		if rows.Names != nil && len(rows.Names) != len(rows.Data[0]) {
+			t.Fatalf("%d names for %d columns", len(rows.Names), len(rows.Data[0]))
 		}
 	})
 }
