@@ -101,6 +101,13 @@ func (l *Layer) lstmStep(st *State, x []float64) []float64 {
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
+// sigmoid32 is XGBoost's float32 sigmoid, 1 / (expf(min(-x, 88.7)) + 1 + 1e-16), where the
+// 1e-16 vanishes in float32; it rounds after the exp, the sum and the division.
+func sigmoid32(x float32) float32 {
+	e := float32(math.Exp(float64(min(-x, 88.7))))
+	return 1 / (e + 1)
+}
+
 // zeroThreshold is LightGBM's kZeroThreshold, a float literal widened to double.
 var zeroThreshold = float64(float32(1e-35))
 
@@ -125,11 +132,10 @@ func (e *Ensemble) Eval(x []float64) float64 {
 		if k == 0 {
 			k = 1
 		}
-		p := sigmoid(k * score)
 		if e.Float32 {
-			p = float64(float32(p))
+			return float64(sigmoid32(float32(k * score)))
 		}
-		return p
+		return sigmoid(k * score)
 	}
 	return score
 }
