@@ -1,0 +1,52 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// flagsFirst moves a subcommand's flags ahead of its positional arguments, so that
+// `nicc eval MODEL --input ROWS.csv` parses: urfave/cli stops reading flags at the first
+// positional argument. A flag takes the next argument as its value unless it is a bool flag
+// or is written --name=value; "--" ends the flags.
+func flagsFirst(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	cmd := app.Command(args[1])
+	if cmd == nil {
+		return args
+	}
+	takesValue := map[string]bool{}
+	for _, f := range cmd.Flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			takesValue[n] = !isBool
+		}
+	}
+	var flags, positional []string
+	rest := args[2:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			positional = append(positional, rest[i+1:]...)
+			break
+		}
+		name := strings.TrimLeft(a, "-")
+		if !strings.HasPrefix(a, "-") || a == "-" || name == "" {
+			positional = append(positional, a)
+			continue
+		}
+		flags = append(flags, a)
+		if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(rest) {
+			i++
+			flags = append(flags, rest[i])
+		}
+	}
+	out := append([]string{args[0], args[1]}, flags...)
+	if len(positional) > 0 {
+		out = append(append(out, "--"), positional...)
+	}
+	return out
+}

@@ -1,0 +1,108 @@
+// Package compiler orchestrates nicc's stages for the CLI: loading a model in any supported
+// format, evaluating it, and (in later stages) compiling, verifying and budgeting it.
+package compiler
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/model/lightgbm"
+	"github.com/nicc-dev/nicc/model/onnx"
+	"github.com/nicc-dev/nicc/model/xgboost"
+)
+
+// Format is a model file format nicc reads.
+type Format int
+
+const (
+	FormatAuto Format = iota
+	FormatNative
+	FormatONNX
+	FormatXGBoost
+	FormatLightGBM
+	formatEnd
+)
+
+var formatNames = [...]string{
+	FormatAuto: "auto", FormatNative: "nicc", FormatONNX: "onnx", FormatXGBoost: "xgboost", FormatLightGBM: "lightgbm",
+}
+
+func (f Format) String() string {
+	if f >= 0 && f < formatEnd {
+		return formatNames[f]
+	}
+	return fmt.Sprintf("format(%d)", int(f))
+}
+
+// FormatNames lists the names ParseFormat accepts.
+func FormatNames() []string { return formatNames[:] }
+
+// ParseFormat reads a format name as the CLI's --format flag gives it.
+func ParseFormat(s string) (Format, error) {
+	for i, n := range formatNames {
+		if n == s {
+			return Format(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown model format %q (want one of %s)", s, strings.Join(formatNames[:], ", "))
+}
+
+var parsers = [...]func([]byte) (*model.Model, error){
+	FormatNative:   model.Unmarshal,
+	FormatONNX:     onnx.Parse,
+	FormatXGBoost:  xgboost.Parse,
+	FormatLightGBM: lightgbm.Parse,
+}
+
+// LoadModel reads a model file of the given format, or of the format its name and first
+// bytes show when format is FormatAuto. Errors name the file.
+func LoadModel(path string, format Format) (*model.Model, Format, error) {
+	data, err := model.ReadFile(path)
+	if err != nil {
+		return nil, format, err
+	}
+	if format == FormatAuto {
+		if format, err = sniff(path, data); err != nil {
+			return nil, format, model.InFile(path, err)
+		}
+	}
+	if format <= FormatAuto || format >= formatEnd {
+		return nil, format, fmt.Errorf("%s: unknown model format %d", path, int(format))
+	}
+	m, err := parsers[format](data)
+	if err != nil {
+		return nil, format, model.InFile(path, err)
+	}
+	if m.Name == "" {
+		m.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	return m, format, nil
+}
+
+// sniff tells the format from the file name and content.
+func sniff(path string, data []byte) (Format, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".onnx":
+		return FormatONNX, nil
+	case ".json":
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(data, &top); err == nil {
+			if _, ok := top["learner"]; ok {
+				return FormatXGBoost, nil
+			}
+		}
+		return FormatNative, nil
+	}
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if bytes.HasPrefix(trimmed, []byte("tree\n")) || bytes.HasPrefix(trimmed, []byte("tree\r\n")) {
+		return FormatLightGBM, nil
+	}
+	if bytes.HasPrefix(trimmed, []byte("{")) {
+		return FormatNative, nil
+	}
+	return FormatAuto, model.Errorf("cannot tell the model format: name it .onnx or .json, give a LightGBM text model, or pass --format")
+}
