@@ -65,8 +65,8 @@ func TestInspectCountsTeacherOps(t *testing.T) {
 }
 
 // TestEvalMatchesTorch checks eval's printed lines, parsed back, against torch's outputs: the
-// native JSON teacher names its inputs, so it reads the reference file as it is; the ONNX file
-// names none, so it gets the input columns alone.
+// header names the model's inputs, so the reference file is read as it is; the same rows with
+// the input columns alone must give the same lines.
 func TestEvalMatchesTorch(t *testing.T) {
 	f, err := os.Open(models + "rlcc_teacher.ref.csv")
 	if err != nil {

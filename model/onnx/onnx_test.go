@@ -55,7 +55,7 @@ func TestReference(t *testing.T) {
 		hidden  int // LSTM hidden size; 0 for feed-forward models
 		names   []string
 	}{
-		{"rlcc_teacher.onnx", 4, 1, 0, []string{"state[0]", "state[1]", "state[2]", "state[3]"}},
+		{"rlcc_teacher.onnx", 4, 1, 0, []string{"a_prev", "o", "a_prev2", "o_prev"}},
 		{"ops_mix.onnx", 4, 2, 0, []string{"x[0]", "x[1]", "x[2]", "x[3]"}},
 		{"rlcc_lstm.onnx", 4, 1, 12, []string{"a_prev", "o", "a_prev2", "o_prev"}},
 	} {

@@ -2,9 +2,11 @@
 
 Until nicc's closed-loop trainer exists, the weights are RL-CC's initialisation, not a trained
 policy: orthogonal with gain sqrt(2) on every layer, torch seed 2. Writes
-  models/rlcc_teacher.onnx   torch.onnx.export, opset 13
+  models/rlcc_teacher.onnx   torch.onnx.export, opset 13; input "state"'s doc_string lists the
+                             feature names, the model's doc_string says what it is
   models/rlcc_teacher.json   nicc.model/v1, the same float32 weights as float64
-  models/rlcc_teacher.ref.csv  2024 input rows and torch's float32 output y
+  models/rlcc_teacher.ref.csv  2024 input rows (rounded to float32, what torch computes on) and
+                             torch's float32 output y
 Run from testdata/:  /usr/bin/python3 gen/teacher.py
 """
 import json
@@ -13,6 +15,7 @@ import os
 import sys
 
 import numpy as np
+import onnx
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -55,10 +58,16 @@ def main():
     torch.onnx.export(net, torch.zeros(1, 4), "models/rlcc_teacher.onnx", opset_version=13,
                       input_names=["state"], output_names=["y"],
                       dynamic_axes={"state": {0: "batch"}, "y": {0: "batch"}})
+    m = onnx.load("models/rlcc_teacher.onnx")
+    m.graph.input[0].doc_string = ",".join(states.INPUTS)
+    m.doc_string = DOC
+    onnx.checker.check_model(m)
+    onnx.save(m, "models/rlcc_teacher.onnx")
     with open("models/rlcc_teacher.json", "w") as f:
         json.dump(native_json(net), f, indent=1)
         f.write("\n")
     x = np.concatenate([states.sample_states(2000, seed=7), states.edge_states()])
+    x = x.astype(np.float32).astype(np.float64)  # the values torch computes on
     with torch.no_grad():
         y = net(torch.tensor(x, dtype=torch.float32)).double().numpy()
     states.write_csv("models/rlcc_teacher.ref.csv", states.INPUTS + ["y"], np.concatenate([x, y], axis=1))
