@@ -72,12 +72,15 @@ func ReadFile(path string) ([]byte, error) {
 }
 
 // Load reads a model in the native JSON form.
-func Load(path string) (*Model, error) {
+func Load(path string) (*Model, error) { return LoadWith(path, Unmarshal) }
+
+// LoadWith reads a model file with a frontend's parser. Errors name the file.
+func LoadWith(path string, parse func([]byte) (*Model, error)) (*Model, error) {
 	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	m, err := Unmarshal(data)
+	m, err := parse(data)
 	return m, InFile(path, err)
 }
 

@@ -41,16 +41,6 @@ const (
 	lgMissingNaN  = 2
 )
 
-// Load reads a LightGBM text model file. Errors name the file.
-func Load(path string) (*model.Model, error) {
-	data, err := model.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	m, err := Parse(data)
-	return m, model.InFile(path, err)
-}
-
 // Parse reads a LightGBM text model. Bad input gives a *model.FormatError whose Off is the byte
 // offset of the offending line and whose Msg starts with its line number; the returned model has
 // passed Validate.

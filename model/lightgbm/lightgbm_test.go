@@ -625,13 +625,13 @@ func TestSameAsLightGBMDecisions(t *testing.T) {
 }
 
 func TestLoad(t *testing.T) {
-	m, err := Load(filepath.Join(repoDir, "lg_dart_breast_cancer.model"))
+	m, err := model.LoadWith(filepath.Join(repoDir, "lg_dart_breast_cancer.model"), Parse)
 	if err != nil || len(m.Ensemble.Trees) != 10 || !strings.Contains(m.Doc, "binary sigmoid:1") {
 		t.Fatalf("Load: %v, %v", m, err)
 	}
-	_, err = Load(filepath.Join(repoDir, "tree_2leaves.txt"))
+	_, err = model.LoadWith(filepath.Join(repoDir, "tree_2leaves.txt"), Parse)
 	var fe *model.FormatError
 	if !errors.As(err, &fe) || fe.File == "" || !strings.Contains(err.Error(), "tree_2leaves.txt: offset 0: line 1: not a LightGBM text model") {
-		t.Fatalf("Load(bare tree) = %v", err)
+		t.Fatalf("model.LoadWith(bare tree, Parse) = %v", err)
 	}
 }

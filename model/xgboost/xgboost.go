@@ -52,16 +52,6 @@ var objectives = map[string]model.Transform{
 	"reg:logistic":         model.TransformSigmoid,
 }
 
-// Load reads an XGBoost JSON model file.
-func Load(path string) (*model.Model, error) {
-	data, err := model.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	m, err := Parse(data)
-	return m, model.InFile(path, err)
-}
-
 // Parse converts an XGBoost JSON model to the float IR. The model it returns has passed
 // Validate; any fault in data is a *model.FormatError.
 func Parse(data []byte) (*model.Model, error) {

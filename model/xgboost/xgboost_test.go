@@ -29,7 +29,7 @@ func TestConformance(t *testing.T) {
 		{"xgb_dart", model.TransformIdentity, "f0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m, err := Load(filepath.Join(models, c.name+".json"))
+			m, err := model.LoadWith(filepath.Join(models, c.name+".json"), Parse)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -343,7 +343,7 @@ func TestLoadNamesFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte(`{"learner":{}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(p)
+	_, err := model.LoadWith(p, Parse)
 	if err == nil || !strings.HasPrefix(err.Error(), p+": ") {
 		t.Errorf("Load error %v does not start with the path", err)
 	}
