@@ -1,0 +1,367 @@
+package fwsim
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Memory layout of an Image. The window starts at the lowest PT_LOAD address (rounded down to
+// 16) and holds, in order: the loaded segments, the scratch arena for Machine.Alloc, and the
+// stack. Anything outside the window is out of range.
+const (
+	ArenaSize = 1 << 20   // bytes of scratch arena above the highest segment
+	StackSize = 256 << 10 // bytes of stack above the arena; sp starts at its top
+	MaxMemory = 64 << 20  // cap on the whole window: segments + arena + stack
+)
+
+// ELFError is a fault in an ELF file given to LoadELF (or in raw code given to RawImage).
+// Off is the file offset the fault is at, or -1 if it has none. Err, if set, is the
+// underlying error (e.g. a *elf.FormatError or io.ErrUnexpectedEOF).
+type ELFError struct {
+	Off int64
+	Msg string
+	Val any // the offending value, if any
+	Err error
+}
+
+func (e *ELFError) Error() string {
+	s := "fwsim: elf: " + e.Msg
+	if e.Val != nil {
+		s += fmt.Sprintf(" (%v)", e.Val)
+	}
+	if e.Off >= 0 {
+		s += fmt.Sprintf(" at offset 0x%x", e.Off)
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *ELFError) Unwrap() error { return e.Err }
+
+// ErrNoSymbol is wrapped by the error of a lookup of a symbol the image does not have.
+var ErrNoSymbol = errors.New("no such symbol")
+
+// Symbol is a named address in an Image (functions and data objects).
+type Symbol struct {
+	Name string
+	Addr uint64
+	Size uint64
+	Func bool // STT_FUNC
+}
+
+// Segment is one loaded region of an Image.
+type Segment struct {
+	Addr  uint64 // virtual address
+	Size  uint64 // bytes in memory (file bytes, then zeros)
+	Exec  bool   // PF_X: decoded as code
+	Write bool   // PF_W
+}
+
+// Image is a loaded firmware binary: the initial contents of the memory window, its
+// segments and its symbols. It is read-only once built; a Machine copies its memory.
+type Image struct {
+	base    uint64 // address of mem[0]
+	mem     []byte // segments at their addresses; arena and stack not included (zeros)
+	memSize uint64 // the whole window: segments + arena + stack
+	segs    []Segment
+	syms    map[string]Symbol
+	sorted  []Symbol // by address
+	entry   uint64
+	gp      uint64
+	hasGP   bool
+}
+
+// Base is the lowest address of the memory window.
+func (im *Image) Base() uint64 { return im.base }
+
+// MemSize is the size in bytes of the memory window (segments, arena and stack).
+func (im *Image) MemSize() uint64 { return im.memSize }
+
+// Entry is the ELF entry point (e_entry).
+func (im *Image) Entry() uint64 { return im.entry }
+
+// GlobalPointer is the value of __global_pointer$, if the ELF defines it. The harness loads
+// it into gp before every call, because ld relaxes small-data accesses against gp.
+func (im *Image) GlobalPointer() (uint64, bool) { return im.gp, im.hasGP }
+
+// Segments returns the loaded segments in address order.
+func (im *Image) Segments() []Segment { return append([]Segment(nil), im.segs...) }
+
+// Symbol returns the address and size of the named symbol.
+func (im *Image) Symbol(name string) (addr, size uint64, ok bool) {
+	s, ok := im.syms[name]
+	return s.Addr, s.Size, ok
+}
+
+// Symbols returns every named symbol, by address (ties by name).
+func (im *Image) Symbols() []Symbol { return append([]Symbol(nil), im.sorted...) }
+
+// SymbolAt returns the function or object symbol whose [Addr, Addr+Size) holds addr, or
+// whose address is addr exactly.
+func (im *Image) SymbolAt(addr uint64) (Symbol, bool) {
+	i := sort.Search(len(im.sorted), func(i int) bool { return im.sorted[i].Addr > addr })
+	for j := i - 1; j >= 0; j-- {
+		s := im.sorted[j]
+		if s.Addr == addr || addr-s.Addr < s.Size {
+			return s, true
+		}
+		if s.Size > 0 {
+			break
+		}
+	}
+	return Symbol{}, false
+}
+
+// IsCode reports whether addr lies in an executable segment.
+func (im *Image) IsCode(addr uint64) bool {
+	for _, s := range im.segs {
+		if s.Exec && addr >= s.Addr && addr-s.Addr < s.Size {
+			return true
+		}
+	}
+	return false
+}
+
+// Fetch returns the raw bits of the instruction at addr: 16 bits if compressed, else 32.
+// addr must be in an executable segment and the whole instruction must lie in it.
+func (im *Image) Fetch(addr uint64) (uint32, error) {
+	for _, s := range im.segs {
+		if !s.Exec || addr < s.Addr || addr-s.Addr >= s.Size {
+			continue
+		}
+		end := s.Addr + s.Size
+		off := addr - im.base
+		if end-addr < 2 {
+			return 0, errTruncated(addr, 0)
+		}
+		lo := uint32(im.mem[off]) | uint32(im.mem[off+1])<<8
+		if lo&3 != 3 {
+			return lo, nil
+		}
+		if end-addr < 4 {
+			return 0, errTruncated(addr, lo)
+		}
+		return lo | uint32(im.mem[off+2])<<16 | uint32(im.mem[off+3])<<24, nil
+	}
+	return 0, illegalAt(addr, 0, "not in an executable segment")
+}
+
+// Disassemble decodes the instructions in [addr, addr+size) one after another, as a linear
+// sweep. addr must be the start of an instruction in an executable segment. It stops with
+// the decoded prefix and an error (a *trap.Trap wrapping trap.ErrIllegal) at the first
+// address that is not a valid instruction.
+func (im *Image) Disassemble(addr, size uint64) ([]Inst, error) {
+	var out []Inst
+	for pc := addr; pc-addr < size; {
+		raw, err := im.Fetch(pc)
+		if err != nil {
+			return out, err
+		}
+		in, err := Decode(raw, pc)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, in)
+		pc += uint64(in.Size)
+	}
+	return out, nil
+}
+
+// Function disassembles the named function symbol: Disassemble(addr, size).
+func (im *Image) Function(name string) ([]Inst, error) {
+	s, ok := im.syms[name]
+	if !ok {
+		return nil, fmt.Errorf("fwsim: %q: %w", name, ErrNoSymbol)
+	}
+	return im.Disassemble(s.Addr, s.Size)
+}
+
+// LoadELF loads a statically linked RISC-V firmware executable: ELF64, little endian,
+// EM_RISCV, ET_EXEC. Its PT_LOAD segments are copied into one flat memory window (see
+// ArenaSize, StackSize, MaxMemory); segments that overlap or do not fit are errors, and so is
+// an image with no executable bytes. Symbols come from .symtab (a stripped file loads, but
+// has no symbols to call by name).
+//
+// Every fault in the input is returned as an *ELFError; LoadELF never panics.
+func LoadELF(data []byte) (im *Image, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			im, err = nil, &ELFError{Off: -1, Msg: "corrupt file", Val: r}
+		}
+	}()
+	return loadELF(data)
+}
+
+func loadELF(data []byte) (*Image, error) {
+	// Check the identification bytes ourselves first, for clear messages.
+	if len(data) < elf.EI_NIDENT {
+		return nil, &ELFError{Off: 0, Msg: "truncated file: no ELF header", Val: fmt.Sprintf("%d bytes", len(data))}
+	}
+	if !bytes.Equal(data[:4], []byte(elf.ELFMAG)) {
+		return nil, &ELFError{Off: 0, Msg: "not an ELF file: bad magic", Val: fmt.Sprintf("% x", data[:4])}
+	}
+	if c := elf.Class(data[elf.EI_CLASS]); c != elf.ELFCLASS64 {
+		return nil, &ELFError{Off: elf.EI_CLASS, Msg: fmt.Sprintf("class %v, want ELFCLASS64", c)}
+	}
+	if d := elf.Data(data[elf.EI_DATA]); d != elf.ELFDATA2LSB {
+		return nil, &ELFError{Off: elf.EI_DATA, Msg: fmt.Sprintf("data encoding %v, want ELFDATA2LSB (little endian)", d)}
+	}
+	if len(data) < 64 {
+		return nil, &ELFError{Off: 0, Msg: "truncated file: short ELF64 header", Val: fmt.Sprintf("%d bytes", len(data))}
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return nil, &ELFError{Off: -1, Msg: "bad ELF file", Err: err}
+	}
+	if f.Machine != elf.EM_RISCV {
+		return nil, &ELFError{Off: 18, Msg: fmt.Sprintf("machine %v, want EM_RISCV", f.Machine)}
+	}
+	if f.Type != elf.ET_EXEC {
+		return nil, &ELFError{Off: 16, Msg: fmt.Sprintf("type %v, want ET_EXEC (a linked executable)", f.Type)}
+	}
+
+	var segs []Segment
+	var loads []*elf.Prog
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD || p.Memsz == 0 {
+			continue
+		}
+		if p.Filesz > p.Memsz {
+			return nil, &ELFError{Off: int64(p.Off), Msg: "PT_LOAD segment has filesz > memsz", Val: fmt.Sprintf("0x%x > 0x%x", p.Filesz, p.Memsz)}
+		}
+		if p.Off > uint64(len(data)) || p.Filesz > uint64(len(data))-p.Off {
+			return nil, &ELFError{Off: int64(min(p.Off, 1<<62)), Msg: "truncated file: segment data past end of file",
+				Val: fmt.Sprintf("segment at 0x%x: file bytes [0x%x, 0x%x+0x%x), file is 0x%x bytes", p.Vaddr, p.Off, p.Off, p.Filesz, len(data))}
+		}
+		if p.Vaddr+p.Memsz < p.Vaddr {
+			return nil, &ELFError{Off: -1, Msg: "segment outside memory: wraps the address space", Val: fmt.Sprintf("vaddr 0x%x memsz 0x%x", p.Vaddr, p.Memsz)}
+		}
+		loads = append(loads, p)
+		segs = append(segs, Segment{Addr: p.Vaddr, Size: p.Memsz, Exec: p.Flags&elf.PF_X != 0, Write: p.Flags&elf.PF_W != 0})
+	}
+	if len(loads) == 0 {
+		return nil, &ELFError{Off: -1, Msg: "no PT_LOAD segments"}
+	}
+	var entry uint64 = f.Entry
+	var gp uint64
+	var hasGP bool
+	syms := map[string]Symbol{}
+	if ss, err := f.Symbols(); err == nil {
+		for _, s := range ss {
+			if s.Name == "" || s.Section == elf.SHN_UNDEF {
+				continue
+			}
+			t := elf.ST_TYPE(s.Info)
+			if t == elf.STT_SECTION || t == elf.STT_FILE {
+				continue
+			}
+			if s.Name == "__global_pointer$" {
+				gp, hasGP = s.Value, true
+			}
+			old, dup := syms[s.Name]
+			// Prefer a global definition over a local one of the same name.
+			if dup && elf.ST_BIND(s.Info) == elf.STB_LOCAL && old.Size > 0 {
+				continue
+			}
+			syms[s.Name] = Symbol{Name: s.Name, Addr: s.Value, Size: s.Size, Func: t == elf.STT_FUNC}
+		}
+	} else if !errors.Is(err, elf.ErrNoSymbols) {
+		return nil, &ELFError{Off: -1, Msg: "bad symbol table", Err: err}
+	}
+
+	im, err := buildImage(segs, func(i int, dst []byte) {
+		p := loads[i]
+		copy(dst, data[p.Off:p.Off+p.Filesz])
+	})
+	if err != nil {
+		return nil, err
+	}
+	im.entry, im.gp, im.hasGP = entry, gp, hasGP
+	im.setSymbols(syms)
+	return im, nil
+}
+
+// buildImage lays segs out in one window and fills each with fill(i, bytes).
+func buildImage(segs []Segment, fill func(i int, dst []byte)) (*Image, error) {
+	order := make([]int, len(segs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return segs[order[a]].Addr < segs[order[b]].Addr })
+	lo := segs[order[0]].Addr &^ 15
+	var hi uint64
+	hasText := false
+	for n, i := range order {
+		s := segs[i]
+		if n > 0 {
+			prev := segs[order[n-1]]
+			if s.Addr < prev.Addr+prev.Size {
+				return nil, &ELFError{Off: -1, Msg: "segments overlap",
+					Val: fmt.Sprintf("[0x%x, 0x%x) and [0x%x, 0x%x)", prev.Addr, prev.Addr+prev.Size, s.Addr, s.Addr+s.Size)}
+			}
+		}
+		if s.Size > MaxMemory || s.Addr+s.Size-lo > MaxMemory-ArenaSize-StackSize {
+			return nil, &ELFError{Off: -1, Msg: "segment outside memory",
+				Val: fmt.Sprintf("[0x%x, 0x%x) does not fit a %d MiB window from 0x%x with arena and stack", s.Addr, s.Addr+s.Size, MaxMemory>>20, lo)}
+		}
+		hi = s.Addr + s.Size
+		if s.Exec {
+			hasText = true
+		}
+	}
+	if !hasText {
+		return nil, &ELFError{Off: -1, Msg: "no executable text (no PT_LOAD segment with PF_X and nonzero size)"}
+	}
+	if lo <= ReturnAddress && ReturnAddress-lo < MaxMemory {
+		return nil, &ELFError{Off: -1, Msg: "segment outside memory: window holds the harness return address", Val: fmt.Sprintf("0x%x", uint64(ReturnAddress))}
+	}
+	segEnd := (hi - lo + 15) &^ 15
+	im := &Image{
+		base:    lo,
+		mem:     make([]byte, segEnd),
+		memSize: segEnd + ArenaSize + StackSize,
+	}
+	for _, i := range order {
+		s := segs[i]
+		fill(i, im.mem[s.Addr-lo:s.Addr-lo+s.Size])
+		im.segs = append(im.segs, s)
+	}
+	return im, nil
+}
+
+func (im *Image) setSymbols(syms map[string]Symbol) {
+	im.syms = syms
+	im.sorted = im.sorted[:0]
+	for _, s := range syms {
+		im.sorted = append(im.sorted, s)
+	}
+	sort.Slice(im.sorted, func(i, j int) bool {
+		a, b := im.sorted[i], im.sorted[j]
+		if a.Addr != b.Addr {
+			return a.Addr < b.Addr
+		}
+		return a.Name < b.Name
+	})
+}
+
+// RawImage builds an Image without an ELF file: code is loaded at base as one executable
+// (and read-only) segment, and the symbol "_start" names all of it. Tests and differential
+// checks use it to run hand-assembled instruction streams.
+func RawImage(base uint64, code []byte) (*Image, error) {
+	if len(code) == 0 {
+		return nil, &ELFError{Off: -1, Msg: "no executable text (empty code)"}
+	}
+	segs := []Segment{{Addr: base, Size: uint64(len(code)), Exec: true}}
+	im, err := buildImage(segs, func(_ int, dst []byte) { copy(dst, code) })
+	if err != nil {
+		return nil, err
+	}
+	im.entry = base
+	im.setSymbols(map[string]Symbol{"_start": {Name: "_start", Addr: base, Size: uint64(len(code)), Func: true}})
+	return im, nil
+}
