@@ -87,8 +87,16 @@ func printSummary(w io.Writer, path string, f compiler.Format, s *model.Summary)
 	if len(s.Layers) > 0 {
 		fmt.Fprintln(w, "layers")
 		for i, l := range s.Layers {
-			fmt.Fprintf(tw, "  %d\t%s\t%d→%d\t%s\tparams %d\tbias %v\tweights [%s, %s]\n", i, l.Op, l.In, l.Out,
-				l.Act, l.Params, l.HasBias, num(l.Weights.Min), num(l.Weights.Max))
+			act := l.Act.String()
+			if l.Op == model.OpLSTM {
+				act = "gates i,f,g,o"
+			}
+			bias := "no bias"
+			if l.HasBias {
+				bias = "bias"
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%d→%d\t%s\t%d params\t%s\tweights [%s, %s]\n", i, l.Op, l.In, l.Out,
+				act, l.Params, bias, num(l.Weights.Min), num(l.Weights.Max))
 		}
 	}
 	if t := s.Trees; t != nil {
