@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Regenerates rvc_pairs.txt: every RV64 compressed form (no floating point) with a spread of
+operands, assembled by riscv64-unknown-elf-as twice -- once as the c.* mnemonic, once as its
+32-bit expansion (written here from the RVC chapter of the RISC-V unprivileged spec) under
+.option norvc. fwsim's TestCompressedExpansion decodes both halves of each line and expects the
+same instruction.
+
+Run from fwsim/testdata: python3 gen_rvc.py > rvc_pairs.txt
+"""
+import os, subprocess, tempfile
+
+AS = "riscv64-unknown-elf-as"
+OBJCOPY = "riscv64-unknown-elf-objcopy"
+
+creg = ["s0", "s1", "a0", "a1", "a2", "a3", "a4", "a5"]  # x8..x15
+xreg = ["ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a5", "a7", "s2", "s11", "t3", "t6"]
+nzx = xreg  # all nonzero
+
+pairs = []  # (form, compressed asm, expansion asm)
+def add(form, c, x):
+    pairs.append((form, c, x))
+
+for rd in creg:
+    for imm in (4, 8, 16, 64, 512, 1020):
+        add("c.addi4spn", f"c.addi4spn {rd}, sp, {imm}", f"addi {rd}, sp, {imm}")
+for rd, rs in [("a0", "a1"), ("s0", "a5"), ("a5", "s1")]:
+    for off in (0, 4, 64, 124):
+        add("c.lw", f"c.lw {rd}, {off}({rs})", f"lw {rd}, {off}({rs})")
+        add("c.sw", f"c.sw {rd}, {off}({rs})", f"sw {rd}, {off}({rs})")
+    for off in (0, 8, 64, 248):
+        add("c.ld", f"c.ld {rd}, {off}({rs})", f"ld {rd}, {off}({rs})")
+        add("c.sd", f"c.sd {rd}, {off}({rs})", f"sd {rd}, {off}({rs})")
+add("c.nop", "c.nop", "addi x0, x0, 0")
+for rd in ("a0", "sp", "t6", "ra"):
+    for imm in (1, -1, 31, -32, 5):
+        add("c.addi", f"c.addi {rd}, {imm}", f"addi {rd}, {rd}, {imm}")
+        add("c.addiw", f"c.addiw {rd}, {imm}", f"addiw {rd}, {rd}, {imm}")
+    for imm in (0, 1, -1, 31, -32):
+        add("c.li", f"c.li {rd}, {imm}", f"addi {rd}, x0, {imm}")
+    add("c.addiw", f"c.addiw {rd}, 0", f"addiw {rd}, {rd}, 0")
+for imm in (16, -16, 496, -512, 32, 256):
+    add("c.addi16sp", f"c.addi16sp sp, {imm}", f"addi sp, sp, {imm}")
+for rd in ("a0", "ra", "t6", "gp"):
+    for imm in (1, 31, 0xfffe0, 0xfffff, 5):
+        add("c.lui", f"c.lui {rd}, {imm}", f"lui {rd}, {imm}")
+for rd in creg[::3] + ["a5"]:
+    for sh in (1, 31, 32, 63):
+        add("c.srli", f"c.srli {rd}, {sh}", f"srli {rd}, {rd}, {sh}")
+        add("c.srai", f"c.srai {rd}, {sh}", f"srai {rd}, {rd}, {sh}")
+    for imm in (0, 1, -1, 31, -32):
+        add("c.andi", f"c.andi {rd}, {imm}", f"andi {rd}, {rd}, {imm}")
+for rd, rs in [("a0", "a1"), ("s0", "a5"), ("a5", "s0"), ("a2", "a2")]:
+    for op in ("sub", "xor", "or", "and", "subw", "addw"):
+        add(f"c.{op}", f"c.{op} {rd}, {rs}", f"{op} {rd}, {rd}, {rs}")
+for off in (2, -2, 2046, -2048, 64, 1024, -6):
+    add("c.j", f"c.j .+{off}" if off > 0 else f"c.j .{off}", f"jal x0, .+{off}" if off > 0 else f"jal x0, .{off}")
+for rs in creg[::2] + ["a5"]:
+    for off in (2, -2, 254, -256, 16, 100):
+        t = f".+{off}" if off > 0 else f".{off}"
+        add("c.beqz", f"c.beqz {rs}, {t}", f"beq {rs}, x0, {t}")
+        add("c.bnez", f"c.bnez {rs}, {t}", f"bne {rs}, x0, {t}")
+for rd in ("a0", "ra", "t6", "sp"):
+    for sh in (1, 31, 32, 63):
+        add("c.slli", f"c.slli {rd}, {sh}", f"slli {rd}, {rd}, {sh}")
+    for off in (0, 4, 60, 252):
+        add("c.lwsp", f"c.lwsp {rd}, {off}(sp)", f"lw {rd}, {off}(sp)")
+    for off in (0, 8, 504, 64):
+        add("c.ldsp", f"c.ldsp {rd}, {off}(sp)", f"ld {rd}, {off}(sp)")
+for rs in ("zero", "a0", "ra", "t6", "sp"):
+    for off in (0, 4, 60, 252):
+        add("c.swsp", f"c.swsp {rs}, {off}(sp)", f"sw {rs}, {off}(sp)")
+    for off in (0, 8, 504, 64):
+        add("c.sdsp", f"c.sdsp {rs}, {off}(sp)", f"sd {rs}, {off}(sp)")
+for rs in ("ra", "a0", "t6", "sp"):
+    add("c.jr", f"c.jr {rs}", f"jalr x0, 0({rs})")
+    add("c.jalr", f"c.jalr {rs}", f"jalr ra, 0({rs})")
+for rd, rs in [("a0", "a1"), ("ra", "t6"), ("t6", "ra"), ("sp", "a0"), ("a5", "a5")]:
+    add("c.mv", f"c.mv {rd}, {rs}", f"add {rd}, x0, {rs}")
+    add("c.add", f"c.add {rd}, {rs}", f"add {rd}, {rd}, {rs}")
+add("c.ebreak", "c.ebreak", "ebreak")
+
+
+def assemble(lines, rvc):
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "a.s")
+        with open(src, "w") as f:
+            f.write(".option rvc\n" if rvc else ".option norvc\n")
+            f.write("\n".join(lines) + "\n")
+        obj = os.path.join(d, "a.o")
+        subprocess.run([AS, "-march=rv64imc_zbb", "-mabi=lp64", "-o", obj, src], check=True)
+        out = os.path.join(d, "a.bin")
+        subprocess.run([OBJCOPY, "-O", "binary", "-j", ".text", obj, out], check=True)
+        return open(out, "rb").read()
+
+# Each instruction is assembled alone, at offset 0, so pc-relative operands (.+N) match.
+cb = b"".join(assemble([c], True) for _, c, _ in pairs)
+xb = b"".join(assemble([x], False) for _, _, x in pairs)
+assert len(cb) == 2 * len(pairs) and len(xb) == 4 * len(pairs), (len(cb), len(xb), len(pairs))
+print("# compressed expansion form  # assembly; generated by gen_rvc.py with riscv64-unknown-elf-as, do not edit")
+for i, (form, c, x) in enumerate(pairs):
+    c16 = int.from_bytes(cb[2 * i:2 * i + 2], "little")
+    x32 = int.from_bytes(xb[4 * i:4 * i + 4], "little")
+    print(f"{c16:04x} {x32:08x} {form}  # {c} = {x}")
