@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 )
 
@@ -215,6 +216,9 @@ func loadELF(data []byte) (*Image, error) {
 		return nil, &ELFError{Off: 0, Msg: "truncated file: short ELF64 header", Val: fmt.Sprintf("%d bytes", len(data))}
 	}
 	f, err := elf.NewFile(bytes.NewReader(data))
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, &ELFError{Off: -1, Msg: "truncated file: headers or tables past the end", Val: fmt.Sprintf("%d bytes", len(data)), Err: err}
+	}
 	if err != nil {
 		return nil, &ELFError{Off: -1, Msg: "bad ELF file", Err: err}
 	}
@@ -321,6 +325,9 @@ func buildImage(segs []Segment, fill func(i int, dst []byte)) (*Image, error) {
 		return nil, &ELFError{Off: -1, Msg: "segment outside memory: window holds the harness return address", Val: fmt.Sprintf("0x%x", uint64(ReturnAddress))}
 	}
 	segEnd := (hi - lo + 15) &^ 15
+	if lo > ^uint64(0)-(segEnd+ArenaSize+StackSize) {
+		return nil, &ELFError{Off: -1, Msg: "segment outside memory: the window would wrap the address space", Val: fmt.Sprintf("0x%x", lo)}
+	}
 	im := &Image{
 		base:    lo,
 		mem:     make([]byte, segEnd),
@@ -355,6 +362,9 @@ func (im *Image) setSymbols(syms map[string]Symbol) {
 func RawImage(base uint64, code []byte) (*Image, error) {
 	if len(code) == 0 {
 		return nil, &ELFError{Off: -1, Msg: "no executable text (empty code)"}
+	}
+	if base+uint64(len(code)) < base {
+		return nil, &ELFError{Off: -1, Msg: "segment outside memory: code wraps the address space", Val: fmt.Sprintf("0x%x", base)}
 	}
 	segs := []Segment{{Addr: base, Size: uint64(len(code)), Exec: true}}
 	im, err := buildImage(segs, func(_ int, dst []byte) { copy(dst, code) })

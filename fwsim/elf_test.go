@@ -1,0 +1,225 @@
+package fwsim
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+func readTestELF(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile("testdata/elf/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestLoadELF(t *testing.T) {
+	for _, name := range []string{"fw.elf", "fw_O0.elf"} {
+		t.Run(name, func(t *testing.T) {
+			im, err := LoadELF(readTestELF(t, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sym := range []string{"add", "bump", "decide", "counter", "fib"} {
+				if addr, _, ok := im.Symbol(sym); !ok || addr == 0 {
+					t.Errorf("symbol %s: %#x, %v", sym, addr, ok)
+				}
+			}
+			if _, _, ok := im.Symbol("no_such_function"); ok {
+				t.Error("found a symbol that does not exist")
+			}
+			add, size, _ := im.Symbol("add")
+			if im.Entry() != add {
+				t.Errorf("entry %#x, want add at %#x", im.Entry(), add)
+			}
+			if gp, ok := im.GlobalPointer(); !ok || gp == 0 {
+				t.Errorf("no __global_pointer$: %#x %v", gp, ok)
+			}
+			if s, ok := im.SymbolAt(add + 2); !ok || s.Name != "add" || !s.Func {
+				t.Errorf("SymbolAt(add+2) = %+v, %v", s, ok)
+			}
+			ins, err := im.Function("add")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n uint64
+			for _, in := range ins {
+				n += uint64(in.Size)
+			}
+			if n != size || ins[len(ins)-1].Kind != JALR {
+				t.Errorf("add disassembles to %v (%d bytes, symbol size %d)", ins, n, size)
+			}
+			if _, err := im.Function("nope"); !errors.Is(err, ErrNoSymbol) {
+				t.Errorf("Function(nope) error = %v, want ErrNoSymbol", err)
+			}
+			var text, data bool
+			for _, s := range im.Segments() {
+				text = text || s.Exec
+				data = data || s.Write
+			}
+			if !text || !data {
+				t.Errorf("segments %+v", im.Segments())
+			}
+			if im.MemSize() > MaxMemory || im.MemSize() < ArenaSize+StackSize {
+				t.Errorf("memory window %d bytes", im.MemSize())
+			}
+		})
+	}
+}
+
+// elfPatch returns a copy of data with fn applied.
+func elfPatch(data []byte, fn func(b []byte)) []byte {
+	b := append([]byte(nil), data...)
+	fn(b)
+	return b
+}
+
+// phdr returns the offset of program header i of a little-endian ELF64 file.
+func phdr(b []byte, i int) int {
+	phoff := binary.LittleEndian.Uint64(b[0x20:])
+	size := binary.LittleEndian.Uint16(b[0x36:])
+	return int(phoff) + i*int(size)
+}
+
+// loadIndex returns the index of the n-th PT_LOAD program header (exec: the one with PF_X).
+func loadIndex(b []byte, exec bool) int {
+	n := int(binary.LittleEndian.Uint16(b[0x38:]))
+	for i := 0; i < n; i++ {
+		o := phdr(b, i)
+		if elf.ProgType(binary.LittleEndian.Uint32(b[o:])) != elf.PT_LOAD {
+			continue
+		}
+		x := elf.ProgFlag(binary.LittleEndian.Uint32(b[o+4:]))&elf.PF_X != 0
+		if x == exec {
+			return i
+		}
+	}
+	panic("no such PT_LOAD")
+}
+
+func TestLoadELFErrors(t *testing.T) {
+	good := readTestELF(t, "fw.elf")
+	le := binary.LittleEndian
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "truncated"},
+		{"truncated-ident", good[:10], "truncated"},
+		{"truncated-header", good[:40], "truncated"},
+		{"truncated-phdrs", good[:100], ""},
+		{"truncated-segment", good[:0x200], "truncated"},
+		{"not-elf", []byte("#!/bin/sh\necho hello world, this is not an ELF file at all....................."), "bad magic"},
+		{"wrong-machine", elfPatch(good, func(b []byte) { le.PutUint16(b[18:], uint16(elf.EM_X86_64)) }), "EM_X86_64, want EM_RISCV"},
+		{"wrong-class", readTestELF(t, "rv32.elf"), "ELFCLASS32, want ELFCLASS64"},
+		{"big-endian", elfPatch(good, func(b []byte) { b[elf.EI_DATA] = byte(elf.ELFDATA2MSB) }), "ELFDATA2MSB"},
+		{"relocatable", elfPatch(good, func(b []byte) { le.PutUint16(b[16:], uint16(elf.ET_REL)) }), "ET_REL, want ET_EXEC"},
+		{"shared", elfPatch(good, func(b []byte) { le.PutUint16(b[16:], uint16(elf.ET_DYN)) }), "want ET_EXEC"},
+		{"segment-outside-memory", elfPatch(good, func(b []byte) {
+			o := phdr(b, loadIndex(b, false))
+			le.PutUint64(b[o+16:], 0x8000_0000)
+		}), "segment outside memory"},
+		{"segment-wraps", elfPatch(good, func(b []byte) {
+			o := phdr(b, loadIndex(b, false))
+			le.PutUint64(b[o+16:], ^uint64(0)-4)
+		}), "segment outside memory"},
+		{"segment-huge", elfPatch(good, func(b []byte) {
+			o := phdr(b, loadIndex(b, false))
+			le.PutUint64(b[o+40:], 1<<40)
+		}), "segment outside memory"},
+		{"segments-overlap", elfPatch(good, func(b []byte) {
+			x := phdr(b, loadIndex(b, true))
+			o := phdr(b, loadIndex(b, false))
+			le.PutUint64(b[o+16:], le.Uint64(b[x+16:])+8)
+		}), "overlap"},
+		{"zero-length-text", elfPatch(good, func(b []byte) {
+			x := phdr(b, loadIndex(b, true))
+			le.PutUint64(b[x+32:], 0)
+			le.PutUint64(b[x+40:], 0)
+		}), "no executable text"},
+		{"text-not-executable", elfPatch(good, func(b []byte) {
+			x := phdr(b, loadIndex(b, true))
+			le.PutUint32(b[x+4:], uint32(elf.PF_R))
+		}), "no executable text"},
+		{"filesz-over-memsz", elfPatch(good, func(b []byte) {
+			x := phdr(b, loadIndex(b, true))
+			le.PutUint64(b[x+32:], le.Uint64(b[x+40:])+1)
+		}), "filesz > memsz"},
+		{"segment-past-eof", elfPatch(good, func(b []byte) {
+			x := phdr(b, loadIndex(b, true))
+			le.PutUint64(b[x+8:], 1<<20)
+		}), "past end of file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			im, err := LoadELF(tc.data)
+			if err == nil {
+				t.Fatalf("loaded %+v, want an error", im)
+			}
+			var ee *ELFError
+			if !errors.As(err, &ee) {
+				t.Fatalf("error %v (%T) is not an *ELFError", err, err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRawImage(t *testing.T) {
+	if _, err := RawImage(0x1000, nil); err == nil || !strings.Contains(err.Error(), "no executable text") {
+		t.Errorf("empty code: %v", err)
+	}
+	if _, err := RawImage(^uint64(0)-8, make([]byte, 64)); err == nil {
+		t.Error("code wrapping the address space loaded")
+	}
+	im, err := RawImage(0x1000, code(ret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, n, ok := im.Symbol("_start"); !ok || a != 0x1000 || n != 4 {
+		t.Errorf("_start = %#x %d %v", a, n, ok)
+	}
+}
+
+// FuzzLoadELF: any bytes give an image or an *ELFError, never a panic; an image runs
+// without panicking either.
+func FuzzLoadELF(f *testing.F) {
+	for _, name := range []string{"fw.elf", "fw_O0.elf", "rv32.elf"} {
+		f.Add(readTestELF(f, name))
+	}
+	good := readTestELF(f, "fw.elf")
+	f.Add(good[:64])
+	f.Add(good[:300])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		im, err := LoadELF(data)
+		if err != nil {
+			var ee *ELFError
+			if !errors.As(err, &ee) {
+				t.Fatalf("error %v (%T) is not an *ELFError", err, err)
+			}
+			return
+		}
+		if im.MemSize() > MaxMemory {
+			t.Fatalf("window of %d bytes", im.MemSize())
+		}
+		m, err := NewMachine(im, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.StepLimit = 1000
+		m.CallAddr(im.Entry(), 1, 2)
+		for _, s := range im.Symbols() {
+			if s.Func {
+				m.CallAddr(s.Addr, 3, 4)
+				im.Disassemble(s.Addr, min(s.Size, 4096))
+			}
+		}
+	})
+}
