@@ -16,6 +16,7 @@ const (
 	ArenaSize = 1 << 20   // bytes of scratch arena above the highest segment
 	StackSize = 256 << 10 // bytes of stack above the arena; sp starts at its top
 	MaxMemory = 64 << 20  // cap on the whole window: segments + arena + stack
+	MaxText   = 4 << 20   // cap on the executable bytes, which are decoded up front
 )
 
 // ELFError is a fault in an ELF file given to LoadELF (or in raw code given to RawImage).
@@ -67,7 +68,8 @@ type Segment struct {
 // segments and its symbols. It is read-only once built; a Machine copies its memory.
 type Image struct {
 	base    uint64 // address of mem[0]
-	mem     []byte // segments at their addresses; arena and stack not included (zeros)
+	mem     []byte // the file-backed bytes of the segments at their addresses; zeros beyond
+	segEnd  uint64 // offset of the end of the segments (16-aligned): the arena starts there
 	memSize uint64 // the whole window: segments + arena + stack
 	segs    []Segment
 	syms    map[string]Symbol
@@ -140,16 +142,24 @@ func (im *Image) Fetch(addr uint64) (uint32, error) {
 		if end-addr < 2 {
 			return 0, errTruncated(addr, 0)
 		}
-		lo := uint32(im.mem[off]) | uint32(im.mem[off+1])<<8
+		lo := uint32(im.byteAt(off)) | uint32(im.byteAt(off+1))<<8
 		if lo&3 != 3 {
 			return lo, nil
 		}
 		if end-addr < 4 {
 			return 0, errTruncated(addr, lo)
 		}
-		return lo | uint32(im.mem[off+2])<<16 | uint32(im.mem[off+3])<<24, nil
+		return lo | uint32(im.byteAt(off+2))<<16 | uint32(im.byteAt(off+3))<<24, nil
 	}
 	return 0, illegalAt(addr, 0, "not in an executable segment")
+}
+
+// byteAt is the initial byte at window offset off.
+func (im *Image) byteAt(off uint64) byte {
+	if off < uint64(len(im.mem)) {
+		return im.mem[off]
+	}
+	return 0
 }
 
 // Disassemble decodes the instructions in [addr, addr+size) one after another, as a linear
@@ -278,9 +288,9 @@ func loadELF(data []byte) (*Image, error) {
 		return nil, &ELFError{Off: -1, Msg: "bad symbol table", Err: err}
 	}
 
-	im, err := buildImage(segs, func(i int, dst []byte) {
+	im, err := buildImage(segs, func(i int) []byte {
 		p := loads[i]
-		copy(dst, data[p.Off:p.Off+p.Filesz])
+		return data[p.Off : p.Off+p.Filesz]
 	})
 	if err != nil {
 		return nil, err
@@ -290,8 +300,8 @@ func loadELF(data []byte) (*Image, error) {
 	return im, nil
 }
 
-// buildImage lays segs out in one window and fills each with fill(i, bytes).
-func buildImage(segs []Segment, fill func(i int, dst []byte)) (*Image, error) {
+// buildImage lays segs out in one window; segment i starts with the bytes file(i), then zeros.
+func buildImage(segs []Segment, file func(i int) []byte) (*Image, error) {
 	order := make([]int, len(segs))
 	for i := range order {
 		order[i] = i
@@ -300,6 +310,7 @@ func buildImage(segs []Segment, fill func(i int, dst []byte)) (*Image, error) {
 	lo := segs[order[0]].Addr &^ 15
 	var hi uint64
 	hasText := false
+	var text uint64
 	for n, i := range order {
 		s := segs[i]
 		if n > 0 {
@@ -316,7 +327,11 @@ func buildImage(segs []Segment, fill func(i int, dst []byte)) (*Image, error) {
 		hi = s.Addr + s.Size
 		if s.Exec {
 			hasText = true
+			text += s.Size
 		}
+	}
+	if text > MaxText {
+		return nil, &ELFError{Off: -1, Msg: fmt.Sprintf("executable segments hold %d bytes, more than the %d MiB fwsim decodes", text, MaxText>>20)}
 	}
 	if !hasText {
 		return nil, &ELFError{Off: -1, Msg: "no executable text (no PT_LOAD segment with PF_X and nonzero size)"}
@@ -328,14 +343,19 @@ func buildImage(segs []Segment, fill func(i int, dst []byte)) (*Image, error) {
 	if lo > ^uint64(0)-(segEnd+ArenaSize+StackSize) {
 		return nil, &ELFError{Off: -1, Msg: "segment outside memory: the window would wrap the address space", Val: fmt.Sprintf("0x%x", lo)}
 	}
+	var fileEnd uint64
+	for i, s := range segs {
+		fileEnd = max(fileEnd, s.Addr-lo+uint64(len(file(i))))
+	}
 	im := &Image{
 		base:    lo,
-		mem:     make([]byte, segEnd),
+		mem:     make([]byte, fileEnd),
+		segEnd:  segEnd,
 		memSize: segEnd + ArenaSize + StackSize,
 	}
 	for _, i := range order {
 		s := segs[i]
-		fill(i, im.mem[s.Addr-lo:s.Addr-lo+s.Size])
+		copy(im.mem[s.Addr-lo:], file(i))
 		im.segs = append(im.segs, s)
 	}
 	return im, nil
@@ -367,7 +387,7 @@ func RawImage(base uint64, code []byte) (*Image, error) {
 		return nil, &ELFError{Off: -1, Msg: "segment outside memory: code wraps the address space", Val: fmt.Sprintf("0x%x", base)}
 	}
 	segs := []Segment{{Addr: base, Size: uint64(len(code)), Exec: true}}
-	im, err := buildImage(segs, func(_ int, dst []byte) { copy(dst, code) })
+	im, err := buildImage(segs, func(int) []byte { return code })
 	if err != nil {
 		return nil, err
 	}

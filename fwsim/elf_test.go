@@ -179,6 +179,9 @@ func TestRawImage(t *testing.T) {
 	if _, err := RawImage(^uint64(0)-8, make([]byte, 64)); err == nil {
 		t.Error("code wrapping the address space loaded")
 	}
+	if _, err := RawImage(0x1000, make([]byte, MaxText+2)); err == nil || !strings.Contains(err.Error(), "MiB") {
+		t.Errorf("oversized text: %v", err)
+	}
 	im, err := RawImage(0x1000, code(ret))
 	if err != nil {
 		t.Fatal(err)
@@ -208,6 +211,9 @@ func FuzzLoadELF(f *testing.F) {
 		}
 		if im.MemSize() > MaxMemory {
 			t.Fatalf("window of %d bytes", im.MemSize())
+		}
+		if im.MemSize() > ArenaSize+StackSize+1<<20 {
+			return // valid but large: too slow to run on every fuzz input
 		}
 		m, err := NewMachine(im, nil)
 		if err != nil {

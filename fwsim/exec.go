@@ -94,14 +94,14 @@ func (m *Machine) decodeAll() {
 			}
 			m.pcIndex[(pc-lo)/2] = int32(len(m.ops))
 			off := pc - im.base
-			raw := uint32(im.mem[off]) | uint32(im.mem[off+1])<<8
+			raw := uint32(im.byteAt(off)) | uint32(im.byteAt(off+1))<<8
 			if raw&3 == 3 {
 				if end-pc < 4 {
 					emit(op{kind: opTruncated}, pc, raw)
 					emit(op{kind: opEnd}, end, 0)
 					return
 				}
-				raw |= uint32(im.mem[off+2])<<16 | uint32(im.mem[off+3])<<24
+				raw |= uint32(im.byteAt(off+2))<<16 | uint32(im.byteAt(off+3))<<24
 			}
 			in, err := Decode(raw, pc)
 			if err != nil {

@@ -83,7 +83,7 @@ func NewMachine(im *Image, p *Profile) (*Machine, error) {
 	m := &Machine{StepLimit: DefaultStepLimit, im: im, prof: p}
 	m.base = im.base
 	m.mem = make([]byte, im.memSize)
-	segEnd := uint64(len(im.mem))
+	segEnd := im.segEnd
 	m.storeLo = segEnd
 	for _, s := range im.segs {
 		if s.Write {
