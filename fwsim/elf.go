@@ -162,6 +162,15 @@ func (im *Image) byteAt(off uint64) byte {
 	return 0
 }
 
+// InstAt decodes the instruction at addr, which must lie in an executable segment.
+func (im *Image) InstAt(addr uint64) (Inst, error) {
+	raw, err := im.Fetch(addr)
+	if err != nil {
+		return Inst{PC: addr}, err
+	}
+	return Decode(raw, addr)
+}
+
 // Disassemble decodes the instructions in [addr, addr+size) one after another, as a linear
 // sweep. addr must be the start of an instruction in an executable segment. It stops with
 // the decoded prefix and an error (a *trap.Trap wrapping trap.ErrIllegal) at the first
@@ -169,11 +178,7 @@ func (im *Image) byteAt(off uint64) byte {
 func (im *Image) Disassemble(addr, size uint64) ([]Inst, error) {
 	var out []Inst
 	for pc := addr; pc-addr < size; {
-		raw, err := im.Fetch(pc)
-		if err != nil {
-			return out, err
-		}
-		in, err := Decode(raw, pc)
+		in, err := im.InstAt(pc)
 		if err != nil {
 			return out, err
 		}

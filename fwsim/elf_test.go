@@ -54,6 +54,12 @@ func TestLoadELF(t *testing.T) {
 			if n != size || ins[len(ins)-1].Kind != JALR {
 				t.Errorf("add disassembles to %v (%d bytes, symbol size %d)", ins, n, size)
 			}
+			if in, err := im.InstAt(add); err != nil || in != ins[0] {
+				t.Errorf("InstAt(add) = %v, %v; want %v", in, err, ins[0])
+			}
+			if _, err := im.InstAt(im.Base() + im.MemSize() - 4); err == nil {
+				t.Error("InstAt outside code succeeded")
+			}
 			if _, err := im.Function("nope"); !errors.Is(err, ErrNoSymbol) {
 				t.Errorf("Function(nope) error = %v, want ErrNoSymbol", err)
 			}

@@ -157,7 +157,7 @@ func (m *Machine) CallAddr(entry uint64, args ...uint64) (res Result, err error)
 			res, err = Result{}, &trap.Trap{PC: entry, Err: trap.ErrIllegal, Detail: fmt.Sprintf("emulator fault during call (pc unknown): %v", r)}
 		}
 	}()
-	m.regs = [256]uint64{}
+	clear(m.regs[:sinkReg+1])
 	m.regs[2] = m.stackTop
 	m.regs[3] = m.im.gp
 	m.regs[1] = ReturnAddress
