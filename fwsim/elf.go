@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 )
 
 // Memory layout of an Image. The window starts at the lowest PT_LOAD address (rounded down to
@@ -77,6 +78,8 @@ type Image struct {
 	entry   uint64
 	gp      uint64
 	hasGP   bool
+	// codeMarks are the addresses of "$x" mapping symbols: where the assembler says code starts.
+	codeMarks []uint64
 }
 
 // Base is the lowest address of the memory window.
@@ -269,6 +272,7 @@ func loadELF(data []byte) (*Image, error) {
 	var entry uint64 = f.Entry
 	var gp uint64
 	var hasGP bool
+	var codeMarks []uint64
 	syms := map[string]Symbol{}
 	if ss, err := f.Symbols(); err == nil {
 		for _, s := range ss {
@@ -277,6 +281,15 @@ func loadELF(data []byte) (*Image, error) {
 			}
 			t := elf.ST_TYPE(s.Info)
 			if t == elf.STT_SECTION || t == elf.STT_FILE {
+				continue
+			}
+			// RISC-V mapping symbols: "$x" (or "$x<isa>") marks the start of code, "$d" data.
+			// They are not names to call; code marks are extra decoding starts.
+			if strings.HasPrefix(s.Name, "$x") {
+				codeMarks = append(codeMarks, s.Value)
+				continue
+			}
+			if strings.HasPrefix(s.Name, "$d") {
 				continue
 			}
 			if s.Name == "__global_pointer$" {
@@ -301,6 +314,7 @@ func loadELF(data []byte) (*Image, error) {
 		return nil, err
 	}
 	im.entry, im.gp, im.hasGP = entry, gp, hasGP
+	im.codeMarks = codeMarks
 	im.setSymbols(syms)
 	return im, nil
 }

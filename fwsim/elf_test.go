@@ -30,6 +30,11 @@ func TestLoadELF(t *testing.T) {
 					t.Errorf("symbol %s: %#x, %v", sym, addr, ok)
 				}
 			}
+			for _, s := range im.Symbols() {
+				if strings.HasPrefix(s.Name, "$x") || strings.HasPrefix(s.Name, "$d") {
+					t.Errorf("mapping symbol %q listed", s.Name)
+				}
+			}
 			if _, _, ok := im.Symbol("no_such_function"); ok {
 				t.Error("found a symbol that does not exist")
 			}

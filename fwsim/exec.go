@@ -33,8 +33,8 @@ const (
 // decodeAll decodes the executable segments once into m.ops and resolves pc-relative
 // destinations to op indices.
 //
-// Decoding is a set of linear sweeps. The first start at the entry point and at every
-// function (or untyped) symbol in an executable segment, in address order; then every
+// Decoding is a set of linear sweeps. The first start at the entry point, at every "$x"
+// mapping symbol and at every function (or untyped) symbol in an executable segment; then every
 // executable segment is swept from its start, for code without symbols. A sweep runs until
 // the end of its segment (where an opEnd op goes) or until it reaches an address an earlier
 // sweep already decoded (where an opGoto op continues there). So bytes before the code in a
@@ -113,6 +113,9 @@ func (m *Machine) decodeAll() {
 		}
 	}
 	sweep(im.entry)
+	for _, a := range im.codeMarks {
+		sweep(a)
+	}
 	for _, s := range im.sorted {
 		if s.Func || s.Size == 0 {
 			sweep(s.Addr)
