@@ -9,3 +9,4 @@ for pkg in $(go list ./...); do
     go test -run '^$' -fuzz "^$target\$" -fuzztime "$time" "$pkg"
   done
 done
+NICC_REFEREE_PROGRAMS=${NICC_REFEREE_PROGRAMS:-200000} NICC_REFEREE_SEED=${NICC_REFEREE_SEED:-$(date +%s)} go test -count=1 -v -run '^TestQemuRefereeInstructions$' ./fwsim # qemu referee: more random programs, a fresh seed (logged)
