@@ -1,0 +1,92 @@
+/* Hand-written control flow for the WCET analysis: shapes gcc does not make on demand. */
+	.text
+
+/* Tail calls: `tail` (auipc t1 + jr t1, kept by -Wl,--no-relax) and a plain `j` to the
+   start of another function. Branch-only: the WCET must be tight. */
+	.globl	tailer
+	.type	tailer, @function
+tailer:
+	bltz	a0, 1f
+	addi	a0, a0, 1
+	tail	square
+1:	j	negdiv
+	.size	tailer, . - tailer
+
+	.globl	square
+	.type	square, @function
+square:
+	mul	a0, a0, a0
+	ret
+	.size	square, . - square
+
+	.type	negdiv, @function
+negdiv:
+	neg	a0, a0
+	divu	a0, a0, a1
+	ret
+	.size	negdiv, . - negdiv
+
+/* A cycle entered at two places: irreducible. */
+	.globl	irreducible
+	.type	irreducible, @function
+irreducible:
+	beqz	a0, 2f
+1:	addi	a1, a1, 1
+2:	addi	a1, a1, -2
+	bgtz	a1, 1b
+	ret
+	.size	irreducible, . - irreducible
+
+/* Never returns: every path ends in ebreak. */
+	.globl	never
+	.type	never, @function
+never:
+	beqz	a0, 1f
+	ebreak
+1:	ebreak
+	.size	never, . - never
+
+/* Calls a function that never returns on one side: that side adds nothing. */
+	.globl	maybe_trap
+	.type	maybe_trap, @function
+maybe_trap:
+	addi	sp, sp, -16
+	sd	ra, 8(sp)
+	bnez	a0, 1f
+	call	never
+1:	addi	a0, a0, 3
+	ld	ra, 8(sp)
+	addi	sp, sp, 16
+	ret
+	.size	maybe_trap, . - maybe_trap
+
+/* Control reaches bytes that do not decode (c.unimp, the all-zero halfword). */
+	.globl	badcode
+	.type	badcode, @function
+badcode:
+	beqz	a0, 1f
+	ret
+1:	.2byte	0
+	.size	badcode, . - badcode
+
+/* A jump through a register that holds an argument. */
+	.globl	jump_arg
+	.type	jump_arg, @function
+jump_arg:
+	jr	a0
+	.size	jump_arg, . - jump_arg
+
+/* A counted loop whose counter another path into the run changes: the jalr-style
+   resolution and the counted-loop recogniser must both refuse to trust the constant. */
+	.globl	joined
+	.type	joined, @function
+joined:
+	li	t0, 4
+	beqz	a0, 1f
+	li	t0, 1000
+1:	addi	a1, a1, 3
+	addi	t0, t0, -1
+	bnez	t0, 1b
+	mv	a0, a1
+	ret
+	.size	joined, . - joined
