@@ -93,7 +93,8 @@ func NewMachine(im *Image, p *Profile) (*Machine, error) {
 	m.arenaLo = im.base + segEnd
 	m.arenaHi = m.arenaLo + ArenaSize
 	m.stackTop = (im.base + im.memSize) &^ 15
-	m.Reset()
+	copy(m.mem, im.mem) // the rest is already zero
+	m.arenaPtr = m.arenaLo
 	m.takenDelta = uint64(p.Costs.BranchTaken) - uint64(p.Costs.BranchNotTaken)
 	m.decodeAll()
 	return m, nil
