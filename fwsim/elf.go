@@ -14,8 +14,8 @@ import (
 // 16) and holds, in order: the loaded segments, the scratch arena for Machine.Alloc, and the
 // stack. Anything outside the window is out of range.
 const (
-	ArenaSize = 1 << 20   // bytes of scratch arena above the highest segment
-	StackSize = 256 << 10 // bytes of stack above the arena; sp starts at its top
+	ArenaSize = 256 << 10 // bytes of scratch arena above the highest segment
+	StackSize = 128 << 10 // bytes of stack above the arena; sp starts at its top
 	MaxMemory = 64 << 20  // cap on the whole window: segments + arena + stack
 	MaxText   = 4 << 20   // cap on the executable bytes, which are decoded up front
 )
