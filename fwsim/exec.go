@@ -58,6 +58,14 @@ func (m *Machine) decodeAll() {
 	}
 	lo &^= 1
 	m.codeLo = lo
+	var text uint64
+	for _, s := range im.segs {
+		if s.Exec {
+			text += s.Size
+		}
+	}
+	n0 := int(text/3) + 16 // about one op per 3 bytes of mixed 2- and 4-byte code
+	m.ops, m.pcs, m.raws = make([]op, 0, n0), make([]uint64, 0, n0), make([]uint32, 0, n0)
 	m.pcIndex = make([]int32, (hi-lo)/2+1)
 	for i := range m.pcIndex {
 		m.pcIndex[i] = -1
