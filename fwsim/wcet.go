@@ -770,7 +770,7 @@ func (b *fbuild) solve() error {
 				break
 			}
 		}
-		detail := fmt.Sprintf("the analysis cannot see how many times it runs; give a bound for head %s+0x%x: the most times the head runs per entry into the loop",
+		detail := fmt.Sprintf("the analysis cannot see how often it runs; bound head %s+0x%x with the most times it runs per entry into the loop",
 			b.f.name, pcs[first]-b.f.addr)
 		if len(missing) > 1 {
 			detail += "; unbounded too: " + strings.Join(missing[1:], ", ")
