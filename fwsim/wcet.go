@@ -1,40 +1,6 @@
 package fwsim
 
-// Static worst-case execution time (WCET).
-//
-// The analysis works on the machine code of the ELF, with the same per-instruction costs the
-// interpreter counts (see Profile), so its bound and Machine.Call's count are in the same
-// units and cover the same instructions:
-//
-//   - Each function reachable from the entry is explored from its first instruction by
-//     following control flow (not by a linear sweep of its symbol), one graph node per
-//     instruction. An edge carries the cost of the instruction it leaves: a branch's taken
-//     edge costs BranchTaken, its fall-through BranchNotTaken; a call costs the call
-//     instruction plus the callee's WCET; every other instruction costs its class
-//     (division at its worst case).
-//   - Calls are jal ra, or jalr ra through a register whose value is a link-time constant
-//     (auipc+jalr: with -Wl,--no-relax, `call f` stays that pair). Control reaching the
-//     first instruction of another function by a jump, a branch or a fall-through is a tail
-//     call: it costs that function's WCET and ends the path, since that function returns to
-//     our caller. `ret` (jalr x0, 0(ra)) ends a path.
-//   - A jump table (gcc's switch lowering: a table base from lui/auipc+addi, an index added
-//     to it, a load, jr) is read from read-only memory; its targets are the table's entries
-//     from its start up to the first that is not an address inside the function. Reading
-//     past the real table can only add targets, never miss one.
-//   - Loops are natural loops of a reducible graph. Each needs a bound (WCETOptions) unless
-//     it is a simple counted loop the analysis recognises (see countedLoop); they are
-//     collapsed innermost first, then the longest path of the remaining DAG is the WCET.
-//
-// Refused with a *WCETError: a loop without a bound (ErrUnboundedLoop), an indirect jump or
-// call that is none of the above (ErrIndirectJump), recursion (ErrRecursion), irreducible
-// control flow (ErrIrreducible), an entry that never returns (ErrNoReturn), bytes that do
-// not decode or code outside executable memory (ErrBadCode), a bound for an address that is
-// no loop head (ErrNoSuchLoop).
-//
-// What Call and WCET count: Machine.Call counts every instruction from the entry's first one
-// to the final ret that jumps to ReturnAddress, that ret included; WCET bounds exactly that
-// sequence (the entry's paths end with the ret's cost). The harness itself runs no
-// instructions of its own, so there is no call overhead to add or subtract.
+// Static worst-case execution time (WCET): see WCET.
 
 import (
 	"errors"
@@ -164,7 +130,47 @@ func ParseLoopHead(im *Image, s string) (uint64, error) {
 }
 
 // WCET bounds the cycles of a call to the function entry under profile p (nil: the default
-// profile). See the comment at the top of wcet.go for what it handles and refuses.
+// profile): every Machine.Call(entry, ...) with the same profile takes at most
+// WCETReport.Cycles, whatever the arguments and memory.
+//
+// The analysis works on the machine code of the ELF, with the same per-instruction costs the
+// interpreter counts (see Profile), so its bound and Machine.Call's count are in the same
+// units and cover the same instructions:
+//
+//   - Each function reachable from the entry is explored from its first instruction by
+//     following control flow (not by a linear sweep of its symbol), one graph node per
+//     instruction. An edge carries the cost of the instruction it leaves: a branch's taken
+//     edge costs BranchTaken, its fall-through BranchNotTaken; a call costs the call
+//     instruction plus the callee's WCET; every other instruction costs its class
+//     (division at its worst case).
+//   - Calls are jal ra, or jalr ra through a register whose value is a link-time constant
+//     (auipc+jalr: with -Wl,--no-relax, `call f` stays that pair). Control reaching the
+//     first instruction of another function by a jump, a branch or a fall-through is a tail
+//     call: it costs that function's WCET and ends the path, since that function returns to
+//     our caller. `ret` (jalr x0, 0(ra)) ends a path.
+//   - A jump table (gcc's switch lowering: a table base from lui/auipc+addi, an index added
+//     to it, a load, jr) is read from read-only memory; its targets are the table's entries
+//     from its start up to the first that is not an address inside the function. Reading
+//     past the real table can only add targets, never miss one.
+//   - ecall and ebreak, and calls to functions that never return, end a path without a
+//     cost: a run that gets there traps, so there is no measurement to bound.
+//   - Loops are natural loops of a reducible graph. Each needs a bound (WCETOptions) unless
+//     it is a simple counted loop the analysis recognises: no inner loop or call, one back
+//     edge `bne t, u`, t stepped by a single addi/addiw on every iteration, t and u link-time
+//     constants on the single way in (gcc -O2's `li t, 12 ... addiw t, t, -1; bnez t`).
+//     Loops are collapsed innermost first, at (bound-1) × the costliest iteration plus the
+//     costliest way out; then the longest path of the remaining DAG is the WCET.
+//
+// Refused with a *WCETError: a loop without a bound (ErrUnboundedLoop), an indirect jump or
+// call that is none of the above (ErrIndirectJump), recursion (ErrRecursion), irreducible
+// control flow (ErrIrreducible), an entry that never returns (ErrNoReturn), bytes that do
+// not decode or code outside executable memory (ErrBadCode), a bound for an address that is
+// no loop head (ErrNoSuchLoop).
+//
+// What Call and WCET count: Machine.Call counts every instruction from the entry's first one
+// to the final ret that jumps to ReturnAddress, that ret included; WCET bounds exactly that
+// sequence (the entry's paths end with the ret's cost). The harness itself runs no
+// instructions of its own, so there is no call overhead to add or subtract.
 func WCET(im *Image, entry string, p *Profile, opt WCETOptions) (*WCETReport, error) {
 	if im == nil {
 		return nil, errors.New("fwsim: wcet: nil image")
@@ -214,8 +220,11 @@ func WCET(im *Image, entry string, p *Profile, opt WCETOptions) (*WCETReport, er
 	}
 	if len(unused) > 0 {
 		sort.Strings(unused)
-		return nil, &WCETError{PC: firstHex(unused), Err: ErrNoSuchLoop,
-			Detail: fmt.Sprintf("%s: no loop in %s or the functions it calls has its head there", strings.Join(unused, ", "), entry)}
+		detail := fmt.Sprintf("no loop in %s or the functions it calls has its head there", entry)
+		if len(unused) > 1 {
+			detail += "; nor at " + strings.Join(unused[1:], ", ")
+		}
+		return nil, &WCETError{PC: firstHex(unused), Err: ErrNoSuchLoop, Detail: detail}
 	}
 	r := &WCETReport{Entry: entry, Addr: addr, Profile: p.Name, Cycles: f.w.c, Insns: f.w.n}
 	var fs []*wcetFunc
