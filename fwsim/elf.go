@@ -3,6 +3,7 @@ package fwsim
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -233,6 +234,9 @@ func loadELF(data []byte) (*Image, error) {
 	if len(data) < 64 {
 		return nil, &ELFError{Off: 0, Msg: "truncated file: short ELF64 header", Val: fmt.Sprintf("%d bytes", len(data))}
 	}
+	if err := checkTables(data); err != nil {
+		return nil, err
+	}
 	f, err := elf.NewFile(bytes.NewReader(data))
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, &ELFError{Off: -1, Msg: "truncated file: headers or tables past the end", Val: fmt.Sprintf("%d bytes", len(data)), Err: err}
@@ -317,6 +321,53 @@ func loadELF(data []byte) (*Image, error) {
 	im.codeMarks = codeMarks
 	im.setSymbols(syms)
 	return im, nil
+}
+
+// checkTables checks, before debug/elf reads anything, that the program and section header
+// tables and every section's file bytes lie inside data, so that a corrupt size cannot make
+// the parser allocate for bytes that are not there.
+func checkTables(data []byte) error {
+	le := binary.LittleEndian
+	n := uint64(len(data))
+	inFile := func(off, size uint64) bool { return off <= n && size <= n-off }
+	phoff, phent, phnum := le.Uint64(data[0x20:]), uint64(le.Uint16(data[0x36:])), uint64(le.Uint16(data[0x38:]))
+	if phnum > 0 {
+		if phent != 56 {
+			return &ELFError{Off: 0x36, Msg: "bad program header entry size", Val: phent}
+		}
+		if !inFile(phoff, phnum*phent) {
+			return &ELFError{Off: 0x20, Msg: "truncated file: program headers past the end", Val: fmt.Sprintf("%d headers at 0x%x, file is %d bytes", phnum, phoff, n)}
+		}
+	}
+	shoff, shent, shnum := le.Uint64(data[0x28:]), uint64(le.Uint16(data[0x3a:])), uint64(le.Uint16(data[0x3c:]))
+	if shoff == 0 {
+		return nil
+	}
+	if shent != 64 {
+		return &ELFError{Off: 0x3a, Msg: "bad section header entry size", Val: shent}
+	}
+	if shnum == 0 { // extended numbering: the count is in section 0's sh_size
+		if !inFile(shoff, shent) {
+			return &ELFError{Off: 0x28, Msg: "truncated file: section headers past the end"}
+		}
+		shnum = le.Uint64(data[shoff+0x20:])
+	}
+	if shnum > n/shent || !inFile(shoff, shnum*shent) {
+		return &ELFError{Off: 0x28, Msg: "truncated file: section headers past the end", Val: fmt.Sprintf("%d headers at 0x%x, file is %d bytes", shnum, shoff, n)}
+	}
+	for i := uint64(0); i < shnum; i++ {
+		h := shoff + i*shent
+		typ := elf.SectionType(le.Uint32(data[h+4:]))
+		if typ == elf.SHT_NULL || typ == elf.SHT_NOBITS {
+			continue
+		}
+		off, size := le.Uint64(data[h+0x18:]), le.Uint64(data[h+0x20:])
+		if !inFile(off, size) {
+			return &ELFError{Off: int64(h), Msg: "truncated file: section data past the end",
+				Val: fmt.Sprintf("section %d: 0x%x bytes at 0x%x, file is %d bytes", i, size, off, n)}
+		}
+	}
+	return nil
 }
 
 // buildImage lays segs out in one window; segment i starts with the bytes file(i), then zeros.

@@ -162,6 +162,13 @@ func TestLoadELFErrors(t *testing.T) {
 			x := phdr(b, loadIndex(b, true))
 			le.PutUint64(b[x+32:], le.Uint64(b[x+40:])+1)
 		}), "filesz > memsz"},
+		{"section-past-eof", elfPatch(good, func(b []byte) {
+			shoff := le.Uint64(b[0x28:])
+			le.PutUint64(b[shoff+64+0x20:], 1<<40) // section 1's size
+		}), "section data past the end"},
+		{"section-headers-past-eof", elfPatch(good, func(b []byte) { le.PutUint16(b[0x3c:], 0xffff) }), "section headers past the end"},
+		{"program-headers-past-eof", elfPatch(good, func(b []byte) { le.PutUint64(b[0x20:], uint64(len(b))) }), "program headers past the end"},
+		{"bad-phentsize", elfPatch(good, func(b []byte) { le.PutUint16(b[0x36:], 12) }), "program header entry size"},
 		{"segment-past-eof", elfPatch(good, func(b []byte) {
 			x := phdr(b, loadIndex(b, true))
 			le.PutUint64(b[x+8:], 1<<20)
