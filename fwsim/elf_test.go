@@ -19,6 +19,19 @@ func readTestELF(t testing.TB, name string) []byte {
 }
 
 func TestLoadELF(t *testing.T) {
+	for _, name := range []string{"tiny.elf", "tiny_stripped.elf"} {
+		im, err := LoadELF(readTestELF(t, name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		m, err := NewMachine(im, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := m.CallAddr(im.Entry(), 2, 3); err != nil || res.A0 != 5 {
+			t.Errorf("%s: add(2, 3) at the entry = %d, %v", name, res.A0, err)
+		}
+	}
 	for _, name := range []string{"fw.elf", "fw_O0.elf"} {
 		t.Run(name, func(t *testing.T) {
 			im, err := LoadELF(readTestELF(t, name))
@@ -212,10 +225,11 @@ func TestRawImage(t *testing.T) {
 // FuzzLoadELF: any bytes give an image or an *ELFError, never a panic; an image runs
 // without panicking either.
 func FuzzLoadELF(f *testing.F) {
-	for _, name := range []string{"fw.elf", "fw_O0.elf", "rv32.elf"} {
+	// Small seeds: the engine minimizes every new input, which takes long for big ones.
+	for _, name := range []string{"tiny.elf", "tiny_stripped.elf", "rv32.elf"} {
 		f.Add(readTestELF(f, name))
 	}
-	good := readTestELF(f, "fw.elf")
+	good := readTestELF(f, "tiny.elf")
 	f.Add(good[:64])
 	f.Add(good[:300])
 	f.Fuzz(func(t *testing.T, data []byte) {
