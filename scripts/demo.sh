@@ -41,3 +41,14 @@ check $lgb/lg_dart_breast_cancer.model $lgb/breast_cancer_test.tsv $lgb/lg_dart_
 echo
 echo "== a model nicc refuses, with the reason"
 $nicc inspect $lgb/lg_kddcup99.model 2>&1 || true
+
+echo
+echo "== nicc budget: a 10-tree, depth-4 if/else ensemble (the shape of a distilled policy) on the dpa core"
+wcet=fwsim/testdata/wcet
+riscv64-unknown-elf-gcc -march=rv64imc_zbb -mabi=lp64 -O2 -ffreestanding -nostdlib -static \
+  -Wl,--no-relax -T $wcet/link.ld -o "$tmp/trees.elf" $wcet/trees.c
+# 40 feature vectors (int32 x[40], passed by address), from a fixed LCG so the demo is reproducible.
+awk 'BEGIN { s = 12345; for (v = 0; v < 64; v++) { printf "hex:"; for (i = 0; i < 40; i++) {
+  s = (s * 1103515245 + 12345) % 2147483648; x = s % 2000 - 1000; if (x < 0) x += 4294967296;
+  for (b = 0; b < 4; b++) { printf "%02x", int(x / 256 ^ b) % 256 } } print "" } }' > "$tmp/vectors.txt"
+$nicc budget "$tmp/trees.elf" --entry ensemble --vectors "$tmp/vectors.txt"
