@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/nicsdk"
 )
 
 // The WCET test programs of fwsim, built with the firmware flags of DESIGN.md. The cross
@@ -20,26 +19,11 @@ import (
 // missing compiler fails the test.
 const wcetSrc = "../fwsim/testdata/wcet"
 
-var riscvLibgcc = sync.OnceValues(func() (string, error) {
-	out, err := exec.Command("riscv64-unknown-elf-gcc", "-march=rv64imac", "-mabi=lp64", "-print-libgcc-file-name").Output()
-	if err != nil {
-		return "", fmt.Errorf("riscv64-unknown-elf-gcc is needed (run `go tool task setup`): %v", err)
-	}
-	return strings.TrimSpace(string(out)), nil
-})
-
 func buildFirmware(t *testing.T, src, opt string) string {
 	t.Helper()
-	lib, err := riscvLibgcc()
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := filepath.Join(t.TempDir(), strings.TrimSuffix(src, ".c")+opt+".elf")
-	args := []string{"-march=rv64imc_zbb", "-mabi=lp64", "-ffreestanding", "-nostdlib", "-static",
-		"-Wl,--no-relax", "-Wall", "-Werror", opt, "-T", filepath.Join(wcetSrc, "link.ld"),
-		"-o", out, filepath.Join(wcetSrc, src), lib}
-	if msg, err := exec.Command("riscv64-unknown-elf-gcc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("riscv64-unknown-elf-gcc %s: %v\n%s", strings.Join(args, " "), err, msg)
+	if err := nicsdk.Build(out, filepath.Join(wcetSrc, "link.ld"), []string{"-Wall", "-Werror", opt}, filepath.Join(wcetSrc, src)); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

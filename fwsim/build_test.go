@@ -18,24 +18,17 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nicc-dev/nicc/nicsdk"
 )
 
 const (
-	riscvCC = "riscv64-unknown-elf-gcc"
+	riscvCC = nicsdk.CC
 	qemuRV  = "qemu-riscv64"
 
 	// refereeDir holds the C sources, start-up assembly and linker script of the referee.
 	refereeDir = "testdata/referee"
 )
-
-// firmwareFlags are the flags generated firmware is built with (see DESIGN.md, fwsim), minus
-// the optimisation level.
-var firmwareFlags = []string{
-	"-march=rv64imc_zbb", "-mabi=lp64",
-	"-ffreestanding", "-nostdlib", "-static",
-	"-Wl,--no-relax",
-	"-Wall", "-Werror",
-}
 
 // qemuCPU selects the ISA qemu emulates: rv64 with Zbb explicitly on, so the referee does
 // not depend on qemu's default extension set.
@@ -52,31 +45,6 @@ func requireTool(tb testing.TB, name string) string {
 	return p
 }
 
-var libgcc struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// libgccFile is the rv64imac/lp64 libgcc: -march=rv64imc_zbb matches no multilib, so the
-// default libgcc would be the hard-float one. It is linked explicitly, after the objects.
-func libgccFile() (string, error) {
-	libgcc.once.Do(func() {
-		out, err := exec.Command(riscvCC, "-march=rv64imac", "-mabi=lp64", "-print-libgcc-file-name").Output()
-		if err != nil {
-			libgcc.err = fmt.Errorf("%s -print-libgcc-file-name: %v", riscvCC, err)
-			return
-		}
-		p := strings.TrimSpace(string(out))
-		if _, err := os.Stat(p); err != nil {
-			libgcc.err = fmt.Errorf("libgcc for rv64imac/lp64: %v", err)
-			return
-		}
-		libgcc.path = p
-	})
-	return libgcc.path, libgcc.err
-}
-
 // build describes one firmware ELF.
 type build struct {
 	Out     string   // output path
@@ -90,38 +58,31 @@ type build struct {
 func requireCC(tb testing.TB) {
 	tb.Helper()
 	requireTool(tb, riscvCC)
-	if _, err := libgccFile(); err != nil {
+	if _, err := nicsdk.Libgcc(); err != nil {
 		tb.Fatal(err)
 	}
 }
 
-// compileELF compiles and links b with riscv64-unknown-elf-gcc, the referee's linker script
-// and libgcc, and returns the ELF's bytes; the error shows the command and its output. Safe
+// compileELF builds b as firmware (nicsdk.Build) with the referee's linker script, and returns the ELF's bytes; the error shows the command and its output. Safe
 // to call from several goroutines.
 func compileELF(b build) ([]byte, error) {
-	lib, err := libgccFile()
-	if err != nil {
-		return nil, err
-	}
 	ld, err := filepath.Abs(filepath.Join(refereeDir, "link.ld"))
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{}, firmwareFlags...)
-	args = append(args, b.Opt, "-T", ld, "-o", b.Out)
+	extra := []string{"-Wall", "-Werror", b.Opt}
 	for _, d := range b.Defines {
-		args = append(args, "-D"+d)
+		extra = append(extra, "-D"+d)
 	}
-	for _, s := range b.Srcs {
+	srcs := make([]string, len(b.Srcs))
+	for i, s := range b.Srcs {
 		if !filepath.IsAbs(s) {
 			s = filepath.Join(refereeDir, s)
 		}
-		args = append(args, s)
+		srcs[i] = s
 	}
-	args = append(args, lib)
-	out, err := exec.Command(riscvCC, args...).CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("building %s: %v\n%s %s\n%s", filepath.Base(b.Out), err, riscvCC, strings.Join(args, " "), out)
+	if err := nicsdk.Build(b.Out, ld, extra, srcs...); err != nil {
+		return nil, fmt.Errorf("building %s: %v", filepath.Base(b.Out), err)
 	}
 	return os.ReadFile(b.Out)
 }

@@ -12,52 +12,28 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/nicsdk"
 )
 
 const wcetDir = "testdata/wcet"
 
 var wcetOpts = []string{"-O0", "-O2", "-Os"}
 
-// The firmware flags of DESIGN.md (fwsim), minus the optimisation level. The tools come from
-// Debian (gcc-riscv64-unknown-elf); `go tool task setup` installs them. A missing tool fails
-// the test: WCET soundness is never skipped.
-var (
-	wcetCC    = "riscv64-unknown-elf-gcc"
-	wcetFlags = []string{"-march=rv64imc_zbb", "-mabi=lp64", "-ffreestanding", "-nostdlib", "-static",
-		"-Wl,--no-relax", "-Wall", "-Werror"}
-	// wcetLibgcc is the rv64imac/lp64 libgcc: -march=rv64imc_zbb matches no multilib.
-	wcetLibgcc = sync.OnceValues(func() (string, error) {
-		out, err := exec.Command(wcetCC, "-march=rv64imac", "-mabi=lp64", "-print-libgcc-file-name").Output()
-		if err != nil {
-			return "", fmt.Errorf("%s is needed (run `go tool task setup`): %v", wcetCC, err)
-		}
-		return strings.TrimSpace(string(out)), nil
-	})
-)
-
 // buildWCET compiles src (relative paths are in testdata/wcet) at opt with testdata/wcet/link.ld (no start-up
 // code: fwsim calls functions by name) and returns the ELF's bytes.
 func buildWCET(tb testing.TB, src, opt string) []byte {
 	tb.Helper()
-	lib, err := wcetLibgcc()
-	if err != nil {
-		tb.Fatal(err)
-	}
 	out := filepath.Join(tb.TempDir(), strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))+opt+".elf")
-	args := append([]string{}, wcetFlags...)
 	if !filepath.IsAbs(src) {
 		src = filepath.Join(wcetDir, src)
 	}
-	args = append(args, opt, "-T", filepath.Join(wcetDir, "link.ld"), "-o", out, src, lib)
-	if msg, err := exec.Command(wcetCC, args...).CombinedOutput(); err != nil {
-		tb.Fatalf("%s %s: %v\n%s", wcetCC, strings.Join(args, " "), err, msg)
+	if err := nicsdk.Build(out, filepath.Join(wcetDir, "link.ld"), []string{"-Wall", "-Werror", opt}, src); err != nil {
+		tb.Fatal(err)
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {

@@ -8,8 +8,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/nicc-dev/nicc/nicsdk"
 )
 
 // Firmware for the budget tests: fwsim's WCET test programs built with
@@ -17,26 +18,11 @@ import (
 // A missing compiler fails the test.
 const wcetSrc = "../../fwsim/testdata/wcet"
 
-var riscvLibgcc = sync.OnceValues(func() (string, error) {
-	out, err := exec.Command("riscv64-unknown-elf-gcc", "-march=rv64imac", "-mabi=lp64", "-print-libgcc-file-name").Output()
-	if err != nil {
-		return "", fmt.Errorf("riscv64-unknown-elf-gcc is needed (run `go tool task setup`): %v", err)
-	}
-	return strings.TrimSpace(string(out)), nil
-})
-
 func firmware(t *testing.T, src, opt string) string {
 	t.Helper()
-	lib, err := riscvLibgcc()
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := filepath.Join(t.TempDir(), strings.TrimSuffix(src, ".c")+opt+".elf")
-	args := []string{"-march=rv64imc_zbb", "-mabi=lp64", "-ffreestanding", "-nostdlib", "-static",
-		"-Wl,--no-relax", "-Wall", "-Werror", opt, "-T", filepath.Join(wcetSrc, "link.ld"),
-		"-o", out, filepath.Join(wcetSrc, src), lib}
-	if msg, err := exec.Command("riscv64-unknown-elf-gcc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("riscv64-unknown-elf-gcc %s: %v\n%s", strings.Join(args, " "), err, msg)
+	if err := nicsdk.Build(out, filepath.Join(wcetSrc, "link.ld"), []string{"-Wall", "-Werror", opt}, filepath.Join(wcetSrc, src)); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
