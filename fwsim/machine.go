@@ -72,12 +72,8 @@ func NewMachine(im *Image, p *Profile) (*Machine, error) {
 	if im == nil {
 		return nil, errors.New("fwsim: NewMachine: nil image")
 	}
-	if p == nil {
-		var err error
-		if p, err = LookupProfile(DefaultProfile); err != nil {
-			return nil, err
-		}
-	} else if err := p.Validate(); err != nil {
+	p, err := orDefault(p)
+	if err != nil {
 		return nil, err
 	}
 	m := &Machine{StepLimit: DefaultStepLimit, im: im, prof: p}

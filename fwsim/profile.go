@@ -310,6 +310,14 @@ func Profiles() []*Profile {
 	return out
 }
 
+// orDefault validates p, or gives the default profile when p is nil.
+func orDefault(p *Profile) (*Profile, error) {
+	if p == nil {
+		return LookupProfile(DefaultProfile)
+	}
+	return p, p.Validate()
+}
+
 // LookupProfile returns a copy of the shipped profile with the given name; "" means the
 // default.
 func LookupProfile(name string) (*Profile, error) {

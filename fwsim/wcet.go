@@ -175,12 +175,8 @@ func WCET(im *Image, entry string, p *Profile, opt WCETOptions) (*WCETReport, er
 	if im == nil {
 		return nil, errors.New("fwsim: wcet: nil image")
 	}
-	if p == nil {
-		var err error
-		if p, err = LookupProfile(DefaultProfile); err != nil {
-			return nil, err
-		}
-	} else if err := p.Validate(); err != nil {
+	p, err := orDefault(p)
+	if err != nil {
 		return nil, err
 	}
 	addr, _, ok := im.Symbol(entry)
