@@ -224,6 +224,8 @@ type Folded struct {
 
 // Stats describes a TreeIR and bounds its quantization error.
 type Stats struct {
+	// Trees counts the source trees; Nodes, Splits, Leaves and MaxDepth describe the integer
+	// trees (after folding).
 	Trees, Nodes, Splits, Leaves, MaxDepth int
 	// Oblivious counts the oblivious trees.
 	Oblivious int
@@ -232,6 +234,8 @@ type Stats struct {
 	SplitsPerFeature, ThresholdsPerFeature []int
 	// Folded lists the float splits that are constant over the raw ranges.
 	Folded []Folded
+	// ConstTrees lists the source trees that folded down to one leaf; their leaf is in Base.
+	ConstTrees []int
 
 	// InputErr[i] = 2^-(Frac+1) is the largest |v − Value(Quantize(v))| for v in input i's range.
 	InputErr []float64
