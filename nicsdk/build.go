@@ -1,5 +1,7 @@
-// Package nicsdk is the NIC engine's side of nicc: how firmware is built for the engine's
-// RISC-V core (and, with the compile stage, its C ABI and the RL-CC runtime).
+// Package nicsdk is the NIC engine's side of nicc: its C ABI (nicsdk.h: the event, the
+// 48-byte flow context, fxp20 rates, Q16 helpers), the RL-CC event-handler runtime in fixed
+// point (rlcc.h) with bit-identical Go twins (OnEvent, SqrtRate, Multiplier, ...), the
+// firmware linker script, and how firmware is built for the engine's RISC-V core (Build).
 package nicsdk
 
 import (

@@ -1,0 +1,261 @@
+package nicsdk
+
+import (
+	"fmt"
+	"math"
+)
+
+// The RL-CC runtime (rlcc.h), mirrored in Go bit for bit. Each function here computes exactly
+// what its C namesake computes, for every input; the tests prove it against the host build
+// and the RISC-V build of rlcc.h. These Go functions are the specification: the C may compute
+// the same values differently (tables, fewer divisions), never different values.
+//
+// Formats: rates are fxp20 (LineRate = 1.0), everything else Q16 (Q16One = 1.0). Rounding is
+// floor everywhere.
+
+// Flow context words used by RL-CC (RLCC_CTX_*): words 0..5 (24 bytes); words 6..11 are left
+// untouched.
+const (
+	CtxRate    = 0 // uint32 fxp20: the current rate, in [MinRate, LineRate]
+	CtxBaseRTT = 1 // uint32 ns: the smallest nonzero RTT seen; 0 = none yet
+	CtxA1      = 2 // uint32 Q16: a_{t-1}, the last multiplier
+	CtxA2      = 3 // uint32 Q16: a_{t-2}
+	CtxO1      = 4 // int32 Q16 (two's complement): o_{t-1}, the last observation
+	CtxFlags   = 5 // bit 0 FlagInit: initialised; other bits reserved and kept
+	RLCCWords  = 6 // RLCC_CTX_WORDS: words RL-CC uses
+	RLCCBytes  = 4 * RLCCWords
+	FlagInit   = 1 // RLCC_FLAG_INIT
+)
+
+// The action -> multiplier map's constants (RLCC_*).
+const (
+	YMin = -Q16One // model output clamp, -1.0
+	YMax = Q16One  // 1.0
+	KQ16 = 13107   // 0.2 in Q16: floor(0.2 * 2^16)
+	AMin = 54613   // floor(2^32 / (2^16 + KQ16)) = 0.83333: the smallest multiplier
+	AMax = 78643   // 2^16 + KQ16 = 1.19999: the largest multiplier
+	OMax = 128<<16 - 1
+)
+
+// Params is struct rlcc_params: the policy's parameters.
+type Params struct {
+	Target   uint32 // Q16, [0, 16.0]
+	Beta     uint32 // Q16, [0, 256.0]
+	Scale    uint32 // Q16, [2^-16, 256.0]
+	MinRate  uint32 // fxp20, [1, InitRate]
+	InitRate uint32 // fxp20, [MinRate, LineRate]: a new flow's rate
+}
+
+// DefaultParams are DESIGN.md's: the NIC paper's target 0.064 and beta 1.5, the published
+// network's scale 12, a minimum rate of 1/1000 of line rate, and new flows at line rate.
+func DefaultParams() Params {
+	p, err := NewParams(0.064, 1.5, 12, 0.001, 1)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// NewParams converts real-valued parameters (rates as fractions of line rate) to their
+// fixed-point form, each rounded to the nearest (ties away from zero), and validates them.
+func NewParams(target, beta, scale, minRate, initRate float64) (Params, error) {
+	var p Params
+	for _, f := range []struct {
+		name string
+		v    float64
+		one  float64
+		dst  *uint32
+	}{
+		{"target", target, Q16One, &p.Target},
+		{"beta", beta, Q16One, &p.Beta},
+		{"scale", scale, Q16One, &p.Scale},
+		{"min rate", minRate, LineRate, &p.MinRate},
+		{"init rate", initRate, LineRate, &p.InitRate},
+	} {
+		r := math.Round(f.v * f.one)
+		if !(r >= 0 && r <= math.MaxUint32) {
+			return Params{}, fmt.Errorf("nicsdk: rl-cc %s %v is out of range", f.name, f.v)
+		}
+		*f.dst = uint32(r)
+	}
+	return p, p.Validate()
+}
+
+// Validate checks the ranges rlcc.h's arithmetic is exact in.
+func (p Params) Validate() error {
+	switch {
+	case p.Target > 1<<20:
+		return fmt.Errorf("nicsdk: rl-cc target %v is above 16", q16(int64(p.Target)))
+	case p.Beta > 1<<24:
+		return fmt.Errorf("nicsdk: rl-cc beta %v is above 256", q16(int64(p.Beta)))
+	case p.Scale == 0 || p.Scale > 1<<24:
+		return fmt.Errorf("nicsdk: rl-cc scale %v is not in (0, 256]", q16(int64(p.Scale)))
+	case p.MinRate == 0 || p.MinRate > p.InitRate || p.InitRate > LineRate:
+		return fmt.Errorf("nicsdk: rl-cc rates: want 0 < min rate (%d) <= init rate (%d) <= %d (fxp20)",
+			p.MinRate, p.InitRate, LineRate)
+	}
+	return nil
+}
+
+// C is a C definition of the parameters: static const struct rlcc_params name = {...}.
+func (p Params) C(name string) string {
+	return fmt.Sprintf("static const struct rlcc_params %s = {\n"+
+		"\t.target = %du,    /* %.6g */\n"+
+		"\t.beta = %du,      /* %.6g */\n"+
+		"\t.scale = %du,     /* %.6g */\n"+
+		"\t.min_rate = %du,  /* %.6g of line rate */\n"+
+		"\t.init_rate = %du, /* %.6g of line rate */\n"+
+		"};\n",
+		name, p.Target, q16(int64(p.Target)), p.Beta, q16(int64(p.Beta)), p.Scale, q16(int64(p.Scale)),
+		p.MinRate, float64(p.MinRate)/LineRate, p.InitRate, float64(p.InitRate)/LineRate)
+}
+
+func q16(v int64) float64 { return float64(v) / Q16One }
+
+// RTTInflation is rlcc_rtt_infl: rtt/base in Q16, floor(rtt * 2^16 / base) saturated to
+// 0xffffffff; base 0 (no baseline yet) gives 1.0.
+func RTTInflation(rttNs, baseNs uint32) uint32 {
+	if baseNs == 0 {
+		return Q16One
+	}
+	return FxpDiv16(rttNs, baseNs)
+}
+
+// SqrtRate is rlcc_sqrt_rate: sqrt(rate) in Q16 for a rate in fxp20, floor(sqrt(rate *
+// 2^12)), exact, with the rate first clamped to [1, LineRate]. The result is in [64, 65536].
+func SqrtRate(rate uint32) uint32 {
+	r := uint64(min(max(rate, 1), LineRate)) << 12
+	s := uint64(math.Sqrt(float64(r))) // r < 2^53: exact to within one
+	for s*s > r {
+		s--
+	}
+	for (s+1)*(s+1) <= r {
+		s++
+	}
+	return uint32(s)
+}
+
+// ObsMin is rlcc_obs_min: the smallest observation, at zero excess inflation,
+// -ceil(Target * Scale / 2^16) in Q16.
+func ObsMin(p Params) int32 {
+	ts := uint64(p.Target) * uint64(p.Scale)
+	return -int32((ts + 0xffff) >> 16)
+}
+
+// Observation is rlcc_observation: o = (max(infl - beta, 0) * sqrtRate - target) * scale in
+// Q16, clamped to [ObsMin(p), OMax]:
+//
+//	e    = infl - beta if infl > beta, else 0
+//	prod = floor(e * min(sqrtRate, 2^16) / 2^16)
+//	o    = floor((prod*scale - target*scale) / 2^16), at most OMax
+func Observation(infl, sqrtRate uint32, p Params) int32 {
+	var e uint64
+	if infl > p.Beta {
+		e = uint64(infl - p.Beta)
+	}
+	prod := e * uint64(min(sqrtRate, Q16One)) >> 16
+	big := prod * uint64(p.Scale)
+	ts := uint64(p.Target) * uint64(p.Scale)
+	if big >= ts {
+		return int32(min((big-ts)>>16, OMax))
+	}
+	return -int32((ts - big + 0xffff) >> 16)
+}
+
+// Multiplier is rlcc_multiplier: the model output y (Q16, clamped to [-1, 1]) as a rate
+// multiplier in Q16, in [AMin, AMax]:
+//
+//	y >= 0:  m = 2^16 + floor(KQ16 * y / 2^16)                  (1 + 0.2 y)
+//	y <  0:  m = floor(2^32 / (2^16 + floor(KQ16 * -y / 2^16)))  (1 / (1 - 0.2 y))
+func Multiplier(y int32) uint32 {
+	y = min(max(y, YMin), YMax)
+	if y >= 0 {
+		return Q16One + uint32(y)*KQ16>>16
+	}
+	return uint32(uint64(1) << 32 / uint64(Q16One+uint32(-y)*KQ16>>16))
+}
+
+// UpdateRate is rlcc_update_rate: clamp(floor(rate * m / 2^16), MinRate, LineRate) in fxp20.
+func UpdateRate(rate, m uint32, p Params) uint32 {
+	r := min(uint64(rate)*uint64(m)>>16, LineRate)
+	return max(uint32(r), p.MinRate)
+}
+
+// Init is rlcc_init: a new flow's words, rate = InitRate, no base RTT, a_{t-1} = a_{t-2} =
+// 1.0, o_{t-1} = ObsMin(p), the init flag set (other flag bits kept).
+func Init(ctx *FlowCtx, p Params) {
+	ctx[CtxRate] = p.InitRate
+	ctx[CtxBaseRTT] = 0
+	ctx[CtxA1] = Q16One
+	ctx[CtxA2] = Q16One
+	ctx[CtxO1] = uint32(ObsMin(p))
+	ctx[CtxFlags] |= FlagInit
+}
+
+// OnEvent is rlcc_on_event, the whole RL-CC decision for one event (see rlcc.h):
+//
+//  1. A context without FlagInit is initialised (Init).
+//  2. The stored rate is clamped to [MinRate, LineRate], a_{t-1} and a_{t-2} to [AMin, AMax],
+//     o_{t-1} to [ObsMin(p), OMax].
+//  3. Not an RTT event: the clamped rate is stored and returned, nothing else changes.
+//  4. An RTT event: base = rtt if rtt != 0 and (base == 0 or rtt < base); o_t =
+//     Observation(RTTInflation(rtt, base), SqrtRate(rate), p); y = policy(a_{t-1}, o_t,
+//     a_{t-2}, o_{t-1}); m = Multiplier(y); rate = UpdateRate(rate, m, p); the history
+//     shifts (a_{t-2} = a_{t-1}, a_{t-1} = m, o_{t-1} = o_t); the rate is stored and
+//     returned.
+func OnEvent(ev Event, ctx *FlowCtx, p Params, policy func(x [4]int32) int32) uint32 {
+	if ctx[CtxFlags]&FlagInit == 0 {
+		Init(ctx, p)
+	}
+	rate := min(max(ctx[CtxRate], p.MinRate), LineRate)
+	if ev.Type != EvRTT {
+		ctx[CtxRate] = rate
+		return rate
+	}
+	rtt, base := ev.RTTNs, ctx[CtxBaseRTT]
+	if rtt != 0 && (base == 0 || rtt < base) {
+		base = rtt
+	}
+	o := Observation(RTTInflation(rtt, base), SqrtRate(rate), p)
+	x := [4]int32{
+		int32(min(max(ctx[CtxA1], AMin), AMax)),
+		o,
+		int32(min(max(ctx[CtxA2], AMin), AMax)),
+		min(max(int32(ctx[CtxO1]), ObsMin(p)), OMax),
+	}
+	m := Multiplier(policy(x))
+	rate = UpdateRate(rate, m, p)
+	ctx[CtxRate] = rate
+	ctx[CtxBaseRTT] = base
+	ctx[CtxA2] = uint32(x[0])
+	ctx[CtxA1] = m
+	ctx[CtxO1] = uint32(o)
+	return rate
+}
+
+// RLCCInputs is the number of model inputs of the RL-CC handler.
+const RLCCInputs = 4
+
+// InputRange is the declared range of one model input: every value the handler passes is a
+// Q16 integer in [Min, Max], i.e. a real in [Lo, Hi] = [Min, Max] / 2^16.
+type InputRange struct {
+	Name     string
+	Min, Max int32 // raw Q16
+	Lo, Hi   float64
+	FracBits int // 16
+}
+
+// RLCCInputRanges are the declared ranges of x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}) under p. The
+// handler enforces them (it clamps what it reads from the context), so they hold for any
+// context; the quantizer proves thresholds and sums over them.
+func RLCCInputRanges(p Params) [RLCCInputs]InputRange {
+	r := func(name string, lo, hi int32) InputRange {
+		return InputRange{Name: name, Min: lo, Max: hi, Lo: q16(int64(lo)), Hi: q16(int64(hi)), FracBits: 16}
+	}
+	return [RLCCInputs]InputRange{
+		r("a_prev", AMin, AMax),
+		r("obs", ObsMin(p), OMax),
+		r("a_prev2", AMin, AMax),
+		r("obs_prev", ObsMin(p), OMax),
+	}
+}
