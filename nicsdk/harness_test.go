@@ -1,0 +1,215 @@
+package nicsdk
+
+// The two builds of rlcc.h the bit-identity tests compare the Go twins against: a host
+// driver (gcc, strict warnings, -fsanitize=undefined -fno-sanitize-recover=all) that maps
+// records of 32-bit words on stdin to result words on stdout, and a RISC-V ELF
+// (testdata/fw.c, built with Build and link.ld) whose entry points fwsim calls. The tools
+// come from Debian; a missing one fails the test with `go tool task setup`, never skips.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/nicc-dev/nicc/fwsim"
+)
+
+// buildDir holds everything the tests build, shared by all tests of one run.
+var buildDir = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "nicsdk-test-")
+	if err != nil {
+		return "", err
+	}
+	if err := WriteSources(dir); err != nil {
+		return "", err
+	}
+	for _, n := range []string{"testpolicy.h", "driver.c", "fw.c", "handler.c"} {
+		b, err := os.ReadFile(filepath.Join("testdata", n))
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	params := "/* params.h: written by harness_test.go from DefaultParams().C. */\n" + DefaultParams().C("nicc_params")
+	if err := os.WriteFile(filepath.Join(dir, "params.h"), []byte(params), 0o644); err != nil {
+		return "", err
+	}
+	return dir, nil
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if dir, err := buildDir(); err == nil {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
+func mustDir(tb testing.TB) string {
+	tb.Helper()
+	dir, err := buildDir()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
+// hostFlags build the driver: strict C99 and the undefined-behaviour sanitizer, which stops
+// the driver (non-zero exit) at the first finding.
+var hostFlags = append(append([]string{}, strictC...),
+	"-O2", "-fsanitize=undefined", "-fno-sanitize-recover=all")
+
+var hostDriver = sync.OnceValues(func() (string, error) {
+	dir, err := buildDir()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "driver")
+	args := append(append([]string{}, hostFlags...), "-I", dir, "-o", out, filepath.Join(dir, "driver.c"))
+	if msg, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("gcc %v: %v\n%s(gcc is needed: run `go tool task setup`)", args, err, msg)
+	}
+	return out, nil
+})
+
+// host runs the driver in mode on the words in, and returns the words it wrote.
+func host(tb testing.TB, mode string, in []uint32) []uint32 {
+	tb.Helper()
+	drv, err := hostDriver()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b := make([]byte, 4*len(in))
+	for i, w := range in {
+		binary.LittleEndian.PutUint32(b[4*i:], w)
+	}
+	cmd := exec.Command(drv, mode)
+	cmd.Stdin = bytes.NewReader(b)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || stderr.Len() > 0 {
+		tb.Fatalf("driver %s: %v\n%s", mode, err, stderr.Bytes())
+	}
+	if len(out)%4 != 0 {
+		tb.Fatalf("driver %s: %d bytes of output", mode, len(out))
+	}
+	words := make([]uint32, len(out)/4)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint32(out[4*i:])
+	}
+	return words
+}
+
+// elfFlags build the RISC-V test firmware, after FirmwareFlags.
+var elfFlags = append(append([]string{}, strictC...), "-O2")
+
+// firmware builds testdata/NAME.c (with the nicsdk sources and link.ld) and loads it.
+func firmware(tb testing.TB, name string) *fwsim.Image {
+	tb.Helper()
+	im, err := firmwareOnce(name)()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return im
+}
+
+var (
+	fwMu    sync.Mutex
+	fwCache = map[string]func() (*fwsim.Image, error){}
+)
+
+func firmwareOnce(name string) func() (*fwsim.Image, error) {
+	fwMu.Lock()
+	defer fwMu.Unlock()
+	if f, ok := fwCache[name]; ok {
+		return f
+	}
+	f := sync.OnceValues(func() (*fwsim.Image, error) {
+		dir, err := buildDir()
+		if err != nil {
+			return nil, err
+		}
+		out := filepath.Join(dir, name+".elf")
+		extra := append(append([]string{}, elfFlags...), "-I", dir)
+		if err := Build(out, filepath.Join(dir, LinkerScriptName), extra, filepath.Join(dir, name+".c")); err != nil {
+			return nil, fmt.Errorf("%v\n(run `go tool task setup` if the compiler is missing)", err)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			return nil, err
+		}
+		return fwsim.LoadELF(data)
+	})
+	fwCache[name] = f
+	return f
+}
+
+// sim is a machine on the test firmware.
+type sim struct {
+	tb testing.TB
+	m  *fwsim.Machine
+}
+
+func newSim(tb testing.TB) *sim {
+	tb.Helper()
+	m, err := fwsim.NewMachine(firmware(tb, "fw"), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &sim{tb, m}
+}
+
+// call runs entry; 32-bit arguments are passed sign-extended, as the RISC-V LP64 ABI
+// wants (use w for uint32, s for int32). It returns a0's low 32 bits.
+func (s *sim) call(entry string, args ...uint64) uint32 {
+	s.tb.Helper()
+	res, err := s.m.Call(entry, args...)
+	if err != nil {
+		s.tb.Fatalf("%s%v: %v", entry, args, err)
+	}
+	return uint32(res.A0)
+}
+
+func w(v uint32) uint64 { return uint64(int64(int32(v))) }
+func s(v int32) uint64  { return uint64(int64(v)) }
+
+// alloc places b in emulator memory and returns its address.
+func (s *sim) alloc(b []byte, align uint64) uint64 {
+	s.tb.Helper()
+	a, err := s.m.Alloc(uint64(len(b)), align)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	if err := s.m.WriteBytes(a, b); err != nil {
+		s.tb.Fatal(err)
+	}
+	return a
+}
+
+func (s *sim) read(addr uint64, n int) []byte {
+	s.tb.Helper()
+	b := make([]byte, n)
+	if err := s.m.ReadBytes(addr, b); err != nil {
+		s.tb.Fatal(err)
+	}
+	return b
+}
+
+// paramsBytes is struct rlcc_params in memory.
+func paramsBytes(p Params) []byte {
+	return binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(
+		binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil,
+			p.Target), p.Beta), p.Scale), p.MinRate), p.InitRate)
+}
+
+func paramsWords(p Params) []uint32 {
+	return []uint32{p.Target, p.Beta, p.Scale, p.MinRate, p.InitRate}
+}

@@ -1,0 +1,126 @@
+/* driver.c: the host side of nicsdk's bit-identity tests. Built with host gcc, strict
+ * warnings and -fsanitize=undefined -fno-sanitize-recover=all (rlcc_test.go).
+ *
+ *   driver layout            prints the ABI's sizes and offsets
+ *   driver ubsan             overflows a signed int on purpose (must die under the sanitizer)
+ *   driver MODE < in > out   for each record of little-endian 32-bit words on stdin, writes
+ *                            the result words of the rlcc.h function MODE
+ *
+ * Records (in words -> out words):
+ *   fxpmul  a b -> r          fxpdiv  a b -> r
+ *   infl    rtt base -> r     sqrt    rate -> r       mult  y -> m
+ *   obsmin  params[5] -> o    obs     infl sqrt params[5] -> o
+ *   update  rate m params[5] -> r
+ *   event   params[5] coef[5] ctx[12] event[6] -> rate ctx[12]
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rlcc.h"
+#include "testpolicy.h"
+
+static struct rlcc_params params_of(const uint32_t *w)
+{
+	struct rlcc_params p;
+	p.target = w[0];
+	p.beta = w[1];
+	p.scale = w[2];
+	p.min_rate = w[3];
+	p.init_rate = w[4];
+	return p;
+}
+
+static int record(const char *mode, const uint32_t *in, uint32_t *out, size_t *nin, size_t *nout)
+{
+	struct rlcc_params p;
+	*nout = 1;
+	if (strcmp(mode, "fxpmul") == 0) {
+		*nin = 2;
+		if (in) out[0] = nicc_fxp16_mul(in[0], in[1]);
+	} else if (strcmp(mode, "fxpdiv") == 0) {
+		*nin = 2;
+		if (in) out[0] = nicc_fxp16_div(in[0], in[1]);
+	} else if (strcmp(mode, "infl") == 0) {
+		*nin = 2;
+		if (in) out[0] = rlcc_rtt_infl(in[0], in[1]);
+	} else if (strcmp(mode, "sqrt") == 0) {
+		*nin = 1;
+		if (in) out[0] = rlcc_sqrt_rate(in[0]);
+	} else if (strcmp(mode, "mult") == 0) {
+		*nin = 1;
+		if (in) out[0] = rlcc_multiplier(rlcc_u32_to_i32(in[0]));
+	} else if (strcmp(mode, "obsmin") == 0) {
+		*nin = 5;
+		if (in) {
+			p = params_of(in);
+			out[0] = (uint32_t)rlcc_obs_min(&p);
+		}
+	} else if (strcmp(mode, "obs") == 0) {
+		*nin = 7;
+		if (in) {
+			p = params_of(in + 2);
+			out[0] = (uint32_t)rlcc_observation(in[0], in[1], &p);
+		}
+	} else if (strcmp(mode, "update") == 0) {
+		*nin = 7;
+		if (in) {
+			p = params_of(in + 2);
+			out[0] = rlcc_update_rate(in[0], in[1], &p);
+		}
+	} else if (strcmp(mode, "event") == 0) {
+		*nin = 5 + 5 + NICC_CTX_WORDS + NICC_EVENT_BYTES / 4;
+		*nout = 1 + NICC_CTX_WORDS;
+		if (in) {
+			struct nicc_flow_ctx ctx;
+			struct nicc_event ev;
+			int i;
+			p = params_of(in);
+			for (i = 0; i < 5; i++)
+				test_coef[i] = rlcc_u32_to_i32(in[5 + i]);
+			memcpy(ctx.data, in + 10, sizeof ctx.data);
+			memcpy(&ev, in + 10 + NICC_CTX_WORDS, sizeof ev);
+			out[0] = rlcc_on_event(&ev, &ctx, &p, test_policy);
+			memcpy(out + 1, ctx.data, sizeof ctx.data);
+		}
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	static uint32_t in[64], out[64];
+	size_t nin, nout;
+	if (argc != 2) {
+		fprintf(stderr, "usage: driver layout|ubsan|MODE\n");
+		return 2;
+	}
+	if (strcmp(argv[1], "layout") == 0) {
+		printf("ctx %u %u\n", (unsigned)sizeof(struct nicc_flow_ctx), (unsigned)offsetof(struct nicc_flow_ctx, data));
+		printf("event %u type %u rtt_ns %u timestamp_ns %u flow_id %u tx_bytes %u\n",
+		       (unsigned)sizeof(struct nicc_event), (unsigned)offsetof(struct nicc_event, type),
+		       (unsigned)offsetof(struct nicc_event, rtt_ns), (unsigned)offsetof(struct nicc_event, timestamp_ns),
+		       (unsigned)offsetof(struct nicc_event, flow_id), (unsigned)offsetof(struct nicc_event, tx_bytes));
+		printf("params %u\n", (unsigned)sizeof(struct rlcc_params));
+		return 0;
+	}
+	if (strcmp(argv[1], "ubsan") == 0) {
+		volatile int32_t big = INT32_MAX;
+		int32_t r = big + (int32_t)argc; /* signed overflow: the sanitizer must stop here */
+		printf("%d\n", (int)r);
+		return 0;
+	}
+	if (!record(argv[1], NULL, out, &nin, &nout)) {
+		fprintf(stderr, "driver: unknown mode %s\n", argv[1]);
+		return 2;
+	}
+	while (fread(in, 4, nin, stdin) == nin) {
+		record(argv[1], in, out, &nin, &nout);
+		if (fwrite(out, 4, nout, stdout) != nout)
+			return 1;
+	}
+	return ferror(stdin) ? 1 : 0;
+}
