@@ -9,9 +9,10 @@
 package codegen
 
 import (
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 
 	"github.com/nicc-dev/nicc/quantize"
 )
@@ -46,10 +47,67 @@ type Files struct {
 }
 
 // Trees prints a tree-ensemble IR as C: the header holds the model hash, the input and
-// output formats and the rounding rule in its comment, a few NUM_INPUTS/OUT_FRAC-style macros
-// and the prototype int32_t Func(const int32_t *x), where x points at one raw int32 per input.
+// output formats and the rounding rule in its comment, NUM_INPUTS, OUT_FRAC and per-input
+// FRAC/MIN/MAX macros, and the prototype int32_t Func(const int32_t *x), where x points at one
+// raw int32 per input. The source includes the header by HeaderName.
 func Trees(ir *quantize.TreeIR, opt Options) (*Files, error) {
-	return nil, errors.New("codegen: Trees: not implemented yet")
+	fn := opt.Func
+	if fn == "" {
+		fn = DefaultFunc
+	}
+	if !identRE.MatchString(fn) || len(fn) > 63 {
+		return nil, fmt.Errorf("codegen: entry point %q is not a C identifier of up to 63 characters", fn)
+	}
+	if opt.Form < 0 || opt.Form >= formEnd {
+		return nil, fmt.Errorf("codegen: unknown form %d", int(opt.Form))
+	}
+	if err := check(ir); err != nil {
+		return nil, err
+	}
+	g := &gen{ir: ir, opt: opt, fn: fn, macro: upper(fn), header: fn + ".h", accT: "int64_t"}
+	if ir.AccBits == 32 {
+		g.accT = "int32_t"
+	}
+	return &Files{
+		HeaderName: g.header, SourceName: fn + ".c",
+		Header: print(g.lowerHeader()), Source: print(g.lowerSource()),
+	}, nil
+}
+
+// identRE matches the C identifiers nicc accepts as entry points (no leading underscore,
+// which C reserves in part).
+var identRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+
+// check refuses an IR the printer cannot print faithfully: codegen trusts the IR's proofs but
+// not its shape.
+func check(ir *quantize.TreeIR) error {
+	if ir == nil {
+		return fmt.Errorf("codegen: nil IR")
+	}
+	if ir.AccBits != 32 && ir.AccBits != 64 {
+		return fmt.Errorf("codegen: accumulator width %d (want 32 or 64)", ir.AccBits)
+	}
+	if k := ir.AccFrac - ir.OutFrac; k < 0 || k > 62 {
+		return fmt.Errorf("codegen: rounding shift %d is outside 0..62", k)
+	}
+	for t := range ir.Trees {
+		tr := &ir.Trees[t]
+		if len(tr.Nodes) == 0 {
+			return fmt.Errorf("codegen: tree %d has no nodes", t)
+		}
+		for i, nd := range tr.Nodes {
+			if nd.Kind != quantize.KindSplit {
+				continue
+			}
+			if nd.Feature < 0 || nd.Feature >= len(ir.Inputs) || nd.Left <= i || nd.Right <= i || nd.Left >= len(tr.Nodes) || nd.Right >= len(tr.Nodes) {
+				return fmt.Errorf("codegen: tree %d node %d is malformed", t, i)
+			}
+		}
+		if tr.Oblivious && (len(tr.Levels) != tr.Depth || len(tr.Table) != 1<<tr.Depth) {
+			return fmt.Errorf("codegen: oblivious tree %d has %d levels and %d table entries for depth %d", t, len(tr.Levels), len(tr.Table), tr.Depth)
+		}
+	}
+	return nil
 }
 
 // Write writes the header and the source into dir.

@@ -51,6 +51,7 @@ package quantize
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/nicc-dev/nicc/model"
 )
@@ -201,8 +202,9 @@ type TreeIR struct {
 
 	// OutFrac is the output's fraction bits; Eval rounds half up from Q(AccFrac) to Q(OutFrac).
 	OutFrac int
-	// Out is the proven range of the output (after clamping).
-	Out                Interval
+	// Rounded is the proven range of the rounded score before the clamp; Out is the proven
+	// range of the output (after the clamp, if any).
+	Rounded, Out       Interval
 	Clamp              bool
 	ClampMin, ClampMax int32
 
@@ -321,4 +323,31 @@ func (ir *TreeIR) Predict(y int32) float64 {
 		return 1 / (1 + math.Exp(-k*v))
 	}
 	return v
+}
+
+// EdgeValues are the raw values of input i worth testing, sorted and distinct: the ends of
+// its range and, for every threshold T on it, T−1, T and T+1 (the last value on the low side
+// of the split, its neighbour below, and the first value on the high side), clipped to the
+// range.
+func (ir *TreeIR) EdgeValues(i int) []int32 {
+	in := ir.Inputs[i]
+	set := map[int32]bool{in.Min: true, in.Max: true}
+	for t := range ir.Trees {
+		for _, nd := range ir.Trees[t].Nodes {
+			if nd.Kind != KindSplit || nd.Feature != i {
+				continue
+			}
+			for d := int64(-1); d <= 1; d++ {
+				if v := int64(nd.T) + d; v >= int64(in.Min) && v <= int64(in.Max) {
+					set[int32(v)] = true
+				}
+			}
+		}
+	}
+	out := make([]int32, 0, len(set))
+	for v := range set {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -376,6 +376,7 @@ func (ir *TreeIR) proveRanges() error {
 		return fmt.Errorf("quantize: the score's range [%g, %g] does not fit int32 in Q%d; clamp it or lower the output's fraction bits",
 			math.Ldexp(float64(final.Lo), -ir.AccFrac), math.Ldexp(float64(final.Hi), -ir.AccFrac), ir.OutFrac)
 	}
+	ir.Rounded = Interval{ylo, yhi}
 	if ir.Clamp {
 		ylo = min(max(ylo, int64(ir.ClampMin)), int64(ir.ClampMax))
 		yhi = min(max(yhi, int64(ir.ClampMin)), int64(ir.ClampMax))

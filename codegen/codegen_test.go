@@ -1,0 +1,534 @@
+package codegen_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nicc-dev/nicc/codegen"
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/model/lightgbm"
+	"github.com/nicc-dev/nicc/model/xgboost"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// Snapshots of the generated C live in testdata/codegen/<case>/; NICC_UPDATE_SNAPSHOTS=1
+// rewrites them (and deletes those no test uses).
+const snapshotDir = "../testdata/codegen"
+
+var (
+	update        = os.Getenv("NICC_UPDATE_SNAPSHOTS") == "1"
+	usedSnapshots sync.Map // slash path under snapshotDir -> true
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	// Only a full run knows every snapshot a test uses.
+	if code == 0 && flag.Lookup("test.run").Value.String() == "" && flag.Lookup("test.skip").Value.String() == "" {
+		if err := checkUnusedSnapshots(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func checkUnusedSnapshots() error {
+	var unused []string
+	err := filepath.WalkDir(snapshotDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(snapshotDir, path)
+		if _, ok := usedSnapshots.Load(filepath.ToSlash(rel)); !ok {
+			if update {
+				return os.Remove(path)
+			}
+			unused = append(unused, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(unused) > 0 {
+		return fmt.Errorf("FAIL: snapshots no test uses (delete them, or rerun with NICC_UPDATE_SNAPSHOTS=1): %v", unused)
+	}
+	return nil
+}
+
+// snapshot compares got with the snapshot rel, or rewrites it.
+func snapshot(t *testing.T, rel string, got []byte) {
+	t.Helper()
+	usedSnapshots.Store(rel, true)
+	path := filepath.Join(snapshotDir, filepath.FromSlash(rel))
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (write it with NICC_UPDATE_SNAPSHOTS=1 go test ./codegen)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs from its snapshot (-want +got; NICC_UPDATE_SNAPSHOTS=1 rewrites it):\n%s", rel, diff)
+	}
+}
+
+// A case is an IR and the options it is printed with.
+type genCase struct {
+	name string
+	ir   *quantize.TreeIR
+	opt  codegen.Options
+}
+
+var (
+	casesOnce sync.Once
+	casesVal  []genCase
+	casesErr  error
+)
+
+// cases are the snapshot, compile and bit-exactness cases, built once.
+func cases(t *testing.T) []genCase {
+	t.Helper()
+	casesOnce.Do(func() { casesVal, casesErr = buildCases() })
+	if casesErr != nil {
+		t.Fatal(casesErr)
+	}
+	return casesVal
+}
+
+func buildCases() ([]genCase, error) {
+	xgb, err := model.LoadWith("../testdata/models/rlcc_xgb.json", xgboost.Parse)
+	if err != nil {
+		return nil, err
+	}
+	rlcc, err := quantize.Trees(xgb, rlccQ16(xgb.Inputs), quantize.Options{})
+	if err != nil {
+		return nil, err
+	}
+	lgb, err := model.LoadWith("../testdata/lightgbm/lg_dart_breast_cancer.model", lightgbm.Parse)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi, err := tsvRanges("../testdata/lightgbm/breast_cancer_test.tsv")
+	if err != nil {
+		return nil, err
+	}
+	ins, err := quantize.ChooseInputs(lgb.Inputs, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	bc, err := quantize.Trees(lgb, ins, quantize.Options{})
+	if err != nil {
+		return nil, err
+	}
+	obl, err := quantize.Trees(obliviousModel(), []quantize.Input{
+		{Name: "a", Frac: 8, Min: -512, Max: 512}, {Name: "b", Frac: 8, Min: -512, Max: 512}, {Name: "c", Frac: 12, Min: 0, Max: 4096},
+	}, quantize.Options{})
+	if err != nil {
+		return nil, err
+	}
+	wide, err := quantize.Trees(wideModel(), []quantize.Input{
+		{Name: "big", Frac: 0, Min: math.MinInt32, Max: math.MaxInt32}, {Name: "q16", Frac: 16, Min: -65536, Max: 65536},
+	}, quantize.Options{Clamp: true, ClampMin: -256 << 16, ClampMax: 256 << 16})
+	if err != nil {
+		return nil, err
+	}
+	return []genCase{
+		{"rlcc_xgb", rlcc, codegen.Options{}},
+		{"breast_cancer", bc, codegen.Options{Func: "breast_cancer"}},
+		{"oblivious_table", obl, codegen.Options{Func: "obl", Form: codegen.FormTable}},
+		{"oblivious_branch", obl, codegen.Options{Func: "obl"}},
+		{"wide_clamp", wide, codegen.Options{Func: "wide"}},
+	}, nil
+}
+
+// rlccQ16 are the RL-CC handler's feature formats: Q16, actions on [0.8, 1.2], observations
+// on [−0.768, 76.8].
+func rlccQ16(names []string) []quantize.Input {
+	q := func(v float64) int32 { return int32(math.Round(v * 65536)) }
+	ins := make([]quantize.Input, 4)
+	for i, name := range names {
+		lo, hi := 0.8, 1.2
+		if i%2 == 1 {
+			lo, hi = -0.768, 76.8
+		}
+		ins[i] = quantize.Input{Name: name, Frac: 16, Min: q(lo), Max: q(hi)}
+	}
+	return ins
+}
+
+func tsvRanges(path string) (lo, hi []float64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		for i, s := range strings.Fields(sc.Text()) {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return nil, nil, err
+			}
+			if i == len(lo) {
+				lo, hi = append(lo, v), append(hi, v)
+			}
+			lo[i], hi[i] = min(lo[i], v), max(hi[i], v)
+		}
+	}
+	return lo, hi, sc.Err()
+}
+
+// obliviousModel has two CatBoost-style oblivious trees (x > t goes left) and one that is not.
+func obliviousModel() *model.Model {
+	oblivious := func(levels []model.Node, leaves []float64) model.Tree {
+		var ns []model.Node
+		for d, lv := range levels {
+			for k := 0; k < 1<<d; k++ {
+				n := lv
+				i := len(ns)
+				n.Left, n.Right = 2*i+1, 2*i+2
+				ns = append(ns, n)
+			}
+		}
+		for _, v := range leaves {
+			ns = append(ns, model.Node{Leaf: true, Value: v})
+		}
+		return model.Tree{Nodes: ns}
+	}
+	gt := func(f int, th float64) model.Node { return model.Node{Feature: f, Threshold: th, Cmp: model.CmpGT} }
+	return &model.Model{Format: model.Format, Name: "oblivious", Inputs: []string{"a", "b", "c"},
+		Ensemble: &model.Ensemble{Base: -0.125, Trees: []model.Tree{
+			oblivious([]model.Node{gt(0, 0.3), gt(1, -0.25), gt(2, 0.5)}, []float64{0.5, -0.25, 0.125, 1, -1, 0.75, 0.03125, -0.5}),
+			oblivious([]model.Node{gt(2, 0.9), gt(0, -1.5)}, []float64{0.01, -0.02, 0.03, -0.04}),
+			{Nodes: []model.Node{
+				{Feature: 1, Threshold: 0.1, Cmp: model.CmpLE, Left: 1, Right: 2},
+				{Leaf: true, Value: 0.2},
+				{Feature: 0, Threshold: 0.7, Cmp: model.CmpLT, Left: 3, Right: 4},
+				{Leaf: true, Value: -0.3}, {Leaf: true, Value: 0.4},
+			}},
+		}}}
+}
+
+// wideModel needs a 64-bit accumulator and a clamp, and has a threshold at INT32_MIN.
+func wideModel() *model.Model {
+	return &model.Model{Format: model.Format, Name: "wide", Inputs: []string{"big", "q16"},
+		Ensemble: &model.Ensemble{Base: 3, Trees: []model.Tree{
+			{Nodes: []model.Node{
+				{Feature: 0, Threshold: -2147483647.5, Cmp: model.CmpLE, Left: 1, Right: 2},
+				{Leaf: true, Value: -300},
+				{Feature: 1, Threshold: 0, Cmp: model.CmpLT, Left: 3, Right: 4},
+				{Leaf: true, Value: 250.5}, {Leaf: true, Value: -0.75},
+			}},
+			{Nodes: []model.Node{
+				{Feature: 0, Threshold: 1e9, Cmp: model.CmpLT, Left: 1, Right: 2},
+				{Leaf: true, Value: 0.5}, {Leaf: true, Value: 200},
+			}},
+		}}}
+}
+
+func TestSnapshots(t *testing.T) {
+	for _, c := range cases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := codegen.Trees(c.ir, c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snapshot(t, c.name+"/"+f.HeaderName, f.Header)
+			snapshot(t, c.name+"/"+f.SourceName, f.Source)
+		})
+	}
+}
+
+// TestDeterministic: the same model quantized and printed twice gives the same bytes.
+func TestDeterministic(t *testing.T) {
+	cs := cases(t)
+	again, err := buildCases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cs {
+		a, err := codegen.Trees(c.ir, c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := codegen.Trees(again[i].ir, again[i].opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Header, b.Header) || !bytes.Equal(a.Source, b.Source) {
+			t.Errorf("%s: two runs differ", c.name)
+		}
+	}
+}
+
+var (
+	commentRE   = regexp.MustCompile(`(?s)/\*.*?\*/`)
+	forbiddenRE = regexp.MustCompile(`\b(float|double|for|while|do|goto|switch|malloc|calloc|realloc|free|alloca|long)\b|math\.h|\d\.\d|\d[eE][+-]?\d`)
+	callRE      = regexp.MustCompile(`\b([A-Za-z_]\w*)\s*\(`)
+	preprocRE   = regexp.MustCompile(`(?m)^#.*$`)
+)
+
+// TestFreestanding: no floats, libm, heap, loops or calls (hence no recursion) in the C.
+func TestFreestanding(t *testing.T) {
+	for _, c := range cases(t) {
+		f, err := codegen.Trees(c.ir, c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range [][]byte{f.Header, f.Source} {
+			code := commentRE.ReplaceAllString(string(file), "")
+			code = preprocRE.ReplaceAllString(code, "")
+			if m := forbiddenRE.FindString(code); m != "" {
+				t.Errorf("%s: %q in the generated C", c.name, m)
+			}
+			for _, m := range callRE.FindAllStringSubmatch(code, -1) {
+				switch m[1] {
+				case "if", "return", "INT64_C", c.opt.Func, codegen.DefaultFunc:
+				default:
+					t.Errorf("%s: %s( in the generated C", c.name, m[1])
+				}
+			}
+		}
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	ir := cases(t)[0].ir
+	for _, o := range []codegen.Options{{Func: "1abc"}, {Func: "a-b"}, {Func: "_x"}, {Form: 7}} {
+		if _, err := codegen.Trees(ir, o); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+	if _, err := codegen.Trees(nil, codegen.Options{}); err == nil {
+		t.Error("nil IR: no error")
+	}
+}
+
+// strictFlags are the warning flags the generated C must pass.
+var strictFlags = []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"}
+
+// The linker script firmware builds use (nothing but code and data at fixed addresses).
+const linkScript = "../fwsim/testdata/wcet/link.ld"
+
+// built is a case's C compiled for the host (a driver) and for the engine (an ELF).
+type built struct {
+	files  *codegen.Files
+	driver string
+	elf    string
+}
+
+func build(t *testing.T, c genCase) *built {
+	t.Helper()
+	f, err := codegen.Trees(c.ir, c.opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := f.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, f.SourceName)
+	macro := strings.ToUpper(strings.TrimSuffix(f.SourceName, ".c"))
+	fn := strings.TrimSuffix(f.SourceName, ".c")
+	driver := fmt.Sprintf(`#include <stdio.h>
+#include "%s"
+
+/* Reads NUM_INPUTS little-endian int32 per vector from stdin, writes one int32 per vector. */
+int main(void)
+{
+	int32_t x[%s_NUM_INPUTS];
+	while (fread(x, sizeof x[0], %s_NUM_INPUTS, stdin) == %s_NUM_INPUTS) {
+		int32_t y = %s(x);
+		if (fwrite(&y, sizeof y, 1, stdout) != 1)
+			return 1;
+	}
+	return 0;
+}
+`, f.HeaderName, macro, macro, macro, fn)
+	drv := filepath.Join(dir, "driver.c")
+	if err := os.WriteFile(drv, []byte(driver), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := &built{files: f, driver: filepath.Join(dir, "driver"), elf: filepath.Join(dir, "policy.elf")}
+	var wg sync.WaitGroup
+	var hostErr, rvErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		args := append(append([]string{}, strictFlags...), "-O2", "-fsanitize=undefined", "-fno-sanitize-recover=all",
+			"-I", dir, "-o", b.driver, drv, src)
+		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			hostErr = fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		extra := append(append([]string{}, strictFlags...), "-O2", "-I", dir)
+		rvErr = nicsdk.Build(b.elf, linkScript, extra, src)
+	}()
+	wg.Wait()
+	if hostErr != nil || rvErr != nil {
+		t.Fatalf("host: %v\nriscv: %v", hostErr, rvErr)
+	}
+	return b
+}
+
+// vectors are at least n raw input vectors: for every input and every edge value (range ends,
+// each threshold T−1, T, T+1) a vector holding it, all-min and all-max, then random vectors
+// whose features are edge values or uniform in range with equal odds.
+func vectors(ir *quantize.TreeIR, n int, seed uint64) [][]int32 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	edges := make([][]int32, len(ir.Inputs))
+	for i := range ir.Inputs {
+		edges[i] = ir.EdgeValues(i)
+	}
+	random := func() []int32 {
+		x := make([]int32, len(ir.Inputs))
+		for i, in := range ir.Inputs {
+			if rng.IntN(2) == 0 {
+				x[i] = edges[i][rng.IntN(len(edges[i]))]
+			} else {
+				x[i] = int32(int64(in.Min) + rng.Int64N(int64(in.Max)-int64(in.Min)+1))
+			}
+		}
+		return x
+	}
+	var vs [][]int32
+	lo, hi := make([]int32, len(ir.Inputs)), make([]int32, len(ir.Inputs))
+	for i, in := range ir.Inputs {
+		lo[i], hi[i] = in.Min, in.Max
+	}
+	vs = append(vs, lo, hi)
+	for i := range ir.Inputs {
+		for _, v := range edges[i] {
+			x := random()
+			x[i] = v
+			vs = append(vs, x)
+		}
+	}
+	for len(vs) < n {
+		vs = append(vs, random())
+	}
+	return vs
+}
+
+// TestBitExact: golden Eval == host-compiled C == fwsim running the RISC-V ELF, on ≥ 10k
+// vectors per case, and fwsim's measured cycles stay within the static WCET.
+func TestBitExact(t *testing.T) {
+	prof, err := fwsim.LookupProfile("dpa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := build(t, c)
+			fn := strings.TrimSuffix(b.files.SourceName, ".c")
+			vs := vectors(c.ir, 10000, 1)
+
+			var in bytes.Buffer
+			for _, x := range vs {
+				binary.Write(&in, binary.LittleEndian, x)
+			}
+			cmd := exec.Command(b.driver)
+			cmd.Stdin = &in
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("driver: %v", err)
+			}
+			if len(out) != 4*len(vs) {
+				t.Fatalf("driver wrote %d bytes for %d vectors", len(out), len(vs))
+			}
+
+			data, err := os.ReadFile(b.elf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			im, err := fwsim.LoadELF(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := fwsim.NewMachine(im, prof)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr, err := m.Alloc(uint64(4*len(c.ir.Inputs)), 16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wcet, err := fwsim.WCET(im, fn, prof, fwsim.WCETOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 4*len(c.ir.Inputs))
+			var maxCycles uint64
+			for k, x := range vs {
+				want := c.ir.Eval(x)
+				host := int32(binary.LittleEndian.Uint32(out[4*k:]))
+				for i, v := range x {
+					binary.LittleEndian.PutUint32(buf[4*i:], uint32(v))
+				}
+				if err := m.WriteBytes(addr, buf); err != nil {
+					t.Fatal(err)
+				}
+				res, err := m.Call(fn, addr)
+				if err != nil {
+					t.Fatalf("vector %d %v: fwsim: %v", k, x, err)
+				}
+				sim := int32(res.A0)
+				if int64(res.A0) != int64(sim) {
+					t.Fatalf("vector %d %v: a0 = %#x is not a sign-extended int32", k, x, res.A0)
+				}
+				if host != want || sim != want {
+					t.Fatalf("vector %d %v: golden %d, host C %d, fwsim %d", k, x, want, host, sim)
+				}
+				maxCycles = max(maxCycles, res.Cycles)
+			}
+			if maxCycles > wcet.Cycles {
+				t.Errorf("measured %d cycles > WCET %d", maxCycles, wcet.Cycles)
+			}
+			_, size, _ := im.Symbol(fn)
+			t.Logf("%s: %d vectors bit-exact; dpa: WCET %d cycles (%d insns), max measured %d, code %d bytes; %s",
+				c.name, len(vs), wcet.Cycles, wcet.Insns, maxCycles, size, lowerBound(c.ir, prof, wcet.Cycles))
+		})
+	}
+}
+
+// lowerBound is the issue's lower bound for the trees: one compare-and-branch per level of
+// every tree (a taken branch: at each split one way or the other must jump) plus one add per
+// tree, with the profile's costs.
+func lowerBound(ir *quantize.TreeIR, p *fwsim.Profile, wcet uint64) string {
+	var lb uint64
+	for _, tr := range ir.Trees {
+		lb += uint64(tr.Depth)*uint64(p.Costs.BranchTaken) + uint64(p.Costs.ALU)
+	}
+	return fmt.Sprintf("lower bound %d (%d trees: depth × branch_taken %d + alu %d), WCET/bound %.2f",
+		lb, len(ir.Trees), p.Costs.BranchTaken, p.Costs.ALU, float64(wcet)/float64(lb))
+}
+
