@@ -531,4 +531,3 @@ func lowerBound(ir *quantize.TreeIR, p *fwsim.Profile, wcet uint64) string {
 	return fmt.Sprintf("lower bound %d (%d trees: depth × branch_taken %d + alu %d), WCET/bound %.2f",
 		lb, len(ir.Trees), p.Costs.BranchTaken, p.Costs.ALU, float64(wcet)/float64(lb))
 }
-
