@@ -235,7 +235,8 @@ func obliviousModel() *model.Model {
 		}}}
 }
 
-// wideModel needs a 64-bit accumulator and a clamp, and has a threshold at INT32_MIN.
+// wideModel needs a 64-bit accumulator and a clamp, has a threshold at INT32_MIN, and a
+// tree that folds into the base.
 func wideModel() *model.Model {
 	return &model.Model{Format: model.Format, Name: "wide", Inputs: []string{"big", "q16"},
 		Ensemble: &model.Ensemble{Base: 3, Trees: []model.Tree{
@@ -248,6 +249,11 @@ func wideModel() *model.Model {
 			{Nodes: []model.Node{
 				{Feature: 0, Threshold: 1e9, Cmp: model.CmpLT, Left: 1, Right: 2},
 				{Leaf: true, Value: 0.5}, {Leaf: true, Value: 200},
+			}},
+			// q16 is in [−1, 1]: this tree is constant and joins the base.
+			{Nodes: []model.Node{
+				{Feature: 1, Threshold: 3, Cmp: model.CmpLT, Left: 1, Right: 2},
+				{Leaf: true, Value: 1.25}, {Leaf: true, Value: -7},
 			}},
 		}}}
 }

@@ -33,14 +33,21 @@ func (g *gen) headerComment(file string) *node {
 		"",
 		"model:  " + name,
 		"sha256: " + ir.ModelHash + " (the model's canonical nicc JSON)",
-		fmt.Sprintf("trees:  %d (%d emitted, the rest constant over the input ranges), max depth %d, %d splits, %d oblivious",
-			st.Trees, len(ir.Trees), st.MaxDepth, st.Splits, st.Oblivious),
+		fmt.Sprintf("trees:  %d, max depth %d, %d splits, %d oblivious", st.Trees, st.MaxDepth, st.Splits, st.Oblivious),
+	}
+	if n := len(st.Folded); n > 0 {
+		l = append(l, fmt.Sprintf("        %d splits are constant over the input ranges and folded away", n))
+	}
+	if n := len(st.ConstTrees); n > 0 {
+		l = append(l, fmt.Sprintf("        %d trees are constant over the input ranges: their leaf is in the base", n))
+	}
+	l = append(l,
 		"",
 		fmt.Sprintf("int32_t %s(const int32_t *x)", g.fn),
 		"",
 		"inputs: x[i] is a signed fixed-point int32, value = x[i] / 2^frac; the result is exact",
 		"(equal to the model's float splits) for every x[i] within its raw range:",
-	}
+	)
 	w := 0
 	for _, in := range ir.Inputs {
 		w = max(w, len(in.Name))

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -636,4 +637,93 @@ func TestObliviousTable(t *testing.T) {
 		}
 	}
 	exhaustive(t, m, ir)
+}
+
+// TestFloat32Boundary: at Q30, float32 rounding of the feature moves XGBoost's boundary for
+// x < float32(0.1) below the float64 one. t = 13421773·2^-27 = 107374184·2^-30; raw/2^30 rounds
+// to float32 in steps of 8 raw; the midpoint 107374180 below t ties to the even 13421772·2^-27 <
+// t, so it is the last raw that goes left, three below the float64 boundary 107374183.
+func TestFloat32Boundary(t *testing.T) {
+	th := float64(float32(0.1))
+	in := quantize.Input{Frac: 30, Min: 100000000, Max: 120000000}
+	n := &model.Node{Threshold: th, Cmp: model.CmpLT, Left: 1, Right: 2}
+	s32, err := quantize.Split(n, in, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s64, err := quantize.Split(n, in, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s64.T != 107374183 || s32.T != 107374180 {
+		t.Fatalf("T = %d (float32 compare), %d (float64); want 107374180 and 107374183", s32.T, s64.T)
+	}
+	for r := int64(s32.T) - 20; r <= int64(s64.T)+20; r++ {
+		if got, want := r <= int64(s32.T), low(n, in, r, true); got != want {
+			t.Errorf("raw %d: %v, float32 compare %v", r, got, want)
+		}
+	}
+}
+
+func TestEdgeValues(t *testing.T) {
+	m := ensemble(0, stump(0, 0.5, model.CmpLT, 1, -1), stump(0, -1.5, model.CmpLE, 1, -1), stump(0, 0.5, model.CmpLE, 1, 2))
+	ir, err := quantize.Trees(m, []quantize.Input{{Name: "x", Frac: 1, Min: -3, Max: 3}}, quantize.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// T = 0 (x < 0.5), −3 (x <= −1.5), 1 (x <= 0.5 at Q1: raw 1 is 0.5).
+	want := []int32{-3, -2, -1, 0, 1, 2, 3}
+	if got := ir.EdgeValues(0); !slices.Equal(got, want) {
+		t.Errorf("edge values %v, want %v", got, want)
+	}
+}
+
+// TestBreastCancerFidelity: the golden model on the 57 test rows, quantized to the formats
+// chosen from their ranges, against LightGBM's own predicted probabilities (issue 4: ≤ 1e-3).
+func TestBreastCancerFidelity(t *testing.T) {
+	m := load(t, "../testdata/lightgbm/lg_dart_breast_cancer.model", lightgbm.Parse)
+	lo, hi := tsvRanges(t, "../testdata/lightgbm/breast_cancer_test.tsv")
+	ins, err := quantize.ChooseInputs(m.Inputs, lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir, err := quantize.Trees(m, ins, quantize.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := readFloats(t, "../testdata/lightgbm/breast_cancer_test.tsv")
+	preds := readFloats(t, "../testdata/lightgbm/lg_dart_breast_cancer_true_predictions.txt")
+	worst := 0.0
+	for i, row := range rows {
+		x := make([]int32, len(row))
+		for j, v := range row {
+			x[j] = ins[j].Quantize(v)
+		}
+		worst = max(worst, math.Abs(ir.Predict(ir.Eval(x))-preds[i][0]))
+	}
+	if worst > 1e-3 {
+		t.Errorf("max |golden − LightGBM| = %g in probability, want ≤ 1e-3", worst)
+	}
+	t.Logf("max |golden − LightGBM| = %.3g in probability over %d rows", worst, len(rows))
+}
+
+func readFloats(t *testing.T, path string) [][]float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]float64
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var row []float64
+		for _, f := range strings.Fields(line) {
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			row = append(row, v)
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }

@@ -3,7 +3,7 @@
  *
  * model:  (unnamed)
  * sha256: 85d08164c0a25dfee19d22f2842483a3dd542ebb23347ba5541f5a05e9ca89dc (the model's canonical nicc JSON)
- * trees:  10 (10 emitted, the rest constant over the input ranges), max depth 14, 193 splits, 0 oblivious
+ * trees:  10, max depth 14, 193 splits, 0 oblivious
  *
  * int32_t breast_cancer(const int32_t *x)
  *

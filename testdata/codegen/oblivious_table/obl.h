@@ -3,7 +3,7 @@
  *
  * model:  oblivious
  * sha256: 31fe9c7201a776d137feb6e42baa5d9056edd9a4e049aa358405b6b3453993bb (the model's canonical nicc JSON)
- * trees:  3 (3 emitted, the rest constant over the input ranges), max depth 3, 12 splits, 2 oblivious
+ * trees:  3, max depth 3, 12 splits, 2 oblivious
  *
  * int32_t obl(const int32_t *x)
  *

@@ -3,7 +3,7 @@
  *
  * model:  (unnamed)
  * sha256: add4927da253656009115e26676ceda3d5b024e61cf05fdb318868ada0ebab76 (the model's canonical nicc JSON)
- * trees:  10 (10 emitted, the rest constant over the input ranges), max depth 4, 150 splits, 0 oblivious
+ * trees:  10, max depth 4, 150 splits, 0 oblivious
  *
  * int32_t nicc_policy(const int32_t *x)
  *
