@@ -36,10 +36,10 @@ func (g *gen) headerComment(file string) *node {
 		fmt.Sprintf("trees:  %d, max depth %d, %d splits, %d oblivious", st.Trees, st.MaxDepth, st.Splits, st.Oblivious),
 	}
 	if n := len(st.Folded); n > 0 {
-		l = append(l, fmt.Sprintf("        %d splits are constant over the input ranges and folded away", n))
+		l = append(l, fmt.Sprintf("        %d split(s) constant over the input ranges, folded away", n))
 	}
 	if n := len(st.ConstTrees); n > 0 {
-		l = append(l, fmt.Sprintf("        %d trees are constant over the input ranges: their leaf is in the base", n))
+		l = append(l, fmt.Sprintf("        %d tree(s) constant over the input ranges, their leaf added to the base", n))
 	}
 	l = append(l,
 		"",
@@ -62,10 +62,11 @@ func (g *gen) headerComment(file string) *node {
 	if ir.Transform.String() != "identity" {
 		l = append(l, fmt.Sprintf("(the model's %s transform is not applied)", ir.Transform))
 	}
-	l = append(l, fmt.Sprintf("accumulator: %s in Q%d, proven in [%d, %d] (every partial sum and the rounding addend)",
+	l = append(l, fmt.Sprintf("accumulator: %s in Q%d, proven in [%d, %d] (every partial sum)",
 		g.accT, ir.AccFrac, ir.Acc.Lo, ir.Acc.Hi))
 	if k := ir.AccFrac - ir.OutFrac; k > 0 {
-		l = append(l, fmt.Sprintf("rounding: once, half up (ties toward +inf): y = (acc + 2^%d) >> %d, an arithmetic shift", k-1, k))
+		l = append(l, fmt.Sprintf("rounding: once, half up (ties toward +inf): y = (sum + 2^%d) >> %d, an arithmetic shift;", k-1, k),
+			"the accumulator starts at the base plus 2^"+strconv.Itoa(k-1)+", so the code ends with acc >>= "+strconv.Itoa(k))
 	} else {
 		l = append(l, "rounding: none (the accumulator is already in the output format)")
 	}
@@ -154,7 +155,10 @@ func (g *gen) lowerSource() []*node {
 	if !slicesContains(used, true) {
 		body = append(body, stmt("(void)x;"))
 	}
-	body = append(body, stmt("%s acc = %s;", g.accT, g.lit(ir.Base)))
+	if ir.Addend != 0 {
+		body = append(body, &node{Kind: kindComment, Lines: []string{fmt.Sprintf("the base score %s plus the rounding addend %s", g.lit(ir.Base), g.lit(ir.Addend))}})
+	}
+	body = append(body, stmt("%s acc = %s;", g.accT, g.lit(ir.Base+ir.Addend)))
 	for t := range ir.Trees {
 		tr := &ir.Trees[t]
 		body = append(body, line(""))
@@ -226,7 +230,7 @@ func (g *gen) finish() []*node {
 	ir := g.ir
 	var ns []*node
 	if k := ir.AccFrac - ir.OutFrac; k > 0 {
-		ns = append(ns, stmt("acc = (acc + %s) >> %d;", g.lit(1<<(k-1)), k))
+		ns = append(ns, stmt("acc >>= %d;", k))
 	}
 	if ir.Clamp {
 		if ir.Rounded.Lo < int64(ir.ClampMin) {

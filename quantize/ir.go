@@ -19,7 +19,9 @@
 //
 //	y = (S + 2^(s-1)) >> s,  s = AccFrac − OutFrac  (arithmetic shift, i.e. floor)
 //
-// and y = S when s = 0. With Clamp set, y is then clamped to [ClampMin, ClampMax]; without it,
+// and y = S when s = 0; that is, y = floor(S/2^s + 1/2): the nearest Q(OutFrac) value, a tie
+// going up. The generated C adds the addend first (the accumulator starts at Base + 2^(s-1),
+// TreeIR.Addend) and shifts at the end; the sum is the same. With Clamp set, y is then clamped to [ClampMin, ClampMax]; without it,
 // the proven range of y must fit int32 or Trees fails.
 //
 // # Splits
@@ -28,7 +30,7 @@
 // x <= t (LightGBM, scikit-learn), x > t (CatBoost) — becomes the integer test
 // raw <= T, true going left (a > split swaps its children). T is computed from t·2^Frac and
 // then fixed by the float predicate itself (model.Node.GoesLeft at float64(raw)/2^Frac), so
-// that GoesLeft(T) holds and GoesLeft(T+1) does not. The predicate is monotone in raw
+// that the split sends T to its low side and T+1 to its high side. The predicate is monotone in raw
 // (raw/2^Frac is exact in float64, float32 rounding is monotone, and a comparison with a fixed
 // t is monotone), so those two checks prove the branch equal for every raw in [Min, Max].
 // A split that is constant over [Min, Max] is folded away: its subtree becomes the child every
@@ -37,7 +39,8 @@
 // # Missing values
 //
 // A fixed-point feature is never missing: there is no NaN in int32. Default directions
-// (Node.DefaultLeft) therefore never apply and are ignored. The one place a missing-value rule
+// (Node.DefaultLeft) therefore never apply: they are honoured vacuously, not refused, so that
+// every XGBoost model (whose splits all carry one) compiles. The one place a missing-value rule
 // touches a representable value is LightGBM's missing type Zero, which sends x = 0 the default
 // way: when raw 0 is in range and that disagrees with the threshold test, Trees refuses the
 // split with an error, since raw <= T cannot express it.
@@ -194,8 +197,12 @@ type TreeIR struct {
 	AccFrac int
 	Base    int64
 	Trees   []Tree
-	// Acc is the proven range of the accumulator: of Base, of every partial sum in tree order,
-	// and of the final sum plus the rounding addend.
+	// Addend is the rounding addend 2^(AccFrac−OutFrac−1) (0 when AccFrac == OutFrac). The C
+	// accumulator starts at Base + Addend, adds one leaf per tree in order, and ends with
+	// >> (AccFrac − OutFrac): the same value as Round(EvalScore(x)).
+	Addend int64
+	// Acc is the proven range of that C accumulator: of Base + Addend and of every partial
+	// sum, in tree order.
 	Acc Interval
 	// AccBits is the width of the accumulator C needs for Acc: 32 or 64.
 	AccBits int
@@ -283,8 +290,8 @@ func (ir *TreeIR) EvalScore(x []int32) int64 {
 // Clamp is set.
 func (ir *TreeIR) Eval(x []int32) int32 { return ir.Round(ir.EvalScore(x)) }
 
-// Round maps an accumulator value to the output: (s + 2^(k-1)) >> k with k = AccFrac − OutFrac,
-// then the clamp.
+// Round maps an accumulator value s = EvalScore(x) to the output: (s + 2^(k-1)) >> k with
+// k = AccFrac − OutFrac (floor of a half-up tie), then the clamp.
 func (ir *TreeIR) Round(s int64) int32 {
 	if k := ir.AccFrac - ir.OutFrac; k > 0 {
 		s = (s + 1<<(k-1)) >> k

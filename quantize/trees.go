@@ -338,10 +338,19 @@ func (ir *TreeIR) foldConstantTrees() {
 	ir.Trees = kept
 }
 
-// proveRanges runs the interval analysis: the accumulator's range over every partial sum in
-// tree order and the rounding addend, its C width, and the output's range.
+// proveRanges runs the interval analysis of the accumulator as C computes it: it starts at
+// Base + Addend and adds one leaf per tree, in tree order. It sets Addend, Acc (the range of
+// every partial sum), AccBits, and the output's ranges.
 func (ir *TreeIR) proveRanges() error {
-	lo, hi := ir.Base, ir.Base
+	ir.Addend = 0
+	if k := ir.AccFrac - ir.OutFrac; k > 0 {
+		ir.Addend = 1 << (k - 1)
+	}
+	lo, ok := addInt64(ir.Base, ir.Addend)
+	if !ok {
+		return fmt.Errorf("quantize: the base plus the rounding addend overflows int64 in Q%d", ir.AccFrac)
+	}
+	hi := lo
 	acc := Interval{lo, hi}
 	for t := range ir.Trees {
 		tmin, tmax := ir.Trees[t].LeafRange()
@@ -354,27 +363,16 @@ func (ir *TreeIR) proveRanges() error {
 		}
 		acc.Lo, acc.Hi = min(acc.Lo, lo), max(acc.Hi, hi)
 	}
-	final := Interval{lo, hi}
-	if k := ir.AccFrac - ir.OutFrac; k > 0 {
-		h := int64(1) << (k - 1)
-		var ok1, ok2 bool
-		if lo, ok1 = addInt64(lo, h); ok1 {
-			hi, ok2 = addInt64(hi, h)
-		}
-		if !ok1 || !ok2 {
-			return fmt.Errorf("quantize: the accumulator plus the rounding addend overflows int64 in Q%d", ir.AccFrac)
-		}
-		acc.Lo, acc.Hi = min(acc.Lo, lo), max(acc.Hi, hi)
-	}
 	ir.Acc = acc
 	ir.AccBits = 64
 	if acc.Lo >= math.MinInt32 && acc.Hi <= math.MaxInt32 {
 		ir.AccBits = 32
 	}
-	ylo, yhi := ir.roundNoClamp(final.Lo), ir.roundNoClamp(final.Hi)
+	k := ir.AccFrac - ir.OutFrac
+	ylo, yhi := lo>>k, hi>>k // lo and hi include the addend
 	if !ir.Clamp && (ylo < math.MinInt32 || yhi > math.MaxInt32) {
 		return fmt.Errorf("quantize: the score's range [%g, %g] does not fit int32 in Q%d; clamp it or lower the output's fraction bits",
-			math.Ldexp(float64(final.Lo), -ir.AccFrac), math.Ldexp(float64(final.Hi), -ir.AccFrac), ir.OutFrac)
+			math.Ldexp(float64(lo-ir.Addend), -ir.AccFrac), math.Ldexp(float64(hi-ir.Addend), -ir.AccFrac), ir.OutFrac)
 	}
 	ir.Rounded = Interval{ylo, yhi}
 	if ir.Clamp {
@@ -383,13 +381,6 @@ func (ir *TreeIR) proveRanges() error {
 	}
 	ir.Out = Interval{ylo, yhi}
 	return nil
-}
-
-func (ir *TreeIR) roundNoClamp(s int64) int64 {
-	if k := ir.AccFrac - ir.OutFrac; k > 0 {
-		return (s + 1<<(k-1)) >> k
-	}
-	return s
 }
 
 // LeafRange is the smallest and largest leaf value of the tree.

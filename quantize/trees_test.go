@@ -493,7 +493,7 @@ func TestAccWidth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ir.AccBits != 32 || ir.Acc != (quantize.Interval{Lo: -3.5 * (1 << 24), Hi: 3.5*(1<<24) + 128}) {
+	if ir.AccBits != 32 || ir.Acc != (quantize.Interval{Lo: -3.5*(1<<24) + 128, Hi: 3.5*(1<<24) + 128}) || ir.Addend != 128 {
 		t.Errorf("acc %+v int%d", ir.Acc, ir.AccBits)
 	}
 	if ir.Out != (quantize.Interval{Lo: -3.5 * 65536, Hi: 3.5 * 65536}) {

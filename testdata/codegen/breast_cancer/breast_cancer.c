@@ -42,8 +42,9 @@
  *
  * output: int32 Q16, value = y / 2^16, proven in [-78911, 116184]; the raw score base + sum of leaves
  * (the model's sigmoid transform is not applied)
- * accumulator: int32_t in Q24, proven in [-20201107, 29743315] (every partial sum and the rounding addend)
- * rounding: once, half up (ties toward +inf): y = (acc + 2^7) >> 8, an arithmetic shift
+ * accumulator: int32_t in Q24, proven in [-20200979, 29743315] (every partial sum)
+ * rounding: once, half up (ties toward +inf): y = (sum + 2^7) >> 8, an arithmetic shift;
+ * the accumulator starts at the base plus 2^7, so the code ends with acc >>= 8
  * error bound vs the float model's exact score: 7.908285831831341e-06 (leaves 2.7889130058134093e-07, rounding 7.62939453125e-06)
  */
 #include "breast_cancer.h"
@@ -84,7 +85,8 @@ int32_t breast_cancer(const int32_t *x)
 	const int32_t x27 = x[27];
 	const int32_t x28 = x[28];
 	const int32_t x29 = x[29];
-	int32_t acc = 0;
+	/* the base score 0 plus the rounding addend 128 */
+	int32_t acc = 128;
 
 	/* tree 0 (source tree 0): depth 7 */
 	if (x22 <= 960076185) {
@@ -888,6 +890,6 @@ int32_t breast_cancer(const int32_t *x)
 		}
 	}
 
-	acc = (acc + 128) >> 8;
+	acc >>= 8;
 	return acc;
 }

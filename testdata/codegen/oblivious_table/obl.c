@@ -14,8 +14,9 @@
  *   x[2] c Q12 raw [0, 4096] = [0, 1]
  *
  * output: int32 Q16, value = y / 2^16, proven in [-96010, 85524]; the raw score base + sum of leaves
- * accumulator: int32_t in Q24, proven in [-24578622, 21894394] (every partial sum and the rounding addend)
- * rounding: once, half up (ties toward +inf): y = (acc + 2^7) >> 8, an arithmetic shift
+ * accumulator: int32_t in Q24, proven in [-24578494, 21894394] (every partial sum)
+ * rounding: once, half up (ties toward +inf): y = (sum + 2^7) >> 8, an arithmetic shift;
+ * the accumulator starts at the base plus 2^7, so the code ends with acc >>= 8
  * error bound vs the float model's exact score: 7.681846618673438e-06 (leaves 5.245208742343799e-08, rounding 7.62939453125e-06)
  */
 #include "obl.h"
@@ -40,7 +41,8 @@ int32_t obl(const int32_t *x)
 	const int32_t x0 = x[0];
 	const int32_t x1 = x[1];
 	const int32_t x2 = x[2];
-	int32_t acc = -2097152;
+	/* the base score -2097152 plus the rounding addend 128 */
+	int32_t acc = -2097024;
 
 	/* tree 0 (source tree 0): oblivious, depth 3, constant time */
 	acc += obl_tree0[
@@ -66,6 +68,6 @@ int32_t obl(const int32_t *x)
 		}
 	}
 
-	acc = (acc + 128) >> 8;
+	acc >>= 8;
 	return acc;
 }

@@ -15,8 +15,9 @@
  *   x[3] o_prev  Q16 raw [-50332, 5033165] = [-0.76800537109375, 76.80000305175781]
  *
  * output: int32 Q16, value = y / 2^16, proven in [-64873, 91625]; the raw score base + sum of leaves
- * accumulator: int32_t in Q24, proven in [-16607430, 23456188] (every partial sum and the rounding addend)
- * rounding: once, half up (ties toward +inf): y = (acc + 2^7) >> 8, an arithmetic shift
+ * accumulator: int32_t in Q24, proven in [-16607302, 23456188] (every partial sum)
+ * rounding: once, half up (ties toward +inf): y = (sum + 2^7) >> 8, an arithmetic shift;
+ * the accumulator starts at the base plus 2^7, so the code ends with acc >>= 8
  * error bound vs the float model's exact score: 7.921073120087385e-06 (leaves 2.916785888373852e-07, rounding 7.62939453125e-06)
  */
 #ifndef NICC_POLICY_H

@@ -4,8 +4,8 @@
  * model:  wide
  * sha256: f4e19c7af756ae3663ddc49f241c4997514954b108525b98b9e04ea1b8a02013 (the model's canonical nicc JSON)
  * trees:  3, max depth 2, 3 splits, 1 oblivious
- *         1 splits are constant over the input ranges and folded away
- *         1 trees are constant over the input ranges: their leaf is in the base
+ *         1 split(s) constant over the input ranges, folded away
+ *         1 tree(s) constant over the input ranges, their leaf added to the base
  *
  * int32_t wide(const int32_t *x)
  *
@@ -15,8 +15,9 @@
  *   x[1] q16 Q16 raw [-65536, 65536] = [-1, 1]
  *
  * output: int32 Q16, value = y / 2^16, proven in [-16777216, 16777216]; the raw score base + sum of leaves
- * accumulator: int64_t in Q24, proven in [-4961861632, 7629439104] (every partial sum and the rounding addend)
- * rounding: once, half up (ties toward +inf): y = (acc + 2^7) >> 8, an arithmetic shift
+ * accumulator: int64_t in Q24, proven in [-4961861504, 7629439104] (every partial sum)
+ * rounding: once, half up (ties toward +inf): y = (sum + 2^7) >> 8, an arithmetic shift;
+ * the accumulator starts at the base plus 2^7, so the code ends with acc >>= 8
  * clamp: y to [-16777216, 16777216] after rounding
  * error bound vs the float model's exact score: 7.62939453125e-06 (leaves 0, rounding 7.62939453125e-06)
  */
@@ -32,7 +33,8 @@ int32_t wide(const int32_t *x)
 {
 	const int32_t x0 = x[0];
 	const int32_t x1 = x[1];
-	int64_t acc = 71303168;
+	/* the base score 71303168 plus the rounding addend 128 */
+	int64_t acc = 71303296;
 
 	/* tree 0 (source tree 0): depth 2 */
 	if (x0 <= (-2147483647 - 1)) {
@@ -52,7 +54,7 @@ int32_t wide(const int32_t *x)
 		acc += INT64_C(3355443200);
 	}
 
-	acc = (acc + 128) >> 8;
+	acc >>= 8;
 	if (acc < -16777216) {
 		acc = -16777216;
 	}
