@@ -37,3 +37,11 @@ func TestPrinterIndent(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestFormNames(t *testing.T) {
+	for f := Form(0); f < formEnd; f++ {
+		if strings.HasPrefix(f.String(), "Form(") {
+			t.Errorf("form %d has no name", int(f))
+		}
+	}
+}

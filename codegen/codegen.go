@@ -32,6 +32,15 @@ const (
 	formEnd
 )
 
+var formNames = [...]string{FormBranch: "branch", FormTable: "table"}
+
+func (f Form) String() string {
+	if f >= 0 && f < formEnd && formNames[f] != "" {
+		return formNames[f]
+	}
+	return fmt.Sprintf("Form(%d)", int(f))
+}
+
 // Options control Trees.
 type Options struct {
 	// Func is the entry point: int32_t Func(const int32_t *x). Empty means DefaultFunc. It must
