@@ -1,0 +1,675 @@
+package compiler
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nicc-dev/nicc/codegen"
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// Handler is the event handler nicc compile wraps around the model.
+type Handler int
+
+const (
+	// HandlerAuto is HandlerRLCC for a model whose 4 inputs are named in the RL-CC layout,
+	// HandlerNone otherwise.
+	HandlerAuto Handler = iota
+	// HandlerRLCC compiles the whole RL-CC event handler (nicsdk rlcc.h) around the model:
+	// uint32_t nicc_on_event(const struct nicc_event *, struct nicc_flow_ctx *).
+	HandlerRLCC
+	// HandlerNone compiles the model alone: int32_t nicc_policy(const int32_t *x).
+	HandlerNone
+	handlerEnd
+)
+
+var handlerNames = [...]string{HandlerAuto: "auto", HandlerRLCC: "rlcc", HandlerNone: "none"}
+
+func (h Handler) String() string {
+	if h >= 0 && h < handlerEnd {
+		return handlerNames[h]
+	}
+	return fmt.Sprintf("handler(%d)", int(h))
+}
+
+// HandlerNames lists the names ParseHandler accepts.
+func HandlerNames() []string { return handlerNames[:] }
+
+// ParseHandler reads a handler name as the CLI's --handler flag gives it.
+func ParseHandler(s string) (Handler, error) {
+	for i, n := range handlerNames {
+		if n == s {
+			return Handler(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown handler %q (want one of %s)", s, strings.Join(handlerNames[:], ", "))
+}
+
+// Entry points of the firmware.
+const (
+	EntryHandler = "nicc_on_event"     // HandlerRLCC
+	EntryPolicy  = codegen.DefaultFunc // the model alone (HandlerNone; also inside the RL-CC ELF)
+)
+
+// DefaultVectors is how many calls verify compares when CompileOptions.Vectors is 0.
+const DefaultVectors = 100_000
+
+// Files compile writes into the output directory, besides codegen's policy .c/.h and
+// nicsdk's sources.
+const (
+	HandlerFile  = "handler.c"    // HandlerRLCC: the engine entry
+	FirmwareFile = "firmware.elf" // the RISC-V ELF
+	ReportFile   = "report.json"
+	HostDir      = "host" // the host driver (driver.c) and its two builds
+)
+
+// Host compiler flags: the strict build the outputs are compared on, and the sanitized one.
+var (
+	HostFlags  = []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2"}
+	UBSanFlags = []string{"-fsanitize=undefined", "-fno-sanitize-recover=all"}
+	// FirmwareWarnFlags go to nicsdk.Build after nicsdk.FirmwareFlags.
+	FirmwareWarnFlags = []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2"}
+)
+
+// ProgressFunc is told how far a long stage is: done of total steps. It is called with done
+// 0 when the stage starts and done == total when it ends.
+type ProgressFunc func(stage string, done, total int)
+
+// CompileOptions say what nicc compile does.
+type CompileOptions struct {
+	Model  string // the model file
+	Format Format // its format; FormatAuto sniffs
+	Out    string // output directory, created if missing
+
+	Handler Handler
+	// Params are the RL-CC handler's parameters; the zero value is nicsdk.DefaultParams.
+	Params nicsdk.Params
+
+	Core   string        // core profile; "" is fwsim.DefaultProfile
+	Budget time.Duration // 0 is DefaultBudget
+
+	// Vectors is the least number of calls verify compares among golden, host C and fwsim;
+	// 0 is DefaultVectors.
+	Vectors int
+	// Seed seeds the vector sampler (the same seed gives the same vectors).
+	Seed uint64
+
+	// Ranges is a CSV or TSV file of sample rows (HandlerNone): each feature's range covers
+	// its column, the rows are verify vectors, and fidelity is measured on them.
+	Ranges string
+	// Predictions is a file of the source tool's own outputs on the Ranges rows, one per
+	// line: the report then gives the firmware's error against them.
+	Predictions string
+
+	// HostCC is the host C compiler; "" is "gcc".
+	HostCC string
+
+	Progress ProgressFunc
+
+	// tamper, for tests, edits the emitted sources before they are built.
+	tamper func(dir string) error
+}
+
+// compilation is one run of the pipeline; each stage fills its part.
+type compilation struct {
+	opt    CompileOptions
+	params nicsdk.Params
+
+	m       *model.Model
+	format  Format
+	handler Handler
+	notes   []string
+
+	ir       *quantize.TreeIR
+	inputSrc []string // where each input's range came from
+	rows     [][]float64
+	preds    []float64
+
+	files   []string // written into opt.Out, sorted
+	elf     string
+	hostBin string
+	ubsan   string
+
+	verify *VerifyReport
+	budget *BudgetReport
+	policy *BudgetReport // the model alone, inside the RL-CC firmware
+}
+
+// Compile runs the pipeline: load → quantize → emit → build → verify → budget → report. It
+// writes the C, the ELF and report.json into opt.Out and returns the report. Bad input (an
+// unreadable or unsupported model, a model that does not fit the handler or the flow
+// context, ranges that cannot represent a threshold) is an error. A failed check (a
+// mismatch, undefined behaviour, over budget) is a *CheckError; over budget still returns
+// the report, and writes it.
+func Compile(opt CompileOptions) (*CompileReport, error) {
+	c := &compilation{opt: opt, params: opt.Params}
+	if c.params == (nicsdk.Params{}) {
+		c.params = nicsdk.DefaultParams()
+	}
+	if err := c.params.Validate(); err != nil {
+		return nil, err
+	}
+	if c.opt.Vectors == 0 {
+		c.opt.Vectors = DefaultVectors
+	}
+	if c.opt.Vectors < 0 {
+		return nil, fmt.Errorf("vectors %d: want a positive count", c.opt.Vectors)
+	}
+	if c.opt.Out == "" {
+		return nil, fmt.Errorf("compile needs an output directory")
+	}
+	if c.opt.HostCC == "" {
+		c.opt.HostCC = "gcc"
+	}
+	for _, stage := range []func() error{c.load, c.quantize, c.emit, c.build, c.verifyStage, c.budgetStage} {
+		if err := stage(); err != nil {
+			return nil, err
+		}
+	}
+	return c.report()
+}
+
+func (c *compilation) progress(stage string, done, total int) {
+	if c.opt.Progress != nil {
+		c.opt.Progress(stage, done, total)
+	}
+}
+
+// rlccNames are the input names that put a 4-input model in the RL-CC layout, by position:
+// the distiller's and XGBoost's names, and nicsdk's.
+var rlccNames = [nicsdk.RLCCInputs][]string{{"a_prev"}, {"o", "obs"}, {"a_prev2"}, {"o_prev", "obs_prev"}}
+
+// rlccLayout reports whether names are the RL-CC inputs in order, and whether they are RL-CC
+// names at all (in any order).
+func rlccLayout(names []string) (inOrder, rlccNamed bool) {
+	if len(names) != nicsdk.RLCCInputs {
+		return false, false
+	}
+	inOrder, rlccNamed = true, true
+	for i, n := range names {
+		n = strings.ToLower(strings.TrimSpace(n))
+		if !slices.Contains(rlccNames[i], n) {
+			inOrder = false
+		}
+		found := false
+		for _, alts := range rlccNames {
+			found = found || slices.Contains(alts, n)
+		}
+		rlccNamed = rlccNamed && found
+	}
+	return inOrder, rlccNamed
+}
+
+// load reads the model and checks that the chosen handler can run it: tree ensembles only,
+// no wider than the handler's inputs, state within the flow context.
+func (c *compilation) load() error {
+	m, f, err := LoadModel(c.opt.Model, c.opt.Format)
+	if err != nil {
+		return err
+	}
+	c.m, c.format = m, f
+	inOrder, rlccNamed := rlccLayout(m.Inputs)
+	h := c.opt.Handler
+	if h == HandlerAuto {
+		h = HandlerNone
+		if inOrder {
+			h = HandlerRLCC
+		}
+	}
+	if h < 0 || h >= handlerEnd {
+		return fmt.Errorf("unknown handler %d", int(h))
+	}
+	c.handler = h
+	n := m.NumInputs()
+	if h == HandlerRLCC {
+		switch {
+		case n != nicsdk.RLCCInputs:
+			wider := "wider than"
+			if n < nicsdk.RLCCInputs {
+				wider = "narrower than"
+			}
+			return fmt.Errorf("%s: model %s has %d inputs, %s the RL-CC handler's %d (a_prev, o, a_prev2, o_prev); compile it with --handler none",
+				c.opt.Model, m.Name, n, wider, nicsdk.RLCCInputs)
+		case rlccNamed && !inOrder:
+			return fmt.Errorf("%s: model %s's inputs are (%s); the RL-CC handler feeds (a_prev, o, a_prev2, o_prev) in that order",
+				c.opt.Model, m.Name, strings.Join(m.Inputs, ", "))
+		case !inOrder:
+			c.notes = append(c.notes, fmt.Sprintf("inputs (%s) taken by position as (a_prev, o, a_prev2, o_prev)", strings.Join(m.Inputs, ", ")))
+		}
+	}
+	if err := checkState(c.opt.Model, m, h); err != nil {
+		return err
+	}
+	if k := m.Kind(); k != model.KindTrees {
+		return fmt.Errorf("%s: model %s is an %s network; nicc compile takes tree ensembles: int8 networks (--target int8) are not supported yet, so distill it into trees first",
+			c.opt.Model, m.Name, k)
+	}
+	return nil
+}
+
+// StateBytes is the flow context the handler's decision keeps per flow.
+func StateBytes(h Handler) int {
+	if h == HandlerRLCC {
+		return nicsdk.RLCCBytes
+	}
+	return 0
+}
+
+// checkState refuses a decision whose per-flow state cannot fit the engine's 48-byte
+// context: the handler's words, plus a recurrent model's h and c at one byte each (int8,
+// the narrowest nicc would ever keep them).
+func checkState(path string, m *model.Model, h Handler) error {
+	bytes := StateBytes(h)
+	what := fmt.Sprintf("the %s handler's %d", h, bytes)
+	for _, l := range m.Layers {
+		if l.Op == model.OpLSTM {
+			bytes += 2 * l.Out
+			what += fmt.Sprintf(" + h and c of %d values each at int8 (%d)", l.Out, 2*l.Out)
+		}
+	}
+	if bytes > nicsdk.CtxBytes {
+		return fmt.Errorf("%s: model %s needs %d bytes of flow state (%s), over the engine's %d-byte flow context",
+			path, m.Name, bytes, what, nicsdk.CtxBytes)
+	}
+	return nil
+}
+
+// quantize picks each input's fixed-point format and turns the ensemble into the integer IR.
+//
+// RL-CC: the formats are the handler's declared Q16 ranges (nicsdk.RLCCInputRanges). A split
+// on o or o_prev above the handler's clamp of the observation (128) cannot be represented and
+// is refused; splits outside a range the float feature cannot leave either are folded.
+//
+// None: each feature's range is the hull of its thresholds and, with Ranges, of its sample
+// column, widened by 1/64 of its span (at least 1/1024 of its magnitude) so that every
+// threshold lies strictly inside. A caller clamps inputs to these ranges, which changes no
+// branch. Two distinct thresholds of one feature that the chosen format cannot tell apart
+// are refused.
+func (c *compilation) quantize() error {
+	m := c.m
+	n := m.NumInputs()
+	var inputs []quantize.Input
+	switch c.handler {
+	case HandlerRLCC:
+		for i, r := range nicsdk.RLCCInputRanges(c.params) {
+			inputs = append(inputs, quantize.Input{Name: m.Inputs[i], Frac: r.FracBits, Min: r.Min, Max: r.Max})
+			c.inputSrc = append(c.inputSrc, "nicsdk RL-CC range of "+r.Name)
+		}
+		if err := c.checkRLCCThresholds(inputs); err != nil {
+			return err
+		}
+	default:
+		if err := c.readRows(); err != nil {
+			return err
+		}
+		lo, hi, src := c.noneRanges()
+		c.inputSrc = src
+		var err error
+		if inputs, err = quantize.ChooseInputs(m.Inputs, lo, hi); err != nil {
+			return fmt.Errorf("%s: %w", c.opt.Model, err)
+		}
+		if err := c.checkResolution(inputs); err != nil {
+			return err
+		}
+	}
+	if len(inputs) != n {
+		return fmt.Errorf("internal error: %d input formats for %d inputs", len(inputs), n)
+	}
+	ir, err := quantize.Trees(m, inputs, quantize.Options{OutFrac: quantize.DefaultOutFrac})
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.opt.Model, err)
+	}
+	c.ir = ir
+	return nil
+}
+
+// forEachSplit calls f on every split of the ensemble.
+func forEachSplit(m *model.Model, f func(tree, node int, n *model.Node) error) error {
+	for t := range m.Ensemble.Trees {
+		for i := range m.Ensemble.Trees[t].Nodes {
+			if n := &m.Ensemble.Trees[t].Nodes[i]; !n.Leaf {
+				if err := f(t, i, n); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// rlccClamped marks the RL-CC inputs whose upper bound is a clamp of a value that can grow
+// without bound (the observation): a split above it has a branch the firmware never takes.
+var rlccClamped = [nicsdk.RLCCInputs]bool{false, true, false, true}
+
+func (c *compilation) checkRLCCThresholds(inputs []quantize.Input) error {
+	e := c.m.Ensemble
+	return forEachSplit(c.m, func(t, i int, n *model.Node) error {
+		in := inputs[n.Feature]
+		if !rlccClamped[n.Feature] {
+			return nil
+		}
+		s, err := quantize.Split(n, in, e.Float32)
+		if err != nil {
+			return fmt.Errorf("%s: tree %d node %d: %w", c.opt.Model, t, i, err)
+		}
+		if s.Const && s.AllLow && n.Threshold > in.Value(in.Max) {
+			return fmt.Errorf("%s: tree %d node %d splits %s at %v, above %v where the RL-CC handler clamps it: the feature range cannot represent this threshold",
+				c.opt.Model, t, i, in.Name, n.Threshold, in.Value(in.Max))
+		}
+		return nil
+	})
+}
+
+// readRows reads the Ranges rows and the source tool's Predictions on them.
+func (c *compilation) readRows() error {
+	if c.opt.Ranges == "" {
+		if c.opt.Predictions != "" {
+			return fmt.Errorf("predictions %s need the rows they were made on (--ranges)", c.opt.Predictions)
+		}
+		return nil
+	}
+	f, err := os.Open(c.opt.Ranges)
+	if err != nil {
+		return err
+	}
+	rows, err := model.ReadCSV(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.opt.Ranges, err)
+	}
+	n := c.m.NumInputs()
+	data := rows.Data
+	if w := len(data[0]); w != n {
+		if rows.Names == nil || w < n {
+			return fmt.Errorf("%s: rows have %d values; model %s takes %d inputs", c.opt.Ranges, w, c.m.Name, n)
+		}
+		// A header naming every model input selects the columns.
+		idx := make([]int, n)
+		for i, name := range c.m.Inputs {
+			j := slices.Index(rows.Names, name)
+			if j < 0 {
+				return fmt.Errorf("%s: rows have %d values and no column %q; model %s takes %d inputs", c.opt.Ranges, w, name, c.m.Name, n)
+			}
+			idx[i] = j
+		}
+		for r, row := range data {
+			sel := make([]float64, n)
+			for i, j := range idx {
+				sel[i] = row[j]
+			}
+			data[r] = sel
+		}
+	}
+	for r, row := range data {
+		for i, v := range row {
+			if math.IsInf(v, 0) {
+				return fmt.Errorf("%s: row %d: %s is %v: a range must be finite", c.opt.Ranges, r+1, c.m.Inputs[i], v)
+			}
+		}
+	}
+	c.rows = data
+	if c.opt.Predictions == "" {
+		return nil
+	}
+	f, err = os.Open(c.opt.Predictions)
+	if err != nil {
+		return err
+	}
+	preds, err := model.ReadCSV(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.opt.Predictions, err)
+	}
+	if len(preds.Data) != len(data) || len(preds.Data[0]) != 1 {
+		return fmt.Errorf("%s: %d rows of %d values; want one prediction for each of the %d rows of %s",
+			c.opt.Predictions, len(preds.Data), len(preds.Data[0]), len(data), c.opt.Ranges)
+	}
+	for _, p := range preds.Data {
+		c.preds = append(c.preds, p[0])
+	}
+	return nil
+}
+
+// noneRanges is each feature's declared range for HandlerNone (see quantize).
+func (c *compilation) noneRanges() (lo, hi []float64, src []string) {
+	n := c.m.NumInputs()
+	lo, hi = make([]float64, n), make([]float64, n)
+	have := make([]bool, n)
+	hasT := make([]bool, n)
+	widen := func(i int, v float64) {
+		if math.IsNaN(v) {
+			return
+		}
+		if !have[i] {
+			lo[i], hi[i], have[i] = v, v, true
+			return
+		}
+		lo[i], hi[i] = min(lo[i], v), max(hi[i], v)
+	}
+	_ = forEachSplit(c.m, func(_, _ int, nd *model.Node) error {
+		widen(nd.Feature, nd.Threshold)
+		hasT[nd.Feature] = true
+		return nil
+	})
+	for _, row := range c.rows {
+		for i, v := range row {
+			widen(i, v)
+		}
+	}
+	src = make([]string, n)
+	for i := range n {
+		switch {
+		case hasT[i] && c.rows != nil:
+			src[i] = "thresholds and rows, padded"
+		case hasT[i]:
+			src[i] = "thresholds, padded"
+		case c.rows != nil:
+			src[i] = "rows, padded (no splits)"
+		default:
+			lo[i], hi[i] = -1, 1
+			src[i] = "no splits: [-1, 1]"
+			continue
+		}
+		pad := max((hi[i]-lo[i])/64, max(math.Abs(lo[i]), math.Abs(hi[i]))/1024)
+		if pad == 0 {
+			pad = 1
+		}
+		lo[i], hi[i] = lo[i]-pad, hi[i]+pad
+	}
+	return lo, hi, src
+}
+
+// checkResolution refuses formats that cannot tell two thresholds of a feature apart, or
+// fold a split inside the declared range.
+func (c *compilation) checkResolution(inputs []quantize.Input) error {
+	type key struct {
+		f int
+		t int32
+	}
+	seen := map[key]float64{}
+	f32 := c.m.Ensemble.Float32
+	return forEachSplit(c.m, func(t, i int, n *model.Node) error {
+		in := inputs[n.Feature]
+		s, err := quantize.Split(n, in, f32)
+		if err != nil {
+			return fmt.Errorf("%s: tree %d node %d: %w", c.opt.Model, t, i, err)
+		}
+		if s.Const {
+			return fmt.Errorf("%s: tree %d node %d splits %s at %v, which its range [%v, %v] in Q%d cannot represent",
+				c.opt.Model, t, i, in.Name, n.Threshold, in.Value(in.Min), in.Value(in.Max), in.Frac)
+		}
+		k := key{n.Feature, s.T}
+		if prev, ok := seen[k]; ok && prev != n.Threshold {
+			return fmt.Errorf("%s: feature %s: thresholds %v and %v both become raw <= %d: its range [%v, %v] in Q%d (one step is %g) cannot represent the difference",
+				c.opt.Model, in.Name, prev, n.Threshold, s.T, in.Value(in.Min), in.Value(in.Max), in.Frac, in.Resolution())
+		}
+		seen[k] = n.Threshold
+		return nil
+	})
+}
+
+// emit writes the policy C, the nicsdk sources, the RL-CC entry and the host driver into the
+// output directory.
+func (c *compilation) emit() error {
+	dir := c.opt.Out
+	if err := os.MkdirAll(filepath.Join(dir, HostDir), 0o755); err != nil {
+		return err
+	}
+	files, err := codegen.Trees(c.ir, codegen.Options{})
+	if err != nil {
+		return err
+	}
+	if err := files.Write(dir); err != nil {
+		return err
+	}
+	c.files = []string{files.HeaderName, files.SourceName}
+	// The model alone needs only the ABI header and the linker script; files of an earlier
+	// RL-CC compile into the same directory are removed.
+	sdk := nicsdk.Sources()
+	gen := map[string][]byte{}
+	if c.handler == HandlerRLCC {
+		gen[HandlerFile] = []byte(handlerC(c.ir, files.HeaderName, c.params))
+	} else {
+		delete(sdk, nicsdk.RLCCHeaderName)
+	}
+	for n, b := range sdk {
+		gen[n] = b
+	}
+	for _, n := range []string{HandlerFile, nicsdk.RLCCHeaderName} {
+		if _, ok := gen[n]; !ok {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	for n, b := range gen {
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			return err
+		}
+		c.files = append(c.files, n)
+	}
+	if err := os.WriteFile(filepath.Join(dir, HostDir, "driver.c"), []byte(driverC(len(c.ir.Inputs), files.HeaderName, c.handler == HandlerRLCC)), 0o644); err != nil {
+		return err
+	}
+	slices.Sort(c.files)
+	if c.opt.tamper != nil {
+		return c.opt.tamper(dir)
+	}
+	return nil
+}
+
+// handlerC is the RL-CC engine entry: the parameters and rlcc.h's handler around the policy.
+func handlerC(ir *quantize.TreeIR, policyHeader string, p nicsdk.Params) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `/* %s: generated by nicc compile; do not edit.
+ * The RL-CC event handler (nicsdk rlcc.h) around the tree policy %s.
+ * Model: %s, SHA-256 %s.
+ *
+ *     uint32_t %s(const struct nicc_event *ev, struct nicc_flow_ctx *ctx);
+ *
+ * returns the flow's new rate in fxp20 and keeps its state in ctx->data[0..%d]. */
+#include <stdint.h>
+#include "%s"
+#include "%s"
+
+`, HandlerFile, EntryPolicy, ir.Name, ir.ModelHash, EntryHandler, nicsdk.RLCCWords-1, nicsdk.RLCCHeaderName, policyHeader)
+	b.WriteString(p.C("nicc_rlcc_params"))
+	b.WriteString("\nRLCC_DEFINE_HANDLER(nicc_rlcc_params)\n")
+	return b.String()
+}
+
+// sources are the C files the firmware and the host builds compile (the driver aside).
+func (c *compilation) sources() []string {
+	src := []string{filepath.Join(c.opt.Out, EntryPolicy+".c")}
+	if c.handler == HandlerRLCC {
+		src = append(src, filepath.Join(c.opt.Out, HandlerFile))
+	}
+	return src
+}
+
+// build compiles the host driver twice (strict, and with UBSan) and the RISC-V firmware, at
+// the same time.
+func (c *compilation) build() error {
+	dir := c.opt.Out
+	c.elf = filepath.Join(dir, FirmwareFile)
+	c.hostBin = filepath.Join(dir, HostDir, "driver")
+	c.ubsan = filepath.Join(dir, HostDir, "driver-ubsan")
+	driver := filepath.Join(dir, HostDir, "driver.c")
+	host := func(out string, extra ...string) error {
+		args := append(append(slices.Clone(HostFlags), extra...), "-I", dir, "-o", out, driver)
+		args = append(args, c.sources()...)
+		if msg, err := exec.Command(c.opt.HostCC, args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s %s: %v\n%s", c.opt.HostCC, strings.Join(args, " "), err, msg)
+		}
+		return nil
+	}
+	var errs [3]error
+	var wg sync.WaitGroup
+	c.progress("build", 0, 3)
+	wg.Go(func() { errs[0] = host(c.hostBin) })
+	wg.Go(func() { errs[1] = host(c.ubsan, UBSanFlags...) })
+	wg.Go(func() {
+		extra := append(slices.Clone(FirmwareWarnFlags), "-I", dir)
+		errs[2] = nicsdk.Build(c.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, c.sources()...)
+	})
+	wg.Wait()
+	c.progress("build", 3, 3)
+	if err := errors.Join(errs[:]...); err != nil {
+		// The generated C failing to build is nicc's fault, not the model's.
+		return &CheckError{fmt.Errorf("building the generated C failed (an internal error; please report it): %w", err)}
+	}
+	return nil
+}
+
+// budgetStage bounds the firmware's entry (and, for RL-CC, the policy alone) on the core and
+// measures it on the verify calls that ran longest.
+func (c *compilation) budgetStage() error {
+	entry := EntryPolicy
+	if c.handler == HandlerRLCC {
+		entry = EntryHandler
+	}
+	r, err := Budget(BudgetOptions{ELF: c.elf, Entry: entry, Core: c.opt.Core, Budget: c.opt.Budget,
+		Vectors: c.verify.measure, VectorsFile: "verify vectors"})
+	if err != nil {
+		return err
+	}
+	c.budget = r
+	if c.handler == HandlerRLCC {
+		p, err := Budget(BudgetOptions{ELF: c.elf, Entry: EntryPolicy, Core: c.opt.Core, Budget: c.opt.Budget,
+			Vectors: c.verify.measurePolicy, VectorsFile: "verify vectors"})
+		if err != nil {
+			return err
+		}
+		c.policy = p
+	}
+	return nil
+}
+
+// textBytes is the size of the ELF's .text and .rodata sections.
+func textBytes(path string) (text, rodata uint64, err error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	for _, s := range f.Sections {
+		switch {
+		case s.Name == ".text":
+			text += s.Size
+		case strings.HasPrefix(s.Name, ".rodata") || strings.HasPrefix(s.Name, ".srodata"):
+			rodata += s.Size
+		}
+	}
+	return text, rodata, nil
+}

@@ -1,0 +1,350 @@
+package compiler
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// CompileReport is what nicc compile found, as report.json holds it.
+type CompileReport struct {
+	Model   ModelInfo `json:"model"`
+	Handler string    `json:"handler"`
+	Entry   string    `json:"entry"`
+	// Notes are things a user should know that are not errors.
+	Notes []string `json:"notes,omitempty"`
+	Out   string   `json:"out"`
+	// Files are the sources written into Out (the firmware ELF, the host driver and this
+	// report aside).
+	Files    []string     `json:"files"`
+	Firmware string       `json:"firmware"`
+	Inputs   []InputInfo  `json:"inputs"`
+	Params   *RLCCParams  `json:"rlcc_params,omitempty"`
+	Quant    QuantInfo    `json:"quantization"`
+	Verify   VerifyReport `json:"verify"`
+
+	// Fidelity compares the firmware with the float model on the sampled float states (and
+	// sample rows) of verify, in the model's output units (a probability for a binary model).
+	Fidelity Fidelity `json:"fidelity"`
+	// HandlerFidelity does the same over the RL-CC handler's decisions in the event
+	// sequences that start from a new or a valid flow context, on the RTT events whose o_t
+	// was drawn uniformly (not aimed at a threshold or an edge). The float state is the
+	// observation computed in float64 from the same RTT, base RTT and rate (o_{t-1}: the
+	// previous such float observation), and the multipliers a_{t-1}, a_{t-2} the context
+	// holds.
+	HandlerFidelity *Fidelity `json:"fidelity_handler,omitempty"`
+	// Tool compares with the source tool's own predictions on the sample rows.
+	Tool *ToolFidelity `json:"fidelity_tool,omitempty"`
+
+	Budget *BudgetReport `json:"budget"`
+	// PolicyAlone is the model's own WCET inside the RL-CC firmware.
+	PolicyAlone *PolicyCost `json:"policy_alone,omitempty"`
+
+	CodeBytes   uint64 `json:"code_bytes"`   // .text of the ELF
+	RodataBytes uint64 `json:"rodata_bytes"` // .rodata (constant tables)
+	StateBytes  int    `json:"state_bytes"`  // flow context bytes the decision keeps
+	StateLimit  int    `json:"state_limit_bytes"`
+}
+
+// ModelInfo names the compiled model.
+type ModelInfo struct {
+	File      string   `json:"file"`
+	Format    string   `json:"format"`
+	Name      string   `json:"name"`
+	Hash      string   `json:"sha256"`
+	Inputs    []string `json:"inputs"`
+	Trees     int      `json:"trees"`
+	Transform string   `json:"transform"`
+}
+
+// InputInfo is one input's fixed-point format.
+type InputInfo struct {
+	Name       string  `json:"name"`
+	Frac       int     `json:"frac"`
+	Min        int32   `json:"min"`
+	Max        int32   `json:"max"`
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Resolution float64 `json:"resolution"`
+	Source     string  `json:"range_from"`
+	Splits     int     `json:"splits"`
+}
+
+// RLCCParams are the RL-CC handler's parameters, fixed-point and real.
+type RLCCParams struct {
+	nicsdk.Params
+	TargetReal   float64 `json:"target"`
+	BetaReal     float64 `json:"beta"`
+	ScaleReal    float64 `json:"scale"`
+	MinRateReal  float64 `json:"min_rate"`
+	InitRateReal float64 `json:"init_rate"`
+}
+
+// QuantInfo summarises the integer IR.
+type QuantInfo struct {
+	AccFrac    int     `json:"acc_frac"`
+	AccBits    int     `json:"acc_bits"`
+	OutFrac    int     `json:"out_frac"`
+	Rounding   string  `json:"rounding"`
+	Splits     int     `json:"splits"`
+	Leaves     int     `json:"leaves"`
+	MaxDepth   int     `json:"max_depth"`
+	Folded     int     `json:"folded_splits"`
+	ConstTrees int     `json:"const_trees"`
+	LeafErr    float64 `json:"leaf_err_bound"`  // score units
+	OutErr     float64 `json:"out_err_bound"`   // score units
+	ScoreErr   float64 `json:"score_err_bound"` // LeafErr + OutErr
+}
+
+// ErrStats are the largest absolute error and the root mean square error.
+type ErrStats struct {
+	MaxAbs float64 `json:"max_abs_err"`
+	RMSE   float64 `json:"rmse"`
+}
+
+// Fidelity splits the firmware's error against the float model at a float state xf into
+// the part the input quantization causes (float model at the quantized inputs vs at xf)
+// and the part the leaves and the final rounding cause (firmware vs float model at the
+// quantized inputs).
+type Fidelity struct {
+	What    string   `json:"what"`
+	Vectors int      `json:"vectors"`
+	Total   ErrStats `json:"total"`
+	Inputs  ErrStats `json:"inputs"`
+	Leaves  ErrStats `json:"leaves"`
+	// InputDev is, per input, the largest |xf − the quantized input's value|.
+	InputDev []float64 `json:"input_max_dev"`
+}
+
+// ToolFidelity compares with the source tool's own predictions.
+type ToolFidelity struct {
+	File     string   `json:"file"`
+	Rows     int      `json:"rows"`
+	Firmware ErrStats `json:"firmware"`    // the firmware's output vs the tool's
+	Float    ErrStats `json:"float_model"` // nicc's float import vs the tool's
+}
+
+// PolicyCost is the model's own WCET and measured cycles.
+type PolicyCost struct {
+	WCETCycles uint64  `json:"wcet_cycles"`
+	WCETMicros float64 `json:"wcet_us"`
+	MaxCycles  uint64  `json:"max_measured_cycles"`
+}
+
+type errAcc struct {
+	n        int
+	max, sum float64
+}
+
+func (a *errAcc) add(d float64) {
+	d = math.Abs(d)
+	a.n++
+	a.max = max(a.max, d)
+	a.sum += d * d
+}
+
+func (a *errAcc) stats() ErrStats {
+	if a.n == 0 {
+		return ErrStats{}
+	}
+	return ErrStats{MaxAbs: a.max, RMSE: math.Sqrt(a.sum / float64(a.n))}
+}
+
+// fidelity measures the points against the float model.
+func (c *compilation) fidelity(pts []fidelityPoint, what string) Fidelity {
+	var tot, in, leaf errAcc
+	xq := make([]float64, len(c.ir.Inputs))
+	dev := make([]float64, len(c.ir.Inputs))
+	for _, p := range pts {
+		for i, v := range p.x {
+			xq[i] = c.ir.Inputs[i].Value(v)
+			dev[i] = max(dev[i], math.Abs(xq[i]-p.xf[i]))
+		}
+		fw := c.ir.Predict(p.y)
+		atQ := c.m.Ensemble.Eval(xq)
+		atF := c.m.Ensemble.Eval(p.xf)
+		tot.add(fw - atF)
+		in.add(atQ - atF)
+		leaf.add(fw - atQ)
+	}
+	return Fidelity{What: what, Vectors: len(pts), Total: tot.stats(), Inputs: in.stats(), Leaves: leaf.stats(), InputDev: dev}
+}
+
+// outputWhat names what the model's output is, for the fidelity figures.
+func (c *compilation) outputWhat() string {
+	switch {
+	case c.handler == HandlerRLCC:
+		return "policy output y (the action in [-1, 1] the handler maps to a multiplier)"
+	case c.m.Ensemble.Transform == model.TransformSigmoid:
+		return "probability (the sigmoid applied in float64 to the firmware's score)"
+	}
+	return "score"
+}
+
+// report assembles the report and writes report.json.
+func (c *compilation) report() (*CompileReport, error) {
+	ir := c.ir
+	text, rodata, err := textBytes(c.elf)
+	if err != nil {
+		return nil, err
+	}
+	r := &CompileReport{
+		Model: ModelInfo{File: c.opt.Model, Format: c.format.String(), Name: c.m.Name, Hash: ir.ModelHash,
+			Inputs: c.m.Inputs, Trees: len(c.m.Ensemble.Trees), Transform: c.m.Ensemble.Transform.String()},
+		Handler: c.handler.String(), Entry: EntryPolicy, Notes: c.notes,
+		Out: c.opt.Out, Files: c.files, Firmware: FirmwareFile,
+		Verify: *c.verify, Budget: c.budget,
+		CodeBytes: text, RodataBytes: rodata, StateBytes: StateBytes(c.handler), StateLimit: nicsdk.CtxBytes,
+	}
+	splits := splitPaths(ir)
+	perFeature := make([]int, len(ir.Inputs))
+	for _, s := range splits {
+		perFeature[s.f]++
+	}
+	for i, in := range ir.Inputs {
+		r.Inputs = append(r.Inputs, InputInfo{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max,
+			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.inputSrc[i], Splits: perFeature[i]})
+	}
+	st := ir.Stats
+	r.Quant = QuantInfo{AccFrac: ir.AccFrac, AccBits: ir.AccBits, OutFrac: ir.OutFrac,
+		Rounding: "once, at the end, half up: (S + 2^(k-1)) >> k", Splits: st.Splits, Leaves: st.Leaves,
+		MaxDepth: st.MaxDepth, Folded: len(st.Folded), ConstTrees: len(st.ConstTrees),
+		LeafErr: st.LeafErr, OutErr: st.OutErr, ScoreErr: st.ScoreErr}
+	if len(st.Folded) > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d splits are constant over their input's range and were folded away", len(st.Folded)))
+	}
+	r.Fidelity = c.fidelity(c.verify.states, c.outputWhat())
+	if c.handler == HandlerRLCC {
+		r.Entry = EntryHandler
+		p := c.params
+		r.Params = &RLCCParams{Params: p,
+			TargetReal: float64(p.Target) / nicsdk.Q16One, BetaReal: float64(p.Beta) / nicsdk.Q16One,
+			ScaleReal: float64(p.Scale) / nicsdk.Q16One, MinRateReal: float64(p.MinRate) / nicsdk.LineRate,
+			InitRateReal: float64(p.InitRate) / nicsdk.LineRate}
+		hf := c.fidelity(c.verify.decision, c.outputWhat())
+		r.HandlerFidelity = &hf
+		if c.policy != nil {
+			r.PolicyAlone = &PolicyCost{WCETCycles: c.policy.WCETCycles, WCETMicros: c.policy.WCETMicros, MaxCycles: c.verify.MaxPolicyCycles}
+		}
+	}
+	if c.preds != nil {
+		var fw, fl errAcc
+		for i, row := range c.rows {
+			if c.preds[i] != c.preds[i] {
+				continue
+			}
+			fw.add(ir.Predict(ir.Eval(c.quantizeState(row))) - c.preds[i])
+			fl.add(c.m.Ensemble.Eval(row) - c.preds[i])
+		}
+		r.Tool = &ToolFidelity{File: c.opt.Predictions, Rows: fw.n, Firmware: fw.stats(), Float: fl.stats()}
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(c.opt.Out, ReportFile), append(data, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	if !r.Budget.Fits {
+		return r, &CheckError{fmt.Errorf("%s is over budget on %s: WCET %d cycles = %s µs > budget %s µs",
+			r.Entry, r.Budget.Core.Name, r.Budget.WCETCycles, fmtUs(r.Budget.WCETMicros), fmtUs(r.Budget.BudgetMicros))}
+	}
+	return r, nil
+}
+
+func fmtUs(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+func fmtErr(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+
+func (e ErrStats) String() string {
+	return "max |err| " + fmtErr(e.MaxAbs) + ", RMSE " + fmtErr(e.RMSE)
+}
+
+// WriteText prints the report's short human summary.
+func (r *CompileReport) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "model\t%s (%s, %s), %d trees, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Trees, r.Model.Hash)
+	if r.Handler == HandlerRLCC.String() {
+		fmt.Fprintf(tw, "handler\trlcc: %s(event, flow context) around %s(x)\n", EntryHandler, EntryPolicy)
+	} else {
+		fmt.Fprintf(tw, "handler\tnone: %s(x), x = %d raw int32 inputs\n", EntryPolicy, len(r.Inputs))
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(tw, "note\t%s\n", n)
+	}
+	var ins []string
+	for _, in := range r.Inputs {
+		ins = append(ins, fmt.Sprintf("%s Q%d", in.Name, in.Frac))
+	}
+	fmt.Fprintf(tw, "inputs\t%s\n", shorten(strings.Join(ins, ", "), 100))
+	q := r.Quant
+	fmt.Fprintf(tw, "quantized\t%d splits (%d folded), %d leaves, int%d accumulator Q%d, output Q%d rounded once\n",
+		q.Splits, q.Folded, q.Leaves, q.AccBits, q.AccFrac, q.OutFrac)
+	v := r.Verify
+	what := fmt.Sprintf("%d vectors", v.Vectors)
+	if v.Events > 0 {
+		what = fmt.Sprintf("%d vectors (%d policy calls, %d events in %d sequences)", v.Vectors, v.Vectors-v.Events, v.Events, v.Sequences)
+	}
+	fmt.Fprintf(tw, "verified\t%s: golden == host C == fwsim, %d mismatches; UBSan %s\n", what, v.Mismatches, v.UBSan)
+	f := r.Fidelity
+	fmt.Fprintf(tw, "fidelity\t%s over %d sampled states: %s (inputs: %s; leaves: %s)\n",
+		shortWhat(f.What), f.Vectors, f.Total, f.Inputs.short(), f.Leaves.short())
+	if h := r.HandlerFidelity; h != nil {
+		fmt.Fprintf(tw, "\tover %d RL-CC decisions: %s (inputs: %s; leaves: %s)\n", h.Vectors, h.Total, h.Inputs.short(), h.Leaves.short())
+	}
+	if t := r.Tool; t != nil {
+		fmt.Fprintf(tw, "vs tool\t%d rows of %s: firmware %s (nicc's float import: %s)\n", t.Rows, filepath.Base(t.File), t.Firmware, t.Float.short())
+	}
+	b := r.Budget
+	clock := hzText(b.Core.ClockHz)
+	if slices.Contains(b.Core.Assumed, "clock_hz") {
+		clock += ", assumed"
+	}
+	var measured uint64
+	if b.Measured != nil {
+		measured = b.Measured.MaxCycles
+	}
+	fmt.Fprintf(tw, "WCET\t%s %d cycles = %s µs on %s (%s); measured max %d over the verify vectors\n",
+		b.Entry, b.WCETCycles, fmtUs(b.WCETMicros), b.Core.Name, clock, max(measured, r.Verify.MaxCycles))
+	if p := r.PolicyAlone; p != nil {
+		fmt.Fprintf(tw, "\t%s alone %d cycles = %s µs; measured max %d\n", EntryPolicy, p.WCETCycles, fmtUs(p.WCETMicros), p.MaxCycles)
+	}
+	fmt.Fprintf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", fmtUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
+		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict)
+	fmt.Fprintf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
+	fmt.Fprintf(tw, "wrote\t%s: %s, %s, %s\n", r.Out, strings.Join(r.Files, ", "), r.Firmware, ReportFile)
+	return tw.Flush()
+}
+
+func (e ErrStats) short() string { return "max " + fmtErr(e.MaxAbs) }
+
+func shortWhat(s string) string {
+	if i := strings.IndexByte(s, '('); i > 0 {
+		return strings.TrimSpace(s[:i])
+	}
+	return s
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " ..."
+}
+
+func hzText(v float64) string {
+	if v >= 1e9 {
+		return strconv.FormatFloat(v/1e9, 'g', 4, 64) + " GHz"
+	}
+	return strconv.FormatFloat(v/1e6, 'g', 4, 64) + " MHz"
+}

@@ -1,0 +1,980 @@
+package compiler
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// VecKind is where a verify vector came from.
+type VecKind int
+
+const (
+	// VecThreshold: a split's integer threshold T, at T-1, T, T+1 and T+2, on a path that
+	// reaches the split.
+	VecThreshold VecKind = iota
+	// VecExtreme: every input at its range's ends, and each input at one end.
+	VecExtreme
+	// VecRow: a sample row (--ranges), quantized.
+	VecRow
+	// VecSampled: a float state drawn uniformly from the input ranges, quantized.
+	VecSampled
+	// VecNearThreshold: each input near a random threshold of its own, or uniform.
+	VecNearThreshold
+	// VecEvent: one event of an RL-CC event sequence.
+	VecEvent
+	vecKindEnd
+)
+
+var vecKindNames = [...]string{
+	VecThreshold: "threshold±1", VecExtreme: "extreme", VecRow: "row", VecSampled: "sampled",
+	VecNearThreshold: "near-threshold", VecEvent: "event",
+}
+
+func (k VecKind) String() string {
+	if k >= 0 && k < vecKindEnd {
+		return vecKindNames[k]
+	}
+	return fmt.Sprintf("veckind(%d)", int(k))
+}
+
+// VerifyReport says what verify compared.
+type VerifyReport struct {
+	// Vectors is the number of calls compared: policy vectors plus events.
+	Vectors int `json:"vectors"`
+	// Kinds counts them by VecKind.
+	Kinds map[string]int `json:"kinds"`
+	// Sequences and Events: RL-CC event sequences, each from its own starting flow context,
+	// the context persisting across the sequence's calls (RTTEvents of them RTT events).
+	Sequences int `json:"sequences,omitempty"`
+	Events    int `json:"events,omitempty"`
+	RTTEvents int `json:"rtt_events,omitempty"`
+	// Compared names the implementations that agreed on every vector.
+	Compared   []string `json:"compared"`
+	Mismatches int      `json:"mismatches"`
+	UBSan      string   `json:"ubsan"`
+	// MaxCycles is the longest fwsim call of the entry; MaxPolicyCycles of the policy.
+	MaxCycles       uint64 `json:"max_cycles"`
+	MaxPolicyCycles uint64 `json:"max_policy_cycles"`
+
+	// measure and measurePolicy are the calls that ran longest, and a sample of the rest,
+	// for Budget.
+	measure, measurePolicy []Vector
+
+	// fidelity inputs, filled by verify.
+	states   []fidelityPoint
+	decision []fidelityPoint
+}
+
+// Compared implementations.
+const (
+	implGolden = "golden (Go: quantize.TreeIR.Eval"
+	implHost   = "host C"
+	implUBSan  = "host C with UBSan"
+	implFwsim  = "fwsim (RISC-V ELF)"
+)
+
+// policyVec is one call of nicc_policy.
+type policyVec struct {
+	kind VecKind
+	x    []int32
+	fl   []float64 // the float state x quantizes, or nil when x was drawn raw
+	node string    // VecThreshold: the split
+}
+
+// event is one call of nicc_on_event within a sequence.
+type event struct {
+	ev     nicsdk.Event
+	before nicsdk.FlowCtx
+	rate   uint32 // golden
+	after  nicsdk.FlowCtx
+}
+
+type sequence struct {
+	start  nicsdk.FlowCtx
+	how    string
+	events []event
+}
+
+// fidelityPoint is one decision's float state xf, its quantized inputs x and the firmware's
+// output y.
+type fidelityPoint struct {
+	xf []float64
+	x  []int32
+	y  int32
+}
+
+// verifyStage runs the same vectors through the golden model, both host builds and fwsim,
+// and fails on the first difference.
+func (c *compilation) verifyStage() error {
+	rng := rand.New(rand.NewPCG(c.opt.Seed, 0x6e696363))
+	vr := &VerifyReport{Kinds: map[string]int{}}
+	c.verify = vr
+	ir := c.ir
+	splits := splitPaths(ir)
+
+	nPolicy := c.opt.Vectors
+	if c.handler == HandlerRLCC {
+		nPolicy = c.opt.Vectors / 4
+	}
+	pvs := c.policyVectors(rng, splits, nPolicy)
+	var seqs []sequence
+	nEvents := 0
+	if c.handler == HandlerRLCC {
+		seqs = c.sequences(rng, splits, max(c.opt.Vectors-len(pvs), 1))
+		for _, s := range seqs {
+			nEvents += len(s.events)
+		}
+	}
+	vr.Vectors = len(pvs) + nEvents
+	for _, v := range pvs {
+		vr.Kinds[v.kind.String()]++
+	}
+	if nEvents > 0 {
+		vr.Kinds[VecEvent.String()] = nEvents
+		vr.Sequences, vr.Events = len(seqs), nEvents
+	}
+
+	golden := make([]int32, len(pvs))
+	for i, v := range pvs {
+		golden[i] = ir.Eval(v.x)
+	}
+
+	// The driver's input: every policy vector, then every sequence.
+	var in bytes.Buffer
+	for _, v := range pvs {
+		in.WriteByte('P')
+		for _, x := range v.x {
+			in.WriteByte(' ')
+			in.WriteString(strconv.FormatInt(int64(x), 10))
+		}
+		in.WriteByte('\n')
+	}
+	for _, s := range seqs {
+		in.WriteByte('C')
+		writeWords(&in, s.start[:])
+		in.WriteByte('\n')
+		for _, e := range s.events {
+			fmt.Fprintf(&in, "E %d %d %d %d %d\n", e.ev.Type, e.ev.RTTNs, e.ev.TimestampNs, e.ev.FlowID, e.ev.TxBytes)
+		}
+	}
+
+	type hostOut struct {
+		ys    []int32
+		rates []uint32
+		ctxs  []nicsdk.FlowCtx
+		err   error
+	}
+	var host, ubsan hostOut
+	var fw fwOut
+	var fwErr error
+	var wg sync.WaitGroup
+	run := func(bin string, o *hostOut) {
+		o.ys, o.rates, o.ctxs, o.err = runDriver(bin, in.Bytes(), len(pvs), nEvents, len(ir.Inputs))
+	}
+	wg.Go(func() { run(c.hostBin, &host) })
+	wg.Go(func() { run(c.ubsan, &ubsan) })
+	wg.Go(func() { fw, fwErr = c.runFwsim(pvs, seqs, vr.Vectors) })
+	wg.Wait()
+	if host.err != nil {
+		return &CheckError{fmt.Errorf("verify: host build: %w", host.err)}
+	}
+	if ubsan.err != nil {
+		return &CheckError{fmt.Errorf("verify: the UBSan host build did not run clean: %w", ubsan.err)}
+	}
+	if fwErr != nil {
+		return &CheckError{fmt.Errorf("verify: fwsim: %w", fwErr)}
+	}
+	vr.UBSan = "clean"
+	vr.Compared = []string{implGolden + ")", implHost + " (" + c.opt.HostCC + " -O2)", implUBSan, implFwsim}
+	if c.handler == HandlerRLCC {
+		vr.Compared[0] = implGolden + " inside nicsdk.OnEvent)"
+	}
+
+	// Compare, policy vectors first.
+	var first string
+	for i, v := range pvs {
+		g, h, u, f := golden[i], host.ys[i], ubsan.ys[i], fw.ys[i]
+		if g == h && g == u && g == f {
+			continue
+		}
+		vr.Mismatches++
+		if first == "" {
+			first = fmt.Sprintf("%s(x) on vector %d (%s%s), x = %v: golden %d, host C %d, host C with UBSan %d, fwsim %d",
+				EntryPolicy, i+1, v.kind, v.node, v.x, g, h, u, f)
+		}
+	}
+	k := 0
+	for si, s := range seqs {
+		for ei, e := range s.events {
+			h := eventResult{host.rates[k], host.ctxs[k]}
+			u := eventResult{ubsan.rates[k], ubsan.ctxs[k]}
+			f := eventResult{fw.rates[k], fw.ctxs[k]}
+			g := eventResult{e.rate, e.after}
+			k++
+			if g == h && g == u && g == f {
+				continue
+			}
+			vr.Mismatches++
+			if first == "" {
+				first = fmt.Sprintf("%s on event %d of sequence %d (%s start), event %+v, context before %v: golden %s, host C %s, host C with UBSan %s, fwsim %s",
+					EntryHandler, ei+1, si+1, s.how, e.ev, e.before, g, h, u, f)
+			}
+		}
+	}
+	if vr.Mismatches > 0 {
+		return &CheckError{fmt.Errorf("verify: %d of %d vectors differ; the first: %s", vr.Mismatches, vr.Vectors, first)}
+	}
+	vr.MaxCycles, vr.MaxPolicyCycles = fw.maxCycles, fw.maxPolicyCycles
+
+	// Calls for Budget to measure: the longest ones, and a sample of the rest.
+	const measureMax = 2048
+	policyArg := func(i int) Vector {
+		return Vector{Line: i + 1, Args: []Arg{{Bytes: int32Bytes(pvs[i].x)}}}
+	}
+	for _, i := range sampleIdx(len(pvs), fw.longestPolicy, measureMax) {
+		vr.measurePolicy = append(vr.measurePolicy, policyArg(i))
+	}
+	if c.handler == HandlerRLCC {
+		flat := make([]*event, 0, nEvents)
+		for si := range seqs {
+			for ei := range seqs[si].events {
+				flat = append(flat, &seqs[si].events[ei])
+			}
+		}
+		for _, i := range sampleIdx(len(flat), fw.longestEvent, measureMax) {
+			e := flat[i]
+			vr.measure = append(vr.measure, Vector{Line: len(pvs) + i + 1, Args: []Arg{{Bytes: e.ev.Bytes()}, {Bytes: e.before.Bytes()}}})
+		}
+	} else {
+		vr.measure = vr.measurePolicy
+	}
+
+	// Fidelity: the float states the sampler drew, and the rows.
+	for i, v := range pvs {
+		if v.fl != nil {
+			vr.states = append(vr.states, fidelityPoint{xf: v.fl, x: v.x, y: golden[i]})
+		}
+	}
+	return nil
+}
+
+// eventResult is what one handler call produced.
+type eventResult struct {
+	rate uint32
+	ctx  nicsdk.FlowCtx
+}
+
+func (r eventResult) String() string { return fmt.Sprintf("rate %d context %v", r.rate, r.ctx) }
+
+func writeWords(b *bytes.Buffer, ws []uint32) {
+	for _, w := range ws {
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatUint(uint64(w), 10))
+	}
+}
+
+func int32Bytes(x []int32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+	}
+	return b
+}
+
+// sampleIdx is the indices in longest, then every stride-th index, up to limit in all.
+func sampleIdx(n int, longest []int, limit int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, i := range longest {
+		if !seen[i] && len(out) < limit {
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	stride := max(1, n/max(1, limit-len(out)))
+	for i := 0; i < n && len(out) < limit; i += stride {
+		if !seen[i] {
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// runDriver runs a host build once over all vectors and parses its output: one y per policy
+// vector, then a rate and a context per event. Any output on stderr (a UBSan report) or a
+// non-zero exit is an error.
+func runDriver(bin string, in []byte, nPolicy, nEvents, nInputs int) ([]int32, []uint32, []nicsdk.FlowCtx, error) {
+	cmd := exec.Command(bin)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if msg := strings.TrimSpace(errOut.String()); err != nil || msg != "" {
+		if msg == "" {
+			msg = "no message"
+		}
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i] + " ..."
+		}
+		return nil, nil, nil, fmt.Errorf("%s: %v: %s", bin, err, msg)
+	}
+	ys := make([]int32, 0, nPolicy)
+	rates := make([]uint32, 0, nEvents)
+	ctxs := make([]nicsdk.FlowCtx, 0, nEvents)
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		f := strings.Fields(sc.Text())
+		if line <= nPolicy {
+			if len(f) != 1 {
+				return nil, nil, nil, fmt.Errorf("%s: output line %d: %q, want one value", bin, line, sc.Text())
+			}
+			v, err := strconv.ParseInt(f[0], 10, 32)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
+			}
+			ys = append(ys, int32(v))
+			continue
+		}
+		if len(f) != 1+nicsdk.CtxWords {
+			return nil, nil, nil, fmt.Errorf("%s: output line %d: %q, want a rate and %d context words", bin, line, sc.Text(), nicsdk.CtxWords)
+		}
+		var w [1 + nicsdk.CtxWords]uint32
+		for i, s := range f {
+			v, err := strconv.ParseUint(s, 10, 32)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
+			}
+			w[i] = uint32(v)
+		}
+		rates = append(rates, w[0])
+		ctxs = append(ctxs, nicsdk.FlowCtx(w[1:]))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, nil, err
+	}
+	if len(ys) != nPolicy || len(rates) != nEvents {
+		return nil, nil, nil, fmt.Errorf("%s: %d output lines, want %d", bin, line, nPolicy+nEvents)
+	}
+	return ys, rates, ctxs, nil
+}
+
+type fwOut struct {
+	ys                          []int32
+	rates                       []uint32
+	ctxs                        []nicsdk.FlowCtx
+	maxCycles, maxPolicyCycles  uint64
+	longestPolicy, longestEvent []int // indices of the longest calls
+}
+
+// runFwsim runs every vector on the firmware in the emulator: the policy vectors through
+// nicc_policy, then each sequence through nicc_on_event with its flow context kept in
+// emulator memory across the sequence's calls, as on the engine.
+func (c *compilation) runFwsim(pvs []policyVec, seqs []sequence, total int) (fwOut, error) {
+	var o fwOut
+	data, err := os.ReadFile(c.elf)
+	if err != nil {
+		return o, err
+	}
+	im, err := fwsim.LoadELF(data)
+	if err != nil {
+		return o, fmt.Errorf("%s: %w", c.elf, err)
+	}
+	p, err := fwsim.LookupProfile(c.opt.Core)
+	if err != nil {
+		return o, err
+	}
+	m, err := fwsim.NewMachine(im, p)
+	if err != nil {
+		return o, err
+	}
+	xAddr, err := m.Alloc(uint64(4*max(1, len(c.ir.Inputs))), 16)
+	if err != nil {
+		return o, err
+	}
+	done := 0
+	tick := func() {
+		done++
+		if done%4096 == 0 {
+			c.progress("verify", done, total)
+		}
+	}
+	c.progress("verify", 0, total)
+	policyCycles := make([]uint64, 0, len(pvs))
+	o.ys = make([]int32, 0, len(pvs))
+	for i, v := range pvs {
+		if err := m.WriteBytes(xAddr, int32Bytes(v.x)); err != nil {
+			return o, err
+		}
+		r, err := m.Call(EntryPolicy, xAddr)
+		if err != nil {
+			return o, fmt.Errorf("%s faulted on vector %d (%s), x = %v: %w", EntryPolicy, i+1, v.kind, v.x, err)
+		}
+		o.ys = append(o.ys, int32(uint32(r.A0)))
+		policyCycles = append(policyCycles, r.Cycles)
+		o.maxPolicyCycles = max(o.maxPolicyCycles, r.Cycles)
+		tick()
+	}
+	o.longestPolicy = longest(policyCycles, 64)
+	if len(seqs) > 0 {
+		evAddr, err := m.Alloc(nicsdk.EventBytes, 8)
+		if err != nil {
+			return o, err
+		}
+		ctxAddr, err := m.Alloc(nicsdk.CtxBytes, 16)
+		if err != nil {
+			return o, err
+		}
+		var eventCycles []uint64
+		buf := make([]byte, nicsdk.CtxBytes)
+		for si, s := range seqs {
+			if err := m.WriteBytes(ctxAddr, s.start.Bytes()); err != nil {
+				return o, err
+			}
+			for ei, e := range s.events {
+				if err := m.WriteBytes(evAddr, e.ev.Bytes()); err != nil {
+					return o, err
+				}
+				r, err := m.Call(EntryHandler, evAddr, ctxAddr)
+				if err != nil {
+					return o, fmt.Errorf("%s faulted on event %d of sequence %d (%+v, context before %v): %w", EntryHandler, ei+1, si+1, e.ev, e.before, err)
+				}
+				if err := m.ReadBytes(ctxAddr, buf); err != nil {
+					return o, err
+				}
+				ctx, _ := nicsdk.ParseFlowCtx(buf)
+				o.rates = append(o.rates, uint32(r.A0))
+				o.ctxs = append(o.ctxs, ctx)
+				eventCycles = append(eventCycles, r.Cycles)
+				o.maxCycles = max(o.maxCycles, r.Cycles)
+				tick()
+			}
+		}
+		o.longestEvent = longest(eventCycles, 64)
+	} else {
+		o.maxCycles = o.maxPolicyCycles
+	}
+	c.progress("verify", total, total)
+	return o, nil
+}
+
+// longest is the indices of the k largest values.
+func longest(v []uint64, k int) []int {
+	idx := make([]int, len(v))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case v[a] > v[b]:
+			return -1
+		case v[a] < v[b]:
+			return 1
+		}
+		return 0
+	})
+	return idx[:min(k, len(idx))]
+}
+
+// splitPath is one integer split with the input intervals of the path that reaches it.
+type splitPath struct {
+	tree, node int
+	f          int
+	t          int32
+	lo, hi     []int32
+}
+
+// splitPaths lists every split of the IR with its path's intervals.
+func splitPaths(ir *quantize.TreeIR) []splitPath {
+	var out []splitPath
+	n := len(ir.Inputs)
+	type item struct {
+		node   int
+		lo, hi []int32
+	}
+	for t := range ir.Trees {
+		tr := &ir.Trees[t]
+		lo, hi := make([]int32, n), make([]int32, n)
+		for i, in := range ir.Inputs {
+			lo[i], hi[i] = in.Min, in.Max
+		}
+		stack := []item{{0, lo, hi}}
+		for len(stack) > 0 {
+			it := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			nd := &tr.Nodes[it.node]
+			if nd.Kind != quantize.KindSplit {
+				continue
+			}
+			out = append(out, splitPath{tree: tr.Src, node: nd.Src, f: nd.Feature, t: nd.T, lo: it.lo, hi: it.hi})
+			llo, lhi := slices.Clone(it.lo), slices.Clone(it.hi)
+			lhi[nd.Feature] = min(lhi[nd.Feature], nd.T)
+			rlo, rhi := slices.Clone(it.lo), slices.Clone(it.hi)
+			rlo[nd.Feature] = max(rlo[nd.Feature], nd.T+1)
+			stack = append(stack, item{nd.Right, rlo, rhi}, item{nd.Left, llo, lhi})
+		}
+	}
+	return out
+}
+
+// thresholdsByFeature is each input's distinct integer thresholds, sorted.
+func thresholdsByFeature(n int, splits []splitPath) [][]int32 {
+	out := make([][]int32, n)
+	for _, s := range splits {
+		out[s.f] = append(out[s.f], s.t)
+	}
+	for i := range out {
+		slices.Sort(out[i])
+		out[i] = slices.Compact(out[i])
+	}
+	return out
+}
+
+func randIn(rng *rand.Rand, lo, hi int32) int32 {
+	if hi <= lo {
+		return lo
+	}
+	return int32(int64(lo) + rng.Int64N(int64(hi)-int64(lo)+1))
+}
+
+func clamp32(v int64, lo, hi int32) int32 { return int32(min(max(v, int64(lo)), int64(hi))) }
+
+// rlccSampleOMax is the top of the observation the distiller's sampler draws (DESIGN.md: o on
+// [-0.768, 76.8]).
+const rlccSampleOMax = 76.8
+
+// sampleState draws a float state uniformly from the input ranges (RL-CC: o up to
+// rlccSampleOMax, the distiller's sampler, rather than the handler's clamp).
+func (c *compilation) sampleState(rng *rand.Rand) []float64 {
+	xf := make([]float64, len(c.ir.Inputs))
+	for i, in := range c.ir.Inputs {
+		lo, hi := in.Value(in.Min), in.Value(in.Max)
+		if c.handler == HandlerRLCC && rlccClamped[i] {
+			hi = rlccSampleOMax
+		}
+		xf[i] = lo + rng.Float64()*(hi-lo)
+	}
+	return xf
+}
+
+func (c *compilation) quantizeState(xf []float64) []int32 {
+	x := make([]int32, len(xf))
+	for i, v := range xf {
+		x[i] = c.ir.Inputs[i].Quantize(v)
+	}
+	return x
+}
+
+// policyVectors are the calls of the model alone: every split at T-1..T+2 on a path that
+// reaches it, the range extremes, the sample rows, then sampled and near-threshold states up
+// to n in all.
+func (c *compilation) policyVectors(rng *rand.Rand, splits []splitPath, n int) []policyVec {
+	ins := c.ir.Inputs
+	nIn := len(ins)
+	var out []policyVec
+	for _, s := range splits {
+		for d := int64(-1); d <= 2; d++ {
+			x := make([]int32, nIn)
+			for g := range x {
+				x[g] = randIn(rng, s.lo[g], s.hi[g])
+			}
+			x[s.f] = clamp32(int64(s.t)+d, s.lo[s.f], s.hi[s.f])
+			out = append(out, policyVec{kind: VecThreshold, x: x,
+				node: fmt.Sprintf(", tree %d node %d: %s <= %d", s.tree, s.node, ins[s.f].Name, s.t)})
+		}
+	}
+	ends := func(i int, hi bool) int32 {
+		if hi {
+			return ins[i].Max
+		}
+		return ins[i].Min
+	}
+	if nIn <= 8 {
+		for mask := 0; mask < 1<<nIn; mask++ {
+			x := make([]int32, nIn)
+			for i := range x {
+				x[i] = ends(i, mask>>i&1 == 1)
+			}
+			out = append(out, policyVec{kind: VecExtreme, x: x})
+		}
+	} else {
+		for _, hi := range []bool{false, true} {
+			x := make([]int32, nIn)
+			for i := range x {
+				x[i] = ends(i, hi)
+			}
+			out = append(out, policyVec{kind: VecExtreme, x: x})
+		}
+	}
+	for i := range nIn {
+		for _, hi := range []bool{false, true} {
+			x := make([]int32, nIn)
+			for g := range x {
+				x[g] = randIn(rng, ins[g].Min, ins[g].Max)
+			}
+			x[i] = ends(i, hi)
+			out = append(out, policyVec{kind: VecExtreme, x: x})
+		}
+	}
+	for _, row := range c.rows {
+		if slices.ContainsFunc(row, math.IsNaN) {
+			continue
+		}
+		out = append(out, policyVec{kind: VecRow, x: c.quantizeState(row), fl: row})
+	}
+	thr := thresholdsByFeature(nIn, splits)
+	for k := 0; len(out) < n; k++ {
+		if k%2 == 0 {
+			xf := c.sampleState(rng)
+			out = append(out, policyVec{kind: VecSampled, x: c.quantizeState(xf), fl: xf})
+			continue
+		}
+		x := make([]int32, nIn)
+		for i, in := range ins {
+			if ts := thr[i]; len(ts) > 0 && rng.IntN(4) != 0 {
+				x[i] = clamp32(int64(ts[rng.IntN(len(ts))])+rng.Int64N(9)-4, in.Min, in.Max)
+			} else {
+				x[i] = randIn(rng, in.Min, in.Max)
+			}
+		}
+		out = append(out, policyVec{kind: VecNearThreshold, x: x})
+	}
+	return out
+}
+
+// seqGen draws RL-CC event sequences and runs them through the golden handler.
+type seqGen struct {
+	c   *compilation
+	rng *rand.Rand
+	p   nicsdk.Params
+	thr [][]int32
+	ts  uint64
+
+	// the golden policy's last call
+	called bool
+	x      [nicsdk.RLCCInputs]int32
+	y      int32
+}
+
+// sequences draws event sequences until they hold at least n events: each starts from a
+// flow context (new, valid, at thresholds, garbage or extreme words) and runs up to 64
+// events (mostly RTT, aimed at observations across the range and near o's thresholds;
+// CNP, NACK, TX and unknown types; RTTs of zero, below the base, and saturating). The golden
+// handler, nicsdk.OnEvent around TreeIR.Eval, gives each event's rate and context.
+func (c *compilation) sequences(rng *rand.Rand, splits []splitPath, n int) []sequence {
+	g := &seqGen{c: c, rng: rng, p: c.params, thr: thresholdsByFeature(nicsdk.RLCCInputs, splits)}
+	policy := func(x [4]int32) int32 {
+		g.called, g.x = true, x
+		g.y = c.ir.Eval(x[:])
+		return g.y
+	}
+	var seqs []sequence
+	total := 0
+	for total < n {
+		start, how := g.startCtx()
+		s := sequence{start: start, how: how}
+		ctx := start
+		prevO, havePrev := 0.0, false
+		for range min(1+rng.IntN(64), n-total) {
+			ev, natural := g.event(ctx, len(seqs))
+			oF := g.floatObs(ev, ctx)
+			before := ctx
+			g.called = false
+			rate := nicsdk.OnEvent(ev, &ctx, g.p, policy)
+			s.events = append(s.events, event{ev: ev, before: before, rate: rate, after: ctx})
+			if !g.called {
+				continue
+			}
+			c.verify.RTTEvents++
+			if natural && (how == "new flow" || how == "valid") {
+				oPrev := float64(g.x[3]) / nicsdk.Q16One
+				if havePrev {
+					oPrev = prevO
+				}
+				xf := []float64{float64(g.x[0]) / nicsdk.Q16One, oF, float64(g.x[2]) / nicsdk.Q16One, oPrev}
+				c.verify.decision = append(c.verify.decision, fidelityPoint{xf: xf, x: slices.Clone(g.x[:]), y: g.y})
+			}
+			// o_{t-1} in float is this o_t when it was drawn naturally; else the context's.
+			prevO, havePrev = oF, natural
+		}
+		total += len(s.events)
+		seqs = append(seqs, s)
+	}
+	return seqs
+}
+
+// pickThr is a threshold of input f ±2 LSB, or false when f has none.
+func (g *seqGen) pickThr(f int) (int64, bool) {
+	ts := g.thr[f]
+	if len(ts) == 0 {
+		return 0, false
+	}
+	return int64(ts[g.rng.IntN(len(ts))]) + g.rng.Int64N(4) - 1, true
+}
+
+func (g *seqGen) startCtx() (nicsdk.FlowCtx, string) {
+	r, p := g.rng, g.p
+	var ctx nicsdk.FlowCtx
+	for i := nicsdk.RLCCWords; i < nicsdk.CtxWords; i++ {
+		ctx[i] = r.Uint32() // words RL-CC must leave alone
+	}
+	valid := func() {
+		ctx[nicsdk.CtxRate] = g.logRate()
+		ctx[nicsdk.CtxBaseRTT] = 1000 + r.Uint32N(100_000)
+		ctx[nicsdk.CtxA1] = uint32(randIn(r, nicsdk.AMin, nicsdk.AMax))
+		ctx[nicsdk.CtxA2] = uint32(randIn(r, nicsdk.AMin, nicsdk.AMax))
+		ctx[nicsdk.CtxO1] = uint32(randIn(r, nicsdk.ObsMin(p), int32(math.Round(rlccSampleOMax*float64(nicsdk.Q16One)))))
+		ctx[nicsdk.CtxFlags] = nicsdk.FlagInit
+		if r.IntN(4) == 0 {
+			ctx[nicsdk.CtxFlags] |= r.Uint32() &^ 1
+		}
+	}
+	switch k := r.IntN(20); {
+	case k < 5:
+		for i := range nicsdk.RLCCWords {
+			ctx[i] = 0
+		}
+		return ctx, "new flow"
+	case k < 12:
+		valid()
+		return ctx, "valid"
+	case k < 16:
+		valid()
+		for _, w := range []struct{ word, f int }{{nicsdk.CtxA1, 0}, {nicsdk.CtxA2, 2}, {nicsdk.CtxO1, 3}} {
+			if v, ok := g.pickThr(w.f); ok && r.IntN(4) != 0 {
+				ctx[w.word] = uint32(int32(v))
+			}
+		}
+		return ctx, "thresholds"
+	case k < 18:
+		for i := range nicsdk.RLCCWords {
+			ctx[i] = r.Uint32()
+		}
+		return ctx, "garbage"
+	default:
+		om := nicsdk.ObsMin(p)
+		words := []uint32{0, 1, nicsdk.AMin - 1, nicsdk.AMin, nicsdk.AMax, nicsdk.AMax + 1, math.MaxInt32, 1 << 31,
+			math.MaxUint32, uint32(om), uint32(om - 1), nicsdk.OMax, nicsdk.OMax + 1, nicsdk.LineRate,
+			nicsdk.LineRate + 1, p.MinRate, p.MinRate - 1}
+		for i := range nicsdk.RLCCWords {
+			ctx[i] = words[r.IntN(len(words))]
+		}
+		ctx[nicsdk.CtxFlags] = []uint32{0, 1, math.MaxUint32}[r.IntN(3)]
+		return ctx, "extreme"
+	}
+}
+
+// logRate is a rate drawn log-uniformly from [MinRate, LineRate].
+func (g *seqGen) logRate() uint32 {
+	lo, hi := math.Log(float64(g.p.MinRate)), math.Log(nicsdk.LineRate)
+	return uint32(min(max(math.Exp(lo+g.rng.Float64()*(hi-lo)), float64(g.p.MinRate)), nicsdk.LineRate))
+}
+
+// state is the rate and base RTT the handler will use for ev on ctx.
+func (g *seqGen) state(ev nicsdk.Event, ctx nicsdk.FlowCtx) (rate, base uint32) {
+	if ctx[nicsdk.CtxFlags]&nicsdk.FlagInit == 0 {
+		nicsdk.Init(&ctx, g.p)
+	}
+	rate = min(max(ctx[nicsdk.CtxRate], g.p.MinRate), nicsdk.LineRate)
+	base = ctx[nicsdk.CtxBaseRTT]
+	if rtt := ev.RTTNs; rtt != 0 && (base == 0 || rtt < base) {
+		base = rtt
+	}
+	return rate, base
+}
+
+func (g *seqGen) params() (target, beta, scale float64) {
+	return float64(g.p.Target) / nicsdk.Q16One, float64(g.p.Beta) / nicsdk.Q16One, float64(g.p.Scale) / nicsdk.Q16One
+}
+
+// floatObs is the observation o_t in float64 for ev on ctx: what a float handler computes
+// from the same RTT, base RTT and rate.
+func (g *seqGen) floatObs(ev nicsdk.Event, ctx nicsdk.FlowCtx) float64 {
+	rate, base := g.state(ev, ctx)
+	target, beta, scale := g.params()
+	infl := 1.0
+	if base != 0 {
+		infl = float64(ev.RTTNs) / float64(base)
+	}
+	return (max(infl-beta, 0)*math.Sqrt(float64(rate)/nicsdk.LineRate) - target) * scale
+}
+
+// event draws the next event of sequence seq on ctx. natural says it is an RTT event drawn
+// the way a fidelity measurement wants: o_t uniform over the sampler's range (or a new flow's
+// first RTT), not aimed at a threshold or an edge.
+func (g *seqGen) event(ctx nicsdk.FlowCtx, seq int) (_ nicsdk.Event, natural bool) {
+	r := g.rng
+	g.ts += 1000 + r.Uint64N(50_000)
+	ev := nicsdk.Event{Type: nicsdk.EvRTT, TimestampNs: g.ts, FlowID: uint32(seq)}
+	switch k := r.IntN(20); {
+	case k == 0:
+		ev.Type = nicsdk.EvCNP
+		return ev, false
+	case k == 1:
+		ev.Type = nicsdk.EvNACK
+		return ev, false
+	case k == 2:
+		ev.Type, ev.TxBytes = nicsdk.EvTX, r.Uint32N(1<<16)
+		return ev, false
+	case k == 3:
+		ev.Type = []nicsdk.EventType{4, 7, math.MaxUint32}[r.IntN(3)]
+		ev.RTTNs = r.Uint32()
+		return ev, false
+	}
+	rate, base := g.state(ev, ctx) // ev.RTTNs is 0 here: the base before this event
+	if base == 0 {
+		ev.RTTNs = 1000 + r.Uint32N(100_000)
+		return ev, true
+	}
+	target, beta, scale := g.params()
+	toRTT := func(o float64) uint32 { // the RTT that gives observation o at this rate and base
+		infl := beta + (o/scale+target)/math.Sqrt(float64(rate)/nicsdk.LineRate)
+		return uint32(min(max(math.Round(infl*float64(base)), 1), math.MaxUint32))
+	}
+	switch k := r.IntN(20); {
+	case k < 8:
+		ev.RTTNs = toRTT(float64(nicsdk.ObsMin(g.p))/nicsdk.Q16One + r.Float64()*(rlccSampleOMax+1))
+		natural = true
+	case k < 13:
+		if v, ok := g.pickThr(1); ok {
+			ev.RTTNs = toRTT(float64(v) / nicsdk.Q16One)
+		} else {
+			ev.RTTNs = toRTT(r.Float64() * rlccSampleOMax)
+		}
+	case k < 15:
+		ev.RTTNs = uint32(float64(base) * (0.5 + r.Float64()/2))
+	case k < 17:
+		ev.RTTNs = []uint32{0, 1, base, math.MaxUint32}[r.IntN(4)]
+	default:
+		ev.RTTNs = uint32(min(float64(base)*(1+19*r.Float64()), math.MaxUint32))
+	}
+	return ev, natural
+}
+
+// driverC is the host driver: it reads calls from stdin and prints their results.
+func driverC(nInputs int, policyHeader string, rlcc bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `/* driver.c: generated by nicc compile to verify the generated C on the host; not firmware.
+ * Reads calls from stdin, one a line, and prints one line per call:
+ *   P x0 .. x%d             nicc_policy(x): prints y`, nInputs-1)
+	if rlcc {
+		b.WriteString(`
+ *   C w0 .. w11           sets the flow context (a new sequence); prints nothing
+ *   E type rtt ts flow tx nicc_on_event(&ev, &ctx) on the kept context: prints the rate and
+ *                         the 12 context words`)
+	}
+	fmt.Fprintf(&b, `
+ * Exits 2 on malformed input. */
+#include <stdint.h>
+#include <stdio.h>
+#include "%s"
+`, policyHeader)
+	if rlcc {
+		fmt.Fprintf(&b, `#include "%s"
+
+uint32_t %s(const struct nicc_event *ev, struct nicc_flow_ctx *ctx);
+`, nicsdk.HeaderName, EntryHandler)
+	}
+	fmt.Fprintf(&b, `
+#define NINPUTS %d
+
+static int read_i32(int32_t *v)
+{
+	long long t;
+	if (scanf("%%lld", &t) != 1 || t < INT32_MIN || t > INT32_MAX)
+		return 0;
+	*v = (int32_t)t;
+	return 1;
+}
+`, nInputs)
+	if rlcc {
+		b.WriteString(`
+static int read_u64(uint64_t *v)
+{
+	unsigned long long t;
+	if (scanf("%llu", &t) != 1)
+		return 0;
+	*v = (uint64_t)t;
+	return 1;
+}
+
+static int read_u32(uint32_t *v)
+{
+	uint64_t t;
+	if (!read_u64(&t) || t > UINT32_MAX)
+		return 0;
+	*v = (uint32_t)t;
+	return 1;
+}
+`)
+	}
+	b.WriteString(`
+int main(void)
+{
+	static char out[1 << 16];
+	int32_t x[NINPUTS];
+	char tag;
+	int i;
+`)
+	if rlcc {
+		b.WriteString(`	struct nicc_flow_ctx ctx = {{0}};
+	struct nicc_event ev;
+	uint32_t rate;
+`)
+	}
+	b.WriteString(`
+	setvbuf(stdout, out, _IOFBF, sizeof out);
+	while (scanf(" %c", &tag) == 1) {
+		switch (tag) {
+		case 'P':
+			for (i = 0; i < NINPUTS; i++)
+				if (!read_i32(&x[i]))
+					return 2;
+			printf("%ld\n", (long)` + EntryPolicy + `(x));
+			break;
+`)
+	if rlcc {
+		b.WriteString(`		case 'C':
+			for (i = 0; i < NICC_CTX_WORDS; i++)
+				if (!read_u32(&ctx.data[i]))
+					return 2;
+			break;
+		case 'E':
+			if (!read_u32(&ev.type) || !read_u32(&ev.rtt_ns) || !read_u64(&ev.timestamp_ns) ||
+			    !read_u32(&ev.flow_id) || !read_u32(&ev.tx_bytes))
+				return 2;
+			rate = ` + EntryHandler + `(&ev, &ctx);
+			printf("%lu", (unsigned long)rate);
+			for (i = 0; i < NICC_CTX_WORDS; i++)
+				printf(" %lu", (unsigned long)ctx.data[i]);
+			putchar('\n');
+			break;
+`)
+	}
+	b.WriteString(`		default:
+			return 2;
+		}
+	}
+	return fflush(stdout) == 0 ? 0 : 3;
+}
+`)
+	return b.String()
+}
