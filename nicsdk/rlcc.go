@@ -100,10 +100,10 @@ func (p Params) Validate() error {
 // C is a C definition of the parameters: static const struct rlcc_params name = {...}.
 func (p Params) C(name string) string {
 	return fmt.Sprintf("static const struct rlcc_params %s = {\n"+
-		"\t.target = %du,    /* %.6g */\n"+
-		"\t.beta = %du,      /* %.6g */\n"+
-		"\t.scale = %du,     /* %.6g */\n"+
-		"\t.min_rate = %du,  /* %.6g of line rate */\n"+
+		"\t.target = %du, /* %.6g */\n"+
+		"\t.beta = %du, /* %.6g */\n"+
+		"\t.scale = %du, /* %.6g */\n"+
+		"\t.min_rate = %du, /* %.6g of line rate */\n"+
 		"\t.init_rate = %du, /* %.6g of line rate */\n"+
 		"};\n",
 		name, p.Target, q16(int64(p.Target)), p.Beta, q16(int64(p.Beta)), p.Scale, q16(int64(p.Scale)),

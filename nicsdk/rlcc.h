@@ -75,35 +75,70 @@ static inline int32_t rlcc_u32_to_i32(uint32_t v)
 
 /* rlcc_rtt_infl returns the RTT inflation rtt/base in Q16: floor(rtt * 2^16 / base),
  * saturated to 0xffffffff (65536.0); base == 0 (no baseline yet) gives 1.0. One 64-bit
- * division. */
+ * division, skipped when the result saturates (rtt >= base * 2^16). */
 static inline uint32_t rlcc_rtt_infl(uint32_t rtt_ns, uint32_t base_ns)
 {
 	if (base_ns == 0)
 		return NICC_Q16_ONE;
-	return nicc_fxp16_div(rtt_ns, base_ns);
+	if ((rtt_ns >> 16) >= base_ns)
+		return UINT32_MAX;
+	return (uint32_t)(((uint64_t)rtt_ns << 16) / base_ns);
 }
 
-/* rlcc_isqrt returns floor(sqrt(x)) for x <= 2^32 (a larger x gives a wrong result): the
- * digit-by-digit method, 17 branch-free steps of a constant-count loop. */
-static inline uint32_t rlcc_isqrt(uint64_t x)
+/* rlcc_clz32 counts the leading zeros of x != 0 (clzw on Zbb). */
+static inline unsigned rlcc_clz32(uint32_t x)
 {
-	uint64_t r = 0, bit = (uint64_t)1 << 32;
-	int i;
-	for (i = 0; i < 17; i++) {
-		uint64_t t = r + bit;
-		uint64_t ge = (uint64_t)0 - (uint64_t)(x >= t);
-		x -= t & ge;
-		r = (r >> 1) + (bit & ge);
-		bit >>= 2;
-	}
-	return (uint32_t)r;
+	return (unsigned)__builtin_clz(x);
 }
 
 /* rlcc_sqrt_rate returns sqrt(rate) in Q16 for a rate in fxp20: floor(sqrt(rate * 2^12)),
- * exact, with the rate first clamped to [1, 1<<20]. The result is in [64, 65536]. */
+ * exact, with the rate first clamped to [1, 1<<20]. The result is in [64, 65536].
+ *
+ * How, without a loop or a division (the value is the exact floor; the tests prove it for
+ * every rate): line rate is 1 + the result at 1<<20 - 1, so x = rate' << 12 is below 2^32.
+ * x is shifted left by an even k so that y = x << k is in [2^30, 2^32); sqrt(y) is read off
+ * a chord between two entries of tab[i] = floor(sqrt(64 + i) * 2^20) (sqrt(y) * 2^8 at
+ * y = (64 + i) * 2^24), which lies less than 0.26 below sqrt(y), never above; one upward
+ * step makes it floor(sqrt(y)), and floor(sqrt(x)) = floor(sqrt(y)) >> k/2. All in 32 bits. */
 static inline uint32_t rlcc_sqrt_rate(uint32_t rate)
 {
-	return rlcc_isqrt((uint64_t)nicc_clamp_u32(rate, 1, NICC_LINE_RATE) << 12);
+	static const uint32_t tab[193] = {
+		8388608u, 8453889u, 8518671u, 8582964u, 8646779u, 8710126u, 8773016u, 8835458u,
+		8897462u, 8959037u, 9020191u, 9080934u, 9141273u, 9201217u, 9260772u, 9319947u,
+		9378748u, 9437184u, 9495259u, 9552982u, 9610357u, 9667393u, 9724093u, 9780465u,
+		9836514u, 9892246u, 9947665u, 10002777u, 10057587u, 10112100u, 10166321u, 10220254u,
+		10273904u, 10327275u, 10380372u, 10433199u, 10485760u, 10538058u, 10590098u, 10641884u,
+		10693418u, 10744706u, 10795750u, 10846554u, 10897121u, 10947454u, 10997557u, 11047433u,
+		11097085u, 11146515u, 11195728u, 11244724u, 11293509u, 11342083u, 11390450u, 11438613u,
+		11486574u, 11534336u, 11581900u, 11629270u, 11676448u, 11723436u, 11770236u, 11816851u,
+		11863283u, 11909533u, 11955605u, 12001500u, 12047221u, 12092768u, 12138144u, 12183352u,
+		12228392u, 12273267u, 12317978u, 12362528u, 12406918u, 12451150u, 12495225u, 12539145u,
+		12582912u, 12626527u, 12669992u, 12713308u, 12756477u, 12799501u, 12842380u, 12885117u,
+		12927713u, 12970168u, 13012485u, 13054665u, 13096710u, 13138619u, 13180395u, 13222040u,
+		13263553u, 13304937u, 13346193u, 13387322u, 13428324u, 13469202u, 13509956u, 13550588u,
+		13591098u, 13631488u, 13671758u, 13711910u, 13751945u, 13791863u, 13831667u, 13871356u,
+		13910932u, 13950396u, 13989748u, 14028990u, 14068123u, 14107147u, 14146063u, 14184873u,
+		14223576u, 14262175u, 14300670u, 14339061u, 14377349u, 14415536u, 14453622u, 14491608u,
+		14529495u, 14567283u, 14604973u, 14642566u, 14680064u, 14717465u, 14754772u, 14791984u,
+		14829104u, 14866130u, 14903065u, 14939908u, 14976660u, 15013323u, 15049896u, 15086381u,
+		15122778u, 15159087u, 15195309u, 15231446u, 15267497u, 15303462u, 15339344u, 15375142u,
+		15410856u, 15446489u, 15482039u, 15517507u, 15552895u, 15588202u, 15623430u, 15658578u,
+		15693648u, 15728640u, 15763553u, 15798390u, 15833150u, 15867834u, 15902442u, 15936975u,
+		15971433u, 16005817u, 16040128u, 16074365u, 16108530u, 16142622u, 16176642u, 16210591u,
+		16244469u, 16278277u, 16312014u, 16345682u, 16379280u, 16412810u, 16446271u, 16479665u,
+		16512991u, 16546250u, 16579442u, 16612568u, 16645627u, 16678622u, 16711551u, 16744415u,
+		16777216u,
+	};
+	uint32_t r = nicc_clamp_u32(rate, 1, NICC_LINE_RATE);
+	uint32_t top = r >> NICC_FXP20_SHIFT; /* 1 at line rate */
+	uint32_t x = (r - top) << 12;         /* in [2^12, 2^32 - 2^12] */
+	unsigned k = rlcc_clz32(x) & ~1u;
+	uint32_t y = x << k;                  /* in [2^30, 2^32) */
+	const uint32_t *t = tab + ((y >> 24) - 64);
+	/* The chord at y, in units of 2^-8: t[1] - t[0] < 2^16, the fraction is taken to 16 bits. */
+	uint32_t s = (t[0] + (((t[1] - t[0]) * ((y >> 8) & 0xffff)) >> 16)) >> 8;
+	s += s * (s + 2) < y; /* (s + 1)^2 <= y; s <= 65535, so s (s + 2) < 2^32 */
+	return (s >> (k >> 1)) + top;
 }
 
 /* rlcc_obs_min returns the smallest observation, the one at zero excess inflation:
@@ -139,13 +174,34 @@ static inline int32_t rlcc_observation(uint32_t infl, uint32_t sqrt_rate, const 
  * Q16, in [RLCC_A_MIN, RLCC_A_MAX]:
  *   y >= 0:  m = 2^16 + floor(K * y / 2^16)                   (1 + 0.2 y)
  *   y <  0:  m = floor(2^32 / (2^16 + floor(K * -y / 2^16)))   (1 / (1 - 0.2 y))
- * with K = RLCC_K_Q16 (0.2). The divisor is at least 2^16, so the division never traps. */
+ * with K = RLCC_K_Q16 (0.2).
+ *
+ * The reciprocal is exact without a division (the tests prove it for every y): with
+ * d = 2^16 + u, u in [0, 13107], 2^32/d is read off a chord between two entries of
+ * tab[j] = ceil(2^40 / (2^16 + 256 j)) (2^32/d * 2^8 at u = 256 j), which lies at most 0.25
+ * above it, never below; one downward step makes it the floor. */
 static inline uint32_t rlcc_multiplier(int32_t y)
 {
+	static const uint32_t tab[53] = {
+		16777216u, 16711936u, 16647161u, 16582886u, 16519105u, 16455814u, 16393005u, 16330675u,
+		16268816u, 16207424u, 16146494u, 16086020u, 16025998u, 15966422u, 15907287u, 15848588u,
+		15790321u, 15732481u, 15675064u, 15618063u, 15561476u, 15505298u, 15449523u, 15394149u,
+		15339169u, 15284582u, 15230381u, 15176563u, 15123125u, 15070061u, 15017369u, 14965043u,
+		14913081u, 14861479u, 14810233u, 14759338u, 14708793u, 14658592u, 14608733u, 14559212u,
+		14510025u, 14461170u, 14412642u, 14364440u, 14316558u, 14268995u, 14221747u, 14174810u,
+		14128182u, 14081860u, 14035841u, 13990122u, 13944700u,
+	};
+	const uint32_t *t;
+	uint32_t u, v, m;
 	y = nicc_clamp_i32(y, RLCC_Y_MIN, RLCC_Y_MAX);
 	if (y >= 0)
 		return NICC_Q16_ONE + (((uint32_t)y * RLCC_K_Q16) >> 16);
-	return (uint32_t)(((uint64_t)1 << 32) / (NICC_Q16_ONE + (((uint32_t)-y * RLCC_K_Q16) >> 16)));
+	u = ((uint32_t)-y * RLCC_K_Q16) >> 16; /* in [0, 13107] */
+	t = tab + (u >> 8);
+	v = t[0] - (((t[0] - t[1]) * (u & 0xff)) >> 8); /* the chord, in units of 2^-8 */
+	m = v >> 8;
+	/* m d > 2^32 exactly when m d - 1 >= 2^32 (m d < 2^33) */
+	return m - (uint32_t)(((uint64_t)m * (NICC_Q16_ONE + u) - 1) >> 32);
 }
 
 /* rlcc_update_rate returns the next rate, clamp(floor(rate * m / 2^16), min_rate, 1<<20), in

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -11,17 +12,55 @@ import (
 var strictC = []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"}
 
 func TestSourcesCompileStrict(t *testing.T) {
+	// testdata/fw.c and handler.c use every function of rlcc.h; the headers alone must
+	// compile too (nothing unused warns). Host gcc and the cross compiler, at every level.
+	dir := mustDir(t)
+	only := filepath.Join(dir, "only_headers.c")
+	os.WriteFile(only, []byte("#include \"rlcc.h\"\nint nicc_unused;\n"), 0o644)
+	rv := []string{"-march=rv64imc_zbb", "-mabi=lp64", "-ffreestanding"}
+	for _, cc := range []string{"gcc", CC} {
+		for _, opt := range []string{"-O0", "-O1", "-O2", "-Os", "-O3"} {
+			for _, src := range []string{only, "fw.c", "handler.c"} {
+				args := append(append([]string{}, strictC...), opt, "-I", dir, "-c", "-o", filepath.Join(dir, "x.o"), filepath.Join(dir, filepath.Base(src)))
+				if cc == CC {
+					args = append(args, rv...)
+				}
+				if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+					t.Errorf("%s %s: %v\n%s(run `go tool task setup` if the compiler is missing)", cc, strings.Join(args, " "), err, out)
+				}
+			}
+		}
+	}
+}
+
+func TestSources(t *testing.T) {
+	src := Sources()
+	for _, n := range []string{HeaderName, RLCCHeaderName, LinkerScriptName} {
+		if len(src[n]) == 0 {
+			t.Errorf("Sources()[%q] is empty", n)
+		}
+	}
+	if len(src) != 3 {
+		t.Errorf("Sources() has %d files", len(src))
+	}
+	if string(src[LinkerScriptName]) != string(LinkerScript) {
+		t.Error("LinkerScript differs from Sources()[link.ld]")
+	}
+	src[HeaderName][0] ^= 1
+	if Sources()[HeaderName][0] == src[HeaderName][0] {
+		t.Error("Sources() shares its bytes between calls")
+	}
 	dir := t.TempDir()
 	if err := WriteSources(dir); err != nil {
 		t.Fatal(err)
 	}
-	src := filepath.Join(dir, "only_headers.c")
-	os.WriteFile(src, []byte("#include \"rlcc.h\"\nint nicc_unused;\n"), 0o644)
-	args := append(append([]string{}, strictC...), "-O2", "-c", "-o", filepath.Join(dir, "h.o"), src)
-	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc %v: %v\n%s (run `go tool task setup`)", args, err, out)
+	for n, b := range Sources() {
+		got, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil || string(got) != string(b) {
+			t.Errorf("WriteSources: %s: %v", n, err)
+		}
 	}
-	if out, err := exec.Command(CC, append(args, "-march=rv64imc_zbb", "-mabi=lp64", "-ffreestanding")...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s (run `go tool task setup`)", CC, args, err, out)
+	if err := WriteSources(filepath.Join(dir, "missing")); err == nil {
+		t.Error("WriteSources into a missing directory succeeded")
 	}
 }
