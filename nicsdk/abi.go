@@ -86,7 +86,7 @@ func ParseEvent(b []byte) (Event, error) {
 type FlowCtx [CtxWords]uint32
 
 // Bytes is the context as it lies in memory.
-func (c *FlowCtx) Bytes() []byte {
+func (c FlowCtx) Bytes() []byte {
 	b := make([]byte, CtxBytes)
 	for i, w := range c {
 		binary.LittleEndian.PutUint32(b[4*i:], w)

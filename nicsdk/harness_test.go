@@ -37,8 +37,8 @@ var buildDir = sync.OnceValues(func() (string, error) {
 			return "", err
 		}
 	}
-	params := "/* params.h: written by harness_test.go from DefaultParams().C. */\n" + DefaultParams().C("nicc_params")
-	if err := os.WriteFile(filepath.Join(dir, "params.h"), []byte(params), 0o644); err != nil {
+	glue := "/* handler_glue.h: written by harness_test.go, HandlerC(DefaultParams()). */\n" + HandlerC(DefaultParams())
+	if err := os.WriteFile(filepath.Join(dir, "handler_glue.h"), []byte(glue), 0o644); err != nil {
 		return "", err
 	}
 	return dir, nil

@@ -110,6 +110,21 @@ func (p Params) C(name string) string {
 		p.MinRate, float64(p.MinRate)/LineRate, p.InitRate, float64(p.InitRate)/LineRate)
 }
 
+// Names of the engine entry RLCC_DEFINE_HANDLER defines and of the model function it calls.
+const (
+	HandlerEntry = "nicc_on_event" // uint32_t nicc_on_event(const struct nicc_event *, struct nicc_flow_ctx *)
+	PolicyEntry  = "nicc_policy"   // int32_t nicc_policy(const int32_t *x): y in Q16 from x[RLCCInputs]
+	ParamsName   = "nicc_params"   // the const struct rlcc_params HandlerC defines
+)
+
+// HandlerC is the C that turns a policy into the engine entry: p as ParamsName, then
+// RLCC_DEFINE_HANDLER. It goes after #include "rlcc.h" and after PolicyEntry is declared or
+// defined (a static definition lets gcc inline the model into the handler, so x stays in
+// registers).
+func HandlerC(p Params) string {
+	return p.C(ParamsName) + "\nRLCC_DEFINE_HANDLER(" + ParamsName + ")\n"
+}
+
 func q16(v int64) float64 { return float64(v) / Q16One }
 
 // RTTInflation is rlcc_rtt_infl: rtt/base in Q16, floor(rtt * 2^16 / base) saturated to
@@ -202,7 +217,10 @@ func Init(ctx *FlowCtx, p Params) {
 //     Observation(RTTInflation(rtt, base), SqrtRate(rate), p); y = policy(a_{t-1}, o_t,
 //     a_{t-2}, o_{t-1}); m = Multiplier(y); rate = UpdateRate(rate, m, p); the history
 //     shifts (a_{t-2} = a_{t-1}, a_{t-1} = m, o_{t-1} = o_t); the rate is stored and
-//     returned.
+//     returned. An RTT of 0 (no sample) leaves the base alone and has inflation 0 (1.0 while
+//     there is no base yet).
+//
+// The result is in [MinRate, LineRate]; words RLCCWords..11 of ctx are never touched.
 func OnEvent(ev Event, ctx *FlowCtx, p Params, policy func(x [4]int32) int32) uint32 {
 	if ctx[CtxFlags]&FlagInit == 0 {
 		Init(ctx, p)

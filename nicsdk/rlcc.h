@@ -238,8 +238,9 @@ static inline void rlcc_init(struct nicc_flow_ctx *ctx, const struct rlcc_params
  *      rlcc_sqrt_rate(rate), p); y = policy(x) with x = (a_{t-1}, o_t, a_{t-2}, o_{t-1});
  *      m = rlcc_multiplier(y); rate = rlcc_update_rate(rate, m, p); then the history shifts
  *      (a_{t-2} = a_{t-1}, a_{t-1} = m, o_{t-1} = o_t) and the new rate is stored and
- *      returned.
- * The result is in [min_rate, 1<<20]. */
+ *      returned. An RTT event with rtt_ns == 0 (no sample) leaves base_rtt alone and has
+ *      inflation 0 (or 1.0 while there is no base yet): no congestion.
+ * The result is in [min_rate, 1<<20]; words 6..11 of the context are never touched. */
 static inline uint32_t rlcc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx,
 				     const struct rlcc_params *p, int32_t (*policy)(const int32_t *x))
 {

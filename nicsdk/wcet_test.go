@@ -7,9 +7,10 @@ import (
 )
 
 // handlerWCETLimit guards the WCET of the handler skeleton (testdata/handler.c: rlcc.h's
-// whole decision around a policy of three operations) on the default profile (dpa) against
-// regressions: it was 256 cycles, 66 of them the inflation's division (dpa's assumed cost).
-const handlerWCETLimit = 260
+// whole decision around a policy of a few operations on all four inputs) on the default
+// profile (dpa) against regressions. It was 271 cycles, 66 of them the one division (the
+// RTT inflation's; dpa's divider cost is an assumption).
+const handlerWCETLimit = 280
 
 func TestHandlerWCET(t *testing.T) {
 	im := firmware(t, "handler")
