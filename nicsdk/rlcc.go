@@ -161,8 +161,8 @@ func ObsMin(p Params) int32 {
 // Q16, clamped to [ObsMin(p), OMax]:
 //
 //	e    = infl - beta if infl > beta, else 0
-//	prod = floor(e * min(sqrtRate, 2^16) / 2^16)
-//	o    = floor((prod*scale - target*scale) / 2^16), at most OMax
+//	prod = floor(e * min(sqrtRate, 2^16) / 2^16)             (first rounding)
+//	o    = floor((prod*scale - target*scale) / 2^16), at most OMax  (second and last)
 func Observation(infl, sqrtRate uint32, p Params) int32 {
 	var e uint64
 	if infl > p.Beta {

@@ -18,11 +18,13 @@
  *                     in Q16 (-50328 = -0.76794 with the defaults), RLCC_O_MAX = 128 - 2^-16.
  *
  * The engine entry the compiler emits is, with the generated int32_t nicc_policy(const
- * int32_t *x) and a const struct rlcc_params NAME in the same file:
+ * int32_t *x) and a const struct rlcc_params NAME in the same file (nicsdk.HandlerC prints
+ * both lines of glue):
  *
  *     RLCC_DEFINE_HANDLER(NAME)
  *
  * which defines uint32_t nicc_on_event(const struct nicc_event *, struct nicc_flow_ctx *).
+ * A static nicc_policy is inlined by gcc -O2, so x stays in registers.
  */
 #ifndef NICC_RLCC_H
 #define NICC_RLCC_H
@@ -152,8 +154,8 @@ static inline int32_t rlcc_obs_min(const struct rlcc_params *p)
 /* rlcc_observation returns o = (max(infl - beta, 0) * sqrt_rate - target) * scale in Q16,
  * clamped to [rlcc_obs_min(p), RLCC_O_MAX]:
  *   e    = infl - beta if infl > beta, else 0                 (Q16, exact)
- *   prod = floor(e * sqrt_rate / 2^16)                         (Q16)
- *   o    = floor((prod * scale - target * scale) / 2^16)       (Q16, one rounding)
+ *   prod = floor(e * sqrt_rate / 2^16)                         (Q16, first rounding)
+ *   o    = floor((prod * scale - target * scale) / 2^16)       (Q16, second and last)
  *   o    = min(o, RLCC_O_MAX)
  * infl is rlcc_rtt_infl's result, sqrt_rate rlcc_sqrt_rate's (at most 65536; a larger value
  * is taken as 65536). */
