@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nicc-dev/nicc/codegen"
+	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -168,6 +169,12 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 	}
 	if c.opt.Out == "" {
 		return nil, fmt.Errorf("compile needs an output directory")
+	}
+	if _, err := fwsim.LookupProfile(c.opt.Core); err != nil {
+		return nil, err
+	}
+	if c.opt.Budget < 0 {
+		return nil, fmt.Errorf("budget %v is not positive", c.opt.Budget)
 	}
 	if c.opt.HostCC == "" {
 		c.opt.HostCC = "gcc"

@@ -1,0 +1,421 @@
+package compiler
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// The compile tests build with host gcc and riscv64-unknown-elf-gcc (`go tool task setup`
+// installs it); a missing compiler fails them. They verify on testVectors calls, not the
+// default 100k, to keep the package's tests fast.
+const testVectors = 20_000
+
+const (
+	rlccXGB   = "../testdata/models/rlcc_xgb.json"
+	lgb       = "../testdata/lightgbm/"
+	bcModel   = lgb + "lg_dart_breast_cancer.model"
+	bcRows    = lgb + "breast_cancer_test.tsv"
+	bcPreds   = lgb + "lg_dart_breast_cancer_true_predictions.txt"
+	teacherNN = "../testdata/models/rlcc_teacher.onnx"
+)
+
+// compiled caches one compile per configuration for the tests that only read its report.
+var compiled sync.Map
+
+type compileResult struct {
+	r   *CompileReport
+	dir string
+	err error
+}
+
+func compileOnce(t *testing.T, key string, opt CompileOptions) (*CompileReport, string) {
+	t.Helper()
+	if v, ok := compiled.Load(key); ok {
+		res := v.(*compileResult)
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		return res.r, res.dir
+	}
+	dir, err := os.MkdirTemp("", "nicc-compile-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {}) // the directory outlives the test for the cache; TestMain removes it
+	tempDirs = append(tempDirs, dir)
+	opt.Out = dir
+	if opt.Vectors == 0 {
+		opt.Vectors = testVectors
+	}
+	r, err := Compile(opt)
+	compiled.Store(key, &compileResult{r, dir, err})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, dir
+}
+
+var tempDirs []string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, d := range tempDirs {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
+}
+
+func rlccReport(t *testing.T) (*CompileReport, string) {
+	return compileOnce(t, "rlcc", CompileOptions{Model: rlccXGB})
+}
+
+func bcReport(t *testing.T) (*CompileReport, string) {
+	return compileOnce(t, "bc", CompileOptions{Model: bcModel, Handler: HandlerNone, Ranges: bcRows, Predictions: bcPreds})
+}
+
+func TestHandlerNames(t *testing.T) {
+	for h := Handler(0); h < handlerEnd; h++ {
+		got, err := ParseHandler(h.String())
+		if err != nil || got != h {
+			t.Errorf("handler %d: name %q parses to %v, %v", int(h), h.String(), got, err)
+		}
+	}
+	if _, err := ParseHandler("lstm"); err == nil {
+		t.Error("ParseHandler(lstm) succeeded")
+	}
+	for k := VecKind(0); k < vecKindEnd; k++ {
+		if strings.HasPrefix(k.String(), "veckind(") {
+			t.Errorf("vector kind %d has no name", int(k))
+		}
+	}
+}
+
+func TestCompileRLCC(t *testing.T) {
+	r, dir := rlccReport(t)
+	if r.Handler != "rlcc" || r.Entry != EntryHandler {
+		t.Errorf("handler %q entry %q, want rlcc (the default for the RL-CC layout) and %s", r.Handler, r.Entry, EntryHandler)
+	}
+	v := r.Verify
+	if v.Mismatches != 0 || v.UBSan != "clean" || v.Vectors < testVectors || len(v.Compared) != 4 {
+		t.Errorf("verify: %+v", v)
+	}
+	for _, k := range []VecKind{VecThreshold, VecExtreme, VecSampled, VecNearThreshold, VecEvent} {
+		if v.Kinds[k.String()] == 0 {
+			t.Errorf("no %s vectors: %v", k, v.Kinds)
+		}
+	}
+	// Every split at T-1..T+2, and most events are RTT events.
+	if got, want := v.Kinds[VecThreshold.String()], 4*r.Quant.Splits; got != want {
+		t.Errorf("%d threshold vectors, want 4 per split = %d", got, want)
+	}
+	if v.Events < testVectors/2 || v.RTTEvents < v.Events/2 || v.Sequences < 100 {
+		t.Errorf("%d events (%d RTT) in %d sequences", v.Events, v.RTTEvents, v.Sequences)
+	}
+	for i, in := range r.Inputs {
+		rg := nicsdk.RLCCInputRanges(nicsdk.DefaultParams())[i]
+		if in.Frac != 16 || in.Min != rg.Min || in.Max != rg.Max {
+			t.Errorf("input %d: %+v, want nicsdk's range %+v", i, in, rg)
+		}
+	}
+	b := r.Budget
+	if !b.Fits || b.Entry != EntryHandler || b.Core.Name != "dpa" || b.WCETCycles == 0 || b.Measured == nil {
+		t.Errorf("budget: %+v", b)
+	}
+	if b.Measured.MaxCycles > b.WCETCycles || v.MaxCycles > b.WCETCycles {
+		t.Errorf("measured %d / %d cycles above the WCET %d", b.Measured.MaxCycles, v.MaxCycles, b.WCETCycles)
+	}
+	p := r.PolicyAlone
+	if p == nil || p.WCETCycles == 0 || p.WCETCycles >= b.WCETCycles || p.MaxCycles > p.WCETCycles {
+		t.Errorf("policy alone %+v, handler WCET %d", p, b.WCETCycles)
+	}
+	if r.StateBytes != nicsdk.RLCCBytes || r.StateLimit != 48 || r.CodeBytes == 0 {
+		t.Errorf("state %d of %d bytes, code %d bytes", r.StateBytes, r.StateLimit, r.CodeBytes)
+	}
+	// The firmware's error against the float model at its own inputs is the leaves' and
+	// the final rounding's, within quantize's bound plus XGBoost's float32 sums.
+	f := r.Fidelity
+	if f.Vectors < testVectors/10 || f.Leaves.MaxAbs > r.Quant.ScoreErr+1e-6 || f.Total.RMSE > 1e-4 {
+		t.Errorf("fidelity %+v, bound %g", f, r.Quant.ScoreErr)
+	}
+	if h := r.HandlerFidelity; h == nil || h.Vectors < 1000 || h.Leaves.MaxAbs > r.Quant.ScoreErr+1e-6 || h.Total.RMSE > 0.01 {
+		t.Errorf("handler fidelity %+v", h)
+	}
+	for _, name := range []string{"nicc_policy.c", "nicc_policy.h", HandlerFile, nicsdk.HeaderName, nicsdk.RLCCHeaderName, nicsdk.LinkerScriptName, FirmwareFile, ReportFile, "host/driver.c"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	// report.json is the report.
+	data, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j map[string]any
+	if err := json.Unmarshal(data, &j); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"model", "handler", "entry", "inputs", "quantization", "verify", "fidelity", "fidelity_handler", "budget", "policy_alone", "code_bytes", "state_bytes"} {
+		if _, ok := j[k]; !ok {
+			t.Errorf("report.json lacks %q", k)
+		}
+	}
+	if got := j["verify"].(map[string]any)["mismatches"]; got != 0.0 {
+		t.Errorf("report.json verify.mismatches = %v", got)
+	}
+	if got := j["budget"].(map[string]any)["wcet_cycles"]; got != float64(b.WCETCycles) {
+		t.Errorf("report.json budget.wcet_cycles = %v, want %d", got, b.WCETCycles)
+	}
+	t.Logf("%d vectors (%d events), WCET %d cycles (policy alone %d), measured max %d, code %d bytes; fidelity %v / handler %v",
+		v.Vectors, v.Events, b.WCETCycles, p.WCETCycles, v.MaxCycles, r.CodeBytes, f.Total, r.HandlerFidelity.Total)
+}
+
+func TestCompileLightGBMBinary(t *testing.T) {
+	r, dir := bcReport(t)
+	if r.Handler != "none" || r.Entry != EntryPolicy || r.StateBytes != 0 {
+		t.Errorf("handler %q entry %q state %d", r.Handler, r.Entry, r.StateBytes)
+	}
+	if v := r.Verify; v.Mismatches != 0 || v.UBSan != "clean" || v.Vectors < testVectors || v.Kinds[VecRow.String()] != 57 || v.Events != 0 {
+		t.Errorf("verify: %+v", v)
+	}
+	if _, err := os.Stat(filepath.Join(dir, HandlerFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("handler.c with --handler none: %v", err)
+	}
+	if !strings.HasPrefix(r.Fidelity.What, "probability") {
+		t.Errorf("fidelity of %q, want a probability", r.Fidelity.What)
+	}
+	// DESIGN.md: within 1e-3 in probability of LightGBM's own predictions.
+	tool := r.Tool
+	if tool == nil || tool.Rows != 57 || tool.Firmware.MaxAbs > 1e-3 || tool.Float.MaxAbs > 1e-12 {
+		t.Fatalf("vs LightGBM: %+v", tool)
+	}
+	for _, in := range r.Inputs {
+		if in.Lo >= in.Hi || !strings.Contains(in.Source, "rows") {
+			t.Errorf("input %+v", in)
+		}
+	}
+	if !r.Budget.Fits || r.CodeBytes == 0 || r.PolicyAlone != nil {
+		t.Errorf("budget %+v, code %d, policy alone %+v", r.Budget, r.CodeBytes, r.PolicyAlone)
+	}
+	t.Logf("vs LightGBM on 57 rows: %v; vs the float model: %v; WCET %d cycles", tool.Firmware, r.Fidelity.Total, r.Budget.WCETCycles)
+}
+
+// Without sample rows, the ranges come from the thresholds alone and still reproduce
+// LightGBM's predictions (evaluated afterwards, on the clamped and quantized rows).
+func TestCompileLightGBMThresholdRanges(t *testing.T) {
+	r, _ := compileOnce(t, "bc-thresholds", CompileOptions{Model: bcModel, Vectors: 5000})
+	if r.Handler != "none" || r.Verify.Mismatches != 0 {
+		t.Fatalf("handler %s, verify %+v", r.Handler, r.Verify)
+	}
+	for _, in := range r.Inputs {
+		if in.Splits > 0 && in.Source != "thresholds, padded" {
+			t.Errorf("input %+v", in)
+		}
+	}
+}
+
+// The same model gives byte-identical C.
+func TestCompileDeterministic(t *testing.T) {
+	_, dir1 := rlccReport(t)
+	dir2 := t.TempDir()
+	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir2, Vectors: 2000}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"nicc_policy.c", "nicc_policy.h", HandlerFile, "host/driver.c", nicsdk.RLCCHeaderName} {
+		a, err1 := os.ReadFile(filepath.Join(dir1, name))
+		b, err2 := os.ReadFile(filepath.Join(dir2, name))
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two compiles of the same model", name)
+		}
+	}
+	c, err := os.ReadFile(filepath.Join(dir1, "nicc_policy.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := rlccReport(t)
+	if !bytes.Contains(c, []byte(r.Model.Hash)) {
+		t.Errorf("nicc_policy.c does not carry the model hash %s", r.Model.Hash)
+	}
+}
+
+// tamperFirst rewrites the first match of re in the named emitted file.
+func tamperFirst(t *testing.T, name string, re *regexp.Regexp, repl func(m []string) string) func(string) error {
+	return func(dir string) error {
+		p := filepath.Join(dir, name)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		loc := re.FindSubmatchIndex(b)
+		if loc == nil {
+			t.Fatalf("%s has no match of %v", name, re)
+		}
+		var m []string
+		for i := 0; i < len(loc); i += 2 {
+			m = append(m, string(b[loc[i]:loc[i+1]]))
+		}
+		out := append(append(append([]byte{}, b[:loc[0]]...), repl(m)...), b[loc[1]:]...)
+		return os.WriteFile(p, out, 0o644)
+	}
+}
+
+// An integer threshold off by one LSB in the C is caught by the threshold vectors, and the
+// error names the first mismatching input and the outputs.
+func TestCompileCatchesMismatch(t *testing.T) {
+	for _, model := range []string{rlccXGB, bcModel} {
+		re := regexp.MustCompile(`<= (-?\d+)\)`)
+		opt := CompileOptions{Model: model, Out: t.TempDir(), Vectors: 2000,
+			tamper: tamperFirst(t, "nicc_policy.c", re, func(m []string) string {
+				n, _ := strconv.ParseInt(m[1], 10, 64)
+				return "<= " + strconv.FormatInt(n+1, 10) + ")"
+			})}
+		_, err := Compile(opt)
+		var ce *CheckError
+		if !errors.As(err, &ce) {
+			t.Fatalf("%s: a threshold off by one: %v, want a CheckError", model, err)
+		}
+		for _, want := range []string{"verify: ", "vectors differ", "threshold±1", "x = [", "golden ", "host C ", "fwsim "} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q lacks %q", model, err, want)
+			}
+		}
+		t.Log(err)
+	}
+}
+
+// Undefined behaviour in the generated C is caught by the UBSan build even when the
+// optimised build happens to compute the right values.
+func TestCompileCatchesUndefinedBehaviour(t *testing.T) {
+	re := regexp.MustCompile(`int32_t nicc_policy\(const int32_t \*x\)\n\{\n`)
+	opt := CompileOptions{Model: rlccXGB, Out: t.TempDir(), Vectors: 2000,
+		tamper: tamperFirst(t, "nicc_policy.c", re, func(m []string) string {
+			return m[0] + "\tvolatile int32_t ub = INT32_MAX;\n\tub += (x[0] > 0);\n"
+		})}
+	_, err := Compile(opt)
+	var ce *CheckError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "UBSan") || !strings.Contains(err.Error(), "signed integer overflow") {
+		t.Fatalf("signed overflow in the policy: %v, want a UBSan CheckError", err)
+	}
+}
+
+func TestCompileOverBudget(t *testing.T) {
+	r, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Vectors: 2000, Budget: 100 * time.Nanosecond})
+	var ce *CheckError
+	if !errors.As(err, &ce) || r == nil || r.Budget.Fits {
+		t.Fatalf("100 ns budget: %v, report %v; want a CheckError and the report", err, r)
+	}
+	want := regexp.MustCompile(`^nicc_on_event is over budget on dpa: WCET \d+ cycles = 0\.\d{3} µs > budget 0\.100 µs$`)
+	if !want.MatchString(err.Error()) {
+		t.Errorf("error %q", err)
+	}
+}
+
+func saveModel(t *testing.T, m *model.Model) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "m.json")
+	if err := model.Save(p, m); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// stump is a one-split tree on feature f at threshold thr.
+func stump(f int, thr float64) model.Tree {
+	return model.Tree{Nodes: []model.Node{
+		{Feature: f, Threshold: thr, Cmp: model.CmpLT, Left: 1, Right: 2},
+		{Leaf: true, Value: -0.25}, {Leaf: true, Value: 0.5},
+	}}
+}
+
+func treeModel(inputs []string, trees ...model.Tree) *model.Model {
+	return &model.Model{Format: model.Format, Name: "t", Inputs: inputs, Ensemble: &model.Ensemble{Trees: trees}}
+}
+
+// lstm is an RL-CC LSTM with hidden units: h and c do not fit the flow context beside the
+// handler's words even at one byte each when hidden > 12.
+func lstm(hidden int) *model.Model {
+	mat := func(r, c int) [][]float64 {
+		m := make([][]float64, r)
+		for i := range m {
+			m[i] = make([]float64, c)
+		}
+		return m
+	}
+	return &model.Model{Format: model.Format, Name: "wide_lstm", Inputs: []string{"a_prev", "o", "a_prev2", "o_prev"},
+		Layers: []model.Layer{
+			{Op: model.OpLSTM, In: 4, Out: hidden, W: mat(4*hidden, 4), R: mat(4*hidden, hidden)},
+			{Op: model.OpDense, In: hidden, Out: 1, W: mat(1, hidden), Act: model.ActTanh},
+		}}
+}
+
+func writeText(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Bad input: a clear one-line error, not a CheckError, before anything is built.
+func TestCompileBadInput(t *testing.T) {
+	rl := []string{"a_prev", "o", "a_prev2", "o_prev"}
+	bc, err := os.ReadFile(bcModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nanLeaf := regexp.MustCompile(`(?m)^leaf_value=\S+`).ReplaceAllString(string(bc), "leaf_value=nan")
+	infThr := regexp.MustCompile(`(?m)^threshold=\S+`).ReplaceAllString(string(bc), "threshold=inf")
+	cases := []struct {
+		name string
+		opt  CompileOptions
+		want string
+	}{
+		{"wider than the handler", CompileOptions{Model: bcModel, Handler: HandlerRLCC},
+			"model lg_dart_breast_cancer has 30 inputs, wider than the RL-CC handler's 4 (a_prev, o, a_prev2, o_prev); compile it with --handler none"},
+		{"RL-CC inputs out of order", CompileOptions{Model: saveModel(t, treeModel([]string{"o", "a_prev", "a_prev2", "o_prev"}, stump(0, 1))), Handler: HandlerRLCC},
+			"the RL-CC handler feeds (a_prev, o, a_prev2, o_prev) in that order"},
+		{"flow state over 48 bytes", CompileOptions{Model: saveModel(t, lstm(16)), Handler: HandlerRLCC},
+			"model wide_lstm needs 56 bytes of flow state (the rlcc handler's 24 + h and c of 16 values each at int8 (32)), over the engine's 48-byte flow context"},
+		{"network", CompileOptions{Model: teacherNN},
+			"model rlcc_teacher is an mlp network; nicc compile takes tree ensembles: int8 networks (--target int8) are not supported yet"},
+		{"NaN leaf", CompileOptions{Model: writeText(t, "nan.model", nanLeaf)}, `leaf_value[0] is "nan", want a finite number`},
+		{"Inf threshold", CompileOptions{Model: writeText(t, "inf.model", infThr)}, `threshold[0] is "inf", want a finite number`},
+		{"o threshold above the handler's clamp", CompileOptions{Model: saveModel(t, treeModel(rl, stump(0, 1), stump(1, 200)))},
+			"tree 1 node 0 splits o at 200, above 127.99998474121094 where the RL-CC handler clamps it: the feature range cannot represent this threshold"},
+		{"thresholds the format cannot tell apart", CompileOptions{Model: saveModel(t, treeModel([]string{"x"}, stump(0, 1e12), stump(0, 0.1), stump(0, 0.2)))},
+			"feature x: thresholds 0.1 and 0.2 both become raw <= 0: its range"},
+		{"predictions without rows", CompileOptions{Model: bcModel, Predictions: bcPreds}, "need the rows they were made on (--ranges)"},
+		{"rows of the wrong width", CompileOptions{Model: bcModel, Ranges: "../testdata/models/rlcc_xgb.ref.csv"},
+			"rlcc_xgb.ref.csv: rows have 5 values; model lg_dart_breast_cancer takes 30 inputs"},
+		{"unknown core", CompileOptions{Model: "../testdata/models/xgb_dart.json", Handler: HandlerNone, Core: "pentium"}, `no core profile "pentium"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.opt.Out = t.TempDir()
+			c.opt.Vectors = 1000
+			r, err := Compile(c.opt)
+			var ce *CheckError
+			if err == nil || errors.As(err, &ce) || r != nil {
+				t.Fatalf("got %v (report %v), want a bad-input error", err, r)
+			}
+			if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error:\n%s\nwant one line containing\n%s", err, c.want)
+			}
+		})
+	}
+}
