@@ -247,25 +247,37 @@ static inline uint32_t rlcc_on_event(const struct nicc_event *ev, struct nicc_fl
 				     const struct rlcc_params *p, int32_t (*policy)(const int32_t *x))
 {
 	uint32_t *w = ctx->data;
-	uint32_t rate, base, rtt, m;
-	int32_t x[4], o;
+	uint32_t rate, base, rtt, m, a1, a2;
+	int32_t x[4], o, o1;
 
-	if (!(w[RLCC_CTX_FLAGS] & RLCC_FLAG_INIT))
+	/* A new flow takes its words from the parameters rather than reading them back, so the
+	 * first event is no slower than any other. */
+	if (w[RLCC_CTX_FLAGS] & RLCC_FLAG_INIT) {
+		rate = w[RLCC_CTX_RATE];
+		base = w[RLCC_CTX_BASE_RTT];
+		a1 = w[RLCC_CTX_A1];
+		a2 = w[RLCC_CTX_A2];
+		o1 = rlcc_u32_to_i32(w[RLCC_CTX_O1]);
+	} else {
 		rlcc_init(ctx, p);
-	rate = nicc_clamp_u32(w[RLCC_CTX_RATE], p->min_rate, NICC_LINE_RATE);
+		rate = p->init_rate;
+		base = 0;
+		a1 = a2 = NICC_Q16_ONE;
+		o1 = rlcc_obs_min(p);
+	}
+	rate = nicc_clamp_u32(rate, p->min_rate, NICC_LINE_RATE);
 	if (ev->type != NICC_EV_RTT) {
 		w[RLCC_CTX_RATE] = rate;
 		return rate;
 	}
 	rtt = ev->rtt_ns;
-	base = w[RLCC_CTX_BASE_RTT];
 	if (rtt != 0 && (base == 0 || rtt < base))
 		base = rtt;
 	o = rlcc_observation(rlcc_rtt_infl(rtt, base), rlcc_sqrt_rate(rate), p);
-	x[0] = (int32_t)nicc_clamp_u32(w[RLCC_CTX_A1], RLCC_A_MIN, RLCC_A_MAX);
+	x[0] = (int32_t)nicc_clamp_u32(a1, RLCC_A_MIN, RLCC_A_MAX);
 	x[1] = o;
-	x[2] = (int32_t)nicc_clamp_u32(w[RLCC_CTX_A2], RLCC_A_MIN, RLCC_A_MAX);
-	x[3] = nicc_clamp_i32(rlcc_u32_to_i32(w[RLCC_CTX_O1]), rlcc_obs_min(p), RLCC_O_MAX);
+	x[2] = (int32_t)nicc_clamp_u32(a2, RLCC_A_MIN, RLCC_A_MAX);
+	x[3] = nicc_clamp_i32(o1, rlcc_obs_min(p), RLCC_O_MAX);
 	m = rlcc_multiplier(policy(x));
 	rate = rlcc_update_rate(rate, m, p);
 	w[RLCC_CTX_RATE] = rate;
