@@ -25,7 +25,8 @@
 
 #include <stdint.h>
 
-/* Event types (struct nicc_event.type). Any other value is handled like NICC_EV_TX. */
+/* Event types (struct nicc_event.type). A handler must accept any other value too (rlcc.h
+ * treats it like every event that is not NICC_EV_RTT). */
 enum nicc_event_type {
 	NICC_EV_RTT = 0,  /* an RTT probe came back: rtt_ns holds the sample */
 	NICC_EV_CNP = 1,  /* a congestion notification packet arrived */

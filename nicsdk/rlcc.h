@@ -87,7 +87,8 @@ static inline uint32_t rlcc_rtt_infl(uint32_t rtt_ns, uint32_t base_ns)
 	return (uint32_t)(((uint64_t)rtt_ns << 16) / base_ns);
 }
 
-/* rlcc_clz32 counts the leading zeros of x != 0 (clzw on Zbb). */
+/* rlcc_clz32 counts the leading zeros of x != 0: one clzw on Zbb. A GCC builtin (gcc and
+ * clang have it), the one thing here beyond C99. */
 static inline unsigned rlcc_clz32(uint32_t x)
 {
 	return (unsigned)__builtin_clz(x);
