@@ -59,7 +59,7 @@ func ParseHandler(s string) (Handler, error) {
 
 // Entry points of the firmware.
 const (
-	EntryHandler = "nicc_on_event"     // HandlerRLCC
+	EntryHandler = nicsdk.HandlerEntry // HandlerRLCC
 	EntryPolicy  = codegen.DefaultFunc // the model alone (HandlerNone; also inside the RL-CC ELF)
 )
 
@@ -591,8 +591,7 @@ func handlerC(ir *quantize.TreeIR, policyHeader string, p nicsdk.Params) string 
 #include "%s"
 
 `, HandlerFile, EntryPolicy, ir.Name, ir.ModelHash, EntryHandler, nicsdk.RLCCWords-1, nicsdk.RLCCHeaderName, policyHeader)
-	b.WriteString(p.C("nicc_rlcc_params"))
-	b.WriteString("\nRLCC_DEFINE_HANDLER(nicc_rlcc_params)\n")
+	b.WriteString(nicsdk.HandlerC(p))
 	return b.String()
 }
 

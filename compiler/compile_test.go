@@ -92,6 +92,9 @@ func TestHandlerNames(t *testing.T) {
 			t.Errorf("handler %d: name %q parses to %v, %v", int(h), h.String(), got, err)
 		}
 	}
+	if EntryPolicy != nicsdk.PolicyEntry {
+		t.Errorf("codegen names the policy %s, nicsdk's handler glue calls %s", EntryPolicy, nicsdk.PolicyEntry)
+	}
 	if _, err := ParseHandler("lstm"); err == nil {
 		t.Error("ParseHandler(lstm) succeeded")
 	}

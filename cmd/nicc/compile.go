@@ -1,0 +1,180 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+func compileCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "compile",
+		Usage:     "compile a tree ensemble into verified NIC firmware: C, RISC-V ELF, bit-exact verification, WCET against the budget",
+		ArgsUsage: "POLICY",
+		Description: `Compiles a tree ensemble (XGBoost JSON, LightGBM text, nicc JSON) in stages:
+load → quantize → emit → build → verify → budget → report.
+
+  quantize  each input becomes a fixed-point int32; every float split becomes an integer
+            threshold that takes the same branch for every representable input; leaves sum
+            in a wide accumulator rounded once to Q16.
+  emit      into --out: nicc_policy.c/.h (int32_t nicc_policy(const int32_t *x)), nicsdk.h,
+            link.ld, and for --handler rlcc rlcc.h and handler.c, whose entry is
+            uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx).
+  build     host gcc -std=c99 -Wall -Wextra -Werror -pedantic -O2, the same with
+            -fsanitize=undefined, each with a driver (host/driver.c); and firmware.elf with
+            riscv64-unknown-elf-gcc (RV64IMC+Zbb, same warnings, -O2).
+  verify    the golden model (the integer IR's Go evaluator, inside nicsdk's Go handler for
+            rlcc), both host builds and the ELF in fwsim agree bit for bit on --vectors calls
+            (default 100000): every split's threshold at T-1, T, T+1, T+2 on a path reaching
+            it, the extremes of every input range, sampled states; for rlcc also event
+            sequences (new, valid, garbage and extreme flow contexts; RTT, CNP, NACK, TX
+            events) comparing the returned rate and all 48 context bytes, the context kept in
+            emulator memory across each sequence. A mismatch, or UBSan output, exits 1 and
+            prints the first mismatching input and the outputs.
+  budget    the static WCET of the entry on --core, cycles × threads sharing / clock, must
+            fit --budget; over budget exits 1 showing both.
+  report    --out/report.json and a summary: fidelity against the float model (max abs
+            error and RMSE, split into the inputs' and the leaves' share; a probability for a
+            binary model), WCET of the entry (and of nicc_policy alone for rlcc), headroom,
+            code bytes (.text) and flow-state bytes.
+
+--handler rlcc wraps the model in the RL-CC event handler (features, model, action →
+multiplier map, rate update; nicsdk rlcc.h). Its model takes x = (a_prev, o, a_prev2, o_prev)
+in Q16 over nicsdk's declared ranges. It is the default (auto) for a model whose 4 inputs are
+named a_prev, o (or obs), a_prev2, o_prev (or obs_prev) in that order; --handler rlcc takes
+any other 4-input model by position. A split on o above 128, where the handler clamps the
+observation, is refused.
+
+--handler none compiles the model alone: x[i] is input i in the fixed-point format the
+report lists. Each input's range is the hull of its split thresholds and, with --ranges, of
+its column of sample rows (CSV or TSV, an optional header of names), widened by 1/64 of its
+span so every threshold lies inside; callers clamp inputs to it, which changes no branch.
+The rows are also verify vectors and fidelity samples, and --predictions (the source tool's
+own output for each row, one a line) adds the error against the tool.
+
+Exit codes: 0 compiled, verified and within budget; 1 a check failed (a mismatch,
+undefined behaviour, over budget); 2 bad input (an unreadable or unsupported model, a model
+wider than the handler's inputs, flow state over 48 bytes, NaN or Inf in the model, input
+ranges that cannot represent a threshold).
+
+  nicc compile testdata/models/rlcc_xgb.json --out build/rlcc
+  nicc compile testdata/lightgbm/lg_dart_breast_cancer.model --out build/bc --handler none \
+      --ranges testdata/lightgbm/breast_cancer_test.tsv \
+      --predictions testdata/lightgbm/lg_dart_breast_cancer_true_predictions.txt
+  nicc compile policy.json --out build/p --core dpa --budget 1.5us --vectors 1000000 --json`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Usage: "output directory (created if missing)"},
+			&cli.StringFlag{Name: "handler", Value: "auto", Usage: "rlcc (the whole RL-CC event handler), none (the model alone) or auto"},
+			&cli.StringFlag{Name: "core", Value: fwsim.DefaultProfile, Usage: "core profile for the WCET (nicc budget --list-cores)"},
+			&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
+			&cli.IntFlag{Name: "vectors", Value: compiler.DefaultVectors, Usage: "least number of calls verify compares"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the vector sampler"},
+			&cli.StringFlag{Name: "ranges", Usage: "CSV/TSV of sample rows: input ranges (--handler none), verify vectors, fidelity"},
+			&cli.StringFlag{Name: "predictions", Usage: "the source tool's outputs on the --ranges rows, one a line"},
+			formatFlag,
+			jsonFlag,
+		},
+		Action: runCompile,
+	}
+}
+
+func runCompile(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return fmt.Errorf("compile takes one POLICY file, got %d arguments", c.NArg())
+	}
+	if c.String("out") == "" {
+		return fmt.Errorf("compile needs --out DIR")
+	}
+	format, err := compiler.ParseFormat(c.String("format"))
+	if err != nil {
+		return err
+	}
+	handler, err := compiler.ParseHandler(c.String("handler"))
+	if err != nil {
+		return err
+	}
+	budget, err := compiler.ParseBudget(c.String("budget"))
+	if err != nil {
+		return err
+	}
+	if c.Int("vectors") < 1 {
+		return fmt.Errorf("--vectors %d: want at least 1", c.Int("vectors"))
+	}
+	if c.String("predictions") != "" && c.String("ranges") == "" {
+		return fmt.Errorf("--predictions needs the rows they were made on (--ranges)")
+	}
+	w := c.App.Writer
+	opt := compiler.CompileOptions{
+		Model: c.Args().First(), Format: format, Out: c.String("out"), Handler: handler,
+		Core: c.String("core"), Budget: budget, Vectors: c.Int("vectors"), Seed: c.Uint64("seed"),
+		Ranges: c.String("ranges"), Predictions: c.String("predictions"),
+	}
+	if !c.Bool("json") && isTerminal(w) {
+		p := &progress{w: c.App.ErrWriter}
+		opt.Progress = p.update
+		defer p.finish()
+	}
+	r, err := compiler.Compile(opt)
+	var ce *compiler.CheckError
+	if err != nil && (r == nil || !errors.As(err, &ce)) {
+		if errors.As(err, &ce) {
+			return checkFailed{err}
+		}
+		return err
+	}
+	var perr error
+	if c.Bool("json") {
+		perr = writeJSON(w, r)
+	} else {
+		perr = r.WriteText(w)
+	}
+	if err != nil {
+		return checkFailed{err}
+	}
+	return perr
+}
+
+// isTerminal reports whether w is the process's stdout and a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && f == os.Stdout && term.IsTerminal(int(f.Fd()))
+}
+
+// progress shows a bar per long stage on the terminal.
+type progress struct {
+	w     io.Writer
+	stage string
+	bar   *progressbar.ProgressBar
+}
+
+func (p *progress) update(stage string, done, total int) {
+	if stage != p.stage || p.bar == nil {
+		p.finish()
+		p.stage = stage
+		p.bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetDescription(fmt.Sprintf("%-7s", stage)),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100_000_000),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	_ = p.bar.Set(done)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		_ = p.bar.Clear()
+		p.bar = nil
+	}
+	p.stage = ""
+}
