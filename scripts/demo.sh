@@ -52,3 +52,13 @@ awk 'BEGIN { s = 12345; for (v = 0; v < 64; v++) { printf "hex:"; for (i = 0; i 
   s = (s * 1103515245 + 12345) % 2147483648; x = s % 2000 - 1000; if (x < 0) x += 4294967296;
   for (b = 0; b < 4; b++) { printf "%02x", int(x / 256 ^ b) % 256 } } print "" } }' > "$tmp/vectors.txt"
 $nicc budget "$tmp/trees.elf" --entry ensemble --vectors "$tmp/vectors.txt"
+
+echo
+echo "== nicc compile: the shipped XGBoost 10×4 ensemble inside the whole RL-CC event handler, on the dpa core"
+$nicc compile testdata/models/rlcc_xgb.json --out "$tmp/rlcc"
+echo "(report.json, the C and firmware.elf were written to a temporary directory: nicc compile ... --out DIR keeps them)"
+
+echo
+echo "== nicc compile --handler none: LightGBM's binary model alone, checked against LightGBM's own predictions"
+$nicc compile $lgb/lg_dart_breast_cancer.model --out "$tmp/bc" --handler none \
+  --ranges $lgb/breast_cancer_test.tsv --predictions $lgb/lg_dart_breast_cancer_true_predictions.txt
