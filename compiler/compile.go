@@ -255,6 +255,9 @@ func (c *compilation) load() error {
 			c.notes = append(c.notes, fmt.Sprintf("inputs (%s) taken by position as (a_prev, o, a_prev2, o_prev)", strings.Join(m.Inputs, ", ")))
 		}
 	}
+	if h == HandlerRLCC && m.Ensemble != nil && m.Ensemble.Transform != model.TransformIdentity {
+		c.notes = append(c.notes, fmt.Sprintf("the model's %s is not applied: the handler maps the raw score y to the multiplier", m.Ensemble.Transform))
+	}
 	if err := checkState(c.opt.Model, m, h); err != nil {
 		return err
 	}

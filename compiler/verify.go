@@ -134,7 +134,9 @@ func (c *compilation) verifyStage() error {
 	var seqs []sequence
 	nEvents := 0
 	if c.handler == HandlerRLCC {
-		seqs = c.sequences(rng, splits, max(c.opt.Vectors-len(pvs), 1))
+		// At least three quarters of the vectors are events, however many split vectors
+		// the model needs.
+		seqs = c.sequences(rng, splits, max(c.opt.Vectors-len(pvs), 3*c.opt.Vectors/4, 1))
 		for _, s := range seqs {
 			nEvents += len(s.events)
 		}
