@@ -106,11 +106,14 @@ type CompileOptions struct {
 	// Seed seeds the vector sampler (the same seed gives the same vectors).
 	Seed uint64
 
-	// Ranges is a CSV or TSV file of sample rows (HandlerNone): each feature's range covers
-	// its column, the rows are verify vectors, and fidelity is measured on them.
+	// Ranges is a CSV or TSV file of sample rows, one value per model input or a header
+	// naming every input: the rows are verify vectors and fidelity samples, and under
+	// HandlerNone each feature's range covers its column (the RL-CC handler's ranges are
+	// nicsdk's; its rows are clamped to them).
 	Ranges string
-	// Predictions is a file of the source tool's own outputs on the Ranges rows, one per
-	// line: the report then gives the firmware's error against them.
+	// Predictions is a file of the source tool's own outputs on the Ranges rows, one value
+	// per line or a table whose last column is the output (a reference CSV with the inputs
+	// first): the report then gives the firmware's error against them.
 	Predictions string
 
 	// HostCC is the host C compiler; "" is "gcc".
@@ -310,6 +313,9 @@ func (c *compilation) quantize() error {
 	m := c.m
 	n := m.NumInputs()
 	var inputs []quantize.Input
+	if err := c.readRows(); err != nil {
+		return err
+	}
 	switch c.handler {
 	case HandlerRLCC:
 		for i, r := range nicsdk.RLCCInputRanges(c.params) {
@@ -320,9 +326,6 @@ func (c *compilation) quantize() error {
 			return err
 		}
 	default:
-		if err := c.readRows(); err != nil {
-			return err
-		}
 		lo, hi, src := c.noneRanges()
 		c.inputSrc = src
 		var err error
@@ -441,12 +444,13 @@ func (c *compilation) readRows() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.opt.Predictions, err)
 	}
-	if len(preds.Data) != len(data) || len(preds.Data[0]) != 1 {
-		return fmt.Errorf("%s: %d rows of %d values; want one prediction for each of the %d rows of %s",
-			c.opt.Predictions, len(preds.Data), len(preds.Data[0]), len(data), c.opt.Ranges)
+	if len(preds.Data) != len(data) {
+		return fmt.Errorf("%s: %d rows; want one prediction for each of the %d rows of %s",
+			c.opt.Predictions, len(preds.Data), len(data), c.opt.Ranges)
 	}
+	// One value a row, or a reference table whose last column is the tool's output.
 	for _, p := range preds.Data {
-		c.preds = append(c.preds, p[0])
+		c.preds = append(c.preds, p[len(p)-1])
 	}
 	return nil
 }

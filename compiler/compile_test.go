@@ -24,6 +24,7 @@ const testVectors = 20_000
 
 const (
 	rlccXGB   = "../testdata/models/rlcc_xgb.json"
+	rlccRef   = "../testdata/models/rlcc_xgb.ref.csv" // inputs and XGBoost's output, some inputs missing
 	lgb       = "../testdata/lightgbm/"
 	bcModel   = lgb + "lg_dart_breast_cancer.model"
 	bcRows    = lgb + "breast_cancer_test.tsv"
@@ -53,8 +54,7 @@ func compileOnce(t *testing.T, key string, opt CompileOptions) (*CompileReport, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {}) // the directory outlives the test for the cache; TestMain removes it
-	tempDirs = append(tempDirs, dir)
+	tempDirs = append(tempDirs, dir) // outlives the test, for the cache; TestMain removes it
 	opt.Out = dir
 	if opt.Vectors == 0 {
 		opt.Vectors = testVectors
@@ -78,7 +78,7 @@ func TestMain(m *testing.M) {
 }
 
 func rlccReport(t *testing.T) (*CompileReport, string) {
-	return compileOnce(t, "rlcc", CompileOptions{Model: rlccXGB})
+	return compileOnce(t, "rlcc", CompileOptions{Model: rlccXGB, Ranges: rlccRef, Predictions: rlccRef})
 }
 
 func bcReport(t *testing.T) (*CompileReport, string) {
@@ -154,6 +154,13 @@ func TestCompileRLCC(t *testing.T) {
 	}
 	if h := r.HandlerFidelity; h == nil || h.Vectors < 1000 || h.Leaves.MaxAbs > r.Quant.ScoreErr+1e-6 || h.Total.RMSE > 0.01 {
 		t.Errorf("handler fidelity %+v", h)
+	}
+	// XGBoost's own predictions, on the reference rows without missing values.
+	if tool := r.Tool; tool == nil || tool.Rows != 2024 || tool.SkippedMissing != 64 || tool.Firmware.MaxAbs > r.Quant.ScoreErr+1e-6 || tool.Float.MaxAbs != 0 {
+		t.Errorf("vs XGBoost: %+v", tool)
+	}
+	if v.Kinds[VecRow.String()] != 2024 {
+		t.Errorf("%d row vectors, want the 2024 complete reference rows", v.Kinds[VecRow.String()])
 	}
 	for _, name := range []string{"nicc_policy.c", "nicc_policy.h", HandlerFile, nicsdk.HeaderName, nicsdk.RLCCHeaderName, nicsdk.LinkerScriptName, FirmwareFile, ReportFile, "host/driver.c"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {

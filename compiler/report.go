@@ -128,10 +128,12 @@ type Fidelity struct {
 
 // ToolFidelity compares with the source tool's own predictions.
 type ToolFidelity struct {
-	File     string   `json:"file"`
-	Rows     int      `json:"rows"`
-	Firmware ErrStats `json:"firmware"`    // the firmware's output vs the tool's
-	Float    ErrStats `json:"float_model"` // nicc's float import vs the tool's
+	File string `json:"file"`
+	Rows int    `json:"rows"`
+	// SkippedMissing counts the rows left out because a value is missing (NaN).
+	SkippedMissing int      `json:"skipped_missing"`
+	Firmware       ErrStats `json:"firmware"`    // the firmware's output vs the tool's
+	Float          ErrStats `json:"float_model"` // nicc's float import vs the tool's
 }
 
 // PolicyCost is the model's own WCET and measured cycles.
@@ -239,14 +241,19 @@ func (c *compilation) report() (*CompileReport, error) {
 	}
 	if c.preds != nil {
 		var fw, fl errAcc
+		missing := 0
 		for i, row := range c.rows {
-			if c.preds[i] != c.preds[i] {
+			if math.IsNaN(c.preds[i]) {
+				continue
+			}
+			if slices.ContainsFunc(row, math.IsNaN) {
+				missing++ // the firmware's inputs are integers: nothing is missing
 				continue
 			}
 			fw.add(ir.Predict(ir.Eval(c.quantizeState(row))) - c.preds[i])
 			fl.add(c.m.Ensemble.Eval(row) - c.preds[i])
 		}
-		r.Tool = &ToolFidelity{File: c.opt.Predictions, Rows: fw.n, Firmware: fw.stats(), Float: fl.stats()}
+		r.Tool = &ToolFidelity{File: c.opt.Predictions, Rows: fw.n, SkippedMissing: missing, Firmware: fw.stats(), Float: fl.stats()}
 	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -297,13 +304,22 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "verified\t%s: golden == host C == fwsim, %d mismatches; UBSan %s\n", what, v.Mismatches, v.UBSan)
 	f := r.Fidelity
-	fmt.Fprintf(tw, "fidelity\t%s over %d sampled states: %s (inputs: %s; leaves: %s)\n",
-		shortWhat(f.What), f.Vectors, f.Total, f.Inputs.short(), f.Leaves.short())
+	states := "sampled states"
+	if n := r.Verify.Kinds[VecRow.String()]; n > 0 {
+		states = fmt.Sprintf("states (%d of them sample rows)", n)
+	}
+	fmt.Fprintf(tw, "fidelity\t%s over %d %s: %s (inputs: %s; leaves: %s)\n",
+		shortWhat(f.What), f.Vectors, states, f.Total, f.Inputs.short(), f.Leaves.short())
 	if h := r.HandlerFidelity; h != nil {
 		fmt.Fprintf(tw, "\tover %d RL-CC decisions: %s (inputs: %s; leaves: %s)\n", h.Vectors, h.Total, h.Inputs.short(), h.Leaves.short())
 	}
 	if t := r.Tool; t != nil {
-		fmt.Fprintf(tw, "vs tool\t%d rows of %s: firmware %s (nicc's float import: %s)\n", t.Rows, filepath.Base(t.File), t.Firmware, t.Float.short())
+		skipped := ""
+		if t.SkippedMissing > 0 {
+			skipped = fmt.Sprintf(" (%d with missing values left out)", t.SkippedMissing)
+		}
+		fmt.Fprintf(tw, "vs tool\t%d rows of %s%s: firmware %s (nicc's float import: %s)\n",
+			t.Rows, filepath.Base(t.File), skipped, t.Firmware, t.Float.short())
 	}
 	b := r.Budget
 	clock := hzText(b.Core.ClockHz)

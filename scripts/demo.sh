@@ -55,7 +55,8 @@ $nicc budget "$tmp/trees.elf" --entry ensemble --vectors "$tmp/vectors.txt"
 
 echo
 echo "== nicc compile: the shipped XGBoost 10×4 ensemble inside the whole RL-CC event handler, on the dpa core"
-$nicc compile testdata/models/rlcc_xgb.json --out "$tmp/rlcc"
+$nicc compile testdata/models/rlcc_xgb.json --out "$tmp/rlcc" \
+  --ranges testdata/models/rlcc_xgb.ref.csv --predictions testdata/models/rlcc_xgb.ref.csv
 echo "(report.json, the C and firmware.elf were written to a temporary directory: nicc compile ... --out DIR keeps them)"
 
 echo

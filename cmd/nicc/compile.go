@@ -54,10 +54,15 @@ observation, is refused.
 
 --handler none compiles the model alone: x[i] is input i in the fixed-point format the
 report lists. Each input's range is the hull of its split thresholds and, with --ranges, of
-its column of sample rows (CSV or TSV, an optional header of names), widened by 1/64 of its
-span so every threshold lies inside; callers clamp inputs to it, which changes no branch.
-The rows are also verify vectors and fidelity samples, and --predictions (the source tool's
-own output for each row, one a line) adds the error against the tool.
+its column of sample rows, widened by 1/64 of its span so every threshold lies inside;
+callers clamp inputs to it, which changes no branch.
+
+--ranges ROWS is a CSV or TSV of sample rows, one value per input or a header naming every
+input (other columns are ignored). With either handler the rows are verify vectors and
+fidelity samples (rows with missing values are left out: firmware inputs are integers).
+--predictions adds the error against the source tool's own outputs on those rows: one value
+a line, or a table whose last column is the output, so a reference CSV with the inputs
+first serves as both.
 
 Exit codes: 0 compiled, verified and within budget; 1 a check failed (a mismatch,
 undefined behaviour, over budget); 2 bad input (an unreadable or unsupported model, a model
@@ -65,6 +70,8 @@ wider than the handler's inputs, flow state over 48 bytes, NaN or Inf in the mod
 ranges that cannot represent a threshold).
 
   nicc compile testdata/models/rlcc_xgb.json --out build/rlcc
+  nicc compile testdata/models/rlcc_xgb.json --out build/rlcc \
+      --ranges testdata/models/rlcc_xgb.ref.csv --predictions testdata/models/rlcc_xgb.ref.csv
   nicc compile testdata/lightgbm/lg_dart_breast_cancer.model --out build/bc --handler none \
       --ranges testdata/lightgbm/breast_cancer_test.tsv \
       --predictions testdata/lightgbm/lg_dart_breast_cancer_true_predictions.txt
@@ -76,8 +83,8 @@ ranges that cannot represent a threshold).
 			&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
 			&cli.IntFlag{Name: "vectors", Value: compiler.DefaultVectors, Usage: "least number of calls verify compares"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the vector sampler"},
-			&cli.StringFlag{Name: "ranges", Usage: "CSV/TSV of sample rows: input ranges (--handler none), verify vectors, fidelity"},
-			&cli.StringFlag{Name: "predictions", Usage: "the source tool's outputs on the --ranges rows, one a line"},
+			&cli.StringFlag{Name: "ranges", Usage: "CSV/TSV of sample rows: verify vectors, fidelity samples, and the input ranges of --handler none"},
+			&cli.StringFlag{Name: "predictions", Usage: "the source tool's outputs on the --ranges rows: one a line, or the last column"},
 			formatFlag,
 			jsonFlag,
 		},
