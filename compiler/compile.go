@@ -403,7 +403,12 @@ func (c *compilation) readRows() error {
 	}
 	n := c.m.NumInputs()
 	data := rows.Data
-	if w := len(data[0]); w != n {
+	if w := len(data[0]); w == n+1 && c.opt.Predictions == c.opt.Ranges && !namesAll(rows.Names, c.m.Inputs) {
+		// A reference table read as both: the inputs, then the tool's output.
+		for r, row := range data {
+			data[r] = row[:n]
+		}
+	} else if w != n {
 		if rows.Names == nil || w < n {
 			return fmt.Errorf("%s: rows have %d values; model %s takes %d inputs", c.opt.Ranges, w, c.m.Name, n)
 		}
@@ -453,6 +458,16 @@ func (c *compilation) readRows() error {
 		c.preds = append(c.preds, p[len(p)-1])
 	}
 	return nil
+}
+
+// namesAll reports whether header names every one of inputs.
+func namesAll(header, inputs []string) bool {
+	for _, in := range inputs {
+		if !slices.Contains(header, in) {
+			return false
+		}
+	}
+	return header != nil
 }
 
 // noneRanges is each feature's declared range for HandlerNone (see quantize).

@@ -429,3 +429,19 @@ func TestCompileBadInput(t *testing.T) {
 		})
 	}
 }
+
+// The other shipped ensembles (inputs named f0..f3, so --handler none by default), against
+// XGBoost's own outputs in their reference tables (inputs first, the output last).
+func TestCompileShippedEnsembles(t *testing.T) {
+	for _, name := range []string{"xgb_logistic", "xgb_dart"} {
+		ref := "../testdata/models/" + name + ".ref.csv"
+		r, _ := compileOnce(t, name, CompileOptions{Model: "../testdata/models/" + name + ".json", Ranges: ref, Predictions: ref, Vectors: 5000})
+		if r.Handler != "none" || r.Verify.Mismatches != 0 || r.Verify.UBSan != "clean" || !r.Budget.Fits {
+			t.Errorf("%s: handler %s, verify %+v, budget %s", name, r.Handler, r.Verify, r.Budget.Verdict)
+		}
+		if tool := r.Tool; tool == nil || tool.Rows != 2024 || tool.Firmware.MaxAbs > 1e-5 {
+			t.Errorf("%s: vs XGBoost %+v", name, tool)
+		}
+		t.Logf("%s: %s vs XGBoost: %v; WCET %d cycles", name, r.Fidelity.What, r.Tool.Firmware, r.Budget.WCETCycles)
+	}
+}
