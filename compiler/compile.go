@@ -99,6 +99,9 @@ type CompileOptions struct {
 
 	Core   string        // core profile; "" is fwsim.DefaultProfile
 	Budget time.Duration // 0 is DefaultBudget
+	// ThreadsSharing is the hardware threads sharing the core's pipeline; 0 is the
+	// profile's own count (see BudgetOptions).
+	ThreadsSharing int
 
 	// Vectors is the least number of calls verify compares among golden, host C and fwsim;
 	// 0 is DefaultVectors.
@@ -175,6 +178,9 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 	}
 	if _, err := fwsim.LookupProfile(c.opt.Core); err != nil {
 		return nil, err
+	}
+	if t := c.opt.ThreadsSharing; t < 0 || t > 1024 {
+		return nil, fmt.Errorf("threads sharing %d: want 1 to 1024", t)
 	}
 	if c.opt.Budget < 0 {
 		return nil, fmt.Errorf("budget %v is not positive", c.opt.Budget)
@@ -668,14 +674,14 @@ func (c *compilation) budgetStage() error {
 		entry = EntryHandler
 	}
 	r, err := Budget(BudgetOptions{ELF: c.elf, Entry: entry, Core: c.opt.Core, Budget: c.opt.Budget,
-		Vectors: c.verify.measure, VectorsFile: "verify vectors"})
+		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measure, VectorsFile: "verify vectors"})
 	if err != nil {
 		return err
 	}
 	c.budget = r
 	if c.handler == HandlerRLCC {
 		p, err := Budget(BudgetOptions{ELF: c.elf, Entry: EntryPolicy, Core: c.opt.Core, Budget: c.opt.Budget,
-			Vectors: c.verify.measurePolicy, VectorsFile: "verify vectors"})
+			ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measurePolicy, VectorsFile: "verify vectors"})
 		if err != nil {
 			return err
 		}

@@ -326,6 +326,9 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if slices.Contains(b.Core.Assumed, "clock_hz") {
 		clock += ", assumed"
 	}
+	if n := b.Core.ThreadsSharing; n > 1 {
+		clock += fmt.Sprintf(", %d threads sharing the pipeline", n)
+	}
 	var measured uint64
 	if b.Measured != nil {
 		measured = b.Measured.MaxCycles

@@ -642,8 +642,10 @@ func (c *compilation) policyVectors(rng *rand.Rand, splits []splitPath, n int) [
 		}
 		out = append(out, policyVec{kind: VecRow, x: c.quantizeState(row), fl: row})
 	}
+	// Sampled states however many split vectors there are: a quarter of n at least.
+	target := max(n, len(out)+n/4)
 	thr := thresholdsByFeature(nIn, splits)
-	for k := 0; len(out) < n; k++ {
+	for k := 0; len(out) < target; k++ {
 		if k%2 == 0 {
 			xf := c.sampleState(rng)
 			out = append(out, policyVec{kind: VecSampled, x: c.quantizeState(xf), fl: xf})

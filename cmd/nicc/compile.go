@@ -39,7 +39,9 @@ load → quantize → emit → build → verify → budget → report.
             emulator memory across each sequence. A mismatch, or UBSan output, exits 1 and
             prints the first mismatching input and the outputs.
   budget    the static WCET of the entry on --core, cycles × threads sharing / clock, must
-            fit --budget; over budget exits 1 showing both.
+            fit --budget; over budget exits 1 showing both. The dpa core's clock and costs
+            are assumptions (nicc budget --list-cores); --threads-sharing models busy
+            hardware threads.
   report    --out/report.json and a summary: fidelity against the float model (max abs
             error and RMSE, split into the inputs' and the leaves' share; a probability for a
             binary model), WCET of the entry (and of nicc_policy alone for rlcc), headroom,
@@ -81,6 +83,7 @@ ranges that cannot represent a threshold).
 			&cli.StringFlag{Name: "handler", Value: "auto", Usage: "rlcc (the whole RL-CC event handler), none (the model alone) or auto"},
 			&cli.StringFlag{Name: "core", Value: fwsim.DefaultProfile, Usage: "core profile for the WCET (nicc budget --list-cores)"},
 			&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
+			&cli.IntFlag{Name: "threads-sharing", Usage: "hardware threads sharing the pipeline (default: the profile's)"},
 			&cli.IntFlag{Name: "vectors", Value: compiler.DefaultVectors, Usage: "least number of calls verify compares"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the vector sampler"},
 			&cli.StringFlag{Name: "ranges", Usage: "CSV/TSV of sample rows: verify vectors, fidelity samples, and the input ranges of --handler none"},
@@ -111,6 +114,9 @@ func runCompile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.IsSet("threads-sharing") && c.Int("threads-sharing") < 1 {
+		return fmt.Errorf("--threads-sharing %d: want at least 1", c.Int("threads-sharing"))
+	}
 	if c.Int("vectors") < 1 {
 		return fmt.Errorf("--vectors %d: want at least 1", c.Int("vectors"))
 	}
@@ -120,7 +126,8 @@ func runCompile(c *cli.Context) error {
 	w := c.App.Writer
 	opt := compiler.CompileOptions{
 		Model: c.Args().First(), Format: format, Out: c.String("out"), Handler: handler,
-		Core: c.String("core"), Budget: budget, Vectors: c.Int("vectors"), Seed: c.Uint64("seed"),
+		Core: c.String("core"), Budget: budget, ThreadsSharing: c.Int("threads-sharing"),
+		Vectors: c.Int("vectors"), Seed: c.Uint64("seed"),
 		Ranges: c.String("ranges"), Predictions: c.String("predictions"),
 	}
 	if !c.Bool("json") && isTerminal(w) {
