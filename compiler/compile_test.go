@@ -445,3 +445,22 @@ func TestCompileShippedEnsembles(t *testing.T) {
 		t.Logf("%s: %s vs XGBoost: %v; WCET %d cycles", name, r.Fidelity.What, r.Tool.Firmware, r.Budget.WCETCycles)
 	}
 }
+
+// Verify in small batches: sequences never span two runs of a host driver, and the counts
+// add up.
+func TestCompileBatches(t *testing.T) {
+	defer func(n int) { verifyBatch = n }(verifyBatch)
+	verifyBatch = 1500
+	r, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Vectors: 8000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := r.Verify
+	sum := 0
+	for _, n := range v.Kinds {
+		sum += n
+	}
+	if v.Mismatches != 0 || v.Batches < 5 || sum != v.Vectors || v.Vectors < 8000 || v.Kinds[VecEvent.String()] != v.Events {
+		t.Errorf("verify %+v", v)
+	}
+}

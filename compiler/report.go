@@ -162,24 +162,37 @@ func (a *errAcc) stats() ErrStats {
 	return ErrStats{MaxAbs: a.max, RMSE: math.Sqrt(a.sum / float64(a.n))}
 }
 
-// fidelity measures the points against the float model.
-func (c *compilation) fidelity(pts []fidelityPoint, what string) Fidelity {
-	var tot, in, leaf errAcc
-	xq := make([]float64, len(c.ir.Inputs))
-	dev := make([]float64, len(c.ir.Inputs))
-	for _, p := range pts {
-		for i, v := range p.x {
-			xq[i] = c.ir.Inputs[i].Value(v)
-			dev[i] = max(dev[i], math.Abs(xq[i]-p.xf[i]))
-		}
-		fw := c.ir.Predict(p.y)
-		atQ := c.m.Ensemble.Eval(xq)
-		atF := c.m.Ensemble.Eval(p.xf)
-		tot.add(fw - atF)
-		in.add(atQ - atF)
-		leaf.add(fw - atQ)
+// fidAcc accumulates the firmware's error against the float model at float states.
+type fidAcc struct {
+	c             *compilation
+	n             int
+	tot, in, leaf errAcc
+	dev, xq       []float64
+}
+
+func newFidAcc(c *compilation) *fidAcc {
+	n := len(c.ir.Inputs)
+	return &fidAcc{c: c, dev: make([]float64, n), xq: make([]float64, n)}
+}
+
+// add measures one decision: float state xf, its quantized inputs x, the firmware's y.
+func (a *fidAcc) add(xf []float64, x []int32, y int32) {
+	ir, e := a.c.ir, a.c.m.Ensemble
+	for i, v := range x {
+		a.xq[i] = ir.Inputs[i].Value(v)
+		a.dev[i] = max(a.dev[i], math.Abs(a.xq[i]-xf[i]))
 	}
-	return Fidelity{What: what, Vectors: len(pts), Total: tot.stats(), Inputs: in.stats(), Leaves: leaf.stats(), InputDev: dev}
+	fw := ir.Predict(y)
+	atQ := e.Eval(a.xq)
+	atF := e.Eval(xf)
+	a.n++
+	a.tot.add(fw - atF)
+	a.in.add(atQ - atF)
+	a.leaf.add(fw - atQ)
+}
+
+func (a *fidAcc) result(what string) Fidelity {
+	return Fidelity{What: what, Vectors: a.n, Total: a.tot.stats(), Inputs: a.in.stats(), Leaves: a.leaf.stats(), InputDev: a.dev}
 }
 
 // outputWhat names what the model's output is, for the fidelity figures.
@@ -225,7 +238,7 @@ func (c *compilation) report() (*CompileReport, error) {
 	if len(st.Folded) > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d splits are constant over their input's range and were folded away", len(st.Folded)))
 	}
-	r.Fidelity = c.fidelity(c.verify.states, c.outputWhat())
+	r.Fidelity = c.verify.states.result(c.outputWhat())
 	if c.handler == HandlerRLCC {
 		r.Entry = EntryHandler
 		p := c.params
@@ -233,7 +246,7 @@ func (c *compilation) report() (*CompileReport, error) {
 			TargetReal: float64(p.Target) / nicsdk.Q16One, BetaReal: float64(p.Beta) / nicsdk.Q16One,
 			ScaleReal: float64(p.Scale) / nicsdk.Q16One, MinRateReal: float64(p.MinRate) / nicsdk.LineRate,
 			InitRateReal: float64(p.InitRate) / nicsdk.LineRate}
-		hf := c.fidelity(c.verify.decision, c.outputWhat())
+		hf := c.verify.decisions.result(c.outputWhat())
 		r.HandlerFidelity = &hf
 		if c.policy != nil {
 			r.PolicyAlone = &PolicyCost{WCETCycles: c.policy.WCETCycles, WCETMicros: c.policy.WCETMicros, MaxCycles: c.verify.MaxPolicyCycles}

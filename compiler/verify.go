@@ -62,6 +62,8 @@ type VerifyReport struct {
 	Sequences int `json:"sequences,omitempty"`
 	Events    int `json:"events,omitempty"`
 	RTTEvents int `json:"rtt_events,omitempty"`
+	// Batches is the number of runs of each host build (at most 65536 calls each).
+	Batches int `json:"batches"`
 	// Compared names the implementations that agreed on every vector.
 	Compared   []string `json:"compared"`
 	Mismatches int      `json:"mismatches"`
@@ -74,10 +76,14 @@ type VerifyReport struct {
 	// for Budget.
 	measure, measurePolicy []Vector
 
-	// fidelity inputs, filled by verify.
-	states   []fidelityPoint
-	decision []fidelityPoint
+	// states and decisions accumulate fidelity: the sampled float states (and rows) through
+	// the model, and the RL-CC handler's decisions.
+	states, decisions *fidAcc
 }
+
+// verifyBatch is the most calls one run of a host driver takes; verify holds one batch of
+// vectors in memory at a time. A variable for the tests.
+var verifyBatch = 1 << 16
 
 // Compared implementations.
 const (
@@ -109,57 +115,157 @@ type sequence struct {
 	events []event
 }
 
-// fidelityPoint is one decision's float state xf, its quantized inputs x and the firmware's
-// output y.
-type fidelityPoint struct {
-	xf []float64
-	x  []int32
-	y  int32
-}
-
 // verifyStage runs the same vectors through the golden model, both host builds and fwsim,
-// and fails on the first difference.
+// batch by batch, and fails when any differ or the UBSan build reports anything.
 func (c *compilation) verifyStage() error {
 	rng := rand.New(rand.NewPCG(c.opt.Seed, 0x6e696363))
-	vr := &VerifyReport{Kinds: map[string]int{}}
+	vr := &VerifyReport{Kinds: map[string]int{}, states: newFidAcc(c), decisions: newFidAcc(c)}
 	c.verify = vr
-	ir := c.ir
-	splits := splitPaths(ir)
+	splits := splitPaths(c.ir)
 
-	nPolicy := c.opt.Vectors
+	n := c.opt.Vectors
+	nPolicy := n
 	if c.handler == HandlerRLCC {
-		nPolicy = c.opt.Vectors / 4
+		nPolicy = n / 4
 	}
-	pvs := c.policyVectors(rng, splits, nPolicy)
-	var seqs []sequence
-	nEvents := 0
+	fixed := c.fixedVectors(rng, splits)
+	// Sampled states however many split vectors there are: a quarter of nPolicy at least.
+	totalPolicy := max(nPolicy, len(fixed)+nPolicy/4)
+	totalEvents := 0
 	if c.handler == HandlerRLCC {
-		// At least three quarters of the vectors are events, however many split vectors
-		// the model needs.
-		seqs = c.sequences(rng, splits, max(c.opt.Vectors-len(pvs), 3*c.opt.Vectors/4, 1))
-		for _, s := range seqs {
-			nEvents += len(s.events)
+		// At least three quarters of the vectors are events.
+		totalEvents = max(n-totalPolicy, 3*n/4, 1)
+	}
+	v, err := c.newVerifier(totalPolicy + totalEvents)
+	if err != nil {
+		return err
+	}
+	fill := c.newFiller(rng, splits)
+	for start := 0; start < totalPolicy; start += verifyBatch {
+		pvs := make([]policyVec, 0, min(verifyBatch, totalPolicy-start))
+		for i := start; i < min(start+verifyBatch, totalPolicy); i++ {
+			if i < len(fixed) {
+				pvs = append(pvs, fixed[i])
+			} else {
+				pvs = append(pvs, fill.next())
+			}
+		}
+		if err := v.batch(pvs, nil); err != nil {
+			return err
 		}
 	}
-	vr.Vectors = len(pvs) + nEvents
-	for _, v := range pvs {
-		vr.Kinds[v.kind.String()]++
+	if totalEvents > 0 {
+		g := c.newSeqGen(rng, splits)
+		for done := 0; done < totalEvents; {
+			seqs := g.next(min(verifyBatch, totalEvents-done))
+			for _, s := range seqs {
+				done += len(s.events)
+			}
+			if err := v.batch(nil, seqs); err != nil {
+				return err
+			}
+		}
+	}
+	c.progress("verify", v.total, v.total)
+	if vr.Mismatches > 0 {
+		return &CheckError{fmt.Errorf("verify: %d of %d vectors differ; the first: %s", vr.Mismatches, vr.Vectors, v.first)}
+	}
+	vr.UBSan = "clean"
+	vr.Compared = []string{implGolden + ")", implHost + " (" + c.opt.HostCC + " -O2)", implUBSan, implFwsim}
+	if c.handler == HandlerRLCC {
+		vr.Compared[0] = implGolden + " inside nicsdk.OnEvent)"
+	}
+	vr.measurePolicy = pickMeasured(v.candPolicy)
+	vr.measure = vr.measurePolicy
+	if c.handler == HandlerRLCC {
+		vr.measure = pickMeasured(v.cand)
+	} else {
+		vr.MaxCycles = vr.MaxPolicyCycles
+	}
+	return nil
+}
+
+// verifier runs verify's batches on one emulator, whose memory persists across calls.
+type verifier struct {
+	c                      *compilation
+	vr                     *VerifyReport
+	m                      *fwsim.Machine
+	xAddr, evAddr, ctxAddr uint64
+	done, total            int // calls, for progress
+	nPolicy, nSeqs         int // policy vectors and sequences so far, for messages
+	first                  string
+	// cand and candPolicy are the calls Budget may measure: the longest of each batch and a
+	// sample of the rest.
+	cand, candPolicy []measured
+}
+
+type measured struct {
+	cycles uint64
+	v      Vector
+}
+
+func (c *compilation) newVerifier(total int) (*verifier, error) {
+	data, err := os.ReadFile(c.elf)
+	if err != nil {
+		return nil, err
+	}
+	im, err := fwsim.LoadELF(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.elf, err)
+	}
+	p, err := fwsim.LookupProfile(c.opt.Core)
+	if err != nil {
+		return nil, err
+	}
+	m, err := fwsim.NewMachine(im, p)
+	if err != nil {
+		return nil, err
+	}
+	v := &verifier{c: c, vr: c.verify, m: m, total: total}
+	if v.xAddr, err = m.Alloc(uint64(4*max(1, len(c.ir.Inputs))), 16); err != nil {
+		return nil, err
+	}
+	if c.handler == HandlerRLCC {
+		if v.evAddr, err = m.Alloc(nicsdk.EventBytes, 8); err != nil {
+			return nil, err
+		}
+		if v.ctxAddr, err = m.Alloc(nicsdk.CtxBytes, 16); err != nil {
+			return nil, err
+		}
+	}
+	c.progress("verify", 0, total)
+	return v, nil
+}
+
+// batch verifies policy vectors or event sequences: the golden results, one run of each
+// host build over all of them, and fwsim.
+func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
+	c, vr := v.c, v.vr
+	ir := c.ir
+	nEvents := 0
+	for _, s := range seqs {
+		nEvents += len(s.events)
+	}
+	vr.Batches++
+	vr.Vectors += len(pvs) + nEvents
+	for _, p := range pvs {
+		vr.Kinds[p.kind.String()]++
 	}
 	if nEvents > 0 {
-		vr.Kinds[VecEvent.String()] = nEvents
-		vr.Sequences, vr.Events = len(seqs), nEvents
+		vr.Kinds[VecEvent.String()] += nEvents
+		vr.Sequences += len(seqs)
+		vr.Events += nEvents
 	}
-
 	golden := make([]int32, len(pvs))
-	for i, v := range pvs {
-		golden[i] = ir.Eval(v.x)
+	for i, p := range pvs {
+		golden[i] = ir.Eval(p.x)
 	}
 
-	// The driver's input: every policy vector, then every sequence.
+	// The driver's input: the policy vectors, or the sequences.
 	var in bytes.Buffer
-	for _, v := range pvs {
+	for _, p := range pvs {
 		in.WriteByte('P')
-		for _, x := range v.x {
+		for _, x := range p.x {
 			in.WriteByte(' ')
 			in.WriteString(strconv.FormatInt(int64(x), 10))
 		}
@@ -173,7 +279,6 @@ func (c *compilation) verifyStage() error {
 			fmt.Fprintf(&in, "E %d %d %d %d %d\n", e.ev.Type, e.ev.RTTNs, e.ev.TimestampNs, e.ev.FlowID, e.ev.TxBytes)
 		}
 	}
-
 	type hostOut struct {
 		ys    []int32
 		rates []uint32
@@ -185,11 +290,11 @@ func (c *compilation) verifyStage() error {
 	var fwErr error
 	var wg sync.WaitGroup
 	run := func(bin string, o *hostOut) {
-		o.ys, o.rates, o.ctxs, o.err = runDriver(bin, in.Bytes(), len(pvs), nEvents, len(ir.Inputs))
+		o.ys, o.rates, o.ctxs, o.err = runDriver(bin, in.Bytes(), len(pvs), nEvents)
 	}
 	wg.Go(func() { run(c.hostBin, &host) })
 	wg.Go(func() { run(c.ubsan, &ubsan) })
-	wg.Go(func() { fw, fwErr = c.runFwsim(pvs, seqs, vr.Vectors) })
+	wg.Go(func() { fw, fwErr = v.fwsim(pvs, seqs) })
 	wg.Wait()
 	if host.err != nil {
 		return &CheckError{fmt.Errorf("verify: host build: %w", host.err)}
@@ -200,23 +305,16 @@ func (c *compilation) verifyStage() error {
 	if fwErr != nil {
 		return &CheckError{fmt.Errorf("verify: fwsim: %w", fwErr)}
 	}
-	vr.UBSan = "clean"
-	vr.Compared = []string{implGolden + ")", implHost + " (" + c.opt.HostCC + " -O2)", implUBSan, implFwsim}
-	if c.handler == HandlerRLCC {
-		vr.Compared[0] = implGolden + " inside nicsdk.OnEvent)"
-	}
 
-	// Compare, policy vectors first.
-	var first string
-	for i, v := range pvs {
+	for i, p := range pvs {
 		g, h, u, f := golden[i], host.ys[i], ubsan.ys[i], fw.ys[i]
 		if g == h && g == u && g == f {
 			continue
 		}
 		vr.Mismatches++
-		if first == "" {
-			first = fmt.Sprintf("%s(x) on vector %d (%s%s), x = %v: golden %d, host C %d, host C with UBSan %d, fwsim %d",
-				EntryPolicy, i+1, v.kind, v.node, v.x, g, h, u, f)
+		if v.first == "" {
+			v.first = fmt.Sprintf("%s(x) on vector %d (%s%s), x = %v: golden %d, host C %d, host C with UBSan %d, fwsim %d",
+				EntryPolicy, v.nPolicy+i+1, p.kind, p.node, p.x, g, h, u, f)
 		}
 	}
 	k := 0
@@ -231,47 +329,70 @@ func (c *compilation) verifyStage() error {
 				continue
 			}
 			vr.Mismatches++
-			if first == "" {
-				first = fmt.Sprintf("%s on event %d of sequence %d (%s start), event %+v, context before %v: golden %s, host C %s, host C with UBSan %s, fwsim %s",
-					EntryHandler, ei+1, si+1, s.how, e.ev, e.before, g, h, u, f)
+			if v.first == "" {
+				v.first = fmt.Sprintf("%s on event %d of sequence %d (%s start), event %+v, context before %v: golden %s, host C %s, host C with UBSan %s, fwsim %s",
+					EntryHandler, ei+1, v.nSeqs+si+1, s.how, e.ev, e.before, g, h, u, f)
 			}
 		}
 	}
-	if vr.Mismatches > 0 {
-		return &CheckError{fmt.Errorf("verify: %d of %d vectors differ; the first: %s", vr.Mismatches, vr.Vectors, first)}
-	}
-	vr.MaxCycles, vr.MaxPolicyCycles = fw.maxCycles, fw.maxPolicyCycles
 
-	// Calls for Budget to measure: the longest ones, and a sample of the rest.
-	const measureMax = 2048
-	policyArg := func(i int) Vector {
-		return Vector{Line: i + 1, Args: []Arg{{Bytes: int32Bytes(pvs[i].x)}}}
+	// Fidelity over the float states, and the calls Budget may measure.
+	for i, p := range pvs {
+		if p.fl != nil {
+			vr.states.add(p.fl, p.x, golden[i])
+		}
 	}
-	for _, i := range sampleIdx(len(pvs), fw.longestPolicy, measureMax) {
-		vr.measurePolicy = append(vr.measurePolicy, policyArg(i))
+	for _, i := range sampleIdx(len(pvs), fw.longestPolicy, measureKeep) {
+		v.candPolicy = append(v.candPolicy, measured{fw.policyCycles[i],
+			Vector{Line: v.nPolicy + i + 1, Args: []Arg{{Bytes: int32Bytes(pvs[i].x)}}}})
 	}
-	if c.handler == HandlerRLCC {
+	if nEvents > 0 {
 		flat := make([]*event, 0, nEvents)
 		for si := range seqs {
 			for ei := range seqs[si].events {
 				flat = append(flat, &seqs[si].events[ei])
 			}
 		}
-		for _, i := range sampleIdx(len(flat), fw.longestEvent, measureMax) {
+		for _, i := range sampleIdx(len(flat), fw.longestEvent, measureKeep) {
 			e := flat[i]
-			vr.measure = append(vr.measure, Vector{Line: len(pvs) + i + 1, Args: []Arg{{Bytes: e.ev.Bytes()}, {Bytes: e.before.Bytes()}}})
-		}
-	} else {
-		vr.measure = vr.measurePolicy
-	}
-
-	// Fidelity: the float states the sampler drew, and the rows.
-	for i, v := range pvs {
-		if v.fl != nil {
-			vr.states = append(vr.states, fidelityPoint{xf: v.fl, x: v.x, y: golden[i]})
+			v.cand = append(v.cand, measured{fw.eventCycles[i],
+				Vector{Line: vr.Events - nEvents + i + 1, Args: []Arg{{Bytes: e.ev.Bytes()}, {Bytes: e.before.Bytes()}}}})
 		}
 	}
+	v.nPolicy += len(pvs)
+	v.nSeqs += len(seqs)
 	return nil
+}
+
+// Calls kept for Budget to measure: per batch, the longest and a sample; in all, measureMax.
+const (
+	measureKeep = 512
+	measureMax  = 2048
+)
+
+// pickMeasured keeps the longest calls and an even sample of the rest, measureMax in all.
+func pickMeasured(cand []measured) []Vector {
+	slices.SortStableFunc(cand, func(a, b measured) int {
+		switch {
+		case a.cycles > b.cycles:
+			return -1
+		case a.cycles < b.cycles:
+			return 1
+		}
+		return 0
+	})
+	var out []Vector
+	const longestN = 64
+	for i := 0; i < min(longestN, len(cand)); i++ {
+		out = append(out, cand[i].v)
+	}
+	if rest := cand[min(longestN, len(cand)):]; len(rest) > 0 {
+		stride := max(1, len(rest)/(measureMax-len(out)))
+		for i := 0; i < len(rest) && len(out) < measureMax; i += stride {
+			out = append(out, rest[i].v)
+		}
+	}
+	return out
 }
 
 // eventResult is what one handler call produced.
@@ -318,10 +439,10 @@ func sampleIdx(n int, longest []int, limit int) []int {
 	return out
 }
 
-// runDriver runs a host build once over all vectors and parses its output: one y per policy
+// runDriver runs a host build once over a batch and parses its output: one y per policy
 // vector, then a rate and a context per event. Any output on stderr (a UBSan report) or a
 // non-zero exit is an error.
-func runDriver(bin string, in []byte, nPolicy, nEvents, nInputs int) ([]int32, []uint32, []nicsdk.FlowCtx, error) {
+func runDriver(bin string, in []byte, nPolicy, nEvents int) ([]int32, []uint32, []nicsdk.FlowCtx, error) {
 	cmd := exec.Command(bin)
 	cmd.Stdin = bytes.NewReader(in)
 	var out, errOut bytes.Buffer
@@ -383,98 +504,62 @@ type fwOut struct {
 	ys                          []int32
 	rates                       []uint32
 	ctxs                        []nicsdk.FlowCtx
-	maxCycles, maxPolicyCycles  uint64
+	policyCycles, eventCycles   []uint64
 	longestPolicy, longestEvent []int // indices of the longest calls
 }
 
-// runFwsim runs every vector on the firmware in the emulator: the policy vectors through
-// nicc_policy, then each sequence through nicc_on_event with its flow context kept in
+// fwsim runs a batch on the firmware in the emulator: the policy vectors through
+// nicc_policy, or each sequence through nicc_on_event with its flow context kept in
 // emulator memory across the sequence's calls, as on the engine.
-func (c *compilation) runFwsim(pvs []policyVec, seqs []sequence, total int) (fwOut, error) {
+func (v *verifier) fwsim(pvs []policyVec, seqs []sequence) (fwOut, error) {
 	var o fwOut
-	data, err := os.ReadFile(c.elf)
-	if err != nil {
-		return o, err
-	}
-	im, err := fwsim.LoadELF(data)
-	if err != nil {
-		return o, fmt.Errorf("%s: %w", c.elf, err)
-	}
-	p, err := fwsim.LookupProfile(c.opt.Core)
-	if err != nil {
-		return o, err
-	}
-	m, err := fwsim.NewMachine(im, p)
-	if err != nil {
-		return o, err
-	}
-	xAddr, err := m.Alloc(uint64(4*max(1, len(c.ir.Inputs))), 16)
-	if err != nil {
-		return o, err
-	}
-	done := 0
+	m, vr := v.m, v.vr
 	tick := func() {
-		done++
-		if done%4096 == 0 {
-			c.progress("verify", done, total)
+		v.done++
+		if v.done%4096 == 0 {
+			v.c.progress("verify", v.done, v.total)
 		}
 	}
-	c.progress("verify", 0, total)
-	policyCycles := make([]uint64, 0, len(pvs))
-	o.ys = make([]int32, 0, len(pvs))
-	for i, v := range pvs {
-		if err := m.WriteBytes(xAddr, int32Bytes(v.x)); err != nil {
+	for i, p := range pvs {
+		if err := m.WriteBytes(v.xAddr, int32Bytes(p.x)); err != nil {
 			return o, err
 		}
-		r, err := m.Call(EntryPolicy, xAddr)
+		r, err := m.Call(EntryPolicy, v.xAddr)
 		if err != nil {
-			return o, fmt.Errorf("%s faulted on vector %d (%s), x = %v: %w", EntryPolicy, i+1, v.kind, v.x, err)
+			return o, fmt.Errorf("%s faulted on vector %d (%s), x = %v: %w", EntryPolicy, v.nPolicy+i+1, p.kind, p.x, err)
 		}
 		o.ys = append(o.ys, int32(uint32(r.A0)))
-		policyCycles = append(policyCycles, r.Cycles)
-		o.maxPolicyCycles = max(o.maxPolicyCycles, r.Cycles)
+		o.policyCycles = append(o.policyCycles, r.Cycles)
+		vr.MaxPolicyCycles = max(vr.MaxPolicyCycles, r.Cycles)
 		tick()
 	}
-	o.longestPolicy = longest(policyCycles, 64)
-	if len(seqs) > 0 {
-		evAddr, err := m.Alloc(nicsdk.EventBytes, 8)
-		if err != nil {
+	o.longestPolicy = longest(o.policyCycles, 64)
+	buf := make([]byte, nicsdk.CtxBytes)
+	for si, s := range seqs {
+		if err := m.WriteBytes(v.ctxAddr, s.start.Bytes()); err != nil {
 			return o, err
 		}
-		ctxAddr, err := m.Alloc(nicsdk.CtxBytes, 16)
-		if err != nil {
-			return o, err
-		}
-		var eventCycles []uint64
-		buf := make([]byte, nicsdk.CtxBytes)
-		for si, s := range seqs {
-			if err := m.WriteBytes(ctxAddr, s.start.Bytes()); err != nil {
+		for ei, e := range s.events {
+			if err := m.WriteBytes(v.evAddr, e.ev.Bytes()); err != nil {
 				return o, err
 			}
-			for ei, e := range s.events {
-				if err := m.WriteBytes(evAddr, e.ev.Bytes()); err != nil {
-					return o, err
-				}
-				r, err := m.Call(EntryHandler, evAddr, ctxAddr)
-				if err != nil {
-					return o, fmt.Errorf("%s faulted on event %d of sequence %d (%+v, context before %v): %w", EntryHandler, ei+1, si+1, e.ev, e.before, err)
-				}
-				if err := m.ReadBytes(ctxAddr, buf); err != nil {
-					return o, err
-				}
-				ctx, _ := nicsdk.ParseFlowCtx(buf)
-				o.rates = append(o.rates, uint32(r.A0))
-				o.ctxs = append(o.ctxs, ctx)
-				eventCycles = append(eventCycles, r.Cycles)
-				o.maxCycles = max(o.maxCycles, r.Cycles)
-				tick()
+			r, err := m.Call(EntryHandler, v.evAddr, v.ctxAddr)
+			if err != nil {
+				return o, fmt.Errorf("%s faulted on event %d of sequence %d (%+v, context before %v): %w",
+					EntryHandler, ei+1, v.nSeqs+si+1, e.ev, e.before, err)
 			}
+			if err := m.ReadBytes(v.ctxAddr, buf); err != nil {
+				return o, err
+			}
+			ctx, _ := nicsdk.ParseFlowCtx(buf)
+			o.rates = append(o.rates, uint32(r.A0))
+			o.ctxs = append(o.ctxs, ctx)
+			o.eventCycles = append(o.eventCycles, r.Cycles)
+			vr.MaxCycles = max(vr.MaxCycles, r.Cycles)
+			tick()
 		}
-		o.longestEvent = longest(eventCycles, 64)
-	} else {
-		o.maxCycles = o.maxPolicyCycles
 	}
-	c.progress("verify", total, total)
+	o.longestEvent = longest(o.eventCycles, 64)
 	return o, nil
 }
 
@@ -585,10 +670,9 @@ func (c *compilation) quantizeState(xf []float64) []int32 {
 	return x
 }
 
-// policyVectors are the calls of the model alone: every split at T-1..T+2 on a path that
-// reaches it, the range extremes, the sample rows, then sampled and near-threshold states up
-// to n in all.
-func (c *compilation) policyVectors(rng *rand.Rand, splits []splitPath, n int) []policyVec {
+// fixedVectors are the policy vectors every verify runs: every split at T-1..T+2 on a path
+// that reaches it, the range extremes, and the sample rows.
+func (c *compilation) fixedVectors(rng *rand.Rand, splits []splitPath) []policyVec {
 	ins := c.ir.Inputs
 	nIn := len(ins)
 	var out []policyVec
@@ -642,35 +726,49 @@ func (c *compilation) policyVectors(rng *rand.Rand, splits []splitPath, n int) [
 		}
 		out = append(out, policyVec{kind: VecRow, x: c.quantizeState(row), fl: row})
 	}
-	// Sampled states however many split vectors there are: a quarter of n at least.
-	target := max(n, len(out)+n/4)
-	thr := thresholdsByFeature(nIn, splits)
-	for k := 0; len(out) < target; k++ {
-		if k%2 == 0 {
-			xf := c.sampleState(rng)
-			out = append(out, policyVec{kind: VecSampled, x: c.quantizeState(xf), fl: xf})
-			continue
-		}
-		x := make([]int32, nIn)
-		for i, in := range ins {
-			if ts := thr[i]; len(ts) > 0 && rng.IntN(4) != 0 {
-				x[i] = clamp32(int64(ts[rng.IntN(len(ts))])+rng.Int64N(9)-4, in.Min, in.Max)
-			} else {
-				x[i] = randIn(rng, in.Min, in.Max)
-			}
-		}
-		out = append(out, policyVec{kind: VecNearThreshold, x: x})
-	}
 	return out
+}
+
+// filler draws the rest of the policy vectors, alternately a sampled float state and a
+// near-threshold one (each input near a random threshold of its own, or uniform).
+type filler struct {
+	c   *compilation
+	rng *rand.Rand
+	thr [][]int32
+	k   int
+}
+
+func (c *compilation) newFiller(rng *rand.Rand, splits []splitPath) *filler {
+	return &filler{c: c, rng: rng, thr: thresholdsByFeature(len(c.ir.Inputs), splits)}
+}
+
+func (f *filler) next() policyVec {
+	f.k++
+	if f.k%2 == 1 {
+		xf := f.c.sampleState(f.rng)
+		return policyVec{kind: VecSampled, x: f.c.quantizeState(xf), fl: xf}
+	}
+	ins := f.c.ir.Inputs
+	x := make([]int32, len(ins))
+	for i, in := range ins {
+		if ts := f.thr[i]; len(ts) > 0 && f.rng.IntN(4) != 0 {
+			x[i] = clamp32(int64(ts[f.rng.IntN(len(ts))])+f.rng.Int64N(9)-4, in.Min, in.Max)
+		} else {
+			x[i] = randIn(f.rng, in.Min, in.Max)
+		}
+	}
+	return policyVec{kind: VecNearThreshold, x: x}
 }
 
 // seqGen draws RL-CC event sequences and runs them through the golden handler.
 type seqGen struct {
-	c   *compilation
-	rng *rand.Rand
-	p   nicsdk.Params
-	thr [][]int32
-	ts  uint64
+	c      *compilation
+	rng    *rand.Rand
+	p      nicsdk.Params
+	thr    [][]int32
+	ts     uint64
+	seq    int
+	policy func(x [4]int32) int32
 
 	// the golden policy's last call
 	called bool
@@ -678,18 +776,24 @@ type seqGen struct {
 	y      int32
 }
 
-// sequences draws event sequences until they hold at least n events: each starts from a
-// flow context (new, valid, at thresholds, garbage or extreme words) and runs up to 64
-// events (mostly RTT, aimed at observations across the range and near o's thresholds;
-// CNP, NACK, TX and unknown types; RTTs of zero, below the base, and saturating). The golden
-// handler, nicsdk.OnEvent around TreeIR.Eval, gives each event's rate and context.
-func (c *compilation) sequences(rng *rand.Rand, splits []splitPath, n int) []sequence {
+func (c *compilation) newSeqGen(rng *rand.Rand, splits []splitPath) *seqGen {
 	g := &seqGen{c: c, rng: rng, p: c.params, thr: thresholdsByFeature(nicsdk.RLCCInputs, splits)}
-	policy := func(x [4]int32) int32 {
+	g.policy = func(x [4]int32) int32 {
 		g.called, g.x = true, x
 		g.y = c.ir.Eval(x[:])
 		return g.y
 	}
+	return g
+}
+
+// next draws event sequences holding n events in all: each starts from a flow context
+// (new, valid, at thresholds, garbage or extreme words) and runs up to 64 events (mostly
+// RTT, aimed at observations across the range and near o's thresholds; CNP, NACK, TX and
+// unknown types; RTTs of zero, below the base, and saturating). The golden handler,
+// nicsdk.OnEvent around TreeIR.Eval, gives each event's rate and context. The handler's
+// decisions on naturally drawn RTT events of new and valid flows go into the fidelity.
+func (g *seqGen) next(n int) []sequence {
+	c, rng := g.c, g.rng
 	var seqs []sequence
 	total := 0
 	for total < n {
@@ -698,11 +802,11 @@ func (c *compilation) sequences(rng *rand.Rand, splits []splitPath, n int) []seq
 		ctx := start
 		prevO, havePrev := 0.0, false
 		for range min(1+rng.IntN(64), n-total) {
-			ev, natural := g.event(ctx, len(seqs))
+			ev, natural := g.event(ctx, g.seq)
 			oF := g.floatObs(ev, ctx)
 			before := ctx
 			g.called = false
-			rate := nicsdk.OnEvent(ev, &ctx, g.p, policy)
+			rate := nicsdk.OnEvent(ev, &ctx, g.p, g.policy)
 			s.events = append(s.events, event{ev: ev, before: before, rate: rate, after: ctx})
 			if !g.called {
 				continue
@@ -714,13 +818,14 @@ func (c *compilation) sequences(rng *rand.Rand, splits []splitPath, n int) []seq
 					oPrev = prevO
 				}
 				xf := []float64{float64(g.x[0]) / nicsdk.Q16One, oF, float64(g.x[2]) / nicsdk.Q16One, oPrev}
-				c.verify.decision = append(c.verify.decision, fidelityPoint{xf: xf, x: slices.Clone(g.x[:]), y: g.y})
+				c.verify.decisions.add(xf, g.x[:], g.y)
 			}
 			// o_{t-1} in float is this o_t when it was drawn naturally; else the context's.
 			prevO, havePrev = oF, natural
 		}
 		total += len(s.events)
 		seqs = append(seqs, s)
+		g.seq++
 	}
 	return seqs
 }
