@@ -143,6 +143,10 @@ func TestCompileRLCC(t *testing.T) {
 	if p == nil || p.WCETCycles == 0 || p.WCETCycles >= b.WCETCycles || p.MaxCycles > p.WCETCycles {
 		t.Errorf("policy alone %+v, handler WCET %d", p, b.WCETCycles)
 	}
+	// 10 trees of depth 4: 40 not-taken branches and 10 adds of one cycle each on dpa.
+	if r.TreesLowerBound != 50 || p.WCETCycles < r.TreesLowerBound {
+		t.Errorf("trees' lower bound %d cycles (policy WCET %d), want 50", r.TreesLowerBound, p.WCETCycles)
+	}
 	if r.StateBytes != nicsdk.RLCCBytes || r.StateLimit != 48 || r.CodeBytes == 0 {
 		t.Errorf("state %d of %d bytes, code %d bytes", r.StateBytes, r.StateLimit, r.CodeBytes)
 	}
@@ -463,4 +467,23 @@ func TestCompileBatches(t *testing.T) {
 	if v.Mismatches != 0 || v.Batches < 5 || sum != v.Vectors || v.Vectors < 8000 || v.Kinds[VecEvent.String()] != v.Events {
 		t.Errorf("verify %+v", v)
 	}
+}
+
+// BenchmarkCycles is the cycles benchmark of the shipped XGBoost 10×4 ensemble on the dpa
+// core (not a timing of nicc): the WCET of the whole RL-CC event handler, of the trees alone
+// (nicc_policy), and the trees' lower bound, as metrics. Run it with
+// go test -run '^$' -bench Cycles ./compiler.
+func BenchmarkCycles(b *testing.B) {
+	var r *CompileReport
+	for b.Loop() {
+		var err error
+		if r, err = Compile(CompileOptions{Model: rlccXGB, Out: b.TempDir(), Vectors: 2000}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(r.Budget.WCETCycles), "handler-wcet-cycles")
+	b.ReportMetric(float64(r.PolicyAlone.WCETCycles), "trees-wcet-cycles")
+	b.ReportMetric(float64(r.TreesLowerBound), "trees-bound-cycles")
+	b.ReportMetric(float64(r.PolicyAlone.WCETCycles)/float64(r.TreesLowerBound), "trees-wcet/bound")
+	b.ReportMetric(float64(r.CodeBytes), "text-bytes")
 }

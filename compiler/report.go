@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
@@ -49,6 +50,11 @@ type CompileReport struct {
 	Budget *BudgetReport `json:"budget"`
 	// PolicyAlone is the model's own WCET inside the RL-CC firmware.
 	PolicyAlone *PolicyCost `json:"policy_alone,omitempty"`
+
+	// TreesLowerBound is the cycles no code for these trees can beat on the core: one
+	// compare-and-branch per level of each tree's deepest path (a not-taken branch) plus one
+	// add per tree; compare it with the policy's WCET.
+	TreesLowerBound uint64 `json:"trees_lower_bound_cycles"`
 
 	CodeBytes   uint64 `json:"code_bytes"`   // .text of the ELF
 	RodataBytes uint64 `json:"rodata_bytes"` // .rodata (constant tables)
@@ -221,6 +227,11 @@ func (c *compilation) report() (*CompileReport, error) {
 		Verify: *c.verify, Budget: c.budget,
 		CodeBytes: text, RodataBytes: rodata, StateBytes: StateBytes(c.handler), StateLimit: nicsdk.CtxBytes,
 	}
+	if p, err := fwsim.LookupProfile(c.opt.Core); err == nil {
+		for _, t := range ir.Trees {
+			r.TreesLowerBound += uint64(t.Depth)*p.Cost(fwsim.ClassBranch, false) + p.Cost(fwsim.ClassALU, false)
+		}
+	}
 	splits := splitPaths(ir)
 	perFeature := make([]int, len(ir.Inputs))
 	for _, s := range splits {
@@ -351,6 +362,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if p := r.PolicyAlone; p != nil {
 		fmt.Fprintf(tw, "\t%s alone %d cycles = %s µs; measured max %d\n", EntryPolicy, p.WCETCycles, fmtUs(p.WCETMicros), p.MaxCycles)
 	}
+	fmt.Fprintf(tw, "\ttrees' lower bound %d cycles (a compare-and-branch per level, an add per tree)\n", r.TreesLowerBound)
 	fmt.Fprintf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", fmtUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
 		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict)
 	fmt.Fprintf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
