@@ -75,23 +75,121 @@ static inline int32_t rlcc_u32_to_i32(uint32_t v)
 	return v <= (uint32_t)INT32_MAX ? (int32_t)v : -(int32_t)(~v) - 1;
 }
 
+/* rlcc_clz32 counts the leading zeros of x != 0: one clzw on Zbb. GCC builtins (gcc and
+ * clang have them) are the one thing here beyond C99: __builtin_clz, __builtin_clzll, and
+ * __builtin_expect behind RLCC_LIKELY (a layout hint, left out for other compilers). */
+static inline unsigned rlcc_clz32(uint32_t x)
+{
+	return (unsigned)__builtin_clz(x);
+}
+
+/* rlcc_clz64 counts the leading zeros of x != 0 (64 bits): one clz on Zbb. The 64-bit form
+ * of a 32-bit value read zero-extended spares gcc a sign-extended copy for clzw. */
+static inline unsigned rlcc_clz64(uint64_t x)
+{
+	return (unsigned)__builtin_clzll(x);
+}
+
+/* RLCC_LIKELY and RLCC_UNLIKELY tell gcc which side of a branch to lay out as the fall-through:
+ * the handler's longest path, so its branches are the cheap not-taken ones. Hints only. */
+#if defined(__GNUC__)
+#define RLCC_LIKELY(c) __builtin_expect(!!(c), 1)
+#define RLCC_UNLIKELY(c) __builtin_expect(!!(c), 0)
+#else
+#define RLCC_LIKELY(c) (c)
+#define RLCC_UNLIKELY(c) (c)
+#endif
+
+static inline uint64_t rlcc_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline uint64_t rlcc_max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* rlcc_div_q16 returns floor(a * 2^16 / d) for a, d below 2^32, d != 0 and a < d * 2^16 (so
+ * the quotient is below 2^32), exactly, without a division: in 64-bit integer arithmetic, with four
+ * multiplications whose products all stay below 2^64. The tests compare it with the 64-bit
+ * division for every d in [1, 2^22] and for millions of random d, each at the largest
+ * dividend and at random ones, on the host and in fwsim.
+ *
+ * Why it is exact. Let N = a * 2^16 and q = floor(N / d), s = clz(d), dn = d * 2^s in
+ * [2^31, 2^32), and g = 2^62 / dn (a real in (2^30, 2^31]).
+ *  1. Reciprocal. tab[j] = floor(2^62 / (2^31 + j * 2^23)) - 8321, j in [0, 256]. With
+ *     j = bits 30..23 of dn and f = bits 22..7 (so x' = 2^31 + j 2^23 + f 2^7 <= dn < x' +
+ *     2^7), r = tab[j] - floor((tab[j] - tab[j+1]) * f / 2^16) is the chord between the
+ *     nodes, less 8321. For the convex 2^62 / x the chord lies above the curve by at most
+ *     H^2/8 * max g'' = 2^46/8 * 2^63/2^93 = 2^13 (H = 2^23, x >= 2^31); it is evaluated at
+ *     x' instead of dn, at most 2^7 higher (its slope is below 1: tab[0] - tab[1] < 2^23);
+ *     the floors of the nodes lower it by less than 1 and the floor of the product raises it
+ *     by less than 1. So r + 8321 is in (g - 1, g + 2^13 + 2^7 + 1), i.e.
+ *         g - 8322 < r < g:  r underestimates g by a factor of at most 1 - e, e = 8322 / 2^30.
+ *  2. q1 = floor(floor(N * 2^s / 2^32) * r / 2^30). N * 2^s < dn * 2^32 < 2^64, and the
+ *     product is below 2^32 * 2^31. From r < g, q1 <= N * 2^s / 2^32 * g / 2^30 = N / d, so
+ *     q1 <= q. Each floor loses less than 1 unit (the inner one at most r / 2^30 <= 2 units
+ *     of q1), so q - q1 < (N / d) e + 3 < 2^32 e + 3 < 33294.
+ *  3. r1 = N - q1 d is in [0, 33294 d); r1 * 2^s < 33294 * 2^32 < 2^48. q2 = floor(floor(r1 *
+ *     2^s / 2^16) * r / 2^46) (product below 2^32 * 2^31): as in 2, q2 <= floor(r1 / d), and
+ *     floor(r1 / d) - q2 < (r1 / d) e + 2^31 / 2^46 + 1 < 33294 e + 1.0001 < 1.26, so it is
+ *     0 or 1.
+ *  4. r2 = r1 - q2 d is in [0, 2d): q = q1 + q2 + (r2 >= d).
+ * Cycles (dpa): about 30 for the 66 of one divu. */
+static inline uint64_t rlcc_div_q16(uint64_t a, uint64_t d)
+{
+	static const uint32_t tab[257] = {
+		2147475327u, 2139119359u, 2130828166u, 2122600999u, 2114437117u, 2106335793u, 2098296312u, 2090317967u,
+		2082400064u, 2074541920u, 2066742859u, 2059002217u, 2051319342u, 2043693589u, 2036124323u, 2028610918u,
+		2021152759u, 2013749239u, 2006399758u, 1999103729u, 1991860569u, 1984669707u, 1977530577u, 1970442624u,
+		1963405300u, 1956418062u, 1949480380u, 1942591728u, 1935751587u, 1928959447u, 1922214804u, 1915517162u,
+		1908866032u, 1902260931u, 1895701382u, 1889186915u, 1882717069u, 1876291385u, 1869909413u, 1863570709u,
+		1857274834u, 1851021355u, 1844809846u, 1838639885u, 1832511058u, 1826422954u, 1820375168u, 1814367302u,
+		1808398961u, 1802469757u, 1796579306u, 1790727229u, 1784913152u, 1779136707u, 1773397530u, 1767695260u,
+		1762029544u, 1756400030u, 1750806372u, 1745248231u, 1739725267u, 1734237148u, 1728783546u, 1723364136u,
+		1717978597u, 1712626613u, 1707307871u, 1702022062u, 1696768882u, 1691548029u, 1686359206u, 1681202119u,
+		1676076477u, 1670981994u, 1665918387u, 1660885376u, 1655882684u, 1650910039u, 1645967169u, 1641053810u,
+		1636169696u, 1631314568u, 1626488169u, 1621690245u, 1616920543u, 1612178816u, 1607464819u, 1602778308u,
+		1598119044u, 1593486791u, 1588881314u, 1584302381u, 1579749764u, 1575223237u, 1570722575u, 1566247559u,
+		1561797968u, 1557373588u, 1552974204u, 1548599605u, 1544249583u, 1539923930u, 1535622444u, 1531344921u,
+		1527091162u, 1522860969u, 1518654148u, 1514470505u, 1510309849u, 1506171991u, 1502056744u, 1497963923u,
+		1493893347u, 1489844833u, 1485818203u, 1481813279u, 1477829888u, 1473867855u, 1469927010u, 1466007182u,
+		1462108205u, 1458229912u, 1454372139u, 1450534723u, 1446717505u, 1442920324u, 1439143024u, 1435385448u,
+		1431647444u, 1427928857u, 1424229538u, 1420549337u, 1416888106u, 1413245699u, 1409621971u, 1406016778u,
+		1402429979u, 1398861434u, 1395311003u, 1391778549u, 1388263936u, 1384767028u, 1381287693u, 1377825799u,
+		1374381213u, 1370953808u, 1367543454u, 1364150026u, 1360773396u, 1357413441u, 1354070038u, 1350743064u,
+		1347432399u, 1344137923u, 1340859517u, 1337597065u, 1334350450u, 1331119557u, 1327904272u, 1324704483u,
+		1321520077u, 1318350944u, 1315196975u, 1312058060u, 1308934093u, 1305824966u, 1302730574u, 1299650813u,
+		1296585579u, 1293534770u, 1290498284u, 1287476020u, 1284467879u, 1281473762u, 1278493571u, 1275527210u,
+		1272574581u, 1269635590u, 1266710144u, 1263798147u, 1260899509u, 1258014136u, 1255141939u, 1252282826u,
+		1249436710u, 1246603501u, 1243783113u, 1240975457u, 1238180449u, 1235398002u, 1232628033u, 1229870457u,
+		1227125192u, 1224392155u, 1221671265u, 1218962441u, 1216265603u, 1213580672u, 1210907568u, 1208246215u,
+		1205596534u, 1202958448u, 1200331883u, 1197716763u, 1195113013u, 1192520559u, 1189939328u, 1187369246u,
+		1184810243u, 1182262246u, 1179725185u, 1177198989u, 1174683589u, 1172178915u, 1169684900u, 1167201474u,
+		1164728572u, 1162266126u, 1159814071u, 1157372339u, 1154940867u, 1152519590u, 1150108444u, 1147707365u,
+		1145316291u, 1142935159u, 1140563906u, 1138202473u, 1135850798u, 1133508821u, 1131176481u, 1128853719u,
+		1126540477u, 1124236697u, 1121942319u, 1119657287u, 1117381544u, 1115115033u, 1112857699u, 1110609484u,
+		1108370336u, 1106140197u, 1103919016u, 1101706736u, 1099503306u, 1097308672u, 1095122782u, 1092945583u,
+		1090777024u, 1088617053u, 1086465619u, 1084322672u, 1082188163u, 1080062040u, 1077944255u, 1075834759u,
+		1073733503u,
+	};
+	unsigned s = rlcc_clz64(d) - 32;
+	uint64_t n = a << 16;
+	uint64_t dn = d << s;
+	const uint32_t *t = tab + ((dn >> 23) & 0xff);
+	uint64_t t0 = t[0], t1 = t[1];
+	uint64_t r = t0 - (((t0 - t1) * ((dn >> 7) & 0xffff)) >> 16);
+	uint64_t q1 = (((n << s) >> 32) * r) >> 30;
+	uint64_t r1 = n - q1 * d;
+	uint64_t q2 = (((r1 << s) >> 16) * r) >> 46;
+	uint64_t r2 = r1 - q2 * d;
+	return q1 + q2 + 1 - (uint64_t)(r2 < d);
+}
+
 /* rlcc_rtt_infl returns the RTT inflation rtt/base in Q16: floor(rtt * 2^16 / base),
- * saturated to 0xffffffff (65536.0); base == 0 (no baseline yet) gives 1.0. One 64-bit
- * division, skipped when the result saturates (rtt >= base * 2^16). */
+ * saturated to 0xffffffff (65536.0); base == 0 (no baseline yet) gives 1.0. The quotient is
+ * rlcc_div_q16's, when it does not saturate (rtt < base * 2^16). */
 static inline uint32_t rlcc_rtt_infl(uint32_t rtt_ns, uint32_t base_ns)
 {
 	if (base_ns == 0)
 		return NICC_Q16_ONE;
 	if ((rtt_ns >> 16) >= base_ns)
 		return UINT32_MAX;
-	return (uint32_t)(((uint64_t)rtt_ns << 16) / base_ns);
-}
-
-/* rlcc_clz32 counts the leading zeros of x != 0: one clzw on Zbb. A GCC builtin (gcc and
- * clang have it), the one thing here beyond C99. */
-static inline unsigned rlcc_clz32(uint32_t x)
-{
-	return (unsigned)__builtin_clz(x);
+	return (uint32_t)rlcc_div_q16(rtt_ns, base_ns);
 }
 
 /* rlcc_sqrt_rate returns sqrt(rate) in Q16 for a rate in fxp20: floor(sqrt(rate * 2^12)),
@@ -102,8 +200,10 @@ static inline unsigned rlcc_clz32(uint32_t x)
  * x is shifted left by an even k so that y = x << k is in [2^30, 2^32); sqrt(y) is read off
  * a chord between two entries of tab[i] = floor(sqrt(64 + i) * 2^20) (sqrt(y) * 2^8 at
  * y = (64 + i) * 2^24), which lies less than 0.26 below sqrt(y), never above; one upward
- * step makes it floor(sqrt(y)), and floor(sqrt(x)) = floor(sqrt(y)) >> k/2. All in 32 bits. */
-static inline uint32_t rlcc_sqrt_rate(uint32_t rate)
+ * step makes it floor(sqrt(y)), and floor(sqrt(x)) = floor(sqrt(y)) >> k/2. Every value
+ * is below 2^32. rlcc_sqrt_fxp20 is the same for a rate already in [1, 1<<20], in 64-bit
+ * registers (the handler's form: no 32-bit extensions). */
+static inline uint64_t rlcc_sqrt_fxp20(uint64_t r)
 {
 	static const uint32_t tab[193] = {
 		8388608u, 8453889u, 8518671u, 8582964u, 8646779u, 8710126u, 8773016u, 8835458u,
@@ -132,16 +232,21 @@ static inline uint32_t rlcc_sqrt_rate(uint32_t rate)
 		16512991u, 16546250u, 16579442u, 16612568u, 16645627u, 16678622u, 16711551u, 16744415u,
 		16777216u,
 	};
-	uint32_t r = nicc_clamp_u32(rate, 1, NICC_LINE_RATE);
-	uint32_t top = r >> NICC_FXP20_SHIFT; /* 1 at line rate */
-	uint32_t x = (r - top) << 12;         /* in [2^12, 2^32 - 2^12] */
-	unsigned k = rlcc_clz32(x) & ~1u;
-	uint32_t y = x << k;                  /* in [2^30, 2^32) */
+	uint64_t top = r >> NICC_FXP20_SHIFT; /* 1 at line rate */
+	uint64_t x = (r - top) << 12;         /* in [2^12, 2^32 - 2^12] */
+	unsigned k = rlcc_clz32((uint32_t)x) & ~1u;
+	uint64_t y = x << k;                  /* in [2^30, 2^32) */
 	const uint32_t *t = tab + ((y >> 24) - 64);
+	uint64_t t0 = t[0], t1 = t[1];
 	/* The chord at y, in units of 2^-8: t[1] - t[0] < 2^16, the fraction is taken to 16 bits. */
-	uint32_t s = (t[0] + (((t[1] - t[0]) * ((y >> 8) & 0xffff)) >> 16)) >> 8;
-	s += s * (s + 2) < y; /* (s + 1)^2 <= y; s <= 65535, so s (s + 2) < 2^32 */
+	uint64_t s = (t0 + (((t1 - t0) * ((y >> 8) & 0xffff)) >> 16)) >> 8;
+	s += s * (s + 2) < y; /* (s + 1)^2 <= y */
 	return (s >> (k >> 1)) + top;
+}
+
+static inline uint32_t rlcc_sqrt_rate(uint32_t rate)
+{
+	return (uint32_t)rlcc_sqrt_fxp20(nicc_clamp_u32(rate, 1, NICC_LINE_RATE));
 }
 
 /* rlcc_obs_min returns the smallest observation, the one at zero excess inflation:
@@ -159,18 +264,27 @@ static inline int32_t rlcc_obs_min(const struct rlcc_params *p)
  *   o    = floor((prod * scale - target * scale) / 2^16)       (Q16, second and last)
  *   o    = min(o, RLCC_O_MAX)
  * infl is rlcc_rtt_infl's result, sqrt_rate rlcc_sqrt_rate's (at most 65536; a larger value
- * is taken as 65536). */
+ * is taken as 65536).
+ *
+ * How, without a branch (rlcc_obs_u64, for infl < 2^32 and sqrt_rate <= 2^16): e < 2^32, the
+ * product e * sqrt_rate < 2^48, big = prod * scale < 2^56, ts = target * scale < 2^44. With
+ * c = ceil(ts / 2^16) = -rlcc_obs_min(p), floor((big - ts) / 2^16) = v - c where v =
+ * floor((big + c 2^16 - ts) / 2^16), all unsigned (c 2^16 - ts is in [0, 2^16)); so
+ * o = min(v - c, RLCC_O_MAX) = min(v, RLCC_O_MAX + c) - c, which is at least -c since
+ * big >= 0: the lower clamp holds by itself. RLCC_O_MAX + c < 2^29 fits int32. */
+static inline int32_t rlcc_obs_u64(uint64_t infl, uint64_t sqrt_rate, const struct rlcc_params *p)
+{
+	uint64_t beta = p->beta, ts = (uint64_t)p->target * p->scale;
+	uint64_t c = (ts + 0xffff) >> 16;  /* -rlcc_obs_min(p), below 2^28 */
+	uint64_t e = (infl > beta ? infl : beta) - beta;
+	uint64_t big = ((e * sqrt_rate) >> 16) * p->scale;
+	uint64_t v = (big + ((c << 16) - ts)) >> 16;
+	return (int32_t)rlcc_min_u64(v, RLCC_O_MAX + c) - (int32_t)c;
+}
+
 static inline int32_t rlcc_observation(uint32_t infl, uint32_t sqrt_rate, const struct rlcc_params *p)
 {
-	uint64_t e = infl > p->beta ? (uint64_t)(infl - p->beta) : 0;
-	uint64_t prod = (e * nicc_min_u32(sqrt_rate, NICC_Q16_ONE)) >> 16;
-	uint64_t big = prod * p->scale;
-	uint64_t ts = (uint64_t)p->target * p->scale;
-	if (big >= ts) {
-		uint64_t v = (big - ts) >> 16;
-		return v > (uint64_t)RLCC_O_MAX ? RLCC_O_MAX : (int32_t)v;
-	}
-	return -(int32_t)((ts - big + 0xffff) >> 16);
+	return rlcc_obs_u64(infl, nicc_min_u32(sqrt_rate, NICC_Q16_ONE), p);
 }
 
 /* rlcc_multiplier maps the model output y (Q16, clamped to [-1, 1]) to the rate multiplier in
@@ -182,8 +296,9 @@ static inline int32_t rlcc_observation(uint32_t infl, uint32_t sqrt_rate, const 
  * The reciprocal is exact without a division (the tests prove it for every y): with
  * d = 2^16 + u, u in [0, 13107], 2^32/d is read off a chord between two entries of
  * tab[j] = ceil(2^40 / (2^16 + 256 j)) (2^32/d * 2^8 at u = 256 j), which lies at most 0.25
- * above it, never below; one downward step makes it the floor. */
-static inline uint32_t rlcc_multiplier(int32_t y)
+ * above it, never below; one downward step makes it the floor. rlcc_recip_q16 is that
+ * reciprocal, floor(2^32 / (2^16 + u)) for u in [0, 13107]. */
+static inline uint64_t rlcc_recip_q16(uint64_t u)
 {
 	static const uint32_t tab[53] = {
 		16777216u, 16711936u, 16647161u, 16582886u, 16519105u, 16455814u, 16393005u, 16330675u,
@@ -194,17 +309,19 @@ static inline uint32_t rlcc_multiplier(int32_t y)
 		14510025u, 14461170u, 14412642u, 14364440u, 14316558u, 14268995u, 14221747u, 14174810u,
 		14128182u, 14081860u, 14035841u, 13990122u, 13944700u,
 	};
-	const uint32_t *t;
-	uint32_t u, v, m;
+	const uint32_t *t = tab + (u >> 8);
+	uint64_t t0 = t[0], t1 = t[1];
+	uint64_t m = (t0 - (((t0 - t1) * (u & 0xff)) >> 8)) >> 8; /* the chord, in units of 2^-8 */
+	/* m d > 2^32 exactly when m d - 1 >= 2^32 (m d < 2^33) */
+	return m - ((m * (NICC_Q16_ONE + u) - 1) >> 32);
+}
+
+static inline uint32_t rlcc_multiplier(int32_t y)
+{
 	y = nicc_clamp_i32(y, RLCC_Y_MIN, RLCC_Y_MAX);
 	if (y >= 0)
 		return NICC_Q16_ONE + (((uint32_t)y * RLCC_K_Q16) >> 16);
-	u = ((uint32_t)-y * RLCC_K_Q16) >> 16; /* in [0, 13107] */
-	t = tab + (u >> 8);
-	v = t[0] - (((t[0] - t[1]) * (u & 0xff)) >> 8); /* the chord, in units of 2^-8 */
-	m = v >> 8;
-	/* m d > 2^32 exactly when m d - 1 >= 2^32 (m d < 2^33) */
-	return m - (uint32_t)(((uint64_t)m * (NICC_Q16_ONE + u) - 1) >> 32);
+	return (uint32_t)rlcc_recip_q16(((uint64_t)(uint32_t)-y * RLCC_K_Q16) >> 16);
 }
 
 /* rlcc_update_rate returns the next rate, clamp(floor(rate * m / 2^16), min_rate, 1<<20), in
@@ -248,45 +365,75 @@ static inline uint32_t rlcc_on_event(const struct nicc_event *ev, struct nicc_fl
 				     const struct rlcc_params *p, int32_t (*policy)(const int32_t *x))
 {
 	uint32_t *w = ctx->data;
-	uint32_t rate, base, rtt, m, a1, a2;
-	int32_t x[4], o, o1;
+	uint32_t flags = w[RLCC_CTX_FLAGS];
+	uint64_t rtt, rate, base, a1, a2, infl, sq, m;
+	int32_t x[4], o1, o, y;
+	const int32_t omin = rlcc_obs_min(p);
 
-	/* A new flow takes its words from the parameters rather than reading them back, so the
-	 * first event is no slower than any other. */
-	if (w[RLCC_CTX_FLAGS] & RLCC_FLAG_INIT) {
+	/* Values are held in 64-bit registers, zero-extended, so nothing is extended twice. A new
+	 * flow takes its words from the parameters rather than reading them back; every path
+	 * stores all of words 0..5 at its end (an unchanged word gets its own value back). */
+	if (RLCC_LIKELY(flags & RLCC_FLAG_INIT)) {
 		rate = w[RLCC_CTX_RATE];
 		base = w[RLCC_CTX_BASE_RTT];
 		a1 = w[RLCC_CTX_A1];
 		a2 = w[RLCC_CTX_A2];
 		o1 = rlcc_u32_to_i32(w[RLCC_CTX_O1]);
 	} else {
-		rlcc_init(ctx, p);
 		rate = p->init_rate;
 		base = 0;
 		a1 = a2 = NICC_Q16_ONE;
-		o1 = rlcc_obs_min(p);
+		o1 = omin;
 	}
-	rate = nicc_clamp_u32(rate, p->min_rate, NICC_LINE_RATE);
-	if (ev->type != NICC_EV_RTT) {
-		w[RLCC_CTX_RATE] = rate;
-		return rate;
+	w[RLCC_CTX_FLAGS] = flags | RLCC_FLAG_INIT;
+	rate = rlcc_min_u64(rlcc_max_u64(rate, p->min_rate), NICC_LINE_RATE);
+	if (RLCC_UNLIKELY(ev->type != NICC_EV_RTT)) {
+		w[RLCC_CTX_RATE] = (uint32_t)rate;
+		w[RLCC_CTX_BASE_RTT] = (uint32_t)base;
+		w[RLCC_CTX_A1] = (uint32_t)a1;
+		w[RLCC_CTX_A2] = (uint32_t)a2;
+		w[RLCC_CTX_O1] = (uint32_t)o1;
+		return (uint32_t)rate;
 	}
+	/* base = rtt if rtt != 0 and (base == 0 or rtt < base): min(base - 1, rtt - 1) + 1 with
+	 * 0 - 1 wrapping to 2^64 - 1, which loses every min and wraps back to 0. */
 	rtt = ev->rtt_ns;
-	if (rtt != 0 && (base == 0 || rtt < base))
-		base = rtt;
-	o = rlcc_observation(rlcc_rtt_infl(rtt, base), rlcc_sqrt_rate(rate), p);
-	x[0] = (int32_t)nicc_clamp_u32(a1, RLCC_A_MIN, RLCC_A_MAX);
+	base = rlcc_min_u64(base - 1, rtt - 1) + 1;
+	w[RLCC_CTX_BASE_RTT] = (uint32_t)base;
+	if (RLCC_UNLIKELY(base == 0))
+		infl = NICC_Q16_ONE;
+	else if (RLCC_UNLIKELY((rtt >> 16) >= base))
+		infl = UINT32_MAX;
+	else
+		infl = rlcc_div_q16(rtt, base);
+	/* rate is in [min_rate, 1<<20] with min_rate >= 1: rlcc_sqrt_rate's clamp is a no-op, and
+	 * its result is at most 65536: rlcc_observation's min is one too. */
+	sq = rlcc_sqrt_fxp20(rate);
+	o = rlcc_obs_u64(infl, sq, p);
+	x[0] = (int32_t)rlcc_min_u64(rlcc_max_u64(a1, RLCC_A_MIN), RLCC_A_MAX);
 	x[1] = o;
-	x[2] = (int32_t)nicc_clamp_u32(a2, RLCC_A_MIN, RLCC_A_MAX);
-	x[3] = nicc_clamp_i32(o1, rlcc_obs_min(p), RLCC_O_MAX);
-	m = rlcc_multiplier(policy(x));
-	rate = rlcc_update_rate(rate, m, p);
-	w[RLCC_CTX_RATE] = rate;
-	w[RLCC_CTX_BASE_RTT] = base;
+	x[2] = (int32_t)rlcc_min_u64(rlcc_max_u64(a2, RLCC_A_MIN), RLCC_A_MAX);
+	x[3] = nicc_clamp_i32(o1, omin, RLCC_O_MAX);
 	w[RLCC_CTX_A2] = (uint32_t)x[0];
-	w[RLCC_CTX_A1] = m;
 	w[RLCC_CTX_O1] = (uint32_t)o;
-	return rate;
+	y = policy(x);
+	/* rlcc_multiplier and rlcc_update_rate, each clamp on its side only: for y >= 0, m >= 1.0,
+	 * so the new rate is at least rate >= min_rate; for y < 0, m <= 1.0 (2^32 / (2^16 + u)
+	 * with u >= 0), so it is at most rate <= 1<<20. */
+	if (RLCC_UNLIKELY(y >= 0)) {
+		y = y < RLCC_Y_MAX ? y : RLCC_Y_MAX;
+		m = NICC_Q16_ONE + (((uint64_t)y * RLCC_K_Q16) >> 16);
+		rate = (rate * m) >> 16;
+		rate = rlcc_min_u64(rate, NICC_LINE_RATE);
+	} else {
+		y = y > RLCC_Y_MIN ? y : RLCC_Y_MIN;
+		m = rlcc_recip_q16(((uint64_t)(uint32_t)-y * RLCC_K_Q16) >> 16);
+		rate = (rate * m) >> 16;
+		rate = rlcc_max_u64(rate, p->min_rate);
+	}
+	w[RLCC_CTX_RATE] = (uint32_t)rate;
+	w[RLCC_CTX_A1] = (uint32_t)m;
+	return (uint32_t)rate;
 }
 
 /* RLCC_DEFINE_HANDLER(PARAMS) defines the engine entry over the generated model

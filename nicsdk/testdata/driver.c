@@ -3,12 +3,17 @@
  *
  *   driver layout            prints the ABI's sizes and offsets
  *   driver ubsan             overflows a signed int on purpose (must die under the sanitizer)
+ *   driver divsweep LO HI    checks rlcc_div_q16(a, d) against the 64-bit division for every
+ *                            d in [LO, HI] at 16 dividends a each (the largest, its
+ *                            neighbours, the smallest, multiples of d and pseudo-random ones);
+ *                            prints "checked N bad M", then the first few bad ones
  *   driver MODE < in > out   for each record of little-endian 32-bit words on stdin, writes
  *                            the result words of the rlcc.h function MODE
  *
  * Records (in words -> out words):
  *   fxpmul  a b -> r          fxpdiv  a b -> r
  *   infl    rtt base -> r     sqrt    rate -> r       mult  y -> m
+ *   div     a d -> q          (rlcc_div_q16: d != 0, a < d * 2^16)
  *   obsmin  params[5] -> o    obs     infl sqrt params[5] -> o
  *   update  rate m params[5] -> r
  *   event   params[5] coef[5] ctx[12] event[6] -> rate ctx[12]
@@ -32,6 +37,44 @@ static struct rlcc_params params_of(const uint32_t *w)
 	return p;
 }
 
+/* divsweep: see the top. The reference is ((uint64_t)a << 16) / d, which is what the Go twin
+ * (FxpDiv16) computes for these inputs. */
+static int divsweep(uint64_t lo, uint64_t hi)
+{
+	uint64_t d, checked = 0, bad = 0, seed = 0x9e3779b97f4a7c15u;
+	for (d = lo; d <= hi; d++) {
+		uint64_t amax = d << 16 > 0xffffffffu ? 0xffffffffu : (d << 16) - 1, as[16];
+		int k;
+		as[0] = amax;
+		as[1] = amax - 1;
+		as[2] = amax - 2;
+		as[3] = amax / 2;
+		as[4] = 0;
+		as[5] = 1;
+		as[6] = d - 1;
+		as[7] = d;
+		as[8] = d + 1 <= amax ? d + 1 : amax;
+		as[9] = (amax / d) * d; /* a multiple of d */
+		as[10] = as[9] - (as[9] > 0);
+		for (k = 11; k < 16; k++) {
+			seed = seed * 6364136223846793005u + 1442695040888963407u;
+			as[k] = (seed >> 32) % (amax + 1);
+		}
+		for (k = 0; k < 16; k++) {
+			uint64_t a = as[k], want = (a << 16) / d, got = rlcc_div_q16(a, d);
+			checked++;
+			if (got != want) {
+				if (bad < 5)
+					fprintf(stderr, "rlcc_div_q16(%llu, %llu) = %llu, want %llu\n", (unsigned long long)a,
+						(unsigned long long)d, (unsigned long long)got, (unsigned long long)want);
+				bad++;
+			}
+		}
+	}
+	printf("checked %llu bad %llu\n", (unsigned long long)checked, (unsigned long long)bad);
+	return bad == 0 ? 0 : 1;
+}
+
 static int record(const char *mode, const uint32_t *in, uint32_t *out, size_t *nin, size_t *nout)
 {
 	struct rlcc_params p;
@@ -45,6 +88,9 @@ static int record(const char *mode, const uint32_t *in, uint32_t *out, size_t *n
 	} else if (strcmp(mode, "infl") == 0) {
 		*nin = 2;
 		if (in) out[0] = rlcc_rtt_infl(in[0], in[1]);
+	} else if (strcmp(mode, "div") == 0) {
+		*nin = 2;
+		if (in) out[0] = (uint32_t)rlcc_div_q16(in[0], in[1]);
 	} else if (strcmp(mode, "sqrt") == 0) {
 		*nin = 1;
 		if (in) out[0] = rlcc_sqrt_rate(in[0]);
@@ -94,8 +140,10 @@ int main(int argc, char **argv)
 {
 	static uint32_t in[64], out[64];
 	size_t nin, nout;
+	if (argc == 4 && strcmp(argv[1], "divsweep") == 0)
+		return divsweep(strtoull(argv[2], NULL, 0), strtoull(argv[3], NULL, 0));
 	if (argc != 2) {
-		fprintf(stderr, "usage: driver layout|ubsan|MODE\n");
+		fprintf(stderr, "usage: driver layout|ubsan|divsweep LO HI|MODE\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "layout") == 0) {

@@ -9,6 +9,7 @@
 uint32_t t_fxpmul(uint32_t a, uint32_t b);
 uint32_t t_fxpdiv(uint32_t a, uint32_t b);
 uint32_t t_infl(uint32_t rtt, uint32_t base);
+uint32_t t_div(uint32_t a, uint32_t d);
 uint32_t t_sqrt(uint32_t rate);
 uint32_t t_mult(int32_t y);
 int32_t t_obsmin(const struct rlcc_params *p);
@@ -21,6 +22,7 @@ uint64_t t_layout(void);
 uint32_t t_fxpmul(uint32_t a, uint32_t b) { return nicc_fxp16_mul(a, b); }
 uint32_t t_fxpdiv(uint32_t a, uint32_t b) { return nicc_fxp16_div(a, b); }
 uint32_t t_infl(uint32_t rtt, uint32_t base) { return rlcc_rtt_infl(rtt, base); }
+uint32_t t_div(uint32_t a, uint32_t d) { return (uint32_t)rlcc_div_q16(a, d); }
 uint32_t t_sqrt(uint32_t rate) { return rlcc_sqrt_rate(rate); }
 uint32_t t_mult(int32_t y) { return rlcc_multiplier(y); }
 int32_t t_obsmin(const struct rlcc_params *p) { return rlcc_obs_min(p); }
