@@ -86,9 +86,15 @@ type InputInfo struct {
 	Splits     int     `json:"splits"`
 }
 
-// RLCCParams are the RL-CC handler's parameters, fixed-point and real.
+// RLCCParams are the RL-CC handler's parameters as compiled (Q16; rates fxp20), and the
+// real numbers they stand for.
 type RLCCParams struct {
-	nicsdk.Params
+	Target   uint32 `json:"target_q16"`
+	Beta     uint32 `json:"beta_q16"`
+	Scale    uint32 `json:"scale_q16"`
+	MinRate  uint32 `json:"min_rate_fxp20"`
+	InitRate uint32 `json:"init_rate_fxp20"`
+
 	TargetReal   float64 `json:"target"`
 	BetaReal     float64 `json:"beta"`
 	ScaleReal    float64 `json:"scale"`
@@ -253,7 +259,7 @@ func (c *compilation) report() (*CompileReport, error) {
 	if c.handler == HandlerRLCC {
 		r.Entry = EntryHandler
 		p := c.params
-		r.Params = &RLCCParams{Params: p,
+		r.Params = &RLCCParams{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate,
 			TargetReal: float64(p.Target) / nicsdk.Q16One, BetaReal: float64(p.Beta) / nicsdk.Q16One,
 			ScaleReal: float64(p.Scale) / nicsdk.Q16One, MinRateReal: float64(p.MinRate) / nicsdk.LineRate,
 			InitRateReal: float64(p.InitRate) / nicsdk.LineRate}
