@@ -427,7 +427,7 @@ static inline uint32_t rlcc_on_event(const struct nicc_event *ev, struct nicc_fl
 		rate = rlcc_min_u64(rate, NICC_LINE_RATE);
 	} else {
 		y = y > RLCC_Y_MIN ? y : RLCC_Y_MIN;
-		m = rlcc_recip_q16(((uint64_t)(uint32_t)-y * RLCC_K_Q16) >> 16);
+		m = rlcc_recip_q16((uint64_t)((int64_t)y * -(int64_t)RLCC_K_Q16) >> 16);
 		rate = (rate * m) >> 16;
 		rate = rlcc_max_u64(rate, p->min_rate);
 	}

@@ -9,7 +9,7 @@ import (
 // handlerWCETLimit guards the WCET of the handler skeleton (testdata/handler.c: rlcc.h's
 // whole decision around a policy of a few operations on all four inputs) on the default
 // profile (dpa) against regressions. It was 268 cycles with a 64-bit divu (66 cycles, an
-// assumed cost) for the RTT inflation; 199 since the inflation's quotient is built from a
+// assumed cost) for the RTT inflation; 198 since the inflation's quotient is built from a
 // reciprocal table and multiplications (rlcc_div_q16) and the handler works in zero-extended
 // 64-bit registers.
 const handlerWCETLimit = 205
