@@ -47,6 +47,9 @@ type Options struct {
 	// be a C identifier; it also names the files (Func.c, Func.h) and prefixes the macros.
 	Func string
 	Form Form
+	// Inline also defines the model as static inline Func_inline, always inlined by gcc, for a
+	// caller that includes the .c (the RL-CC handler); Func calls it.
+	Inline bool
 }
 
 // Files is generated C: a header and a source file that includes it by HeaderName.

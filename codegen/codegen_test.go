@@ -164,6 +164,7 @@ func buildCases() ([]genCase, error) {
 		{"oblivious_table", obl, codegen.Options{Func: "obl", Form: codegen.FormTable}},
 		{"oblivious_branch", obl, codegen.Options{Func: "obl"}},
 		{"wide_clamp", wide, codegen.Options{Func: "wide"}},
+		{"oblivious_inline", obl, codegen.Options{Func: "obl", Inline: true}},
 	}, nil
 }
 
@@ -314,8 +315,9 @@ func TestFreestanding(t *testing.T) {
 				t.Errorf("%s: %q in the generated C", c.name, m)
 			}
 			for _, m := range callRE.FindAllStringSubmatch(code, -1) {
-				switch m[1] {
-				case "if", "return", "INT64_C", c.opt.Func, codegen.DefaultFunc:
+				switch {
+				case m[1] == "if", m[1] == "return", m[1] == "INT64_C", m[1] == c.opt.Func, m[1] == codegen.DefaultFunc:
+				case c.opt.Inline && m[1] == c.opt.Func+"_inline": // the wrapper's call, always inlined
 				default:
 					t.Errorf("%s: %s( in the generated C", c.name, m[1])
 				}

@@ -180,7 +180,26 @@ func (g *gen) lowerSource() []*node {
 	}
 	body = append(body, line(""))
 	body = append(body, g.finish()...)
-	return append(ns, line(""), &node{Kind: kindFunc, Text: fmt.Sprintf("int32_t %s(const int32_t *x)", g.fn), Body: body})
+	if !g.opt.Inline {
+		return append(ns, line(""), &node{Kind: kindFunc, Text: fmt.Sprintf("int32_t %s(const int32_t *x)", g.fn), Body: body})
+	}
+	attr := g.macro + "_ALWAYS_INLINE"
+	return append(ns,
+		line(""),
+		&node{Kind: kindComment, Lines: []string{
+			g.fn + "_inline is the model, for a caller in this translation unit (the RL-CC handler",
+			"includes this file): always inlined, so x stays in registers. " + g.fn + " is the same",
+			"function with external linkage.",
+		}},
+		line("#ifdef __GNUC__"),
+		line("#define "+attr+" __attribute__((always_inline))"),
+		line("#else"),
+		line("#define "+attr),
+		line("#endif"),
+		line(""),
+		&node{Kind: kindFunc, Text: fmt.Sprintf("static inline %s int32_t %s_inline(const int32_t *x)", attr, g.fn), Body: body},
+		line(""),
+		&node{Kind: kindFunc, Text: fmt.Sprintf("int32_t %s(const int32_t *x)", g.fn), Body: []*node{stmt("return %s_inline(x);", g.fn)}})
 }
 
 func slicesContains(s []bool, v bool) bool {

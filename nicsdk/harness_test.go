@@ -37,7 +37,7 @@ var buildDir = sync.OnceValues(func() (string, error) {
 			return "", err
 		}
 	}
-	glue := "/* handler_glue.h: written by harness_test.go, HandlerC(DefaultParams()). */\n" + HandlerC(DefaultParams())
+	glue := "/* handler_glue.h: written by harness_test.go, HandlerC(DefaultParams(), PolicyEntry). */\n" + HandlerC(DefaultParams(), PolicyEntry)
 	if err := os.WriteFile(filepath.Join(dir, "handler_glue.h"), []byte(glue), 0o644); err != nil {
 		return "", err
 	}

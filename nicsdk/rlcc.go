@@ -118,11 +118,11 @@ const (
 )
 
 // HandlerC is the C that turns a policy into the engine entry: p as ParamsName, then
-// RLCC_DEFINE_HANDLER. It goes after #include "rlcc.h" and after PolicyEntry is declared or
-// defined (a static definition lets gcc inline the model into the handler, so x stays in
-// registers).
-func HandlerC(p Params) string {
-	return p.C(ParamsName) + "\nRLCC_DEFINE_HANDLER(" + ParamsName + ")\n"
+// RLCC_DEFINE_HANDLER over the C function policy. It goes after #include "rlcc.h" and after
+// policy is declared or defined (a static inline, always_inline definition in the same file
+// is inlined into the handler, so x stays in registers).
+func HandlerC(p Params, policy string) string {
+	return p.C(ParamsName) + "\nRLCC_DEFINE_HANDLER(" + ParamsName + ", " + policy + ")\n"
 }
 
 func q16(v int64) float64 { return float64(v) / Q16One }

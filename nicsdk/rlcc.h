@@ -17,14 +17,15 @@
  *   o_t, o_{t-1}      [rlcc_obs_min(p), RLCC_O_MAX]; rlcc_obs_min(p) = -ceil(target*scale/2^16)
  *                     in Q16 (-50328 = -0.76794 with the defaults), RLCC_O_MAX = 128 - 2^-16.
  *
- * The engine entry the compiler emits is, with the generated int32_t nicc_policy(const
- * int32_t *x) and a const struct rlcc_params NAME in the same file (nicsdk.HandlerC prints
- * both lines of glue):
+ * The engine entry the compiler emits is, with a generated int32_t POLICY(const int32_t *x)
+ * and a const struct rlcc_params NAME in the same file (nicsdk.HandlerC prints both lines of
+ * glue):
  *
- *     RLCC_DEFINE_HANDLER(NAME)
+ *     RLCC_DEFINE_HANDLER(NAME, POLICY)
  *
  * which defines uint32_t nicc_on_event(const struct nicc_event *, struct nicc_flow_ctx *).
- * A static nicc_policy is inlined by gcc -O2, so x stays in registers.
+ * A POLICY defined static inline with always_inline in the same file is inlined, so x stays
+ * in registers and the call costs nothing (a plain or static policy of ten trees is called).
  */
 #ifndef NICC_RLCC_H
 #define NICC_RLCC_H
@@ -436,13 +437,13 @@ static inline uint32_t rlcc_on_event(const struct nicc_event *ev, struct nicc_fl
 	return (uint32_t)rate;
 }
 
-/* RLCC_DEFINE_HANDLER(PARAMS) defines the engine entry over the generated model
- * int32_t nicc_policy(const int32_t *x) and the const struct rlcc_params PARAMS. */
-#define RLCC_DEFINE_HANDLER(PARAMS)                                                              \
+/* RLCC_DEFINE_HANDLER(PARAMS, POLICY) defines the engine entry over the generated model
+ * int32_t POLICY(const int32_t *x) and the const struct rlcc_params PARAMS. */
+#define RLCC_DEFINE_HANDLER(PARAMS, POLICY)                                                      \
 	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx);          \
 	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx)           \
 	{                                                                                        \
-		return rlcc_on_event(ev, ctx, &(PARAMS), nicc_policy);                           \
+		return rlcc_on_event(ev, ctx, &(PARAMS), POLICY);                                \
 	}
 
 #endif /* NICC_RLCC_H */
