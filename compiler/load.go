@@ -1,5 +1,6 @@
 // Package compiler orchestrates nicc's stages for the CLI: loading a model in any supported
-// format, evaluating it, and (in later stages) compiling, verifying and budgeting it.
+// format, evaluating it, budgeting a firmware ELF, and compiling a tree ensemble into verified
+// firmware (quantize, emit, build, verify, budget, report).
 package compiler
 
 import (
