@@ -1,0 +1,812 @@
+package distill
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+const (
+	// DefaultLearningRate is the shrinkage used when Options.LearningRate is 0 (XGBoost's
+	// default). Distilling into a small budget (10 trees) usually wants 1.0; set it explicitly.
+	DefaultLearningRate = 0.3
+	// DefaultBins is the number of histogram bins per feature used when Options.Bins is 0; it is
+	// also the maximum (bin indices are bytes).
+	DefaultBins = 256
+	// MaxDepth is the deepest tree Train grows.
+	MaxDepth = 12
+	// RefitPasses is the number of coordinate-descent passes of the optional leaf refit.
+	RefitPasses = 4
+	// RefitHeldOut is the fraction of the training set held out internally for the refit
+	// decision when Train is given no validation set.
+	RefitHeldOut = 0.1
+)
+
+// Options controls Train. The zero value of every field except Trees and Depth is usable.
+type Options struct {
+	// Trees and Depth limit the ensemble: at most Trees trees of depth at most Depth. Both
+	// must be ≥ 1; Depth at most MaxDepth. Boosting stops early when a round finds no split
+	// that improves the loss (the ensemble keeps at least one tree).
+	Trees, Depth int
+	// LearningRate shrinks every tree's leaves; 0 means DefaultLearningRate (0.3). It must be
+	// finite and ≥ 0; the benchmark (and a 10-tree budget) uses 1.0.
+	LearningRate float64
+	// L2 is the leaf regularisation λ ≥ 0: a leaf's value is −G/(H+λ) (squared loss: H is the
+	// number of rows in the leaf, G the sum of residuals pred − y), times LearningRate. Split
+	// gain is G_L²/(H_L+λ) + G_R²/(H_R+λ) − G²/(H+λ).
+	L2 float64
+	// MinLeaf is the minimum number of training rows in a leaf; 0 means 1. With Oblivious,
+	// it is enforced on the children of every node that has at least 2·MinLeaf rows (smaller
+	// nodes are split anyway, to keep the tree symmetric; their leaves are shrunk by λ, and an
+	// empty leaf is 0).
+	MinLeaf int
+	// FeatureWeights multiply each feature's split gain (CatBoost's feature_weights): 0 means
+	// never split on that feature. nil means 1 for every feature; otherwise one finite
+	// weight ≥ 0 per feature.
+	FeatureWeights []float64
+	// Oblivious grows symmetric trees: every node of a level uses the same (feature,
+	// threshold), chosen to maximise the level's total (weighted) gain.
+	Oblivious bool
+	// Grid, when set, has one quantize.Input per feature: the fixed-point grid the deployed
+	// feature is computed on. Every threshold is then a midpoint (k + 0.5)/2^Frac between two
+	// neighbouring grid values with Min ≤ k < Max, so quantize.Trees maps every split exactly
+	// and no grid point changes branch. Bin edges are chosen among those midpoints by sample
+	// quantiles. nil: thresholds are midpoints between neighbouring distinct sample values
+	// (all of them when a feature has at most Bins distinct values, else at quantiles).
+	Grid []quantize.Input
+	// Bins is the number of histogram bins per feature, 2..256; 0 means DefaultBins. A
+	// feature with at most Bins distinct sample values gets every midpoint (an exact search).
+	Bins int
+	// Refit, after boosting, refits all leaf values (and the base) jointly by a few passes of
+	// ridge-regularised coordinate descent on the training set (RefitPasses, no shrinkage).
+	// The refit is kept only if it lowers the RMSE on the validation set given to Train; with
+	// no validation set, Train holds out RefitHeldOut of the training rows (chosen by Seed)
+	// for that decision and trains on the rest.
+	Refit bool
+	// Seed fixes every pseudo-random choice (only the internal refit hold-out uses one). The
+	// result is identical for any Threads.
+	Seed uint64
+	// Threads is the number of goroutines; ≤ 0 means runtime.GOMAXPROCS(0).
+	Threads int
+	// Progress, when set, is called after each boosting round with round = 1..total.
+	Progress func(round, total int)
+}
+
+// Report describes a training run.
+type Report struct {
+	// Rounds is the number of trees built.
+	Rounds int
+	// TrainRMSE is the final model's RMSE on the rows it was trained on.
+	TrainRMSE float64
+	// HeldOutRMSE is the final model's RMSE on the validation set (the internal hold-out when
+	// Refit had to make one); NaN when there is none.
+	HeldOutRMSE float64
+	// Refit says whether a refit was tried; RefitApplied whether it was kept.
+	// BoostHeldOutRMSE is the held-out RMSE before the refit.
+	Refit, RefitApplied bool
+	BoostHeldOutRMSE    float64
+	// TrainRows and HeldOutRows count the rows used.
+	TrainRows, HeldOutRows int
+	// Thresholds is the number of candidate thresholds per feature.
+	Thresholds []int
+	// Elapsed is Train's wall time.
+	Elapsed time.Duration
+}
+
+// Train fits a gradient-boosted ensemble of regression trees to train (squared loss) and
+// reports its error on valid (which may be nil). The model has Inputs = train.Names, Base =
+// mean(Y), identity transform, and trees whose splits are "x <= t goes left" (model.CmpLE).
+//
+// The algorithm: per feature, candidate thresholds are fixed once (see Options.Grid and
+// Bins) and every row's bin index computed once; each level of each tree builds per-node
+// gradient histograms (in parallel over features, each feature summed by one goroutine in
+// row order, so results do not depend on Threads), picks the best split per node (or per
+// level when Oblivious), and routes rows. Leaves take the second-order value −G/(H+λ)·η.
+func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
+	start := time.Now()
+	if err := train.Check(); err != nil {
+		return nil, nil, fmt.Errorf("training set: %w", err)
+	}
+	nf := len(train.X)
+	if valid != nil {
+		if err := valid.Check(); err != nil {
+			return nil, nil, fmt.Errorf("validation set: %w", err)
+		}
+		if len(valid.X) != nf {
+			return nil, nil, fmt.Errorf("distill: validation set has %d features, training set %d", len(valid.X), nf)
+		}
+	}
+	if err := opt.check(nf); err != nil {
+		return nil, nil, err
+	}
+	if opt.Refit && valid == nil {
+		if train.Rows() < 2 {
+			return nil, nil, fmt.Errorf("distill: Refit with no validation set needs at least 2 training rows")
+		}
+		train, valid = train.Split(RefitHeldOut, opt.Seed)
+	}
+	t := newTrainer(train, opt)
+	rep := &Report{Refit: opt.Refit, TrainRows: train.Rows(), HeldOutRows: valid.Rows(), HeldOutRMSE: math.NaN(), BoostHeldOutRMSE: math.NaN()}
+	for f := range t.edges {
+		rep.Thresholds = append(rep.Thresholds, len(t.edges[f]))
+	}
+	var vpred []float64
+	if valid != nil {
+		vpred = make([]float64, valid.Rows())
+		for i := range vpred {
+			vpred[i] = t.base
+		}
+	}
+	for round := range opt.Trees {
+		tr, split := t.grow()
+		if !split && len(t.trees) > 0 {
+			break
+		}
+		t.trees = append(t.trees, tr)
+		if valid != nil {
+			t.addTree(&tr, valid.X, vpred)
+		}
+		if opt.Progress != nil {
+			opt.Progress(round+1, opt.Trees)
+		}
+		if !split {
+			break
+		}
+	}
+	rep.Rounds = len(t.trees)
+	if valid != nil {
+		rep.BoostHeldOutRMSE = rmse(vpred, valid.Y)
+		rep.HeldOutRMSE = rep.BoostHeldOutRMSE
+	}
+	if opt.Refit {
+		if r, ok := t.refit(valid, rep.HeldOutRMSE); ok {
+			rep.RefitApplied, rep.HeldOutRMSE = true, r
+		}
+	}
+	rep.TrainRMSE = rmse(t.pred, t.y)
+	m := &model.Model{
+		Format: model.Format,
+		Doc:    fmt.Sprintf("distilled by nicc: %d trees, depth ≤ %d, oblivious %v, learning rate %g, λ %g, min leaf %d, grid %v, refit %v", rep.Rounds, opt.Depth, opt.Oblivious, t.lr, t.lambda, t.minLeaf, opt.Grid != nil, rep.RefitApplied),
+		Inputs: slices.Clone(train.Names),
+		Ensemble: &model.Ensemble{
+			Base:      t.base,
+			Transform: model.TransformIdentity,
+			Trees:     t.trees,
+		},
+	}
+	if err := m.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("distill: internal error: trained model is invalid: %w", err)
+	}
+	rep.Elapsed = time.Since(start)
+	return m, rep, nil
+}
+
+// check validates opt for nf features.
+func (o *Options) check(nf int) error {
+	switch {
+	case o.Trees < 1:
+		return fmt.Errorf("distill: Trees is %d, must be at least 1", o.Trees)
+	case o.Depth < 1 || o.Depth > MaxDepth:
+		return fmt.Errorf("distill: Depth is %d, must be in 1..%d", o.Depth, MaxDepth)
+	case !(o.LearningRate >= 0) || math.IsInf(o.LearningRate, 0):
+		return fmt.Errorf("distill: LearningRate is %v, must be positive (0 means %g)", o.LearningRate, DefaultLearningRate)
+	case !(o.L2 >= 0) || math.IsInf(o.L2, 0):
+		return fmt.Errorf("distill: L2 is %v, must be finite and ≥ 0", o.L2)
+	case o.MinLeaf < 0:
+		return fmt.Errorf("distill: MinLeaf is %d, must be ≥ 0", o.MinLeaf)
+	case o.Bins != 0 && (o.Bins < 2 || o.Bins > DefaultBins):
+		return fmt.Errorf("distill: Bins is %d, must be in 2..%d (0 means %d)", o.Bins, DefaultBins, DefaultBins)
+	case o.FeatureWeights != nil && len(o.FeatureWeights) != nf:
+		return fmt.Errorf("distill: %d feature weights for %d features", len(o.FeatureWeights), nf)
+	case o.Grid != nil && len(o.Grid) != nf:
+		return fmt.Errorf("distill: %d grid inputs for %d features", len(o.Grid), nf)
+	}
+	for f, w := range o.FeatureWeights {
+		if !(w >= 0) || math.IsInf(w, 0) {
+			return fmt.Errorf("distill: feature weight %d is %v, must be finite and ≥ 0", f, w)
+		}
+	}
+	for f, g := range o.Grid {
+		if g.Frac < 0 || g.Frac > 60 || g.Min > g.Max {
+			return fmt.Errorf("distill: grid of feature %d (%s) is invalid: Frac %d, raw [%d, %d]", f, g.Name, g.Frac, g.Min, g.Max)
+		}
+	}
+	return nil
+}
+
+// trainer is the state of one Train call. Trees are grown with local node indices (uint16).
+type trainer struct {
+	opt     Options
+	nf, n   int
+	threads int
+	lr      float64
+	lambda  float64
+	minLeaf int
+	minGain float64
+	weights []float64
+
+	edges [][]float64 // per feature: ascending thresholds; bin b holds (edges[b-1], edges[b]]
+	bins  [][]uint8   // per feature, per row: bin index
+	nb    []int       // per feature: len(edges)+1
+
+	x          [][]float64
+	y          []float64
+	base       float64
+	pred, grad []float64
+	nid        []uint16 // per row: node of the tree being grown
+	slot       []int32  // per row: histogram slot of its node at this level, or -1
+	hg         [][]float64
+	hn         [][]int32
+
+	trees  []model.Tree
+	leaves [][]uint16 // per tree, per row: leaf (kept for Refit)
+}
+
+// chunkRows is the unit of row-parallel work; fixed, so that sums merged per chunk in order are
+// the same for any number of threads.
+const chunkRows = 1 << 15
+
+func newTrainer(d *Dataset, opt Options) *trainer {
+	t := &trainer{opt: opt, nf: len(d.X), n: d.Rows(), x: d.X, y: d.Y}
+	t.threads = opt.Threads
+	if t.threads <= 0 {
+		t.threads = runtime.GOMAXPROCS(0)
+	}
+	t.lr = opt.LearningRate
+	if t.lr == 0 {
+		t.lr = DefaultLearningRate
+	}
+	t.lambda = opt.L2
+	t.minLeaf = max(opt.MinLeaf, 1)
+	t.weights = opt.FeatureWeights
+	if t.weights == nil {
+		t.weights = make([]float64, t.nf)
+		for f := range t.weights {
+			t.weights[f] = 1
+		}
+	}
+	bins := opt.Bins
+	if bins == 0 {
+		bins = DefaultBins
+	}
+
+	t.edges = make([][]float64, t.nf)
+	t.bins = make([][]uint8, t.nf)
+	t.nb = make([]int, t.nf)
+	t.forEach(t.nf, func(f int) {
+		var g *quantize.Input
+		if opt.Grid != nil {
+			g = &opt.Grid[f]
+		}
+		t.edges[f] = featureEdges(d.X[f], g, bins)
+		t.nb[f] = len(t.edges[f]) + 1
+		t.bins[f] = make([]uint8, t.n)
+		e, col, b := t.edges[f], d.X[f], t.bins[f]
+		for r, v := range col {
+			b[r] = uint8(sort.SearchFloat64s(e, v))
+		}
+	})
+
+	sums := t.sumRows(func(lo, hi int) [2]float64 {
+		s := 0.0
+		for _, v := range t.y[lo:hi] {
+			s += v
+		}
+		return [2]float64{s}
+	})
+	t.base = sums[0] / float64(t.n)
+	sse := t.sumRows(func(lo, hi int) [2]float64 {
+		s := 0.0
+		for _, v := range t.y[lo:hi] {
+			s += (v - t.base) * (v - t.base)
+		}
+		return [2]float64{s}
+	})
+	// A split must lower the loss by more than rounding noise of the initial sum of squares.
+	t.minGain = 1e-12 * sse[0]
+	t.pred = make([]float64, t.n)
+	t.grad = make([]float64, t.n)
+	t.nid = make([]uint16, t.n)
+	t.slot = make([]int32, t.n)
+	for r := range t.pred {
+		t.pred[r] = t.base
+	}
+	t.hg = make([][]float64, t.nf)
+	t.hn = make([][]int32, t.nf)
+	return t
+}
+
+// featureEdges chooses the ascending thresholds of one feature (see Options.Grid and Bins).
+func featureEdges(col []float64, g *quantize.Input, bins int) []float64 {
+	const maxSample = 1 << 18
+	stride := max(1, len(col)/maxSample)
+	s := make([]float64, 0, len(col)/stride+1)
+	for r := 0; r < len(col); r += stride {
+		v := col[r]
+		if g != nil {
+			v = float64(g.Quantize(v))
+		}
+		s = append(s, v)
+	}
+	slices.Sort(s)
+	// Distinct values u and, for each, the number of samples below it.
+	var u []float64
+	var below []int
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			u = append(u, v)
+			below = append(below, i)
+		}
+	}
+	// cut[i] (i ≥ 1) separates u[i-1] from u[i].
+	var cuts []int
+	if len(u) <= bins {
+		for i := 1; i < len(u); i++ {
+			cuts = append(cuts, i)
+		}
+	} else {
+		m := len(s)
+		last := 0
+		for j := 1; j < bins; j++ {
+			rank := j * m / bins
+			// first distinct value with at least rank samples below it
+			i := sort.SearchInts(below, rank)
+			if i <= last || i >= len(u) {
+				continue
+			}
+			cuts = append(cuts, i)
+			last = i
+		}
+	}
+	edges := make([]float64, 0, len(cuts))
+	for _, i := range cuts {
+		a, b := u[i-1], u[i]
+		var t float64
+		if g != nil {
+			// raw values a < b: the grid midpoint in the middle of the gap
+			k := int64(a) + (int64(b)-int64(a)-1)/2
+			t = math.Ldexp(float64(2*k+1), -(g.Frac + 1))
+		} else {
+			t = a + (b-a)/2
+			if !(t < b) {
+				t = a
+			}
+		}
+		if len(edges) == 0 || t > edges[len(edges)-1] {
+			edges = append(edges, t)
+		}
+	}
+	return edges
+}
+
+// forEach runs fn(i) for i in [0, n) on t.threads goroutines.
+func (t *trainer) forEach(n int, fn func(i int)) {
+	w := min(t.threads, n)
+	if w <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// forRows runs fn over fixed chunks of rows in parallel.
+func (t *trainer) forRows(n int, fn func(lo, hi int)) {
+	chunks := (n + chunkRows - 1) / chunkRows
+	t.forEach(chunks, func(c int) { fn(c*chunkRows, min(n, (c+1)*chunkRows)) })
+}
+
+// sumRows sums fn over the row chunks, merging in chunk order (deterministic).
+func (t *trainer) sumRows(fn func(lo, hi int) [2]float64) [2]float64 {
+	chunks := (t.n + chunkRows - 1) / chunkRows
+	part := make([][2]float64, chunks)
+	t.forEach(chunks, func(c int) { part[c] = fn(c*chunkRows, min(t.n, (c+1)*chunkRows)) })
+	var s [2]float64
+	for _, p := range part {
+		s[0] += p[0]
+		s[1] += p[1]
+	}
+	return s
+}
+
+// nodeStat is a node's gradient sum and row count.
+type nodeStat struct {
+	g float64
+	n int64
+}
+
+// score is G²/(H+λ), the loss reduction of a leaf with optimal value (0 when H+λ = 0).
+func (t *trainer) score(g float64, n int64) float64 {
+	d := float64(n) + t.lambda
+	if d <= 0 {
+		return 0
+	}
+	return g * g / d
+}
+
+// leafValue is −G/(H+λ)·η (0 when H+λ = 0).
+func (t *trainer) leafValue(s nodeStat) float64 {
+	d := float64(s.n) + t.lambda
+	if d <= 0 {
+		return 0
+	}
+	return -t.lr * s.g / d
+}
+
+// candidate is a split of one node: rows with bin ≤ bin go left.
+type candidate struct {
+	gain    float64
+	feature int
+	bin     int
+	left    nodeStat
+}
+
+// grow builds one tree on the current residuals, adds it to t.pred, and reports whether it
+// has any split.
+func (t *trainer) grow() (model.Tree, bool) {
+	t.forRows(t.n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			t.grad[r] = t.pred[r] - t.y[r]
+			t.nid[r] = 0
+		}
+	})
+	nodes := []model.Node{{}}
+	stats := []nodeStat{{}}
+	open := []int{0}
+	split := false
+	for depth := 0; depth < t.opt.Depth && len(open) > 0; depth++ {
+		slotOf := make([]int32, len(nodes))
+		for i := range slotOf {
+			slotOf[i] = -1
+		}
+		for s, nd := range open {
+			slotOf[nd] = int32(s)
+		}
+		t.forRows(t.n, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				t.slot[r] = slotOf[t.nid[r]]
+			}
+		})
+		t.buildHist(len(open))
+		if depth == 0 {
+			stats[0] = t.histTotal(0)
+		}
+		var cands []candidate // per open slot; gain 0 = no split
+		if t.opt.Oblivious {
+			cands = t.bestOblivious(open, stats)
+		} else {
+			cands = make([]candidate, len(open))
+			t.forEach(len(open), func(s int) { cands[s] = t.bestSplit(s, stats[open[s]]) })
+		}
+		route := make([]int32, len(nodes)) // per node: split bin, -1 none
+		feat := make([]int, len(nodes))
+		for i := range route {
+			route[i] = -1
+		}
+		var next []int
+		for s, nd := range open {
+			c := cands[s]
+			if c.gain <= 0 {
+				continue
+			}
+			split = true
+			l, r := len(nodes), len(nodes)+1
+			nodes[nd] = model.Node{Feature: c.feature, Threshold: t.edges[c.feature][c.bin], Cmp: model.CmpLE, Left: l, Right: r}
+			ps := stats[nd]
+			nodes = append(nodes, model.Node{}, model.Node{})
+			stats = append(stats, c.left, nodeStat{ps.g - c.left.g, ps.n - c.left.n})
+			route[nd], feat[nd] = int32(c.bin), c.feature
+			route = append(route, -1, -1)
+			feat = append(feat, 0, 0)
+			next = append(next, l, r)
+		}
+		if len(next) == 0 {
+			break
+		}
+		t.forRows(t.n, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				nd := t.nid[r]
+				b := route[nd]
+				if b < 0 {
+					continue
+				}
+				if int32(t.bins[feat[nd]][r]) <= b {
+					t.nid[r] = uint16(nodes[nd].Left)
+				} else {
+					t.nid[r] = uint16(nodes[nd].Right)
+				}
+			}
+		})
+		open = next
+	}
+	val := make([]float64, len(nodes))
+	for i := range nodes {
+		if nodes[i].Left == 0 {
+			v := t.leafValue(stats[i])
+			nodes[i] = model.Node{Leaf: true, Value: v}
+			val[i] = v
+		}
+	}
+	t.forRows(t.n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			t.pred[r] += val[t.nid[r]]
+		}
+	})
+	if t.opt.Refit && (split || len(t.trees) == 0) {
+		t.leaves = append(t.leaves, slices.Clone(t.nid))
+	}
+	return model.Tree{Nodes: nodes}, split
+}
+
+// buildHist fills t.hg/t.hn[f][slot*nb+bin] for every feature, one goroutine per feature.
+func (t *trainer) buildHist(slots int) {
+	t.forEach(t.nf, func(f int) {
+		size := slots * t.nb[f]
+		if cap(t.hg[f]) < size {
+			t.hg[f] = make([]float64, size)
+			t.hn[f] = make([]int32, size)
+		}
+		hg, hn := t.hg[f][:size], t.hn[f][:size]
+		clear(hg)
+		clear(hn)
+		nb := int32(t.nb[f])
+		bf, grad, slot := t.bins[f][:t.n], t.grad[:t.n], t.slot[:t.n]
+		for r, s := range slot {
+			if s < 0 {
+				continue
+			}
+			i := s*nb + int32(bf[r])
+			hg[i] += grad[r]
+			hn[i]++
+		}
+		t.hg[f], t.hn[f] = t.hg[f][:size], t.hn[f][:size]
+	})
+}
+
+// histTotal is the sum of a slot's histogram (over feature 0's bins).
+func (t *trainer) histTotal(s int) nodeStat {
+	nb := t.nb[0]
+	var st nodeStat
+	for b := range nb {
+		st.g += t.hg[0][s*nb+b]
+		st.n += int64(t.hn[0][s*nb+b])
+	}
+	return st
+}
+
+// bestSplit is the best weighted-gain split of slot s with totals ps (gain 0: none).
+func (t *trainer) bestSplit(s int, ps nodeStat) candidate {
+	best := candidate{}
+	if ps.n < int64(2*t.minLeaf) {
+		return best
+	}
+	parent := t.score(ps.g, ps.n)
+	ml := int64(t.minLeaf)
+	for f := range t.nf {
+		w := t.weights[f]
+		if w == 0 {
+			continue
+		}
+		nb := t.nb[f]
+		hg, hn := t.hg[f][s*nb:(s+1)*nb], t.hn[f][s*nb:(s+1)*nb]
+		var gl float64
+		var nl int64
+		for b := 0; b < nb-1; b++ {
+			gl += hg[b]
+			nl += int64(hn[b])
+			if nl < ml {
+				continue
+			}
+			nr := ps.n - nl
+			if nr < ml {
+				break
+			}
+			gain := w * (t.score(gl, nl) + t.score(ps.g-gl, nr) - parent)
+			if gain > best.gain && gain > t.minGain {
+				best = candidate{gain: gain, feature: f, bin: b, left: nodeStat{gl, nl}}
+			}
+		}
+	}
+	return best
+}
+
+// bestOblivious picks one (feature, bin) for every open node, maximising the level's total
+// weighted gain; every node gets that split (or none, if no split gains).
+func (t *trainer) bestOblivious(open []int, stats []nodeStat) []candidate {
+	type fbest struct {
+		gain float64
+		bin  int
+	}
+	per := make([]fbest, t.nf)
+	ml := int64(t.minLeaf)
+	t.forEach(t.nf, func(f int) {
+		w := t.weights[f]
+		per[f] = fbest{bin: -1}
+		if w == 0 {
+			return
+		}
+		nb := t.nb[f]
+		total := make([]float64, nb-1)
+		ok := make([]bool, nb-1)
+		for b := range ok {
+			ok[b] = true
+		}
+		for s, nd := range open {
+			ps := stats[nd]
+			parent := t.score(ps.g, ps.n)
+			enforce := ps.n >= 2*ml
+			hg, hn := t.hg[f][s*nb:(s+1)*nb], t.hn[f][s*nb:(s+1)*nb]
+			var gl float64
+			var nl int64
+			for b := 0; b < nb-1; b++ {
+				gl += hg[b]
+				nl += int64(hn[b])
+				if enforce && (nl < ml || ps.n-nl < ml) {
+					ok[b] = false
+				}
+				total[b] += t.score(gl, nl) + t.score(ps.g-gl, ps.n-nl) - parent
+			}
+		}
+		for b := range total {
+			g := w * total[b]
+			if ok[b] && g > per[f].gain && g > t.minGain {
+				per[f] = fbest{g, b}
+			}
+		}
+	})
+	bf, bb, bg := -1, -1, 0.0
+	for f, p := range per {
+		if p.bin >= 0 && p.gain > bg {
+			bf, bb, bg = f, p.bin, p.gain
+		}
+	}
+	cands := make([]candidate, len(open))
+	if bf < 0 {
+		return cands
+	}
+	nb := t.nb[bf]
+	for s := range open {
+		var gl float64
+		var nl int64
+		for b := 0; b <= bb; b++ {
+			gl += t.hg[bf][s*nb+b]
+			nl += int64(t.hn[bf][s*nb+b])
+		}
+		cands[s] = candidate{gain: bg, feature: bf, bin: bb, left: nodeStat{gl, nl}}
+	}
+	return cands
+}
+
+// addTree adds tree tr's value at every row of the column-major x to pred.
+func (t *trainer) addTree(tr *model.Tree, x [][]float64, pred []float64) {
+	nodes := tr.Nodes
+	t.forRows(len(pred), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			n := &nodes[0]
+			for !n.Leaf {
+				if x[n.Feature][r] <= n.Threshold {
+					n = &nodes[n.Left]
+				} else {
+					n = &nodes[n.Right]
+				}
+			}
+			pred[r] += n.Value
+		}
+	})
+}
+
+// refit jointly refits every leaf value and the base by coordinate descent on the training
+// set, and keeps the result if the RMSE on valid falls below before.
+func (t *trainer) refit(valid *Dataset, before float64) (float64, bool) {
+	if len(t.leaves) != len(t.trees) {
+		return 0, false
+	}
+	oldBase, oldPred := t.base, slices.Clone(t.pred)
+	oldTrees := make([]model.Tree, len(t.trees))
+	for i, tr := range t.trees {
+		oldTrees[i] = model.Tree{Nodes: slices.Clone(tr.Nodes)}
+	}
+	chunks := (t.n + chunkRows - 1) / chunkRows
+	for range RefitPasses {
+		for ti := range t.trees {
+			nodes := t.trees[ti].Nodes
+			leaf := t.leaves[ti]
+			part := make([][]nodeStat, chunks)
+			t.forEach(chunks, func(c int) {
+				ps := make([]nodeStat, len(nodes))
+				for r := c * chunkRows; r < min(t.n, (c+1)*chunkRows); r++ {
+					l := leaf[r]
+					ps[l].g += t.y[r] - t.pred[r] + nodes[l].Value
+					ps[l].n++
+				}
+				part[c] = ps
+			})
+			delta := make([]float64, len(nodes))
+			for i := range nodes {
+				if !nodes[i].Leaf {
+					continue
+				}
+				var s nodeStat
+				for _, p := range part {
+					s.g += p[i].g
+					s.n += p[i].n
+				}
+				v := 0.0
+				if d := float64(s.n) + t.lambda; d > 0 {
+					v = s.g / d
+				}
+				delta[i] = v - nodes[i].Value
+				nodes[i].Value = v
+			}
+			t.forRows(t.n, func(lo, hi int) {
+				for r := lo; r < hi; r++ {
+					t.pred[r] += delta[leaf[r]]
+				}
+			})
+		}
+		s := t.sumRows(func(lo, hi int) [2]float64 {
+			d := 0.0
+			for r := lo; r < hi; r++ {
+				d += t.y[r] - t.pred[r]
+			}
+			return [2]float64{d}
+		})
+		db := s[0] / float64(t.n)
+		t.base += db
+		t.forRows(t.n, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				t.pred[r] += db
+			}
+		})
+	}
+	vpred := make([]float64, valid.Rows())
+	for i := range vpred {
+		vpred[i] = t.base
+	}
+	for i := range t.trees {
+		t.addTree(&t.trees[i], valid.X, vpred)
+	}
+	after := rmse(vpred, valid.Y)
+	if after < before {
+		return after, true
+	}
+	t.base, t.pred, t.trees = oldBase, oldPred, oldTrees
+	return 0, false
+}
+
+// rmse is the root mean squared difference of p and y.
+func rmse(p, y []float64) float64 {
+	if len(y) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for i := range y {
+		d := p[i] - y[i]
+		s += d * d
+	}
+	return math.Sqrt(s / float64(len(y)))
+}
