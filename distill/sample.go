@@ -1,0 +1,92 @@
+package distill
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// A Sampler draws the states a teacher is distilled on. The default is RLCCSampler; a CSV of
+// recorded states is StatesSampler. Later, rollouts of the closed-loop simulator (netsim) come
+// through this same interface: a sampler whose states are the ones a policy visits.
+type Sampler interface {
+	// Sample returns n states, unlabelled (Y nil); the same seed gives the same states.
+	Sample(n int, seed uint64) (*Dataset, error)
+	// Inputs is the number of values in a state, which the teacher must take.
+	Inputs() int
+}
+
+// RLCCNames are the RL-CC inputs, the two-state window x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}),
+// in the order the RL-CC handler feeds them.
+var RLCCNames = []string{"a_prev", "o", "a_prev2", "o_prev"}
+
+// RLCCSampler draws RL-CC states as the published distillation does (testdata/gen/states.py):
+// each multiplier uniform on [AMin, AMax]; each observation uniform on [−T, T] for half the
+// draws and on [T, 100·T] for the other half, T = Target·Scale.
+type RLCCSampler struct {
+	AMin, AMax    float64 // 0 and 0: 0.8 and 1.2
+	Target, Scale float64 // 0 and 0: 0.064 and 12 (T = 0.768)
+}
+
+// DefaultRLCC is the RL-CC sampler with the published network's parameters.
+var DefaultRLCC = RLCCSampler{AMin: 0.8, AMax: 1.2, Target: 0.064, Scale: 12}
+
+// MaxSamples caps a sampler's n (the dataset of 4 inputs and a label is 40 bytes a row).
+const MaxSamples = 100_000_000
+
+func (s RLCCSampler) params() RLCCSampler {
+	if s.AMin == 0 && s.AMax == 0 {
+		s.AMin, s.AMax = DefaultRLCC.AMin, DefaultRLCC.AMax
+	}
+	if s.Target == 0 && s.Scale == 0 {
+		s.Target, s.Scale = DefaultRLCC.Target, DefaultRLCC.Scale
+	}
+	return s
+}
+
+// T is the scaled target, the boundary between idle and congested observations.
+func (s RLCCSampler) T() float64 {
+	p := s.params()
+	return p.Target * p.Scale
+}
+
+// Inputs is 4: the two-state window.
+func (RLCCSampler) Inputs() int { return len(RLCCNames) }
+
+// Sample draws n states with a PCG seeded by seed.
+func (s RLCCSampler) Sample(n int, seed uint64) (*Dataset, error) {
+	if n < 1 || n > MaxSamples {
+		return nil, fmt.Errorf("samples %d: want 1 to %d", n, MaxSamples)
+	}
+	p := s.params()
+	if !(p.AMin < p.AMax) || !(p.T() > 0) {
+		return nil, fmt.Errorf("RL-CC sampler: multipliers [%v, %v] and T %v: want a non-empty range and T > 0", p.AMin, p.AMax, p.T())
+	}
+	t := p.T()
+	rng := rand.New(rand.NewPCG(seed, 0x6e6963632d726c63)) // "nicc-rlc"
+	d := &Dataset{Names: append([]string(nil), RLCCNames...), X: make([][]float64, len(RLCCNames))}
+	for i := range d.X {
+		d.X[i] = make([]float64, n)
+	}
+	uniform := func(lo, hi float64) float64 { return lo + (hi-lo)*rng.Float64() }
+	obs := func() float64 {
+		if rng.Float64() < 0.5 {
+			return uniform(-t, t)
+		}
+		return uniform(t, 100*t)
+	}
+	for r := range n {
+		d.X[0][r] = uniform(p.AMin, p.AMax)
+		d.X[1][r] = obs()
+		d.X[2][r] = uniform(p.AMin, p.AMax)
+		d.X[3][r] = obs()
+	}
+	return d, nil
+}
+
+// stateRows is the number of states of d, labelled or not (Rows counts labels).
+func stateRows(d *Dataset) int {
+	if len(d.X) == 0 {
+		return 0
+	}
+	return len(d.X[0])
+}
