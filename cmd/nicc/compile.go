@@ -66,6 +66,10 @@ fidelity samples (rows with missing values are left out: firmware inputs are int
 a line, or a table whose last column is the output, so a reference CSV with the inputs
 first serves as both.
 
+--target trees distills a network teacher first (nicc distill's flags: --trees, --depth,
+--samples, ...) into --out/student.json and compiles the student; --target auto does that
+only when the model is a network.
+
 Exit codes: 0 compiled, verified and within budget; 1 a check failed (a mismatch,
 undefined behaviour, over budget); 2 bad input (an unreadable or unsupported model, a model
 wider than the handler's inputs, flow state over 48 bytes, NaN or Inf in the model, input
@@ -78,7 +82,7 @@ ranges that cannot represent a threshold).
       --ranges testdata/lightgbm/breast_cancer_test.tsv \
       --predictions testdata/lightgbm/lg_dart_breast_cancer_true_predictions.txt
   nicc compile policy.json --out build/p --core dpa --budget 1.5us --vectors 1000000 --json`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "output directory (created if missing)"},
 			&cli.StringFlag{Name: "handler", Value: "auto", Usage: "rlcc (the whole RL-CC event handler), none (the model alone) or auto"},
 			&cli.StringFlag{Name: "core", Value: fwsim.DefaultProfile, Usage: "core profile for the WCET (nicc budget --list-cores)"},
@@ -90,7 +94,7 @@ ranges that cannot represent a threshold).
 			&cli.StringFlag{Name: "predictions", Usage: "the source tool's outputs on the --ranges rows: one a line, or the last column"},
 			formatFlag,
 			jsonFlag,
-		},
+		}, targetFlags()...),
 		Action: runCompile,
 	}
 }
@@ -129,6 +133,9 @@ func runCompile(c *cli.Context) error {
 		Core: c.String("core"), Budget: budget, ThreadsSharing: c.Int("threads-sharing"),
 		Vectors: c.Int("vectors"), Seed: c.Uint64("seed"),
 		Ranges: c.String("ranges"), Predictions: c.String("predictions"),
+	}
+	if err := distillForCompile(c, &opt); err != nil {
+		return err
 	}
 	if !c.Bool("json") && isTerminal(w) {
 		p := &progress{w: c.App.ErrWriter}

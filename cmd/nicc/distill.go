@@ -1,0 +1,254 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+)
+
+// distillFlags are the flags nicc distill shares with nicc compile --target trees.
+func distillFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "trees", Value: 10, Usage: "number of boosted trees"},
+		&cli.IntFlag{Name: "depth", Value: 4, Usage: "depth of each tree"},
+		&cli.BoolFlag{Name: "oblivious", Usage: "oblivious (symmetric) trees: one split per level, constant-time code"},
+		&cli.IntFlag{Name: "samples", Value: compiler.DefaultSamples, Usage: "states to sample (with --states: how many of the recorded states to use, 0 all)"},
+		&cli.Float64Flag{Name: "held-out", Value: 0.1, Usage: "fraction of the states held out to measure the student on"},
+		&cli.StringFlag{Name: "states", Usage: "CSV of recorded states to distill on, instead of the RL-CC sampler"},
+		&cli.Float64Flag{Name: "learning-rate", Value: 1, Usage: "shrinkage of each tree's leaves"},
+		&cli.Float64Flag{Name: "l2", Value: 1, Usage: "L2 regularisation of leaf values"},
+		&cli.IntFlag{Name: "min-leaf", Value: 1, Usage: "minimum states per leaf"},
+		&cli.StringFlag{Name: "feature-weights", Usage: "per-input split weights w1,w2,... (default all 1)"},
+		&cli.BoolFlag{Name: "refit", Usage: "refit all leaf values jointly after boosting, kept if it lowers the held-out RMSE"},
+		&cli.StringFlag{Name: "grid", Value: "auto", Usage: "threshold grid: rlcc (nicsdk's Q16 grid of the RL-CC inputs), none, or auto (rlcc for a teacher with the RL-CC inputs)"},
+	}
+}
+
+func distillCommand() *cli.Command {
+	flags := append(distillFlags(),
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the sampler, the held-out split and the trainer"},
+		&cli.StringFlag{Name: "out", Usage: "the student model file (native JSON); with --sweep, a directory"},
+		&cli.StringFlag{Name: "sweep", Usage: "train and compile every configuration of trees=LO..HI[:STEP],depth=LO..HI[:STEP]"},
+		&cli.StringFlag{Name: "core", Value: fwsim.DefaultProfile, Usage: "core profile for the sweep's WCET (nicc budget --list-cores)"},
+		&cli.IntFlag{Name: "vectors", Value: 2000, Usage: "calls verify compares for each configuration of a sweep"},
+		formatFlag,
+		jsonFlag,
+	)
+	return &cli.Command{
+		Name:      "distill",
+		Usage:     "distill a neural teacher into boosted trees that fit the NIC",
+		ArgsUsage: "TEACHER",
+		Description: `Labels states with the teacher's float output, trains gradient-boosted regression trees
+on them (squared loss, pure Go) and writes the student as a native JSON model, which
+nicc compile takes.
+
+States come from the RL-CC sampler (default): a two-state window (a_prev, o, a_prev2,
+o_prev), multipliers uniform on [0.8, 1.2], o uniform on [-T, T] for half the draws and on
+[T, 100·T] for the other half, T = 0.064·12 = 0.768; or from --states, a CSV of recorded
+states (one per line, optional header), --samples of them drawn at random (0: all).
+--held-out of them are kept out of training.
+
+With --grid rlcc (the default for a teacher whose inputs are a_prev, o, a_prev2, o_prev)
+split thresholds are midpoints of nicsdk's Q16 grid, so the compiled comparisons lose
+nothing.
+
+It prints train and held-out RMSE against the teacher, the max abs error, the fraction of
+states where student and teacher disagree on direction (the multiplier 1 + 0.2·y, or
+1/(1 - 0.2·y) for y < 0, increases the rate above 1.005, decreases it below 0.995, holds
+it in between), and the time taken.
+
+--sweep trees=4..20,depth=2..6 trains every configuration (trees in steps of 4, depth in
+steps of 1 unless :STEP says otherwise) on the same states, compiles each into --out/
+treesT_depthD/ with nicc compile's pipeline (verified on --vectors calls) and prints held-out
+RMSE against the WCET cycles of the firmware entry on --core, with the Pareto front; it
+writes --out/sweep.json, sweep.png and sweep.svg.
+
+Exit codes: 0 done; 1 a sweep point failed a check (a mismatch); 2 bad input (an
+unreadable teacher, a teacher whose input width differs from the states', NaN teacher
+outputs, an empty or malformed CSV, trees or depth below 1).
+
+  nicc distill testdata/models/rlcc_teacher.json --trees 10 --depth 4 --out build/student.json
+  nicc distill testdata/models/rlcc_teacher.json --oblivious --samples 1000000 --out s.json --json
+  nicc distill teacher.onnx --states states.csv --samples 0 --grid none --out s.json
+  nicc distill testdata/models/rlcc_teacher.json --sweep trees=4..20,depth=2..6 --out build/sweep`,
+		Flags:  flags,
+		Action: runDistill,
+	}
+}
+
+// distillOptions reads the flags distillFlags defines, and --seed and --format.
+func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, error) {
+	format, err := compiler.ParseFormat(c.String("format"))
+	if err != nil {
+		return compiler.DistillOptions{}, err
+	}
+	grid := c.String("grid")
+	switch grid {
+	case "auto":
+		grid = ""
+	case "rlcc", "none":
+	default:
+		return compiler.DistillOptions{}, fmt.Errorf("--grid %q: want rlcc, none or auto", grid)
+	}
+	if c.Int("trees") < 1 {
+		return compiler.DistillOptions{}, fmt.Errorf("--trees %d: want at least 1", c.Int("trees"))
+	}
+	if c.Int("depth") < 1 {
+		return compiler.DistillOptions{}, fmt.Errorf("--depth %d: want at least 1", c.Int("depth"))
+	}
+	var weights []float64
+	if s := c.String("feature-weights"); s != "" {
+		for _, f := range strings.Split(s, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || v < 0 || v != v {
+				return compiler.DistillOptions{}, fmt.Errorf("--feature-weights %q: %q is not a weight >= 0", s, f)
+			}
+			weights = append(weights, v)
+		}
+	}
+	return compiler.DistillOptions{
+		Teacher: teacher, Format: format,
+		Samples: c.Int("samples"), HeldOut: c.Float64("held-out"), States: c.String("states"), Seed: c.Uint64("seed"),
+		GridName: grid,
+		Train: distill.Options{
+			Trees: c.Int("trees"), Depth: c.Int("depth"), Oblivious: c.Bool("oblivious"),
+			LearningRate: c.Float64("learning-rate"), L2: c.Float64("l2"), MinLeaf: c.Int("min-leaf"),
+			FeatureWeights: weights, Refit: c.Bool("refit"), Seed: c.Uint64("seed"),
+		},
+	}, nil
+}
+
+func runDistill(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return fmt.Errorf("distill takes one TEACHER file, got %d arguments", c.NArg())
+	}
+	if c.String("out") == "" {
+		return fmt.Errorf("distill needs --out")
+	}
+	opt, err := distillOptions(c, c.Args().First())
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	bar := !c.Bool("json") && isTerminal(w)
+	if c.IsSet("sweep") {
+		trees, depth, err := compiler.ParseSweep(c.String("sweep"), opt.Train.Trees, opt.Train.Depth)
+		if err != nil {
+			return err
+		}
+		if c.Int("vectors") < 1 {
+			return fmt.Errorf("--vectors %d: want at least 1", c.Int("vectors"))
+		}
+		so := compiler.SweepOptions{DistillOptions: opt, Trees: trees, Depth: depth, Out: c.String("out"),
+			Core: c.String("core"), Vectors: c.Int("vectors")}
+		if bar {
+			p := &progress{w: c.App.ErrWriter}
+			so.Progress = func(done, total, t, d int) { p.update("sweep", done, total) }
+			defer p.finish()
+		}
+		r, err := compiler.Sweep(so)
+		if err != nil {
+			return err
+		}
+		if c.Bool("json") {
+			err = writeJSON(w, r)
+		} else {
+			err = r.WriteText(w)
+		}
+		if err != nil {
+			return err
+		}
+		for _, p := range r.Points {
+			if p.Mismatches != 0 {
+				return checkFailed{fmt.Errorf("trees %d depth %d: %d mismatches", p.Trees, p.Depth, p.Mismatches)}
+			}
+		}
+		return nil
+	}
+	if bar {
+		b := roundsBar(c)
+		opt.Train.Progress = b.update
+		defer b.finish()
+	}
+	r, err := compiler.Distill(opt, c.String("out"))
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(w, r)
+	}
+	return r.WriteText(w)
+}
+
+// roundsBar is a progress bar per boosting round.
+type rounds struct{ bar *progressbar.ProgressBar }
+
+func roundsBar(c *cli.Context) *rounds {
+	return &rounds{bar: progressbar.NewOptions(c.Int("trees"),
+		progressbar.OptionSetWriter(c.App.ErrWriter),
+		progressbar.OptionSetDescription("boost  "),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100_000_000),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+func (r *rounds) update(round, total int) {
+	r.bar.ChangeMax(total)
+	_ = r.bar.Set(round)
+}
+
+func (r *rounds) finish() {
+	_ = r.bar.Finish()
+	_ = r.bar.Clear()
+}
+
+// targetFlags are nicc compile's --target and the distill flags it takes.
+func targetFlags() []cli.Flag {
+	return append([]cli.Flag{&cli.StringFlag{Name: "target",
+		Usage: "trees: distill the (network) model into boosted trees first, with nicc distill's flags, and compile the student; auto: only if it is a network"}},
+		distillFlags()...)
+}
+
+// distillForCompile serves nicc compile --target: it distills the teacher opt.Model into
+// opt.Out/student.json and compiles that instead. Without --target, or with auto on a tree
+// ensemble, opt is left as it is.
+func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
+	switch target := c.String("target"); target {
+	case "":
+		return nil
+	case "auto":
+		m, _, err := compiler.LoadModel(opt.Model, opt.Format)
+		if err != nil || m.Ensemble != nil {
+			return nil // compile reports the error, or compiles the trees
+		}
+	case "trees":
+	default:
+		return fmt.Errorf("--target %q: want trees or auto", target)
+	}
+	do, err := distillOptions(c, opt.Model)
+	if err != nil {
+		return err
+	}
+	out := filepath.Join(opt.Out, "student.json")
+	r, err := compiler.Distill(do, out)
+	if err != nil {
+		return err
+	}
+	if !c.Bool("json") {
+		if err := r.WriteText(c.App.Writer); err != nil {
+			return err
+		}
+		fmt.Fprintln(c.App.Writer)
+	}
+	opt.Model, opt.Format = out, compiler.FormatNative
+	return nil
+}

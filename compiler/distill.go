@@ -1,0 +1,524 @@
+package compiler
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// DefaultSamples is how many states nicc distill draws when DistillOptions.Samples is 0.
+const DefaultSamples = 200_000
+
+// DistillOptions say what nicc distill does: which states, which teacher, which trees.
+type DistillOptions struct {
+	Teacher string // the teacher's model file
+	Format  Format // its format; FormatAuto sniffs
+
+	// Samples is how many states the sampler draws (0: DefaultSamples); with States, how
+	// many of the recorded states are used (0: all).
+	Samples int
+	// HeldOut is the fraction of states kept out of training to measure the student on.
+	HeldOut float64
+	// States is a CSV of recorded states; "" samples RL-CC's state space (distill.DefaultRLCC).
+	States string
+	Seed   uint64
+
+	// Train are the trainer's options; Grid and Progress are filled in by GridName and the
+	// caller's Progress.
+	Train distill.Options
+	// GridName is "rlcc" (thresholds on nicsdk's Q16 grid of the RL-CC inputs), "none"
+	// (unrestricted thresholds) or "" (rlcc for a teacher with the 4 RL-CC inputs in order,
+	// none otherwise).
+	GridName string
+}
+
+// DistillReport is what nicc distill found.
+type DistillReport struct {
+	Teacher     string       `json:"teacher"`
+	TeacherKind string       `json:"teacher_kind"`
+	Student     string       `json:"student,omitempty"` // the file written, if any
+	States      string       `json:"states"`            // where the states came from
+	Samples     int          `json:"samples"`
+	Grid        string       `json:"grid"`
+	Trees       int          `json:"trees"`
+	Depth       int          `json:"depth"`
+	Oblivious   bool         `json:"oblivious"`
+	Train       distill.Fit  `json:"train"`
+	HeldOut     distill.Fit  `json:"held_out"`
+	LabelTime   Seconds      `json:"label_seconds"`
+	TrainTime   Seconds      `json:"train_seconds"`
+	Model       *model.Model `json:"-"`
+}
+
+// Seconds is a duration that marshals as seconds.
+type Seconds time.Duration
+
+// MarshalJSON writes s in seconds.
+func (s Seconds) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.FormatFloat(time.Duration(s).Seconds(), 'f', 3, 64)), nil
+}
+
+// UnmarshalJSON reads seconds.
+func (s *Seconds) UnmarshalJSON(b []byte) error {
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return err
+	}
+	*s = Seconds(time.Duration(v * float64(time.Second)))
+	return nil
+}
+
+func (s Seconds) String() string { return time.Duration(s).Round(time.Millisecond).String() }
+
+// distillation is the teacher, its labelled states, and the split, shared by every
+// configuration of a sweep.
+type distillation struct {
+	opt          DistillOptions
+	teacher      *model.Model
+	states       string
+	grid         string
+	train, valid *distill.Dataset
+	samples      int
+	labelTime    time.Duration
+}
+
+// RLCCGrid is the fixed-point grid the RL-CC handler computes its inputs on: nicsdk's Q16
+// ranges under the default parameters.
+func RLCCGrid() []quantize.Input {
+	var g []quantize.Input
+	for _, r := range nicsdk.RLCCInputRanges(nicsdk.DefaultParams()) {
+		g = append(g, quantize.Input{Name: r.Name, Frac: r.FracBits, Min: r.Min, Max: r.Max})
+	}
+	return g
+}
+
+// prepare loads the teacher, draws and labels the states and splits them.
+func prepare(opt DistillOptions) (*distillation, error) {
+	if err := checkLimits(opt.Train.Trees, opt.Train.Depth); err != nil {
+		return nil, err
+	}
+	if !(opt.HeldOut > 0 && opt.HeldOut < 1) {
+		return nil, fmt.Errorf("held-out fraction %v: want more than 0 and less than 1", opt.HeldOut)
+	}
+	if opt.Samples < 0 {
+		return nil, fmt.Errorf("samples %d: want a positive count", opt.Samples)
+	}
+	t, _, err := LoadModel(opt.Teacher, opt.Format)
+	if err != nil {
+		return nil, err
+	}
+	if t.NumOutputs() != 1 {
+		return nil, fmt.Errorf("%s: teacher %s has %d outputs; distill takes a single-output policy", opt.Teacher, t.Name, t.NumOutputs())
+	}
+	d := &distillation{opt: opt, teacher: t}
+	var s distill.Sampler
+	n := opt.Samples
+	if opt.States != "" {
+		ss, err := distill.LoadStates(opt.States)
+		if err != nil {
+			return nil, err
+		}
+		s, d.states = ss, opt.States
+	} else {
+		s, d.states = distill.DefaultRLCC, "RL-CC sampler"
+		if n == 0 {
+			n = DefaultSamples
+		}
+	}
+	if w := s.Inputs(); w != t.NumInputs() {
+		return nil, fmt.Errorf("%s: teacher %s takes %d inputs, the %s gives states of %d values", opt.Teacher, t.Name, t.NumInputs(), d.states, w)
+	}
+	data, err := s.Sample(n, opt.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if data.Names == nil || (opt.States != "" && !namesAll(data.Names, t.Inputs)) {
+		data.Names = slices.Clone(t.Inputs)
+	}
+	start := time.Now()
+	if err := distill.Label(t, data); err != nil {
+		return nil, fmt.Errorf("%s: %w", opt.Teacher, err)
+	}
+	d.labelTime = time.Since(start)
+	d.samples = data.Rows()
+	if d.samples < 2 {
+		return nil, fmt.Errorf("%s: %d states; want at least 2 to hold some out", d.states, d.samples)
+	}
+	d.train, d.valid = data.Split(opt.HeldOut, opt.Seed)
+	if d.train.Rows() == 0 || d.valid.Rows() == 0 {
+		return nil, fmt.Errorf("held-out fraction %v of %d states leaves %d to train on and %d to hold out", opt.HeldOut, d.samples, d.train.Rows(), d.valid.Rows())
+	}
+	inOrder, _ := rlccLayout(t.Inputs)
+	switch d.grid = opt.GridName; d.grid {
+	case "":
+		d.grid = "none"
+		if inOrder {
+			d.grid = "rlcc"
+		}
+	case "rlcc":
+		if t.NumInputs() != nicsdk.RLCCInputs {
+			return nil, fmt.Errorf("%s: --grid rlcc is the grid of the %d RL-CC inputs; teacher %s takes %d", opt.Teacher, nicsdk.RLCCInputs, t.Name, t.NumInputs())
+		}
+	case "none":
+	default:
+		return nil, fmt.Errorf("unknown grid %q (want rlcc or none)", opt.GridName)
+	}
+	return d, nil
+}
+
+func checkLimits(trees, depth int) error {
+	if trees < 1 || trees > 10_000 {
+		return fmt.Errorf("trees %d: want 1 to 10000", trees)
+	}
+	if depth < 1 || depth > 16 {
+		return fmt.Errorf("depth %d: want 1 to 16", depth)
+	}
+	return nil
+}
+
+// student trains one configuration and measures it.
+func (d *distillation) student(o distill.Options) (*DistillReport, error) {
+	if err := checkLimits(o.Trees, o.Depth); err != nil {
+		return nil, err
+	}
+	if d.grid == "rlcc" {
+		o.Grid = RLCCGrid()
+	}
+	if o.Seed == 0 {
+		o.Seed = d.opt.Seed
+	}
+	start := time.Now()
+	m, _, err := distill.Train(d.train, d.valid, o)
+	if err != nil {
+		return nil, err
+	}
+	took := time.Since(start)
+	m.Name = fmt.Sprintf("%s_trees%dx%d", d.teacher.Name, o.Trees, o.Depth)
+	doc := fmt.Sprintf("Distilled by nicc from %s (%s) on %d states (%s, seed %d): %d trees of depth %d, grid %s",
+		d.teacher.Name, filepath.Base(d.opt.Teacher), d.samples, d.states, d.opt.Seed, o.Trees, o.Depth, d.grid)
+	if o.Oblivious {
+		doc += ", oblivious"
+	}
+	m.Doc = doc + "."
+	return &DistillReport{
+		Teacher: d.opt.Teacher, TeacherKind: d.teacher.Kind().String(), States: d.states, Samples: d.samples,
+		Grid: d.grid, Trees: o.Trees, Depth: o.Depth, Oblivious: o.Oblivious,
+		Train: distill.Measure(m, d.train), HeldOut: distill.Measure(m, d.valid),
+		LabelTime: Seconds(d.labelTime), TrainTime: Seconds(took), Model: m,
+	}, nil
+}
+
+// Distill trains a tree student of the teacher and, with out set, writes it as a native
+// JSON model. Bad input (an unreadable teacher, a teacher whose width differs from the
+// states', NaN teacher outputs, an empty or malformed states CSV, impossible limits) is an
+// error.
+func Distill(opt DistillOptions, out string) (*DistillReport, error) {
+	d, err := prepare(opt)
+	if err != nil {
+		return nil, err
+	}
+	r, err := d.student(opt.Train)
+	if err != nil {
+		return nil, err
+	}
+	if out != "" {
+		if dir := filepath.Dir(out); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, err
+			}
+		}
+		if err := model.Save(out, r.Model); err != nil {
+			return nil, err
+		}
+		r.Student = out
+	}
+	return r, nil
+}
+
+// WriteText prints the report for a terminal.
+func (r *DistillReport) WriteText(w io.Writer) error {
+	obl := ""
+	if r.Oblivious {
+		obl = " oblivious"
+	}
+	_, err := fmt.Fprintf(w, `teacher    %s (%s)
+states     %d from the %s, grid %s
+student    %d%s trees of depth %d
+train      RMSE %.6f  max abs %.6f  direction disagreement %.3f%% (%d states)
+held-out   RMSE %.6f  max abs %.6f  direction disagreement %.3f%% (%d states)
+time       label %s, train %s
+`, r.Teacher, r.TeacherKind, r.Samples, r.States, r.Grid, r.Trees, obl, r.Depth,
+		r.Train.RMSE, r.Train.MaxAbs, 100*r.Train.Disagree, r.Train.Rows,
+		r.HeldOut.RMSE, r.HeldOut.MaxAbs, 100*r.HeldOut.Disagree, r.HeldOut.Rows,
+		r.LabelTime, r.TrainTime)
+	if err == nil && r.Student != "" {
+		_, err = fmt.Fprintf(w, "wrote      %s\n", r.Student)
+	}
+	return err
+}
+
+// SweepRange is the values one sweep dimension takes.
+type SweepRange struct{ Lo, Hi, Step int }
+
+// Values lists the range: Lo, Lo+Step, …, and Hi.
+func (s SweepRange) Values() []int {
+	var v []int
+	for x := s.Lo; x < s.Hi; x += s.Step {
+		v = append(v, x)
+	}
+	return append(v, s.Hi)
+}
+
+// DefaultSweepStep is each dimension's step when the sweep spec gives none.
+var DefaultSweepStep = map[string]int{"trees": 4, "depth": 1}
+
+// ParseSweep reads "trees=4..20,depth=2..6": each of trees and depth a value, or LO..HI with
+// an optional :STEP (trees step 4, depth step 1 by default; HI is always included). A
+// dimension left out keeps the value def gives it.
+func ParseSweep(spec string, defTrees, defDepth int) (trees, depth SweepRange, err error) {
+	trees, depth = SweepRange{defTrees, defTrees, 1}, SweepRange{defDepth, defDepth, 1}
+	if strings.TrimSpace(spec) == "" {
+		return trees, depth, fmt.Errorf("empty sweep: want e.g. trees=4..20,depth=2..6")
+	}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(spec, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return trees, depth, fmt.Errorf("sweep %q: %q is not NAME=LO..HI", spec, part)
+		}
+		var dst *SweepRange
+		switch name {
+		case "trees":
+			dst = &trees
+		case "depth":
+			dst = &depth
+		default:
+			return trees, depth, fmt.Errorf("sweep %q: unknown dimension %q (want trees or depth)", spec, name)
+		}
+		if seen[name] {
+			return trees, depth, fmt.Errorf("sweep %q: %s given twice", spec, name)
+		}
+		seen[name] = true
+		r := SweepRange{Step: DefaultSweepStep[name]}
+		rng, step, hasStep := strings.Cut(val, ":")
+		lo, hi, isRange := strings.Cut(rng, "..")
+		if !isRange {
+			hi = lo
+		}
+		var e1, e2, e3 error
+		r.Lo, e1 = strconv.Atoi(strings.TrimSpace(lo))
+		r.Hi, e2 = strconv.Atoi(strings.TrimSpace(hi))
+		if hasStep {
+			r.Step, e3 = strconv.Atoi(strings.TrimSpace(step))
+		}
+		if e1 != nil || e2 != nil || e3 != nil || r.Lo < 1 || r.Hi < r.Lo || r.Step < 1 {
+			return trees, depth, fmt.Errorf("sweep %q: %s=%s: want LO..HI[:STEP] with 1 <= LO <= HI and STEP >= 1", spec, name, val)
+		}
+		if name == "trees" && r.Hi > 10_000 || name == "depth" && r.Hi > 16 {
+			return trees, depth, fmt.Errorf("sweep %q: %s up to %d is too many", spec, name, r.Hi)
+		}
+		*dst = r
+	}
+	return trees, depth, nil
+}
+
+// SweepOptions say what nicc distill --sweep does.
+type SweepOptions struct {
+	DistillOptions
+	Trees, Depth SweepRange
+	Out          string // directory: one subdirectory per configuration, sweep.json, sweep.png, sweep.svg
+	Core         string // core profile; "" is the default
+	// Vectors is how many calls verify compares for each configuration (0: 2000).
+	Vectors int
+	HostCC  string
+	// Progress is told each configuration as it starts (done of total).
+	Progress func(done, total int, trees, depth int)
+}
+
+// SweepPoint is one configuration of a sweep.
+type SweepPoint struct {
+	Trees      int         `json:"trees"`
+	Depth      int         `json:"depth"`
+	Train      distill.Fit `json:"train"`
+	HeldOut    distill.Fit `json:"held_out"`
+	TrainTime  Seconds     `json:"train_seconds"`
+	WCETCycles uint64      `json:"wcet_cycles"`                  // the firmware entry (the whole RL-CC handler under rlcc)
+	WCETMicros float64     `json:"wcet_us"`                      // with the core's threads sharing and clock
+	PolicyWCET uint64      `json:"policy_wcet_cycles,omitempty"` // the trees alone, inside the RL-CC firmware
+	Verified   int         `json:"verified_vectors"`
+	Mismatches int         `json:"mismatches"`
+	Fits       bool        `json:"fits"`
+	Pareto     bool        `json:"pareto"`
+	Dir        string      `json:"dir"`
+}
+
+// SweepReport is what nicc distill --sweep found.
+type SweepReport struct {
+	Teacher string       `json:"teacher"`
+	States  string       `json:"states"`
+	Samples int          `json:"samples"`
+	Grid    string       `json:"grid"`
+	Core    string       `json:"core"`
+	Entry   string       `json:"entry"`
+	Points  []SweepPoint `json:"points"`
+	// Front are the indices into Points of the Pareto front of held-out RMSE against WCET
+	// cycles, cheapest first.
+	Front []int  `json:"pareto_front"`
+	JSON  string `json:"json"`
+	PNG   string `json:"png"`
+	SVG   string `json:"svg"`
+}
+
+// Sweep distills the teacher at every (trees, depth) of the ranges on the same labelled
+// states, compiles each student with the compile pipeline (quantize, emit, build, verify on
+// Vectors calls, WCET on Core), and writes sweep.json and the Pareto plot into Out.
+func Sweep(opt SweepOptions) (*SweepReport, error) {
+	if opt.Out == "" {
+		return nil, fmt.Errorf("sweep needs an output directory")
+	}
+	if opt.Vectors == 0 {
+		opt.Vectors = 2000
+	}
+	opt.DistillOptions.Train.Trees, opt.DistillOptions.Train.Depth = opt.Trees.Lo, opt.Depth.Lo
+	d, err := prepare(opt.DistillOptions)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
+		return nil, err
+	}
+	rep := &SweepReport{Teacher: opt.Teacher, States: d.states, Samples: d.samples, Grid: d.grid, Core: opt.Core}
+	total := len(opt.Trees.Values()) * len(opt.Depth.Values())
+	for _, depth := range opt.Depth.Values() {
+		for _, trees := range opt.Trees.Values() {
+			if opt.Progress != nil {
+				opt.Progress(len(rep.Points), total, trees, depth)
+			}
+			o := opt.Train
+			o.Trees, o.Depth = trees, depth
+			s, err := d.student(o)
+			if err != nil {
+				return nil, err
+			}
+			dir := filepath.Join(opt.Out, fmt.Sprintf("trees%d_depth%d", trees, depth))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, err
+			}
+			file := filepath.Join(dir, "student.json")
+			if err := model.Save(file, s.Model); err != nil {
+				return nil, err
+			}
+			c, err := Compile(CompileOptions{Model: file, Format: FormatNative, Out: dir, Core: opt.Core,
+				Vectors: opt.Vectors, Seed: opt.Seed, HostCC: opt.HostCC})
+			if err != nil && c == nil {
+				return nil, fmt.Errorf("trees %d depth %d: %w", trees, depth, err)
+			}
+			p := SweepPoint{Trees: trees, Depth: depth, Train: s.Train, HeldOut: s.HeldOut, TrainTime: s.TrainTime,
+				WCETCycles: c.Budget.WCETCycles, WCETMicros: c.Budget.WCETMicros, Fits: c.Budget.Fits,
+				Verified: c.Verify.Vectors, Mismatches: c.Verify.Mismatches, Dir: dir}
+			if c.PolicyAlone != nil {
+				p.PolicyWCET = c.PolicyAlone.WCETCycles
+			}
+			rep.Entry, rep.Core = c.Budget.Entry, c.Budget.Core.Name
+			rep.Points = append(rep.Points, p)
+		}
+	}
+	rep.Front = ParetoFront(rep.Points)
+	for _, i := range rep.Front {
+		rep.Points[i].Pareto = true
+	}
+	rep.JSON = filepath.Join(opt.Out, "sweep.json")
+	rep.PNG = filepath.Join(opt.Out, "sweep.png")
+	rep.SVG = filepath.Join(opt.Out, "sweep.svg")
+	if err := plotSweep(rep); err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(rep.JSON, append(b, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// ParetoFront returns the points no other point beats on both held-out RMSE and WCET cycles
+// (at least as good on both and better on one), by WCET then RMSE.
+func ParetoFront(pts []SweepPoint) []int {
+	idx := make([]int, len(pts))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		pa, pb := pts[a], pts[b]
+		if pa.WCETCycles != pb.WCETCycles {
+			return cmpU(pa.WCETCycles, pb.WCETCycles)
+		}
+		switch {
+		case pa.HeldOut.RMSE < pb.HeldOut.RMSE:
+			return -1
+		case pa.HeldOut.RMSE > pb.HeldOut.RMSE:
+			return 1
+		}
+		return 0
+	})
+	var front []int
+	best := math.Inf(1)
+	for _, i := range idx {
+		if pts[i].HeldOut.RMSE < best {
+			front = append(front, i)
+			best = pts[i].HeldOut.RMSE
+		}
+	}
+	return front
+}
+
+func cmpU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// WriteText prints the sweep's table and its Pareto front.
+func (r *SweepReport) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "teacher %s, %d states from the %s, grid %s; WCET of %s on %s\n\n", r.Teacher, r.Samples, r.States, r.Grid, r.Entry, r.Core)
+	fmt.Fprintf(w, "%5s %5s  %10s %10s %9s  %8s %8s %8s  %s\n", "trees", "depth", "train RMSE", "held RMSE", "disagree", "WCET", "µs", "policy", "")
+	for _, p := range r.Points {
+		mark := ""
+		if p.Pareto {
+			mark = "pareto"
+		}
+		if p.Mismatches != 0 {
+			mark += fmt.Sprintf(" %d MISMATCHES", p.Mismatches)
+		}
+		if !p.Fits {
+			mark += " over budget"
+		}
+		fmt.Fprintf(w, "%5d %5d  %10.6f %10.6f %8.3f%%  %8d %8.3f %8d  %s\n", p.Trees, p.Depth, p.Train.RMSE, p.HeldOut.RMSE,
+			100*p.HeldOut.Disagree, p.WCETCycles, p.WCETMicros, p.PolicyWCET, strings.TrimSpace(mark))
+	}
+	fmt.Fprintf(w, "\nPareto front (held-out RMSE vs WCET cycles):\n")
+	for _, i := range r.Front {
+		p := r.Points[i]
+		fmt.Fprintf(w, "  %4d cycles (%.3f µs)  RMSE %.6f  trees %d depth %d\n", p.WCETCycles, p.WCETMicros, p.HeldOut.RMSE, p.Trees, p.Depth)
+	}
+	_, err := fmt.Fprintf(w, "\nwrote %s, %s, %s\n", r.JSON, r.PNG, r.SVG)
+	return err
+}

@@ -1,0 +1,176 @@
+package compiler
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+const teacherJSON = "../testdata/models/rlcc_teacher.json"
+
+func smallDistill() DistillOptions {
+	return DistillOptions{Teacher: teacherJSON, Samples: 4000, HeldOut: 0.25, Seed: 3,
+		Train: distill.Options{Trees: 4, Depth: 3, LearningRate: 1, L2: 1}}
+}
+
+func TestDistill(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sub", "student.json")
+	r, err := Distill(smallDistill(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Grid != "rlcc" || r.Samples != 4000 || r.Train.Rows != 3000 || r.HeldOut.Rows != 1000 || r.Student != out {
+		t.Errorf("report %+v", r)
+	}
+	if !(r.HeldOut.RMSE > 0 && r.HeldOut.RMSE < 0.3) || r.HeldOut.MaxAbs < r.HeldOut.RMSE || r.HeldOut.Disagree > 0.3 {
+		t.Errorf("held-out fit %+v", r.HeldOut)
+	}
+	m, err := model.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Ensemble.Trees) > 4 || !reflect.DeepEqual(m.Inputs, distill.RLCCNames) {
+		t.Errorf("student: %d trees, inputs %v", len(m.Ensemble.Trees), m.Inputs)
+	}
+	// Every threshold lies between two points of the RL-CC Q16 grid: no grid point changes
+	// branch when the split is quantized.
+	grid := RLCCGrid()
+	_ = forEachSplit(m, func(ti, ni int, n *model.Node) error {
+		in := grid[n.Feature]
+		s, err := quantize.Split(n, in, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, raw := range []int32{s.T - 1, s.T, s.T + 1, s.T + 2} {
+			if raw < in.Min || raw > in.Max {
+				continue
+			}
+			if float := n.GoesLeft(in.Value(raw), false); float != (raw <= s.T) {
+				t.Errorf("tree %d node %d: %s raw %d: float split goes left %v, integer %v", ti, ni, in.Name, raw, float, raw <= s.T)
+			}
+		}
+		return nil
+	})
+	again, err := Distill(smallDistill(), "")
+	if err != nil || !reflect.DeepEqual(again.Model, r.Model) {
+		t.Errorf("not deterministic (%v)", err)
+	}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil || !strings.Contains(b.String(), "held-out   RMSE ") || !strings.Contains(b.String(), "direction disagreement") {
+		t.Errorf("text:\n%s", b.String())
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestDistillBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	nan := &model.Model{Format: model.Format, Name: "nan", Inputs: distill.RLCCNames, Layers: []model.Layer{
+		{Op: model.OpDense, In: 4, Out: 2, W: [][]float64{{0, 1e308, 0, 0}, {0, 1e308, 0, 0}}, Act: model.ActReLU},
+		{Op: model.OpDense, In: 2, Out: 1, W: [][]float64{{1, -1}}, Act: model.ActTanh},
+	}}
+	nanFile := filepath.Join(dir, "nan.json")
+	if err := model.Save(nanFile, nan); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*DistillOptions)
+		want string
+	}{
+		{"trees 0", func(o *DistillOptions) { o.Train.Trees = 0 }, "trees 0: want 1 to"},
+		{"depth 0", func(o *DistillOptions) { o.Train.Depth = 0 }, "depth 0: want 1 to"},
+		{"held-out 1", func(o *DistillOptions) { o.HeldOut = 1 }, "held-out fraction 1"},
+		{"width", func(o *DistillOptions) { o.States = write("three.csv", "1,2,3\n4,5,6\n") }, "three.csv gives states of 3 values"},
+		{"empty csv", func(o *DistillOptions) { o.States = write("empty.csv", "") }, "empty.csv: no data rows"},
+		{"malformed csv", func(o *DistillOptions) { o.States = write("bad.csv", "1,2,3,4\n1,2,x,4\n") }, `bad.csv: line 2: column 3: "x" is not a number`},
+		{"nan", func(o *DistillOptions) { o.Teacher = nanFile }, "outputs NaN at state "},
+		{"grid", func(o *DistillOptions) { o.GridName = "q8" }, `unknown grid "q8"`},
+		{"missing", func(o *DistillOptions) { o.Teacher = filepath.Join(dir, "none.json") }, "none.json"},
+	} {
+		o := smallDistill()
+		c.edit(&o)
+		if _, err := Distill(o, ""); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestParseSweep(t *testing.T) {
+	tr, de, err := ParseSweep("trees=4..20,depth=2..6", 10, 4)
+	if err != nil || !reflect.DeepEqual(tr.Values(), []int{4, 8, 12, 16, 20}) || !reflect.DeepEqual(de.Values(), []int{2, 3, 4, 5, 6}) {
+		t.Errorf("%v %v %v", tr.Values(), de.Values(), err)
+	}
+	tr, de, err = ParseSweep("trees=3..10:3", 10, 4)
+	if err != nil || !reflect.DeepEqual(tr.Values(), []int{3, 6, 9, 10}) || !reflect.DeepEqual(de.Values(), []int{4}) {
+		t.Errorf("%v %v %v", tr.Values(), de.Values(), err)
+	}
+	for _, bad := range []string{"", "trees", "trees=0..4", "trees=5..4", "depth=1..99", "leaves=1..2", "trees=1..2:0", "trees=1,trees=2", "trees=a..b"} {
+		if _, _, err := ParseSweep(bad, 10, 4); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestParetoFront(t *testing.T) {
+	pt := func(w uint64, rmse float64) SweepPoint {
+		return SweepPoint{WCETCycles: w, HeldOut: distill.Fit{RMSE: rmse}}
+	}
+	pts := []SweepPoint{pt(300, 0.05), pt(200, 0.10), pt(250, 0.12), pt(200, 0.09), pt(400, 0.05), pt(500, 0.01)}
+	if got, want := ParetoFront(pts), []int{3, 0, 5}; !reflect.DeepEqual(got, want) {
+		t.Errorf("front %v, want %v", got, want)
+	}
+}
+
+func TestSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds firmware")
+	}
+	out := t.TempDir()
+	o := smallDistill()
+	r, err := Sweep(SweepOptions{DistillOptions: o, Trees: SweepRange{2, 4, 2}, Depth: SweepRange{2, 3, 1}, Out: out, Vectors: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Points) != 4 || len(r.Front) == 0 || r.Entry != EntryHandler {
+		t.Fatalf("report %+v", r)
+	}
+	for _, p := range r.Points {
+		if p.Mismatches != 0 || p.Verified < 500 || p.WCETCycles == 0 || p.PolicyWCET == 0 || p.PolicyWCET >= p.WCETCycles {
+			t.Errorf("point %+v", p)
+		}
+	}
+	// More trees cost more cycles at the same depth.
+	if r.Points[0].WCETCycles >= r.Points[1].WCETCycles {
+		t.Errorf("2×2 %d cycles, 4×2 %d", r.Points[0].WCETCycles, r.Points[1].WCETCycles)
+	}
+	for _, f := range []string{"sweep.json", "sweep.png", "sweep.svg", "trees2_depth2/student.json", "trees4_depth3/firmware.elf"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	var back SweepReport
+	b, _ := os.ReadFile(filepath.Join(out, "sweep.json"))
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Points) != 4 || !reflect.DeepEqual(back.Front, r.Front) {
+		t.Errorf("sweep.json: %v", err)
+	}
+	var txt strings.Builder
+	if err := r.WriteText(&txt); err != nil || !strings.Contains(txt.String(), "Pareto front (held-out RMSE vs WCET cycles):") {
+		t.Errorf("text:\n%s", txt.String())
+	}
+}

@@ -1,0 +1,68 @@
+package compiler
+
+import (
+	"fmt"
+	"image/color"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// plotSweep draws held-out RMSE against WCET cycles, every configuration a labelled point
+// and the Pareto front a line, into r.PNG and r.SVG.
+func plotSweep(r *SweepReport) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("distilled students of %s: held-out RMSE vs WCET", r.Teacher)
+	p.X.Label.Text = fmt.Sprintf("WCET of %s on %s (cycles)", r.Entry, r.Core)
+	p.Y.Label.Text = "held-out RMSE vs teacher"
+	p.Add(plotter.NewGrid())
+
+	all := make(plotter.XYs, len(r.Points))
+	labels := make([]string, len(r.Points))
+	for i, pt := range r.Points {
+		all[i] = plotter.XY{X: float64(pt.WCETCycles), Y: pt.HeldOut.RMSE}
+		labels[i] = fmt.Sprintf("%d×%d", pt.Trees, pt.Depth)
+	}
+	sc, err := plotter.NewScatter(all)
+	if err != nil {
+		return err
+	}
+	sc.GlyphStyle.Color = color.RGBA{R: 120, G: 120, B: 120, A: 255}
+	sc.GlyphStyle.Shape = draw.CircleGlyph{}
+	p.Add(sc)
+	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: all, Labels: labels})
+	if err != nil {
+		return err
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].Font.Size = vg.Points(7)
+		lb.TextStyle[i].XAlign = -0.5
+	}
+	p.Add(lb)
+
+	front := make(plotter.XYs, len(r.Front))
+	for i, j := range r.Front {
+		front[i] = all[j]
+	}
+	ln, pts, err := plotter.NewLinePoints(front)
+	if err != nil {
+		return err
+	}
+	ln.Color = color.RGBA{R: 200, G: 30, B: 30, A: 255}
+	ln.Width = vg.Points(1.5)
+	pts.Color = ln.Color
+	pts.Shape = draw.CircleGlyph{}
+	p.Add(ln, pts)
+	p.Legend.Add("Pareto front", ln, pts)
+	p.Legend.Add("configuration (trees×depth)", sc)
+	p.Legend.Top = true
+
+	for _, f := range []string{r.PNG, r.SVG} {
+		if err := p.Save(7*vg.Inch, 4.5*vg.Inch, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
