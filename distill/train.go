@@ -324,9 +324,11 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	return t
 }
 
+// maxSample is the most rows per feature featureEdges sorts to place quantile edges.
+var maxSample = 1 << 18
+
 // featureEdges chooses the ascending thresholds of one feature (see Options.Grid and Bins).
 func featureEdges(col []float64, g *quantize.Input, bins int) []float64 {
-	const maxSample = 1 << 18
 	stride := max(1, len(col)/maxSample)
 	s := make([]float64, 0, len(col)/stride+1)
 	for r := 0; r < len(col); r += stride {
@@ -472,6 +474,7 @@ func (t *trainer) grow() (model.Tree, bool) {
 		for r := lo; r < hi; r++ {
 			t.grad[r] = t.pred[r] - t.y[r]
 			t.nid[r] = 0
+			t.slot[r] = 0
 		}
 	})
 	nodes := []model.Node{{}}
@@ -479,18 +482,6 @@ func (t *trainer) grow() (model.Tree, bool) {
 	open := []int{0}
 	split := false
 	for depth := 0; depth < t.opt.Depth && len(open) > 0; depth++ {
-		slotOf := make([]int32, len(nodes))
-		for i := range slotOf {
-			slotOf[i] = -1
-		}
-		for s, nd := range open {
-			slotOf[nd] = int32(s)
-		}
-		t.forRows(t.n, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				t.slot[r] = slotOf[t.nid[r]]
-			}
-		})
 		t.buildHist(len(open))
 		if depth == 0 {
 			stats[0] = t.histTotal(0)
@@ -502,8 +493,9 @@ func (t *trainer) grow() (model.Tree, bool) {
 			cands = make([]candidate, len(open))
 			t.forEach(len(open), func(s int) { cands[s] = t.bestSplit(s, stats[open[s]]) })
 		}
-		route := make([]int32, len(nodes)) // per node: split bin, -1 none
-		feat := make([]int, len(nodes))
+		// Per node of this level: its split (bin, feature) or -1, and its children.
+		route := make([]int32, len(nodes))
+		feat := make([]int32, len(nodes))
 		for i := range route {
 			route[i] = -1
 		}
@@ -519,26 +511,34 @@ func (t *trainer) grow() (model.Tree, bool) {
 			ps := stats[nd]
 			nodes = append(nodes, model.Node{}, model.Node{})
 			stats = append(stats, c.left, nodeStat{ps.g - c.left.g, ps.n - c.left.n})
-			route[nd], feat[nd] = int32(c.bin), c.feature
-			route = append(route, -1, -1)
-			feat = append(feat, 0, 0)
+			route[nd], feat[nd] = int32(c.bin), int32(c.feature)
 			next = append(next, l, r)
 		}
 		if len(next) == 0 {
 			break
 		}
+		// Route rows to the children; a row whose node did not split keeps it (a leaf) and
+		// gets slot -1. Children's slots are 0, 1, ... in creation order, so the row's next
+		// slot is its child's index minus the first child's.
+		first := int32(next[0])
 		t.forRows(t.n, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				nd := t.nid[r]
-				b := route[nd]
-				if b < 0 {
+			nid, slot := t.nid[lo:hi], t.slot[lo:hi]
+			for i, s := range slot {
+				if s < 0 {
 					continue
 				}
-				if int32(t.bins[feat[nd]][r]) <= b {
-					t.nid[r] = uint16(nodes[nd].Left)
-				} else {
-					t.nid[r] = uint16(nodes[nd].Right)
+				nd := nid[i]
+				b := route[nd]
+				if b < 0 {
+					slot[i] = -1
+					continue
 				}
+				c := int32(nodes[nd].Left)
+				if int32(t.bins[feat[nd]][lo+i]) > b {
+					c++
+				}
+				nid[i] = uint16(c)
+				slot[i] = c - first
 			}
 		})
 		open = next
