@@ -241,10 +241,10 @@ type trainer struct {
 	y          []float64
 	base       float64
 	pred, grad []float64
-	nid        []uint16 // per row: node of the tree being grown
-	slot       []int32  // per row: histogram slot of its node at this level, or -1
-	hg         [][]float64
-	hn         [][]int32
+	nid        []uint16     // per row: node of the tree being grown
+	slot       []int32      // per row: histogram slot of its node at this level, or -1
+	hist       [][]nodeStat // per feature: [slot*nb+bin] of this level
+	prev       [][]nodeStat // per feature: the previous level's
 
 	trees  []model.Tree
 	leaves [][]uint16 // per tree, per row: leaf (kept for Refit)
@@ -319,8 +319,8 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	for r := range t.pred {
 		t.pred[r] = t.base
 	}
-	t.hg = make([][]float64, t.nf)
-	t.hn = make([][]int32, t.nf)
+	t.hist = make([][]nodeStat, t.nf)
+	t.prev = make([][]nodeStat, t.nf)
 	return t
 }
 
@@ -481,8 +481,9 @@ func (t *trainer) grow() (model.Tree, bool) {
 	stats := []nodeStat{{}}
 	open := []int{0}
 	split := false
+	var sib, par []int32 // per slot of the level: see buildHist
 	for depth := 0; depth < t.opt.Depth && len(open) > 0; depth++ {
-		t.buildHist(len(open))
+		t.buildHist(len(open), sib, par)
 		if depth == 0 {
 			stats[0] = t.histTotal(0)
 		}
@@ -500,10 +501,18 @@ func (t *trainer) grow() (model.Tree, bool) {
 			route[i] = -1
 		}
 		var next []int
+		sib, par = sib[:0], par[:0]
 		for s, nd := range open {
 			c := cands[s]
 			if c.gain <= 0 {
 				continue
+			}
+			// Sum the smaller child; derive the larger.
+			cs := int32(len(next))
+			if 2*c.left.n <= stats[nd].n {
+				sib, par = append(sib, -1, cs), append(par, -1, int32(s))
+			} else {
+				sib, par = append(sib, cs+1, -1), append(par, int32(s), -1)
 			}
 			split = true
 			l, r := len(nodes), len(nodes)+1
@@ -517,6 +526,7 @@ func (t *trainer) grow() (model.Tree, bool) {
 		if len(next) == 0 {
 			break
 		}
+		t.hist, t.prev = t.prev, t.hist
 		// Route rows to the children; a row whose node did not split keeps it (a leaf) and
 		// gets slot -1. Children's slots are 0, 1, ... in creation order, so the row's next
 		// slot is its child's index minus the first child's.
@@ -562,28 +572,53 @@ func (t *trainer) grow() (model.Tree, bool) {
 	return model.Tree{Nodes: nodes}, split
 }
 
-// buildHist fills t.hg/t.hn[f][slot*nb+bin] for every feature, one goroutine per feature.
-func (t *trainer) buildHist(slots int) {
+// buildHist fills t.hist[f][slot*nb+bin] for every feature, one goroutine per feature, each
+// summing rows in order. A slot s with sib[s] ≥ 0 is not summed but derived, after the pass,
+// as its parent's histogram (t.prev, slot par[s]) minus its sibling's (the subtraction trick:
+// only the smaller child of each split is summed). sib == nil sums every slot.
+func (t *trainer) buildHist(slots int, sib, par []int32) {
 	t.forEach(t.nf, func(f int) {
-		size := slots * t.nb[f]
-		if cap(t.hg[f]) < size {
-			t.hg[f] = make([]float64, size)
-			t.hn[f] = make([]int32, size)
+		nb := t.nb[f]
+		size := slots * nb
+		if cap(t.hist[f]) < size {
+			t.hist[f] = make([]nodeStat, size)
 		}
-		hg, hn := t.hg[f][:size], t.hn[f][:size]
-		clear(hg)
-		clear(hn)
-		nb := int32(t.nb[f])
+		h := t.hist[f][:size]
+		clear(h)
 		bf, grad, slot := t.bins[f][:t.n], t.grad[:t.n], t.slot[:t.n]
-		for r, s := range slot {
-			if s < 0 {
-				continue
+		if sib == nil {
+			for r, s := range slot {
+				if s < 0 {
+					continue
+				}
+				e := &h[int(s)*nb+int(bf[r])]
+				e.g += grad[r]
+				e.n++
 			}
-			i := s*nb + int32(bf[r])
-			hg[i] += grad[r]
-			hn[i]++
+		} else {
+			skip := make([]bool, slots)
+			for s := range skip {
+				skip[s] = sib[s] >= 0
+			}
+			for r, s := range slot {
+				if s < 0 || skip[s] {
+					continue
+				}
+				e := &h[int(s)*nb+int(bf[r])]
+				e.g += grad[r]
+				e.n++
+			}
+			for s := range slots {
+				if sib[s] < 0 {
+					continue
+				}
+				dst, p, o := h[s*nb:(s+1)*nb], t.prev[f][int(par[s])*nb:], h[int(sib[s])*nb:]
+				for b := range dst {
+					dst[b] = nodeStat{p[b].g - o[b].g, p[b].n - o[b].n}
+				}
+			}
 		}
-		t.hg[f], t.hn[f] = t.hg[f][:size], t.hn[f][:size]
+		t.hist[f] = h
 	})
 }
 
@@ -591,9 +626,9 @@ func (t *trainer) buildHist(slots int) {
 func (t *trainer) histTotal(s int) nodeStat {
 	nb := t.nb[0]
 	var st nodeStat
-	for b := range nb {
-		st.g += t.hg[0][s*nb+b]
-		st.n += int64(t.hn[0][s*nb+b])
+	for _, e := range t.hist[0][s*nb : (s+1)*nb] {
+		st.g += e.g
+		st.n += e.n
 	}
 	return st
 }
@@ -612,12 +647,12 @@ func (t *trainer) bestSplit(s int, ps nodeStat) candidate {
 			continue
 		}
 		nb := t.nb[f]
-		hg, hn := t.hg[f][s*nb:(s+1)*nb], t.hn[f][s*nb:(s+1)*nb]
+		h := t.hist[f][s*nb : (s+1)*nb]
 		var gl float64
 		var nl int64
 		for b := 0; b < nb-1; b++ {
-			gl += hg[b]
-			nl += int64(hn[b])
+			gl += h[b].g
+			nl += h[b].n
 			if nl < ml {
 				continue
 			}
@@ -659,12 +694,12 @@ func (t *trainer) bestOblivious(open []int, stats []nodeStat) []candidate {
 			ps := stats[nd]
 			parent := t.score(ps.g, ps.n)
 			enforce := ps.n >= 2*ml
-			hg, hn := t.hg[f][s*nb:(s+1)*nb], t.hn[f][s*nb:(s+1)*nb]
+			h := t.hist[f][s*nb : (s+1)*nb]
 			var gl float64
 			var nl int64
 			for b := 0; b < nb-1; b++ {
-				gl += hg[b]
-				nl += int64(hn[b])
+				gl += h[b].g
+				nl += h[b].n
 				if enforce && (nl < ml || ps.n-nl < ml) {
 					ok[b] = false
 				}
@@ -693,8 +728,8 @@ func (t *trainer) bestOblivious(open []int, stats []nodeStat) []candidate {
 		var gl float64
 		var nl int64
 		for b := 0; b <= bb; b++ {
-			gl += t.hg[bf][s*nb+b]
-			nl += int64(t.hn[bf][s*nb+b])
+			gl += t.hist[bf][s*nb+b].g
+			nl += t.hist[bf][s*nb+b].n
 		}
 		cands[s] = candidate{gain: bg, feature: bf, bin: bb, left: nodeStat{gl, nl}}
 	}
