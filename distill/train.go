@@ -291,7 +291,7 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 		t.bins[f] = make([]uint8, t.n)
 		e, col, b := t.edges[f], d.X[f], t.bins[f]
 		for r, v := range col {
-			b[r] = uint8(sort.SearchFloat64s(e, v))
+			b[r] = uint8(binOf(e, v))
 		}
 	})
 
@@ -387,6 +387,20 @@ func featureEdges(col []float64, g *quantize.Input, bins int) []float64 {
 		}
 	}
 	return edges
+}
+
+// binOf is the number of edges below v: v's bin, the smallest b with v <= e[b] (len(e) if none).
+func binOf(e []float64, v float64) int {
+	lo, hi := 0, len(e)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if e[m] < v {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // forEach runs fn(i) for i in [0, n) on t.threads goroutines.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/nicc-dev/nicc/model"
@@ -378,5 +379,14 @@ func TestProgress(t *testing.T) {
 	}
 	if len(got) != rep.Rounds || got[len(got)-1] != rep.Rounds {
 		t.Errorf("progress %v for %d rounds", got, rep.Rounds)
+	}
+}
+
+func TestBinOf(t *testing.T) {
+	e := []float64{-1, 0, 0.5, 2}
+	for _, v := range []float64{-3, -1, -0.5, 0, 0.25, 0.5, 1, 2, 2.5} {
+		if got, want := binOf(e, v), sort.SearchFloat64s(e, v); got != want {
+			t.Errorf("binOf(%v) = %d, want %d", v, got, want)
+		}
 	}
 }
