@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"image/color"
+	"path/filepath"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -14,7 +15,7 @@ import (
 // and the Pareto front a line, into r.PNG and r.SVG.
 func plotSweep(r *SweepReport) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("distilled students of %s: held-out RMSE vs WCET", r.Teacher)
+	p.Title.Text = fmt.Sprintf("distilled students of %s: held-out RMSE vs WCET", filepath.Base(r.Teacher))
 	p.X.Label.Text = fmt.Sprintf("WCET of %s on %s (cycles)", r.Entry, r.Core)
 	p.Y.Label.Text = "held-out RMSE vs teacher"
 	p.Add(plotter.NewGrid())
@@ -38,8 +39,8 @@ func plotSweep(r *SweepReport) error {
 	}
 	for i := range lb.TextStyle {
 		lb.TextStyle[i].Font.Size = vg.Points(7)
-		lb.TextStyle[i].XAlign = -0.5
 	}
+	lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
 	p.Add(lb)
 
 	front := make(plotter.XYs, len(r.Front))
