@@ -23,8 +23,9 @@ const (
 	DefaultBins = 256
 	// MaxDepth is the deepest tree Train grows.
 	MaxDepth = 12
-	// RefitPasses is the number of coordinate-descent passes of the optional leaf refit.
-	RefitPasses = 4
+	// DefaultRefitPasses is the number of coordinate-descent passes of the optional leaf
+	// refit when Options.RefitPasses is 0.
+	DefaultRefitPasses = 6
 	// RefitHeldOut is the fraction of the training set held out internally for the refit
 	// decision when Train is given no validation set.
 	RefitHeldOut = 0.1
@@ -65,12 +66,17 @@ type Options struct {
 	// Bins is the number of histogram bins per feature, 2..256; 0 means DefaultBins. A
 	// feature with at most Bins distinct sample values gets every midpoint (an exact search).
 	Bins int
-	// Refit, after boosting, refits all leaf values (and the base) jointly by a few passes of
-	// ridge-regularised coordinate descent on the training set (RefitPasses, no shrinkage).
+	// Refit, after boosting, refits all leaf values (and the base) jointly by RefitPasses
+	// passes of ridge-regularised (λ = L2) coordinate descent on the training set, without
+	// shrinkage: each pass sets every tree's leaves, then the base, to their least-squares
+	// values given the rest.
 	// The refit is kept only if it lowers the RMSE on the validation set given to Train; with
 	// no validation set, Train holds out RefitHeldOut of the training rows (chosen by Seed)
 	// for that decision and trains on the rest.
 	Refit bool
+	// RefitPasses is the number of refit passes; 0 means DefaultRefitPasses. Each pass costs
+	// about one pass over the rows per tree; more passes converge further.
+	RefitPasses int
 	// Seed fixes every pseudo-random choice (only the internal refit hold-out uses one). The
 	// result is identical for any Threads.
 	Seed uint64
@@ -200,6 +206,8 @@ func (o *Options) check(nf int) error {
 		return fmt.Errorf("distill: LearningRate is %v, must be positive (0 means %g)", o.LearningRate, DefaultLearningRate)
 	case !(o.L2 >= 0) || math.IsInf(o.L2, 0):
 		return fmt.Errorf("distill: L2 is %v, must be finite and ≥ 0", o.L2)
+	case o.RefitPasses < 0:
+		return fmt.Errorf("distill: RefitPasses is %d, must be ≥ 0", o.RefitPasses)
 	case o.MinLeaf < 0:
 		return fmt.Errorf("distill: MinLeaf is %d, must be ≥ 0", o.MinLeaf)
 	case o.Bins != 0 && (o.Bins < 2 || o.Bins > DefaultBins):
@@ -779,59 +787,84 @@ func (t *trainer) refit(valid *Dataset, before float64) (float64, bool) {
 	for i, tr := range t.trees {
 		oldTrees[i] = model.Tree{Nodes: slices.Clone(tr.Nodes)}
 	}
+	// Coordinates, in order: every tree's leaves, then the base (one group, unregularised),
+	// RefitPasses times. Each coordinate's step is one pass over the rows that first applies
+	// the previous coordinate's change to pred (a per-row operation, so it fuses) and sums
+	// the residuals per group of the current one.
 	chunks := (t.n + chunkRows - 1) / chunkRows
-	for range RefitPasses {
+	var prevLeaf []uint16 // nil: the base
+	var prevDelta []float64
+	step := func(leaf []uint16, vals []float64, isLeaf func(int) bool, lambda float64) []float64 {
+		part := make([][]nodeStat, chunks)
+		pl, pd := prevLeaf, prevDelta
+		t.forEach(chunks, func(c int) {
+			ps := make([]nodeStat, len(vals))
+			lo, hi := c*chunkRows, min(t.n, (c+1)*chunkRows)
+			pred, y := t.pred[lo:hi], t.y[lo:hi]
+			for i := range pred {
+				r := lo + i
+				switch {
+				case pd == nil:
+				case pl == nil:
+					pred[i] += pd[0]
+				default:
+					pred[i] += pd[pl[r]]
+				}
+				l := 0
+				if leaf != nil {
+					l = int(leaf[r])
+				}
+				ps[l].g += y[i] - pred[i] + vals[l]
+				ps[l].n++
+			}
+			part[c] = ps
+		})
+		delta := make([]float64, len(vals))
+		for i := range vals {
+			if !isLeaf(i) {
+				continue
+			}
+			var s nodeStat
+			for _, p := range part {
+				s.g += p[i].g
+				s.n += p[i].n
+			}
+			v := vals[i]
+			if d := float64(s.n) + lambda; d > 0 {
+				v = s.g / d
+			}
+			delta[i] = v - vals[i]
+			vals[i] = v
+		}
+		return delta
+	}
+	passes := t.opt.RefitPasses
+	if passes == 0 {
+		passes = DefaultRefitPasses
+	}
+	for range passes {
 		for ti := range t.trees {
 			nodes := t.trees[ti].Nodes
-			leaf := t.leaves[ti]
-			part := make([][]nodeStat, chunks)
-			t.forEach(chunks, func(c int) {
-				ps := make([]nodeStat, len(nodes))
-				for r := c * chunkRows; r < min(t.n, (c+1)*chunkRows); r++ {
-					l := leaf[r]
-					ps[l].g += t.y[r] - t.pred[r] + nodes[l].Value
-					ps[l].n++
-				}
-				part[c] = ps
-			})
-			delta := make([]float64, len(nodes))
+			vals := make([]float64, len(nodes))
 			for i := range nodes {
-				if !nodes[i].Leaf {
-					continue
-				}
-				var s nodeStat
-				for _, p := range part {
-					s.g += p[i].g
-					s.n += p[i].n
-				}
-				v := 0.0
-				if d := float64(s.n) + t.lambda; d > 0 {
-					v = s.g / d
-				}
-				delta[i] = v - nodes[i].Value
-				nodes[i].Value = v
+				vals[i] = nodes[i].Value
 			}
-			t.forRows(t.n, func(lo, hi int) {
-				for r := lo; r < hi; r++ {
-					t.pred[r] += delta[leaf[r]]
-				}
-			})
+			d := step(t.leaves[ti], vals, func(i int) bool { return nodes[i].Leaf }, t.lambda)
+			for i := range nodes {
+				nodes[i].Value = vals[i]
+			}
+			prevLeaf, prevDelta = t.leaves[ti], d
 		}
-		s := t.sumRows(func(lo, hi int) [2]float64 {
-			d := 0.0
-			for r := lo; r < hi; r++ {
-				d += t.y[r] - t.pred[r]
-			}
-			return [2]float64{d}
-		})
-		db := s[0] / float64(t.n)
-		t.base += db
-		t.forRows(t.n, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				t.pred[r] += db
-			}
-		})
+		vals := []float64{t.base}
+		d := step(nil, vals, func(int) bool { return true }, 0)
+		t.base = vals[0]
+		prevLeaf, prevDelta = nil, d
 	}
+	t.forRows(t.n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			t.pred[r] += prevDelta[0]
+		}
+	})
 	vpred := make([]float64, valid.Rows())
 	for i := range vpred {
 		vpred[i] = t.base

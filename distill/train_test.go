@@ -313,6 +313,9 @@ func TestRefitNotWorse(t *testing.T) {
 		if got := evalRMSE(m, valid); math.Abs(got-rep.HeldOutRMSE) > 1e-12 {
 			t.Errorf("reported held-out RMSE %v, model gives %v", rep.HeldOutRMSE, got)
 		}
+		if got := evalRMSE(m, train); math.Abs(got-rep.TrainRMSE) > 1e-9 {
+			t.Errorf("reported train RMSE %v, model gives %v", rep.TrainRMSE, got)
+		}
 		t.Logf("trees %d: held-out %v → %v (applied %v)", trees, rep.BoostHeldOutRMSE, rep.HeldOutRMSE, rep.RefitApplied)
 	}
 	// With no validation set, Refit holds out RefitHeldOut of the rows itself.
@@ -388,5 +391,11 @@ func TestBinOf(t *testing.T) {
 		if got, want := binOf(e, v), sort.SearchFloat64s(e, v); got != want {
 			t.Errorf("binOf(%v) = %d, want %d", v, got, want)
 		}
+	}
+}
+
+func TestRefitPassesError(t *testing.T) {
+	if _, _, err := Train(synth(100, 3, 1, smooth), nil, Options{Trees: 1, Depth: 1, Refit: true, RefitPasses: -1}); err == nil {
+		t.Error("negative RefitPasses: no error")
 	}
 }
