@@ -144,9 +144,16 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	if err != nil {
 		return nil, err
 	}
-	if data.Names == nil || (opt.States != "" && !namesAll(data.Names, t.Inputs)) {
-		data.Names = slices.Clone(t.Inputs)
+	// A header naming every teacher input puts the columns in the teacher's order; otherwise
+	// the columns are the inputs by position.
+	if data.Names != nil && namesAll(data.Names, t.Inputs) {
+		x := make([][]float64, len(t.Inputs))
+		for i, name := range t.Inputs {
+			x[i] = data.X[slices.Index(data.Names, name)]
+		}
+		data.X = x
 	}
+	data.Names = slices.Clone(t.Inputs)
 	start := time.Now()
 	if err := distill.Label(t, data); err != nil {
 		return nil, fmt.Errorf("%s: %w", opt.Teacher, err)

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -68,6 +69,35 @@ func TestDistill(t *testing.T) {
 	}
 	if _, err := json.Marshal(r); err != nil {
 		t.Error(err)
+	}
+}
+
+// A states CSV whose header names the teacher's inputs in another order is read by name.
+func TestDistillStatesByName(t *testing.T) {
+	d, _ := distill.DefaultRLCC.Sample(500, 9)
+	var inOrder, swapped strings.Builder
+	inOrder.WriteString("a_prev,o,a_prev2,o_prev\n")
+	swapped.WriteString("o_prev,a_prev2,o,a_prev\n")
+	for r := range 500 {
+		fmt.Fprintf(&inOrder, "%v,%v,%v,%v\n", d.X[0][r], d.X[1][r], d.X[2][r], d.X[3][r])
+		fmt.Fprintf(&swapped, "%v,%v,%v,%v\n", d.X[3][r], d.X[2][r], d.X[1][r], d.X[0][r])
+	}
+	dir := t.TempDir()
+	var models []*model.Model
+	for name, text := range map[string]string{"a.csv": inOrder.String(), "b.csv": swapped.String()} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(text), 0o644)
+		o := smallDistill()
+		o.States, o.Samples = p, 0
+		r, err := Distill(o, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Model.Doc = ""
+		models = append(models, r.Model)
+	}
+	if !reflect.DeepEqual(models[0], models[1]) {
+		t.Error("the same states with columns in another order give another student")
 	}
 }
 

@@ -52,7 +52,8 @@ nicc compile takes.
 States come from the RL-CC sampler (default): a two-state window (a_prev, o, a_prev2,
 o_prev), multipliers uniform on [0.8, 1.2], o uniform on [-T, T] for half the draws and on
 [T, 100·T] for the other half, T = 0.064·12 = 0.768; or from --states, a CSV of recorded
-states (one per line, optional header), --samples of them drawn at random (0: all).
+states (one per line; a header naming every teacher input picks the columns by name,
+otherwise they are the inputs by position), --samples of them drawn at random (0: all).
 --held-out of them are kept out of training.
 
 With --grid rlcc (the default for a teacher whose inputs are a_prev, o, a_prev2, o_prev)
