@@ -239,6 +239,11 @@ func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 	if err != nil {
 		return err
 	}
+	if !c.Bool("json") && isTerminal(c.App.Writer) {
+		b := roundsBar(c)
+		do.Train.Progress = b.update
+		defer b.finish()
+	}
 	out := filepath.Join(opt.Out, "student.json")
 	r, err := compiler.Distill(do, out)
 	if err != nil {
