@@ -74,6 +74,12 @@ type Options struct {
 	// no validation set, Train holds out RefitHeldOut of the training rows (chosen by Seed)
 	// for that decision and trains on the rest.
 	Refit bool
+	// Corrective refits all leaves and the base jointly (as Refit does, unconditionally)
+	// after every boosting round, so each tree fits the residuals of the jointly optimal
+	// ensemble so far ("totally corrective" boosting). These refits stop at a relative loss
+	// drop below 1e-6 per pass (warm-started, they take few passes); the final Refit, if
+	// set, still runs to 1e-10 and is still kept only if it helps on held-out rows.
+	Corrective bool
 	// RefitPasses is the most refit passes; 0 means DefaultRefitPasses. The refit stops
 	// earlier once a pass lowers the training loss by less than a relative 1e-10. A pass
 	// works on groups of rows (those that reach the same leaf in every tree; a few thousand for
@@ -146,21 +152,14 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	for f := range t.edges {
 		rep.Thresholds = append(rep.Thresholds, len(t.edges[f]))
 	}
-	var vpred []float64
-	if valid != nil {
-		vpred = make([]float64, valid.Rows())
-		for i := range vpred {
-			vpred[i] = t.base
-		}
-	}
 	for round := range opt.Trees {
 		tr, split := t.grow()
 		if !split && len(t.trees) > 0 {
 			break
 		}
 		t.trees = append(t.trees, tr)
-		if valid != nil {
-			t.addTree(&tr, valid.X, vpred)
+		if opt.Corrective {
+			t.apply(t.solve(1e-6))
 		}
 		if opt.Progress != nil {
 			opt.Progress(round+1, opt.Trees)
@@ -171,7 +170,7 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	}
 	rep.Rounds = len(t.trees)
 	if valid != nil {
-		rep.BoostHeldOutRMSE = rmse(vpred, valid.Y)
+		rep.BoostHeldOutRMSE = rmse(t.predict(valid.X, valid.Rows()), valid.Y)
 		rep.HeldOutRMSE = rep.BoostHeldOutRMSE
 	}
 	if opt.Refit {
@@ -595,7 +594,7 @@ func (t *trainer) grow() (model.Tree, bool) {
 			t.pred[r] += val[t.nid[r]]
 		}
 	})
-	if t.opt.Refit && (split || len(t.trees) == 0) {
+	if (t.opt.Refit || t.opt.Corrective) && (split || len(t.trees) == 0) {
 		t.refine(len(nodes))
 	}
 	return model.Tree{Nodes: nodes}, split
@@ -765,6 +764,23 @@ func (t *trainer) bestOblivious(open []int, stats []nodeStat) []candidate {
 	return cands
 }
 
+// predict is the ensemble's prediction for n rows of the column-major x.
+func (t *trainer) predict(x [][]float64, n int) []float64 {
+	return predict(t.base, t.trees, x, n, t)
+}
+
+// predict is base + Σ trees at n rows of the column-major x, run on t's threads.
+func predict(base float64, trees []model.Tree, x [][]float64, n int, t *trainer) []float64 {
+	p := make([]float64, n)
+	for i := range p {
+		p[i] = base
+	}
+	for i := range trees {
+		t.addTree(&trees[i], x, p)
+	}
+	return p
+}
+
 // addTree adds tree tr's value at every row of the column-major x to pred.
 func (t *trainer) addTree(tr *model.Tree, x [][]float64, pred []float64) {
 	nodes := tr.Nodes
@@ -841,6 +857,29 @@ func (t *trainer) refit(valid *Dataset, before float64) (float64, bool) {
 	if len(t.groupLeaf) != len(t.trees) {
 		return 0, false
 	}
+	base, trees, gp := t.solve(1e-10)
+	// The refit model, checked on valid.
+	after := rmse(predict(base, trees, valid.X, valid.Rows(), t), valid.Y)
+	if !(after < before) {
+		return 0, false
+	}
+	t.apply(base, trees, gp)
+	return after, true
+}
+
+// apply makes base and trees the ensemble, gp being its prediction per row group.
+func (t *trainer) apply(base float64, trees []model.Tree, gp []float64) {
+	t.base, t.trees = base, trees
+	t.forRows(t.n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			t.pred[r] = gp[t.gid[r]]
+		}
+	})
+}
+
+// solve is the refit: the jointly refit base and trees, and the prediction per row group. It
+// stops when a pass lowers the training loss by less than a relative tol.
+func (t *trainer) solve(tol float64) (float64, []model.Tree, []float64) {
 	G := t.ngroups
 	cnt, sy, sy2 := make([]float64, G), make([]float64, G), make([]float64, G)
 	for r, g := range t.gid {
@@ -907,12 +946,11 @@ func (t *trainer) refit(valid *Dataset, before float64) (float64, bool) {
 			gp[g] += db
 		}
 		cur := sse()
-		if !(prev-cur > 1e-10*prev) {
+		if !(prev-cur > tol*prev) {
 			break
 		}
 		prev = cur
 	}
-	// The refit model, checked on valid.
 	trees := make([]model.Tree, len(t.trees))
 	for ti, tr := range t.trees {
 		nodes := slices.Clone(tr.Nodes)
@@ -923,24 +961,7 @@ func (t *trainer) refit(valid *Dataset, before float64) (float64, bool) {
 		}
 		trees[ti] = model.Tree{Nodes: nodes}
 	}
-	vpred := make([]float64, valid.Rows())
-	for i := range vpred {
-		vpred[i] = base
-	}
-	for i := range trees {
-		t.addTree(&trees[i], valid.X, vpred)
-	}
-	after := rmse(vpred, valid.Y)
-	if !(after < before) {
-		return 0, false
-	}
-	t.base, t.trees = base, trees
-	t.forRows(t.n, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			t.pred[r] = gp[t.gid[r]]
-		}
-	})
-	return after, true
+	return base, trees, gp
 }
 
 // rmse is the root mean squared difference of p and y.

@@ -39,7 +39,7 @@ func TestDeterministicAcrossThreads(t *testing.T) {
 	d := synth(50000, 4, 1, smooth)
 	var prev []byte
 	for _, th := range []int{1, 2, 3} {
-		m, _, err := Train(d, nil, Options{Trees: 5, Depth: 4, LearningRate: 1, L2: 1, Threads: th, Refit: true, Seed: 7})
+		m, _, err := Train(d, nil, Options{Trees: 5, Depth: 4, LearningRate: 1, L2: 1, Threads: th, Refit: true, Corrective: true, Seed: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -398,4 +398,29 @@ func TestRefitPassesError(t *testing.T) {
 	if _, _, err := Train(synth(100, 3, 1, smooth), nil, Options{Trees: 1, Depth: 1, Refit: true, RefitPasses: -1}); err == nil {
 		t.Error("negative RefitPasses: no error")
 	}
+}
+
+// Corrective boosting reports what its model computes and fits the training rows at least as
+// well as plain boosting here.
+func TestCorrective(t *testing.T) {
+	d := trainerStates(t, 40000, 13)
+	train, valid := d.Split(0.2, 5)
+	_, plain, err := Train(train, valid, Options{Trees: 8, Depth: 3, LearningRate: 1, L2: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, rep, err := Train(train, valid, Options{Trees: 8, Depth: 3, LearningRate: 1, L2: 1, Corrective: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := evalRMSE(m, valid); math.Abs(got-rep.HeldOutRMSE) > 1e-12 {
+		t.Errorf("reported held-out RMSE %v, model gives %v", rep.HeldOutRMSE, got)
+	}
+	if got := evalRMSE(m, train); math.Abs(got-rep.TrainRMSE) > 1e-9 {
+		t.Errorf("reported train RMSE %v, model gives %v", rep.TrainRMSE, got)
+	}
+	if rep.TrainRMSE > plain.TrainRMSE {
+		t.Errorf("corrective train RMSE %v > plain %v", rep.TrainRMSE, plain.TrainRMSE)
+	}
+	t.Logf("train RMSE: plain %v, corrective %v; held-out %v, %v", plain.TrainRMSE, rep.TrainRMSE, plain.HeldOutRMSE, rep.HeldOutRMSE)
 }
