@@ -555,14 +555,19 @@ func (t *trainer) grow() (model.Tree, bool) {
 			break
 		}
 		t.hist, t.prev = t.prev, t.hist
-		// Route rows to the children; a row whose node did not split keeps it (a leaf) and
+		// Route rows to the children. A row whose node did not split keeps it (a leaf) and
 		// gets slot -1. Children's slots are 0, 1, ... in creation order, so the row's next
-		// slot is its child's index minus the first child's.
+		// slot is its child's index minus the first child's, stored as −slot−2 when that
+		// child's histogram is derived rather than summed (buildHist skips it).
 		first := int32(next[0])
+		left := make([]int32, len(route))
+		for _, nd := range open {
+			left[nd] = int32(nodes[nd].Left)
+		}
 		t.forRows(t.n, func(lo, hi int) {
 			nid, slot := t.nid[lo:hi], t.slot[lo:hi]
 			for i, s := range slot {
-				if s < 0 {
+				if s == -1 {
 					continue
 				}
 				nd := nid[i]
@@ -571,12 +576,16 @@ func (t *trainer) grow() (model.Tree, bool) {
 					slot[i] = -1
 					continue
 				}
-				c := int32(nodes[nd].Left)
+				c := left[nd]
 				if int32(t.bins[feat[nd]][lo+i]) > b {
 					c++
 				}
 				nid[i] = uint16(c)
-				slot[i] = c - first
+				cs := c - first
+				if sib[cs] >= 0 {
+					cs = -cs - 2
+				}
+				slot[i] = cs
 			}
 		})
 		open = next
@@ -601,7 +610,8 @@ func (t *trainer) grow() (model.Tree, bool) {
 }
 
 // buildHist fills t.hist[f][slot*nb+bin] for every feature, one goroutine per feature, each
-// summing rows in order. A slot s with sib[s] ≥ 0 is not summed but derived, after the pass,
+// summing rows in order (rows with t.slot < 0 are skipped: settled, or in a slot that is
+// derived). A slot s with sib[s] ≥ 0 is not summed but derived, after the pass,
 // as its parent's histogram (t.prev, slot par[s]) minus its sibling's (the subtraction trick:
 // only the smaller child of each split is summed). sib == nil sums every slot.
 func (t *trainer) buildHist(slots int, sib, par []int32) {
@@ -624,12 +634,8 @@ func (t *trainer) buildHist(slots int, sib, par []int32) {
 				e.n++
 			}
 		} else {
-			skip := make([]bool, slots)
-			for s := range skip {
-				skip[s] = sib[s] >= 0
-			}
 			for r, s := range slot {
-				if s < 0 || skip[s] {
+				if s < 0 { // settled, or in a derived slot
 					continue
 				}
 				e := &h[int(s)*nb+int(bf[r])]
