@@ -33,7 +33,10 @@ type DistillOptions struct {
 	HeldOut float64
 	// States is a CSV of recorded states; "" samples RL-CC's state space (distill.DefaultRLCC).
 	States string
-	Seed   uint64
+	// HeldOutStates is a CSV of states to measure the student on instead of a HeldOut
+	// fraction of the training states: every training state is then trained on.
+	HeldOutStates string
+	Seed          uint64
 
 	// Train are the trainer's options; Grid and Progress are filled in by GridName and the
 	// caller's Progress.
@@ -105,6 +108,28 @@ func RLCCGrid() []quantize.Input {
 }
 
 // prepare loads the teacher, draws and labels the states and splits them.
+// labelled draws n states from s (0: all a recorded file has), in the teacher's input order,
+// labelled with its output. A header naming every teacher input puts the columns in the
+// teacher's order; otherwise the columns are the inputs by position.
+func labelled(t *model.Model, teacherFile string, s distill.Sampler, n int, seed uint64) (*distill.Dataset, error) {
+	data, err := s.Sample(n, seed)
+	if err != nil {
+		return nil, err
+	}
+	if data.Names != nil && namesAll(data.Names, t.Inputs) {
+		x := make([][]float64, len(t.Inputs))
+		for i, name := range t.Inputs {
+			x[i] = data.X[slices.Index(data.Names, name)]
+		}
+		data.X = x
+	}
+	data.Names = slices.Clone(t.Inputs)
+	if err := distill.Label(t, data); err != nil {
+		return nil, fmt.Errorf("%s: %w", teacherFile, err)
+	}
+	return data, nil
+}
+
 func prepare(opt DistillOptions) (*distillation, error) {
 	if err := checkLimits(opt.Train.Trees, opt.Train.Depth); err != nil {
 		return nil, err
@@ -140,32 +165,34 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	if w := s.Inputs(); w != t.NumInputs() {
 		return nil, fmt.Errorf("%s: teacher %s takes %d inputs, the %s gives states of %d values", opt.Teacher, t.Name, t.NumInputs(), d.states, w)
 	}
-	data, err := s.Sample(n, opt.Seed)
+	start := time.Now()
+	data, err := labelled(t, opt.Teacher, s, n, opt.Seed)
 	if err != nil {
 		return nil, err
 	}
-	// A header naming every teacher input puts the columns in the teacher's order; otherwise
-	// the columns are the inputs by position.
-	if data.Names != nil && namesAll(data.Names, t.Inputs) {
-		x := make([][]float64, len(t.Inputs))
-		for i, name := range t.Inputs {
-			x[i] = data.X[slices.Index(data.Names, name)]
-		}
-		data.X = x
-	}
-	data.Names = slices.Clone(t.Inputs)
-	start := time.Now()
-	if err := distill.Label(t, data); err != nil {
-		return nil, fmt.Errorf("%s: %w", opt.Teacher, err)
-	}
-	d.labelTime = time.Since(start)
 	d.samples = data.Rows()
-	if d.samples < 2 {
-		return nil, fmt.Errorf("%s: %d states; want at least 2 to hold some out", d.states, d.samples)
-	}
-	d.train, d.valid = data.Split(opt.HeldOut, opt.Seed)
-	if d.train.Rows() == 0 || d.valid.Rows() == 0 {
-		return nil, fmt.Errorf("held-out fraction %v of %d states leaves %d to train on and %d to hold out", opt.HeldOut, d.samples, d.train.Rows(), d.valid.Rows())
+	if opt.HeldOutStates != "" {
+		hs, err := distill.LoadStates(opt.HeldOutStates)
+		if err != nil {
+			return nil, err
+		}
+		if w := hs.Inputs(); w != t.NumInputs() {
+			return nil, fmt.Errorf("%s: teacher %s takes %d inputs, %s gives states of %d values", opt.Teacher, t.Name, t.NumInputs(), opt.HeldOutStates, w)
+		}
+		if d.valid, err = labelled(t, opt.Teacher, hs, 0, opt.Seed); err != nil {
+			return nil, err
+		}
+		d.train = data
+		d.labelTime = time.Since(start)
+	} else {
+		d.labelTime = time.Since(start)
+		if d.samples < 2 {
+			return nil, fmt.Errorf("%s: %d states; want at least 2 to hold some out", d.states, d.samples)
+		}
+		d.train, d.valid = data.Split(opt.HeldOut, opt.Seed)
+		if d.train.Rows() == 0 || d.valid.Rows() == 0 {
+			return nil, fmt.Errorf("held-out fraction %v of %d states leaves %d to train on and %d to hold out", opt.HeldOut, d.samples, d.train.Rows(), d.valid.Rows())
+		}
 	}
 	inOrder, _ := rlccLayout(t.Inputs)
 	switch d.grid = opt.GridName; d.grid {

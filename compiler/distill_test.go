@@ -204,3 +204,34 @@ func TestSweep(t *testing.T) {
 		t.Errorf("text:\n%s", txt.String())
 	}
 }
+
+// TestDistillHeldOutStates: with a held-out file, every training state is trained on and the
+// student is measured on exactly the file's states.
+func TestDistillHeldOutStates(t *testing.T) {
+	d, _ := distill.DefaultRLCC.Sample(300, 4)
+	write := func(name string, from, to int) string {
+		var b strings.Builder
+		b.WriteString("a_prev,o,a_prev2,o_prev\n")
+		for r := from; r < to; r++ {
+			fmt.Fprintf(&b, "%v,%v,%v,%v\n", d.X[0][r], d.X[1][r], d.X[2][r], d.X[3][r])
+		}
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	o := smallDistill()
+	o.States, o.Samples, o.HeldOutStates = write("train.csv", 0, 200), 0, write("test.csv", 200, 300)
+	r, err := Distill(o, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Train.Rows != 200 || r.HeldOut.Rows != 100 {
+		t.Errorf("trained on %d and measured on %d states, want 200 and 100", r.Train.Rows, r.HeldOut.Rows)
+	}
+	o.HeldOutStates = write("narrow.csv", 0, 0)
+	if _, err := Distill(o, ""); err == nil {
+		t.Error("an empty held-out file was accepted")
+	}
+}
