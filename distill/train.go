@@ -343,22 +343,30 @@ var maxSample = 1 << 18
 
 // featureEdges chooses the ascending thresholds of one feature (see Options.Grid and Bins).
 func featureEdges(col []float64, g *quantize.Input, bins int) []float64 {
+	// The sample sorts as integers (faster than floats): a grid feature's raw values, or an
+	// order-preserving map of the float's bits.
 	stride := max(1, len(col)/maxSample)
-	s := make([]float64, 0, len(col)/stride+1)
+	s := make([]uint64, 0, len(col)/stride+1)
 	for r := 0; r < len(col); r += stride {
-		v := col[r]
 		if g != nil {
-			v = float64(g.Quantize(v))
+			s = append(s, uint64(int64(g.Quantize(col[r]))-math.MinInt32))
+		} else {
+			s = append(s, floatKey(col[r]))
 		}
-		s = append(s, v)
 	}
 	slices.Sort(s)
+	value := func(k uint64) float64 {
+		if g != nil {
+			return float64(int64(k) + math.MinInt32)
+		}
+		return keyFloat(k)
+	}
 	// Distinct values u and, for each, the number of samples below it.
 	var u []float64
 	var below []int
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			u = append(u, v)
+	for i, k := range s {
+		if i == 0 || k != s[i-1] {
+			u = append(u, value(k))
 			below = append(below, i)
 		}
 	}
@@ -401,6 +409,26 @@ func featureEdges(col []float64, g *quantize.Input, bins int) []float64 {
 		}
 	}
 	return edges
+}
+
+// floatKey maps finite floats to integers in the same order (−0 as +0).
+func floatKey(v float64) uint64 {
+	if v == 0 {
+		v = 0
+	}
+	b := math.Float64bits(v)
+	if b>>63 == 1 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// keyFloat inverts floatKey.
+func keyFloat(k uint64) float64 {
+	if k>>63 == 1 {
+		return math.Float64frombits(k &^ (1 << 63))
+	}
+	return math.Float64frombits(^k)
 }
 
 // binOf is the number of edges below v: v's bin, the smallest b with v <= e[b] (len(e) if none).

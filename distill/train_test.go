@@ -424,3 +424,18 @@ func TestCorrective(t *testing.T) {
 	}
 	t.Logf("train RMSE: plain %v, corrective %v; held-out %v, %v", plain.TrainRMSE, rep.TrainRMSE, plain.HeldOutRMSE, rep.HeldOutRMSE)
 }
+
+func TestFloatKey(t *testing.T) {
+	vs := []float64{math.Inf(-1), -1e300, -2.5, -1, -1e-300, 0, 1e-300, 0.5, 1, 3, 1e300}
+	for i, v := range vs {
+		if keyFloat(floatKey(v)) != v {
+			t.Errorf("keyFloat(floatKey(%v)) = %v", v, keyFloat(floatKey(v)))
+		}
+		if i > 0 && floatKey(vs[i-1]) >= floatKey(v) {
+			t.Errorf("floatKey(%v) >= floatKey(%v)", vs[i-1], v)
+		}
+	}
+	if floatKey(math.Copysign(0, -1)) != floatKey(0) {
+		t.Error("−0 and +0 differ")
+	}
+}
