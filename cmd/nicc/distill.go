@@ -19,7 +19,7 @@ func distillFlags() []cli.Flag {
 		&cli.IntFlag{Name: "trees", Value: 10, Usage: "number of boosted trees"},
 		&cli.IntFlag{Name: "depth", Value: 4, Usage: "depth of each tree"},
 		&cli.BoolFlag{Name: "oblivious", Usage: "oblivious (symmetric) trees: one split per level, constant-time code"},
-		&cli.IntFlag{Name: "samples", Value: compiler.DefaultSamples, Usage: "states to sample (with --states: how many of the recorded states to use, 0 all)"},
+		&cli.IntFlag{Name: "samples", Value: compiler.DefaultSamples, Usage: "states to sample (with --states: how many of the recorded states to use; all unless given)"},
 		&cli.Float64Flag{Name: "held-out", Value: 0.1, Usage: "fraction of the states held out to measure the student on"},
 		&cli.StringFlag{Name: "held-out-states", Usage: "CSV of states to measure the student on instead of a held-out fraction (all training states are then trained on)"},
 		&cli.StringFlag{Name: "states", Usage: "CSV of recorded states to distill on, instead of the RL-CC sampler"},
@@ -115,9 +115,13 @@ func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, er
 			weights = append(weights, v)
 		}
 	}
+	samples := c.Int("samples")
+	if c.String("states") != "" && !c.IsSet("samples") {
+		samples = 0 // every recorded state
+	}
 	return compiler.DistillOptions{
 		Teacher: teacher, Format: format,
-		Samples: c.Int("samples"), HeldOut: c.Float64("held-out"), States: c.String("states"), HeldOutStates: c.String("held-out-states"), Seed: c.Uint64("seed"),
+		Samples: samples, HeldOut: c.Float64("held-out"), States: c.String("states"), HeldOutStates: c.String("held-out-states"), Seed: c.Uint64("seed"),
 		GridName: grid,
 		Train: distill.Options{
 			Trees: c.Int("trees"), Depth: c.Int("depth"), Oblivious: c.Bool("oblivious"),
