@@ -604,10 +604,9 @@ func (t *trainer) grow() (model.Tree, bool) {
 					slot[i] = -1
 					continue
 				}
-				c := left[nd]
-				if int32(t.bins[feat[nd]][lo+i]) > b {
-					c++
-				}
+				// c = left, or right (left+1) when bin > b: branch-free, the two are
+				// equally likely.
+				c := left[nd] + int32(uint32(b-int32(t.bins[feat[nd]][lo+i]))>>31)
 				nid[i] = uint16(c)
 				cs := c - first
 				if sib[cs] >= 0 {
@@ -936,6 +935,18 @@ func (t *trainer) solve(tol float64) (float64, []model.Tree, []float64) {
 			gp[g] += vals[ti][l]
 		}
 	}
+	if b, ok := t.exactSolve(cnt, sy, vals); ok {
+		base = b
+		for g := range gp {
+			gp[g] = base
+		}
+		for ti := range t.trees {
+			for g, l := range t.groupLeaf[ti] {
+				gp[g] += vals[ti][l]
+			}
+		}
+		return base, t.withValues(vals), gp
+	}
 	sse := func() float64 {
 		s := 0.0
 		for g := range gp {
@@ -985,6 +996,11 @@ func (t *trainer) solve(tol float64) (float64, []model.Tree, []float64) {
 		}
 		prev = cur
 	}
+	return base, t.withValues(vals), gp
+}
+
+// withValues is a copy of t.trees with leaf values vals[tree][node].
+func (t *trainer) withValues(vals [][]float64) []model.Tree {
 	trees := make([]model.Tree, len(t.trees))
 	for ti, tr := range t.trees {
 		nodes := slices.Clone(tr.Nodes)
@@ -995,7 +1011,99 @@ func (t *trainer) solve(tol float64) (float64, []model.Tree, []float64) {
 		}
 		trees[ti] = model.Tree{Nodes: nodes}
 	}
-	return base, trees, gp
+	return trees
+}
+
+// maxExact is the most unknowns (leaves + 1) exactSolve takes on.
+const maxExact = 640
+
+// exactSolve solves the refit's ridge least-squares problem exactly: the normal equations over
+// the unknowns (base, every leaf), built from the groups' counts and target sums, by Cholesky.
+// It writes the leaves into vals and returns the base; ok is false (vals untouched) when there
+// are too many unknowns or the system is not positive definite (λ = 0 makes it singular).
+func (t *trainer) exactSolve(cnt, sy []float64, vals [][]float64) (float64, bool) {
+	idx := make([][]int, len(t.trees)) // per tree, per node: unknown index (leaves)
+	L := 1
+	for ti, tr := range t.trees {
+		idx[ti] = make([]int, len(tr.Nodes))
+		for i, n := range tr.Nodes {
+			if n.Leaf {
+				idx[ti][i] = L
+				L++
+			}
+		}
+	}
+	if L > maxExact || t.lambda <= 0 {
+		return 0, false
+	}
+	a := make([]float64, L*L)
+	rhs := make([]float64, L)
+	vars := make([]int, len(t.trees)+1)
+	for g := range cnt {
+		vars[0] = 0
+		for ti := range t.trees {
+			vars[ti+1] = idx[ti][t.groupLeaf[ti][g]]
+		}
+		c := cnt[g]
+		for _, i := range vars {
+			rhs[i] += sy[g]
+			row := a[i*L:]
+			for _, j := range vars {
+				row[j] += c
+			}
+		}
+	}
+	for i := 1; i < L; i++ {
+		a[i*L+i] += t.lambda
+	}
+	// Cholesky a = R Rᵀ in the lower triangle.
+	for j := range L {
+		d := a[j*L+j]
+		for k := range j {
+			d -= a[j*L+k] * a[j*L+k]
+		}
+		if !(d > 0) {
+			return 0, false
+		}
+		d = math.Sqrt(d)
+		a[j*L+j] = d
+		for i := j + 1; i < L; i++ {
+			v := a[i*L+j]
+			ri, rj := a[i*L:i*L+j], a[j*L:j*L+j]
+			for k := range ri {
+				v -= ri[k] * rj[k]
+			}
+			a[i*L+j] = v / d
+		}
+	}
+	x := rhs
+	for i := range L { // R y = rhs
+		v := x[i]
+		for k := range i {
+			v -= a[i*L+k] * x[k]
+		}
+		x[i] = v / a[i*L+i]
+	}
+	for i := L - 1; i >= 0; i-- { // Rᵀ x = y
+		v := x[i]
+		for k := i + 1; k < L; k++ {
+			v -= a[k*L+i] * x[k]
+		}
+		x[i] = v / a[i*L+i]
+	}
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, false
+		}
+	}
+	for ti := range t.trees {
+		for i, k := range idx[ti] {
+			if k > 0 {
+				vals[ti][i] = x[k]
+			}
+		}
+	}
+	return x[0], true
 }
 
 // rmse is the root mean squared difference of p and y.
