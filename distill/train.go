@@ -66,10 +66,12 @@ type Options struct {
 	// Bins is the number of histogram bins per feature, 2..256; 0 means DefaultBins. A
 	// feature with at most Bins distinct sample values gets every midpoint (an exact search).
 	Bins int
-	// Refit, after boosting, refits all leaf values (and the base) jointly by passes of
-	// ridge-regularised (λ = L2) coordinate descent on the training set, without shrinkage:
-	// each pass sets every tree's leaves, then the base, to their least-squares values given
-	// the rest, converging to the jointly optimal leaves for the trees' structure.
+	// Refit, after boosting, refits all leaf values (and the base) jointly on the training
+	// set, without shrinkage: the ridge (λ = L2 on leaves) least-squares optimum for the
+	// trees' structure. Rows that reach the same leaf in every tree form a group (a few
+	// thousand for 20 trees of depth 4), so the problem is small: with λ > 0 and at most
+	// 639 leaves it is solved exactly (Cholesky on the normal equations), otherwise by
+	// coordinate descent (see RefitPasses).
 	// The refit is kept only if it lowers the RMSE on the validation set given to Train; with
 	// no validation set, Train holds out RefitHeldOut of the training rows (chosen by Seed)
 	// for that decision and trains on the rest.
@@ -80,10 +82,10 @@ type Options struct {
 	// drop below 1e-6 per pass (warm-started, they take few passes); the final Refit, if
 	// set, still runs to 1e-10 and is still kept only if it helps on held-out rows.
 	Corrective bool
-	// RefitPasses is the most refit passes; 0 means DefaultRefitPasses. The refit stops
-	// earlier once a pass lowers the training loss by less than a relative 1e-10. A pass
-	// works on groups of rows (those that reach the same leaf in every tree; a few thousand for
-	// 20 trees of depth 4), not on rows, so it is cheap.
+	// RefitPasses is the most coordinate-descent passes when the refit is not solved
+	// exactly; 0 means DefaultRefitPasses. A pass sets every tree's leaves, then the base, to
+	// their optimum given the rest, on the row groups; it stops earlier once a pass lowers the
+	// training loss by less than a relative 1e-10.
 	RefitPasses int
 	// Seed fixes every pseudo-random choice (only the internal refit hold-out uses one). The
 	// result is identical for any Threads.
@@ -1014,6 +1016,9 @@ func (t *trainer) withValues(vals [][]float64) []model.Tree {
 	return trees
 }
 
+// exactRefit enables exactSolve (tests compare it with coordinate descent).
+var exactRefit = true
+
 // maxExact is the most unknowns (leaves + 1) exactSolve takes on.
 const maxExact = 640
 
@@ -1033,7 +1038,7 @@ func (t *trainer) exactSolve(cnt, sy []float64, vals [][]float64) (float64, bool
 			}
 		}
 	}
-	if L > maxExact || t.lambda <= 0 {
+	if L > maxExact || t.lambda <= 0 || !exactRefit {
 		return 0, false
 	}
 	a := make([]float64, L*L)

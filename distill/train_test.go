@@ -439,3 +439,25 @@ func TestFloatKey(t *testing.T) {
 		t.Error("−0 and +0 differ")
 	}
 }
+
+// The exact refit and coordinate descent reach the same optimum (descent stops at a small
+// relative loss drop, so up to a small tolerance).
+func TestExactRefitMatchesDescent(t *testing.T) {
+	d := trainerStates(t, 20000, 14)
+	train, valid := d.Split(0.2, 6)
+	o := Options{Trees: 4, Depth: 3, LearningRate: 1, L2: 1, Refit: true, RefitPasses: 5000}
+	_, exact, err := Train(train, valid, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exactRefit = false
+	defer func() { exactRefit = true }()
+	_, cd, err := Train(train, valid, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exact.RefitApplied || !cd.RefitApplied || math.Abs(exact.TrainRMSE-cd.TrainRMSE) > 1e-5*exact.TrainRMSE {
+		t.Errorf("exact refit: train RMSE %v (applied %v), descent %v (applied %v)", exact.TrainRMSE, exact.RefitApplied, cd.TrainRMSE, cd.RefitApplied)
+	}
+	t.Logf("train RMSE exact %.12f, descent %.12f", exact.TrainRMSE, cd.TrainRMSE)
+}
