@@ -244,9 +244,9 @@ type trainer struct {
 	minGain float64
 	weights []float64
 
-	edges [][]float64 // per feature: ascending thresholds; bin b holds (edges[b-1], edges[b]]
-	bins  [][]uint8   // per feature, per row: bin index
-	nb    []int       // per feature: len(edges)+1
+	edges   [][]float64 // per feature: ascending thresholds; bin b holds (edges[b-1], edges[b]]
+	rowBins []uint8     // row-major: rowBins[r*nf+f] is row r's bin of feature f
+	nb      []int       // per feature: len(edges)+1
 
 	x          [][]float64
 	y          []float64
@@ -255,6 +255,7 @@ type trainer struct {
 	nid        []uint16     // per row: node of the tree being grown
 	slot       []int32      // per row: histogram slot of its node at this level, or -1
 	hist       [][]nodeStat // per feature: [slot*nb+bin] of this level
+	parts      [histParts][]nodeStat
 	prev       [][]nodeStat // per feature: the previous level's
 
 	trees []model.Tree
@@ -295,7 +296,6 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	}
 
 	t.edges = make([][]float64, t.nf)
-	t.bins = make([][]uint8, t.nf)
 	t.nb = make([]int, t.nf)
 	t.forEach(t.nf, func(f int) {
 		var g *quantize.Input
@@ -304,10 +304,14 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 		}
 		t.edges[f] = featureEdges(d.X[f], g, bins)
 		t.nb[f] = len(t.edges[f]) + 1
-		t.bins[f] = make([]uint8, t.n)
-		e, col, b := t.edges[f], d.X[f], t.bins[f]
-		for r, v := range col {
-			b[r] = uint8(binOf(e, v))
+	})
+	t.rowBins = make([]uint8, t.n*t.nf)
+	t.forRows(t.n, func(lo, hi int) {
+		for f, e := range t.edges {
+			col := d.X[f]
+			for r := lo; r < hi; r++ {
+				t.rowBins[r*t.nf+f] = uint8(binOf(e, col[r]))
+			}
 		}
 	})
 
@@ -334,6 +338,7 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	t.slot = make([]int32, t.n)
 	for r := range t.pred {
 		t.pred[r] = t.base
+		t.grad[r] = t.base - t.y[r]
 	}
 	t.hist = make([][]nodeStat, t.nf)
 	t.prev = make([][]nodeStat, t.nf)
@@ -356,7 +361,7 @@ func featureEdges(col []float64, g *quantize.Input, bins int) []float64 {
 			s = append(s, floatKey(col[r]))
 		}
 	}
-	slices.Sort(s)
+	radixSort(s)
 	value := func(k uint64) float64 {
 		if g != nil {
 			return float64(int64(k) + math.MinInt32)
@@ -435,16 +440,59 @@ func keyFloat(k uint64) float64 {
 
 // binOf is the number of edges below v: v's bin, the smallest b with v <= e[b] (len(e) if none).
 func binOf(e []float64, v float64) int {
-	lo, hi := 0, len(e)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if e[m] < v {
-			lo = m + 1
-		} else {
-			hi = m
-		}
+	// Branch-free lower bound: base ends at the last edge < v, if any.
+	n := len(e)
+	if n == 0 || v <= e[0] {
+		return 0
 	}
-	return lo
+	base := 0
+	for n > 1 {
+		half := n >> 1
+		if e[base+half] < v {
+			base += half
+		}
+		n -= half
+	}
+	return base + 1
+}
+
+// radixSort sorts s ascending (LSD, 16-bit digits, skipping digits all keys share).
+func radixSort(s []uint64) {
+	if len(s) < 256 {
+		slices.Sort(s)
+		return
+	}
+	var or, and uint64 = 0, ^uint64(0)
+	for _, k := range s {
+		or |= k
+		and &= k
+	}
+	buf := make([]uint64, len(s))
+	src, dst := s, buf
+	var count [1 << 16]int
+	for shift := uint(0); shift < 64; shift += 16 {
+		if (or^and)>>shift&0xffff == 0 {
+			continue
+		}
+		clear(count[:])
+		for _, k := range src {
+			count[k>>shift&0xffff]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, k := range src {
+			d := k >> shift & 0xffff
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &s[0] {
+		copy(s, src)
+	}
 }
 
 // forEach runs fn(i) for i in [0, n) on t.threads goroutines.
@@ -528,13 +576,8 @@ type candidate struct {
 // grow builds one tree on the current residuals, adds it to t.pred, and reports whether it
 // has any split.
 func (t *trainer) grow() (model.Tree, bool) {
-	t.forRows(t.n, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			t.grad[r] = t.pred[r] - t.y[r]
-			t.nid[r] = 0
-			t.slot[r] = 0
-		}
-	})
+	// Rows start at the root with gradients pred − y: newTrainer, apply and the end of the
+	// previous grow leave them so.
 	nodes := []model.Node{{}}
 	stats := []nodeStat{{}}
 	open := []int{0}
@@ -608,7 +651,7 @@ func (t *trainer) grow() (model.Tree, bool) {
 				}
 				// c = left, or right (left+1) when bin > b: branch-free, the two are
 				// equally likely.
-				c := left[nd] + int32(uint32(b-int32(t.bins[feat[nd]][lo+i]))>>31)
+				c := left[nd] + int32(uint32(b-int32(t.rowBins[(lo+i)*t.nf+int(feat[nd])]))>>31)
 				nid[i] = uint16(c)
 				cs := c - first
 				if sib[cs] >= 0 {
@@ -627,58 +670,100 @@ func (t *trainer) grow() (model.Tree, bool) {
 			val[i] = v
 		}
 	}
-	t.forRows(t.n, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			t.pred[r] += val[t.nid[r]]
-		}
-	})
-	if (t.opt.Refit || t.opt.Corrective) && (split || len(t.trees) == 0) {
+	keep := split || len(t.trees) == 0 // Train drops a tree without splits unless it is the first
+	if !keep {
+		clear(val)
+	}
+	if (t.opt.Refit || t.opt.Corrective) && keep {
 		t.refine(len(nodes))
 	}
+	// Add the tree to pred, and set up the next round: gradients, rows at the root.
+	t.forRows(t.n, func(lo, hi int) {
+		pred, y, grad, nid, slot := t.pred[lo:hi], t.y[lo:hi], t.grad[lo:hi], t.nid[lo:hi], t.slot[lo:hi]
+		for i := range pred {
+			p := pred[i] + val[nid[i]]
+			pred[i] = p
+			grad[i] = p - y[i]
+			nid[i] = 0
+			slot[i] = 0
+		}
+	})
 	return model.Tree{Nodes: nodes}, split
 }
 
-// buildHist fills t.hist[f][slot*nb+bin] for every feature, one goroutine per feature, each
-// summing rows in order (rows with t.slot < 0 are skipped: settled, or in a slot that is
-// derived). A slot s with sib[s] ≥ 0 is not summed but derived, after the pass,
-// as its parent's histogram (t.prev, slot par[s]) minus its sibling's (the subtraction trick:
-// only the smaller child of each split is summed). sib == nil sums every slot.
+// histParts is the fixed number of row ranges histograms are summed over separately (in
+// parallel) and then added in order: fixed, so the sums do not depend on Threads.
+const histParts = 2
+
+// buildHist fills t.hist[f][slot*nb+bin] for every feature. Each of histParts row ranges is
+// summed in row order into its own histograms, for all features in one pass (rows with
+// t.slot < 0 are skipped: settled, or in a slot that is derived); the parts are then added.
+// A slot s with sib[s] ≥ 0 is not summed but derived, afterwards, as its parent's histogram
+// (t.prev, slot par[s]) minus its sibling's (the subtraction trick: only the smaller child
+// of each split is summed).
 func (t *trainer) buildHist(slots int, sib, par []int32) {
-	t.forEach(t.nf, func(f int) {
-		nb := t.nb[f]
-		size := slots * nb
-		if cap(t.hist[f]) < size {
-			t.hist[f] = make([]nodeStat, size)
+	nf := t.nf
+	off := make([]int, nf+1) // feature f's histogram is [off[f]*slots, off[f+1]*slots) of a part
+	for f := range nf {
+		off[f+1] = off[f] + t.nb[f]
+	}
+	size := off[nf] * slots
+	for p := range t.parts {
+		if cap(t.parts[p]) < size {
+			t.parts[p] = make([]nodeStat, size)
 		}
-		h := t.hist[f][:size]
+		t.parts[p] = t.parts[p][:size]
+	}
+	t.forEach(histParts, func(p int) {
+		h := t.parts[p]
 		clear(h)
-		bf, grad, slot := t.bins[f][:t.n], t.grad[:t.n], t.slot[:t.n]
-		if sib == nil {
-			for r, s := range slot {
-				if s < 0 {
-					continue
-				}
-				e := &h[int(s)*nb+int(bf[r])]
-				e.g += grad[r]
+		lo, hi := p*t.n/histParts, (p+1)*t.n/histParts
+		slot, grad, bins := t.slot[lo:hi], t.grad[lo:hi], t.rowBins[lo*nf:hi*nf]
+		base := make([]int, nf) // per feature: its offset in h
+		for f := range nf {
+			base[f] = off[f] * slots
+		}
+		for i, s := range slot {
+			if s < 0 {
+				continue
+			}
+			g := grad[i]
+			rb := bins[i*nf : i*nf+nf]
+			for f, b := range rb {
+				e := &h[base[f]+int(s)*t.nb[f]+int(b)]
+				e.g += g
 				e.n++
 			}
-		} else {
-			for r, s := range slot {
-				if s < 0 { // settled, or in a derived slot
-					continue
-				}
-				e := &h[int(s)*nb+int(bf[r])]
-				e.g += grad[r]
-				e.n++
+		}
+	})
+	t.forEach(nf, func(f int) {
+		nb := t.nb[f]
+		fs := nb * slots
+		if cap(t.hist[f]) < fs {
+			t.hist[f] = make([]nodeStat, fs)
+		}
+		h := t.hist[f][:fs]
+		for s := range slots {
+			if sib != nil && sib[s] >= 0 {
+				continue
 			}
-			for s := range slots {
-				if sib[s] < 0 {
-					continue
-				}
-				dst, p, o := h[s*nb:(s+1)*nb], t.prev[f][int(par[s])*nb:], h[int(sib[s])*nb:]
+			dst := h[s*nb : (s+1)*nb]
+			copy(dst, t.parts[0][off[f]*slots+s*nb:])
+			for p := 1; p < histParts; p++ {
+				src := t.parts[p][off[f]*slots+s*nb:]
 				for b := range dst {
-					dst[b] = nodeStat{p[b].g - o[b].g, p[b].n - o[b].n}
+					dst[b].g += src[b].g
+					dst[b].n += src[b].n
 				}
+			}
+		}
+		for s := range slots {
+			if sib == nil || sib[s] < 0 {
+				continue
+			}
+			dst, p, o := h[s*nb:(s+1)*nb], t.prev[f][int(par[s])*nb:], h[int(sib[s])*nb:]
+			for b := range dst {
+				dst[b] = nodeStat{p[b].g - o[b].g, p[b].n - o[b].n}
 			}
 		}
 		t.hist[f] = h
@@ -908,6 +993,7 @@ func (t *trainer) apply(base float64, trees []model.Tree, gp []float64) {
 	t.forRows(t.n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			t.pred[r] = gp[t.gid[r]]
+			t.grad[r] = t.pred[r] - t.y[r]
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 
@@ -386,10 +387,17 @@ func TestProgress(t *testing.T) {
 }
 
 func TestBinOf(t *testing.T) {
-	e := []float64{-1, 0, 0.5, 2}
-	for _, v := range []float64{-3, -1, -0.5, 0, 0.25, 0.5, 1, 2, 2.5} {
-		if got, want := binOf(e, v), sort.SearchFloat64s(e, v); got != want {
-			t.Errorf("binOf(%v) = %d, want %d", v, got, want)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for n := range 40 {
+		e := make([]float64, n)
+		for i := range e {
+			e[i] = float64(i) - 0.5*float64(rng.IntN(2))
+		}
+		for range 200 {
+			v := float64(rng.IntN(2*n+4))/2 - 1.5
+			if got, want := binOf(e, v), sort.SearchFloat64s(e, v); got != want {
+				t.Fatalf("binOf(%v, %v) = %d, want %d", e, v, got, want)
+			}
 		}
 	}
 }
@@ -460,4 +468,22 @@ func TestExactRefitMatchesDescent(t *testing.T) {
 		t.Errorf("exact refit: train RMSE %v (applied %v), descent %v (applied %v)", exact.TrainRMSE, exact.RefitApplied, cd.TrainRMSE, cd.RefitApplied)
 	}
 	t.Logf("train RMSE exact %.12f, descent %.12f", exact.TrainRMSE, cd.TrainRMSE)
+}
+
+func TestRadixSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	for _, n := range []int{0, 10, 1000, 100000} {
+		for _, mask := range []uint64{0xff, 0xffff_ffff, ^uint64(0), 0xff00_0000_00ff_0000} {
+			s := make([]uint64, n)
+			for i := range s {
+				s[i] = rng.Uint64() & mask
+			}
+			want := slices.Clone(s)
+			slices.Sort(want)
+			radixSort(s)
+			if !slices.Equal(s, want) {
+				t.Fatalf("n %d mask %x: not sorted", n, mask)
+			}
+		}
+	}
 }
