@@ -562,7 +562,7 @@ func (t *trainer) leafValue(s nodeStat) float64 {
 	if d <= 0 {
 		return 0
 	}
-	return -t.lr * s.g / d
+	return -t.lr*s.g/d + 0 // + 0: no −0 leaves
 }
 
 // candidate is a split of one node: rows with bin ≤ bin go left.
