@@ -1,3 +1,5 @@
+// Package distill turns a teacher policy into gradient-boosted trees that fit the NIC: state
+// sources, teacher labels, datasets, and the tree trainer (Train).
 package distill
 
 import (

@@ -119,13 +119,18 @@ type Report struct {
 
 // Train fits a gradient-boosted ensemble of regression trees to train (squared loss) and
 // reports its error on valid (which may be nil). The model has Inputs = train.Names, Base =
-// mean(Y), identity transform, and trees whose splits are "x <= t goes left" (model.CmpLE).
+// mean(Y) (or the refit base), identity transform, and at most opt.Trees trees of depth at
+// most opt.Depth whose splits are "x <= t goes left" (model.CmpLE); it passes Validate.
 //
 // The algorithm: per feature, candidate thresholds are fixed once (see Options.Grid and
-// Bins) and every row's bin index computed once; each level of each tree builds per-node
-// gradient histograms (in parallel over features, each feature summed by one goroutine in
-// row order, so results do not depend on Threads), picks the best split per node (or per
-// level when Oblivious), and routes rows. Leaves take the second-order value −G/(H+λ)·η.
+// Bins) and every row's bin index computed once (row-major bytes). Trees grow level by
+// level: per-node gradient histograms are summed for all features in one pass over each of
+// two fixed row halves (in parallel, then added in order, so results do not depend on
+// Threads), only for the smaller child of each split (the larger is its parent minus it);
+// each node takes its best weighted-gain split (or the level its best common split when
+// Oblivious), subject to MinLeaf; rows are routed; leaves take the second-order value
+// −G/(H+λ)·η. Refit and Corrective solve for all leaves jointly on groups of rows that
+// share every leaf.
 func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	start := time.Now()
 	if err := train.Check(); err != nil {
