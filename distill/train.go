@@ -588,6 +588,7 @@ func (t *trainer) grow() (model.Tree, bool) {
 	open := []int{0}
 	split := false
 	var sib, par []int32 // per slot of the level: see buildHist
+	var last *router     // the last level's splits, if it has any
 	for depth := 0; depth < t.opt.Depth && len(open) > 0; depth++ {
 		t.buildHist(len(open), sib, par)
 		if depth == 0 {
@@ -642,6 +643,13 @@ func (t *trainer) grow() (model.Tree, bool) {
 		for _, nd := range open {
 			left[nd] = int32(nodes[nd].Left)
 		}
+		open = next
+		if depth == t.opt.Depth-1 {
+			// The last level: the final pass below routes rows to their leaves.
+			last = &router{route: route, feat: feat, left: left, fromRoot: depth == 0}
+			break
+		}
+		fromRoot := depth == 0
 		t.forRows(t.n, func(lo, hi int) {
 			nid, slot := t.nid[lo:hi], t.slot[lo:hi]
 			for i, s := range slot {
@@ -649,6 +657,9 @@ func (t *trainer) grow() (model.Tree, bool) {
 					continue
 				}
 				nd := nid[i]
+				if fromRoot { // nid still holds the previous tree's leaves
+					nd = 0
+				}
 				b := route[nd]
 				if b < 0 {
 					slot[i] = -1
@@ -665,7 +676,6 @@ func (t *trainer) grow() (model.Tree, bool) {
 				slot[i] = cs
 			}
 		})
-		open = next
 	}
 	val := make([]float64, len(nodes))
 	for i := range nodes {
@@ -679,21 +689,54 @@ func (t *trainer) grow() (model.Tree, bool) {
 	if !keep {
 		clear(val)
 	}
-	if (t.opt.Refit || t.opt.Corrective) && keep {
-		t.refine(len(nodes))
-	}
-	// Add the tree to pred, and set up the next round: gradients, rows at the root.
+	// Route rows by the last level's splits (if any) to their leaves (nid), add the tree to
+	// pred, and set up the next round: gradients, rows at the root (slot 0; the first
+	// routing ignores nid).
+	atRoot := len(nodes) == 1
+	nf := t.nf
 	t.forRows(t.n, func(lo, hi int) {
 		pred, y, grad, nid, slot := t.pred[lo:hi], t.y[lo:hi], t.grad[lo:hi], t.nid[lo:hi], t.slot[lo:hi]
+		bins := t.rowBins[lo*nf : hi*nf]
 		for i := range pred {
-			p := pred[i] + val[nid[i]]
+			l := int32(nid[i])
+			switch {
+			case atRoot:
+				l = 0
+			case last != nil && slot[i] != -1:
+				if c := last.child(l, bins[i*nf:i*nf+nf]); c >= 0 {
+					l = c
+				}
+			}
+			nid[i] = uint16(l)
+			p := pred[i] + val[l]
 			pred[i] = p
 			grad[i] = p - y[i]
-			nid[i] = 0
 			slot[i] = 0
 		}
 	})
+	if (t.opt.Refit || t.opt.Corrective) && keep {
+		t.refine(len(nodes))
+	}
 	return model.Tree{Nodes: nodes}, split
+}
+
+// router holds one level's splits, for routing rows to the next level.
+type router struct {
+	route, feat, left []int32 // per node: split bin (-1: no split), feature, left child
+	fromRoot          bool    // the level is the root's: nid is not read
+}
+
+// child is the child of node nd (taken as the root when fromRoot) that a row with bins rb
+// goes to, or -1 if nd did not split: left when bin ≤ split bin, else right (left+1).
+func (rt *router) child(nd int32, rb []uint8) int32 {
+	if rt.fromRoot {
+		nd = 0
+	}
+	b := rt.route[nd]
+	if b < 0 {
+		return -1
+	}
+	return rt.left[nd] + int32(uint32(b-int32(rb[rt.feat[nd]]))>>31)
 }
 
 // histParts is the fixed number of row ranges histograms are summed over separately (in
