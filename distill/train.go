@@ -258,7 +258,7 @@ type trainer struct {
 	base       float64
 	pred, grad []float64
 	nid        []uint16     // per row: node of the tree being grown
-	slot       []int32      // per row: histogram slot of its node at this level, or -1
+	slot       []int16      // per row: histogram slot of its node at this level, or -1
 	hist       [][]nodeStat // per feature: [slot*nb+bin] of this level
 	parts      [histParts][]nodeStat
 	prev       [][]nodeStat // per feature: the previous level's
@@ -340,7 +340,7 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	t.pred = make([]float64, t.n)
 	t.grad = make([]float64, t.n)
 	t.nid = make([]uint16, t.n)
-	t.slot = make([]int32, t.n)
+	t.slot = make([]int16, t.n)
 	for r := range t.pred {
 		t.pred[r] = t.base
 		t.grad[r] = t.base - t.y[r]
@@ -673,7 +673,7 @@ func (t *trainer) grow() (model.Tree, bool) {
 				if sib[cs] >= 0 {
 					cs = -cs - 2
 				}
-				slot[i] = cs
+				slot[i] = int16(cs)
 			}
 		})
 	}
