@@ -5,7 +5,8 @@ Run by `go tool task bench` (Debian's python3-xgboost; tests never need it):
 It samples 2M training and 200k held-out RL-CC states (testdata/gen/states.py), writes them as
 CSV, labels them with the shipped teacher (numpy, float64), and for 10 and 20 trees of depth 4
 trains XGBoost (hist, learning rate 1.0, lambda 1, 2 threads) and `nicc distill` (learning
-rate 1, lambda 1, thresholds on the Q16 grid) on the same rows. It prints held-out RMSE against the teacher and wall time for both, and their ratios.
+rate 1, lambda 1, thresholds on the Q16 grid; plain boosting, then with --refit, its joint
+leaf refit) on the same rows. It prints held-out RMSE against the teacher and wall time for both, and their ratios.
 """
 import json
 import os
@@ -49,9 +50,10 @@ def main():
     write_csv(train_csv, x_train)
     write_csv(test_csv, x_test)
     print(f"{N_TRAIN} training and {N_TEST} held-out states, teacher {TEACHER}")
-    print(f"{'trees':>5} {'depth':>5} {'xgb RMSE':>11} {'nicc RMSE':>11} {'RMSE ratio':>10} "
+    print(f"{'trees':>11} {'depth':>5} {'xgb RMSE':>11} {'nicc RMSE':>11} {'RMSE ratio':>10} "
           f"{'xgb s':>7} {'nicc s':>7} {'time ratio':>10} {'nicc wall s':>11}")
-    for trees, depth in ((10, 4), (20, 4)):
+    for trees, depth, refit in ((10, 4, False), (20, 4, False), (10, 4, True), (20, 4, True)):
+        label = f"{trees}" + (" refit" if refit else "")
         dtrain = xgb.DMatrix(x_train, label=y_train, nthread=2)
         dtest = xgb.DMatrix(x_test, nthread=2)
         params = {"tree_method": "hist", "max_depth": depth, "eta": 1.0, "lambda": 1.0,
@@ -64,7 +66,7 @@ def main():
         out = os.path.join(tmp, f"nicc_{trees}x{depth}.json")
         cmd = [nicc, "distill", TEACHER, "--trees", str(trees), "--depth", str(depth),
                "--learning-rate", "1", "--l2", "1", "--states", train_csv,
-               "--held-out-states", test_csv, "--out", out, "--json"]
+               "--held-out-states", test_csv, "--out", out, "--json"] + (["--refit"] if refit else [])
         start = time.perf_counter()
         res = subprocess.run(cmd, capture_output=True, text=True)
         nicc_wall = time.perf_counter() - start
@@ -73,7 +75,7 @@ def main():
         rep = json.loads(res.stdout)
         nicc_rmse = rep["held_out"]["rmse"]
         nicc_s = rep["train_seconds"]
-        print(f"{trees:>5} {depth:>5} {xgb_rmse:>11.6f} {nicc_rmse:>11.6f} {nicc_rmse / xgb_rmse:>10.3f} "
+        print(f"{label:>11} {depth:>5} {xgb_rmse:>11.6f} {nicc_rmse:>11.6f} {nicc_rmse / xgb_rmse:>10.3f} "
               f"{xgb_s:>7.2f} {nicc_s:>7.2f} {nicc_s / xgb_s:>10.3f} {nicc_wall:>11.2f}")
     print("xgb s, nicc s: training only (xgb.train on a built DMatrix; nicc's train_seconds). "
           "nicc wall s: the whole nicc distill run, reading 2.2M CSV rows and labelling included. "
