@@ -79,3 +79,26 @@ func TestStatesSampler(t *testing.T) {
 		t.Errorf("empty file: %v", err)
 	}
 }
+
+func FuzzReadStatesCSV(f *testing.F) {
+	f.Add("a_prev,o,a_prev2,o_prev\n1,0.5,0.9,-0.2\n")
+	f.Add("1\t2\n3\tNaN\n")
+	f.Add("x\n\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		d, err := ReadStatesCSV(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		if len(d.X) == 0 || len(d.X[0]) == 0 {
+			t.Fatal("no error, but no states")
+		}
+		for i, col := range d.X {
+			if len(col) != len(d.X[0]) {
+				t.Fatalf("column %d has %d rows, column 0 has %d", i, len(col), len(d.X[0]))
+			}
+		}
+		if d.Names != nil && len(d.Names) != len(d.X) {
+			t.Fatalf("%d names for %d columns", len(d.Names), len(d.X))
+		}
+	})
+}
