@@ -1,0 +1,613 @@
+package quantize
+
+// # The int8 MLP path
+//
+// MLP turns a dense-only network (ReLU, tanh or identity activations) into MLPIR, an integer
+// network whose Go evaluator (MLPIR.Eval) is the golden model of the generated C.
+//
+// Inputs. Each input is an int32 raw fixed-point value in [Input.Min, Input.Max] (clamped to it
+// first, so Eval is total). It is requantized to int16, not int8: an int8 grid over RL-CC's
+// observation range [−0.768, 76.8] would have a step of 0.6, far coarser than the policy's
+// sensitivity near o = 0. Input i becomes q = (x + 2^(s−1)) >> s (round half up, 64-bit
+// intermediate; q = x when s = 0), s the least shift that puts the whole raw range in
+// [−32767, 32767]; one step of q is worth 2^(s−Frac).
+//
+// Weights. Per output channel j, symmetric int8: scale w_j = max_i |W_ji·step_i| / 127,
+// q_ji = round(W_ji·step_i / w_j) (ties away from zero), where step_i is what one step of the
+// layer's i-th integer input is worth, so the accumulator of channel j has scale w_j. Biases
+// are int32 in that scale.
+//
+// Accumulators. int32: the range of every partial sum B_j + Σ_{i<k} q_ji·x_i is proven by
+// interval analysis over the layer's input ranges (for the first layer, the declared raw
+// ranges); MLP refuses a model whose proof exceeds int32.
+//
+// Requantization. Per channel, an int32 multiplier m_j in [2^30, 2^31) (smaller only when the
+// shift would exceed 62) and a shift n_j: z = (acc·m_j + 2^(n_j−1)) >> n_j in 64 bits, round
+// half up, with |acc|·m_j + 2^(n_j−1) < 2^63 proven. m_j/2^n_j approximates w_j / s_out.
+//
+// Activations (hidden layers): per-tensor int8, symmetric, zero point 0; s_out is the
+// calibration set's max |pre-activation| / 127 (max abs, no percentile clipping).
+//   - relu: z clamped to [0, 127];
+//   - identity: z clamped to [−128, 127];
+//   - tanh: z clamped to [−128, 127], then a 256-entry int8 table, entry
+//     round(127·tanh(z·s_out)), output scale 1/127. Exact per entry.
+//
+// Output (last layer, one output): int32 in Q(OutFrac).
+//   - tanh: z as above (int8 over the calibrated pre-activation range), then a 256-entry
+//     int32 table round(2^OutFrac·tanh(z·s_out)) (ties away from zero). Exact per entry.
+//   - identity / relu: requantized straight to Q(OutFrac) (s_out = 2^−OutFrac), relu clamped
+//     at 0; the proven range must fit int32.
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/nicc-dev/nicc/model"
+)
+
+// MLPInputBits is the width inputs are requantized to before the first layer.
+const MLPInputBits = 16
+
+// MLPOptions control MLP.
+type MLPOptions struct {
+	// OutFrac is the output's fraction bits, 1..MaxOutFrac; 0 means DefaultOutFrac (Q16).
+	OutFrac int
+	// ActBits is the width of hidden relu and identity activations: 8 or 16; 0 means 16 (the
+	// int8 grid loses the teacher's small activations, see MLP). Hidden tanh is always int8.
+	ActBits int
+	// WeightBits is the width of the weights, per output channel symmetric: 8 (the default) or
+	// 16. With 16, an accumulator whose proven range exceeds int32 widens to int64.
+	WeightBits int
+	// TanhClip bounds the final tanh's int8 pre-activation grid to [−TanhClip, TanhClip]
+	// (beyond it tanh is within 1 − tanh(TanhClip) of ±1); 0 means DefaultTanhClip. The grid
+	// spans min(TanhClip, calibrated max) either way.
+	TanhClip float64
+}
+
+// DefaultTanhClip balances the final tanh table's two errors: half a grid step,
+// TanhClip/254, and the clip, 1 − tanh(TanhClip).
+const DefaultTanhClip = 2.65
+
+// MLPLayer is one integer dense layer.
+type MLPLayer struct {
+	In, Out int
+	// W is Out×In weights, int8 or int16 values (MLPIR.WeightBits); B the int32 biases in the accumulator's scale (zeros when the
+	// model has none).
+	W [][]int16
+	B []int32
+	// Mult and Shift requantize channel j: (acc·Mult[j] + 2^(Shift[j]−1)) >> Shift[j].
+	Mult  []int32
+	Shift []int
+	Act   model.Activation
+	// AccBits is the accumulator's C type: 32, or 64 when the proof needs it (int16 weights).
+	AccBits int
+	// Bits is the width of the layer's output grid z: 8 or 16 (hidden), 8 (final tanh), 32
+	// (final relu or identity, Q(OutFrac)).
+	Bits int
+	// Final is the last layer: its result is Q(OutFrac) int32.
+	Final bool
+	// InRange is the proven range of each integer input; Acc the proven range of every partial
+	// sum of each channel's accumulator; Z the proven range of the requantized value before
+	// the clamp.
+	InRange []Interval
+	Acc     []Interval
+	Z       []Interval
+	// InStep is what one step of each integer input is worth; WScale each channel's
+	// accumulator scale; OutScale the scale of z (2^−OutFrac for a final relu or identity).
+	InStep   []float64
+	WScale   []float64
+	OutScale float64
+	// Table is a hidden tanh's int8 table, indexed by z+128 (output scale 1/127).
+	Table []int8
+	// OutTable is a final tanh's Q(OutFrac) table, indexed by z+128.
+	OutTable []int32
+}
+
+// Fidelity is how closely the integer network follows the float one on the calibration set.
+type Fidelity struct {
+	Rows int
+	// MaxAbs is max |y_int − y_float|, y_int = Eval / 2^OutFrac.
+	MaxAbs float64
+	// Flips is the fraction of rows whose direction (increase, hold, decrease) under the RL-CC
+	// multiplier map (1+0.2y, or 1/(1−0.2y) for y < 0; hold within ±0.5%) differs.
+	Flips float64
+}
+
+// MLPIR is an integer MLP; Eval is its meaning.
+type MLPIR struct {
+	Name      string
+	ModelHash string
+	Inputs    []Input
+	// InShift requantizes input i to int16: (x + 2^(s−1)) >> s.
+	InShift []int
+	OutFrac int
+	// WeightBits is 8 or 16.
+	WeightBits int
+	Layers     []MLPLayer
+	// Out is the proven range of the result.
+	Out Interval
+	// Fidelity is measured against the float model on the calibration set.
+	Fidelity Fidelity
+}
+
+// MLP quantizes a dense-only model. inputs are the int32 fixed-point formats of its inputs;
+// calib are float input rows (len = model inputs) that set the activation scales and on which
+// fidelity is measured.
+func MLP(m *model.Model, inputs []Input, calib [][]float64, opt MLPOptions) (*MLPIR, error) {
+	if m == nil || len(m.Layers) == 0 || m.Ensemble != nil {
+		return nil, fmt.Errorf("quantize: MLP needs a dense network")
+	}
+	outFrac := opt.OutFrac
+	if outFrac == 0 {
+		outFrac = DefaultOutFrac
+	}
+	if outFrac < 1 || outFrac > MaxOutFrac {
+		return nil, fmt.Errorf("quantize: output fraction bits %d outside 1..%d", outFrac, MaxOutFrac)
+	}
+	for k, l := range m.Layers {
+		if l.Op != model.OpDense {
+			return nil, fmt.Errorf("quantize: layer %d is %s; the int8 MLP path takes dense layers only", k, l.Op)
+		}
+		switch l.Act {
+		case model.ActReLU, model.ActTanh, model.ActIdentity:
+		default:
+			return nil, fmt.Errorf("quantize: layer %d activation %s is not supported (relu, tanh, identity)", k, l.Act)
+		}
+		want := len(m.Inputs)
+		if k > 0 {
+			want = m.Layers[k-1].Out
+		}
+		if l.In != want || l.Out < 1 || len(l.W) != l.Out || (l.B != nil && len(l.B) != l.Out) {
+			return nil, fmt.Errorf("quantize: layer %d shape does not chain (in %d, want %d)", k, l.In, want)
+		}
+		for j, row := range l.W {
+			if len(row) != l.In {
+				return nil, fmt.Errorf("quantize: layer %d row %d has %d weights, want %d", k, j, len(row), l.In)
+			}
+			for i, w := range row {
+				if !finite(w) {
+					return nil, fmt.Errorf("quantize: layer %d weight [%d][%d] is %v", k, j, i, w)
+				}
+			}
+		}
+		for j, b := range l.B {
+			if !finite(b) {
+				return nil, fmt.Errorf("quantize: layer %d bias %d is %v", k, j, b)
+			}
+		}
+	}
+	if n := m.NumOutputs(); n != 1 {
+		return nil, fmt.Errorf("quantize: MLP has %d outputs, want 1", n)
+	}
+	if err := checkInputs(m, inputs); err != nil {
+		return nil, err
+	}
+	if len(calib) == 0 {
+		return nil, fmt.Errorf("quantize: empty calibration set")
+	}
+	for r, row := range calib {
+		if len(row) != len(m.Inputs) {
+			return nil, fmt.Errorf("quantize: calibration row %d has %d values, the model takes %d", r, len(row), len(m.Inputs))
+		}
+		for _, v := range row {
+			if math.IsNaN(v) {
+				return nil, fmt.Errorf("quantize: calibration row %d has NaN", r)
+			}
+		}
+	}
+	actBits := opt.ActBits
+	if actBits == 0 {
+		actBits = 16
+	}
+	if actBits != 8 && actBits != 16 {
+		return nil, fmt.Errorf("quantize: activation width %d (want 8 or 16)", actBits)
+	}
+	wbits := opt.WeightBits
+	if wbits == 0 {
+		wbits = 8
+	}
+	if wbits != 8 && wbits != 16 {
+		return nil, fmt.Errorf("quantize: weight width %d (want 8 or 16)", wbits)
+	}
+	for k, l := range m.Layers {
+		if l.In > 4096 {
+			return nil, fmt.Errorf("quantize: layer %d has %d inputs (at most 4096)", k, l.In)
+		}
+	}
+	wmax := float64(int64(1)<<(wbits-1) - 1)
+	clip := opt.TanhClip
+	if clip == 0 {
+		clip = DefaultTanhClip
+	}
+	if !(clip > 0) || math.IsInf(clip, 0) {
+		return nil, fmt.Errorf("quantize: tanh clip %v (want > 0)", clip)
+	}
+	hash, err := ModelHash(m)
+	if err != nil {
+		return nil, err
+	}
+	ir := &MLPIR{Name: m.Name, ModelHash: hash, Inputs: slices.Clone(inputs), OutFrac: outFrac, WeightBits: wbits}
+
+	// Calibration: max |pre-activation| per layer (relu: max positive part), the float model
+	// run on each row as the NIC sees it (quantized to the input formats, clamped to range).
+	maxAbs := make([]float64, len(m.Layers))
+	for _, row := range calib {
+		x := ir.representable(row)
+		for k := range m.Layers {
+			l := &m.Layers[k]
+			y := make([]float64, l.Out)
+			for j := range l.Out {
+				s := 0.0
+				for i, w := range l.W[j] {
+					s += w * x[i]
+				}
+				if l.B != nil {
+					s += l.B[j]
+				}
+				a := math.Abs(s)
+				if l.Act == model.ActReLU {
+					a = max(s, 0)
+				}
+				maxAbs[k] = max(maxAbs[k], a)
+				y[j] = activate(l.Act, s)
+			}
+			x = y
+		}
+	}
+
+	// Inputs: with int8 weights, as wide as the first layer's int32 accumulator proof allows:
+	// start from the raw values (shift 0) and shift the widest input right by one bit until
+	// every channel's accumulator range fits int32. With int16 weights, raw (int64 widening).
+	ir.InShift = make([]int, len(inputs))
+	var rng []Interval
+	var step []float64
+	for {
+		rng, step = ir.inputGrid()
+		if wbits == 16 || fitsInt32(&m.Layers[0], rng, step, wmax) {
+			break
+		}
+		w, wi := int64(-1), 0
+		for i, r := range rng {
+			if a := max(-r.Lo, r.Hi); a > w {
+				w, wi = a, i
+			}
+		}
+		if w <= 1 {
+			return nil, fmt.Errorf("quantize: layer 0 accumulator does not fit int32 even with 1-bit inputs")
+		}
+		ir.InShift[wi]++
+	}
+
+	for k := range m.Layers {
+		l := &m.Layers[k]
+		final := k == len(m.Layers)-1
+		ql := MLPLayer{In: l.In, Out: l.Out, Act: l.Act, Final: final, InRange: rng, InStep: step,
+			W: make([][]int16, l.Out), AccBits: 32, B: make([]int32, l.Out), Mult: make([]int32, l.Out), Shift: make([]int, l.Out),
+			Acc: make([]Interval, l.Out), Z: make([]Interval, l.Out), WScale: make([]float64, l.Out)}
+		// qmax is the int grid's top: 127 (int8) or 32767 (int16).
+		qmax := int64(127)
+		if !final && l.Act != model.ActTanh && actBits == 16 {
+			qmax = 32767
+		}
+		ql.Bits = 8
+		if qmax > 127 {
+			ql.Bits = 16
+		}
+		span := maxAbs[k]
+		if final && l.Act == model.ActTanh {
+			span = min(span, clip)
+		}
+		switch {
+		case final && l.Act != model.ActTanh:
+			ql.OutScale = math.Ldexp(1, -outFrac)
+			ql.Bits = 32
+		case span > 0:
+			ql.OutScale = span / float64(qmax)
+		default:
+			ql.OutScale = 1 / float64(qmax)
+		}
+		for j := range l.Out {
+			ql.W[j], ql.WScale[j] = quantRow(l.W[j], step, wmax)
+			ws := ql.WScale[j]
+			if l.B != nil {
+				b := math.Round(l.B[j] / ws)
+				if !(b >= math.MinInt32 && b <= math.MaxInt32) {
+					return nil, fmt.Errorf("quantize: layer %d bias %d = %g does not fit int32 at scale %g", k, j, l.B[j], ws)
+				}
+				ql.B[j] = int32(b)
+			}
+			acc := partialSums(ql.W[j], int64(ql.B[j]), rng)
+			if acc.Lo < math.MinInt32 || acc.Hi > math.MaxInt32 {
+				if wbits == 8 {
+					return nil, fmt.Errorf("quantize: layer %d channel %d accumulator range [%d, %d] does not fit int32", k, j, acc.Lo, acc.Hi)
+				}
+				ql.AccBits = 64
+			}
+			ql.Acc[j] = acc
+			bound := max(-acc.Lo, acc.Hi, 1)
+			mult, sh := multiplier(ws/ql.OutScale, min(math.MaxInt32, (int64(1)<<62)/bound))
+			if mult < 1<<15 {
+				return nil, fmt.Errorf("quantize: layer %d channel %d: accumulator bound %d leaves a %d-bit requantization multiplier", k, j, bound, bits.Len32(uint32(mult)))
+			}
+			if bound > (math.MaxInt64-(int64(1)<<(sh-1)))/int64(mult) {
+				return nil, fmt.Errorf("quantize: layer %d channel %d requantization overflows int64", k, j)
+			}
+			ql.Mult[j], ql.Shift[j] = mult, sh
+			ql.Z[j] = Interval{requant(acc.Lo, mult, sh), requant(acc.Hi, mult, sh)}
+		}
+		// The next layer's input range.
+		next := make([]Interval, l.Out)
+		nstep := make([]float64, l.Out)
+		switch {
+		case final && l.Act == model.ActTanh:
+			ql.OutTable = make([]int32, 256)
+			for z := -128; z < 128; z++ {
+				ql.OutTable[z+128] = int32(math.Round(math.Ldexp(math.Tanh(float64(z)*ql.OutScale), outFrac)))
+			}
+			lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+			for j := range l.Out {
+				zl, zh := max(ql.Z[j].Lo, -128), min(ql.Z[j].Hi, 127)
+				lo, hi = min(lo, int64(ql.OutTable[zl+128])), max(hi, int64(ql.OutTable[zh+128]))
+			}
+			ir.Out = Interval{lo, hi}
+		case final:
+			lo, hi := ql.Z[0].Lo, ql.Z[0].Hi
+			if l.Act == model.ActReLU {
+				lo, hi = max(lo, 0), max(hi, 0)
+			}
+			if lo < math.MinInt32 || hi > math.MaxInt32 {
+				return nil, fmt.Errorf("quantize: output range [%d, %d] does not fit int32", lo, hi)
+			}
+			ir.Out = Interval{lo, hi}
+		case l.Act == model.ActTanh:
+			ql.Table = make([]int8, 256)
+			for z := -128; z < 128; z++ {
+				ql.Table[z+128] = int8(math.Round(127 * math.Tanh(float64(z)*ql.OutScale)))
+			}
+			for j := range l.Out {
+				zl, zh := max(ql.Z[j].Lo, -128), min(ql.Z[j].Hi, 127)
+				zl, zh = min(zl, 127), max(zh, -128)
+				next[j] = Interval{int64(ql.Table[zl+128]), int64(ql.Table[zh+128])}
+				nstep[j] = 1.0 / 127
+			}
+		default:
+			lo := -qmax - 1
+			if l.Act == model.ActReLU {
+				lo = 0
+			}
+			for j := range l.Out {
+				next[j] = Interval{min(max(ql.Z[j].Lo, lo), qmax), min(max(ql.Z[j].Hi, lo), qmax)}
+				nstep[j] = ql.OutScale
+			}
+		}
+		ir.Layers = append(ir.Layers, ql)
+		rng, step = next, nstep
+	}
+	ir.Fidelity = ir.measure(m, calib)
+	return ir, nil
+}
+
+// inputGrid is the integer inputs' ranges and step values under ir.InShift.
+func (ir *MLPIR) inputGrid() ([]Interval, []float64) {
+	rng := make([]Interval, len(ir.Inputs))
+	step := make([]float64, len(ir.Inputs))
+	for i, in := range ir.Inputs {
+		s := ir.InShift[i]
+		rng[i] = Interval{shiftRound(int64(in.Min), s), shiftRound(int64(in.Max), s)}
+		step[i] = math.Ldexp(1, s-in.Frac)
+	}
+	return rng, step
+}
+
+// fitsInt32 reports whether every channel's partial sums of l fit int32 on this input grid,
+// ignoring biases (MLP checks them with the rest).
+func fitsInt32(l *model.Layer, rng []Interval, step []float64, wmax float64) bool {
+	for j := range l.Out {
+		w, _ := quantRow(l.W[j], step, wmax)
+		acc := partialSums(w, 0, rng)
+		if acc.Lo < math.MinInt32 || acc.Hi > math.MaxInt32 {
+			return false
+		}
+	}
+	return true
+}
+
+// quantRow is one output channel's weights as symmetric integers in [−wmax, wmax] (127 or
+// 32767) over the input steps, and the channel's scale max |w·step| / wmax (1 for a zero row).
+func quantRow(row, step []float64, wmax float64) ([]int16, float64) {
+	ma := 0.0
+	for i, w := range row {
+		ma = max(ma, math.Abs(w*step[i]))
+	}
+	ws := 1.0
+	if ma > 0 {
+		ws = ma / wmax
+	}
+	q := make([]int16, len(row))
+	for i, w := range row {
+		q[i] = int16(max(-wmax, min(wmax, math.Round(w*step[i]/ws))))
+	}
+	return q, ws
+}
+
+// partialSums is the range of every partial sum b + Σ_{i<k} w_i·x_i, x_i in rng[i]. Each
+// bound is at most 2^31 + 4096·2^15·2^31 < 2^63 in magnitude (int32 inputs, int16 weights, at
+// most 4096 inputs): no int64 overflow.
+func partialSums(w []int16, b int64, rng []Interval) Interval {
+	lo, hi := b, b
+	acc := Interval{lo, hi}
+	for i, wi := range w {
+		p, q := int64(wi)*rng[i].Lo, int64(wi)*rng[i].Hi
+		lo += min(p, q)
+		hi += max(p, q)
+		acc.Lo, acc.Hi = min(acc.Lo, lo), max(acc.Hi, hi)
+	}
+	return acc
+}
+
+func activate(a model.Activation, s float64) float64 {
+	switch a {
+	case model.ActReLU:
+		return max(s, 0)
+	case model.ActTanh:
+		return math.Tanh(s)
+	}
+	return s
+}
+
+// shiftRound is (v + 2^(s−1)) >> s, round half up; v when s = 0.
+func shiftRound(v int64, s int) int64 {
+	if s == 0 {
+		return v
+	}
+	return (v + int64(1)<<(s-1)) >> s
+}
+
+// requant is (acc·mult + 2^(sh−1)) >> sh.
+func requant(acc int64, mult int32, sh int) int64 { return shiftRound(acc*int64(mult), sh) }
+
+// multiplier is (m, n) with m/2^n ≈ r: n in 1..62 the largest with round(r·2^n) ≤ maxM
+// (maxM ≤ 2^31−1), so m is as precise as the bound allows.
+func multiplier(r float64, maxM int64) (int32, int) {
+	n := 62
+	for n > 1 && math.Round(math.Ldexp(r, n)) > float64(maxM) {
+		n--
+	}
+	m := math.Round(math.Ldexp(r, n))
+	m = max(1, min(m, float64(maxM)))
+	return int32(m), n
+}
+
+// Eval is the golden integer network: x holds one raw int32 per input (clamped to its declared
+// range); the result is y in Q(OutFrac).
+func (ir *MLPIR) Eval(x []int32) int32 {
+	if len(x) != len(ir.Inputs) {
+		panic(fmt.Sprintf("quantize: MLPIR.Eval got %d inputs, want %d", len(x), len(ir.Inputs)))
+	}
+	v := make([]int64, len(x))
+	for i, in := range ir.Inputs {
+		v[i] = shiftRound(int64(min(max(x[i], in.Min), in.Max)), ir.InShift[i])
+	}
+	for k := range ir.Layers {
+		l := &ir.Layers[k]
+		next := make([]int64, l.Out)
+		for j := range l.Out {
+			acc := int64(l.B[j])
+			for i, w := range l.W[j] {
+				acc += int64(w) * v[i]
+			}
+			z := requant(acc, l.Mult[j], l.Shift[j])
+			switch {
+			case l.Final && l.Act == model.ActTanh:
+				return l.OutTable[min(max(z, -128), 127)+128]
+			case l.Final:
+				if l.Act == model.ActReLU {
+					z = max(z, 0)
+				}
+				return int32(z)
+			case l.Act == model.ActTanh:
+				next[j] = int64(l.Table[min(max(z, -128), 127)+128])
+			case l.Act == model.ActReLU:
+				next[j] = min(max(z, 0), l.ZMax())
+			default:
+				next[j] = min(max(z, -l.ZMax()-1), l.ZMax())
+			}
+		}
+		v = next
+	}
+	panic("quantize: MLPIR has no final layer")
+}
+
+// ZMax is the top of a hidden layer's output grid: 127 or 32767.
+func (l *MLPLayer) ZMax() int64 { return int64(1)<<(l.Bits-1) - 1 }
+
+// OutValue is y / 2^OutFrac.
+func (ir *MLPIR) OutValue(y int32) float64 { return math.Ldexp(float64(y), -ir.OutFrac) }
+
+// direction is the RL-CC multiplier map's direction of y: +1 increase, 0 hold, −1 decrease.
+func direction(y float64) int {
+	m := 1 + 0.2*y
+	if y < 0 {
+		m = 1 / (1 - 0.2*y)
+	}
+	switch {
+	case m > 1.005:
+		return 1
+	case m < 0.995:
+		return -1
+	}
+	return 0
+}
+
+// representable is row as the NIC sees it: each value quantized to its input format (nearest,
+// clamped to the declared range), as a float.
+func (ir *MLPIR) representable(row []float64) []float64 {
+	x := make([]float64, len(row))
+	for i, in := range ir.Inputs {
+		x[i] = in.Value(in.Quantize(row[i]))
+	}
+	return x
+}
+
+// measure compares Eval with the float model on each row as the NIC sees it (quantized to the
+// input formats and clamped to their ranges): the error is the integer network's alone.
+func (ir *MLPIR) measure(m *model.Model, calib [][]float64) Fidelity {
+	f := Fidelity{Rows: len(calib)}
+	st := m.NewState()
+	raw := make([]int32, len(ir.Inputs))
+	flips := 0
+	for _, row := range calib {
+		for i, in := range ir.Inputs {
+			raw[i] = in.Quantize(row[i])
+		}
+		yq := ir.OutValue(ir.Eval(raw))
+		yf := m.Eval(st, ir.representable(row))[0]
+		f.MaxAbs = max(f.MaxAbs, math.Abs(yq-yf))
+		if direction(yq) != direction(yf) {
+			flips++
+		}
+	}
+	f.Flips = float64(flips) / float64(len(calib))
+	return f
+}
+
+// Dump is the IR as text: formats, per-layer scales, proven ranges and integer weights.
+func (ir *MLPIR) Dump() string {
+	var b []byte
+	p := func(f string, a ...any) { b = fmt.Appendf(b, f, a...) }
+	p("mlpir %q sha256:%s\n", ir.Name, ir.ModelHash)
+	for i, in := range ir.Inputs {
+		r, _ := ir.inputGrid()
+		p("input %d %s -> (x + %d) >> %d in [%d, %d]\n", i, in, half(ir.InShift[i]), ir.InShift[i], r[i].Lo, r[i].Hi)
+	}
+	for k := range ir.Layers {
+		l := &ir.Layers[k]
+		p("layer %d dense %d->%d %s int%d weights int%d acc int%d", k, l.In, l.Out, l.Act, l.Bits, ir.WeightBits, l.AccBits)
+		if l.Final {
+			p(" final")
+		}
+		p(" out scale %g\n", l.OutScale)
+		for j := range l.Out {
+			p("  ch %d w scale %g w %v b %d acc [%d, %d] requant *%d >>%d z [%d, %d]\n", j, l.WScale[j], l.W[j], l.B[j],
+				l.Acc[j].Lo, l.Acc[j].Hi, l.Mult[j], l.Shift[j], l.Z[j].Lo, l.Z[j].Hi)
+		}
+		if l.Table != nil {
+			p("  tanh table int8 %v\n", l.Table)
+		}
+		if l.OutTable != nil {
+			p("  tanh table Q%d %v\n", ir.OutFrac, l.OutTable)
+		}
+	}
+	p("out Q%d [%d, %d]\n", ir.OutFrac, ir.Out.Lo, ir.Out.Hi)
+	p("fidelity %d rows max|dy| %g flips %g\n", ir.Fidelity.Rows, ir.Fidelity.MaxAbs, ir.Fidelity.Flips)
+	return string(b)
+}
+
+func half(s int) int64 {
+	if s == 0 {
+		return 0
+	}
+	return int64(1) << (s - 1)
+}
