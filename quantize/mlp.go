@@ -60,15 +60,25 @@ type MLPOptions struct {
 	// WeightBits is the width of the weights, per output channel symmetric: 8 (the default) or
 	// 16. With 16, an accumulator whose proven range exceeds int32 widens to int64.
 	WeightBits int
-	// TanhClip bounds the final tanh's int8 pre-activation grid to [−TanhClip, TanhClip]
-	// (beyond it tanh is within 1 − tanh(TanhClip) of ±1); 0 means DefaultTanhClip. The grid
-	// spans min(TanhClip, calibrated max) either way.
+	// TanhBits is the width of a final tanh's pre-activation grid: 8 (a 256-entry table, exact
+	// per entry) or 16 (a 257-entry table with linear interpolation, error bound in
+	// MLPLayer.TableErr); 0 means 16.
+	TanhBits int
+	// TanhClip bounds the final tanh's pre-activation grid to [−TanhClip, TanhClip] (beyond it
+	// tanh is within 1 − tanh(TanhClip) of ±1); 0 means DefaultTanhClip8 or DefaultTanhClip16.
+	// The grid spans min(TanhClip, calibrated max) either way.
 	TanhClip float64
 }
 
-// DefaultTanhClip balances the final tanh table's two errors: half a grid step,
+// DefaultTanhClip8 balances the int8 final tanh table's two errors: half a grid step,
 // TanhClip/254, and the clip, 1 − tanh(TanhClip).
-const DefaultTanhClip = 2.65
+const DefaultTanhClip8 = 2.65
+
+// DefaultTanhClip16 is the int16 grid's clip: 1 − tanh(8) < 2.3e-7.
+const DefaultTanhClip16 = 8
+
+// tanh2 is max |tanh”| = 4/(3√3), for the interpolation error bound h²/8·max|f”|.
+const tanh2 = 0.769800358919501
 
 // MLPLayer is one integer dense layer.
 type MLPLayer struct {
@@ -101,8 +111,12 @@ type MLPLayer struct {
 	OutScale float64
 	// Table is a hidden tanh's int8 table, indexed by z+128 (output scale 1/127).
 	Table []int8
-	// OutTable is a final tanh's Q(OutFrac) table, indexed by z+128.
+	// OutTable is a final tanh's Q(OutFrac) table: 256 entries indexed by z+128 (8 bits), or
+	// 257 interpolation knots (16 bits); see tanhTable.
 	OutTable []int32
+	// TableErr bounds |OutTable lookup − tanh(z·OutScale)| over the grid; ClipErr is
+	// 1 − tanh(grid end), nonzero when calibration saw pre-activations beyond the grid.
+	TableErr, ClipErr float64
 }
 
 // Fidelity is how closely the integer network follows the float one on the calibration set.
@@ -217,9 +231,19 @@ func MLP(m *model.Model, inputs []Input, calib [][]float64, opt MLPOptions) (*ML
 		}
 	}
 	wmax := float64(int64(1)<<(wbits-1) - 1)
+	tbits := opt.TanhBits
+	if tbits == 0 {
+		tbits = 16
+	}
+	if tbits != 8 && tbits != 16 {
+		return nil, fmt.Errorf("quantize: tanh grid width %d (want 8 or 16)", tbits)
+	}
 	clip := opt.TanhClip
 	if clip == 0 {
-		clip = DefaultTanhClip
+		clip = DefaultTanhClip16
+		if tbits == 8 {
+			clip = DefaultTanhClip8
+		}
 	}
 	if !(clip > 0) || math.IsInf(clip, 0) {
 		return nil, fmt.Errorf("quantize: tanh clip %v (want > 0)", clip)
@@ -288,7 +312,7 @@ func MLP(m *model.Model, inputs []Input, calib [][]float64, opt MLPOptions) (*ML
 			Acc: make([]Interval, l.Out), Z: make([]Interval, l.Out), WScale: make([]float64, l.Out)}
 		// qmax is the int grid's top: 127 (int8) or 32767 (int16).
 		qmax := int64(127)
-		if !final && l.Act != model.ActTanh && actBits == 16 {
+		if (!final && l.Act != model.ActTanh && actBits == 16) || (final && l.Act == model.ActTanh && tbits == 16) {
 			qmax = 32767
 		}
 		ql.Bits = 8
@@ -342,16 +366,9 @@ func MLP(m *model.Model, inputs []Input, calib [][]float64, opt MLPOptions) (*ML
 		nstep := make([]float64, l.Out)
 		switch {
 		case final && l.Act == model.ActTanh:
-			ql.OutTable = make([]int32, 256)
-			for z := -128; z < 128; z++ {
-				ql.OutTable[z+128] = int32(math.Round(math.Ldexp(math.Tanh(float64(z)*ql.OutScale), outFrac)))
-			}
-			lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-			for j := range l.Out {
-				zl, zh := max(ql.Z[j].Lo, -128), min(ql.Z[j].Hi, 127)
-				lo, hi = min(lo, int64(ql.OutTable[zl+128])), max(hi, int64(ql.OutTable[zh+128]))
-			}
-			ir.Out = Interval{lo, hi}
+			ql.tanhTable(outFrac, maxAbs[k])
+			zl, zh := min(max(ql.Z[0].Lo, -qmax-1), qmax), min(max(ql.Z[0].Hi, -qmax-1), qmax)
+			ir.Out = Interval{int64(ql.outTanh(zl)), int64(ql.outTanh(zh))}
 		case final:
 			lo, hi := ql.Z[0].Lo, ql.Z[0].Hi
 			if l.Act == model.ActReLU {
@@ -501,7 +518,7 @@ func (ir *MLPIR) Eval(x []int32) int32 {
 			z := requant(acc, l.Mult[j], l.Shift[j])
 			switch {
 			case l.Final && l.Act == model.ActTanh:
-				return l.OutTable[min(max(z, -128), 127)+128]
+				return l.outTanh(min(max(z, -l.ZMax()-1), l.ZMax()))
 			case l.Final:
 				if l.Act == model.ActReLU {
 					z = max(z, 0)
@@ -518,6 +535,54 @@ func (ir *MLPIR) Eval(x []int32) int32 {
 		v = next
 	}
 	panic("quantize: MLPIR has no final layer")
+}
+
+// tanhTable fills a final tanh's table and its error bound against tanh of the dequantized
+// grid value z·OutScale.
+//   - 8 bits: 256 entries, entry z+128 = round(2^outFrac·tanh(z·OutScale)) (ties away from
+//     zero); error ≤ 2^−(outFrac+1) per entry.
+//   - 16 bits: 257 knots, knot i at z = 256·i − 32768, same rounding; between knots
+//     y = T[i] + ((T[i+1] − T[i])·f + 128) >> 8, u = z + 32768, i = u >> 8, f = u & 255 (round
+//     half up). Error ≤ h²/8·max|tanh”| (h = 256·OutScale) + 2^−(outFrac+1) (knots)
+//   - 2^−(outFrac+1) (the interpolation's rounding).
+//
+// Clipping at the grid's ends adds 1 − tanh(span) for pre-activations beyond the span
+// (TableErr does not include it; calMax is the calibrated max, for the note in ClipErr).
+func (l *MLPLayer) tanhTable(outFrac int, calMax float64) {
+	ulp := math.Ldexp(1, -outFrac)
+	t := func(z int64) int32 { return int32(math.Round(math.Ldexp(math.Tanh(float64(z)*l.OutScale), outFrac))) }
+	if l.Bits == 8 {
+		l.OutTable = make([]int32, 256)
+		for z := int64(-128); z < 128; z++ {
+			l.OutTable[z+128] = t(z)
+		}
+		l.TableErr = ulp / 2
+	} else {
+		l.OutTable = make([]int32, 257)
+		for i := range int64(257) {
+			l.OutTable[i] = t(256*i - 32768)
+		}
+		h := 256 * l.OutScale
+		l.TableErr = h*h/8*tanh2 + ulp
+	}
+	span := float64(l.ZMax()) * l.OutScale
+	if calMax > span {
+		l.ClipErr = 1 - math.Tanh(span)
+	}
+}
+
+// outTanh is a final tanh's table lookup (with interpolation on the 16-bit grid) of z in the grid.
+func (l *MLPLayer) outTanh(z int64) int32 {
+	if l.Bits == 8 {
+		return l.OutTable[z+128]
+	}
+	u := z + 32768
+	i, f := u>>8, u&255
+	a := int64(l.OutTable[i])
+	if f == 0 {
+		return int32(a)
+	}
+	return int32(a + ((int64(l.OutTable[i+1])-a)*f+128)>>8)
 }
 
 // ZMax is the top of a hidden layer's output grid: 127 or 32767.
@@ -597,7 +662,7 @@ func (ir *MLPIR) Dump() string {
 			p("  tanh table int8 %v\n", l.Table)
 		}
 		if l.OutTable != nil {
-			p("  tanh table Q%d %v\n", ir.OutFrac, l.OutTable)
+			p("  tanh table Q%d error <= %g clip error %g %v\n", ir.OutFrac, l.TableErr, l.ClipErr, l.OutTable)
 		}
 	}
 	p("out Q%d [%d, %d]\n", ir.OutFrac, ir.Out.Lo, ir.Out.Hi)
