@@ -24,7 +24,7 @@ const DefaultFloatFunc = "nicc_float_policy"
 // bias first, then the products in index order. There is no libm: expf is range reduction
 // (x = n·ln2 + r, |r| ≤ ln2/2, ln2 split in a hi and a lo part) and a degree-6 Taylor
 // polynomial for e^r, scaled by 2^n built in the exponent bits; x is clamped to [−87, 87]
-// first. sigmoid(x) = 1/(1 + expf(−x)); tanh(x) = sign(x)·(1 − 2/(expf(2|x|) + 1)), ±1 for
+// first (NaN reads as −87, so the float-to-int conversion is never undefined). sigmoid(x) = 1/(1 + expf(−x)); tanh(x) = sign(x)·(1 − 2/(expf(2|x|) + 1)), ±1 for
 // |x| ≥ 9. The relative error of expf is a few float ulps; tanh and sigmoid are within about
 // 1e-6 absolute of the exact functions.
 //
@@ -331,7 +331,7 @@ func (g *floatGen) helpers() []*node {
 	if g.usedExp {
 		ns = append(ns,
 			&node{Kind: kindComment, Lines: []string{
-				"e^x for x in [-87, 87] (clamped): x = n*ln2 + r with n = round(x/ln2), |r| <= ln2/2,",
+				"e^x for x in [-87, 87] (clamped; NaN reads as -87): x = n*ln2 + r with n = round(x/ln2), |r| <= ln2/2,",
 				"ln2 = 0.693145752f + 1.4286068e-06f (the first, 0x3f317200, has 9 low zero bits, so n times it is exact for |n| <= 126);",
 				"e^r by its degree-6 Taylor polynomial (truncation < 2e-7 relative), times 2^n built",
 				"in the exponent field.",
@@ -341,7 +341,8 @@ func (g *floatGen) helpers() []*node {
 				fstmt("float r, p;"),
 				fstmt("int n;"),
 				{Kind: kindIf, Text: "x > 87.0f", Body: []*node{fstmt("x = 87.0f;")}},
-				{Kind: kindIf, Text: "x < -87.0f", Body: []*node{fstmt("x = -87.0f;")}},
+				{Kind: kindComment, Lines: []string{"NaN too, so the conversion to int below is always defined"}},
+				{Kind: kindIf, Text: "!(x >= -87.0f)", Body: []*node{fstmt("x = -87.0f;")}},
 				fstmt("n = (int)(x * 1.442695f + (x >= 0.0f ? 0.5f : -0.5f));"),
 				fstmt("r = x - (float)n * 0.693145752f - (float)n * 1.4286068e-06f;"),
 				fstmt("p = 1.0f + r * (1.0f + r * (0.5f + r * (0.16666667f + r * (0.041666668f + r * (0.008333334f + r * 0.0013888889f)))));"),

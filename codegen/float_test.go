@@ -100,7 +100,7 @@ int main(void)
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		args := append(append([]string{}, strictFlags...), "-O2", "-fsanitize=undefined", "-fno-sanitize-recover=all",
+		args := append(append([]string{}, strictFlags...), "-O2", "-fsanitize=undefined,float-cast-overflow", "-fno-sanitize-recover=all",
 			"-I", dir, "-o", b.driver, drv, src)
 		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 			hostErr = fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -312,6 +312,14 @@ func TestFloatMath(t *testing.T) {
 		for k, x := range xs {
 			want := m.Eval(nil, []float64{float64(x[0])})[0]
 			maxErr = max(maxErr, math.Abs(float64(ys[k])-want))
+		}
+		// Non-finite and huge inputs run without undefined behaviour (UBSan, float-cast-overflow
+		// included, aborts the driver otherwise) and give an output in [−1, 1].
+		odd := [][]float32{{float32(math.NaN())}, {float32(math.Inf(1))}, {float32(math.Inf(-1))}, {1e30}, {-1e30}, {math.MaxFloat32}}
+		for k, y := range b.hostRun(t, odd) {
+			if !(y >= -1 && y <= 1) {
+				t.Errorf("%s(%v) = %v", act, odd[k][0], y)
+			}
 		}
 		if maxErr > 1e-6 {
 			t.Errorf("%s: max |Δ| %.3g > 1e-6", act, maxErr)

@@ -81,7 +81,7 @@ static const float W2[12] = {
 };
 
 /*
- * e^x for x in [-87, 87] (clamped): x = n*ln2 + r with n = round(x/ln2), |r| <= ln2/2,
+ * e^x for x in [-87, 87] (clamped; NaN reads as -87): x = n*ln2 + r with n = round(x/ln2), |r| <= ln2/2,
  * ln2 = 0.693145752f + 1.4286068e-06f (the first, 0x3f317200, has 9 low zero bits, so n times it is exact for |n| <= 126);
  * e^r by its degree-6 Taylor polynomial (truncation < 2e-7 relative), times 2^n built
  * in the exponent field.
@@ -94,7 +94,8 @@ static float nicc_expf(float x)
 	if (x > 87.0f) {
 		x = 87.0f;
 	}
-	if (x < -87.0f) {
+	/* NaN too, so the conversion to int below is always defined */
+	if (!(x >= -87.0f)) {
 		x = -87.0f;
 	}
 	n = (int)(x * 1.442695f + (x >= 0.0f ? 0.5f : -0.5f));
