@@ -449,7 +449,8 @@ func quantRow(row, step []float64, wmax float64) ([]int16, float64) {
 	return q, ws
 }
 
-// partialSums is the range of every partial sum b + Σ_{i<k} w_i·x_i, x_i in rng[i]. Each
+// partialSums is the range of every partial sum b + Σ_{i<k} w_i·x_i and every term w_i·x_i,
+// x_i in rng[i]. Each
 // bound is at most 2^31 + 4096·2^15·2^31 < 2^63 in magnitude (int32 inputs, int16 weights, at
 // most 4096 inputs): no int64 overflow.
 func partialSums(w []int16, b int64, rng []Interval) Interval {
@@ -459,7 +460,8 @@ func partialSums(w []int16, b int64, rng []Interval) Interval {
 		p, q := int64(wi)*rng[i].Lo, int64(wi)*rng[i].Hi
 		lo += min(p, q)
 		hi += max(p, q)
-		acc.Lo, acc.Hi = min(acc.Lo, lo), max(acc.Hi, hi)
+		// The term itself too: C computes w·x before adding it.
+		acc.Lo, acc.Hi = min(acc.Lo, lo, p, q), max(acc.Hi, hi, p, q)
 	}
 	return acc
 }

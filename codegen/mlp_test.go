@@ -1,0 +1,341 @@
+package codegen_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nicc-dev/nicc/codegen"
+	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// An mlpCase is an integer MLP and the options it is printed with.
+type mlpCase struct {
+	name string
+	ir   *quantize.MLPIR
+	opt  codegen.Options
+	// calib are the calibration rows (float), for the test vectors.
+	calib [][]float64
+}
+
+var (
+	mlpOnce  sync.Once
+	mlpVal   []mlpCase
+	mlpError error
+)
+
+func mlpCases(t *testing.T) []mlpCase {
+	t.Helper()
+	mlpOnce.Do(func() { mlpVal, mlpError = buildMLPCases() })
+	if mlpError != nil {
+		t.Fatal(mlpError)
+	}
+	return mlpVal
+}
+
+// rlccRanges are the RL-CC handler's declared Q16 input formats.
+func rlccRanges() []quantize.Input {
+	var ins []quantize.Input
+	for _, r := range nicsdk.RLCCInputRanges(nicsdk.DefaultParams()) {
+		ins = append(ins, quantize.Input{Name: r.Name, Frac: r.FracBits, Min: r.Min, Max: r.Max})
+	}
+	return ins
+}
+
+// rlccRows are n RL-CC sampled states as rows.
+func rlccRows(n int, seed uint64) ([][]float64, error) {
+	d, err := distill.DefaultRLCC.Sample(n, seed)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]float64, len(d.X[0]))
+	for r := range rows {
+		rows[r] = make([]float64, len(d.X))
+		for f := range d.X {
+			rows[r][f] = d.X[f][r]
+		}
+	}
+	return rows, nil
+}
+
+func buildMLPCases() ([]mlpCase, error) {
+	m, err := model.Load("../testdata/models/rlcc_teacher.json")
+	if err != nil {
+		return nil, err
+	}
+	calib, err := rlccRows(20000, 1)
+	if err != nil {
+		return nil, err
+	}
+	var cs []mlpCase
+	for _, c := range []struct {
+		name string
+		opt  quantize.MLPOptions
+	}{
+		// The shipped configuration: int16 weights and hidden activations, the output tanh on
+		// an int16 grid with interpolation.
+		{"mlp_rlcc", quantize.MLPOptions{WeightBits: 16}},
+		// All int8: int8 weights and activations, the exact 256-entry output tanh table.
+		{"mlp_rlcc_int8", quantize.MLPOptions{ActBits: 8, TanhBits: 8}},
+	} {
+		ir, err := quantize.MLP(m, rlccRanges(), calib, c.opt)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		cs = append(cs, mlpCase{c.name, ir, codegen.Options{}, calib})
+	}
+	// A small network with every activation (tanh hidden, identity hidden and output), biases
+	// and a zero column.
+	mix := &model.Model{Format: model.Format, Name: "mix", Inputs: []string{"a", "b", "c"}, Layers: []model.Layer{
+		{Op: model.OpDense, In: 3, Out: 3, Act: model.ActTanh, W: [][]float64{{0.5, -1.25, 0}, {2, 0.25, 0}, {-0.75, 0.5, 0}}, B: []float64{0.1, -0.2, 0}},
+		{Op: model.OpDense, In: 3, Out: 2, Act: model.ActIdentity, W: [][]float64{{1, -1, 0.5}, {0.25, 0.75, -2}}, B: []float64{0.05, 0}},
+		{Op: model.OpDense, In: 2, Out: 1, Act: model.ActIdentity, W: [][]float64{{0.6, -0.9}}, B: []float64{0.3}},
+	}}
+	mixIn := []quantize.Input{{Name: "a", Frac: 16, Min: -2 << 16, Max: 2 << 16}, {Name: "b", Frac: 12, Min: -4096, Max: 8192}, {Name: "c", Frac: 0, Min: math.MinInt32, Max: math.MaxInt32}}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var mixCal [][]float64
+	for range 2000 {
+		mixCal = append(mixCal, []float64{4*rng.Float64() - 2, 3*rng.Float64() - 1, 100 * rng.NormFloat64()})
+	}
+	ir, err := quantize.MLP(mix, mixIn, mixCal, quantize.MLPOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("mix: %w", err)
+	}
+	cs = append(cs, mlpCase{"mlp_mix", ir, codegen.Options{Func: "mix", Inline: true}, mixCal})
+	return cs, nil
+}
+
+func TestMLPSnapshots(t *testing.T) {
+	for _, c := range mlpCases(t) {
+		f, err := codegen.MLP(c.ir, c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snapshot(t, c.name+"/"+f.HeaderName, f.Header)
+		snapshot(t, c.name+"/"+f.SourceName, f.Source)
+		g, err := codegen.MLP(c.ir, c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(f.Source, g.Source) || !bytes.Equal(f.Header, g.Header) {
+			t.Errorf("%s: two runs differ", c.name)
+		}
+	}
+}
+
+// TestMLPFreestanding: no floats, libm, heap, loops or calls in the C.
+func TestMLPFreestanding(t *testing.T) {
+	for _, c := range mlpCases(t) {
+		f, err := codegen.MLP(c.ir, c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn := strings.TrimSuffix(f.SourceName, ".c")
+		for _, file := range [][]byte{f.Header, f.Source} {
+			code := commentRE.ReplaceAllString(string(file), "")
+			code = preprocRE.ReplaceAllString(code, "")
+			if m := forbiddenRE.FindString(code); m != "" {
+				t.Errorf("%s: %q in the generated C", c.name, m)
+			}
+			for _, m := range callRE.FindAllStringSubmatch(code, -1) {
+				switch m[1] {
+				case "return", "INT64_C", fn, fn + "_inline", "int32_t", "int64_t":
+				default:
+					t.Errorf("%s: %s( in the generated C", c.name, m[1])
+				}
+			}
+		}
+	}
+}
+
+func TestMLPBadOptions(t *testing.T) {
+	ir := mlpCases(t)[0].ir
+	for _, o := range []codegen.Options{{Func: "1abc"}, {Func: "_x"}, {Form: codegen.FormTable}} {
+		if _, err := codegen.MLP(ir, o); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+	if _, err := codegen.MLP(nil, codegen.Options{}); err == nil {
+		t.Error("nil IR: no error")
+	}
+	bad := *ir
+	bad.Layers = append([]quantize.MLPLayer(nil), ir.Layers...)
+	bad.Layers[0].AccBits = 16
+	if _, err := codegen.MLP(&bad, codegen.Options{}); err == nil {
+		t.Error("16-bit accumulator: no error")
+	}
+}
+
+// mlpVectors are the RL-CC sampled states in Q16 (clamped to the declared ranges), every
+// corner of the input box, and uniform random raw vectors within the ranges: at least n.
+func mlpVectors(c mlpCase, n int) [][]int32 {
+	ins := c.ir.Inputs
+	var vs [][]int32
+	for mask := range 1 << len(ins) {
+		x := make([]int32, len(ins))
+		for i, in := range ins {
+			x[i] = in.Min
+			if mask>>i&1 == 1 {
+				x[i] = in.Max
+			}
+		}
+		vs = append(vs, x)
+	}
+	for _, row := range c.calib {
+		x := make([]int32, len(ins))
+		for i, in := range ins {
+			x[i] = in.Quantize(row[i])
+		}
+		vs = append(vs, x)
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for len(vs) < n {
+		x := make([]int32, len(ins))
+		for i, in := range ins {
+			x[i] = int32(int64(in.Min) + rng.Int64N(int64(in.Max)-int64(in.Min)+1))
+		}
+		vs = append(vs, x)
+	}
+	return vs
+}
+
+// buildFiles compiles f for the host (a driver reading vectors on stdin, with UBSan) and for
+// the engine (an ELF).
+func buildFiles(t *testing.T, f *codegen.Files) (driver, elf string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := f.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, f.SourceName)
+	fn := strings.TrimSuffix(f.SourceName, ".c")
+	macro := strings.ToUpper(fn)
+	drv := filepath.Join(dir, "driver.c")
+	if err := os.WriteFile(drv, fmt.Appendf(nil, `#include <stdio.h>
+#include "%s"
+
+int main(void)
+{
+	int32_t x[%s_NUM_INPUTS];
+	while (fread(x, sizeof x[0], %s_NUM_INPUTS, stdin) == %s_NUM_INPUTS) {
+		int32_t y = %s(x);
+		if (fwrite(&y, sizeof y, 1, stdout) != 1)
+			return 1;
+	}
+	return 0;
+}
+`, f.HeaderName, macro, macro, macro, fn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	driver, elf = filepath.Join(dir, "driver"), filepath.Join(dir, "policy.elf")
+	args := append(append([]string{}, strictFlags...), "-O2", "-fsanitize=undefined", "-fno-sanitize-recover=all",
+		"-I", dir, "-o", driver, drv, src)
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	if err := nicsdk.Build(elf, linkScript, append(append([]string{}, strictFlags...), "-O2", "-I", dir), src); err != nil {
+		t.Fatal(err)
+	}
+	return driver, elf
+}
+
+// TestMLPBitExact: golden Eval == host C (UBSan) == fwsim(ELF) on ≥ 20k vectors per case, and
+// the measured cycles stay within the static WCET on dpa.
+func TestMLPBitExact(t *testing.T) {
+	prof, err := fwsim.LookupProfile("dpa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range mlpCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f, err := codegen.MLP(c.ir, c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			driver, elfPath := buildFiles(t, f)
+			fn := strings.TrimSuffix(f.SourceName, ".c")
+			vs := mlpVectors(c, 20000)
+			var in bytes.Buffer
+			for _, x := range vs {
+				binary.Write(&in, binary.LittleEndian, x)
+			}
+			cmd := exec.Command(driver)
+			cmd.Stdin = &in
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("driver: %v", err)
+			}
+			if len(out) != 4*len(vs) {
+				t.Fatalf("driver wrote %d bytes for %d vectors", len(out), len(vs))
+			}
+			data, err := os.ReadFile(elfPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			im, err := fwsim.LoadELF(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := fwsim.NewMachine(im, prof)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(c.ir.Inputs)
+			addr, err := m.Alloc(uint64(4*n), 16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wcet, err := fwsim.WCET(im, fn, prof, fwsim.WCETOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 4*n)
+			var maxCycles uint64
+			for k, x := range vs {
+				want := c.ir.Eval(x)
+				host := int32(binary.LittleEndian.Uint32(out[4*k:]))
+				for i, v := range x {
+					binary.LittleEndian.PutUint32(buf[4*i:], uint32(v))
+				}
+				if err := m.WriteBytes(addr, buf); err != nil {
+					t.Fatal(err)
+				}
+				res, err := m.Call(fn, addr)
+				if err != nil {
+					t.Fatalf("vector %d %v: fwsim: %v", k, x, err)
+				}
+				sim := int32(res.A0)
+				if int64(res.A0) != int64(sim) {
+					t.Fatalf("vector %d %v: a0 = %#x is not a sign-extended int32", k, x, res.A0)
+				}
+				if host != want || sim != want {
+					t.Fatalf("vector %d %v: golden %d, host C %d, fwsim %d", k, x, want, host, sim)
+				}
+				if !c.ir.Out.Contains(int64(want)) {
+					t.Fatalf("vector %d %v: %d outside the proven output range %v", k, x, want, c.ir.Out)
+				}
+				maxCycles = max(maxCycles, res.Cycles)
+			}
+			if maxCycles > wcet.Cycles {
+				t.Errorf("measured %d cycles > WCET %d", maxCycles, wcet.Cycles)
+			}
+			_, size, _ := im.Symbol(fn)
+			fd := c.ir.Fidelity
+			t.Logf("%s: %d vectors bit-exact; dpa: WCET %d cycles (%d insns), max measured %d, code %d bytes; fidelity on %d rows: max |dy| %.5f (%.2f/128), flips %.3f%%",
+				c.name, len(vs), wcet.Cycles, wcet.Insns, maxCycles, size, fd.Rows, fd.MaxAbs, 128*fd.MaxAbs, 100*fd.Flips)
+		})
+	}
+}
