@@ -84,9 +84,9 @@ func buildMLPCases() ([]mlpCase, error) {
 		name string
 		opt  quantize.MLPOptions
 	}{
-		// The shipped configuration: int16 weights and hidden activations, the output tanh on
-		// an int16 grid with interpolation.
-		{"mlp_rlcc", quantize.MLPOptions{WeightBits: 16}},
+		// The shipped configuration: int16 weights and hidden activations (a scale per
+		// channel), the output tanh on an int16 grid with interpolation.
+		{"mlp_rlcc", quantize.MLPOptions{WeightBits: 16, ChannelScales: true}},
 		// All int8: int8 weights and activations, the exact 256-entry output tanh table.
 		{"mlp_rlcc_int8", quantize.MLPOptions{ActBits: 8, TanhBits: 8}},
 	} {

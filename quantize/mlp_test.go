@@ -55,6 +55,7 @@ func TestMLPTeacher(t *testing.T) {
 		opt    quantize.MLPOptions
 		maxAbs float64 // a regression bound, not a target
 	}{
+		{"int16/channel", quantize.MLPOptions{WeightBits: 16, ChannelScales: true}, 2.0 / 128},
 		{"int16", quantize.MLPOptions{WeightBits: 16}, 2.0 / 128},
 		{"int16/tanh8", quantize.MLPOptions{WeightBits: 16, TanhBits: 8}, 0.02},
 		{"int8w/int16act", quantize.MLPOptions{}, 0.2},
