@@ -179,7 +179,8 @@ func TestMLPBadOptions(t *testing.T) {
 }
 
 // mlpVectors are the RL-CC sampled states in Q16 (clamped to the declared ranges), every
-// corner of the input box, and uniform random raw vectors within the ranges: at least n.
+// corner of the input box, out-of-range vectors, and uniform random raw vectors within the
+// ranges: at least n.
 func mlpVectors(c mlpCase, n int) [][]int32 {
 	ins := c.ir.Inputs
 	var vs [][]int32
@@ -201,6 +202,21 @@ func mlpVectors(c mlpCase, n int) [][]int32 {
 		vs = append(vs, x)
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
+	// Out of range, which the code clamps: the int32 extremes and 1000 arbitrary vectors.
+	for _, v := range []int32{math.MinInt32, math.MaxInt32} {
+		x := make([]int32, len(ins))
+		for i := range x {
+			x[i] = v
+		}
+		vs = append(vs, x)
+	}
+	for range 1000 {
+		x := make([]int32, len(ins))
+		for i := range x {
+			x[i] = int32(rng.Uint32())
+		}
+		vs = append(vs, x)
+	}
 	for len(vs) < n {
 		x := make([]int32, len(ins))
 		for i, in := range ins {
