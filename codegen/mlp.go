@@ -137,7 +137,7 @@ func (g *mlpGen) headerComment(file string) *node {
 			fmtFloat(in.Value(in.Min)), fmtFloat(in.Value(in.Max)), ir.InShift[i]))
 	}
 	l = append(l, "",
-		fmt.Sprintf("weights: int%d, symmetric per output channel; activations symmetric per tensor, zero point 0.", ir.WeightBits),
+		fmt.Sprintf("weights: int%d, symmetric per output channel; activations symmetric, zero point 0.", ir.WeightBits),
 		"requantization per channel: z = (acc * m + 2^(n-1)) >> n in int64 (round half up), then",
 		"saturated to the layer's grid; every accumulator's partial sums and terms are proven in",
 		"range of its C type by interval analysis over the input ranges.")
@@ -147,8 +147,18 @@ func (g *mlpGen) headerComment(file string) *node {
 		for _, a := range ly.Acc {
 			lo, hi = min(lo, a.Lo), max(hi, a.Hi)
 		}
-		l = append(l, fmt.Sprintf("  layer %d: dense %d -> %d, %s, grid int%d scale %s, acc %s in [%d, %d]",
-			k, ly.In, ly.Out, ly.Act, ly.Bits, fmtFloat(ly.OutScale), accType(ly.AccBits), lo, hi))
+		scale := "scale " + fmtFloat(ly.OutScale)
+		if len(ly.ZScale) > 0 {
+			zlo, zhi := ly.ZScale[0], ly.ZScale[0]
+			for _, z := range ly.ZScale {
+				zlo, zhi = min(zlo, z), max(zhi, z)
+			}
+			if zlo != zhi {
+				scale = fmt.Sprintf("scales per channel in [%s, %s]", fmtFloat(zlo), fmtFloat(zhi))
+			}
+		}
+		l = append(l, fmt.Sprintf("  layer %d: dense %d -> %d, %s, grid int%d %s, acc %s in [%d, %d]",
+			k, ly.In, ly.Out, ly.Act, ly.Bits, scale, accType(ly.AccBits), lo, hi))
 	}
 	last := &ir.Layers[len(ir.Layers)-1]
 	l = append(l, "", fmt.Sprintf("output: int32 Q%d, value = y / 2^%d, proven in [%d, %d]", ir.OutFrac, ir.OutFrac, ir.Out.Lo, ir.Out.Hi))

@@ -12,7 +12,7 @@
  *   x[1] b Q12 raw [-4096, 8192] = [-1, 2], s = 0
  *   x[2] c Q0  raw [-2147483648, 2147483647] = [-2.147483648e+09, 2.147483647e+09], s = 0
  *
- * weights: int8, symmetric per output channel; activations symmetric per tensor, zero point 0.
+ * weights: int8, symmetric per output channel; activations symmetric, zero point 0.
  * requantization per channel: z = (acc * m + 2^(n-1)) >> n in int64 (round half up), then
  * saturated to the layer's grid; every accumulator's partial sums and terms are proven in
  * range of its C type by interval analysis over the input ranges.

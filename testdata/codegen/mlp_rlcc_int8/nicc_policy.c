@@ -13,7 +13,7 @@
  *   x[2] a_prev2  Q16 raw [54613, 78643] = [0.8333282470703125, 1.1999969482421875], s = 0
  *   x[3] obs_prev Q16 raw [-50328, 8388607] = [-0.7679443359375, 127.99998474121094], s = 0
  *
- * weights: int8, symmetric per output channel; activations symmetric per tensor, zero point 0.
+ * weights: int8, symmetric per output channel; activations symmetric, zero point 0.
  * requantization per channel: z = (acc * m + 2^(n-1)) >> n in int64 (round half up), then
  * saturated to the layer's grid; every accumulator's partial sums and terms are proven in
  * range of its C type by interval analysis over the input ranges.
