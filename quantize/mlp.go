@@ -60,9 +60,6 @@ import (
 	"github.com/nicc-dev/nicc/model"
 )
 
-// MLPInputBits is the width inputs are requantized to before the first layer.
-const MLPInputBits = 16
-
 // MLPOptions control MLP.
 type MLPOptions struct {
 	// OutFrac is the output's fraction bits, 1..MaxOutFrac; 0 means DefaultOutFrac (Q16).
@@ -142,7 +139,8 @@ type MLPLayer struct {
 // Fidelity is how closely the integer network follows the float one on the calibration set.
 type Fidelity struct {
 	Rows int
-	// MaxAbs is max |y_int − y_float|, y_int = Eval / 2^OutFrac.
+	// MaxAbs is max |y_int − y_float|, y_int = Eval / 2^OutFrac, y_float the float model at
+	// the same representable input (the row quantized to the input formats, clamped to range).
 	MaxAbs float64
 	// Flips is the fraction of rows whose direction (increase, hold, decrease) under the RL-CC
 	// multiplier map (1+0.2y, or 1/(1−0.2y) for y < 0; hold within ±0.5%) differs.
@@ -154,7 +152,8 @@ type MLPIR struct {
 	Name      string
 	ModelHash string
 	Inputs    []Input
-	// InShift requantizes input i to int16: (x + 2^(s−1)) >> s.
+	// InShift requantizes input i (after the clamp to its range): (x + 2^(s−1)) >> s, x when
+	// s = 0.
 	InShift []int
 	OutFrac int
 	// WeightBits is 8 or 16.
