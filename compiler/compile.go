@@ -124,8 +124,36 @@ type CompileOptions struct {
 
 	Progress ProgressFunc
 
+	// Int8, when set, compiles a dense network as an integer MLP (nicc compile --target int8)
+	// instead of a tree ensemble.
+	Int8 *Int8Options
+
 	// tamper, for tests, edits the emitted sources before they are built.
 	tamper func(dir string) error
+}
+
+// DefaultCalibSamples is how many RL-CC states Int8Options.Samples 0 draws to calibrate.
+const DefaultCalibSamples = 20_000
+
+// Int8Options say how a dense network is quantized for --target int8.
+type Int8Options struct {
+	// Calib is a CSV of calibration rows, one value per model input (or a header naming every
+	// input); "" draws Samples RL-CC states (distill.DefaultRLCC, seeded by Seed), which needs
+	// the RL-CC handler.
+	Calib   string
+	Samples int // 0 is DefaultCalibSamples
+	// Quant are quantize.MLP's options; the zero value is DefaultInt8Quant.
+	Quant quantize.MLPOptions
+}
+
+// DefaultInt8Quant is the configuration measured accurate on the shipped RL-CC teacher:
+// int16 weights and hidden activations with per-channel scales, the default int16 tanh grid.
+var DefaultInt8Quant = quantize.MLPOptions{WeightBits: 16, ActBits: 16, ChannelScales: true}
+
+// policyIR is the integer IR verify compares the firmware against: a TreeIR or an MLPIR.
+type policyIR interface {
+	Eval(x []int32) int32
+	OutValue(y int32) float64
 }
 
 // compilation is one run of the pipeline; each stage fills its part.
@@ -138,10 +166,15 @@ type compilation struct {
 	handler Handler
 	notes   []string
 
-	ir       *quantize.TreeIR
-	inputSrc []string // where each input's range came from
-	rows     [][]float64
-	preds    []float64
+	ir        *quantize.TreeIR // tree ensembles
+	mlp       *quantize.MLPIR  // dense networks (Int8)
+	pol       policyIR         // ir or mlp
+	inputs    []quantize.Input // the IR's input formats
+	calib     string           // where the Int8 calibration rows came from
+	int8Quant quantize.MLPOptions
+	inputSrc  []string // where each input's range came from
+	rows      [][]float64
+	preds     []float64
 
 	files   []string // written into opt.Out, sorted
 	elf     string
@@ -270,8 +303,17 @@ func (c *compilation) load() error {
 	if err := checkState(c.opt.Model, m, h); err != nil {
 		return err
 	}
+	if c.opt.Int8 != nil {
+		switch m.Kind() {
+		case model.KindLSTM:
+			return fmt.Errorf("LSTM int8 is not supported yet")
+		case model.KindTrees:
+			return fmt.Errorf("%s: model %s is a tree ensemble; --target int8 takes a dense network", c.opt.Model, m.Name)
+		}
+		return nil
+	}
 	if k := m.Kind(); k != model.KindTrees {
-		return fmt.Errorf("%s: model %s is an %s network; nicc compile takes tree ensembles: int8 networks (--target int8) are not supported yet, so distill it into trees first",
+		return fmt.Errorf("%s: model %s is an %s network; nicc compile takes tree ensembles: quantize a dense network with --target int8, or distill it into trees (--target trees)",
 			c.opt.Model, m.Name, k)
 	}
 	return nil
@@ -322,6 +364,9 @@ func (c *compilation) quantize() error {
 	if err := c.readRows(); err != nil {
 		return err
 	}
+	if c.opt.Int8 != nil {
+		return c.quantizeMLP()
+	}
 	switch c.handler {
 	case HandlerRLCC:
 		for i, r := range nicsdk.RLCCInputRanges(c.params) {
@@ -349,7 +394,7 @@ func (c *compilation) quantize() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.opt.Model, err)
 	}
-	c.ir = ir
+	c.ir, c.pol, c.inputs = ir, ir, ir.Inputs
 	return nil
 }
 
@@ -562,7 +607,17 @@ func (c *compilation) emit() error {
 		return err
 	}
 	// The RL-CC handler includes the policy's .c and calls its always-inlined form.
-	files, err := codegen.Trees(c.ir, codegen.Options{Inline: c.handler == HandlerRLCC})
+	gopt := codegen.Options{Inline: c.handler == HandlerRLCC}
+	var files *codegen.Files
+	var err error
+	name, hash, kind := "", "", "tree"
+	if c.mlp != nil {
+		files, err = codegen.MLP(c.mlp, gopt)
+		name, hash, kind = c.mlp.Name, c.mlp.ModelHash, "int8 MLP"
+	} else {
+		files, err = codegen.Trees(c.ir, gopt)
+		name, hash = c.ir.Name, c.ir.ModelHash
+	}
 	if err != nil {
 		return err
 	}
@@ -575,7 +630,7 @@ func (c *compilation) emit() error {
 	sdk := nicsdk.Sources()
 	gen := map[string][]byte{}
 	if c.handler == HandlerRLCC {
-		gen[HandlerFile] = []byte(handlerC(c.ir, files.SourceName, c.params))
+		gen[HandlerFile] = []byte(handlerC(name, hash, kind, files.SourceName, c.params))
 	} else {
 		delete(sdk, nicsdk.RLCCHeaderName)
 	}
@@ -595,7 +650,7 @@ func (c *compilation) emit() error {
 		}
 		c.files = append(c.files, n)
 	}
-	if err := os.WriteFile(filepath.Join(dir, HostDir, "driver.c"), []byte(driverC(len(c.ir.Inputs), files.HeaderName, c.handler == HandlerRLCC)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, HostDir, "driver.c"), []byte(driverC(len(c.inputs), files.HeaderName, c.handler == HandlerRLCC)), 0o644); err != nil {
 		return err
 	}
 	slices.Sort(c.files)
@@ -607,10 +662,10 @@ func (c *compilation) emit() error {
 
 // handlerC is the RL-CC engine entry: the parameters and rlcc.h's handler around the policy,
 // whose source it includes so the model is inlined into the handler.
-func handlerC(ir *quantize.TreeIR, policySource string, p nicsdk.Params) string {
+func handlerC(name, hash, kind, policySource string, p nicsdk.Params) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `/* %s: generated by nicc compile; do not edit.
- * The RL-CC event handler (nicsdk rlcc.h) around the tree policy %s.
+ * The RL-CC event handler (nicsdk rlcc.h) around the %s policy %s.
  * Model: %s, SHA-256 %s.
  *
  *     uint32_t %s(const struct nicc_event *ev, struct nicc_flow_ctx *ctx);
@@ -620,7 +675,7 @@ func handlerC(ir *quantize.TreeIR, policySource string, p nicsdk.Params) string 
 #include "%s"
 #include "%s"
 
-`, HandlerFile, EntryPolicy, ir.Name, ir.ModelHash, EntryHandler, nicsdk.RLCCWords-1, nicsdk.RLCCHeaderName, policySource)
+`, HandlerFile, kind, EntryPolicy, name, hash, EntryHandler, nicsdk.RLCCWords-1, nicsdk.RLCCHeaderName, policySource)
 	b.WriteString(nicsdk.HandlerC(p, EntryPolicy+"_inline"))
 	return b.String()
 }

@@ -27,12 +27,14 @@ type CompileReport struct {
 	Out   string   `json:"out"`
 	// Files are the sources written into Out (the firmware ELF, the host driver and this
 	// report aside).
-	Files    []string     `json:"files"`
-	Firmware string       `json:"firmware"`
-	Inputs   []InputInfo  `json:"inputs"`
-	Params   *RLCCParams  `json:"rlcc_params,omitempty"`
-	Quant    QuantInfo    `json:"quantization"`
-	Verify   VerifyReport `json:"verify"`
+	Files    []string    `json:"files"`
+	Firmware string      `json:"firmware"`
+	Inputs   []InputInfo `json:"inputs"`
+	Params   *RLCCParams `json:"rlcc_params,omitempty"`
+	Quant    QuantInfo   `json:"quantization"`
+	// Int8 is the integer MLP's quantization (--target int8), in place of Quant's trees.
+	Int8   *Int8Info    `json:"int8,omitempty"`
+	Verify VerifyReport `json:"verify"`
 
 	// Fidelity compares the firmware with the float model on the sampled float states (and
 	// sample rows) of verify, in the model's output units (a probability for a binary model).
@@ -102,6 +104,24 @@ type RLCCParams struct {
 	ScaleReal    float64 `json:"scale"`
 	MinRateReal  float64 `json:"min_rate"`
 	InitRateReal float64 `json:"init_rate"`
+}
+
+// Int8Info summarises an integer MLP: the configuration chosen and its fidelity against the
+// float teacher on the calibration set.
+type Int8Info struct {
+	WeightBits    int    `json:"weight_bits"`
+	ActBits       int    `json:"act_bits"`
+	ChannelScales bool   `json:"channel_scales"`
+	TanhBits      int    `json:"tanh_bits"`
+	OutFrac       int    `json:"out_frac"`
+	AccBits       []int  `json:"acc_bits"` // per layer
+	Calibration   string `json:"calibration"`
+	// CalibRows, MaxAbsDy and FlipRate are quantize's fidelity on the calibration rows: max
+	// |y_int − y_float| and the fraction of rows whose RL-CC direction (increase, hold,
+	// decrease) differs.
+	CalibRows int     `json:"calib_rows"`
+	MaxAbsDy  float64 `json:"max_abs_dy"`
+	FlipRate  float64 `json:"flip_rate"`
 }
 
 // QuantInfo summarises the integer IR.
@@ -185,20 +205,19 @@ type fidAcc struct {
 }
 
 func newFidAcc(c *compilation) *fidAcc {
-	n := len(c.ir.Inputs)
+	n := len(c.inputs)
 	return &fidAcc{c: c, dev: make([]float64, n), xq: make([]float64, n)}
 }
 
 // add measures one decision: float state xf, its quantized inputs x, the firmware's y.
 func (a *fidAcc) add(xf []float64, x []int32, y int32) {
-	ir, e := a.c.ir, a.c.m.Ensemble
 	for i, v := range x {
-		a.xq[i] = ir.Inputs[i].Value(v)
+		a.xq[i] = a.c.inputs[i].Value(v)
 		a.dev[i] = max(a.dev[i], math.Abs(a.xq[i]-xf[i]))
 	}
-	fw := ir.Predict(y)
-	atQ := e.Eval(a.xq)
-	atF := e.Eval(xf)
+	fw := a.c.predict(y)
+	atQ := a.c.teacherEval(a.xq)
+	atF := a.c.teacherEval(xf)
 	a.n++
 	a.tot.add(fw - atF)
 	a.in.add(atQ - atF)
@@ -214,7 +233,7 @@ func (c *compilation) outputWhat() string {
 	switch {
 	case c.handler == HandlerRLCC:
 		return "policy output y (the action in [-1, 1] the handler maps to a multiplier)"
-	case c.m.Ensemble.Transform == model.TransformSigmoid:
+	case c.m.Ensemble != nil && c.m.Ensemble.Transform == model.TransformSigmoid:
 		return "probability (the sigmoid applied in float64 to the firmware's score)"
 	}
 	return "score"
@@ -222,42 +241,25 @@ func (c *compilation) outputWhat() string {
 
 // report assembles the report and writes report.json.
 func (c *compilation) report() (*CompileReport, error) {
-	ir := c.ir
 	text, rodata, err := textBytes(c.elf)
 	if err != nil {
 		return nil, err
 	}
 	r := &CompileReport{
-		Model: ModelInfo{File: c.opt.Model, Format: c.format.String(), Name: c.m.Name, Hash: ir.ModelHash,
-			Inputs: c.m.Inputs, Trees: len(c.m.Ensemble.Trees), Transform: c.m.Ensemble.Transform.String()},
+		Model: ModelInfo{File: c.opt.Model, Format: c.format.String(), Name: c.m.Name,
+			Inputs: c.m.Inputs},
 		Handler: c.handler.String(), Entry: EntryPolicy, Notes: c.notes,
 		Out: c.opt.Out, Files: c.files, Firmware: FirmwareFile,
 		Verify: *c.verify, Budget: c.budget,
 		CodeBytes: text, RodataBytes: rodata, StateBytes: StateBytes(c.handler), StateLimit: nicsdk.CtxBytes,
 	}
-	if p, err := fwsim.LookupProfile(c.opt.Core); err == nil {
-		for _, t := range ir.Trees {
-			r.TreesLowerBound += uint64(t.Depth)*p.Cost(fwsim.ClassBranch, true) + p.Cost(fwsim.ClassALU, false)
-		}
-	}
-	splits := splitPaths(ir)
-	perFeature := make([]int, len(ir.Inputs))
-	for _, s := range splits {
-		perFeature[s.f]++
-	}
-	for i, in := range ir.Inputs {
-		r.Inputs = append(r.Inputs, InputInfo{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max,
-			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.inputSrc[i], Splits: perFeature[i]})
-	}
-	st := ir.Stats
-	r.Quant = QuantInfo{AccFrac: ir.AccFrac, AccBits: ir.AccBits, OutFrac: ir.OutFrac,
-		Rounding: "once, at the end, half up: (S + 2^(k-1)) >> k", Splits: st.Splits, Leaves: st.Leaves,
-		MaxDepth: st.MaxDepth, Folded: len(st.Folded), ConstTrees: len(st.ConstTrees),
-		LeafErr: st.LeafErr, OutErr: st.OutErr, ScoreErr: st.ScoreErr}
-	if len(st.Folded) > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d splits are constant over their input's range and were folded away", len(st.Folded)))
+	if c.mlp != nil {
+		c.reportMLP(r)
+	} else {
+		c.reportTrees(r)
 	}
 	r.Fidelity = c.verify.states.result(c.outputWhat())
+
 	if c.handler == HandlerRLCC {
 		r.Entry = EntryHandler
 		p := c.params
@@ -282,8 +284,8 @@ func (c *compilation) report() (*CompileReport, error) {
 				missing++ // the firmware's inputs are integers: nothing is missing
 				continue
 			}
-			fw.add(ir.Predict(ir.Eval(c.quantizeState(row))) - c.preds[i])
-			fl.add(c.m.Ensemble.Eval(row) - c.preds[i])
+			fw.add(c.predict(c.pol.Eval(c.quantizeState(row))) - c.preds[i])
+			fl.add(c.teacherEval(row) - c.preds[i])
 		}
 		r.Tool = &ToolFidelity{File: c.opt.Predictions, Rows: fw.n, SkippedMissing: missing, Firmware: fw.stats(), Float: fl.stats()}
 	}
@@ -312,7 +314,11 @@ func (e ErrStats) String() string {
 // WriteText prints the report's short human summary.
 func (r *CompileReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "model\t%s (%s, %s), %d trees, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Trees, r.Model.Hash)
+	if r.Int8 != nil {
+		fmt.Fprintf(tw, "model\t%s (%s, %s), dense network, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
+	} else {
+		fmt.Fprintf(tw, "model\t%s (%s, %s), %d trees, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Trees, r.Model.Hash)
+	}
 	if r.Handler == HandlerRLCC.String() {
 		fmt.Fprintf(tw, "handler\trlcc: %s(event, flow context) around %s(x)\n", EntryHandler, EntryPolicy)
 	} else {
@@ -327,8 +333,15 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "inputs\t%s\n", shorten(strings.Join(ins, ", "), 100))
 	q := r.Quant
-	fmt.Fprintf(tw, "quantized\t%d splits (%d folded), %d leaves, int%d accumulator Q%d, output Q%d rounded once\n",
-		q.Splits, q.Folded, q.Leaves, q.AccBits, q.AccFrac, q.OutFrac)
+	if i := r.Int8; i != nil {
+		fmt.Fprintf(tw, "quantized\tint MLP: weights int%d, hidden activations int%d (per-channel scales %v), tanh grid int%d, output Q%d; calibration %s\n",
+			i.WeightBits, i.ActBits, i.ChannelScales, i.TanhBits, i.OutFrac, i.Calibration)
+		fmt.Fprintf(tw, "\tvs float teacher on %d calibration rows: max |dy| %s (%s/128), direction flips %s%%\n",
+			i.CalibRows, fmtErr(i.MaxAbsDy), strconv.FormatFloat(i.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*i.FlipRate, 'f', 3, 64))
+	} else {
+		fmt.Fprintf(tw, "quantized\t%d splits (%d folded), %d leaves, int%d accumulator Q%d, output Q%d rounded once\n",
+			q.Splits, q.Folded, q.Leaves, q.AccBits, q.AccFrac, q.OutFrac)
+	}
 	v := r.Verify
 	what := fmt.Sprintf("%d vectors", v.Vectors)
 	if v.Events > 0 {
@@ -340,10 +353,14 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if n := r.Verify.Kinds[VecRow.String()]; n > 0 {
 		states = fmt.Sprintf("states (%d of them sample rows)", n)
 	}
-	fmt.Fprintf(tw, "fidelity\t%s over %d %s: %s (inputs: %s; leaves: %s)\n",
-		shortWhat(f.What), f.Vectors, states, f.Total, f.Inputs.short(), f.Leaves.short())
+	leaves := "leaves"
+	if r.Int8 != nil {
+		leaves = "integer network"
+	}
+	fmt.Fprintf(tw, "fidelity\t%s over %d %s: %s (inputs: %s; %s: %s)\n",
+		shortWhat(f.What), f.Vectors, states, f.Total, f.Inputs.short(), leaves, f.Leaves.short())
 	if h := r.HandlerFidelity; h != nil {
-		fmt.Fprintf(tw, "\tover %d RL-CC decisions: %s (inputs: %s; leaves: %s)\n", h.Vectors, h.Total, h.Inputs.short(), h.Leaves.short())
+		fmt.Fprintf(tw, "\tover %d RL-CC decisions: %s (inputs: %s; %s: %s)\n", h.Vectors, h.Total, h.Inputs.short(), leaves, h.Leaves.short())
 	}
 	if t := r.Tool; t != nil {
 		skipped := ""
@@ -370,7 +387,9 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if p := r.PolicyAlone; p != nil {
 		fmt.Fprintf(tw, "\t%s alone %d cycles = %s µs; measured max %d\n", EntryPolicy, p.WCETCycles, fmtUs(p.WCETMicros), p.MaxCycles)
 	}
-	fmt.Fprintf(tw, "\ttrees' lower bound %d cycles (a taken compare-and-branch per level on the worst path, an add per tree)\n", r.TreesLowerBound)
+	if r.Int8 == nil {
+		fmt.Fprintf(tw, "\ttrees' lower bound %d cycles (a taken compare-and-branch per level on the worst path, an add per tree)\n", r.TreesLowerBound)
+	}
 	fmt.Fprintf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", fmtUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
 		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict)
 	fmt.Fprintf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
@@ -399,4 +418,56 @@ func hzText(v float64) string {
 		return strconv.FormatFloat(v/1e9, 'g', 4, 64) + " GHz"
 	}
 	return strconv.FormatFloat(v/1e6, 'g', 4, 64) + " MHz"
+}
+
+// reportTrees fills the report's tree-ensemble parts.
+func (c *compilation) reportTrees(r *CompileReport) {
+	ir := c.ir
+	r.Model.Hash, r.Model.Trees, r.Model.Transform = ir.ModelHash, len(c.m.Ensemble.Trees), c.m.Ensemble.Transform.String()
+	if p, err := fwsim.LookupProfile(c.opt.Core); err == nil {
+		for _, t := range ir.Trees {
+			r.TreesLowerBound += uint64(t.Depth)*p.Cost(fwsim.ClassBranch, true) + p.Cost(fwsim.ClassALU, false)
+		}
+	}
+	splits := splitPaths(ir)
+	perFeature := make([]int, len(ir.Inputs))
+	for _, s := range splits {
+		perFeature[s.f]++
+	}
+	for i, in := range ir.Inputs {
+		r.Inputs = append(r.Inputs, InputInfo{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max,
+			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.inputSrc[i], Splits: perFeature[i]})
+	}
+	st := ir.Stats
+	r.Quant = QuantInfo{AccFrac: ir.AccFrac, AccBits: ir.AccBits, OutFrac: ir.OutFrac,
+		Rounding: "once, at the end, half up: (S + 2^(k-1)) >> k", Splits: st.Splits, Leaves: st.Leaves,
+		MaxDepth: st.MaxDepth, Folded: len(st.Folded), ConstTrees: len(st.ConstTrees),
+		LeafErr: st.LeafErr, OutErr: st.OutErr, ScoreErr: st.ScoreErr}
+	if len(st.Folded) > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d splits are constant over their input's range and were folded away", len(st.Folded)))
+	}
+}
+
+// reportMLP fills the report's integer-MLP parts.
+func (c *compilation) reportMLP(r *CompileReport) {
+	ir, q := c.mlp, c.int8Quant
+	r.Model.Hash = ir.ModelHash
+	for i, in := range ir.Inputs {
+		r.Inputs = append(r.Inputs, InputInfo{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max,
+			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.inputSrc[i]})
+	}
+	r.Quant = QuantInfo{OutFrac: ir.OutFrac, Rounding: "per layer, half up: (acc*M + 2^(s-1)) >> s"}
+	info := &Int8Info{WeightBits: ir.WeightBits, ActBits: q.ActBits, ChannelScales: q.ChannelScales, TanhBits: q.TanhBits,
+		OutFrac: ir.OutFrac, Calibration: c.calib,
+		CalibRows: ir.Fidelity.Rows, MaxAbsDy: ir.Fidelity.MaxAbs, FlipRate: ir.Fidelity.Flips}
+	if info.ActBits == 0 {
+		info.ActBits = 16
+	}
+	if info.TanhBits == 0 {
+		info.TanhBits = 16
+	}
+	for _, l := range ir.Layers {
+		info.AccBits = append(info.AccBits, l.AccBits)
+	}
+	r.Int8 = info
 }

@@ -175,6 +175,9 @@ func (c *compilation) verifyStage() error {
 	if c.handler == HandlerRLCC {
 		vr.Compared[0] = implGolden + " inside nicsdk.OnEvent)"
 	}
+	if c.mlp != nil {
+		vr.Compared[0] = strings.Replace(vr.Compared[0], "TreeIR", "MLPIR", 1)
+	}
 	vr.measurePolicy = pickMeasured(v.candPolicy)
 	vr.measure = vr.measurePolicy
 	if c.handler == HandlerRLCC {
@@ -222,7 +225,7 @@ func (c *compilation) newVerifier(total int) (*verifier, error) {
 		return nil, err
 	}
 	v := &verifier{c: c, vr: c.verify, m: m, total: total}
-	if v.xAddr, err = m.Alloc(uint64(4*max(1, len(c.ir.Inputs))), 16); err != nil {
+	if v.xAddr, err = m.Alloc(uint64(4*max(1, len(c.inputs))), 16); err != nil {
 		return nil, err
 	}
 	if c.handler == HandlerRLCC {
@@ -241,7 +244,7 @@ func (c *compilation) newVerifier(total int) (*verifier, error) {
 // host build over all of them, and fwsim.
 func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	c, vr := v.c, v.vr
-	ir := c.ir
+	ir := c.pol
 	nEvents := 0
 	for _, s := range seqs {
 		nEvents += len(s.events)
@@ -592,6 +595,9 @@ type splitPath struct {
 // splitPaths lists every split of the IR with its path's intervals.
 func splitPaths(ir *quantize.TreeIR) []splitPath {
 	var out []splitPath
+	if ir == nil {
+		return nil // an MLP has no splits
+	}
 	n := len(ir.Inputs)
 	type item struct {
 		node   int
@@ -651,8 +657,8 @@ const rlccSampleOMax = 76.8
 // sampleState draws a float state uniformly from the input ranges (RL-CC: o up to
 // rlccSampleOMax, the distiller's sampler, rather than the handler's clamp).
 func (c *compilation) sampleState(rng *rand.Rand) []float64 {
-	xf := make([]float64, len(c.ir.Inputs))
-	for i, in := range c.ir.Inputs {
+	xf := make([]float64, len(c.inputs))
+	for i, in := range c.inputs {
 		lo, hi := in.Value(in.Min), in.Value(in.Max)
 		if c.handler == HandlerRLCC && rlccClamped[i] {
 			hi = rlccSampleOMax
@@ -665,7 +671,7 @@ func (c *compilation) sampleState(rng *rand.Rand) []float64 {
 func (c *compilation) quantizeState(xf []float64) []int32 {
 	x := make([]int32, len(xf))
 	for i, v := range xf {
-		x[i] = c.ir.Inputs[i].Quantize(v)
+		x[i] = c.inputs[i].Quantize(v)
 	}
 	return x
 }
@@ -673,7 +679,7 @@ func (c *compilation) quantizeState(xf []float64) []int32 {
 // fixedVectors are the policy vectors every verify runs: every split at T-1..T+2 on a path
 // that reaches it, the range extremes, and the sample rows.
 func (c *compilation) fixedVectors(rng *rand.Rand, splits []splitPath) []policyVec {
-	ins := c.ir.Inputs
+	ins := c.inputs
 	nIn := len(ins)
 	var out []policyVec
 	for _, s := range splits {
@@ -739,7 +745,7 @@ type filler struct {
 }
 
 func (c *compilation) newFiller(rng *rand.Rand, splits []splitPath) *filler {
-	return &filler{c: c, rng: rng, thr: thresholdsByFeature(len(c.ir.Inputs), splits)}
+	return &filler{c: c, rng: rng, thr: thresholdsByFeature(len(c.inputs), splits)}
 }
 
 func (f *filler) next() policyVec {
@@ -748,7 +754,7 @@ func (f *filler) next() policyVec {
 		xf := f.c.sampleState(f.rng)
 		return policyVec{kind: VecSampled, x: f.c.quantizeState(xf), fl: xf}
 	}
-	ins := f.c.ir.Inputs
+	ins := f.c.inputs
 	x := make([]int32, len(ins))
 	for i, in := range ins {
 		if ts := f.thr[i]; len(ts) > 0 && f.rng.IntN(4) != 0 {
@@ -780,7 +786,7 @@ func (c *compilation) newSeqGen(rng *rand.Rand, splits []splitPath) *seqGen {
 	g := &seqGen{c: c, rng: rng, p: c.params, thr: thresholdsByFeature(nicsdk.RLCCInputs, splits)}
 	g.policy = func(x [4]int32) int32 {
 		g.called, g.x = true, x
-		g.y = c.ir.Eval(x[:])
+		g.y = c.pol.Eval(x[:])
 		return g.y
 	}
 	return g

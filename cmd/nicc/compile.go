@@ -68,7 +68,12 @@ first serves as both.
 
 --target trees distills a network teacher first (nicc distill's flags: --trees, --depth,
 --samples, ...) into --out/student.json and compiles the student; --target auto does that
-only when the model is a network.
+only when the model is a network. --target int8 quantizes a dense network itself
+(quantize.MLP: int16 weights and hidden activations with per-channel scales by default,
+--weight-bits and --act-bits 8 or 16) on calibration rows: --calib CSV, or --samples (default
+20000) sampled RL-CC states, plus the corners of the input ranges; the report gives the
+configuration and its max |dy| and direction-flip rate against the float teacher. LSTMs are
+not supported yet.
 
 Exit codes: 0 compiled, verified and within budget; 1 a check failed (a mismatch,
 undefined behaviour, over budget); 2 bad input (an unreadable or unsupported model, a model

@@ -103,6 +103,11 @@ func TestCompileBadInputExits2(t *testing.T) {
 		{[]string{models + "rlcc_xgb.json", "--budget", "fast"}, `budget "fast"`},
 		{[]string{models + "rlcc_xgb.json", "--vectors", "0"}, "--vectors 0: want at least 1"},
 		{[]string{lgbDir + "lg_kddcup99.model"}, "lg_kddcup99.model"},
+		{[]string{models + "rlcc_lstm.onnx", "--target", "int8"}, "LSTM int8 is not supported yet"},
+		{[]string{models + "rlcc_teacher.json", "--target", "int8", "--calib", lgbDir + "breast_cancer_test.tsv"}, "row 1 has 30 values; model rlcc_teacher takes 4 inputs"},
+		{[]string{models + "rlcc_teacher.json", "--target", "int8", "--weight-bits", "4"}, "--weight-bits 4: want 8 or 16"},
+		{[]string{models + "rlcc_teacher.json", "--target", "int8", "--act-bits", "32"}, "--act-bits 32: want 8 or 16"},
+		{[]string{models + "rlcc_teacher.json", "--target", "fp16"}, `--target "fp16": want trees, int8 or auto`},
 	}
 	for _, c := range cases {
 		args := append([]string{"compile"}, c.args...)
@@ -113,5 +118,50 @@ func TestCompileBadInputExits2(t *testing.T) {
 		if code != exitBadInput || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d and one line containing %q", c.args, code, stderr, exitBadInput, c.want)
 		}
+	}
+}
+
+func TestCompileInt8(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := nicc(t, "compile", models+"rlcc_teacher.json", "--target", "int8", "--out", out,
+		"--core", "dpa", "--samples", "3000", "--vectors", "5000")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for label, want := range map[string]string{
+		"model":     "dense network",
+		"handler":   "handler rlcc: nicc_on_event(event, flow context) around nicc_policy(x)",
+		"quantized": "int MLP: weights int16, hidden activations int16 (per-channel scales true), tanh grid int16, output Q16; calibration 3000 RL-CC states",
+		"verified":  "golden == host C == fwsim, 0 mismatches; UBSan clean",
+		"WCET":      "WCET nicc_on_event ",
+	} {
+		if l := line(stdout, label); !strings.Contains(l, want) {
+			t.Errorf("line %q is %q, want it to contain %q; output:\n%s", label, l, want, stdout)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^ +vs float teacher on 3016 calibration rows: max \|dy\| \S+ \(\S+/128\), direction flips \S+%$`).MatchString(stdout) {
+		t.Errorf("no fidelity against the teacher:\n%s", stdout)
+	}
+	code, stdout, stderr = nicc(t, "compile", models+"rlcc_teacher.json", "--target", "int8", "--out", t.TempDir(),
+		"--handler", "none", "--calib", models+"rlcc_teacher.ref.csv", "--weight-bits", "8", "--vectors", "3000", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Entry string `json:"entry"`
+		Int8  struct {
+			WeightBits int     `json:"weight_bits"`
+			ActBits    int     `json:"act_bits"`
+			MaxAbsDy   float64 `json:"max_abs_dy"`
+		} `json:"int8"`
+		Verify struct {
+			Mismatches int `json:"mismatches"`
+		} `json:"verify"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Entry != "nicc_policy" || r.Int8.WeightBits != 8 || r.Int8.ActBits != 16 || r.Int8.MaxAbsDy <= 0 || r.Verify.Mismatches != 0 {
+		t.Errorf("report %+v", r)
 	}
 }

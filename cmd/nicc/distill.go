@@ -220,8 +220,32 @@ func (r *rounds) finish() {
 // targetFlags are nicc compile's --target and the distill flags it takes.
 func targetFlags() []cli.Flag {
 	return append([]cli.Flag{&cli.StringFlag{Name: "target",
-		Usage: "trees: distill the (network) model into boosted trees first, with nicc distill's flags, and compile the student; auto: only if it is a network"}},
-		distillFlags()...)
+		Usage: "trees: distill the (network) model into boosted trees first, with nicc distill's flags, and compile the student; auto: only if it is a network; int8: quantize the dense network itself"},
+		&cli.StringFlag{Name: "calib", Usage: "--target int8: CSV of calibration rows, one value per input (default: --samples sampled RL-CC states)"},
+		&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "--target int8: weight width, 8 or 16"},
+		&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "--target int8: hidden activation width, 8 or 16"},
+	}, distillFlags()...)
+}
+
+// int8ForCompile serves nicc compile --target int8: the quantization flags.
+func int8ForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
+	wb, ab := c.Int("weight-bits"), c.Int("act-bits")
+	if wb != 8 && wb != 16 {
+		return fmt.Errorf("--weight-bits %d: want 8 or 16", wb)
+	}
+	if ab != 8 && ab != 16 {
+		return fmt.Errorf("--act-bits %d: want 8 or 16", ab)
+	}
+	samples := compiler.DefaultCalibSamples
+	if c.IsSet("samples") {
+		if samples = c.Int("samples"); samples < 1 {
+			return fmt.Errorf("--samples %d: want at least 1", samples)
+		}
+	}
+	q := compiler.DefaultInt8Quant
+	q.WeightBits, q.ActBits = wb, ab
+	opt.Int8 = &compiler.Int8Options{Calib: c.String("calib"), Samples: samples, Quant: q}
+	return nil
 }
 
 // distillForCompile serves nicc compile --target: it distills the teacher opt.Model into
@@ -237,8 +261,10 @@ func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 			return nil // compile reports the error, or compiles the trees
 		}
 	case "trees":
+	case "int8":
+		return int8ForCompile(c, opt)
 	default:
-		return fmt.Errorf("--target %q: want trees or auto", target)
+		return fmt.Errorf("--target %q: want trees, int8 or auto", target)
 	}
 	do, err := distillOptions(c, opt.Model)
 	if err != nil {

@@ -126,9 +126,9 @@ func TestCompileTargetTrees(t *testing.T) {
 			t.Errorf("line %q is %q, want it to contain %q; output:\n%s", label, l, want, stdout)
 		}
 	}
-	code, _, stderr = nicc(t, "compile", models+"rlcc_teacher.onnx", "--target", "int8", "--out", out)
-	if code != exitBadInput || !strings.Contains(stderr, `--target "int8"`) {
-		t.Errorf("--target int8: exit %d: %s", code, stderr)
+	code, _, stderr = nicc(t, "compile", models+"rlcc_teacher.onnx", "--target", "fp16", "--out", out)
+	if code != exitBadInput || !strings.Contains(stderr, `--target "fp16"`) {
+		t.Errorf("--target fp16: exit %d: %s", code, stderr)
 	}
 	// auto leaves a tree ensemble as it is.
 	code, stdout, stderr = nicc(t, "compile", models+"rlcc_xgb.json", "--target", "auto", "--out", out, "--vectors", "2000")

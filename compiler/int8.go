@@ -1,0 +1,176 @@
+package compiler
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+
+	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// quantizeMLP is the quantize stage for --target int8: the input formats (RL-CC: nicsdk's Q16
+// ranges; none: the hull of the calibration rows, padded), the calibration rows, and
+// quantize.MLP.
+func (c *compilation) quantizeMLP() error {
+	m, o := c.m, c.opt.Int8
+	for k, l := range m.Layers {
+		for j, row := range l.W {
+			for i, w := range row {
+				if math.IsNaN(w) || math.IsInf(w, 0) {
+					return fmt.Errorf("%s: layer %d weight [%d][%d] is %v: weights must be finite", c.opt.Model, k, j, i, w)
+				}
+			}
+		}
+		for j, b := range l.B {
+			if math.IsNaN(b) || math.IsInf(b, 0) {
+				return fmt.Errorf("%s: layer %d bias %d is %v: biases must be finite", c.opt.Model, k, j, b)
+			}
+		}
+	}
+	calib, err := c.calibRows()
+	if err != nil {
+		return err
+	}
+	var inputs []quantize.Input
+	if c.handler == HandlerRLCC {
+		for i, r := range nicsdk.RLCCInputRanges(c.params) {
+			inputs = append(inputs, quantize.Input{Name: m.Inputs[i], Frac: r.FracBits, Min: r.Min, Max: r.Max})
+			c.inputSrc = append(c.inputSrc, "nicsdk RL-CC range of "+r.Name)
+		}
+	} else {
+		n := m.NumInputs()
+		lo, hi := make([]float64, n), make([]float64, n)
+		for i := range n {
+			lo[i], hi[i] = math.Inf(1), math.Inf(-1)
+			for _, row := range slices.Concat(calib, c.rows) {
+				if v := row[i]; !math.IsNaN(v) {
+					lo[i], hi[i] = min(lo[i], v), max(hi[i], v)
+				}
+			}
+			if lo[i] > hi[i] {
+				lo[i], hi[i] = -1, 1
+			}
+			pad := max((hi[i]-lo[i])/64, max(math.Abs(lo[i]), math.Abs(hi[i]))/1024)
+			if pad == 0 {
+				pad = 1
+			}
+			lo[i], hi[i] = lo[i]-pad, hi[i]+pad
+			c.inputSrc = append(c.inputSrc, "calibration rows, padded")
+		}
+		if inputs, err = quantize.ChooseInputs(m.Inputs, lo, hi); err != nil {
+			return fmt.Errorf("%s: %w", c.opt.Model, err)
+		}
+	}
+	// The corners of the declared input ranges join the calibration set, so the activation
+	// scales cover every input the firmware can see: the RL-CC handler feeds o up to its
+	// clamp (128), beyond the sampler's 76.8, where scales calibrated on the samples alone
+	// saturate hidden units and can flip the output's sign.
+	if len(inputs) <= 8 {
+		c.calib += fmt.Sprintf(", and the %d corners of the input ranges", 1<<len(inputs))
+		for mask := range 1 << len(inputs) {
+			row := make([]float64, len(inputs))
+			for i, in := range inputs {
+				row[i] = in.Value(in.Min)
+				if mask>>i&1 == 1 {
+					row[i] = in.Value(in.Max)
+				}
+			}
+			calib = append(calib, row)
+		}
+	}
+	q := o.Quant
+	if q == (quantize.MLPOptions{}) {
+		q = DefaultInt8Quant
+	}
+	ir, err := quantize.MLP(m, inputs, calib, q)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.opt.Model, err)
+	}
+	c.mlp, c.pol, c.inputs = ir, ir, ir.Inputs
+	c.int8Quant = q
+	return nil
+}
+
+// calibRows are the Int8 calibration rows: the Calib CSV, or sampled RL-CC states.
+func (c *compilation) calibRows() ([][]float64, error) {
+	o, n := c.opt.Int8, c.m.NumInputs()
+	if o.Calib == "" {
+		if c.handler != HandlerRLCC {
+			return nil, fmt.Errorf("%s: --handler none needs calibration rows (--calib CSV); sampled RL-CC states need the RL-CC handler", c.opt.Model)
+		}
+		k := o.Samples
+		if k == 0 {
+			k = DefaultCalibSamples
+		}
+		d, err := distill.DefaultRLCC.Sample(k, c.opt.Seed)
+		if err != nil {
+			return nil, err
+		}
+		if len(d.X) != n {
+			return nil, fmt.Errorf("internal error: the RL-CC sampler gives %d inputs, model %s takes %d", len(d.X), c.m.Name, n)
+		}
+		rows := make([][]float64, len(d.X[0]))
+		for r := range rows {
+			rows[r] = make([]float64, n)
+			for i := range n {
+				rows[r][i] = d.X[i][r]
+			}
+		}
+		c.calib = fmt.Sprintf("%d RL-CC states sampled by distill.DefaultRLCC (seed %d)", k, c.opt.Seed)
+		return rows, nil
+	}
+	f, err := os.Open(o.Calib)
+	if err != nil {
+		return nil, err
+	}
+	t, err := model.ReadCSV(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Calib, err)
+	}
+	rows := t.Data
+	if t.Names != nil && namesAll(t.Names, c.m.Inputs) && len(t.Names) != n {
+		for r, row := range rows {
+			sel := make([]float64, n)
+			for i, name := range c.m.Inputs {
+				sel[i] = row[slices.Index(t.Names, name)]
+			}
+			rows[r] = sel
+		}
+	}
+	for r, row := range rows {
+		if len(row) != n {
+			return nil, fmt.Errorf("%s: row %d has %d values; model %s takes %d inputs", o.Calib, r+1, len(row), c.m.Name, n)
+		}
+		for i, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%s: row %d: %s is %v: calibration values must be finite", o.Calib, r+1, c.m.Inputs[i], v)
+			}
+		}
+	}
+	if o.Samples > 0 && o.Samples < len(rows) {
+		rows = rows[:o.Samples]
+	}
+	c.calib = fmt.Sprintf("%d rows of %s", len(rows), o.Calib)
+	return rows, nil
+}
+
+// teacherEval is the float model's output at x.
+func (c *compilation) teacherEval(x []float64) float64 {
+	if c.m.Ensemble != nil {
+		return c.m.Ensemble.Eval(x)
+	}
+	return c.m.Eval(nil, x)[0]
+}
+
+// predict maps the firmware's raw output to the model's output (trees: with the transform).
+func (c *compilation) predict(y int32) float64 {
+	if c.ir != nil {
+		return c.ir.Predict(y)
+	}
+	return c.pol.OutValue(y)
+}
