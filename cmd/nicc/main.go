@@ -53,6 +53,6 @@ Exit codes: 0 success; 1 a check failed (the model is readable but over budget o
 2 bad usage or an unreadable model file.`,
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {},
-		Commands:        []*cli.Command{inspectCommand(), evalCommand(), budgetCommand(), compileCommand(), distillCommand()},
+		Commands:        []*cli.Command{inspectCommand(), evalCommand(), budgetCommand(), compileCommand(), distillCommand(), diffCommand()},
 	}
 }

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDiffCLI(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "plots")
+	code, stdout, stderr := nicc(t, "diff", models+"rlcc_teacher.json", "--samples", "2000", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for label, want := range map[string]string{
+		"teacher": "rlcc_teacher.json (mlp)",
+		"against": "int8: integer network",
+		"rows":    "rows 2000: 2000 RL-CC states",
+		"|Δy|":    "p99.9",
+		"flips":   "of 2000 decisions",
+		"wrote":   "diff_heatmaps.png",
+	} {
+		if l := line(stdout, label); !strings.Contains(l, want) {
+			t.Errorf("line %q is %q, want it to contain %q; output:\n%s", label, l, want, stdout)
+		}
+	}
+	code, stdout, stderr = nicc(t, "diff", models+"rlcc_teacher.json", "--samples", "1000", "--out", out, "--json")
+	if code != exitOK {
+		t.Fatalf("--json: exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Stats struct {
+			Rows   int     `json:"rows"`
+			MaxAbs float64 `json:"max_abs_err"`
+			RMSE   float64 `json:"rmse"`
+			P50    float64 `json:"p50_abs_err"`
+			P99    float64 `json:"p99_abs_err"`
+			Flip   float64 `json:"direction_flip_rate"`
+		} `json:"stats"`
+		Trace []struct {
+			MaxAbs float64 `json:"max_abs_err"`
+		} `json:"trace"`
+		Plots []string `json:"plots"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("--json: %v:\n%s", err, stdout)
+	}
+	s := r.Stats
+	if s.Rows != 1000 || !(s.MaxAbs >= s.P99 && s.P99 >= s.P50 && s.P50 >= 0 && s.RMSE <= s.MaxAbs) || len(r.Trace) != 3 || len(r.Plots) != 4 {
+		t.Errorf("--json: %+v", r)
+	}
+	for _, f := range r.Plots {
+		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
+			t.Errorf("plot %s: %v", f, err)
+		}
+	}
+}
+
+func TestDiffBadInput(t *testing.T) {
+	dir := t.TempDir()
+	wide := filepath.Join(dir, "w.csv")
+	if err := os.WriteFile(wide, []byte("1,2\n3,4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	teacher := models + "rlcc_teacher.json"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{filepath.Join(dir, "missing.json")}, "missing.json"},
+		{[]string{teacher, "--calib", wide}, "w.csv: row 1 has 2 values"},
+		{[]string{models + "rlcc_lstm.onnx", "--samples", "10"}, "LSTM int8 is not supported yet"},
+		{[]string{teacher, "--samples", "0"}, "--samples 0"},
+		{[]string{teacher, "--weight-bits", "4"}, "--weight-bits 4"},
+		{[]string{}, "diff takes one TEACHER file"},
+	} {
+		code, stdout, stderr := nicc(t, append([]string{"diff"}, c.args...)...)
+		if code != exitBadInput || stdout != "" || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.args, code, stdout, stderr, c.want)
+		}
+	}
+}

@@ -1,0 +1,442 @@
+package compiler
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// What nicc diff compares the teacher against (DiffOptions.Against); anything else is a
+// student model file.
+const (
+	AgainstInt8  = "int8"  // the integer network compile --target int8 builds
+	AgainstTrees = "trees" // the tree student compile --target trees distills, as its integer IR
+)
+
+// DiffOptions say what nicc diff compares.
+type DiffOptions struct {
+	Teacher string // the float teacher's model file
+	Format  Format // its format; FormatAuto sniffs
+	// Against is AgainstInt8, AgainstTrees, or a student model file; "" is AgainstInt8.
+	Against string
+	// Calib is a CSV of rows to compare on (one value per teacher input, or a header naming
+	// every input); "" draws Samples RL-CC states (distill.DefaultRLCC, seeded by Seed).
+	Calib   string
+	Samples int // 0 is DefaultCalibSamples
+	Seed    uint64
+	// Quant are the int8 options (the zero value is DefaultInt8Quant).
+	Quant quantize.MLPOptions
+	// Distill are the options of the trees student (Teacher, Format and Seed are filled in);
+	// zero Trees and Depth are 10 and 4, zero HeldOut 0.1, zero Samples DefaultSamples.
+	Distill DistillOptions
+	// Out is the directory the plots go into; "" draws none.
+	Out string
+}
+
+// DiffStats are the student's errors against the teacher over the comparison rows.
+type DiffStats struct {
+	Rows   int     `json:"rows"`
+	MaxAbs float64 `json:"max_abs_err"`
+	RMSE   float64 `json:"rmse"`
+	P50    float64 `json:"p50_abs_err"`
+	P90    float64 `json:"p90_abs_err"`
+	P99    float64 `json:"p99_abs_err"`
+	P999   float64 `json:"p999_abs_err"`
+	// Flips is how many rows differ in direction (increase, decrease, hold within ±0.5%)
+	// under the RL-CC multiplier map; FlipRate the fraction.
+	Flips    int     `json:"direction_flips"`
+	FlipRate float64 `json:"direction_flip_rate"`
+}
+
+// LayerTrace is one layer of the float network against the dequantized integer one.
+type LayerTrace struct {
+	Layer  int     `json:"layer"`
+	Act    string  `json:"activation"`
+	Units  int     `json:"units"`
+	Bits   int     `json:"bits"` // the integer layer's output grid
+	MaxAbs float64 `json:"max_abs_err"`
+	RMSE   float64 `json:"rmse"`
+}
+
+// DiffReport is what nicc diff found.
+type DiffReport struct {
+	Teacher     string       `json:"teacher"`
+	TeacherKind string       `json:"teacher_kind"`
+	Against     string       `json:"against"`
+	Student     string       `json:"student"` // what the teacher was compared with
+	Calib       string       `json:"calib"`   // where the rows came from
+	Stats       DiffStats    `json:"stats"`
+	Trace       []LayerTrace `json:"trace,omitempty"`
+	Notes       []string     `json:"notes,omitempty"`
+	Plots       []string     `json:"plots,omitempty"`
+
+	dy       []float64                 // student − teacher, per row
+	teacher  func(x []float64) float64 // for the heatmaps
+	student  func(x []float64) float64 // likewise
+	studentQ bool                      // the student is an integer IR
+	rlcc     bool                      // the teacher takes the 4 RL-CC inputs (heatmaps)
+	// repr is a row as an integer student sees it: quantized to its input formats, clamped
+	// to their ranges (nil for a float student).
+	repr func(x []float64) []float64
+}
+
+// differ is one comparison: the teacher, the rows, the student as a function of a float row.
+type differ struct {
+	opt  DiffOptions
+	c    *compilation // the teacher, the handler, the calibration rows (shared with compile)
+	rows [][]float64
+	rep  *DiffReport
+	mlp  *quantize.MLPIR // AgainstInt8
+}
+
+// Diff compares the teacher with its integer network (int8), its distilled trees, or a
+// student file, over the calibration rows. Bad input (an unreadable model, a calibration set
+// of the wrong width, a comparison the teacher's kind does not support) is an error.
+func Diff(opt DiffOptions) (*DiffReport, error) {
+	if opt.Against == "" {
+		opt.Against = AgainstInt8
+	}
+	if opt.Samples < 0 {
+		return nil, fmt.Errorf("samples %d: want a positive count", opt.Samples)
+	}
+	q := opt.Quant
+	if q == (quantize.MLPOptions{}) {
+		q = DefaultInt8Quant
+	}
+	d := &differ{opt: opt, c: &compilation{
+		opt:    CompileOptions{Model: opt.Teacher, Format: opt.Format, Seed: opt.Seed, Int8: &Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}},
+		params: nicsdk.DefaultParams(),
+	}}
+	if err := d.load(); err != nil {
+		return nil, err
+	}
+	rows, err := d.c.calibRows()
+	if err != nil {
+		return nil, err
+	}
+	d.rows = rows
+	d.rep.Calib = d.c.calib
+	switch opt.Against {
+	case AgainstInt8:
+		err = d.int8()
+	case AgainstTrees:
+		err = d.trees()
+	default:
+		err = d.file()
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.measure()
+	if d.mlp != nil {
+		d.trace()
+	}
+	if opt.Out != "" {
+		if err := os.MkdirAll(opt.Out, 0o755); err != nil {
+			return nil, err
+		}
+		if err := plotDiff(d.rep, opt.Out); err != nil {
+			return nil, err
+		}
+	}
+	return d.rep, nil
+}
+
+// load reads the teacher and picks the handler as compile does; int8 goes through compile's
+// own load (which refuses LSTMs and tree ensembles).
+func (d *differ) load() error {
+	c := d.c
+	if d.opt.Against == AgainstInt8 {
+		if err := c.load(); err != nil {
+			return err
+		}
+	} else {
+		m, f, err := LoadModel(d.opt.Teacher, d.opt.Format)
+		if err != nil {
+			return err
+		}
+		c.m, c.format = m, f
+		c.handler = HandlerNone
+		if inOrder, _ := rlccLayout(m.Inputs); inOrder || m.NumInputs() == nicsdk.RLCCInputs {
+			c.handler = HandlerRLCC
+		}
+	}
+	if n := c.m.NumOutputs(); n != 1 {
+		return fmt.Errorf("%s: teacher %s has %d outputs; diff takes a single-output policy", d.opt.Teacher, c.m.Name, n)
+	}
+	m := c.m
+	d.rep = &DiffReport{Teacher: d.opt.Teacher, TeacherKind: m.Kind().String(), Against: d.opt.Against}
+	d.rep.rlcc = c.handler == HandlerRLCC
+	d.rep.teacher = func(x []float64) float64 { return m.Eval(m.NewState(), x)[0] }
+	if m.Kind() == model.KindLSTM {
+		d.rep.Notes = append(d.rep.Notes, "LSTM: every row is evaluated from a zero recurrent state")
+	}
+	return nil
+}
+
+// int8 quantizes the teacher exactly as compile --target int8 does.
+func (d *differ) int8() error {
+	if err := d.c.quantizeMLP(); err != nil {
+		return err
+	}
+	ir := d.c.mlp
+	d.mlp = ir
+	d.rep.Student = fmt.Sprintf("integer network (weights int%d, hidden activations int%d, channel scales %v) calibrated on %s",
+		ir.WeightBits, d.c.int8Quant.ActBits, d.c.int8Quant.ChannelScales, d.c.calib)
+	d.setInteger(ir.Inputs, func(raw []int32) float64 { return ir.OutValue(ir.Eval(raw)) })
+	return nil
+}
+
+// trees distills the teacher as compile --target trees does and compares its integer IR.
+func (d *differ) trees() error {
+	o := d.opt.Distill
+	o.Teacher, o.Format, o.Seed = d.opt.Teacher, d.opt.Format, d.opt.Seed
+	if o.Train.Trees == 0 {
+		o.Train.Trees = 10
+	}
+	if o.Train.Depth == 0 {
+		o.Train.Depth = 4
+	}
+	if o.HeldOut == 0 {
+		o.HeldOut = 0.1
+	}
+	if o.Train.LearningRate == 0 {
+		o.Train.LearningRate = 1
+	}
+	if o.Train.L2 == 0 {
+		o.Train.L2 = 1
+	}
+	if o.Train.MinLeaf == 0 {
+		o.Train.MinLeaf = 1
+	}
+	r, err := Distill(o, "")
+	if err != nil {
+		return err
+	}
+	return d.treeStudent(r.Model, fmt.Sprintf("%d trees of depth %d distilled on %d states (%s, grid %s)", r.Trees, r.Depth, r.Samples, r.States, r.Grid))
+}
+
+// file compares a student model file: a tree ensemble as its integer IR, a network in float.
+func (d *differ) file() error {
+	s, _, err := LoadModel(d.opt.Against, FormatAuto)
+	if err != nil {
+		return err
+	}
+	if s.NumInputs() != d.c.m.NumInputs() || s.NumOutputs() != 1 {
+		return fmt.Errorf("%s: student %s takes %d inputs and gives %d outputs; teacher %s takes %d inputs and gives 1",
+			d.opt.Against, s.Name, s.NumInputs(), s.NumOutputs(), d.c.m.Name, d.c.m.NumInputs())
+	}
+	if s.Ensemble != nil {
+		return d.treeStudent(s, fmt.Sprintf("tree ensemble %s (%s)", s.Name, d.opt.Against))
+	}
+	d.rep.Student = fmt.Sprintf("%s network %s (%s), in float", s.Kind(), s.Name, d.opt.Against)
+	d.rep.student = func(x []float64) float64 { return s.Eval(s.NewState(), x)[0] }
+	return nil
+}
+
+// treeStudent compares s as its integer IR on the RL-CC grid when its inputs are the RL-CC
+// layout, in float otherwise.
+func (d *differ) treeStudent(s *model.Model, what string) error {
+	if inOrder, _ := rlccLayout(s.Inputs); !inOrder {
+		d.rep.Student = what + ", in float (inputs not in the RL-CC layout)"
+		d.rep.student = func(x []float64) float64 { return s.Ensemble.Eval(x) }
+		return nil
+	}
+	ir, err := quantize.Trees(s, RLCCGrid(), quantize.Options{OutFrac: quantize.DefaultOutFrac})
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.opt.Against, err)
+	}
+	d.rep.Student = what + ", as its integer IR on the RL-CC Q16 grid"
+	d.setInteger(ir.Inputs, func(raw []int32) float64 { return ir.Predict(ir.Eval(raw)) })
+	return nil
+}
+
+// setInteger makes the student an integer evaluator of the row quantized to its formats.
+func (d *differ) setInteger(inputs []quantize.Input, eval func([]int32) float64) {
+	d.rep.studentQ = true
+	d.rep.repr = func(x []float64) []float64 {
+		v := make([]float64, len(x))
+		for i, in := range inputs {
+			v[i] = in.Value(in.Quantize(x[i]))
+		}
+		return v
+	}
+	d.rep.student = func(x []float64) float64 {
+		raw := make([]int32, len(inputs))
+		for i, in := range inputs {
+			raw[i] = in.Quantize(x[i])
+		}
+		return eval(raw)
+	}
+}
+
+// measure fills the statistics: the student against the float teacher at the same input.
+// An integer student's input is the row quantized to its formats and clamped to their
+// ranges (the RL-CC handler clamps multipliers to [0.8333, 1.2], below the sampler's 0.8),
+// so the teacher is evaluated there too: the error is the student's alone.
+func (d *differ) measure() {
+	r := d.rep
+	n := len(d.rows)
+	r.dy = make([]float64, n)
+	abs := make([]float64, n)
+	st := &r.Stats
+	st.Rows = n
+	var sum float64
+	clamped := 0
+	for k, row := range d.rows {
+		x := row
+		if r.repr != nil {
+			x = r.repr(row)
+			for i := range x {
+				if math.Abs(x[i]-row[i]) > 1e-3 {
+					clamped++
+					break
+				}
+			}
+		}
+		yt, ys := r.teacher(x), r.student(row)
+		e := ys - yt
+		r.dy[k], abs[k] = e, math.Abs(e)
+		sum += e * e
+		st.MaxAbs = max(st.MaxAbs, abs[k])
+		if distill.DirectionOf(ys) != distill.DirectionOf(yt) {
+			st.Flips++
+		}
+	}
+	if clamped > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d of %d rows lie outside the integer student's input ranges and are compared clamped to them, as the firmware sees them", clamped, n))
+	}
+	if n == 0 {
+		return
+	}
+	st.RMSE = math.Sqrt(sum / float64(n))
+	st.FlipRate = float64(st.Flips) / float64(n)
+	slices.Sort(abs)
+	st.P50, st.P90, st.P99, st.P999 = percentile(abs, 0.5), percentile(abs, 0.9), percentile(abs, 0.99), percentile(abs, 0.999)
+}
+
+// percentile is the nearest-rank p-quantile of sorted values.
+func percentile(sorted []float64, p float64) float64 {
+	k := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[min(max(k, 0), len(sorted)-1)]
+}
+
+// trace compares each layer's float activations with the integer network's, dequantized,
+// re-evaluating the integer arithmetic of quantize.MLPIR.Eval from the IR's exported layers
+// (the next layer's InStep is what one step of this layer's output is worth).
+func (d *differ) trace() {
+	ir, m := d.mlp, d.c.m
+	L := len(ir.Layers)
+	sq := make([]float64, L)
+	mx := make([]float64, L)
+	cnt := make([]int, L)
+	raw := make([]int32, len(ir.Inputs))
+	for _, row := range d.rows {
+		x := d.rep.repr(row)
+		v := make([]int64, len(ir.Inputs))
+		for i, in := range ir.Inputs {
+			raw[i] = in.Quantize(row[i])
+			v[i] = traceShift(int64(min(max(raw[i], in.Min), in.Max)), ir.InShift[i])
+		}
+		for k := range ir.Layers {
+			l := &ir.Layers[k]
+			fl := &m.Layers[k]
+			y := make([]float64, l.Out)
+			next := make([]int64, l.Out)
+			var deq []float64
+			for j := range l.Out {
+				s := 0.0
+				if fl.B != nil {
+					s = fl.B[j]
+				}
+				for i, w := range fl.W[j] {
+					s += w * x[i]
+				}
+				switch fl.Act {
+				case model.ActReLU:
+					y[j] = max(s, 0)
+				case model.ActTanh:
+					y[j] = math.Tanh(s)
+				default:
+					y[j] = s
+				}
+				acc := int64(l.B[j])
+				for i, w := range l.W[j] {
+					acc += int64(w) * v[i]
+				}
+				z := traceShift(acc*int64(l.Mult[j]), l.Shift[j])
+				switch {
+				case l.Final:
+					deq = []float64{ir.OutValue(ir.Eval(raw))}
+				case l.Act == model.ActTanh:
+					next[j] = int64(l.Table[min(max(z, -128), 127)+128])
+				case l.Act == model.ActReLU:
+					next[j] = min(max(z, 0), l.ZMax())
+				default:
+					next[j] = min(max(z, -l.ZMax()-1), l.ZMax())
+				}
+			}
+			if !l.Final {
+				deq = make([]float64, l.Out)
+				for j := range l.Out {
+					deq[j] = float64(next[j]) * ir.Layers[k+1].InStep[j]
+				}
+			}
+			for j := range l.Out {
+				e := deq[j] - y[j]
+				sq[k] += e * e
+				mx[k] = max(mx[k], math.Abs(e))
+				cnt[k]++
+			}
+			x, v = y, next
+		}
+	}
+	for k := range ir.Layers {
+		l := &ir.Layers[k]
+		t := LayerTrace{Layer: k, Act: l.Act.String(), Units: l.Out, Bits: l.Bits, MaxAbs: mx[k]}
+		if l.Final {
+			t.Bits = 32 // Q(OutFrac)
+		}
+		if cnt[k] > 0 {
+			t.RMSE = math.Sqrt(sq[k] / float64(cnt[k]))
+		}
+		d.rep.Trace = append(d.rep.Trace, t)
+	}
+}
+
+// traceShift is quantize's (v + 2^(s−1)) >> s, round half up; v when s = 0.
+func traceShift(v int64, s int) int64 {
+	if s == 0 {
+		return v
+	}
+	return (v + int64(1)<<(s-1)) >> s
+}
+
+// WriteText prints the report for a terminal.
+func (r *DiffReport) WriteText(w io.Writer) error {
+	s := r.Stats
+	fmt.Fprintf(w, "teacher  %s (%s)\nagainst  %s: %s\nrows     %d: %s\n", r.Teacher, r.TeacherKind, r.Against, r.Student, s.Rows, r.Calib)
+	fmt.Fprintf(w, "|Δy|     max %.6f  RMSE %.6f  p50 %.6f  p90 %.6f  p99 %.6f  p99.9 %.6f\n", s.MaxAbs, s.RMSE, s.P50, s.P90, s.P99, s.P999)
+	fmt.Fprintf(w, "flips    %d of %d decisions (%.3f%%) change direction (increase, decrease, hold within ±0.5%%)\n", s.Flips, s.Rows, 100*s.FlipRate)
+	if len(r.Trace) > 0 {
+		fmt.Fprintf(w, "\nper-layer trace (float vs dequantized integer activations):\n%5s %-8s %5s %4s  %10s %10s\n", "layer", "act", "units", "bits", "max abs", "RMSE")
+		for _, t := range r.Trace {
+			fmt.Fprintf(w, "%5d %-8s %5d %4d  %10.6f %10.6f\n", t.Layer, t.Act, t.Units, t.Bits, t.MaxAbs, t.RMSE)
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note     %s\n", n)
+	}
+	if len(r.Plots) > 0 {
+		fmt.Fprintf(w, "\nwrote %s\n", strings.Join(r.Plots, ", "))
+	}
+	return nil
+}
