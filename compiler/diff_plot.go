@@ -109,7 +109,12 @@ func plotDiff(r *DiffReport, dir string) error {
 				tiles[i] = append(tiles[i], pl)
 			}
 		}
-		files, err := saveTiles(tiles, 10*vg.Inch, 13*vg.Inch, filepath.Join(dir, DiffHeatmaps))
+		bar := plot.New()
+		bar.Title.Text = "policy output y (the multiplier 1+0.2y, or 1/(1-0.2y) below 0): blue decrease, red increase"
+		bar.Title.TextStyle.Font.Size = vg.Points(9)
+		bar.HideY()
+		bar.Add(&plotter.ColorBar{ColorMap: cm})
+		files, err := saveTiles(tiles, bar, 10*vg.Inch, 13.8*vg.Inch, filepath.Join(dir, DiffHeatmaps))
 		if err != nil {
 			return err
 		}
@@ -124,7 +129,7 @@ func plotDiff(r *DiffReport, dir string) error {
 		return err
 	}
 	pl.Add(h)
-	files, err := saveTiles([][]*plot.Plot{{pl}}, 7*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, DiffHistogram))
+	files, err := saveTiles([][]*plot.Plot{{pl}}, nil, 7*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, DiffHistogram))
 	if err != nil {
 		return err
 	}
@@ -156,11 +161,20 @@ func histogram(vals []float64, n int) (*plotter.Histogram, error) {
 	return &plotter.Histogram{Bins: bins, Width: w, FillColor: color.RGBA{R: 70, G: 110, B: 190, A: 255}, LineStyle: plotter.DefaultLineStyle}, nil
 }
 
-// saveTiles draws the plots as rows×cols tiles into base.png and base.svg.
-func saveTiles(tiles [][]*plot.Plot, w, h vg.Length, base string) ([]string, error) {
+// saveTiles draws the plots as rows×cols tiles, and footer (if any) in a strip below them,
+// into base.png and base.svg.
+func saveTiles(tiles [][]*plot.Plot, footer *plot.Plot, w, h vg.Length, base string) ([]string, error) {
 	t := draw.Tiles{Rows: len(tiles), Cols: len(tiles[0]), PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
 	render := func(c draw.Canvas) {
+		if footer != nil {
+			foot := 0.8 * vg.Inch
+			bottom, top := c, c
+			bottom.Max.Y = c.Min.Y + foot
+			top.Min.Y = c.Min.Y + foot
+			footer.Draw(draw.Crop(bottom, vg.Inch, -vg.Inch, vg.Millimeter*2, 0))
+			c = top
+		}
 		cs := plot.Align(tiles, t, c)
 		for i, row := range tiles {
 			for j, p := range row {
