@@ -339,6 +339,7 @@ func (d *differ) trace() {
 	mx := make([]float64, L)
 	cnt := make([]int, L)
 	raw := make([]int32, len(ir.Inputs))
+	mismatch := 0
 	for _, row := range d.rows {
 		x := d.rep.repr(row)
 		v := make([]int64, len(ir.Inputs))
@@ -375,7 +376,12 @@ func (d *differ) trace() {
 				z := traceShift(acc*int64(l.Mult[j]), l.Shift[j])
 				switch {
 				case l.Final:
-					deq = []float64{ir.OutValue(ir.Eval(raw))}
+					// The re-evaluation must land on the golden evaluator's result.
+					y := traceOut(l, z)
+					if y != ir.Eval(raw) {
+						mismatch++
+					}
+					deq = []float64{ir.OutValue(y)}
 				case l.Act == model.ActTanh:
 					next[j] = int64(l.Table[min(max(z, -128), 127)+128])
 				case l.Act == model.ActReLU:
@@ -399,6 +405,9 @@ func (d *differ) trace() {
 			x, v = y, next
 		}
 	}
+	if mismatch > 0 {
+		d.rep.Notes = append(d.rep.Notes, fmt.Sprintf("internal error: the trace's integer re-evaluation differs from MLPIR.Eval on %d rows", mismatch))
+	}
 	for k := range ir.Layers {
 		l := &ir.Layers[k]
 		t := LayerTrace{Layer: k, Act: l.Act.String(), Units: l.Out, Bits: l.Bits, MaxAbs: mx[k]}
@@ -410,6 +419,28 @@ func (d *differ) trace() {
 		}
 		d.rep.Trace = append(d.rep.Trace, t)
 	}
+}
+
+// traceOut is quantize's final layer on its requantized z: a tanh table (interpolated on the
+// 16-bit grid), or z itself in Q(OutFrac) (relu clamped at 0).
+func traceOut(l *quantize.MLPLayer, z int64) int32 {
+	switch {
+	case l.Act == model.ActTanh:
+		z = min(max(z, -l.ZMax()-1), l.ZMax())
+		if l.Bits == 8 {
+			return l.OutTable[z+128]
+		}
+		u := z + 32768
+		i, f := u>>8, u&255
+		a := int64(l.OutTable[i])
+		if f == 0 {
+			return int32(a)
+		}
+		return int32(a + ((int64(l.OutTable[i+1])-a)*f+128)>>8)
+	case l.Act == model.ActReLU:
+		return int32(max(z, 0))
+	}
+	return int32(z)
 }
 
 // traceShift is quantize's (v + 2^(s−1)) >> s, round half up; v when s = 0.

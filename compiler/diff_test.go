@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/quantize"
 )
 
 const diffTeacher = "../testdata/models/rlcc_teacher.json"
@@ -42,6 +43,22 @@ func TestDiffInt8(t *testing.T) {
 	if last := r.Trace[2]; last.MaxAbs != s.MaxAbs || last.Units != 1 || last.Act != "tanh" {
 		t.Errorf("last layer %+v, stats max %v", last, s.MaxAbs)
 	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "clamped") {
+		t.Errorf("notes %q: want only the clamp note (no trace mismatch)", r.Notes)
+	}
+	// The 8-bit configuration's trace also lands on MLPIR.Eval.
+	r8, err := Diff(DiffOptions{Teacher: diffTeacher, Samples: 500, Seed: 2, Quant: quantizeOpts8()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range r8.Notes {
+		if strings.Contains(n, "internal error") {
+			t.Error(n)
+		}
+	}
+	if len(r8.Trace) != 3 || r8.Trace[0].Bits != 8 {
+		t.Errorf("8-bit trace %+v", r8.Trace)
+	}
 	if len(r.Plots) != 4 {
 		t.Fatalf("plots %v, want 4", r.Plots)
 	}
@@ -57,6 +74,10 @@ func TestDiffInt8(t *testing.T) {
 			t.Errorf("%s: not the format its name says", f)
 		}
 	}
+}
+
+func quantizeOpts8() quantize.MLPOptions {
+	return quantize.MLPOptions{WeightBits: 8, ActBits: 8, TanhBits: 8}
 }
 
 func TestDiffTreesFile(t *testing.T) {
