@@ -100,27 +100,32 @@ func stmt(f string, a ...any) *node { return &node{Kind: kindStmt, Text: fmt.Spr
 
 // lowerHeader is the .h: the comment, a guard, the format macros and the prototype.
 func (g *gen) lowerHeader() []*node {
-	ir := g.ir
-	guard := g.macro + "_H"
+	return policyHeader(g.headerComment(g.header), g.macro, g.fn, g.ir.Inputs, g.ir.OutFrac)
+}
+
+// policyHeader is the .h of any integer policy int32_t fn(const int32_t *x): the comment, a
+// guard, the input and output format macros, and the prototype.
+func policyHeader(comment *node, macro, fn string, inputs []quantize.Input, outFrac int) []*node {
+	guard := macro + "_H"
 	ns := []*node{
-		g.headerComment(g.header),
+		comment,
 		line("#ifndef " + guard),
 		line("#define " + guard),
 		line(""),
 		line("#include <stdint.h>"),
 		line(""),
-		line(fmt.Sprintf("#define %s_NUM_INPUTS %d", g.macro, len(ir.Inputs))),
-		line(fmt.Sprintf("#define %s_OUT_FRAC %d", g.macro, ir.OutFrac)),
+		line(fmt.Sprintf("#define %s_NUM_INPUTS %d", macro, len(inputs))),
+		line(fmt.Sprintf("#define %s_OUT_FRAC %d", macro, outFrac)),
 	}
-	for i, in := range ir.Inputs {
+	for i, in := range inputs {
 		ns = append(ns,
-			line(fmt.Sprintf("#define %s_X%d_FRAC %d", g.macro, i, in.Frac)),
-			line(fmt.Sprintf("#define %s_X%d_MIN %s", g.macro, i, lit(int64(in.Min), 32))),
-			line(fmt.Sprintf("#define %s_X%d_MAX %s", g.macro, i, lit(int64(in.Max), 32))))
+			line(fmt.Sprintf("#define %s_X%d_FRAC %d", macro, i, in.Frac)),
+			line(fmt.Sprintf("#define %s_X%d_MIN %s", macro, i, lit(int64(in.Min), 32))),
+			line(fmt.Sprintf("#define %s_X%d_MAX %s", macro, i, lit(int64(in.Max), 32))))
 	}
 	return append(ns,
 		line(""),
-		line(fmt.Sprintf("int32_t %s(const int32_t *x);", g.fn)),
+		line(fmt.Sprintf("int32_t %s(const int32_t *x);", fn)),
 		line(""),
 		line("#endif /* "+guard+" */"))
 }

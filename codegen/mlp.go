@@ -180,29 +180,7 @@ func (g *mlpGen) headerComment(file string) *node {
 }
 
 func (g *mlpGen) lowerHeader() []*node {
-	ir := g.ir
-	guard := g.macro + "_H"
-	ns := []*node{
-		g.headerComment(g.header),
-		line("#ifndef " + guard),
-		line("#define " + guard),
-		line(""),
-		line("#include <stdint.h>"),
-		line(""),
-		line(fmt.Sprintf("#define %s_NUM_INPUTS %d", g.macro, len(ir.Inputs))),
-		line(fmt.Sprintf("#define %s_OUT_FRAC %d", g.macro, ir.OutFrac)),
-	}
-	for i, in := range ir.Inputs {
-		ns = append(ns,
-			line(fmt.Sprintf("#define %s_X%d_FRAC %d", g.macro, i, in.Frac)),
-			line(fmt.Sprintf("#define %s_X%d_MIN %s", g.macro, i, lit(int64(in.Min), 32))),
-			line(fmt.Sprintf("#define %s_X%d_MAX %s", g.macro, i, lit(int64(in.Max), 32))))
-	}
-	return append(ns,
-		line(""),
-		line(fmt.Sprintf("int32_t %s(const int32_t *x);", g.fn)),
-		line(""),
-		line("#endif /* "+guard+" */"))
+	return policyHeader(g.headerComment(g.header), g.macro, g.fn, g.ir.Inputs, g.ir.OutFrac)
 }
 
 // clamp is the C expression v clamped to [lo, hi]; a side the proven range rng already
