@@ -460,68 +460,7 @@ func TestBitExact(t *testing.T) {
 			fn := strings.TrimSuffix(b.files.SourceName, ".c")
 			vs := vectors(c.ir, 10000, 1)
 
-			var in bytes.Buffer
-			for _, x := range vs {
-				binary.Write(&in, binary.LittleEndian, x)
-			}
-			cmd := exec.Command(b.driver)
-			cmd.Stdin = &in
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("driver: %v", err)
-			}
-			if len(out) != 4*len(vs) {
-				t.Fatalf("driver wrote %d bytes for %d vectors", len(out), len(vs))
-			}
-
-			data, err := os.ReadFile(b.elf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			im, err := fwsim.LoadELF(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := fwsim.NewMachine(im, prof)
-			if err != nil {
-				t.Fatal(err)
-			}
-			addr, err := m.Alloc(uint64(4*len(c.ir.Inputs)), 16)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wcet, err := fwsim.WCET(im, fn, prof, fwsim.WCETOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			buf := make([]byte, 4*len(c.ir.Inputs))
-			var maxCycles uint64
-			for k, x := range vs {
-				want := c.ir.Eval(x)
-				host := int32(binary.LittleEndian.Uint32(out[4*k:]))
-				for i, v := range x {
-					binary.LittleEndian.PutUint32(buf[4*i:], uint32(v))
-				}
-				if err := m.WriteBytes(addr, buf); err != nil {
-					t.Fatal(err)
-				}
-				res, err := m.Call(fn, addr)
-				if err != nil {
-					t.Fatalf("vector %d %v: fwsim: %v", k, x, err)
-				}
-				sim := int32(res.A0)
-				if int64(res.A0) != int64(sim) {
-					t.Fatalf("vector %d %v: a0 = %#x is not a sign-extended int32", k, x, res.A0)
-				}
-				if host != want || sim != want {
-					t.Fatalf("vector %d %v: golden %d, host C %d, fwsim %d", k, x, want, host, sim)
-				}
-				maxCycles = max(maxCycles, res.Cycles)
-			}
-			if maxCycles > wcet.Cycles {
-				t.Errorf("measured %d cycles > WCET %d", maxCycles, wcet.Cycles)
-			}
-			_, size, _ := im.Symbol(fn)
+			wcet, maxCycles, size := agreeThreeWay(t, b.driver, b.elf, fn, len(c.ir.Inputs), vs, c.ir.Eval)
 			t.Logf("%s: %d vectors bit-exact; dpa: WCET %d cycles (%d insns), max measured %d, code %d bytes; %s",
 				c.name, len(vs), wcet.Cycles, wcet.Insns, maxCycles, size, lowerBound(c.ir, prof, wcet.Cycles))
 		})
@@ -538,4 +477,78 @@ func lowerBound(ir *quantize.TreeIR, p *fwsim.Profile, wcet uint64) string {
 	}
 	return fmt.Sprintf("lower bound %d (%d trees: depth × branch_taken %d + alu %d), WCET/bound %.2f",
 		lb, len(ir.Trees), p.Costs.BranchTaken, p.Costs.ALU, float64(wcet)/float64(lb))
+}
+
+// agreeThreeWay runs vs through golden, the host driver (int32 vectors on stdin, int32 results
+// on stdout) and the ELF's fn in fwsim on dpa, fails on the first disagreement, and checks
+// every measured cycle count against the static WCET. It returns the WCET, the most cycles
+// measured and fn's code size.
+func agreeThreeWay(t *testing.T, driver, elfPath, fn string, nIn int, vs [][]int32, golden func([]int32) int32) (*fwsim.WCETReport, uint64, uint64) {
+	t.Helper()
+	var in bytes.Buffer
+	for _, x := range vs {
+		binary.Write(&in, binary.LittleEndian, x)
+	}
+	cmd := exec.Command(driver)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("driver: %v", err)
+	}
+	if len(out) != 4*len(vs) {
+		t.Fatalf("driver wrote %d bytes for %d vectors", len(out), len(vs))
+	}
+	data, err := os.ReadFile(elfPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := fwsim.LoadELF(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := fwsim.LookupProfile("dpa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := fwsim.NewMachine(im, prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := m.Alloc(uint64(4*nIn), 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcet, err := fwsim.WCET(im, fn, prof, fwsim.WCETOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4*nIn)
+	var maxCycles uint64
+	for k, x := range vs {
+		want := golden(x)
+		host := int32(binary.LittleEndian.Uint32(out[4*k:]))
+		for i, v := range x {
+			binary.LittleEndian.PutUint32(buf[4*i:], uint32(v))
+		}
+		if err := m.WriteBytes(addr, buf); err != nil {
+			t.Fatal(err)
+		}
+		res, err := m.Call(fn, addr)
+		if err != nil {
+			t.Fatalf("vector %d %v: fwsim: %v", k, x, err)
+		}
+		sim := int32(res.A0)
+		if int64(res.A0) != int64(sim) {
+			t.Fatalf("vector %d %v: a0 = %#x is not a sign-extended int32", k, x, res.A0)
+		}
+		if host != want || sim != want {
+			t.Fatalf("vector %d %v: golden %d, host C %d, fwsim %d", k, x, want, host, sim)
+		}
+		maxCycles = max(maxCycles, res.Cycles)
+	}
+	if maxCycles > wcet.Cycles {
+		t.Errorf("measured %d cycles > WCET %d", maxCycles, wcet.Cycles)
+	}
+	_, size, _ := im.Symbol(fn)
+	return wcet, maxCycles, size
 }

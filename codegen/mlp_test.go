@@ -2,7 +2,6 @@ package codegen_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/distill"
-	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -270,10 +268,6 @@ int main(void)
 // TestMLPBitExact: golden Eval == host C (UBSan) == fwsim(ELF) on ≥ 20k vectors per case, and
 // the measured cycles stay within the static WCET on dpa.
 func TestMLPBitExact(t *testing.T) {
-	prof, err := fwsim.LookupProfile("dpa")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range mlpCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -284,71 +278,14 @@ func TestMLPBitExact(t *testing.T) {
 			driver, elfPath := buildFiles(t, f)
 			fn := strings.TrimSuffix(f.SourceName, ".c")
 			vs := mlpVectors(c, 20000)
-			var in bytes.Buffer
-			for _, x := range vs {
-				binary.Write(&in, binary.LittleEndian, x)
-			}
-			cmd := exec.Command(driver)
-			cmd.Stdin = &in
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("driver: %v", err)
-			}
-			if len(out) != 4*len(vs) {
-				t.Fatalf("driver wrote %d bytes for %d vectors", len(out), len(vs))
-			}
-			data, err := os.ReadFile(elfPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			im, err := fwsim.LoadELF(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := fwsim.NewMachine(im, prof)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := len(c.ir.Inputs)
-			addr, err := m.Alloc(uint64(4*n), 16)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wcet, err := fwsim.WCET(im, fn, prof, fwsim.WCETOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			buf := make([]byte, 4*n)
-			var maxCycles uint64
-			for k, x := range vs {
-				want := c.ir.Eval(x)
-				host := int32(binary.LittleEndian.Uint32(out[4*k:]))
-				for i, v := range x {
-					binary.LittleEndian.PutUint32(buf[4*i:], uint32(v))
+			golden := func(x []int32) int32 {
+				y := c.ir.Eval(x)
+				if !c.ir.Out.Contains(int64(y)) {
+					t.Fatalf("%v: %d outside the proven output range %v", x, y, c.ir.Out)
 				}
-				if err := m.WriteBytes(addr, buf); err != nil {
-					t.Fatal(err)
-				}
-				res, err := m.Call(fn, addr)
-				if err != nil {
-					t.Fatalf("vector %d %v: fwsim: %v", k, x, err)
-				}
-				sim := int32(res.A0)
-				if int64(res.A0) != int64(sim) {
-					t.Fatalf("vector %d %v: a0 = %#x is not a sign-extended int32", k, x, res.A0)
-				}
-				if host != want || sim != want {
-					t.Fatalf("vector %d %v: golden %d, host C %d, fwsim %d", k, x, want, host, sim)
-				}
-				if !c.ir.Out.Contains(int64(want)) {
-					t.Fatalf("vector %d %v: %d outside the proven output range %v", k, x, want, c.ir.Out)
-				}
-				maxCycles = max(maxCycles, res.Cycles)
+				return y
 			}
-			if maxCycles > wcet.Cycles {
-				t.Errorf("measured %d cycles > WCET %d", maxCycles, wcet.Cycles)
-			}
-			_, size, _ := im.Symbol(fn)
+			wcet, maxCycles, size := agreeThreeWay(t, driver, elfPath, fn, len(c.ir.Inputs), vs, golden)
 			fd := c.ir.Fidelity
 			t.Logf("%s: %d vectors bit-exact; dpa: WCET %d cycles (%d insns), max measured %d, code %d bytes; fidelity on %d rows: max |dy| %.5f (%.2f/128), flips %.3f%%",
 				c.name, len(vs), wcet.Cycles, wcet.Insns, maxCycles, size, fd.Rows, fd.MaxAbs, 128*fd.MaxAbs, 100*fd.Flips)
