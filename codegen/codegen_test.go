@@ -25,7 +25,6 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/lightgbm"
 	"github.com/nicc-dev/nicc/model/xgboost"
-	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 )
 
@@ -357,54 +356,8 @@ func build(t *testing.T, c genCase) *built {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	if err := f.Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(dir, f.SourceName)
-	macro := strings.ToUpper(strings.TrimSuffix(f.SourceName, ".c"))
-	fn := strings.TrimSuffix(f.SourceName, ".c")
-	driver := fmt.Sprintf(`#include <stdio.h>
-#include "%s"
-
-/* Reads NUM_INPUTS little-endian int32 per vector from stdin, writes one int32 per vector. */
-int main(void)
-{
-	int32_t x[%s_NUM_INPUTS];
-	while (fread(x, sizeof x[0], %s_NUM_INPUTS, stdin) == %s_NUM_INPUTS) {
-		int32_t y = %s(x);
-		if (fwrite(&y, sizeof y, 1, stdout) != 1)
-			return 1;
-	}
-	return 0;
-}
-`, f.HeaderName, macro, macro, macro, fn)
-	drv := filepath.Join(dir, "driver.c")
-	if err := os.WriteFile(drv, []byte(driver), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b := &built{files: f, driver: filepath.Join(dir, "driver"), elf: filepath.Join(dir, "policy.elf")}
-	var wg sync.WaitGroup
-	var hostErr, rvErr error
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		args := append(append([]string{}, strictFlags...), "-O2", "-fsanitize=undefined", "-fno-sanitize-recover=all",
-			"-I", dir, "-o", b.driver, drv, src)
-		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-			hostErr = fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		extra := append(append([]string{}, strictFlags...), "-O2", "-I", dir)
-		rvErr = nicsdk.Build(b.elf, linkScript, extra, src)
-	}()
-	wg.Wait()
-	if hostErr != nil || rvErr != nil {
-		t.Fatalf("host: %v\nriscv: %v", hostErr, rvErr)
-	}
-	return b
+	driver, elf := buildFiles(t, f)
+	return &built{files: f, driver: driver, elf: elf}
 }
 
 // vectors are at least n raw input vectors: for every input and every edge value (range ends,

@@ -240,6 +240,7 @@ func buildFiles(t *testing.T, f *codegen.Files) (driver, elf string) {
 	if err := os.WriteFile(drv, fmt.Appendf(nil, `#include <stdio.h>
 #include "%s"
 
+/* Reads NUM_INPUTS little-endian int32 per vector from stdin, writes one int32 per vector. */
 int main(void)
 {
 	int32_t x[%s_NUM_INPUTS];
