@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/model"
@@ -62,7 +63,7 @@ func (c *compilation) quantizeMLP() error {
 			c.inputSrc = append(c.inputSrc, "calibration rows, padded")
 		}
 		if inputs, err = quantize.ChooseInputs(m.Inputs, lo, hi); err != nil {
-			return fmt.Errorf("%s: %w", c.opt.Model, err)
+			return c.inputRangeError(calib, lo, hi, err)
 		}
 	}
 	// The corners of the declared input ranges join the calibration set, so the activation
@@ -93,6 +94,32 @@ func (c *compilation) quantizeMLP() error {
 	c.mlp, c.pol, c.inputs = ir, ir, ir.Inputs
 	c.int8Quant = q
 	return nil
+}
+
+// inputRangeError names the row behind a --handler none input range that no int32 format
+// can hold: the value of largest magnitude of the first such input, in the calibration rows
+// or the Ranges rows.
+func (c *compilation) inputRangeError(calib [][]float64, lo, hi []float64, err error) error {
+	for i, name := range c.m.Inputs {
+		if _, e := quantize.ChooseInputs([]string{name}, lo[i:i+1], hi[i:i+1]); e == nil {
+			continue
+		}
+		file, row, v := "", 0, 0.0
+		for _, src := range []struct {
+			file string
+			rows [][]float64
+		}{{c.opt.Int8.Calib, calib}, {c.opt.Ranges, c.rows}} {
+			for r, x := range src.rows {
+				if a := math.Abs(x[i]); a > math.Abs(v) || file == "" {
+					file, row, v = src.file, r+1, x[i]
+				}
+			}
+		}
+		if file != "" {
+			return fmt.Errorf("%s: row %d: %s is %g, beyond any int32 fixed-point input (%v)", file, row, name, v, err)
+		}
+	}
+	return fmt.Errorf("%s: %w", c.opt.Model, err)
 }
 
 // calibRows are the Int8 calibration rows: the Calib CSV, or sampled RL-CC states.
@@ -133,7 +160,15 @@ func (c *compilation) calibRows() ([][]float64, error) {
 		return nil, fmt.Errorf("%s: %w", o.Calib, err)
 	}
 	rows := t.Data
-	if t.Names != nil && namesAll(t.Names, c.m.Inputs) && len(t.Names) != n {
+	if t.Names != nil {
+		// A header selects the columns by name, in any order; one that does not name every
+		// input is refused rather than read by position.
+		for _, name := range c.m.Inputs {
+			if !slices.Contains(t.Names, name) {
+				return nil, fmt.Errorf("%s: the header has no column %q; model %s takes %d inputs (%s): name each in the header, or drop the header to read the columns in order",
+					o.Calib, name, c.m.Name, n, strings.Join(c.m.Inputs, ", "))
+			}
+		}
 		for r, row := range rows {
 			sel := make([]float64, n)
 			for i, name := range c.m.Inputs {

@@ -1,11 +1,17 @@
 package compiler
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 )
@@ -109,4 +115,192 @@ func TestCompileInt8NonFiniteWeights(t *testing.T) {
 			t.Errorf("weight %v: error %v", bad, err)
 		}
 	}
+}
+
+// saveAs writes m as native JSON to a file called name in a fresh directory.
+func saveAs(t *testing.T, name string, m *model.Model) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := model.Save(p, m); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// teacherWith is the shipped teacher, edited, saved as name.
+func teacherWith(t *testing.T, name string, edit func(m *model.Model)) string {
+	t.Helper()
+	m, _, err := LoadModel(teacherJSON, FormatAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	return saveAs(t, name, m)
+}
+
+// teacherONNXWith is the shipped ONNX teacher with its first weight (W[0][0] of the first
+// layer, stored once as a float32 in an initializer's raw_data) replaced by v, saved as name.
+func teacherONNXWith(t *testing.T, name string, v float32) string {
+	t.Helper()
+	m, _, err := LoadModel(teacherJSON, FormatAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(teacherNN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := binary.LittleEndian.AppendUint32(nil, math.Float32bits(float32(m.Layers[0].W[0][0])))
+	if n := bytes.Count(data, old); n != 1 {
+		t.Fatalf("the teacher's first weight occurs %d times in %s, want once", n, teacherNN)
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, bytes.Replace(data, old, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The issue's bad inputs for --target int8, each a one-line error naming the file (and the
+// layer, tensor or row) before anything is built: ranges that overflow int32 even after
+// widening, NaN or Inf weights, recurrent state over 48 bytes, calibration rows of the wrong
+// width or content.
+func TestCompileInt8RefusesBadInput(t *testing.T) {
+	w8 := quantize.MLPOptions{WeightBits: 8, ActBits: 16, ChannelScales: true}
+	fill := func(v float64) func(*model.Model) {
+		return func(m *model.Model) {
+			for j := range m.Layers[0].W {
+				for i := range m.Layers[0].W[j] {
+					m.Layers[0].W[j][i] = v
+				}
+			}
+		}
+	}
+	bigBias := teacherWith(t, "big_bias.json", func(m *model.Model) {
+		m.Layers[0].B = slices.Repeat([]float64{1e30}, m.Layers[0].Out)
+	})
+	bigOut := teacherWith(t, "big_out.json", func(m *model.Model) {
+		l := &m.Layers[len(m.Layers)-1]
+		l.Act, l.W[0] = model.ActIdentity, slices.Repeat([]float64{1e6}, l.In)
+	})
+	hugeW := teacherWith(t, "huge_w.json", fill(1.7e308))
+	cancelW := teacherWith(t, "cancel_w.json", func(m *model.Model) {
+		for j := range m.Layers[0].W {
+			m.Layers[0].W[j] = []float64{1.7e308, -1.7e308, 1.7e308, -1.7e308}
+		}
+	})
+	huge := writeText(t, "huge.csv", "a_prev,o,a_prev2,o_prev\n1,0.5,1,0.5\n-1e30,1,1,1\n")
+	hugeRanges := writeText(t, "huge_ranges.csv", "1,2,3,4\n1,2,3,-2e30\n")
+	calib := writeText(t, "calib.csv", "1,0,1,0\n1.1,5,1,3\n")
+	nanONNX := teacherONNXWith(t, "nan_teacher.onnx", float32(math.NaN()))
+	infONNX := teacherONNXWith(t, "inf_teacher.onnx", float32(math.Inf(-1)))
+	nanJSON := writeText(t, "nan.json", strings.Replace(readText(t, teacherJSON), "-0.5840998291969299", "NaN", 1))
+	infJSON := writeText(t, "inf.json", strings.Replace(readText(t, teacherJSON), "-0.5840998291969299", "-1e400", 1))
+	lstm13 := saveAs(t, "lstm13.json", lstm(13))
+	lstm25 := saveAs(t, "lstm25.json", lstm(25))
+	bad := func(name, text string) *Int8Options { return &Int8Options{Calib: writeText(t, name, text)} }
+	cases := []struct {
+		name string
+		opt  CompileOptions
+		want []string
+	}{
+		{"bias over int32, int8 weights", CompileOptions{Model: bigBias, Int8: &Int8Options{Samples: 100, Quant: w8}},
+			[]string{"big_bias.json: quantize: layer 0 bias 0 = 1e+30 does not fit int32"}},
+		{"bias over int32, int16 weights", CompileOptions{Model: bigBias, Int8: &Int8Options{Samples: 100}},
+			[]string{"big_bias.json: quantize: layer 0 bias 0 = 1e+30 does not fit int32"}},
+		{"output over int32, int8 weights", CompileOptions{Model: bigOut, Int8: &Int8Options{Samples: 100, Quant: w8}},
+			[]string{"big_out.json: quantize: output range [", "] does not fit int32"}},
+		{"output over int32, int16 weights", CompileOptions{Model: bigOut, Int8: &Int8Options{Samples: 100}},
+			[]string{"big_out.json: quantize: output range [", "] does not fit int32"}},
+		{"pre-activation over float64", CompileOptions{Model: hugeW, Int8: &Int8Options{Samples: 100, Quant: w8}},
+			[]string{"huge_w.json: quantize: layer 0 channel 0: a calibration pre-activation is +Inf: the weights overflow float64"}},
+		{"pre-activation NaN", CompileOptions{Model: cancelW, Int8: &Int8Options{Samples: 100}},
+			[]string{"cancel_w.json: quantize: layer 0 channel 0: a calibration pre-activation is ", ": the weights overflow float64"}},
+		{"calibration rows beyond int32", CompileOptions{Model: teacherJSON, Handler: HandlerNone, Int8: &Int8Options{Calib: huge, Quant: w8}},
+			[]string{"huge.csv: row 2: a_prev is -1e+30, beyond any int32 fixed-point input (quantize: input 0 (a_prev): range"}},
+		{"ranges rows beyond int32", CompileOptions{Model: teacherJSON, Handler: HandlerNone, Ranges: hugeRanges, Int8: &Int8Options{Calib: calib}},
+			[]string{"huge_ranges.csv: row 2: o_prev is -2e+30, beyond any int32 fixed-point input"}},
+		{"ONNX NaN weight", CompileOptions{Model: nanONNX, Int8: &Int8Options{Samples: 100}},
+			[]string{"nan_teacher.onnx: ", `node "/0/MatMul" (MatMul): initializer "onnx::MatMul_13": element 0 is NaN`}},
+		{"ONNX Inf weight", CompileOptions{Model: infONNX, Int8: &Int8Options{Samples: 100}},
+			[]string{"inf_teacher.onnx: ", `node "/0/MatMul" (MatMul): initializer "onnx::MatMul_13": element 0 is -Inf`}},
+		{"JSON NaN weight", CompileOptions{Model: nanJSON, Int8: &Int8Options{Samples: 100}}, []string{"nan.json: ", "invalid character 'N'"}},
+		{"JSON Inf weight", CompileOptions{Model: infJSON, Int8: &Int8Options{Samples: 100}}, []string{"inf.json: ", "1e400", "layers.w"}},
+		{"LSTM state, rlcc", CompileOptions{Model: lstm13, Int8: &Int8Options{}},
+			[]string{"lstm13.json: model wide_lstm needs 50 bytes of flow state (the rlcc handler's 24 + h and c of 13 values each at int8 (26)), over the engine's 48-byte flow context"}},
+		{"LSTM state, none", CompileOptions{Model: lstm25, Handler: HandlerNone, Int8: &Int8Options{Calib: calib}},
+			[]string{"lstm25.json: model wide_lstm needs 50 bytes of flow state (the none handler's 0 + h and c of 25 values each at int8 (50))"}},
+		{"LSTM state, trees", CompileOptions{Model: lstm13},
+			[]string{"lstm13.json: model wide_lstm needs 50 bytes of flow state"}},
+		{"calibration of 3 columns", CompileOptions{Model: teacherJSON, Int8: bad("c3.csv", "1,2,3\n4,5,6\n")},
+			[]string{"c3.csv: row 1 has 3 values; model rlcc_teacher takes 4 inputs"}},
+		{"calibration of 5 columns", CompileOptions{Model: teacherJSON, Handler: HandlerNone, Int8: bad("c5.csv", "1,2,3,4,5\n")},
+			[]string{"c5.csv: row 1 has 5 values; model rlcc_teacher takes 4 inputs"}},
+		{"calibration header of unknown names", CompileOptions{Model: teacherJSON, Int8: bad("unknown.csv", "w,x,y,z\n1,2,3,4\n")},
+			[]string{`unknown.csv: the header has no column "a_prev"; model rlcc_teacher takes 4 inputs (a_prev, o, a_prev2, o_prev): name each in the header, or drop the header`}},
+		{"calibration header missing an input", CompileOptions{Model: teacherJSON, Int8: bad("partial.csv", "a_prev,o,a_prev2,y\n1,2,3,4\n")},
+			[]string{`partial.csv: the header has no column "o_prev"`}},
+		{"empty calibration file", CompileOptions{Model: teacherJSON, Int8: bad("empty.csv", "")}, []string{"empty.csv: no data rows"}},
+		{"calibration header alone", CompileOptions{Model: teacherJSON, Int8: bad("header.csv", "a_prev,o,a_prev2,o_prev\n")}, []string{"header.csv: no data rows"}},
+		{"calibration NaN", CompileOptions{Model: teacherJSON, Int8: bad("nan.csv", "1,2,3,4\n1,NaN,3,4\n")},
+			[]string{"nan.csv: row 2: o is NaN: calibration values must be finite"}},
+		{"calibration Inf", CompileOptions{Model: teacherJSON, Handler: HandlerNone, Int8: bad("inf.csv", "a_prev,o,a_prev2,o_prev\n1,2,3,4\n1,2,3,-Inf\n")},
+			[]string{"inf.csv: row 2: o_prev is -Inf: calibration values must be finite"}},
+		{"calibration text", CompileOptions{Model: teacherJSON, Int8: bad("text.csv", "1,2,3,4\n1,2,fast,4\n")},
+			[]string{`text.csv: line 2: column 3: "fast" is not a number`}},
+		{"calibration short row", CompileOptions{Model: teacherJSON, Int8: bad("short.csv", "1,2,3,4\n1,2,3\n")},
+			[]string{"short.csv: line 2: 3 values, want 4"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.opt.Out = t.TempDir()
+			c.opt.Vectors = 100
+			r, err := Compile(c.opt)
+			var ce *CheckError
+			if err == nil || errors.As(err, &ce) || r != nil {
+				t.Fatalf("got %v (report %v), want a bad-input error", err, r)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error\n%s\nlacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line:\n%s", err)
+			}
+			if ents, _ := os.ReadDir(c.opt.Out); len(ents) != 0 {
+				t.Errorf("wrote %d files into the output directory before refusing", len(ents))
+			}
+		})
+	}
+}
+
+// A calibration header naming every input selects the columns by name, in any order and
+// beside other columns.
+func TestCalibRowsHeaderSelectsByName(t *testing.T) {
+	m, _, err := LoadModel(teacherJSON, FormatAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{
+		"a_prev,o,a_prev2,o_prev\n1,2,3,4\n",
+		"o_prev,a_prev2,o,a_prev\n4,3,2,1\n",
+		"y,o,a_prev,extra,o_prev,a_prev2\n9,2,1,8,4,3\n",
+		"1,2,3,4\n",
+	} {
+		c := &compilation{opt: CompileOptions{Model: teacherJSON, Int8: &Int8Options{Calib: writeText(t, "calib.csv", text)}}, m: m, handler: HandlerRLCC}
+		rows, err := c.calibRows()
+		if err != nil || len(rows) != 1 || !slices.Equal(rows[0], []float64{1, 2, 3, 4}) {
+			t.Errorf("%q: rows %v, %v; want [[1 2 3 4]]", text, rows, err)
+		}
+	}
+}
+
+func readText(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

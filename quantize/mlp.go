@@ -293,6 +293,9 @@ func MLP(m *model.Model, inputs []Input, calib [][]float64, opt MLPOptions) (*ML
 				if l.B != nil {
 					s += l.B[j]
 				}
+				if !finite(s) {
+					return nil, fmt.Errorf("quantize: layer %d channel %d: a calibration pre-activation is %v: the weights overflow float64", k, j, s)
+				}
 				a := math.Abs(s)
 				if l.Act == model.ActReLU {
 					a = max(s, 0)

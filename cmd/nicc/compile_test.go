@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nicc-dev/nicc/model"
 )
 
 const lgbDir = "../../testdata/lightgbm/"
@@ -164,4 +170,132 @@ func TestCompileInt8(t *testing.T) {
 	if r.Entry != "nicc_policy" || r.Int8.WeightBits != 8 || r.Int8.ActBits != 16 || r.Int8.MaxAbsDy <= 0 || r.Verify.Mismatches != 0 {
 		t.Errorf("report %+v", r)
 	}
+}
+
+// saveModel writes m as native JSON into a file called name.
+func saveModel(t *testing.T, name string, m *model.Model) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := model.Save(p, m); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// lstmModel is an RL-CC LSTM with hidden units: h and c take 2·hidden bytes of flow state.
+func lstmModel(hidden int) *model.Model {
+	mat := func(r, c int) [][]float64 {
+		m := make([][]float64, r)
+		for i := range m {
+			m[i] = make([]float64, c)
+		}
+		return m
+	}
+	return &model.Model{Format: model.Format, Name: "wide_lstm", Inputs: []string{"a_prev", "o", "a_prev2", "o_prev"},
+		Layers: []model.Layer{
+			{Op: model.OpLSTM, In: 4, Out: hidden, W: mat(4*hidden, 4), R: mat(4*hidden, hidden)},
+			{Op: model.OpDense, In: hidden, Out: 1, W: mat(1, hidden), Act: model.ActTanh},
+		}}
+}
+
+// The issue's bad inputs for --target int8: ranges that overflow int32 even after widening,
+// NaN or Inf weights, recurrent state over 48 bytes, a calibration set of the wrong width or
+// content. Each exits 2 with one line naming the file (and the layer, tensor or row).
+func TestCompileInt8BadInputExits2(t *testing.T) {
+	teacher, err := model.Load(models + "rlcc_teacher.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	variant := func(name string, edit func(m *model.Model)) string {
+		b, err := model.Marshal(teacher)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := model.Unmarshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(m)
+		return saveModel(t, name, m)
+	}
+	bigBias := variant("big_bias.json", func(m *model.Model) { m.Layers[0].B = slices.Repeat([]float64{1e30}, m.Layers[0].Out) })
+	bigOut := variant("big_out.json", func(m *model.Model) {
+		l := &m.Layers[len(m.Layers)-1]
+		l.Act, l.W[0] = model.ActIdentity, slices.Repeat([]float64{1e6}, l.In)
+	})
+	hugeW := variant("huge_w.json", func(m *model.Model) {
+		for j := range m.Layers[0].W {
+			m.Layers[0].W[j] = []float64{1.7e308, -1.7e308, 1.7e308, -1.7e308}
+		}
+	})
+	// The ONNX teacher with its first weight, a float32 in an initializer's raw_data, made NaN or Inf.
+	onnx, err := os.ReadFile(models + "rlcc_teacher.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0 := binary.LittleEndian.AppendUint32(nil, math.Float32bits(float32(teacher.Layers[0].W[0][0])))
+	if n := bytes.Count(onnx, w0); n != 1 {
+		t.Fatalf("the teacher's first weight occurs %d times in rlcc_teacher.onnx, want once", n)
+	}
+	patched := func(name string, v float32) string {
+		return writeFile(t, name, string(bytes.Replace(onnx, w0, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)), 1)))
+	}
+	calib := writeFile(t, "calib.csv", "1,0,1,0\n1.1,5,1,3\n")
+	teacherJSON := models + "rlcc_teacher.json"
+	int8Args := []string{"--target", "int8", "--vectors", "100", "--samples", "100"}
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{bigBias, "--weight-bits", "8"}, []string{"big_bias.json: quantize: layer 0 bias 0 = 1e+30 does not fit int32"}},
+		{[]string{bigBias}, []string{"big_bias.json: quantize: layer 0 bias 0 = 1e+30 does not fit int32"}},
+		{[]string{bigOut, "--weight-bits", "8"}, []string{"big_out.json: quantize: output range [", "] does not fit int32"}},
+		{[]string{bigOut}, []string{"big_out.json: quantize: output range [", "] does not fit int32"}},
+		{[]string{hugeW}, []string{"huge_w.json: quantize: layer 0 channel 0: a calibration pre-activation is ", ": the weights overflow float64"}},
+		{[]string{teacherJSON, "--handler", "none", "--weight-bits", "8", "--calib", writeFile(t, "huge.csv", "a_prev,o,a_prev2,o_prev\n1,0.5,1,0.5\n1e30,1,1,1\n")},
+			[]string{"huge.csv: row 2: a_prev is 1e+30, beyond any int32 fixed-point input"}},
+		{[]string{patched("nan_teacher.onnx", float32(math.NaN()))},
+			[]string{"nan_teacher.onnx: ", `node "/0/MatMul" (MatMul): initializer "onnx::MatMul_13": element 0 is NaN`}},
+		{[]string{patched("inf_teacher.onnx", float32(math.Inf(1)))},
+			[]string{"inf_teacher.onnx: ", `node "/0/MatMul" (MatMul): initializer "onnx::MatMul_13": element 0 is +Inf`}},
+		{[]string{writeFile(t, "inf.json", strings.Replace(readFile(t, teacherJSON), "-0.5840998291969299", "1e400", 1))},
+			[]string{"inf.json: ", "1e400", "layers.w"}},
+		{[]string{saveModel(t, "lstm13.json", lstmModel(13))},
+			[]string{"lstm13.json: model wide_lstm needs 50 bytes of flow state (the rlcc handler's 24 + h and c of 13 values each at int8 (26)), over the engine's 48-byte flow context"}},
+		{[]string{saveModel(t, "lstm25.json", lstmModel(25)), "--handler", "none", "--calib", calib},
+			[]string{"lstm25.json: model wide_lstm needs 50 bytes of flow state (the none handler's 0 + h and c of 25 values each at int8 (50))"}},
+		{[]string{teacherJSON, "--calib", writeFile(t, "c3.csv", "1,2,3\n")}, []string{"c3.csv: row 1 has 3 values; model rlcc_teacher takes 4 inputs"}},
+		{[]string{teacherJSON, "--handler", "none", "--calib", writeFile(t, "c5.csv", "1,2,3,4,5\n")}, []string{"c5.csv: row 1 has 5 values; model rlcc_teacher takes 4 inputs"}},
+		{[]string{teacherJSON, "--calib", writeFile(t, "unknown.csv", "w,x,y,z\n1,2,3,4\n")},
+			[]string{`unknown.csv: the header has no column "a_prev"; model rlcc_teacher takes 4 inputs (a_prev, o, a_prev2, o_prev)`}},
+		{[]string{teacherJSON, "--calib", writeFile(t, "empty.csv", "")}, []string{"empty.csv: no data rows"}},
+		{[]string{teacherJSON, "--calib", writeFile(t, "nan.csv", "1,2,3,4\n1,NaN,3,4\n")}, []string{"nan.csv: row 2: o is NaN: calibration values must be finite"}},
+		{[]string{teacherJSON, "--calib", writeFile(t, "inf.csv", "1,2,3,4\n1,2,3,+Inf\n")}, []string{"inf.csv: row 2: o_prev is +Inf: calibration values must be finite"}},
+		{[]string{teacherJSON, "--calib", writeFile(t, "text.csv", "1,2,3,4\n1,2,fast,4\n")}, []string{`text.csv: line 2: column 3: "fast" is not a number`}},
+	}
+	for _, c := range cases {
+		args := append(append([]string{"compile"}, c.args...), append(int8Args, "--out", t.TempDir())...)
+		code, stdout, stderr := nicc(t, args...)
+		ok := code == exitBadInput && stdout == "" && strings.HasPrefix(stderr, "nicc: ") && strings.Count(stderr, "\n") == 1
+		for _, w := range c.want {
+			ok = ok && strings.Contains(stderr, w)
+		}
+		if !ok {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and one line containing %q", c.args, code, stdout, stderr, exitBadInput, c.want)
+		}
+	}
+	// Without --target int8 the LSTM's state is refused the same way.
+	code, _, stderr := nicc(t, "compile", saveModel(t, "lstm13.json", lstmModel(13)), "--out", t.TempDir())
+	if want := "lstm13.json: model wide_lstm needs 50 bytes of flow state"; code != exitBadInput || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("LSTM without --target: exit %d, stderr %q; want exit 2 and one line containing %q", code, stderr, want)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
