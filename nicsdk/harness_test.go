@@ -28,7 +28,7 @@ var buildDir = sync.OnceValues(func() (string, error) {
 	if err := WriteSources(dir); err != nil {
 		return "", err
 	}
-	for _, n := range []string{"testpolicy.h", "driver.c", "fw.c", "handler.c"} {
+	for _, n := range []string{"testpolicy.h", "driver.c", "fw.c", "handler.c", "handler_ex.c", "handler_state.c"} {
 		b, err := os.ReadFile(filepath.Join("testdata", n))
 		if err != nil {
 			return "", err
@@ -40,6 +40,25 @@ var buildDir = sync.OnceValues(func() (string, error) {
 	glue := "/* handler_glue.h: written by harness_test.go, HandlerC(DefaultParams(), PolicyEntry). */\n" + HandlerC(DefaultParams(), PolicyEntry)
 	if err := os.WriteFile(filepath.Join(dir, "handler_glue.h"), []byte(glue), 0o644); err != nil {
 		return "", err
+	}
+	glue = "/* handler_state_glue.h: written by harness_test.go, HandlerExC(DefaultParams(), PolicyEntry, 2, OutM). */\n" +
+		HandlerExC(DefaultParams(), PolicyEntry, 2, OutM)
+	if err := os.WriteFile(filepath.Join(dir, "handler_state_glue.h"), []byte(glue), 0o644); err != nil {
+		return "", err
+	}
+	// handler_ex.c in each configuration exConfigs lists, as hxName(words, out).c.
+	for _, c := range exConfigs {
+		name := hxName(c.words, c.out)
+		glue := fmt.Sprintf("/* %s_glue.h: written by harness_test.go, HandlerExC(DefaultParams(), \"test_policy_st\", %d, %s). */\n",
+			name, c.words, c.out.C()) + HandlerExC(DefaultParams(), "test_policy_st", c.words, c.out)
+		src := fmt.Sprintf("/* %s.c: written by harness_test.go. */\n#define HX_WORDS %d\n#define HX_OUT %s\n#define HX_GLUE \"%s_glue.h\"\n#include \"handler_ex.c\"\n",
+			name, c.words, c.out.C(), name)
+		if err := os.WriteFile(filepath.Join(dir, name+"_glue.h"), []byte(glue), 0o644); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".c"), []byte(src), 0o644); err != nil {
+			return "", err
+		}
 	}
 	return dir, nil
 })

@@ -14,7 +14,7 @@ import (
 // floor everywhere.
 
 // Flow context words used by RL-CC (RLCC_CTX_*): words 0..5 (24 bytes); words 6..11 are left
-// untouched.
+// untouched, except the first words of them a stateful policy keeps (OnEventEx).
 const (
 	CtxRate    = 0 // uint32 fxp20: the current rate, in [MinRate, LineRate]
 	CtxBaseRTT = 1 // uint32 ns: the smallest nonzero RTT seen; 0 = none yet
@@ -25,7 +25,32 @@ const (
 	RLCCWords  = 6 // RLCC_CTX_WORDS: words RL-CC uses
 	RLCCBytes  = 4 * RLCCWords
 	FlagInit   = 1 // RLCC_FLAG_INIT
+
+	// StateWordsMax is RLCC_STATE_WORDS_MAX: the most context words a stateful policy keeps,
+	// words RLCCWords..RLCCWords+words-1 (OnEventEx, RLCC_DEFINE_HANDLER_EX).
+	StateWordsMax = CtxWords - RLCCWords
 )
+
+// PolicyOut is what a policy returns (RLCC_DEFINE_HANDLER_EX's OUT).
+type PolicyOut int
+
+const (
+	OutY PolicyOut = iota // RLCC_OUT_Y: y in Q16, mapped to the multiplier by Multiplier
+	OutM                  // RLCC_OUT_M: the multiplier m in Q16, clamped to [AMin, AMax]
+)
+
+// C is the C name of o: RLCC_OUT_Y or RLCC_OUT_M.
+func (o PolicyOut) C() string {
+	switch o {
+	case OutY:
+		return "RLCC_OUT_Y"
+	case OutM:
+		return "RLCC_OUT_M"
+	}
+	return fmt.Sprintf("PolicyOut(%d)", int(o))
+}
+
+func (o PolicyOut) String() string { return o.C() }
 
 // The action -> multiplier map's constants (RLCC_*).
 const (
@@ -125,6 +150,24 @@ func HandlerC(p Params, policy string) string {
 	return p.C(ParamsName) + "\nRLCC_DEFINE_HANDLER(" + ParamsName + ", " + policy + ")\n"
 }
 
+// HandlerExC is HandlerC for a stateful policy, int32_t policy(const int32_t *x, uint32_t
+// *state), that keeps words context words (OnEventEx) and returns what out says: p as
+// ParamsName, then RLCC_DEFINE_HANDLER_EX. It panics if words is outside [0, StateWordsMax]
+// or out is neither OutY nor OutM.
+func HandlerExC(p Params, policy string, words int, out PolicyOut) string {
+	checkEx(words, out)
+	return p.C(ParamsName) + fmt.Sprintf("\nRLCC_DEFINE_HANDLER_EX(%s, %s, %d, %s)\n", ParamsName, policy, words, out.C())
+}
+
+func checkEx(words int, out PolicyOut) {
+	if words < 0 || words > StateWordsMax {
+		panic(fmt.Sprintf("nicsdk: %d policy state words, want 0..%d", words, StateWordsMax))
+	}
+	if out != OutY && out != OutM {
+		panic(fmt.Sprintf("nicsdk: policy output %d is neither OutY nor OutM", int(out)))
+	}
+}
+
 func q16(v int64) float64 { return float64(v) / Q16One }
 
 // RTTInflation is rlcc_rtt_infl: rtt/base in Q16, floor(rtt * 2^16 / base) saturated to
@@ -207,23 +250,41 @@ func Init(ctx *FlowCtx, p Params) {
 	ctx[CtxFlags] |= FlagInit
 }
 
-// OnEvent is rlcc_on_event, the whole RL-CC decision for one event (see rlcc.h):
+// OnEvent is rlcc_on_event, the whole RL-CC decision for one event with a stateless policy
+// returning y: OnEventEx with no state words and OutY. Words RLCCWords..11 of ctx are never
+// touched.
+func OnEvent(ev Event, ctx *FlowCtx, p Params, policy func(x [4]int32) int32) uint32 {
+	return OnEventEx(ev, ctx, p, 0, OutY, func(x [4]int32, _ []uint32) int32 { return policy(x) })
+}
+
+// OnEventEx is rlcc_on_event_core (rlcc_on_event_ex, RLCC_DEFINE_HANDLER_EX), the whole RL-CC
+// decision for one event with a policy that keeps words (0..StateWordsMax) context words,
+// state = ctx[RLCCWords : RLCCWords+words], and returns y (OutY) or the multiplier (OutM):
 //
-//  1. A context without FlagInit is initialised (Init).
+//  1. A context without FlagInit is initialised (Init), and its state words are zeroed,
+//     whatever the event.
 //  2. The stored rate is clamped to [MinRate, LineRate], a_{t-1} and a_{t-2} to [AMin, AMax],
 //     o_{t-1} to [ObsMin(p), OMax].
-//  3. Not an RTT event: the clamped rate is stored and returned, nothing else changes.
+//  3. Not an RTT event: the clamped rate is stored and returned, nothing else changes (an
+//     initialised flow's state words are untouched).
 //  4. An RTT event: base = rtt if rtt != 0 and (base == 0 or rtt < base); o_t =
-//     Observation(RTTInflation(rtt, base), SqrtRate(rate), p); y = policy(a_{t-1}, o_t,
-//     a_{t-2}, o_{t-1}); m = Multiplier(y); rate = UpdateRate(rate, m, p); the history
-//     shifts (a_{t-2} = a_{t-1}, a_{t-1} = m, o_{t-1} = o_t); the rate is stored and
-//     returned. An RTT of 0 (no sample) leaves the base alone and has inflation 0 (1.0 while
-//     there is no base yet).
+//     Observation(RTTInflation(rtt, base), SqrtRate(rate), p); v = policy(x, state) with
+//     x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}), which may rewrite state; m = Multiplier(v) (OutY)
+//     or v clamped to [AMin, AMax] (OutM); rate = UpdateRate(rate, m, p); the history shifts
+//     (a_{t-2} = a_{t-1}, a_{t-1} = m, o_{t-1} = o_t); the rate is stored and returned. An
+//     RTT of 0 (no sample) leaves the base alone and has inflation 0 (1.0 while there is no
+//     base yet).
 //
-// The result is in [MinRate, LineRate]; words RLCCWords..11 of ctx are never touched.
-func OnEvent(ev Event, ctx *FlowCtx, p Params, policy func(x [4]int32) int32) uint32 {
+// The result is in [MinRate, LineRate]; words RLCCWords+words..11 of ctx are never touched
+// (state's capacity ends at its length). It panics if words is outside [0, StateWordsMax] or
+// out is neither OutY nor OutM.
+func OnEventEx(ev Event, ctx *FlowCtx, p Params, words int, out PolicyOut,
+	policy func(x [4]int32, state []uint32) int32) uint32 {
+	checkEx(words, out)
+	state := ctx[RLCCWords : RLCCWords+words : RLCCWords+words]
 	if ctx[CtxFlags]&FlagInit == 0 {
 		Init(ctx, p)
+		clear(state)
 	}
 	rate := min(max(ctx[CtxRate], p.MinRate), LineRate)
 	if ev.Type != EvRTT {
@@ -241,7 +302,13 @@ func OnEvent(ev Event, ctx *FlowCtx, p Params, policy func(x [4]int32) int32) ui
 		int32(min(max(ctx[CtxA2], AMin), AMax)),
 		min(max(int32(ctx[CtxO1]), ObsMin(p)), OMax),
 	}
-	m := Multiplier(policy(x))
+	v := policy(x, state)
+	var m uint32
+	if out == OutM {
+		m = uint32(min(max(v, AMin), AMax))
+	} else {
+		m = Multiplier(v)
+	}
 	rate = UpdateRate(rate, m, p)
 	ctx[CtxRate] = rate
 	ctx[CtxBaseRTT] = base

@@ -26,6 +26,17 @@
  * which defines uint32_t nicc_on_event(const struct nicc_event *, struct nicc_flow_ctx *).
  * A POLICY defined static inline with always_inline in the same file is inlined, so x stays
  * in registers and the call costs nothing (a plain or static policy of ten trees is called).
+ *
+ * A stateful policy, int32_t POLICY(const int32_t *x, uint32_t *state), keeps WORDS (0..6)
+ * words of its own in the flow context, data[6 .. 6+WORDS-1]; a policy may also return the
+ * multiplier m in Q16 itself (the action -> multiplier map folded into its output table)
+ * instead of y. nicsdk.HandlerExC prints the glue:
+ *
+ *     RLCC_DEFINE_HANDLER_EX(NAME, POLICY, WORDS, RLCC_OUT_Y or RLCC_OUT_M)
+ *
+ * Both macros expand to the one handler body, rlcc_on_event_core, with the word count and
+ * the output kind as constants gcc folds: RLCC_DEFINE_HANDLER's machine code is what it was
+ * before the stateful form existed.
  */
 #ifndef NICC_RLCC_H
 #define NICC_RLCC_H
@@ -34,7 +45,8 @@
 #include "nicsdk.h"
 
 /* Flow context words (struct nicc_flow_ctx.data[i]) used by RL-CC: words 0..5, 24 bytes.
- * Words 6..11 are left untouched for other runtimes (the LSTM state). */
+ * Words 6..11 are left untouched for other runtimes (the LSTM state), except the first WORDS
+ * of them, which a stateful policy keeps (RLCC_DEFINE_HANDLER_EX). */
 #define RLCC_CTX_RATE 0     /* uint32 fxp20: the current rate, in [min_rate, 1<<20] */
 #define RLCC_CTX_BASE_RTT 1 /* uint32 ns: the smallest nonzero RTT seen; 0 = none yet */
 #define RLCC_CTX_A1 2       /* uint32 Q16: a_{t-1}, the last multiplier */
@@ -43,6 +55,11 @@
 #define RLCC_CTX_FLAGS 5    /* bit 0: initialised (RLCC_FLAG_INIT); bits 1..31 reserved, kept */
 #define RLCC_CTX_WORDS 6    /* words RL-CC uses: data[0..5] */
 #define RLCC_FLAG_INIT 1u
+#define RLCC_STATE_WORDS_MAX 6 /* a stateful policy's words: data[6 .. 6+WORDS-1], WORDS <= 6 */
+
+/* What a policy returns (RLCC_DEFINE_HANDLER_EX's OUT): */
+#define RLCC_OUT_Y 0 /* y in Q16, mapped to the multiplier by rlcc_multiplier */
+#define RLCC_OUT_M 1 /* the multiplier m in Q16 itself, clamped to [RLCC_A_MIN, RLCC_A_MAX] */
 
 /* The action -> multiplier map's constants. */
 #define RLCC_Y_MIN (-65536)   /* model output clamp, Q16 -1.0 */
@@ -78,7 +95,8 @@ static inline int32_t rlcc_u32_to_i32(uint32_t v)
 
 /* rlcc_clz32 counts the leading zeros of x != 0: one clzw on Zbb. GCC builtins (gcc and
  * clang have them) are the one thing here beyond C99: __builtin_clz, __builtin_clzll, and
- * __builtin_expect behind RLCC_LIKELY (a layout hint, left out for other compilers). */
+ * __builtin_expect behind RLCC_LIKELY and the always_inline attribute behind
+ * RLCC_ALWAYS_INLINE (hints, left out for other compilers). */
 static inline unsigned rlcc_clz32(uint32_t x)
 {
 	return (unsigned)__builtin_clz(x);
@@ -99,6 +117,14 @@ static inline unsigned rlcc_clz64(uint64_t x)
 #else
 #define RLCC_LIKELY(c) (c)
 #define RLCC_UNLIKELY(c) (c)
+#endif
+
+/* RLCC_ALWAYS_INLINE makes gcc inline the handler body into each entry (at -O0 too), so the
+ * constants an entry passes (the policy, the word count, the output kind) fold away. */
+#if defined(__GNUC__)
+#define RLCC_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define RLCC_ALWAYS_INLINE
 #endif
 
 static inline uint64_t rlcc_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -347,25 +373,42 @@ static inline void rlcc_init(struct nicc_flow_ctx *ctx, const struct rlcc_params
 	ctx->data[RLCC_CTX_FLAGS] |= RLCC_FLAG_INIT;
 }
 
-/* rlcc_on_event is the whole RL-CC decision for one event:
- *   1. A context without RLCC_FLAG_INIT is initialised (rlcc_init) first.
+/* Policies as the handler calls them: stateless, y or m from x; stateful, from x and its
+ * words of the flow context (state[0 .. WORDS-1] = ctx->data[6 .. 6+WORDS-1]). */
+typedef int32_t (*rlcc_policy_fn)(const int32_t *x);
+typedef int32_t (*rlcc_policy_state_fn)(const int32_t *x, uint32_t *state);
+
+/* rlcc_on_event_core is the whole RL-CC decision for one event, the one body behind
+ * rlcc_on_event, rlcc_on_event_ex and both handler macros. Exactly one of policy (stateless)
+ * and policy_st (stateful) is non-null; words (0..RLCC_STATE_WORDS_MAX) is the number of
+ * context words policy_st keeps, out what the policy returns (RLCC_OUT_Y or RLCC_OUT_M).
+ *   1. A context without RLCC_FLAG_INIT is initialised (rlcc_init) first, and the policy's
+ *      words data[6 .. 6+words-1] are zeroed, whatever the event.
  *   2. The stored rate is clamped to [min_rate, 1<<20], as are a_{t-1}, a_{t-2} to
  *      [RLCC_A_MIN, RLCC_A_MAX] and o_{t-1} to [rlcc_obs_min(p), RLCC_O_MAX], so the model's
  *      inputs are in their declared ranges whatever the context held.
  *   3. Not an RTT event (CNP, NACK, TX, or an unknown type): the clamped rate is stored and
- *      returned; nothing else changes.
+ *      returned; nothing else changes (an initialised flow's state words are untouched).
  *   4. RTT event: base_rtt = rtt_ns if rtt_ns != 0 and (base_rtt == 0 or rtt_ns < base_rtt);
  *      infl = rlcc_rtt_infl(rtt_ns, base_rtt); o_t = rlcc_observation(infl,
- *      rlcc_sqrt_rate(rate), p); y = policy(x) with x = (a_{t-1}, o_t, a_{t-2}, o_{t-1});
- *      m = rlcc_multiplier(y); rate = rlcc_update_rate(rate, m, p); then the history shifts
- *      (a_{t-2} = a_{t-1}, a_{t-1} = m, o_{t-1} = o_t) and the new rate is stored and
- *      returned. An RTT event with rtt_ns == 0 (no sample) leaves base_rtt alone and has
- *      inflation 0 (or 1.0 while there is no base yet): no congestion.
- * The result is in [min_rate, 1<<20]; words 6..11 of the context are never touched. */
-static inline uint32_t rlcc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx,
-				     const struct rlcc_params *p, int32_t (*policy)(const int32_t *x))
+ *      rlcc_sqrt_rate(rate), p); x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}); the policy runs,
+ *      policy(x) or policy_st(x, ctx->data + 6), which may rewrite its words (and no
+ *      others). RLCC_OUT_Y: m = rlcc_multiplier(result); RLCC_OUT_M: m = the result clamped
+ *      to [RLCC_A_MIN, RLCC_A_MAX] (any int32 is safe). rate = rlcc_update_rate(rate, m, p);
+ *      then the history shifts (a_{t-2} = a_{t-1}, a_{t-1} = m, o_{t-1} = o_t) and the new
+ *      rate is stored and returned. An RTT event with rtt_ns == 0 (no sample) leaves
+ *      base_rtt alone and has inflation 0 (or 1.0 while there is no base yet): no congestion.
+ * The result is in [min_rate, 1<<20]; words 6+words..11 of the context are never touched.
+ * Inlined always, so constant arguments fold: with policy_st null, words 0 and RLCC_OUT_Y
+ * the code is the stateless handler's alone. */
+static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_core(const struct nicc_event *ev,
+							     struct nicc_flow_ctx *ctx,
+							     const struct rlcc_params *p,
+							     rlcc_policy_fn policy,
+							     rlcc_policy_state_fn policy_st,
+							     unsigned words, int out)
 {
-	uint32_t *w = ctx->data;
+	uint32_t *w = ctx->data, *st = ctx->data + RLCC_CTX_WORDS;
 	uint32_t flags = w[RLCC_CTX_FLAGS];
 	uint64_t rtt, rate, base, a1, a2, infl, sq, m;
 	int32_t x[4], o1, o, y;
@@ -385,6 +428,13 @@ static inline uint32_t rlcc_on_event(const struct nicc_event *ev, struct nicc_fl
 		base = 0;
 		a1 = a2 = NICC_Q16_ONE;
 		o1 = omin;
+		/* The policy's words, without a loop (words is a constant in a handler). */
+		if (words > 0) st[0] = 0;
+		if (words > 1) st[1] = 0;
+		if (words > 2) st[2] = 0;
+		if (words > 3) st[3] = 0;
+		if (words > 4) st[4] = 0;
+		if (words > 5) st[5] = 0;
 	}
 	w[RLCC_CTX_FLAGS] = flags | RLCC_FLAG_INIT;
 	rate = rlcc_min_u64(rlcc_max_u64(rate, p->min_rate), NICC_LINE_RATE);
@@ -417,11 +467,20 @@ static inline uint32_t rlcc_on_event(const struct nicc_event *ev, struct nicc_fl
 	x[3] = nicc_clamp_i32(o1, omin, RLCC_O_MAX);
 	w[RLCC_CTX_A2] = (uint32_t)x[0];
 	w[RLCC_CTX_O1] = (uint32_t)o;
-	y = policy(x);
-	/* rlcc_multiplier and rlcc_update_rate, each clamp on its side only: for y >= 0, m >= 1.0,
-	 * so the new rate is at least rate >= min_rate; for y < 0, m <= 1.0 (2^32 / (2^16 + u)
-	 * with u >= 0), so it is at most rate <= 1<<20. */
-	if (RLCC_UNLIKELY(y >= 0)) {
+	y = policy_st ? policy_st(x, st) : policy(x);
+	if (out == RLCC_OUT_M) {
+		/* m clamped to [RLCC_A_MIN, RLCC_A_MAX]; then rlcc_update_rate, clamped on its side
+		 * only, as below. */
+		m = (uint64_t)nicc_clamp_i32(y, (int32_t)RLCC_A_MIN, (int32_t)RLCC_A_MAX);
+		rate = (rate * m) >> 16;
+		if (m >= NICC_Q16_ONE)
+			rate = rlcc_min_u64(rate, NICC_LINE_RATE);
+		else
+			rate = rlcc_max_u64(rate, p->min_rate);
+	} else if (RLCC_UNLIKELY(y >= 0)) {
+		/* rlcc_multiplier and rlcc_update_rate, each clamp on its side only: for y >= 0,
+		 * m >= 1.0, so the new rate is at least rate >= min_rate; for y < 0, m <= 1.0
+		 * (2^32 / (2^16 + u) with u >= 0), so it is at most rate <= 1<<20. */
 		y = y < RLCC_Y_MAX ? y : RLCC_Y_MAX;
 		m = NICC_Q16_ONE + (((uint64_t)y * RLCC_K_Q16) >> 16);
 		rate = (rate * m) >> 16;
@@ -437,13 +496,53 @@ static inline uint32_t rlcc_on_event(const struct nicc_event *ev, struct nicc_fl
 	return (uint32_t)rate;
 }
 
+/* rlcc_on_event is rlcc_on_event_core for a stateless policy returning y in Q16: words 6..11
+ * of the context are never touched. */
+static inline uint32_t rlcc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx,
+				     const struct rlcc_params *p, int32_t (*policy)(const int32_t *x))
+{
+	return rlcc_on_event_core(ev, ctx, p, policy, (rlcc_policy_state_fn)0, 0, RLCC_OUT_Y);
+}
+
+/* rlcc_on_event_ex is rlcc_on_event_core for a stateful policy that keeps words (0..6)
+ * context words, data[6 .. 6+words-1], and returns y (out = RLCC_OUT_Y) or the multiplier m
+ * (RLCC_OUT_M), both in Q16. On a new flow (no RLCC_FLAG_INIT) the words are zeroed, whatever
+ * the event; on an RTT event the policy gets x and ctx->data + 6 and may rewrite them; other
+ * events leave them alone; words beyond the policy's are never touched. */
+static inline uint32_t rlcc_on_event_ex(const struct nicc_event *ev, struct nicc_flow_ctx *ctx,
+					const struct rlcc_params *p,
+					int32_t (*policy)(const int32_t *x, uint32_t *state), unsigned words,
+					int out)
+{
+	return rlcc_on_event_core(ev, ctx, p, (rlcc_policy_fn)0, policy, words, out);
+}
+
 /* RLCC_DEFINE_HANDLER(PARAMS, POLICY) defines the engine entry over the generated model
- * int32_t POLICY(const int32_t *x) and the const struct rlcc_params PARAMS. */
+ * int32_t POLICY(const int32_t *x), which returns y in Q16, and the const struct rlcc_params
+ * PARAMS. Words 6..11 of the context are never touched. */
 #define RLCC_DEFINE_HANDLER(PARAMS, POLICY)                                                      \
 	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx);          \
 	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx)           \
 	{                                                                                        \
 		return rlcc_on_event(ev, ctx, &(PARAMS), POLICY);                                \
+	}
+
+/* RLCC_DEFINE_HANDLER_EX(PARAMS, POLICY, WORDS, OUT) defines the engine entry over a stateful
+ * model int32_t POLICY(const int32_t *x, uint32_t *state) and the const struct rlcc_params
+ * PARAMS. WORDS, a constant in 0..6, is the number of context words the policy keeps:
+ * state[i] = ctx->data[6 + i], zeroed when a new flow (no RLCC_FLAG_INIT) sees its first
+ * event, passed to the policy on every RTT event (it may rewrite them, and must write no
+ * other memory), untouched by other events; words 6+WORDS..11 are never touched. OUT is RLCC_OUT_Y (the policy returns y in Q16,
+ * mapped by rlcc_multiplier) or RLCC_OUT_M (it returns the multiplier m in Q16, which the
+ * handler clamps to [RLCC_A_MIN, RLCC_A_MAX] before the rate update, so any int32 is safe).
+ * Out-of-range WORDS or OUT fail to compile (a negative array size). */
+#define RLCC_DEFINE_HANDLER_EX(PARAMS, POLICY, WORDS, OUT)                                       \
+	typedef char rlcc_check_handler_ex[(unsigned)(WORDS) <= RLCC_STATE_WORDS_MAX &&         \
+					   ((OUT) == RLCC_OUT_Y || (OUT) == RLCC_OUT_M) ? 1 : -1];    \
+	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx);          \
+	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx)           \
+	{                                                                                        \
+		return rlcc_on_event_core(ev, ctx, &(PARAMS), (rlcc_policy_fn)0, POLICY, (WORDS), (OUT)); \
 	}
 
 #endif /* NICC_RLCC_H */

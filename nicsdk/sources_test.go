@@ -20,7 +20,7 @@ func TestSourcesCompileStrict(t *testing.T) {
 	rv := []string{"-march=rv64imc_zbb", "-mabi=lp64", "-ffreestanding"}
 	for _, cc := range []string{"gcc", CC} {
 		for _, opt := range []string{"-O0", "-O1", "-O2", "-Os", "-O3"} {
-			for _, src := range []string{only, "fw.c", "handler.c"} {
+			for _, src := range []string{only, "fw.c", "handler.c", "hx_0_y.c", "hx_6_m.c"} {
 				args := append(append([]string{}, strictC...), opt, "-I", dir, "-c", "-o", filepath.Join(dir, "x.o"), filepath.Join(dir, filepath.Base(src)))
 				if cc == CC {
 					args = append(args, rv...)

@@ -56,6 +56,46 @@ func TestHandlerWCET(t *testing.T) {
 	}
 }
 
+func TestHandlerStateWCET(t *testing.T) {
+	// The skeleton of a stateful policy returning the multiplier (testdata/handler_state.c:
+	// RLCC_DEFINE_HANDLER_EX with two state words and RLCC_OUT_M), for the record, next to
+	// the stateless one; loop-free, and every measured event within the bound.
+	im := firmware(t, "handler_state")
+	rep, err := fwsim.WCET(im, HandlerEntry, nil, fwsim.WCETOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Loops) != 0 {
+		t.Errorf("the handler has loops: %+v", rep.Loops)
+	}
+	m, err := fwsim.NewMachine(im, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rng(14)
+	var maxc uint64
+	for range 50 {
+		f := randFlowEx(r, 200)
+		m.ResetAlloc()
+		ctx, _ := m.Alloc(CtxBytes, 4)
+		m.WriteBytes(ctx, f.ctx0.Bytes())
+		ev, _ := m.Alloc(EventBytes, EventAlign)
+		for _, e := range f.events {
+			m.WriteBytes(ev, e.Bytes())
+			res, err := m.Call(HandlerEntry, ev, ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Cycles > rep.Cycles {
+				t.Fatalf("event %+v took %d cycles, above the WCET %d", e, res.Cycles, rep.Cycles)
+			}
+			maxc = max(maxc, res.Cycles)
+		}
+	}
+	t.Logf("stateful (2 words, RLCC_OUT_M) skeleton on %s: WCET %d cycles (%d instructions); max measured %d",
+		rep.Profile, rep.Cycles, rep.Insns, maxc)
+}
+
 func TestHelperWCET(t *testing.T) {
 	// The helpers are loop-free; their bounds, for the record.
 	im := firmware(t, "fw")

@@ -17,6 +17,8 @@
  *   obsmin  params[5] -> o    obs     infl sqrt params[5] -> o
  *   update  rate m params[5] -> r
  *   event   params[5] coef[5] ctx[12] event[6] -> rate ctx[12]
+ *   eventx  params[5] coef[5] words out ctx[12] event[6] -> rate ctx[12]
+ *           (rlcc_on_event_ex with test_policy_st keeping words words, returning out)
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -128,6 +130,23 @@ static int record(const char *mode, const uint32_t *in, uint32_t *out, size_t *n
 			memcpy(ctx.data, in + 10, sizeof ctx.data);
 			memcpy(&ev, in + 10 + NICC_CTX_WORDS, sizeof ev);
 			out[0] = rlcc_on_event(&ev, &ctx, &p, test_policy);
+			memcpy(out + 1, ctx.data, sizeof ctx.data);
+		}
+	} else if (strcmp(mode, "eventx") == 0) {
+		*nin = 5 + 5 + 2 + NICC_CTX_WORDS + NICC_EVENT_BYTES / 4;
+		*nout = 1 + NICC_CTX_WORDS;
+		if (in) {
+			struct nicc_flow_ctx ctx;
+			struct nicc_event ev;
+			int i;
+			p = params_of(in);
+			for (i = 0; i < 5; i++)
+				test_coef[i] = rlcc_u32_to_i32(in[5 + i]);
+			test_words = in[10];
+			test_out = (int)in[11];
+			memcpy(ctx.data, in + 12, sizeof ctx.data);
+			memcpy(&ev, in + 12 + NICC_CTX_WORDS, sizeof ev);
+			out[0] = rlcc_on_event_ex(&ev, &ctx, &p, test_policy_st, test_words, test_out);
 			memcpy(out + 1, ctx.data, sizeof ctx.data);
 		}
 	} else {

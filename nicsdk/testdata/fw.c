@@ -1,6 +1,6 @@
 /* fw.c: the RISC-V side of nicsdk's bit-identity tests (rlcc_test.go): each rlcc.h function
  * behind a plain entry point fwsim calls by name, plus the handler with the linear test
- * policy, and the ABI's layout. */
+ * policy and with the stateful one (rlcc_ex_test.go), and the ABI's layout. */
 #include <stddef.h>
 
 #include "rlcc.h"
@@ -17,6 +17,8 @@ int32_t t_obs(uint32_t infl, uint32_t sqrt_rate, const struct rlcc_params *p);
 uint32_t t_update(uint32_t rate, uint32_t m, const struct rlcc_params *p);
 uint32_t t_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx, const struct rlcc_params *p,
 		 const int32_t *coef);
+uint32_t t_event_ex(const struct nicc_event *ev, struct nicc_flow_ctx *ctx, const struct rlcc_params *p,
+		    const int32_t *coef, uint32_t words, uint32_t out);
 uint64_t t_layout(void);
 
 uint32_t t_fxpmul(uint32_t a, uint32_t b) { return nicc_fxp16_mul(a, b); }
@@ -39,6 +41,17 @@ uint32_t t_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx, const s
 	for (i = 0; i < 5; i++)
 		test_coef[i] = coef[i];
 	return rlcc_on_event(ev, ctx, p, test_policy);
+}
+
+uint32_t t_event_ex(const struct nicc_event *ev, struct nicc_flow_ctx *ctx, const struct rlcc_params *p,
+		    const int32_t *coef, uint32_t words, uint32_t out)
+{
+	int i;
+	for (i = 0; i < 5; i++)
+		test_coef[i] = coef[i];
+	test_words = words;
+	test_out = (int)out;
+	return rlcc_on_event_ex(ev, ctx, p, test_policy_st, test_words, test_out);
 }
 
 /* Sizes and offsets, a byte each: ctx, event, its five field offsets, params. */
