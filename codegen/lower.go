@@ -100,12 +100,13 @@ func stmt(f string, a ...any) *node { return &node{Kind: kindStmt, Text: fmt.Spr
 
 // lowerHeader is the .h: the comment, a guard, the format macros and the prototype.
 func (g *gen) lowerHeader() []*node {
-	return policyHeader(g.headerComment(g.header), g.macro, g.fn, g.ir.Inputs, g.ir.OutFrac)
+	return policyHeader(g.headerComment(g.header), g.macro, fmt.Sprintf("int32_t %s(const int32_t *x)", g.fn), g.ir.Inputs, g.ir.OutFrac)
 }
 
-// policyHeader is the .h of any integer policy int32_t fn(const int32_t *x): the comment, a
-// guard, the input and output format macros, and the prototype.
-func policyHeader(comment *node, macro, fn string, inputs []quantize.Input, outFrac int) []*node {
+// policyHeader is the .h of any integer policy: the comment, a guard, the input and output
+// format macros, extra macros, and the prototype proto (int32_t fn(const int32_t *x) for a
+// stateless one).
+func policyHeader(comment *node, macro, proto string, inputs []quantize.Input, outFrac int, extra ...*node) []*node {
 	guard := macro + "_H"
 	ns := []*node{
 		comment,
@@ -123,9 +124,10 @@ func policyHeader(comment *node, macro, fn string, inputs []quantize.Input, outF
 			line(fmt.Sprintf("#define %s_X%d_MIN %s", macro, i, lit(int64(in.Min), 32))),
 			line(fmt.Sprintf("#define %s_X%d_MAX %s", macro, i, lit(int64(in.Max), 32))))
 	}
+	ns = append(ns, extra...)
 	return append(ns,
 		line(""),
-		line(fmt.Sprintf("int32_t %s(const int32_t *x);", fn)),
+		line(proto+";"),
 		line(""),
 		line("#endif /* "+guard+" */"))
 }

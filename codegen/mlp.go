@@ -180,7 +180,7 @@ func (g *mlpGen) headerComment(file string) *node {
 }
 
 func (g *mlpGen) lowerHeader() []*node {
-	return policyHeader(g.headerComment(g.header), g.macro, g.fn, g.ir.Inputs, g.ir.OutFrac)
+	return policyHeader(g.headerComment(g.header), g.macro, fmt.Sprintf("int32_t %s(const int32_t *x)", g.fn), g.ir.Inputs, g.ir.OutFrac)
 }
 
 // clamp is the C expression v clamped to [lo, hi]; a side the proven range rng already

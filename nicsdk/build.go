@@ -23,6 +23,7 @@ var FirmwareFlags = []string{
 	"-march=rv64imc_zbb", "-mabi=lp64",
 	"-ffreestanding", "-nostdlib", "-static",
 	"-Wl,--no-relax",
+	"-fsched-pressure",
 }
 
 // Libgcc is the path of the rv64imac/lp64 libgcc. -march=rv64imc_zbb matches no multilib, so

@@ -1,0 +1,228 @@
+package codegen_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/codegen"
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/model/onnx"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+func shippedLSTM(t testing.TB) (*quantize.LSTMIR, [][]float64) {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/models/rlcc_lstm.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := rlccRows(20000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir, err := quantize.LSTM(m, rlccRanges(), rows, quantize.LSTMOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ir, rows
+}
+
+// lstmStep is one call: the inputs and the state before it.
+type lstmStep struct {
+	x     []int32
+	state []uint32
+}
+
+// lstmVectors are sequences of 32 steps over sampled states, raw values anywhere in (and
+// beyond) the declared ranges, and range edges; each sequence starts from the zero state or
+// from random bytes, and carries the golden state on.
+func lstmVectors(ir *quantize.LSTMIR, rows [][]float64, n int) []lstmStep {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var out []lstmStep
+	state := make([]uint32, ir.StateWords())
+	for k := range n {
+		if k%32 == 0 {
+			for w := range state {
+				state[w] = 0
+				if rng.IntN(2) == 0 {
+					state[w] = rng.Uint32()
+				}
+			}
+		}
+		x := make([]int32, len(ir.Inputs))
+		for i, in := range ir.Inputs {
+			switch rng.IntN(8) {
+			case 0:
+				x[i] = int32(rng.Uint32())
+			case 1:
+				x[i] = []int32{in.Min, in.Max, in.Min - 1, in.Max + 1, 0}[rng.IntN(5)]
+			case 2:
+				x[i] = in.Min + int32(rng.Int64N(int64(in.Max)-int64(in.Min)+1))
+			default:
+				x[i] = in.Quantize(rows[rng.IntN(len(rows))][i])
+			}
+		}
+		out = append(out, lstmStep{x: x, state: append([]uint32(nil), state...)})
+		ir.Step(x, state)
+	}
+	return out
+}
+
+// TestLSTMBitExact: golden Step == host C (strict, UBSan) == fwsim on 20k steps in
+// sequences, outputs and states, and the measured cycles stay within the static WCET on dpa.
+func TestLSTMBitExact(t *testing.T) {
+	ir, rows := shippedLSTM(t)
+	f, err := codegen.LSTM(ir, codegen.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot(t, "lstm_rlcc/"+f.HeaderName, f.Header)
+	snapshot(t, "lstm_rlcc/"+f.SourceName, f.Source)
+	dir := t.TempDir()
+	if err := f.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, f.SourceName)
+	drv := filepath.Join(dir, "driver.c")
+	if err := os.WriteFile(drv, []byte(`#include <stdio.h>
+#include "nicc_policy.h"
+
+/* Reads x (NUM_INPUTS int32) and the state (STATE_WORDS uint32) per step, little endian;
+ * writes y and the new state. */
+int main(void)
+{
+	int32_t x[NICC_POLICY_NUM_INPUTS];
+	uint32_t s[NICC_POLICY_STATE_WORDS];
+	while (fread(x, sizeof x[0], NICC_POLICY_NUM_INPUTS, stdin) == NICC_POLICY_NUM_INPUTS &&
+	       fread(s, sizeof s[0], NICC_POLICY_STATE_WORDS, stdin) == NICC_POLICY_STATE_WORDS) {
+		int32_t y = nicc_policy(x, s);
+		if (fwrite(&y, sizeof y, 1, stdout) != 1 || fwrite(s, sizeof s[0], NICC_POLICY_STATE_WORDS, stdout) != NICC_POLICY_STATE_WORDS)
+			return 1;
+	}
+	return 0;
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	driver, elfPath := filepath.Join(dir, "driver"), filepath.Join(dir, "policy.elf")
+	for _, extra := range [][]string{nil, {"-fsanitize=undefined", "-fno-sanitize-recover=all"}} {
+		args := append(append(append([]string{}, strictFlags...), "-O2"), extra...)
+		args = append(args, "-I", dir, "-o", driver, drv, src)
+		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	if err := nicsdk.Build(elfPath, linkScript, append(append([]string{}, strictFlags...), "-O2", "-I", dir), src); err != nil {
+		t.Fatal(err)
+	}
+
+	steps := lstmVectors(ir, rows, 20000)
+	sw := ir.StateWords()
+	var in bytes.Buffer
+	for _, s := range steps {
+		binary.Write(&in, binary.LittleEndian, s.x)
+		binary.Write(&in, binary.LittleEndian, s.state)
+	}
+	cmd := exec.Command(driver)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("driver: %v", err)
+	}
+	rec := 4 * (1 + sw)
+	if len(out) != rec*len(steps) {
+		t.Fatalf("driver wrote %d bytes for %d steps", len(out), len(steps))
+	}
+	data, err := os.ReadFile(elfPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := fwsim.LoadELF(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := fwsim.LookupProfile("dpa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mach, err := fwsim.NewMachine(im, prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xa, err := mach.Alloc(uint64(4*len(ir.Inputs)), 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa, err := mach.Alloc(uint64(4*sw), 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcet, err := fwsim.WCET(im, codegen.DefaultFunc, prof, fwsim.WCETOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var maxCycles uint64
+	for k, s := range steps {
+		state := append([]uint32(nil), s.state...)
+		want := ir.Step(s.x, state)
+		if !(int64(want) >= ir.OutRange.Lo && int64(want) <= ir.OutRange.Hi) {
+			t.Fatalf("step %d: y %d outside the proven range %v", k, want, ir.OutRange)
+		}
+		wantS := fmt.Sprint(want, state)
+		host := out[rec*k:]
+		hostS := fmt.Sprint(int32(binary.LittleEndian.Uint32(host)), words(host[4:rec]))
+		xb := make([]byte, 4*len(s.x))
+		for i, v := range s.x {
+			binary.LittleEndian.PutUint32(xb[4*i:], uint32(v))
+		}
+		sb := make([]byte, 4*sw)
+		for i, v := range s.state {
+			binary.LittleEndian.PutUint32(sb[4*i:], v)
+		}
+		if err := mach.WriteBytes(xa, xb); err != nil {
+			t.Fatal(err)
+		}
+		if err := mach.WriteBytes(sa, sb); err != nil {
+			t.Fatal(err)
+		}
+		res, err := mach.Call(codegen.DefaultFunc, xa, sa)
+		if err != nil {
+			t.Fatalf("step %d: fwsim: %v", k, err)
+		}
+		got := make([]byte, 4*sw)
+		if err := mach.ReadBytes(sa, got); err != nil {
+			t.Fatal(err)
+		}
+		simS := fmt.Sprint(int32(res.A0), words(got))
+		if hostS != wantS || simS != wantS {
+			t.Fatalf("step %d x %v state %x: golden %s, host C %s, fwsim %s", k, s.x, s.state, wantS, hostS, simS)
+		}
+		maxCycles = max(maxCycles, res.Cycles)
+	}
+	if maxCycles > wcet.Cycles {
+		t.Errorf("measured %d cycles > WCET %d", maxCycles, wcet.Cycles)
+	}
+	fd := ir.Fidelity
+	t.Logf("%d steps bit-exact; dpa: nicc_policy WCET %d cycles (%.3f us, %d insns), max measured %d; state %d bytes; fidelity on %d rows: max |dy| %.5f (%.2f/128), flips %.3f%%",
+		len(steps), wcet.Cycles, float64(wcet.Cycles)/prof.ClockHz*1e6, wcet.Insns, maxCycles, ir.StateBytes(), fd.Rows, fd.MaxAbs, 128*fd.MaxAbs, 100*fd.Flips)
+}
+
+func words(b []byte) []uint32 {
+	w := make([]uint32, len(b)/4)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return w
+}

@@ -1,0 +1,593 @@
+package quantize
+
+// # The integer LSTM path
+//
+// LSTM turns dense(relu) → LSTM → dense(tanh, one output), the NIC paper's recurrent policy,
+// into LSTMIR, whose Go evaluator (LSTMIR.Step) is the golden model of the generated C. One
+// decision is one step; the recurrent state (h and c, int8 each) lives in the flow context.
+//
+// Lanes. The engine multiplies 64-bit registers but has no SIMD, so the generated C packs
+// three accumulators into one uint64, 21 bits each (LaneBits), and one multiply of an input
+// by a packed constant advances three output channels. That is exact because every channel's
+// final sum V is proven in [−2^20, 2^20) by interval analysis: the packed register is
+// Σ_l 2^(21l)·(V_l + 2^20) mod 2^64, each term in [0, 2^21), the sum below 2^63, so it holds
+// the lanes exactly, whatever the partial sums did on the way (arithmetic mod 2^64 commutes
+// with the sum). Only the final sums are proven; the golden model computes each V in int64.
+//
+// Requantization is a shift. A lane's sum V is in units of step/2^n_j (step the table grid's
+// step, n_j one shift per channel, the largest the lane proof allows), so the table index is
+// floor(V/2^n_j) with the rounding half folded into the bias: weights are
+// round(w·input_step·2^n_j/step), integers of any width the proof allows (the lane bound, not
+// an int8 cap, limits them: an int8 cap per channel would round the small recurrent weights
+// to a few levels, since x_t's step is ~60 times h's).
+//
+// Layers and formats:
+//   - inputs: raw int32, clamped to the declared range, shifted right with rounding half up
+//     (InShift) to at most 12 significant bits;
+//   - pre (dense, relu): x_t in [0, 127] per channel, x_t = clamp(floor(V/2^n_j), 0,
+//     127), value x_t·PreScale[j] (the channel's calibrated max / 127);
+//   - gates (i, f, g, o; PyTorch order): V over (x_t, h), index = clamp(floor(V/2^n_j),
+//     −128, 127); i, f, o = Sigmoid[index+128] in [0, 128] (value /128, exact per entry:
+//     round(128·σ(index·SigStep))); g = GTable[index+128] = round(tanh(index·TanhStep)/CellScale);
+//   - cell: c' = clamp((f·c + i·g + 64) >> 7, −127, 127), value c'·CellScale (CellScale = the
+//     calibrated max |c| / 127);
+//   - hidden: h' = (o·TanhC[c'+128] + 64) >> 7 in [−127, 127], value h'/127, TanhC[k] =
+//     round(127·tanh((k−128)·CellScale));
+//   - output (dense, tanh): acc = B + Σ W·h' in int32 (int16 weights per channel), z =
+//     clamp((acc·Mult + 2^(Shift−1)) >> Shift, −128, 127), y = OutTable[z+128] in Q(OutFrac),
+//     round(2^OutFrac·tanh(z·OutScale)), exact per entry: an int8 output, so the RL-CC handler
+//     can fold its action → multiplier map into the same 256 entries.
+//
+// Every >> is arithmetic (flooring), as in the MLP path.
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/nicc-dev/nicc/model"
+)
+
+// LaneBits is the width of one packed accumulator lane; LanesPerWord lanes share a uint64.
+const (
+	LaneBits     = 21
+	LanesPerWord = 64 / LaneBits
+	laneHalf     = int64(1) << (LaneBits - 1)
+)
+
+// Table grids of the gates: σ over ±8 and tanh over ±4, 256 entries each.
+const (
+	SigStep  = 1.0 / 16
+	TanhStep = 1.0 / 32
+)
+
+// PreMax is the top of x_t's grid, [0, PreMax]: 9 bits balance x_t's rounding against the
+// gate weights' (a finer grid makes the weights coarser, since the lane bound is fixed).
+const PreMax = 511
+
+// DefaultSeqLen is how many calibration rows make one sequence from a zero state.
+const DefaultSeqLen = 32
+
+// LSTMOptions control LSTM.
+type LSTMOptions struct {
+	// OutFrac is the output's fraction bits; 0 means DefaultOutFrac.
+	OutFrac int
+	// SeqLen cuts the calibration rows into sequences of this many steps, each from the zero
+	// state; 0 means DefaultSeqLen.
+	SeqLen int
+}
+
+// LaneLayer is a layer whose channels accumulate in packed 21-bit lanes: V_j = B[j] +
+// Σ_i W[j][i]·v_i, proven in [−2^20, 2^20).
+type LaneLayer struct {
+	In, Out int
+	W       [][]int32
+	// B includes the rounding half 2^(Shift[j]−1) of the index.
+	B []int32
+	// Shift is each channel's requantization: index = floor(V_j/2^Shift[j]).
+	Shift []int
+	// V is each channel's proven final sum.
+	V []Interval
+}
+
+// LSTMIR is an integer recurrent policy; Step is its meaning.
+type LSTMIR struct {
+	Name      string
+	ModelHash string
+	Inputs    []Input
+	InShift   []int
+	OutFrac   int
+	Hidden    int
+
+	// Pre is the dense relu layer before the LSTM over the shifted inputs; x_t[j] =
+	// clamp(floor(V_j/2^Pre.Shift[j]), 0, 127), worth PreScale[j] per step.
+	Pre      LaneLayer
+	PreScale []float64
+
+	// Gates has 4·Hidden channels (i, f, g, o), over Pre.Out values of x_t then Hidden of h.
+	Gates     LaneLayer
+	Sigmoid   []uint8 // 256 entries, [0, 128]
+	GTable    []int16 // 256 entries, in CellScale units
+	TanhC     []int8  // 256 entries, indexed by c'+128
+	CellScale float64
+
+	// Out is the dense tanh output: int16 weights over h', int32 accumulator.
+	OutW      []int16
+	OutB      int32
+	OutAcc    Interval
+	OutMult   int32
+	OutShift  int
+	OutScale  float64 // one step of z
+	OutTable  []int32 // 256 entries, Q(OutFrac)
+	OutClip   float64 // 1 − tanh(grid end) when calibration saw pre-activations beyond it
+	OutRange  Interval
+	Fidelity  Fidelity
+	SeqLen    int
+	StateSpan string // what the state bytes hold, for reports
+}
+
+// StateBytes is the per-flow state the policy keeps: h and c at one byte each.
+func (ir *LSTMIR) StateBytes() int { return 2 * ir.Hidden }
+
+// StateWords is StateBytes in 32-bit context words.
+func (ir *LSTMIR) StateWords() int { return (ir.StateBytes() + 3) / 4 }
+
+// LSTM quantizes dense(relu) → LSTM → dense(tanh) with one output. inputs are the int32
+// fixed-point formats of the model's inputs; calib are float input rows, run as sequences of
+// opt.SeqLen steps from the zero state.
+func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*LSTMIR, error) {
+	if err := checkLSTMShape(m); err != nil {
+		return nil, err
+	}
+	if err := checkInputs(m, inputs); err != nil {
+		return nil, err
+	}
+	outFrac := opt.OutFrac
+	if outFrac == 0 {
+		outFrac = DefaultOutFrac
+	}
+	if outFrac < 1 || outFrac > MaxOutFrac {
+		return nil, fmt.Errorf("quantize: output fraction bits %d outside 1..%d", outFrac, MaxOutFrac)
+	}
+	seqLen := opt.SeqLen
+	if seqLen == 0 {
+		seqLen = DefaultSeqLen
+	}
+	if seqLen < 1 {
+		return nil, fmt.Errorf("quantize: sequence length %d (want >= 1)", seqLen)
+	}
+	if len(calib) == 0 {
+		return nil, fmt.Errorf("quantize: empty calibration set")
+	}
+	for r, row := range calib {
+		if len(row) != len(m.Inputs) {
+			return nil, fmt.Errorf("quantize: calibration row %d has %d values, the model takes %d", r, len(row), len(m.Inputs))
+		}
+		for _, v := range row {
+			if math.IsNaN(v) {
+				return nil, fmt.Errorf("quantize: calibration row %d has NaN", r)
+			}
+		}
+	}
+	hash, err := ModelHash(m)
+	if err != nil {
+		return nil, err
+	}
+	pre, cell, post := &m.Layers[0], &m.Layers[1], &m.Layers[2]
+	H := cell.Out
+	ir := &LSTMIR{Name: m.Name, ModelHash: hash, Inputs: slices.Clone(inputs), OutFrac: outFrac, Hidden: H, SeqLen: seqLen,
+		StateSpan: fmt.Sprintf("h[%d] then c[%d], int8 each", H, H)}
+
+	// Calibration: the float model over the sequences, as the NIC sees the inputs.
+	preMax := make([]float64, pre.Out)
+	cMax, outMax := 0.0, 0.0
+	ir.InShift = make([]int, len(inputs))
+	st := m.NewState()
+	body := &model.Model{Inputs: m.Inputs, Layers: m.Layers[:2]} // to h
+	for r, row := range calib {
+		if r%seqLen == 0 {
+			clear(st.H)
+			clear(st.C)
+		}
+		x := ir.representable(row)
+		for j, v := range denseF(pre, x) {
+			preMax[j] = max(preMax[j], v)
+		}
+		body.Eval(st, x)
+		for _, c := range st.C {
+			cMax = max(cMax, math.Abs(c))
+		}
+		outMax = max(outMax, math.Abs(dotBias(post, 0, st.H)))
+	}
+
+	// Inputs: at most 12 significant bits.
+	step := make([]float64, len(inputs))
+	rng := make([]Interval, len(inputs))
+	for i, in := range inputs {
+		w := max(bits.Len32(uint32(absI32(in.Min))), bits.Len32(uint32(absI32(in.Max))))
+		ir.InShift[i] = max(0, w-12)
+		rng[i] = Interval{shiftRound(int64(in.Min), ir.InShift[i]), shiftRound(int64(in.Max), ir.InShift[i])}
+		step[i] = math.Ldexp(1, ir.InShift[i]-in.Frac)
+	}
+
+	// Pre: the channel's int8 grid step is its calibrated max / 127.
+	ir.PreScale = make([]float64, pre.Out)
+	for j := range pre.Out {
+		ir.PreScale[j] = 1.0 / PreMax
+		if preMax[j] > 0 {
+			ir.PreScale[j] = preMax[j] / PreMax
+		}
+	}
+	ir.Pre, err = laneLayer("dense layer 0", pre.W, pre.B, step, rng, ir.PreScale)
+	if err != nil {
+		return nil, err
+	}
+
+	// Gates over (x_t, h).
+	gStep := make([]float64, 0, pre.Out+H)
+	gRng := make([]Interval, 0, pre.Out+H)
+	for j := range pre.Out {
+		gStep = append(gStep, ir.PreScale[j])
+		gRng = append(gRng, Interval{0, PreMax})
+	}
+	for range H {
+		gStep = append(gStep, 1.0/127)
+		gRng = append(gRng, Interval{-128, 127}) // any byte a context may hold
+	}
+	gw := make([][]float64, 4*H)
+	for r := range gw {
+		gw[r] = slices.Concat(cell.W[r], cell.R[r])
+	}
+	gb := make([]float64, 4*H)
+	for r := range gb {
+		if cell.B != nil {
+			gb[r] += cell.B[r]
+		}
+		if cell.RB != nil {
+			gb[r] += cell.RB[r]
+		}
+	}
+	grid := make([]float64, 4*H)
+	for r := range grid {
+		grid[r] = SigStep
+		if r/H == 2 {
+			grid[r] = TanhStep
+		}
+	}
+	ir.Gates, err = laneLayer("lstm layer 1 gates", gw, gb, gStep, gRng, grid)
+	if err != nil {
+		return nil, err
+	}
+
+	// Tables.
+	ir.CellScale = max(cMax, 1.0/64) / 127
+	ir.Sigmoid = make([]uint8, 256)
+	ir.GTable = make([]int16, 256)
+	ir.TanhC = make([]int8, 256)
+	for k := range 256 {
+		z := float64(k - 128)
+		ir.Sigmoid[k] = uint8(math.Round(128 / (1 + math.Exp(-z*SigStep))))
+		ir.GTable[k] = int16(math.Round(math.Tanh(z*TanhStep) / ir.CellScale))
+		ir.TanhC[k] = int8(math.Round(127 * math.Tanh(z*ir.CellScale)))
+	}
+
+	// Output: int16 weights per channel over h' (step 1/127), int32 accumulator.
+	if err := ir.output(post, outMax); err != nil {
+		return nil, err
+	}
+	ir.Fidelity = ir.measure(m, calib)
+	return ir, nil
+}
+
+// checkLSTMShape accepts dense(relu) → lstm → dense(tanh, 1 output) with finite weights.
+func checkLSTMShape(m *model.Model) error {
+	if m == nil || m.Ensemble != nil {
+		return fmt.Errorf("quantize: LSTM needs a network")
+	}
+	ls := m.Layers
+	if len(ls) != 3 || ls[0].Op != model.OpDense || ls[0].Act != model.ActReLU || ls[1].Op != model.OpLSTM ||
+		ls[2].Op != model.OpDense || ls[2].Act != model.ActTanh || ls[2].Out != 1 {
+		var shape []string
+		for _, l := range ls {
+			s := l.Op.String()
+			if l.Op == model.OpDense {
+				s += "(" + l.Act.String() + ")"
+			}
+			shape = append(shape, fmt.Sprintf("%s %d->%d", s, l.In, l.Out))
+		}
+		return fmt.Errorf("quantize: the int8 LSTM path takes dense(relu) -> lstm -> dense(tanh) with one output; model %s is %v", m.Name, shape)
+	}
+	if ls[0].In != len(m.Inputs) || ls[1].In != ls[0].Out || ls[2].In != ls[1].Out {
+		return fmt.Errorf("quantize: layer shapes do not chain")
+	}
+	if ls[0].In > 64 || ls[0].Out > 64 || ls[1].Out > 64 {
+		return fmt.Errorf("quantize: the int8 LSTM path takes at most 64 inputs, 64 dense units and 64 hidden units")
+	}
+	for k := range ls {
+		l := &ls[k]
+		check := func(what string, rows [][]float64, want int) error {
+			for j, row := range rows {
+				if len(row) != want {
+					return fmt.Errorf("quantize: layer %d %s row %d has %d values, want %d", k, what, j, len(row), want)
+				}
+				for i, w := range row {
+					if !finite(w) {
+						return fmt.Errorf("quantize: layer %d %s [%d][%d] is %v", k, what, j, i, w)
+					}
+				}
+			}
+			return nil
+		}
+		wantRows := l.Out
+		if l.Op == model.OpLSTM {
+			wantRows = 4 * l.Out
+			if len(l.R) != wantRows {
+				return fmt.Errorf("quantize: layer %d has %d recurrent rows, want %d", k, len(l.R), wantRows)
+			}
+			if err := check("recurrent weight", l.R, l.Out); err != nil {
+				return err
+			}
+		}
+		if len(l.W) != wantRows {
+			return fmt.Errorf("quantize: layer %d has %d weight rows, want %d", k, len(l.W), wantRows)
+		}
+		if err := check("weight", l.W, l.In); err != nil {
+			return err
+		}
+		for _, b := range [][]float64{l.B, l.RB} {
+			if b != nil && len(b) != wantRows {
+				return fmt.Errorf("quantize: layer %d has %d biases, want %d", k, len(b), wantRows)
+			}
+			if err := check("bias", [][]float64{b}, len(b)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// laneLayer quantizes rows w (Out×In) and biases b for inputs of the given steps and integer
+// ranges into packed-lane form: channel j's sum is in units grid[j]/2^n_j, n_j in 0..20 the
+// largest at which its final sum, bias rounding half included, is proven in [−2^20, 2^20).
+func laneLayer(what string, w [][]float64, b []float64, step []float64, rng []Interval, grid []float64) (LaneLayer, error) {
+	l := LaneLayer{In: len(step), Out: len(w), W: make([][]int32, len(w)), B: make([]int32, len(w)), V: make([]Interval, len(w)), Shift: make([]int, len(w))}
+	for j, row := range w {
+		bias := 0.0
+		if b != nil {
+			bias = b[j]
+		}
+		var last Interval
+		ok := false
+		for n := LaneBits - 1; n >= 0 && !ok; n-- {
+			u := math.Ldexp(grid[j], -n)
+			bq := math.Round(bias/u) + float64(half(n))
+			ok = math.Abs(bq) < float64(laneHalf)
+			v := Interval{int64(bq), int64(bq)}
+			q := make([]int32, len(row))
+			for i, x := range row {
+				f := math.Round(x * step[i] / u)
+				if !ok || math.Abs(f) >= float64(laneHalf) {
+					ok = false
+					break
+				}
+				q[i] = int32(f)
+				p, r := int64(q[i])*rng[i].Lo, int64(q[i])*rng[i].Hi
+				v.Lo += min(p, r)
+				v.Hi += max(p, r)
+			}
+			if ok && v.Lo >= -laneHalf && v.Hi < laneHalf {
+				l.W[j], l.B[j], l.V[j], l.Shift[j] = q, int32(bq), v, n
+			} else {
+				ok, last = false, v
+			}
+		}
+		if !ok {
+			return LaneLayer{}, fmt.Errorf("quantize: %s channel %d: its sum [%d, %d] does not fit a %d-bit lane even at the coarsest grid; the declared input ranges are too wide for the int8 LSTM path",
+				what, j, last.Lo, last.Hi, LaneBits)
+		}
+	}
+	return l, nil
+}
+
+// output quantizes the final dense tanh over h' (step 1/127): int16 weights per channel, an
+// int32 accumulator, an int8 grid spanning ±min(calibrated max, DefaultTanhClip8).
+func (ir *LSTMIR) output(post *model.Layer, outMax float64) error {
+	step := make([]float64, ir.Hidden)
+	for i := range step {
+		step[i] = 1.0 / 127
+	}
+	q, ws := quantRow(post.W[0], step, 32767)
+	ir.OutW = q
+	bias := 0.0
+	if post.B != nil {
+		bias = post.B[0]
+	}
+	b := math.Round(bias / ws)
+	if !(b >= math.MinInt32/2 && b <= math.MaxInt32/2) {
+		return fmt.Errorf("quantize: output bias %g does not fit int32 at scale %g", bias, ws)
+	}
+	ir.OutB = int32(b)
+	rng := make([]Interval, ir.Hidden)
+	for i := range rng {
+		rng[i] = Interval{-127, 127}
+	}
+	ir.OutAcc = partialSums(q, b64(ir.OutB), rng)
+	if ir.OutAcc.Lo < math.MinInt32 || ir.OutAcc.Hi > math.MaxInt32 {
+		return fmt.Errorf("quantize: output accumulator range [%d, %d] does not fit int32", ir.OutAcc.Lo, ir.OutAcc.Hi)
+	}
+	span := min(outMax, DefaultTanhClip8)
+	if span <= 0 {
+		span = DefaultTanhClip8
+	}
+	ir.OutScale = span / 127
+	bound := max(-ir.OutAcc.Lo, ir.OutAcc.Hi, 1)
+	ir.OutMult, ir.OutShift = multiplier(ws/ir.OutScale, min(math.MaxInt32, (int64(1)<<62)/bound))
+	if ir.OutMult < 1<<15 {
+		return fmt.Errorf("quantize: output accumulator bound %d leaves a %d-bit requantization multiplier", bound, bits.Len32(uint32(ir.OutMult)))
+	}
+	ir.OutTable = make([]int32, 256)
+	for k := range 256 {
+		ir.OutTable[k] = int32(math.Round(math.Ldexp(math.Tanh(float64(k-128)*ir.OutScale), ir.OutFrac)))
+	}
+	if outMax > span {
+		ir.OutClip = 1 - math.Tanh(span)
+	}
+	zl := min(max(requant(ir.OutAcc.Lo, ir.OutMult, ir.OutShift), -128), 127)
+	zh := min(max(requant(ir.OutAcc.Hi, ir.OutMult, ir.OutShift), -128), 127)
+	ir.OutRange = Interval{int64(ir.OutTable[zl+128]), int64(ir.OutTable[zh+128])}
+	return nil
+}
+
+func b64(v int32) int64 { return int64(v) }
+
+func absI32(v int32) int64 { return max(int64(v), -int64(v)) }
+
+// representable is row as the NIC sees it (quantized to the input formats, clamped).
+func (ir *LSTMIR) representable(row []float64) []float64 {
+	x := make([]float64, len(row))
+	for i, in := range ir.Inputs {
+		x[i] = in.Value(in.Quantize(row[i]))
+	}
+	return x
+}
+
+// Trace is one step's integer values, for reports and the per-layer diff: x_t, the gate
+// table indices, c', h' and the output grid value z.
+type Trace struct {
+	Pre, Gate, C, H []int32
+	Z               int32
+}
+
+// Step is the golden model of one decision: x holds one raw int32 per input (clamped to its
+// declared range); state holds StateWords words, h then c as int8 bytes little endian, read
+// and replaced by the new h', c'. It returns y in Q(OutFrac).
+func (ir *LSTMIR) Step(x []int32, state []uint32) int32 {
+	y, _ := ir.step(x, state, false)
+	return y
+}
+
+// StepTrace is Step with the intermediate values.
+func (ir *LSTMIR) StepTrace(x []int32, state []uint32) (int32, *Trace) {
+	return ir.step(x, state, true)
+}
+
+func (ir *LSTMIR) step(x []int32, state []uint32, trace bool) (int32, *Trace) {
+	if len(x) != len(ir.Inputs) || len(state) < ir.StateWords() {
+		panic(fmt.Sprintf("quantize: LSTMIR.Step got %d inputs and %d state words, want %d and %d", len(x), len(state), len(ir.Inputs), ir.StateWords()))
+	}
+	H := ir.Hidden
+	v := make([]int64, len(x))
+	for i, in := range ir.Inputs {
+		v[i] = shiftRound(int64(min(max(x[i], in.Min), in.Max)), ir.InShift[i])
+	}
+	in := make([]int64, 0, ir.Pre.Out+H)
+	for j := range ir.Pre.Out {
+		in = append(in, min(max(ir.Pre.sum(j, v)>>ir.Pre.Shift[j], 0), PreMax))
+	}
+	for k := range H {
+		in = append(in, int64(stateByte(state, k)))
+	}
+	idx := make([]int64, 4*H)
+	for r := range idx {
+		idx[r] = min(max(ir.Gates.sum(r, in)>>ir.Gates.Shift[r], -128), 127)
+	}
+	var t *Trace
+	if trace {
+		t = &Trace{}
+		for _, p := range in[:ir.Pre.Out] {
+			t.Pre = append(t.Pre, int32(p))
+		}
+		for _, g := range idx {
+			t.Gate = append(t.Gate, int32(g))
+		}
+	}
+	acc := int64(ir.OutB)
+	for j := range H {
+		i := int64(ir.Sigmoid[idx[j]+128])
+		f := int64(ir.Sigmoid[idx[H+j]+128])
+		g := int64(ir.GTable[idx[2*H+j]+128])
+		o := int64(ir.Sigmoid[idx[3*H+j]+128])
+		c := int64(stateByte(state, H+j))
+		cn := min(max((f*c+i*g+64)>>7, -127), 127)
+		hn := (o*int64(ir.TanhC[cn+128]) + 64) >> 7
+		setStateByte(state, j, int8(hn))
+		setStateByte(state, H+j, int8(cn))
+		acc += int64(ir.OutW[j]) * hn
+		if trace {
+			t.C, t.H = append(t.C, int32(cn)), append(t.H, int32(hn))
+		}
+	}
+	z := min(max(requant(acc, ir.OutMult, ir.OutShift), -128), 127)
+	if trace {
+		t.Z = int32(z)
+	}
+	return ir.OutTable[z+128], t
+}
+
+// sum is channel j's V = B + Σ W·v.
+func (l *LaneLayer) sum(j int, v []int64) int64 {
+	s := int64(l.B[j])
+	for i, w := range l.W[j] {
+		s += int64(w) * v[i]
+	}
+	return s
+}
+
+func stateByte(state []uint32, k int) int8 { return int8(state[k/4] >> (8 * (k % 4))) }
+
+func setStateByte(state []uint32, k int, v int8) {
+	sh := 8 * (k % 4)
+	state[k/4] = state[k/4]&^(0xff<<sh) | uint32(uint8(v))<<sh
+}
+
+// OutValue is y / 2^OutFrac.
+func (ir *LSTMIR) OutValue(y int32) float64 { return math.Ldexp(float64(y), -ir.OutFrac) }
+
+// measure runs the integer and the float model side by side over the calibration sequences,
+// each with its own state: the error includes the drift of the int8 state.
+func (ir *LSTMIR) measure(m *model.Model, calib [][]float64) Fidelity {
+	f := Fidelity{Rows: len(calib)}
+	st := m.NewState()
+	state := make([]uint32, ir.StateWords())
+	raw := make([]int32, len(ir.Inputs))
+	flips := 0
+	for r, row := range calib {
+		if r%ir.SeqLen == 0 {
+			clear(st.H)
+			clear(st.C)
+			clear(state)
+		}
+		for i, in := range ir.Inputs {
+			raw[i] = in.Quantize(row[i])
+		}
+		yq := ir.OutValue(ir.Step(raw, state))
+		yf := m.Eval(st, ir.representable(row))[0]
+		f.MaxAbs = max(f.MaxAbs, math.Abs(yq-yf))
+		if direction(yq) != direction(yf) {
+			flips++
+		}
+	}
+	f.Flips = float64(flips) / float64(len(calib))
+	return f
+}
+
+// denseF is a float dense layer with its activation (relu here); dotBias is row j's W·x + B.
+func denseF(l *model.Layer, x []float64) []float64 {
+	y := make([]float64, l.Out)
+	for j := range y {
+		y[j] = activate(l.Act, dotBias(l, j, x))
+	}
+	return y
+}
+
+func dotBias(l *model.Layer, j int, x []float64) float64 {
+	s := 0.0
+	if l.B != nil {
+		s = l.B[j]
+	}
+	for i, w := range l.W[j] {
+		s += w * x[i]
+	}
+	return s
+}
