@@ -187,6 +187,9 @@ func (d *differ) int8() error {
 	if err := d.c.quantizeMLP(); err != nil {
 		return err
 	}
+	if d.c.lstm != nil {
+		return fmt.Errorf("%s: diff --against int8 of an LSTM is not wired in yet", d.opt.Teacher)
+	}
 	ir := d.c.mlp
 	d.mlp = ir
 	d.rep.Student = fmt.Sprintf("integer network (weights int%d, hidden activations int%d, channel scales %v) calibrated on %s",

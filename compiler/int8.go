@@ -70,6 +70,9 @@ func (c *compilation) quantizeMLP() error {
 	// scales cover every input the firmware can see: the RL-CC handler feeds o up to its
 	// clamp (128), beyond the sampler's 76.8, where scales calibrated on the samples alone
 	// saturate hidden units and can flip the output's sign.
+	if m.Kind() == model.KindLSTM {
+		return c.quantizeLSTM(inputs, calib)
+	}
 	if len(inputs) <= 8 {
 		c.calib += fmt.Sprintf(", and the %d corners of the input ranges", 1<<len(inputs))
 		for mask := range 1 << len(inputs) {
@@ -120,6 +123,50 @@ func (c *compilation) inputRangeError(calib [][]float64, lo, hi []float64, err e
 		}
 	}
 	return fmt.Errorf("%s: %w", c.opt.Model, err)
+}
+
+// quantizeLSTM is quantize.LSTM over the calibration rows (as sequences; without the range
+// corners, which would coarsen x_t's grid: beyond its calibrated max x_t saturates, and the
+// lanes are proven over the whole declared ranges either way). Under the RL-CC
+// handler the int8 output grid's 256 values of y fold with the action → multiplier map into
+// one table: the policy returns the multiplier (nicsdk.OutM).
+func (c *compilation) quantizeLSTM(inputs []quantize.Input, calib [][]float64) error {
+	if q := c.opt.Int8.Quant; q != (quantize.MLPOptions{}) && q != DefaultInt8Quant {
+		return fmt.Errorf("%s: --weight-bits and --act-bits apply to dense networks; the int8 LSTM path chooses its own formats", c.opt.Model)
+	}
+	ir, err := quantize.LSTM(c.m, inputs, calib, quantize.LSTMOptions{})
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.opt.Model, err)
+	}
+	c.lstm, c.inputs = ir, ir.Inputs
+	if c.handler == HandlerRLCC {
+		c.fold = make([]uint32, len(ir.OutTable))
+		for k, y := range ir.OutTable {
+			c.fold[k] = nicsdk.Multiplier(y)
+		}
+	}
+	return nil
+}
+
+// goldenStep is the golden nicc_policy call: y, or the folded multiplier, and for an LSTM
+// the new state, written over state.
+func (c *compilation) goldenStep(x []int32, state []uint32) int32 {
+	if c.lstm == nil {
+		return c.pol.Eval(x)
+	}
+	y := c.lstm.Step(x, state)
+	if c.fold != nil {
+		return int32(nicsdk.Multiplier(y))
+	}
+	return y
+}
+
+// stateWords is how many context words the policy keeps: an LSTM's h and c.
+func (c *compilation) stateWords() int {
+	if c.lstm == nil {
+		return 0
+	}
+	return c.lstm.StateWords()
 }
 
 // calibRows are the Int8 calibration rows: the Calib CSV, or sampled RL-CC states.

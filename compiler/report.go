@@ -15,6 +15,7 @@ import (
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
 )
 
 // CompileReport is what nicc compile found, as report.json holds it.
@@ -33,7 +34,9 @@ type CompileReport struct {
 	Params   *RLCCParams `json:"rlcc_params,omitempty"`
 	Quant    QuantInfo   `json:"quantization"`
 	// Int8 is the integer MLP's quantization (--target int8), in place of Quant's trees.
-	Int8   *Int8Info    `json:"int8,omitempty"`
+	Int8 *Int8Info `json:"int8,omitempty"`
+	// LSTM is the integer LSTM's quantization (--target int8 on a recurrent network).
+	LSTM   *LSTMInfo    `json:"lstm,omitempty"`
 	Verify VerifyReport `json:"verify"`
 
 	// Fidelity compares the firmware with the float model on the sampled float states (and
@@ -122,6 +125,32 @@ type Int8Info struct {
 	CalibRows int     `json:"calib_rows"`
 	MaxAbsDy  float64 `json:"max_abs_dy"`
 	FlipRate  float64 `json:"flip_rate"`
+}
+
+// LSTMInfo summarises an integer LSTM: its formats, its state in the flow context, and its
+// fidelity against the float teacher over the calibration sequences.
+type LSTMInfo struct {
+	Hidden int `json:"hidden"`
+	// StateBytes are h and c at one byte each, in StateWords context words after the
+	// handler's (StateLayout says which).
+	StateBytes  int     `json:"state_bytes"`
+	StateWords  int     `json:"state_words"`
+	StateLayout string  `json:"state_layout"`
+	LaneBits    int     `json:"lane_bits"`
+	PreMax      int     `json:"x_t_grid_max"`
+	SigStep     float64 `json:"sigmoid_step"`
+	TanhStep    float64 `json:"tanh_step"`
+	CellScale   float64 `json:"cell_scale"`
+	OutScale    float64 `json:"out_scale"`
+	// Folded is true when the output table holds the RL-CC rate multiplier (the action →
+	// multiplier map folded in) rather than y.
+	Folded      bool    `json:"folded_multiplier"`
+	OutFrac     int     `json:"out_frac"`
+	Calibration string  `json:"calibration"`
+	CalibRows   int     `json:"calib_rows"`
+	SeqLen      int     `json:"seq_len"`
+	MaxAbsDy    float64 `json:"max_abs_dy"`
+	FlipRate    float64 `json:"flip_rate"`
 }
 
 // QuantInfo summarises the integer IR.
@@ -253,9 +282,12 @@ func (c *compilation) report() (*CompileReport, error) {
 		Verify: *c.verify, Budget: c.budget,
 		CodeBytes: text, RodataBytes: rodata, StateBytes: StateBytes(c.handler), StateLimit: nicsdk.CtxBytes,
 	}
-	if c.mlp != nil {
+	switch {
+	case c.lstm != nil:
+		c.reportLSTM(r)
+	case c.mlp != nil:
 		c.reportMLP(r)
-	} else {
+	default:
 		c.reportTrees(r)
 	}
 	r.Fidelity = c.verify.states.result(c.outputWhat())
@@ -314,15 +346,26 @@ func (e ErrStats) String() string {
 // WriteText prints the report's short human summary.
 func (r *CompileReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if r.Int8 != nil {
+	switch {
+	case r.LSTM != nil:
+		fmt.Fprintf(tw, "model\t%s (%s, %s), LSTM network, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
+	case r.Int8 != nil:
 		fmt.Fprintf(tw, "model\t%s (%s, %s), dense network, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
-	} else {
+	default:
 		fmt.Fprintf(tw, "model\t%s (%s, %s), %d trees, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Trees, r.Model.Hash)
 	}
 	if r.Handler == HandlerRLCC.String() {
-		fmt.Fprintf(tw, "handler\trlcc: %s(event, flow context) around %s(x)\n", EntryHandler, EntryPolicy)
+		if r.LSTM != nil {
+			fmt.Fprintf(tw, "handler\trlcc: %s(event, flow context) around %s(x, state)\n", EntryHandler, EntryPolicy)
+		} else {
+			fmt.Fprintf(tw, "handler\trlcc: %s(event, flow context) around %s(x)\n", EntryHandler, EntryPolicy)
+		}
 	} else {
-		fmt.Fprintf(tw, "handler\tnone: %s(x), x = %d raw int32 inputs\n", EntryPolicy, len(r.Inputs))
+		if l := r.LSTM; l != nil {
+			fmt.Fprintf(tw, "handler\tnone: %s(x, state), x = %d raw int32 inputs, state = the flow's %d words, zeroed for a new flow\n", EntryPolicy, len(r.Inputs), l.StateWords)
+		} else {
+			fmt.Fprintf(tw, "handler\tnone: %s(x), x = %d raw int32 inputs\n", EntryPolicy, len(r.Inputs))
+		}
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(tw, "note\t%s\n", n)
@@ -333,7 +376,16 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "inputs\t%s\n", shorten(strings.Join(ins, ", "), 100))
 	q := r.Quant
-	if i := r.Int8; i != nil {
+	if l := r.LSTM; l != nil {
+		fold := ""
+		if l.Folded {
+			fold = "; the output table holds the rate multiplier (action map folded in)"
+		}
+		fmt.Fprintf(tw, "quantized\tint LSTM: %d-bit packed lanes, x_t grid [0, %d], table gates, h and c int8 (%d bytes, %s)%s; calibration %s\n",
+			l.LaneBits, l.PreMax, l.StateBytes, l.StateLayout, fold, l.Calibration)
+		fmt.Fprintf(tw, "\tvs float teacher over %d calibration rows (sequences of %d from the zero state): max |dy| %s (%s/128), direction flips %s%%\n",
+			l.CalibRows, l.SeqLen, fmtErr(l.MaxAbsDy), strconv.FormatFloat(l.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*l.FlipRate, 'f', 3, 64))
+	} else if i := r.Int8; i != nil {
 		fmt.Fprintf(tw, "quantized\tint MLP: weights int%d, hidden activations int%d (per-channel scales %v), tanh grid int%d, output Q%d; calibration %s\n",
 			i.WeightBits, i.ActBits, i.ChannelScales, i.TanhBits, i.OutFrac, i.Calibration)
 		fmt.Fprintf(tw, "\tvs float teacher on %d calibration rows: max |dy| %s (%s/128), direction flips %s%%\n",
@@ -357,9 +409,11 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if r.Int8 != nil {
 		leaves = "integer network"
 	}
-	fmt.Fprintf(tw, "fidelity\t%s over %d %s: %s (inputs: %s; %s: %s)\n",
-		shortWhat(f.What), f.Vectors, states, f.Total, f.Inputs.short(), leaves, f.Leaves.short())
-	if h := r.HandlerFidelity; h != nil {
+	if r.LSTM == nil {
+		fmt.Fprintf(tw, "fidelity\t%s over %d %s: %s (inputs: %s; %s: %s)\n",
+			shortWhat(f.What), f.Vectors, states, f.Total, f.Inputs.short(), leaves, f.Leaves.short())
+	}
+	if h := r.HandlerFidelity; h != nil && r.LSTM == nil {
 		fmt.Fprintf(tw, "\tover %d RL-CC decisions: %s (inputs: %s; %s: %s)\n", h.Vectors, h.Total, h.Inputs.short(), leaves, h.Leaves.short())
 	}
 	if t := r.Tool; t != nil {
@@ -387,7 +441,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if p := r.PolicyAlone; p != nil {
 		fmt.Fprintf(tw, "\t%s alone %d cycles = %s µs; measured max %d\n", EntryPolicy, p.WCETCycles, fmtUs(p.WCETMicros), p.MaxCycles)
 	}
-	if r.Int8 == nil {
+	if r.Int8 == nil && r.LSTM == nil {
 		fmt.Fprintf(tw, "\ttrees' lower bound %d cycles (a taken compare-and-branch per level on the worst path, an add per tree)\n", r.TreesLowerBound)
 	}
 	fmt.Fprintf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", fmtUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
@@ -446,6 +500,27 @@ func (c *compilation) reportTrees(r *CompileReport) {
 	if len(st.Folded) > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d splits are constant over their input's range and were folded away", len(st.Folded)))
 	}
+}
+
+// reportLSTM fills the report's integer-LSTM parts.
+func (c *compilation) reportLSTM(r *CompileReport) {
+	ir := c.lstm
+	r.Model.Hash = ir.ModelHash
+	for i, in := range ir.Inputs {
+		r.Inputs = append(r.Inputs, InputInfo{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max,
+			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.inputSrc[i]})
+	}
+	r.Quant = QuantInfo{OutFrac: ir.OutFrac, Rounding: "gates: floor(V/2^n) with the half in the bias; cell and hidden: (v + 64) >> 7; output: (acc*M + 2^(s-1)) >> s"}
+	first := 0
+	if c.handler == HandlerRLCC {
+		first = nicsdk.RLCCWords
+	}
+	r.StateBytes += ir.StateBytes()
+	r.LSTM = &LSTMInfo{Hidden: ir.Hidden, StateBytes: ir.StateBytes(), StateWords: ir.StateWords(),
+		StateLayout: fmt.Sprintf("%s in words %d..%d", ir.StateSpan, first, first+ir.StateWords()-1),
+		LaneBits:    quantize.LaneBits, PreMax: quantize.PreMax, SigStep: quantize.SigStep, TanhStep: quantize.TanhStep,
+		CellScale: ir.CellScale, OutScale: ir.OutScale, Folded: c.fold != nil, OutFrac: ir.OutFrac,
+		Calibration: c.calib, CalibRows: ir.Fidelity.Rows, SeqLen: ir.SeqLen, MaxAbsDy: ir.Fidelity.MaxAbs, FlipRate: ir.Fidelity.Flips}
 }
 
 // reportMLP fills the report's integer-MLP parts.

@@ -97,8 +97,10 @@ const (
 type policyVec struct {
 	kind VecKind
 	x    []int32
-	fl   []float64 // the float state x quantizes, or nil when x was drawn raw
-	node string    // VecThreshold: the split
+	// state is a stateful policy's words before the call (nil for a stateless one).
+	state []uint32
+	fl    []float64 // the float state x quantizes, or nil when x was drawn raw
+	node  string    // VecThreshold: the split
 }
 
 // event is one call of nicc_on_event within a sequence.
@@ -141,14 +143,16 @@ func (c *compilation) verifyStage() error {
 		return err
 	}
 	fill := c.newFiller(rng, splits)
+	states := c.newStates(rng)
 	for start := 0; start < totalPolicy; start += verifyBatch {
 		pvs := make([]policyVec, 0, min(verifyBatch, totalPolicy-start))
 		for i := start; i < min(start+verifyBatch, totalPolicy); i++ {
+			p := fill.next()
 			if i < len(fixed) {
-				pvs = append(pvs, fixed[i])
-			} else {
-				pvs = append(pvs, fill.next())
+				p = fixed[i]
 			}
+			p.state = states.next(p.x)
+			pvs = append(pvs, p)
 		}
 		if err := v.batch(pvs, nil); err != nil {
 			return err
@@ -175,8 +179,12 @@ func (c *compilation) verifyStage() error {
 	if c.handler == HandlerRLCC {
 		vr.Compared[0] = implGolden + " inside nicsdk.OnEvent)"
 	}
-	if c.mlp != nil {
-		vr.Compared[0] = strings.Replace(vr.Compared[0], "TreeIR", "MLPIR", 1)
+	switch {
+	case c.mlp != nil:
+		vr.Compared[0] = strings.Replace(vr.Compared[0], "TreeIR.Eval", "MLPIR.Eval", 1)
+	case c.lstm != nil:
+		vr.Compared[0] = strings.Replace(vr.Compared[0], "TreeIR.Eval", "LSTMIR.Step", 1)
+		vr.Compared[0] = strings.Replace(vr.Compared[0], "OnEvent", "OnEventEx", 1)
 	}
 	vr.measurePolicy = pickMeasured(v.candPolicy)
 	vr.measure = vr.measurePolicy
@@ -194,8 +202,9 @@ type verifier struct {
 	vr                     *VerifyReport
 	m                      *fwsim.Machine
 	xAddr, evAddr, ctxAddr uint64
-	done, total            int // calls, for progress
-	nPolicy, nSeqs         int // policy vectors and sequences so far, for messages
+	stAddr                 uint64 // a stateful policy's words
+	done, total            int    // calls, for progress
+	nPolicy, nSeqs         int    // policy vectors and sequences so far, for messages
 	first                  string
 	// cand and candPolicy are the calls Budget may measure: the longest of each batch and a
 	// sample of the rest.
@@ -228,6 +237,11 @@ func (c *compilation) newVerifier(total int) (*verifier, error) {
 	if v.xAddr, err = m.Alloc(uint64(4*max(1, len(c.inputs))), 16); err != nil {
 		return nil, err
 	}
+	if w := c.stateWords(); w > 0 {
+		if v.stAddr, err = m.Alloc(uint64(4*w), 16); err != nil {
+			return nil, err
+		}
+	}
 	if c.handler == HandlerRLCC {
 		if v.evAddr, err = m.Alloc(nicsdk.EventBytes, 8); err != nil {
 			return nil, err
@@ -244,7 +258,6 @@ func (c *compilation) newVerifier(total int) (*verifier, error) {
 // host build over all of them, and fwsim.
 func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	c, vr := v.c, v.vr
-	ir := c.pol
 	nEvents := 0
 	for _, s := range seqs {
 		nEvents += len(s.events)
@@ -260,8 +273,10 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 		vr.Events += nEvents
 	}
 	golden := make([]int32, len(pvs))
+	goldenSt := make([][]uint32, len(pvs))
 	for i, p := range pvs {
-		golden[i] = ir.Eval(p.x)
+		goldenSt[i] = slices.Clone(p.state)
+		golden[i] = c.goldenStep(p.x, goldenSt[i])
 	}
 
 	// The driver's input: the policy vectors, or the sequences.
@@ -272,6 +287,7 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 			in.WriteByte(' ')
 			in.WriteString(strconv.FormatInt(int64(x), 10))
 		}
+		writeWords(&in, p.state)
 		in.WriteByte('\n')
 	}
 	for _, s := range seqs {
@@ -284,6 +300,7 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	}
 	type hostOut struct {
 		ys    []int32
+		sts   [][]uint32
 		rates []uint32
 		ctxs  []nicsdk.FlowCtx
 		err   error
@@ -293,7 +310,7 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	var fwErr error
 	var wg sync.WaitGroup
 	run := func(bin string, o *hostOut) {
-		o.ys, o.rates, o.ctxs, o.err = runDriver(bin, in.Bytes(), len(pvs), nEvents)
+		o.ys, o.sts, o.rates, o.ctxs, o.err = runDriver(bin, in.Bytes(), len(pvs), c.stateWords(), nEvents)
 	}
 	wg.Go(func() { run(c.hostBin, &host) })
 	wg.Go(func() { run(c.ubsan, &ubsan) })
@@ -311,13 +328,16 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 
 	for i, p := range pvs {
 		g, h, u, f := golden[i], host.ys[i], ubsan.ys[i], fw.ys[i]
-		if g == h && g == u && g == f {
+		if g == h && g == u && g == f && slices.Equal(goldenSt[i], host.sts[i]) && slices.Equal(goldenSt[i], ubsan.sts[i]) && slices.Equal(goldenSt[i], fw.sts[i]) {
 			continue
 		}
 		vr.Mismatches++
-		if v.first == "" {
+		if v.first == "" && p.state == nil {
 			v.first = fmt.Sprintf("%s(x) on vector %d (%s%s), x = %v: golden %d, host C %d, host C with UBSan %d, fwsim %d",
 				EntryPolicy, v.nPolicy+i+1, p.kind, p.node, p.x, g, h, u, f)
+		} else if v.first == "" {
+			v.first = fmt.Sprintf("%s(x, state) on vector %d (%s), x = %v, state %v: golden %d %v, host C %d %v, host C with UBSan %d %v, fwsim %d %v",
+				EntryPolicy, v.nPolicy+i+1, p.kind, p.x, p.state, g, goldenSt[i], h, host.sts[i], u, ubsan.sts[i], f, fw.sts[i])
 		}
 	}
 	k := 0
@@ -341,13 +361,16 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 
 	// Fidelity over the float states, and the calls Budget may measure.
 	for i, p := range pvs {
-		if p.fl != nil {
+		if p.fl != nil && c.lstm == nil { // a recurrent model's error depends on its state: see quantize's fidelity
 			vr.states.add(p.fl, p.x, golden[i])
 		}
 	}
 	for _, i := range sampleIdx(len(pvs), fw.longestPolicy, measureKeep) {
-		v.candPolicy = append(v.candPolicy, measured{fw.policyCycles[i],
-			Vector{Line: v.nPolicy + i + 1, Args: []Arg{{Bytes: int32Bytes(pvs[i].x)}}}})
+		args := []Arg{{Bytes: int32Bytes(pvs[i].x)}}
+		if pvs[i].state != nil {
+			args = append(args, Arg{Bytes: wordBytes(pvs[i].state)})
+		}
+		v.candPolicy = append(v.candPolicy, measured{fw.policyCycles[i], Vector{Line: v.nPolicy + i + 1, Args: args}})
 	}
 	if nEvents > 0 {
 		flat := make([]*event, 0, nEvents)
@@ -413,6 +436,14 @@ func writeWords(b *bytes.Buffer, ws []uint32) {
 	}
 }
 
+func wordBytes(w []uint32) []byte {
+	b := make([]byte, 4*len(w))
+	for i, v := range w {
+		binary.LittleEndian.PutUint32(b[4*i:], v)
+	}
+	return b
+}
+
 func int32Bytes(x []int32) []byte {
 	b := make([]byte, 4*len(x))
 	for i, v := range x {
@@ -442,10 +473,10 @@ func sampleIdx(n int, longest []int, limit int) []int {
 	return out
 }
 
-// runDriver runs a host build once over a batch and parses its output: one y per policy
-// vector, then a rate and a context per event. Any output on stderr (a UBSan report) or a
-// non-zero exit is an error.
-func runDriver(bin string, in []byte, nPolicy, nEvents int) ([]int32, []uint32, []nicsdk.FlowCtx, error) {
+// runDriver runs a host build once over a batch and parses its output: one y (and
+// stateWords words of new state) per policy vector, then a rate and a context per event. Any
+// output on stderr (a UBSan report) or a non-zero exit is an error.
+func runDriver(bin string, in []byte, nPolicy, stateWords, nEvents int) ([]int32, [][]uint32, []uint32, []nicsdk.FlowCtx, error) {
 	cmd := exec.Command(bin)
 	cmd.Stdin = bytes.NewReader(in)
 	var out, errOut bytes.Buffer
@@ -458,9 +489,10 @@ func runDriver(bin string, in []byte, nPolicy, nEvents int) ([]int32, []uint32, 
 		if i := strings.IndexByte(msg, '\n'); i >= 0 {
 			msg = msg[:i] + " ..."
 		}
-		return nil, nil, nil, fmt.Errorf("%s: %v: %s", bin, err, msg)
+		return nil, nil, nil, nil, fmt.Errorf("%s: %v: %s", bin, err, msg)
 	}
 	ys := make([]int32, 0, nPolicy)
+	var sts [][]uint32
 	rates := make([]uint32, 0, nEvents)
 	ctxs := make([]nicsdk.FlowCtx, 0, nEvents)
 	sc := bufio.NewScanner(&out)
@@ -470,24 +502,33 @@ func runDriver(bin string, in []byte, nPolicy, nEvents int) ([]int32, []uint32, 
 		line++
 		f := strings.Fields(sc.Text())
 		if line <= nPolicy {
-			if len(f) != 1 {
-				return nil, nil, nil, fmt.Errorf("%s: output line %d: %q, want one value", bin, line, sc.Text())
+			if len(f) != 1+stateWords {
+				return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %q, want %d values", bin, line, sc.Text(), 1+stateWords)
 			}
 			v, err := strconv.ParseInt(f[0], 10, 32)
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
+				return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
 			}
 			ys = append(ys, int32(v))
+			var st []uint32
+			for _, w := range f[1:] {
+				u, err := strconv.ParseUint(w, 10, 32)
+				if err != nil {
+					return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
+				}
+				st = append(st, uint32(u))
+			}
+			sts = append(sts, st)
 			continue
 		}
 		if len(f) != 1+nicsdk.CtxWords {
-			return nil, nil, nil, fmt.Errorf("%s: output line %d: %q, want a rate and %d context words", bin, line, sc.Text(), nicsdk.CtxWords)
+			return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %q, want a rate and %d context words", bin, line, sc.Text(), nicsdk.CtxWords)
 		}
 		var w [1 + nicsdk.CtxWords]uint32
 		for i, s := range f {
 			v, err := strconv.ParseUint(s, 10, 32)
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
+				return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
 			}
 			w[i] = uint32(v)
 		}
@@ -495,16 +536,17 @@ func runDriver(bin string, in []byte, nPolicy, nEvents int) ([]int32, []uint32, 
 		ctxs = append(ctxs, nicsdk.FlowCtx(w[1:]))
 	}
 	if err := sc.Err(); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if len(ys) != nPolicy || len(rates) != nEvents {
-		return nil, nil, nil, fmt.Errorf("%s: %d output lines, want %d", bin, line, nPolicy+nEvents)
+		return nil, nil, nil, nil, fmt.Errorf("%s: %d output lines, want %d", bin, line, nPolicy+nEvents)
 	}
-	return ys, rates, ctxs, nil
+	return ys, sts, rates, ctxs, nil
 }
 
 type fwOut struct {
 	ys                          []int32
+	sts                         [][]uint32
 	rates                       []uint32
 	ctxs                        []nicsdk.FlowCtx
 	policyCycles, eventCycles   []uint64
@@ -527,10 +569,30 @@ func (v *verifier) fwsim(pvs []policyVec, seqs []sequence) (fwOut, error) {
 		if err := m.WriteBytes(v.xAddr, int32Bytes(p.x)); err != nil {
 			return o, err
 		}
-		r, err := m.Call(EntryPolicy, v.xAddr)
-		if err != nil {
-			return o, fmt.Errorf("%s faulted on vector %d (%s), x = %v: %w", EntryPolicy, v.nPolicy+i+1, p.kind, p.x, err)
+		var r fwsim.Result
+		var err error
+		if p.state != nil {
+			if err := m.WriteBytes(v.stAddr, wordBytes(p.state)); err != nil {
+				return o, err
+			}
+			r, err = m.Call(EntryPolicy, v.xAddr, v.stAddr)
+		} else {
+			r, err = m.Call(EntryPolicy, v.xAddr)
 		}
+		if err != nil {
+			return o, fmt.Errorf("%s faulted on vector %d (%s), x = %v, state %v: %w", EntryPolicy, v.nPolicy+i+1, p.kind, p.x, p.state, err)
+		}
+		var st []uint32
+		if p.state != nil {
+			b := make([]byte, 4*len(p.state))
+			if err := m.ReadBytes(v.stAddr, b); err != nil {
+				return o, err
+			}
+			for k := range p.state {
+				st = append(st, binary.LittleEndian.Uint32(b[4*k:]))
+			}
+		}
+		o.sts = append(o.sts, st)
 		o.ys = append(o.ys, int32(uint32(r.A0)))
 		o.policyCycles = append(o.policyCycles, r.Cycles)
 		vr.MaxPolicyCycles = max(vr.MaxPolicyCycles, r.Cycles)
@@ -774,7 +836,7 @@ type seqGen struct {
 	thr    [][]int32
 	ts     uint64
 	seq    int
-	policy func(x [4]int32) int32
+	policy func(x [4]int32, state []uint32) int32
 
 	// the golden policy's last call
 	called bool
@@ -784,9 +846,9 @@ type seqGen struct {
 
 func (c *compilation) newSeqGen(rng *rand.Rand, splits []splitPath) *seqGen {
 	g := &seqGen{c: c, rng: rng, p: c.params, thr: thresholdsByFeature(nicsdk.RLCCInputs, splits)}
-	g.policy = func(x [4]int32) int32 {
+	g.policy = func(x [4]int32, state []uint32) int32 {
 		g.called, g.x = true, x
-		g.y = c.pol.Eval(x[:])
+		g.y = c.goldenStep(x[:], state)
 		return g.y
 	}
 	return g
@@ -812,13 +874,17 @@ func (g *seqGen) next(n int) []sequence {
 			oF := g.floatObs(ev, ctx)
 			before := ctx
 			g.called = false
-			rate := nicsdk.OnEvent(ev, &ctx, g.p, g.policy)
+			out := nicsdk.OutY
+			if c.fold != nil {
+				out = nicsdk.OutM
+			}
+			rate := nicsdk.OnEventEx(ev, &ctx, g.p, c.stateWords(), out, g.policy)
 			s.events = append(s.events, event{ev: ev, before: before, rate: rate, after: ctx})
 			if !g.called {
 				continue
 			}
 			c.verify.RTTEvents++
-			if natural && (how == "new flow" || how == "valid") {
+			if natural && (how == "new flow" || how == "valid") && c.lstm == nil {
 				oPrev := float64(g.x[3]) / nicsdk.Q16One
 				if havePrev {
 					oPrev = prevO
@@ -985,11 +1051,15 @@ func (g *seqGen) event(ctx nicsdk.FlowCtx, seq int) (_ nicsdk.Event, natural boo
 }
 
 // driverC is the host driver: it reads calls from stdin and prints their results.
-func driverC(nInputs int, policyHeader string, rlcc bool) string {
+func driverC(nInputs int, policyHeader string, rlcc bool, stateWords int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `/* driver.c: generated by nicc compile to verify the generated C on the host; not firmware.
  * Reads calls from stdin, one a line, and prints one line per call:
  *   P x0 .. x%d             nicc_policy(x): prints y`, nInputs-1)
+	if stateWords > 0 {
+		fmt.Fprintf(&b, `
+ *   P x0 .. x%d s0 .. s%d   (a policy with state) nicc_policy(x, s): prints y and the new s`, nInputs-1, stateWords-1)
+	}
 	if rlcc {
 		b.WriteString(`
  *   C w0 .. w11           sets the flow context (a new sequence); prints nothing
@@ -1010,6 +1080,7 @@ uint32_t %s(const struct nicc_event *ev, struct nicc_flow_ctx *ctx);
 	}
 	fmt.Fprintf(&b, `
 #define NINPUTS %d
+#define NSTATE %d
 
 static int read_i32(int32_t *v)
 {
@@ -1019,8 +1090,8 @@ static int read_i32(int32_t *v)
 	*v = (int32_t)t;
 	return 1;
 }
-`, nInputs)
-	if rlcc {
+`, nInputs, stateWords)
+	if rlcc || stateWords > 0 {
 		b.WriteString(`
 static int read_u64(uint64_t *v)
 {
@@ -1049,6 +1120,11 @@ int main(void)
 	char tag;
 	int i;
 `)
+	if stateWords > 0 {
+		b.WriteString(`	uint32_t s[NSTATE];
+	int32_t y;
+`)
+	}
 	if rlcc {
 		b.WriteString(`	struct nicc_flow_ctx ctx = {{0}};
 	struct nicc_event ev;
@@ -1063,9 +1139,23 @@ int main(void)
 			for (i = 0; i < NINPUTS; i++)
 				if (!read_i32(&x[i]))
 					return 2;
-			printf("%ld\n", (long)` + EntryPolicy + `(x));
+`)
+	if stateWords > 0 {
+		b.WriteString(`			for (i = 0; i < NSTATE; i++)
+				if (!read_u32(&s[i]))
+					return 2;
+			y = ` + EntryPolicy + `(x, s);
+			printf("%ld", (long)y);
+			for (i = 0; i < NSTATE; i++)
+				printf(" %lu", (unsigned long)s[i]);
+			putchar('\n');
 			break;
 `)
+	} else {
+		b.WriteString(`			printf("%ld\n", (long)` + EntryPolicy + `(x));
+			break;
+`)
+	}
 	if rlcc {
 		b.WriteString(`		case 'C':
 			for (i = 0; i < NICC_CTX_WORDS; i++)
@@ -1092,4 +1182,37 @@ int main(void)
 }
 `)
 	return b.String()
+}
+
+// stateGen draws the state words of a stateful policy's vectors: runs of 32 calls, each run
+// starting from zeroed words (a new flow) or random ones (any bytes are a valid state), the
+// other calls from the state the golden model left after the previous one.
+type stateGen struct {
+	c     *compilation
+	rng   *rand.Rand
+	carry []uint32
+	k     int
+}
+
+func (c *compilation) newStates(rng *rand.Rand) *stateGen { return &stateGen{c: c, rng: rng} }
+
+// next is the state for a call on x (nil for a stateless policy).
+func (g *stateGen) next(x []int32) []uint32 {
+	w := g.c.stateWords()
+	if w == 0 {
+		return nil
+	}
+	st := slices.Clone(g.carry)
+	if g.k%32 == 0 {
+		st = make([]uint32, w)
+		if g.k%64 == 32 {
+			for i := range st {
+				st[i] = g.rng.Uint32()
+			}
+		}
+	}
+	g.k++
+	g.carry = slices.Clone(st)
+	g.c.goldenStep(x, g.carry)
+	return st
 }

@@ -211,13 +211,18 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 		step[i] = math.Ldexp(1, ir.InShift[i]-in.Frac)
 	}
 
-	// Pre: the channel's int8 grid step is its calibrated max / 127.
+	// Pre: a channel's grid step is its calibrated max / PreMax, but at least what lets the
+	// lane hold the channel's worst case over the declared ranges at shift 0.
 	ir.PreScale = make([]float64, pre.Out)
 	for j := range pre.Out {
-		ir.PreScale[j] = 1.0 / PreMax
-		if preMax[j] > 0 {
-			ir.PreScale[j] = preMax[j] / PreMax
+		worst := 0.0
+		if pre.B != nil {
+			worst = math.Abs(pre.B[j])
 		}
+		for i, w := range pre.W[j] {
+			worst += math.Abs(w) * max(math.Abs(inputs[i].Value(inputs[i].Min)), math.Abs(inputs[i].Value(inputs[i].Max)))
+		}
+		ir.PreScale[j] = max(preMax[j]/PreMax, math.Ldexp(worst, -(LaneBits-3)), 1e-300)
 	}
 	ir.Pre, err = laneLayer("dense layer 0", pre.W, pre.B, step, rng, ir.PreScale)
 	if err != nil {

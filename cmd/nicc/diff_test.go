@@ -71,7 +71,7 @@ func TestDiffBadInput(t *testing.T) {
 	}{
 		{[]string{filepath.Join(dir, "missing.json")}, "missing.json"},
 		{[]string{teacher, "--calib", wide}, "w.csv: row 1 has 2 values"},
-		{[]string{models + "rlcc_lstm.onnx", "--samples", "10"}, "LSTM int8 is not supported yet"},
+		{[]string{models + "rlcc_lstm.onnx", "--samples", "10"}, "of an LSTM is not wired in yet"},
 		{[]string{teacher, "--samples", "0"}, "--samples 0"},
 		{[]string{teacher, "--weight-bits", "4"}, "--weight-bits 4"},
 		{[]string{}, "diff takes one TEACHER file"},
