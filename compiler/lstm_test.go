@@ -1,0 +1,110 @@
+package compiler
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+const lstmONNX = "../testdata/models/rlcc_lstm.onnx"
+
+// The shipped LSTM policy inside the whole RL-CC handler: 100k vectors (policy calls with
+// state, and event sequences carrying h and c in the flow context) bit-exact, the state in
+// words 6..11, the action map folded into the output table, the handler within 2 µs on dpa.
+func TestCompileLSTMRLCC(t *testing.T) {
+	r, dir := compileOnce(t, "lstm-rlcc", CompileOptions{Model: lstmONNX, Core: "dpa", Vectors: DefaultVectors, Int8: &Int8Options{}})
+	v := r.Verify
+	if v.Mismatches != 0 || v.Vectors < DefaultVectors || v.Events < DefaultVectors/2 || v.UBSan != "clean" {
+		t.Errorf("verify: %d vectors, %d events, %d mismatches, UBSan %s", v.Vectors, v.Events, v.Mismatches, v.UBSan)
+	}
+	if !strings.Contains(v.Compared[0], "LSTMIR.Step inside nicsdk.OnEventEx") {
+		t.Errorf("compared %q", v.Compared)
+	}
+	l := r.LSTM
+	if l == nil {
+		t.Fatal("no lstm section in the report")
+	}
+	if l.Hidden != 12 || l.StateBytes != 24 || l.StateWords != 6 || !l.Folded || !strings.Contains(l.StateLayout, "words 6..11") {
+		t.Errorf("lstm %+v", *l)
+	}
+	if r.StateBytes != nicsdk.CtxBytes || r.StateLimit != nicsdk.CtxBytes {
+		t.Errorf("flow state %d of %d bytes, want the whole 48", r.StateBytes, r.StateLimit)
+	}
+	// A regression bound on the measured fidelity (the issue sets no target for the LSTM).
+	if l.CalibRows != DefaultCalibSamples || l.MaxAbsDy > 3.0/128 || l.FlipRate > 0.02 {
+		t.Errorf("fidelity over %d rows: max |dy| %v, flips %v", l.CalibRows, l.MaxAbsDy, l.FlipRate)
+	}
+	if b := r.Budget; b.WCETCycles > 3600 || !b.Fits || b.Measured == nil || b.Measured.MaxCycles > b.WCETCycles {
+		t.Errorf("WCET of %s %d cycles = %v µs, want at most 3600 (2 µs at dpa's assumed clock); measured %+v", b.Entry, b.WCETCycles, b.WCETMicros, b.Measured)
+	}
+	h, err := os.ReadFile(filepath.Join(dir, HandlerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(h), "RLCC_DEFINE_HANDLER_EX(nicc_params, nicc_policy_inline, 6, RLCC_OUT_M)") {
+		t.Errorf("%s does not define the stateful, folded handler:\n%s", HandlerFile, h)
+	}
+	var text strings.Builder
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"LSTM network", "nicc_policy(x, state)", "int LSTM", "action map folded in", "flow state 48 of 48 bytes"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("report text lacks %q:\n%s", want, text.String())
+		}
+	}
+	t.Logf("\n%s", text.String())
+}
+
+// --handler none: the policy alone takes its state as a pointer and returns y.
+func TestCompileLSTMNone(t *testing.T) {
+	r, dir := compileOnce(t, "lstm-none", CompileOptions{Model: lstmONNX, Handler: HandlerNone, Vectors: 5000, Int8: &Int8Options{Calib: teacherRef}})
+	if r.Entry != EntryPolicy || r.Verify.Mismatches != 0 || r.Verify.Events != 0 || r.LSTM == nil || r.LSTM.Folded {
+		t.Fatalf("entry %s verify %+v lstm %+v", r.Entry, r.Verify, r.LSTM)
+	}
+	if r.StateBytes != 24 || !strings.Contains(r.LSTM.StateLayout, "words 0..5") {
+		t.Errorf("state %d bytes, layout %q", r.StateBytes, r.LSTM.StateLayout)
+	}
+	hdr, err := os.ReadFile(filepath.Join(dir, "nicc_policy.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"int32_t nicc_policy(const int32_t *x, uint32_t *state);", "#define NICC_POLICY_STATE_WORDS 6"} {
+		if !strings.Contains(string(hdr), want) {
+			t.Errorf("nicc_policy.h lacks %q", want)
+		}
+	}
+}
+
+// A wrong entry in a gate table, and a wrong update of the stored state, are each caught:
+// the first by the outputs, the second by the state words compared after every call.
+func TestCompileLSTMCatchesMismatch(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		re   *regexp.Regexp
+		repl func(m []string) string
+	}{
+		{"output table", regexp.MustCompile(`nicc_policy_out\[256\] = \{\n\t(\d+)`), func(m []string) string {
+			n, _ := strconv.ParseInt(m[1], 10, 64)
+			return strings.Replace(m[0], m[1], strconv.FormatInt(n+1, 10), 1)
+		}},
+		{"cell state", regexp.MustCompile(`s\[12\] = \(int8_t\)cn0;`), func(m []string) string {
+			return "s[12] = (int8_t)(cn0 / 2);"
+		}},
+	} {
+		opt := CompileOptions{Model: lstmONNX, Out: t.TempDir(), Vectors: 4000, Int8: &Int8Options{Samples: 2000},
+			tamper: tamperFirst(t, "nicc_policy.c", c.re, c.repl)}
+		_, err := Compile(opt)
+		var ce *CheckError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "vectors differ") {
+			t.Fatalf("%s: %v, want a mismatch", c.name, err)
+		}
+		t.Logf("%s: %v", c.name, err)
+	}
+}
