@@ -76,7 +76,7 @@ func TestCompileInt8BadInput(t *testing.T) {
 		opt  CompileOptions
 		want string
 	}{
-		{"LSTM shape", CompileOptions{Model: saveModel(t, lstm(4)), Int8: &Int8Options{}}, "the int8 LSTM path takes dense(relu) -> lstm -> dense(tanh) with one output; model wide_lstm is [lstm 4->4 dense(tanh) 4->1]"},
+		{"LSTM shape", CompileOptions{Model: saveModel(t, lstm(4)), Int8: &Int8Options{}}, "the int8 LSTM path takes dense(relu) -> lstm -> dense(tanh) with one output; the model is [lstm 4->4 dense(tanh) 4->1]"},
 		{"trees", CompileOptions{Model: rlccXGB, Int8: &Int8Options{}}, "model rlcc_xgb is a tree ensemble; --target int8 takes a dense network"},
 		{"calibration of the wrong width", CompileOptions{Model: teacherJSON, Int8: &Int8Options{Calib: bcRows}},
 			"breast_cancer_test.tsv: row 1 has 30 values; model rlcc_teacher takes 4 inputs"},

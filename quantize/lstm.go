@@ -301,7 +301,7 @@ func checkLSTMShape(m *model.Model) error {
 			}
 			shape = append(shape, fmt.Sprintf("%s %d->%d", s, l.In, l.Out))
 		}
-		return fmt.Errorf("quantize: the int8 LSTM path takes dense(relu) -> lstm -> dense(tanh) with one output; model %s is %v", m.Name, shape)
+		return fmt.Errorf("quantize: the int8 LSTM path takes dense(relu) -> lstm -> dense(tanh) with one output; the model is %v", shape)
 	}
 	if ls[0].In != len(m.Inputs) || ls[1].In != ls[0].Out || ls[2].In != ls[1].Out {
 		return fmt.Errorf("quantize: layer shapes do not chain")

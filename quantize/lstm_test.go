@@ -1,7 +1,11 @@
 package quantize_test
 
 import (
+	"math"
+	"math/rand/v2"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nicc-dev/nicc/distill"
@@ -38,10 +42,114 @@ func shippedLSTM(t *testing.T, n int) (*model.Model, *quantize.LSTMIR, [][]float
 	return m, ir, rows
 }
 
+// The shipped LSTM policy: shapes, the lane proofs, tables exact per entry, and fidelity
+// against the float model over the calibration sequences (a regression bound: the issue sets
+// no target for the LSTM).
 func TestLSTMShipped(t *testing.T) {
 	_, ir, _ := shippedLSTM(t, 20000)
-	t.Logf("in shift %v pre shift %v gate shift %v cell scale %g out scale %g mult %d>>%d fidelity %+v",
-		ir.InShift, ir.Pre.Shift, ir.Gates.Shift, ir.CellScale, ir.OutScale, ir.OutMult, ir.OutShift, ir.Fidelity)
-	t.Logf("pre scale %v", ir.PreScale)
-	t.Logf("gate W0 %v", ir.Gates.W[0])
+	if ir.Hidden != 12 || ir.StateBytes() != 24 || ir.StateWords() != 6 || ir.Pre.Out != 12 || ir.Gates.Out != 48 || ir.Gates.In != 24 {
+		t.Fatalf("shape: hidden %d state %d bytes, pre %d, gates %d over %d", ir.Hidden, ir.StateBytes(), ir.Pre.Out, ir.Gates.Out, ir.Gates.In)
+	}
+	for _, l := range []*quantize.LaneLayer{&ir.Pre, &ir.Gates} {
+		for j, v := range l.V {
+			if v.Lo < -1<<20 || v.Hi >= 1<<20 || l.Shift[j] < 0 || l.Shift[j] > 20 {
+				t.Errorf("channel %d: proven sum %v, shift %d", j, v, l.Shift[j])
+			}
+		}
+	}
+	for k := range 256 {
+		z := float64(k - 128)
+		if want := math.Round(128 / (1 + math.Exp(-z*quantize.SigStep))); float64(ir.Sigmoid[k]) != want {
+			t.Errorf("sigmoid[%d] = %d, want %v", k, ir.Sigmoid[k], want)
+		}
+		if want := math.Round(127 * math.Tanh(z*ir.CellScale)); float64(ir.TanhC[k]) != want {
+			t.Errorf("tanh_c[%d] = %d, want %v", k, ir.TanhC[k], want)
+		}
+		if want := math.Round(math.Ldexp(math.Tanh(z*ir.OutScale), ir.OutFrac)); float64(ir.OutTable[k]) != want {
+			t.Errorf("out[%d] = %d, want %v", k, ir.OutTable[k], want)
+		}
+	}
+	f := ir.Fidelity
+	if f.Rows != 20000 || f.MaxAbs > 3.0/128 || f.Flips > 0.02 {
+		t.Errorf("fidelity %+v", f)
+	}
+	t.Logf("fidelity over %d rows in sequences of %d: max |dy| %.5f (%.2f/128), flips %.3f%%; input shifts %v, dense shifts %v, gate shifts %v, cell scale %g",
+		f.Rows, ir.SeqLen, f.MaxAbs, 128*f.MaxAbs, 100*f.Flips, ir.InShift, ir.Pre.Shift, ir.Gates.Shift, ir.CellScale)
+}
+
+// Step is total: any input and any state bytes (a context may hold anything) give an output
+// in the proven range and a new state of h and c in [-127, 127], and the same call twice
+// gives the same result.
+func TestLSTMStepTotal(t *testing.T) {
+	_, ir, _ := shippedLSTM(t, 2000)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		x := make([]int32, len(ir.Inputs))
+		for i := range x {
+			x[i] = int32(rng.Uint32())
+		}
+		st := make([]uint32, ir.StateWords())
+		for i := range st {
+			st[i] = rng.Uint32()
+		}
+		again := slices.Clone(st)
+		y := ir.Step(x, st)
+		if y2 := ir.Step(x, again); y2 != y || !slices.Equal(st, again) {
+			t.Fatalf("x %v: Step is not deterministic", x)
+		}
+		if int64(y) < ir.OutRange.Lo || int64(y) > ir.OutRange.Hi {
+			t.Fatalf("x %v: y %d outside %v", x, y, ir.OutRange)
+		}
+		for k := range ir.StateBytes() {
+			if b := int8(st[k/4] >> (8 * (k % 4))); b < -127 {
+				t.Fatalf("x %v: state byte %d is %d", x, k, b)
+			}
+		}
+	}
+}
+
+func TestLSTMRefuses(t *testing.T) {
+	m, _, rows := shippedLSTM(t, 100)
+	with := func(f func(m *model.Model)) *model.Model {
+		c := *m
+		c.Layers = slices.Clone(m.Layers)
+		for k := range c.Layers {
+			l := &c.Layers[k]
+			l.W = cloneRows(l.W)
+			l.R = cloneRows(l.R)
+		}
+		f(&c)
+		return &c
+	}
+	wide := rlccInputs()
+	wide[1].Max = math.MaxInt32
+	wide[1].Frac = -8 // o up to 2^39: the lanes cannot hold the dense layer's worst case
+	for _, c := range []struct {
+		name   string
+		m      *model.Model
+		inputs []quantize.Input
+		calib  [][]float64
+		want   string
+	}{
+		{"NaN recurrent weight", with(func(m *model.Model) { m.Layers[1].R[3][2] = math.NaN() }), rlccInputs(), rows, "layer 1 recurrent weight [3][2] is NaN"},
+		{"Inf weight", with(func(m *model.Model) { m.Layers[0].W[0][1] = math.Inf(1) }), rlccInputs(), rows, "layer 0 weight [0][1] is +Inf"},
+		{"no dense before", with(func(m *model.Model) { m.Layers = m.Layers[1:] }), rlccInputs(), rows, "takes dense(relu) -> lstm -> dense(tanh)"},
+		{"sigmoid output", with(func(m *model.Model) { m.Layers[2].Act = model.ActSigmoid }), rlccInputs(), rows, "the model is [dense(relu) 4->12 lstm 12->12 dense(sigmoid) 12->1]"},
+		{"calibration width", m, rlccInputs(), [][]float64{{1, 2, 3}}, "calibration row 0 has 3 values, the model takes 4"},
+		{"empty calibration", m, rlccInputs(), nil, "empty calibration set"},
+		{"ranges too wide", m, wide, rows, "does not fit a 21-bit lane"},
+	} {
+		_, err := quantize.LSTM(c.m, c.inputs, c.calib, quantize.LSTMOptions{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func cloneRows(r [][]float64) [][]float64 {
+	out := make([][]float64, len(r))
+	for i := range r {
+		out[i] = slices.Clone(r[i])
+	}
+	return out
 }
