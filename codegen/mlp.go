@@ -211,13 +211,16 @@ func (g *mlpGen) lowerSource() []*node {
 		}},
 		line(fmt.Sprintf("typedef char %s_asr_check[(-1 >> 1) == -1 ? 1 : -1];", g.fn)),
 	}
-	// used[k][i]: layer k reads its input i (a nonzero weight); unused values are not
-	// computed (gcc would warn about them).
+	// used[k][i]: layer k reads its input i (a nonzero weight of a channel that is itself
+	// used, last layer first); unused values are not computed (gcc would warn about them).
 	used := make([][]bool, len(ir.Layers))
-	for k := range ir.Layers {
+	for k := len(ir.Layers) - 1; k >= 0; k-- {
 		l := &ir.Layers[k]
 		used[k] = make([]bool, l.In)
 		for j := range l.Out {
+			if k+1 < len(ir.Layers) && !used[k+1][j] {
+				continue
+			}
 			for i, w := range l.W[j] {
 				if w != 0 {
 					used[k][i] = true

@@ -304,3 +304,24 @@ func readText(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// A hidden layer whose weights all round to zero leaves the layer before it unread: the
+// generated C computes nothing unread (under -Werror an unused value fails the build).
+func TestCompileInt8DeadLayer(t *testing.T) {
+	m, err := model.Load(teacherJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range m.Layers[1].W {
+		for i := range row {
+			row[i] = 5e-324
+		}
+	}
+	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Vectors: 2000, Int8: &Int8Options{Samples: 500}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verify.Mismatches != 0 {
+		t.Errorf("verify %+v", r.Verify)
+	}
+}

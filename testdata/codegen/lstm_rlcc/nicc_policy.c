@@ -51,11 +51,11 @@ typedef char nicc_policy_asr_check[(-1 >> 1) == -1 ? 1 : -1];
 #endif
 
 static const uint64_t nicc_policy_pre[20] = {
-	UINT64_C(0x40307e031eaffdcd), UINT64_C(0x4042e1fff60fe655), UINT64_C(0x3fe93a00cf9015c6), UINT64_C(0x3f8eb6018ed0168f),
-	UINT64_C(0xfffffffffffffffe), UINT64_C(0x000003ffffdffffa), UINT64_C(0xfffffbffffbffffd), UINT64_C(0x00001000001fffff),
-	UINT64_C(0x0001e3ffe93fff9b), UINT64_C(0xfffea8000e9fff9b), UINT64_C(0xfffe33ffeeffff5b), UINT64_C(0xfffe13fffbdfff2a),
-	UINT64_C(0x00000000003fffff), UINT64_C(0x00000800001ffff9), UINT64_C(0xfffff7ffffdffffe), UINT64_C(0xffffebfffffffffe),
-	UINT64_C(0x000174000c9fff87), UINT64_C(0xfffdb4000c3fffd7), UINT64_C(0xffff04000d600035), UINT64_C(0xfffe13ffed200004),
+	UINT64_C(0x40307e031eaffd74), UINT64_C(0x4042e1fff60fd467), UINT64_C(0x3fdf6600cf9015c6), UINT64_C(0x3f8d32018ed0168f),
+	UINT64_C(0xfffffffffffffffe), UINT64_C(0x000003ffffdffff7), UINT64_C(0xfffff7ffffbffffd), UINT64_C(0x00001000001fffff),
+	UINT64_C(0x0001e3ffe93fff8d), UINT64_C(0xfffea8000e9fff56), UINT64_C(0xfffd73ffeeffff5b), UINT64_C(0xfffe0ffffbdfff2a),
+	UINT64_C(0x00000000003fffff), UINT64_C(0x00000800001ffff4), UINT64_C(0xfffff7ffffdffffe), UINT64_C(0xffffe7fffffffffe),
+	UINT64_C(0x000174000c9fff76), UINT64_C(0xfffdb4000c3fffba), UINT64_C(0xfffe98000d600035), UINT64_C(0xfffe0fffed200004),
 };
 
 static const uint64_t nicc_policy_gates[400] = {
@@ -63,10 +63,10 @@ static const uint64_t nicc_policy_gates[400] = {
 	UINT64_C(0x3fa5c206378ff6e7), UINT64_C(0x3f8db605e1101874), UINT64_C(0x40910a02140ff1d3), UINT64_C(0x40966df7a2f01da4),
 	UINT64_C(0x3f2ff5fe8fafdc94), UINT64_C(0x41d36dff7170082e), UINT64_C(0x3fe835fc0b504554), UINT64_C(0x40abd207e5cfe243),
 	UINT64_C(0x40e9a6017df01465), UINT64_C(0x406fb1f288aff8e6), UINT64_C(0x3fa305f8178fdcdf), UINT64_C(0x3fe32dfdad103ade),
-	UINT64_C(0x00003fffff000007), UINT64_C(0x00000c00015fffe7), UINT64_C(0x000037ffff400009), UINT64_C(0xffffac0002000000),
-	UINT64_C(0x0000340000800010), UINT64_C(0xffffec0001a00004), UINT64_C(0xffffd00001dffff5), UINT64_C(0xffffe00007600011),
-	UINT64_C(0x000013fffc5fffe2), UINT64_C(0xffff77fffebffff5), UINT64_C(0x000043fffe9ffff8), UINT64_C(0xffff9c0000c00000),
-	UINT64_C(0x000027ffff400013), UINT64_C(0xffffd7ffffe00003), UINT64_C(0xffffec00007ffff5), UINT64_C(0x00000c0001c00005),
+	UINT64_C(0x00000bffffc00001), UINT64_C(0x00000400003ffffb), UINT64_C(0x00000bffffe00002), UINT64_C(0xffffec0000800000),
+	UINT64_C(0x00000c0000200004), UINT64_C(0xfffffc0000600001), UINT64_C(0xfffff400005ffffe), UINT64_C(0xfffff80001a00004),
+	UINT64_C(0x000003ffff3ffffa), UINT64_C(0xffffe3ffffbffffe), UINT64_C(0x00000fffffbffffe), UINT64_C(0xffffec0000200000),
+	UINT64_C(0x000007ffffe00004), UINT64_C(0xfffff80000000001), UINT64_C(0xfffffc00001ffffe), UINT64_C(0x0000040000600001),
 	UINT64_C(0xfffb040000a0000d), UINT64_C(0xfffd33ffe0200193), UINT64_C(0x00002ffff95fffa8), UINT64_C(0x0001300005dfffa1),
 	UINT64_C(0xfffb17ffec5fff87), UINT64_C(0xfff53fffd88000ea), UINT64_C(0xfffb3800185ffeb1), UINT64_C(0x00051bffb4c00085),
 	UINT64_C(0x0001c7ffeb0000ba), UINT64_C(0xfff8e3ffdf3ffe1d), UINT64_C(0xfffcf7fff880026a), UINT64_C(0xfffddbfff17fffc6),
@@ -75,10 +75,10 @@ static const uint64_t nicc_policy_gates[400] = {
 	UINT64_C(0xfffe90003f8002b8), UINT64_C(0xfff953fffe5ffca9), UINT64_C(0xfffab7ffe880006e), UINT64_C(0x000d1c0012bffa66),
 	UINT64_C(0xfff837ff8c7fff78), UINT64_C(0x000c9fff4a80031c), UINT64_C(0x000234003ddffc44), UINT64_C(0x000423ff907ffdec),
 	UINT64_C(0x000d6800700003df), UINT64_C(0xfff4e7ffb91ffe42), UINT64_C(0x000513ffc700035b), UINT64_C(0xfff53bffb6e00060),
-	UINT64_C(0xffffc00000bffffc), UINT64_C(0xfffff000013fffee), UINT64_C(0xffffe3fffdc00004), UINT64_C(0x0000500002200003),
-	UINT64_C(0x0000380002dffff2), UINT64_C(0x00000ffffdfffffe), UINT64_C(0xffffd400007ffffb), UINT64_C(0x00003000035ffffc),
-	UINT64_C(0x0000400001bffff0), UINT64_C(0x00008ffffebffff3), UINT64_C(0xfffff3fffee0001c), UINT64_C(0x00006c0001000002),
-	UINT64_C(0x000033fffddfffdc), UINT64_C(0x00001c0007400009), UINT64_C(0xffffbbfffd3fffff), UINT64_C(0x00002ffffd400007),
+	UINT64_C(0xfffffc0000000000), UINT64_C(0xffffffffffffffff), UINT64_C(0xffffffffffe00000), UINT64_C(0x0000040000200000),
+	UINT64_C(0x0000040000200000), UINT64_C(0xffffffffffe00000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000200000),
+	UINT64_C(0x00000400001fffff), UINT64_C(0x0000040000000000), UINT64_C(0x0000000000000001), UINT64_C(0x0000040000000000),
+	UINT64_C(0xffffffffffdfffff), UINT64_C(0x0000000000400000), UINT64_C(0xfffffbffffe00000), UINT64_C(0xffffffffffe00000),
 	UINT64_C(0xfff3f000119ffe4d), UINT64_C(0xfff6f3ff9fa0018b), UINT64_C(0xfff1740047600217), UINT64_C(0x00020c0016bffbd0),
 	UINT64_C(0x000df7ff48a0032a), UINT64_C(0x0002140083c001b3), UINT64_C(0x0004cfff9abffd69), UINT64_C(0xfff3dfffee3fff5c),
 	UINT64_C(0xfff2f800c0bffb75), UINT64_C(0xfffb18001c5ffb00), UINT64_C(0xffee37ffa640008c), UINT64_C(0x0012dc001fa00305),
@@ -95,10 +95,10 @@ static const uint64_t nicc_policy_gates[400] = {
 	UINT64_C(0x0006a40047bffedd), UINT64_C(0xfffc53ffdf000116), UINT64_C(0xfff67bffe95ffedc), UINT64_C(0xfffc78002c000209),
 	UINT64_C(0xfffe77ffe1a0001f), UINT64_C(0x0003dc0000400029), UINT64_C(0x0005a7ffd83fff89), UINT64_C(0xffff9fffd01ffea0),
 	UINT64_C(0xfffb20000580016a), UINT64_C(0xfffa6000374000b5), UINT64_C(0xfffb2000253ffe8a), UINT64_C(0x0003afff965ffe0e),
-	UINT64_C(0xffffbffffe000005), UINT64_C(0xfffff80002000007), UINT64_C(0xffffc000005fffee), UINT64_C(0xffff9ffffddffff6),
-	UINT64_C(0xffffb80002e00012), UINT64_C(0xffff97fffe9ffffa), UINT64_C(0xffffc7fffde00008), UINT64_C(0xfffffffffbe00020),
-	UINT64_C(0xffffdffffe5ffff8), UINT64_C(0x0000680004000008), UINT64_C(0xffffc3fffe5fffe9), UINT64_C(0xffff87fffe9ffff8),
-	UINT64_C(0x00003ffffe80000a), UINT64_C(0xffffebfff6ffffff), UINT64_C(0x000023fffe9fffff), UINT64_C(0x00001c0003a00005),
+	UINT64_C(0xfffff3ffffa00001), UINT64_C(0x0000000000600001), UINT64_C(0xfffff3fffffffffd), UINT64_C(0xffffefffff9ffffe),
+	UINT64_C(0xfffff40000800003), UINT64_C(0xffffebffffbfffff), UINT64_C(0xfffff7ffffa00001), UINT64_C(0xffffffffff400006),
+	UINT64_C(0xfffffbffffbfffff), UINT64_C(0x0000140000c00001), UINT64_C(0xfffff3ffffbffffc), UINT64_C(0xffffebffffbfffff),
+	UINT64_C(0x00000bffffc00002), UINT64_C(0xfffffbfffe600000), UINT64_C(0x000007ffffc00000), UINT64_C(0x0000040000a00001),
 	UINT64_C(0x000057fffda00005), UINT64_C(0x00000400025fffef), UINT64_C(0xffffac0002c00000), UINT64_C(0x0000700000000010),
 	UINT64_C(0x00000fffffe00006), UINT64_C(0xfffffbfffe3ffffe), UINT64_C(0xffff8800023fffeb), UINT64_C(0xffffd40000bffffb),
 	UINT64_C(0xffffb000053ffffa), UINT64_C(0xffff740001000009), UINT64_C(0xfffffc0001e00023), UINT64_C(0x00005800011ffffb),
@@ -107,10 +107,10 @@ static const uint64_t nicc_policy_gates[400] = {
 	UINT64_C(0x000003ffff5ffff9), UINT64_C(0xffffd8000080000a), UINT64_C(0x00000400007fffff), UINT64_C(0xfffff00000dffff0),
 	UINT64_C(0xffffd7fffe5fffef), UINT64_C(0xfffff7ffff400012), UINT64_C(0x00001c00003ffff3), UINT64_C(0xffffc00000800002),
 	UINT64_C(0x00001bfffedffffa), UINT64_C(0x000007fffbdfffff), UINT64_C(0xfffffc0000e00007), UINT64_C(0xfffffc00021fffee),
-	UINT64_C(0x0000180000200008), UINT64_C(0x00000000021ffff2), UINT64_C(0xffffeffffe000006), UINT64_C(0x00007ffffe5ffff7),
-	UINT64_C(0x00003400017ffff2), UINT64_C(0xffff8c0001e0000c), UINT64_C(0x0000580001a0000e), UINT64_C(0x00000800039fffe4),
-	UINT64_C(0xffffc400013fffdf), UINT64_C(0xffffc3fffd5ffffb), UINT64_C(0xffffdbffff80001f), UINT64_C(0xfffffc0001e00008),
-	UINT64_C(0xfffffffffdc00007), UINT64_C(0x000013fffbe00009), UINT64_C(0x000047fffedffff2), UINT64_C(0xffffcc0000bffff1),
+	UINT64_C(0x0000000000000000), UINT64_C(0x00000000001fffff), UINT64_C(0xffffffffffe00000), UINT64_C(0x000007ffffdfffff),
+	UINT64_C(0x00000400001fffff), UINT64_C(0xfffff80000200001), UINT64_C(0x0000040000200001), UINT64_C(0x00000000003ffffe),
+	UINT64_C(0xfffffc00001ffffe), UINT64_C(0xfffffbffffe00000), UINT64_C(0xfffffc0000000002), UINT64_C(0x0000000000200001),
+	UINT64_C(0xffffffffffe00000), UINT64_C(0xffffffffffc00001), UINT64_C(0x000003ffffdfffff), UINT64_C(0xfffffbffffffffff),
 	UINT64_C(0xffff7800023fffe7), UINT64_C(0xffff8000035fff82), UINT64_C(0x00012800093fffdc), UINT64_C(0x00017bfffe600003),
 	UINT64_C(0x0000bc0006400036), UINT64_C(0xfffe1bfffa200041), UINT64_C(0xfffeb7ffff800019), UINT64_C(0x00010c00173fff83),
 	UINT64_C(0x0000dffffe5fffad), UINT64_C(0x00013c0001200036), UINT64_C(0x00003c0001ffffdd), UINT64_C(0x0001dffff9600040),
@@ -161,7 +161,7 @@ static const uint64_t nicc_policy_gates[400] = {
 	UINT64_C(0x00010bfffedfff8f), UINT64_C(0x0000540004ffffe8), UINT64_C(0x00009c0007800039), UINT64_C(0x0000a00009c00061),
 };
 
-static const uint8_t nicc_policy_sigmoid[1071] = {
+static const uint8_t nicc_policy_sigmoid[1061] = {
 	0, 0, 0, 0,
 	0, 0, 0, 0,
 	0, 0, 0, 0,
@@ -302,52 +302,51 @@ static const uint8_t nicc_policy_sigmoid[1071] = {
 	0, 0, 0, 0,
 	0, 0, 0, 0,
 	0, 0, 0, 0,
-	0, 0, 0, 0,
+	0, 1, 1, 1,
 	1, 1, 1, 1,
 	1, 1, 1, 1,
 	1, 1, 1, 1,
-	1, 1, 1, 1,
-	1, 1, 2, 2,
+	1, 1, 1, 2,
 	2, 2, 2, 2,
-	2, 2, 3, 3,
-	3, 3, 3, 4,
+	2, 2, 2, 3,
+	3, 3, 3, 3,
 	4, 4, 4, 4,
-	5, 5, 5, 6,
-	6, 6, 7, 7,
-	8, 8, 9, 9,
-	10, 10, 11, 12,
-	12, 13, 14, 14,
-	15, 16, 17, 18,
-	19, 20, 21, 22,
-	23, 25, 26, 27,
-	29, 30, 31, 33,
-	34, 36, 38, 39,
-	41, 43, 45, 46,
-	48, 50, 52, 54,
-	56, 58, 60, 62,
-	64, 66, 68, 70,
-	72, 74, 76, 78,
-	80, 82, 83, 85,
-	87, 89, 90, 92,
-	94, 95, 97, 98,
-	99, 101, 102, 103,
-	105, 106, 107, 108,
-	109, 110, 111, 112,
-	113, 114, 114, 115,
-	116, 116, 117, 118,
-	118, 119, 119, 120,
-	120, 121, 121, 122,
-	122, 122, 123, 123,
-	123, 124, 124, 124,
-	124, 124, 125, 125,
-	125, 125, 125, 126,
+	4, 5, 5, 5,
+	6, 6, 6, 7,
+	7, 8, 8, 9,
+	9, 10, 10, 11,
+	12, 12, 13, 14,
+	14, 15, 16, 17,
+	18, 19, 20, 21,
+	22, 23, 25, 26,
+	27, 29, 30, 31,
+	33, 34, 36, 38,
+	39, 41, 43, 45,
+	46, 48, 50, 52,
+	54, 56, 58, 60,
+	62, 64, 66, 68,
+	70, 72, 74, 76,
+	78, 80, 82, 83,
+	85, 87, 89, 90,
+	92, 94, 95, 97,
+	98, 99, 101, 102,
+	103, 105, 106, 107,
+	108, 109, 110, 111,
+	112, 113, 114, 114,
+	115, 116, 116, 117,
+	118, 118, 119, 119,
+	120, 120, 121, 121,
+	122, 122, 122, 123,
+	123, 123, 124, 124,
+	124, 124, 124, 125,
+	125, 125, 125, 125,
 	126, 126, 126, 126,
-	126, 126, 126, 127,
+	126, 126, 126, 126,
 	127, 127, 127, 127,
 	127, 127, 127, 127,
 	127, 127, 127, 127,
 	127, 127, 127, 127,
-	127, 128, 128, 128,
+	127, 127, 128, 128,
 	128, 128, 128, 128,
 	128, 128, 128, 128,
 	128, 128, 128, 128,
@@ -428,11 +427,10 @@ static const uint8_t nicc_policy_sigmoid[1071] = {
 	128, 128, 128, 128,
 	128, 128, 128, 128,
 	128, 128, 128, 128,
-	128, 128, 128, 128,
-	128, 128, 128,
+	128,
 };
 
-static const int16_t nicc_policy_g[1330] = {
+static const int16_t nicc_policy_g[1312] = {
 	-25, -25, -25, -25,
 	-25, -25, -25, -25,
 	-25, -25, -25, -25,
@@ -619,45 +617,43 @@ static const int16_t nicc_policy_g[1330] = {
 	-25, -25, -25, -25,
 	-25, -25, -25, -25,
 	-25, -25, -25, -25,
-	-25, -25, -25, -25,
-	-25, -25, -25, -25,
-	-25, -25, -25, -25,
-	-25, -24, -24, -24,
+	-25, -25, -24, -24,
 	-24, -24, -24, -24,
 	-24, -24, -24, -24,
 	-24, -24, -24, -24,
-	-24, -24, -23, -23,
+	-24, -24, -24, -23,
 	-23, -23, -23, -23,
-	-23, -23, -22, -22,
-	-22, -22, -22, -21,
+	-23, -23, -23, -22,
+	-22, -22, -22, -22,
 	-21, -21, -21, -21,
-	-20, -20, -20, -19,
-	-19, -19, -18, -18,
-	-18, -17, -17, -16,
-	-16, -15, -15, -14,
-	-14, -13, -13, -12,
-	-12, -11, -10, -10,
-	-9, -8, -8, -7,
-	-6, -5, -5, -4,
-	-3, -2, -2, -1,
-	0, 1, 2, 2,
-	3, 4, 5, 5,
-	6, 7, 8, 8,
-	9, 10, 10, 11,
-	12, 12, 13, 13,
-	14, 14, 15, 15,
-	16, 16, 17, 17,
-	18, 18, 18, 19,
-	19, 19, 20, 20,
-	20, 21, 21, 21,
-	21, 21, 22, 22,
-	22, 22, 22, 23,
+	-21, -20, -20, -20,
+	-19, -19, -19, -18,
+	-18, -18, -17, -17,
+	-16, -16, -15, -15,
+	-14, -14, -13, -13,
+	-12, -12, -11, -10,
+	-10, -9, -8, -8,
+	-7, -6, -5, -5,
+	-4, -3, -2, -2,
+	-1, 0, 1, 2,
+	2, 3, 4, 5,
+	5, 6, 7, 8,
+	8, 9, 10, 10,
+	11, 12, 12, 13,
+	13, 14, 14, 15,
+	15, 16, 16, 17,
+	17, 18, 18, 18,
+	19, 19, 19, 20,
+	20, 20, 21, 21,
+	21, 21, 21, 22,
+	22, 22, 22, 22,
 	23, 23, 23, 23,
-	23, 23, 23, 24,
+	23, 23, 23, 23,
 	24, 24, 24, 24,
 	24, 24, 24, 24,
 	24, 24, 24, 24,
 	24, 24, 24, 24,
+	24, 25, 25, 25,
 	25, 25, 25, 25,
 	25, 25, 25, 25,
 	25, 25, 25, 25,
@@ -763,9 +759,6 @@ static const int16_t nicc_policy_g[1330] = {
 	25, 25, 25, 25,
 	25, 25, 25, 25,
 	25, 25, 25, 25,
-	25, 25, 25, 25,
-	25, 25, 25, 25,
-	25, 25,
 };
 
 static const int8_t nicc_policy_tanh_c[256] = {
@@ -984,8 +977,8 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	uint64_t a13 = gw[13];
 	uint64_t a14 = gw[14];
 	uint64_t a15 = gw[15];
-	const int64_t xt0_t = (int64_t)((p0 >> 4) & 131071);
-	const int64_t xt0 = (xt0_t < 65536 ? 65536 : xt0_t) - 65536;
+	const int64_t xt0_t = (int64_t)((p0 >> 2) & 524287);
+	const int64_t xt0 = (xt0_t < 262144 ? 262144 : xt0_t) - 262144;
 	const uint64_t X0 = (uint64_t)xt0;
 	a0 += X0 * gw[16];
 	NICC_POLICY_KEEP(a0);
@@ -1089,8 +1082,8 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X2 * gw[63];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt3_t = (int64_t)((p1 >> 6) & 32767);
-	const int64_t xt3 = (xt3_t < 16384 ? 16384 : xt3_t) - 16384;
+	const int64_t xt3_t = (int64_t)((p1 >> 2) & 524287);
+	const int64_t xt3 = (xt3_t < 262144 ? 262144 : xt3_t) - 262144;
 	const uint64_t X3 = (uint64_t)xt3;
 	a0 += X3 * gw[64];
 	NICC_POLICY_KEEP(a0);
@@ -1104,8 +1097,6 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a4);
 	a5 += X3 * gw[69];
 	NICC_POLICY_KEEP(a5);
-	a6 += X3 * gw[70];
-	NICC_POLICY_KEEP(a6);
 	a7 += X3 * gw[71];
 	NICC_POLICY_KEEP(a7);
 	a8 += X3 * gw[72];
@@ -1264,8 +1255,8 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X7 * gw[143];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt8_t = (int64_t)(p2 >> 46);
-	const int64_t xt8 = (xt8_t < 65536 ? 65536 : xt8_t) - 65536;
+	const int64_t xt8_t = (int64_t)(p2 >> 44);
+	const int64_t xt8 = (xt8_t < 262144 ? 262144 : xt8_t) - 262144;
 	const uint64_t X8 = (uint64_t)xt8;
 	a0 += X8 * gw[144];
 	NICC_POLICY_KEEP(a0);
@@ -1369,11 +1360,9 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X10 * gw[191];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt11_t = (int64_t)(p3 >> 48);
-	const int64_t xt11 = (xt11_t < 16384 ? 16384 : xt11_t) - 16384;
+	const int64_t xt11_t = (int64_t)(p3 >> 44);
+	const int64_t xt11 = (xt11_t < 262144 ? 262144 : xt11_t) - 262144;
 	const uint64_t X11 = (uint64_t)xt11;
-	a0 += X11 * gw[192];
-	NICC_POLICY_KEEP(a0);
 	a1 += X11 * gw[193];
 	NICC_POLICY_KEEP(a1);
 	a2 += X11 * gw[194];
@@ -1802,10 +1791,10 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a15);
 
 	/* per unit: its four gates, then the cell and hidden state; the new h' and c' replace the old */
-	const int64_t k0 = (int64_t)((a0 >> 10) & 2047) - 372;
-	const int64_t k12 = (int64_t)((a4 >> 11) & 1023) + 140;
-	const int64_t k24 = (int64_t)((a8 >> 11) & 1023) + 316;
-	const int64_t k36 = (int64_t)((a12 >> 12) & 511) + 396;
+	const int64_t k0 = (int64_t)((a0 >> 10) & 2047) - 375;
+	const int64_t k12 = (int64_t)((a4 >> 11) & 1023) + 137;
+	const int64_t k24 = (int64_t)((a8 >> 11) & 1023) + 305;
+	const int64_t k36 = (int64_t)((a12 >> 12) & 511) + 393;
 	const int32_t i0 = sig[k0];
 	const int32_t f0 = sig[k12];
 	const int32_t g0 = gt[k24];
@@ -1815,10 +1804,10 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t hn0 = (o0 * tc[cn0 + 128] + 64) >> 7;
 	s[0] = (int8_t)hn0;
 	s[12] = (int8_t)cn0;
-	const int64_t k1 = (int64_t)((a0 >> 32) & 1023) + 140;
-	const int64_t k13 = (int64_t)((a4 >> 33) & 511) + 396;
-	const int64_t k25 = (int64_t)((a8 >> 32) & 1023) + 316;
-	const int64_t k37 = (int64_t)((a12 >> 32) & 1023) + 140;
+	const int64_t k1 = (int64_t)((a0 >> 32) & 1023) + 137;
+	const int64_t k13 = (int64_t)((a4 >> 33) & 511) + 393;
+	const int64_t k25 = (int64_t)((a8 >> 32) & 1023) + 305;
+	const int64_t k37 = (int64_t)((a12 >> 32) & 1023) + 137;
 	const int32_t i1 = sig[k1];
 	const int32_t f1 = sig[k13];
 	const int32_t g1 = gt[k25];
@@ -1828,10 +1817,10 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t hn1 = (o1 * tc[cn1 + 128] + 64) >> 7;
 	s[1] = (int8_t)hn1;
 	s[13] = (int8_t)cn1;
-	const int64_t k2 = (int64_t)(a0 >> 53) + 140;
-	const int64_t k14 = (int64_t)(a4 >> 53) + 140;
-	const int64_t k26 = (int64_t)(a8 >> 52) - 196;
-	const int64_t k38 = (int64_t)(a12 >> 53) + 140;
+	const int64_t k2 = (int64_t)(a0 >> 53) + 137;
+	const int64_t k14 = (int64_t)(a4 >> 53) + 137;
+	const int64_t k26 = (int64_t)(a8 >> 52) - 207;
+	const int64_t k38 = (int64_t)(a12 >> 53) + 137;
 	const int32_t i2 = sig[k2];
 	const int32_t f2 = sig[k14];
 	const int32_t g2 = gt[k26];
@@ -1841,10 +1830,10 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t hn2 = (o2 * tc[cn2 + 128] + 64) >> 7;
 	s[2] = (int8_t)hn2;
 	s[14] = (int8_t)cn2;
-	const int64_t k3 = (int64_t)((a1 >> 12) & 511) + 396;
-	const int64_t k15 = (int64_t)((a5 >> 11) & 1023) + 140;
-	const int64_t k27 = (int64_t)((a9 >> 11) & 1023) + 316;
-	const int64_t k39 = (int64_t)((a13 >> 10) & 2047) - 372;
+	const int64_t k3 = (int64_t)((a1 >> 12) & 511) + 393;
+	const int64_t k15 = (int64_t)((a5 >> 11) & 1023) + 137;
+	const int64_t k27 = (int64_t)((a9 >> 11) & 1023) + 305;
+	const int64_t k39 = (int64_t)((a13 >> 10) & 2047) - 375;
 	const int32_t i3 = sig[k3];
 	const int32_t f3 = sig[k15];
 	const int32_t g3 = gt[k27];
@@ -1854,10 +1843,10 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t hn3 = (o3 * tc[cn3 + 128] + 64) >> 7;
 	s[3] = (int8_t)hn3;
 	s[15] = (int8_t)cn3;
-	const int64_t k4 = (int64_t)((a1 >> 32) & 1023) + 140;
-	const int64_t k16 = (int64_t)((a5 >> 32) & 1023) + 140;
-	const int64_t k28 = (int64_t)((a9 >> 32) & 1023) + 316;
-	const int64_t k40 = (int64_t)((a13 >> 34) & 255) + 524;
+	const int64_t k4 = (int64_t)((a1 >> 32) & 1023) + 137;
+	const int64_t k16 = (int64_t)((a5 >> 32) & 1023) + 137;
+	const int64_t k28 = (int64_t)((a9 >> 32) & 1023) + 305;
+	const int64_t k40 = (int64_t)((a13 >> 34) & 255) + 521;
 	const int32_t i4 = sig[k4];
 	const int32_t f4 = sig[k16];
 	const int32_t g4 = gt[k28];
@@ -1867,10 +1856,10 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t hn4 = (o4 * tc[cn4 + 128] + 64) >> 7;
 	s[4] = (int8_t)hn4;
 	s[16] = (int8_t)cn4;
-	const int64_t k5 = (int64_t)(a1 >> 52) - 372;
-	const int64_t k17 = (int64_t)(a5 >> 54) + 396;
-	const int64_t k29 = (int64_t)(a9 >> 53) + 316;
-	const int64_t k41 = (int64_t)(a13 >> 53) + 140;
+	const int64_t k5 = (int64_t)(a1 >> 52) - 375;
+	const int64_t k17 = (int64_t)(a5 >> 54) + 393;
+	const int64_t k29 = (int64_t)(a9 >> 53) + 305;
+	const int64_t k41 = (int64_t)(a13 >> 53) + 137;
 	const int32_t i5 = sig[k5];
 	const int32_t f5 = sig[k17];
 	const int32_t g5 = gt[k29];
@@ -1880,10 +1869,10 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t hn5 = (o5 * tc[cn5 + 128] + 64) >> 7;
 	s[5] = (int8_t)hn5;
 	s[17] = (int8_t)cn5;
-	const int64_t k6 = (int64_t)((a2 >> 11) & 1023) + 140;
-	const int64_t k18 = (int64_t)((a6 >> 11) & 1023) + 140;
-	const int64_t k30 = (int64_t)((a10 >> 11) & 1023) + 316;
-	const int64_t k42 = (int64_t)((a14 >> 11) & 1023) + 140;
+	const int64_t k6 = (int64_t)((a2 >> 11) & 1023) + 137;
+	const int64_t k18 = (int64_t)((a6 >> 11) & 1023) + 137;
+	const int64_t k30 = (int64_t)((a10 >> 11) & 1023) + 305;
+	const int64_t k42 = (int64_t)((a14 >> 11) & 1023) + 137;
 	const int32_t i6 = sig[k6];
 	const int32_t f6 = sig[k18];
 	const int32_t g6 = gt[k30];
@@ -1893,10 +1882,10 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t hn6 = (o6 * tc[cn6 + 128] + 64) >> 7;
 	s[6] = (int8_t)hn6;
 	s[18] = (int8_t)cn6;
-	const int64_t k7 = (int64_t)((a2 >> 32) & 1023) + 140;
-	const int64_t k19 = (int64_t)((a6 >> 32) & 1023) + 140;
-	const int64_t k31 = (int64_t)((a10 >> 31) & 2047) - 196;
-	const int64_t k43 = (int64_t)((a14 >> 33) & 511) + 396;
+	const int64_t k7 = (int64_t)((a2 >> 32) & 1023) + 137;
+	const int64_t k19 = (int64_t)((a6 >> 32) & 1023) + 137;
+	const int64_t k31 = (int64_t)((a10 >> 31) & 2047) - 207;
+	const int64_t k43 = (int64_t)((a14 >> 33) & 511) + 393;
 	const int32_t i7 = sig[k7];
 	const int32_t f7 = sig[k19];
 	const int32_t g7 = gt[k31];
@@ -1906,10 +1895,10 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t hn7 = (o7 * tc[cn7 + 128] + 64) >> 7;
 	s[7] = (int8_t)hn7;
 	s[19] = (int8_t)cn7;
-	const int64_t k8 = (int64_t)(a2 >> 53) + 140;
-	const int64_t k20 = (int64_t)(a6 >> 54) + 396;
-	const int64_t k32 = (int64_t)(a10 >> 52) - 196;
-	const int64_t k44 = (int64_t)(a14 >> 53) + 140;
+	const int64_t k8 = (int64_t)(a2 >> 53) + 137;
+	const int64_t k20 = (int64_t)(a6 >> 54) + 393;
+	const int64_t k32 = (int64_t)(a10 >> 52) - 207;
+	const int64_t k44 = (int64_t)(a14 >> 53) + 137;
 	const int32_t i8 = sig[k8];
 	const int32_t f8 = sig[k20];
 	const int32_t g8 = gt[k32];
@@ -1919,10 +1908,10 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t hn8 = (o8 * tc[cn8 + 128] + 64) >> 7;
 	s[8] = (int8_t)hn8;
 	s[20] = (int8_t)cn8;
-	const int64_t k9 = (int64_t)((a3 >> 11) & 1023) + 140;
-	const int64_t k21 = (int64_t)((a7 >> 12) & 511) + 396;
-	const int64_t k33 = (int64_t)((a11 >> 10) & 2047) - 196;
-	const int64_t k45 = (int64_t)((a15 >> 12) & 511) + 396;
+	const int64_t k9 = (int64_t)((a3 >> 11) & 1023) + 137;
+	const int64_t k21 = (int64_t)((a7 >> 12) & 511) + 393;
+	const int64_t k33 = (int64_t)((a11 >> 10) & 2047) - 207;
+	const int64_t k45 = (int64_t)((a15 >> 12) & 511) + 393;
 	const int32_t i9 = sig[k9];
 	const int32_t f9 = sig[k21];
 	const int32_t g9 = gt[k33];
@@ -1932,10 +1921,10 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t hn9 = (o9 * tc[cn9 + 128] + 64) >> 7;
 	s[9] = (int8_t)hn9;
 	s[21] = (int8_t)cn9;
-	const int64_t k10 = (int64_t)((a3 >> 32) & 1023) + 140;
-	const int64_t k22 = (int64_t)((a7 >> 34) & 255) + 524;
-	const int64_t k34 = (int64_t)((a11 >> 31) & 2047) - 196;
-	const int64_t k46 = (int64_t)((a15 >> 33) & 511) + 396;
+	const int64_t k10 = (int64_t)((a3 >> 32) & 1023) + 137;
+	const int64_t k22 = (int64_t)((a7 >> 34) & 255) + 521;
+	const int64_t k34 = (int64_t)((a11 >> 31) & 2047) - 207;
+	const int64_t k46 = (int64_t)((a15 >> 33) & 511) + 393;
 	const int32_t i10 = sig[k10];
 	const int32_t f10 = sig[k22];
 	const int32_t g10 = gt[k34];
@@ -1945,10 +1934,10 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t hn10 = (o10 * tc[cn10 + 128] + 64) >> 7;
 	s[10] = (int8_t)hn10;
 	s[22] = (int8_t)cn10;
-	const int64_t k11 = (int64_t)(a3 >> 54) + 396;
-	const int64_t k23 = (int64_t)(a7 >> 53) + 140;
-	const int64_t k35 = (int64_t)(a11 >> 53) + 316;
-	const int64_t k47 = (int64_t)(a15 >> 53) + 140;
+	const int64_t k11 = (int64_t)(a3 >> 54) + 393;
+	const int64_t k23 = (int64_t)(a7 >> 53) + 137;
+	const int64_t k35 = (int64_t)(a11 >> 53) + 305;
+	const int64_t k47 = (int64_t)(a15 >> 53) + 137;
 	const int32_t i11 = sig[k11];
 	const int32_t f11 = sig[k23];
 	const int32_t g11 = gt[k35];
