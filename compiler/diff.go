@@ -56,9 +56,11 @@ type DiffStats struct {
 	FlipRate float64 `json:"direction_flip_rate"`
 }
 
-// LayerTrace is one layer of the float network against the dequantized integer one.
+// LayerTrace is one layer of the float network against the dequantized integer one (for
+// an LSTM, one value of the cell: x_t, a gate, c', h', y).
 type LayerTrace struct {
 	Layer  int     `json:"layer"`
+	Name   string  `json:"name,omitempty"`
 	Act    string  `json:"activation"`
 	Units  int     `json:"units"`
 	Bits   int     `json:"bits"` // the integer layer's output grid
@@ -94,7 +96,8 @@ type differ struct {
 	c    *compilation // the teacher, the handler, the calibration rows (shared with compile)
 	rows [][]float64
 	rep  *DiffReport
-	mlp  *quantize.MLPIR // AgainstInt8
+	mlp  *quantize.MLPIR  // AgainstInt8 of a dense network
+	lstm *quantize.LSTMIR // AgainstInt8 of an LSTM
 }
 
 // Diff compares the teacher with its integer network (int8), its distilled trees, or a
@@ -136,8 +139,11 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 		return nil, err
 	}
 	d.measure()
-	if d.mlp != nil {
+	switch {
+	case d.mlp != nil:
 		d.trace()
+	case d.lstm != nil:
+		d.traceLSTM()
 	}
 	if opt.Out != "" {
 		if err := os.MkdirAll(opt.Out, 0o755); err != nil {
@@ -146,12 +152,15 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 		if err := plotDiff(d.rep, opt.Out); err != nil {
 			return nil, err
 		}
+		if d.lstm != nil && d.rep.rlcc {
+			d.rep.Notes = append(d.rep.Notes, "LSTM heatmaps: each cell is one step from the zero recurrent state, float and integer alike")
+		}
 	}
 	return d.rep, nil
 }
 
 // load reads the teacher and picks the handler as compile does; int8 goes through compile's
-// own load (which refuses LSTMs and tree ensembles).
+// own load (which refuses tree ensembles).
 func (d *differ) load() error {
 	c := d.c
 	if d.opt.Against == AgainstInt8 {
@@ -176,7 +185,8 @@ func (d *differ) load() error {
 	d.rep = &DiffReport{Teacher: d.opt.Teacher, TeacherKind: m.Kind().String(), Against: d.opt.Against}
 	d.rep.rlcc = c.handler == HandlerRLCC
 	d.rep.teacher = func(x []float64) float64 { return m.Eval(m.NewState(), x)[0] }
-	if m.Kind() == model.KindLSTM {
+	if m.Kind() == model.KindLSTM && d.opt.Against != AgainstInt8 {
+		// Against int8 the rows run as sequences (int8 says so).
 		d.rep.Notes = append(d.rep.Notes, "LSTM: every row is evaluated from a zero recurrent state")
 	}
 	return nil
@@ -188,7 +198,8 @@ func (d *differ) int8() error {
 		return err
 	}
 	if d.c.lstm != nil {
-		return fmt.Errorf("%s: diff --against int8 of an LSTM is not wired in yet", d.opt.Teacher)
+		d.int8LSTM()
+		return nil
 	}
 	ir := d.c.mlp
 	d.mlp = ir
@@ -196,6 +207,21 @@ func (d *differ) int8() error {
 		ir.WeightBits, d.c.int8Quant.ActBits, d.c.int8Quant.ChannelScales, d.c.calib)
 	d.setInteger(ir.Inputs, func(raw []int32) float64 { return ir.OutValue(ir.Eval(raw)) })
 	return nil
+}
+
+// int8LSTM compares the integer LSTM compile --target int8 builds. The statistics and the
+// trace run the rows as sequences of SeqLen steps from the zero state, float and integer
+// each with its own state, as quantize measures its fidelity; the heatmaps' functions of one
+// row are one step from the zero state.
+func (d *differ) int8LSTM() {
+	ir := d.c.lstm
+	d.lstm = ir
+	d.rep.Student = fmt.Sprintf("integer LSTM (x_t in [0, %d], gates by 256-entry tables, h and c int8 in %d context words, output on an int8 grid in Q%d) calibrated on %s",
+		quantize.PreMax, ir.StateWords(), ir.OutFrac, d.c.calib)
+	d.rep.Notes = append(d.rep.Notes, fmt.Sprintf("LSTM: the rows run as sequences of %d steps from the zero recurrent state, float and integer each carrying its own state (as quantize measures its fidelity)", ir.SeqLen))
+	d.setInteger(ir.Inputs, func(raw []int32) float64 {
+		return ir.OutValue(ir.Step(raw, make([]uint32, ir.StateWords())))
+	})
 }
 
 // trees distills the teacher as compile --target trees does and compares its integer IR.
@@ -294,6 +320,7 @@ func (d *differ) measure() {
 	st.Rows = n
 	var sum float64
 	clamped := 0
+	next := d.pair()
 	for k, row := range d.rows {
 		x := row
 		if r.repr != nil {
@@ -305,7 +332,7 @@ func (d *differ) measure() {
 				}
 			}
 		}
-		yt, ys := r.teacher(x), r.student(row)
+		yt, ys := next(k, row, x)
 		e := ys - yt
 		r.dy[k], abs[k] = e, math.Abs(e)
 		sum += e * e
@@ -324,6 +351,32 @@ func (d *differ) measure() {
 	st.FlipRate = float64(st.Flips) / float64(n)
 	slices.Sort(abs)
 	st.P50, st.P90, st.P99, st.P999 = percentile(abs, 0.5), percentile(abs, 0.9), percentile(abs, 0.99), percentile(abs, 0.999)
+}
+
+// pair is the teacher's and the student's output at row k (x is the row as the student sees
+// it). An integer LSTM and the float teacher step through the rows as sequences of SeqLen
+// from the zero state, each with its own state, as quantize.LSTMIR's measure does.
+func (d *differ) pair() func(k int, row, x []float64) (yt, ys float64) {
+	r := d.rep
+	ir := d.lstm
+	if ir == nil {
+		return func(_ int, row, x []float64) (float64, float64) { return r.teacher(x), r.student(row) }
+	}
+	m := d.c.m
+	st := m.NewState()
+	state := make([]uint32, ir.StateWords())
+	raw := make([]int32, len(ir.Inputs))
+	return func(k int, row, x []float64) (float64, float64) {
+		if k%ir.SeqLen == 0 {
+			clear(st.H)
+			clear(st.C)
+			clear(state)
+		}
+		for i, in := range ir.Inputs {
+			raw[i] = in.Quantize(row[i])
+		}
+		return m.Eval(st, x)[0], ir.OutValue(ir.Step(raw, state))
+	}
 }
 
 // percentile is the nearest-rank p-quantile of sorted values.
@@ -413,12 +466,156 @@ func (d *differ) trace() {
 	}
 	for k := range ir.Layers {
 		l := &ir.Layers[k]
-		t := LayerTrace{Layer: k, Act: l.Act.String(), Units: l.Out, Bits: l.Bits, MaxAbs: mx[k]}
+		t := LayerTrace{Layer: k, Name: fmt.Sprintf("h%d", k+1), Act: l.Act.String(), Units: l.Out, Bits: l.Bits, MaxAbs: mx[k]}
 		if l.Final {
-			t.Bits = 32 // Q(OutFrac)
+			t.Name, t.Bits = "y", 32 // Q(OutFrac)
 		}
 		if cnt[k] > 0 {
 			t.RMSE = math.Sqrt(sq[k] / float64(cnt[k]))
+		}
+		d.rep.Trace = append(d.rep.Trace, t)
+	}
+}
+
+// lstmFloat is one float step of dense(relu) → LSTM → dense(tanh), written out for the
+// trace: x_t, the activated gates (i, f, g, o; PyTorch's order: gates = W·x_t + B + R·h +
+// RB, c' = f·c + i·g, h' = o·tanh(c')) and y; h and c advance in place. It is model.Eval's
+// LSTM with its internals.
+func lstmFloat(m *model.Model, x, h, c []float64) (xt, gates []float64, y float64) {
+	pre, cell, post := &m.Layers[0], &m.Layers[1], &m.Layers[2]
+	xt = denseFloat(pre, x)
+	H := cell.Out
+	gates = make([]float64, 4*H)
+	for r := range gates {
+		s := 0.0
+		if cell.B != nil {
+			s += cell.B[r]
+		}
+		if cell.RB != nil {
+			s += cell.RB[r]
+		}
+		for i, w := range cell.W[r] {
+			s += w * xt[i]
+		}
+		for j, w := range cell.R[r] {
+			s += w * h[j]
+		}
+		if r/H == 2 {
+			gates[r] = math.Tanh(s)
+		} else {
+			gates[r] = 1 / (1 + math.Exp(-s))
+		}
+	}
+	for j := range H {
+		i, f, g, o := gates[j], gates[H+j], gates[2*H+j], gates[3*H+j]
+		c[j] = f*c[j] + i*g
+		h[j] = o * math.Tanh(c[j])
+	}
+	return xt, gates, denseFloat(post, h)[0]
+}
+
+// denseFloat is a float dense layer with a relu, tanh or no activation.
+func denseFloat(l *model.Layer, x []float64) []float64 {
+	y := make([]float64, l.Out)
+	for j := range y {
+		s := 0.0
+		if l.B != nil {
+			s = l.B[j]
+		}
+		for i, w := range l.W[j] {
+			s += w * x[i]
+		}
+		switch l.Act {
+		case model.ActReLU:
+			s = max(s, 0)
+		case model.ActTanh:
+			s = math.Tanh(s)
+		}
+		y[j] = s
+	}
+	return y
+}
+
+// traceLSTM compares the float LSTM's values with the integer one's, dequantized, along the
+// same sequences the statistics run (SeqLen steps from the zero state, each side with its
+// own state): x_t (PreScale per step), the gates i, f, o (Sigmoid/128) and g (GTable in
+// CellScale units), c' (CellScale), h' (1/127) and y. The integer values are
+// LSTMIR.StepTrace's; its output and state must equal LSTMIR.Step's, run beside it.
+func (d *differ) traceLSTM() {
+	ir, m := d.lstm, d.c.m
+	H := ir.Hidden
+	type acc struct {
+		name, act string
+		layer     int
+		units     int
+		bits      int
+		sq, mx    float64
+		n         int
+	}
+	preBits := 0
+	for v := quantize.PreMax; v > 0; v >>= 1 {
+		preBits++
+	}
+	vals := []*acc{
+		{name: "x_t", act: "relu", layer: 0, units: ir.Pre.Out, bits: preBits},
+		{name: "i", act: "sigmoid", layer: 1, units: H, bits: 8},
+		{name: "f", act: "sigmoid", layer: 1, units: H, bits: 8},
+		{name: "g", act: "tanh", layer: 1, units: H, bits: 8},
+		{name: "o", act: "sigmoid", layer: 1, units: H, bits: 8},
+		{name: "c'", act: "identity", layer: 1, units: H, bits: 8},
+		{name: "h'", act: "tanh", layer: 1, units: H, bits: 8},
+		{name: "y", act: "tanh", layer: 2, units: 1, bits: 8},
+	}
+	add := func(a *acc, deq, fl float64) {
+		e := deq - fl
+		a.sq += e * e
+		a.mx = max(a.mx, math.Abs(e))
+		a.n++
+	}
+	h, c := make([]float64, H), make([]float64, H)
+	state := make([]uint32, ir.StateWords())
+	check := make([]uint32, ir.StateWords())
+	raw := make([]int32, len(ir.Inputs))
+	mismatch := 0
+	for k, row := range d.rows {
+		if k%ir.SeqLen == 0 {
+			clear(h)
+			clear(c)
+			clear(state)
+			clear(check)
+		}
+		for i, in := range ir.Inputs {
+			raw[i] = in.Quantize(row[i])
+		}
+		yq, tr := ir.StepTrace(raw, state)
+		if ir.Step(raw, check) != yq || !slices.Equal(state, check) || ir.OutTable[tr.Z+128] != yq {
+			mismatch++
+			copy(check, state)
+		}
+		xt, gates, y := lstmFloat(m, d.rep.repr(row), h, c)
+		for j := range ir.Pre.Out {
+			add(vals[0], float64(tr.Pre[j])*ir.PreScale[j], xt[j])
+		}
+		for r, idx := range tr.Gate {
+			g := float64(ir.Sigmoid[idx+128]) / 128
+			if r/H == 2 {
+				g = float64(ir.GTable[idx+128]) * ir.CellScale
+			}
+			add(vals[1+r/H], g, gates[r])
+		}
+		for j := range H {
+			add(vals[5], float64(tr.C[j])*ir.CellScale, c[j])
+			add(vals[6], float64(tr.H[j])/127, h[j])
+		}
+		add(vals[7], ir.OutValue(yq), y)
+	}
+	if mismatch > 0 {
+		d.rep.Notes = append(d.rep.Notes, fmt.Sprintf("internal error: LSTMIR.StepTrace differs from LSTMIR.Step on %d rows", mismatch))
+	}
+	for _, a := range vals {
+		t := LayerTrace{Layer: a.layer, Name: a.name, Act: a.act, Units: a.units, Bits: a.bits, MaxAbs: a.mx}
+		if a.n > 0 {
+			t.RMSE = math.Sqrt(a.sq / float64(a.n))
 		}
 		d.rep.Trace = append(d.rep.Trace, t)
 	}
@@ -461,9 +658,13 @@ func (r *DiffReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "|Δy|     max %.6f  RMSE %.6f  p50 %.6f  p90 %.6f  p99 %.6f  p99.9 %.6f\n", s.MaxAbs, s.RMSE, s.P50, s.P90, s.P99, s.P999)
 	fmt.Fprintf(w, "flips    %d of %d decisions (%.3f%%) change direction (increase, decrease, hold within ±0.5%%)\n", s.Flips, s.Rows, 100*s.FlipRate)
 	if len(r.Trace) > 0 {
-		fmt.Fprintf(w, "\nper-layer trace (float vs dequantized integer activations):\n%5s %-8s %5s %4s  %10s %10s\n", "layer", "act", "units", "bits", "max abs", "RMSE")
+		fmt.Fprintf(w, "\nper-layer trace (float vs dequantized integer activations):\n%5s %-5s %-8s %5s %4s  %10s %10s\n", "layer", "value", "act", "units", "bits", "max abs", "RMSE")
 		for _, t := range r.Trace {
-			fmt.Fprintf(w, "%5d %-8s %5d %4d  %10.6f %10.6f\n", t.Layer, t.Act, t.Units, t.Bits, t.MaxAbs, t.RMSE)
+			name := t.Name
+			if name == "" {
+				name = "-"
+			}
+			fmt.Fprintf(w, "%5d %-5s %-8s %5d %4d  %10.6f %10.6f\n", t.Layer, name, t.Act, t.Units, t.Bits, t.MaxAbs, t.RMSE)
 		}
 	}
 	for _, n := range r.Notes {

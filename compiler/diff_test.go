@@ -1,12 +1,14 @@
 package compiler
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 )
 
@@ -121,13 +123,107 @@ func TestDiffBadInput(t *testing.T) {
 	}{
 		{DiffOptions{Teacher: filepath.Join(dir, "missing.json")}, "missing.json"},
 		{DiffOptions{Teacher: diffTeacher, Calib: wide}, "row 1 has 2 values; model rlcc_teacher takes 4 inputs"},
-		{DiffOptions{Teacher: "../testdata/models/rlcc_lstm.onnx", Samples: 10}, "of an LSTM is not wired in yet"},
+		{DiffOptions{Teacher: diffLSTM, Samples: 10, Quant: quantizeOpts8()}, "--weight-bits and --act-bits apply to dense networks"},
 		{DiffOptions{Teacher: "../testdata/models/rlcc_xgb.json", Samples: 10}, "--target int8 takes a dense network"},
 		{DiffOptions{Teacher: diffTeacher, Against: filepath.Join(dir, "nope.json"), Samples: 10}, "nope.json"},
 	} {
 		_, err := Diff(c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want %q", c.opt, err, c.want)
+		}
+	}
+}
+
+const diffLSTM = "../testdata/models/rlcc_lstm.onnx"
+
+// The LSTM's statistics are quantize's fidelity on the same rows (sequences from the zero
+// state, each side with its own state); the trace has every value of the cell and ends on y.
+func TestDiffInt8LSTM(t *testing.T) {
+	out := t.TempDir()
+	r, err := Diff(DiffOptions{Teacher: diffLSTM, Samples: 2000, Seed: 1, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// compile --target int8's quantization of the same rows, independently of Diff.
+	c := &compilation{opt: CompileOptions{Model: diffLSTM, Seed: 1, Int8: &Int8Options{Samples: 2000, Quant: DefaultInt8Quant}},
+		params: nicsdk.DefaultParams()}
+	if err := c.load(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.quantizeMLP(); err != nil {
+		t.Fatal(err)
+	}
+	if c.lstm == nil {
+		t.Fatal("no LSTM IR")
+	}
+	s, f := r.Stats, c.lstm.Fidelity
+	if s.Rows != 2000 || f.Rows != 2000 || s.MaxAbs != f.MaxAbs || s.FlipRate != f.Flips || s.MaxAbs == 0 {
+		t.Errorf("stats %+v, quantize's fidelity %+v: want the same max |dy| and flip rate", s, f)
+	}
+	if !(s.MaxAbs >= s.P999 && s.P999 >= s.P99 && s.P99 >= s.P90 && s.P90 >= s.P50 && s.P50 >= 0 && s.RMSE <= s.MaxAbs && s.RMSE > 0) {
+		t.Errorf("stats %+v", s)
+	}
+	want := []string{"x_t", "i", "f", "g", "o", "c'", "h'", "y"}
+	if len(r.Trace) != len(want) {
+		t.Fatalf("trace %+v, want %v", r.Trace, want)
+	}
+	for k, l := range r.Trace {
+		if l.Name != want[k] || !(l.RMSE <= l.MaxAbs) || l.MaxAbs == 0 || l.MaxAbs > 0.5 {
+			t.Errorf("trace %d: %+v, want %s with 0 < RMSE <= max <= 0.5", k, l, want[k])
+		}
+	}
+	if y := r.Trace[len(want)-1]; y.MaxAbs != s.MaxAbs || math.Abs(y.RMSE-s.RMSE) > 1e-12 || y.Units != 1 || y.Layer != 2 {
+		t.Errorf("y's trace %+v, stats %+v: want the same max and RMSE", y, s)
+	}
+	notes := strings.Join(r.Notes, "\n")
+	if strings.Contains(notes, "internal error") || strings.Count(notes, "sequences of 32 steps from the zero recurrent state") != 1 ||
+		strings.Count(notes, "heatmaps: each cell is one step from the zero recurrent state") != 1 || strings.Contains(notes, "every row is evaluated") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	if len(r.Plots) != 4 {
+		t.Fatalf("plots %v, want 4", r.Plots)
+	}
+	for _, p := range r.Plots {
+		if b, err := os.ReadFile(p); err != nil || len(b) < 1000 || filepath.Dir(p) != out {
+			t.Errorf("%s: %d bytes, %v", p, len(b), err)
+		}
+	}
+	// Without --out, no plots and no heatmap note.
+	r, err = Diff(DiffOptions{Teacher: diffLSTM, Samples: 100, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Plots) != 0 || strings.Contains(strings.Join(r.Notes, "\n"), "heatmaps") {
+		t.Errorf("plots %v, notes %q", r.Plots, r.Notes)
+	}
+}
+
+// lstmFloat, the trace's float step, is model.Eval's LSTM: the same h', c' and y along a sequence.
+func TestDiffLSTMFloatStep(t *testing.T) {
+	m, _, err := LoadModel(diffLSTM, FormatAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := distill.DefaultRLCC.Sample(200, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := m.NewState()
+	h, c := make([]float64, len(st.H)), make([]float64, len(st.C))
+	for r := range d.X[0] {
+		x := make([]float64, len(d.X))
+		for i := range x {
+			x[i] = d.X[i][r]
+		}
+		want := m.Eval(st, x)[0]
+		_, gates, y := lstmFloat(m, x, h, c)
+		if len(gates) != 4*len(h) || math.Abs(y-want) > 1e-12 {
+			t.Fatalf("step %d: y %v, model.Eval %v", r, y, want)
+		}
+		for j := range h {
+			if math.Abs(h[j]-st.H[j]) > 1e-12 || math.Abs(c[j]-st.C[j]) > 1e-12 {
+				t.Fatalf("step %d unit %d: h %v c %v, model.Eval's %v %v", r, j, h[j], c[j], st.H[j], st.C[j])
+			}
 		}
 	}
 }

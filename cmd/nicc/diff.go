@@ -16,8 +16,11 @@ func diffCommand() *cli.Command {
 		Description: `Compares the float teacher with a student over the calibration rows (--calib CSV, or
 --samples sampled RL-CC states, default 20000):
 
-  --against int8   (default) the integer network nicc compile --target int8 builds, with the
-                   same quantization (--weight-bits, --act-bits); dense networks only
+  --against int8   (default) the integer network nicc compile --target int8 builds: of a
+                   dense network with the same quantization (--weight-bits, --act-bits); of
+                   the dense(relu) -> LSTM -> dense(tanh) policy with its own formats, the
+                   rows run as sequences of 32 steps from the zero state, float and integer
+                   each with its own state
   --against trees  the tree student nicc compile --target trees distills (--trees, --depth),
                    as its integer IR on the RL-CC Q16 grid
   --against FILE   a student model file: a tree ensemble as its integer IR (RL-CC inputs), a
@@ -25,15 +28,17 @@ func diffCommand() *cli.Command {
 
 It prints max |Δy|, RMSE, the p50/p90/p99/p99.9 of |Δy| and the fraction of decisions whose
 direction (increase, decrease, hold within ±0.5% under the RL-CC multiplier map) differs;
-against int8 also a per-layer trace, float against dequantized integer activations. With
+against int8 also a per-layer trace, float against dequantized integer activations (for an
+LSTM: x_t, the gates i, f, g, o, c', h' and y, along the same sequences). With
 --out DIR it writes diff_heatmaps.png/.svg (the action over (a_{t-1}, o_t), float and
 student side by side, for the NIC paper's Fig. 5 previous states: steady, under-utilised,
-congested) and diff_histogram.png/.svg (Δy).
+congested; an LSTM's cells are one step from the zero state) and diff_histogram.png/.svg (Δy).
 
 Exit codes: 0 compared; 2 bad input (an unreadable model, a calibration set of the wrong
-width, a comparison the teacher does not support, e.g. int8 of an LSTM).
+width, a comparison the teacher does not support, e.g. int8 of a tree ensemble).
 
   nicc diff testdata/models/rlcc_teacher.json --out build/diff
+  nicc diff testdata/models/rlcc_lstm.onnx --out build/diff-lstm
   nicc diff testdata/models/rlcc_teacher.json --against build/student.json --json`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "against", Value: compiler.AgainstInt8, Usage: "int8, trees, or a student model file"},

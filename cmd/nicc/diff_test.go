@@ -58,6 +58,57 @@ func TestDiffCLI(t *testing.T) {
 	}
 }
 
+func TestDiffLSTMCLI(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "plots")
+	code, stdout, stderr := nicc(t, "diff", models+"rlcc_lstm.onnx", "--samples", "1000", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for label, want := range map[string]string{
+		"teacher": "rlcc_lstm.onnx (lstm)",
+		"against": "int8: integer LSTM",
+		"rows":    "rows 1000: 1000 RL-CC states",
+		"|Δy|":    "p99.9",
+		"flips":   "of 1000 decisions",
+		"2":       "y tanh 1 8",
+		"wrote":   "diff_heatmaps.png",
+	} {
+		if l := line(strings.ReplaceAll(stdout, "\n    ", "\n"), label); !strings.Contains(l, want) {
+			t.Errorf("line %q is %q, want it to contain %q; output:\n%s", label, l, want, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "sequences of 32 steps from the zero recurrent state") {
+		t.Errorf("no sequence note:\n%s", stdout)
+	}
+	code, stdout, stderr = nicc(t, "diff", models+"rlcc_lstm.onnx", "--samples", "500", "--json")
+	if code != exitOK {
+		t.Fatalf("--json: exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Stats struct {
+			Rows   int     `json:"rows"`
+			MaxAbs float64 `json:"max_abs_err"`
+			P50    float64 `json:"p50_abs_err"`
+		} `json:"stats"`
+		Trace []struct {
+			Name   string  `json:"name"`
+			MaxAbs float64 `json:"max_abs_err"`
+		} `json:"trace"`
+		Plots []string `json:"plots"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("--json: %v:\n%s", err, stdout)
+	}
+	if r.Stats.Rows != 500 || !(r.Stats.MaxAbs >= r.Stats.P50 && r.Stats.MaxAbs > 0) || len(r.Trace) != 8 || r.Trace[0].Name != "x_t" ||
+		r.Trace[7].Name != "y" || r.Trace[7].MaxAbs != r.Stats.MaxAbs || len(r.Plots) != 0 {
+		t.Errorf("--json: %+v", r)
+	}
+	code, stdout, _ = nicc(t, "diff", "--help")
+	if code != exitOK || strings.Contains(stdout, "dense networks only") || !strings.Contains(stdout, "LSTM") {
+		t.Errorf("--help: exit %d:\n%s", code, stdout)
+	}
+}
+
 func TestDiffBadInput(t *testing.T) {
 	dir := t.TempDir()
 	wide := filepath.Join(dir, "w.csv")
@@ -71,7 +122,7 @@ func TestDiffBadInput(t *testing.T) {
 	}{
 		{[]string{filepath.Join(dir, "missing.json")}, "missing.json"},
 		{[]string{teacher, "--calib", wide}, "w.csv: row 1 has 2 values"},
-		{[]string{models + "rlcc_lstm.onnx", "--samples", "10"}, "of an LSTM is not wired in yet"},
+		{[]string{models + "rlcc_lstm.onnx", "--samples", "10", "--weight-bits", "8"}, "--weight-bits and --act-bits apply to dense networks"},
 		{[]string{teacher, "--samples", "0"}, "--samples 0"},
 		{[]string{teacher, "--weight-bits", "4"}, "--weight-bits 4"},
 		{[]string{}, "diff takes one TEACHER file"},
