@@ -90,44 +90,7 @@ func TestLSTMBitExact(t *testing.T) {
 	}
 	snapshot(t, "lstm_rlcc/"+f.HeaderName, f.Header)
 	snapshot(t, "lstm_rlcc/"+f.SourceName, f.Source)
-	dir := t.TempDir()
-	if err := f.Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(dir, f.SourceName)
-	drv := filepath.Join(dir, "driver.c")
-	if err := os.WriteFile(drv, []byte(`#include <stdio.h>
-#include "nicc_policy.h"
-
-/* Reads x (NUM_INPUTS int32) and the state (STATE_WORDS uint32) per step, little endian;
- * writes y and the new state. */
-int main(void)
-{
-	int32_t x[NICC_POLICY_NUM_INPUTS];
-	uint32_t s[NICC_POLICY_STATE_WORDS];
-	while (fread(x, sizeof x[0], NICC_POLICY_NUM_INPUTS, stdin) == NICC_POLICY_NUM_INPUTS &&
-	       fread(s, sizeof s[0], NICC_POLICY_STATE_WORDS, stdin) == NICC_POLICY_STATE_WORDS) {
-		int32_t y = nicc_policy(x, s);
-		if (fwrite(&y, sizeof y, 1, stdout) != 1 || fwrite(s, sizeof s[0], NICC_POLICY_STATE_WORDS, stdout) != NICC_POLICY_STATE_WORDS)
-			return 1;
-	}
-	return 0;
-}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	driver, elfPath := filepath.Join(dir, "driver"), filepath.Join(dir, "policy.elf")
-	for _, extra := range [][]string{nil, {"-fsanitize=undefined", "-fno-sanitize-recover=all"}} {
-		args := append(append(append([]string{}, strictFlags...), "-O2"), extra...)
-		args = append(args, "-I", dir, "-o", driver, drv, src)
-		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-			t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	if err := nicsdk.Build(elfPath, linkScript, append(append([]string{}, strictFlags...), "-O2", "-I", dir), src); err != nil {
-		t.Fatal(err)
-	}
-
+	driver, elfPath := buildLSTM(t, f)
 	steps := lstmVectors(ir, rows, 20000)
 	sw := ir.StateWords()
 	var in bytes.Buffer
@@ -217,6 +180,50 @@ int main(void)
 	fd := ir.Fidelity
 	t.Logf("%d steps bit-exact; dpa: nicc_policy WCET %d cycles (%.3f us, %d insns), max measured %d; state %d bytes; fidelity on %d rows: max |dy| %.5f (%.2f/128), flips %.3f%%",
 		len(steps), wcet.Cycles, float64(wcet.Cycles)/prof.ClockHz*1e6, wcet.Insns, maxCycles, ir.StateBytes(), fd.Rows, fd.MaxAbs, 128*fd.MaxAbs, 100*fd.Flips)
+}
+
+// buildLSTM builds an LSTM policy's C: a host driver (strict, then with UBSan) that reads x
+// and the state per step and writes y and the new state, and the RISC-V ELF.
+func buildLSTM(t testing.TB, f *codegen.Files) (driver, elfPath string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := f.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, f.SourceName)
+	drv := filepath.Join(dir, "driver.c")
+	if err := os.WriteFile(drv, []byte(`#include <stdio.h>
+#include "nicc_policy.h"
+
+/* Reads x (NUM_INPUTS int32) and the state (STATE_WORDS uint32) per step, little endian;
+ * writes y and the new state. */
+int main(void)
+{
+	int32_t x[NICC_POLICY_NUM_INPUTS];
+	uint32_t s[NICC_POLICY_STATE_WORDS];
+	while (fread(x, sizeof x[0], NICC_POLICY_NUM_INPUTS, stdin) == NICC_POLICY_NUM_INPUTS &&
+	       fread(s, sizeof s[0], NICC_POLICY_STATE_WORDS, stdin) == NICC_POLICY_STATE_WORDS) {
+		int32_t y = nicc_policy(x, s);
+		if (fwrite(&y, sizeof y, 1, stdout) != 1 || fwrite(s, sizeof s[0], NICC_POLICY_STATE_WORDS, stdout) != NICC_POLICY_STATE_WORDS)
+			return 1;
+	}
+	return 0;
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	driver, elfPath = filepath.Join(dir, "driver"), filepath.Join(dir, "policy.elf")
+	for _, extra := range [][]string{nil, {"-fsanitize=undefined", "-fno-sanitize-recover=all"}} {
+		args := append(append(append([]string{}, strictFlags...), "-O2"), extra...)
+		args = append(args, "-I", dir, "-o", driver, drv, src)
+		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	if err := nicsdk.Build(elfPath, linkScript, append(append([]string{}, strictFlags...), "-O2", "-I", dir), src); err != nil {
+		t.Fatal(err)
+	}
+	return driver, elfPath
 }
 
 func words(b []byte) []uint32 {

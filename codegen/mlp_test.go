@@ -227,7 +227,10 @@ func mlpVectors(c mlpCase, n int) [][]int32 {
 
 // buildFiles compiles f for the host (a driver reading vectors on stdin, with UBSan) and for
 // the engine (an ELF).
-func buildFiles(t *testing.T, f *codegen.Files) (driver, elf string) {
+func buildFiles(t *testing.T, f *codegen.Files) (driver, elf string) { return buildFilesTB(t, f) }
+
+// buildFilesTB is buildFiles for a test or a benchmark.
+func buildFilesTB(t testing.TB, f *codegen.Files) (driver, elf string) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := f.Write(dir); err != nil {
