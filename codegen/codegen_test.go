@@ -451,22 +451,7 @@ func agreeThreeWay(t *testing.T, driver, elfPath, fn string, nIn int, vs [][]int
 	if len(out) != 4*len(vs) {
 		t.Fatalf("driver wrote %d bytes for %d vectors", len(out), len(vs))
 	}
-	data, err := os.ReadFile(elfPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	im, err := fwsim.LoadELF(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := fwsim.LookupProfile("dpa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := fwsim.NewMachine(im, prof)
-	if err != nil {
-		t.Fatal(err)
-	}
+	im, prof, m := dpaMachine(t, elfPath)
 	addr, err := m.Alloc(uint64(4*nIn), 16)
 	if err != nil {
 		t.Fatal(err)
@@ -504,4 +489,26 @@ func agreeThreeWay(t *testing.T, driver, elfPath, fn string, nIn int, vs [][]int
 	}
 	_, size, _ := im.Symbol(fn)
 	return wcet, maxCycles, size
+}
+
+// dpaMachine loads the ELF at path into an emulator on the dpa profile.
+func dpaMachine(t testing.TB, path string) (*fwsim.Image, *fwsim.Profile, *fwsim.Machine) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := fwsim.LoadELF(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := fwsim.LookupProfile("dpa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := fwsim.NewMachine(im, prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return im, prof, m
 }

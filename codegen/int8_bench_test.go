@@ -2,7 +2,6 @@ package codegen_test
 
 import (
 	"encoding/binary"
-	"os"
 	"slices"
 	"testing"
 
@@ -63,18 +62,7 @@ func BenchmarkInt8VsSoftFloat(b *testing.B) {
 			} else {
 				elfPath = buildELF(b, files)
 			}
-			data, err := os.ReadFile(elfPath)
-			if err != nil {
-				b.Fatal(err)
-			}
-			im, err := fwsim.LoadELF(data)
-			if err != nil {
-				b.Fatal(err)
-			}
-			m, err := fwsim.NewMachine(im, prof)
-			if err != nil {
-				b.Fatal(err)
-			}
+			im, _, m := dpaMachine(b, elfPath)
 			xa, err := m.Alloc(uint64(4*len(inputs)), 16)
 			if err != nil {
 				b.Fatal(err)

@@ -48,14 +48,7 @@ func (g *gen) headerComment(file string) *node {
 		"inputs: x[i] is a signed fixed-point int32, value = x[i] / 2^frac; the result is exact",
 		"(equal to the model's float splits) for every x[i] within its raw range:",
 	)
-	w := 0
-	for _, in := range ir.Inputs {
-		w = max(w, len(in.Name))
-	}
-	for i, in := range ir.Inputs {
-		l = append(l, fmt.Sprintf("  x[%d] %-*s Q%-2d raw [%d, %d] = [%s, %s]", i, w, in.Name, in.Frac, in.Min, in.Max,
-			fmtFloat(in.Value(in.Min)), fmtFloat(in.Value(in.Max))))
-	}
+	l = append(l, inputLines(ir.Inputs, nil)...)
 	l = append(l, "",
 		fmt.Sprintf("output: int32 Q%d, value = y / 2^%d, proven in [%d, %d]; the raw score base + sum of leaves",
 			ir.OutFrac, ir.OutFrac, ir.Out.Lo, ir.Out.Hi))
@@ -76,6 +69,25 @@ func (g *gen) headerComment(file string) *node {
 	l = append(l, fmt.Sprintf("error bound vs the float model's exact score: %s (leaves %s, rounding %s)",
 		fmtFloat(st.ScoreErr), fmtFloat(st.LeafErr), fmtFloat(st.OutErr)))
 	return &node{Kind: kindComment, Lines: l}
+}
+
+// inputLines are the header comment's lines for the inputs: name, format, raw and real
+// range, and the shift when there are shifts.
+func inputLines(ins []quantize.Input, shift []int) []string {
+	w := 0
+	for _, in := range ins {
+		w = max(w, len(in.Name))
+	}
+	var l []string
+	for i, in := range ins {
+		s := fmt.Sprintf("  x[%d] %-*s Q%-2d raw [%d, %d] = [%s, %s]", i, w, in.Name, in.Frac, in.Min, in.Max,
+			fmtFloat(in.Value(in.Min)), fmtFloat(in.Value(in.Max)))
+		if shift != nil {
+			s += fmt.Sprintf(", s = %d", shift[i])
+		}
+		l = append(l, s)
+	}
+	return l
 }
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

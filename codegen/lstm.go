@@ -117,14 +117,7 @@ func (g *lstmGen) headerComment(file string) *node {
 		"inputs: x[i] is a signed fixed-point int32, value = x[i] / 2^frac, clamped to its raw",
 		"range, then shifted right with rounding half up, (x + 2^(s-1)) >> s:",
 	}
-	w := 0
-	for _, in := range ir.Inputs {
-		w = max(w, len(in.Name))
-	}
-	for i, in := range ir.Inputs {
-		l = append(l, fmt.Sprintf("  x[%d] %-*s Q%-2d raw [%d, %d] = [%s, %s], s = %d", i, w, in.Name, in.Frac, in.Min, in.Max,
-			fmtFloat(in.Value(in.Min)), fmtFloat(in.Value(in.Max)), ir.InShift[i]))
-	}
+	l = append(l, inputLines(ir.Inputs, ir.InShift)...)
 	l = append(l, "",
 		fmt.Sprintf("Accumulators are packed %d per uint64 in %d-bit lanes, each lane's final sum proven in", quantize.LanesPerWord, quantize.LaneBits),
 		"[-2^20, 2^20) by interval analysis and stored offset by 2^20, so one multiply of an input by",

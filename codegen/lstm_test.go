@@ -108,22 +108,7 @@ func TestLSTMBitExact(t *testing.T) {
 	if len(out) != rec*len(steps) {
 		t.Fatalf("driver wrote %d bytes for %d steps", len(out), len(steps))
 	}
-	data, err := os.ReadFile(elfPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	im, err := fwsim.LoadELF(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := fwsim.LookupProfile("dpa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mach, err := fwsim.NewMachine(im, prof)
-	if err != nil {
-		t.Fatal(err)
-	}
+	im, prof, mach := dpaMachine(t, elfPath)
 	xa, err := mach.Alloc(uint64(4*len(ir.Inputs)), 16)
 	if err != nil {
 		t.Fatal(err)

@@ -128,14 +128,7 @@ func (g *mlpGen) headerComment(file string) *node {
 		"inputs: x[i] is a signed fixed-point int32, value = x[i] / 2^frac, clamped to its raw",
 		"range, then shifted right with rounding half up, (x + 2^(s-1)) >> s:",
 	}
-	w := 0
-	for _, in := range ir.Inputs {
-		w = max(w, len(in.Name))
-	}
-	for i, in := range ir.Inputs {
-		l = append(l, fmt.Sprintf("  x[%d] %-*s Q%-2d raw [%d, %d] = [%s, %s], s = %d", i, w, in.Name, in.Frac, in.Min, in.Max,
-			fmtFloat(in.Value(in.Min)), fmtFloat(in.Value(in.Max)), ir.InShift[i]))
-	}
+	l = append(l, inputLines(ir.Inputs, ir.InShift)...)
 	l = append(l, "",
 		fmt.Sprintf("weights: int%d, symmetric per output channel; activations symmetric, zero point 0.", ir.WeightBits),
 		"requantization per channel: z = (acc * m + 2^(n-1)) >> n in int64 (round half up), then",

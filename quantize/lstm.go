@@ -157,18 +157,8 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 	if seqLen < 1 {
 		return nil, fmt.Errorf("quantize: sequence length %d (want >= 1)", seqLen)
 	}
-	if len(calib) == 0 {
-		return nil, fmt.Errorf("quantize: empty calibration set")
-	}
-	for r, row := range calib {
-		if len(row) != len(m.Inputs) {
-			return nil, fmt.Errorf("quantize: calibration row %d has %d values, the model takes %d", r, len(row), len(m.Inputs))
-		}
-		for _, v := range row {
-			if math.IsNaN(v) {
-				return nil, fmt.Errorf("quantize: calibration row %d has NaN", r)
-			}
-		}
+	if err := checkCalib(calib, len(m.Inputs)); err != nil {
+		return nil, err
 	}
 	hash, err := ModelHash(m)
 	if err != nil {

@@ -217,18 +217,8 @@ func MLP(m *model.Model, inputs []Input, calib [][]float64, opt MLPOptions) (*ML
 	if err := checkInputs(m, inputs); err != nil {
 		return nil, err
 	}
-	if len(calib) == 0 {
-		return nil, fmt.Errorf("quantize: empty calibration set")
-	}
-	for r, row := range calib {
-		if len(row) != len(m.Inputs) {
-			return nil, fmt.Errorf("quantize: calibration row %d has %d values, the model takes %d", r, len(row), len(m.Inputs))
-		}
-		for _, v := range row {
-			if math.IsNaN(v) {
-				return nil, fmt.Errorf("quantize: calibration row %d has NaN", r)
-			}
-		}
+	if err := checkCalib(calib, len(m.Inputs)); err != nil {
+		return nil, err
 	}
 	actBits := opt.ActBits
 	if actBits == 0 {
@@ -438,6 +428,22 @@ func MLP(m *model.Model, inputs []Input, calib [][]float64, opt MLPOptions) (*ML
 	}
 	ir.Fidelity = ir.measure(m, calib)
 	return ir, nil
+}
+
+// checkCalib refuses an empty calibration set, a row of the wrong width, and NaN.
+func checkCalib(calib [][]float64, n int) error {
+	if len(calib) == 0 {
+		return fmt.Errorf("quantize: empty calibration set")
+	}
+	for r, row := range calib {
+		if len(row) != n {
+			return fmt.Errorf("quantize: calibration row %d has %d values, the model takes %d", r, len(row), n)
+		}
+		if slices.ContainsFunc(row, math.IsNaN) {
+			return fmt.Errorf("quantize: calibration row %d has NaN", r)
+		}
+	}
+	return nil
 }
 
 // inputGrid is the integer inputs' ranges and step values under ir.InShift.
