@@ -63,12 +63,9 @@ type Files struct {
 // FRAC/MIN/MAX macros, and the prototype int32_t Func(const int32_t *x), where x points at one
 // raw int32 per input. The source includes the header by HeaderName.
 func Trees(ir *quantize.TreeIR, opt Options) (*Files, error) {
-	fn := opt.Func
-	if fn == "" {
-		fn = DefaultFunc
-	}
-	if !identRE.MatchString(fn) || len(fn) > 63 {
-		return nil, fmt.Errorf("codegen: entry point %q is not a C identifier of up to 63 characters", fn)
+	fn, err := entryName(opt)
+	if err != nil {
+		return nil, err
 	}
 	if opt.Form < 0 || opt.Form >= formEnd {
 		return nil, fmt.Errorf("codegen: unknown form %d", int(opt.Form))

@@ -199,26 +199,47 @@ func (g *gen) lowerSource() []*node {
 	}
 	body = append(body, line(""))
 	body = append(body, g.finish()...)
-	if !g.opt.Inline {
-		return append(ns, line(""), &node{Kind: kindFunc, Text: fmt.Sprintf("int32_t %s(const int32_t *x)", g.fn), Body: body})
+	return append(ns, entry(g.macro, g.fn, "const int32_t *x", "x", body, g.opt.Inline)...)
+}
+
+// entry is the model's function, int32_t fn(params), with body; inline also defines it as
+// static inline fn_inline, always inlined by gcc, for a caller that includes the .c (the
+// RL-CC handler), with fn calling it.
+func entry(macro, fn, params, args string, body []*node, inline bool) []*node {
+	sig := fmt.Sprintf("int32_t %s(%s)", fn, params)
+	if !inline {
+		return []*node{line(""), {Kind: kindFunc, Text: sig, Body: body}}
 	}
-	attr := g.macro + "_ALWAYS_INLINE"
-	return append(ns,
+	attr := macro + "_ALWAYS_INLINE"
+	return []*node{
 		line(""),
-		&node{Kind: kindComment, Lines: []string{
-			g.fn + "_inline is the model, for a caller in this translation unit (the RL-CC handler",
-			"includes this file): always inlined, so x stays in registers. " + g.fn + " is the same",
+		{Kind: kindComment, Lines: []string{
+			fn + "_inline is the model, for a caller in this translation unit (the RL-CC handler",
+			"includes this file): always inlined, so x stays in registers. " + fn + " is the same",
 			"function with external linkage.",
 		}},
 		line("#ifdef __GNUC__"),
-		line("#define "+attr+" __attribute__((always_inline))"),
+		line("#define " + attr + " __attribute__((always_inline))"),
 		line("#else"),
-		line("#define "+attr),
+		line("#define " + attr),
 		line("#endif"),
 		line(""),
-		&node{Kind: kindFunc, Text: fmt.Sprintf("static inline %s int32_t %s_inline(const int32_t *x)", attr, g.fn), Body: body},
+		{Kind: kindFunc, Text: fmt.Sprintf("static inline %s int32_t %s_inline(%s)", attr, fn, params), Body: body},
 		line(""),
-		&node{Kind: kindFunc, Text: fmt.Sprintf("int32_t %s(const int32_t *x)", g.fn), Body: []*node{stmt("return %s_inline(x);", g.fn)}})
+		{Kind: kindFunc, Text: sig, Body: []*node{stmt("return %s_inline(%s);", fn, args)}},
+	}
+}
+
+// entryName is opt.Func, or DefaultFunc, checked to be a C identifier.
+func entryName(opt Options) (string, error) {
+	fn := opt.Func
+	if fn == "" {
+		fn = DefaultFunc
+	}
+	if !identRE.MatchString(fn) || len(fn) > 63 {
+		return "", fmt.Errorf("codegen: entry point %q is not a C identifier of up to 63 characters", fn)
+	}
+	return fn, nil
 }
 
 func slicesContains(s []bool, v bool) bool {

@@ -19,12 +19,9 @@ import (
 // value, e.g. the RL-CC multipliers of the output table's y) fold's entry instead. It computes
 // exactly what quantize.LSTMIR.Step does.
 func LSTM(ir *quantize.LSTMIR, opt Options, fold []uint32) (*Files, error) {
-	fn := opt.Func
-	if fn == "" {
-		fn = DefaultFunc
-	}
-	if !identRE.MatchString(fn) || len(fn) > 63 {
-		return nil, fmt.Errorf("codegen: entry point %q is not a C identifier of up to 63 characters", fn)
+	fn, err := entryName(opt)
+	if err != nil {
+		return nil, err
 	}
 	if opt.Form != FormBranch {
 		return nil, fmt.Errorf("codegen: form %s applies to tree ensembles, not an LSTM", opt.Form)
@@ -430,26 +427,7 @@ func (g *lstmGen) lowerSource() []*node {
 		stmt("const int64_t z = ((int64_t)acc * %d + %s) >> %d;", ir.OutMult, lit(int64(1)<<(ir.OutShift-1), 64), ir.OutShift),
 		stmt("return out[(%s) + 128];", clamp("z", z, -128, 127)))
 
-	sig := g.proto()
-	if !g.opt.Inline {
-		return append(ns, line(""), &node{Kind: kindFunc, Text: sig, Body: body})
-	}
-	attr := g.macro + "_ALWAYS_INLINE"
-	return append(ns,
-		line(""),
-		&node{Kind: kindComment, Lines: []string{
-			fn + "_inline is the model, for a caller in this translation unit (the RL-CC handler",
-			"includes this file): always inlined. " + fn + " is the same function with external linkage.",
-		}},
-		line("#ifdef __GNUC__"),
-		line("#define "+attr+" __attribute__((always_inline))"),
-		line("#else"),
-		line("#define "+attr),
-		line("#endif"),
-		line(""),
-		&node{Kind: kindFunc, Text: fmt.Sprintf("static inline %s int32_t %s_inline(const int32_t *x, uint32_t *state)", attr, fn), Body: body},
-		line(""),
-		&node{Kind: kindFunc, Text: sig, Body: []*node{stmt("return %s_inline(x, state);", fn)}})
+	return append(ns, entry(g.macro, g.fn, "const int32_t *x, uint32_t *state", "x, state", body, g.opt.Inline)...)
 }
 
 // shiftFloor is v >> n, flooring.

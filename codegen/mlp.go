@@ -17,12 +17,9 @@ import (
 // header matches Trees' (NUM_INPUTS, OUT_FRAC, per-input FRAC/MIN/MAX). Options.Form applies
 // to trees only and must be FormBranch.
 func MLP(ir *quantize.MLPIR, opt Options) (*Files, error) {
-	fn := opt.Func
-	if fn == "" {
-		fn = DefaultFunc
-	}
-	if !identRE.MatchString(fn) || len(fn) > 63 {
-		return nil, fmt.Errorf("codegen: entry point %q is not a C identifier of up to 63 characters", fn)
+	fn, err := entryName(opt)
+	if err != nil {
+		return nil, err
 	}
 	if opt.Form != FormBranch {
 		return nil, fmt.Errorf("codegen: form %s applies to tree ensembles, not an MLP", opt.Form)
@@ -327,25 +324,5 @@ func (g *mlpGen) lowerSource() []*node {
 			}
 		}
 	}
-	sig := fmt.Sprintf("int32_t %s(const int32_t *x)", g.fn)
-	if !g.opt.Inline {
-		return append(ns, line(""), &node{Kind: kindFunc, Text: sig, Body: body})
-	}
-	attr := g.macro + "_ALWAYS_INLINE"
-	return append(ns,
-		line(""),
-		&node{Kind: kindComment, Lines: []string{
-			g.fn + "_inline is the model, for a caller in this translation unit (the RL-CC handler",
-			"includes this file): always inlined, so x stays in registers. " + g.fn + " is the same",
-			"function with external linkage.",
-		}},
-		line("#ifdef __GNUC__"),
-		line("#define "+attr+" __attribute__((always_inline))"),
-		line("#else"),
-		line("#define "+attr),
-		line("#endif"),
-		line(""),
-		&node{Kind: kindFunc, Text: fmt.Sprintf("static inline %s int32_t %s_inline(const int32_t *x)", attr, g.fn), Body: body},
-		line(""),
-		&node{Kind: kindFunc, Text: sig, Body: []*node{stmt("return %s_inline(x);", g.fn)}})
+	return append(ns, entry(g.macro, g.fn, "const int32_t *x", "x", body, g.opt.Inline)...)
 }
