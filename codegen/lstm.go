@@ -122,6 +122,8 @@ func (g *lstmGen) headerComment(file string) *node {
 		fmt.Sprintf("  dense %d -> %d relu: x_t = clamp(floor(V / 2^n), 0, %d), per-channel scales", len(ir.Inputs), ir.Pre.Out, quantize.PreMax),
 		fmt.Sprintf("  lstm %d gates (i, f, g, o): index = clamp(floor(V / 2^n), -128, 127); sigmoid step %s,", 4*ir.Hidden, fmtFloat(quantize.SigStep)),
 		fmt.Sprintf("    tanh step %s; i, f, o in [0, 128] (/128); g and c in units of %s", fmtFloat(quantize.TanhStep), fmtFloat(ir.CellScale)),
+		"    (the sigmoid and g tables repeat their end values beyond -128..127, so a gate whose",
+		"    proven index range fits them is looked up without the clamp)",
 		"  c' = clamp((f*c + i*g + 64) >> 7, -127, 127); h' = (o*tanh_c[c' + 128] + 64) >> 7 (/127)",
 		fmt.Sprintf("  dense %d -> 1 tanh: z = clamp((acc * %d + 2^%d) >> %d, -128, 127), acc int32 in [%d, %d]",
 			ir.Hidden, ir.OutMult, ir.OutShift-1, ir.OutShift, ir.OutAcc.Lo, ir.OutAcc.Hi),

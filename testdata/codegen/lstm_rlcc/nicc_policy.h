@@ -22,6 +22,8 @@
  *   dense 4 -> 12 relu: x_t = clamp(floor(V / 2^n), 0, 511), per-channel scales
  *   lstm 48 gates (i, f, g, o): index = clamp(floor(V / 2^n), -128, 127); sigmoid step 0.0625,
  *     tanh step 0.03125; i, f, o in [0, 128] (/128); g and c in units of 0.03987834581518222
+ *     (the sigmoid and g tables repeat their end values beyond -128..127, so a gate whose
+ *     proven index range fits them is looked up without the clamp)
  *   c' = clamp((f*c + i*g + 64) >> 7, -127, 127); h' = (o*tanh_c[c' + 128] + 64) >> 7 (/127)
  *   dense 12 -> 1 tanh: z = clamp((acc * 1615833957 + 2^44) >> 45, -128, 127), acc int32 in [-28824216, 28521872]
  *
