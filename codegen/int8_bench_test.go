@@ -14,7 +14,7 @@ import (
 // the integer policy nicc compiles from the same network on the same 1000 RL-CC states (the
 // LSTMs as one flow each, state carried from decision to decision), and reports the median
 // cycles of both, the integer policy's static WCET, and the ratios soft-float median / int8
-// median and soft-float median / int8 WCET. The integer MLP is DefaultInt8Quant's
+// median and soft-float median / int8 WCET. The integer MLP is the configuration compile chooses for the teacher
 // configuration (int16 weights and activations, per-channel scales); the integer LSTM is
 // quantize.LSTM's.
 //

@@ -142,13 +142,28 @@ type Int8Options struct {
 	// the RL-CC handler.
 	Calib   string
 	Samples int // 0 is DefaultCalibSamples
-	// Quant are quantize.MLP's options; the zero value is DefaultInt8Quant.
+	// Quant are quantize.MLP's options; the zero value chooses from Int8Candidates by the
+	// measured error.
 	Quant quantize.MLPOptions
 }
 
-// DefaultInt8Quant is the configuration measured accurate on the shipped RL-CC teacher:
-// int16 weights and hidden activations with per-channel scales, the default int16 tanh grid.
-var DefaultInt8Quant = quantize.MLPOptions{WeightBits: 16, ActBits: 16, ChannelScales: true}
+// Int8Candidates are the configurations a dense network's quantization tries when none is
+// given, cheapest first; the first whose fidelity on the calibration rows meets
+// Int8MaxAbsDy and Int8MaxFlips is chosen, else the most accurate. All-int8 is cheapest; on
+// the shipped RL-CC teacher only the last meets the targets (its hidden activations span
+// ~0..70 and cancel).
+var Int8Candidates = []quantize.MLPOptions{
+	{WeightBits: 8, ActBits: 8, ChannelScales: true},
+	{WeightBits: 8, ActBits: 16, ChannelScales: true},
+	{WeightBits: 16, ActBits: 16, ChannelScales: true},
+}
+
+// The fidelity a dense network's automatic configuration must reach on the calibration rows:
+// max |Δy| and the fraction of rows whose RL-CC direction differs.
+const (
+	Int8MaxAbsDy = 2.0 / 128
+	Int8MaxFlips = 0.001
+)
 
 // policyIR is the integer IR verify compares the firmware against: a TreeIR or an MLPIR.
 type policyIR interface {
@@ -166,17 +181,18 @@ type compilation struct {
 	handler Handler
 	notes   []string
 
-	ir        *quantize.TreeIR // tree ensembles
-	mlp       *quantize.MLPIR  // dense networks (Int8)
-	lstm      *quantize.LSTMIR // recurrent networks (Int8)
-	fold      []uint32         // lstm under RL-CC: the multiplier of each output grid value
-	pol       policyIR         // ir or mlp (an LSTM's calls go through goldenStep)
-	inputs    []quantize.Input // the IR's input formats
-	calib     string           // where the Int8 calibration rows came from
-	int8Quant quantize.MLPOptions
-	inputSrc  []string // where each input's range came from
-	rows      [][]float64
-	preds     []float64
+	ir         *quantize.TreeIR // tree ensembles
+	mlp        *quantize.MLPIR  // dense networks (Int8)
+	lstm       *quantize.LSTMIR // recurrent networks (Int8)
+	fold       []uint32         // lstm under RL-CC: the multiplier of each output grid value
+	pol        policyIR         // ir or mlp (an LSTM's calls go through goldenStep)
+	inputs     []quantize.Input // the IR's input formats
+	calib      string           // where the Int8 calibration rows came from
+	int8Quant  quantize.MLPOptions
+	int8Trials []Int8Trial // the configurations tried when none was given
+	inputSrc   []string    // where each input's range came from
+	rows       [][]float64
+	preds      []float64
 
 	files   []string // written into opt.Out, sorted
 	elf     string

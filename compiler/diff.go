@@ -32,7 +32,7 @@ type DiffOptions struct {
 	Calib   string
 	Samples int // 0 is DefaultCalibSamples
 	Seed    uint64
-	// Quant are the int8 options (the zero value is DefaultInt8Quant).
+	// Quant are the int8 options (the zero value chooses by the measured error, as compile does).
 	Quant quantize.MLPOptions
 	// Distill are the options of the trees student (Teacher, Format and Seed are filled in);
 	// zero Trees and Depth are 10 and 4, zero HeldOut 0.1, zero Samples DefaultSamples.
@@ -111,9 +111,6 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 		return nil, fmt.Errorf("samples %d: want a positive count", opt.Samples)
 	}
 	q := opt.Quant
-	if q == (quantize.MLPOptions{}) {
-		q = DefaultInt8Quant
-	}
 	d := &differ{opt: opt, c: &compilation{
 		opt:    CompileOptions{Model: opt.Teacher, Format: opt.Format, Seed: opt.Seed, Int8: &Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}},
 		params: nicsdk.DefaultParams(),

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -17,7 +18,7 @@ import (
 // ranges; none: the hull of the calibration rows, padded), the calibration rows, and
 // quantize.MLP.
 func (c *compilation) quantizeMLP() error {
-	m, o := c.m, c.opt.Int8
+	m := c.m
 	for k, l := range m.Layers {
 		for j, row := range l.W {
 			for i, w := range row {
@@ -86,16 +87,49 @@ func (c *compilation) quantizeMLP() error {
 			calib = append(calib, row)
 		}
 	}
-	q := o.Quant
-	if q == (quantize.MLPOptions{}) {
-		q = DefaultInt8Quant
+	return c.chooseMLP(inputs, calib)
+}
+
+// chooseMLP quantizes the dense network with Int8Options.Quant, or, when that is zero, with
+// each of Int8Candidates in turn until one meets the fidelity targets (else the most
+// accurate), recording each try for the report.
+func (c *compilation) chooseMLP(inputs []quantize.Input, calib [][]float64) error {
+	cands := []quantize.MLPOptions{c.opt.Int8.Quant}
+	if cands[0] == (quantize.MLPOptions{}) {
+		cands = Int8Candidates
 	}
-	ir, err := quantize.MLP(m, inputs, calib, q)
-	if err != nil {
-		return fmt.Errorf("%s: %w", c.opt.Model, err)
+	var best *quantize.MLPIR
+	var bestQ quantize.MLPOptions
+	var firstErr error
+	for _, q := range cands {
+		ir, err := quantize.MLP(c.m, inputs, calib, q)
+		if err != nil {
+			// int8 weights can fail to prove an accumulator that int16 weights widen.
+			firstErr = cmp.Or(firstErr, err)
+			c.int8Trials = append(c.int8Trials, Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Refused: err.Error()})
+			continue
+		}
+		f := ir.Fidelity
+		ok := f.MaxAbs <= Int8MaxAbsDy && f.Flips <= Int8MaxFlips
+		c.int8Trials = append(c.int8Trials, Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, MaxAbsDy: f.MaxAbs, FlipRate: f.Flips, MeetsTargets: ok})
+		if best == nil || ok || f.MaxAbs < best.Fidelity.MaxAbs {
+			best, bestQ = ir, q
+		}
+		if ok {
+			break
+		}
 	}
-	c.mlp, c.pol, c.inputs = ir, ir, ir.Inputs
-	c.int8Quant = q
+	if best == nil {
+		return fmt.Errorf("%s: %w", c.opt.Model, firstErr)
+	}
+	if len(cands) > 1 && !c.int8Trials[len(c.int8Trials)-1].MeetsTargets {
+		c.notes = append(c.notes, fmt.Sprintf("no int8 configuration met max |dy| <= %g and flips <= %g%% on the calibration rows; the most accurate was chosen", Int8MaxAbsDy, 100*Int8MaxFlips))
+	}
+	if len(cands) == 1 {
+		c.int8Trials = nil // the configuration was given, not chosen
+	}
+	c.mlp, c.pol, c.inputs = best, best, best.Inputs
+	c.int8Quant = bestQ
 	return nil
 }
 
@@ -131,7 +165,7 @@ func (c *compilation) inputRangeError(calib [][]float64, lo, hi []float64, err e
 // handler the int8 output grid's 256 values of y fold with the action → multiplier map into
 // one table: the policy returns the multiplier (nicsdk.OutM).
 func (c *compilation) quantizeLSTM(inputs []quantize.Input, calib [][]float64) error {
-	if q := c.opt.Int8.Quant; q != (quantize.MLPOptions{}) && q != DefaultInt8Quant {
+	if c.opt.Int8.Quant != (quantize.MLPOptions{}) {
 		return fmt.Errorf("%s: --weight-bits and --act-bits apply to dense networks; the int8 LSTM path chooses its own formats", c.opt.Model)
 	}
 	ir, err := quantize.LSTM(c.m, inputs, calib, quantize.LSTMOptions{})

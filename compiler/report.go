@@ -125,6 +125,20 @@ type Int8Info struct {
 	CalibRows int     `json:"calib_rows"`
 	MaxAbsDy  float64 `json:"max_abs_dy"`
 	FlipRate  float64 `json:"flip_rate"`
+	// Trials are the configurations tried, cheapest first, when none was given: the first
+	// that met the targets (else the most accurate) was chosen.
+	Trials []Int8Trial `json:"trials,omitempty"`
+}
+
+// Int8Trial is one configuration tried and its measured fidelity on the calibration rows (or
+// why quantize refused it).
+type Int8Trial struct {
+	WeightBits   int     `json:"weight_bits"`
+	ActBits      int     `json:"act_bits"`
+	MaxAbsDy     float64 `json:"max_abs_dy"`
+	FlipRate     float64 `json:"flip_rate"`
+	MeetsTargets bool    `json:"meets_targets"`
+	Refused      string  `json:"refused,omitempty"`
 }
 
 // LSTMInfo summarises an integer LSTM: its formats, its state in the flow context, and its
@@ -390,6 +404,23 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 			i.WeightBits, i.ActBits, i.ChannelScales, i.TanhBits, i.OutFrac, i.Calibration)
 		fmt.Fprintf(tw, "\tvs float teacher on %d calibration rows: max |dy| %s (%s/128), direction flips %s%%\n",
 			i.CalibRows, fmtErr(i.MaxAbsDy), strconv.FormatFloat(i.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*i.FlipRate, 'f', 3, 64))
+		if len(i.Trials) > 0 {
+			var tries []string
+			for _, t := range i.Trials {
+				s := fmt.Sprintf("w%d/a%d ", t.WeightBits, t.ActBits)
+				switch {
+				case t.Refused != "":
+					s += "refused"
+				default:
+					s += fmt.Sprintf("max |dy| %s, flips %s%%", fmtErr(t.MaxAbsDy), strconv.FormatFloat(100*t.FlipRate, 'f', 3, 64))
+					if t.MeetsTargets {
+						s += " (meets the targets)"
+					}
+				}
+				tries = append(tries, s)
+			}
+			fmt.Fprintf(tw, "\tchosen by measured error, cheapest first: %s\n", strings.Join(tries, "; "))
+		}
 	} else {
 		fmt.Fprintf(tw, "quantized\t%d splits (%d folded), %d leaves, int%d accumulator Q%d, output Q%d rounded once\n",
 			q.Splits, q.Folded, q.Leaves, q.AccBits, q.AccFrac, q.OutFrac)
@@ -534,7 +565,7 @@ func (c *compilation) reportMLP(r *CompileReport) {
 	r.Quant = QuantInfo{OutFrac: ir.OutFrac, Rounding: "per layer, half up: (acc*M + 2^(s-1)) >> s"}
 	info := &Int8Info{WeightBits: ir.WeightBits, ActBits: q.ActBits, ChannelScales: q.ChannelScales, TanhBits: q.TanhBits,
 		OutFrac: ir.OutFrac, Calibration: c.calib,
-		CalibRows: ir.Fidelity.Rows, MaxAbsDy: ir.Fidelity.MaxAbs, FlipRate: ir.Fidelity.Flips}
+		CalibRows: ir.Fidelity.Rows, MaxAbsDy: ir.Fidelity.MaxAbs, FlipRate: ir.Fidelity.Flips, Trials: c.int8Trials}
 	if info.ActBits == 0 {
 		info.ActBits = 16
 	}

@@ -68,12 +68,16 @@ first serves as both.
 
 --target trees distills a network teacher first (nicc distill's flags: --trees, --depth,
 --samples, ...) into --out/student.json and compiles the student; --target auto does that
-only when the model is a network. --target int8 quantizes a dense network itself
-(quantize.MLP: int16 weights and hidden activations with per-channel scales by default,
---weight-bits and --act-bits 8 or 16) on calibration rows: --calib CSV, or --samples (default
-20000) sampled RL-CC states, plus the corners of the input ranges; the report gives the
-configuration and its max |dy| and direction-flip rate against the float teacher. LSTMs are
-not supported yet.
+only when the model is a network. --target int8 quantizes a network itself on calibration
+rows: --calib CSV, or --samples (default 20000) sampled RL-CC states. A dense network
+(quantize.MLP, plus the corners of the input ranges in the calibration) takes the cheapest of
+int8 weights and activations, int8 weights with int16 activations, and int16 both whose max
+|dy| <= 2/128 and direction flips <= 0.1% against the float teacher, else the most accurate;
+--weight-bits and --act-bits (8 or 16) fix it instead. An LSTM (dense(relu) -> LSTM ->
+dense(tanh), quantize.LSTM) keeps h and c as int8 in the flow context after the handler's
+words, and under --handler rlcc returns the rate multiplier from its output table; its entry
+under --handler none is nicc_policy(x, state). The report gives the configuration (and the
+ones tried), max |dy| and the flip rate.
 
 Exit codes: 0 compiled, verified and within budget; 1 a check failed (a mismatch,
 undefined behaviour, over budget); 2 bad input (an unreadable or unsupported model, a model

@@ -46,8 +46,8 @@ width, a comparison the teacher does not support, e.g. int8 of a tree ensemble).
 			&cli.StringFlag{Name: "calib", Usage: "CSV of rows to compare on, one value per teacher input (default: sampled RL-CC states)"},
 			&cli.StringFlag{Name: "out", Usage: "directory for the plots (none without it)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the state sampler and the distillation"},
-			&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "int8: weight width, 8 or 16"},
-			&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "int8: hidden activation width, 8 or 16"},
+			&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "int8: weight width, 8 or 16 (default: chosen by the measured error, as compile does)"},
+			&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "int8: hidden activation width, 8 or 16 (default: chosen by the measured error)"},
 			&cli.IntFlag{Name: "trees", Value: 10, Usage: "trees: number of boosted trees"},
 			&cli.IntFlag{Name: "depth", Value: 4, Usage: "trees: depth of each tree"},
 			formatFlag,
@@ -82,8 +82,7 @@ func runDiff(c *cli.Context) error {
 	if c.Int("trees") < 1 || c.Int("depth") < 1 {
 		return fmt.Errorf("--trees %d --depth %d: want at least 1 each", c.Int("trees"), c.Int("depth"))
 	}
-	q := compiler.DefaultInt8Quant
-	q.WeightBits, q.ActBits = wb, ab
+	q := int8Quant(c, wb, ab)
 	r, err := compiler.Diff(compiler.DiffOptions{
 		Teacher: c.Args().First(), Format: format, Against: c.String("against"),
 		Calib: c.String("calib"), Samples: samples, Seed: c.Uint64("seed"), Quant: q, Out: c.String("out"),

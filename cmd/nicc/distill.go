@@ -9,6 +9,7 @@ import (
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/quantize"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 )
@@ -222,9 +223,19 @@ func targetFlags() []cli.Flag {
 	return append([]cli.Flag{&cli.StringFlag{Name: "target",
 		Usage: "trees: distill the (network) model into boosted trees first, with nicc distill's flags, and compile the student; auto: only if it is a network; int8: quantize the dense network itself"},
 		&cli.StringFlag{Name: "calib", Usage: "--target int8: CSV of calibration rows, one value per input (default: --samples sampled RL-CC states)"},
-		&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "--target int8: weight width, 8 or 16"},
-		&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "--target int8: hidden activation width, 8 or 16"},
+		&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "--target int8: weight width, 8 or 16 (default: chosen by the measured error)"},
+		&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "--target int8: hidden activation width, 8 or 16 (default: chosen by the measured error)"},
 	}, distillFlags()...)
+}
+
+// int8Quant is the configuration --weight-bits and --act-bits give (the other 16, scales per
+// channel), or the zero value, which lets the compiler choose by the measured error, when
+// neither is set.
+func int8Quant(c *cli.Context, wb, ab int) quantize.MLPOptions {
+	if !c.IsSet("weight-bits") && !c.IsSet("act-bits") {
+		return quantize.MLPOptions{}
+	}
+	return quantize.MLPOptions{WeightBits: wb, ActBits: ab, ChannelScales: true}
 }
 
 // int8ForCompile serves nicc compile --target int8: the quantization flags.
@@ -242,8 +253,7 @@ func int8ForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 			return fmt.Errorf("--samples %d: want at least 1", samples)
 		}
 	}
-	q := compiler.DefaultInt8Quant
-	q.WeightBits, q.ActBits = wb, ab
+	q := int8Quant(c, wb, ab)
 	opt.Int8 = &compiler.Int8Options{Calib: c.String("calib"), Samples: samples, Quant: q}
 	return nil
 }
