@@ -146,21 +146,9 @@ func (g *lstmGen) lowerHeader() []*node {
 		line(fmt.Sprintf("#define %s_STATE_BYTES %d", g.macro, g.ir.StateBytes())))
 }
 
-// packed is a lane layer's table, input-major: the packed biases (offset by 2^20) of every
-// group of three channels, then for each input the packed weight word of every group.
+// packed is a lane layer's table (quantize.LaneLayer.Pack) as C literals.
 func packed(l *quantize.LaneLayer) []string {
-	groups := (l.Out + quantize.LanesPerWord - 1) / quantize.LanesPerWord
-	words := make([]uint64, groups*(1+l.In))
-	for j := range l.Out {
-		g, sh := j/quantize.LanesPerWord, uint(quantize.LaneBits*(j%quantize.LanesPerWord))
-		words[g] += uint64(int64(l.B[j])+1<<20) << sh
-		for i := range l.In {
-			words[groups*(1+i)+g] += uint64(int64(l.W[j][i])) << sh
-		}
-	}
-	for j := l.Out; j < groups*quantize.LanesPerWord; j++ { // unused lanes hold 0
-		words[j/quantize.LanesPerWord] += uint64(1<<20) << uint(quantize.LaneBits*(j%quantize.LanesPerWord))
-	}
+	words := l.Pack()
 	vals := make([]string, len(words))
 	for k, w := range words {
 		vals[k] = fmt.Sprintf("UINT64_C(0x%016x)", w)
@@ -174,7 +162,7 @@ func packed(l *quantize.LaneLayer) []string {
 // be computed by pre[i] just before its first use.
 func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []string, pre [][]*node) ([]*node, []string) {
 	var body []*node
-	groups := (l.Out + quantize.LanesPerWord - 1) / quantize.LanesPerWord
+	groups := l.Groups()
 	for gi := range groups {
 		body = append(body, stmt("uint64_t %s%d = %s[%d];", prefix, gi, table, gi))
 	}

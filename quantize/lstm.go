@@ -478,14 +478,14 @@ func (ir *LSTMIR) step(x []int32, state []uint32, trace bool) (int32, *Trace) {
 	}
 	in := make([]int64, 0, ir.Pre.Out+H)
 	for j := range ir.Pre.Out {
-		in = append(in, min(max(ir.Pre.sum(j, v)>>ir.Pre.Shift[j], 0), PreMax))
+		in = append(in, min(max(ir.Pre.Sum(j, v)>>ir.Pre.Shift[j], 0), PreMax))
 	}
 	for k := range H {
 		in = append(in, int64(stateByte(state, k)))
 	}
 	idx := make([]int64, 4*H)
 	for r := range idx {
-		idx[r] = min(max(ir.Gates.sum(r, in)>>ir.Gates.Shift[r], -128), 127)
+		idx[r] = min(max(ir.Gates.Sum(r, in)>>ir.Gates.Shift[r], -128), 127)
 	}
 	var t *Trace
 	if trace {
@@ -520,8 +520,53 @@ func (ir *LSTMIR) step(x []int32, state []uint32, trace bool) (int32, *Trace) {
 	return ir.OutTable[z+128], t
 }
 
-// sum is channel j's V = B + Σ W·v.
-func (l *LaneLayer) sum(j int, v []int64) int64 {
+// Groups is how many packed words the layer's channels take, LanesPerWord to a word.
+func (l *LaneLayer) Groups() int { return (l.Out + LanesPerWord - 1) / LanesPerWord }
+
+// Pack is the layer as the firmware holds it, input-major: the Groups packed biases (each
+// lane's B + 2^20, an unused lane 2^20), then for each input the Groups packed weight words
+// (lane l of word g holds W[LanesPerWord·g + l][i] at bit LaneBits·l, two's complement, mod
+// 2^64).
+func (l *LaneLayer) Pack() []uint64 {
+	groups := l.Groups()
+	words := make([]uint64, groups*(1+l.In))
+	for j := range groups * LanesPerWord {
+		g, sh := j/LanesPerWord, uint(LaneBits*(j%LanesPerWord))
+		if j >= l.Out {
+			words[g] += uint64(laneHalf) << sh
+			continue
+		}
+		words[g] += uint64(int64(l.B[j])+laneHalf) << sh
+		for i := range l.In {
+			words[groups*(1+i)+g] += uint64(int64(l.W[j][i])) << sh
+		}
+	}
+	return words
+}
+
+// PackedSums computes every channel's V the firmware's way: each group's word starts at its
+// packed bias, adds v_i times the packed weight word of each input i, wrapping mod 2^64, and
+// lane l of the result, less 2^20, is channel LanesPerWord·g + l's V. It equals Sum for every
+// v in the layer's input ranges (the lane proof); a test fuzzes that.
+func (l *LaneLayer) PackedSums(words []uint64, v []int64) []int64 {
+	groups := l.Groups()
+	out := make([]int64, l.Out)
+	for g := range groups {
+		acc := words[g]
+		for i := range l.In {
+			acc += uint64(v[i]) * words[groups*(1+i)+g]
+		}
+		for lane := range LanesPerWord {
+			if j := g*LanesPerWord + lane; j < l.Out {
+				out[j] = int64(acc>>(LaneBits*lane)&(1<<LaneBits-1)) - laneHalf
+			}
+		}
+	}
+	return out
+}
+
+// Sum is channel j's exact V = B + Σ W·v, in int64.
+func (l *LaneLayer) Sum(j int, v []int64) int64 {
 	s := int64(l.B[j])
 	for i, w := range l.W[j] {
 		s += int64(w) * v[i]

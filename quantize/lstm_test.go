@@ -1,6 +1,7 @@
 package quantize_test
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -14,7 +15,7 @@ import (
 	"github.com/nicc-dev/nicc/quantize"
 )
 
-func shippedLSTM(t *testing.T, n int) (*model.Model, *quantize.LSTMIR, [][]float64) {
+func shippedLSTM(t testing.TB, n int) (*model.Model, *quantize.LSTMIR, [][]float64) {
 	t.Helper()
 	b, err := os.ReadFile("../testdata/models/rlcc_lstm.onnx")
 	if err != nil {
@@ -152,4 +153,48 @@ func cloneRows(r [][]float64) [][]float64 {
 		out[i] = slices.Clone(r[i])
 	}
 	return out
+}
+
+// FuzzLSTMLanes checks the lane proof: for any inputs and any state bytes, every channel's
+// sum computed the firmware's way (three channels to a wrapping uint64, LaneLayer.PackedSums)
+// equals its exact sum, in the dense layer and in the gates. The seeds include the range
+// corners; the fuzzer draws raw int32 inputs anywhere (Step clamps them) and any state.
+func FuzzLSTMLanes(f *testing.F) {
+	_, ir, _ := shippedLSTM(f, 2000)
+	preW, gateW := ir.Pre.Pack(), ir.Gates.Pack()
+	ins := ir.Inputs
+	f.Add(ins[0].Min, ins[1].Min, ins[2].Min, ins[3].Min, []byte{})
+	f.Add(ins[0].Max, ins[1].Max, ins[2].Max, ins[3].Max, bytes.Repeat([]byte{0x80}, 24))
+	f.Add(ins[0].Max, ins[1].Min, ins[2].Max, ins[3].Max, bytes.Repeat([]byte{0x7f}, 24))
+	f.Add(int32(0), int32(65536), int32(-1), int32(1<<30), []byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, x0, x1, x2, x3 int32, sb []byte) {
+		st := make([]byte, ir.StateBytes())
+		copy(st, sb)
+		x := []int32{x0, x1, x2, x3}
+		v := make([]int64, len(x))
+		for i, in := range ins {
+			c := int64(min(max(x[i], in.Min), in.Max))
+			v[i] = c
+			if s := ir.InShift[i]; s > 0 {
+				v[i] = (c + 1<<(s-1)) >> s
+			}
+		}
+		pre := ir.Pre.PackedSums(preW, v)
+		gin := make([]int64, 0, ir.Gates.In)
+		for j := range ir.Pre.Out {
+			if want := ir.Pre.Sum(j, v); pre[j] != want {
+				t.Fatalf("x %v: dense channel %d: packed %d, exact %d", x, j, pre[j], want)
+			}
+			gin = append(gin, min(max(pre[j]>>ir.Pre.Shift[j], 0), quantize.PreMax))
+		}
+		for k := range ir.Hidden {
+			gin = append(gin, int64(int8(st[k])))
+		}
+		gates := ir.Gates.PackedSums(gateW, gin)
+		for r := range ir.Gates.Out {
+			if want := ir.Gates.Sum(r, gin); gates[r] != want {
+				t.Fatalf("x %v state %x: gate %d: packed %d, exact %d", x, st, r, gates[r], want)
+			}
+		}
+	})
 }
