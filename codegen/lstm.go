@@ -69,7 +69,7 @@ func checkLSTM(ir *quantize.LSTMIR) error {
 	if err := lane("gate", &ir.Gates, ir.Pre.Out+H, 4*H); err != nil {
 		return err
 	}
-	if len(ir.Sigmoid) != 256 || len(ir.GTable) != 256 || len(ir.TanhC) != 256 || len(ir.OutTable) != 256 || len(ir.OutW) != H {
+	if len(ir.Sigmoid) != 256 || len(ir.GTable) != 256 || len(ir.OutTable) != 256 || len(ir.OutW) != H {
 		return fmt.Errorf("codegen: LSTM tables are malformed")
 	}
 	if ir.OutShift < 1 || ir.OutShift > 62 || ir.OutMult < 1 {
@@ -124,7 +124,8 @@ func (g *lstmGen) headerComment(file string) *node {
 		fmt.Sprintf("    tanh step %s; i, f, o in [0, 128] (/128); g and c in units of %s", fmtFloat(quantize.TanhStep), fmtFloat(ir.CellScale)),
 		"    (the sigmoid and g tables repeat their end values beyond -128..127, so a gate whose",
 		"    proven index range fits them is looked up without the clamp)",
-		"  c' = clamp((f*c + i*g + 64) >> 7, -127, 127); h' = (o*tanh_c[c' + 128] + 64) >> 7 (/127)",
+		"  c' = clamp((f*c + i*g + 64) >> 7, -127, 127), stored; h' = (o*tanh_c[t - lo] + 64) >> 7 (/127)",
+		fmt.Sprintf("    with t = (f*c + i*g + 16) >> 5, the new cell at 4x c's resolution (lo = %d)", ir.TanhLo),
 		fmt.Sprintf("  dense %d -> 1 tanh: z = clamp((acc * %d + 2^%d) >> %d, -128, 127), acc int32 in [%d, %d]",
 			ir.Hidden, ir.OutMult, ir.OutShift-1, ir.OutShift, ir.OutAcc.Lo, ir.OutAcc.Hi),
 		"",
@@ -327,7 +328,7 @@ func (g *lstmGen) lowerSource() []*node {
 		line(""),
 		tab("g", "int16_t", gT.values(func(k int) int64 { return int64(ir.GTable[k]) })),
 		line(""),
-		tab("tanh_c", "int8_t", ints(256, func(k int) int64 { return int64(ir.TanhC[k]) })),
+		tab("tanh_c", "int8_t", ints(len(ir.TanhC), func(k int) int64 { return int64(ir.TanhC[k]) })),
 		line(""),
 		out,
 	}
@@ -399,9 +400,10 @@ func (g *lstmGen) lowerSource() []*node {
 			stmt("const int32_t f%d = sig[k%d];", j, H+j),
 			stmt("const int32_t g%d = gt[k%d];", j, 2*H+j),
 			stmt("const int32_t o%d = sig[k%d];", j, 3*H+j),
-			stmt("const int32_t m%d = (f%d * s[%d] + i%d * g%d + 64) >> 7;", j, j, H+j, j, j),
+			stmt("const int32_t u%d = f%d * s[%d] + i%d * g%d;", j, j, H+j, j, j),
+			stmt("const int32_t m%d = (u%d + 64) >> 7;", j, j),
 			stmt("const int32_t cn%d = m%d < -127 ? -127 : (m%d > 127 ? 127 : m%d);", j, j, j, j),
-			stmt("const int32_t hn%d = (o%d * tc[cn%d + 128] + 64) >> 7;", j, j, j),
+			stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(fmt.Sprintf("((u%d + 16) >> 5)", j), -ir.TanhLo)),
 			stmt("s[%d] = (int8_t)hn%d;", j, j),
 			stmt("s[%d] = (int8_t)cn%d;", H+j, j))
 		if w := int64(ir.OutW[j]); w < 0 {

@@ -168,8 +168,14 @@ func TestDiffInt8LSTM(t *testing.T) {
 		t.Fatalf("trace %+v, want %v", r.Trace, want)
 	}
 	for k, l := range r.Trace {
-		if l.Name != want[k] || !(l.RMSE <= l.MaxAbs) || l.MaxAbs == 0 || l.MaxAbs > 0.5 {
-			t.Errorf("trace %d: %+v, want %s with 0 < RMSE <= max <= 0.5", k, l, want[k])
+		// c's int8 grid spans the 99.9th percentile of |c| (quantize.CellQuantile): the rare
+		// larger cells saturate, by up to about 1.3 on the shipped LSTM.
+		bound := 0.5
+		if l.Name == "c'" {
+			bound = 1.5
+		}
+		if l.Name != want[k] || !(l.RMSE <= l.MaxAbs) || l.MaxAbs == 0 || l.MaxAbs > bound || l.RMSE > 0.05 {
+			t.Errorf("trace %d: %+v, want %s with 0 < RMSE <= 0.05 and RMSE <= max <= %g", k, l, want[k], bound)
 		}
 	}
 	if y := r.Trace[len(want)-1]; y.MaxAbs != s.MaxAbs || math.Abs(y.RMSE-s.RMSE) > 1e-12 || y.Units != 1 || y.Layer != 2 {

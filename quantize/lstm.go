@@ -30,9 +30,11 @@ package quantize
 //     −128, 127); i, f, o = Sigmoid[index+128] in [0, 128] (value /128, exact per entry:
 //     round(128·σ(index·SigStep))); g = GTable[index+128] = round(tanh(index·TanhStep)/CellScale);
 //   - cell: c' = clamp((f·c + i·g + 64) >> 7, −127, 127), value c'·CellScale (CellScale = the
-//     calibrated max |c| / 127);
-//   - hidden: h' = (o·TanhC[c'+128] + 64) >> 7 in [−127, 127], value h'/127, TanhC[k] =
-//     round(127·tanh((k−128)·CellScale));
+//     CellQuantile of |c| on the calibration sequences / 127);
+//   - hidden: from c' before its rounding to int8, at 4 times its resolution: t = (f·c + i·g
+//     + 16) >> 5, h' = (o·TanhC[t − TanhLo] + 64) >> 7 in [−127, 127], value h'/127, TanhC[k] =
+//     round(127·tanh((k + TanhLo)·CellScale/4)) over t's whole proven range (no clamp). The
+//     stored c' is int8 (48 bytes allow no more), but h' does not pay its rounding;
 //   - output (dense, tanh): acc = B + Σ W·h' in int32 (int16 weights per channel), z =
 //     clamp((acc·Mult + 2^(Shift−1)) >> Shift, −128, 127), y = OutTable[z+128] in Q(OutFrac),
 //     round(2^OutFrac·tanh(z·OutScale)), exact per entry: an int8 output, so the RL-CC handler
@@ -65,6 +67,12 @@ const (
 // PreMax is the top of x_t's grid, [0, PreMax]: 9 bits balance x_t's rounding against the
 // gate weights' (a finer grid makes the weights coarser, since the lane bound is fixed).
 const PreMax = 511
+
+// CellQuantile is the quantile of |c| over the calibration sequences that c's int8 grid
+// spans; the rarer larger cells saturate at ±127. On the shipped LSTM the 99.9th percentile
+// (3.9, against a max |c| of 5.1) measures best: max |Δy| 0.0119
+// against 0.0149 with the max and 0.020 with the 99th percentile.
+const CellQuantile = 0.999
 
 // DefaultSeqLen is how many calibration rows make one sequence from a zero state.
 const DefaultSeqLen = 32
@@ -109,7 +117,8 @@ type LSTMIR struct {
 	Gates     LaneLayer
 	Sigmoid   []uint8 // 256 entries, [0, 128]
 	GTable    []int16 // 256 entries, in CellScale units
-	TanhC     []int8  // 256 entries, indexed by c'+128
+	TanhC     []int8  // indexed by t − TanhLo, t the cell at 4× c's resolution
+	TanhLo    int64
 	CellScale float64
 
 	// Out is the dense tanh output: int16 weights over h', int32 accumulator.
@@ -171,7 +180,8 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 
 	// Calibration: the float model over the sequences, as the NIC sees the inputs.
 	preMax := make([]float64, pre.Out)
-	cMax, outMax := 0.0, 0.0
+	outMax := 0.0
+	var cAbs []float64
 	ir.InShift = make([]int, len(inputs))
 	st := m.NewState()
 	body := &model.Model{Inputs: m.Inputs, Layers: m.Layers[:2]} // to h
@@ -186,7 +196,7 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 		}
 		body.Eval(st, x)
 		for _, c := range st.C {
-			cMax = max(cMax, math.Abs(c))
+			cAbs = append(cAbs, math.Abs(c))
 		}
 		outMax = max(outMax, math.Abs(dotBias(post, 0, st.H)))
 	}
@@ -256,15 +266,22 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 	}
 
 	// Tables.
-	ir.CellScale = max(cMax, 1.0/64) / 127
+	slices.Sort(cAbs)
+	ir.CellScale = max(cAbs[int(CellQuantile*float64(len(cAbs)-1))], 1.0/64) / 127
 	ir.Sigmoid = make([]uint8, 256)
 	ir.GTable = make([]int16, 256)
-	ir.TanhC = make([]int8, 256)
 	for k := range 256 {
 		z := float64(k - 128)
 		ir.Sigmoid[k] = uint8(math.Round(128 / (1 + math.Exp(-z*SigStep))))
 		ir.GTable[k] = int16(math.Round(math.Tanh(z*TanhStep) / ir.CellScale))
-		ir.TanhC[k] = int8(math.Round(127 * math.Tanh(z*ir.CellScale)))
+	}
+	// t = (f·c + i·g + 16) >> 5 over f, i in [0, 128], c in [−128, 127], g in the table.
+	gLo, gHi := int64(slices.Min(ir.GTable)), int64(slices.Max(ir.GTable))
+	ir.TanhLo = (-128*128 + 128*min(gLo, 0) + 16) >> 5
+	tHi := (127*128 + 128*max(gHi, 0) + 16) >> 5
+	ir.TanhC = make([]int8, tHi-ir.TanhLo+1)
+	for k := range ir.TanhC {
+		ir.TanhC[k] = int8(math.Round(127 * math.Tanh(float64(int64(k)+ir.TanhLo)*ir.CellScale/4)))
 	}
 
 	// Output: int16 weights per channel over h' (step 1/127), int32 accumulator.
@@ -505,7 +522,7 @@ func (ir *LSTMIR) step(x []int32, state []uint32, trace bool) (int32, *Trace) {
 		o := int64(ir.Sigmoid[idx[3*H+j]+128])
 		c := int64(stateByte(state, H+j))
 		cn := min(max((f*c+i*g+64)>>7, -127), 127)
-		hn := (o*int64(ir.TanhC[cn+128]) + 64) >> 7
+		hn := (o*int64(ir.TanhC[(f*c+i*g+16)>>5-ir.TanhLo]) + 64) >> 7
 		setStateByte(state, j, int8(hn))
 		setStateByte(state, H+j, int8(cn))
 		acc += int64(ir.OutW[j]) * hn

@@ -63,11 +63,13 @@ func TestLSTMShipped(t *testing.T) {
 		if want := math.Round(128 / (1 + math.Exp(-z*quantize.SigStep))); float64(ir.Sigmoid[k]) != want {
 			t.Errorf("sigmoid[%d] = %d, want %v", k, ir.Sigmoid[k], want)
 		}
-		if want := math.Round(127 * math.Tanh(z*ir.CellScale)); float64(ir.TanhC[k]) != want {
-			t.Errorf("tanh_c[%d] = %d, want %v", k, ir.TanhC[k], want)
-		}
 		if want := math.Round(math.Ldexp(math.Tanh(z*ir.OutScale), ir.OutFrac)); float64(ir.OutTable[k]) != want {
 			t.Errorf("out[%d] = %d, want %v", k, ir.OutTable[k], want)
+		}
+	}
+	for k, v := range ir.TanhC {
+		if want := math.Round(127 * math.Tanh(float64(int64(k)+ir.TanhLo)*ir.CellScale/4)); float64(v) != want {
+			t.Errorf("tanh_c[%d] = %d, want %v", k, v, want)
 		}
 	}
 	f := ir.Fidelity
