@@ -58,14 +58,7 @@ func rlccRows(n int, seed uint64) ([][]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows := make([][]float64, len(d.X[0]))
-	for r := range rows {
-		rows[r] = make([]float64, len(d.X))
-		for f := range d.X {
-			rows[r][f] = d.X[f][r]
-		}
-	}
-	return rows, nil
+	return d.RowMajor(), nil
 }
 
 func buildMLPCases() ([]mlpCase, error) {

@@ -221,13 +221,7 @@ func (c *compilation) calibRows() ([][]float64, error) {
 		if len(d.X) != n {
 			return nil, fmt.Errorf("internal error: the RL-CC sampler gives %d inputs, model %s takes %d", len(d.X), c.m.Name, n)
 		}
-		rows := make([][]float64, len(d.X[0]))
-		for r := range rows {
-			rows[r] = make([]float64, n)
-			for i := range n {
-				rows[r][i] = d.X[i][r]
-			}
-		}
+		rows := d.RowMajor()
 		c.calib = fmt.Sprintf("%d RL-CC states sampled by distill.DefaultRLCC (seed %d)", k, c.opt.Seed)
 		return rows, nil
 	}

@@ -24,6 +24,21 @@ func (d *Dataset) Rows() int {
 	return len(d.Y)
 }
 
+// RowMajor is X as rows: RowMajor()[r][f] = X[f][r].
+func (d *Dataset) RowMajor() [][]float64 {
+	if len(d.X) == 0 {
+		return nil
+	}
+	rows := make([][]float64, len(d.X[0]))
+	for r := range rows {
+		rows[r] = make([]float64, len(d.X))
+		for f := range d.X {
+			rows[r][f] = d.X[f][r]
+		}
+	}
+	return rows
+}
+
 // Check reports the first structural problem of d: no features, no rows, a feature column whose
 // length differs from len(Y), a Names list of the wrong width, or a NaN or infinite value.
 func (d *Dataset) Check() error {

@@ -29,13 +29,7 @@ func shippedLSTM(t testing.TB, n int) (*model.Model, *quantize.LSTMIR, [][]float
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := make([][]float64, len(d.X[0]))
-	for r := range rows {
-		rows[r] = make([]float64, len(d.X))
-		for f := range d.X {
-			rows[r][f] = d.X[f][r]
-		}
-	}
+	rows := d.RowMajor()
 	ir, err := quantize.LSTM(m, rlccInputs(), rows, quantize.LSTMOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -31,13 +31,7 @@ func teacherMLP(t *testing.T, opt quantize.MLPOptions) (*model.Model, *quantize.
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := make([][]float64, len(d.X[0]))
-	for r := range rows {
-		rows[r] = make([]float64, len(d.X))
-		for f := range d.X {
-			rows[r][f] = d.X[f][r]
-		}
-	}
+	rows := d.RowMajor()
 	ir, err := quantize.MLP(m, rlccInputs(), rows, opt)
 	if err != nil {
 		t.Fatal(err)
