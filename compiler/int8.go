@@ -188,7 +188,12 @@ func (c *compilation) goldenStep(x []int32, state []uint32) int32 {
 	if c.lstm == nil {
 		return c.pol.Eval(x)
 	}
-	y := c.lstm.Step(x, state)
+	return c.foldY(c.lstm.Step(x, state))
+}
+
+// foldY is what the policy returns for an LSTM's y: the multiplier when the action map is
+// folded into the output table, else y.
+func (c *compilation) foldY(y int32) int32 {
 	if c.fold != nil {
 		return int32(nicsdk.Multiplier(y))
 	}

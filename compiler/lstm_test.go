@@ -40,6 +40,11 @@ func TestCompileLSTMRLCC(t *testing.T) {
 	if l.CalibRows != DefaultCalibSamples || l.MaxAbsDy > 3.0/128 || l.FlipRate > 0.02 {
 		t.Errorf("fidelity over %d rows: max |dy| %v, flips %v", l.CalibRows, l.MaxAbsDy, l.FlipRate)
 	}
+	// Along the verify sequences of new flows, against the float LSTM with its own state: the
+	// sequences reach o's clamp (128), beyond the calibration's 76.8, where x_t saturates.
+	if h := r.HandlerFidelity; h == nil || h.Vectors < 1000 || h.Total.MaxAbs > 0.1 || h.Total.RMSE > 0.02 {
+		t.Errorf("decisions' fidelity %+v", h)
+	}
 	if b := r.Budget; b.WCETCycles > 3600 || !b.Fits || b.Measured == nil || b.Measured.MaxCycles > b.WCETCycles {
 		t.Errorf("WCET of %s %d cycles = %v µs, want at most 3600 (2 µs at dpa's assumed clock); measured %+v", b.Entry, b.WCETCycles, b.WCETMicros, b.Measured)
 	}
@@ -54,7 +59,8 @@ func TestCompileLSTMRLCC(t *testing.T) {
 	if err := r.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"LSTM network", "nicc_policy(x, state)", "int LSTM", "action map folded in", "flow state 48 of 48 bytes"} {
+	for _, want := range []string{"LSTM network", "nicc_policy(x, state)", "int LSTM", "action map folded in", "flow state 48 of 48 bytes",
+		"decisions along the event sequences of new flows"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("report text lacks %q:\n%s", want, text.String())
 		}

@@ -47,7 +47,9 @@ type CompileReport struct {
 	// was drawn uniformly (not aimed at a threshold or an edge). The float state is the
 	// observation computed in float64 from the same RTT, base RTT and rate (o_{t-1}: the
 	// previous such float observation), and the multipliers a_{t-1}, a_{t-2} the context
-	// holds.
+	// holds. For an LSTM: every decision of the sequences that start from a new flow, against
+	// the float LSTM run along the same sequence with its own state on the same (quantized)
+	// inputs, so all of the error is the integer network's, its drift included.
 	HandlerFidelity *Fidelity `json:"fidelity_handler,omitempty"`
 	// Tool compares with the source tool's own predictions on the sample rows.
 	Tool *ToolFidelity `json:"fidelity_tool,omitempty"`
@@ -267,6 +269,15 @@ func (a *fidAcc) add(xf []float64, x []int32, y int32) {
 	a.leaf.add(fw - atQ)
 }
 
+// addOutputs measures one decision whose inputs the float model saw exactly (an LSTM along a
+// sequence): the firmware's output fw against the float model's.
+func (a *fidAcc) addOutputs(fw, float float64) {
+	a.n++
+	a.tot.add(fw - float)
+	a.in.add(0)
+	a.leaf.add(fw - float)
+}
+
 func (a *fidAcc) result(what string) Fidelity {
 	return Fidelity{What: what, Vectors: a.n, Total: a.tot.stats(), Inputs: a.in.stats(), Leaves: a.leaf.stats(), InputDev: a.dev}
 }
@@ -444,7 +455,9 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "fidelity\t%s over %d %s: %s (inputs: %s; %s: %s)\n",
 			shortWhat(f.What), f.Vectors, states, f.Total, f.Inputs.short(), leaves, f.Leaves.short())
 	}
-	if h := r.HandlerFidelity; h != nil && r.LSTM == nil {
+	if h := r.HandlerFidelity; h != nil && r.LSTM != nil {
+		fmt.Fprintf(tw, "fidelity\tover %d RL-CC decisions along the event sequences of new flows (the float LSTM with its own state on the same inputs): %s\n", h.Vectors, h.Total)
+	} else if h != nil {
 		fmt.Fprintf(tw, "\tover %d RL-CC decisions: %s (inputs: %s; %s: %s)\n", h.Vectors, h.Total, h.Inputs.short(), leaves, h.Leaves.short())
 	}
 	if t := r.Tool; t != nil {

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 )
@@ -838,16 +839,22 @@ type seqGen struct {
 	seq    int
 	policy func(x [4]int32, state []uint32) int32
 
-	// the golden policy's last call
+	// the golden policy's last call; yRaw is an LSTM's y before the multiplier fold
 	called bool
 	x      [nicsdk.RLCCInputs]int32
 	y      int32
+	yRaw   int32
 }
 
 func (c *compilation) newSeqGen(rng *rand.Rand, splits []splitPath) *seqGen {
 	g := &seqGen{c: c, rng: rng, p: c.params, thr: thresholdsByFeature(nicsdk.RLCCInputs, splits)}
 	g.policy = func(x [4]int32, state []uint32) int32 {
 		g.called, g.x = true, x
+		if c.lstm != nil {
+			g.yRaw = c.lstm.Step(x[:], state)
+			g.y = c.foldY(g.yRaw)
+			return g.y
+		}
 		g.y = c.goldenStep(x[:], state)
 		return g.y
 	}
@@ -859,7 +866,9 @@ func (c *compilation) newSeqGen(rng *rand.Rand, splits []splitPath) *seqGen {
 // RTT, aimed at observations across the range and near o's thresholds; CNP, NACK, TX and
 // unknown types; RTTs of zero, below the base, and saturating). The golden handler,
 // nicsdk.OnEvent around TreeIR.Eval, gives each event's rate and context. The handler's
-// decisions on naturally drawn RTT events of new and valid flows go into the fidelity.
+// decisions on naturally drawn RTT events of new and valid flows go into the fidelity; for an
+// LSTM, every decision of a new flow's sequence, against the float LSTM run along the same
+// sequence with its own state on the same inputs.
 func (g *seqGen) next(n int) []sequence {
 	c, rng := g.c, g.rng
 	var seqs []sequence
@@ -869,6 +878,10 @@ func (g *seqGen) next(n int) []sequence {
 		s := sequence{start: start, how: how}
 		ctx := start
 		prevO, havePrev := 0.0, false
+		var floatSt *model.State // an LSTM's float twin along a new flow's sequence
+		if c.lstm != nil && how == "new flow" {
+			floatSt = c.m.NewState()
+		}
 		for range min(1+rng.IntN(64), n-total) {
 			ev, natural := g.event(ctx, g.seq)
 			oF := g.floatObs(ev, ctx)
@@ -884,6 +897,13 @@ func (g *seqGen) next(n int) []sequence {
 				continue
 			}
 			c.verify.RTTEvents++
+			if floatSt != nil {
+				xq := make([]float64, len(g.x))
+				for i, v := range g.x {
+					xq[i] = c.inputs[i].Value(v)
+				}
+				c.verify.decisions.addOutputs(c.lstm.OutValue(g.yRaw), c.m.Eval(floatSt, xq)[0])
+			}
 			if natural && (how == "new flow" || how == "valid") && c.lstm == nil {
 				oPrev := float64(g.x[3]) / nicsdk.Q16One
 				if havePrev {
