@@ -17,9 +17,10 @@ package quantize
 // Requantization is a shift. A lane's sum V is in units of step/2^n_j (step the table grid's
 // step, n_j one shift per channel, the largest the lane proof allows), so the table index is
 // floor(V/2^n_j) with the rounding half folded into the bias: weights are
-// round(w·input_step·2^n_j/step), integers of any width the proof allows (the lane bound, not
-// an int8 cap, limits them: an int8 cap per channel would round the small recurrent weights
-// to a few levels, since x_t's step is ~60 times h's).
+// round(w·input_step·2^n_j/step), integers of any width the proof allows: the lane bound, not
+// an int8 cap, limits them. A lane multiplies whatever the weights' width, so this costs
+// nothing; capping them at ±127 per channel (per-channel symmetric int8) measures max |Δy|
+// 0.0165 and 1.24% flips on the shipped LSTM, against 0.0119 and 0.75%.
 //
 // Layers and formats:
 //   - inputs: raw int32, clamped to the declared range, shifted right with rounding half up
