@@ -41,7 +41,8 @@ type CompileReport struct {
 
 	// Fidelity compares the firmware with the float model on the sampled float states (and
 	// sample rows) of verify, in the model's output units (a probability for a binary model).
-	Fidelity Fidelity `json:"fidelity"`
+	// None for an LSTM, whose error depends on its state: see LSTM and HandlerFidelity.
+	Fidelity *Fidelity `json:"fidelity,omitempty"`
 	// HandlerFidelity does the same over the RL-CC handler's decisions in the event
 	// sequences that start from a new or a valid flow context, on the RTT events whose o_t
 	// was drawn uniformly (not aimed at a threshold or an edge). The float state is the
@@ -315,7 +316,10 @@ func (c *compilation) report() (*CompileReport, error) {
 	default:
 		c.reportTrees(r)
 	}
-	r.Fidelity = c.verify.states.result(c.outputWhat())
+	if c.lstm == nil {
+		f := c.verify.states.result(c.outputWhat())
+		r.Fidelity = &f
+	}
 
 	if c.handler == HandlerRLCC {
 		r.Entry = EntryHandler
@@ -442,7 +446,6 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		what = fmt.Sprintf("%d vectors (%d policy calls, %d events in %d sequences)", v.Vectors, v.Vectors-v.Events, v.Events, v.Sequences)
 	}
 	fmt.Fprintf(tw, "verified\t%s: golden == host C == fwsim, %d mismatches; UBSan %s\n", what, v.Mismatches, v.UBSan)
-	f := r.Fidelity
 	states := "sampled states"
 	if n := r.Verify.Kinds[VecRow.String()]; n > 0 {
 		states = fmt.Sprintf("states (%d of them sample rows)", n)
@@ -451,7 +454,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if r.Int8 != nil {
 		leaves = "integer network"
 	}
-	if r.LSTM == nil {
+	if f := r.Fidelity; f != nil {
 		fmt.Fprintf(tw, "fidelity\t%s over %d %s: %s (inputs: %s; %s: %s)\n",
 			shortWhat(f.What), f.Vectors, states, f.Total, f.Inputs.short(), leaves, f.Leaves.short())
 	}
