@@ -191,7 +191,7 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 			clear(st.H)
 			clear(st.C)
 		}
-		x := ir.representable(row)
+		x := representable(ir.Inputs, row)
 		for j, v := range denseF(pre, x) {
 			preMax[j] = max(preMax[j], v)
 		}
@@ -425,7 +425,7 @@ func (ir *LSTMIR) output(post *model.Layer, outMax float64) error {
 	for i := range rng {
 		rng[i] = Interval{-127, 127}
 	}
-	ir.OutAcc = partialSums(q, b64(ir.OutB), rng)
+	ir.OutAcc = partialSums(q, int64(ir.OutB), rng)
 	if ir.OutAcc.Lo < math.MinInt32 || ir.OutAcc.Hi > math.MaxInt32 {
 		return fmt.Errorf("quantize: output accumulator range [%d, %d] does not fit int32", ir.OutAcc.Lo, ir.OutAcc.Hi)
 	}
@@ -452,18 +452,7 @@ func (ir *LSTMIR) output(post *model.Layer, outMax float64) error {
 	return nil
 }
 
-func b64(v int32) int64 { return int64(v) }
-
 func absI32(v int32) int64 { return max(int64(v), -int64(v)) }
-
-// representable is row as the NIC sees it (quantized to the input formats, clamped).
-func (ir *LSTMIR) representable(row []float64) []float64 {
-	x := make([]float64, len(row))
-	for i, in := range ir.Inputs {
-		x[i] = in.Value(in.Quantize(row[i]))
-	}
-	return x
-}
 
 // Trace is one step's integer values, for reports and the per-layer diff: x_t, the gate
 // table indices, c', h' and the output grid value z.
@@ -620,7 +609,7 @@ func (ir *LSTMIR) measure(m *model.Model, calib [][]float64) Fidelity {
 			raw[i] = in.Quantize(row[i])
 		}
 		yq := ir.OutValue(ir.Step(raw, state))
-		yf := m.Eval(st, ir.representable(row))[0]
+		yf := m.Eval(st, representable(ir.Inputs, row))[0]
 		f.MaxAbs = max(f.MaxAbs, math.Abs(yq-yf))
 		if direction(yq) != direction(yf) {
 			flips++

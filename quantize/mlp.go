@@ -271,7 +271,7 @@ func MLP(m *model.Model, inputs []Input, calib [][]float64, opt MLPOptions) (*ML
 		chMax[k] = make([]float64, l.Out)
 	}
 	for _, row := range calib {
-		x := ir.representable(row)
+		x := representable(ir.Inputs, row)
 		for k := range m.Layers {
 			l := &m.Layers[k]
 			y := make([]float64, l.Out)
@@ -650,9 +650,9 @@ func direction(y float64) int {
 
 // representable is row as the NIC sees it: each value quantized to its input format (nearest,
 // clamped to the declared range), as a float.
-func (ir *MLPIR) representable(row []float64) []float64 {
+func representable(inputs []Input, row []float64) []float64 {
 	x := make([]float64, len(row))
-	for i, in := range ir.Inputs {
+	for i, in := range inputs {
 		x[i] = in.Value(in.Quantize(row[i]))
 	}
 	return x
@@ -670,7 +670,7 @@ func (ir *MLPIR) measure(m *model.Model, calib [][]float64) Fidelity {
 			raw[i] = in.Quantize(row[i])
 		}
 		yq := ir.OutValue(ir.Eval(raw))
-		yf := m.Eval(st, ir.representable(row))[0]
+		yf := m.Eval(st, representable(ir.Inputs, row))[0]
 		f.MaxAbs = max(f.MaxAbs, math.Abs(yq-yf))
 		if direction(yq) != direction(yf) {
 			flips++
