@@ -474,63 +474,13 @@ func (d *differ) trace() {
 	}
 }
 
-// lstmFloat is one float step of dense(relu) → LSTM → dense(tanh), written out for the
-// trace: x_t, the activated gates (i, f, g, o; PyTorch's order: gates = W·x_t + B + R·h +
-// RB, c' = f·c + i·g, h' = o·tanh(c')) and y; h and c advance in place. It is model.Eval's
-// LSTM with its internals.
+// lstmFloat is one float step of dense(relu) → LSTM → dense(tanh) with its internals for the
+// trace: x_t, the activated gates (i, f, g, o) and y; h and c advance in place.
 func lstmFloat(m *model.Model, x, h, c []float64) (xt, gates []float64, y float64) {
 	pre, cell, post := &m.Layers[0], &m.Layers[1], &m.Layers[2]
-	xt = denseFloat(pre, x)
-	H := cell.Out
-	gates = make([]float64, 4*H)
-	for r := range gates {
-		s := 0.0
-		if cell.B != nil {
-			s += cell.B[r]
-		}
-		if cell.RB != nil {
-			s += cell.RB[r]
-		}
-		for i, w := range cell.W[r] {
-			s += w * xt[i]
-		}
-		for j, w := range cell.R[r] {
-			s += w * h[j]
-		}
-		if r/H == 2 {
-			gates[r] = math.Tanh(s)
-		} else {
-			gates[r] = 1 / (1 + math.Exp(-s))
-		}
-	}
-	for j := range H {
-		i, f, g, o := gates[j], gates[H+j], gates[2*H+j], gates[3*H+j]
-		c[j] = f*c[j] + i*g
-		h[j] = o * math.Tanh(c[j])
-	}
-	return xt, gates, denseFloat(post, h)[0]
-}
-
-// denseFloat is a float dense layer with a relu, tanh or no activation.
-func denseFloat(l *model.Layer, x []float64) []float64 {
-	y := make([]float64, l.Out)
-	for j := range y {
-		s := 0.0
-		if l.B != nil {
-			s = l.B[j]
-		}
-		for i, w := range l.W[j] {
-			s += w * x[i]
-		}
-		switch l.Act {
-		case model.ActReLU:
-			s = max(s, 0)
-		case model.ActTanh:
-			s = math.Tanh(s)
-		}
-		y[j] = s
-	}
-	return y
+	xt = pre.Dense(x)
+	hn, gates := cell.LSTMStep(&model.State{H: h, C: c}, xt)
+	return xt, gates, post.Dense(hn)[0]
 }
 
 // traceLSTM compares the float LSTM's values with the integer one's, dequantized, along the

@@ -28,15 +28,16 @@ func (m *Model) Eval(st *State, x []float64) []float64 {
 	for i := range m.Layers {
 		l := &m.Layers[i]
 		if l.Op == OpLSTM {
-			v = l.lstmStep(st, v)
+			v, _ = l.LSTMStep(st, v)
 		} else {
-			v = l.dense(v)
+			v = l.Dense(v)
 		}
 	}
 	return v
 }
 
-func (l *Layer) dense(x []float64) []float64 {
+// Dense is a dense layer's output for x, its activation applied.
+func (l *Layer) Dense(x []float64) []float64 {
 	y := make([]float64, l.Out)
 	for o, row := range l.W {
 		s := 0.0
@@ -70,12 +71,13 @@ func (l *Layer) activate(s float64) float64 {
 	return s
 }
 
-// lstmStep is PyTorch's LSTM cell, gates i, f, g, o:
-// c' = f⊙c + i⊙g, h' = o⊙tanh(c').
-func (l *Layer) lstmStep(st *State, x []float64) []float64 {
-	h := l.Out
-	pre := make([]float64, 4*h)
-	for r := range pre {
+// LSTMStep is PyTorch's LSTM cell, gates i, f, g, o: it advances st by one step on x,
+// c' = f⊙c + i⊙g, h' = o⊙tanh(c'), and returns a copy of h' and the activated gates (4·Out:
+// σ(i), σ(f), tanh(g), σ(o)).
+func (l *Layer) LSTMStep(st *State, x []float64) (h, gates []float64) {
+	n := l.Out
+	gates = make([]float64, 4*n)
+	for r := range gates {
 		s := 0.0
 		if l.B != nil {
 			s += l.B[r]
@@ -89,14 +91,18 @@ func (l *Layer) lstmStep(st *State, x []float64) []float64 {
 		for j, w := range l.R[r] {
 			s += w * st.H[j]
 		}
-		pre[r] = s
+		if r/n == 2 {
+			gates[r] = math.Tanh(s)
+		} else {
+			gates[r] = sigmoid(s)
+		}
 	}
-	for j := 0; j < h; j++ {
-		i, f, g, o := sigmoid(pre[j]), sigmoid(pre[h+j]), math.Tanh(pre[2*h+j]), sigmoid(pre[3*h+j])
+	for j := range n {
+		i, f, g, o := gates[j], gates[n+j], gates[2*n+j], gates[3*n+j]
 		st.C[j] = f*st.C[j] + i*g
 		st.H[j] = o * math.Tanh(st.C[j])
 	}
-	return append([]float64(nil), st.H...)
+	return append([]float64(nil), st.H...), gates
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }

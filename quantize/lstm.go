@@ -192,7 +192,7 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 			clear(st.C)
 		}
 		x := representable(ir.Inputs, row)
-		for j, v := range denseF(pre, x) {
+		for j, v := range pre.Dense(x) {
 			preMax[j] = max(preMax[j], v)
 		}
 		body.Eval(st, x)
@@ -619,15 +619,7 @@ func (ir *LSTMIR) measure(m *model.Model, calib [][]float64) Fidelity {
 	return f
 }
 
-// denseF is a float dense layer with its activation (relu here); dotBias is row j's W·x + B.
-func denseF(l *model.Layer, x []float64) []float64 {
-	y := make([]float64, l.Out)
-	for j := range y {
-		y[j] = activate(l.Act, dotBias(l, j, x))
-	}
-	return y
-}
-
+// dotBias is row j's W·x + B, the pre-activation.
 func dotBias(l *model.Layer, j int, x []float64) float64 {
 	s := 0.0
 	if l.B != nil {
