@@ -352,27 +352,17 @@ func (d *differ) measure() {
 
 // pair is the teacher's and the student's output at row k (x is the row as the student sees
 // it). An integer LSTM and the float teacher step through the rows as sequences of SeqLen
-// from the zero state, each with its own state, as quantize.LSTMIR's measure does.
+// from the zero state, each with its own state (quantize.LSTMIR.Runner, as its fidelity does).
 func (d *differ) pair() func(k int, row, x []float64) (yt, ys float64) {
 	r := d.rep
 	ir := d.lstm
 	if ir == nil {
 		return func(_ int, row, x []float64) (float64, float64) { return r.teacher(x), r.student(row) }
 	}
-	m := d.c.m
-	st := m.NewState()
-	state := make([]uint32, ir.StateWords())
-	raw := make([]int32, len(ir.Inputs))
-	return func(k int, row, x []float64) (float64, float64) {
-		if k%ir.SeqLen == 0 {
-			clear(st.H)
-			clear(st.C)
-			clear(state)
-		}
-		for i, in := range ir.Inputs {
-			raw[i] = in.Quantize(row[i])
-		}
-		return m.Eval(st, x)[0], ir.OutValue(ir.Step(raw, state))
+	run := ir.Runner(d.c.m)
+	return func(k int, row, _ []float64) (float64, float64) {
+		yi, yf := run(k, row)
+		return yf, yi
 	}
 }
 

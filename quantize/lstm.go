@@ -595,21 +595,10 @@ func (ir *LSTMIR) OutValue(y int32) float64 { return math.Ldexp(float64(y), -ir.
 // each with its own state: the error includes the drift of the int8 state.
 func (ir *LSTMIR) measure(m *model.Model, calib [][]float64) Fidelity {
 	f := Fidelity{Rows: len(calib)}
-	st := m.NewState()
-	state := make([]uint32, ir.StateWords())
-	raw := make([]int32, len(ir.Inputs))
+	run := ir.Runner(m)
 	flips := 0
 	for r, row := range calib {
-		if r%ir.SeqLen == 0 {
-			clear(st.H)
-			clear(st.C)
-			clear(state)
-		}
-		for i, in := range ir.Inputs {
-			raw[i] = in.Quantize(row[i])
-		}
-		yq := ir.OutValue(ir.Step(raw, state))
-		yf := m.Eval(st, representable(ir.Inputs, row))[0]
+		yq, yf := run(r, row)
 		f.MaxAbs = max(f.MaxAbs, math.Abs(yq-yf))
 		if direction(yq) != direction(yf) {
 			flips++
@@ -617,6 +606,27 @@ func (ir *LSTMIR) measure(m *model.Model, calib [][]float64) Fidelity {
 	}
 	f.Flips = float64(flips) / float64(len(calib))
 	return f
+}
+
+// Runner steps the integer LSTM and the float model m side by side, each with its own state,
+// over rows taken as sequences of SeqLen from the zero state: called with the rows in order
+// (k from 0), it returns y_int and y_float for row k, the float model fed the row as the NIC
+// sees it (quantized to the input formats, clamped).
+func (ir *LSTMIR) Runner(m *model.Model) func(k int, row []float64) (yInt, yFloat float64) {
+	st := m.NewState()
+	state := make([]uint32, ir.StateWords())
+	raw := make([]int32, len(ir.Inputs))
+	return func(k int, row []float64) (float64, float64) {
+		if k%ir.SeqLen == 0 {
+			clear(st.H)
+			clear(st.C)
+			clear(state)
+		}
+		for i, in := range ir.Inputs {
+			raw[i] = in.Quantize(row[i])
+		}
+		return ir.OutValue(ir.Step(raw, state)), m.Eval(st, representable(ir.Inputs, row))[0]
+	}
 }
 
 // dotBias is row j's W·x + B, the pre-activation.
