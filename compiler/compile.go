@@ -385,7 +385,7 @@ func (c *compilation) quantize() error {
 		return err
 	}
 	if c.opt.Int8 != nil {
-		return c.quantizeMLP()
+		return c.quantizeInt8()
 	}
 	switch c.handler {
 	case HandlerRLCC:

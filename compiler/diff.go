@@ -191,7 +191,7 @@ func (d *differ) load() error {
 
 // int8 quantizes the teacher exactly as compile --target int8 does.
 func (d *differ) int8() error {
-	if err := d.c.quantizeMLP(); err != nil {
+	if err := d.c.quantizeInt8(); err != nil {
 		return err
 	}
 	if d.c.lstm != nil {

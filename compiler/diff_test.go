@@ -150,7 +150,7 @@ func TestDiffInt8LSTM(t *testing.T) {
 	if err := c.load(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.quantizeMLP(); err != nil {
+	if err := c.quantizeInt8(); err != nil {
 		t.Fatal(err)
 	}
 	if c.lstm == nil {

@@ -14,10 +14,10 @@ import (
 	"github.com/nicc-dev/nicc/quantize"
 )
 
-// quantizeMLP is the quantize stage for --target int8: the input formats (RL-CC: nicsdk's Q16
-// ranges; none: the hull of the calibration rows, padded), the calibration rows, and
-// quantize.MLP.
-func (c *compilation) quantizeMLP() error {
+// quantizeInt8 is the quantize stage for --target int8: the input formats (RL-CC: nicsdk's
+// Q16 ranges; none: the hull of the calibration rows, padded), the calibration rows, and
+// quantize.MLP (chooseMLP) or quantize.LSTM (quantizeLSTM).
+func (c *compilation) quantizeInt8() error {
 	m := c.m
 	for k, l := range m.Layers {
 		for j, row := range l.W {
@@ -67,13 +67,13 @@ func (c *compilation) quantizeMLP() error {
 			return c.inputRangeError(calib, lo, hi, err)
 		}
 	}
+	if m.Kind() == model.KindLSTM {
+		return c.quantizeLSTM(inputs, calib)
+	}
 	// The corners of the declared input ranges join the calibration set, so the activation
 	// scales cover every input the firmware can see: the RL-CC handler feeds o up to its
 	// clamp (128), beyond the sampler's 76.8, where scales calibrated on the samples alone
 	// saturate hidden units and can flip the output's sign.
-	if m.Kind() == model.KindLSTM {
-		return c.quantizeLSTM(inputs, calib)
-	}
 	if len(inputs) <= 8 {
 		c.calib += fmt.Sprintf(", and the %d corners of the input ranges", 1<<len(inputs))
 		for mask := range 1 << len(inputs) {

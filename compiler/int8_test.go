@@ -121,7 +121,7 @@ func TestCompileInt8NonFiniteWeights(t *testing.T) {
 		m.Layers[1].W[3][2] = bad
 		c := &compilation{opt: CompileOptions{Model: "m", Int8: &Int8Options{Samples: 100}}, m: m, handler: HandlerRLCC}
 		c.params = nicsdk.DefaultParams()
-		err = c.quantizeMLP()
+		err = c.quantizeInt8()
 		if err == nil || !strings.Contains(err.Error(), "layer 1 weight [3][2] is") || !strings.Contains(err.Error(), "weights must be finite") {
 			t.Errorf("weight %v: error %v", bad, err)
 		}
