@@ -148,9 +148,11 @@ func (c *compilation) verifyStage() error {
 	for start := 0; start < totalPolicy; start += verifyBatch {
 		pvs := make([]policyVec, 0, min(verifyBatch, totalPolicy-start))
 		for i := start; i < min(start+verifyBatch, totalPolicy); i++ {
-			p := fill.next()
+			var p policyVec
 			if i < len(fixed) {
 				p = fixed[i]
+			} else {
+				p = fill.next()
 			}
 			p.state = states.next(p.x)
 			pvs = append(pvs, p)
