@@ -412,15 +412,10 @@ func (g *lstmGen) lowerSource() []*node {
 			fmt.Fprintf(&acc, " + %d * hn%d", w, j)
 		}
 	}
-	z := quantize.Interval{Lo: shiftFloor(ir.OutAcc.Lo*int64(ir.OutMult)+int64(1)<<(ir.OutShift-1), ir.OutShift),
-		Hi: shiftFloor(ir.OutAcc.Hi*int64(ir.OutMult)+int64(1)<<(ir.OutShift-1), ir.OutShift)}
 	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{"output: dense tanh on the int8 grid z"}},
 		stmt("const int32_t acc = %s;", acc.String()),
 		stmt("const int64_t z = ((int64_t)acc * %d + %s) >> %d;", ir.OutMult, lit(int64(1)<<(ir.OutShift-1), 64), ir.OutShift),
-		stmt("return out[(%s) + 128];", clamp("z", z, -128, 127)))
+		stmt("return out[(%s) + 128];", clamp("z", ir.OutZ, -128, 127)))
 
 	return append(ns, entry(g.macro, g.fn, "const int32_t *x, uint32_t *state", "x, state", body, g.opt.Inline)...)
 }
-
-// shiftFloor is v >> n, flooring.
-func shiftFloor(v int64, n int) int64 { return v >> n }

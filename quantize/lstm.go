@@ -128,9 +128,10 @@ type LSTMIR struct {
 	OutAcc    Interval
 	OutMult   int32
 	OutShift  int
-	OutScale  float64 // one step of z
-	OutTable  []int32 // 256 entries, Q(OutFrac)
-	OutClip   float64 // 1 − tanh(grid end) when calibration saw pre-activations beyond it
+	OutScale  float64  // one step of z
+	OutTable  []int32  // 256 entries, Q(OutFrac)
+	OutClip   float64  // 1 − tanh(grid end) when calibration saw pre-activations beyond it
+	OutZ      Interval // the proven requantized z, before its clamp to [−128, 127]
 	OutRange  Interval
 	Fidelity  Fidelity
 	SeqLen    int
@@ -446,8 +447,8 @@ func (ir *LSTMIR) output(post *model.Layer, outMax float64) error {
 	if outMax > span {
 		ir.OutClip = 1 - math.Tanh(span)
 	}
-	zl := min(max(requant(ir.OutAcc.Lo, ir.OutMult, ir.OutShift), -128), 127)
-	zh := min(max(requant(ir.OutAcc.Hi, ir.OutMult, ir.OutShift), -128), 127)
+	ir.OutZ = Interval{requant(ir.OutAcc.Lo, ir.OutMult, ir.OutShift), requant(ir.OutAcc.Hi, ir.OutMult, ir.OutShift)}
+	zl, zh := min(max(ir.OutZ.Lo, -128), 127), min(max(ir.OutZ.Hi, -128), 127)
 	ir.OutRange = Interval{int64(ir.OutTable[zl+128]), int64(ir.OutTable[zh+128])}
 	return nil
 }
