@@ -60,9 +60,10 @@ func (p *printer) block(ns []*node) {
 
 func (p *printer) rawLine(n *node) { p.line("%s", n.Text) }
 
+// comment prints n's lines through CommentSafe, so no text inside can end the comment.
 func (p *printer) comment(n *node) {
 	if len(n.Lines) == 1 {
-		p.line("/* %s */", n.Lines[0])
+		p.line("/* %s */", CommentSafe(n.Lines[0]))
 		return
 	}
 	p.line("/*")
@@ -70,7 +71,7 @@ func (p *printer) comment(n *node) {
 		if l == "" {
 			p.line(" *")
 		} else {
-			p.line(" * %s", l)
+			p.line(" * %s", CommentSafe(l))
 		}
 	}
 	p.line(" */")

@@ -3,7 +3,7 @@
  *
  * model:  rlcc_lstm
  * sha256: 54ee44333d8818cf45301be1da03d73f40af1cbd933431d146bd99141bf716ea (the model's canonical nicc JSON)
- * layers: dense 4→12 relu, lstm 12→12, dense 12→1 tanh
+ * layers: dense 4->12 relu, lstm 12->12, dense 12->1 tanh
  *
  * float nicc_float_policy(const float *x, float *state)
  *

@@ -3,7 +3,7 @@
  *
  * model:  rlcc_teacher
  * sha256: 4b3f34441751b9576c59ee1f21c3198626d7af12f76c2728c99702166ac42154 (the model's canonical nicc JSON)
- * layers: dense 4→12 relu, dense 12→12 relu, dense 12→1 tanh
+ * layers: dense 4->12 relu, dense 12->12 relu, dense 12->1 tanh
  *
  * float nicc_float_policy(const float *x, float *state)
  *
