@@ -42,6 +42,10 @@ func shownName(s string) string {
 	return s
 }
 
+// CommentName is a name from a model file for a comment nicc writes outside codegen's
+// printer: capped as the printer's comments cap it, then CommentSafe.
+func CommentName(s string) string { return CommentSafe(shownName(s)) }
+
 // modelLine is the header comment's line naming the model.
 func modelLine(name string) string {
 	if name == "" {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
@@ -143,7 +142,7 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 		d.traceLSTM()
 	}
 	if opt.Out != "" {
-		if err := os.MkdirAll(opt.Out, 0o755); err != nil {
+		if err := outDir(opt.Out); err != nil {
 			return nil, err
 		}
 		if err := plotDiff(d.rep, opt.Out); err != nil {

@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 
 	"github.com/nicc-dev/nicc/distill"
@@ -191,15 +190,7 @@ func saveTiles(tiles [][]*plot.Plot, footer *plot.Plot, w, h vg.Length, base str
 		file string
 		wt   io.WriterTo
 	}{{base + ".png", vgimg.PngCanvas{Canvas: png}}, {base + ".svg", svg}} {
-		f, err := os.Create(out.file)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := out.wt.WriteTo(f); err != nil {
-			f.Close()
-			return nil, err
-		}
-		if err := f.Close(); err != nil {
+		if err := writeOutTo(out.file, out.wt); err != nil {
 			return nil, err
 		}
 		files = append(files, out.file)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -268,12 +267,7 @@ func Distill(opt DistillOptions, out string) (*DistillReport, error) {
 		return nil, err
 	}
 	if out != "" {
-		if dir := filepath.Dir(out); dir != "" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, err
-			}
-		}
-		if err := model.Save(out, r.Model); err != nil {
+		if err := writeModel(out, r.Model); err != nil {
 			return nil, err
 		}
 		r.Student = out
@@ -430,7 +424,7 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
+	if err := outDir(opt.Out); err != nil {
 		return nil, err
 	}
 	rep := &SweepReport{Teacher: opt.Teacher, States: d.states, Samples: d.samples, Grid: d.grid, Core: opt.Core}
@@ -447,11 +441,8 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 				return nil, err
 			}
 			dir := filepath.Join(opt.Out, fmt.Sprintf("trees%d_depth%d", trees, depth))
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, err
-			}
 			file := filepath.Join(dir, "student.json")
-			if err := model.Save(file, s.Model); err != nil {
+			if err := writeModel(file, s.Model); err != nil {
 				return nil, err
 			}
 			c, err := Compile(CompileOptions{Model: file, Format: FormatNative, Out: dir, Core: opt.Core,
@@ -483,7 +474,7 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(rep.JSON, append(b, '\n'), 0o644); err != nil {
+	if err := writeOut(rep.JSON, append(b, '\n')); err != nil {
 		return nil, err
 	}
 	return rep, nil

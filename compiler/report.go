@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -354,7 +353,7 @@ func (c *compilation) report() (*CompileReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(c.opt.Out, ReportFile), append(data, '\n'), 0o644); err != nil {
+	if err := writeOut(filepath.Join(c.opt.Out, ReportFile), append(data, '\n')); err != nil {
 		return nil, err
 	}
 	if !r.Budget.Fits {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -61,7 +62,11 @@ func plotSweep(r *SweepReport) error {
 	p.Legend.Top = true
 
 	for _, f := range []string{r.PNG, r.SVG} {
-		if err := p.Save(7*vg.Inch, 4.5*vg.Inch, f); err != nil {
+		w, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, strings.TrimPrefix(filepath.Ext(f), "."))
+		if err != nil {
+			return err
+		}
+		if err := writeOutTo(f, w); err != nil {
 			return err
 		}
 	}

@@ -40,9 +40,9 @@ var Libgcc = sync.OnceValues(func() (string, error) {
 	return p, nil
 })
 
-// Build compiles and links srcs into the ELF out with FirmwareFlags, then extra (optimisation
-// level, -D, warnings), the linker script ld, and Libgcc. The error shows the command and the
-// compiler's output. Safe for concurrent use.
+// Build compiles and links srcs (C sources or objects from Object) into the ELF out with
+// FirmwareFlags, then extra (optimisation level, -D, warnings), the linker script ld, and
+// Libgcc. The error shows the command and the compiler's output. Safe for concurrent use.
 func Build(out, ld string, extra []string, srcs ...string) error {
 	lib, err := Libgcc()
 	if err != nil {
@@ -50,7 +50,17 @@ func Build(out, ld string, extra []string, srcs ...string) error {
 	}
 	args := append(append([]string{}, FirmwareFlags...), extra...)
 	args = append(append(args, "-T", ld, "-o", out), srcs...)
-	args = append(args, lib)
+	return cc(append(args, lib))
+}
+
+// Object compiles srcs into the relocatable object out with FirmwareFlags and extra, for a
+// caller that inspects it before Build links it.
+func Object(out string, extra []string, srcs ...string) error {
+	args := append(append([]string{}, FirmwareFlags...), extra...)
+	return cc(append(append(args, "-c", "-o", out), srcs...))
+}
+
+func cc(args []string) error {
 	if msg, err := exec.Command(CC, args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("%s %s: %v\n%s", CC, strings.Join(args, " "), err, msg)
 	}

@@ -21,6 +21,9 @@ const (
 // __global_pointer$ defined, no start-up code (the handler is called by name).
 var LinkerScript = mustRead(LinkerScriptName)
 
+// LinkerSymbols are the symbols LinkerScript defines.
+var LinkerSymbols = []string{"__text_start", "__global_pointer$", "_end"}
+
 // Sources returns the files generated firmware compiles against, by name: nicsdk.h, rlcc.h
 // and link.ld. The compiler writes them next to the generated policy C (WriteSources), which
 // then #include "rlcc.h". The map is a fresh copy.

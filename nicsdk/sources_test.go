@@ -4,8 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // strictC are the warning flags every nicsdk source compiles clean under.
@@ -62,5 +65,16 @@ func TestSources(t *testing.T) {
 	}
 	if err := WriteSources(filepath.Join(dir, "missing")); err == nil {
 		t.Error("WriteSources into a missing directory succeeded")
+	}
+}
+
+// TestLinkerSymbols: LinkerSymbols lists every symbol link.ld assigns.
+func TestLinkerSymbols(t *testing.T) {
+	var got []string
+	for _, m := range regexp.MustCompile(`(?m)^\s*([A-Za-z_$][A-Za-z0-9_$]*)\s*=`).FindAllStringSubmatch(string(LinkerScript), -1) {
+		got = append(got, m[1])
+	}
+	if d := cmp.Diff(LinkerSymbols, got); d != "" {
+		t.Errorf("LinkerSymbols against link.ld's assignments (-want +got):\n%s", d)
 	}
 }

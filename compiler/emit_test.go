@@ -1,0 +1,174 @@
+package compiler
+
+import (
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/codegen"
+)
+
+// injection closes the comment a name lands in, defines a weak nicc_policy that returns
+// INT32_MAX on one magic input, renames the real policy for every caller that includes the
+// header (the host driver), and reopens a comment. Before names were escaped, nicc compiled it
+// into firmware whose nicc_policy was the weak one and reported it verified.
+const injection = "a */\n#ifndef NICC_EVIL\n#define NICC_EVIL\nint nicc_policy_real(const int *x);\n" +
+	"__attribute__((weak)) int nicc_policy(const int *x) { return x[0] == 12345 ? 2147483647 : nicc_policy_real(x); }\n" +
+	"#define nicc_policy nicc_policy_real\n#endif\n/*"
+
+// hostileXGBoost is the shipped XGBoost ensemble with its first feature name replaced by
+// name, written to a temporary file.
+func hostileXGBoost(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(rlccXGB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["learner"].(map[string]any)["feature_names"].([]any)[0] = name
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "hostile.json")
+	if err := os.WriteFile(p, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkOnlyNiccsC fails unless the C in dir has only the directives, and firmware.elf only
+// the global symbols, a compile of a benignly named model has.
+func checkOnlyNiccsC(t *testing.T, dir, benign string) {
+	t.Helper()
+	for _, f := range []string{"nicc_policy.c", "nicc_policy.h", "host/driver.c"} {
+		got, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join(benign, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gd, err := codegen.Directives(got)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		wd, _ := codegen.Directives(want)
+		if strings.Join(gd, "\n") != strings.Join(wd, "\n") {
+			t.Errorf("%s has directives %q, a benign compile %q", f, gd, wd)
+		}
+	}
+	ef, err := elf.Open(filepath.Join(dir, FirmwareFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	syms, _ := ef.Symbols()
+	var funcs []string
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			funcs = append(funcs, s.Name+":"+elf.ST_BIND(s.Info).String())
+		}
+	}
+	if got := strings.Join(funcs, " "); got != "nicc_policy:STB_GLOBAL" {
+		t.Errorf("firmware functions %s, want nicc_policy:STB_GLOBAL alone", got)
+	}
+}
+
+// A model whose names carry C compiles into the firmware its trees define: the names reach
+// the C only as escaped comment text.
+func TestCompileHostileNames(t *testing.T) {
+	benign := t.TempDir()
+	if _, err := Compile(CompileOptions{Model: hostileXGBoost(t, "a_prev"), Out: benign, Handler: HandlerNone, Vectors: 2000}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{injection, "x */ y\nz", "trigraph *??/", "splice \\"} {
+		dir := t.TempDir()
+		r, err := Compile(CompileOptions{Model: hostileXGBoost(t, name), Out: dir, Handler: HandlerNone, Vectors: 2000})
+		if err != nil {
+			t.Fatalf("name %q: %v", name, err)
+		}
+		if r.Verify.Mismatches != 0 {
+			t.Fatalf("name %q: %d mismatches", name, r.Verify.Mismatches)
+		}
+		checkOnlyNiccsC(t, dir, benign)
+		h, _ := os.ReadFile(filepath.Join(dir, "nicc_policy.h"))
+		if !strings.Contains(string(h), `x[0] a *\x2f\x0a#ifndef`) && name == injection {
+			t.Errorf("the header does not show the escaped name:\n%s", h)
+		}
+	}
+}
+
+// Sources changed on disk after emit are refused before they are built: a directive nicc did
+// not write, a weak or extra global symbol, a static function no code of nicc's names.
+func TestCompileRefusesForeignC(t *testing.T) {
+	entry := regexp.MustCompile(`(?m)^int32_t nicc_policy\(const int32_t \*x\)\n`)
+	for _, c := range []struct {
+		what, add, want string
+	}{
+		{"a directive", "#define NICC_SNEAKY 1\n", `nicc_policy.c:31: preprocessor directive "#define NICC_SNEAKY 1" is not one nicc wrote`},
+		{"a weak symbol", "__attribute__((weak)) int32_t nicc_policy_w(const int32_t *x) { return x[1]; }\n", "symbol nicc_policy_w is weak"},
+		{"an extra global", "int32_t nicc_backdoor(const int32_t *x) { return x[1]; }\n", "symbol nicc_backdoor is global"},
+		{"a hidden static", "static __attribute__((noinline, used)) int32_t hidden(const int32_t *x) { return x[1]; }\n", "symbol hidden is defined, and no code nicc wrote names it"},
+	} {
+		_, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Handler: HandlerNone, Vectors: 2000,
+			tamper: tamperFirst(t, "nicc_policy.c", entry, func(m []string) string { return c.add + m[0] })})
+		var ce *CheckError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a CheckError with %q", c.what, err, c.want)
+		}
+	}
+}
+
+// compile never writes through a symbolic link in its output directory, nor into a linked one.
+func TestCompileRefusesSymlinks(t *testing.T) {
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, planted := range []string{"nicc_policy.c", FirmwareFile, ReportFile, "host/driver.c", "host/driver", "rlcc.h"} {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, HostDir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(victim, filepath.Join(dir, planted)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Handler: HandlerNone, Vectors: 2000})
+		want := filepath.Join(dir, planted) + " is a symbolic link; nicc does not write through links"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("planted %s: %v, want %q", planted, err, want)
+		}
+		if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+			t.Fatalf("planted %s: the link's target was overwritten", planted)
+		}
+	}
+	real := t.TempDir()
+	for _, link := range []string{"out", "host"} {
+		// --out itself linked, or its host directory
+		dir := t.TempDir()
+		out := filepath.Join(dir, "out")
+		if link == HostDir {
+			out = dir
+		}
+		if err := os.Symlink(real, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Compile(CompileOptions{Model: rlccXGB, Out: out, Handler: HandlerNone, Vectors: 2000})
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, link)+" is a symbolic link") {
+			t.Errorf("linked %s: %v", link, err)
+		}
+	}
+	if ents, _ := os.ReadDir(real); len(ents) != 0 {
+		t.Errorf("compile wrote %d entries into a linked directory", len(ents))
+	}
+}

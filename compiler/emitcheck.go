@@ -1,0 +1,182 @@
+package compiler
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/nicc-dev/nicc/codegen"
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// Defence in depth against a model file that smuggles C into the firmware: names from the
+// file reach the C only inside comments (codegen.CommentSafe), and these checks hold even if
+// that failed. emit proves each source equal, outside its comments, to the one rendered with
+// neutral names (sameCode); build refuses sources whose preprocessor directives are not the
+// ones nicc wrote (checkSources) and objects or an ELF that define a symbol nicc did not
+// (checkSymbols).
+
+// sameCode fails unless src, the file rendered with the model file's names, equals neutral,
+// the file rendered with neutral names, outside their comments.
+func sameCode(file string, src, neutral []byte) error {
+	a, err := codegen.CodeOnly(src)
+	if err != nil {
+		return fmt.Errorf("internal error: generated %s: %v", file, err)
+	}
+	b, err := codegen.CodeOnly(neutral)
+	if err != nil {
+		return fmt.Errorf("internal error: generated %s: %v", file, err)
+	}
+	if !bytes.Equal(a, b) {
+		line := 1
+		for i := 0; i < min(len(a), len(b)) && a[i] == b[i]; i++ {
+			if a[i] == '\n' {
+				line++
+			}
+		}
+		return &CheckError{fmt.Errorf("generated %s: the model file's names change its C outside the comments (line %d of the comment-free text); nicc refuses to build it (an internal error; please report it)", file, line)}
+	}
+	return nil
+}
+
+// checkSources refuses sources in the output directory whose preprocessor directives differ
+// from those of what nicc wrote (c.expect), and gathers the identifiers checkSymbols allows.
+func (c *compilation) checkSources() error {
+	var err error
+	if c.idents, err = c.identifiers(); err != nil {
+		return err
+	}
+	for _, n := range slices.Sorted(maps.Keys(c.expect)) {
+		path := filepath.Join(c.opt.Out, n)
+		got, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		have, err := codegen.Directives(got)
+		if err != nil {
+			return &CheckError{fmt.Errorf("%s: %v", path, err)}
+		}
+		want, err := codegen.Directives(c.expect[n])
+		if err != nil {
+			return fmt.Errorf("internal error: generated %s: %v", n, err)
+		}
+		for i, d := range have {
+			if i >= len(want) || d != want[i] {
+				return &CheckError{fmt.Errorf("%s:%d: preprocessor directive %q is not one nicc wrote; refusing to build it", path, lineOf(got, d), clip(d))}
+			}
+		}
+		if len(have) < len(want) {
+			return &CheckError{fmt.Errorf("%s: directive %q that nicc wrote is missing; refusing to build it", path, want[len(have)])}
+		}
+	}
+	return nil
+}
+
+// checkSymbols refuses an object or ELF at path that defines a symbol nicc's sources do not:
+// its global symbols must be exactly the entry points (for the ELF, plus the linker script's
+// and whatever libgcc routine obj, the firmware's object, calls), no symbol may be weak, and
+// each local function or object must be named (up to gcc's ".suffix") by an identifier of
+// the sources' code.
+func (c *compilation) checkSymbols(path, obj string) error {
+	syms, err := elfSymbols(path)
+	if err != nil {
+		return err
+	}
+	globals := map[string]bool{EntryPolicy: true}
+	if c.handler == HandlerRLCC {
+		globals[EntryHandler] = true
+	}
+	allowed := maps.Clone(globals)
+	if obj != "" {
+		for _, s := range nicsdk.LinkerSymbols {
+			allowed[s] = true
+		}
+		objSyms, err := elfSymbols(obj)
+		if err != nil {
+			return err
+		}
+		for _, s := range objSyms {
+			if s.Section == elf.SHN_UNDEF {
+				allowed[s.Name] = true
+			}
+		}
+	}
+	refuse := func(s elf.Symbol, why string) error {
+		return &CheckError{fmt.Errorf("%s: symbol %s %s; the sources differ from what nicc generated, refusing them", path, clip(s.Name), why)}
+	}
+	for _, s := range syms {
+		typ, bind := elf.ST_TYPE(s.Info), elf.ST_BIND(s.Info)
+		switch {
+		case typ == elf.STT_SECTION || typ == elf.STT_FILE:
+		case bind == elf.STB_WEAK:
+			return refuse(s, "is weak (nicc emits no weak symbol)")
+		case s.Section == elf.SHN_UNDEF:
+		case bind == elf.STB_GLOBAL:
+			if !allowed[s.Name] {
+				return refuse(s, "is global, and nicc's only global symbols are its entry points")
+			}
+			delete(globals, s.Name)
+		case typ == elf.STT_FUNC || typ == elf.STT_OBJECT:
+			base, _, _ := strings.Cut(s.Name, ".")
+			if !strings.HasPrefix(s.Name, ".") && !c.idents[base] {
+				return refuse(s, "is defined, and no code nicc wrote names it")
+			}
+		}
+	}
+	for g := range globals {
+		return &CheckError{fmt.Errorf("%s: entry point %s is not defined", path, g)}
+	}
+	return nil
+}
+
+// identifiers are the identifiers of the code (not the comments) of every source nicc wrote.
+func (c *compilation) identifiers() (map[string]bool, error) {
+	all := map[string]bool{}
+	for n, b := range c.expect {
+		ids, err := codegen.Identifiers(b)
+		if err != nil {
+			return nil, fmt.Errorf("internal error: generated %s: %v", n, err)
+		}
+		for id := range ids {
+			all[id] = true
+		}
+	}
+	return all, nil
+}
+
+// lineOf is the line of src where directive d (as codegen.Directives gives it) starts, or 0
+// where a splice or comment hides it from a line-by-line search.
+func lineOf(src []byte, d string) int {
+	for i, l := range strings.Split(string(src), "\n") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "#") && "#"+strings.Join(strings.Fields(t[1:]), " ") == d {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func elfSymbols(path string) ([]elf.Symbol, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return syms, nil
+}
+
+// clip is s for a one-line message: at most 80 bytes, quoted by the caller.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
