@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/codegen"
+	"github.com/nicc-dev/nicc/model"
 )
 
 // injection closes the comment a name lands in, defines a weak nicc_policy that returns
@@ -171,4 +172,43 @@ func TestCompileRefusesSymlinks(t *testing.T) {
 	if ents, _ := os.ReadDir(real); len(ents) != 0 {
 		t.Errorf("compile wrote %d entries into a linked directory", len(ents))
 	}
+}
+
+// FuzzCompileNames feeds arbitrary model and input names through the whole compile: it either
+// refuses the model with a plain error or builds firmware whose sources hold exactly the
+// directives, and whose ELF exactly the functions, of a compile with benign names.
+func FuzzCompileNames(f *testing.F) {
+	f.Add("t", "x0", "x1")
+	f.Add(injection, "*/", "??/")
+	f.Add("a\\", "\n#include <stdio.h>\n", "é\x00")
+	benign := f.TempDir()
+	if _, err := Compile(CompileOptions{Model: saveModelF(f, treeModel([]string{"x0", "x1"}, stump(0, 0.5), stump(1, -2))), Out: benign, Handler: HandlerNone, Vectors: 200}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, name, in0, in1 string) {
+		m := treeModel([]string{in0, in1}, stump(0, 0.5), stump(1, -2))
+		m.Name = name
+		dir := t.TempDir()
+		_, err := Compile(CompileOptions{Model: saveModelF(t, m), Out: dir, Handler: HandlerNone, Vectors: 200})
+		var ce *CheckError
+		switch {
+		case errors.As(err, &ce):
+			t.Fatalf("names %q %q %q: %v", name, in0, in1, err)
+		case err != nil:
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("names %q %q %q: a refusal of more than one line: %v", name, in0, in1, err)
+			}
+			return
+		}
+		checkOnlyNiccsC(t, dir, benign)
+	})
+}
+
+func saveModelF(t testing.TB, m *model.Model) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "m.json")
+	if err := model.Save(p, m); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
