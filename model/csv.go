@@ -2,6 +2,7 @@ package model
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -59,9 +60,14 @@ type RowReader struct {
 // NewRowReader reads r's first line, a header or the first row. A file with no data rows is
 // an error.
 func NewRowReader(r io.Reader) (*RowReader, error) {
+	rr := newRowReader(r)
+	return rr, rr.start()
+}
+
+func newRowReader(r io.Reader) *RowReader {
 	rr := &RowReader{sc: bufio.NewScanner(r)}
 	rr.sc.Buffer(make([]byte, 64<<10), maxLineBytes)
-	return rr, rr.start()
+	return rr
 }
 
 // OpenCSV opens path ("-" is standard input) for NewRowReader. Its errors, and Next's, name the
@@ -80,8 +86,8 @@ func OpenCSV(path string) (*RowReader, error) {
 		}
 		r, file = f, f
 	}
-	rr := &RowReader{sc: bufio.NewScanner(r), path: path, size: size, file: file}
-	rr.sc.Buffer(make([]byte, 64<<10), maxLineBytes)
+	rr := newRowReader(r)
+	rr.path, rr.size, rr.file = path, size, file
 	if err := rr.start(); err != nil {
 		rr.Close()
 		return nil, err
@@ -134,7 +140,7 @@ func (r *RowReader) start() error {
 	names, bad := header(fields)
 	if names == nil {
 		if bad >= 0 { // no field is a number: it was meant as a header
-			return r.errorf("line %d: column %d: %q is not a name, so the line is not a header; a header has a unique name in every column, not empty, a number or NA", r.line, bad+1, fields[bad])
+			return r.errorf("line %d: column %d: %q is not a name, so the line is not a header (a header's fields are unique names: not empty, not numbers, not NA)", r.line, bad+1, fields[bad])
 		}
 		if err := r.values(text, r.row); err != nil {
 			return err
@@ -166,7 +172,7 @@ func (r *RowReader) scan() (string, error) {
 		b := r.sc.Bytes()
 		r.read += int64(len(b)) + 1
 		if r.line == 1 {
-			b = b[len(b)-len(strings.TrimPrefix(string(b), "\ufeff")):]
+			b = bytes.TrimPrefix(b, []byte("\ufeff"))
 		}
 		if text := strings.TrimSpace(string(b)); text != "" {
 			return text, nil
@@ -284,8 +290,8 @@ func missingWord(f string) bool {
 	return false
 }
 
-// ReadCSV reads every row of r (see the rule above), refusing more than MaxHeldBytes of
-// values.
+// ReadCSV reads every row of r (see the rule above), refusing rows that would hold more than
+// MaxHeldBytes.
 func ReadCSV(r io.Reader) (*Rows, error) {
 	rr, err := NewRowReader(r)
 	if err != nil {
