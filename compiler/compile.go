@@ -463,14 +463,9 @@ func (c *compilation) readRows() error {
 		}
 		return nil
 	}
-	f, err := os.Open(c.opt.Ranges)
+	rows, err := model.ReadCSVFile(c.opt.Ranges)
 	if err != nil {
 		return err
-	}
-	rows, err := model.ReadCSV(f)
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("%s: %w", c.opt.Ranges, err)
 	}
 	n := c.m.NumInputs()
 	data := rows.Data
@@ -511,14 +506,9 @@ func (c *compilation) readRows() error {
 	if c.opt.Predictions == "" {
 		return nil
 	}
-	f, err = os.Open(c.opt.Predictions)
+	preds, err := model.ReadCSVFile(c.opt.Predictions)
 	if err != nil {
 		return err
-	}
-	preds, err := model.ReadCSV(f)
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("%s: %w", c.opt.Predictions, err)
 	}
 	if len(preds.Data) != len(data) {
 		return fmt.Errorf("%s: %d rows; want one prediction for each of the %d rows of %s",

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
@@ -230,14 +229,9 @@ func (c *compilation) calibRows() ([][]float64, error) {
 		c.calib = fmt.Sprintf("%d RL-CC states sampled by distill.DefaultRLCC (seed %d)", k, c.opt.Seed)
 		return rows, nil
 	}
-	f, err := os.Open(o.Calib)
+	t, err := model.ReadCSVFile(o.Calib)
 	if err != nil {
 		return nil, err
-	}
-	t, err := model.ReadCSV(f)
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Calib, err)
 	}
 	rows := t.Data
 	if t.Names != nil {

@@ -5,7 +5,6 @@ package compiler
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -84,23 +83,24 @@ func LoadModel(path string, format Format) (*model.Model, Format, error) {
 	return m, format, nil
 }
 
-// sniff tells the format from the file name and content.
+// sniff tells the format from the file name and content. XGBoost's is told by
+// xgboost.Detect, which reads what xgboost.Parse reads (NaN and Infinity) and knows UBJSON.
 func sniff(path string, data []byte) (Format, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".onnx":
 		return FormatONNX, nil
 	case ".json":
-		var top map[string]json.RawMessage
-		if err := json.Unmarshal(data, &top); err == nil {
-			if _, ok := top["learner"]; ok {
-				return FormatXGBoost, nil
-			}
+		if xgboost.Detect(data) {
+			return FormatXGBoost, nil
 		}
 		return FormatNative, nil
 	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if bytes.HasPrefix(trimmed, []byte("tree\n")) || bytes.HasPrefix(trimmed, []byte("tree\r\n")) {
 		return FormatLightGBM, nil
+	}
+	if xgboost.Detect(data) {
+		return FormatXGBoost, nil
 	}
 	if bytes.HasPrefix(trimmed, []byte("{")) {
 		return FormatNative, nil

@@ -5,12 +5,11 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 
 	"github.com/nicc-dev/nicc/model"
 )
 
-// ReadStatesCSV reads recorded states, one per line, as model.ReadCSV does: comma- (or tab-)
+// ReadStatesCSV reads recorded states, one per line, by model.ReadCSV's rule: comma- (or tab-)
 // separated numbers, an optional header of names. Every value must be finite: a state is a
 // point the teacher is evaluated at. The dataset is unlabelled (Y nil).
 func ReadStatesCSV(r io.Reader) (*Dataset, error) {
@@ -18,14 +17,15 @@ func ReadStatesCSV(r io.Reader) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	return statesOf(rows)
+}
+
+func statesOf(rows *model.Rows) (*Dataset, error) {
 	w := len(rows.Data[0])
 	if len(rows.Data) > MaxSamples {
 		return nil, fmt.Errorf("%d states, more than %d", len(rows.Data), MaxSamples)
 	}
 	d := &Dataset{Names: rows.Names, X: make([][]float64, w)}
-	if d.Names != nil && len(d.Names) != w {
-		return nil, fmt.Errorf("header names %d columns, rows have %d values", len(d.Names), w)
-	}
 	for i := range d.X {
 		d.X[i] = make([]float64, len(rows.Data))
 	}
@@ -48,12 +48,11 @@ type StatesSampler struct {
 
 // LoadStates reads a CSV file of states (see ReadStatesCSV).
 func LoadStates(path string) (*StatesSampler, error) {
-	f, err := os.Open(path)
+	rows, err := model.ReadCSVFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	d, err := ReadStatesCSV(f)
+	d, err := statesOf(rows)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

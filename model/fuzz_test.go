@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -44,6 +45,8 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add([]byte("a,b\n1,2\n3,4\n"))
 	f.Add([]byte("1\t2\n3\tNaN\n"))
 	f.Add([]byte("x\n\n-Inf\n1e999\n"))
+	f.Add([]byte("\ufeff\"a\",b\n1,NaN\n"))
+	f.Add([]byte("1,,3\n4,NA,6\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rows, err := ReadCSV(bytes.NewReader(data))
 		if err != nil {
@@ -59,6 +62,11 @@ func FuzzReadCSV(f *testing.F) {
 		}
 		if rows.Names != nil && len(rows.Names) != len(rows.Data[0]) {
 			t.Fatalf("%d names for %d columns", len(rows.Names), len(rows.Data[0]))
+		}
+		for i, n := range rows.Names {
+			if _, ok := name(n); !ok || slices.Index(rows.Names, n) != i {
+				t.Fatalf("header name %d, %q, is not a unique name", i+1, n)
+			}
 		}
 	})
 }

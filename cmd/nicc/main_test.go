@@ -164,7 +164,7 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"inspect", "--format", "caffe", models + "rlcc_teacher.onnx"}, `unknown model format "caffe"`},
 		{[]string{"inspect"}, "takes one MODEL file"},
 		{[]string{"eval", models + "rlcc_teacher.onnx", "--input", narrow}, "rows have 3 values; model rlcc_teacher takes 4 inputs"},
-		{[]string{"eval", models + "rlcc_teacher.onnx", "--input", nan}, "row 1: value 2 is NaN"},
+		{[]string{"eval", models + "rlcc_teacher.onnx", "--input", nan}, "line 1: value 2 is NaN"},
 		{[]string{"eval", models + "rlcc_teacher.onnx"}, `"input" not set`},
 	}
 	for _, c := range cases {

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,6 +123,9 @@ names) and prints the model's float64 output for each row, one line per row, at 
 (the shortest decimal that parses back to the same float64). Compare the lines with what the
 producing tool printed to check an import. When the CSV's header names every model input, only
 those columns are read, so a file with reference outputs beside the inputs can be given as is.
+A header is a line of unique names; any other line that is not all numbers (an empty field, NA,
+a quoted number) is an error naming its line and column (README, "CSV rows"). Rows stream: each
+prints as it is read, and those before a bad line print before its error.
 
 A recurrent (LSTM) model takes rows of either its inputs alone, as consecutive steps of one
 flow whose state starts at zero, or its inputs followed by h and c, one step each from that
@@ -138,73 +141,131 @@ state; those rows print y, then the new h and c.
 			if err != nil {
 				return err
 			}
-			rows, err := readRows(c.String("input"), m)
+			path := c.String("input")
+			in, err := model.OpenCSV(path)
 			if err != nil {
 				return err
 			}
-			out, err := compiler.EvalRows(m, rows)
-			if err != nil {
-				return fmt.Errorf("%s: %w", c.String("input"), err)
-			}
-			if c.Bool("json") {
-				return writeJSON(c.App.Writer, struct {
-					Model   string      `json:"model"`
-					Rows    int         `json:"rows"`
-					Outputs [][]float64 `json:"outputs"`
-				}{c.Args().First(), len(out), out})
-			}
-			var b strings.Builder
-			for _, ys := range out {
-				for j, y := range ys {
-					if j > 0 {
-						b.WriteByte(',')
-					}
-					b.WriteString(num(y))
-				}
-				b.WriteByte('\n')
-			}
-			_, err = io.WriteString(c.App.Writer, b.String())
-			return err
+			defer in.Close()
+			return evalRows(c.App.Writer, in, path, m, c.Args().First(), c.Bool("json"))
 		},
 	}
 }
 
-// readRows reads a CSV of rows. When its header names every model input and the rows are
-// wider than the inputs, it keeps just those columns, so a reference file with the producing
-// tool's outputs beside the inputs evaluates as it is.
-func readRows(path string, m *model.Model) ([][]float64, error) {
-	var r io.Reader = os.Stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
+// evalRows streams the rows of in (read from path) through m, printing each output as it goes:
+// it holds one row, so any file size takes the same memory. Rows before a bad line are printed
+// before the error. When the header names every model input and the rows are wider than the
+// inputs, just those columns are read, so a reference file with the producing tool's outputs
+// beside the inputs evaluates as it is.
+func evalRows(stdout io.Writer, in *model.RowReader, path string, m *model.Model, modelPath string, asJSON bool) error {
+	cols := inputColumns(in.Names, in.Width(), m)
+	width := in.Width()
+	if cols != nil {
+		width = len(cols)
 	}
-	rows, err := model.ReadCSV(r)
+	ev, err := compiler.NewRowEval(m, width)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	if rows.Names == nil || len(rows.Names) <= m.NumInputs() || m.NewState() != nil {
-		return rows.Data, nil
+	w := bufio.NewWriter(stdout)
+	p := &evalPrinter{w: w, json: asJSON}
+	err = p.start(modelPath)
+	x := make([]float64, width)
+	for err == nil {
+		var row, y []float64
+		if row, err = in.Next(); err != nil {
+			break
+		}
+		if cols != nil {
+			for j, c := range cols {
+				x[j] = row[c]
+			}
+			row = x
+		}
+		if y, err = ev.Eval(row); err != nil {
+			err = fmt.Errorf("%s: line %d: %w", path, in.Line(), err)
+			break
+		}
+		if err = p.row(y); err != nil {
+			err = fmt.Errorf("%s: line %d: %w", path, in.Line(), err)
+		}
+	}
+	if err == io.EOF {
+		err = p.end()
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// inputColumns is the column of each model input when the header names every one and the rows
+// are wider than the inputs; nil means the rows are read whole. A recurrent model's rows are
+// always read whole (they may carry its state).
+func inputColumns(names []string, width int, m *model.Model) []int {
+	if names == nil || width <= m.NumInputs() || m.NewState() != nil {
+		return nil
 	}
 	cols := make([]int, 0, m.NumInputs())
 	for _, in := range m.Inputs {
-		i := slices.Index(rows.Names, in)
+		i := slices.Index(names, in)
 		if i < 0 {
-			return rows.Data, nil
+			return nil
 		}
 		cols = append(cols, i)
 	}
-	for i, row := range rows.Data {
-		x := make([]float64, len(cols))
-		for j, c := range cols {
-			x[j] = row[c]
-		}
-		rows.Data[i] = x
+	return cols
+}
+
+// evalPrinter writes eval's output a row at a time: one line of comma-separated values a row,
+// or (json) {"model", "outputs": [[...], ...], "rows"}, indented as writeJSON indents.
+type evalPrinter struct {
+	w    *bufio.Writer
+	json bool
+	rows int
+}
+
+func (p *evalPrinter) start(modelPath string) error {
+	if !p.json {
+		return nil
 	}
-	return rows.Data, nil
+	name, err := json.Marshal(modelPath)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(p.w, "{\n  \"model\": %s,\n  \"outputs\": [", name)
+	return err
+}
+
+func (p *evalPrinter) row(ys []float64) error {
+	p.rows++
+	if !p.json {
+		for j, y := range ys {
+			if j > 0 {
+				p.w.WriteByte(',')
+			}
+			p.w.WriteString(num(y))
+		}
+		return p.w.WriteByte('\n')
+	}
+	b, err := json.MarshalIndent(ys, "    ", "  ")
+	if err != nil {
+		return err
+	}
+	if p.rows > 1 {
+		p.w.WriteByte(',')
+	}
+	p.w.WriteString("\n    ")
+	_, err = p.w.Write(b)
+	return err
+}
+
+func (p *evalPrinter) end() error {
+	if !p.json {
+		return nil
+	}
+	_, err := fmt.Fprintf(p.w, "\n  ],\n  \"rows\": %d\n}\n", p.rows)
+	return err
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

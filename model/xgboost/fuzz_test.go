@@ -11,12 +11,14 @@ import (
 )
 
 // FuzzParse: Parse never panics, every error is a *model.FormatError, and every model it
-// returns passes Validate and evaluates.
+// returns passes Validate, evaluates, and is one Detect recognises.
 func FuzzParse(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join(models, "*xgb*.json"))
 	if len(paths) == 0 {
 		f.Fatal("no XGBoost models under testdata/models")
 	}
+	ubj, _ := filepath.Glob(filepath.Join(models, "*.ubj"))
+	paths = append(paths, ubj...)
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -42,6 +44,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if err := m.Validate(); err != nil {
 			t.Fatalf("Parse returned an invalid model: %v", err)
+		}
+		if !Detect(data) {
+			t.Fatal("Parse read a model that Detect does not recognise: --format auto would not give it to Parse")
 		}
 		if !m.Ensemble.Float32 {
 			t.Fatal("an XGBoost model must compare in float32")

@@ -67,9 +67,12 @@ func Parse(data []byte) (*model.Model, error) {
 		return nil, &model.FormatError{Off: off,
 			Msg: "not an XGBoost JSON model: it does not start with '{' (the legacy binary format is not supported; save the model as .json)"}
 	}
-	if len(trimmed) > 1 && bytes.IndexByte([]byte("iUIlL$#"), trimmed[1]) >= 0 {
-		return nil, &model.FormatError{Off: off,
-			Msg: "this is UBJSON, not JSON (XGBoost's .ubj format is not supported; save the model as .json)"}
+	if isUBJSON(trimmed) {
+		what := "UBJSON, not JSON"
+		if bytes.Contains(trimmed[:min(len(trimmed), 32)], []byte("learner")) {
+			what = `an XGBoost UBJSON model (save_model("*.ubj"))`
+		}
+		return nil, model.Errorf(`this is %s; nicc reads XGBoost JSON: save it with save_model("model.json")`, what)
 	}
 	var f jsonFile
 	if err := json.Unmarshal(quoteNonFinite(data), &f); err != nil {
@@ -83,6 +86,25 @@ func Parse(data []byte) (*model.Model, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// Detect reports whether data is an XGBoost model as far as its start shows, so that a format
+// sniffer hands it to Parse: UBJSON (which Parse refuses by name), or JSON whose top level has
+// a "learner" object, read as Parse reads it (XGBoost's bare NaN and Infinity accepted).
+func Detect(data []byte) bool {
+	if isUBJSON(bytes.TrimLeft(data, " \t\r\n")) {
+		return true
+	}
+	var top struct {
+		Learner json.RawMessage `json:"learner"` // matched as jsonFile's is, case-insensitively
+	}
+	return json.Unmarshal(quoteNonFinite(data), &top) == nil && top.Learner != nil
+}
+
+// isUBJSON reports an object opening with a UBJSON key-length or container marker, where JSON
+// has '"' or '}': XGBoost's save_model("*.ubj") starts {L followed by the length of "learner".
+func isUBJSON(trimmed []byte) bool {
+	return len(trimmed) > 1 && trimmed[0] == '{' && bytes.IndexByte([]byte("iUIlL$#"), trimmed[1]) >= 0
 }
 
 func jsonError(err error) error {
@@ -498,6 +520,10 @@ func convertTree(t int, jt *jsonTree, numFeature int, weight float32) ([]model.N
 		}
 		right := jt.RightChildren[i]
 		switch {
+		case jt.SplitType != nil && jt.SplitType[i] == 1:
+			return nil, model.Errorf("tree %d node %d: a categorical split on feature %d (split_type 1); nicc reads numeric splits only: train without enable_categorical, or one-hot encode the feature", t, i, jt.SplitIndices[i])
+		case jt.SplitType != nil && jt.SplitType[i] != 0:
+			return nil, model.Errorf("tree %d node %d: split_type %d is neither numeric (0) nor categorical (1)", t, i, jt.SplitType[i])
 		case left < 1 || int(left) >= n:
 			return nil, model.Errorf("tree %d node %d: left child %d out of range (tree has nodes 0..%d, root 0)", t, i, left, n-1)
 		case right != left+1:
@@ -508,8 +534,6 @@ func convertTree(t int, jt *jsonTree, numFeature int, weight float32) ([]model.N
 			return nil, model.Errorf("tree %d node %d: split feature %d out of range (num_feature is %d)", t, i, jt.SplitIndices[i], numFeature)
 		case !finite32(cond):
 			return nil, model.Errorf("tree %d node %d: split condition is %v", t, i, cond)
-		case jt.SplitType != nil && jt.SplitType[i] != 0:
-			return nil, model.Errorf("tree %d node %d: categorical splits are not supported (split_type %d)", t, i, jt.SplitType[i])
 		}
 		for _, c := range [2]int32{left, right} {
 			if reached[c] {

@@ -279,7 +279,8 @@ func TestErrors(t *testing.T) {
 		{"array", []byte(`[1,2]`), []string{"offset 0", "does not start with '{'"}},
 		{"binary", []byte("\x00\x00\x00\x00binf"), []string{"does not start with '{'"}},
 		// The first bytes of XGBoost 1.7's save_raw("ubj").
-		{"ubjson", []byte("{L\x00\x00\x00\x00\x00\x00\x00\x07learner{L"), []string{"UBJSON"}},
+		{"ubjson", []byte("{L\x00\x00\x00\x00\x00\x00\x00\x07learner{L"), []string{`this is an XGBoost UBJSON model (save_model("*.ubj")); nicc reads XGBoost JSON: save it with save_model("model.json")`}},
+		{"other ubjson", []byte("{i\x03abcSi\x01x}"), []string{`this is UBJSON, not JSON; nicc reads XGBoost JSON`}},
 		{"NaN leaf", edit(t, `[5E-1,-2.5E-1,7.5E-1]`, `[5E-1,NaN,7.5E-1]`), []string{"tree 0 node 1: leaf value is NaN"}},
 		{"Inf leaf", edit(t, `[5E-1,-2.5E-1,7.5E-1]`, `[5E-1,-2.5E-1,Infinity]`), []string{"tree 0 node 2: leaf value is +Inf"}},
 		{"overflowing leaf", edit(t, `[5E-1,-2.5E-1,7.5E-1]`, `[5E-1,-2.5E-1,-1e39]`), []string{"tree 0 node 2: leaf value is -Inf"}},
@@ -299,7 +300,10 @@ func TestErrors(t *testing.T) {
 		{"huge num_nodes", edit(t, `"num_nodes":"3"`, `"num_nodes":"99999999999"`), []string{"tree 0: num_nodes is"}},
 		{"bad default_left", edit(t, `"default_left":[1,0,0]`, `"default_left":[2,0,0]`), []string{"default_left entry 2"}},
 		{"child not an int32", edit(t, `"left_children":[1,-1,-1]`, `"left_children":[1,-1,4294967296]`), []string{"offset ", "left_children"}},
-		{"categorical", edit(t, `"split_type":[0,0,0]`, `"split_type":[1,0,0]`), []string{"tree 0 node 0: categorical splits are not supported"}},
+		{"categorical", edit(t, `"split_type":[0,0,0]`, `"split_type":[1,0,0]`), []string{"tree 0 node 0: a categorical split on feature 1 (split_type 1); nicc reads numeric splits only"}},
+		// XGBoost writes NaN as a categorical node's split condition: the split is named, not the NaN.
+		{"categorical NaN", edit(t, `"split_type":[0,0,0]`, `"split_type":[1,0,0]`, `[5E-1,-2.5E-1,7.5E-1]`, `[NaN,-2.5E-1,7.5E-1]`), []string{"tree 0 node 0: a categorical split on feature 1"}},
+		{"unknown split_type", edit(t, `"split_type":[0,0,0]`, `"split_type":[2,0,0]`), []string{"tree 0 node 0: split_type 2 is neither numeric (0) nor categorical (1)"}},
 		{"objective", edit(t, `"reg:squarederror"`, `"count:poisson"`), []string{`objective "count:poisson" is not supported`}},
 		{"softprob", edit(t, `"reg:squarederror"`, `"multi:softprob"`), []string{`objective "multi:softprob" is not supported`}},
 		{"num_class", edit(t, `"num_class":"0"`, `"num_class":"3"`), []string{"multi-class models are not supported (num_class is 3)"}},
@@ -346,5 +350,54 @@ func TestLoadNamesFile(t *testing.T) {
 	_, err := model.LoadWith(p, Parse)
 	if err == nil || !strings.HasPrefix(err.Error(), p+": ") {
 		t.Errorf("Load error %v does not start with the path", err)
+	}
+}
+
+// TestDetect: the sniffer recognises what Parse reads, NaN and Infinity included, and the real
+// files Parse refuses by name (UBJSON, categorical splits), but not nicc's native JSON.
+func TestDetect(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(models, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	real := string(read("rlcc_xgb.json"))
+	withNonFinite := strings.Replace(strings.Replace(real, `"base_weights":[`, `"base_weights":[NaN,`, 1), `"loss_changes":[`, `"loss_changes":[-Infinity,`, 1)
+	if withNonFinite == real {
+		t.Fatal("rlcc_xgb.json has no base_weights or loss_changes to edit")
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want bool
+	}{
+		{"rlcc_xgb.json", []byte(real), true},
+		{"NaN and -Infinity where Parse ignores them", []byte(withNonFinite), true},
+		{"xgb_small.ubj", read("xgb_small.ubj"), true},
+		{"xgb_categorical.json", read("xgb_categorical.json"), true},
+		{"learner in capitals, as encoding/json matches it", []byte(`{"LEARNER":{}}`), true},
+		{"rlcc_teacher.json", read("rlcc_teacher.json"), false},
+		{"empty object", []byte(`{}`), false},
+		{"LightGBM text", []byte("tree\nversion=v3\n"), false},
+	} {
+		if got := Detect(c.data); got != c.want {
+			t.Errorf("%s: Detect %v, want %v", c.name, got, c.want)
+		}
+	}
+	// The NaN and -Infinity edit is one Parse reads, to the same model.
+	a, err := Parse([]byte(real))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Parse([]byte(withNonFinite))
+	if err != nil {
+		t.Fatalf("Parse refuses NaN where XGBoost writes it: %v", err)
+	}
+	ja, _ := model.Marshal(a)
+	jb, _ := model.Marshal(b)
+	if string(ja) != string(jb) {
+		t.Error("the edited file parses to a different model")
 	}
 }
