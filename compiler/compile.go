@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
