@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -160,13 +159,9 @@ func Budget(opt BudgetOptions) (*BudgetReport, error) {
 	if budget < 0 {
 		return nil, fmt.Errorf("budget %v is not positive", budget)
 	}
-	data, err := os.ReadFile(opt.ELF)
+	im, err := fwsim.ReadELF(opt.ELF)
 	if err != nil {
 		return nil, err
-	}
-	im, err := fwsim.LoadELF(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", opt.ELF, err)
 	}
 	if _, _, ok := im.Symbol(opt.Entry); !ok {
 		return nil, fmt.Errorf("%s: entry %q: %w%s", opt.ELF, opt.Entry, fwsim.ErrNoSymbol, funcList(im))

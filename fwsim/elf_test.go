@@ -4,7 +4,9 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -200,6 +202,41 @@ func TestLoadELFErrors(t *testing.T) {
 				t.Errorf("error %q does not mention %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestReadELF: a firmware file loads; a device, a directory, a file without the ELF magic
+// and one larger than MaxFile are refused from their header and size, before the rest is read.
+func TestReadELF(t *testing.T) {
+	good := filepath.Join("testdata", "elf", "fw.elf")
+	if _, err := ReadELF(good); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := func(name string, head []byte, size int64) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, head, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, size); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	head := readTestELF(t, "fw.elf")[:64]
+	for _, c := range []struct{ path, want string }{
+		{"/dev/zero", "/dev/zero: fwsim: elf: not a regular file (a character device)"},
+		{dir, dir + ": fwsim: elf: not a regular file (a directory)"},
+		{file("zeros", nil, 3<<30), "zeros: fwsim: elf: not an ELF file: bad magic (00 00 00 00) at offset 0x0"},
+		{file("short", head[:20], 20), "short: fwsim: elf: truncated file: short ELF64 header (20 bytes)"},
+		{file("huge", head, MaxFile+1), fmt.Sprintf("huge: fwsim: elf: file of %d bytes is larger than fwsim's 64 MiB memory (MaxFile)", MaxFile+1)},
+		{file("max", head, MaxFile), "max: fwsim: elf: bad ELF file"}, // read and parsed: MaxFile is allowed
+		{filepath.Join(dir, "none"), "no such file"},
+	} {
+		_, err := ReadELF(c.path)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadELF(%s): %v, want %q", c.path, err, c.want)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -188,10 +189,32 @@ func TestBudgetBadInput(t *testing.T) {
 		writeFile(t, "f.c", "int f(void) { return 1; }\n")).CombinedOutput(); err != nil {
 		t.Fatalf("host gcc: %v\n%s", err, msg)
 	}
+	// Sparse files of 3 GB: all zeros, and with the ELF header in front. Both are refused
+	// before anything past the header is read.
+	sparse := func(name string, head []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, head, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, 3<<30); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	zeros, huge := sparse("zeros.elf", nil), sparse("huge.elf", data[:64])
+	fifo := filepath.Join(dir, "fifo.elf") // opening it would block: refused before
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want string
 	}{
+		{[]string{"/dev/zero", "--entry", "x"}, "/dev/zero: fwsim: elf: not a regular file (a character device)"},
+		{[]string{fifo, "--entry", "x"}, fifo + ": fwsim: elf: not a regular file (a named pipe)"},
+		{[]string{dir, "--entry", "x"}, dir + ": fwsim: elf: not a regular file (a directory)"},
+		{[]string{zeros, "--entry", "x"}, zeros + ": fwsim: elf: not an ELF file: bad magic (00 00 00 00) at offset 0x0"},
+		{[]string{huge, "--entry", "x"}, huge + ": fwsim: elf: file of 3221225472 bytes is larger than fwsim's 64 MiB memory (MaxFile)"},
 		{[]string{elf, "--entry", "nosuch"}, elf + `: entry "nosuch": no such symbol (functions: on_event)`},
 		{[]string{trunc, "--entry", "on_event"}, trunc + ": fwsim: elf: truncated file"},
 		{[]string{x86, "--entry", "f"}, x86 + ": fwsim: elf: machine EM_X86_64, want EM_RISCV"},
