@@ -22,11 +22,14 @@ var (
 )
 
 // WCETError is a reason WCET cannot bound a function. Func and FuncAddr name the function
-// being analysed, PC the instruction (for ErrUnboundedLoop, the loop head).
+// being analysed, PC the instruction (for ErrUnboundedLoop, the loop head). Where names PC
+// as function+offset, by the function symbol that holds PC: control can reach another
+// function's code by a jump, so that need not be Func. ParseLoopHead reads it back.
 type WCETError struct {
 	Func     string
 	FuncAddr uint64
 	PC       uint64
+	Where    string // "" if no function symbol holds PC and PC is below FuncAddr
 	Err      error
 	Detail   string
 }
@@ -38,8 +41,8 @@ func (e *WCETError) Error() string {
 		fmt.Fprintf(&b, "%s: ", e.Func)
 	}
 	fmt.Fprintf(&b, "0x%x", e.PC)
-	if e.Func != "" && e.PC >= e.FuncAddr {
-		fmt.Fprintf(&b, " (%s+0x%x)", e.Func, e.PC-e.FuncAddr)
+	if e.Where != "" {
+		fmt.Fprintf(&b, " (%s)", e.Where)
 	}
 	fmt.Fprintf(&b, ": %v", e.Err)
 	if e.Detail != "" {
@@ -59,7 +62,8 @@ type WCETOptions struct {
 	// is the most times the head instruction runs each time control enters the loop from
 	// outside it, so N counts the last, exiting pass too: gcc's -O0 loop `for (i = 0; i < n;
 	// i++)` tests i < n at its head n+1 times, while the rotated -O2 form runs its head n
-	// times. A bound too large is safe (the WCET is looser); too small is unsound.
+	// times. A bound too large is safe (the WCET is looser); too small is unsound, which a
+	// run above the WCET shows: Machine.LoopRuns then counts the runs to name the loop.
 	LoopBounds map[uint64]int
 }
 
@@ -90,13 +94,17 @@ type FuncWCET struct {
 
 // LoopWCET is one loop and how it was bounded.
 type LoopWCET struct {
-	Func    string
+	Func    string // the function symbol that holds Head
 	Head    uint64
-	Offset  uint64 // Head - the function's address
+	Offset  uint64 // Head - Func's address
 	Bound   int    // most runs of the head per entry into the loop
 	Counted bool   // the bound was found by the analysis rather than given
 	IterMax uint64 // cycles of the costliest iteration that goes round again
 	Cycles  uint64 // cycles of the whole loop at its bound, exit included
+	// Latches are the loop's instructions with an edge back to Head, by address: a run of
+	// Head right after one (in the same call) is another iteration, any other run of Head
+	// a new entry into the loop. Machine.LoopRuns counts with them.
+	Latches []uint64
 }
 
 // ParseLoopHead resolves a loop head written as an address ("0x10040", "10040" is hex too)
@@ -204,7 +212,7 @@ func WCET(im *Image, entry string, p *Profile, opt WCETOptions) (*WCETReport, er
 		return nil, err
 	}
 	if !f.returns {
-		return nil, &WCETError{Func: f.name, FuncAddr: addr, PC: addr, Err: ErrNoReturn,
+		return nil, &WCETError{Func: f.name, FuncAddr: addr, PC: addr, Where: f.name + "+0x0", Err: ErrNoReturn,
 			Detail: "no path from its entry reaches a ret"}
 	}
 	var unused []string

@@ -83,7 +83,35 @@ type pedge struct {
 }
 
 func (b *fbuild) errf(pc uint64, err error, format string, args ...any) error {
-	return &WCETError{Func: b.f.name, FuncAddr: b.f.addr, PC: pc, Err: err, Detail: fmt.Sprintf(format, args...)}
+	return &WCETError{Func: b.f.name, FuncAddr: b.f.addr, PC: pc, Where: b.a.where(pc, b.f), Err: err, Detail: fmt.Sprintf(format, args...)}
+}
+
+// locate names pc by the function symbol that holds it, else by f (the function being
+// analysed, which a jump may have led outside its symbol) when pc is past f's start.
+func (a *wcetAnalysis) locate(pc uint64, f *wcetFunc) (name string, off uint64, ok bool) {
+	if s, found := a.im.SymbolAt(pc); found && s.Func {
+		return a.name(s.Addr), pc - s.Addr, true
+	}
+	if f != nil && pc >= f.addr {
+		return f.name, pc - f.addr, true
+	}
+	return "", 0, false
+}
+
+// where is locate as "func+0xoff", or "".
+func (a *wcetAnalysis) where(pc uint64, f *wcetFunc) string {
+	if name, off, ok := a.locate(pc, f); ok {
+		return fmt.Sprintf("%s+0x%x", name, off)
+	}
+	return ""
+}
+
+// whereOr is where, or pc in hex: either is a loop head ParseLoopHead reads.
+func (a *wcetAnalysis) whereOr(pc uint64, f *wcetFunc) string {
+	if w := a.where(pc, f); w != "" {
+		return w
+	}
+	return fmt.Sprintf("0x%x", pc)
 }
 
 // function analyses the function at addr (memoised). site is the pc of the call, for errors.
@@ -98,7 +126,7 @@ func (a *wcetAnalysis) function(addr, site uint64) (*wcetFunc, error) {
 		}
 		chain = append(chain, a.name(addr))
 		caller := a.stack[len(a.stack)-1]
-		return nil, &WCETError{Func: a.name(caller), FuncAddr: caller, PC: site, Err: ErrRecursion,
+		return nil, &WCETError{Func: a.name(caller), FuncAddr: caller, PC: site, Where: a.where(site, nil), Err: ErrRecursion,
 			Detail: "call chain " + strings.Join(chain, " -> ")}
 	}
 	a.active[addr] = true
@@ -202,8 +230,7 @@ func (b *fbuild) call(in Inst, target uint64) ([]pedge, error) {
 		return nil, b.errf(in.PC, ErrIndirectJump, "call to 0x%x, which is not the start of a function symbol", target)
 	}
 	if target == b.f.addr {
-		return nil, &WCETError{Func: b.f.name, FuncAddr: b.f.addr, PC: in.PC, Err: ErrRecursion,
-			Detail: "call chain " + b.f.name + " -> " + b.f.name}
+		return nil, b.errf(in.PC, ErrRecursion, "call chain %s -> %s", b.f.name, b.f.name)
 	}
 	g, err := b.a.function(target, in.PC)
 	if err != nil {

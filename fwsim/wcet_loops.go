@@ -3,6 +3,7 @@ package fwsim
 // WCET: natural loops, and the counted loops the analysis bounds itself.
 
 import (
+	"slices"
 	"sort"
 )
 
@@ -168,6 +169,21 @@ func (g *graph) loops(entry int) ([]*loop, error) {
 		return out[i].head < out[j].head
 	})
 	return out, nil
+}
+
+// latches are the addresses of the loop's nodes with an edge to its head, sorted.
+func (g *graph) latches(l *loop) []uint64 {
+	var out []uint64
+	for v := range l.body {
+		for _, e := range g.out[v] {
+			if e.to == l.head {
+				out = append(out, g.pcs[v])
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // countedLoop recognises a simple counted loop and returns its bound. The loop has no inner

@@ -56,7 +56,7 @@ func (b *fbuild) solve() error {
 			l.bound, l.counted = n, true
 			continue
 		}
-		missing = append(missing, fmt.Sprintf("0x%x (%s+0x%x)", head, b.f.name, head-b.f.addr))
+		missing = append(missing, b.a.whereOr(head, b.f))
 	}
 	if len(missing) > 0 {
 		first := loops[0].head
@@ -66,8 +66,8 @@ func (b *fbuild) solve() error {
 				break
 			}
 		}
-		detail := fmt.Sprintf("the analysis cannot see how often it runs; bound head %s+0x%x with the most times it runs per entry into the loop",
-			b.f.name, pcs[first]-b.f.addr)
+		detail := fmt.Sprintf("the analysis cannot see how often it runs; bound head %s with the most times it runs per entry into the loop",
+			b.a.whereOr(pcs[first], b.f))
 		if len(missing) > 1 {
 			detail += "; unbounded too: " + strings.Join(missing[1:], ", ")
 		}
@@ -108,8 +108,9 @@ func (b *fbuild) solve() error {
 			rep[v] = l.head
 		}
 		head := pcs[l.head]
-		b.f.loops = append(b.f.loops, LoopWCET{Func: b.f.name, Head: head, Offset: head - b.f.addr,
-			Bound: l.bound, Counted: l.counted, IterMax: iter.c, Cycles: worst.c})
+		name, off, _ := b.a.locate(head, b.f)
+		b.f.loops = append(b.f.loops, LoopWCET{Func: name, Head: head, Offset: off,
+			Bound: l.bound, Counted: l.counted, IterMax: iter.c, Cycles: worst.c, Latches: g.latches(l)})
 	}
 	_, exits, err := g.longest(rep[entry], -2, nil, rep, coll)
 	if err != nil {

@@ -275,3 +275,34 @@ func TestBudgetListCores(t *testing.T) {
 		t.Errorf("--list-cores --json: %+v", ps)
 	}
 }
+
+// TestBudgetLoopHeadNames: a loop reached by a jump into another function's code is named by
+// the function that holds it; a bound one too low is a bound the code exceeds, with the head
+// and the count, not an internal error.
+func TestBudgetLoopHeadNames(t *testing.T) {
+	elf := firmware(t, "shapes.S", "-O2")
+	code, _, errOut := nicc(t, "budget", elf, "--entry", "tail_into")
+	if code != exitCheck || !strings.Contains(errOut, "(count_up+0x2): loop without a bound") ||
+		!strings.HasSuffix(errOut, "(pass --loop-bound count_up+0x2=N)\n") || strings.Contains(errOut, "0xffff") {
+		t.Errorf("tail_into: exit %d %q; want the head named count_up+0x2", code, errOut)
+	}
+	vecs := writeFile(t, "v.txt", "1\n5\n")
+	code, out, errOut := nicc(t, "budget", elf, "--entry", "tail_into", "--loop-bound", "count_up+0x2=6", "--vectors", vecs)
+	if code != exitOK || !strings.Contains(out, "\nloops\n  count_up+0x2 ") || line(out, "tightness") != "tightness 1.000 (WCET ÷ max measured)" {
+		t.Errorf("bound 6: exit %d %s\n%s", code, errOut, out)
+	}
+	code, out, errOut = nicc(t, "budget", elf, "--entry", "tail_into", "--loop-bound", "count_up+0x2=5", "--vectors", vecs)
+	want := vecs + " line 2: loop head count_up+0x2 ran 6 times in one entry into the loop, more than its --loop-bound of 5: the bound is too low, so the WCET of "
+	if code != exitCheck || out != "" || !strings.HasPrefix(errOut, "nicc: "+want) || strings.Count(errOut, "\n") != 1 || strings.Contains(errOut, "INTERNAL") {
+		t.Errorf("bound 5: exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, want)
+	}
+
+	// gcc -O0's loop: popcount16's head runs 17 times; 16 is one too low.
+	elf = firmware(t, "loop.c", "-O0")
+	head := loopHeadArg(t, elf, "popcount16")
+	code, _, errOut = nicc(t, "budget", elf, "--entry", "popcount16", "--loop-bound", head+"=16", "--vectors", writeFile(t, "p.txt", "0xffff\n"))
+	want = " line 1: loop head " + head + " ran 17 times in one entry into the loop, more than its --loop-bound of 16: the bound is too low"
+	if code != exitCheck || !strings.Contains(errOut, want) {
+		t.Errorf("popcount16 bound 16: exit %d %q; want exit 1 and %q", code, errOut, want)
+	}
+}

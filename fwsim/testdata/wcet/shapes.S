@@ -90,3 +90,41 @@ joined:
 	mv	a0, a1
 	ret
 	.size	joined, . - joined
+
+/* A loop reached by a jump into the middle of another function: its head is named by the
+   function that holds it, count_up+0x2. count_up(n) runs its head n times (n >= 1). */
+	.globl	count_up
+	.type	count_up, @function
+count_up:
+	li	t0, 0
+1:	addi	t0, t0, 1
+	blt	t0, a0, 1b
+	ret
+	.size	count_up, . - count_up
+
+	.globl	tail_into
+	.type	tail_into, @function
+tail_into:
+	addi	a0, a0, 1
+	li	t0, 0
+	j	1b
+	.size	tail_into, . - tail_into
+
+/* A loop that calls count_up(3) on each of its n >= 1 iterations: per entry, its head runs
+   n times and count_up's 3 times, whatever the nesting of calls. */
+	.globl	calls_count
+	.type	calls_count, @function
+calls_count:
+	addi	sp, sp, -16
+	sd	ra, 8(sp)
+	sd	s0, 0(sp)
+	mv	s0, a0
+1:	li	a0, 3
+	call	count_up
+	addi	s0, s0, -1
+	bnez	s0, 1b
+	ld	s0, 0(sp)
+	ld	ra, 8(sp)
+	addi	sp, sp, 16
+	ret
+	.size	calls_count, . - calls_count
