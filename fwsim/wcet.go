@@ -19,6 +19,7 @@ var (
 	ErrNoReturn      = errors.New("function never returns")
 	ErrBadCode       = errors.New("bad code")
 	ErrNoSuchLoop    = errors.New("loop bound for an address that is no loop head")
+	ErrReturnAddress = errors.New("return address not preserved")
 )
 
 // WCETError is a reason WCET cannot bound a function. Func and FuncAddr name the function
@@ -155,6 +156,13 @@ func ParseLoopHead(im *Image, s string) (uint64, error) {
 //     first instruction of another function by a jump, a branch or a fall-through is a tail
 //     call: it costs that function's WCET and ends the path, since that function returns to
 //     our caller. `ret` (jalr x0, 0(ra)) ends a path.
+//   - A ret or a tail call returns to the caller only if ra still holds the address the
+//     function was called with, so each must be proven to (see checkReturns in wcet_ra.go):
+//     ra holds it until written, a copy (mv) or a stack slot saved by `sd ra, k(sp)` holds
+//     it until overwritten, and `ld ra, k(sp)` from that slot, with sp where it was,
+//     restores it. A call loses every register but sp, which it keeps when the callee
+//     restores sp wherever it returns. Assumed, not proven: a store through a register other
+//     than sp does not hit a saved return address (in C only an out-of-bounds write could).
 //   - A jump table (gcc's switch lowering: a table base from lui/auipc+addi, an index added
 //     to it, a load, jr) is read from read-only memory; its targets are the table's entries
 //     from its start up to the first that is not an address inside the function. Reading
@@ -172,7 +180,8 @@ func ParseLoopHead(im *Image, s string) (uint64, error) {
 // call that is none of the above (ErrIndirectJump), recursion (ErrRecursion), irreducible
 // control flow (ErrIrreducible), an entry that never returns (ErrNoReturn), bytes that do
 // not decode or code outside executable memory (ErrBadCode), a bound for an address that is
-// no loop head (ErrNoSuchLoop).
+// no loop head (ErrNoSuchLoop), a ret or tail call where ra may not hold the return address
+// (ErrReturnAddress, naming the instruction that overwrote ra).
 //
 // What Call and WCET count: Machine.Call counts every instruction from the entry's first one
 // to the final ret that jumps to ReturnAddress, that ret included; WCET bounds exactly that

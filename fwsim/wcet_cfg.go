@@ -55,6 +55,10 @@ type wcetFunc struct {
 	returns bool
 	calls   map[uint64]bool
 	loops   []LoopWCET
+	// keepsSP: sp is back at its value on entry wherever the function returns.
+	// writesAbove: it (or a function it calls) may store at or above sp on entry, into its
+	// caller's frame. See checkReturns.
+	keepsSP, writesAbove bool
 }
 
 func (a *wcetAnalysis) name(addr uint64) string {
@@ -73,12 +77,14 @@ type fbuild struct {
 	preds map[uint64]int     // number of intra-function predecessors
 	// resolved jalr: pc -> abstract value of rs1 used, re-checked once the graph is complete
 	resolved map[uint64]absVal
+	callees  map[uint64]*wcetFunc // by the pc of the call, for calls that return
 }
 
-// pedge is an edge by pc: to is a pc, or toExit.
+// pedge is an edge by pc: to is a pc, or exit (a return, or a tail call to tail).
 type pedge struct {
 	to   uint64
 	exit bool
+	tail *wcetFunc
 	w    wt
 }
 
@@ -137,8 +143,11 @@ func (a *wcetAnalysis) function(addr, site uint64) (*wcetFunc, error) {
 	}()
 	f := &wcetFunc{name: a.name(addr), addr: addr, calls: map[uint64]bool{}}
 	b := &fbuild{a: a, f: f, insts: map[uint64]Inst{}, edges: map[uint64][]pedge{},
-		preds: map[uint64]int{}, resolved: map[uint64]absVal{}}
+		preds: map[uint64]int{}, resolved: map[uint64]absVal{}, callees: map[uint64]*wcetFunc{}}
 	if err := b.explore(); err != nil {
+		return nil, err
+	}
+	if err := b.checkReturns(); err != nil {
 		return nil, err
 	}
 	if err := b.solve(); err != nil {
@@ -219,7 +228,7 @@ func (b *fbuild) edgeTo(from, pc uint64, w wt) ([]pedge, error) {
 		if !ok {
 			return nil, b.errf(from, ErrBadCode, "WCET overflows")
 		}
-		return []pedge{{exit: true, w: tw}}, nil
+		return []pedge{{exit: true, tail: g, w: tw}}, nil
 	}
 	return []pedge{{to: pc, w: w}}, nil
 }
@@ -244,6 +253,7 @@ func (b *fbuild) call(in Inst, target uint64) ([]pedge, error) {
 	if !ok {
 		return nil, b.errf(in.PC, ErrBadCode, "WCET overflows")
 	}
+	b.callees[in.PC] = g
 	return []pedge{{to: in.Next(), w: w}}, nil
 }
 

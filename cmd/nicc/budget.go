@@ -29,8 +29,8 @@ A loop whose trip count the analysis cannot see must be bounded: the error names
 (func+offset), and --loop-bound HEAD=N says the head runs at most N times each time the loop
 is entered (count the final, exiting test too: at -O0 a loop of n iterations runs its head
 n+1 times). A vector that runs past the WCET because a bound is too low fails, naming the
-head and how many times it ran. Indirect jumps other than switch tables, and recursion,
-cannot be bounded.
+head and how many times it ran. Indirect jumps other than switch tables, recursion, and a
+ret or tail call where ra may no longer hold the caller's return address cannot be bounded.
 
 The ELF must be a regular file of at most 64 MiB (the emulator's memory).
 

@@ -276,6 +276,29 @@ func TestBudgetListCores(t *testing.T) {
 	}
 }
 
+// TestBudgetReturnAddress: `la ra, square; ret` jumps to square, which then returns to
+// square for ever: refused (exit 1), naming the ret and the instruction that set ra. ra
+// saved and restored around calls is accepted.
+func TestBudgetReturnAddress(t *testing.T) {
+	elf := firmware(t, "shapes.S", "-O2")
+	code, out, errOut := nicc(t, "budget", elf, "--entry", "ret_elsewhere")
+	want := regexp.MustCompile(`^nicc: .*shapes\.S-O2\.elf: cannot bound ret_elsewhere: fwsim: wcet: ret_elsewhere: 0x[0-9a-f]+ \(ret_elsewhere\+0x8\): ` +
+		`return address not preserved: a tail call to square \(c:jalr zero, 0\(ra\)\), but ra may not hold the address ret_elsewhere was called with here: ` +
+		`ret_elsewhere\+0x4 \(addi ra, ra, -\d+\) overwrote it\n$`)
+	if code != exitCheck || out != "" || !want.MatchString(errOut) {
+		t.Errorf("ret_elsewhere: exit %d, stdout %q, stderr %q; want exit 1 and %s", code, out, errOut, want)
+	}
+	code, _, errOut = nicc(t, "budget", elf, "--entry", "bad_callee")
+	if code != exitCheck || !strings.Contains(errOut, "cannot bound bad_callee: fwsim: wcet: clobber_ret: ") ||
+		!strings.Contains(errOut, "(clobber_ret+0x2): return address not preserved: ret (c:jalr zero, 0(ra))") {
+		t.Errorf("bad_callee: exit %d, %q; want exit 1 naming clobber_ret's ret", code, errOut)
+	}
+	code, out, errOut = nicc(t, "budget", elf, "--entry", "saved_call")
+	if code != exitOK || line(out, "verdict") != "verdict fits" {
+		t.Errorf("saved_call: exit %d %s\n%s", code, errOut, out)
+	}
+}
+
 // TestBudgetLoopHeadNames: a loop reached by a jump into another function's code is named by
 // the function that holds it; a bound one too low is a bound the code exceeds, with the head
 // and the count, not an internal error.
