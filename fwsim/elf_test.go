@@ -260,10 +260,11 @@ func TestRawImage(t *testing.T) {
 }
 
 // FuzzLoadELF: any bytes give an image or an *ELFError, never a panic; an image runs
-// without panicking either.
+// without panicking either, and WCET on each of its functions gives a report or a
+// *WCETError. Where it gives a report, LoopRuns makes the same run as Call.
 func FuzzLoadELF(f *testing.F) {
 	// Small seeds: the engine minimizes every new input, which takes long for big ones.
-	for _, name := range []string{"tiny.elf", "tiny_stripped.elf", "rv32.elf"} {
+	for _, name := range []string{"tiny.elf", "tiny_stripped.elf", "rv32.elf", "ret.elf"} {
 		f.Add(readTestELF(f, name))
 	}
 	good := readTestELF(f, "tiny.elf")
@@ -294,7 +295,29 @@ func FuzzLoadELF(f *testing.F) {
 			if s.Func {
 				m.CallAddr(s.Addr, 3, 4)
 				im.Disassemble(s.Addr, min(s.Size, 4096))
+				fuzzWCET(t, im, s.Name)
 			}
 		}
 	})
+}
+
+func fuzzWCET(t *testing.T, im *Image, name string) {
+	r, err := WCET(im, name, nil, WCETOptions{})
+	if err != nil {
+		if !errors.As(err, new(*WCETError)) {
+			t.Fatalf("WCET(%s): error %v (%T) is not a *WCETError", name, err, err)
+		}
+		return
+	}
+	m1, err := NewMachine(im, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, _ := NewMachine(im, nil)
+	m1.StepLimit, m2.StepLimit = 1000, 1000
+	want, err1 := m1.Call(name, 5, 6)
+	runs, got, err2 := m2.LoopRuns(r.Loops, name, 5, 6)
+	if got != want || (err1 == nil) != (err2 == nil) || len(runs) != len(r.Loops) {
+		t.Fatalf("%s: LoopRuns %+v, %v; Call %+v, %v", name, got, err2, want, err1)
+	}
 }
