@@ -163,6 +163,8 @@ func ParseLoopHead(im *Image, s string) (uint64, error) {
 //     restores it. A call loses every register but sp, which it keeps when the callee
 //     restores sp wherever it returns. Assumed, not proven: a store through a register other
 //     than sp does not hit a saved return address (in C only an out-of-bounds write could).
+//     Only `addi sp, sp, k` keeps sp known: a function that saves ra and moves sp otherwise
+//     (a variable-length array or alloca, whose epilogue restores sp from s0) is refused.
 //   - A jump table (gcc's switch lowering: a table base from lui/auipc+addi, an index added
 //     to it, a load, jr) is read from read-only memory; its targets are the table's entries
 //     from its start up to the first that is not an address inside the function. Reading
