@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -160,13 +159,9 @@ func Budget(opt BudgetOptions) (*BudgetReport, error) {
 	if budget < 0 {
 		return nil, fmt.Errorf("budget %v is not positive", budget)
 	}
-	data, err := os.ReadFile(opt.ELF)
+	im, err := fwsim.ReadELF(opt.ELF)
 	if err != nil {
 		return nil, err
-	}
-	im, err := fwsim.LoadELF(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", opt.ELF, err)
 	}
 	if _, _, ok := im.Symbol(opt.Entry); !ok {
 		return nil, fmt.Errorf("%s: entry %q: %w%s", opt.ELF, opt.Entry, fwsim.ErrNoSymbol, funcList(im))
@@ -221,7 +216,7 @@ func Budget(opt BudgetOptions) (*BudgetReport, error) {
 		if vf == "" {
 			vf = "vectors"
 		}
-		m, err := measure(im, p, opt.Entry, vf, opt.Vectors, w.Cycles)
+		m, err := measure(im, p, opt.Entry, vf, opt.Vectors, w)
 		if err != nil {
 			return nil, err
 		}
@@ -237,39 +232,26 @@ func Budget(opt BudgetOptions) (*BudgetReport, error) {
 }
 
 // measure runs every vector on one machine: memory arguments in fresh arena memory, the
-// image's own data kept across calls as on the engine. A run above the WCET is an internal
-// error of the analysis and fails loudly.
-func measure(im *fwsim.Image, p *fwsim.Profile, entry, file string, vs []Vector, wcet uint64) (*Measured, error) {
+// image's own data kept across calls as on the engine. A run above the WCET fails: a loop
+// bound it was given is too low (overWCET), or the analysis is wrong.
+func measure(im *fwsim.Image, p *fwsim.Profile, entry, file string, vs []Vector, w *fwsim.WCETReport) (*Measured, error) {
 	m, err := fwsim.NewMachine(im, p)
 	if err != nil {
 		return nil, err
 	}
 	cycles := make([]uint64, 0, len(vs))
 	var maxInsns uint64
-	for _, v := range vs {
-		m.ResetAlloc()
-		args := make([]uint64, len(v.Args))
-		for i, a := range v.Args {
-			if a.Bytes == nil {
-				args[i] = a.Int
-				continue
-			}
-			addr, err := m.Alloc(uint64(len(a.Bytes)), 16)
-			if err == nil {
-				err = m.WriteBytes(addr, a.Bytes)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s line %d: argument %d: %v", file, v.Line, i+1, err)
-			}
-			args[i] = addr
+	for i, v := range vs {
+		args, err := vectorArgs(m, file, v)
+		if err != nil {
+			return nil, err
 		}
 		res, err := m.Call(entry, args...)
 		if err != nil {
 			return nil, &CheckError{fmt.Errorf("%s line %d: %s faulted: %w", file, v.Line, entry, err)}
 		}
-		if res.Cycles > wcet {
-			return nil, &CheckError{fmt.Errorf("INTERNAL ERROR, the WCET analysis is unsound: %s line %d ran %d cycles, above the static WCET of %d; please report it with the ELF and the vector",
-				file, v.Line, res.Cycles, wcet)}
+		if res.Cycles > w.Cycles {
+			return nil, overWCET(im, p, entry, file, vs[:i+1], w, res.Cycles)
 		}
 		cycles = append(cycles, res.Cycles)
 		maxInsns = max(maxInsns, res.Insns)
@@ -280,6 +262,78 @@ func measure(im *fwsim.Image, p *fwsim.Profile, entry, file string, vs []Vector,
 		MinCycles: cycles[0], MedianCycles: cycles[(len(cycles)-1)/2], MaxCycles: cycles[len(cycles)-1],
 		MaxInsns: maxInsns,
 	}, nil
+}
+
+// vectorArgs places v's memory arguments in fresh arena memory and returns the call's
+// arguments.
+func vectorArgs(m *fwsim.Machine, file string, v Vector) ([]uint64, error) {
+	m.ResetAlloc()
+	args := make([]uint64, len(v.Args))
+	for i, a := range v.Args {
+		if a.Bytes == nil {
+			args[i] = a.Int
+			continue
+		}
+		addr, err := m.Alloc(uint64(len(a.Bytes)), 16)
+		if err == nil {
+			err = m.WriteBytes(addr, a.Bytes)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: argument %d: %v", file, v.Line, i+1, err)
+		}
+		args[i] = addr
+	}
+	return args, nil
+}
+
+// overWCET explains the last of vs, which ran cycles, above the WCET: it replays the vectors
+// on a fresh machine (memory carries over from one call to the next) and runs the last one
+// again counting loop heads. A loop whose head ran more times per entry than its given bound
+// is named with that count; otherwise the analysis itself is wrong.
+func overWCET(im *fwsim.Image, p *fwsim.Profile, entry, file string, vs []Vector, w *fwsim.WCETReport, cycles uint64) error {
+	last := vs[len(vs)-1]
+	unsound := &CheckError{fmt.Errorf("INTERNAL ERROR, the WCET analysis is unsound: %s line %d ran %d cycles, above the static WCET of %d; please report it with the ELF and the vector",
+		file, last.Line, cycles, w.Cycles)}
+	given := false
+	for _, l := range w.Loops {
+		given = given || !l.Counted
+	}
+	if !given {
+		return unsound
+	}
+	m, err := fwsim.NewMachine(im, p)
+	if err != nil {
+		return err
+	}
+	var runs []int
+	for i, v := range vs {
+		args, err := vectorArgs(m, file, v)
+		if err != nil {
+			return err
+		}
+		if i < len(vs)-1 {
+			_, err = m.Call(entry, args...)
+		} else {
+			runs, _, err = m.LoopRuns(w.Loops, entry, args...)
+		}
+		if err != nil {
+			return unsound // a replay that differs: not a bound's fault
+		}
+	}
+	var over []string
+	for i, l := range w.Loops {
+		if runs[i] > l.Bound {
+			if l.Counted {
+				return unsound
+			}
+			over = append(over, fmt.Sprintf("loop head %s+0x%x ran %d times in one entry into the loop, more than its --loop-bound of %d", l.Func, l.Offset, runs[i], l.Bound))
+		}
+	}
+	if len(over) == 0 {
+		return unsound
+	}
+	return &CheckError{fmt.Errorf("%s line %d: %s: the bound is too low, so the WCET of %d cycles computed with it is not a bound (this call ran %d)",
+		file, last.Line, strings.Join(over, "; "), w.Cycles, cycles)}
 }
 
 // funcList names the image's function symbols, for a missing-entry error.

@@ -154,9 +154,19 @@ func TestBudgetFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := fwsim.LookupProfile("")
-	_, err = measure(im, p, "mix12", "v.txt", vectors(t, "5\n"), 3)
+	_, err = measure(im, p, "mix12", "v.txt", vectors(t, "5\n"), &fwsim.WCETReport{Cycles: 3})
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "INTERNAL ERROR, the WCET analysis is unsound: v.txt line 1") {
 		t.Errorf("unsound: %v", err)
+	}
+	// A loop bound one too low: the run above the WCET names the loop head and how often it
+	// ran. The vectors before it are replayed first (memory carries over).
+	head := loopHead(t, elf, "sum_window")
+	window := "hex:0100000002000000030000000400000005000000060000000700000008000000"
+	_, err = Budget(BudgetOptions{ELF: elf, Entry: "sum_window", LoopBounds: []string{head + "=7"},
+		Vectors: vectors(t, window+" 3\n"+window+" 8\n"), VectorsFile: "v.txt"})
+	want := "v.txt line 2: loop head " + head + " ran 8 times in one entry into the loop, more than its --loop-bound of 7: the bound is too low, so the WCET of "
+	if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("bound too low: %v\nwant %q", err, want)
 	}
 }
 

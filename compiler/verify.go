@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -220,13 +219,9 @@ type measured struct {
 }
 
 func (c *compilation) newVerifier(total int) (*verifier, error) {
-	data, err := os.ReadFile(c.elf)
+	im, err := fwsim.ReadELF(c.elf)
 	if err != nil {
 		return nil, err
-	}
-	im, err := fwsim.LoadELF(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.elf, err)
 	}
 	p, err := fwsim.LookupProfile(c.opt.Core)
 	if err != nil {

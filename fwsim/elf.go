@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"sort"
 	"strings"
 )
@@ -19,6 +21,9 @@ const (
 	StackSize = 128 << 10 // bytes of stack above the arena; sp starts at its top
 	MaxMemory = 64 << 20  // cap on the whole window: segments + arena + stack
 	MaxText   = 4 << 20   // cap on the executable bytes, which are decoded up front
+	// MaxFile caps an ELF file: no bigger than the memory it is loaded into. Only symbols
+	// and debug sections could make a loadable firmware file larger; strip them.
+	MaxFile = MaxMemory
 )
 
 // ELFError is a fault in an ELF file given to LoadELF (or in raw code given to RawImage).
@@ -217,22 +222,117 @@ func LoadELF(data []byte) (im *Image, err error) {
 	return loadELF(data)
 }
 
-func loadELF(data []byte) (*Image, error) {
-	// Check the identification bytes ourselves first, for clear messages.
+// ReadELF reads the file at path and loads it with LoadELF. It reads the 64-byte ELF header
+// first and refuses a file that is not a regular file (a device, a pipe, a directory), whose
+// header is not a little-endian ELF64 one, or that is larger than MaxFile, before reading
+// the rest; the rest is read through a limit too, in case the file grows meanwhile. Errors
+// name path.
+func ReadELF(path string) (*Image, error) {
+	data, err := readELFFile(path)
+	if err == nil {
+		var im *Image
+		if im, err = LoadELF(data); err == nil {
+			return im, nil
+		}
+	}
+	if errors.As(err, new(*ELFError)) {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	return nil, err
+}
+
+func readELFFile(path string) ([]byte, error) {
+	// Stat before opening: opening a FIFO would block until a writer comes.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, &ELFError{Off: -1, Msg: "not a regular file", Val: fileKind(st.Mode())}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &ELFError{Off: -1, Msg: "not a regular file", Val: fileKind(st.Mode())}
+	}
+	head := make([]byte, elfHeaderSize)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, err
+	}
+	if err := checkIdent(head[:n]); err != nil {
+		return nil, err
+	}
+	if st.Size() > MaxFile {
+		return nil, errTooBig(st.Size())
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(st.Size()) + bytes.MinRead) // one allocation unless the file grows
+	buf.Write(head)
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxFile+1-elfHeaderSize)); err != nil {
+		return nil, err
+	}
+	if buf.Len() > MaxFile {
+		return nil, errTooBig(int64(buf.Len()))
+	}
+	return buf.Bytes(), nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return m.Type().String()
+}
+
+func errTooBig(size int64) error {
+	return &ELFError{Off: -1, Msg: fmt.Sprintf("file of %d bytes is larger than fwsim's %d MiB memory (MaxFile); strip its debug sections (riscv64-unknown-elf-strip -g)", size, MaxFile>>20)}
+}
+
+// elfHeaderSize is the size of an ELF64 file header.
+const elfHeaderSize = 64
+
+// checkIdent checks the identification bytes and the length of an ELF64 header ourselves,
+// for clear messages.
+func checkIdent(data []byte) error {
 	if len(data) < elf.EI_NIDENT {
-		return nil, &ELFError{Off: 0, Msg: "truncated file: no ELF header", Val: fmt.Sprintf("%d bytes", len(data))}
+		return &ELFError{Off: 0, Msg: "truncated file: no ELF header", Val: fmt.Sprintf("%d bytes", len(data))}
 	}
 	if !bytes.Equal(data[:4], []byte(elf.ELFMAG)) {
-		return nil, &ELFError{Off: 0, Msg: "not an ELF file: bad magic", Val: fmt.Sprintf("% x", data[:4])}
+		return &ELFError{Off: 0, Msg: "not an ELF file: bad magic", Val: fmt.Sprintf("% x", data[:4])}
 	}
 	if c := elf.Class(data[elf.EI_CLASS]); c != elf.ELFCLASS64 {
-		return nil, &ELFError{Off: elf.EI_CLASS, Msg: fmt.Sprintf("class %v, want ELFCLASS64", c)}
+		return &ELFError{Off: elf.EI_CLASS, Msg: fmt.Sprintf("class %v, want ELFCLASS64", c)}
 	}
 	if d := elf.Data(data[elf.EI_DATA]); d != elf.ELFDATA2LSB {
-		return nil, &ELFError{Off: elf.EI_DATA, Msg: fmt.Sprintf("data encoding %v, want ELFDATA2LSB (little endian)", d)}
+		return &ELFError{Off: elf.EI_DATA, Msg: fmt.Sprintf("data encoding %v, want ELFDATA2LSB (little endian)", d)}
 	}
-	if len(data) < 64 {
-		return nil, &ELFError{Off: 0, Msg: "truncated file: short ELF64 header", Val: fmt.Sprintf("%d bytes", len(data))}
+	if len(data) < elfHeaderSize {
+		return &ELFError{Off: 0, Msg: "truncated file: short ELF64 header", Val: fmt.Sprintf("%d bytes", len(data))}
+	}
+	return nil
+}
+
+func loadELF(data []byte) (*Image, error) {
+	if err := checkIdent(data); err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFile {
+		return nil, errTooBig(int64(len(data)))
 	}
 	if err := checkTables(data); err != nil {
 		return nil, err

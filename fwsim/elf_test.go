@@ -4,7 +4,9 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -203,6 +205,41 @@ func TestLoadELFErrors(t *testing.T) {
 	}
 }
 
+// TestReadELF: a firmware file loads; a device, a directory, a file without the ELF magic
+// and one larger than MaxFile are refused from their header and size, before the rest is read.
+func TestReadELF(t *testing.T) {
+	good := filepath.Join("testdata", "elf", "fw.elf")
+	if _, err := ReadELF(good); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := func(name string, head []byte, size int64) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, head, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, size); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	head := readTestELF(t, "fw.elf")[:64]
+	for _, c := range []struct{ path, want string }{
+		{"/dev/zero", "/dev/zero: fwsim: elf: not a regular file (a character device)"},
+		{dir, dir + ": fwsim: elf: not a regular file (a directory)"},
+		{file("zeros", nil, 3<<30), "zeros: fwsim: elf: not an ELF file: bad magic (00 00 00 00) at offset 0x0"},
+		{file("short", head[:20], 20), "short: fwsim: elf: truncated file: short ELF64 header (20 bytes)"},
+		{file("huge", head, MaxFile+1), fmt.Sprintf("huge: fwsim: elf: file of %d bytes is larger than fwsim's 64 MiB memory (MaxFile)", MaxFile+1)},
+		{file("max", head, MaxFile), "max: fwsim: elf: bad ELF file"}, // read and parsed: MaxFile is allowed
+		{filepath.Join(dir, "none"), "no such file"},
+	} {
+		_, err := ReadELF(c.path)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadELF(%s): %v, want %q", c.path, err, c.want)
+		}
+	}
+}
+
 func TestRawImage(t *testing.T) {
 	if _, err := RawImage(0x1000, nil); err == nil || !strings.Contains(err.Error(), "no executable text") {
 		t.Errorf("empty code: %v", err)
@@ -223,10 +260,11 @@ func TestRawImage(t *testing.T) {
 }
 
 // FuzzLoadELF: any bytes give an image or an *ELFError, never a panic; an image runs
-// without panicking either.
+// without panicking either, and WCET on each of its functions gives a report or a
+// *WCETError. Where it gives a report, LoopRuns makes the same run as Call.
 func FuzzLoadELF(f *testing.F) {
 	// Small seeds: the engine minimizes every new input, which takes long for big ones.
-	for _, name := range []string{"tiny.elf", "tiny_stripped.elf", "rv32.elf"} {
+	for _, name := range []string{"tiny.elf", "tiny_stripped.elf", "rv32.elf", "ret.elf"} {
 		f.Add(readTestELF(f, name))
 	}
 	good := readTestELF(f, "tiny.elf")
@@ -257,7 +295,29 @@ func FuzzLoadELF(f *testing.F) {
 			if s.Func {
 				m.CallAddr(s.Addr, 3, 4)
 				im.Disassemble(s.Addr, min(s.Size, 4096))
+				fuzzWCET(t, im, s.Name)
 			}
 		}
 	})
+}
+
+func fuzzWCET(t *testing.T, im *Image, name string) {
+	r, err := WCET(im, name, nil, WCETOptions{})
+	if err != nil {
+		if !errors.As(err, new(*WCETError)) {
+			t.Fatalf("WCET(%s): error %v (%T) is not a *WCETError", name, err, err)
+		}
+		return
+	}
+	m1, err := NewMachine(im, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, _ := NewMachine(im, nil)
+	m1.StepLimit, m2.StepLimit = 1000, 1000
+	want, err1 := m1.Call(name, 5, 6)
+	runs, got, err2 := m2.LoopRuns(r.Loops, name, 5, 6)
+	if got != want || (err1 == nil) != (err2 == nil) || len(runs) != len(r.Loops) {
+		t.Fatalf("%s: LoopRuns %+v, %v; Call %+v, %v", name, got, err2, want, err1)
+	}
 }

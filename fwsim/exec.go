@@ -223,6 +223,7 @@ func (m *Machine) run(idx int) (insns, cycles uint64, err error) {
 
 	for {
 		if insns >= limit {
+			m.stopIdx = idx
 			return insns, cycles, m.fault(idx, trap.ErrStepLimit, "after %d instructions", insns)
 		}
 		o := &ops[idx]

@@ -62,6 +62,7 @@ type Machine struct {
 	pcIndex []int32
 
 	takenDelta uint64 // BranchTaken - BranchNotTaken, modulo 2^64
+	stopIdx    int    // the op a run stopped at on reaching StepLimit: LoopRuns resumes there
 }
 
 // sinkReg receives writes to x0.
@@ -139,21 +140,35 @@ func (m *Machine) Call(entry string, args ...uint64) (Result, error) {
 
 // CallAddr is Call with the entry given by address.
 func (m *Machine) CallAddr(entry uint64, args ...uint64) (res Result, err error) {
+	idx, err := m.enter(entry, args)
+	if err != nil {
+		return Result{}, err
+	}
+	defer m.recoverCall(entry, &res, &err)
+	insns, cycles, err := m.run(idx)
+	return Result{A0: m.regs[10], Insns: insns, Cycles: cycles}, err
+}
+
+// recoverCall, deferred, turns a panic of the interpreter into an error. It is an emulator
+// bug, not a firmware fault: the machine starts over from a clean state, since state may be
+// half updated.
+func (m *Machine) recoverCall(entry uint64, res *Result, err *error) {
+	if r := recover(); r != nil {
+		m.Reset()
+		*res, *err = Result{}, &trap.Trap{PC: entry, Err: trap.ErrIllegal, Detail: fmt.Sprintf("emulator fault during call (pc unknown): %v", r)}
+	}
+}
+
+// enter checks a call to entry and sets the registers for it: all zero but sp, gp, ra and
+// the arguments. It returns the entry's op index.
+func (m *Machine) enter(entry uint64, args []uint64) (int, error) {
 	if len(args) > 8 {
-		return Result{}, fmt.Errorf("fwsim: call 0x%x: %d arguments, at most 8 fit in a0..a7", entry, len(args))
+		return 0, fmt.Errorf("fwsim: call 0x%x: %d arguments, at most 8 fit in a0..a7", entry, len(args))
 	}
 	idx, ok := m.index(entry)
 	if !ok {
-		return Result{}, &trap.Trap{PC: entry, Err: trap.ErrIllegal, Detail: "call entry is not the start of a decoded instruction"}
+		return 0, &trap.Trap{PC: entry, Err: trap.ErrIllegal, Detail: "call entry is not the start of a decoded instruction"}
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			// An emulator bug, not a firmware fault: report it as an error and start over
-			// from a clean machine, since state may be half updated.
-			m.Reset()
-			res, err = Result{}, &trap.Trap{PC: entry, Err: trap.ErrIllegal, Detail: fmt.Sprintf("emulator fault during call (pc unknown): %v", r)}
-		}
-	}()
 	clear(m.regs[:sinkReg+1])
 	m.regs[2] = m.stackTop
 	m.regs[3] = m.im.gp
@@ -161,8 +176,7 @@ func (m *Machine) CallAddr(entry uint64, args ...uint64) (res Result, err error)
 	for i, a := range args {
 		m.regs[10+i] = a
 	}
-	insns, cycles, err := m.run(idx)
-	return Result{A0: m.regs[10], Insns: insns, Cycles: cycles}, err
+	return idx, nil
 }
 
 // index returns the op index of the instruction starting at pc.

@@ -28,7 +28,11 @@ WCET × threads sharing / clock <= budget. Over budget exits 1, so CI can gate o
 A loop whose trip count the analysis cannot see must be bounded: the error names its head
 (func+offset), and --loop-bound HEAD=N says the head runs at most N times each time the loop
 is entered (count the final, exiting test too: at -O0 a loop of n iterations runs its head
-n+1 times). Indirect jumps other than switch tables, and recursion, cannot be bounded.
+n+1 times). A vector that runs past the WCET because a bound is too low fails, naming the
+head and how many times it ran. Indirect jumps other than switch tables, recursion, and a
+ret or tail call where ra may no longer hold the caller's return address cannot be bounded.
+
+The ELF must be a regular file of at most 64 MiB (the emulator's memory).
 
 ` + compiler.VectorsHelp + `
 
@@ -103,8 +107,12 @@ func runBudget(c *cli.Context) error {
 			return err
 		}
 		var we *fwsim.WCETError
-		if errors.Is(err, fwsim.ErrUnboundedLoop) && errors.As(err, &we) && we.Func != "" {
-			err = fmt.Errorf("%w (pass --loop-bound %s+0x%x=N)", err, we.Func, we.PC-we.FuncAddr)
+		if errors.Is(err, fwsim.ErrUnboundedLoop) && errors.As(err, &we) {
+			head := we.Where
+			if head == "" {
+				head = fmt.Sprintf("0x%x", we.PC)
+			}
+			err = fmt.Errorf("%w (pass --loop-bound %s=N)", err, head)
 		}
 		return checkFailed{err}
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -188,10 +189,32 @@ func TestBudgetBadInput(t *testing.T) {
 		writeFile(t, "f.c", "int f(void) { return 1; }\n")).CombinedOutput(); err != nil {
 		t.Fatalf("host gcc: %v\n%s", err, msg)
 	}
+	// Sparse files of 3 GB: all zeros, and with the ELF header in front. Both are refused
+	// before anything past the header is read.
+	sparse := func(name string, head []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, head, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, 3<<30); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	zeros, huge := sparse("zeros.elf", nil), sparse("huge.elf", data[:64])
+	fifo := filepath.Join(dir, "fifo.elf") // opening it would block: refused before
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want string
 	}{
+		{[]string{"/dev/zero", "--entry", "x"}, "/dev/zero: fwsim: elf: not a regular file (a character device)"},
+		{[]string{fifo, "--entry", "x"}, fifo + ": fwsim: elf: not a regular file (a named pipe)"},
+		{[]string{dir, "--entry", "x"}, dir + ": fwsim: elf: not a regular file (a directory)"},
+		{[]string{zeros, "--entry", "x"}, zeros + ": fwsim: elf: not an ELF file: bad magic (00 00 00 00) at offset 0x0"},
+		{[]string{huge, "--entry", "x"}, huge + ": fwsim: elf: file of 3221225472 bytes is larger than fwsim's 64 MiB memory (MaxFile)"},
 		{[]string{elf, "--entry", "nosuch"}, elf + `: entry "nosuch": no such symbol (functions: on_event)`},
 		{[]string{trunc, "--entry", "on_event"}, trunc + ": fwsim: elf: truncated file"},
 		{[]string{x86, "--entry", "f"}, x86 + ": fwsim: elf: machine EM_X86_64, want EM_RISCV"},
@@ -250,5 +273,59 @@ func TestBudgetListCores(t *testing.T) {
 	}
 	if len(ps) < 3 || ps[0].Name != "dpa" || ps[0].Costs["div"] == 0 || !strings.HasPrefix(ps[0].Sources["clock_hz"], "assumption") {
 		t.Errorf("--list-cores --json: %+v", ps)
+	}
+}
+
+// TestBudgetReturnAddress: `la ra, square; ret` jumps to square, which then returns to
+// square for ever: refused (exit 1), naming the ret and the instruction that set ra. ra
+// saved and restored around calls is accepted.
+func TestBudgetReturnAddress(t *testing.T) {
+	elf := firmware(t, "shapes.S", "-O2")
+	code, out, errOut := nicc(t, "budget", elf, "--entry", "ret_elsewhere")
+	want := regexp.MustCompile(`^nicc: .*shapes\.S-O2\.elf: cannot bound ret_elsewhere: fwsim: wcet: ret_elsewhere: 0x[0-9a-f]+ \(ret_elsewhere\+0x8\): ` +
+		`return address not preserved: a tail call to square \(c:jalr zero, 0\(ra\)\), but ra may not hold the address ret_elsewhere was called with here: ` +
+		`ret_elsewhere\+0x4 \(addi ra, ra, -\d+\) overwrote it\n$`)
+	if code != exitCheck || out != "" || !want.MatchString(errOut) {
+		t.Errorf("ret_elsewhere: exit %d, stdout %q, stderr %q; want exit 1 and %s", code, out, errOut, want)
+	}
+	code, _, errOut = nicc(t, "budget", elf, "--entry", "bad_callee")
+	if code != exitCheck || !strings.Contains(errOut, "cannot bound bad_callee: fwsim: wcet: clobber_ret: ") ||
+		!strings.Contains(errOut, "(clobber_ret+0x2): return address not preserved: ret (c:jalr zero, 0(ra))") {
+		t.Errorf("bad_callee: exit %d, %q; want exit 1 naming clobber_ret's ret", code, errOut)
+	}
+	code, out, errOut = nicc(t, "budget", elf, "--entry", "saved_call")
+	if code != exitOK || line(out, "verdict") != "verdict fits" {
+		t.Errorf("saved_call: exit %d %s\n%s", code, errOut, out)
+	}
+}
+
+// TestBudgetLoopHeadNames: a loop reached by a jump into another function's code is named by
+// the function that holds it; a bound one too low is a bound the code exceeds, with the head
+// and the count, not an internal error.
+func TestBudgetLoopHeadNames(t *testing.T) {
+	elf := firmware(t, "shapes.S", "-O2")
+	code, _, errOut := nicc(t, "budget", elf, "--entry", "tail_into")
+	if code != exitCheck || !strings.Contains(errOut, "(count_up+0x2): loop without a bound") ||
+		!strings.HasSuffix(errOut, "(pass --loop-bound count_up+0x2=N)\n") || strings.Contains(errOut, "0xffff") {
+		t.Errorf("tail_into: exit %d %q; want the head named count_up+0x2", code, errOut)
+	}
+	vecs := writeFile(t, "v.txt", "1\n5\n")
+	code, out, errOut := nicc(t, "budget", elf, "--entry", "tail_into", "--loop-bound", "count_up+0x2=6", "--vectors", vecs)
+	if code != exitOK || !strings.Contains(out, "\nloops\n  count_up+0x2 ") || line(out, "tightness") != "tightness 1.000 (WCET ÷ max measured)" {
+		t.Errorf("bound 6: exit %d %s\n%s", code, errOut, out)
+	}
+	code, out, errOut = nicc(t, "budget", elf, "--entry", "tail_into", "--loop-bound", "count_up+0x2=5", "--vectors", vecs)
+	want := vecs + " line 2: loop head count_up+0x2 ran 6 times in one entry into the loop, more than its --loop-bound of 5: the bound is too low, so the WCET of "
+	if code != exitCheck || out != "" || !strings.HasPrefix(errOut, "nicc: "+want) || strings.Count(errOut, "\n") != 1 || strings.Contains(errOut, "INTERNAL") {
+		t.Errorf("bound 5: exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, want)
+	}
+
+	// gcc -O0's loop: popcount16's head runs 17 times; 16 is one too low.
+	elf = firmware(t, "loop.c", "-O0")
+	head := loopHeadArg(t, elf, "popcount16")
+	code, _, errOut = nicc(t, "budget", elf, "--entry", "popcount16", "--loop-bound", head+"=16", "--vectors", writeFile(t, "p.txt", "0xffff\n"))
+	want = " line 1: loop head " + head + " ran 17 times in one entry into the loop, more than its --loop-bound of 16: the bound is too low"
+	if code != exitCheck || !strings.Contains(errOut, want) {
+		t.Errorf("popcount16 bound 16: exit %d %q; want exit 1 and %q", code, errOut, want)
 	}
 }
