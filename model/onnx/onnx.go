@@ -12,6 +12,9 @@
 //     is model.State: the IR carries it between decisions instead of through graph inputs.
 //   - Identity, Flatten, Reshape, Squeeze, Unsqueeze, and Gather of index 0 on a size-1 axis
 //     (torch's out[0]) only reshape the batch-1 vector; they change nothing in the IR.
+//   - Transpose with perm [1 0 2] on a [batch seq feature] tensor, as torch writes around
+//     nn.LSTM(batch_first=True): both swapped axes are 1, so it too changes nothing. Any other
+//     permutation is an error naming the node.
 //   - Constant nodes and initializers provide weights, shapes, axes and clip bounds.
 //
 // Any other op is an error that names the node and its op type. The ai.onnx opset must be 11
@@ -375,11 +378,12 @@ var ops = map[string]func(*builder, *nodeProto) error{
 	"Squeeze":   (*builder).squeeze,
 	"Unsqueeze": (*builder).squeeze,
 	"Gather":    (*builder).gather,
+	"Transpose": (*builder).transpose,
 	"LSTM":      (*builder).lstmNode,
 }
 
 // supportedOps lists the op types for the unsupported-op message.
-const supportedOps = "Gemm, MatMul, Add, Relu, Tanh, Sigmoid, LeakyRelu, Clip, LSTM, Identity, Flatten, Reshape, Squeeze, Unsqueeze, Gather, Constant"
+const supportedOps = "Gemm, MatMul, Add, Relu, Tanh, Sigmoid, LeakyRelu, Clip, LSTM, Identity, Flatten, Reshape, Squeeze, Unsqueeze, Gather, Transpose, Constant"
 
 func (b *builder) node(n *nodeProto) error {
 	if n.domain != "" && n.domain != "ai.onnx" {

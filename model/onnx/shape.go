@@ -261,3 +261,47 @@ func (b *builder) gather(n *nodeProto) error {
 	od := slices.Concat(dims[:axis], t.dims, dims[axis+1:])
 	return b.advance(n, od)
 }
+
+// batchSeqSwap is the one permutation Transpose may apply: batch and sequence axes of a
+// [batch seq feature] tensor swapped, as torch writes around nn.LSTM(batch_first=True).
+var batchSeqSwap = []int64{1, 0, 2}
+
+// transpose accepts only batchSeqSwap on a tensor whose last axis holds the whole vector. Both
+// swapped axes are then 1, so the vector is unchanged. Any other permutation would move the
+// feature axis, which nicc's chain of batch-1 vectors cannot express.
+func (b *builder) transpose(n *nodeProto) error {
+	at, err := attrsOf(n, "perm")
+	if err != nil {
+		return err
+	}
+	if err := b.singleOutput(n); err != nil {
+		return err
+	}
+	dims, err := b.chainIn(n, 0)
+	if err != nil {
+		return err
+	}
+	if len(n.inputs) != 1 {
+		return errAt(n, "has %d inputs, want 1", len(n.inputs))
+	}
+	a, err := at.get("perm", atInts)
+	if err != nil {
+		return err
+	}
+	perm, what := []int64{}, "perm"
+	if a != nil {
+		perm = a.ints
+	} else {
+		for i := len(dims) - 1; i >= 0; i-- {
+			perm = append(perm, int64(i))
+		}
+		what = "no perm (all axes reversed), so perm"
+	}
+	if len(perm) > maxRank {
+		return errAt(n, "perm has %d axes, over %d", len(perm), maxRank)
+	}
+	if !slices.Equal(perm, batchSeqSwap) || len(dims) != 3 || dims[2] != int64(b.width) {
+		return errAt(n, "%s %v on shape %v is not supported: nicc accepts a Transpose only as the swap of the batch and sequence axes of a [batch seq feature] tensor (perm %v), as torch writes around nn.LSTM(batch_first=True)", what, perm, dims, batchSeqSwap)
+	}
+	return b.advance(n, []int64{dims[1], dims[0], dims[2]})
+}
