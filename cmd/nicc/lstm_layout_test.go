@@ -184,3 +184,28 @@ func TestDiffBatchFirstLSTM(t *testing.T) {
 		}
 	}
 }
+
+// TestTransposeOtherPermRefused: a Transpose that moves the feature axis (the batch_first export
+// with its first perm [1 0 2] patched to [0 2 1]) is bad input: exit 2, one line naming the node.
+func TestTransposeOtherPermRefused(t *testing.T) {
+	data, err := os.ReadFile(lstmBatchFirst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// perm's ints as onnx writes them: field 8, varint 1, 0, 2.
+	swap, other := []byte{0x40, 1, 0x40, 0, 0x40, 2}, []byte{0x40, 0, 0x40, 2, 0x40, 1}
+	if bytes.Count(data, swap) != 2 {
+		t.Fatalf("%s: want the two perms [1 0 2] torch writes", lstmBatchFirst)
+	}
+	bad := filepath.Join(t.TempDir(), "perm.onnx")
+	if err := os.WriteFile(bad, bytes.Replace(data, swap, other, 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"inspect", bad}, {"compile", bad, "--target", "int8", "--out", filepath.Join(t.TempDir(), "fw")}, {"diff", bad}} {
+		code, out, errOut := nicc(t, cmd...)
+		want := `node "/lstm/Transpose" (Transpose): perm [0 2 1] on shape [1 1 12] is not supported: nicc accepts a Transpose only as the swap of the batch and sequence axes of a [batch seq feature] tensor (perm [1 0 2]), as torch writes around nn.LSTM(batch_first=True)`
+		if code != exitBadInput || out != "" || !strings.HasPrefix(errOut, "nicc: "+bad+": ") || !strings.Contains(errOut, want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit %d and one line naming the file and\n%s", cmd[0], code, out, errOut, exitBadInput, want)
+		}
+	}
+}
