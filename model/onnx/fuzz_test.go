@@ -25,6 +25,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add(tModel{opset: 14, graph: lstmGraph()}.encode())
+	f.Add(tModel{opset: 14, graph: lstmBatchFirstGraph([]int64{1, 0, 2}, []int64{1, 0, 2})}.encode())
 	for _, c := range handBuilt() {
 		f.Add(tModel{opset: c.opset, graph: c.g}.encode())
 	}

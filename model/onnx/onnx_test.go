@@ -50,14 +50,17 @@ func readRef(t *testing.T, name string) *model.Rows {
 func TestReference(t *testing.T) {
 	for _, tc := range []struct {
 		file    string
+		ref     string // the .ref.csv written with it
 		inputs  int
 		outputs int
 		hidden  int // LSTM hidden size; 0 for feed-forward models
 		names   []string
 	}{
-		{"rlcc_teacher.onnx", 4, 1, 0, []string{"a_prev", "o", "a_prev2", "o_prev"}},
-		{"ops_mix.onnx", 4, 2, 0, []string{"x[0]", "x[1]", "x[2]", "x[3]"}},
-		{"rlcc_lstm.onnx", 4, 1, 12, []string{"a_prev", "o", "a_prev2", "o_prev"}},
+		{"rlcc_teacher.onnx", "rlcc_teacher.ref.csv", 4, 1, 0, []string{"a_prev", "o", "a_prev2", "o_prev"}},
+		{"ops_mix.onnx", "ops_mix.ref.csv", 4, 2, 0, []string{"x[0]", "x[1]", "x[2]", "x[3]"}},
+		{"rlcc_lstm.onnx", "rlcc_lstm.ref.csv", 4, 1, 12, []string{"a_prev", "o", "a_prev2", "o_prev"}},
+		// gen/lstm.py checks that torch's batch_first module gives the same bits on every row.
+		{"rlcc_lstm_batch_first.onnx", "rlcc_lstm.ref.csv", 4, 1, 12, []string{"a_prev", "o", "a_prev2", "o_prev"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			m := parseFile(t, tc.file)
@@ -74,7 +77,7 @@ func TestReference(t *testing.T) {
 			if m.Kind() != wantKind {
 				t.Errorf("kind %v, want %v", m.Kind(), wantKind)
 			}
-			ref := readRef(t, strings.TrimSuffix(tc.file, ".onnx")+".ref.csv")
+			ref := readRef(t, tc.ref)
 			h := tc.hidden
 			width := tc.inputs + 2*h + tc.outputs + 2*h
 			if len(ref.Data[0]) != width {
@@ -142,7 +145,7 @@ func TestTeacherMatchesJSON(t *testing.T) {
 
 // TestModelSerializes: an imported model saves as native JSON and loads back the same.
 func TestModelSerializes(t *testing.T) {
-	for _, f := range []string{"rlcc_teacher.onnx", "ops_mix.onnx", "rlcc_lstm.onnx"} {
+	for _, f := range []string{"rlcc_teacher.onnx", "ops_mix.onnx", "rlcc_lstm.onnx", "rlcc_lstm_batch_first.onnx"} {
 		m := parseFile(t, f)
 		b, err := model.Marshal(m)
 		if err != nil {
@@ -308,6 +311,12 @@ func handBuilt() []handBuiltCase {
 			node("Gemm", "g", []string{"x2", "W"}, "z"),
 			node("Clip", "clip", []string{"z", "", "inf"}, "y"),
 		}, w, fl("inf", nil, float32(math.Inf(1)))), []float64{7.5, 9}},
+		{"transpose batch and sequence", 13, gemmGraph([]tNode{
+			node("MatMul", "mm", []string{"x", "W"}, "z"),
+			node("Unsqueeze", "u", []string{"z", "ax"}, "z3"),
+			node("Transpose", "t", []string{"z3"}, "zt", aInts("perm", 1, 0, 2)),
+			node("Squeeze", "s", []string{"zt", "ax"}, "y"),
+		}, w, i64("ax", []int64{1}, 0)), []float64{7.5, 9}},
 	}
 }
 
@@ -513,7 +522,7 @@ func TestTorchUnsupportedOp(t *testing.T) {
 
 // TestTruncated: every proper prefix of a real model is an error, never a panic or a model.
 func TestTruncated(t *testing.T) {
-	for _, f := range []string{"rlcc_teacher.onnx", "ops_mix.onnx"} {
+	for _, f := range []string{"rlcc_teacher.onnx", "ops_mix.onnx", "rlcc_lstm_batch_first.onnx"} {
 		data, err := os.ReadFile(filepath.Join(models, f))
 		if err != nil {
 			t.Fatal(err)
