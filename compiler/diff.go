@@ -1,9 +1,11 @@
 package compiler
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -82,7 +84,7 @@ type DiffReport struct {
 	dy       []float64                 // student − teacher, per row
 	teacher  func(x []float64) float64 // for the heatmaps
 	student  func(x []float64) float64 // likewise
-	studentQ bool                      // the student is an integer IR
+	headline string                    // the student in a few words with its widths (plot titles)
 	rlcc     bool                      // the teacher takes the 4 RL-CC inputs (heatmaps)
 	// repr is a row as an integer student sees it: quantized to its input formats, clamped
 	// to their ranges (nil for a float student).
@@ -199,8 +201,10 @@ func (d *differ) int8() error {
 	}
 	ir := d.c.mlp
 	d.mlp = ir
-	d.rep.Student = fmt.Sprintf("integer network (weights int%d, hidden activations int%d, channel scales %v) calibrated on %s",
-		ir.WeightBits, d.c.int8Quant.ActBits, d.c.int8Quant.ChannelScales, d.c.calib)
+	q := d.c.int8Quant
+	d.rep.headline = "integer network " + mlpWidths(ir.WeightBits, q.ActBits, q.ChannelScales)
+	d.rep.Student = fmt.Sprintf("%s (weights int%d, hidden activations int%d), calibrated on %s",
+		d.rep.headline, ir.WeightBits, cmp.Or(q.ActBits, 16), d.c.calib)
 	d.setInteger(ir.Inputs, func(raw []int32) float64 { return ir.OutValue(ir.Eval(raw)) })
 	return nil
 }
@@ -212,6 +216,7 @@ func (d *differ) int8() error {
 func (d *differ) int8LSTM() {
 	ir := d.c.lstm
 	d.lstm = ir
+	d.rep.headline = fmt.Sprintf("integer LSTM: x_t %d-bit, h and c int8, y int8 grid", bits.Len(uint(quantize.PreMax)))
 	d.rep.Student = fmt.Sprintf("integer LSTM (x_t in [0, %d], gates by 256-entry tables, h and c int8 in %d context words, output on an int8 grid in Q%d) calibrated on %s",
 		quantize.PreMax, ir.StateWords(), ir.OutFrac, d.c.calib)
 	d.rep.Notes = append(d.rep.Notes, fmt.Sprintf("LSTM: the rows run as sequences of %d steps from the zero recurrent state, float and integer each carrying its own state (as quantize measures its fidelity)", ir.SeqLen))
@@ -246,7 +251,8 @@ func (d *differ) trees() error {
 	if err != nil {
 		return err
 	}
-	return d.treeStudent(r.Model, fmt.Sprintf("%d trees of depth %d distilled on %d states (%s, grid %s)", r.Trees, r.Depth, r.Samples, r.States, r.Grid))
+	return d.treeStudent(r.Model, fmt.Sprintf("%d trees of depth %d", r.Trees, r.Depth),
+		fmt.Sprintf("distilled on %d states (%s, grid %s)", r.Samples, r.States, r.Grid))
 }
 
 // file compares a student model file: a tree ensemble as its integer IR, a network in float.
@@ -260,18 +266,20 @@ func (d *differ) file() error {
 			d.opt.Against, s.Name, s.NumInputs(), s.NumOutputs(), d.c.m.Name, d.c.m.NumInputs())
 	}
 	if s.Ensemble != nil {
-		return d.treeStudent(s, fmt.Sprintf("tree ensemble %s (%s)", s.Name, d.opt.Against))
+		return d.treeStudent(s, fmt.Sprintf("tree ensemble %s", s.Name), fmt.Sprintf("(%s)", d.opt.Against))
 	}
-	d.rep.Student = fmt.Sprintf("%s network %s (%s), in float", s.Kind(), s.Name, d.opt.Against)
+	d.rep.headline = fmt.Sprintf("%s network %s, float", s.Kind(), s.Name)
+	d.rep.Student = fmt.Sprintf("%s (%s)", d.rep.headline, d.opt.Against)
 	d.rep.student = func(x []float64) float64 { return s.Eval(s.NewState(), x)[0] }
 	return nil
 }
 
-// treeStudent compares s as its integer IR on the RL-CC grid when its inputs are the RL-CC
-// layout, in float otherwise.
-func (d *differ) treeStudent(s *model.Model, what string) error {
+// treeStudent compares s (its name, and where it came from) as its integer IR on the RL-CC
+// grid when its inputs are the RL-CC layout, in float otherwise.
+func (d *differ) treeStudent(s *model.Model, name, from string) error {
 	if inOrder, _ := rlccLayout(s.Inputs); !inOrder {
-		d.rep.Student = what + ", in float (inputs not in the RL-CC layout)"
+		d.rep.headline = name + ", float"
+		d.rep.Student = name + " " + from + ", in float (inputs not in the RL-CC layout)"
 		d.rep.student = func(x []float64) float64 { return s.Ensemble.Eval(x) }
 		return nil
 	}
@@ -279,14 +287,14 @@ func (d *differ) treeStudent(s *model.Model, what string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.opt.Against, err)
 	}
-	d.rep.Student = what + ", as its integer IR on the RL-CC Q16 grid"
+	d.rep.headline = fmt.Sprintf("%s, integer (Q16 inputs, Q%d output)", name, ir.OutFrac)
+	d.rep.Student = fmt.Sprintf("%s %s, as its integer IR on the RL-CC Q16 grid (Q%d output)", name, from, ir.OutFrac)
 	d.setInteger(ir.Inputs, func(raw []int32) float64 { return ir.Predict(ir.Eval(raw)) })
 	return nil
 }
 
 // setInteger makes the student an integer evaluator of the row quantized to its formats.
 func (d *differ) setInteger(inputs []quantize.Input, eval func([]int32) float64) {
-	d.rep.studentQ = true
 	d.rep.repr = func(x []float64) []float64 {
 		v := make([]float64, len(x))
 		for i, in := range inputs {

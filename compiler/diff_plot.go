@@ -3,24 +3,21 @@ package compiler
 import (
 	"fmt"
 	"image/color"
-	"io"
 	"math"
 	"path/filepath"
+	"strings"
 
 	"github.com/nicc-dev/nicc/distill"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Files nicc diff writes into its --out directory (each as .png and .svg).
 const (
-	DiffHeatmaps  = "diff_heatmaps"  // action heatmaps, float and student side by side
-	DiffHistogram = "diff_histogram" // histogram of Δy
+	DiffHeatmaps  = "diff_heatmaps"  // the action over (a_{t-1}, o_t): float, student, difference
+	DiffHistogram = "diff_histogram" // histograms of Δy and |Δy| with its percentiles
 )
 
 // heatPrev is one fixed previous state (a_{t-2}, o_{t-1}) of the NIC paper's Fig. 5.
@@ -33,102 +30,139 @@ type heatPrev struct {
 func heatPrevs() []heatPrev {
 	t := distill.DefaultRLCC.T()
 	return []heatPrev{
-		{"steady state (a_{t-2}=1, o_{t-1}=0)", 1, 0},
-		{"under-utilised (a_{t-2}=1, o_{t-1}=-T)", 1, -t},
-		{"congested (a_{t-2}=1, o_{t-1}=50T)", 1, 50 * t},
+		{"steady state: a_{t-2} = 1, o_{t-1} = 0", 1, 0},
+		{"under-utilised: a_{t-2} = 1, o_{t-1} = −T", 1, -t},
+		{"congested: a_{t-2} = 1, o_{t-1} = 50T", 1, 50 * t},
 	}
 }
 
-// heatGrid is a policy's output over (a_{t-1}, o_t) cells for one previous state.
+// heatGrid is a value over (a_{t-1}, o_t) cells for one previous state: xs are a_{t-1},
+// ys are o_t in units of T.
 type heatGrid struct {
 	xs, ys []float64
 	z      [][]float64 // z[row][col]
 }
 
-func (g *heatGrid) Dims() (c, r int)   { return len(g.xs), len(g.ys) }
-func (g *heatGrid) Z(c, r int) float64 { return g.z[r][c] }
-func (g *heatGrid) X(c int) float64    { return g.xs[c] }
-func (g *heatGrid) Y(r int) float64    { return g.ys[r] }
-func (g *heatGrid) Min() float64       { return -1 }
-func (g *heatGrid) Max() float64       { return 1 }
-func newHeatGrid(cols, rows int) *heatGrid {
-	return &heatGrid{xs: make([]float64, cols), ys: make([]float64, rows)}
-}
-
 // Heatmap resolution: a_{t-1} on [0.8, 1.2], o_t on [−T, 100·T] (the sampler's ranges).
 const heatCols, heatRows = 41, 61
 
+// evalGrid is f over the grid, at the RL-CC input x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}).
 func evalGrid(f func([]float64) float64, p heatPrev) *heatGrid {
 	s := distill.DefaultRLCC
 	t := s.T()
-	g := newHeatGrid(heatCols, heatRows)
+	g := &heatGrid{xs: make([]float64, heatCols), ys: make([]float64, heatRows), z: make([][]float64, heatRows)}
 	for c := range heatCols {
 		g.xs[c] = s.AMin + (s.AMax-s.AMin)*float64(c)/float64(heatCols-1)
 	}
 	for r := range heatRows {
-		g.ys[r] = -t + 101*t*float64(r)/float64(heatRows-1)
-	}
-	g.z = make([][]float64, heatRows)
-	for r := range heatRows {
+		g.ys[r] = -1 + 101*float64(r)/float64(heatRows-1)
 		g.z[r] = make([]float64, heatCols)
 		for c := range heatCols {
-			g.z[r][c] = f([]float64{g.xs[c], g.ys[r], p.aPrev2, p.obs})
+			g.z[r][c] = f([]float64{g.xs[c], g.ys[r] * t, p.aPrev2, p.obs})
 		}
 	}
 	return g
 }
 
-// plotDiff writes the heatmaps (teachers of the 4 RL-CC inputs only) and the Δy histogram into dir,
-// adding the file names to r.Plots.
-func plotDiff(r *DiffReport, dir string) error {
-	if r.rlcc {
-		cm := moreland.SmoothBlueRed()
-		cm.SetMin(-1)
-		cm.SetMax(1)
-		pal := cm.Palette(64)
-		prevs := heatPrevs()
-		tiles := make([][]*plot.Plot, len(prevs))
-		for i, p := range prevs {
-			for k, f := range []func([]float64) float64{r.teacher, r.student} {
-				pl := plot.New()
-				who := "float teacher"
-				if k == 1 {
-					who = "student (" + r.Against + ")"
-					if r.studentQ {
-						who = "quantized (" + r.Against + ")"
-					}
-				}
-				pl.Title.Text = fmt.Sprintf("%s: %s", who, p.name)
-				pl.Title.TextStyle.Font.Size = vg.Points(9)
-				pl.X.Label.Text = "a_{t-1}"
-				pl.Y.Label.Text = "o_t"
-				hm := plotter.NewHeatMap(evalGrid(f, p), pal)
-				hm.Min, hm.Max = -1, 1
-				pl.Add(hm)
-				tiles[i] = append(tiles[i], pl)
+// heatFigure is what the heatmaps show for each previous state of heatPrevs: the float
+// teacher's y, the student's y and Δy = student − teacher, with their colour scales.
+type heatFigure struct {
+	float, student, diff []*heatGrid
+	// The y panels share the scale [−yLim, yLim]: ±1, the range the RL-CC handler clamps y
+	// to, or the smallest round bound holding every value when that is narrower (an LSTM's
+	// one step from the zero state stays near 0). Values beyond ±1 are drawn in the scale's
+	// under and over colours and counted.
+	yLim, maxY  float64 // maxY is the largest |y| on the grid
+	under, over int     // y cells (float and student panels) below −yLim, above yLim
+	cells       int     // y cells in all
+	// The Δy panels share [−dLim, dLim], a round bound holding every difference.
+	dLim, maxDiff float64
+}
+
+// newHeatFigure evaluates the grids. Δy compares the teacher at the input the student sees
+// (an integer student's row quantized and clamped to its formats), as the statistics do.
+func newHeatFigure(r *DiffReport) *heatFigure {
+	f := &heatFigure{}
+	at := func(x []float64) []float64 { return x }
+	if r.repr != nil {
+		at = r.repr
+	}
+	seen := func(x []float64) float64 { return r.teacher(at(x)) }
+	for _, p := range heatPrevs() {
+		tg, sg := evalGrid(r.teacher, p), evalGrid(r.student, p)
+		dg := evalGrid(seen, p)
+		for i, row := range dg.z {
+			for j := range row {
+				row[j] = sg.z[i][j] - row[j]
+				f.maxDiff = max(f.maxDiff, math.Abs(row[j]))
 			}
 		}
-		bar := plot.New()
-		bar.Title.Text = "policy output y (the multiplier 1+0.2y, or 1/(1-0.2y) below 0): blue decrease, red increase"
-		bar.Title.TextStyle.Font.Size = vg.Points(9)
-		bar.HideY()
-		bar.Add(&plotter.ColorBar{ColorMap: cm})
-		files, err := saveTiles(tiles, bar, 10*vg.Inch, 13.8*vg.Inch, filepath.Join(dir, DiffHeatmaps))
+		for _, g := range []*heatGrid{tg, sg} {
+			for _, row := range g.z {
+				for _, v := range row {
+					f.maxY = max(f.maxY, math.Abs(v))
+				}
+			}
+		}
+		f.float, f.student, f.diff = append(f.float, tg), append(f.student, sg), append(f.diff, dg)
+	}
+	f.yLim = 1
+	if f.maxY > 0 && f.maxY < 1 {
+		f.yLim = min(1, niceCeil(f.maxY))
+	}
+	for _, g := range append(f.float[:len(f.float):len(f.float)], f.student...) {
+		for _, row := range g.z {
+			for _, v := range row {
+				f.cells++
+				switch {
+				case v < -f.yLim:
+					f.under++
+				case v > f.yLim:
+					f.over++
+				}
+			}
+		}
+	}
+	f.dLim = 1e-3
+	if f.maxDiff > 0 {
+		f.dLim = niceCeil(f.maxDiff)
+	}
+	return f
+}
+
+// Colours of y beyond ±1: darker than either end of the blue–red palette, so a clipped
+// cell reads as "further than the scale", not as missing.
+var (
+	underColour = color.RGBA{R: 20, G: 35, B: 120, A: 255} // navy
+	overColour  = color.RGBA{R: 115, G: 0, B: 45, A: 255}  // maroon
+)
+
+func (f *heatFigure) yScale() colourScale {
+	cm := moreland.SmoothBlueRed()
+	cm.SetMin(-f.yLim)
+	cm.SetMax(f.yLim)
+	return colourScale{lo: -f.yLim, hi: f.yLim, pal: cm.Palette(255).Colors(), under: underColour, over: overColour}
+}
+
+func (f *heatFigure) diffScale() colourScale {
+	// Green to magenta: no hue of the y panels' blue–red.
+	cm := moreland.NewSmoothDiverging(color.RGBA{R: 27, G: 120, B: 55, A: 255}, color.RGBA{R: 197, G: 27, B: 125, A: 255}, 88)
+	cm.SetMin(-f.dLim)
+	cm.SetMax(f.dLim)
+	return colourScale{lo: -f.dLim, hi: f.dLim, pal: cm.Palette(255).Colors(), under: nanColour, over: nanColour}
+}
+
+// plotDiff writes the heatmaps (teachers of the 4 RL-CC inputs only) and the Δy histograms
+// into dir, adding the file names to r.Plots.
+func plotDiff(r *DiffReport, dir string) error {
+	if r.rlcc {
+		files, err := plotHeatmaps(r, newHeatFigure(r), filepath.Join(dir, DiffHeatmaps))
 		if err != nil {
 			return err
 		}
 		r.Plots = append(r.Plots, files...)
 	}
-	pl := plot.New()
-	pl.Title.Text = fmt.Sprintf("Δy = student − teacher over %d rows (%s)", r.Stats.Rows, r.Against)
-	pl.X.Label.Text = "Δy"
-	pl.Y.Label.Text = "rows"
-	h, err := histogram(r.dy, 60)
-	if err != nil {
-		return err
-	}
-	pl.Add(h)
-	files, err := saveTiles([][]*plot.Plot{{pl}}, nil, 7*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, DiffHistogram))
+	files, err := plotHistograms(r, filepath.Join(dir, DiffHistogram))
 	if err != nil {
 		return err
 	}
@@ -136,64 +170,87 @@ func plotDiff(r *DiffReport, dir string) error {
 	return nil
 }
 
-// histogram bins values into n equal bins (a degenerate range gets a width of 1e-9).
-func histogram(vals []float64, n int) (*plotter.Histogram, error) {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, v := range vals {
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	if len(vals) == 0 {
-		lo, hi = 0, 0
-	}
-	if hi <= lo {
-		lo, hi = lo-1e-9, hi+1e-9
-	}
-	w := (hi - lo) / float64(n)
-	bins := make([]plotter.HistogramBin, n)
-	for i := range bins {
-		bins[i].Min, bins[i].Max = lo+float64(i)*w, lo+float64(i+1)*w
-	}
-	for _, v := range vals {
-		i := min(int((v-lo)/w), n-1)
-		bins[i].Weight++
-	}
-	return &plotter.Histogram{Bins: bins, Width: w, FillColor: color.RGBA{R: 70, G: 110, B: 190, A: 255}, LineStyle: plotter.DefaultLineStyle}, nil
-}
-
-// saveTiles draws the plots as rows×cols tiles, and footer (if any) in a strip below them,
-// into base.png and base.svg.
-func saveTiles(tiles [][]*plot.Plot, footer *plot.Plot, w, h vg.Length, base string) ([]string, error) {
-	t := draw.Tiles{Rows: len(tiles), Cols: len(tiles[0]), PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	render := func(c draw.Canvas) {
-		if footer != nil {
-			foot := 0.8 * vg.Inch
-			bottom, top := c, c
-			bottom.Max.Y = c.Min.Y + foot
-			top.Min.Y = c.Min.Y + foot
-			footer.Draw(draw.Crop(bottom, vg.Inch, -vg.Inch, vg.Millimeter*2, 0))
-			c = top
-		}
-		cs := plot.Align(tiles, t, c)
-		for i, row := range tiles {
-			for j, p := range row {
-				p.Draw(cs[i][j])
+// plotHeatmaps draws f: a row per previous state (float, student, Δy), the two colour bars
+// and the definitions of the axes.
+func plotHeatmaps(r *DiffReport, f *heatFigure, base string) ([]string, error) {
+	ys, ds := f.yScale(), f.diffScale()
+	var tiles [][]*plot.Plot
+	for i, p := range heatPrevs() {
+		var row []*plot.Plot
+		for k, who := range []string{"float teacher", "student: " + r.headline, "Δy = student − float teacher"} {
+			pl := plot.New()
+			pl.Title.Text = who + "\n" + p.name
+			pl.Title.TextStyle.Font.Size = vg.Points(10)
+			pl.X.Label.Text = "previous multiplier a_{t-1} = rate_t / rate_{t-1}"
+			pl.Y.Label.Text = "observation o_t (units of T)"
+			pl.X.Label.TextStyle.Font.Size = vg.Points(10)
+			pl.Y.Label.TextStyle.Font.Size = vg.Points(10)
+			switch k {
+			case 0:
+				pl.Add(cells{f.float[i], ys})
+			case 1:
+				pl.Add(cells{f.student[i], ys})
+			default:
+				pl.Add(cells{f.diff[i], ds})
 			}
+			row = append(row, pl)
 		}
+		tiles = append(tiles, row)
 	}
-	png := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
-	render(draw.New(png))
-	svg := vgsvg.New(w, h)
-	render(draw.New(svg))
-	var files []string
-	for _, out := range []struct {
-		file string
-		wt   io.WriterTo
-	}{{base + ".png", vgimg.PngCanvas{Canvas: png}}, {base + ".svg", svg}} {
-		if err := writeOutTo(out.file, out.wt); err != nil {
-			return nil, err
+
+	yBar := plot.New()
+	yBar.Title.Text = "policy output y (float and student panels): blue lowers the rate, red raises it, white holds it"
+	switch {
+	case f.under+f.over > 0:
+		var beyond []string
+		if f.under > 0 {
+			beyond = append(beyond, fmt.Sprintf("y < −1 in navy (%d of %d cells)", f.under, f.cells))
 		}
-		files = append(files, out.file)
+		if f.over > 0 {
+			beyond = append(beyond, fmt.Sprintf("y > 1 in maroon (%d of %d cells)", f.over, f.cells))
+		}
+		yBar.Title.Text += "\nbeyond the scale, marked at its ends: " + strings.Join(beyond, ", ") + "; the handler clamps y to [−1, 1]"
+	case f.yLim < 1:
+		yBar.Title.Text += fmt.Sprintf("\nscale ±%g: every value on the grid lies within it (max |y| %.4g); the handler takes y on [−1, 1]", f.yLim, f.maxY)
+	default:
+		yBar.Title.Text += "\nevery value lies within [−1, 1], the range the handler clamps y to"
 	}
-	return files, nil
+	yBar.Add(colourBar{scale: ys, markUnder: f.under > 0, markOver: f.over > 0})
+	dBar := plot.New()
+	dBar.Title.Text = fmt.Sprintf("Δy = student − float teacher: green student lower, magenta higher\nmax |Δy| on the grid %.4g (scale ±%g)", f.maxDiff, f.dLim)
+	dBar.Add(colourBar{scale: ds})
+	yBar.X.Tick.Marker, dBar.X.Tick.Marker = barTicks(f.yLim), barTicks(f.dLim)
+	for _, b := range []*plot.Plot{yBar, dBar} {
+		b.HideY()
+		b.Title.TextStyle.Font.Size = vg.Points(10)
+	}
+
+	s := distill.DefaultRLCC
+	notes := []string{
+		"y maps to the rate multiplier 1 + 0.2y (y ≥ 0) or 1/(1 − 0.2y) (y < 0): |y| ≤ 0.025 holds the rate within ±0.5%.",
+		fmt.Sprintf("o_t = (max(RTT_t/baseRTT − β, 0)·√rate_t − target)·scale; T = target·scale = %g·%g = %g: o_t = −T on an idle link, and grows with the queue.", s.Target, s.Scale, s.T()),
+		fmt.Sprintf("The grid spans the distillation sampler's ranges: a_{t-1} on [%g, %g], o_t on [−T, 100T].", s.AMin, s.AMax),
+	}
+	if r.repr != nil {
+		notes = append(notes, "The integer student sees its inputs on the handler's Q16 grid (a_{t-1} below 0.8333, the smallest multiplier, as 0.8333); Δy compares the teacher at that input, as the statistics do.")
+	}
+	if r.TeacherKind == "lstm" {
+		notes = append(notes, "LSTM: each cell is one step from the zero recurrent state, float and student alike.")
+	}
+	title := fmt.Sprintf("nicc diff: %s (%s) against %s — the policy's output over (a_{t-1}, o_t) for three previous states (a_{t-2}, o_{t-1})",
+		filepath.Base(r.Teacher), r.TeacherKind, r.headline)
+	return saveFigure(14*vg.Inch, 15*vg.Inch, base, func(c draw.Canvas) {
+		head, c := cutTop(c, 0.4*vg.Inch)
+		drawLines(head, vg.Points(13), true, title)
+		foot, c := cutBottom(c, vg.Inch)
+		bars, c := cutBottom(c, 1.1*vg.Inch)
+		drawTiles(c, tiles)
+		w := bars.Max.X - bars.Min.X
+		left, right := bars, bars
+		left.Max.X = bars.Min.X + 2*w/3
+		right.Min.X = left.Max.X
+		yBar.Draw(draw.Crop(left, 0.9*vg.Inch, -0.5*vg.Inch, 0, 0))
+		dBar.Draw(draw.Crop(right, 0.5*vg.Inch, -0.3*vg.Inch, 0, 0))
+		drawLines(foot, vg.Points(10), false, notes...)
+	})
 }

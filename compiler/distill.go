@@ -394,13 +394,20 @@ type SweepPoint struct {
 
 // SweepReport is what nicc distill --sweep found.
 type SweepReport struct {
-	Teacher string       `json:"teacher"`
-	States  string       `json:"states"`
-	Samples int          `json:"samples"`
-	Grid    string       `json:"grid"`
-	Core    string       `json:"core"`
-	Entry   string       `json:"entry"`
-	Points  []SweepPoint `json:"points"`
+	Teacher string `json:"teacher"`
+	States  string `json:"states"`
+	Samples int    `json:"samples"`
+	Grid    string `json:"grid"`
+	Core    string `json:"core"`
+	Entry   string `json:"entry"`
+	// The time budget of one decision, and the most cycles of the entry that fit it on the
+	// core: budget × clock / threads sharing the pipeline (a point fits when its WCET
+	// cycles are at most BudgetCycles).
+	BudgetMicros   float64      `json:"budget_us"`
+	BudgetCycles   float64      `json:"budget_cycles"`
+	ClockHz        float64      `json:"clock_hz"`
+	ThreadsSharing int          `json:"threads_sharing"`
+	Points         []SweepPoint `json:"points"`
 	// Front are the indices into Points of the Pareto front of held-out RMSE against WCET
 	// cycles, cheapest first.
 	Front []int  `json:"pareto_front"`
@@ -457,6 +464,8 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 				p.PolicyWCET = c.PolicyAlone.WCETCycles
 			}
 			rep.Entry, rep.Core = c.Budget.Entry, c.Budget.Core.Name
+			rep.BudgetMicros, rep.ClockHz, rep.ThreadsSharing = c.Budget.BudgetMicros, c.Budget.Core.ClockHz, c.Budget.Core.ThreadsSharing
+			rep.BudgetCycles = budgetCycles(c.Budget)
 			rep.Points = append(rep.Points, p)
 		}
 	}
@@ -523,8 +532,11 @@ func cmpU(a, b uint64) int {
 
 // WriteText prints the sweep's table and its Pareto front.
 func (r *SweepReport) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "teacher %s, %d states from the %s, grid %s; WCET of %s on %s\n\n", r.Teacher, r.Samples, r.States, r.Grid, r.Entry, r.Core)
-	fmt.Fprintf(w, "%5s %5s  %10s %10s %9s  %8s %8s %8s  %s\n", "trees", "depth", "train RMSE", "held RMSE", "disagree", "WCET", "µs", "policy", "")
+	fmt.Fprintf(w, "teacher %s, %d states from the %s, grid %s; WCET of %s on %s\n", r.Teacher, r.Samples, r.States, r.Grid, r.Entry, r.Core)
+	fmt.Fprintf(w, "budget %s\n", r.budgetText())
+	fmt.Fprintf(w, "WCET: of %s, the whole firmware entry; policy: of the trees alone, within it (0: not measured apart)\n\n", r.Entry)
+	fmt.Fprintf(w, "%5s %5s  %10s %10s %9s  %8s %8s %8s\n", "trees", "depth", "train RMSE", "held RMSE", "disagree", "WCET", "WCET", "policy")
+	fmt.Fprintf(w, "%5s %5s  %10s %10s %9s  %8s %8s %8s\n", "", "", "(y)", "(y)", "(%)", "(cycles)", "(µs)", "(cycles)")
 	for _, p := range r.Points {
 		mark := ""
 		if p.Pareto {
@@ -536,7 +548,7 @@ func (r *SweepReport) WriteText(w io.Writer) error {
 		if !p.Fits {
 			mark += " over budget"
 		}
-		fmt.Fprintf(w, "%5d %5d  %10.6f %10.6f %8.3f%%  %8d %8.3f %8d  %s\n", p.Trees, p.Depth, p.Train.RMSE, p.HeldOut.RMSE,
+		fmt.Fprintf(w, "%5d %5d  %10.6f %10.6f %9.3f  %8d %8.3f %8d  %s\n", p.Trees, p.Depth, p.Train.RMSE, p.HeldOut.RMSE,
 			100*p.HeldOut.Disagree, p.WCETCycles, p.WCETMicros, p.PolicyWCET, strings.TrimSpace(mark))
 	}
 	fmt.Fprintf(w, "\nPareto front (held-out RMSE vs WCET cycles):\n")

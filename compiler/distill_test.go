@@ -185,6 +185,15 @@ func TestSweep(t *testing.T) {
 			t.Errorf("point %+v", p)
 		}
 	}
+	// The budget in cycles of the default core (2 µs at 1.8 GHz, 1 thread) decides Fits.
+	if r.BudgetCycles != 3600 || r.BudgetMicros != 2 || r.ClockHz != 1.8e9 || r.ThreadsSharing != 1 {
+		t.Errorf("budget %v cycles, %v µs, %v Hz, %d threads", r.BudgetCycles, r.BudgetMicros, r.ClockHz, r.ThreadsSharing)
+	}
+	for _, p := range r.Points {
+		if p.Fits != (float64(p.WCETCycles) <= r.BudgetCycles) {
+			t.Errorf("%d cycles: fits %v against %v budget cycles", p.WCETCycles, p.Fits, r.BudgetCycles)
+		}
+	}
 	// More trees cost more cycles at the same depth.
 	if r.Points[0].WCETCycles >= r.Points[1].WCETCycles {
 		t.Errorf("2×2 %d cycles, 4×2 %d", r.Points[0].WCETCycles, r.Points[1].WCETCycles)

@@ -283,3 +283,12 @@ func (c *compilation) predict(y int32) float64 {
 	}
 	return c.pol.OutValue(y)
 }
+
+// mlpWidths names an integer MLP's widths: "w16/a16, per-channel scales" (act 0 is 16).
+func mlpWidths(weight, act int, channelScales bool) string {
+	scales := "per-tensor scales"
+	if channelScales {
+		scales = "per-channel scales"
+	}
+	return fmt.Sprintf("w%d/a%d, %s", weight, cmp.Or(act, 16), scales)
+}

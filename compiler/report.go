@@ -414,8 +414,8 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "\tvs float teacher over %d calibration rows (sequences of %d from the zero state): max |dy| %s (%s/128), direction flips %s%%\n",
 			l.CalibRows, l.SeqLen, fmtErr(l.MaxAbsDy), strconv.FormatFloat(l.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*l.FlipRate, 'f', 3, 64))
 	} else if i := r.Int8; i != nil {
-		fmt.Fprintf(tw, "quantized\tint MLP: weights int%d, hidden activations int%d (per-channel scales %v), tanh grid int%d, output Q%d; calibration %s\n",
-			i.WeightBits, i.ActBits, i.ChannelScales, i.TanhBits, i.OutFrac, i.Calibration)
+		fmt.Fprintf(tw, "quantized\tint MLP %s: weights int%d, hidden activations int%d, tanh grid int%d, output Q%d; calibration %s\n",
+			mlpWidths(i.WeightBits, i.ActBits, i.ChannelScales), i.WeightBits, i.ActBits, i.TanhBits, i.OutFrac, i.Calibration)
 		fmt.Fprintf(tw, "\tvs float teacher on %d calibration rows: max |dy| %s (%s/128), direction flips %s%%\n",
 			i.CalibRows, fmtErr(i.MaxAbsDy), strconv.FormatFloat(i.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*i.FlipRate, 'f', 3, 64))
 		if len(i.Trials) > 0 {

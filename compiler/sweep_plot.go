@@ -3,7 +3,9 @@ package compiler
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -12,13 +14,69 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// plotSweep draws held-out RMSE against WCET cycles, every configuration a labelled point
-// and the Pareto front a line, into r.PNG and r.SVG.
+// budgetCycles is how many cycles of the entry fit b's budget on its core: budget × clock
+// / threads sharing the pipeline (Budget's Fits is WCET cycles ≤ this).
+func budgetCycles(b *BudgetReport) float64 {
+	return b.BudgetMicros * 1e-6 * b.Core.ClockHz / float64(b.Core.ThreadsSharing)
+}
+
+// budgetText is "2 µs = 3600 cycles (1.8 GHz, 1 thread sharing)".
+func (r *SweepReport) budgetText() string {
+	threads := "1 thread"
+	if r.ThreadsSharing != 1 {
+		threads = fmt.Sprintf("%d threads", r.ThreadsSharing)
+	}
+	return fmt.Sprintf("%.4g µs = %.0f cycles (%g GHz, %s sharing)", r.BudgetMicros, math.Floor(r.BudgetCycles), r.ClockHz/1e9, threads)
+}
+
+// budgetAxisReach is how far past the largest WCET the cycle axis stretches to show the
+// budget line. A budget further out would squeeze every point into a corner: an overview
+// below, from 0 cycles, shows it instead.
+const budgetAxisReach = 1.5
+
+// sweepAxes are the sweep plot's ranges: every point with room for its label (to its right
+// and above it), and the budget line when it is within budgetAxisReach of the largest WCET;
+// otherwise the overview's x axis runs from 0 past the budget (overviewMax).
+type sweepAxes struct {
+	xmin, xmax, ymin, ymax float64
+	budgetShown            bool
+	overviewMax            float64 // 0 when the budget is shown on the main axes
+	maxWCET                float64
+}
+
+func newSweepAxes(r *SweepReport) sweepAxes {
+	var a sweepAxes
+	xs, ys := make([]float64, len(r.Points)), make([]float64, len(r.Points))
+	for i, p := range r.Points {
+		xs[i], ys[i] = float64(p.WCETCycles), p.HeldOut.RMSE
+	}
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	a.maxWCET = hi
+	if r.BudgetCycles > 0 && r.BudgetCycles <= budgetAxisReach*hi {
+		a.budgetShown = true
+		lo, hi = min(lo, r.BudgetCycles), max(hi, r.BudgetCycles)
+	}
+	if !a.budgetShown {
+		a.overviewMax = 1.08 * max(r.BudgetCycles, hi)
+	}
+	span := max(hi-lo, 10)
+	a.xmin, a.xmax = lo-0.06*span, hi+0.22*span
+	lo, hi = slices.Min(ys), slices.Max(ys)
+	span = max(hi-lo, 0.1*hi, 1e-9)
+	a.ymin, a.ymax = lo-0.08*span, hi+0.12*span
+	return a
+}
+
+// plotSweep draws held-out RMSE against WCET cycles, every configuration a labelled point,
+// the Pareto front a line and the budget a dashed line, into r.PNG and r.SVG; the legend
+// sits below the axes, clear of the points.
 func plotSweep(r *SweepReport) error {
+	ax := newSweepAxes(r)
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("distilled students of %s: held-out RMSE vs WCET", filepath.Base(r.Teacher))
+	p.Title.Text = fmt.Sprintf("distilled students of %s (%d states): held-out RMSE vs WCET", filepath.Base(r.Teacher), r.Samples)
 	p.X.Label.Text = fmt.Sprintf("WCET of %s on %s (cycles)", r.Entry, r.Core)
-	p.Y.Label.Text = "held-out RMSE vs teacher"
+	p.Y.Label.Text = "held-out RMSE of y vs the teacher"
+	p.X.Tick.Marker = intTicks{}
 	p.Add(plotter.NewGrid())
 
 	all := make(plotter.XYs, len(r.Points))
@@ -26,6 +84,9 @@ func plotSweep(r *SweepReport) error {
 	for i, pt := range r.Points {
 		all[i] = plotter.XY{X: float64(pt.WCETCycles), Y: pt.HeldOut.RMSE}
 		labels[i] = fmt.Sprintf("%d×%d", pt.Trees, pt.Depth)
+		if !pt.Fits {
+			labels[i] += " over budget"
+		}
 	}
 	sc, err := plotter.NewScatter(all)
 	if err != nil {
@@ -33,16 +94,14 @@ func plotSweep(r *SweepReport) error {
 	}
 	sc.GlyphStyle.Color = color.RGBA{R: 120, G: 120, B: 120, A: 255}
 	sc.GlyphStyle.Shape = draw.CircleGlyph{}
-	p.Add(sc)
 	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: all, Labels: labels})
 	if err != nil {
 		return err
 	}
 	for i := range lb.TextStyle {
-		lb.TextStyle[i].Font.Size = vg.Points(7)
+		lb.TextStyle[i].Font.Size = vg.Points(9)
 	}
-	lb.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
-	p.Add(lb)
+	lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(3)}
 
 	front := make(plotter.XYs, len(r.Front))
 	for i, j := range r.Front {
@@ -56,19 +115,63 @@ func plotSweep(r *SweepReport) error {
 	ln.Width = vg.Points(1.5)
 	pts.Color = ln.Color
 	pts.Shape = draw.CircleGlyph{}
-	p.Add(ln, pts)
-	p.Legend.Add("Pareto front", ln, pts)
-	p.Legend.Add("configuration (trees×depth)", sc)
-	p.Legend.Top = true
 
-	for _, f := range []string{r.PNG, r.SVG} {
-		w, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, strings.TrimPrefix(filepath.Ext(f), "."))
-		if err != nil {
-			return err
-		}
-		if err := writeOutTo(f, w); err != nil {
-			return err
-		}
+	budget := draw.LineStyle{Color: color.RGBA{R: 20, G: 90, B: 30, A: 255}, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
+	p.Add(sc, ln, pts, lb)
+	budgetText := "budget " + r.budgetText()
+	budgetLine := vLines{{x: r.BudgetCycles, label: fmt.Sprintf("budget %.0f cycles", math.Floor(r.BudgetCycles)), style: budget}}
+	var overview *plot.Plot
+	if ax.budgetShown {
+		p.Add(budgetLine)
+	} else {
+		budgetText += fmt.Sprintf(", %.1f× the largest WCET: in the overview", r.BudgetCycles/ax.maxWCET)
+		overview = plot.New()
+		overview.Title.Text = "overview from 0 cycles to the budget (shaded: the range of the plot above)"
+		overview.Title.TextStyle.Font.Size = vg.Points(10)
+		overview.X.Label.Text = "WCET (cycles)"
+		overview.Y.Label.Text = "RMSE"
+		overview.X.Tick.Marker = intTicks{}
+		overview.Add(xBand{ax.xmin, ax.xmax}, plotter.NewGrid(), sc, ln, pts, budgetLine)
+		overview.X.Min, overview.X.Max, overview.Y.Min, overview.Y.Max = 0, ax.overviewMax, ax.ymin, ax.ymax
 	}
-	return nil
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = ax.xmin, ax.xmax, ax.ymin, ax.ymax
+
+	leg := plot.NewLegend()
+	leg.Left, leg.Top = true, true
+	leg.TextStyle.Font.Size = vg.Points(10)
+	leg.Padding = vg.Points(3)
+	leg.Add("Pareto front (no point is both cheaper and more accurate)", ln, pts)
+	leg.Add("configuration (trees×depth)", sc)
+	bl, err := plotter.NewLine(plotter.XYs{{}, {X: 1}})
+	if err != nil {
+		return err
+	}
+	bl.LineStyle = budget
+	leg.Add(budgetText, bl)
+
+	// Sweep names the files base.png and base.svg.
+	h := 5.5 * vg.Inch
+	if overview != nil {
+		h += 1.8 * vg.Inch
+	}
+	_, err = saveFigure(9*vg.Inch, h, strings.TrimSuffix(r.PNG, ".png"), func(c draw.Canvas) {
+		strip, c := cutBottom(c, 0.8*vg.Inch)
+		leg.Draw(draw.Crop(strip, vg.Inch, 0, 0, -vg.Millimeter*2))
+		if overview != nil {
+			var lower draw.Canvas
+			lower, c = cutBottom(c, 1.8*vg.Inch)
+			overview.Draw(draw.Crop(lower, 0, -vg.Millimeter*2, 0, -vg.Millimeter*3))
+		}
+		p.Draw(draw.Crop(c, 0, -vg.Millimeter*2, 0, -vg.Millimeter*2))
+	})
+	return err
+}
+
+// xBand shades [x0, x1] across the plot's height (no DataRange: the plot's range holds it).
+type xBand struct{ x0, x1 float64 }
+
+func (b xBand) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	x0, x1 := max(trX(b.x0), c.Min.X), min(max(trX(b.x1), trX(b.x0)+vg.Points(2)), c.Max.X)
+	c.FillPolygon(color.Gray{Y: 225}, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
 }

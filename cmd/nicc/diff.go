@@ -29,10 +29,13 @@ func diffCommand() *cli.Command {
 It prints max |Δy|, RMSE, the p50/p90/p99/p99.9 of |Δy| and the fraction of decisions whose
 direction (increase, decrease, hold within ±0.5% under the RL-CC multiplier map) differs;
 against int8 also a per-layer trace, float against dequantized integer activations (for an
-LSTM: x_t, the gates i, f, g, o, c', h' and y, along the same sequences). With
---out DIR it writes diff_heatmaps.png/.svg (the action over (a_{t-1}, o_t), float and
-student side by side, for the NIC paper's Fig. 5 previous states: steady, under-utilised,
-congested; an LSTM's cells are one step from the zero state) and diff_histogram.png/.svg (Δy).
+LSTM: x_t, the gates i, f, g, o, c', h' and y, along the same sequences). The summary
+names the student's widths (e.g. integer network w16/a16, per-channel scales). With
+--out DIR it writes diff_heatmaps.png/.svg (the action over (a_{t-1}, o_t/T), float,
+student and Δy side by side, for the NIC paper's Fig. 5 previous states: steady,
+under-utilised, congested; y beyond [-1, 1] marked and counted; an LSTM's cells are one
+step from the zero state) and diff_histogram.png/.svg (Δy and |Δy| on a log count axis,
+|Δy|'s percentiles marked).
 
 Exit codes: 0 compared; 2 bad input (an unreadable model, a calibration set of the wrong
 width, a comparison the teacher does not support, e.g. int8 of a tree ensemble).

@@ -70,8 +70,9 @@ it in between), and the time taken.
 --sweep trees=4..20,depth=2..6 trains every configuration (trees in steps of 4, depth in
 steps of 1 unless :STEP says otherwise) on the same states, compiles each into --out/
 treesT_depthD/ with nicc compile's pipeline (verified on --vectors calls) and prints held-out
-RMSE against the WCET cycles of the firmware entry on --core, with the Pareto front; it
-writes --out/sweep.json, sweep.png and sweep.svg.
+RMSE against the WCET cycles of the firmware entry on --core, with the Pareto front and
+the budget in cycles (2 µs × clock ÷ threads sharing); it writes --out/sweep.json,
+sweep.png and sweep.svg.
 
 Exit codes: 0 done; 1 a sweep point failed a check (a mismatch); 2 bad input (an
 unreadable teacher, a teacher whose input width differs from the states', NaN teacher

@@ -95,7 +95,11 @@ func TestDistillSweepCLI(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"trees depth  train RMSE  held RMSE", "Pareto front (held-out RMSE vs WCET cycles):", "pareto", "sweep.svg"} {
+	for _, want := range []string{
+		"budget 2 µs = 3600 cycles (1.8 GHz, 1 thread sharing)\n",
+		"trees depth  train RMSE  held RMSE  disagree      WCET     WCET   policy\n" +
+			"                    (y)        (y)       (%)  (cycles)     (µs) (cycles)\n",
+		"Pareto front (held-out RMSE vs WCET cycles):", "pareto", "sweep.svg"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}

@@ -1,0 +1,234 @@
+package compiler
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/distill"
+)
+
+func TestNiceCeil(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{
+		{0.11, "0.15"}, {0.15, "0.15"}, {0.2, "0.2"}, {0.6184, "0.8"}, {0.007171, "0.008"}, {0.003179, "0.004"},
+		{1, "1"}, {1.2, "1.5"}, {9, "10"}, {2.05, "2.5"}, {3e-7, "3e-07"},
+	} {
+		// The bound prints as the round decimal it is (no 0.15000000000000002).
+		if got := strconv.FormatFloat(niceCeil(c.v), 'g', -1, 64); got != c.want {
+			t.Errorf("niceCeil(%v) = %s, want %s", c.v, got, c.want)
+		}
+	}
+}
+
+// heatReport is a diff report of the 4 RL-CC inputs comparing teacher with student.
+func heatReport(teacher, student func([]float64) float64) *DiffReport {
+	return &DiffReport{Teacher: "t.json", TeacherKind: "mlp", Against: "trees", headline: "test student", rlcc: true,
+		teacher: teacher, student: student}
+}
+
+// countBeyond is how many cells of the grids lie below −lim and above lim.
+func countBeyond(gs []*heatGrid, lim float64) (under, over, cells int) {
+	for _, g := range gs {
+		for _, row := range g.z {
+			for _, v := range row {
+				cells++
+				if v < -lim {
+					under++
+				}
+				if v > lim {
+					over++
+				}
+			}
+		}
+	}
+	return under, over, cells
+}
+
+func TestHeatFigureClipsAndCounts(t *testing.T) {
+	// The student's y runs from −1.95 to 2.05 along a_{t-1} (columns 0.80, 0.81, … 1.20):
+	// below −1 on the 10 columns a < 0.895, above 1 on the 11 columns a > 1.095.
+	student := func(x []float64) float64 { return 10*(x[0]-1) + 0.05 }
+	f := newHeatFigure(heatReport(func([]float64) float64 { return 0 }, student))
+	rows := heatRows * len(heatPrevs())
+	if f.yLim != 1 || f.under != 10*rows || f.over != 11*rows || f.cells != 2*heatCols*rows {
+		t.Errorf("yLim %v, under %d, over %d, cells %d; want 1, %d, %d, %d", f.yLim, f.under, f.over, f.cells, 10*rows, 11*rows, 2*heatCols*rows)
+	}
+	// Every value beyond the scale is counted, none inside it.
+	u, o, n := countBeyond(append(slices.Clone(f.float), f.student...), f.yLim)
+	if u != f.under || o != f.over || n != f.cells {
+		t.Errorf("grids hold %d under, %d over of %d; figure says %d, %d of %d", u, o, n, f.under, f.over, f.cells)
+	}
+	// The difference scale holds every difference (no clipping there): max |Δy| 2.05 → ±2.5.
+	if math.Abs(f.maxDiff-2.05) > 1e-9 || f.dLim != 2.5 {
+		t.Errorf("max diff %v, dLim %v; want 2.05, 2.5", f.maxDiff, f.dLim)
+	}
+	if u, o, _ := countBeyond(f.diff, f.dLim); u+o != 0 {
+		t.Errorf("%d differences outside ±%v", u+o, f.dLim)
+	}
+	// Clipped cells get the marker colours, the ends of the scale the palette's ends.
+	ys := f.yScale()
+	if ys.colour(-1.2) != underColour || ys.colour(1.01) != overColour || ys.colour(1) != ys.pal[len(ys.pal)-1] || ys.colour(-1) != ys.pal[0] {
+		t.Error("colours beyond or at the ends of the y scale")
+	}
+	// y = ±1 exactly is on the scale, not beyond it.
+	ends := newHeatFigure(heatReport(func([]float64) float64 { return 0 }, func(x []float64) float64 { return min(max(10*(x[0]-1), -1), 1) }))
+	if ends.yLim != 1 || ends.under+ends.over != 0 {
+		t.Errorf("y on [-1, 1]: yLim %v, %d clipped", ends.yLim, ends.under+ends.over)
+	}
+	if slices.Contains(ys.pal, color.Color(underColour)) || slices.Contains(ys.pal, color.Color(overColour)) {
+		t.Error("a marker colour is in the palette")
+	}
+}
+
+func TestHeatFigureNarrowScale(t *testing.T) {
+	// An output that stays within ±0.11 (an LSTM's first step) gets the scale ±0.15, so
+	// that its panels are not flat; nothing is clipped.
+	teacher := func(x []float64) float64 { return 0.11 * math.Tanh(x[1]) }
+	f := newHeatFigure(heatReport(teacher, teacher))
+	if f.yLim != 0.15 || f.under+f.over != 0 || f.maxDiff != 0 || f.dLim != 1e-3 {
+		t.Errorf("yLim %v, clipped %d, max diff %v, dLim %v; want 0.15, 0, 0, 0.001", f.yLim, f.under+f.over, f.maxDiff, f.dLim)
+	}
+	if math.Abs(f.maxY-0.11) > 1e-3 {
+		t.Errorf("max |y| %v, want about 0.11", f.maxY)
+	}
+}
+
+func TestHeatFigureComparesWhatTheStudentSees(t *testing.T) {
+	// An integer student sees a_{t-1} clamped to 0.8333; Δy compares the teacher there too.
+	teacher := func(x []float64) float64 { return x[0] }
+	clamped := func(x []float64) []float64 { return []float64{max(x[0], 0.8333), x[1], x[2], x[3]} }
+	student := func(x []float64) float64 { return teacher(clamped(x)) }
+	r := heatReport(teacher, student)
+	if f := newHeatFigure(r); math.Abs(f.maxDiff-0.0333) > 1e-9 {
+		t.Errorf("float student: max diff %v, want 0.0333", f.maxDiff)
+	}
+	r.repr = clamped
+	if f := newHeatFigure(r); f.maxDiff != 0 {
+		t.Errorf("integer student: max diff %v, want 0", f.maxDiff)
+	}
+	// The grid's y axis is o_t in units of T: the teacher sees o_t = y·T.
+	var seen []float64
+	g := evalGrid(func(x []float64) float64 { seen = append(seen, x[1]); return 0 }, heatPrevs()[0])
+	if g.ys[0] != -1 || g.ys[heatRows-1] != 100 || seen[0] != -distill.DefaultRLCC.T() || math.Abs(seen[len(seen)-1]-100*distill.DefaultRLCC.T()) > 1e-12 {
+		t.Errorf("grid o_t/T %v..%v, teacher saw %v..%v", g.ys[0], g.ys[heatRows-1], seen[0], seen[len(seen)-1])
+	}
+}
+
+func TestPercentileLines(t *testing.T) {
+	r, err := Diff(DiffOptions{Teacher: diffTeacher, Against: AgainstTrees, Samples: 1000, Seed: 3,
+		Distill: DistillOptions{Samples: 5000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs := make([]float64, len(r.dy))
+	for i, v := range r.dy {
+		abs[i] = math.Abs(v)
+	}
+	slices.Sort(abs)
+	// Nearest rank: p50 of 1000 rows is the 500th smallest, p99.9 the 999th.
+	want := []struct {
+		name string
+		v    float64
+	}{{"p50", abs[499]}, {"p90", abs[899]}, {"p99", abs[989]}, {"p99.9", abs[998]}, {"max", abs[999]}}
+	lines := percentileLines(r.Stats)
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d", len(lines), len(want))
+	}
+	for i, w := range want {
+		l := lines[i]
+		if l.x != w.v || l.label != fmt.Sprintf("%s %.4g", w.name, w.v) {
+			t.Errorf("line %d at %v %q, want %v %q", i, l.x, l.label, w.v, w.name)
+		}
+	}
+}
+
+func TestHistogramBins(t *testing.T) {
+	vals := []float64{-2, -1, -0.5, 0, 0.25, 0.999, 1, 3}
+	h := histogram(vals, 4, -1, 1)
+	var got []float64
+	for _, b := range h.Bins {
+		got = append(got, b.Weight)
+	}
+	// −2 and 3 lie outside: they go into the end bins; 1 is the top bin's closed end.
+	if want := []float64{2, 1, 2, 3}; !slices.Equal(got, want) || h.Bins[0].Min != -1 || h.Bins[3].Max != 1 {
+		t.Errorf("bins %v (%v..%v), want %v over -1..1", got, h.Bins[0].Min, h.Bins[3].Max, want)
+	}
+	if h := histogram([]float64{0.5, 0.5}, 3, 0.5, 0.5); h.Bins[0].Weight+h.Bins[1].Weight+h.Bins[2].Weight != 2 {
+		t.Error("degenerate range loses values")
+	}
+}
+
+func TestIntTicks(t *testing.T) {
+	for _, r := range [][2]float64{{185.2, 241.3}, {190, 192.5}, {0.5, 3.2}, {1000, 1003}, {170, 3800}, {12, 12.9}} {
+		labelled := 0
+		for _, tk := range (intTicks{}).Ticks(r[0], r[1]) {
+			if tk.Value != math.Trunc(tk.Value) || tk.Value < r[0] || tk.Value > r[1] {
+				t.Errorf("%v: tick %v", r, tk.Value)
+			}
+			if tk.Label != "" {
+				labelled++
+				if tk.Label != strconv.Itoa(int(tk.Value)) {
+					t.Errorf("%v: tick %v labelled %q", r, tk.Value, tk.Label)
+				}
+			}
+		}
+		if labelled < 1 || r[1]-r[0] >= 1 && labelled < 2 {
+			t.Errorf("%v: %d labelled ticks", r, labelled)
+		}
+	}
+}
+
+// checkFigures reads the files, checks each is the format its name says, and returns their
+// bytes by base name.
+func checkFigures(t *testing.T, files []string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f, ".png") && !bytes.HasPrefix(b, []byte("\x89PNG\r\n")) || strings.HasSuffix(f, ".svg") && !bytes.Contains(b[:min(len(b), 300)], []byte("<svg")) || len(b) < 1000 {
+			t.Errorf("%s: %d bytes, not its format", f, len(b))
+		}
+		out[filepath.Base(f)] = b
+	}
+	return out
+}
+
+// sameFigures fails unless two renders wrote the same bytes.
+func sameFigures(t *testing.T, a, b map[string][]byte, n int) {
+	t.Helper()
+	if len(a) != n || len(b) != n {
+		t.Errorf("%d and %d files, want %d", len(a), len(b), n)
+	}
+	for name, data := range a {
+		if !bytes.Equal(data, b[name]) {
+			t.Errorf("%s differs between two runs", name)
+		}
+	}
+}
+
+// The figures are files of the right format, the same bytes on every run.
+func TestDiffPlotFiles(t *testing.T) {
+	render := func(dir string) map[string][]byte {
+		d := heatReport(func(x []float64) float64 { return math.Tanh(x[1] - 3) }, func(x []float64) float64 { return 1.1 * math.Tanh(x[1]-3) })
+		d.dy = []float64{-0.2, 0, 0.01, 0.3, 0.3}
+		d.Stats = DiffStats{Rows: 5, P50: 0.2, P90: 0.3, P99: 0.3, P999: 0.3, MaxAbs: 0.3}
+		if err := plotDiff(d, dir); err != nil {
+			t.Fatal(err)
+		}
+		return checkFigures(t, d.Plots)
+	}
+	sameFigures(t, render(t.TempDir()), render(t.TempDir()), 4)
+}

@@ -1,0 +1,80 @@
+package compiler
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/nicc-dev/nicc/distill"
+)
+
+func TestBudgetCycles(t *testing.T) {
+	b := &BudgetReport{BudgetMicros: 2, Core: CoreInfo{ClockHz: 1.8e9, ThreadsSharing: 1}}
+	if c := budgetCycles(b); c != 3600 {
+		t.Errorf("2 µs at 1.8 GHz: %v cycles, want 3600", c)
+	}
+	b.Core.ThreadsSharing = 4
+	if c := budgetCycles(b); c != 900 {
+		t.Errorf("4 threads: %v cycles, want 900", c)
+	}
+}
+
+func sweepReport(budgetCycles float64, wcets ...uint64) *SweepReport {
+	r := &SweepReport{Teacher: "t.json", Samples: 100, Entry: EntryHandler, Core: "dpa", BudgetCycles: budgetCycles,
+		BudgetMicros: budgetCycles / 1800, ClockHz: 1.8e9, ThreadsSharing: 1}
+	for i, w := range wcets {
+		r.Points = append(r.Points, SweepPoint{Trees: 2 + 2*i, Depth: 3, WCETCycles: w, HeldOut: distill.Fit{RMSE: 0.3 / float64(i+1)},
+			Fits: float64(w) <= budgetCycles})
+	}
+	r.Front = ParetoFront(r.Points)
+	return r
+}
+
+func TestSweepAxes(t *testing.T) {
+	for _, c := range []struct {
+		budget float64
+		wcets  []uint64
+		shown  bool
+	}{
+		{3600, []uint64{191, 211, 235}, false}, // 15× the largest WCET: stated in the legend
+		{300, []uint64{191, 211, 235}, true},
+		{200, []uint64{191, 211, 235}, true}, // points over budget
+		{3600, []uint64{500}, false},         // one point
+		{600, []uint64{500}, true},
+	} {
+		r := sweepReport(c.budget, c.wcets...)
+		a := newSweepAxes(r)
+		if a.budgetShown != c.shown {
+			t.Errorf("budget %v, WCETs %v: shown %v, want %v", c.budget, c.wcets, a.budgetShown, c.shown)
+		}
+		// Every point lies inside, with room for its label on its right and above it.
+		xroom, yroom := 0.1*(a.xmax-a.xmin), 0.08*(a.ymax-a.ymin)
+		for _, p := range r.Points {
+			x, y := float64(p.WCETCycles), p.HeldOut.RMSE
+			if !(x > a.xmin && x+xroom < a.xmax && y > a.ymin && y+yroom < a.ymax) {
+				t.Errorf("budget %v: point (%v, %v) outside %+v", c.budget, x, y, a)
+			}
+		}
+		if a.budgetShown && !(c.budget > a.xmin && c.budget < a.xmax) || a.budgetShown != (a.overviewMax == 0) {
+			t.Errorf("budget %v outside the x axis %v..%v (overview to %v)", c.budget, a.xmin, a.xmax, a.overviewMax)
+		}
+		// Off the main axes, the overview holds the budget and every point.
+		if !a.budgetShown && !(c.budget < a.overviewMax && float64(slices.Max(c.wcets)) < a.overviewMax) {
+			t.Errorf("budget %v, WCETs %v: overview to %v", c.budget, c.wcets, a.overviewMax)
+		}
+	}
+}
+
+func TestSweepPlotFiles(t *testing.T) {
+	for _, budget := range []float64{230, 3600} { // on the axes (two points over), in the overview
+		render := func(dir string) map[string][]byte {
+			r := sweepReport(budget, 191, 211, 235, 260)
+			r.PNG, r.SVG = filepath.Join(dir, "sweep.png"), filepath.Join(dir, "sweep.svg")
+			if err := plotSweep(r); err != nil {
+				t.Fatal(err)
+			}
+			return checkFigures(t, []string{r.PNG, r.SVG})
+		}
+		sameFigures(t, render(t.TempDir()), render(t.TempDir()), 2)
+	}
+}
