@@ -34,6 +34,8 @@ LSTM: x_t, the gates i, f, g, o, c', h' and y, along the same sequences). With
 student side by side, for the NIC paper's Fig. 5 previous states: steady, under-utilised,
 congested; an LSTM's cells are one step from the zero state) and diff_histogram.png/.svg (Δy).
 
+` + compiler.MemoryHelp + `
+
 Exit codes: 0 compared; 2 bad input (an unreadable model, a calibration set of the wrong
 width, a comparison the teacher does not support, e.g. int8 of a tree ensemble).
 
