@@ -183,6 +183,7 @@ type compilation struct {
 	pol        policyIR         // ir or mlp (an LSTM's calls go through goldenStep)
 	inputs     []quantize.Input // the IR's input formats
 	calib      string           // where the Int8 calibration rows came from
+	calibSet   [][]float64      // the Int8 calibration rows, once read (calibRows)
 	int8Quant  quantize.MLPOptions
 	int8Trials []Int8Trial // the configurations tried when none was given
 	inputSrc   []string    // where each input's range came from

@@ -81,7 +81,7 @@ type DiffReport struct {
 	Notes       []string     `json:"notes,omitempty"`
 	Plots       []string     `json:"plots,omitempty"`
 
-	dy       []float64                 // student − teacher, per row
+	dy       []float64                 // student − teacher, per row, sorted by |Δy|
 	teacher  func(x []float64) float64 // for the heatmaps
 	student  func(x []float64) float64 // likewise
 	headline string                    // the student in a few words with its widths (plot titles)
@@ -93,9 +93,12 @@ type DiffReport struct {
 
 // differ is one comparison: the teacher, the rows, the student as a function of a float row.
 type differ struct {
-	opt  DiffOptions
-	c    *compilation // the teacher, the handler, the calibration rows (shared with compile)
+	opt DiffOptions
+	c   *compilation // the teacher, the handler, the calibration rows (shared with compile)
+	// rows are the comparison rows when they are in memory: a --calib CSV, or the sampled
+	// states int8 calibrates on. Otherwise (nil) the n sampled states are streamed (each).
 	rows [][]float64
+	n    int
 	rep  *DiffReport
 	mlp  *quantize.MLPIR  // AgainstInt8 of a dense network
 	lstm *quantize.LSTMIR // AgainstInt8 of an LSTM
@@ -119,12 +122,10 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 	if err := d.load(); err != nil {
 		return nil, err
 	}
-	rows, err := d.c.calibRows()
-	if err != nil {
+	if err := d.source(); err != nil {
 		return nil, err
 	}
-	d.rows = rows
-	d.rep.Calib = d.c.calib
+	var err error
 	switch opt.Against {
 	case AgainstInt8:
 		err = d.int8()
@@ -136,7 +137,9 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.measure()
+	if err := d.measure(); err != nil {
+		return nil, err
+	}
 	switch {
 	case d.mlp != nil:
 		d.trace()
@@ -186,6 +189,47 @@ func (d *differ) load() error {
 	if m.Kind() == model.KindLSTM && d.opt.Against != AgainstInt8 {
 		// Against int8 the rows run as sequences (int8 says so).
 		d.rep.Notes = append(d.rep.Notes, "LSTM: every row is evaluated from a zero recurrent state")
+	}
+	return nil
+}
+
+// source chooses the rows: those int8 calibrates on, or a --calib CSV, are read; sampled
+// states compared with trees or a file are streamed, so memory does not grow with them.
+func (d *differ) source() error {
+	if d.opt.Against == AgainstInt8 || d.opt.Calib != "" {
+		rows, err := d.c.calibRows()
+		if err != nil {
+			return err
+		}
+		d.rows, d.n = rows, len(rows)
+	} else {
+		n, _, err := d.c.calibStream()
+		if err != nil {
+			return err
+		}
+		d.n = n
+	}
+	d.rep.Calib = d.c.calib
+	return nil
+}
+
+// each calls fn on every row in order: k is its index; fn must not keep row (a streamed
+// row's slice is reused).
+func (d *differ) each(fn func(k int, row []float64)) error {
+	if d.rows != nil {
+		for k, row := range d.rows {
+			fn(k, row)
+		}
+		return nil
+	}
+	_, next, err := d.c.calibStream()
+	if err != nil {
+		return err
+	}
+	row := make([]float64, d.c.m.NumInputs())
+	for k := range d.n {
+		next(row)
+		fn(k, row)
 	}
 	return nil
 }
@@ -314,18 +358,18 @@ func (d *differ) setInteger(inputs []quantize.Input, eval func([]int32) float64)
 // measure fills the statistics: the student against the float teacher at the same input.
 // An integer student's input is the row quantized to its formats and clamped to their
 // ranges (the RL-CC handler clamps multipliers to [0.8333, 1.2], below the sampler's 0.8),
-// so the teacher is evaluated there too: the error is the student's alone.
-func (d *differ) measure() {
+// so the teacher is evaluated there too: the error is the student's alone. Of each row it
+// keeps Δy alone (8 bytes), for the exact percentiles and the histogram.
+func (d *differ) measure() error {
 	r := d.rep
-	n := len(d.rows)
+	n := d.n
 	r.dy = make([]float64, n)
-	abs := make([]float64, n)
 	st := &r.Stats
 	st.Rows = n
 	var sum float64
 	clamped := 0
 	next := d.pair()
-	for k, row := range d.rows {
+	err := d.each(func(k int, row []float64) {
 		x := row
 		if r.repr != nil {
 			x = r.repr(row)
@@ -338,23 +382,28 @@ func (d *differ) measure() {
 		}
 		yt, ys := next(k, row, x)
 		e := ys - yt
-		r.dy[k], abs[k] = e, math.Abs(e)
+		r.dy[k] = e
 		sum += e * e
-		st.MaxAbs = max(st.MaxAbs, abs[k])
+		st.MaxAbs = max(st.MaxAbs, math.Abs(e))
 		if distill.DirectionOf(ys) != distill.DirectionOf(yt) {
 			st.Flips++
 		}
+	})
+	if err != nil {
+		return err
 	}
 	if clamped > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d of %d rows lie outside the integer student's input ranges and are compared clamped to them, as the firmware sees them", clamped, n))
 	}
 	if n == 0 {
-		return
+		return nil
 	}
 	st.RMSE = math.Sqrt(sum / float64(n))
 	st.FlipRate = float64(st.Flips) / float64(n)
-	slices.Sort(abs)
-	st.P50, st.P90, st.P99, st.P999 = percentile(abs, 0.5), percentile(abs, 0.9), percentile(abs, 0.99), percentile(abs, 0.999)
+	// Sorted by |Δy| in place: the histogram counts the same values in any order.
+	slices.SortFunc(r.dy, func(a, b float64) int { return cmp.Compare(math.Abs(a), math.Abs(b)) })
+	st.P50, st.P90, st.P99, st.P999 = absPercentile(r.dy, 0.5), absPercentile(r.dy, 0.9), absPercentile(r.dy, 0.99), absPercentile(r.dy, 0.999)
+	return nil
 }
 
 // pair is the teacher's and the student's output at row k (x is the row as the student sees
@@ -373,10 +422,10 @@ func (d *differ) pair() func(k int, row, x []float64) (yt, ys float64) {
 	}
 }
 
-// percentile is the nearest-rank p-quantile of sorted values.
-func percentile(sorted []float64, p float64) float64 {
+// absPercentile is the nearest-rank p-quantile of |v| over values sorted by |v|.
+func absPercentile(sorted []float64, p float64) float64 {
 	k := int(math.Ceil(p*float64(len(sorted)))) - 1
-	return sorted[min(max(k, 0), len(sorted)-1)]
+	return math.Abs(sorted[min(max(k, 0), len(sorted)-1)])
 }
 
 // trace compares each layer's float activations with the integer network's, dequantized,

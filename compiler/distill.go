@@ -164,6 +164,18 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	if w := s.Inputs(); w != t.NumInputs() {
 		return nil, fmt.Errorf("%s: teacher %s takes %d inputs, the %s gives states of %d values", opt.Teacher, t.Name, t.NumInputs(), d.states, w)
 	}
+	// Refused before the states are drawn: the estimate is of the states used (a CSV's are
+	// read already, and bounded by the file).
+	used, from := n, fmt.Sprintf("samples %d", n)
+	if ss, ok := s.(*distill.StatesSampler); ok {
+		if all := len(ss.States.X[0]); n == 0 || n > all {
+			used = all
+		}
+		from = opt.States
+	}
+	if err := checkDistillMemory(from, used, t.NumInputs(), opt.Train); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	data, err := labelled(t, opt.Teacher, s, n, opt.Seed)
 	if err != nil {
@@ -177,6 +189,9 @@ func prepare(opt DistillOptions) (*distillation, error) {
 		}
 		if w := hs.Inputs(); w != t.NumInputs() {
 			return nil, fmt.Errorf("%s: teacher %s takes %d inputs, %s gives states of %d values", opt.Teacher, t.Name, t.NumInputs(), opt.HeldOutStates, w)
+		}
+		if err := checkDistillMemory(opt.HeldOutStates, used+len(hs.States.X[0]), t.NumInputs(), opt.Train); err != nil {
+			return nil, err
 		}
 		if d.valid, err = labelled(t, opt.Teacher, hs, 0, opt.Seed); err != nil {
 			return nil, err
@@ -426,7 +441,8 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 	if opt.Vectors == 0 {
 		opt.Vectors = 2000
 	}
-	opt.DistillOptions.Train.Trees, opt.DistillOptions.Train.Depth = opt.Trees.Lo, opt.Depth.Lo
+	// prepare checks the limits, and the memory, of the largest configuration.
+	opt.DistillOptions.Train.Trees, opt.DistillOptions.Train.Depth = opt.Trees.Hi, opt.Depth.Hi
 	d, err := prepare(opt.DistillOptions)
 	if err != nil {
 		return nil, err

@@ -207,26 +207,61 @@ func (c *compilation) stateWords() int {
 	return c.lstm.StateWords()
 }
 
-// calibRows are the Int8 calibration rows: the Calib CSV, or sampled RL-CC states.
+// calibRows are the Int8 calibration rows: the Calib CSV, or sampled RL-CC states (refused
+// beyond MemoryLimit). They are read once; nicc diff compares on the rows compile calibrated on.
 func (c *compilation) calibRows() ([][]float64, error) {
-	o, n := c.opt.Int8, c.m.NumInputs()
-	if o.Calib == "" {
-		if c.handler != HandlerRLCC {
-			return nil, fmt.Errorf("%s: --handler none needs calibration rows (--calib CSV); sampled RL-CC states need the RL-CC handler", c.opt.Model)
-		}
-		k := o.Samples
-		if k == 0 {
-			k = DefaultCalibSamples
-		}
-		d, err := distill.DefaultRLCC.Sample(k, c.opt.Seed)
+	if c.calibSet == nil {
+		rows, err := c.readCalib()
 		if err != nil {
 			return nil, err
 		}
-		if len(d.X) != n {
-			return nil, fmt.Errorf("internal error: the RL-CC sampler gives %d inputs, model %s takes %d", len(d.X), c.m.Name, n)
+		c.calibSet = slices.Clip(rows)
+	}
+	return c.calibSet, nil
+}
+
+// calibStream is how many RL-CC states Int8Options.Samples draws and a stream of them (the
+// rows calibRows holds, one at a time); it names them in c.calib.
+func (c *compilation) calibStream() (int, func(row []float64), error) {
+	o, n := c.opt.Int8, c.m.NumInputs()
+	if c.handler != HandlerRLCC {
+		return 0, nil, fmt.Errorf("%s: --handler none needs calibration rows (--calib CSV); sampled RL-CC states need the RL-CC handler", c.opt.Model)
+	}
+	k := o.Samples
+	if k == 0 {
+		k = DefaultCalibSamples
+	}
+	if k < 1 || k > distill.MaxSamples {
+		return 0, nil, fmt.Errorf("samples %d: want 1 to %d", k, distill.MaxSamples)
+	}
+	if w := distill.DefaultRLCC.Inputs(); w != n {
+		return 0, nil, fmt.Errorf("internal error: the RL-CC sampler gives %d inputs, model %s takes %d", w, c.m.Name, n)
+	}
+	next, err := distill.DefaultRLCC.Stream(c.opt.Seed)
+	if err != nil {
+		return 0, nil, err
+	}
+	c.calib = fmt.Sprintf("%d RL-CC states sampled by distill.DefaultRLCC (seed %d)", k, c.opt.Seed)
+	return k, next, nil
+}
+
+// readCalib reads the Calib CSV, or draws the sampled states.
+func (c *compilation) readCalib() ([][]float64, error) {
+	o, n := c.opt.Int8, c.m.NumInputs()
+	if o.Calib == "" {
+		k, next, err := c.calibStream()
+		if err != nil {
+			return nil, err
 		}
-		rows := d.RowMajor()
-		c.calib = fmt.Sprintf("%d RL-CC states sampled by distill.DefaultRLCC (seed %d)", k, c.opt.Seed)
+		if err := checkMemory(k, calibRowBytes(c.m), fmt.Sprintf("calibrating %s on %d RL-CC states", c.m.Name, k), "state"); err != nil {
+			return nil, err
+		}
+		rows := make([][]float64, k)
+		flat := make([]float64, k*n)
+		for r := range rows {
+			rows[r] = flat[r*n : (r+1)*n : (r+1)*n]
+			next(rows[r])
+		}
 		return rows, nil
 	}
 	t, err := model.ReadCSVFile(o.Calib)

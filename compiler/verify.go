@@ -213,11 +213,6 @@ type verifier struct {
 	cand, candPolicy []measured
 }
 
-type measured struct {
-	cycles uint64
-	v      Vector
-}
-
 func (c *compilation) newVerifier(total int) (*verifier, error) {
 	im, err := fwsim.ReadELF(c.elf)
 	if err != nil {
@@ -383,40 +378,10 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 				Vector{Line: vr.Events - nEvents + i + 1, Args: []Arg{{Bytes: e.ev.Bytes()}, {Bytes: e.before.Bytes()}}}})
 		}
 	}
+	v.candPolicy, v.cand = thinMeasured(v.candPolicy), thinMeasured(v.cand)
 	v.nPolicy += len(pvs)
 	v.nSeqs += len(seqs)
 	return nil
-}
-
-// Calls kept for Budget to measure: per batch, the longest and a sample; in all, measureMax.
-const (
-	measureKeep = 512
-	measureMax  = 2048
-)
-
-// pickMeasured keeps the longest calls and an even sample of the rest, measureMax in all.
-func pickMeasured(cand []measured) []Vector {
-	slices.SortStableFunc(cand, func(a, b measured) int {
-		switch {
-		case a.cycles > b.cycles:
-			return -1
-		case a.cycles < b.cycles:
-			return 1
-		}
-		return 0
-	})
-	var out []Vector
-	const longestN = 64
-	for i := 0; i < min(longestN, len(cand)); i++ {
-		out = append(out, cand[i].v)
-	}
-	if rest := cand[min(longestN, len(cand)):]; len(rest) > 0 {
-		stride := max(1, len(rest)/(measureMax-len(out)))
-		for i := 0; i < len(rest) && len(out) < measureMax; i += stride {
-			out = append(out, rest[i].v)
-		}
-	}
-	return out
 }
 
 // eventResult is what one handler call produced.

@@ -57,16 +57,33 @@ func (s RLCCSampler) Sample(n int, seed uint64) (*Dataset, error) {
 	if n < 1 || n > MaxSamples {
 		return nil, fmt.Errorf("samples %d: want 1 to %d", n, MaxSamples)
 	}
+	next, err := s.Stream(seed)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dataset{Names: append([]string(nil), RLCCNames...), X: make([][]float64, len(RLCCNames))}
+	for i := range d.X {
+		d.X[i] = make([]float64, n)
+	}
+	row := make([]float64, len(RLCCNames))
+	for r := range n {
+		next(row)
+		for i, v := range row {
+			d.X[i][r] = v
+		}
+	}
+	return d, nil
+}
+
+// Stream draws the states Sample does, in the same order, one at a time: each call of next
+// writes the next state into row (len 4), so a caller that needs each state once holds none.
+func (s RLCCSampler) Stream(seed uint64) (next func(row []float64), err error) {
 	p := s.params()
 	if !(p.AMin < p.AMax) || !(p.T() > 0) {
 		return nil, fmt.Errorf("RL-CC sampler: multipliers [%v, %v] and T %v: want a non-empty range and T > 0", p.AMin, p.AMax, p.T())
 	}
 	t := p.T()
 	rng := rand.New(rand.NewPCG(seed, 0x6e6963632d726c63)) // "nicc-rlc"
-	d := &Dataset{Names: append([]string(nil), RLCCNames...), X: make([][]float64, len(RLCCNames))}
-	for i := range d.X {
-		d.X[i] = make([]float64, n)
-	}
 	uniform := func(lo, hi float64) float64 { return lo + (hi-lo)*rng.Float64() }
 	obs := func() float64 {
 		if rng.Float64() < 0.5 {
@@ -74,13 +91,12 @@ func (s RLCCSampler) Sample(n int, seed uint64) (*Dataset, error) {
 		}
 		return uniform(t, 100*t)
 	}
-	for r := range n {
-		d.X[0][r] = uniform(p.AMin, p.AMax)
-		d.X[1][r] = obs()
-		d.X[2][r] = uniform(p.AMin, p.AMax)
-		d.X[3][r] = obs()
-	}
-	return d, nil
+	return func(row []float64) {
+		row[0] = uniform(p.AMin, p.AMax)
+		row[1] = obs()
+		row[2] = uniform(p.AMin, p.AMax)
+		row[3] = obs()
+	}, nil
 }
 
 // stateRows is the number of states of d, labelled or not (Rows counts labels).

@@ -62,3 +62,34 @@ func TestRLCCSampler(t *testing.T) {
 		t.Error("the zero RLCCSampler is not DefaultRLCC")
 	}
 }
+
+// The stream is Sample's states in Sample's order, and both are the states the sampler has
+// always drawn for a seed (diff's and distill's results depend on them).
+func TestRLCCStream(t *testing.T) {
+	want := [][]float64{
+		{0.8836908726192579, 11.617482749143203, 1.1474931678526483, -0.5042474196202915},
+		{0.8217631005618339, 8.857463196228059, 1.0216989326499681, 0.6499192380703711},
+		{1.0348580860446415, 44.10411308523145, 0.9857218929493647, 70.52264153714326},
+	}
+	d, err := DefaultRLCC.Sample(1000, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.RowMajor()[:3]; !reflect.DeepEqual(got, want) {
+		t.Errorf("seed 7 draws %v, want %v", got, want)
+	}
+	next, err := DefaultRLCC.Stream(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make([]float64, 4)
+	for r, s := range d.RowMajor() {
+		next(row)
+		if !reflect.DeepEqual(row, s) {
+			t.Fatalf("state %d: stream %v, Sample %v", r, row, s)
+		}
+	}
+	if _, err := (RLCCSampler{AMin: 1, AMax: 1}).Stream(1); err == nil {
+		t.Error("an empty multiplier range streams")
+	}
+}

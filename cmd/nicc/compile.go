@@ -79,6 +79,8 @@ words, and under --handler rlcc returns the rate multiplier from its output tabl
 under --handler none is nicc_policy(x, state). The report gives the configuration (and the
 ones tried), max |dy| and the flip rate.
 
+` + compiler.MemoryHelp + `
+
 Exit codes: 0 compiled, verified and within budget; 1 a check failed (a mismatch,
 undefined behaviour, over budget); 2 bad input (an unreadable or unsupported model, a model
 wider than the handler's inputs, flow state over 48 bytes, NaN or Inf in the model, input

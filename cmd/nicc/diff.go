@@ -37,6 +37,8 @@ under-utilised, congested; y beyond [-1, 1] marked and counted; an LSTM's cells 
 step from the zero state) and diff_histogram.png/.svg (Δy and |Δy| on a log count axis,
 |Δy|'s percentiles marked).
 
+` + compiler.MemoryHelp + `
+
 Exit codes: 0 compared; 2 bad input (an unreadable model, a calibration set of the wrong
 width, a comparison the teacher does not support, e.g. int8 of a tree ensemble).
 

@@ -74,6 +74,8 @@ RMSE against the WCET cycles of the firmware entry on --core, with the Pareto fr
 the budget in cycles (2 µs × clock ÷ threads sharing); it writes --out/sweep.json,
 sweep.png and sweep.svg.
 
+` + compiler.MemoryHelp + `
+
 Exit codes: 0 done; 1 a sweep point failed a check (a mismatch); 2 bad input (an
 unreadable teacher, a teacher whose input width differs from the states', NaN teacher
 outputs, an empty or malformed CSV, trees or depth below 1).

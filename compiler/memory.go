@@ -1,0 +1,113 @@
+package compiler
+
+import (
+	"fmt"
+
+	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/model"
+)
+
+// MemoryLimit is the most memory a user-given count may commit nicc to (distill's states and
+// trees, the int8 calibration rows): 4 GiB. It is an assumption about the machine nicc runs on
+// (a laptop or CI runner with 8 GiB or more), not a property of the NIC. The estimates below
+// are peak resident bytes measured with /usr/bin/time -v (Go's heap runs up to twice its live
+// data between collections), rounded up.
+const MemoryLimit = 4 << 30
+
+// Peak resident bytes per item, measured on the 4-input RL-CC teacher and scaled by width.
+const (
+	// distillStateBase + distillStateInput·inputs a state: the labelled dataset, twice (the
+	// drawn states and the train/held-out split), the trainer's bins, gradients, predictions
+	// and node ids (128 bytes at 4 inputs; 126 measured).
+	distillStateBase  = 60
+	distillStateInput = 17
+	// distillNode is a tree node: the trainer's, the model's, and its JSON when saved
+	// (270 measured).
+	distillNode = 300
+	// distillHistCell is one histogram cell (open node × input × bin), of which the trainer
+	// keeps four copies (two row ranges, the level and its parent) of 16 bytes.
+	distillHistCell = 4 * 16
+	// calibRowBase + calibRowInput·inputs a sampled calibration row: the row and its slice
+	// header, the copy with the range corners, and nicc diff's Δy (200 bytes at 4 inputs;
+	// 190 measured for diff, 180 for compile).
+	calibRowBase  = 136
+	calibRowInput = 16
+	// calibCell is, per LSTM hidden unit and row, the |c| values quantize sorts for the cell
+	// scale, with their growth (488 bytes a row for 12 units; 468 measured).
+	calibCell = 24
+)
+
+// checkMemory refuses n items (for samples n) of per bytes each beyond MemoryLimit. what
+// names the work ("calibrating on 100 RL-CC states"); unit is one item ("state").
+func checkMemory(n int, per int64, what, unit string) error {
+	if b := float64(n) * float64(per); b > MemoryLimit {
+		return fmt.Errorf("samples %d: %s needs about %.1f GiB (%d bytes a %s), over nicc's %d GiB memory limit: at most %d %ss",
+			n, what, b/(1<<30), per, unit, MemoryLimit>>30, MemoryLimit/per, unit)
+	}
+	return nil
+}
+
+// distillBytes estimates the peak memory of distilling on states of width inputs with o: the
+// states, the trees (at most 2^(depth+1)−1 nodes each, and no more than two per training
+// state), and the histograms of the widest level.
+func distillBytes(states, inputs int, o distill.Options) float64 {
+	depth := min(max(o.Depth, 1), 16)
+	n := float64(states)
+	nodes := min(float64(int(1)<<(depth+1)-1), 2*n)
+	open := min(float64(int(1)<<(depth-1)), n)
+	bins := o.Bins
+	if bins == 0 {
+		bins = distill.DefaultBins
+	}
+	return n*float64(distillStateBase+distillStateInput*inputs) +
+		float64(o.Trees)*nodes*distillNode + open*float64(inputs*bins*distillHistCell)
+}
+
+// checkDistillMemory refuses a distillation whose estimate is over MemoryLimit, in one line
+// that starts with where the states come from ("samples 100000000", a CSV file) and gives
+// the estimate and what would fit.
+func checkDistillMemory(from string, states, inputs int, o distill.Options) error {
+	b := distillBytes(states, inputs, o)
+	if b <= MemoryLimit {
+		return nil
+	}
+	per := distillStateBase + distillStateInput*inputs
+	trees := b - float64(states)*float64(per) // the trees and histograms, at this many states
+	what := fmt.Sprintf("%s: distilling %d trees of depth %d on %d states of %d inputs needs about %.1f GiB (%d bytes a state, plus %.0f MiB of trees and histograms), over nicc's %d GiB memory limit",
+		from, o.Trees, o.Depth, states, inputs, b/(1<<30), per, trees/(1<<20), MemoryLimit>>30)
+	if trees >= MemoryLimit {
+		return fmt.Errorf("%s: fewer trees or less depth", what)
+	}
+	return fmt.Errorf("%s: at most %d states", what, maxDistillStates(inputs, o))
+}
+
+// calibRowBytes is the memory of one sampled int8 calibration row of m.
+func calibRowBytes(m *model.Model) int64 {
+	b := int64(calibRowBase + calibRowInput*m.NumInputs())
+	if m.Kind() == model.KindLSTM && len(m.Layers) > 1 {
+		b += int64(calibCell * m.Layers[1].Out)
+	}
+	return b
+}
+
+// MemoryHelp documents the limit and the estimates for --help.
+var MemoryHelp = fmt.Sprintf(`Memory: a count that would need more than %d GiB is refused before its data is allocated
+(exit 2, one line with the estimate). distill, compile --target trees and a sweep's largest
+configuration need about %d + %d·inputs bytes a state (%d for the 4 RL-CC inputs: about
+%d states at --trees 10 --depth 4) plus %d bytes a tree node. The int8 calibration
+(compile --target int8, diff --against int8) needs about %d + %d·inputs bytes a sampled
+state, plus %d per LSTM hidden unit (%d for a 4-input dense network: %d states). diff
+against trees or a file streams the sampled states, keeping 8 bytes of each (Δy, for the
+exact percentiles), up to %d; compile's verify streams its vectors in batches.`,
+	MemoryLimit>>30, distillStateBase, distillStateInput, distillStateBase+4*distillStateInput,
+	maxDistillStates(4, distill.Options{Trees: 10, Depth: 4}), distillNode,
+	calibRowBase, calibRowInput, calibCell, calibRowBase+4*calibRowInput, MemoryLimit/(calibRowBase+4*calibRowInput),
+	distill.MaxSamples)
+
+// maxDistillStates is the most states of width inputs distilling with o may use.
+func maxDistillStates(inputs int, o distill.Options) int64 {
+	per := float64(distillStateBase + distillStateInput*inputs)
+	big := distill.MaxSamples // enough states for the trees' and histograms' full size
+	trees := distillBytes(big, inputs, o) - float64(big)*per
+	return int64(max(MemoryLimit-trees, 0) / per)
+}
