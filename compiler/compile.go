@@ -86,6 +86,8 @@ type ProgressFunc func(stage string, done, total int)
 type CompileOptions struct {
 	Model  string // the model file
 	Format Format // its format; FormatAuto sniffs
+	// Inputs rename the model's inputs after loading (nil keeps its own names): see LoadModelAs.
+	Inputs []string
 	Out    string // output directory, created if missing
 
 	Handler Handler
@@ -210,11 +212,9 @@ type compilation struct {
 // mismatch, undefined behaviour, over budget) is a *CheckError; over budget still returns
 // the report, and writes it.
 func Compile(opt CompileOptions) (*CompileReport, error) {
-	c := &compilation{opt: opt, params: opt.Params}
-	if c.params == (nicsdk.Params{}) {
-		c.params = nicsdk.DefaultParams()
-	}
-	if err := c.params.Validate(); err != nil {
+	c := &compilation{opt: opt}
+	var err error
+	if c.params, err = paramsOrDefault(opt.Params); err != nil {
 		return nil, err
 	}
 	if c.opt.Vectors == 0 {
@@ -277,22 +277,28 @@ func rlccLayout(names []string) (inOrder, rlccNamed bool) {
 	return inOrder, rlccNamed
 }
 
+// resolveHandler is h, or for HandlerAuto the handler the input names choose: HandlerRLCC
+// for the RL-CC inputs in order, HandlerNone otherwise.
+func resolveHandler(h Handler, inputs []string) Handler {
+	if h != HandlerAuto {
+		return h
+	}
+	if inOrder, _ := rlccLayout(inputs); inOrder {
+		return HandlerRLCC
+	}
+	return HandlerNone
+}
+
 // load reads the model and checks that the chosen handler can run it: tree ensembles only,
 // no wider than the handler's inputs, state within the flow context.
 func (c *compilation) load() error {
-	m, f, err := LoadModel(c.opt.Model, c.opt.Format)
+	m, f, err := LoadModelAs(c.opt.Model, c.opt.Format, c.opt.Inputs)
 	if err != nil {
 		return err
 	}
 	c.m, c.format = m, f
 	inOrder, rlccNamed := rlccLayout(m.Inputs)
-	h := c.opt.Handler
-	if h == HandlerAuto {
-		h = HandlerNone
-		if inOrder {
-			h = HandlerRLCC
-		}
-	}
+	h := resolveHandler(c.opt.Handler, m.Inputs)
 	if h < 0 || h >= handlerEnd {
 		return fmt.Errorf("unknown handler %d", int(h))
 	}

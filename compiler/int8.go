@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -212,13 +211,14 @@ func (c *compilation) calibRows() ([][]float64, error) {
 	o, n := c.opt.Int8, c.m.NumInputs()
 	if o.Calib == "" {
 		if c.handler != HandlerRLCC {
-			return nil, fmt.Errorf("%s: --handler none needs calibration rows (--calib CSV); sampled RL-CC states need the RL-CC handler", c.opt.Model)
+			return nil, noRLCCStates(c.opt.Model, c.opt.Handler, c.m.Inputs)
 		}
 		k := o.Samples
 		if k == 0 {
 			k = DefaultCalibSamples
 		}
-		d, err := distill.DefaultRLCC.Sample(k, c.opt.Seed)
+		s := rlccSampler(c.params)
+		d, err := s.Sample(k, c.opt.Seed)
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +226,7 @@ func (c *compilation) calibRows() ([][]float64, error) {
 			return nil, fmt.Errorf("internal error: the RL-CC sampler gives %d inputs, model %s takes %d", len(d.X), c.m.Name, n)
 		}
 		rows := d.RowMajor()
-		c.calib = fmt.Sprintf("%d RL-CC states sampled by distill.DefaultRLCC (seed %d)", k, c.opt.Seed)
+		c.calib = fmt.Sprintf("%d RL-CC states sampled with T = %.4g (seed %d)", k, s.T(), c.opt.Seed)
 		return rows, nil
 	}
 	t, err := model.ReadCSVFile(o.Calib)

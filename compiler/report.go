@@ -322,11 +322,7 @@ func (c *compilation) report() (*CompileReport, error) {
 
 	if c.handler == HandlerRLCC {
 		r.Entry = EntryHandler
-		p := c.params
-		r.Params = &RLCCParams{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate,
-			TargetReal: float64(p.Target) / nicsdk.Q16One, BetaReal: float64(p.Beta) / nicsdk.Q16One,
-			ScaleReal: float64(p.Scale) / nicsdk.Q16One, MinRateReal: float64(p.MinRate) / nicsdk.LineRate,
-			InitRateReal: float64(p.InitRate) / nicsdk.LineRate}
+		r.Params = newRLCCParams(c.params)
 		hf := c.verify.decisions.result(c.outputWhat())
 		r.HandlerFidelity = &hf
 		if c.policy != nil {
