@@ -391,6 +391,9 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 			fmt.Fprintf(tw, "handler\tnone: %s(x), x = %d raw int32 inputs\n", EntryPolicy, len(r.Inputs))
 		}
 	}
+	if r.Params != nil {
+		fmt.Fprintf(tw, "rl-cc\t%s\n", r.Params)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(tw, "note\t%s\n", n)
 	}

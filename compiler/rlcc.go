@@ -58,6 +58,6 @@ func newRLCCParams(p nicsdk.Params) *RLCCParams {
 
 // String is the parameters in one line, as the flags that set them would.
 func (p *RLCCParams) String() string {
-	return fmt.Sprintf("target %.4g, beta %.4g, scale %.4g (T = %.4g), min rate %.4g, init rate %.4g (of line rate)",
-		p.TargetReal, p.BetaReal, p.ScaleReal, p.TargetReal*p.ScaleReal, p.MinRateReal, p.InitRateReal)
+	return fmt.Sprintf("target %.4g, beta %.4g, scale %.4g, min rate %.4g, init rate %.4g (of line rate)",
+		p.TargetReal, p.BetaReal, p.ScaleReal, p.MinRateReal, p.InitRateReal)
 }

@@ -102,8 +102,9 @@ ranges that cannot represent a threshold).
 			&cli.StringFlag{Name: "ranges", Usage: "CSV/TSV of sample rows: verify vectors, fidelity samples, and the input ranges of --handler none"},
 			&cli.StringFlag{Name: "predictions", Usage: "the source tool's outputs on the --ranges rows: one a line, or the last column"},
 			formatFlag,
+			inputsFlag,
 			jsonFlag,
-		}, targetFlags()...),
+		}, append(rlccFlags(), targetFlags()...)...),
 		Action: runCompile,
 	}
 }
@@ -136,9 +137,17 @@ func runCompile(c *cli.Context) error {
 	if c.String("predictions") != "" && c.String("ranges") == "" {
 		return fmt.Errorf("--predictions needs the rows they were made on (--ranges)")
 	}
+	inputs, err := modelInputs(c)
+	if err != nil {
+		return err
+	}
+	params, err := rlccParams(c)
+	if err != nil {
+		return err
+	}
 	w := c.App.Writer
 	opt := compiler.CompileOptions{
-		Model: c.Args().First(), Format: format, Out: c.String("out"), Handler: handler,
+		Model: c.Args().First(), Format: format, Inputs: inputs, Out: c.String("out"), Handler: handler, Params: params,
 		Core: c.String("core"), Budget: budget, ThreadsSharing: c.Int("threads-sharing"),
 		Vectors: c.Int("vectors"), Seed: c.Uint64("seed"),
 		Ranges: c.String("ranges"), Predictions: c.String("predictions"),

@@ -43,7 +43,7 @@ width, a comparison the teacher does not support, e.g. int8 of a tree ensemble).
   nicc diff testdata/models/rlcc_teacher.json --out build/diff
   nicc diff testdata/models/rlcc_lstm.onnx --out build/diff-lstm
   nicc diff testdata/models/rlcc_teacher.json --against build/student.json --json`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "against", Value: compiler.AgainstInt8, Usage: "int8, trees, or a student model file"},
 			&cli.IntFlag{Name: "samples", Value: compiler.DefaultCalibSamples, Usage: "RL-CC states to compare on (with --calib: at most this many rows, all unless given)"},
 			&cli.StringFlag{Name: "calib", Usage: "CSV of rows to compare on, one value per teacher input (default: sampled RL-CC states)"},
@@ -53,9 +53,11 @@ width, a comparison the teacher does not support, e.g. int8 of a tree ensemble).
 			&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "int8: hidden activation width, 8 or 16 (default: chosen by the measured error)"},
 			&cli.IntFlag{Name: "trees", Value: 10, Usage: "trees: number of boosted trees"},
 			&cli.IntFlag{Name: "depth", Value: 4, Usage: "trees: depth of each tree"},
+			handlerFlag,
 			formatFlag,
+			inputsFlag,
 			jsonFlag,
-		},
+		}, rlccFlags()...),
 		Action: runDiff,
 	}
 }
@@ -85,9 +87,21 @@ func runDiff(c *cli.Context) error {
 	if c.Int("trees") < 1 || c.Int("depth") < 1 {
 		return fmt.Errorf("--trees %d --depth %d: want at least 1 each", c.Int("trees"), c.Int("depth"))
 	}
+	handler, err := compiler.ParseHandler(c.String("handler"))
+	if err != nil {
+		return err
+	}
+	inputs, err := modelInputs(c)
+	if err != nil {
+		return err
+	}
+	params, err := rlccParams(c)
+	if err != nil {
+		return err
+	}
 	q := int8Quant(c, wb, ab)
 	r, err := compiler.Diff(compiler.DiffOptions{
-		Teacher: c.Args().First(), Format: format, Against: c.String("against"),
+		Teacher: c.Args().First(), Format: format, Inputs: inputs, Handler: handler, Params: params, Against: c.String("against"),
 		Calib: c.String("calib"), Samples: samples, Seed: c.Uint64("seed"), Quant: q, Out: c.String("out"),
 		Distill: compiler.DistillOptions{Train: distill.Options{Trees: c.Int("trees"), Depth: c.Int("depth")}},
 	})

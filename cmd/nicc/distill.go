@@ -40,9 +40,12 @@ func distillCommand() *cli.Command {
 		&cli.StringFlag{Name: "sweep", Usage: "train and compile every configuration of trees=LO..HI[:STEP],depth=LO..HI[:STEP]"},
 		&cli.StringFlag{Name: "core", Value: fwsim.DefaultProfile, Usage: "core profile for the sweep's WCET (nicc budget --list-cores)"},
 		&cli.IntFlag{Name: "vectors", Value: 2000, Usage: "calls verify compares for each configuration of a sweep"},
+		handlerFlag,
 		formatFlag,
+		inputsFlag,
 		jsonFlag,
 	)
+	flags = append(flags, rlccFlags()...)
 	return &cli.Command{
 		Name:      "distill",
 		Usage:     "distill a neural teacher into boosted trees that fit the NIC",
@@ -87,9 +90,22 @@ outputs, an empty or malformed CSV, trees or depth below 1).
 	}
 }
 
-// distillOptions reads the flags distillFlags defines, and --seed and --format.
+// distillOptions reads the flags distillFlags defines, and --seed, --format, --handler,
+// --inputs and the RL-CC parameters.
 func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, error) {
 	format, err := compiler.ParseFormat(c.String("format"))
+	if err != nil {
+		return compiler.DistillOptions{}, err
+	}
+	handler, err := compiler.ParseHandler(c.String("handler"))
+	if err != nil {
+		return compiler.DistillOptions{}, err
+	}
+	inputs, err := modelInputs(c)
+	if err != nil {
+		return compiler.DistillOptions{}, err
+	}
+	params, err := rlccParams(c)
 	if err != nil {
 		return compiler.DistillOptions{}, err
 	}
@@ -122,7 +138,7 @@ func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, er
 		samples = 0 // every recorded state
 	}
 	return compiler.DistillOptions{
-		Teacher: teacher, Format: format,
+		Teacher: teacher, Format: format, Inputs: inputs, Handler: handler, Params: params,
 		Samples: samples, HeldOut: c.Float64("held-out"), States: c.String("states"), HeldOutStates: c.String("held-out-states"), Seed: c.Uint64("seed"),
 		GridName: grid,
 		Train: distill.Options{
@@ -267,7 +283,7 @@ func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 	case "":
 		return nil
 	case "auto":
-		m, _, err := compiler.LoadModel(opt.Model, opt.Format)
+		m, _, err := compiler.LoadModelAs(opt.Model, opt.Format, opt.Inputs)
 		if err != nil || m.Ensemble != nil {
 			return nil // compile reports the error, or compiles the trees
 		}
