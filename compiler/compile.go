@@ -121,7 +121,7 @@ type CompileOptions struct {
 
 	Progress ProgressFunc
 
-	// Int8, when set, compiles a dense network as an integer MLP (nicc compile --target int8)
+	// Int8, when set, compiles a dense network as an integer MLP (nicc compile --target int)
 	// instead of a tree ensemble.
 	Int8 *Int8Options
 
@@ -132,7 +132,7 @@ type CompileOptions struct {
 // DefaultCalibSamples is how many RL-CC states Int8Options.Samples 0 draws to calibrate.
 const DefaultCalibSamples = 20_000
 
-// Int8Options say how a dense network is quantized for --target int8.
+// Int8Options say how a dense network is quantized for --target int.
 type Int8Options struct {
 	// Calib is a CSV of calibration rows, one value per model input (or a header naming every
 	// input); "" draws Samples RL-CC states (distill.DefaultRLCC, seeded by Seed), which needs
@@ -333,12 +333,12 @@ func (c *compilation) load() error {
 				return fmt.Errorf("%s: --predictions compares one-step outputs, which a recurrent model does not have; leave it out for an LSTM", c.opt.Model)
 			}
 		case model.KindTrees:
-			return fmt.Errorf("%s: model %s is a tree ensemble; --target int8 takes a dense network", c.opt.Model, m.Name)
+			return fmt.Errorf("%s: model %s is a tree ensemble; --target int takes a dense network", c.opt.Model, m.Name)
 		}
 		return nil
 	}
 	if k := m.Kind(); k != model.KindTrees {
-		return fmt.Errorf("%s: model %s is an %s network; nicc compile takes tree ensembles: quantize a dense network with --target int8, or distill it into trees (--target trees)",
+		return fmt.Errorf("%s: model %s is an %s network; nicc compile takes tree ensembles: quantize a dense network with --target int, or distill it into trees (--target trees)",
 			c.opt.Model, m.Name, k)
 	}
 	return nil

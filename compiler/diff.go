@@ -18,7 +18,8 @@ import (
 // What nicc diff compares the teacher against (DiffOptions.Against); anything else is a
 // student model file.
 const (
-	AgainstInt8  = "int8"  // the integer network compile --target int8 builds
+	AgainstInt   = "int"   // the integer network compile --target int builds
+	AgainstInt8  = "int8"  // the former name of AgainstInt, still accepted
 	AgainstTrees = "trees" // the tree student compile --target trees distills, as its integer IR
 )
 
@@ -34,7 +35,8 @@ type DiffOptions struct {
 	// Params are the RL-CC parameters: the sampler's T = target·scale, the handler's input
 	// ranges; the zero value is nicsdk.DefaultParams.
 	Params nicsdk.Params
-	// Against is AgainstInt8, AgainstTrees, or a student model file; "" is AgainstInt8.
+	// Against is AgainstInt (or AgainstInt8), AgainstTrees, or a student model file; "" is
+	// AgainstInt.
 	Against string
 	// Calib is a CSV of rows to compare on (one value per teacher input, or a header naming
 	// every input); "" draws Samples RL-CC states (under Params, seeded by Seed), which needs
@@ -109,16 +111,16 @@ type differ struct {
 	c    *compilation // the teacher, the handler, the calibration rows (shared with compile)
 	rows [][]float64
 	rep  *DiffReport
-	mlp  *quantize.MLPIR  // AgainstInt8 of a dense network
-	lstm *quantize.LSTMIR // AgainstInt8 of an LSTM
+	mlp  *quantize.MLPIR  // AgainstInt of a dense network
+	lstm *quantize.LSTMIR // AgainstInt of an LSTM
 }
 
 // Diff compares the teacher with its integer network (int8), its distilled trees, or a
 // student file, over the calibration rows. Bad input (an unreadable model, a calibration set
 // of the wrong width, a comparison the teacher's kind does not support) is an error.
 func Diff(opt DiffOptions) (*DiffReport, error) {
-	if opt.Against == "" {
-		opt.Against = AgainstInt8
+	if opt.Against == "" || opt.Against == AgainstInt8 {
+		opt.Against = AgainstInt
 	}
 	if opt.Samples < 0 {
 		return nil, fmt.Errorf("samples %d: want a positive count", opt.Samples)
@@ -143,7 +145,7 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 	d.rows = rows
 	d.rep.Calib = d.c.calib
 	switch opt.Against {
-	case AgainstInt8:
+	case AgainstInt:
 		err = d.int8()
 	case AgainstTrees:
 		err = d.trees()
@@ -178,7 +180,7 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 // own load (which refuses tree ensembles).
 func (d *differ) load() error {
 	c := d.c
-	if d.opt.Against == AgainstInt8 {
+	if d.opt.Against == AgainstInt {
 		if err := c.load(); err != nil {
 			return err
 		}
@@ -205,14 +207,14 @@ func (d *differ) load() error {
 		d.rep.Params = newRLCCParams(c.params)
 	}
 	d.rep.teacher = func(x []float64) float64 { return m.Eval(m.NewState(), x)[0] }
-	if m.Kind() == model.KindLSTM && d.opt.Against != AgainstInt8 {
-		// Against int8 the rows run as sequences (int8 says so).
+	if m.Kind() == model.KindLSTM && d.opt.Against != AgainstInt {
+		// Against int the rows run as sequences (int8 says so).
 		d.rep.Notes = append(d.rep.Notes, "LSTM: every row is evaluated from a zero recurrent state")
 	}
 	return nil
 }
 
-// int8 quantizes the teacher exactly as compile --target int8 does.
+// int8 quantizes the teacher exactly as compile --target int does.
 func (d *differ) int8() error {
 	if err := d.c.quantizeInt8(); err != nil {
 		return err
@@ -231,7 +233,7 @@ func (d *differ) int8() error {
 	return nil
 }
 
-// int8LSTM compares the integer LSTM compile --target int8 builds. The statistics and the
+// int8LSTM compares the integer LSTM compile --target int builds. The statistics and the
 // trace run the rows as sequences of SeqLen steps from the zero state, float and integer
 // each with its own state, as quantize measures its fidelity; the heatmaps' functions of one
 // row are one step from the zero state.

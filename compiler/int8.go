@@ -12,7 +12,7 @@ import (
 	"github.com/nicc-dev/nicc/quantize"
 )
 
-// quantizeInt8 is the quantize stage for --target int8: the input formats (RL-CC: nicsdk's
+// quantizeInt8 is the quantize stage for --target int: the input formats (RL-CC: nicsdk's
 // Q16 ranges; none: the hull of the calibration rows, padded), the calibration rows, and
 // quantize.MLP (chooseMLP) or quantize.LSTM (quantizeLSTM).
 func (c *compilation) quantizeInt8() error {
@@ -121,7 +121,7 @@ func (c *compilation) chooseMLP(inputs []quantize.Input, calib [][]float64) erro
 		return fmt.Errorf("%s: %w", c.opt.Model, firstErr)
 	}
 	if len(cands) > 1 && !c.int8Trials[len(c.int8Trials)-1].MeetsTargets {
-		c.notes = append(c.notes, fmt.Sprintf("no int8 configuration met max |dy| <= %g and flips <= %g%% on the calibration rows; the most accurate was chosen", Int8MaxAbsDy, 100*Int8MaxFlips))
+		c.notes = append(c.notes, fmt.Sprintf("no integer configuration met max |dy| <= %g and flips <= %g%% on the calibration rows; the most accurate was chosen", Int8MaxAbsDy, 100*Int8MaxFlips))
 	}
 	if len(cands) == 1 {
 		c.int8Trials = nil // the configuration was given, not chosen

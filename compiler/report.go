@@ -32,9 +32,9 @@ type CompileReport struct {
 	Inputs   []InputInfo `json:"inputs"`
 	Params   *RLCCParams `json:"rlcc_params,omitempty"`
 	Quant    QuantInfo   `json:"quantization"`
-	// Int8 is the integer MLP's quantization (--target int8), in place of Quant's trees.
+	// Int8 is the integer MLP's quantization (--target int), in place of Quant's trees.
 	Int8 *Int8Info `json:"int8,omitempty"`
-	// LSTM is the integer LSTM's quantization (--target int8 on a recurrent network).
+	// LSTM is the integer LSTM's quantization (--target int on a recurrent network).
 	LSTM   *LSTMInfo    `json:"lstm,omitempty"`
 	Verify VerifyReport `json:"verify"`
 

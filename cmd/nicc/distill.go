@@ -56,14 +56,16 @@ nicc compile takes.
 
 States come from the RL-CC sampler (default): a two-state window (a_prev, o, a_prev2,
 o_prev), multipliers uniform on [0.8, 1.2], o uniform on [-T, T] for half the draws and on
-[T, 100·T] for the other half, T = 0.064·12 = 0.768; or from --states, a CSV of recorded
+[T, 100·T] for the other half, T = target·scale = 0.064·12 = 0.768 by default; or from --states, a CSV of recorded
 states (one per line; a header naming every teacher input picks the columns by name,
 otherwise they are the inputs by position), --samples of them drawn at random (0: all).
 --held-out of them are kept out of training.
 
-With --grid rlcc (the default for a teacher whose inputs are a_prev, o, a_prev2, o_prev)
-split thresholds are midpoints of nicsdk's Q16 grid, so the compiled comparisons lose
-nothing.
+With --grid rlcc (the default under --handler rlcc, which auto picks for a teacher whose
+inputs are a_prev, o, a_prev2, o_prev; --inputs renames an export's inputs to those) split
+thresholds are midpoints of nicsdk's Q16 grid, so the compiled comparisons lose nothing. A
+4-input teacher with other names gets --grid none, and the output says so. The --rlcc-*
+parameters set T (target·scale) and the grid's range of o.
 
 It prints train and held-out RMSE against the teacher, the max abs error, the fraction of
 states where student and teacher disagree on direction (the multiplier 1 + 0.2·y, or
@@ -84,6 +86,7 @@ outputs, an empty or malformed CSV, trees or depth below 1).
   nicc distill testdata/models/rlcc_teacher.json --trees 10 --depth 4 --out build/student.json
   nicc distill testdata/models/rlcc_teacher.json --oblivious --samples 1000000 --out s.json --json
   nicc distill teacher.onnx --states states.csv --samples 0 --grid none --out s.json
+  nicc distill testdata/models/rlcc_teacher_unnamed.onnx --inputs a_prev,o,a_prev2,o_prev --out s.json
   nicc distill testdata/models/rlcc_teacher.json --sweep trees=4..20,depth=2..6 --out build/sweep`,
 		Flags:  flags,
 		Action: runDistill,
@@ -238,10 +241,10 @@ func (r *rounds) finish() {
 // targetFlags are nicc compile's --target and the distill flags it takes.
 func targetFlags() []cli.Flag {
 	return append([]cli.Flag{&cli.StringFlag{Name: "target",
-		Usage: "trees: distill the (network) model into boosted trees first, with nicc distill's flags, and compile the student; auto: only if it is a network; int8: quantize the dense network itself"},
-		&cli.StringFlag{Name: "calib", Usage: "--target int8: CSV of calibration rows, one value per input (default: --samples sampled RL-CC states)"},
-		&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "--target int8: weight width, 8 or 16 (default: chosen by the measured error)"},
-		&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "--target int8: hidden activation width, 8 or 16 (default: chosen by the measured error)"},
+		Usage: "trees: distill the (network) model into boosted trees first, with nicc distill's flags, and compile the student; auto: only if it is a network; int (or int8): quantize the network itself into integer weights and activations, 8 or 16 bits each"},
+		&cli.StringFlag{Name: "calib", Usage: "--target int: CSV of calibration rows, one value per input (default: --samples sampled RL-CC states)"},
+		&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "--target int: weight width, 8 or 16 (default: chosen by the measured error)"},
+		&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "--target int: hidden activation width, 8 or 16 (default: chosen by the measured error)"},
 	}, distillFlags()...)
 }
 
@@ -255,7 +258,7 @@ func int8Quant(c *cli.Context, wb, ab int) quantize.MLPOptions {
 	return quantize.MLPOptions{WeightBits: wb, ActBits: ab, ChannelScales: true}
 }
 
-// int8ForCompile serves nicc compile --target int8: the quantization flags.
+// int8ForCompile serves nicc compile --target int (int8): the quantization flags.
 func int8ForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 	wb, ab := c.Int("weight-bits"), c.Int("act-bits")
 	if wb != 8 && wb != 16 {
@@ -288,10 +291,10 @@ func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 			return nil // compile reports the error, or compiles the trees
 		}
 	case "trees":
-	case "int8":
+	case "int", "int8":
 		return int8ForCompile(c, opt)
 	default:
-		return fmt.Errorf("--target %q: want trees, int8 or auto", target)
+		return fmt.Errorf("--target %q: want trees, int (or its old name int8) or auto", target)
 	}
 	do, err := distillOptions(c, opt.Model)
 	if err != nil {
