@@ -86,6 +86,8 @@ type ProgressFunc func(stage string, done, total int)
 type CompileOptions struct {
 	Model  string // the model file
 	Format Format // its format; FormatAuto sniffs
+	// Inputs rename the model's inputs after loading (nil keeps its own names): see LoadModelAs.
+	Inputs []string
 	Out    string // output directory, created if missing
 
 	Handler Handler
@@ -119,7 +121,7 @@ type CompileOptions struct {
 
 	Progress ProgressFunc
 
-	// Int8, when set, compiles a dense network as an integer MLP (nicc compile --target int8)
+	// Int8, when set, compiles a dense network as an integer MLP (nicc compile --target int)
 	// instead of a tree ensemble.
 	Int8 *Int8Options
 
@@ -130,10 +132,10 @@ type CompileOptions struct {
 // DefaultCalibSamples is how many RL-CC states Int8Options.Samples 0 draws to calibrate.
 const DefaultCalibSamples = 20_000
 
-// Int8Options say how a dense network is quantized for --target int8.
+// Int8Options say how a dense network is quantized for --target int.
 type Int8Options struct {
 	// Calib is a CSV of calibration rows, one value per model input (or a header naming every
-	// input); "" draws Samples RL-CC states (distill.DefaultRLCC, seeded by Seed), which needs
+	// input); "" draws Samples RL-CC states (the RL-CC sampler under Params, seeded by Seed), which needs
 	// the RL-CC handler.
 	Calib   string
 	Samples int // 0 is DefaultCalibSamples
@@ -211,11 +213,9 @@ type compilation struct {
 // mismatch, undefined behaviour, over budget) is a *CheckError; over budget still returns
 // the report, and writes it.
 func Compile(opt CompileOptions) (*CompileReport, error) {
-	c := &compilation{opt: opt, params: opt.Params}
-	if c.params == (nicsdk.Params{}) {
-		c.params = nicsdk.DefaultParams()
-	}
-	if err := c.params.Validate(); err != nil {
+	c := &compilation{opt: opt}
+	var err error
+	if c.params, err = paramsOrDefault(opt.Params); err != nil {
 		return nil, err
 	}
 	if c.opt.Vectors == 0 {
@@ -278,22 +278,28 @@ func rlccLayout(names []string) (inOrder, rlccNamed bool) {
 	return inOrder, rlccNamed
 }
 
+// resolveHandler is h, or for HandlerAuto the handler the input names choose: HandlerRLCC
+// for the RL-CC inputs in order, HandlerNone otherwise.
+func resolveHandler(h Handler, inputs []string) Handler {
+	if h != HandlerAuto {
+		return h
+	}
+	if inOrder, _ := rlccLayout(inputs); inOrder {
+		return HandlerRLCC
+	}
+	return HandlerNone
+}
+
 // load reads the model and checks that the chosen handler can run it: tree ensembles only,
 // no wider than the handler's inputs, state within the flow context.
 func (c *compilation) load() error {
-	m, f, err := LoadModel(c.opt.Model, c.opt.Format)
+	m, f, err := LoadModelAs(c.opt.Model, c.opt.Format, c.opt.Inputs)
 	if err != nil {
 		return err
 	}
 	c.m, c.format = m, f
 	inOrder, rlccNamed := rlccLayout(m.Inputs)
-	h := c.opt.Handler
-	if h == HandlerAuto {
-		h = HandlerNone
-		if inOrder {
-			h = HandlerRLCC
-		}
-	}
+	h := resolveHandler(c.opt.Handler, m.Inputs)
 	if h < 0 || h >= handlerEnd {
 		return fmt.Errorf("unknown handler %d", int(h))
 	}
@@ -328,12 +334,12 @@ func (c *compilation) load() error {
 				return fmt.Errorf("%s: --predictions compares one-step outputs, which a recurrent model does not have; leave it out for an LSTM", c.opt.Model)
 			}
 		case model.KindTrees:
-			return fmt.Errorf("%s: model %s is a tree ensemble; --target int8 takes a dense network", c.opt.Model, m.Name)
+			return fmt.Errorf("%s: model %s is a tree ensemble; --target int takes a dense network", c.opt.Model, m.Name)
 		}
 		return nil
 	}
 	if k := m.Kind(); k != model.KindTrees {
-		return fmt.Errorf("%s: model %s is an %s network; nicc compile takes tree ensembles: quantize a dense network with --target int8, or distill it into trees (--target trees)",
+		return fmt.Errorf("%s: model %s is an %s network; nicc compile takes tree ensembles: quantize a dense network with --target int, or distill it into trees (--target trees)",
 			c.opt.Model, m.Name, k)
 	}
 	return nil

@@ -407,7 +407,7 @@ func TestCompileBadInput(t *testing.T) {
 		{"flow state over 48 bytes", CompileOptions{Model: saveModel(t, lstm(16)), Handler: HandlerRLCC},
 			"model wide_lstm needs 56 bytes of flow state (the rlcc handler's 24 + h and c of 16 values each at int8 (32)), over the engine's 48-byte flow context"},
 		{"network", CompileOptions{Model: teacherNN},
-			"model rlcc_teacher is an mlp network; nicc compile takes tree ensembles: quantize a dense network with --target int8"},
+			"model rlcc_teacher is an mlp network; nicc compile takes tree ensembles: quantize a dense network with --target int"},
 		{"NaN leaf", CompileOptions{Model: writeText(t, "nan.model", nanLeaf)}, `leaf_value[0] is "nan", want a finite number`},
 		{"Inf threshold", CompileOptions{Model: writeText(t, "inf.model", infThr)}, `threshold[0] is "inf", want a finite number`},
 		{"o threshold above the handler's clamp", CompileOptions{Model: saveModel(t, treeModel(rl, stump(0, 1), stump(1, 200)))},

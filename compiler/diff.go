@@ -18,7 +18,8 @@ import (
 // What nicc diff compares the teacher against (DiffOptions.Against); anything else is a
 // student model file.
 const (
-	AgainstInt8  = "int8"  // the integer network compile --target int8 builds
+	AgainstInt   = "int"   // the integer network compile --target int builds
+	AgainstInt8  = "int8"  // the former name of AgainstInt, still accepted
 	AgainstTrees = "trees" // the tree student compile --target trees distills, as its integer IR
 )
 
@@ -26,10 +27,20 @@ const (
 type DiffOptions struct {
 	Teacher string // the float teacher's model file
 	Format  Format // its format; FormatAuto sniffs
-	// Against is AgainstInt8, AgainstTrees, or a student model file; "" is AgainstInt8.
+	// Inputs rename the teacher's inputs after loading (nil keeps its own): see LoadModelAs.
+	Inputs []string
+	// Handler says whether the teacher is an RL-CC policy, whose states can be sampled;
+	// HandlerAuto decides by the input names as compile does.
+	Handler Handler
+	// Params are the RL-CC parameters: the sampler's T = target·scale, the handler's input
+	// ranges; the zero value is nicsdk.DefaultParams.
+	Params nicsdk.Params
+	// Against is AgainstInt (or AgainstInt8), AgainstTrees, or a student model file; "" is
+	// AgainstInt.
 	Against string
 	// Calib is a CSV of rows to compare on (one value per teacher input, or a header naming
-	// every input); "" draws Samples RL-CC states (distill.DefaultRLCC, seeded by Seed).
+	// every input); "" draws Samples RL-CC states (under Params, seeded by Seed), which needs
+	// the RL-CC handler.
 	Calib   string
 	Samples int // 0 is DefaultCalibSamples
 	Seed    uint64
@@ -80,12 +91,15 @@ type DiffReport struct {
 	Trace       []LayerTrace `json:"trace,omitempty"`
 	Notes       []string     `json:"notes,omitempty"`
 	Plots       []string     `json:"plots,omitempty"`
+	// Params are the RL-CC parameters, for an RL-CC teacher.
+	Params *RLCCParams `json:"rlcc_params,omitempty"`
 
 	dy       []float64                 // student − teacher, per row, sorted by |Δy|
 	teacher  func(x []float64) float64 // for the heatmaps
 	student  func(x []float64) float64 // likewise
 	headline string                    // the student in a few words with its widths (plot titles)
 	rlcc     bool                      // the teacher takes the 4 RL-CC inputs (heatmaps)
+	sampler  distill.RLCCSampler       // the RL-CC state ranges under the parameters (heatmaps)
 	// repr is a row as an integer student sees it: quantized to its input formats, clamped
 	// to their ranges (nil for a float student).
 	repr func(x []float64) []float64
@@ -100,24 +114,29 @@ type differ struct {
 	rows [][]float64
 	n    int
 	rep  *DiffReport
-	mlp  *quantize.MLPIR  // AgainstInt8 of a dense network
-	lstm *quantize.LSTMIR // AgainstInt8 of an LSTM
+	mlp  *quantize.MLPIR  // AgainstInt of a dense network
+	lstm *quantize.LSTMIR // AgainstInt of an LSTM
 }
 
 // Diff compares the teacher with its integer network (int8), its distilled trees, or a
 // student file, over the calibration rows. Bad input (an unreadable model, a calibration set
 // of the wrong width, a comparison the teacher's kind does not support) is an error.
 func Diff(opt DiffOptions) (*DiffReport, error) {
-	if opt.Against == "" {
-		opt.Against = AgainstInt8
+	if opt.Against == "" || opt.Against == AgainstInt8 {
+		opt.Against = AgainstInt
 	}
 	if opt.Samples < 0 {
 		return nil, fmt.Errorf("samples %d: want a positive count", opt.Samples)
 	}
+	params, err := paramsOrDefault(opt.Params)
+	if err != nil {
+		return nil, err
+	}
 	q := opt.Quant
 	d := &differ{opt: opt, c: &compilation{
-		opt:    CompileOptions{Model: opt.Teacher, Format: opt.Format, Seed: opt.Seed, Int8: &Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}},
-		params: nicsdk.DefaultParams(),
+		opt: CompileOptions{Model: opt.Teacher, Format: opt.Format, Inputs: opt.Inputs, Handler: opt.Handler, Params: params,
+			Seed: opt.Seed, Int8: &Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}},
+		params: params,
 	}}
 	if err := d.load(); err != nil {
 		return nil, err
@@ -125,9 +144,8 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 	if err := d.source(); err != nil {
 		return nil, err
 	}
-	var err error
 	switch opt.Against {
-	case AgainstInt8:
+	case AgainstInt:
 		err = d.int8()
 	case AgainstTrees:
 		err = d.trees()
@@ -164,19 +182,20 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 // own load (which refuses tree ensembles).
 func (d *differ) load() error {
 	c := d.c
-	if d.opt.Against == AgainstInt8 {
+	if d.opt.Against == AgainstInt {
 		if err := c.load(); err != nil {
 			return err
 		}
 	} else {
-		m, f, err := LoadModel(d.opt.Teacher, d.opt.Format)
+		m, f, err := LoadModelAs(d.opt.Teacher, d.opt.Format, d.opt.Inputs)
 		if err != nil {
 			return err
 		}
 		c.m, c.format = m, f
-		c.handler = HandlerNone
-		if inOrder, _ := rlccLayout(m.Inputs); inOrder || m.NumInputs() == nicsdk.RLCCInputs {
-			c.handler = HandlerRLCC
+		c.handler = resolveHandler(d.opt.Handler, m.Inputs)
+		if c.handler == HandlerRLCC && m.NumInputs() != nicsdk.RLCCInputs {
+			return fmt.Errorf("%s: teacher %s has %d inputs; the RL-CC handler takes %d (a_prev, o, a_prev2, o_prev): use --handler none with --calib ROWS.csv",
+				d.opt.Teacher, m.Name, m.NumInputs(), nicsdk.RLCCInputs)
 		}
 	}
 	if n := c.m.NumOutputs(); n != 1 {
@@ -185,9 +204,13 @@ func (d *differ) load() error {
 	m := c.m
 	d.rep = &DiffReport{Teacher: d.opt.Teacher, TeacherKind: m.Kind().String(), Against: d.opt.Against}
 	d.rep.rlcc = c.handler == HandlerRLCC
+	d.rep.sampler = rlccSampler(c.params)
+	if d.rep.rlcc {
+		d.rep.Params = newRLCCParams(c.params)
+	}
 	d.rep.teacher = func(x []float64) float64 { return m.Eval(m.NewState(), x)[0] }
-	if m.Kind() == model.KindLSTM && d.opt.Against != AgainstInt8 {
-		// Against int8 the rows run as sequences (int8 says so).
+	if m.Kind() == model.KindLSTM && d.opt.Against != AgainstInt {
+		// Against int the rows run as sequences (int8 says so).
 		d.rep.Notes = append(d.rep.Notes, "LSTM: every row is evaluated from a zero recurrent state")
 	}
 	return nil
@@ -196,7 +219,7 @@ func (d *differ) load() error {
 // source chooses the rows: those int8 calibrates on, or a --calib CSV, are read; sampled
 // states compared with trees or a file are streamed, so memory does not grow with them.
 func (d *differ) source() error {
-	if d.opt.Against == AgainstInt8 || d.opt.Calib != "" {
+	if d.opt.Against == AgainstInt || d.opt.Calib != "" {
 		rows, err := d.c.calibRows()
 		if err != nil {
 			return err
@@ -234,7 +257,7 @@ func (d *differ) each(fn func(k int, row []float64)) error {
 	return nil
 }
 
-// int8 quantizes the teacher exactly as compile --target int8 does.
+// int8 quantizes the teacher exactly as compile --target int does.
 func (d *differ) int8() error {
 	if err := d.c.quantizeInt8(); err != nil {
 		return err
@@ -253,7 +276,7 @@ func (d *differ) int8() error {
 	return nil
 }
 
-// int8LSTM compares the integer LSTM compile --target int8 builds. The statistics and the
+// int8LSTM compares the integer LSTM compile --target int builds. The statistics and the
 // trace run the rows as sequences of SeqLen steps from the zero state, float and integer
 // each with its own state, as quantize measures its fidelity; the heatmaps' functions of one
 // row are one step from the zero state.
@@ -273,6 +296,7 @@ func (d *differ) int8LSTM() {
 func (d *differ) trees() error {
 	o := d.opt.Distill
 	o.Teacher, o.Format, o.Seed = d.opt.Teacher, d.opt.Format, d.opt.Seed
+	o.Inputs, o.Handler, o.Params = d.opt.Inputs, d.c.handler, d.c.params
 	if o.Train.Trees == 0 {
 		o.Train.Trees = 10
 	}
@@ -321,13 +345,13 @@ func (d *differ) file() error {
 // treeStudent compares s (its name, and where it came from) as its integer IR on the RL-CC
 // grid when its inputs are the RL-CC layout, in float otherwise.
 func (d *differ) treeStudent(s *model.Model, name, from string) error {
-	if inOrder, _ := rlccLayout(s.Inputs); !inOrder {
+	if inOrder, _ := rlccLayout(s.Inputs); !inOrder && !d.rep.rlcc {
 		d.rep.headline = name + ", float"
 		d.rep.Student = name + " " + from + ", in float (inputs not in the RL-CC layout)"
 		d.rep.student = func(x []float64) float64 { return s.Ensemble.Eval(x) }
 		return nil
 	}
-	ir, err := quantize.Trees(s, RLCCGrid(), quantize.Options{OutFrac: quantize.DefaultOutFrac})
+	ir, err := quantize.Trees(s, RLCCGrid(d.c.params), quantize.Options{OutFrac: quantize.DefaultOutFrac})
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.opt.Against, err)
 	}
@@ -659,6 +683,9 @@ func (r *DiffReport) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(w, "%5d %-5s %-8s %5d %4d  %10.6f %10.6f\n", t.Layer, name, t.Act, t.Units, t.Bits, t.MaxAbs, t.RMSE)
 		}
+	}
+	if r.Params != nil {
+		fmt.Fprintf(w, "rl-cc    %s\n", r.Params)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note     %s\n", n)

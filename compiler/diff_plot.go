@@ -24,15 +24,16 @@ const (
 type heatPrev struct {
 	name        string
 	aPrev2, obs float64
+	s           distill.RLCCSampler // the ranges of the grid around it
 }
 
-// heatPrevs are Fig. 5's previous states, T = target·scale of distill.DefaultRLCC (0.768).
-func heatPrevs() []heatPrev {
-	t := distill.DefaultRLCC.T()
+// heatPrevs are Fig. 5's previous states, T = target·scale of the sampler s (0.768 by default).
+func heatPrevs(s distill.RLCCSampler) []heatPrev {
+	t := s.T()
 	return []heatPrev{
-		{"steady state: a_{t-2} = 1, o_{t-1} = 0", 1, 0},
-		{"under-utilised: a_{t-2} = 1, o_{t-1} = −T", 1, -t},
-		{"congested: a_{t-2} = 1, o_{t-1} = 50T", 1, 50 * t},
+		{"steady state: a_{t-2} = 1, o_{t-1} = 0", 1, 0, s},
+		{"under-utilised: a_{t-2} = 1, o_{t-1} = −T", 1, -t, s},
+		{"congested: a_{t-2} = 1, o_{t-1} = 50T", 1, 50 * t, s},
 	}
 }
 
@@ -48,7 +49,7 @@ const heatCols, heatRows = 41, 61
 
 // evalGrid is f over the grid, at the RL-CC input x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}).
 func evalGrid(f func([]float64) float64, p heatPrev) *heatGrid {
-	s := distill.DefaultRLCC
+	s := p.s
 	t := s.T()
 	g := &heatGrid{xs: make([]float64, heatCols), ys: make([]float64, heatRows), z: make([][]float64, heatRows)}
 	for c := range heatCols {
@@ -88,7 +89,7 @@ func newHeatFigure(r *DiffReport) *heatFigure {
 		at = r.repr
 	}
 	seen := func(x []float64) float64 { return r.teacher(at(x)) }
-	for _, p := range heatPrevs() {
+	for _, p := range heatPrevs(r.sampler) {
 		tg, sg := evalGrid(r.teacher, p), evalGrid(r.student, p)
 		dg := evalGrid(seen, p)
 		for i, row := range dg.z {
@@ -175,7 +176,7 @@ func plotDiff(r *DiffReport, dir string) error {
 func plotHeatmaps(r *DiffReport, f *heatFigure, base string) ([]string, error) {
 	ys, ds := f.yScale(), f.diffScale()
 	var tiles [][]*plot.Plot
-	for i, p := range heatPrevs() {
+	for i, p := range heatPrevs(r.sampler) {
 		var row []*plot.Plot
 		for k, who := range []string{"float teacher", "student: " + r.headline, "Δy = student − float teacher"} {
 			pl := plot.New()
@@ -225,7 +226,7 @@ func plotHeatmaps(r *DiffReport, f *heatFigure, base string) ([]string, error) {
 		b.Title.TextStyle.Font.Size = vg.Points(10)
 	}
 
-	s := distill.DefaultRLCC
+	s := r.sampler
 	notes := []string{
 		"y maps to the rate multiplier 1 + 0.2y (y ≥ 0) or 1/(1 − 0.2y) (y < 0): |y| ≤ 0.025 holds the rate within ±0.5%.",
 		fmt.Sprintf("o_t = (max(RTT_t/baseRTT − β, 0)·√rate_t − target)·scale; T = target·scale = %g·%g = %g: o_t = −T on an idle link, and grows with the queue.", s.Target, s.Scale, s.T()),

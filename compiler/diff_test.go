@@ -124,7 +124,7 @@ func TestDiffBadInput(t *testing.T) {
 		{DiffOptions{Teacher: filepath.Join(dir, "missing.json")}, "missing.json"},
 		{DiffOptions{Teacher: diffTeacher, Calib: wide}, "row 1 has 2 values; model rlcc_teacher takes 4 inputs"},
 		{DiffOptions{Teacher: diffLSTM, Samples: 10, Quant: quantizeOpts8()}, "--weight-bits and --act-bits apply to dense networks"},
-		{DiffOptions{Teacher: "../testdata/models/rlcc_xgb.json", Samples: 10}, "--target int8 takes a dense network"},
+		{DiffOptions{Teacher: "../testdata/models/rlcc_xgb.json", Samples: 10}, "--target int takes a dense network"},
 		{DiffOptions{Teacher: diffTeacher, Against: filepath.Join(dir, "nope.json"), Samples: 10}, "nope.json"},
 	} {
 		_, err := Diff(c.opt)

@@ -24,13 +24,23 @@ const DefaultSamples = 200_000
 type DistillOptions struct {
 	Teacher string // the teacher's model file
 	Format  Format // its format; FormatAuto sniffs
+	// Inputs rename the teacher's inputs after loading (nil keeps its own): see LoadModelAs.
+	Inputs []string
+	// Handler says whether the teacher is an RL-CC policy: HandlerRLCC puts the thresholds on
+	// the RL-CC grid (GridName ""), and a sweep compiles its students under that handler;
+	// HandlerAuto decides by the input names as compile does.
+	Handler Handler
+	// Params are the RL-CC parameters the sampler (T = target·scale) and the grid use; the
+	// zero value is nicsdk.DefaultParams.
+	Params nicsdk.Params
 
 	// Samples is how many states the sampler draws (0: DefaultSamples); with States, how
 	// many of the recorded states are used (0: all).
 	Samples int
 	// HeldOut is the fraction of states kept out of training to measure the student on.
 	HeldOut float64
-	// States is a CSV of recorded states; "" samples RL-CC's state space (distill.DefaultRLCC).
+	// States is a CSV of recorded states; "" samples RL-CC's state space (distill.RLCCSampler
+	// under Params).
 	States string
 	// HeldOutStates is a CSV of states to measure the student on instead of a HeldOut
 	// fraction of the training states: every training state is then trained on.
@@ -41,27 +51,29 @@ type DistillOptions struct {
 	// caller's Progress.
 	Train distill.Options
 	// GridName is "rlcc" (thresholds on nicsdk's Q16 grid of the RL-CC inputs), "none"
-	// (unrestricted thresholds) or "" (rlcc for a teacher with the 4 RL-CC inputs in order,
-	// none otherwise).
+	// (unrestricted thresholds) or "" (rlcc under the RL-CC handler, none otherwise).
 	GridName string
 }
 
 // DistillReport is what nicc distill found.
 type DistillReport struct {
-	Teacher     string       `json:"teacher"`
-	TeacherKind string       `json:"teacher_kind"`
-	Student     string       `json:"student,omitempty"` // the file written, if any
-	States      string       `json:"states"`            // where the states came from
-	Samples     int          `json:"samples"`
-	Grid        string       `json:"grid"`
-	Trees       int          `json:"trees"`
-	Depth       int          `json:"depth"`
-	Oblivious   bool         `json:"oblivious"`
-	Train       distill.Fit  `json:"train"`
-	HeldOut     distill.Fit  `json:"held_out"`
-	LabelTime   Seconds      `json:"label_seconds"`
-	TrainTime   Seconds      `json:"train_seconds"`
-	Model       *model.Model `json:"-"`
+	Teacher     string      `json:"teacher"`
+	TeacherKind string      `json:"teacher_kind"`
+	Student     string      `json:"student,omitempty"` // the file written, if any
+	States      string      `json:"states"`            // where the states came from
+	Samples     int         `json:"samples"`
+	Grid        string      `json:"grid"`
+	Trees       int         `json:"trees"`
+	Depth       int         `json:"depth"`
+	Oblivious   bool        `json:"oblivious"`
+	Train       distill.Fit `json:"train"`
+	HeldOut     distill.Fit `json:"held_out"`
+	LabelTime   Seconds     `json:"label_seconds"`
+	TrainTime   Seconds     `json:"train_seconds"`
+	// Params are the RL-CC parameters the sampler or the grid used (nil when neither did).
+	Params *RLCCParams  `json:"rlcc_params,omitempty"`
+	Notes  []string     `json:"notes,omitempty"`
+	Model  *model.Model `json:"-"`
 }
 
 // Seconds is a duration that marshals as seconds.
@@ -91,16 +103,19 @@ type distillation struct {
 	teacher      *model.Model
 	states       string
 	grid         string
+	params       nicsdk.Params
+	rlccUsed     bool     // the RL-CC sampler or grid ran: the report gives the parameters
+	notes        []string // for the report
 	train, valid *distill.Dataset
 	samples      int
 	labelTime    time.Duration
 }
 
 // RLCCGrid is the fixed-point grid the RL-CC handler computes its inputs on: nicsdk's Q16
-// ranges under the default parameters.
-func RLCCGrid() []quantize.Input {
+// ranges under the parameters p.
+func RLCCGrid(p nicsdk.Params) []quantize.Input {
 	var g []quantize.Input
-	for _, r := range nicsdk.RLCCInputRanges(nicsdk.DefaultParams()) {
+	for _, r := range nicsdk.RLCCInputRanges(p) {
 		g = append(g, quantize.Input{Name: r.Name, Frac: r.FracBits, Min: r.Min, Max: r.Max})
 	}
 	return g
@@ -139,14 +154,18 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	if opt.Samples < 0 {
 		return nil, fmt.Errorf("samples %d: want a positive count", opt.Samples)
 	}
-	t, _, err := LoadModel(opt.Teacher, opt.Format)
+	params, err := paramsOrDefault(opt.Params)
+	if err != nil {
+		return nil, err
+	}
+	t, _, err := LoadModelAs(opt.Teacher, opt.Format, opt.Inputs)
 	if err != nil {
 		return nil, err
 	}
 	if t.NumOutputs() != 1 {
 		return nil, fmt.Errorf("%s: teacher %s has %d outputs; distill takes a single-output policy", opt.Teacher, t.Name, t.NumOutputs())
 	}
-	d := &distillation{opt: opt, teacher: t}
+	d := &distillation{opt: opt, teacher: t, params: params}
 	var s distill.Sampler
 	n := opt.Samples
 	if opt.States != "" {
@@ -156,7 +175,7 @@ func prepare(opt DistillOptions) (*distillation, error) {
 		}
 		s, d.states = ss, opt.States
 	} else {
-		s, d.states = distill.DefaultRLCC, "RL-CC sampler"
+		s, d.states, d.rlccUsed = rlccSampler(params), "RL-CC sampler", true
 		if n == 0 {
 			n = DefaultSamples
 		}
@@ -208,12 +227,15 @@ func prepare(opt DistillOptions) (*distillation, error) {
 			return nil, fmt.Errorf("held-out fraction %v of %d states leaves %d to train on and %d to hold out", opt.HeldOut, d.samples, d.train.Rows(), d.valid.Rows())
 		}
 	}
-	inOrder, _ := rlccLayout(t.Inputs)
 	switch d.grid = opt.GridName; d.grid {
 	case "":
 		d.grid = "none"
-		if inOrder {
+		switch {
+		case resolveHandler(opt.Handler, t.Inputs) == HandlerRLCC:
 			d.grid = "rlcc"
+		case opt.Handler == HandlerAuto && t.NumInputs() == nicsdk.RLCCInputs:
+			d.notes = append(d.notes, fmt.Sprintf("grid none: the teacher's inputs (%s) are not named a_prev, o, a_prev2, o_prev; %s puts the thresholds on the RL-CC Q16 grid",
+				strings.Join(t.Inputs, ", "), rlccHint))
 		}
 	case "rlcc":
 		if t.NumInputs() != nicsdk.RLCCInputs {
@@ -222,6 +244,12 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	case "none":
 	default:
 		return nil, fmt.Errorf("unknown grid %q (want rlcc or none)", opt.GridName)
+	}
+	if d.grid == "rlcc" {
+		if t.NumInputs() != nicsdk.RLCCInputs {
+			return nil, fmt.Errorf("%s: the RL-CC handler takes %d inputs (a_prev, o, a_prev2, o_prev); teacher %s takes %d", opt.Teacher, nicsdk.RLCCInputs, t.Name, t.NumInputs())
+		}
+		d.rlccUsed = true
 	}
 	return d, nil
 }
@@ -242,7 +270,7 @@ func (d *distillation) student(o distill.Options) (*DistillReport, error) {
 		return nil, err
 	}
 	if d.grid == "rlcc" {
-		o.Grid = RLCCGrid()
+		o.Grid = RLCCGrid(d.params)
 	}
 	if o.Seed == 0 {
 		o.Seed = d.opt.Seed
@@ -265,7 +293,25 @@ func (d *distillation) student(o distill.Options) (*DistillReport, error) {
 		Grid: d.grid, Trees: o.Trees, Depth: o.Depth, Oblivious: o.Oblivious,
 		Train: distill.Measure(m, d.train), HeldOut: distill.Measure(m, d.valid),
 		LabelTime: Seconds(d.labelTime), TrainTime: Seconds(took), Model: m,
+		Params: d.reportParams(), Notes: d.notes,
 	}, nil
+}
+
+// studentHandler is the handler a sweep compiles its students under: RL-CC when they were
+// trained on its grid (whatever the teacher's input names), else chosen by the names.
+func (d *distillation) studentHandler() Handler {
+	if d.grid == "rlcc" {
+		return HandlerRLCC
+	}
+	return d.opt.Handler
+}
+
+// reportParams are the RL-CC parameters for the report, when the sampler or the grid used them.
+func (d *distillation) reportParams() *RLCCParams {
+	if !d.rlccUsed {
+		return nil
+	}
+	return newRLCCParams(d.params)
 }
 
 // Distill trains a tree student of the teacher and, with out set, writes it as a native
@@ -306,6 +352,14 @@ time       label %s, train %s
 		r.Train.RMSE, r.Train.MaxAbs, 100*r.Train.Disagree, r.Train.Rows,
 		r.HeldOut.RMSE, r.HeldOut.MaxAbs, 100*r.HeldOut.Disagree, r.HeldOut.Rows,
 		r.LabelTime, r.TrainTime)
+	if err == nil && r.Params != nil {
+		_, err = fmt.Fprintf(w, "rl-cc      %s\n", r.Params)
+	}
+	for _, n := range r.Notes {
+		if err == nil {
+			_, err = fmt.Fprintf(w, "note       %s\n", n)
+		}
+	}
 	if err == nil && r.Student != "" {
 		_, err = fmt.Fprintf(w, "wrote      %s\n", r.Student)
 	}
@@ -469,7 +523,7 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 				return nil, err
 			}
 			c, err := Compile(CompileOptions{Model: file, Format: FormatNative, Out: dir, Core: opt.Core,
-				Vectors: opt.Vectors, Seed: opt.Seed, HostCC: opt.HostCC})
+				Handler: d.studentHandler(), Params: d.params, Vectors: opt.Vectors, Seed: opt.Seed, HostCC: opt.HostCC})
 			if err != nil && c == nil {
 				return nil, fmt.Errorf("trees %d depth %d: %w", trees, depth, err)
 			}

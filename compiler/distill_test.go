@@ -11,6 +11,7 @@ import (
 
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 )
 
@@ -42,7 +43,7 @@ func TestDistill(t *testing.T) {
 	}
 	// Every threshold lies between two points of the RL-CC Q16 grid: no grid point changes
 	// branch when the split is quantized.
-	grid := RLCCGrid()
+	grid := RLCCGrid(nicsdk.DefaultParams())
 	_ = forEachSplit(m, func(ti, ni int, n *model.Node) error {
 		in := grid[n.Feature]
 		s, err := quantize.Split(n, in, false)

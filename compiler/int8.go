@@ -13,7 +13,7 @@ import (
 	"github.com/nicc-dev/nicc/quantize"
 )
 
-// quantizeInt8 is the quantize stage for --target int8: the input formats (RL-CC: nicsdk's
+// quantizeInt8 is the quantize stage for --target int: the input formats (RL-CC: nicsdk's
 // Q16 ranges; none: the hull of the calibration rows, padded), the calibration rows, and
 // quantize.MLP (chooseMLP) or quantize.LSTM (quantizeLSTM).
 func (c *compilation) quantizeInt8() error {
@@ -122,7 +122,7 @@ func (c *compilation) chooseMLP(inputs []quantize.Input, calib [][]float64) erro
 		return fmt.Errorf("%s: %w", c.opt.Model, firstErr)
 	}
 	if len(cands) > 1 && !c.int8Trials[len(c.int8Trials)-1].MeetsTargets {
-		c.notes = append(c.notes, fmt.Sprintf("no int8 configuration met max |dy| <= %g and flips <= %g%% on the calibration rows; the most accurate was chosen", Int8MaxAbsDy, 100*Int8MaxFlips))
+		c.notes = append(c.notes, fmt.Sprintf("no integer configuration met max |dy| <= %g and flips <= %g%% on the calibration rows; the most accurate was chosen", Int8MaxAbsDy, 100*Int8MaxFlips))
 	}
 	if len(cands) == 1 {
 		c.int8Trials = nil // the configuration was given, not chosen
@@ -225,7 +225,7 @@ func (c *compilation) calibRows() ([][]float64, error) {
 func (c *compilation) calibStream() (int, func(row []float64), error) {
 	o, n := c.opt.Int8, c.m.NumInputs()
 	if c.handler != HandlerRLCC {
-		return 0, nil, fmt.Errorf("%s: --handler none needs calibration rows (--calib CSV); sampled RL-CC states need the RL-CC handler", c.opt.Model)
+		return 0, nil, noRLCCStates(c.opt.Model, c.opt.Handler, c.m.Inputs)
 	}
 	k := o.Samples
 	if k == 0 {
@@ -234,14 +234,15 @@ func (c *compilation) calibStream() (int, func(row []float64), error) {
 	if k < 1 || k > distill.MaxSamples {
 		return 0, nil, fmt.Errorf("samples %d: want 1 to %d", k, distill.MaxSamples)
 	}
-	if w := distill.DefaultRLCC.Inputs(); w != n {
+	s := rlccSampler(c.params)
+	if w := s.Inputs(); w != n {
 		return 0, nil, fmt.Errorf("internal error: the RL-CC sampler gives %d inputs, model %s takes %d", w, c.m.Name, n)
 	}
-	next, err := distill.DefaultRLCC.Stream(c.opt.Seed)
+	next, err := s.Stream(c.opt.Seed)
 	if err != nil {
 		return 0, nil, err
 	}
-	c.calib = fmt.Sprintf("%d RL-CC states sampled by distill.DefaultRLCC (seed %d)", k, c.opt.Seed)
+	c.calib = fmt.Sprintf("%d RL-CC states sampled with T = %.4g (seed %d)", k, s.T(), c.opt.Seed)
 	return k, next, nil
 }
 

@@ -44,7 +44,7 @@ func TestCompileInt8RLCC(t *testing.T) {
 		i.Trials[2].MaxAbsDy != i.MaxAbsDy || i.Trials[2].MaxAbsDy > i.Trials[1].MaxAbsDy {
 		t.Errorf("trials %+v, want w8/a8 and w8/a16 to miss and w16/a16, the most accurate, chosen", i.Trials)
 	}
-	if met := i.Trials[2].MeetsTargets; met == slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "no int8 configuration met") }) {
+	if met := i.Trials[2].MeetsTargets; met == slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "no integer configuration met") }) {
 		t.Errorf("w16/a16 meets the targets: %v, notes %q", met, r.Notes)
 	}
 	if i.CalibRows != 5000+16 || !strings.Contains(i.Calibration, "RL-CC states") {
@@ -88,11 +88,11 @@ func TestCompileInt8BadInput(t *testing.T) {
 		want string
 	}{
 		{"LSTM shape", CompileOptions{Model: saveModel(t, lstm(4)), Int8: &Int8Options{}}, "the int8 LSTM path takes dense(relu) -> lstm -> dense(tanh) with one output; the model is [lstm 4->4 dense(tanh) 4->1]"},
-		{"trees", CompileOptions{Model: rlccXGB, Int8: &Int8Options{}}, "model rlcc_xgb is a tree ensemble; --target int8 takes a dense network"},
+		{"trees", CompileOptions{Model: rlccXGB, Int8: &Int8Options{}}, "model rlcc_xgb is a tree ensemble; --target int takes a dense network"},
 		{"calibration of the wrong width", CompileOptions{Model: teacherJSON, Int8: &Int8Options{Calib: bcRows}},
 			"breast_cancer_test.tsv: row 1 has 30 values; model rlcc_teacher takes 4 inputs"},
 		{"none without calibration rows", CompileOptions{Model: teacherJSON, Handler: HandlerNone, Int8: &Int8Options{}},
-			"--handler none needs calibration rows (--calib CSV)"},
+			"--handler none needs calibration rows: sample RL-CC states with --handler rlcc (or name the inputs with --inputs a_prev,o,a_prev2,o_prev), or give rows with --calib ROWS.csv"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/nicc-dev/nicc/model"
@@ -106,4 +107,41 @@ func sniff(path string, data []byte) (Format, error) {
 		return FormatNative, nil
 	}
 	return FormatAuto, model.Errorf("cannot tell the model format: name it .onnx or .json, give a LightGBM text model, or pass --format")
+}
+
+// LoadModelAs is LoadModel with the model's inputs renamed to inputs (nil keeps the file's
+// names), so that handler detection and every later stage see the given names: an export that
+// calls its inputs input[0]..input[3] is then an RL-CC policy by name. inputs must name every
+// model input, each once.
+func LoadModelAs(path string, format Format, inputs []string) (*model.Model, Format, error) {
+	m, f, err := LoadModel(path, format)
+	if err != nil || inputs == nil {
+		return m, f, err
+	}
+	if len(inputs) != m.NumInputs() {
+		return nil, f, fmt.Errorf("%s: --inputs names %d inputs (%s); model %s takes %d (%s)",
+			path, len(inputs), strings.Join(inputs, ","), m.Name, m.NumInputs(), strings.Join(m.Inputs, ","))
+	}
+	m.Inputs = slices.Clone(inputs)
+	return m, f, nil
+}
+
+// ParseInputs reads the --inputs flag: comma-separated input names, each non-empty and
+// unique; "" is nil, the model's own names.
+func ParseInputs(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	names := strings.Split(s, ",")
+	for i, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			return nil, fmt.Errorf("--inputs %q: name %d is empty", s, i+1)
+		}
+		if slices.Contains(names[:i], n) {
+			return nil, fmt.Errorf("--inputs %q: %q is named twice", s, n)
+		}
+		names[i] = n
+	}
+	return names, nil
 }

@@ -89,7 +89,7 @@ func TestDiffStreamsSampledRows(t *testing.T) {
 	if !slices.Equal(streamed.dy, read.dy) {
 		t.Error("Δy differs")
 	}
-	if want := fmt.Sprintf("%d RL-CC states sampled by distill.DefaultRLCC (seed %d)", n, seed); streamed.Calib != want {
+	if want := fmt.Sprintf("%d RL-CC states sampled with T = 0.768 (seed %d)", n, seed); streamed.Calib != want {
 		t.Errorf("calib %q, want %q", streamed.Calib, want)
 	}
 }

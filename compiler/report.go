@@ -32,9 +32,9 @@ type CompileReport struct {
 	Inputs   []InputInfo `json:"inputs"`
 	Params   *RLCCParams `json:"rlcc_params,omitempty"`
 	Quant    QuantInfo   `json:"quantization"`
-	// Int8 is the integer MLP's quantization (--target int8), in place of Quant's trees.
+	// Int8 is the integer MLP's quantization (--target int), in place of Quant's trees.
 	Int8 *Int8Info `json:"int8,omitempty"`
-	// LSTM is the integer LSTM's quantization (--target int8 on a recurrent network).
+	// LSTM is the integer LSTM's quantization (--target int on a recurrent network).
 	LSTM   *LSTMInfo    `json:"lstm,omitempty"`
 	Verify VerifyReport `json:"verify"`
 
@@ -322,11 +322,7 @@ func (c *compilation) report() (*CompileReport, error) {
 
 	if c.handler == HandlerRLCC {
 		r.Entry = EntryHandler
-		p := c.params
-		r.Params = &RLCCParams{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate,
-			TargetReal: float64(p.Target) / nicsdk.Q16One, BetaReal: float64(p.Beta) / nicsdk.Q16One,
-			ScaleReal: float64(p.Scale) / nicsdk.Q16One, MinRateReal: float64(p.MinRate) / nicsdk.LineRate,
-			InitRateReal: float64(p.InitRate) / nicsdk.LineRate}
+		r.Params = newRLCCParams(c.params)
 		hf := c.verify.decisions.result(c.outputWhat())
 		r.HandlerFidelity = &hf
 		if c.policy != nil {
@@ -394,6 +390,9 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		} else {
 			fmt.Fprintf(tw, "handler\tnone: %s(x), x = %d raw int32 inputs\n", EntryPolicy, len(r.Inputs))
 		}
+	}
+	if r.Params != nil {
+		fmt.Fprintf(tw, "rl-cc\t%s\n", r.Params)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(tw, "note\t%s\n", n)

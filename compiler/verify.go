@@ -675,18 +675,14 @@ func randIn(rng *rand.Rand, lo, hi int32) int32 {
 
 func clamp32(v int64, lo, hi int32) int32 { return int32(min(max(v, int64(lo)), int64(hi))) }
 
-// rlccSampleOMax is the top of the observation the distiller's sampler draws (DESIGN.md: o on
-// [-0.768, 76.8]).
-const rlccSampleOMax = 76.8
-
 // sampleState draws a float state uniformly from the input ranges (RL-CC: o up to
-// rlccSampleOMax, the distiller's sampler, rather than the handler's clamp).
+// rlccSampleOMax, the distiller's sampler under the parameters, rather than the handler's clamp).
 func (c *compilation) sampleState(rng *rand.Rand) []float64 {
 	xf := make([]float64, len(c.inputs))
 	for i, in := range c.inputs {
 		lo, hi := in.Value(in.Min), in.Value(in.Max)
 		if c.handler == HandlerRLCC && rlccClamped[i] {
-			hi = rlccSampleOMax
+			hi = rlccSampleOMax(c.params)
 		}
 		xf[i] = lo + rng.Float64()*(hi-lo)
 	}
@@ -904,7 +900,7 @@ func (g *seqGen) startCtx() (nicsdk.FlowCtx, string) {
 		ctx[nicsdk.CtxBaseRTT] = 1000 + r.Uint32N(100_000)
 		ctx[nicsdk.CtxA1] = uint32(randIn(r, nicsdk.AMin, nicsdk.AMax))
 		ctx[nicsdk.CtxA2] = uint32(randIn(r, nicsdk.AMin, nicsdk.AMax))
-		ctx[nicsdk.CtxO1] = uint32(randIn(r, nicsdk.ObsMin(p), int32(math.Round(rlccSampleOMax*float64(nicsdk.Q16One)))))
+		ctx[nicsdk.CtxO1] = uint32(randIn(r, nicsdk.ObsMin(p), int32(math.Round(rlccSampleOMax(p)*float64(nicsdk.Q16One)))))
 		ctx[nicsdk.CtxFlags] = nicsdk.FlagInit
 		if r.IntN(4) == 0 {
 			ctx[nicsdk.CtxFlags] |= r.Uint32() &^ 1
@@ -1014,13 +1010,13 @@ func (g *seqGen) event(ctx nicsdk.FlowCtx, seq int) (_ nicsdk.Event, natural boo
 	}
 	switch k := r.IntN(20); {
 	case k < 8:
-		ev.RTTNs = toRTT(float64(nicsdk.ObsMin(g.p))/nicsdk.Q16One + r.Float64()*(rlccSampleOMax+1))
+		ev.RTTNs = toRTT(float64(nicsdk.ObsMin(g.p))/nicsdk.Q16One + r.Float64()*(rlccSampleOMax(g.p)+1))
 		natural = true
 	case k < 13:
 		if v, ok := g.pickThr(1); ok {
 			ev.RTTNs = toRTT(float64(v) / nicsdk.Q16One)
 		} else {
-			ev.RTTNs = toRTT(r.Float64() * rlccSampleOMax)
+			ev.RTTNs = toRTT(r.Float64() * rlccSampleOMax(g.p))
 		}
 	case k < 15:
 		ev.RTTNs = uint32(float64(base) * (0.5 + r.Float64()/2))

@@ -71,10 +71,20 @@ type Params struct {
 	InitRate uint32 // fxp20, [MinRate, LineRate]: a new flow's rate
 }
 
-// DefaultParams are DESIGN.md's: the NIC paper's target 0.064 and beta 1.5, the published
-// network's scale 12, a minimum rate of 1/1000 of line rate, and new flows at line rate.
+// The default parameters as real numbers (rates as fractions of line rate): DESIGN.md's, the
+// NIC paper's target 0.064 and beta 1.5, the published network's scale 12, a minimum rate of
+// 1/1000 of line rate, and new flows at line rate.
+const (
+	DefaultTarget   = 0.064
+	DefaultBeta     = 1.5
+	DefaultScale    = 12
+	DefaultMinRate  = 0.001
+	DefaultInitRate = 1
+)
+
+// DefaultParams are the defaults above in fixed point.
 func DefaultParams() Params {
-	p, err := NewParams(0.064, 1.5, 12, 0.001, 1)
+	p, err := NewParams(DefaultTarget, DefaultBeta, DefaultScale, DefaultMinRate, DefaultInitRate)
 	if err != nil {
 		panic(err)
 	}

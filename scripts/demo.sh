@@ -65,12 +65,12 @@ $nicc compile $lgb/lg_dart_breast_cancer.model --out "$tmp/bc" --handler none \
   --ranges $lgb/breast_cancer_test.tsv --predictions $lgb/lg_dart_breast_cancer_true_predictions.txt
 
 echo
-echo "== nicc compile --target int8: the RL-CC teacher MLP as an integer network inside the RL-CC handler"
-$nicc compile testdata/models/rlcc_teacher.json --target int8 --out "$tmp/mlp"
+echo "== nicc compile --target int: the RL-CC teacher MLP as an integer network inside the RL-CC handler"
+$nicc compile testdata/models/rlcc_teacher.json --target int --out "$tmp/mlp"
 
 echo
-echo "== nicc compile --target int8: the LSTM policy, h and c in the flow context, within 2 µs"
-$nicc compile testdata/models/rlcc_lstm.onnx --target int8 --out "$tmp/lstm"
+echo "== nicc compile --target int: the LSTM policy, h and c in the flow context, within 2 µs"
+$nicc compile testdata/models/rlcc_lstm.onnx --target int --out "$tmp/lstm"
 
 echo
 echo "== nicc diff: the float LSTM against its integer network, per value along the sequences"

@@ -51,8 +51,12 @@ load → quantize → emit → build → verify → budget → report.
 multiplier map, rate update; nicsdk rlcc.h). Its model takes x = (a_prev, o, a_prev2, o_prev)
 in Q16 over nicsdk's declared ranges. It is the default (auto) for a model whose 4 inputs are
 named a_prev, o (or obs), a_prev2, o_prev (or obs_prev) in that order; --handler rlcc takes
-any other 4-input model by position. A split on o above 128, where the handler clamps the
-observation, is refused.
+any other 4-input model by position, and --inputs a_prev,o,a_prev2,o_prev names an export's
+inputs (input[0]..input[3]) so that auto finds them. A split on o above 128, where the
+handler clamps the observation, is refused. The handler's parameters are --rlcc-target,
+--rlcc-beta, --rlcc-scale, --rlcc-min-rate and --rlcc-init-rate (nicsdk's defaults: the NIC
+paper's target 0.064 and beta 1.5, scale 12, rates as fractions of line rate); they go into
+the firmware, the sampled states (o on [-T, 100T], T = target·scale) and the report.
 
 --handler none compiles the model alone: x[i] is input i in the fixed-point format the
 report lists. Each input's range is the hull of its split thresholds and, with --ranges, of
@@ -68,8 +72,9 @@ first serves as both.
 
 --target trees distills a network teacher first (nicc distill's flags: --trees, --depth,
 --samples, ...) into --out/student.json and compiles the student; --target auto does that
-only when the model is a network. --target int8 quantizes a network itself on calibration
-rows: --calib CSV, or --samples (default 20000) sampled RL-CC states. A dense network
+only when the model is a network. --target int (int8 is its old name) quantizes a network
+itself into integer weights and activations of 8 or 16 bits on calibration rows: --calib
+CSV, or --samples (default 20000) RL-CC states sampled under --handler rlcc. A dense network
 (quantize.MLP, plus the corners of the input ranges in the calibration) takes the cheapest of
 int8 weights and activations, int8 weights with int16 activations, and int16 both whose max
 |dy| <= 2/128 and direction flips <= 0.1% against the float teacher, else the most accurate;
@@ -92,7 +97,9 @@ ranges that cannot represent a threshold).
   nicc compile testdata/lightgbm/lg_dart_breast_cancer.model --out build/bc --handler none \
       --ranges testdata/lightgbm/breast_cancer_test.tsv \
       --predictions testdata/lightgbm/lg_dart_breast_cancer_true_predictions.txt
-  nicc compile policy.json --out build/p --core dpa --budget 1.5us --vectors 1000000 --json`,
+  nicc compile policy.json --out build/p --core dpa --budget 1.5us --vectors 1000000 --json
+  nicc compile testdata/models/rlcc_teacher_unnamed.onnx --target int --out build/int \
+      --inputs a_prev,o,a_prev2,o_prev --rlcc-beta 2`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "output directory (created if missing)"},
 			&cli.StringFlag{Name: "handler", Value: "auto", Usage: "rlcc (the whole RL-CC event handler), none (the model alone) or auto"},
@@ -104,8 +111,9 @@ ranges that cannot represent a threshold).
 			&cli.StringFlag{Name: "ranges", Usage: "CSV/TSV of sample rows: verify vectors, fidelity samples, and the input ranges of --handler none"},
 			&cli.StringFlag{Name: "predictions", Usage: "the source tool's outputs on the --ranges rows: one a line, or the last column"},
 			formatFlag,
+			inputsFlag,
 			jsonFlag,
-		}, targetFlags()...),
+		}, append(rlccFlags(), targetFlags()...)...),
 		Action: runCompile,
 	}
 }
@@ -138,9 +146,17 @@ func runCompile(c *cli.Context) error {
 	if c.String("predictions") != "" && c.String("ranges") == "" {
 		return fmt.Errorf("--predictions needs the rows they were made on (--ranges)")
 	}
+	inputs, err := modelInputs(c)
+	if err != nil {
+		return err
+	}
+	params, err := rlccParams(c)
+	if err != nil {
+		return err
+	}
 	w := c.App.Writer
 	opt := compiler.CompileOptions{
-		Model: c.Args().First(), Format: format, Out: c.String("out"), Handler: handler,
+		Model: c.Args().First(), Format: format, Inputs: inputs, Out: c.String("out"), Handler: handler, Params: params,
 		Core: c.String("core"), Budget: budget, ThreadsSharing: c.Int("threads-sharing"),
 		Vectors: c.Int("vectors"), Seed: c.Uint64("seed"),
 		Ranges: c.String("ranges"), Predictions: c.String("predictions"),

@@ -114,7 +114,7 @@ func TestCompileBadInputExits2(t *testing.T) {
 		{[]string{models + "rlcc_teacher.json", "--target", "int8", "--calib", lgbDir + "breast_cancer_test.tsv"}, "row 1 has 30 values; model rlcc_teacher takes 4 inputs"},
 		{[]string{models + "rlcc_teacher.json", "--target", "int8", "--weight-bits", "4"}, "--weight-bits 4: want 8 or 16"},
 		{[]string{models + "rlcc_teacher.json", "--target", "int8", "--act-bits", "32"}, "--act-bits 32: want 8 or 16"},
-		{[]string{models + "rlcc_teacher.json", "--target", "fp16"}, `--target "fp16": want trees, int8 or auto`},
+		{[]string{models + "rlcc_teacher.json", "--target", "fp16"}, `--target "fp16": want trees, int (or its old name int8) or auto`},
 	}
 	for _, c := range cases {
 		args := append([]string{"compile"}, c.args...)

@@ -16,8 +16,9 @@ func diffCommand() *cli.Command {
 		Description: `Compares the float teacher with a student over the calibration rows (--calib CSV, or
 --samples sampled RL-CC states, default 20000):
 
-  --against int8   (default) the integer network nicc compile --target int8 builds: of a
-                   dense network with the same quantization (--weight-bits, --act-bits); of
+  --against int    (default; int8 is its old name) the integer network nicc compile
+                   --target int builds: of a dense network with the same quantization
+                   (--weight-bits, --act-bits); of
                    the dense(relu) -> LSTM -> dense(tanh) policy with its own formats, the
                    rows run as sequences of 32 steps from the zero state, float and integer
                    each with its own state
@@ -28,7 +29,7 @@ func diffCommand() *cli.Command {
 
 It prints max |Δy|, RMSE, the p50/p90/p99/p99.9 of |Δy| and the fraction of decisions whose
 direction (increase, decrease, hold within ±0.5% under the RL-CC multiplier map) differs;
-against int8 also a per-layer trace, float against dequantized integer activations (for an
+against int also a per-layer trace, float against dequantized integer activations (for an
 LSTM: x_t, the gates i, f, g, o, c', h' and y, along the same sequences). The summary
 names the student's widths (e.g. integer network w16/a16, per-channel scales). With
 --out DIR it writes diff_heatmaps.png/.svg (the action over (a_{t-1}, o_t/T), float,
@@ -37,27 +38,35 @@ under-utilised, congested; y beyond [-1, 1] marked and counted; an LSTM's cells 
 step from the zero state) and diff_histogram.png/.svg (Δy and |Δy| on a log count axis,
 |Δy|'s percentiles marked).
 
+RL-CC states are sampled for a teacher whose 4 inputs are named a_prev, o, a_prev2, o_prev,
+or under --handler rlcc (any 4-input teacher, by position); --inputs a_prev,o,a_prev2,o_prev
+renames an export's inputs (input[0]..input[3]) instead. The sampler's o spans [-T, 100T],
+T = target·scale of the --rlcc-* parameters, which also set the handler's input ranges.
+
 ` + compiler.MemoryHelp + `
 
 Exit codes: 0 compared; 2 bad input (an unreadable model, a calibration set of the wrong
-width, a comparison the teacher does not support, e.g. int8 of a tree ensemble).
+width, a comparison the teacher does not support, e.g. int of a tree ensemble).
 
   nicc diff testdata/models/rlcc_teacher.json --out build/diff
   nicc diff testdata/models/rlcc_lstm.onnx --out build/diff-lstm
-  nicc diff testdata/models/rlcc_teacher.json --against build/student.json --json`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "against", Value: compiler.AgainstInt8, Usage: "int8, trees, or a student model file"},
+  nicc diff testdata/models/rlcc_teacher.json --against build/student.json --json
+  nicc diff testdata/models/rlcc_teacher_unnamed.onnx --handler rlcc --rlcc-scale 6`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "against", Value: compiler.AgainstInt, Usage: "int (the integer network; int8 is an alias), trees, or a student model file"},
 			&cli.IntFlag{Name: "samples", Value: compiler.DefaultCalibSamples, Usage: "RL-CC states to compare on (with --calib: at most this many rows, all unless given)"},
 			&cli.StringFlag{Name: "calib", Usage: "CSV of rows to compare on, one value per teacher input (default: sampled RL-CC states)"},
 			&cli.StringFlag{Name: "out", Usage: "directory for the plots (none without it)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the state sampler and the distillation"},
-			&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "int8: weight width, 8 or 16 (default: chosen by the measured error, as compile does)"},
-			&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "int8: hidden activation width, 8 or 16 (default: chosen by the measured error)"},
+			&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "int: weight width, 8 or 16 (default: chosen by the measured error, as compile does)"},
+			&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "int: hidden activation width, 8 or 16 (default: chosen by the measured error)"},
 			&cli.IntFlag{Name: "trees", Value: 10, Usage: "trees: number of boosted trees"},
 			&cli.IntFlag{Name: "depth", Value: 4, Usage: "trees: depth of each tree"},
+			handlerFlag,
 			formatFlag,
+			inputsFlag,
 			jsonFlag,
-		},
+		}, rlccFlags()...),
 		Action: runDiff,
 	}
 }
@@ -87,9 +96,21 @@ func runDiff(c *cli.Context) error {
 	if c.Int("trees") < 1 || c.Int("depth") < 1 {
 		return fmt.Errorf("--trees %d --depth %d: want at least 1 each", c.Int("trees"), c.Int("depth"))
 	}
+	handler, err := compiler.ParseHandler(c.String("handler"))
+	if err != nil {
+		return err
+	}
+	inputs, err := modelInputs(c)
+	if err != nil {
+		return err
+	}
+	params, err := rlccParams(c)
+	if err != nil {
+		return err
+	}
 	q := int8Quant(c, wb, ab)
 	r, err := compiler.Diff(compiler.DiffOptions{
-		Teacher: c.Args().First(), Format: format, Against: c.String("against"),
+		Teacher: c.Args().First(), Format: format, Inputs: inputs, Handler: handler, Params: params, Against: c.String("against"),
 		Calib: c.String("calib"), Samples: samples, Seed: c.Uint64("seed"), Quant: q, Out: c.String("out"),
 		Distill: compiler.DistillOptions{Train: distill.Options{Trees: c.Int("trees"), Depth: c.Int("depth")}},
 	})

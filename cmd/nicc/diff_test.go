@@ -16,7 +16,7 @@ func TestDiffCLI(t *testing.T) {
 	}
 	for label, want := range map[string]string{
 		"teacher": "rlcc_teacher.json (mlp)",
-		"against": "int8: integer network w16/a16, per-channel scales (weights int16, hidden activations int16), calibrated on 2000 RL-CC states",
+		"against": "int: integer network w16/a16, per-channel scales (weights int16, hidden activations int16), calibrated on 2000 RL-CC states",
 		"rows":    "rows 2000: 2000 RL-CC states",
 		"|Δy|":    "p99.9",
 		"flips":   "of 2000 decisions",
@@ -66,7 +66,7 @@ func TestDiffLSTMCLI(t *testing.T) {
 	}
 	for label, want := range map[string]string{
 		"teacher": "rlcc_lstm.onnx (lstm)",
-		"against": "int8: integer LSTM",
+		"against": "int: integer LSTM",
 		"rows":    "rows 1000: 1000 RL-CC states",
 		"|Δy|":    "p99.9",
 		"flips":   "of 1000 decisions",

@@ -40,9 +40,12 @@ func distillCommand() *cli.Command {
 		&cli.StringFlag{Name: "sweep", Usage: "train and compile every configuration of trees=LO..HI[:STEP],depth=LO..HI[:STEP]"},
 		&cli.StringFlag{Name: "core", Value: fwsim.DefaultProfile, Usage: "core profile for the sweep's WCET (nicc budget --list-cores)"},
 		&cli.IntFlag{Name: "vectors", Value: 2000, Usage: "calls verify compares for each configuration of a sweep"},
+		handlerFlag,
 		formatFlag,
+		inputsFlag,
 		jsonFlag,
 	)
+	flags = append(flags, rlccFlags()...)
 	return &cli.Command{
 		Name:      "distill",
 		Usage:     "distill a neural teacher into boosted trees that fit the NIC",
@@ -53,14 +56,16 @@ nicc compile takes.
 
 States come from the RL-CC sampler (default): a two-state window (a_prev, o, a_prev2,
 o_prev), multipliers uniform on [0.8, 1.2], o uniform on [-T, T] for half the draws and on
-[T, 100·T] for the other half, T = 0.064·12 = 0.768; or from --states, a CSV of recorded
+[T, 100·T] for the other half, T = target·scale = 0.064·12 = 0.768 by default; or from --states, a CSV of recorded
 states (one per line; a header naming every teacher input picks the columns by name,
 otherwise they are the inputs by position), --samples of them drawn at random (0: all).
 --held-out of them are kept out of training.
 
-With --grid rlcc (the default for a teacher whose inputs are a_prev, o, a_prev2, o_prev)
-split thresholds are midpoints of nicsdk's Q16 grid, so the compiled comparisons lose
-nothing.
+With --grid rlcc (the default under --handler rlcc, which auto picks for a teacher whose
+inputs are a_prev, o, a_prev2, o_prev; --inputs renames an export's inputs to those) split
+thresholds are midpoints of nicsdk's Q16 grid, so the compiled comparisons lose nothing. A
+4-input teacher with other names gets --grid none, and the output says so. The --rlcc-*
+parameters set T (target·scale) and the grid's range of o.
 
 It prints train and held-out RMSE against the teacher, the max abs error, the fraction of
 states where student and teacher disagree on direction (the multiplier 1 + 0.2·y, or
@@ -83,15 +88,29 @@ outputs, an empty or malformed CSV, trees or depth below 1).
   nicc distill testdata/models/rlcc_teacher.json --trees 10 --depth 4 --out build/student.json
   nicc distill testdata/models/rlcc_teacher.json --oblivious --samples 1000000 --out s.json --json
   nicc distill teacher.onnx --states states.csv --samples 0 --grid none --out s.json
+  nicc distill testdata/models/rlcc_teacher_unnamed.onnx --inputs a_prev,o,a_prev2,o_prev --out s.json
   nicc distill testdata/models/rlcc_teacher.json --sweep trees=4..20,depth=2..6 --out build/sweep`,
 		Flags:  flags,
 		Action: runDistill,
 	}
 }
 
-// distillOptions reads the flags distillFlags defines, and --seed and --format.
+// distillOptions reads the flags distillFlags defines, and --seed, --format, --handler,
+// --inputs and the RL-CC parameters.
 func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, error) {
 	format, err := compiler.ParseFormat(c.String("format"))
+	if err != nil {
+		return compiler.DistillOptions{}, err
+	}
+	handler, err := compiler.ParseHandler(c.String("handler"))
+	if err != nil {
+		return compiler.DistillOptions{}, err
+	}
+	inputs, err := modelInputs(c)
+	if err != nil {
+		return compiler.DistillOptions{}, err
+	}
+	params, err := rlccParams(c)
 	if err != nil {
 		return compiler.DistillOptions{}, err
 	}
@@ -124,7 +143,7 @@ func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, er
 		samples = 0 // every recorded state
 	}
 	return compiler.DistillOptions{
-		Teacher: teacher, Format: format,
+		Teacher: teacher, Format: format, Inputs: inputs, Handler: handler, Params: params,
 		Samples: samples, HeldOut: c.Float64("held-out"), States: c.String("states"), HeldOutStates: c.String("held-out-states"), Seed: c.Uint64("seed"),
 		GridName: grid,
 		Train: distill.Options{
@@ -224,10 +243,10 @@ func (r *rounds) finish() {
 // targetFlags are nicc compile's --target and the distill flags it takes.
 func targetFlags() []cli.Flag {
 	return append([]cli.Flag{&cli.StringFlag{Name: "target",
-		Usage: "trees: distill the (network) model into boosted trees first, with nicc distill's flags, and compile the student; auto: only if it is a network; int8: quantize the dense network itself"},
-		&cli.StringFlag{Name: "calib", Usage: "--target int8: CSV of calibration rows, one value per input (default: --samples sampled RL-CC states)"},
-		&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "--target int8: weight width, 8 or 16 (default: chosen by the measured error)"},
-		&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "--target int8: hidden activation width, 8 or 16 (default: chosen by the measured error)"},
+		Usage: "trees: distill the (network) model into boosted trees first, with nicc distill's flags, and compile the student; auto: only if it is a network; int (or int8): quantize the network itself into integer weights and activations, 8 or 16 bits each"},
+		&cli.StringFlag{Name: "calib", Usage: "--target int: CSV of calibration rows, one value per input (default: --samples sampled RL-CC states)"},
+		&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "--target int: weight width, 8 or 16 (default: chosen by the measured error)"},
+		&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "--target int: hidden activation width, 8 or 16 (default: chosen by the measured error)"},
 	}, distillFlags()...)
 }
 
@@ -241,7 +260,7 @@ func int8Quant(c *cli.Context, wb, ab int) quantize.MLPOptions {
 	return quantize.MLPOptions{WeightBits: wb, ActBits: ab, ChannelScales: true}
 }
 
-// int8ForCompile serves nicc compile --target int8: the quantization flags.
+// int8ForCompile serves nicc compile --target int (int8): the quantization flags.
 func int8ForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 	wb, ab := c.Int("weight-bits"), c.Int("act-bits")
 	if wb != 8 && wb != 16 {
@@ -269,15 +288,15 @@ func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 	case "":
 		return nil
 	case "auto":
-		m, _, err := compiler.LoadModel(opt.Model, opt.Format)
+		m, _, err := compiler.LoadModelAs(opt.Model, opt.Format, opt.Inputs)
 		if err != nil || m.Ensemble != nil {
 			return nil // compile reports the error, or compiles the trees
 		}
 	case "trees":
-	case "int8":
+	case "int", "int8":
 		return int8ForCompile(c, opt)
 	default:
-		return fmt.Errorf("--target %q: want trees, int8 or auto", target)
+		return fmt.Errorf("--target %q: want trees, int (or its old name int8) or auto", target)
 	}
 	do, err := distillOptions(c, opt.Model)
 	if err != nil {

@@ -31,7 +31,11 @@ func loadArg(c *cli.Context) (*model.Model, compiler.Format, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return compiler.LoadModel(c.Args().First(), f)
+	inputs, err := modelInputs(c)
+	if err != nil {
+		return nil, 0, err
+	}
+	return compiler.LoadModelAs(c.Args().First(), f, inputs)
 }
 
 func inspectCommand() *cli.Command {
@@ -45,7 +49,7 @@ comparisons on their longest paths.
 
   nicc inspect testdata/models/rlcc_teacher.onnx
   nicc inspect --json testdata/models/rlcc_xgb.json`,
-		Flags: []cli.Flag{formatFlag, jsonFlag},
+		Flags: []cli.Flag{formatFlag, inputsFlag, jsonFlag},
 		Action: func(c *cli.Context) error {
 			m, f, err := loadArg(c)
 			if err != nil {
@@ -133,7 +137,7 @@ state; those rows print y, then the new h and c.
 
   nicc eval testdata/models/rlcc_teacher.onnx --input testdata/models/rlcc_teacher.ref.csv`,
 		Flags: []cli.Flag{
-			formatFlag, jsonFlag,
+			formatFlag, inputsFlag, jsonFlag,
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "CSV file of input rows (- for standard input)", Required: true},
 		},
 		Action: func(c *cli.Context) error {

@@ -1,0 +1,63 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// rlccSampler is the distiller's RL-CC state sampler under the handler's parameters p: the
+// observations scale with T = target·scale. The default target and scale give
+// distill.DefaultRLCC's T, 0.768 exactly (the Q16 target is 0.0639954).
+func rlccSampler(p nicsdk.Params) distill.RLCCSampler {
+	s := distill.DefaultRLCC
+	if def := nicsdk.DefaultParams(); p.Target == def.Target && p.Scale == def.Scale {
+		return s
+	}
+	s.Target, s.Scale = float64(p.Target)/nicsdk.Q16One, float64(p.Scale)/nicsdk.Q16One
+	return s
+}
+
+// rlccSampleOMax is the top of the observation rlccSampler(p) draws, 100·T, within the
+// handler's clamp.
+func rlccSampleOMax(p nicsdk.Params) float64 {
+	return min(100*rlccSampler(p).T(), float64(nicsdk.OMax)/nicsdk.Q16One)
+}
+
+// paramsOrDefault is p, or nicsdk.DefaultParams for the zero value, validated.
+func paramsOrDefault(p nicsdk.Params) (nicsdk.Params, error) {
+	if p == (nicsdk.Params{}) {
+		return nicsdk.DefaultParams(), nil
+	}
+	return p, p.Validate()
+}
+
+// rlccHint is how a user turns on the RL-CC handler for a model whose inputs are not named
+// in its layout.
+const rlccHint = "--handler rlcc (or name the inputs with --inputs a_prev,o,a_prev2,o_prev)"
+
+// noRLCCStates is the error for a command that would sample RL-CC states under a handler
+// that is not RL-CC: it names the flags that fix it.
+func noRLCCStates(path string, asked Handler, inputs []string) error {
+	why := "--handler none"
+	if asked == HandlerAuto {
+		why = fmt.Sprintf("a model whose inputs (%s) are not named a_prev, o, a_prev2, o_prev", strings.Join(inputs, ", "))
+	}
+	return fmt.Errorf("%s: %s needs calibration rows: sample RL-CC states with %s, or give rows with --calib ROWS.csv", path, why, rlccHint)
+}
+
+// newRLCCParams is p for a report: the fixed-point words and the real numbers they stand for.
+func newRLCCParams(p nicsdk.Params) *RLCCParams {
+	return &RLCCParams{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate,
+		TargetReal: float64(p.Target) / nicsdk.Q16One, BetaReal: float64(p.Beta) / nicsdk.Q16One,
+		ScaleReal: float64(p.Scale) / nicsdk.Q16One, MinRateReal: float64(p.MinRate) / nicsdk.LineRate,
+		InitRateReal: float64(p.InitRate) / nicsdk.LineRate}
+}
+
+// String is the parameters in one line, as the flags that set them would.
+func (p *RLCCParams) String() string {
+	return fmt.Sprintf("target %.4g, beta %.4g, scale %.4g, min rate %.4g, init rate %.4g (of line rate)",
+		p.TargetReal, p.BetaReal, p.ScaleReal, p.MinRateReal, p.InitRateReal)
+}
