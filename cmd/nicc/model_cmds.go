@@ -129,9 +129,12 @@ prints as it is read, and those before a bad line print before its error.
 
 A recurrent (LSTM) model takes rows of either its inputs alone, as consecutive steps of one
 flow whose state starts at zero, or its inputs followed by h and c, one step each from that
-state; those rows print y, then the new h and c.
+state; those rows print y, then the new h and c. A header that names every input selects
+the inputs, and h and c too when it names all of them as h0_0.., c0_0.. (or h_0.., c_0..),
+so torch's reference file evaluates as it is.
 
-  nicc eval testdata/models/rlcc_teacher.onnx --input testdata/models/rlcc_teacher.ref.csv`,
+  nicc eval testdata/models/rlcc_teacher.onnx --input testdata/models/rlcc_teacher.ref.csv
+  nicc eval testdata/models/rlcc_lstm.onnx --input testdata/models/rlcc_lstm.ref.csv`,
 		Flags: []cli.Flag{
 			formatFlag, jsonFlag,
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "CSV file of input rows (- for standard input)", Required: true},
@@ -199,11 +202,12 @@ func evalRows(stdout io.Writer, in *model.RowReader, path string, m *model.Model
 	return err
 }
 
-// inputColumns is the column of each model input when the header names every one and the rows
-// are wider than the inputs; nil means the rows are read whole. A recurrent model's rows are
-// always read whole (they may carry its state).
+// inputColumns is the column of each value a row gives the model when the header names every
+// model input and the rows are wider than the inputs; nil means the rows are read whole. For
+// a recurrent model the header may also name its state (stateColumns): the columns then hold
+// the inputs, h and c, for one step each.
 func inputColumns(names []string, width int, m *model.Model) []int {
-	if names == nil || width <= m.NumInputs() || m.NewState() != nil {
+	if names == nil || width <= m.NumInputs() {
 		return nil
 	}
 	cols := make([]int, 0, m.NumInputs())
@@ -214,7 +218,30 @@ func inputColumns(names []string, width int, m *model.Model) []int {
 		}
 		cols = append(cols, i)
 	}
+	if st := m.NewState(); st != nil {
+		cols = append(cols, stateColumns(names, len(st.H))...)
+	}
 	return cols
+}
+
+// stateColumns are the columns of an LSTM's h and c when the header names all 2·hidden of
+// them as h0_0..h0_{H-1} and c0_0..c0_{H-1} (PyTorch's h0 and c0, as the ONNX export's
+// graph inputs are called) or h_0.. and c_0..; else nil.
+func stateColumns(names []string, hidden int) []int {
+	for _, p := range [][2]string{{"h0_", "c0_"}, {"h_", "c_"}} {
+		var cols []int
+		for _, prefix := range p {
+			for j := range hidden {
+				if i := slices.Index(names, prefix+strconv.Itoa(j)); i >= 0 {
+					cols = append(cols, i)
+				}
+			}
+		}
+		if len(cols) == 2*hidden {
+			return cols
+		}
+	}
+	return nil
 }
 
 // evalPrinter writes eval's output a row at a time: one line of comma-separated values a row,
