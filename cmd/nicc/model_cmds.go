@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,8 +117,8 @@ func printSummary(w io.Writer, path string, f compiler.Format, s *model.Summary)
 func evalCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "eval",
-		Usage:     "print the float model's output for each input row",
-		ArgsUsage: "MODEL",
+		Usage:     "print the float model's output for each input row, or a compiled firmware's beside it",
+		ArgsUsage: "MODEL | DIR",
 		Description: `Reads ROWS.csv (numbers separated by commas, one row per line, an optional first line of
 names) and prints the model's float64 output for each row, one line per row, at full precision
 (the shortest decimal that parses back to the same float64). Compare the lines with what the
@@ -133,13 +134,36 @@ state; those rows print y, then the new h and c. A header that names every input
 the inputs, and h and c too when it names all of them as h0_0.., c0_0.. (or h_0.., c_0..),
 so torch's reference file evaluates as it is.
 
+Given a nicc compile output directory DIR (report.json and firmware.elf), eval runs the
+firmware's nicc_policy in fwsim on each row, the row quantized with the report's input
+formats (clamped to their ranges, as the handler clamps), and prints its output beside the
+float model's (on the row as given, what eval MODEL prints) and the golden model's (the
+integer model verify compared the firmware with, rebuilt from the model file the report
+names, whose hash must match: --model gives it if it moved), and the cycles. Under the
+RL-CC handler a row is the state (a_prev, o, a_prev2, o_prev) of one decision: it also prints
+the multiplier and the new rate from --rate (a fraction of line rate, default 0.5). An
+LSTM's rows are one flow's consecutive steps from the zero state. A row where the firmware
+and the golden model differ is flagged, and eval exits 1 after the last row; a row with a
+missing value (NaN) is printed, not run.
+
   nicc eval testdata/models/rlcc_teacher.onnx --input testdata/models/rlcc_teacher.ref.csv
-  nicc eval testdata/models/rlcc_lstm.onnx --input testdata/models/rlcc_lstm.ref.csv`,
+  nicc eval testdata/models/rlcc_lstm.onnx --input testdata/models/rlcc_lstm.ref.csv
+  nicc eval build/rlcc --input testdata/models/rlcc_xgb.ref.csv`,
 		Flags: []cli.Flag{
 			formatFlag, jsonFlag,
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "CSV file of input rows (- for standard input)", Required: true},
+			&cli.StringFlag{Name: "model", Usage: "eval DIR: the model file compiled, when it has moved since (its hash must match the report's)"},
+			&cli.Float64Flag{Name: "rate", Value: compiler.DefaultEvalRate, Usage: "eval DIR under the RL-CC handler: the rate before each decision, as a fraction of line rate"},
 		},
 		Action: func(c *cli.Context) error {
+			if c.NArg() == 1 {
+				if dir := c.Args().First(); isDir(dir) {
+					if !compiler.IsCompileDir(dir) {
+						return fmt.Errorf("%s is a directory without %s and %s: eval takes a model file or a nicc compile output directory", dir, compiler.ReportFile, compiler.FirmwareFile)
+					}
+					return evalDir(c, dir)
+				}
+			}
 			m, _, err := loadArg(c)
 			if err != nil {
 				return err
@@ -293,6 +317,11 @@ func (p *evalPrinter) end() error {
 	}
 	_, err := fmt.Fprintf(p.w, "\n  ],\n  \"rows\": %d\n}\n", p.rows)
 	return err
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
