@@ -54,7 +54,7 @@ func csvVectors(in *model.RowReader, r *CompileReport) ([]Vector, error) {
 		}
 		n := len(r.Inputs)
 		cols = cols[:0]
-		if in.Names != nil && in.Width() > n {
+		if in.Names != nil {
 			for _, f := range r.Inputs {
 				if i := slices.Index(in.Names, f.Name); i >= 0 {
 					cols = append(cols, i)

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -250,7 +252,7 @@ func OpenCompiled(dir, modelPath string) (*Compiled, error) {
 	where := filepath.Join(dir, ReportFile)
 	g := r.Golden
 	if g == nil {
-		return nil, fmt.Errorf("%s records no golden model (an older nicc wrote it): compile again", where)
+		return nil, fmt.Errorf("%s: records no golden model (an older nicc wrote it): compile again", where)
 	}
 	if modelPath == "" {
 		modelPath = g.ModelPath
@@ -279,8 +281,10 @@ func OpenCompiled(dir, modelPath string) (*Compiled, error) {
 		}
 	}
 	c := &compilation{opt: opt, params: params}
-	if err := c.load(); err != nil {
-		return nil, err
+	if err := c.load(); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: the model compiled: %w (pass --model with the file if it moved)", where, err)
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	h, err := quantize.ModelHash(c.m)
 	if err != nil {

@@ -76,7 +76,7 @@ func evalDir(c *cli.Context, dir string) error {
 func dirColumns(in *model.RowReader, path string, e *compiler.FirmwareEval) ([]int, error) {
 	inputs := e.Inputs()
 	n := len(inputs)
-	if in.Names != nil && in.Width() > n {
+	if in.Names != nil {
 		cols := make([]int, 0, n)
 		for _, name := range inputs {
 			if i := slices.Index(in.Names, name); i >= 0 {

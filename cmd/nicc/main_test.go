@@ -177,6 +177,20 @@ func TestEvalLSTMReferenceAsIs(t *testing.T) {
 	}
 }
 
+// TestEvalHeaderInAnyOrder: a header naming every input selects the columns by name, also
+// when the row holds just the inputs in another order.
+func TestEvalHeaderInAnyOrder(t *testing.T) {
+	dir := t.TempDir()
+	inOrder, shuffled := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
+	os.WriteFile(inOrder, []byte("1.1,40,0.9,3\n0.9,-0.5,1,0\n"), 0o644)
+	os.WriteFile(shuffled, []byte("o_prev,o,a_prev2,a_prev\n3,40,0.9,1.1\n0,-0.5,1,0.9\n"), 0o644)
+	_, want, _ := nicc(t, "eval", models+"rlcc_teacher.onnx", "-i", inOrder)
+	code, got, errOut := nicc(t, "eval", models+"rlcc_teacher.onnx", "-i", shuffled)
+	if code != exitOK || got != want || strings.Count(got, "\n") != 2 {
+		t.Errorf("exit %d %s: by name %q, in order %q", code, errOut, got, want)
+	}
+}
+
 func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {

@@ -181,9 +181,9 @@ missing value (NaN) is printed, not run.
 
 // evalRows streams the rows of in (read from path) through m, printing each output as it goes:
 // it holds one row, so any file size takes the same memory. Rows before a bad line are printed
-// before the error. When the header names every model input and the rows are wider than the
-// inputs, just those columns are read, so a reference file with the producing tool's outputs
-// beside the inputs evaluates as it is.
+// before the error. When the header names every model input, just those columns are read, in
+// the model's order, so a reference file with the producing tool's outputs beside the inputs
+// evaluates as it is.
 func evalRows(stdout io.Writer, in *model.RowReader, path string, m *model.Model, modelPath string, asJSON bool) error {
 	cols := inputColumns(in.Names, in.Width(), m)
 	width := in.Width()
@@ -227,11 +227,11 @@ func evalRows(stdout io.Writer, in *model.RowReader, path string, m *model.Model
 }
 
 // inputColumns is the column of each value a row gives the model when the header names every
-// model input and the rows are wider than the inputs; nil means the rows are read whole. For
-// a recurrent model the header may also name its state (stateColumns): the columns then hold
-// the inputs, h and c, for one step each.
+// model input, in any order; nil means the rows are read whole. For a recurrent model the
+// header may also name its state (stateColumns): the columns then hold the inputs, h and c,
+// for one step each.
 func inputColumns(names []string, width int, m *model.Model) []int {
-	if names == nil || width <= m.NumInputs() {
+	if names == nil || width < m.NumInputs() {
 		return nil
 	}
 	cols := make([]int, 0, m.NumInputs())
