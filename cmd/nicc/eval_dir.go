@@ -140,8 +140,12 @@ func (p *dirPrinter) start() error {
 		_, err = p.w.WriteString(",\n  \"rows\": [")
 		return err
 	}
-	fmt.Fprintf(p.w, "firmware  %s: %s(x) in fwsim on %s; x = the row's %s quantized with %s's formats\n",
-		e.Firmware, compiler.EntryPolicy, r.Budget.Core.Name, strings.Join(e.Inputs(), ", "), compiler.ReportFile)
+	args := "x"
+	if e.Stateful() {
+		args = "x, state"
+	}
+	fmt.Fprintf(p.w, "firmware  %s: %s(%s) in fwsim on %s; x = the row's %s quantized with %s's formats\n",
+		e.Firmware, compiler.EntryPolicy, args, r.Budget.Core.Name, strings.Join(e.Inputs(), ", "), compiler.ReportFile)
 	fmt.Fprintf(p.w, "golden    %s, rebuilt from %s (sha256 %.12s)\n", e.Golden(), r.Model.File, r.Model.Hash)
 	if e.Stateful() {
 		fmt.Fprintf(p.w, "state     the rows are one flow's consecutive steps from the zero state; each step starts from the golden state\n")
