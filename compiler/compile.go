@@ -1,9 +1,11 @@
 package compiler
 
 import (
+	"bytes"
 	"debug/elf"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -68,6 +70,10 @@ const (
 	FirmwareFile = "firmware.elf" // the RISC-V ELF
 	ReportFile   = "report.json"
 	HostDir      = "host" // the host driver (driver.c) and its two builds
+	// VectorsFile holds the entry's measured verify calls, and PolicyVectorsFile (the RL-CC
+	// handler) nicc_policy's, in nicc budget's vectors format.
+	VectorsFile       = "vectors.txt"
+	PolicyVectorsFile = "vectors_policy.txt"
 )
 
 // Host compiler flags: the strict build the outputs are compared on, and the sanitized one.
@@ -195,15 +201,18 @@ type compilation struct {
 	files []string // written into opt.Out, sorted
 	// expect is what each source nicc writes must hold outside its comments, by its path in
 	// opt.Out: the render with neutral names for the policy and the handler (see emit).
-	expect  map[string][]byte
-	idents  map[string]bool // the identifiers of expect's code
-	elf     string
-	hostBin string
-	ubsan   string
+	expect map[string][]byte
+	idents map[string]bool // the identifiers of expect's code
+	// sourcesHash is hashSources of the policy and handler C, for the report's golden model.
+	sourcesHash string
+	elf         string
+	hostBin     string
+	ubsan       string
 
-	verify *VerifyReport
-	budget *BudgetReport
-	policy *BudgetReport // the model alone, inside the RL-CC firmware
+	verify      *VerifyReport
+	budget      *BudgetReport
+	policy      *BudgetReport // the model alone, inside the RL-CC firmware
+	vectorFiles []VectorsInfo // the measured calls, written for nicc budget
 }
 
 // Compile runs the pipeline: load → quantize → emit → build → verify → budget → report. It
@@ -622,6 +631,9 @@ func (c *compilation) budgetStage() error {
 	if c.handler == HandlerRLCC {
 		entry = EntryHandler
 	}
+	if err := c.writeVectors(VectorsFile, entry, c.verify.measure); err != nil {
+		return err
+	}
 	r, err := Budget(BudgetOptions{ELF: c.elf, Entry: entry, Core: c.opt.Core, Budget: c.opt.Budget,
 		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measure, VectorsFile: "verify vectors"})
 	if err != nil {
@@ -629,6 +641,9 @@ func (c *compilation) budgetStage() error {
 	}
 	c.budget = r
 	if c.handler == HandlerRLCC {
+		if err := c.writeVectors(PolicyVectorsFile, EntryPolicy, c.verify.measurePolicy); err != nil {
+			return err
+		}
 		p, err := Budget(BudgetOptions{ELF: c.elf, Entry: EntryPolicy, Core: c.opt.Core, Budget: c.opt.Budget,
 			ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measurePolicy, VectorsFile: "verify vectors"})
 		if err != nil {
@@ -637,6 +652,27 @@ func (c *compilation) budgetStage() error {
 		c.policy = p
 	}
 	return nil
+}
+
+// VectorsInfo names a file of calls of entry that compile wrote for nicc budget.
+type VectorsInfo struct {
+	Entry   string `json:"entry"`
+	File    string `json:"file"` // in the output directory
+	Vectors int    `json:"vectors"`
+}
+
+// writeVectors writes the calls the budget stage measures on entry (the longest verify calls
+// and an even sample of the rest, at most 2048) into the output directory, in the order they
+// run: nicc budget on the same ELF, entry and file measures the same cycles.
+func (c *compilation) writeVectors(name, entry string, vs []Vector) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# %d calls of %s: the longest of nicc compile's verify calls and an even sample of the rest.\n", len(vs), entry)
+	fmt.Fprintf(&b, "# nicc budget %s --entry %s --vectors %s re-runs them.\n", FirmwareFile, entry, name)
+	if err := WriteVectors(&b, vs); err != nil {
+		return err
+	}
+	c.vectorFiles = append(c.vectorFiles, VectorsInfo{Entry: entry, File: name, Vectors: len(vs)})
+	return writeOut(filepath.Join(c.opt.Out, name), b.Bytes())
 }
 
 // textBytes is the size of the ELF's .text and .rodata sections.

@@ -96,6 +96,7 @@ func (c *compilation) emit() error {
 		return err
 	}
 	gen := r.sources()
+	c.sourcesHash = hashSources(gen)
 	c.expect = map[string][]byte{}
 	for n, b := range gen {
 		if err := sameCode(n, b, neutral.sources()[n]); err != nil {

@@ -73,20 +73,30 @@ func (c *compilation) quantizeInt8() error {
 	// scales cover every input the firmware can see: the RL-CC handler feeds o up to its
 	// clamp (128), beyond the sampler's 76.8, where scales calibrated on the samples alone
 	// saturate hidden units and can flip the output's sign.
-	if len(inputs) <= 8 {
+	calib, corners := withCorners(calib, inputs)
+	if corners {
 		c.calib += fmt.Sprintf(", and the %d corners of the input ranges", 1<<len(inputs))
-		for mask := range 1 << len(inputs) {
-			row := make([]float64, len(inputs))
-			for i, in := range inputs {
-				row[i] = in.Value(in.Min)
-				if mask>>i&1 == 1 {
-					row[i] = in.Value(in.Max)
-				}
-			}
-			calib = append(calib, row)
-		}
 	}
 	return c.chooseMLP(inputs, calib)
+}
+
+// withCorners appends the corners of the input ranges to a dense network's calibration rows
+// when there are at most 8 inputs (256 corners).
+func withCorners(calib [][]float64, inputs []quantize.Input) ([][]float64, bool) {
+	if len(inputs) > 8 {
+		return calib, false
+	}
+	for mask := range 1 << len(inputs) {
+		row := make([]float64, len(inputs))
+		for i, in := range inputs {
+			row[i] = in.Value(in.Min)
+			if mask>>i&1 == 1 {
+				row[i] = in.Value(in.Max)
+			}
+		}
+		calib = append(calib, row)
+	}
+	return calib, true
 }
 
 // chooseMLP quantizes the dense network with Int8Options.Quant, or, when that is zero, with

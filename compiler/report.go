@@ -65,6 +65,13 @@ type CompileReport struct {
 	// the policy's WCET.
 	TreesLowerBound uint64 `json:"trees_lower_bound_cycles"`
 
+	// Golden records what rebuilds the golden model, for nicc eval DIR (see GoldenInfo).
+	Golden *GoldenInfo `json:"golden,omitempty"`
+	// VectorFiles are the verify calls the budget measured, one file per entry, written beside
+	// the ELF in nicc budget's vectors format: nicc budget DIR re-runs them and reproduces the
+	// measured max.
+	VectorFiles []VectorsInfo `json:"vector_files,omitempty"`
+
 	CodeBytes   uint64 `json:"code_bytes"`   // .text of the ELF
 	RodataBytes uint64 `json:"rodata_bytes"` // .rodata (constant tables)
 	StateBytes  int    `json:"state_bytes"`  // flow context bytes the decision keeps
@@ -307,6 +314,10 @@ func (c *compilation) report() (*CompileReport, error) {
 		Verify: *c.verify, Budget: c.budget,
 		CodeBytes: text, RodataBytes: rodata, StateBytes: StateBytes(c.handler), StateLimit: nicsdk.CtxBytes,
 	}
+	if r.Golden, err = c.goldenInfo(); err != nil {
+		return nil, err
+	}
+	r.VectorFiles = c.vectorFiles
 	switch {
 	case c.lstm != nil:
 		c.reportLSTM(r)
@@ -492,7 +503,11 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", fmtUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
 		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict)
 	fmt.Fprintf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
-	fmt.Fprintf(tw, "wrote\t%s: %s, %s, %s\n", r.Out, strings.Join(r.Files, ", "), r.Firmware, ReportFile)
+	wrote := slices.Clone(r.Files)
+	for _, v := range r.VectorFiles {
+		wrote = append(wrote, v.File)
+	}
+	fmt.Fprintf(tw, "wrote\t%s: %s, %s, %s\n", r.Out, strings.Join(wrote, ", "), r.Firmware, ReportFile)
 	return tw.Flush()
 }
 

@@ -103,3 +103,24 @@ func parseArg(f string) (Arg, error) {
 	}
 	return Arg{Int: n}, nil
 }
+
+// WriteVectors writes vs in the vectors file format, one call a line: memory arguments as
+// hex: bytes, integers in decimal. ReadVectors reads back the same calls.
+func WriteVectors(w io.Writer, vs []Vector) error {
+	bw := bufio.NewWriter(w)
+	for _, v := range vs {
+		for i, a := range v.Args {
+			if i > 0 {
+				bw.WriteByte(' ')
+			}
+			if a.Bytes != nil {
+				bw.WriteString("hex:")
+				bw.WriteString(hex.EncodeToString(a.Bytes))
+			} else {
+				bw.WriteString(strconv.FormatUint(a.Int, 10))
+			}
+		}
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}

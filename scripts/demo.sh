@@ -60,6 +60,18 @@ $nicc compile testdata/models/rlcc_xgb.json --out "$tmp/rlcc" \
 echo "(report.json, the C and firmware.elf were written to a temporary directory: nicc compile ... --out DIR keeps them)"
 
 echo
+echo "== nicc eval DIR: that firmware in fwsim on XGBoost's reference rows, beside the golden and the float model"
+$nicc eval "$tmp/rlcc" --input testdata/models/rlcc_xgb.ref.csv > "$tmp/eval.txt"
+head -n 12 "$tmp/eval.txt"
+echo "..."
+tail -n 1 "$tmp/eval.txt"
+
+echo
+echo "== nicc budget DIR: the verify calls compile measured, run again (the report's measured max)"
+$nicc budget "$tmp/rlcc" > "$tmp/budget.txt"
+grep -E '^(firmware|WCET|measured|verdict) ' "$tmp/budget.txt"
+
+echo
 echo "== nicc compile --handler none: LightGBM's binary model alone, checked against LightGBM's own predictions"
 $nicc compile $lgb/lg_dart_breast_cancer.model --out "$tmp/bc" --handler none \
   --ranges $lgb/breast_cancer_test.tsv --predictions $lgb/lg_dart_breast_cancer_true_predictions.txt

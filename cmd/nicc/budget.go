@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/fwsim"
@@ -18,7 +21,7 @@ func budgetCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "budget",
 		Usage:     "bound a firmware function's worst-case time statically, measure it on vectors, and check it against the budget",
-		ArgsUsage: "ELF",
+		ArgsUsage: "ELF | DIR",
 		Description: `Loads the firmware ELF, takes the longest path through the entry function and everything it
 calls (static WCET, with the core profile's cycle costs), runs the vectors in the emulator,
 and prints the WCET in cycles and µs, the measured min/median/max, the tightness (WCET ÷ max
@@ -36,6 +39,18 @@ The ELF must be a regular file of at most 64 MiB (the emulator's memory).
 
 ` + compiler.VectorsHelp + `
 
+Given a nicc compile output directory DIR (report.json and firmware.elf), budget runs
+DIR/firmware.elf with the report's entry, core, budget and threads sharing unless flags say
+otherwise, on the verify calls compile wrote for that entry (DIR/vectors.txt, and under the
+RL-CC handler DIR/vectors_policy.txt for --entry nicc_policy): the report's measured max
+again, cycle for cycle.
+
+--vectors ROWS.csv (a name ending in .csv or .tsv; README "CSV rows") gives rows of
+nicc_policy's inputs instead, one call a row, x passed by address (an LSTM's state words too,
+zeroed: a new flow's); --entry defaults to nicc_policy. For DIR a row holds real values,
+quantized with the report's input formats (clamped to their ranges), and a header naming
+every input selects those columns; for a bare ELF a row holds the raw int32 inputs.
+
 The dpa core's clock (1.8 GHz) is a third-party figure and its costs are those of a simple
 in-order core: assumptions, labelled as such. --list-cores shows every profile and the
 source of each number.
@@ -43,13 +58,15 @@ source of each number.
   nicc budget fw.elf --entry on_rtt_event
   nicc budget fw.elf --entry on_rtt_event --vectors events.txt --budget 1.5us --threads-sharing 16
   nicc budget fw.elf --entry sum_window --loop-bound sum_window+0x14=8 --json
+  nicc budget build/rlcc
+  nicc budget build/rlcc --vectors states.csv
   nicc budget --list-cores`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "entry", Usage: "function symbol to bound and run"},
 			&cli.StringFlag{Name: "core", Value: fwsim.DefaultProfile, Usage: "core profile (see --list-cores)"},
 			&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
 			&cli.IntFlag{Name: "threads-sharing", Usage: "hardware threads sharing the pipeline (default: the profile's)"},
-			&cli.StringFlag{Name: "vectors", Usage: "file of calls to run and measure (format above)"},
+			&cli.StringFlag{Name: "vectors", Usage: "file of calls to run and measure (format above), or .csv/.tsv rows of nicc_policy's inputs"},
 			&cli.StringSliceFlag{Name: "loop-bound", Usage: "HEAD=N: the loop with head HEAD (0xADDR or func+0xOFF) runs its head at most N times per entry; repeatable"},
 			&cli.BoolFlag{Name: "list-cores", Usage: "list the core profiles with their clocks, threads and cost tables, and exit"},
 			jsonFlag,
@@ -71,10 +88,7 @@ func runBudget(c *cli.Context) error {
 		return printCores(w, ps)
 	}
 	if c.NArg() != 1 {
-		return fmt.Errorf("budget takes one ELF file, got %d arguments", c.NArg())
-	}
-	if c.String("entry") == "" {
-		return fmt.Errorf("budget needs --entry NAME, the function to bound")
+		return fmt.Errorf("budget takes one ELF file or compile directory, got %d arguments", c.NArg())
 	}
 	budget, err := compiler.ParseBudget(c.String("budget"))
 	if err != nil {
@@ -88,17 +102,24 @@ func runBudget(c *cli.Context) error {
 		Budget: budget, ThreadsSharing: c.Int("threads-sharing"),
 		LoopBounds: c.StringSlice("loop-bound"),
 	}
-	if path := c.String("vectors"); path != "" {
-		f, err := os.Open(path)
-		if err != nil {
+	vectors := c.String("vectors")
+	var rep *compiler.CompileReport
+	if dir := c.Args().First(); isDir(dir) {
+		if rep, vectors, err = budgetDir(c, dir, &opt); err != nil {
 			return err
 		}
-		vs, err := compiler.ReadVectors(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+	}
+	if opt.Entry == "" && compiler.IsCSVVectors(vectors) {
+		opt.Entry = compiler.EntryPolicy
+	}
+	if opt.Entry == "" {
+		return fmt.Errorf("budget needs --entry NAME, the function to bound")
+	}
+	if vectors != "" {
+		if opt.Vectors, err = readBudgetVectors(vectors, opt.Entry, rep); err != nil {
+			return err
 		}
-		opt.Vectors, opt.VectorsFile = vs, path
+		opt.VectorsFile = vectors
 	}
 	r, err := compiler.Budget(opt)
 	if err != nil {
@@ -128,6 +149,64 @@ func runBudget(c *cli.Context) error {
 		return checkFailed{fmt.Errorf("%s: %s is over budget: WCET %s µs > %s µs", r.ELF, r.Entry, us(r.WCETMicros), us(r.BudgetMicros))}
 	}
 	return nil
+}
+
+// budgetDir points budget at a compile output directory: its firmware.elf, and unless the
+// flags say otherwise the report's entry, core, budget and threads sharing, and the vectors
+// file compile wrote for the entry (which reproduces the report's measured max).
+func budgetDir(c *cli.Context, dir string, opt *compiler.BudgetOptions) (*compiler.CompileReport, string, error) {
+	if !compiler.IsCompileDir(dir) {
+		return nil, "", fmt.Errorf("%s is a directory without %s and %s: budget takes an ELF file or a nicc compile output directory", dir, compiler.ReportFile, compiler.FirmwareFile)
+	}
+	rep, err := compiler.ReadReport(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	opt.ELF = filepath.Join(dir, compiler.FirmwareFile)
+	vectors := c.String("vectors")
+	if opt.Entry == "" && !compiler.IsCSVVectors(vectors) {
+		opt.Entry = rep.Entry
+	}
+	b := rep.Budget
+	if !c.IsSet("core") {
+		opt.Core = b.Core.Name
+	}
+	if !c.IsSet("budget") && b.BudgetMicros > 0 && b.BudgetMicros < 1e9 {
+		opt.Budget = time.Duration(math.Round(b.BudgetMicros * float64(time.Microsecond)))
+	}
+	if !c.IsSet("threads-sharing") && b.Core.ThreadsSource == "--threads-sharing" {
+		opt.ThreadsSharing = b.Core.ThreadsSharing
+	}
+	if vectors == "" {
+		for _, v := range rep.VectorFiles {
+			if v.Entry == opt.Entry && v.File == filepath.Base(v.File) {
+				vectors = filepath.Join(dir, v.File)
+			}
+		}
+	}
+	return rep, vectors, nil
+}
+
+// readBudgetVectors reads --vectors: CSV rows of nicc_policy's inputs (a .csv or .tsv file;
+// real values quantized with the compile's formats when budget was given its directory, raw
+// int32 values for a bare ELF) or the vectors format.
+func readBudgetVectors(path, entry string, rep *compiler.CompileReport) ([]compiler.Vector, error) {
+	if compiler.IsCSVVectors(path) {
+		if entry != compiler.EntryPolicy {
+			return nil, fmt.Errorf("%s: CSV rows are %s's inputs, not --entry %s's arguments (give %s a file in the vectors format)", path, compiler.EntryPolicy, entry, entry)
+		}
+		return compiler.CSVVectors(path, rep)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	vs, err := compiler.ReadVectors(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return vs, nil
 }
 
 // hz formats a clock in GHz or MHz.

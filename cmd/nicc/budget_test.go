@@ -212,7 +212,7 @@ func TestBudgetBadInput(t *testing.T) {
 	}{
 		{[]string{"/dev/zero", "--entry", "x"}, "/dev/zero: fwsim: elf: not a regular file (a character device)"},
 		{[]string{fifo, "--entry", "x"}, fifo + ": fwsim: elf: not a regular file (a named pipe)"},
-		{[]string{dir, "--entry", "x"}, dir + ": fwsim: elf: not a regular file (a directory)"},
+		{[]string{dir, "--entry", "x"}, dir + " is a directory without report.json and firmware.elf: budget takes an ELF file or a nicc compile output directory"},
 		{[]string{zeros, "--entry", "x"}, zeros + ": fwsim: elf: not an ELF file: bad magic (00 00 00 00) at offset 0x0"},
 		{[]string{huge, "--entry", "x"}, huge + ": fwsim: elf: file of 3221225472 bytes is larger than fwsim's 64 MiB memory (MaxFile)"},
 		{[]string{elf, "--entry", "nosuch"}, elf + `: entry "nosuch": no such symbol (functions: on_event)`},
@@ -220,7 +220,7 @@ func TestBudgetBadInput(t *testing.T) {
 		{[]string{x86, "--entry", "f"}, x86 + ": fwsim: elf: machine EM_X86_64, want EM_RISCV"},
 		{[]string{filepath.Join(dir, "none.elf"), "--entry", "f"}, "none.elf: no such file"},
 		{[]string{elf}, "budget needs --entry NAME"},
-		{[]string{"--entry", "on_event"}, "budget takes one ELF file, got 0"},
+		{[]string{"--entry", "on_event"}, "budget takes one ELF file or compile directory, got 0"},
 		{[]string{elf, "--entry", "on_event", "--budget", "2"}, `budget "2": want a time such as 2us`},
 		{[]string{elf, "--entry", "on_event", "--core", "z80"}, `no core profile "z80"`},
 		{[]string{elf, "--entry", "on_event", "--threads-sharing", "0"}, "--threads-sharing 0"},

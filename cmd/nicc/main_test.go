@@ -138,6 +138,59 @@ func TestEvalLSTMModes(t *testing.T) {
 	}
 }
 
+// TestEvalLSTMReferenceAsIs evaluates torch's LSTM reference file as it is: its header names
+// the inputs, h0_0..h0_11 and c0_0..c0_11, then torch's y, hn and cn, so each row is one step
+// from its own state and prints y, h', c', which must match torch's columns.
+func TestEvalLSTMReferenceAsIs(t *testing.T) {
+	ref, err := model.ReadCSVFile(models + "rlcc_lstm.ref.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := nicc(t, "eval", models+"rlcc_lstm.onnx", "-i", models+"rlcc_lstm.ref.csv")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(ref.Data) {
+		t.Fatalf("%d lines for %d rows", len(lines), len(ref.Data))
+	}
+	for i, line := range lines {
+		got := strings.Split(line, ",")
+		want := ref.Data[i][28:] // y, hn, cn
+		if len(got) != len(want) {
+			t.Fatalf("row %d: %d values, want %d", i+1, len(got), len(want))
+		}
+		for j, g := range got {
+			v, err := strconv.ParseFloat(g, 64)
+			if err != nil || math.Abs(v-want[j]) > 1e-5 {
+				t.Fatalf("row %d value %d: eval %s, torch %v (%v)", i+1, j+1, g, want[j], err)
+			}
+		}
+	}
+	// Without the state columns' names the same header selects the inputs alone: one flow's
+	// consecutive steps, one y a row.
+	seq := filepath.Join(t.TempDir(), "seq.csv")
+	os.WriteFile(seq, []byte("a_prev,o,a_prev2,o_prev,y\n1,0.5,1,0.5,9\n0.9,30,1,0.5,9\n"), 0o644)
+	code, out, errOut = nicc(t, "eval", models+"rlcc_lstm.onnx", "-i", seq)
+	if code != exitOK || len(strings.Fields(out)) != 2 || strings.Contains(out, ",") {
+		t.Errorf("inputs by name: exit %d, %q, %s", code, out, errOut)
+	}
+}
+
+// TestEvalHeaderInAnyOrder: a header naming every input selects the columns by name, also
+// when the row holds just the inputs in another order.
+func TestEvalHeaderInAnyOrder(t *testing.T) {
+	dir := t.TempDir()
+	inOrder, shuffled := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
+	os.WriteFile(inOrder, []byte("1.1,40,0.9,3\n0.9,-0.5,1,0\n"), 0o644)
+	os.WriteFile(shuffled, []byte("o_prev,o,a_prev2,a_prev\n3,40,0.9,1.1\n0,-0.5,1,0.9\n"), 0o644)
+	_, want, _ := nicc(t, "eval", models+"rlcc_teacher.onnx", "-i", inOrder)
+	code, got, errOut := nicc(t, "eval", models+"rlcc_teacher.onnx", "-i", shuffled)
+	if code != exitOK || got != want || strings.Count(got, "\n") != 2 {
+		t.Errorf("exit %d %s: by name %q, in order %q", code, errOut, got, want)
+	}
+}
+
 func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {

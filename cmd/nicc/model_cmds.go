@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,8 +121,8 @@ func printSummary(w io.Writer, path string, f compiler.Format, s *model.Summary)
 func evalCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "eval",
-		Usage:     "print the float model's output for each input row",
-		ArgsUsage: "MODEL",
+		Usage:     "print the float model's output for each input row, or a compiled firmware's beside it",
+		ArgsUsage: "MODEL | DIR",
 		Description: `Reads ROWS.csv (numbers separated by commas, one row per line, an optional first line of
 names) and prints the model's float64 output for each row, one line per row, at full precision
 (the shortest decimal that parses back to the same float64). Compare the lines with what the
@@ -133,14 +134,40 @@ prints as it is read, and those before a bad line print before its error.
 
 A recurrent (LSTM) model takes rows of either its inputs alone, as consecutive steps of one
 flow whose state starts at zero, or its inputs followed by h and c, one step each from that
-state; those rows print y, then the new h and c.
+state; those rows print y, then the new h and c. A header that names every input selects
+the inputs, and h and c too when it names all of them as h0_0.., c0_0.. (or h_0.., c_0..),
+so torch's reference file evaluates as it is.
 
-  nicc eval testdata/models/rlcc_teacher.onnx --input testdata/models/rlcc_teacher.ref.csv`,
+Given a nicc compile output directory DIR (report.json and firmware.elf), eval runs the
+firmware's nicc_policy in fwsim on each row, the row quantized with the report's input
+formats (clamped to their ranges, as the handler clamps), and prints its output beside the
+float model's (on the row as given, what eval MODEL prints) and the golden model's (the
+integer model verify compared the firmware with, rebuilt from the model file the report
+names, whose hash must match: --model gives it if it moved), and the cycles. Under the
+RL-CC handler a row is the state (a_prev, o, a_prev2, o_prev) of one decision: it also prints
+the multiplier and the new rate from --rate (a fraction of line rate, default 0.5). An
+LSTM's rows are one flow's consecutive steps from the zero state. A row where the firmware
+and the golden model differ is flagged, and eval exits 1 after the last row; a row with a
+missing value (NaN) is printed, not run.
+
+  nicc eval testdata/models/rlcc_teacher.onnx --input testdata/models/rlcc_teacher.ref.csv
+  nicc eval testdata/models/rlcc_lstm.onnx --input testdata/models/rlcc_lstm.ref.csv
+  nicc eval build/rlcc --input testdata/models/rlcc_xgb.ref.csv`,
 		Flags: []cli.Flag{
 			formatFlag, inputsFlag, jsonFlag,
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "CSV file of input rows (- for standard input)", Required: true},
+			&cli.StringFlag{Name: "model", Usage: "eval DIR: the model file compiled, when it has moved since (its hash must match the report's)"},
+			&cli.Float64Flag{Name: "rate", Value: compiler.DefaultEvalRate, Usage: "eval DIR under the RL-CC handler: the rate before each decision, as a fraction of line rate"},
 		},
 		Action: func(c *cli.Context) error {
+			if c.NArg() == 1 {
+				if dir := c.Args().First(); isDir(dir) {
+					if !compiler.IsCompileDir(dir) {
+						return fmt.Errorf("%s is a directory without %s and %s: eval takes a model file or a nicc compile output directory", dir, compiler.ReportFile, compiler.FirmwareFile)
+					}
+					return evalDir(c, dir)
+				}
+			}
 			m, _, err := loadArg(c)
 			if err != nil {
 				return err
@@ -158,9 +185,9 @@ state; those rows print y, then the new h and c.
 
 // evalRows streams the rows of in (read from path) through m, printing each output as it goes:
 // it holds one row, so any file size takes the same memory. Rows before a bad line are printed
-// before the error. When the header names every model input and the rows are wider than the
-// inputs, just those columns are read, so a reference file with the producing tool's outputs
-// beside the inputs evaluates as it is.
+// before the error. When the header names every model input, just those columns are read, in
+// the model's order, so a reference file with the producing tool's outputs beside the inputs
+// evaluates as it is.
 func evalRows(stdout io.Writer, in *model.RowReader, path string, m *model.Model, modelPath string, asJSON bool) error {
 	cols := inputColumns(in.Names, in.Width(), m)
 	width := in.Width()
@@ -203,11 +230,12 @@ func evalRows(stdout io.Writer, in *model.RowReader, path string, m *model.Model
 	return err
 }
 
-// inputColumns is the column of each model input when the header names every one and the rows
-// are wider than the inputs; nil means the rows are read whole. A recurrent model's rows are
-// always read whole (they may carry its state).
+// inputColumns is the column of each value a row gives the model when the header names every
+// model input, in any order; nil means the rows are read whole. For a recurrent model the
+// header may also name its state (stateColumns): the columns then hold the inputs, h and c,
+// for one step each.
 func inputColumns(names []string, width int, m *model.Model) []int {
-	if names == nil || width <= m.NumInputs() || m.NewState() != nil {
+	if names == nil || width < m.NumInputs() {
 		return nil
 	}
 	cols := make([]int, 0, m.NumInputs())
@@ -218,7 +246,30 @@ func inputColumns(names []string, width int, m *model.Model) []int {
 		}
 		cols = append(cols, i)
 	}
+	if st := m.NewState(); st != nil {
+		cols = append(cols, stateColumns(names, len(st.H))...)
+	}
 	return cols
+}
+
+// stateColumns are the columns of an LSTM's h and c when the header names all 2·hidden of
+// them as h0_0..h0_{H-1} and c0_0..c0_{H-1} (PyTorch's h0 and c0, as the ONNX export's
+// graph inputs are called) or h_0.. and c_0..; else nil.
+func stateColumns(names []string, hidden int) []int {
+	for _, p := range [][2]string{{"h0_", "c0_"}, {"h_", "c_"}} {
+		var cols []int
+		for _, prefix := range p {
+			for j := range hidden {
+				if i := slices.Index(names, prefix+strconv.Itoa(j)); i >= 0 {
+					cols = append(cols, i)
+				}
+			}
+		}
+		if len(cols) == 2*hidden {
+			return cols
+		}
+	}
+	return nil
 }
 
 // evalPrinter writes eval's output a row at a time: one line of comma-separated values a row,
@@ -270,6 +321,11 @@ func (p *evalPrinter) end() error {
 	}
 	_, err := fmt.Fprintf(p.w, "\n  ],\n  \"rows\": %d\n}\n", p.rows)
 	return err
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

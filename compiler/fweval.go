@@ -1,0 +1,204 @@
+package compiler
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// FirmwareEval runs a compile's firmware in fwsim on rows of the model's inputs, one at a time,
+// beside the golden model and the float model: nicc eval DIR. Each row is quantized with the
+// report's input formats (clamped to their ranges, as the handler clamps) and passed to
+// nicc_policy. An LSTM's rows are consecutive steps of one flow from the zero state: the
+// firmware's state words stay in emulator memory, the golden model's and the float model's
+// run beside them. Under the RL-CC handler the policy's output is mapped to the rate
+// multiplier and the new rate from a stated current rate (nicsdk's Multiplier and
+// UpdateRate, the Go twins of rlcc.h), so a row reads as one decision.
+type FirmwareEval struct {
+	*Compiled
+	m      *fwsim.Machine
+	float  *RowEval
+	xAddr  uint64
+	stAddr uint64
+	golden []uint32 // an LSTM's golden state words
+	fw     []uint32 // the state words the firmware left
+	rate   uint32   // fxp20, the rate before each decision (RL-CC)
+}
+
+// FirmwareRow is one row's results.
+type FirmwareRow struct {
+	X     []int32   `json:"x_raw"` // the quantized inputs nicc_policy got
+	Float []float64 `json:"float"` // the float model's output(s) on the row as given
+	// Golden and Firmware are what nicc_policy returned: y in Q(OutFrac), or under the RL-CC
+	// handler with the multiplier folded into an LSTM's table, the multiplier in Q16.
+	Golden   int32 `json:"golden_raw"`
+	Firmware int32 `json:"firmware_raw"`
+	// GoldenY and FirmwareY are the returns as the model's output (y, or the multiplier).
+	GoldenY   float64 `json:"golden"`
+	FirmwareY float64 `json:"firmware"`
+	// Multiplier (Q16) and Rate (fxp20): the RL-CC handler's decision from the firmware's
+	// return, and the golden model's; zero without the handler.
+	Multiplier       uint32 `json:"multiplier_q16,omitempty"`
+	Rate             uint32 `json:"rate_fxp20,omitempty"`
+	GoldenMultiplier uint32 `json:"golden_multiplier_q16,omitempty"`
+	Cycles           uint64 `json:"cycles"`
+	// Agree: the firmware returned what the golden model did and left the same state.
+	Agree bool `json:"agree"`
+	// Missing names an input whose value is NaN: a tree ensemble's float model takes it as
+	// missing, but the firmware's inputs are integers, so it does not run (only Float is set).
+	Missing string `json:"missing,omitempty"`
+}
+
+// NewFirmwareEval prepares the firmware of cp to run on rows. rate is the RL-CC rate before
+// each decision as a fraction of line rate (0 is 0.5); it is ignored without the handler.
+func NewFirmwareEval(cp *Compiled, rate float64) (*FirmwareEval, error) {
+	c := cp.c
+	p, err := fwsim.LookupProfile(cp.Report.Budget.Core.Name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cp.Dir, err)
+	}
+	im, err := fwsim.ReadELF(cp.Firmware)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, ok := im.Symbol(EntryPolicy); !ok {
+		return nil, fmt.Errorf("%s: entry %q: %w", cp.Firmware, EntryPolicy, fwsim.ErrNoSymbol)
+	}
+	m, err := fwsim.NewMachine(im, p)
+	if err != nil {
+		return nil, err
+	}
+	fl, err := NewRowEval(c.m, c.m.NumInputs())
+	if err != nil {
+		return nil, err
+	}
+	e := &FirmwareEval{Compiled: cp, m: m, float: fl}
+	if e.xAddr, err = m.Alloc(uint64(4*len(c.inputs)), 16); err != nil {
+		return nil, err
+	}
+	if w := c.stateWords(); w > 0 {
+		if e.stAddr, err = m.Alloc(uint64(4*w), 16); err != nil {
+			return nil, err
+		}
+		e.golden, e.fw = make([]uint32, w), make([]uint32, w)
+	}
+	if c.handler == HandlerRLCC {
+		if rate == 0 {
+			rate = DefaultEvalRate
+		}
+		r := math.Round(rate * nicsdk.LineRate)
+		if !(r >= float64(c.params.MinRate) && r <= nicsdk.LineRate) {
+			return nil, fmt.Errorf("rate %v: want a fraction of line rate in [%v, 1] (the minimum rate to line rate)", rate, float64(c.params.MinRate)/nicsdk.LineRate)
+		}
+		e.rate = uint32(r)
+	}
+	return e, nil
+}
+
+// DefaultEvalRate is the RL-CC rate, as a fraction of line rate, that nicc eval DIR applies
+// each row's multiplier to: half, so that increases and decreases both show (at line rate an
+// increase is clamped away).
+const DefaultEvalRate = 0.5
+
+// Handler is the compile's handler.
+func (e *FirmwareEval) Handler() Handler { return e.c.handler }
+
+// Inputs are the model's input names, in order.
+func (e *FirmwareEval) Inputs() []string { return e.c.m.Inputs }
+
+// Stateful reports whether rows are steps of one flow (an LSTM).
+func (e *FirmwareEval) Stateful() bool { return e.c.lstm != nil }
+
+// Folded reports whether nicc_policy returns the RL-CC multiplier rather than y.
+func (e *FirmwareEval) Folded() bool { return e.c.fold != nil }
+
+// Rate is the RL-CC rate before each decision, fxp20.
+func (e *FirmwareEval) Rate() uint32 { return e.rate }
+
+// Golden names the golden model's evaluator.
+func (e *FirmwareEval) Golden() string {
+	switch {
+	case e.c.lstm != nil:
+		return "quantize.LSTMIR.Step"
+	case e.c.mlp != nil:
+		return "quantize.MLPIR.Eval"
+	}
+	return "quantize.TreeIR.Eval"
+}
+
+// Eval runs one row of the model's inputs. A row with NaN runs the float model alone (see
+// FirmwareRow.Missing).
+func (e *FirmwareEval) Eval(row []float64) (*FirmwareRow, error) {
+	c := e.c
+	if len(row) != len(c.inputs) {
+		return nil, fmt.Errorf("%d values; the firmware takes %d inputs", len(row), len(c.inputs))
+	}
+	y, err := e.float.Eval(row) // networks refuse NaN
+	if err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(row, math.IsNaN); i >= 0 {
+		return &FirmwareRow{Float: slices.Clone(y), Missing: c.m.Inputs[i], Agree: true}, nil
+	}
+	out := &FirmwareRow{X: c.quantizeState(row), Float: slices.Clone(y)}
+	if err := e.m.WriteBytes(e.xAddr, int32Bytes(out.X)); err != nil {
+		return nil, err
+	}
+	var res fwsim.Result
+	if e.stAddr != 0 {
+		// Each step starts from the golden state, so a row that differs does not carry its
+		// difference into the next.
+		if err := e.m.WriteBytes(e.stAddr, wordBytes(e.golden)); err != nil {
+			return nil, err
+		}
+		res, err = e.m.Call(EntryPolicy, e.xAddr, e.stAddr)
+	} else {
+		res, err = e.m.Call(EntryPolicy, e.xAddr)
+	}
+	if err != nil {
+		return nil, &CheckError{fmt.Errorf("%s faulted on x = %v: %w", EntryPolicy, out.X, err)}
+	}
+	out.Firmware, out.Cycles = int32(uint32(res.A0)), res.Cycles
+	out.Golden = c.goldenStep(out.X, e.golden)
+	out.Agree = out.Golden == out.Firmware
+	if e.stAddr != 0 {
+		b := make([]byte, 4*len(e.fw))
+		if err := e.m.ReadBytes(e.stAddr, b); err != nil {
+			return nil, err
+		}
+		for k := range e.fw {
+			e.fw[k] = binary.LittleEndian.Uint32(b[4*k:])
+		}
+		out.Agree = out.Agree && slices.Equal(e.fw, e.golden)
+	}
+	out.GoldenY, out.FirmwareY = e.value(out.Golden), e.value(out.Firmware)
+	if c.handler == HandlerRLCC {
+		out.Multiplier, out.GoldenMultiplier = e.multiplier(out.Firmware), e.multiplier(out.Golden)
+		out.Rate = nicsdk.UpdateRate(e.rate, out.Multiplier, c.params)
+	}
+	return out, nil
+}
+
+// value is what nicc_policy's return v stands for: the multiplier (Q16) when an LSTM's table
+// holds it, else the model's output (trees: with their transform, as the report's fidelity).
+func (e *FirmwareEval) value(v int32) float64 {
+	switch c := e.c; {
+	case c.fold != nil:
+		return float64(v) / nicsdk.Q16One
+	case c.lstm != nil:
+		return c.lstm.OutValue(v)
+	}
+	return e.c.predict(v)
+}
+
+// multiplier is the RL-CC handler's multiplier for the policy's return v (OnEventEx).
+func (e *FirmwareEval) multiplier(v int32) uint32 {
+	if e.c.fold != nil {
+		return uint32(min(max(v, nicsdk.AMin), nicsdk.AMax))
+	}
+	return nicsdk.Multiplier(v)
+}

@@ -1,0 +1,346 @@
+package compiler
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// The golden model of a compile is its integer IR: what verify compared the firmware with.
+// report.json records what rebuilds it (GoldenInfo), so nicc eval DIR can run the firmware
+// beside it on new rows long after the compile: the model file (checked against the report's
+// hash), the input formats the report lists, and for --target int8 the calibration and the
+// configuration chosen. The rebuild must render the same C the compile emitted (its SHA-256
+// is recorded too), which proves it is the same integer model.
+
+// GoldenInfo is what rebuilds a compile's golden model.
+type GoldenInfo struct {
+	// IR is the integer model's kind: "trees", "mlp" or "lstm".
+	IR string `json:"ir"`
+	// ModelPath is the model file's absolute path at compile time.
+	ModelPath string `json:"model_path"`
+	Seed      uint64 `json:"seed"`
+	// Calib is --target int8's calibration file, nil for sampled RL-CC states; Samples is
+	// --samples (the number of states sampled, or the most rows of Calib read).
+	Calib   *FileRef `json:"calib,omitempty"`
+	Samples int      `json:"samples,omitempty"`
+	// MLP is the integer MLP's configuration, as chosen.
+	MLP *MLPConfig `json:"mlp,omitempty"`
+	// SourcesHash is the SHA-256 of the C rendered from the IR (hashSources).
+	SourcesHash string `json:"sources_sha256"`
+}
+
+// FileRef is a file a compile read, with the SHA-256 of its bytes.
+type FileRef struct {
+	Path string `json:"path"` // absolute
+	Hash string `json:"sha256"`
+}
+
+// MLPConfig is quantize.MLPOptions as the report records it.
+type MLPConfig struct {
+	OutFrac       int     `json:"out_frac"`
+	ActBits       int     `json:"act_bits"`
+	WeightBits    int     `json:"weight_bits"`
+	ChannelScales bool    `json:"channel_scales"`
+	TanhBits      int     `json:"tanh_bits"`
+	TanhClip      float64 `json:"tanh_clip"`
+}
+
+func (m MLPConfig) options() quantize.MLPOptions {
+	return quantize.MLPOptions{OutFrac: m.OutFrac, ActBits: m.ActBits, WeightBits: m.WeightBits,
+		ChannelScales: m.ChannelScales, TanhBits: m.TanhBits, TanhClip: m.TanhClip}
+}
+
+// hashSources is the SHA-256 of rendered C files: each name and length, then its bytes, in
+// name order.
+func hashSources(files map[string][]byte) string {
+	h := sha256.New()
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		fmt.Fprintf(h, "%s %d\n", n, len(files[n]))
+		h.Write(files[n])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// fileRef records path with its hash.
+func fileRef(path string) (*FileRef, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	h, err := fileHash(path)
+	if err != nil {
+		return nil, err
+	}
+	return &FileRef{Path: abs, Hash: h}, nil
+}
+
+func fileHash(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// goldenInfo is the report's GoldenInfo for this compilation.
+func (c *compilation) goldenInfo() (*GoldenInfo, error) {
+	abs, err := filepath.Abs(c.opt.Model)
+	if err != nil {
+		return nil, err
+	}
+	g := &GoldenInfo{IR: "trees", ModelPath: abs, Seed: c.opt.Seed, SourcesHash: c.sourcesHash}
+	if o := c.opt.Int8; o != nil {
+		g.IR, g.Samples = "lstm", o.Samples
+		if c.mlp != nil {
+			q := c.int8Quant
+			g.IR, g.MLP = "mlp", &MLPConfig{OutFrac: q.OutFrac, ActBits: q.ActBits, WeightBits: q.WeightBits,
+				ChannelScales: q.ChannelScales, TanhBits: q.TanhBits, TanhClip: q.TanhClip}
+		}
+		if o.Calib != "" {
+			if g.Calib, err = fileRef(o.Calib); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return g, nil
+}
+
+// MaxReportBytes caps the report.json nicc reads back.
+const MaxReportBytes = 16 << 20
+
+// Compiled is a compile output directory read back: its report, its firmware, and the golden
+// model rebuilt from what the report records.
+type Compiled struct {
+	Dir      string
+	Report   *CompileReport
+	Firmware string // the ELF's path
+	c        *compilation
+}
+
+// IsCompileDir reports whether dir is a nicc compile output directory: a directory holding
+// report.json and firmware.elf.
+func IsCompileDir(dir string) bool {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	for _, f := range []string{ReportFile, FirmwareFile} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadReport reads dir/report.json and checks what nicc eval and budget rely on: a handler
+// and an entry nicc knows, one finite format per model input, the core's name.
+func ReadReport(dir string) (*CompileReport, error) {
+	path := filepath.Join(dir, ReportFile)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxReportBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r, err := parseReport(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+func parseReport(data []byte) (*CompileReport, error) {
+	if len(data) > MaxReportBytes {
+		return nil, fmt.Errorf("over the %d MiB limit of a report", MaxReportBytes>>20)
+	}
+	var r CompileReport
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("not a nicc compile report: %v", err)
+	}
+	h, err := ParseHandler(r.Handler)
+	if err != nil || h == HandlerAuto {
+		return nil, fmt.Errorf("handler %q: want rlcc or none", r.Handler)
+	}
+	if want := map[Handler]string{HandlerRLCC: EntryHandler, HandlerNone: EntryPolicy}[h]; r.Entry != want {
+		return nil, fmt.Errorf("entry %q: the %s handler's is %s", r.Entry, h, want)
+	}
+	if len(r.Inputs) == 0 || len(r.Inputs) > 1<<16 || len(r.Inputs) != len(r.Model.Inputs) {
+		return nil, fmt.Errorf("%d input formats for %d model inputs", len(r.Inputs), len(r.Model.Inputs))
+	}
+	for i, in := range r.Inputs {
+		if in.Frac < quantize.MinFrac || in.Frac > quantize.MaxFrac || in.Min > in.Max {
+			return nil, fmt.Errorf("input %d (%s): format Q%d [%d, %d] is not one nicc writes", i+1, in.Name, in.Frac, in.Min, in.Max)
+		}
+	}
+	if l := r.LSTM; l != nil && (l.StateWords < 1 || l.StateWords > nicsdk.CtxWords) {
+		return nil, fmt.Errorf("lstm state_words %d: want 1 to %d", l.StateWords, nicsdk.CtxWords)
+	}
+	if h == HandlerRLCC && r.Params == nil {
+		return nil, fmt.Errorf("the rlcc handler's report has no rlcc_params")
+	}
+	if r.Budget == nil || r.Budget.Core.Name == "" {
+		return nil, fmt.Errorf("no budget section naming the core")
+	}
+	return &r, nil
+}
+
+// formats are the report's input formats.
+func (r *CompileReport) formats() []quantize.Input {
+	ins := make([]quantize.Input, len(r.Inputs))
+	for i, in := range r.Inputs {
+		ins[i] = in.format()
+	}
+	return ins
+}
+
+func (in InputInfo) format() quantize.Input {
+	return quantize.Input{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max}
+}
+
+// params are the RL-CC parameters the report records (the defaults without the handler).
+func (r *CompileReport) params() nicsdk.Params {
+	p := r.Params
+	if p == nil {
+		return nicsdk.DefaultParams()
+	}
+	return nicsdk.Params{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate}
+}
+
+// OpenCompiled reads the compile output directory dir and rebuilds its golden model from the
+// model file the report records, or from modelPath when it is not "" (the same model moved:
+// its hash must match). A model, or a calibration file, that changed since the compile is
+// refused, and so is a rebuild that does not render the C the compile emitted.
+func OpenCompiled(dir, modelPath string) (*Compiled, error) {
+	r, err := ReadReport(dir)
+	if err != nil {
+		return nil, err
+	}
+	where := filepath.Join(dir, ReportFile)
+	g := r.Golden
+	if g == nil {
+		return nil, fmt.Errorf("%s: records no golden model (an older nicc wrote it): compile again", where)
+	}
+	if modelPath == "" {
+		modelPath = g.ModelPath
+	}
+	handler, _ := ParseHandler(r.Handler)
+	format, err := ParseFormat(r.Model.Format)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	params := r.params()
+	if err := params.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	// The model's input names as compiled: --inputs may have renamed the file's.
+	opt := CompileOptions{Model: modelPath, Format: format, Inputs: r.Model.Inputs, Handler: handler, Params: params, Seed: g.Seed}
+	if g.IR != "trees" {
+		opt.Int8 = &Int8Options{Samples: g.Samples}
+		if g.Calib != nil {
+			h, err := fileHash(g.Calib.Path)
+			if err != nil {
+				return nil, fmt.Errorf("%s: calibration file: %w", where, err)
+			}
+			if h != g.Calib.Hash {
+				return nil, fmt.Errorf("%s: calibration file %s has changed since the compile (sha256 %.12s, the report says %.12s)", where, g.Calib.Path, h, g.Calib.Hash)
+			}
+			opt.Int8.Calib = g.Calib.Path
+		}
+	}
+	c := &compilation{opt: opt, params: params}
+	if err := c.load(); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: the model compiled: %w (pass --model with the file if it moved)", where, err)
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	h, err := quantize.ModelHash(c.m)
+	if err != nil {
+		return nil, model.InFile(modelPath, err)
+	}
+	if h != r.Model.Hash {
+		return nil, fmt.Errorf("%s: model %s has changed since the compile (sha256 %.12s, the report says %.12s): pass --model with the file compiled, or compile again", where, modelPath, h, r.Model.Hash)
+	}
+	if len(r.Inputs) != c.m.NumInputs() {
+		return nil, fmt.Errorf("%s: %d input formats; model %s takes %d inputs", where, len(r.Inputs), c.m.Name, c.m.NumInputs())
+	}
+	if err := c.requantize(g, r.formats()); err != nil {
+		return nil, fmt.Errorf("%s: rebuilding the golden model: %w", where, err)
+	}
+	rd, err := c.render(false)
+	if err != nil {
+		return nil, err
+	}
+	if got := hashSources(rd.sources()); got != g.SourcesHash {
+		return nil, fmt.Errorf("%s: the golden model rebuilt from %s renders other C than the compile emitted (sources sha256 %.12s, the report says %.12s)", where, modelPath, got, g.SourcesHash)
+	}
+	return &Compiled{Dir: dir, Report: r, Firmware: filepath.Join(dir, FirmwareFile), c: c}, nil
+}
+
+// requantize turns the loaded model into the integer IR the report describes, over its input
+// formats.
+func (c *compilation) requantize(g *GoldenInfo, inputs []quantize.Input) error {
+	switch g.IR {
+	case "trees":
+		if c.m.Ensemble == nil {
+			return fmt.Errorf("model %s is not a tree ensemble", c.m.Name)
+		}
+		ir, err := quantize.Trees(c.m, inputs, quantize.Options{OutFrac: quantize.DefaultOutFrac})
+		if err != nil {
+			return err
+		}
+		c.ir, c.pol, c.inputs = ir, ir, ir.Inputs
+		return nil
+	case "mlp", "lstm":
+		if (g.IR == "lstm") != (c.m.Kind() == model.KindLSTM) || c.m.Ensemble != nil {
+			return fmt.Errorf("model %s is not an %s network", c.m.Name, g.IR)
+		}
+		calib, err := c.calibRows()
+		if err != nil {
+			return err
+		}
+		if g.IR == "lstm" {
+			return c.quantizeLSTM(inputs, calib)
+		}
+		if g.MLP == nil {
+			return fmt.Errorf("the report records no MLP configuration")
+		}
+		c.opt.Int8.Quant = g.MLP.options()
+		calib, _ = withCorners(calib, inputs)
+		return c.chooseMLP(inputs, calib)
+	}
+	return fmt.Errorf("golden ir %q: want trees, mlp or lstm", g.IR)
+}
