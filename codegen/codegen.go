@@ -3,9 +3,9 @@
 //
 // The output is one .c file and one .h file. The generated code uses no floating point, no
 // libm, no heap, no loops and no recursion; trees are nested if/else over the raw int32
-// features, leaves add into an accumulator of the width the IR proved (int32_t or int64_t),
-// and the result is rounded once at the end exactly as quantize.TreeIR.Round does. The same IR
-// and options give byte-identical files.
+// features (or tables, see Form), leaves add into an accumulator of the width the IR proved
+// (int32_t or int64_t), and the result is rounded once at the end exactly as
+// quantize.TreeIR.Round does. The same IR and options give byte-identical files.
 package codegen
 
 import (

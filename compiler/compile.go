@@ -128,6 +128,10 @@ type CompileOptions struct {
 	// instead of a tree ensemble.
 	Int8 *Int8Options
 
+	// Force builds a model whose lower bound (LowerBound) is over the budget or the core's
+	// memory, which is otherwise refused before anything is built.
+	Force bool
+
 	// tamper, for tests, edits the emitted sources before they are built.
 	tamper func(dir string) error
 }
@@ -194,6 +198,10 @@ type compilation struct {
 	rows       [][]float64
 	preds      []float64
 
+	bound *LowerBound  // the fit stage's
+	plan  BuildInfo    // code form and optimisation level (choosePlan)
+	form  codegen.Form // the form codegen.Trees prints
+
 	files   []string // written into opt.Out, sorted
 	elf     string
 	hostBin string
@@ -204,12 +212,13 @@ type compilation struct {
 	policy *BudgetReport // the model alone, inside the RL-CC firmware
 }
 
-// Compile runs the pipeline: load → quantize → emit → build → verify → budget → report. It
+// Compile runs the pipeline: load → quantize → fit → emit → build → verify → budget → report. It
 // writes the C, the ELF and report.json into opt.Out and returns the report. Bad input (an
 // unreadable or unsupported model, a model that does not fit the handler or the flow
 // context, ranges that cannot represent a threshold) is an error. A failed check (a
 // mismatch, undefined behaviour, over budget) is a *CheckError; over budget still returns
-// the report, and writes it.
+// the report, and writes it. A model whose lower bound is over the budget or the core's
+// memory is refused before emit with a *CheckError and no report, unless opt.Force.
 func Compile(opt CompileOptions) (*CompileReport, error) {
 	c := &compilation{opt: opt, params: opt.Params}
 	if c.params == (nicsdk.Params{}) {
@@ -239,7 +248,7 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 	if c.opt.HostCC == "" {
 		c.opt.HostCC = "gcc"
 	}
-	for _, stage := range []func() error{c.load, c.quantize, c.emit, c.build, c.verifyStage, c.budgetStage} {
+	for _, stage := range []func() error{c.load, c.quantize, c.fit, c.emit, c.build, c.verifyStage, c.budgetStage} {
 		if err := stage(); err != nil {
 			return nil, err
 		}
@@ -627,7 +636,7 @@ func (c *compilation) emit() error {
 		return err
 	}
 	// The RL-CC handler includes the policy's .c and calls its always-inlined form.
-	gopt := codegen.Options{Inline: c.handler == HandlerRLCC}
+	gopt := codegen.Options{Inline: c.handler == HandlerRLCC, Form: c.form}
 	var files *codegen.Files
 	var err error
 	name, hash, kind := "", "", "tree"
@@ -731,7 +740,7 @@ func (c *compilation) build() error {
 	c.ubsan = filepath.Join(dir, HostDir, "driver-ubsan")
 	driver := filepath.Join(dir, HostDir, "driver.c")
 	host := func(out string, extra ...string) error {
-		args := append(append(slices.Clone(HostFlags), extra...), "-I", dir, "-o", out, driver)
+		args := append(append(c.withOpt(HostFlags), extra...), "-I", dir, "-o", out, driver)
 		args = append(args, c.sources()...)
 		if msg, err := exec.Command(c.opt.HostCC, args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("%s %s: %v\n%s", c.opt.HostCC, strings.Join(args, " "), err, msg)
@@ -744,7 +753,7 @@ func (c *compilation) build() error {
 	wg.Go(func() { errs[0] = host(c.hostBin) })
 	wg.Go(func() { errs[1] = host(c.ubsan, UBSanFlags...) })
 	wg.Go(func() {
-		extra := append(slices.Clone(FirmwareWarnFlags), "-I", dir)
+		extra := append(c.withOpt(FirmwareWarnFlags), "-I", dir)
 		errs[2] = nicsdk.Build(c.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, c.sources()...)
 	})
 	wg.Wait()

@@ -20,11 +20,17 @@ func plotSweep(r *SweepReport) error {
 	p.Y.Label.Text = "held-out RMSE vs teacher"
 	p.Add(plotter.NewGrid())
 
-	all := make(plotter.XYs, len(r.Points))
-	labels := make([]string, len(r.Points))
-	for i, pt := range r.Points {
-		all[i] = plotter.XY{X: float64(pt.WCETCycles), Y: pt.HeldOut.RMSE}
-		labels[i] = fmt.Sprintf("%d×%d", pt.Trees, pt.Depth)
+	var all plotter.XYs
+	var labels []string
+	for _, pt := range r.Points {
+		if pt.Refused != "" {
+			continue // not built: no WCET
+		}
+		all = append(all, plotter.XY{X: float64(pt.WCETCycles), Y: pt.HeldOut.RMSE})
+		labels = append(labels, fmt.Sprintf("%d×%d", pt.Trees, pt.Depth))
+	}
+	if len(all) == 0 {
+		return savePlot(p, r)
 	}
 	sc, err := plotter.NewScatter(all)
 	if err != nil {
@@ -45,7 +51,7 @@ func plotSweep(r *SweepReport) error {
 
 	front := make(plotter.XYs, len(r.Front))
 	for i, j := range r.Front {
-		front[i] = all[j]
+		front[i] = plotter.XY{X: float64(r.Points[j].WCETCycles), Y: r.Points[j].HeldOut.RMSE}
 	}
 	ln, pts, err := plotter.NewLinePoints(front)
 	if err != nil {
@@ -59,7 +65,11 @@ func plotSweep(r *SweepReport) error {
 	p.Legend.Add("Pareto front", ln, pts)
 	p.Legend.Add("configuration (trees×depth)", sc)
 	p.Legend.Top = true
+	return savePlot(p, r)
+}
 
+// savePlot writes p into r.PNG and r.SVG.
+func savePlot(p *plot.Plot, r *SweepReport) error {
 	for _, f := range []string{r.PNG, r.SVG} {
 		if err := p.Save(7*vg.Inch, 4.5*vg.Inch, f); err != nil {
 			return err
