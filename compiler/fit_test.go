@@ -196,3 +196,24 @@ func TestSweepRefusedPoint(t *testing.T) {
 		t.Errorf("text:\n%s", txt.String())
 	}
 }
+
+// A deep ensemble (10 trees of depth 12, 40950 splits) is built as walked node tables in
+// seconds and fits the budget; its code is straight-line, so every input costs its WCET.
+func TestCompileDeepEnsembleWalks(t *testing.T) {
+	m := modeltest.Trees("deep", modeltest.RLCCInputs, 10, 12, 1)
+	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Handler: HandlerNone, Vectors: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := r.Build; b.Form != "walk" || !slices.Equal(b.Opt, OptO1) {
+		t.Errorf("built %+v, want the walk form at -O1", b)
+	}
+	v, b, lb := r.Verify, r.Budget, r.LowerBound
+	if v.Mismatches != 0 || v.UBSan != "clean" || v.Vectors < 4*r.Quant.Splits || !b.Fits {
+		t.Errorf("verify %+v, budget %s", v, b.Verdict)
+	}
+	if lb.Cycles != 130 || b.WCETCycles < lb.Cycles || b.Measured == nil || b.Measured.MaxCycles != b.WCETCycles {
+		t.Errorf("lower bound %d, WCET %d, measured %+v", lb.Cycles, b.WCETCycles, b.Measured)
+	}
+	t.Logf("10×12 walked: WCET %d cycles, %d bytes of code and %d of tables", b.WCETCycles, r.CodeBytes, r.RodataBytes)
+}

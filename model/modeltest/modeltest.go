@@ -5,9 +5,12 @@
 package modeltest
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 
 	"github.com/nicc-dev/nicc/model"
 )
@@ -85,4 +88,20 @@ func MLP(name string, inputs []string, widths []int, seed uint64) *model.Model {
 		m.Layers = append(m.Layers, model.Layer{Op: model.OpDense, In: in, Out: out, W: w, Act: act})
 	}
 	return m
+}
+
+// Save writes m as compact native JSON: model.Save indents, and 2000 trees of depth 8 would
+// pass the loader's 64 MiB limit.
+func Save(path string, m *model.Model) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return err
+	}
+	// A split's default_left and missing are their zero values when absent.
+	return os.WriteFile(path, bytes.ReplaceAll(b.Bytes(), []byte(`,"default_left":false,"missing":"nan"`), nil), 0o644)
 }

@@ -10,8 +10,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -51,21 +49,8 @@ func main() {
 	}
 }
 
-// save writes m as compact native JSON (model.Save indents it: 2000 trees of depth 8 would
-// pass the loader's 64 MiB limit).
 func save(dir, name string, m *model.Model) {
-	if err := m.Validate(); err != nil {
-		log.Fatal(err)
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		log.Fatal(err)
-	}
-	// A split's default_left and missing are their zero values when absent.
-	out := bytes.ReplaceAll(b.Bytes(), []byte(`,"default_left":false,"missing":"nan"`), nil)
-	if err := os.WriteFile(filepath.Join(dir, name+".json"), out, 0o644); err != nil {
+	if err := modeltest.Save(filepath.Join(dir, name+".json"), m); err != nil {
 		log.Fatal(err)
 	}
 }
