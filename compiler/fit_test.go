@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,4 +217,21 @@ func TestCompileDeepEnsembleWalks(t *testing.T) {
 		t.Errorf("lower bound %d, WCET %d, measured %+v", lb.Cycles, b.WCETCycles, b.Measured)
 	}
 	t.Logf("10×12 walked: WCET %d cycles, %d bytes of code and %d of tables", b.WCETCycles, r.CodeBytes, r.RodataBytes)
+}
+
+// The fit stage's memory bound is a lower one: a firmware that passes it and is then bigger
+// than the core's memory gets a note. The shipped 10×4 RL-CC handler at -O2 (jump threading
+// copies code) is over the 32 KiB of the sifive-e31 profile.
+func TestReportNotesMemory(t *testing.T) {
+	r, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Core: "sifive-e31", Vectors: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.CodeBytes+r.RodataBytes <= 32768 {
+		t.Fatalf("%d bytes of code and tables: the test needs more than 32 KiB", r.CodeBytes+r.RodataBytes)
+	}
+	want := fmt.Sprintf("the firmware's %d bytes of code and tables are over the 32768 bytes of sifive-e31's memory (assumed; nicc budget --list-cores): its cycle costs assume they fit", r.CodeBytes+r.RodataBytes)
+	if !slices.Contains(r.Notes, want) {
+		t.Errorf("notes %q, want %q", r.Notes, want)
+	}
 }

@@ -311,6 +311,14 @@ func (c *compilation) report() (*CompileReport, error) {
 		Verify: *c.verify, Budget: c.budget, LowerBound: c.bound, Build: c.plan,
 		CodeBytes: text, RodataBytes: rodata, StateBytes: StateBytes(c.handler), StateLimit: nicsdk.CtxBytes,
 	}
+	if p, err := fwsim.LookupProfile(c.opt.Core); err == nil && text+rodata > p.MemoryBytes {
+		src := "nicc budget --list-cores"
+		if strings.HasPrefix(p.Sources["memory_bytes"], "assumption") {
+			src = "assumed; " + src
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("the firmware's %d bytes of code and tables are over the %d bytes of %s's memory (%s): its cycle costs assume they fit",
+			text+rodata, p.MemoryBytes, p.Name, src))
+	}
 	switch {
 	case c.lstm != nil:
 		c.reportLSTM(r)
