@@ -3,9 +3,9 @@
 //
 // The output is one .c file and one .h file. The generated code uses no floating point, no
 // libm, no heap, no loops and no recursion; trees are nested if/else over the raw int32
-// features, leaves add into an accumulator of the width the IR proved (int32_t or int64_t),
-// and the result is rounded once at the end exactly as quantize.TreeIR.Round does. The same IR
-// and options give byte-identical files.
+// features (or tables, see Form), leaves add into an accumulator of the width the IR proved
+// (int32_t or int64_t), and the result is rounded once at the end exactly as
+// quantize.TreeIR.Round does. The same IR and options give byte-identical files.
 package codegen
 
 import (
@@ -29,10 +29,15 @@ const (
 	// FormTable prints oblivious trees in constant time: the comparison bits form an index
 	// into a static const leaf table. Other trees stay nested if/else.
 	FormTable
+	// FormWalk prints oblivious trees as FormTable does and every other tree as a node table
+	// walked by straight-line code, one step per level (walk.go): the code is small and the
+	// tables are data, so gcc compiles a large ensemble in seconds, at more cycles per level
+	// than nested if/else.
+	FormWalk
 	formEnd
 )
 
-var formNames = [...]string{FormBranch: "branch", FormTable: "table"}
+var formNames = [...]string{FormBranch: "branch", FormTable: "table", FormWalk: "walk"}
 
 func (f Form) String() string {
 	if f >= 0 && f < formEnd && formNames[f] != "" {
@@ -72,6 +77,15 @@ func Trees(ir *quantize.TreeIR, opt Options) (*Files, error) {
 	}
 	if err := check(ir); err != nil {
 		return nil, err
+	}
+	if opt.Form == FormWalk {
+		for t := range ir.Trees {
+			if tr := &ir.Trees[t]; !tr.Oblivious {
+				if err := checkWalk(t, tr, len(ir.Inputs)); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	g := &gen{ir: ir, opt: opt, fn: fn, macro: upper(fn), header: fn + ".h", accT: "int64_t"}
 	if ir.AccBits == 32 {

@@ -164,6 +164,8 @@ func buildCases() ([]genCase, error) {
 		{"oblivious_branch", obl, codegen.Options{Func: "obl"}},
 		{"wide_clamp", wide, codegen.Options{Func: "wide"}},
 		{"oblivious_inline", obl, codegen.Options{Func: "obl", Inline: true}},
+		{"rlcc_xgb_walk", rlcc, codegen.Options{Form: codegen.FormWalk}},
+		{"oblivious_walk", obl, codegen.Options{Func: "obl", Form: codegen.FormWalk}},
 	}, nil
 }
 

@@ -143,59 +143,92 @@ func policyHeader(comment *node, macro, proto string, inputs []quantize.Input, o
 // lowerSource is the .c: the comment, the shift check, leaf tables, and the function.
 func (g *gen) lowerSource() []*node {
 	ir := g.ir
-	ns := []*node{
+	if g.opt.Form == FormWalk && len(ir.Trees) > 0 {
+		return g.lowerWalk()
+	}
+	ns := g.preamble()
+	all := make([]int, len(ir.Trees))
+	for t := range all {
+		all[t] = t
+	}
+	body := g.locals(all)
+	if len(body) == 0 {
+		body = append(body, stmt("(void)x;"))
+	}
+	body = append(body, g.accInit()...)
+	for t := range ir.Trees {
+		file, code := g.treeCode(t)
+		ns = append(ns, file...)
+		body = append(append(body, line("")), code...)
+	}
+	body = append(body, line(""))
+	body = append(body, g.finish()...)
+	return append(ns, entry(g.macro, g.fn, "const int32_t *x", "x", body, g.opt.Inline)...)
+}
+
+// preamble opens the .c: the comment, the header, and the shift check.
+func (g *gen) preamble() []*node {
+	return []*node{
 		g.headerComment(g.fn + ".c"),
 		line(`#include "` + g.header + `"`),
 		line(""),
-		&node{Kind: kindComment, Lines: []string{
+		{Kind: kindComment, Lines: []string{
 			"The rounding needs >> of a negative value to be an arithmetic (flooring) shift. C99",
 			"leaves that to the implementation (gcc defines it so); this fails to compile elsewhere.",
 		}},
 		line(fmt.Sprintf("typedef char %s_asr_check[(-1 >> 1) == -1 ? 1 : -1];", g.fn)),
 	}
-	var body []*node
-	used := make([]bool, len(ir.Inputs))
-	for t := range ir.Trees {
-		for _, nd := range ir.Trees[t].Nodes {
-			if nd.Kind == quantize.KindSplit {
-				used[nd.Feature] = true
+}
+
+// locals names the features trees split on as x0, x1, ... (walked trees index x instead).
+func (g *gen) locals(trees []int) []*node {
+	used := make([]bool, len(g.ir.Inputs))
+	for _, t := range trees {
+		if tr := &g.ir.Trees[t]; !g.walked(tr) {
+			for _, nd := range tr.Nodes {
+				if nd.Kind == quantize.KindSplit {
+					used[nd.Feature] = true
+				}
 			}
 		}
 	}
+	var ns []*node
 	for i, u := range used {
 		if u {
-			body = append(body, stmt("const int32_t x%d = x[%d];", i, i))
+			ns = append(ns, stmt("const int32_t x%d = x[%d];", i, i))
 		}
 	}
-	if !slicesContains(used, true) {
-		body = append(body, stmt("(void)x;"))
-	}
+	return ns
+}
+
+// accInit declares the accumulator at the base plus the rounding addend.
+func (g *gen) accInit() []*node {
+	ir := g.ir
+	var ns []*node
 	if ir.Addend != 0 {
-		body = append(body, &node{Kind: kindComment, Lines: []string{fmt.Sprintf("the base score %s plus the rounding addend %s", g.lit(ir.Base), g.lit(ir.Addend))}})
+		ns = append(ns, &node{Kind: kindComment, Lines: []string{fmt.Sprintf("the base score %s plus the rounding addend %s", g.lit(ir.Base), g.lit(ir.Addend))}})
 	}
-	body = append(body, stmt("%s acc = %s;", g.accT, g.lit(ir.Base+ir.Addend)))
-	for t := range ir.Trees {
-		tr := &ir.Trees[t]
-		body = append(body, line(""))
-		if tr.Oblivious && g.opt.Form == FormTable {
-			name := fmt.Sprintf("%s_tree%d", g.fn, t)
-			ns = append(ns, line(""), g.table(name, tr))
-			body = append(body,
-				&node{Kind: kindComment, Lines: []string{fmt.Sprintf("tree %d (source tree %d): oblivious, depth %d, constant time", t, tr.Src, tr.Depth)}},
-				g.lookup(name, tr))
-			continue
-		}
-		what := ""
-		if tr.Oblivious {
-			what = ", oblivious"
-		}
-		body = append(body,
-			&node{Kind: kindComment, Lines: []string{fmt.Sprintf("tree %d (source tree %d): depth %d%s", t, tr.Src, tr.Depth, what)}})
-		body = append(body, g.tree(tr, 0)...)
+	return append(ns, stmt("%s acc = %s;", g.accT, g.lit(ir.Base+ir.Addend)))
+}
+
+// treeCode is tree t in the chosen form: its file-scope tables and its statements.
+func (g *gen) treeCode(t int) (file, body []*node) {
+	tr := &g.ir.Trees[t]
+	if g.walked(tr) {
+		return g.walk(t, tr)
 	}
-	body = append(body, line(""))
-	body = append(body, g.finish()...)
-	return append(ns, entry(g.macro, g.fn, "const int32_t *x", "x", body, g.opt.Inline)...)
+	if tr.Oblivious && g.opt.Form != FormBranch {
+		name := fmt.Sprintf("%s_tree%d", g.fn, t)
+		return []*node{line(""), g.table(name, tr)}, []*node{
+			{Kind: kindComment, Lines: []string{fmt.Sprintf("tree %d (source tree %d): oblivious, depth %d, constant time", t, tr.Src, tr.Depth)}},
+			g.lookup(name, tr)}
+	}
+	what := ""
+	if tr.Oblivious {
+		what = ", oblivious"
+	}
+	body = []*node{{Kind: kindComment, Lines: []string{fmt.Sprintf("tree %d (source tree %d): depth %d%s", t, tr.Src, tr.Depth, what)}}}
+	return nil, append(body, g.tree(tr, 0)...)
 }
 
 // entry is the model's function, int32_t fn(params), with body; inline also defines it as

@@ -131,6 +131,10 @@ type CompileOptions struct {
 	// instead of a tree ensemble.
 	Int8 *Int8Options
 
+	// Force builds a model whose lower bound (LowerBound) is over the budget or the core's
+	// memory, which is otherwise refused before anything is built.
+	Force bool
+
 	// tamper, for tests, edits the emitted sources before they are built.
 	tamper func(dir string) error
 }
@@ -198,6 +202,10 @@ type compilation struct {
 	rows       [][]float64
 	preds      []float64
 
+	bound *LowerBound  // the fit stage's
+	plan  BuildInfo    // code form and optimisation level (choosePlan)
+	form  codegen.Form // the form codegen.Trees prints
+
 	files []string // written into opt.Out, sorted
 	// expect is what each source nicc writes must hold outside its comments, by its path in
 	// opt.Out: the render with neutral names for the policy and the handler (see emit).
@@ -215,12 +223,13 @@ type compilation struct {
 	vectorFiles []VectorsInfo // the measured calls, written for nicc budget
 }
 
-// Compile runs the pipeline: load → quantize → emit → build → verify → budget → report. It
+// Compile runs the pipeline: load → quantize → fit → emit → build → verify → budget → report. It
 // writes the C, the ELF and report.json into opt.Out and returns the report. Bad input (an
 // unreadable or unsupported model, a model that does not fit the handler or the flow
 // context, ranges that cannot represent a threshold) is an error. A failed check (a
 // mismatch, undefined behaviour, over budget) is a *CheckError; over budget still returns
-// the report, and writes it.
+// the report, and writes it. A model whose lower bound is over the budget or the core's
+// memory is refused before emit with a *CheckError and no report, unless opt.Force.
 func Compile(opt CompileOptions) (*CompileReport, error) {
 	c := &compilation{opt: opt}
 	var err error
@@ -248,7 +257,7 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 	if c.opt.HostCC == "" {
 		c.opt.HostCC = "gcc"
 	}
-	for _, stage := range []func() error{c.load, c.quantize, c.emit, c.build, c.verifyStage, c.budgetStage} {
+	for _, stage := range []func() error{c.load, c.quantize, c.fit, c.emit, c.build, c.verifyStage, c.budgetStage} {
 		if err := stage(); err != nil {
 			return nil, err
 		}

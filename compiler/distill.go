@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -440,6 +441,9 @@ type SweepOptions struct {
 	// Vectors is how many calls verify compares for each configuration (0: 2000).
 	Vectors int
 	HostCC  string
+	// Force builds configurations whose lower bound does not fit (CompileOptions.Force);
+	// without it they are refused and listed as such.
+	Force bool
 	// Progress is told each configuration as it starts (done of total).
 	Progress func(done, total int, trees, depth int)
 }
@@ -457,8 +461,11 @@ type SweepPoint struct {
 	Verified   int         `json:"verified_vectors"`
 	Mismatches int         `json:"mismatches"`
 	Fits       bool        `json:"fits"`
-	Pareto     bool        `json:"pareto"`
-	Dir        string      `json:"dir"`
+	// Refused says why the configuration was not built: its lower bound is over the budget
+	// or the core's memory (TooBigError). It has no WCET and is on no front.
+	Refused string `json:"refused,omitempty"`
+	Pareto  bool   `json:"pareto"`
+	Dir     string `json:"dir"`
 }
 
 // SweepReport is what nicc distill --sweep found.
@@ -523,13 +530,19 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 				return nil, err
 			}
 			c, err := Compile(CompileOptions{Model: file, Format: FormatNative, Out: dir, Core: opt.Core,
-				Handler: d.studentHandler(), Params: d.params, Vectors: opt.Vectors, Seed: opt.Seed, HostCC: opt.HostCC})
-			if err != nil && c == nil {
+				Handler: d.studentHandler(), Params: d.params, Vectors: opt.Vectors, Seed: opt.Seed, HostCC: opt.HostCC, Force: opt.Force})
+			p := SweepPoint{Trees: trees, Depth: depth, Train: s.Train, HeldOut: s.HeldOut, TrainTime: s.TrainTime, Dir: dir}
+			var big *TooBigError
+			switch {
+			case errors.As(err, &big):
+				p.Refused = big.Error()
+				rep.Points = append(rep.Points, p)
+				continue
+			case err != nil && c == nil:
 				return nil, fmt.Errorf("trees %d depth %d: %w", trees, depth, err)
 			}
-			p := SweepPoint{Trees: trees, Depth: depth, Train: s.Train, HeldOut: s.HeldOut, TrainTime: s.TrainTime,
-				WCETCycles: c.Budget.WCETCycles, WCETMicros: c.Budget.WCETMicros, Fits: c.Budget.Fits,
-				Verified: c.Verify.Vectors, Mismatches: c.Verify.Mismatches, Dir: dir}
+			p.WCETCycles, p.WCETMicros, p.Fits = c.Budget.WCETCycles, c.Budget.WCETMicros, c.Budget.Fits
+			p.Verified, p.Mismatches = c.Verify.Vectors, c.Verify.Mismatches
 			if c.PolicyAlone != nil {
 				p.PolicyWCET = c.PolicyAlone.WCETCycles
 			}
@@ -560,7 +573,8 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 }
 
 // ParetoFront returns the points no other point beats on both held-out RMSE and WCET cycles
-// (at least as good on both and better on one), by WCET then RMSE.
+// (at least as good on both and better on one), by WCET then RMSE; refused points (no WCET)
+// are on no front.
 func ParetoFront(pts []SweepPoint) []int {
 	idx := make([]int, len(pts))
 	for i := range idx {
@@ -582,7 +596,7 @@ func ParetoFront(pts []SweepPoint) []int {
 	var front []int
 	best := math.Inf(1)
 	for _, i := range idx {
-		if pts[i].HeldOut.RMSE < best {
+		if pts[i].Refused == "" && pts[i].HeldOut.RMSE < best {
 			front = append(front, i)
 			best = pts[i].HeldOut.RMSE
 		}
@@ -615,7 +629,10 @@ func (r *SweepReport) WriteText(w io.Writer) error {
 		if p.Mismatches != 0 {
 			mark += fmt.Sprintf(" %d MISMATCHES", p.Mismatches)
 		}
-		if !p.Fits {
+		switch {
+		case p.Refused != "":
+			mark += " refused before building (its lower bound does not fit; --force builds it)"
+		case !p.Fits:
 			mark += " over budget"
 		}
 		fmt.Fprintf(w, "%5d %5d  %10.6f %10.6f %9.3f  %8d %8.3f %8d  %s\n", p.Trees, p.Depth, p.Train.RMSE, p.HeldOut.RMSE,

@@ -46,7 +46,7 @@ func (c *compilation) render(neutral bool) (*rendered, error) {
 		return "model", ins
 	}
 	// The RL-CC handler includes the policy's .c and calls its always-inlined form.
-	gopt := codegen.Options{Inline: c.handler == HandlerRLCC}
+	gopt := codegen.Options{Inline: c.handler == HandlerRLCC, Form: c.form}
 	var files *codegen.Files
 	var err error
 	name, hash, kind := "", "", "tree"
@@ -208,7 +208,7 @@ func (c *compilation) build() error {
 	}
 	host := func(out string, extra ...string) error {
 		obj := filepath.Join(tmp, filepath.Base(out)+".o")
-		flags := append(append(slices.Clone(HostFlags), extra...), "-I", dir)
+		flags := append(append(c.withOpt(HostFlags), extra...), "-I", dir)
 		if err := gcc(append(append(slices.Clone(flags), "-c", "-o", obj), c.sources()...)...); err != nil {
 			return err
 		}
@@ -219,7 +219,7 @@ func (c *compilation) build() error {
 	}
 	firmware := func() error {
 		obj := filepath.Join(tmp, "firmware.o")
-		extra := append(slices.Clone(FirmwareWarnFlags), "-I", dir)
+		extra := append(c.withOpt(FirmwareWarnFlags), "-I", dir)
 		if err := nicsdk.Object(obj, extra, c.sources()...); err != nil {
 			return err
 		}

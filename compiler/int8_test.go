@@ -62,6 +62,10 @@ func TestCompileInt8RLCC(t *testing.T) {
 	if r.PolicyAlone == nil || r.StateBytes != 24 {
 		t.Errorf("policy alone %+v, state %d bytes", r.PolicyAlone, r.StateBytes)
 	}
+	// 4·12 + 12·12 + 12 weights (none is zero in int16) and 25 channels, a cycle each.
+	if lb := r.LowerBound; lb == nil || lb.Cycles != 229 || r.PolicyAlone == nil || lb.Cycles > r.PolicyAlone.WCETCycles {
+		t.Errorf("lower bound %+v, policy alone %+v", lb, r.PolicyAlone)
+	}
 }
 
 // --handler none with calibration rows: the model alone, input ranges from the rows.

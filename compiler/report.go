@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -59,11 +60,13 @@ type CompileReport struct {
 	PolicyAlone *PolicyCost `json:"policy_alone,omitempty"`
 
 	// TreesLowerBound is the worst case no branching code for these trees can beat on the
-	// core: one compare-and-branch per level of each tree's deepest path plus one add per tree.
-	// The branch is costed taken: in any layout every conditional branch has one successor
-	// reached by a jump, and the worst input follows that one at every level. Compare it with
-	// the policy's WCET.
+	// core (BranchTreesBound). Compare it with the policy's WCET.
 	TreesLowerBound uint64 `json:"trees_lower_bound_cycles"`
+	// LowerBound is what any code form can do at best, as the fit stage counted it before
+	// building: the budget and the core's memory were checked against it.
+	LowerBound *LowerBound `json:"lower_bound"`
+	// Build is the code form and the optimisation level the C was built with.
+	Build BuildInfo `json:"build"`
 
 	// Golden records what rebuilds the golden model, for nicc eval DIR (see GoldenInfo).
 	Golden *GoldenInfo `json:"golden,omitempty"`
@@ -311,13 +314,21 @@ func (c *compilation) report() (*CompileReport, error) {
 			Inputs: c.m.Inputs},
 		Handler: c.handler.String(), Entry: EntryPolicy, Notes: c.notes,
 		Out: c.opt.Out, Files: c.files, Firmware: FirmwareFile,
-		Verify: *c.verify, Budget: c.budget,
+		Verify: *c.verify, Budget: c.budget, LowerBound: c.bound, Build: c.plan,
 		CodeBytes: text, RodataBytes: rodata, StateBytes: StateBytes(c.handler), StateLimit: nicsdk.CtxBytes,
 	}
 	if r.Golden, err = c.goldenInfo(); err != nil {
 		return nil, err
 	}
 	r.VectorFiles = c.vectorFiles
+	if p, err := fwsim.LookupProfile(c.opt.Core); err == nil && text+rodata > p.MemoryBytes {
+		src := "nicc budget --list-cores"
+		if strings.HasPrefix(p.Sources["memory_bytes"], "assumption") {
+			src = "assumed; " + src
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("the firmware's %d bytes of code and tables are over the %d bytes of %s's memory (%s): its cycle costs assume they fit",
+			text+rodata, p.MemoryBytes, p.Name, src))
+	}
 	switch {
 	case c.lstm != nil:
 		c.reportLSTM(r)
@@ -497,12 +508,16 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if p := r.PolicyAlone; p != nil {
 		fmt.Fprintf(tw, "\t%s alone %d cycles = %s µs; measured max %d\n", EntryPolicy, p.WCETCycles, fmtUs(p.WCETMicros), p.MaxCycles)
 	}
-	if r.Int8 == nil && r.LSTM == nil {
+	if r.Int8 == nil && r.LSTM == nil && r.Build.Form == codegen.FormBranch.String() {
 		fmt.Fprintf(tw, "\ttrees' lower bound %d cycles (a taken compare-and-branch per level on the worst path, an add per tree)\n", r.TreesLowerBound)
+	}
+	if lb := r.LowerBound; lb != nil {
+		fmt.Fprintf(tw, "\tany code form's lower bound %d cycles (%s)\n", lb.Cycles, lb.CyclesFrom)
 	}
 	fmt.Fprintf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", fmtUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
 		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict)
 	fmt.Fprintf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
+	fmt.Fprintf(tw, "built\t%s\n", r.Build)
 	wrote := slices.Clone(r.Files)
 	for _, v := range r.VectorFiles {
 		wrote = append(wrote, v.File)
@@ -539,9 +554,7 @@ func (c *compilation) reportTrees(r *CompileReport) {
 	ir := c.ir
 	r.Model.Hash, r.Model.Trees, r.Model.Transform = ir.ModelHash, len(c.m.Ensemble.Trees), c.m.Ensemble.Transform.String()
 	if p, err := fwsim.LookupProfile(c.opt.Core); err == nil {
-		for _, t := range ir.Trees {
-			r.TreesLowerBound += uint64(t.Depth)*p.Cost(fwsim.ClassBranch, true) + p.Cost(fwsim.ClassALU, false)
-		}
+		r.TreesLowerBound = BranchTreesBound(ir, p)
 	}
 	splits := splitPaths(ir)
 	perFeature := make([]int, len(ir.Inputs))

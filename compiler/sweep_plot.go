@@ -46,9 +46,11 @@ type sweepAxes struct {
 
 func newSweepAxes(r *SweepReport) sweepAxes {
 	var a sweepAxes
-	xs, ys := make([]float64, len(r.Points)), make([]float64, len(r.Points))
-	for i, p := range r.Points {
-		xs[i], ys[i] = float64(p.WCETCycles), p.HeldOut.RMSE
+	var xs, ys []float64
+	for _, p := range r.Points {
+		if p.Refused == "" {
+			xs, ys = append(xs, float64(p.WCETCycles)), append(ys, p.HeldOut.RMSE)
+		}
 	}
 	lo, hi := slices.Min(xs), slices.Max(xs)
 	a.maxWCET = hi
@@ -67,10 +69,14 @@ func newSweepAxes(r *SweepReport) sweepAxes {
 	return a
 }
 
-// plotSweep draws held-out RMSE against WCET cycles, every configuration a labelled point,
+// plotSweep draws held-out RMSE against WCET cycles, every configuration built a labelled point,
 // the Pareto front a line and the budget a dashed line, into r.PNG and r.SVG; the legend
 // sits below the axes, clear of the points.
 func plotSweep(r *SweepReport) error {
+	if !slices.ContainsFunc(r.Points, func(p SweepPoint) bool { return p.Refused == "" }) {
+		r.PNG, r.SVG = "", "" // every configuration refused: nothing to plot
+		return nil
+	}
 	ax := newSweepAxes(r)
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("distilled students of %s (%d states): held-out RMSE vs WCET", filepath.Base(r.Teacher), r.Samples)
@@ -79,14 +85,18 @@ func plotSweep(r *SweepReport) error {
 	p.X.Tick.Marker = intTicks{}
 	p.Add(plotter.NewGrid())
 
-	all := make(plotter.XYs, len(r.Points))
-	labels := make([]string, len(r.Points))
-	for i, pt := range r.Points {
-		all[i] = plotter.XY{X: float64(pt.WCETCycles), Y: pt.HeldOut.RMSE}
-		labels[i] = fmt.Sprintf("%d×%d", pt.Trees, pt.Depth)
-		if !pt.Fits {
-			labels[i] += " over budget"
+	var all plotter.XYs
+	var labels []string
+	for _, pt := range r.Points {
+		if pt.Refused != "" {
+			continue // not built: no WCET
 		}
+		all = append(all, plotter.XY{X: float64(pt.WCETCycles), Y: pt.HeldOut.RMSE})
+		label := fmt.Sprintf("%d×%d", pt.Trees, pt.Depth)
+		if !pt.Fits {
+			label += " over budget"
+		}
+		labels = append(labels, label)
 	}
 	sc, err := plotter.NewScatter(all)
 	if err != nil {
@@ -105,7 +115,7 @@ func plotSweep(r *SweepReport) error {
 
 	front := make(plotter.XYs, len(r.Front))
 	for i, j := range r.Front {
-		front[i] = all[j]
+		front[i] = plotter.XY{X: float64(r.Points[j].WCETCycles), Y: r.Points[j].HeldOut.RMSE}
 	}
 	ln, pts, err := plotter.NewLinePoints(front)
 	if err != nil {

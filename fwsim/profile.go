@@ -117,10 +117,13 @@ type Profile struct {
 	ClockHz float64 `json:"clock_hz"`
 	// Threads is the number of hardware threads that share the pipeline by default. The
 	// time of a decision is cycles × threads sharing / clock.
-	Threads int   `json:"threads"`
-	Costs   Costs `json:"costs"`
+	Threads int `json:"threads"`
+	// MemoryBytes is the memory the firmware's code and constant tables may occupy at the
+	// costs of Costs (no cache misses): nicc compile refuses a model that surely needs more.
+	MemoryBytes uint64 `json:"memory_bytes"`
+	Costs       Costs  `json:"costs"`
 	// Sources says where each number comes from, or "assumption", keyed by JSON name:
-	// "clock_hz", "threads", and each key of Costs ("alu", "branch_taken", ...).
+	// "clock_hz", "threads", "memory_bytes", and each key of Costs ("alu", "branch_taken", ...).
 	Sources map[string]string `json:"sources"`
 }
 
@@ -174,6 +177,16 @@ func (p *Profile) MaxCost(c Class) uint64 {
 	return max(p.Cost(c, false), p.Cost(c, true))
 }
 
+// MinCost is the cycles of the profile's cheapest instruction: a lower bound on any one
+// instruction, whatever it is.
+func (p *Profile) MinCost() uint64 {
+	m := uint64(math.MaxUint64)
+	for c := ClassALU; c < classEnd; c++ {
+		m = min(m, p.Cost(c, false), p.Cost(c, true))
+	}
+	return m
+}
+
 // Seconds converts a cycle count to seconds on this core with threads hardware threads
 // sharing the pipeline (threads <= 0 means p.Threads).
 func (p *Profile) Seconds(cycles uint64, threads int) float64 {
@@ -183,10 +196,10 @@ func (p *Profile) Seconds(cycles uint64, threads int) float64 {
 	return float64(cycles) * float64(threads) / p.ClockHz
 }
 
-// SourceKeys are the keys every profile's Sources must have: "clock_hz", "threads" and the
-// JSON name of every field of Costs.
+// SourceKeys are the keys every profile's Sources must have: "clock_hz", "threads",
+// "memory_bytes" and the JSON name of every field of Costs.
 func SourceKeys() []string {
-	keys := []string{"clock_hz", "threads"}
+	keys := []string{"clock_hz", "threads", "memory_bytes"}
 	for _, c := range costFields(&Costs{}) {
 		keys = append(keys, c.key)
 	}
@@ -212,6 +225,12 @@ func costFields(k *Costs) []costField {
 // maxCost bounds any one cost so that cycle sums cannot overflow in practice and a typo
 // (1e9 cycles for an add) is caught.
 const maxCost = 1 << 16
+
+// Bounds on a profile's memory: a page, and 4 GiB (a typo such as 1.5e15 is caught).
+const (
+	minMemory = 1 << 12
+	maxMemory = 1 << 32
+)
 
 // ParseProfile reads and validates one profile in the JSON form of fwsim/profiles/*.json.
 // Unknown fields, a missing or zero cost, a clock or thread count that is not positive, and
@@ -242,6 +261,9 @@ func (p *Profile) Validate() error {
 	}
 	if p.Threads < 1 || p.Threads > 1024 {
 		return bad("threads %d is not in [1, 1024]", p.Threads)
+	}
+	if p.MemoryBytes < minMemory || p.MemoryBytes > maxMemory {
+		return bad("memory_bytes %d is not in [%d, %d]", p.MemoryBytes, minMemory, uint64(maxMemory))
 	}
 	for _, f := range costFields(&p.Costs) {
 		if *f.v == 0 || *f.v > maxCost {

@@ -82,8 +82,16 @@ func TestProfilesLoadAndCiteSources(t *testing.T) {
 	if err != nil || dpa.Name != "dpa" || dpa.ClockHz != 1.8e9 || dpa.Threads != 1 {
 		t.Errorf("default profile = %+v, %v", dpa, err)
 	}
-	if !strings.Contains(dpa.Sources["clock_hz"], "assumption") || !strings.Contains(dpa.Sources["threads"], "assumption") {
-		t.Errorf("dpa clock and threads must be labelled assumptions: %q, %q", dpa.Sources["clock_hz"], dpa.Sources["threads"])
+	if !strings.Contains(dpa.Sources["clock_hz"], "assumption") || !strings.Contains(dpa.Sources["threads"], "assumption") ||
+		!strings.HasPrefix(dpa.Sources["memory_bytes"], "assumption") {
+		t.Errorf("dpa clock, threads and memory must be labelled assumptions: %q, %q, %q",
+			dpa.Sources["clock_hz"], dpa.Sources["threads"], dpa.Sources["memory_bytes"])
+	}
+	if dpa.MemoryBytes != 1536<<10 {
+		t.Errorf("dpa memory_bytes = %d, want 1.5 MiB", dpa.MemoryBytes)
+	}
+	if c := dpa.MinCost(); c != 1 {
+		t.Errorf("dpa MinCost() = %d, want 1 (alu)", c)
 	}
 	if _, err := LookupProfile("pentium"); err == nil || !strings.Contains(err.Error(), "dpa") {
 		t.Errorf("LookupProfile(pentium) error = %v, want one listing the profiles", err)
@@ -108,6 +116,10 @@ func TestParseProfileRejects(t *testing.T) {
 		{"empty source", `"store": "Ibex docs, Pipeline Details table: Load/Store, 1 - N stall cycles (stores await the response too)"`, `"store": " "`, "no source for store"},
 		{"bad clock", `"clock_hz": 1.0e8`, `"clock_hz": -1`, "clock_hz"},
 		{"bad threads", `"threads": 1,`, `"threads": 0,`, "threads"},
+		{"no memory", `"memory_bytes": 1048576,`, ``, "memory_bytes 0"},
+		{"tiny memory", `"memory_bytes": 1048576,`, `"memory_bytes": 100,`, "memory_bytes 100"},
+		{"huge memory", `"memory_bytes": 1048576,`, `"memory_bytes": 1e15,`, "memory_bytes"},
+		{"memory unsourced", `"memory_bytes": "Ibex`, `"memory": "Ibex`, "no source for memory_bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := strings.Replace(string(good), tc.from, tc.to, 1)

@@ -217,6 +217,19 @@ func hz(v float64) string {
 	return num(v/1e6) + " MHz"
 }
 
+// bytesText formats a byte count in KiB or MiB when it is a whole number of them.
+func bytesText(n uint64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatUint(n>>20, 10) + " MiB"
+	case n >= 1<<20 && n%(1<<10) == 0:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatUint(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatUint(n, 10) + " bytes"
+}
+
 // us formats microseconds: three decimals, enough for nanoseconds.
 func us(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
@@ -294,6 +307,8 @@ func printCores(w io.Writer, ps []*fwsim.Profile) error {
 				v = hz(p.ClockHz)
 			case "threads":
 				v = strconv.Itoa(p.Threads)
+			case "memory_bytes":
+				v = bytesText(p.MemoryBytes)
 			default:
 				v = strconv.FormatUint(costs[k], 10)
 			}

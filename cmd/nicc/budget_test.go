@@ -261,17 +261,24 @@ func TestBudgetListCores(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^  clock_hz +1\.8 GHz +assumption: third-party figure`).MatchString(out) {
 		t.Errorf("dpa's clock is not labelled an assumption:\n%s", out)
 	}
+	for _, re := range []string{`(?m)^  memory_bytes +1\.5 MiB +assumption: `, `(?m)^  memory_bytes +1 MiB +Ibex repository`, `(?m)^  memory_bytes +32 KiB +assumption: `} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("--list-cores lacks %s:\n%s", re, out)
+		}
+	}
 	code, out, _ = nicc(t, "budget", "--list-cores", "--json")
 	var ps []struct {
-		Name    string            `json:"name"`
-		ClockHz float64           `json:"clock_hz"`
-		Costs   map[string]uint64 `json:"costs"`
-		Sources map[string]string `json:"sources"`
+		Name        string            `json:"name"`
+		ClockHz     float64           `json:"clock_hz"`
+		MemoryBytes uint64            `json:"memory_bytes"`
+		Costs       map[string]uint64 `json:"costs"`
+		Sources     map[string]string `json:"sources"`
 	}
 	if err := json.Unmarshal([]byte(out), &ps); err != nil || code != exitOK {
 		t.Fatalf("--json: exit %d %v", code, err)
 	}
-	if len(ps) < 3 || ps[0].Name != "dpa" || ps[0].Costs["div"] == 0 || !strings.HasPrefix(ps[0].Sources["clock_hz"], "assumption") {
+	if len(ps) < 3 || ps[0].Name != "dpa" || ps[0].Costs["div"] == 0 || !strings.HasPrefix(ps[0].Sources["clock_hz"], "assumption") ||
+		ps[0].MemoryBytes != 1536<<10 || !strings.HasPrefix(ps[0].Sources["memory_bytes"], "assumption") {
 		t.Errorf("--list-cores --json: %+v", ps)
 	}
 }

@@ -19,11 +19,19 @@ func compileCommand() *cli.Command {
 		Usage:     "compile a tree ensemble into verified NIC firmware: C, RISC-V ELF, bit-exact verification, WCET against the budget",
 		ArgsUsage: "POLICY",
 		Description: `Compiles a tree ensemble (XGBoost JSON, LightGBM text, nicc JSON) in stages:
-load → quantize → emit → build → verify → budget → report.
+load → quantize → fit → emit → build → verify → budget → report.
 
   quantize  each input becomes a fixed-point int32; every float split becomes an integer
             threshold that takes the same branch for every representable input; leaves sum
             in a wide accumulator rounded once to Q16.
+  fit       before anything is built, a lower bound on the cycles and on the bytes of code
+            and tables that any code form nicc emits needs (trees: an instruction per level of
+            each tree and an add per tree; networks: an instruction per nonzero weight), at
+            the core's cheapest instruction; over the budget or the core's memory
+            (memory_bytes, nicc budget --list-cores) it exits 1 with the numbers, unless
+            --force. It also picks the code form: up to 512 splits nested if/else at -O2, up
+            to 16384 at -O1, above that node tables walked level by level (gcc builds them in
+            seconds; about 14 cycles a level on dpa against about 5).
   emit      into --out: nicc_policy.c/.h (int32_t nicc_policy(const int32_t *x)), nicsdk.h,
             link.ld, and for --handler rlcc rlcc.h and handler.c, whose entry is
             uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx).
@@ -87,7 +95,8 @@ ones tried), max |dy| and the flip rate.
 ` + compiler.MemoryHelp + `
 
 Exit codes: 0 compiled, verified and within budget; 1 a check failed (a mismatch,
-undefined behaviour, over budget); 2 bad input (an unreadable or unsupported model, a model
+undefined behaviour, over budget, or refused before building as surely over the budget or
+the core's memory); 2 bad input (an unreadable or unsupported model, a model
 wider than the handler's inputs, flow state over 48 bytes, NaN or Inf in the model, input
 ranges that cannot represent a threshold).
 
@@ -110,6 +119,7 @@ ranges that cannot represent a threshold).
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the vector sampler"},
 			&cli.StringFlag{Name: "ranges", Usage: "CSV/TSV of sample rows: verify vectors, fidelity samples, and the input ranges of --handler none"},
 			&cli.StringFlag{Name: "predictions", Usage: "the source tool's outputs on the --ranges rows: one a line, or the last column"},
+			forceFlag,
 			formatFlag,
 			inputsFlag,
 			jsonFlag,
@@ -159,7 +169,7 @@ func runCompile(c *cli.Context) error {
 		Model: c.Args().First(), Format: format, Inputs: inputs, Out: c.String("out"), Handler: handler, Params: params,
 		Core: c.String("core"), Budget: budget, ThreadsSharing: c.Int("threads-sharing"),
 		Vectors: c.Int("vectors"), Seed: c.Uint64("seed"),
-		Ranges: c.String("ranges"), Predictions: c.String("predictions"),
+		Ranges: c.String("ranges"), Predictions: c.String("predictions"), Force: c.Bool("force"),
 	}
 	if err := distillForCompile(c, &opt); err != nil {
 		return err

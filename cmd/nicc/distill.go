@@ -41,6 +41,7 @@ func distillCommand() *cli.Command {
 		&cli.StringFlag{Name: "core", Value: fwsim.DefaultProfile, Usage: "core profile for the sweep's WCET (nicc budget --list-cores)"},
 		&cli.IntFlag{Name: "vectors", Value: 2000, Usage: "calls verify compares for each configuration of a sweep"},
 		handlerFlag,
+		forceFlag,
 		formatFlag,
 		inputsFlag,
 		jsonFlag,
@@ -77,7 +78,9 @@ steps of 1 unless :STEP says otherwise) on the same states, compiles each into -
 treesT_depthD/ with nicc compile's pipeline (verified on --vectors calls) and prints held-out
 RMSE against the WCET cycles of the firmware entry on --core, with the Pareto front and
 the budget in cycles (2 µs × clock ÷ threads sharing); it writes --out/sweep.json,
-sweep.png and sweep.svg.
+sweep.png and sweep.svg. A configuration that surely cannot fit (nicc compile's lower
+bound, over the budget or the core's memory) is listed as refused and not built, unless
+--force.
 
 ` + compiler.MemoryHelp + `
 
@@ -176,7 +179,7 @@ func runDistill(c *cli.Context) error {
 			return fmt.Errorf("--vectors %d: want at least 1", c.Int("vectors"))
 		}
 		so := compiler.SweepOptions{DistillOptions: opt, Trees: trees, Depth: depth, Out: c.String("out"),
-			Core: c.String("core"), Vectors: c.Int("vectors")}
+			Core: c.String("core"), Vectors: c.Int("vectors"), Force: c.Bool("force")}
 		if bar {
 			p := &progress{w: c.App.ErrWriter}
 			so.Progress = func(done, total, t, d int) { p.update("sweep", done, total) }
@@ -200,6 +203,9 @@ func runDistill(c *cli.Context) error {
 			}
 		}
 		return nil
+	}
+	if c.Bool("force") {
+		return fmt.Errorf("--force applies to --sweep, which compiles; nicc distill alone builds nothing")
 	}
 	if bar {
 		b := roundsBar(c)

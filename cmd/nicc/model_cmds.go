@@ -24,6 +24,10 @@ var formatFlag = &cli.StringFlag{
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
 
+// forceFlag builds what the fit stage would refuse: a model whose lower bound is over the
+// budget or the core's memory.
+var forceFlag = &cli.BoolFlag{Name: "force", Usage: "build a model even when its lower bound is over the budget or the core's memory (refused otherwise, exit 1)"}
+
 func loadArg(c *cli.Context) (*model.Model, compiler.Format, error) {
 	if c.NArg() != 1 {
 		return nil, 0, fmt.Errorf("%s takes one MODEL file, got %d arguments", c.Command.Name, c.NArg())

@@ -1,0 +1,329 @@
+package compiler
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// LowerBound is what nicc knows before building, from the integer IR alone, of the firmware
+// any of its code forms can make of a model: at least Cycles on the core, and at least Bytes
+// of code and constant tables. The fit stage refuses a model whose bound is over the budget
+// or the core's memory (CompileOptions.Force builds it anyway).
+type LowerBound struct {
+	Cycles     uint64 `json:"cycles"`
+	CyclesFrom string `json:"cycles_from"` // what was counted
+	Bytes      uint64 `json:"bytes"`
+	BytesFrom  string `json:"bytes_from"`
+}
+
+// Every code form nicc emits spends at least one instruction on each of the units counted
+// below, and an instruction costs at least the profile's cheapest class (fwsim.Profile.
+// MinCost); a unit of code is at least 2 bytes (a compressed instruction).
+//
+// Trees: one instruction per level of each tree's deepest path (a compare-and-branch in the
+// branch form, a compare in the table and walk forms) and one add of its leaf. The depth is
+// counted after what gcc may remove: a split whose outcome the splits above it decide, and a
+// split whose two subtrees are the same (treeShape). Bytes: for each tree the least of its
+// forms, 2 per split and leaf of that shape (branch), or its tables (walk, table).
+//
+// Dense networks: one instruction per nonzero weight of each channel that is used (the
+// emitted C computes each channel as its own sum; a multiply by a constant may become a
+// shift or an add, never nothing; identical channels are counted once), plus one for the
+// requantization of each. Bytes: 2 per such instruction (the weights are immediates in the
+// code) and the activation tables.
+//
+// LSTM: one instruction per nonzero packed weight word (a multiply-add of three lanes), per
+// gate table lookup, and per nonzero output weight. Bytes: 2 per packed word, plus the gate,
+// cell and output tables.
+const codeUnitBytes = 2
+
+// lowerBound is the bound of the compilation's integer IR on profile p.
+func (c *compilation) lowerBound(p *fwsim.Profile) LowerBound {
+	unit := p.MinCost()
+	switch {
+	case c.lstm != nil:
+		return lstmBound(c.lstm, unit)
+	case c.mlp != nil:
+		return mlpBound(c.mlp, unit)
+	}
+	return treesBound(c.ir, unit)
+}
+
+// fit chooses how to build the model (choosePlan) and refuses, before anything is built, a
+// model whose lower bound is over the budget or over the core's memory, with the numbers;
+// with Force it notes the overrun and goes on.
+func (c *compilation) fit() error {
+	p, err := fwsim.LookupProfile(c.opt.Core)
+	if err != nil {
+		return err
+	}
+	c.choosePlan()
+	lb := c.lowerBound(p)
+	c.bound = &lb
+	threads := c.opt.ThreadsSharing
+	if threads == 0 {
+		threads = p.Threads
+	}
+	budget := c.opt.Budget
+	if budget == 0 {
+		budget = DefaultBudget
+	}
+	budgetUs := budget.Seconds() * 1e6
+	var over []string
+	if us := p.Seconds(lb.Cycles, threads) * 1e6; us > budgetUs {
+		budgetCycles := uint64(budget.Seconds() * p.ClockHz / float64(threads))
+		over = append(over, fmt.Sprintf("at least %s cycles (%s) = %s µs on %s, over the %s µs budget (%s cycles)",
+			thousands(lb.Cycles), lb.CyclesFrom, fmtUs(us), p.Name, strconv.FormatFloat(budgetUs, 'f', -1, 64), thousands(budgetCycles)))
+	}
+	if lb.Bytes > p.MemoryBytes {
+		assumed := ""
+		if strings.HasPrefix(p.Sources["memory_bytes"], "assumption") {
+			assumed = "assumed; "
+		}
+		over = append(over, fmt.Sprintf("at least %s bytes of code and tables (%s), over the %s bytes of %s's memory (%snicc budget --list-cores)",
+			thousands(lb.Bytes), lb.BytesFrom, thousands(p.MemoryBytes), p.Name, assumed))
+	}
+	if len(over) == 0 {
+		return nil
+	}
+	what := strings.Join(over, ", and ")
+	if c.opt.Force {
+		c.notes = append(c.notes, "built with --force: it needs "+what)
+		return nil
+	}
+	return &CheckError{&TooBigError{Bound: lb, msg: fmt.Sprintf("%s: model %s needs %s; --force builds it anyway", c.opt.Model, c.modelName(), what)}}
+}
+
+// TooBigError is the fit stage's refusal of a model whose lower bound is over the budget or
+// the core's memory. Compile returns it inside a *CheckError, with no report.
+type TooBigError struct {
+	Bound LowerBound
+	msg   string
+}
+
+func (e *TooBigError) Error() string { return e.msg }
+
+// modelName is the model's name for messages.
+func (c *compilation) modelName() string {
+	if c.m.Name == "" {
+		return "(unnamed)"
+	}
+	return c.m.Name
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// treeShape is what gcc may keep of one integer tree: the longest path of tests, and how
+// many distinct splits and leaves it has, after removing every split the splits above it
+// decide and every split whose subtrees are the same function (equal after the same
+// removals). Shapes are hash-consed: equal subtrees get the same id.
+type treeShape struct {
+	ir     *quantize.TreeIR
+	tr     *quantize.Tree
+	ids    map[shapeKey]int
+	depths []int // by id
+	root   int
+	splits int // distinct splits kept
+	leaves int // distinct leaves
+}
+
+type shapeKey struct {
+	leaf        bool
+	value       int64
+	feature     int
+	t           int32
+	left, right int
+}
+
+func newTreeShape(ir *quantize.TreeIR, tr *quantize.Tree) *treeShape {
+	s := &treeShape{ir: ir, tr: tr, ids: map[shapeKey]int{}}
+	lo, hi := make([]int64, len(ir.Inputs)), make([]int64, len(ir.Inputs))
+	for i, in := range ir.Inputs {
+		lo[i], hi[i] = int64(in.Min), int64(in.Max)
+	}
+	s.root = s.node(0, lo, hi)
+	return s
+}
+
+// depth is the tree's longest path of tests.
+func (s *treeShape) depth() int { return s.depths[s.root] }
+
+func (s *treeShape) intern(k shapeKey, depth int) int {
+	if id, ok := s.ids[k]; ok {
+		return id
+	}
+	id := len(s.depths)
+	s.ids[k] = id
+	s.depths = append(s.depths, depth)
+	if k.leaf {
+		s.leaves++
+	} else {
+		s.splits++
+	}
+	return id
+}
+
+// node is the shape id of the subtree at i, reached by inputs with x[f] in [lo[f], hi[f]].
+func (s *treeShape) node(i int, lo, hi []int64) int {
+	nd := &s.tr.Nodes[i]
+	if nd.Kind == quantize.KindLeaf {
+		return s.intern(shapeKey{leaf: true, value: nd.Value}, 0)
+	}
+	f, t := nd.Feature, int64(nd.T)
+	switch {
+	case hi[f] <= t: // every input reaching here goes left
+		return s.node(nd.Left, lo, hi)
+	case lo[f] > t:
+		return s.node(nd.Right, lo, hi)
+	}
+	h := hi[f]
+	hi[f] = t
+	l := s.node(nd.Left, lo, hi)
+	hi[f] = h
+	o := lo[f]
+	lo[f] = t + 1
+	r := s.node(nd.Right, lo, hi)
+	lo[f] = o
+	if l == r {
+		return l
+	}
+	return s.intern(shapeKey{feature: f, t: nd.T, left: l, right: r}, 1+max(s.depths[l], s.depths[r]))
+}
+
+// treesBound is an ensemble's lower bound (see codeUnitBytes), unit the cheapest instruction.
+func treesBound(ir *quantize.TreeIR, unit uint64) LowerBound {
+	accBytes := uint64(ir.AccBits / 8)
+	var levels, trees, units, bytes uint64
+	for t := range ir.Trees {
+		tr := &ir.Trees[t]
+		s := newTreeShape(ir, tr)
+		if s.depth() == 0 {
+			continue // a constant: gcc adds it to the base
+		}
+		trees++
+		levels += uint64(s.depth())
+		b := codeUnitBytes * uint64(s.splits+s.leaves)
+		if tr.Oblivious {
+			b = min(b, uint64(len(tr.Table))*accBytes)
+		} else {
+			b = min(b, uint64(len(tr.Nodes))*(8+accBytes))
+		}
+		bytes += b
+		units += uint64(s.splits + s.leaves)
+	}
+	return LowerBound{
+		Cycles: (levels + trees) * unit,
+		CyclesFrom: fmt.Sprintf("%s trees: %s levels on their deepest paths and %s leaf adds, at least %d cycle(s) each",
+			thousands(trees), thousands(levels), thousands(trees), unit),
+		Bytes:     bytes,
+		BytesFrom: fmt.Sprintf("%s distinct splits and leaves, at least %d bytes each", thousands(units), codeUnitBytes),
+	}
+}
+
+// BranchTreesBound is the worst case no branching code for the ensemble can beat on p: one
+// compare-and-branch per level of each tree's deepest path (treeShape's depth) plus one add
+// per tree. The branch is costed taken: in any layout every conditional branch has one
+// successor reached by a jump, and the worst input follows that one at every level. Code
+// that does not branch (FormTable, FormWalk) is bounded by treesBound instead.
+func BranchTreesBound(ir *quantize.TreeIR, p *fwsim.Profile) uint64 {
+	var b uint64
+	for t := range ir.Trees {
+		if d := newTreeShape(ir, &ir.Trees[t]).depth(); d > 0 {
+			b += uint64(d)*p.Cost(fwsim.ClassBranch, true) + p.Cost(fwsim.ClassALU, false)
+		}
+	}
+	return b
+}
+
+// mlpBound is a dense network's lower bound (see codeUnitBytes).
+func mlpBound(ir *quantize.MLPIR, unit uint64) LowerBound {
+	// used[k][j]: channel j of layer k is read by the next layer (the last layer's one
+	// output always is), as codegen decides what to compute.
+	n := len(ir.Layers)
+	used := make([][]bool, n)
+	used[n-1] = []bool{true}
+	for k := n - 1; k > 0; k-- {
+		l := &ir.Layers[k]
+		used[k-1] = make([]bool, l.In)
+		for j := range l.Out {
+			if used[k][j] {
+				for i, w := range l.W[j] {
+					used[k-1][i] = used[k-1][i] || w != 0
+				}
+			}
+		}
+	}
+	var terms, channels, tables uint64
+	for k := range ir.Layers {
+		l := &ir.Layers[k]
+		seen := map[string]bool{}
+		for j := range l.Out {
+			if !used[k][j] {
+				continue
+			}
+			key := fmt.Sprint(l.W[j], l.B[j], l.Mult[j], l.Shift[j])
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			channels++
+			for _, w := range l.W[j] {
+				if w != 0 {
+					terms++
+				}
+			}
+		}
+		tables += uint64(len(l.Table)) + 4*uint64(len(l.OutTable))
+	}
+	return LowerBound{
+		Cycles:     (terms + channels) * unit,
+		CyclesFrom: fmt.Sprintf("%s nonzero weights and %s channels, at least %d cycle(s) each", thousands(terms), thousands(channels), unit),
+		Bytes:      codeUnitBytes*(terms+channels) + tables,
+		BytesFrom:  fmt.Sprintf("at least %d bytes per weight and channel, and %s bytes of tables", codeUnitBytes, thousands(tables)),
+	}
+}
+
+// lstmBound is an LSTM's lower bound (see codeUnitBytes).
+func lstmBound(ir *quantize.LSTMIR, unit uint64) LowerBound {
+	words := func(l *quantize.LaneLayer) uint64 {
+		var n uint64
+		for i := range l.In {
+			for g := range l.Groups() {
+				for lane := range quantize.LanesPerWord {
+					if j := g*quantize.LanesPerWord + lane; j < l.Out && l.W[j][i] != 0 {
+						n++
+						break
+					}
+				}
+			}
+		}
+		return n
+	}
+	packed := words(&ir.Pre) + words(&ir.Gates)
+	lookups := uint64(4 * ir.Hidden)
+	var out uint64
+	for _, w := range ir.OutW {
+		if w != 0 {
+			out++
+		}
+	}
+	tables := uint64(len(ir.Sigmoid) + 2*len(ir.GTable) + len(ir.TanhC) + 4*len(ir.OutTable))
+	return LowerBound{
+		Cycles: (packed + lookups + out) * unit,
+		CyclesFrom: fmt.Sprintf("%s packed weight words, %s gate lookups and %s output weights, at least %d cycle(s) each",
+			thousands(packed), thousands(lookups), thousands(out), unit),
+		Bytes:     codeUnitBytes*packed + tables,
+		BytesFrom: fmt.Sprintf("at least %d bytes per packed word, and %s bytes of tables", codeUnitBytes, thousands(tables)),
+	}
+}

@@ -1,0 +1,72 @@
+package compiler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nicc-dev/nicc/codegen"
+)
+
+// A tree ensemble's code form and gcc's optimisation level follow its number of splits, so
+// that gcc's time stays in seconds (measured with riscv64-unknown-elf-gcc 12.2 on random
+// complete trees, issue 10):
+//
+//   - up to O2MaxSplits: nested if/else at -O2. gcc's jump threading duplicates code and
+//     takes time superlinear in it (10 trees of depth 4: 0.5 s, 100 of depth 6: over a
+//     minute), but at this size it saves cycles (the shipped 10 × 4: 200 cycles on dpa,
+//     223 at -O1).
+//   - up to BranchMaxSplits: nested if/else at -O1 (-findirect-inlining lets the RL-CC
+//     handler inline the policy it is given by pointer, as -O2 does): 100 × 6 builds in
+//     3 s instead of 72-108 s, in fewer cycles (3385 against 3576) and less than half the
+//     code.
+//   - above: codegen.FormWalk, whose tables gcc compiles as data (100 × 8 in 1.3 s, 300 × 8
+//     in 5 s), at about 14 cycles a level on dpa against about 5 for if/else.
+const (
+	O2MaxSplits     = 512
+	BranchMaxSplits = 16384
+)
+
+// OptO1 replaces -O2 in the host and firmware flags of an ensemble above O2MaxSplits.
+var OptO1 = []string{"-O1", "-findirect-inlining"}
+
+// BuildInfo is how the generated C was printed and compiled.
+type BuildInfo struct {
+	Form string   `json:"form"` // codegen's form: branch, table or walk
+	Opt  []string `json:"opt"`  // gcc's optimisation flags (in place of HostFlags' -O2)
+	Why  string   `json:"why"`
+}
+
+// choosePlan chooses the code form and optimisation level (see O2MaxSplits); networks keep -O2.
+func (c *compilation) choosePlan() {
+	c.plan = BuildInfo{Form: codegen.FormBranch.String(), Opt: []string{"-O2"}}
+	if c.ir == nil {
+		c.plan.Why = "networks are straight-line code at -O2"
+		return
+	}
+	n := c.ir.Stats.Splits
+	switch {
+	case n <= O2MaxSplits:
+		c.plan.Why = fmt.Sprintf("%d splits, at most %d: nested if/else at -O2", n, O2MaxSplits)
+	case n <= BranchMaxSplits:
+		c.plan.Opt = OptO1
+		c.plan.Why = fmt.Sprintf("%d splits, over %d: -O1, which gcc builds in time linear in the code", n, O2MaxSplits)
+	default:
+		c.form = codegen.FormWalk
+		c.plan = BuildInfo{Form: c.form.String(), Opt: OptO1,
+			Why: fmt.Sprintf("%d splits, over %d: node tables walked level by level, which gcc builds as data", n, BranchMaxSplits)}
+	}
+}
+
+// withOpt is flags with -O2 replaced by the plan's optimisation flags.
+func (c *compilation) withOpt(flags []string) []string {
+	i := slices.Index(flags, "-O2")
+	if i < 0 || len(c.plan.Opt) == 0 {
+		return slices.Clone(flags)
+	}
+	return slices.Concat(flags[:i], c.plan.Opt, flags[i+1:])
+}
+
+func (b BuildInfo) String() string {
+	return fmt.Sprintf("%s form, gcc %s (%s)", b.Form, strings.Join(b.Opt, " "), b.Why)
+}
