@@ -447,7 +447,7 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 			}
 			c, err := Compile(CompileOptions{Model: file, Format: FormatNative, Out: dir, Core: opt.Core,
 				Vectors: opt.Vectors, Seed: opt.Seed, HostCC: opt.HostCC})
-			if err != nil && c == nil {
+			if err != nil && (c == nil || c.Budget == nil) { // over budget is a point; any other failure stops the sweep
 				return nil, fmt.Errorf("trees %d depth %d: %w", trees, depth, err)
 			}
 			p := SweepPoint{Trees: trees, Depth: depth, Train: s.Train, HeldOut: s.HeldOut, TrainTime: s.TrainTime,
