@@ -1,9 +1,12 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"os"
 	"slices"
 	"strings"
 
@@ -109,6 +112,11 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 	if opt.Samples < 0 {
 		return nil, fmt.Errorf("samples %d: want a positive count", opt.Samples)
 	}
+	if opt.Against != AgainstInt8 && opt.Against != AgainstTrees {
+		if _, err := os.Stat(opt.Against); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--against %q: want %s, %s, or a student model file, and there is no file %s", opt.Against, AgainstInt8, AgainstTrees, opt.Against)
+		}
+	}
 	q := opt.Quant
 	d := &differ{opt: opt, c: &compilation{
 		opt:    CompileOptions{Model: opt.Teacher, Format: opt.Format, Seed: opt.Seed, Int8: &Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}},
@@ -161,6 +169,10 @@ func (d *differ) load() error {
 	c := d.c
 	if d.opt.Against == AgainstInt8 {
 		if err := c.load(); err != nil {
+			if c.m != nil && c.m.Kind() == model.KindTrees {
+				return fmt.Errorf("%s: model %s is a tree ensemble, and diff --against int8 (the default) needs a neural teacher (a dense or LSTM network) to quantize; to compare tree models, give the other one with --against FILE",
+					d.opt.Teacher, c.m.Name)
+			}
 			return err
 		}
 	} else {

@@ -26,6 +26,9 @@ func diffCommand() *cli.Command {
   --against FILE   a student model file: a tree ensemble as its integer IR (RL-CC inputs), a
                    network in float
 
+A tree ensemble as TEACHER compares --against trees or --against FILE (int8 quantizes
+networks only); an --against that is neither int8 nor trees must be a file.
+
 It prints max |Δy|, RMSE, the p50/p90/p99/p99.9 of |Δy| and the fraction of decisions whose
 direction (increase, decrease, hold within ±0.5% under the RL-CC multiplier map) differs;
 against int8 also a per-layer trace, float against dequantized integer activations (for an
@@ -41,13 +44,13 @@ width, a comparison the teacher does not support, e.g. int8 of a tree ensemble).
   nicc diff testdata/models/rlcc_lstm.onnx --out build/diff-lstm
   nicc diff testdata/models/rlcc_teacher.json --against build/student.json --json`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "against", Value: compiler.AgainstInt8, Usage: "int8, trees, or a student model file"},
+			&cli.StringFlag{Name: "against", Value: compiler.AgainstInt8, Usage: "int8, trees, or a student model `FILE`"},
 			&cli.IntFlag{Name: "samples", Value: compiler.DefaultCalibSamples, Usage: "RL-CC states to compare on (with --calib: at most this many rows, all unless given)"},
-			&cli.StringFlag{Name: "calib", Usage: "CSV of rows to compare on, one value per teacher input (default: sampled RL-CC states)"},
+			&cli.StringFlag{Name: "calib", Usage: "CSV of rows to compare on, one value per teacher input", DefaultText: "--samples sampled RL-CC states"},
 			&cli.StringFlag{Name: "out", Usage: "directory for the plots (none without it)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the state sampler and the distillation"},
-			&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "int8: weight width, 8 or 16 (default: chosen by the measured error, as compile does)"},
-			&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "int8: hidden activation width, 8 or 16 (default: chosen by the measured error)"},
+			&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "int8: weight width, 8 or 16 (16 when only --act-bits is given)", DefaultText: "chosen by the measured error, as compile does"},
+			&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "int8: hidden activation width, 8 or 16 (16 when only --weight-bits is given)", DefaultText: "chosen by the measured error, as compile does"},
 			&cli.IntFlag{Name: "trees", Value: 10, Usage: "trees: number of boosted trees"},
 			&cli.IntFlag{Name: "depth", Value: 4, Usage: "trees: depth of each tree"},
 			formatFlag,
