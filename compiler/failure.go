@@ -65,7 +65,7 @@ type Mismatch struct {
 	Event    int    `json:"event,omitempty"`    // the event's number within its sequence
 	// Kind is how the vector was made (a VecKind), or how the sequence's flow context starts.
 	Kind  string    `json:"kind"`
-	Split string    `json:"split,omitempty"` // the split a threshold vector aims at
+	Split string    `json:"split,omitempty"` // the split a threshold vector aims at: "tree T node N: x <= raw"
 	X     []int32   `json:"x,omitempty"`     // the policy's raw inputs
 	In    *EventArg `json:"event_in,omitempty"`
 	// StateBefore is a stateful policy's state words, or the flow context's words, before
@@ -116,7 +116,11 @@ func (m *Mismatch) String() string {
 	case m.StateBefore != nil:
 		return fmt.Sprintf("%s(x, state) on vector %d (%s), x = %v, state %v: %s", m.Entry, m.Vector, m.Kind, m.X, m.StateBefore, outs)
 	}
-	return fmt.Sprintf("%s(x) on vector %d (%s%s), x = %v: %s", m.Entry, m.Vector, m.Kind, m.Split, m.X, outs)
+	split := ""
+	if m.Split != "" {
+		split = ", " + m.Split
+	}
+	return fmt.Sprintf("%s(x) on vector %d (%s%s), x = %v: %s", m.Entry, m.Vector, m.Kind, split, m.X, outs)
 }
 
 // MismatchError is verify's failure when the implementations differ.

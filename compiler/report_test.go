@@ -64,7 +64,8 @@ func TestCompileMismatchWritesReport(t *testing.T) {
 		t.Fatalf("failure %+v, error %v", f, err)
 	}
 	m := f.Mismatch
-	if m == nil || m.Entry != EntryPolicy || m.Vector < 1 || m.Kind != VecThreshold.String() || len(m.X) != 4 || m.In != nil {
+	if m == nil || m.Entry != EntryPolicy || m.Vector < 1 || m.Kind != VecThreshold.String() || len(m.X) != 4 || m.In != nil ||
+		!regexp.MustCompile(`^tree \d+ node \d+: \w+ <= -?\d+$`).MatchString(m.Split) {
 		t.Fatalf("mismatch %+v", m)
 	}
 	if m.Golden.Return == m.Fwsim.Return || m.Host.Return != m.Fwsim.Return || m.UBSan.Return != m.Fwsim.Return {

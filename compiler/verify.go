@@ -332,7 +332,7 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 		}
 		vr.Mismatches++
 		if v.first == nil {
-			v.first = &Mismatch{Entry: EntryPolicy, Vector: v.nPolicy + i + 1, Kind: p.kind.String(), Split: p.node,
+			v.first = &Mismatch{Entry: EntryPolicy, Vector: v.nPolicy + i + 1, Kind: p.kind.String(), Split: strings.TrimPrefix(p.node, ", "),
 				X: p.x, StateBefore: p.state,
 				Golden: CallOutput{int64(g), goldenSt[i]}, Host: CallOutput{int64(h), host.sts[i]},
 				UBSan: CallOutput{int64(u), ubsan.sts[i]}, Fwsim: CallOutput{int64(f), fw.sts[i]}}
