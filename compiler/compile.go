@@ -3,6 +3,7 @@ package compiler
 import (
 	"bytes"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -221,15 +222,19 @@ type compilation struct {
 	budget      *BudgetReport
 	policy      *BudgetReport // the model alone, inside the RL-CC firmware
 	vectorFiles []VectorsInfo // the measured calls, written for nicc budget
+
+	times        []StageTime // the stages run so far, each timed
+	passedStages []string
 }
 
 // Compile runs the pipeline: load → quantize → fit → emit → build → verify → budget → report. It
 // writes the C, the ELF and report.json into opt.Out and returns the report. Bad input (an
 // unreadable or unsupported model, a model that does not fit the handler or the flow
-// context, ranges that cannot represent a threshold) is an error. A failed check (a
-// mismatch, undefined behaviour, over budget) is a *CheckError; over budget still returns
-// the report, and writes it. A model whose lower bound is over the budget or the core's
-// memory is refused before emit with a *CheckError and no report, unless opt.Force.
+// context, ranges that cannot represent a threshold) is an error, with no report. A failed
+// check (a mismatch, undefined behaviour, over budget) is a *CheckError returned with the
+// report, which is written too and says in Failure what failed. A model whose lower bound is
+// over the budget or the core's memory is refused before emit with a *TooBigError (a
+// *CheckError) and no report, unless opt.Force.
 func Compile(opt CompileOptions) (*CompileReport, error) {
 	c := &compilation{opt: opt}
 	var err error
@@ -257,10 +262,26 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 	if c.opt.HostCC == "" {
 		c.opt.HostCC = "gcc"
 	}
-	for _, stage := range []func() error{c.load, c.quantize, c.fit, c.emit, c.build, c.verifyStage, c.budgetStage} {
-		if err := stage(); err != nil {
+	stages := []struct {
+		name string
+		run  func() error
+	}{
+		{"load", c.load}, {"quantize", c.quantize}, {"fit", c.fit}, {"emit", c.emit}, {"build", c.build},
+		{"verify", c.verifyStage}, {"budget", c.budgetStage},
+	}
+	for _, s := range stages {
+		start := time.Now()
+		err := s.run()
+		c.times = append(c.times, StageTime{Stage: s.name, Seconds: time.Since(start).Seconds()})
+		var big *TooBigError
+		var ce *CheckError
+		if errors.As(err, &ce) && !errors.As(err, &big) {
+			return c.failed(s.name, err)
+		}
+		if err != nil {
 			return nil, err
 		}
+		c.passedStages = append(c.passedStages, s.name)
 	}
 	return c.report()
 }

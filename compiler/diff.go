@@ -2,10 +2,13 @@ package compiler
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/bits"
+	"os"
 	"slices"
 	"strings"
 
@@ -132,6 +135,11 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opt.Against != AgainstInt && opt.Against != AgainstTrees {
+		if _, err := os.Stat(opt.Against); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--against %q: want %s (or %s), %s, or a student model file, and there is no file %s", opt.Against, AgainstInt, AgainstInt8, AgainstTrees, opt.Against)
+		}
+	}
 	q := opt.Quant
 	d := &differ{opt: opt, c: &compilation{
 		opt: CompileOptions{Model: opt.Teacher, Format: opt.Format, Inputs: opt.Inputs, Handler: opt.Handler, Params: params,
@@ -184,6 +192,10 @@ func (d *differ) load() error {
 	c := d.c
 	if d.opt.Against == AgainstInt {
 		if err := c.load(); err != nil {
+			if c.m != nil && c.m.Kind() == model.KindTrees {
+				return fmt.Errorf("%s: model %s is a tree ensemble, and diff --against int (the default) needs a neural teacher (a dense or LSTM network) to quantize; to compare tree models, give the other one with --against FILE",
+					d.opt.Teacher, c.m.Name)
+			}
 			return err
 		}
 	} else {

@@ -124,8 +124,8 @@ func TestDiffBadInput(t *testing.T) {
 		{DiffOptions{Teacher: filepath.Join(dir, "missing.json")}, "missing.json"},
 		{DiffOptions{Teacher: diffTeacher, Calib: wide}, "row 1 has 2 values; model rlcc_teacher takes 4 inputs"},
 		{DiffOptions{Teacher: diffLSTM, Samples: 10, Quant: quantizeOpts8()}, "--weight-bits and --act-bits apply to dense networks"},
-		{DiffOptions{Teacher: "../testdata/models/rlcc_xgb.json", Samples: 10}, "--target int takes a dense network"},
-		{DiffOptions{Teacher: diffTeacher, Against: filepath.Join(dir, "nope.json"), Samples: 10}, "nope.json"},
+		{DiffOptions{Teacher: "../testdata/models/rlcc_xgb.json", Samples: 10}, "model rlcc_xgb is a tree ensemble, and diff --against int (the default) needs a neural teacher (a dense or LSTM network) to quantize; to compare tree models, give the other one with --against FILE"},
+		{DiffOptions{Teacher: diffTeacher, Against: filepath.Join(dir, "nope.json"), Samples: 10}, `: want int (or int8), trees, or a student model file, and there is no file ` + filepath.Join(dir, "nope.json")},
 	} {
 		_, err := Diff(c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -538,7 +538,7 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 				p.Refused = big.Error()
 				rep.Points = append(rep.Points, p)
 				continue
-			case err != nil && c == nil:
+			case err != nil && (c == nil || c.Budget == nil): // over budget is a point; any other failure stops the sweep
 				return nil, fmt.Errorf("trees %d depth %d: %w", trees, depth, err)
 			}
 			p.WCETCycles, p.WCETMicros, p.Fits = c.Budget.WCETCycles, c.Budget.WCETMicros, c.Budget.Fits

@@ -233,12 +233,19 @@ func (c *compilation) build() error {
 	}
 	var errs [3]error
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	built := 0
 	c.progress("build", 0, 3)
-	wg.Go(func() { errs[0] = host(c.hostBin) })
-	wg.Go(func() { errs[1] = host(c.ubsan, UBSanFlags...) })
-	wg.Go(func() { errs[2] = firmware() })
+	for i, b := range []func() error{func() error { return host(c.hostBin) }, func() error { return host(c.ubsan, UBSanFlags...) }, firmware} {
+		wg.Go(func() {
+			errs[i] = b()
+			mu.Lock() // progress is told of each build as it finishes, one at a time
+			built++
+			c.progress("build", built, 3)
+			mu.Unlock()
+		})
+	}
 	wg.Wait()
-	c.progress("build", 3, 3)
 	for _, err := range errs {
 		var ce *CheckError
 		if errors.As(err, &ce) {

@@ -59,15 +59,54 @@ var parsers = [...]func([]byte) (*model.Model, error){
 	FormatLightGBM: lightgbm.Parse,
 }
 
+// formatTitles name the formats in messages.
+var formatTitles = [...]string{
+	FormatNative: "nicc JSON", FormatONNX: "ONNX", FormatXGBoost: "XGBoost", FormatLightGBM: "LightGBM",
+}
+
+// foreignHints say what to do with a model file of a kind nicc does not read, by its
+// extension (XGBoost's UBJSON, .ubj, is refused by name by the XGBoost reader).
+var foreignHints = map[string]string{
+	".pt":     `a PyTorch file, which nicc does not read: export the model to ONNX with torch.onnx.export(model, example_input, "policy.onnx") and give nicc the .onnx`,
+	".pth":    `a PyTorch file, which nicc does not read: export the model to ONNX with torch.onnx.export(model, example_input, "policy.onnx") and give nicc the .onnx`,
+	".pkl":    `a Python pickle, which nicc does not read: save an XGBoost booster with save_model("model.json"), a LightGBM one with save_model("model.txt"), a PyTorch model with torch.onnx.export`,
+	".joblib": `a joblib pickle, which nicc does not read: save an XGBoost booster with save_model("model.json"), a LightGBM one with save_model("model.txt"), a PyTorch model with torch.onnx.export`,
+	".cbm":    `a CatBoost model, which nicc does not read: nicc reads tree ensembles as XGBoost JSON or LightGBM text`,
+}
+
+// LoadError is a model file nicc could not read: the format it read the file as and why,
+// and the reader's error.
+type LoadError struct {
+	File   string
+	Format Format
+	Why    string // how the format was chosen: "by its .onnx extension", "by --format onnx"
+	Err    error
+}
+
+func (e *LoadError) Error() string {
+	msg := fmt.Sprintf("%s: read as %s (%s): %v", e.File, formatTitles[e.Format], e.Why, e.Err)
+	if h, ok := foreignHints[strings.ToLower(filepath.Ext(e.File))]; ok {
+		msg += "; a " + filepath.Ext(e.File) + " file is " + h
+	}
+	return msg
+}
+
+func (e *LoadError) Unwrap() error { return e.Err }
+
 // LoadModel reads a model file of the given format, or of the format its name and first
-// bytes show when format is FormatAuto. Errors name the file.
+// bytes show when format is FormatAuto. Errors name the file, and a reader's error the
+// format it read the file as and why (a *LoadError).
 func LoadModel(path string, format Format) (*model.Model, Format, error) {
 	data, err := model.ReadFile(path)
 	if err != nil {
 		return nil, format, err
 	}
+	why := "by --format " + format.String()
 	if format == FormatAuto {
-		if format, err = sniff(path, data); err != nil {
+		if format, why, err = sniff(path, data); err != nil {
+			if h, ok := foreignHints[strings.ToLower(filepath.Ext(path))]; ok {
+				return nil, format, fmt.Errorf("%s: %s", path, h)
+			}
 			return nil, format, model.InFile(path, err)
 		}
 	}
@@ -76,7 +115,7 @@ func LoadModel(path string, format Format) (*model.Model, Format, error) {
 	}
 	m, err := parsers[format](data)
 	if err != nil {
-		return nil, format, model.InFile(path, err)
+		return nil, format, &LoadError{File: path, Format: format, Why: why, Err: err}
 	}
 	if m.Name == "" {
 		m.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
@@ -84,29 +123,29 @@ func LoadModel(path string, format Format) (*model.Model, Format, error) {
 	return m, format, nil
 }
 
-// sniff tells the format from the file name and content. XGBoost's is told by
+// sniff tells the format from the file name and content, and says how. XGBoost's is told by
 // xgboost.Detect, which reads what xgboost.Parse reads (NaN and Infinity) and knows UBJSON.
-func sniff(path string, data []byte) (Format, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
+func sniff(path string, data []byte) (Format, string, error) {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".onnx":
-		return FormatONNX, nil
+		return FormatONNX, "by its .onnx extension", nil
 	case ".json":
 		if xgboost.Detect(data) {
-			return FormatXGBoost, nil
+			return FormatXGBoost, "by its content", nil
 		}
-		return FormatNative, nil
+		return FormatNative, "by its .json extension, with no XGBoost learner object", nil
 	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if bytes.HasPrefix(trimmed, []byte("tree\n")) || bytes.HasPrefix(trimmed, []byte("tree\r\n")) {
-		return FormatLightGBM, nil
+		return FormatLightGBM, "by its first line, tree", nil
 	}
 	if xgboost.Detect(data) {
-		return FormatXGBoost, nil
+		return FormatXGBoost, "by its content", nil
 	}
 	if bytes.HasPrefix(trimmed, []byte("{")) {
-		return FormatNative, nil
+		return FormatNative, "by its content: a JSON object with no XGBoost learner", nil
 	}
-	return FormatAuto, model.Errorf("cannot tell the model format: name it .onnx or .json, give a LightGBM text model, or pass --format")
+	return FormatAuto, "", model.Errorf("cannot tell the model format: name it .onnx or .json, give a LightGBM text model, or pass --format")
 }
 
 // LoadModelAs is LoadModel with the model's inputs renamed to inputs (nil keeps the file's

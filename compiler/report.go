@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
@@ -20,6 +22,9 @@ import (
 
 // CompileReport is what nicc compile found, as report.json holds it.
 type CompileReport struct {
+	// Failure is the check that failed, when one did: the report then holds what the stages
+	// before it found.
+	Failure *Failure  `json:"failure,omitempty"`
 	Model   ModelInfo `json:"model"`
 	Handler string    `json:"handler"`
 	Entry   string    `json:"entry"`
@@ -28,11 +33,15 @@ type CompileReport struct {
 	Out   string   `json:"out"`
 	// Files are the sources written into Out (the firmware ELF, the host driver and this
 	// report aside).
-	Files    []string    `json:"files"`
-	Firmware string      `json:"firmware"`
-	Inputs   []InputInfo `json:"inputs"`
-	Params   *RLCCParams `json:"rlcc_params,omitempty"`
-	Quant    QuantInfo   `json:"quantization"`
+	Files []string `json:"files"`
+	// Firmware is the RISC-V ELF in Out ("" when the build failed).
+	Firmware string `json:"firmware,omitempty"`
+	// Host are the host verification driver's source and its two builds (strict and UBSan),
+	// by their paths in Out.
+	Host   []string    `json:"host,omitempty"`
+	Inputs []InputInfo `json:"inputs"`
+	Params *RLCCParams `json:"rlcc_params,omitempty"`
+	Quant  QuantInfo   `json:"quantization"`
 	// Int8 is the integer MLP's quantization (--target int), in place of Quant's trees.
 	Int8 *Int8Info `json:"int8,omitempty"`
 	// LSTM is the integer LSTM's quantization (--target int on a recurrent network).
@@ -55,7 +64,7 @@ type CompileReport struct {
 	// Tool compares with the source tool's own predictions on the sample rows.
 	Tool *ToolFidelity `json:"fidelity_tool,omitempty"`
 
-	Budget *BudgetReport `json:"budget"`
+	Budget *BudgetReport `json:"budget,omitempty"`
 	// PolicyAlone is the model's own WCET inside the RL-CC firmware.
 	PolicyAlone *PolicyCost `json:"policy_alone,omitempty"`
 
@@ -79,6 +88,15 @@ type CompileReport struct {
 	RodataBytes uint64 `json:"rodata_bytes"` // .rodata (constant tables)
 	StateBytes  int    `json:"state_bytes"`  // flow context bytes the decision keeps
 	StateLimit  int    `json:"state_limit_bytes"`
+
+	// Times are the stages run, in order, with how long each took.
+	Times []StageTime `json:"stage_times"`
+}
+
+// StageTime is how long one stage of compile took.
+type StageTime struct {
+	Stage   string  `json:"stage"`
+	Seconds float64 `json:"seconds"`
 }
 
 // ModelInfo names the compiled model.
@@ -303,31 +321,99 @@ func (c *compilation) outputWhat() string {
 	return "score"
 }
 
-// report assembles the report and writes report.json.
+// report assembles the report of a compile whose stages all passed and writes report.json.
+// Over budget, the report is returned with a *CheckError and its Failure says so.
 func (c *compilation) report() (*CompileReport, error) {
-	text, rodata, err := textBytes(c.elf)
+	start := time.Now()
+	r, err := c.assemble()
 	if err != nil {
 		return nil, err
 	}
-	r := &CompileReport{
-		Model: ModelInfo{File: c.opt.Model, Format: c.format.String(), Name: c.m.Name,
-			Inputs: c.m.Inputs},
-		Handler: c.handler.String(), Entry: EntryPolicy, Notes: c.notes,
-		Out: c.opt.Out, Files: c.files, Firmware: FirmwareFile,
-		Verify: *c.verify, Budget: c.budget, LowerBound: c.bound, Build: c.plan,
-		CodeBytes: text, RodataBytes: rodata, StateBytes: StateBytes(c.handler), StateLimit: nicsdk.CtxBytes,
+	var check error
+	if b := r.Budget; !b.Fits {
+		check = &CheckError{fmt.Errorf("%s is over budget on %s: WCET %d cycles = %s µs > budget %s µs",
+			r.Entry, b.Core.Name, b.WCETCycles, fmtUs(b.WCETMicros), fmtUs(b.BudgetMicros))}
+		r.Failure = &Failure{Stage: "budget", Kind: FailOverBudget.String(), Message: check.Error()}
 	}
-	if r.Golden, err = c.goldenInfo(); err != nil {
+	return c.writeReport(r, start, check)
+}
+
+// failed assembles the report of a compile that stage stopped with check, a *CheckError,
+// from the stages that passed, and writes report.json: CI wants it most when a check fails.
+func (c *compilation) failed(stage string, check error) (*CompileReport, error) {
+	start := time.Now()
+	r, err := c.assemble()
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s not written: %v)", check, ReportFile, err)
+	}
+	r.Failure = failure(stage, check)
+	return c.writeReport(r, start, check)
+}
+
+// writeReport times the report stage, writes report.json and returns r with check.
+func (c *compilation) writeReport(r *CompileReport, start time.Time, check error) (*CompileReport, error) {
+	c.times = append(c.times, StageTime{Stage: "report", Seconds: time.Since(start).Seconds()})
+	r.Times = c.times
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err == nil {
+		err = writeOut(filepath.Join(c.opt.Out, ReportFile), append(data, '\n'))
+	}
+	switch {
+	case err != nil && check != nil:
+		return r, fmt.Errorf("%w (%s not written: %v)", check, ReportFile, err)
+	case err != nil:
 		return nil, err
 	}
-	r.VectorFiles = c.vectorFiles
-	if p, err := fwsim.LookupProfile(c.opt.Core); err == nil && text+rodata > p.MemoryBytes {
-		src := "nicc budget --list-cores"
-		if strings.HasPrefix(p.Sources["memory_bytes"], "assumption") {
-			src = "assumed; " + src
+	return r, check
+}
+
+// passed reports whether stage ran and passed.
+func (c *compilation) passed(stage string) bool { return slices.Contains(c.passedStages, stage) }
+
+// assemble fills the report from the stages that passed.
+func (c *compilation) assemble() (*CompileReport, error) {
+	r := &CompileReport{Out: c.opt.Out, Files: c.files, Budget: c.budget, StateLimit: nicsdk.CtxBytes}
+	if c.m == nil {
+		return r, nil
+	}
+	r.Model = ModelInfo{File: c.opt.Model, Format: c.format.String(), Name: c.m.Name, Inputs: c.m.Inputs}
+	r.Handler, r.Entry, r.Notes = c.handler.String(), EntryPolicy, c.notes
+	r.StateBytes = StateBytes(c.handler)
+	r.LowerBound, r.Build, r.VectorFiles = c.bound, c.plan, c.vectorFiles
+	if c.handler == HandlerRLCC {
+		r.Entry = EntryHandler
+		r.Params = newRLCCParams(c.params)
+	}
+	if c.passed("emit") {
+		r.Host = []string{path.Join(HostDir, "driver.c")}
+	}
+	if c.passed("build") {
+		text, rodata, err := textBytes(c.elf)
+		if err != nil {
+			return nil, err
 		}
-		r.Notes = append(r.Notes, fmt.Sprintf("the firmware's %d bytes of code and tables are over the %d bytes of %s's memory (%s): its cycle costs assume they fit",
-			text+rodata, p.MemoryBytes, p.Name, src))
+		r.Firmware, r.CodeBytes, r.RodataBytes = FirmwareFile, text, rodata
+		if p, err := fwsim.LookupProfile(c.opt.Core); err == nil && text+rodata > p.MemoryBytes {
+			src := "nicc budget --list-cores"
+			if strings.HasPrefix(p.Sources["memory_bytes"], "assumption") {
+				src = "assumed; " + src
+			}
+			r.Notes = append(r.Notes, fmt.Sprintf("the firmware's %d bytes of code and tables are over the %d bytes of %s's memory (%s): its cycle costs assume they fit",
+				text+rodata, p.MemoryBytes, p.Name, src))
+		}
+		r.Host = append(r.Host, path.Join(HostDir, filepath.Base(c.hostBin)), path.Join(HostDir, filepath.Base(c.ubsan)))
+	}
+	if c.verify != nil {
+		r.Verify = *c.verify
+	}
+	if c.passed("emit") {
+		var err error
+		if r.Golden, err = c.goldenInfo(); err != nil {
+			return nil, err
+		}
+	}
+	if !c.passed("quantize") {
+		return r, nil
 	}
 	switch {
 	case c.lstm != nil:
@@ -337,19 +423,18 @@ func (c *compilation) report() (*CompileReport, error) {
 	default:
 		c.reportTrees(r)
 	}
-	if c.lstm == nil {
-		f := c.verify.states.result(c.outputWhat())
-		r.Fidelity = &f
-	}
-
-	if c.handler == HandlerRLCC {
-		r.Entry = EntryHandler
-		r.Params = newRLCCParams(c.params)
-		hf := c.verify.decisions.result(c.outputWhat())
-		r.HandlerFidelity = &hf
-		if c.policy != nil {
-			r.PolicyAlone = &PolicyCost{WCETCycles: c.policy.WCETCycles, WCETMicros: c.policy.WCETMicros, MaxCycles: c.verify.MaxPolicyCycles}
+	if c.passed("verify") {
+		if c.lstm == nil {
+			f := c.verify.states.result(c.outputWhat())
+			r.Fidelity = &f
 		}
+		if c.handler == HandlerRLCC {
+			hf := c.verify.decisions.result(c.outputWhat())
+			r.HandlerFidelity = &hf
+		}
+	}
+	if c.policy != nil {
+		r.PolicyAlone = &PolicyCost{WCETCycles: c.policy.WCETCycles, WCETMicros: c.policy.WCETMicros, MaxCycles: c.verify.MaxPolicyCycles}
 	}
 	if c.preds != nil {
 		var fw, fl errAcc
@@ -366,17 +451,6 @@ func (c *compilation) report() (*CompileReport, error) {
 			fl.add(c.teacherEval(row) - c.preds[i])
 		}
 		r.Tool = &ToolFidelity{File: c.opt.Predictions, Rows: fw.n, SkippedMissing: missing, Firmware: fw.stats(), Float: fl.stats()}
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := writeOut(filepath.Join(c.opt.Out, ReportFile), append(data, '\n')); err != nil {
-		return nil, err
-	}
-	if !r.Budget.Fits {
-		return r, &CheckError{fmt.Errorf("%s is over budget on %s: WCET %d cycles = %s µs > budget %s µs",
-			r.Entry, r.Budget.Core.Name, r.Budget.WCETCycles, fmtUs(r.Budget.WCETMicros), fmtUs(r.Budget.BudgetMicros))}
 	}
 	return r, nil
 }
@@ -465,7 +539,15 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if v.Events > 0 {
 		what = fmt.Sprintf("%d vectors (%d policy calls, %d events in %d sequences)", v.Vectors, v.Vectors-v.Events, v.Events, v.Sequences)
 	}
-	fmt.Fprintf(tw, "verified\t%s: golden == host C == fwsim, %d mismatches; UBSan %s\n", what, v.Mismatches, v.UBSan)
+	switch {
+	case v.Vectors == 0: // the build failed
+	case v.Mismatches > 0:
+		fmt.Fprintf(tw, "verified\t%s: golden, host C and fwsim DIFFER on %d; UBSan %s\n", what, v.Mismatches, v.UBSan)
+	case v.UBSan != "clean":
+		fmt.Fprintf(tw, "verified\t%s: UBSan %s\n", what, v.UBSan)
+	default:
+		fmt.Fprintf(tw, "verified\t%s: golden == host C == fwsim, %d mismatches; UBSan %s\n", what, v.Mismatches, v.UBSan)
+	}
 	states := "sampled states"
 	if n := r.Verify.Kinds[VecRow.String()]; n > 0 {
 		states = fmt.Sprintf("states (%d of them sample rows)", n)
@@ -491,6 +573,48 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "vs tool\t%d rows of %s%s: firmware %s (nicc's float import: %s)\n",
 			t.Rows, filepath.Base(t.File), skipped, t.Firmware, t.Float.short())
 	}
+	if r.Budget != nil {
+		r.writeBudget(tw)
+	}
+	if r.Firmware != "" {
+		fmt.Fprintf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
+		fmt.Fprintf(tw, "built\t%s\n", r.Build)
+	}
+	var times []string
+	var total float64
+	for _, t := range r.Times {
+		times = append(times, t.Stage+" "+secondsText(t.Seconds))
+		total += t.Seconds
+	}
+	fmt.Fprintf(tw, "times\t%s; total %s\n", strings.Join(times, ", "), secondsText(total))
+	wrote := slices.Clone(r.Files)
+	for _, v := range r.VectorFiles {
+		wrote = append(wrote, v.File)
+	}
+	if r.Firmware != "" {
+		wrote = append(wrote, r.Firmware)
+	}
+	wrote = append(wrote, ReportFile)
+	fmt.Fprintf(tw, "wrote\t%s: %s\n", r.Out, strings.Join(wrote, ", "))
+	if len(r.Host) > 0 {
+		var host []string
+		for _, h := range r.Host {
+			host = append(host, strings.TrimPrefix(h, HostDir+"/"))
+		}
+		what := "the verification driver"
+		if len(host) > 1 {
+			what += " and its strict and UBSan host builds"
+		}
+		fmt.Fprintf(tw, "\t%s/: %s (%s)\n", filepath.Join(r.Out, HostDir), strings.Join(host, ", "), what)
+	}
+	if f := r.Failure; f != nil {
+		fmt.Fprintf(tw, "FAILED\t%s (%s): %s\n", f.Stage, f.Kind, f.Message)
+	}
+	return tw.Flush()
+}
+
+// writeBudget prints the WCET and budget lines.
+func (r *CompileReport) writeBudget(tw io.Writer) {
 	b := r.Budget
 	clock := hzText(b.Core.ClockHz)
 	if slices.Contains(b.Core.Assumed, "clock_hz") {
@@ -516,14 +640,17 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", fmtUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
 		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict)
-	fmt.Fprintf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
-	fmt.Fprintf(tw, "built\t%s\n", r.Build)
-	wrote := slices.Clone(r.Files)
-	for _, v := range r.VectorFiles {
-		wrote = append(wrote, v.File)
+}
+
+// secondsText is a duration for the times line: milliseconds below a second.
+func secondsText(s float64) string {
+	if s < 0.01 {
+		return strconv.FormatFloat(s*1000, 'f', 1, 64) + " ms"
 	}
-	fmt.Fprintf(tw, "wrote\t%s: %s, %s, %s\n", r.Out, strings.Join(wrote, ", "), r.Firmware, ReportFile)
-	return tw.Flush()
+	if s < 1 {
+		return strconv.FormatFloat(s*1000, 'f', 0, 64) + " ms"
+	}
+	return strconv.FormatFloat(s, 'f', 2, 64) + " s"
 }
 
 func (e ErrStats) short() string { return "max " + fmtErr(e.MaxAbs) }

@@ -173,10 +173,10 @@ func (c *compilation) verifyStage() error {
 		}
 	}
 	c.progress("verify", v.total, v.total)
-	if vr.Mismatches > 0 {
-		return &CheckError{fmt.Errorf("verify: %d of %d vectors differ; the first: %s", vr.Mismatches, vr.Vectors, v.first)}
-	}
 	vr.UBSan = "clean"
+	if vr.Mismatches > 0 {
+		return &CheckError{&MismatchError{Differ: vr.Mismatches, Vectors: vr.Vectors, First: v.first}}
+	}
 	vr.Compared = []string{implGolden + ")", implHost + " (" + c.opt.HostCC + " -O2)", implUBSan, implFwsim}
 	if c.handler == HandlerRLCC {
 		vr.Compared[0] = implGolden + " inside nicsdk.OnEvent)"
@@ -207,7 +207,7 @@ type verifier struct {
 	stAddr                 uint64 // a stateful policy's words
 	done, total            int    // calls, for progress
 	nPolicy, nSeqs         int    // policy vectors and sequences so far, for messages
-	first                  string
+	first                  *Mismatch
 	// cand and candPolicy are the calls Budget may measure: the longest of each batch and a
 	// sample of the rest.
 	cand, candPolicy []measured
@@ -313,7 +313,8 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 		return &CheckError{fmt.Errorf("verify: host build: %w", host.err)}
 	}
 	if ubsan.err != nil {
-		return &CheckError{fmt.Errorf("verify: the UBSan host build did not run clean: %w", ubsan.err)}
+		vr.UBSan = "not clean"
+		return &CheckError{&UBSanError{ubsan.err}}
 	}
 	if fwErr != nil {
 		return &CheckError{fmt.Errorf("verify: fwsim: %w", fwErr)}
@@ -325,12 +326,11 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 			continue
 		}
 		vr.Mismatches++
-		if v.first == "" && p.state == nil {
-			v.first = fmt.Sprintf("%s(x) on vector %d (%s%s), x = %v: golden %d, host C %d, host C with UBSan %d, fwsim %d",
-				EntryPolicy, v.nPolicy+i+1, p.kind, p.node, p.x, g, h, u, f)
-		} else if v.first == "" {
-			v.first = fmt.Sprintf("%s(x, state) on vector %d (%s), x = %v, state %v: golden %d %v, host C %d %v, host C with UBSan %d %v, fwsim %d %v",
-				EntryPolicy, v.nPolicy+i+1, p.kind, p.x, p.state, g, goldenSt[i], h, host.sts[i], u, ubsan.sts[i], f, fw.sts[i])
+		if v.first == nil {
+			v.first = &Mismatch{Entry: EntryPolicy, Vector: v.nPolicy + i + 1, Kind: p.kind.String(), Split: strings.TrimPrefix(p.node, ", "),
+				X: p.x, StateBefore: p.state,
+				Golden: CallOutput{int64(g), goldenSt[i]}, Host: CallOutput{int64(h), host.sts[i]},
+				UBSan: CallOutput{int64(u), ubsan.sts[i]}, Fwsim: CallOutput{int64(f), fw.sts[i]}}
 		}
 	}
 	k := 0
@@ -345,9 +345,10 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 				continue
 			}
 			vr.Mismatches++
-			if v.first == "" {
-				v.first = fmt.Sprintf("%s on event %d of sequence %d (%s start), event %+v, context before %v: golden %s, host C %s, host C with UBSan %s, fwsim %s",
-					EntryHandler, ei+1, v.nSeqs+si+1, s.how, e.ev, e.before, g, h, u, f)
+			if v.first == nil {
+				v.first = &Mismatch{Entry: EntryHandler, Sequence: v.nSeqs + si + 1, Event: ei + 1, Kind: s.how + " start",
+					In: eventInfo(e.ev), StateBefore: e.before[:],
+					Golden: g.output(), Host: h.output(), UBSan: u.output(), Fwsim: f.output()}
 			}
 		}
 	}
@@ -390,7 +391,7 @@ type eventResult struct {
 	ctx  nicsdk.FlowCtx
 }
 
-func (r eventResult) String() string { return fmt.Sprintf("rate %d context %v", r.rate, r.ctx) }
+func (r eventResult) output() CallOutput { return CallOutput{int64(r.rate), r.ctx[:]} }
 
 func writeWords(b *bytes.Buffer, ws []uint32) {
 	for _, w := range ws {

@@ -16,10 +16,11 @@ import (
 func compileCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "compile",
-		Usage:     "compile a tree ensemble into verified NIC firmware: C, RISC-V ELF, bit-exact verification, WCET against the budget",
+		Usage:     "compile a policy into verified NIC firmware (a tree ensemble as it is, a network with --target int8 or --target trees): C, RISC-V ELF, bit-exact verification, WCET against the budget",
 		ArgsUsage: "POLICY",
-		Description: `Compiles a tree ensemble (XGBoost JSON, LightGBM text, nicc JSON) in stages:
-load → quantize → fit → emit → build → verify → budget → report.
+		Description: `Compiles a tree ensemble (XGBoost JSON, LightGBM text, nicc JSON) as it is, or a network
+(ONNX, nicc JSON) quantized to integers (--target int) or distilled into trees (--target
+trees), in stages: load → quantize → fit → emit → build → verify → budget → report.
 
   quantize  each input becomes a fixed-point int32; every float split becomes an integer
             threshold that takes the same branch for every representable input; leaves sum
@@ -53,7 +54,10 @@ load → quantize → fit → emit → build → verify → budget → report.
   report    --out/report.json and a summary: fidelity against the float model (max abs
             error and RMSE, split into the inputs' and the leaves' share; a probability for a
             binary model), WCET of the entry (and of nicc_policy alone for rlcc), headroom,
-            code bytes (.text) and flow-state bytes.
+            code bytes (.text), flow-state bytes and each stage's time. A failed check (a
+            mismatch, UBSan, over budget) writes report.json too, its "failure" saying which
+            stage failed, how, and for a mismatch the first differing vector and what each
+            implementation returned.
 
 --handler rlcc wraps the model in the RL-CC event handler (features, model, action →
 multiplier map, rate update; nicsdk rlcc.h). Its model takes x = (a_prev, o, a_prev2, o_prev)
@@ -79,10 +83,11 @@ a line, or a table whose last column is the output, so a reference CSV with the 
 first serves as both.
 
 --target trees distills a network teacher first (nicc distill's flags: --trees, --depth,
---samples, ...) into --out/student.json and compiles the student; --target auto does that
-only when the model is a network. --target int (int8 is its old name) quantizes a network
-itself into integer weights and activations of 8 or 16 bits on calibration rows: --calib
-CSV, or --samples (default 20000) RL-CC states sampled under --handler rlcc. A dense network
+--samples, default 200000 states, ...) into --out/student.json and compiles the student;
+--target auto does that only when the model is a network. --target int (int8 is its old name)
+quantizes a network itself into integer weights and activations of 8 or 16 bits on
+calibration rows: --calib CSV, or --samples (here default 20000) RL-CC states sampled under
+--handler rlcc. A dense network
 (quantize.MLP, plus the corners of the input ranges in the calibration) takes the cheapest of
 int8 weights and activations, int8 weights with int16 activations, and int16 both whose max
 |dy| <= 2/128 and direction flips <= 0.1% against the float teacher, else the most accurate;
@@ -106,6 +111,9 @@ ranges that cannot represent a threshold).
   nicc compile testdata/lightgbm/lg_dart_breast_cancer.model --out build/bc --handler none \
       --ranges testdata/lightgbm/breast_cancer_test.tsv \
       --predictions testdata/lightgbm/lg_dart_breast_cancer_true_predictions.txt
+  nicc compile testdata/models/rlcc_teacher.json --out build/teacher --target int
+  nicc compile testdata/models/rlcc_lstm.onnx --out build/lstm --target int
+  nicc compile testdata/models/rlcc_teacher.onnx --out build/student --target trees --trees 10 --depth 4
   nicc compile policy.json --out build/p --core dpa --budget 1.5us --vectors 1000000 --json
   nicc compile testdata/models/rlcc_teacher_unnamed.onnx --target int --out build/int \
       --inputs a_prev,o,a_prev2,o_prev --rlcc-beta 2`,
@@ -114,8 +122,8 @@ ranges that cannot represent a threshold).
 			&cli.StringFlag{Name: "handler", Value: "auto", Usage: "rlcc (the whole RL-CC event handler), none (the model alone) or auto"},
 			&cli.StringFlag{Name: "core", Value: fwsim.DefaultProfile, Usage: "core profile for the WCET (nicc budget --list-cores)"},
 			&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
-			&cli.IntFlag{Name: "threads-sharing", Usage: "hardware threads sharing the pipeline (default: the profile's)"},
-			&cli.IntFlag{Name: "vectors", Value: compiler.DefaultVectors, Usage: "least number of calls verify compares"},
+			&cli.IntFlag{Name: "threads-sharing", Usage: "hardware threads sharing the pipeline", DefaultText: "the profile's"},
+			&cli.IntFlag{Name: "vectors", Value: compiler.DefaultVectors, Usage: "verify compares at least `N` calls (a count here; nicc budget --vectors takes a file of calls)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the vector sampler"},
 			&cli.StringFlag{Name: "ranges", Usage: "CSV/TSV of sample rows: verify vectors, fidelity samples, and the input ranges of --handler none"},
 			&cli.StringFlag{Name: "predictions", Usage: "the source tool's outputs on the --ranges rows: one a line, or the last column"},
@@ -174,8 +182,8 @@ func runCompile(c *cli.Context) error {
 	if err := distillForCompile(c, &opt); err != nil {
 		return err
 	}
-	if !c.Bool("json") && isTerminal(w) {
-		p := &progress{w: c.App.ErrWriter}
+	if bw := barWriter(c); bw != nil {
+		p := &progress{w: bw}
 		opt.Progress = p.update
 		defer p.finish()
 	}
@@ -199,10 +207,14 @@ func runCompile(c *cli.Context) error {
 	return perr
 }
 
-// isTerminal reports whether w is the process's stdout and a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && f == os.Stdout && term.IsTerminal(int(f.Fd()))
+// barWriter is where progress bars go: standard error when it is a terminal and the output
+// is not --json; nil (no bars) otherwise. Standard output carries only the results.
+func barWriter(c *cli.Context) io.Writer {
+	f, ok := c.App.ErrWriter.(*os.File)
+	if !ok || c.Bool("json") || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return f
 }
 
 // progress shows a bar per long stage on the terminal.

@@ -27,6 +27,9 @@ func diffCommand() *cli.Command {
   --against FILE   a student model file: a tree ensemble as its integer IR (RL-CC inputs), a
                    network in float
 
+A tree ensemble as TEACHER compares --against trees or --against FILE (int8 quantizes
+networks only); an --against that is neither int8 nor trees must be a file.
+
 It prints max |Δy|, RMSE, the p50/p90/p99/p99.9 of |Δy| and the fraction of decisions whose
 direction (increase, decrease, hold within ±0.5% under the RL-CC multiplier map) differs;
 against int also a per-layer trace, float against dequantized integer activations (for an
@@ -53,13 +56,13 @@ width, a comparison the teacher does not support, e.g. int of a tree ensemble).
   nicc diff testdata/models/rlcc_teacher.json --against build/student.json --json
   nicc diff testdata/models/rlcc_teacher_unnamed.onnx --handler rlcc --rlcc-scale 6`,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "against", Value: compiler.AgainstInt, Usage: "int (the integer network; int8 is an alias), trees, or a student model file"},
+			&cli.StringFlag{Name: "against", Value: compiler.AgainstInt, Usage: "int (the integer network; int8 is an alias), trees, or a student model `FILE`"},
 			&cli.IntFlag{Name: "samples", Value: compiler.DefaultCalibSamples, Usage: "RL-CC states to compare on (with --calib: at most this many rows, all unless given)"},
-			&cli.StringFlag{Name: "calib", Usage: "CSV of rows to compare on, one value per teacher input (default: sampled RL-CC states)"},
+			&cli.StringFlag{Name: "calib", Usage: "CSV of rows to compare on, one value per teacher input", DefaultText: "--samples sampled RL-CC states"},
 			&cli.StringFlag{Name: "out", Usage: "directory for the plots (none without it)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the state sampler and the distillation"},
-			&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "int: weight width, 8 or 16 (default: chosen by the measured error, as compile does)"},
-			&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "int: hidden activation width, 8 or 16 (default: chosen by the measured error)"},
+			&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "int: weight width, 8 or 16 (16 when only --act-bits is given)", DefaultText: "chosen by the measured error, as compile does"},
+			&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "int: hidden activation width, 8 or 16 (16 when only --weight-bits is given)", DefaultText: "chosen by the measured error, as compile does"},
 			&cli.IntFlag{Name: "trees", Value: 10, Usage: "trees: number of boosted trees"},
 			&cli.IntFlag{Name: "depth", Value: 4, Usage: "trees: depth of each tree"},
 			handlerFlag,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,7 +28,7 @@ func distillFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "learning-rate", Value: 1, Usage: "shrinkage of each tree's leaves"},
 		&cli.Float64Flag{Name: "l2", Value: 1, Usage: "L2 regularisation of leaf values"},
 		&cli.IntFlag{Name: "min-leaf", Value: 1, Usage: "minimum states per leaf"},
-		&cli.StringFlag{Name: "feature-weights", Usage: "per-input split weights w1,w2,... (default all 1)"},
+		&cli.StringFlag{Name: "feature-weights", Usage: "per-input split weights w1,w2,...", DefaultText: "all 1"},
 		&cli.BoolFlag{Name: "refit", Usage: "refit all leaf values jointly after boosting, kept if it lowers the held-out RMSE"},
 		&cli.StringFlag{Name: "grid", Value: "auto", Usage: "threshold grid: rlcc (nicsdk's Q16 grid of the RL-CC inputs), none, or auto (rlcc for a teacher with the RL-CC inputs)"},
 	}
@@ -39,7 +40,7 @@ func distillCommand() *cli.Command {
 		&cli.StringFlag{Name: "out", Usage: "the student model file (native JSON); with --sweep, a directory"},
 		&cli.StringFlag{Name: "sweep", Usage: "train and compile every configuration of trees=LO..HI[:STEP],depth=LO..HI[:STEP]"},
 		&cli.StringFlag{Name: "core", Value: fwsim.DefaultProfile, Usage: "core profile for the sweep's WCET (nicc budget --list-cores)"},
-		&cli.IntFlag{Name: "vectors", Value: 2000, Usage: "calls verify compares for each configuration of a sweep"},
+		&cli.IntFlag{Name: "vectors", Value: 2000, Usage: "verify compares `N` calls for each configuration of a sweep (a count, as nicc compile's)"},
 		handlerFlag,
 		forceFlag,
 		formatFlag,
@@ -169,7 +170,7 @@ func runDistill(c *cli.Context) error {
 		return err
 	}
 	w := c.App.Writer
-	bar := !c.Bool("json") && isTerminal(w)
+	bw := barWriter(c)
 	if c.IsSet("sweep") {
 		trees, depth, err := compiler.ParseSweep(c.String("sweep"), opt.Train.Trees, opt.Train.Depth)
 		if err != nil {
@@ -180,8 +181,8 @@ func runDistill(c *cli.Context) error {
 		}
 		so := compiler.SweepOptions{DistillOptions: opt, Trees: trees, Depth: depth, Out: c.String("out"),
 			Core: c.String("core"), Vectors: c.Int("vectors"), Force: c.Bool("force")}
-		if bar {
-			p := &progress{w: c.App.ErrWriter}
+		if bw != nil {
+			p := &progress{w: bw}
 			so.Progress = func(done, total, t, d int) { p.update("sweep", done, total) }
 			defer p.finish()
 		}
@@ -207,8 +208,8 @@ func runDistill(c *cli.Context) error {
 	if c.Bool("force") {
 		return fmt.Errorf("--force applies to --sweep, which compiles; nicc distill alone builds nothing")
 	}
-	if bar {
-		b := roundsBar(c)
+	if bw != nil {
+		b := roundsBar(c, bw)
 		opt.Train.Progress = b.update
 		defer b.finish()
 	}
@@ -225,9 +226,9 @@ func runDistill(c *cli.Context) error {
 // roundsBar is a progress bar per boosting round.
 type rounds struct{ bar *progressbar.ProgressBar }
 
-func roundsBar(c *cli.Context) *rounds {
+func roundsBar(c *cli.Context, w io.Writer) *rounds {
 	return &rounds{bar: progressbar.NewOptions(c.Int("trees"),
-		progressbar.OptionSetWriter(c.App.ErrWriter),
+		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription("boost  "),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetWidth(30),
@@ -248,12 +249,26 @@ func (r *rounds) finish() {
 
 // targetFlags are nicc compile's --target and the distill flags it takes.
 func targetFlags() []cli.Flag {
-	return append([]cli.Flag{&cli.StringFlag{Name: "target",
-		Usage: "trees: distill the (network) model into boosted trees first, with nicc distill's flags, and compile the student; auto: only if it is a network; int (or int8): quantize the network itself into integer weights and activations, 8 or 16 bits each"},
-		&cli.StringFlag{Name: "calib", Usage: "--target int: CSV of calibration rows, one value per input (default: --samples sampled RL-CC states)"},
-		&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "--target int: weight width, 8 or 16 (default: chosen by the measured error)"},
-		&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "--target int: hidden activation width, 8 or 16 (default: chosen by the measured error)"},
-	}, distillFlags()...)
+	return append([]cli.Flag{&cli.StringFlag{Name: "target", DefaultText: "none: compile a tree ensemble as it is",
+		Usage: "trees: distill the (network) model into boosted trees first, with nicc distill's flags, and compile the student; auto: only if it is a network; int (or int8): quantize the network (dense or LSTM) itself into integer weights and activations"},
+		&cli.StringFlag{Name: "calib", Usage: "--target int: CSV of calibration rows, one value per input", DefaultText: "--samples sampled RL-CC states"},
+		&cli.IntFlag{Name: "weight-bits", Value: 16, Usage: "--target int: weight width, 8 or 16 (16 when only --act-bits is given)", DefaultText: "chosen by the measured error"},
+		&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "--target int: hidden activation width, 8 or 16 (16 when only --weight-bits is given)", DefaultText: "chosen by the measured error"},
+	}, compileSamples(distillFlags())...)
+}
+
+// compileSamples replaces distill's --samples with compile's, whose default depends on the
+// target: --target trees distills on DefaultSamples states, --target int calibrates on
+// DefaultCalibSamples.
+func compileSamples(flags []cli.Flag) []cli.Flag {
+	for i, f := range flags {
+		if f.Names()[0] == "samples" {
+			flags[i] = &cli.IntFlag{Name: "samples", Value: compiler.DefaultSamples,
+				Usage:       "RL-CC states to sample: --target trees distills on them (with --states: how many of the recorded states to use; all unless given), --target int calibrates on them",
+				DefaultText: fmt.Sprintf("%d for --target trees, %d for --target int", compiler.DefaultSamples, compiler.DefaultCalibSamples)}
+		}
+	}
+	return flags
 }
 
 // int8Quant is the configuration --weight-bits and --act-bits give (the other 16, scales per
@@ -308,8 +323,8 @@ func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 	if err != nil {
 		return err
 	}
-	if !c.Bool("json") && isTerminal(c.App.Writer) {
-		b := roundsBar(c)
+	if bw := barWriter(c); bw != nil {
+		b := roundsBar(c, bw)
 		do.Train.Progress = b.update
 		defer b.finish()
 	}

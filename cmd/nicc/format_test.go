@@ -16,7 +16,7 @@ func TestAutoDetectNamesRefusedXGBoost(t *testing.T) {
 	}
 	ubjAsJSON := writeFile(t, "model.json", string(ubj))
 	ubjNoExt := writeFile(t, "model", string(ubj))
-	const ubjMsg = `: this is an XGBoost UBJSON model (save_model("*.ubj")); nicc reads XGBoost JSON: save it with save_model("model.json")` + "\n"
+	const ubjMsg = `: read as XGBoost (by its content): this is an XGBoost UBJSON model (save_model("*.ubj")); nicc reads XGBoost JSON: save it with save_model("model.json")` + "\n"
 	const catMsg = ": tree 0 node 0: a categorical split on feature 1 (split_type 1); nicc reads numeric splits only: train without enable_categorical, or one-hot encode the feature\n"
 	for _, c := range []struct {
 		args []string
@@ -27,8 +27,8 @@ func TestAutoDetectNamesRefusedXGBoost(t *testing.T) {
 		{[]string{"inspect", ubjNoExt}, ubjNoExt + ubjMsg},
 		{[]string{"eval", models + "xgb_small.ubj", "--input", writeFile(t, "x.csv", "0.5,0.5\n")}, models + "xgb_small.ubj" + ubjMsg},
 		{[]string{"compile", models + "xgb_small.ubj", "--handler", "none", "--out", t.TempDir()}, models + "xgb_small.ubj" + ubjMsg},
-		{[]string{"inspect", models + "xgb_categorical.json"}, models + "xgb_categorical.json" + catMsg},
-		{[]string{"inspect", "--format", "xgboost", models + "xgb_categorical.json"}, models + "xgb_categorical.json" + catMsg},
+		{[]string{"inspect", models + "xgb_categorical.json"}, models + "xgb_categorical.json: read as XGBoost (by its content)" + catMsg},
+		{[]string{"inspect", "--format", "xgboost", models + "xgb_categorical.json"}, models + "xgb_categorical.json: read as XGBoost (by --format xgboost)" + catMsg},
 	} {
 		code, stdout, stderr := nicc(t, c.args...)
 		if code != exitBadInput || stdout != "" || stderr != "nicc: "+c.want {

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"strings"
 
+	"github.com/nicc-dev/nicc/compiler"
 	"github.com/urfave/cli/v2"
 )
 
@@ -35,10 +38,39 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(app.ErrWriter, "nicc: %v\n", err)
 	var cf checkFailed
-	if errors.As(err, &cf) {
+	var ce *compiler.CheckError
+	if errors.As(err, &cf) || errors.As(err, &ce) {
 		return exitCheck
 	}
 	return exitBadInput
+}
+
+// version is nicc's version from its build information: the module version, else the VCS
+// revision (with "-dirty" when the tree had changes), else "devel".
+func version(bi *debug.BuildInfo, ok bool) string {
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	switch {
+	case rev == "":
+		return "devel"
+	case dirty:
+		return rev + "-dirty"
+	}
+	return rev
 }
 
 func newApp() *cli.App {
@@ -52,7 +84,26 @@ congestion-control engine.
 Exit codes: 0 success; 1 a check failed (the model is readable but over budget or inexact);
 2 bad usage or an unreadable model file.`,
 		HideHelpCommand: true,
+		Version:         version(debug.ReadBuildInfo()),
 		ExitErrHandler:  func(*cli.Context, error) {},
 		Commands:        []*cli.Command{inspectCommand(), evalCommand(), budgetCommand(), compileCommand(), distillCommand(), diffCommand()},
+		Action:          noCommand,
 	}
+}
+
+// noCommand runs when no command is named: bare nicc prints the usage and exits 2, as any
+// other bad usage does.
+func noCommand(c *cli.Context) error {
+	var names []string
+	for _, cmd := range c.App.Commands {
+		names = append(names, cmd.Name)
+	}
+	if c.NArg() > 0 {
+		return fmt.Errorf("unknown command %q (want one of %s; nicc --help)", c.Args().First(), strings.Join(names, ", "))
+	}
+	c.App.Writer = c.App.ErrWriter
+	if err := cli.ShowAppHelp(c); err != nil {
+		return err
+	}
+	return fmt.Errorf("no command given (want one of %s)", strings.Join(names, ", "))
 }
