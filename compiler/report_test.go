@@ -80,7 +80,7 @@ func TestCompileMismatchWritesReport(t *testing.T) {
 	if got.Firmware != FirmwareFile || got.Budget != nil || got.Fidelity != nil || got.CodeBytes == 0 || len(got.Inputs) != 4 {
 		t.Errorf("report: firmware %q, budget %v, fidelity %v, code %d bytes, %d inputs", got.Firmware, got.Budget, got.Fidelity, got.CodeBytes, len(got.Inputs))
 	}
-	if want := []string{"load", "quantize", "emit", "build", "verify", "report"}; !slices.Equal(stageNames(got), want) {
+	if want := []string{"load", "quantize", "fit", "emit", "build", "verify", "report"}; !slices.Equal(stageNames(got), want) {
 		t.Errorf("stages %v, want %v", stageNames(got), want)
 	}
 	var text strings.Builder
@@ -169,7 +169,7 @@ func TestCompileTimesStages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"load", "quantize", "emit", "build", "verify", "budget", "report"}; !slices.Equal(stageNames(r), want) {
+	if want := []string{"load", "quantize", "fit", "emit", "build", "verify", "budget", "report"}; !slices.Equal(stageNames(r), want) {
 		t.Errorf("stages %v, want %v", stageNames(r), want)
 	}
 	var total float64
@@ -179,7 +179,7 @@ func TestCompileTimesStages(t *testing.T) {
 		}
 		total += s.Seconds
 	}
-	if total <= 0 || r.Times[3].Seconds <= 0 {
+	if total <= 0 || r.Times[4].Seconds <= 0 {
 		t.Errorf("times %+v", r.Times)
 	}
 	if !slices.Equal(build, []int{0, 1, 2, 3}) || !slices.Equal(stages, []string{"build", "verify"}) {
@@ -192,7 +192,7 @@ func TestCompileTimesStages(t *testing.T) {
 	if err := r.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`(?m)^times +load [\d.]+ m?s, quantize [\d.]+ m?s, emit [\d.]+ m?s, build [\d.]+ m?s, verify [\d.]+ m?s, budget [\d.]+ m?s, report [\d.]+ m?s; total [\d.]+ m?s$`).MatchString(text.String()) {
+	if !regexp.MustCompile(`(?m)^times +load [\d.]+ m?s, quantize [\d.]+ m?s, fit [\d.]+ m?s, emit [\d.]+ m?s, build [\d.]+ m?s, verify [\d.]+ m?s, budget [\d.]+ m?s, report [\d.]+ m?s; total [\d.]+ m?s$`).MatchString(text.String()) {
 		t.Errorf("no times line:\n%s", text.String())
 	}
 	if strings.Contains(text.String(), "FAILED") {

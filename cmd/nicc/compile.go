@@ -16,7 +16,7 @@ import (
 func compileCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "compile",
-		Usage:     "compile a policy into verified NIC firmware (a tree ensemble as it is, a network with --target int8 or --target trees): C, RISC-V ELF, bit-exact verification, WCET against the budget",
+		Usage:     "compile a policy into verified NIC firmware (a tree ensemble as it is, a network with --target int or --target trees): C, RISC-V ELF, bit-exact verification, WCET against the budget",
 		ArgsUsage: "POLICY",
 		Description: `Compiles a tree ensemble (XGBoost JSON, LightGBM text, nicc JSON) as it is, or a network
 (ONNX, nicc JSON) quantized to integers (--target int) or distilled into trees (--target

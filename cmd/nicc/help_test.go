@@ -89,9 +89,9 @@ func TestHelpShowsOneDefaultPerFlag(t *testing.T) {
 	}
 	compile := helpOf(t, "compile")
 	for name, want := range map[string]string{
-		"weight-bits":     "--weight-bits value --target int8: weight width, 8 or 16 (16 when only --act-bits is given) (default: chosen by the measured error)",
+		"weight-bits":     "--weight-bits value --target int: weight width, 8 or 16 (16 when only --act-bits is given) (default: chosen by the measured error)",
 		"threads-sharing": "--threads-sharing value hardware threads sharing the pipeline (default: the profile's)",
-		"samples":         "(default: 200000 for --target trees, 20000 for --target int8)",
+		"samples":         "(default: 200000 for --target trees, 20000 for --target int)",
 		"vectors":         "--vectors N verify compares at least N calls (a count here; nicc budget --vectors takes a file of calls) (default: 100000)",
 	} {
 		if l := flagLine(compile, name); !strings.Contains(l, want) {
@@ -106,17 +106,17 @@ func TestHelpShowsOneDefaultPerFlag(t *testing.T) {
 	}
 }
 
-// compile's summary covers networks, and its examples include --target int8.
+// compile's summary covers networks, and its examples include --target int.
 func TestCompileHelpCoversNetworks(t *testing.T) {
 	code, stdout, _ := nicc(t, "--help")
 	if code != exitOK || strings.Contains(stdout, "compile a tree ensemble") ||
-		!strings.Contains(stdout, "compile a policy into verified NIC firmware (a tree ensemble as it is, a network with --target int8 or --target trees)") {
+		!strings.Contains(stdout, "compile a policy into verified NIC firmware (a tree ensemble as it is, a network with --target int or --target trees)") {
 		t.Errorf("nicc --help:\n%s", stdout)
 	}
 	help := helpOf(t, "compile")
-	if !regexp.MustCompile(`(?m)^ +nicc compile testdata/models/rlcc_teacher\.json --out build/teacher --target int8$`).MatchString(help) ||
-		!regexp.MustCompile(`(?m)^ +nicc compile testdata/models/rlcc_lstm\.onnx --out build/lstm --target int8$`).MatchString(help) {
-		t.Errorf("compile --help has no --target int8 example:\n%s", help)
+	if !regexp.MustCompile(`(?m)^ +nicc compile testdata/models/rlcc_teacher\.json --out build/teacher --target int$`).MatchString(help) ||
+		!regexp.MustCompile(`(?m)^ +nicc compile testdata/models/rlcc_lstm\.onnx --out build/lstm --target int$`).MatchString(help) {
+		t.Errorf("compile --help has no --target int example:\n%s", help)
 	}
 }
 
@@ -126,9 +126,9 @@ func TestDiffSaysWhatItNeeds(t *testing.T) {
 		want string
 	}{
 		{[]string{"diff", models + "rlcc_xgb.json"},
-			models + "rlcc_xgb.json: model rlcc_xgb is a tree ensemble, and diff --against int8 (the default) needs a neural teacher (a dense or LSTM network) to quantize; to compare tree models, give the other one with --against FILE"},
+			models + "rlcc_xgb.json: model rlcc_xgb is a tree ensemble, and diff --against int (the default) needs a neural teacher (a dense or LSTM network) to quantize; to compare tree models, give the other one with --against FILE"},
 		{[]string{"diff", models + "rlcc_teacher.json", "--against", "int4"},
-			`--against "int4": want int8, trees, or a student model file, and there is no file int4`},
+			`--against "int4": want int (or int8), trees, or a student model file, and there is no file int4`},
 	} {
 		code, stdout, stderr := nicc(t, c.args...)
 		if code != exitBadInput || stdout != "" || stderr != "nicc: "+c.want+"\n" {
@@ -137,7 +137,7 @@ func TestDiffSaysWhatItNeeds(t *testing.T) {
 	}
 	// A tree teacher compares against a model file.
 	code, stdout, stderr := nicc(t, "diff", models+"rlcc_xgb.json", "--against", models+"rlcc_xgb.json", "--samples", "100")
-	if code != exitOK || line(stdout, "against") != "against "+models+"rlcc_xgb.json: tree ensemble rlcc_xgb ("+models+"rlcc_xgb.json), as its integer IR on the RL-CC Q16 grid" {
+	if code != exitOK || line(stdout, "against") != "against "+models+"rlcc_xgb.json: tree ensemble rlcc_xgb ("+models+"rlcc_xgb.json), as its integer IR on the RL-CC Q16 grid (Q16 output)" {
 		t.Errorf("trees against themselves: exit %d, stderr %q:\n%s", code, stderr, stdout)
 	}
 }

@@ -137,7 +137,7 @@ func TestCompileMismatchWritesReport(t *testing.T) {
 		t.Errorf("mismatch %+v: want golden == fwsim != host C == UBSan", *m)
 	}
 	if r.Verify.Mismatches < 1 || r.Budget != nil || r.Firmware != "firmware.elf" || len(r.Host) != 3 ||
-		!slices.Equal(r.stages(), []string{"load", "quantize", "emit", "build", "verify", "report"}) {
+		!slices.Equal(r.stages(), []string{"load", "quantize", "fit", "emit", "build", "verify", "report"}) {
 		t.Errorf("report %+v", r)
 	}
 
@@ -177,7 +177,7 @@ func TestCompileOverBudgetWritesReport(t *testing.T) {
 	if f := r.Failure; f.Stage != "budget" || f.Kind != "over_budget" || "nicc: "+f.Message+"\n" != stderr || r.Budget == nil || r.Budget.Fits {
 		t.Errorf("failure %+v, budget %+v, stderr %q", f, r.Budget, stderr)
 	}
-	if want := []string{"load", "quantize", "emit", "build", "verify", "budget", "report"}; !slices.Equal(r.stages(), want) {
+	if want := []string{"load", "quantize", "fit", "emit", "build", "verify", "budget", "report"}; !slices.Equal(r.stages(), want) {
 		t.Errorf("stages %v, want %v", r.stages(), want)
 	}
 }
@@ -190,10 +190,10 @@ func TestCompileTimesAndWroteLines(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !regexp.MustCompile(`(?m)^times +load [\d.]+ m?s, quantize [\d.]+ m?s, emit [\d.]+ m?s, build [\d.]+ m?s, verify [\d.]+ m?s, budget [\d.]+ m?s, report [\d.]+ m?s; total [\d.]+ m?s$`).MatchString(stdout) {
+	if !regexp.MustCompile(`(?m)^times +load [\d.]+ m?s, quantize [\d.]+ m?s, fit [\d.]+ m?s, emit [\d.]+ m?s, build [\d.]+ m?s, verify [\d.]+ m?s, budget [\d.]+ m?s, report [\d.]+ m?s; total [\d.]+ m?s$`).MatchString(stdout) {
 		t.Errorf("no times line:\n%s", stdout)
 	}
-	wrote := "wrote " + out + ": handler.c, link.ld, nicc_policy.c, nicc_policy.h, nicsdk.h, rlcc.h, firmware.elf, report.json"
+	wrote := "wrote " + out + ": handler.c, link.ld, nicc_policy.c, nicc_policy.h, nicsdk.h, rlcc.h, vectors.txt, vectors_policy.txt, firmware.elf, report.json"
 	host := filepath.Join(out, "host") + "/: driver.c, driver, driver-ubsan (the verification driver and its strict and UBSan host builds)"
 	if line(stdout, "wrote") != wrote || !strings.Contains(stdout, "\n           "+host+"\n") {
 		t.Errorf("wrote lines, want %q and %q:\n%s", wrote, host, stdout)
@@ -208,7 +208,7 @@ func TestCompileTimesAndWroteLines(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil || code != exitOK {
 		t.Fatalf("--json: exit %d, %v", code, err)
 	}
-	if want := []string{"load", "quantize", "emit", "build", "verify", "budget", "report"}; !slices.Equal(r.stages(), want) || r.Times[3].Seconds <= 0 || r.Failure != nil {
+	if want := []string{"load", "quantize", "fit", "emit", "build", "verify", "budget", "report"}; !slices.Equal(r.stages(), want) || r.Times[4].Seconds <= 0 || r.Failure != nil {
 		t.Errorf("--json stage_times %+v, failure %v", r.Times, r.Failure)
 	}
 	if !slices.Equal(r.Host, []string{"host/driver.c", "host/driver", "host/driver-ubsan"}) {
