@@ -97,12 +97,11 @@ func (c *compilation) emit() error {
 	}
 	gen := r.sources()
 	c.sourcesHash = hashSources(gen)
-	c.expect = map[string][]byte{}
+	c.expect = neutral.sources()
 	for n, b := range gen {
-		if err := sameCode(n, b, neutral.sources()[n]); err != nil {
+		if err := sameCode(n, b, c.expect[n]); err != nil {
 			return err
 		}
-		c.expect[n] = neutral.sources()[n]
 	}
 	// The model alone needs only the ABI header and the linker script; files of an earlier
 	// RL-CC compile into the same directory are removed.
