@@ -1,11 +1,16 @@
 // Package codegen prints nicc's integer IR as freestanding C99, and does nothing else: it never
-// evaluates a model (the golden model is quantize.TreeIR.Eval).
+// evaluates a model (the golden models are quantize's TreeIR.Eval, MLPIR.Eval and
+// LSTMIR.Step).
 //
-// The output is one .c file and one .h file. The generated code uses no floating point, no
-// libm, no heap, no loops and no recursion; trees are nested if/else over the raw int32
-// features (or tables, see Form), leaves add into an accumulator of the width the IR proved
-// (int32_t or int64_t), and the result is rounded once at the end exactly as
+// The output is one .c file and one .h file. The code nicc ships (Trees, MLP, LSTM) uses no
+// floating point, no libm, no heap, no loops and no recursion; trees are nested if/else over
+// the raw int32 features (or tables, see Form), leaves add into an accumulator of the width the
+// IR proved (int32_t or int64_t), and the result is rounded once at the end exactly as
 // quantize.TreeIR.Round does. The same IR and options give byte-identical files.
+//
+// The one exception is FloatNet (float.go): the soft-float baseline, a network printed as
+// float C that the integer paths are benchmarked against. It is a reference, never shipped
+// firmware.
 package codegen
 
 import (

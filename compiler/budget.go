@@ -12,7 +12,7 @@ import (
 	"github.com/nicc-dev/nicc/fwsim"
 )
 
-// DefaultBudget is the time the engine gives one decision (DESIGN.md: about 2 µs).
+// DefaultBudget is the time the engine gives one decision (docs/ARCHITECTURE.md: about 2 µs).
 const DefaultBudget = 2 * time.Microsecond
 
 // BudgetOptions say what nicc budget checks.

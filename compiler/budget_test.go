@@ -14,7 +14,7 @@ import (
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
-// The WCET test programs of fwsim, built with the firmware flags of DESIGN.md. The cross
+// The WCET test programs of fwsim, built with nicsdk's firmware flags (docs/ARCHITECTURE.md). The cross
 // compiler comes from Debian (gcc-riscv64-unknown-elf); `go tool task setup` installs it. A
 // missing compiler fails the test.
 const wcetSrc = "../fwsim/testdata/wcet"

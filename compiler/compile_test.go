@@ -218,7 +218,7 @@ func TestCompileLightGBMBinary(t *testing.T) {
 	if !strings.HasPrefix(r.Fidelity.What, "probability") {
 		t.Errorf("fidelity of %q, want a probability", r.Fidelity.What)
 	}
-	// DESIGN.md: within 1e-3 in probability of LightGBM's own predictions.
+	// Within 1e-3 in probability of LightGBM's own predictions.
 	tool := r.Tool
 	if tool == nil || tool.Rows != 57 || tool.Firmware.MaxAbs > 1e-3 || tool.Float.MaxAbs > 1e-12 {
 		t.Fatalf("vs LightGBM: %+v", tool)

@@ -1,6 +1,9 @@
 // Package compiler orchestrates nicc's stages for the CLI: loading a model in any supported
-// format, evaluating it, budgeting a firmware ELF, and compiling a tree ensemble into verified
-// firmware (quantize, emit, build, verify, budget, report).
+// format, evaluating rows (with the float model, or with a compile's firmware in fwsim beside
+// its rebuilt golden model), budgeting a firmware ELF, compiling a tree ensemble, an integer MLP
+// or an integer LSTM into verified firmware (quantize, fit, emit with its checks, build, verify,
+// budget, report), distilling a teacher into trees, and diffing float against integer.
+// docs/ARCHITECTURE.md describes the pipeline.
 package compiler
 
 import (

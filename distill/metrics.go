@@ -10,7 +10,7 @@ import (
 // m(y) in [1 − HoldBand, 1 + HoldBand] is hold, above increase, below decrease.
 const HoldBand = 0.005
 
-// Multiplier is RL-CC's action map (DESIGN.md): 1 + 0.2·y for y ≥ 0, 1/(1 − 0.2·y) for y < 0.
+// Multiplier is RL-CC's action map (docs/ARCHITECTURE.md): 1 + 0.2·y for y ≥ 0, 1/(1 − 0.2·y) for y < 0.
 func Multiplier(y float64) float64 {
 	if y >= 0 {
 		return 1 + 0.2*y

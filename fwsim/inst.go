@@ -1,14 +1,18 @@
 // Package fwsim runs nicc's RISC-V firmware on an ordinary machine and counts its cycles.
 //
-// It has four parts:
+// It has five parts:
 //
 //   - a decoder for user-level RV64IMC + Zbb (Decode, Inst, Kind), exactly what
 //     riscv64-unknown-elf-gcc -march=rv64imc_zbb -mabi=lp64 emits;
-//   - cycle profiles of in-order cores (Profile, Class), data files embedded in the binary;
-//   - an ELF64 loader (LoadELF, Image) with symbols by name;
+//   - cycle profiles of in-order cores (Profile, Class, LookupProfile), data files embedded in
+//     the binary, every number citing its source or marked an assumption;
+//   - an ELF64 loader (LoadELF, ReadELF, Image) with symbols by name;
 //   - an interpreter and call harness (Machine) that decodes the text once into a flat op
 //     slice, then runs a named function with the standard calling convention until it returns,
-//     counting instructions and cycles.
+//     counting instructions and cycles (LoopRuns also counts a loop's iterations);
+//   - static WCET (WCET, WCETReport): the longest path through the CFG of a function and its
+//     callees at the profile's costs, refusing a loop without a bound; measured cycles never
+//     exceed it.
 //
 // Faults are errors (see package fwsim/trap), never panics.
 package fwsim

@@ -71,7 +71,7 @@ type Params struct {
 	InitRate uint32 // fxp20, [MinRate, LineRate]: a new flow's rate
 }
 
-// The default parameters as real numbers (rates as fractions of line rate): DESIGN.md's, the
+// The default parameters as real numbers (rates as fractions of line rate): docs/ARCHITECTURE.md's, the
 // NIC paper's target 0.064 and beta 1.5, the published network's scale 12, a minimum rate of
 // 1/1000 of line rate, and new flows at line rate.
 const (

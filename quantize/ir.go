@@ -1,8 +1,16 @@
-// Package quantize turns nicc's float IR into its integer IR: fixed-point input formats,
-// integer thresholds that are exact for every representable input, leaves in a wide
-// fixed-point accumulator with a proven range, and one rounding at the end. The Go evaluator
-// of the integer IR (TreeIR.Eval) is the golden model: codegen only prints the IR, and
-// verification compares the host build and the firmware against Eval.
+// Package quantize turns nicc's float IR into its integer IR, whose Go evaluator is the golden
+// model: codegen only prints the IR, and verification compares the host build and the firmware
+// against the evaluator. There are three integer IRs:
+//
+//   - TreeIR (Trees, this file and trees.go): fixed-point input formats, integer thresholds that
+//     are exact for every representable input, leaves in a wide fixed-point accumulator with a
+//     proven range, and one rounding at the end; golden model TreeIR.Eval. The sections below
+//     describe it.
+//   - MLPIR (MLP, mlp.go): int8 or int16 weights with calibrated per-channel scales, proven
+//     accumulators, requantization by multiply and shift, ReLU as a clamp and tanh by table;
+//     golden model MLPIR.Eval.
+//   - LSTMIR (LSTM, lstm.go): three 21-bit lanes packed per uint64, table gates, int8 h and c
+//     in the flow context; golden model LSTMIR.Step, one decision per step.
 //
 // # Fixed point
 //

@@ -26,7 +26,7 @@ type shipped struct {
 }
 
 // rlccQ16 are the RL-CC handler's feature formats: Q16, actions on [0.8, 1.2], observations
-// on [−0.768, 76.8] (DESIGN.md: the published network's distillation ranges).
+// on [−0.768, 76.8] (docs/ARCHITECTURE.md: the published network's distillation ranges).
 func rlccQ16(names []string) []quantize.Input {
 	q := func(v float64) int32 { return int32(math.Round(v * 65536)) }
 	ins := make([]quantize.Input, 4)
