@@ -16,6 +16,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // What nicc diff compares the teacher against (DiffOptions.Against); anything else is a
@@ -421,7 +422,7 @@ func (d *differ) measure() error {
 		r.dy[k] = e
 		sum += e * e
 		st.MaxAbs = max(st.MaxAbs, math.Abs(e))
-		if distill.DirectionOf(ys) != distill.DirectionOf(yt) {
+		if rlcc.DirectionOf(ys) != rlcc.DirectionOf(yt) {
 			st.Flips++
 		}
 	})
