@@ -207,8 +207,8 @@ func (d *differ) load() error {
 		c.m, c.format = m, f
 		c.handler = resolveHandler(d.opt.Handler, m.Inputs)
 		if c.handler == HandlerRLCC && m.NumInputs() != nicsdk.RLCCInputs {
-			return fmt.Errorf("%s: teacher %s has %d inputs; the RL-CC handler takes %d (a_prev, o, a_prev2, o_prev): use --handler none with --calib ROWS.csv",
-				d.opt.Teacher, m.Name, m.NumInputs(), nicsdk.RLCCInputs)
+			return fmt.Errorf("%s: teacher %s has %d inputs; the RL-CC handler takes %d (%s): use --handler none with --calib ROWS.csv",
+				d.opt.Teacher, m.Name, m.NumInputs(), nicsdk.RLCCInputs, rlcc.NameList)
 		}
 	}
 	if n := c.m.NumOutputs(); n != 1 {
@@ -358,7 +358,7 @@ func (d *differ) file() error {
 // treeStudent compares s (its name, and where it came from) as its integer IR on the RL-CC
 // grid when its inputs are the RL-CC layout, in float otherwise.
 func (d *differ) treeStudent(s *model.Model, name, from string) error {
-	if inOrder, _ := rlccLayout(s.Inputs); !inOrder && !d.rep.rlcc {
+	if inOrder, _ := rlcc.Layout(s.Inputs); !inOrder && !d.rep.rlcc {
 		d.rep.headline = name + ", float"
 		d.rep.Student = name + " " + from + ", in float (inputs not in the RL-CC layout)"
 		d.rep.student = func(x []float64) float64 { return s.Ensemble.Eval(x) }

@@ -16,6 +16,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // DefaultSamples is how many states nicc distill draws when DistillOptions.Samples is 0.
@@ -235,8 +236,8 @@ func prepare(opt DistillOptions) (*distillation, error) {
 		case resolveHandler(opt.Handler, t.Inputs) == HandlerRLCC:
 			d.grid = "rlcc"
 		case opt.Handler == HandlerAuto && t.NumInputs() == nicsdk.RLCCInputs:
-			d.notes = append(d.notes, fmt.Sprintf("grid none: the teacher's inputs (%s) are not named a_prev, o, a_prev2, o_prev; %s puts the thresholds on the RL-CC Q16 grid",
-				strings.Join(t.Inputs, ", "), rlccHint))
+			d.notes = append(d.notes, fmt.Sprintf("grid none: the teacher's inputs (%s) are not named %s; %s puts the thresholds on the RL-CC Q16 grid",
+				strings.Join(t.Inputs, ", "), rlcc.NameList, rlccHint))
 		}
 	case "rlcc":
 		if t.NumInputs() != nicsdk.RLCCInputs {
@@ -248,7 +249,7 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	}
 	if d.grid == "rlcc" {
 		if t.NumInputs() != nicsdk.RLCCInputs {
-			return nil, fmt.Errorf("%s: the RL-CC handler takes %d inputs (a_prev, o, a_prev2, o_prev); teacher %s takes %d", opt.Teacher, nicsdk.RLCCInputs, t.Name, t.NumInputs())
+			return nil, fmt.Errorf("%s: the RL-CC handler takes %d inputs (%s); teacher %s takes %d", opt.Teacher, nicsdk.RLCCInputs, rlcc.NameList, t.Name, t.NumInputs())
 		}
 		d.rlccUsed = true
 	}

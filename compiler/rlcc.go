@@ -6,6 +6,7 @@ import (
 
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // rlccSampler is the distiller's RL-CC state sampler under the handler's parameters p: the
@@ -36,14 +37,14 @@ func paramsOrDefault(p nicsdk.Params) (nicsdk.Params, error) {
 
 // rlccHint is how a user turns on the RL-CC handler for a model whose inputs are not named
 // in its layout.
-const rlccHint = "--handler rlcc (or name the inputs with --inputs a_prev,o,a_prev2,o_prev)"
+var rlccHint = "--handler rlcc (or name the inputs with --inputs " + strings.Join(rlcc.Names, ",") + ")"
 
 // noRLCCStates is the error for a command that would sample RL-CC states under a handler
 // that is not RL-CC: it names the flags that fix it.
 func noRLCCStates(path string, asked Handler, inputs []string) error {
 	why := "--handler none"
 	if asked == HandlerAuto {
-		why = fmt.Sprintf("a model whose inputs (%s) are not named a_prev, o, a_prev2, o_prev", strings.Join(inputs, ", "))
+		why = fmt.Sprintf("a model whose inputs (%s) are not named %s", strings.Join(inputs, ", "), rlcc.NameList)
 	}
 	return fmt.Errorf("%s: %s needs calibration rows: sample RL-CC states with %s, or give rows with --calib ROWS.csv", path, why, rlccHint)
 }

@@ -3,6 +3,8 @@ package distill
 import (
 	"math"
 	"testing"
+
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 func TestCompare(t *testing.T) {
@@ -12,7 +14,7 @@ func TestCompare(t *testing.T) {
 	if f.Rows != 4 || math.Abs(f.RMSE-0.3) > 1e-12 || math.Abs(f.MaxAbs-0.6) > 1e-12 || f.Disagree != 0.25 {
 		t.Errorf("%+v", f)
 	}
-	st := stump(RLCCNames, -0.5, 0.25)
+	st := stump(rlcc.Names, -0.5, 0.25)
 	d, _ := DefaultRLCC.Sample(1000, 1)
 	if err := Label(st, d); err != nil {
 		t.Fatal(err)
@@ -20,7 +22,7 @@ func TestCompare(t *testing.T) {
 	if f := Measure(st, d); f.RMSE != 0 || f.MaxAbs != 0 || f.Disagree != 0 || f.Rows != 1000 {
 		t.Errorf("teacher against itself: %+v", f)
 	}
-	if f := Measure(stump(RLCCNames, 0, 0.25), d); f.Disagree == 0 || f.MaxAbs != 0.5 {
+	if f := Measure(stump(rlcc.Names, 0, 0.25), d); f.Disagree == 0 || f.MaxAbs != 0.5 {
 		t.Errorf("a student holding where the teacher decreases: %+v", f)
 	}
 }

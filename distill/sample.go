@@ -3,6 +3,8 @@ package distill
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // A Sampler draws the states a teacher is distilled on. The default is RLCCSampler; a CSV of
@@ -14,10 +16,6 @@ type Sampler interface {
 	// Inputs is the number of values in a state, which the teacher must take.
 	Inputs() int
 }
-
-// RLCCNames are the RL-CC inputs, the two-state window x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}),
-// in the order the RL-CC handler feeds them.
-var RLCCNames = []string{"a_prev", "o", "a_prev2", "o_prev"}
 
 // RLCCSampler draws RL-CC states as the published distillation does (testdata/gen/states.py):
 // each multiplier uniform on [AMin, AMax]; each observation uniform on [−T, T] for half the
@@ -50,7 +48,7 @@ func (s RLCCSampler) T() float64 {
 }
 
 // Inputs is 4: the two-state window.
-func (RLCCSampler) Inputs() int { return len(RLCCNames) }
+func (RLCCSampler) Inputs() int { return len(rlcc.Names) }
 
 // Sample draws n states with a PCG seeded by seed.
 func (s RLCCSampler) Sample(n int, seed uint64) (*Dataset, error) {
@@ -61,11 +59,11 @@ func (s RLCCSampler) Sample(n int, seed uint64) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dataset{Names: append([]string(nil), RLCCNames...), X: make([][]float64, len(RLCCNames))}
+	d := &Dataset{Names: append([]string(nil), rlcc.Names...), X: make([][]float64, len(rlcc.Names))}
 	for i := range d.X {
 		d.X[i] = make([]float64, n)
 	}
-	row := make([]float64, len(RLCCNames))
+	row := make([]float64, len(rlcc.Names))
 	for r := range n {
 		next(row)
 		for i, v := range row {
