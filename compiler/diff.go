@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -103,7 +102,7 @@ type DiffReport struct {
 	student  func(x []float64) float64 // likewise
 	headline string                    // the student in a few words with its widths (plot titles)
 	rlcc     bool                      // the teacher takes the 4 RL-CC inputs (heatmaps)
-	sampler  distill.RLCCSampler       // the RL-CC state ranges under the parameters (heatmaps)
+	sampler  rlcc.Sampler              // the RL-CC state ranges under the parameters (heatmaps)
 	// repr is a row as an integer student sees it: quantized to its input formats, clamped
 	// to their ranges (nil for a float student).
 	repr func(x []float64) []float64
@@ -217,7 +216,7 @@ func (d *differ) load() error {
 	m := c.m
 	d.rep = &DiffReport{Teacher: d.opt.Teacher, TeacherKind: m.Kind().String(), Against: d.opt.Against}
 	d.rep.rlcc = c.handler == HandlerRLCC
-	d.rep.sampler = rlccSampler(c.params)
+	d.rep.sampler = rlcc.SamplerFor(c.params)
 	if d.rep.rlcc {
 		d.rep.Params = newRLCCParams(c.params)
 	}

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/rlcc"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/vg"
@@ -24,11 +24,11 @@ const (
 type heatPrev struct {
 	name        string
 	aPrev2, obs float64
-	s           distill.RLCCSampler // the ranges of the grid around it
+	s           rlcc.Sampler // the ranges of the grid around it
 }
 
 // heatPrevs are Fig. 5's previous states, T = target·scale of the sampler s (0.768 by default).
-func heatPrevs(s distill.RLCCSampler) []heatPrev {
+func heatPrevs(s rlcc.Sampler) []heatPrev {
 	t := s.T()
 	return []heatPrev{
 		{"steady state: a_{t-2} = 1, o_{t-1} = 0", 1, 0, s},

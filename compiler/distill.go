@@ -41,7 +41,7 @@ type DistillOptions struct {
 	Samples int
 	// HeldOut is the fraction of states kept out of training to measure the student on.
 	HeldOut float64
-	// States is a CSV of recorded states; "" samples RL-CC's state space (distill.RLCCSampler
+	// States is a CSV of recorded states; "" samples RL-CC's state space (rlcc.Sampler
 	// under Params).
 	States string
 	// HeldOutStates is a CSV of states to measure the student on instead of a HeldOut
@@ -177,7 +177,7 @@ func prepare(opt DistillOptions) (*distillation, error) {
 		}
 		s, d.states = ss, opt.States
 	} else {
-		s, d.states, d.rlccUsed = rlccSampler(params), "RL-CC sampler", true
+		s, d.states, d.rlccUsed = distill.RLCCSampler{Sampler: rlcc.SamplerFor(params)}, "RL-CC sampler", true
 		if n == 0 {
 			n = DefaultSamples
 		}

@@ -4,28 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
 )
-
-// rlccSampler is the distiller's RL-CC state sampler under the handler's parameters p: the
-// observations scale with T = target·scale. The default target and scale give
-// distill.DefaultRLCC's T, 0.768 exactly (the Q16 target is 0.0639954).
-func rlccSampler(p nicsdk.Params) distill.RLCCSampler {
-	s := distill.DefaultRLCC
-	if def := nicsdk.DefaultParams(); p.Target == def.Target && p.Scale == def.Scale {
-		return s
-	}
-	s.Target, s.Scale = float64(p.Target)/nicsdk.Q16One, float64(p.Scale)/nicsdk.Q16One
-	return s
-}
-
-// rlccSampleOMax is the top of the observation rlccSampler(p) draws, 100·T, within the
-// handler's clamp.
-func rlccSampleOMax(p nicsdk.Params) float64 {
-	return min(100*rlccSampler(p).T(), float64(nicsdk.OMax)/nicsdk.Q16One)
-}
 
 // paramsOrDefault is p, or nicsdk.DefaultParams for the zero value, validated.
 func paramsOrDefault(p nicsdk.Params) (nicsdk.Params, error) {

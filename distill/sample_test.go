@@ -91,7 +91,7 @@ func TestRLCCStream(t *testing.T) {
 			t.Fatalf("state %d: stream %v, Sample %v", r, row, s)
 		}
 	}
-	if _, err := (RLCCSampler{AMin: 1, AMax: 1}).Stream(1); err == nil {
+	if _, err := (rlcc.Sampler{AMin: 1, AMax: 1}).Stream(1); err == nil {
 		t.Error("an empty multiplier range streams")
 	}
 }
