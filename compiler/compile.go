@@ -410,10 +410,7 @@ func (c *compilation) quantize() error {
 	}
 	switch c.handler {
 	case HandlerRLCC:
-		for i, r := range nicsdk.RLCCInputRanges(c.params) {
-			inputs = append(inputs, quantize.Input{Name: m.Inputs[i], Frac: r.FracBits, Min: r.Min, Max: r.Max})
-			c.inputSrc = append(c.inputSrc, "nicsdk RL-CC range of "+r.Name)
-		}
+		inputs = c.rlccInputs()
 		if err := c.checkRLCCThresholds(inputs); err != nil {
 			return err
 		}

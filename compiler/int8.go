@@ -39,10 +39,7 @@ func (c *compilation) quantizeInt8() error {
 	}
 	var inputs []quantize.Input
 	if c.handler == HandlerRLCC {
-		for i, r := range nicsdk.RLCCInputRanges(c.params) {
-			inputs = append(inputs, quantize.Input{Name: m.Inputs[i], Frac: r.FracBits, Min: r.Min, Max: r.Max})
-			c.inputSrc = append(c.inputSrc, "nicsdk RL-CC range of "+r.Name)
-		}
+		inputs = c.rlccInputs()
 	} else {
 		n := m.NumInputs()
 		lo, hi := make([]float64, n), make([]float64, n)

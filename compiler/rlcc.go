@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
@@ -42,4 +43,14 @@ func newRLCCParams(p nicsdk.Params) *RLCCParams {
 func (p *RLCCParams) String() string {
 	return fmt.Sprintf("target %.4g, beta %.4g, scale %.4g, min rate %.4g, init rate %.4g (of line rate)",
 		p.TargetReal, p.BetaReal, p.ScaleReal, p.MinRateReal, p.InitRateReal)
+}
+
+// rlccInputs are RLCCGrid under the model's input names, noting where each format came from.
+func (c *compilation) rlccInputs() []quantize.Input {
+	inputs := RLCCGrid(c.params)
+	for i := range inputs {
+		c.inputSrc = append(c.inputSrc, "nicsdk RL-CC range of "+inputs[i].Name)
+		inputs[i].Name = c.m.Inputs[i]
+	}
+	return inputs
 }

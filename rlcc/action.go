@@ -1,8 +1,9 @@
 // Package rlcc is the RL-CC domain in real numbers, the one home of its float twins and
 // constants: the action → multiplier map and the direction it moves the rate, the policy's
-// inputs (names, layout), the state sampler the distiller draws from, and the heatmap states. The fixed-point
-// runtime (rlcc.h) and its bit-exact Go twins stay in nicsdk, which this package builds on;
-// distill, quantize and compiler import this package rather than define RL-CC constants.
+// inputs (names, layout), the state sampler the distiller draws from, and the heatmap states
+// of nicc diff. The fixed-point runtime (rlcc.h) and its bit-exact Go twins stay in nicsdk,
+// which this package builds on; distill, quantize and compiler import this package rather
+// than define RL-CC constants.
 package rlcc
 
 // HoldBand is the relative change within which a multiplier counts as holding the rate:
