@@ -962,20 +962,11 @@ func (g *seqGen) state(ev nicsdk.Event, ctx nicsdk.FlowCtx) (rate, base uint32) 
 	return rate, base
 }
 
-func (g *seqGen) params() (target, beta, scale float64) {
-	return float64(g.p.Target) / nicsdk.Q16One, float64(g.p.Beta) / nicsdk.Q16One, float64(g.p.Scale) / nicsdk.Q16One
-}
-
 // floatObs is the observation o_t in float64 for ev on ctx: what a float handler computes
 // from the same RTT, base RTT and rate.
 func (g *seqGen) floatObs(ev nicsdk.Event, ctx nicsdk.FlowCtx) float64 {
 	rate, base := g.state(ev, ctx)
-	target, beta, scale := g.params()
-	infl := 1.0
-	if base != 0 {
-		infl = float64(ev.RTTNs) / float64(base)
-	}
-	return (max(infl-beta, 0)*math.Sqrt(float64(rate)/nicsdk.LineRate) - target) * scale
+	return rlcc.Observation(ev.RTTNs, base, rate, g.p)
 }
 
 // event draws the next event of sequence seq on ctx. natural says it is an RTT event drawn
@@ -1005,11 +996,7 @@ func (g *seqGen) event(ctx nicsdk.FlowCtx, seq int) (_ nicsdk.Event, natural boo
 		ev.RTTNs = 1000 + r.Uint32N(100_000)
 		return ev, true
 	}
-	target, beta, scale := g.params()
-	toRTT := func(o float64) uint32 { // the RTT that gives observation o at this rate and base
-		infl := beta + (o/scale+target)/math.Sqrt(float64(rate)/nicsdk.LineRate)
-		return uint32(min(max(math.Round(infl*float64(base)), 1), math.MaxUint32))
-	}
+	toRTT := func(o float64) uint32 { return rlcc.RTTFor(o, rate, base, g.p) }
 	switch k := r.IntN(20); {
 	case k < 8:
 		ev.RTTNs = toRTT(float64(nicsdk.ObsMin(g.p))/nicsdk.Q16One + r.Float64()*(rlcc.SampleOMax(g.p)+1))
