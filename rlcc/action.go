@@ -38,3 +38,7 @@ func DirectionOf(y float64) Direction {
 	}
 	return Hold
 }
+
+// HandlerMultiplier is the multiplier the RL-CC handler applies for the policy output y, in
+// real numbers: Multiplier of y clamped to [−1, 1], as nicsdk.Multiplier clamps in Q16.
+func HandlerMultiplier(y float64) float64 { return Multiplier(min(max(y, -1), 1)) }

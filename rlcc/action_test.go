@@ -23,8 +23,17 @@ func TestMultiplierAndDirection(t *testing.T) {
 		if m := Multiplier(c.y); math.Abs(m-c.m) > 1e-12 {
 			t.Errorf("Multiplier(%v) = %v, want %v", c.y, m, c.m)
 		}
+		if m := HandlerMultiplier(c.y); math.Abs(m-c.m) > 1e-12 {
+			t.Errorf("HandlerMultiplier(%v) = %v, want %v", c.y, m, c.m)
+		}
 		if d := DirectionOf(c.y); d != c.want {
 			t.Errorf("DirectionOf(%v) = %v, want %v", c.y, d, c.want)
 		}
+	}
+	if m := HandlerMultiplier(3); m != 1.2 {
+		t.Errorf("HandlerMultiplier(3) = %v, want 1.2 (y clamped to 1)", m)
+	}
+	if m := HandlerMultiplier(-3); m != 1/1.2 {
+		t.Errorf("HandlerMultiplier(-3) = %v, want 1/1.2 (y clamped to -1)", m)
 	}
 }
