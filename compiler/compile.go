@@ -16,6 +16,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // Handler is the event handler nicc compile wraps around the model.
@@ -292,38 +293,13 @@ func (c *compilation) progress(stage string, done, total int) {
 	}
 }
 
-// rlccNames are the input names that put a 4-input model in the RL-CC layout, by position:
-// the distiller's and XGBoost's names, and nicsdk's.
-var rlccNames = [nicsdk.RLCCInputs][]string{{"a_prev"}, {"o", "obs"}, {"a_prev2"}, {"o_prev", "obs_prev"}}
-
-// rlccLayout reports whether names are the RL-CC inputs in order, and whether they are RL-CC
-// names at all (in any order).
-func rlccLayout(names []string) (inOrder, rlccNamed bool) {
-	if len(names) != nicsdk.RLCCInputs {
-		return false, false
-	}
-	inOrder, rlccNamed = true, true
-	for i, n := range names {
-		n = strings.ToLower(strings.TrimSpace(n))
-		if !slices.Contains(rlccNames[i], n) {
-			inOrder = false
-		}
-		found := false
-		for _, alts := range rlccNames {
-			found = found || slices.Contains(alts, n)
-		}
-		rlccNamed = rlccNamed && found
-	}
-	return inOrder, rlccNamed
-}
-
 // resolveHandler is h, or for HandlerAuto the handler the input names choose: HandlerRLCC
 // for the RL-CC inputs in order, HandlerNone otherwise.
 func resolveHandler(h Handler, inputs []string) Handler {
 	if h != HandlerAuto {
 		return h
 	}
-	if inOrder, _ := rlccLayout(inputs); inOrder {
+	if inOrder, _ := rlcc.Layout(inputs); inOrder {
 		return HandlerRLCC
 	}
 	return HandlerNone
@@ -337,7 +313,7 @@ func (c *compilation) load() error {
 		return err
 	}
 	c.m, c.format = m, f
-	inOrder, rlccNamed := rlccLayout(m.Inputs)
+	inOrder, rlccNamed := rlcc.Layout(m.Inputs)
 	h := resolveHandler(c.opt.Handler, m.Inputs)
 	if h < 0 || h >= handlerEnd {
 		return fmt.Errorf("unknown handler %d", int(h))
@@ -351,13 +327,13 @@ func (c *compilation) load() error {
 			if n < nicsdk.RLCCInputs {
 				wider = "narrower than"
 			}
-			return fmt.Errorf("%s: model %s has %d inputs, %s the RL-CC handler's %d (a_prev, o, a_prev2, o_prev); compile it with --handler none",
-				c.opt.Model, m.Name, n, wider, nicsdk.RLCCInputs)
+			return fmt.Errorf("%s: model %s has %d inputs, %s the RL-CC handler's %d (%s); compile it with --handler none",
+				c.opt.Model, m.Name, n, wider, nicsdk.RLCCInputs, rlcc.NameList)
 		case rlccNamed && !inOrder:
-			return fmt.Errorf("%s: model %s's inputs are (%s); the RL-CC handler feeds (a_prev, o, a_prev2, o_prev) in that order",
-				c.opt.Model, m.Name, strings.Join(m.Inputs, ", "))
+			return fmt.Errorf("%s: model %s's inputs are (%s); the RL-CC handler feeds (%s) in that order",
+				c.opt.Model, m.Name, strings.Join(m.Inputs, ", "), rlcc.NameList)
 		case !inOrder:
-			c.notes = append(c.notes, fmt.Sprintf("inputs (%s) taken by position as (a_prev, o, a_prev2, o_prev)", strings.Join(m.Inputs, ", ")))
+			c.notes = append(c.notes, fmt.Sprintf("inputs (%s) taken by position as (%s)", strings.Join(m.Inputs, ", "), rlcc.NameList))
 		}
 	}
 	if h == HandlerRLCC && m.Ensemble != nil && m.Ensemble.Transform != model.TransformIdentity {
@@ -434,10 +410,7 @@ func (c *compilation) quantize() error {
 	}
 	switch c.handler {
 	case HandlerRLCC:
-		for i, r := range nicsdk.RLCCInputRanges(c.params) {
-			inputs = append(inputs, quantize.Input{Name: m.Inputs[i], Frac: r.FracBits, Min: r.Min, Max: r.Max})
-			c.inputSrc = append(c.inputSrc, "nicsdk RL-CC range of "+r.Name)
-		}
+		inputs = c.rlccInputs()
 		if err := c.checkRLCCThresholds(inputs); err != nil {
 			return err
 		}

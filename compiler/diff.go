@@ -12,10 +12,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // What nicc diff compares the teacher against (DiffOptions.Against); anything else is a
@@ -102,7 +102,7 @@ type DiffReport struct {
 	student  func(x []float64) float64 // likewise
 	headline string                    // the student in a few words with its widths (plot titles)
 	rlcc     bool                      // the teacher takes the 4 RL-CC inputs (heatmaps)
-	sampler  distill.RLCCSampler       // the RL-CC state ranges under the parameters (heatmaps)
+	sampler  rlcc.Sampler              // the RL-CC state ranges under the parameters (heatmaps)
 	// repr is a row as an integer student sees it: quantized to its input formats, clamped
 	// to their ranges (nil for a float student).
 	repr func(x []float64) []float64
@@ -206,8 +206,8 @@ func (d *differ) load() error {
 		c.m, c.format = m, f
 		c.handler = resolveHandler(d.opt.Handler, m.Inputs)
 		if c.handler == HandlerRLCC && m.NumInputs() != nicsdk.RLCCInputs {
-			return fmt.Errorf("%s: teacher %s has %d inputs; the RL-CC handler takes %d (a_prev, o, a_prev2, o_prev): use --handler none with --calib ROWS.csv",
-				d.opt.Teacher, m.Name, m.NumInputs(), nicsdk.RLCCInputs)
+			return fmt.Errorf("%s: teacher %s has %d inputs; the RL-CC handler takes %d (%s): use --handler none with --calib ROWS.csv",
+				d.opt.Teacher, m.Name, m.NumInputs(), nicsdk.RLCCInputs, rlcc.NameList)
 		}
 	}
 	if n := c.m.NumOutputs(); n != 1 {
@@ -216,7 +216,7 @@ func (d *differ) load() error {
 	m := c.m
 	d.rep = &DiffReport{Teacher: d.opt.Teacher, TeacherKind: m.Kind().String(), Against: d.opt.Against}
 	d.rep.rlcc = c.handler == HandlerRLCC
-	d.rep.sampler = rlccSampler(c.params)
+	d.rep.sampler = rlcc.SamplerFor(c.params)
 	if d.rep.rlcc {
 		d.rep.Params = newRLCCParams(c.params)
 	}
@@ -357,7 +357,7 @@ func (d *differ) file() error {
 // treeStudent compares s (its name, and where it came from) as its integer IR on the RL-CC
 // grid when its inputs are the RL-CC layout, in float otherwise.
 func (d *differ) treeStudent(s *model.Model, name, from string) error {
-	if inOrder, _ := rlccLayout(s.Inputs); !inOrder && !d.rep.rlcc {
+	if inOrder, _ := rlcc.Layout(s.Inputs); !inOrder && !d.rep.rlcc {
 		d.rep.headline = name + ", float"
 		d.rep.Student = name + " " + from + ", in float (inputs not in the RL-CC layout)"
 		d.rep.student = func(x []float64) float64 { return s.Ensemble.Eval(x) }
@@ -421,7 +421,7 @@ func (d *differ) measure() error {
 		r.dy[k] = e
 		sum += e * e
 		st.MaxAbs = max(st.MaxAbs, math.Abs(e))
-		if distill.DirectionOf(ys) != distill.DirectionOf(yt) {
+		if rlcc.DirectionOf(ys) != rlcc.DirectionOf(yt) {
 			st.Flips++
 		}
 	})

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/rlcc"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/vg"
@@ -20,23 +20,6 @@ const (
 	DiffHistogram = "diff_histogram" // histograms of Δy and |Δy| with its percentiles
 )
 
-// heatPrev is one fixed previous state (a_{t-2}, o_{t-1}) of the NIC paper's Fig. 5.
-type heatPrev struct {
-	name        string
-	aPrev2, obs float64
-	s           distill.RLCCSampler // the ranges of the grid around it
-}
-
-// heatPrevs are Fig. 5's previous states, T = target·scale of the sampler s (0.768 by default).
-func heatPrevs(s distill.RLCCSampler) []heatPrev {
-	t := s.T()
-	return []heatPrev{
-		{"steady state: a_{t-2} = 1, o_{t-1} = 0", 1, 0, s},
-		{"under-utilised: a_{t-2} = 1, o_{t-1} = −T", 1, -t, s},
-		{"congested: a_{t-2} = 1, o_{t-1} = 50T", 1, 50 * t, s},
-	}
-}
-
 // heatGrid is a value over (a_{t-1}, o_t) cells for one previous state: xs are a_{t-1},
 // ys are o_t in units of T.
 type heatGrid struct {
@@ -44,28 +27,20 @@ type heatGrid struct {
 	z      [][]float64 // z[row][col]
 }
 
-// Heatmap resolution: a_{t-1} on [0.8, 1.2], o_t on [−T, 100·T] (the sampler's ranges).
-const heatCols, heatRows = 41, 61
-
-// evalGrid is f over the grid, at the RL-CC input x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}).
-func evalGrid(f func([]float64) float64, p heatPrev) *heatGrid {
-	s := p.s
-	t := s.T()
-	g := &heatGrid{xs: make([]float64, heatCols), ys: make([]float64, heatRows), z: make([][]float64, heatRows)}
-	for c := range heatCols {
-		g.xs[c] = s.AMin + (s.AMax-s.AMin)*float64(c)/float64(heatCols-1)
-	}
-	for r := range heatRows {
-		g.ys[r] = -1 + 101*float64(r)/float64(heatRows-1)
-		g.z[r] = make([]float64, heatCols)
-		for c := range heatCols {
-			g.z[r][c] = f([]float64{g.xs[c], g.ys[r] * t, p.aPrev2, p.obs})
+// evalGrid is f over p's grid (rlcc.HeatState.Axes), at the RL-CC input of each cell.
+func evalGrid(f func([]float64) float64, p rlcc.HeatState) *heatGrid {
+	g := &heatGrid{z: make([][]float64, rlcc.HeatRows)}
+	g.xs, g.ys = p.Axes()
+	for r := range rlcc.HeatRows {
+		g.z[r] = make([]float64, rlcc.HeatCols)
+		for c := range rlcc.HeatCols {
+			g.z[r][c] = f(p.Input(g.xs[c], g.ys[r]))
 		}
 	}
 	return g
 }
 
-// heatFigure is what the heatmaps show for each previous state of heatPrevs: the float
+// heatFigure is what the heatmaps show for each previous state of rlcc.HeatStates: the float
 // teacher's y, the student's y and Δy = student − teacher, with their colour scales.
 type heatFigure struct {
 	float, student, diff []*heatGrid
@@ -89,7 +64,7 @@ func newHeatFigure(r *DiffReport) *heatFigure {
 		at = r.repr
 	}
 	seen := func(x []float64) float64 { return r.teacher(at(x)) }
-	for _, p := range heatPrevs(r.sampler) {
+	for _, p := range rlcc.HeatStates(r.sampler) {
 		tg, sg := evalGrid(r.teacher, p), evalGrid(r.student, p)
 		dg := evalGrid(seen, p)
 		for i, row := range dg.z {
@@ -176,11 +151,11 @@ func plotDiff(r *DiffReport, dir string) error {
 func plotHeatmaps(r *DiffReport, f *heatFigure, base string) ([]string, error) {
 	ys, ds := f.yScale(), f.diffScale()
 	var tiles [][]*plot.Plot
-	for i, p := range heatPrevs(r.sampler) {
+	for i, p := range rlcc.HeatStates(r.sampler) {
 		var row []*plot.Plot
 		for k, who := range []string{"float teacher", "student: " + r.headline, "Δy = student − float teacher"} {
 			pl := plot.New()
-			pl.Title.Text = who + "\n" + p.name
+			pl.Title.Text = who + "\n" + p.Name
 			pl.Title.TextStyle.Font.Size = vg.Points(10)
 			pl.X.Label.Text = "previous multiplier a_{t-1} = rate_t / rate_{t-1}"
 			pl.Y.Label.Text = "observation o_t (units of T)"

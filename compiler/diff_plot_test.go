@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 func TestNiceCeil(t *testing.T) {
@@ -32,7 +32,7 @@ func TestNiceCeil(t *testing.T) {
 
 // heatReport is a diff report of the 4 RL-CC inputs comparing teacher with student.
 func heatReport(teacher, student func([]float64) float64) *DiffReport {
-	return &DiffReport{Teacher: "t.json", TeacherKind: "mlp", Against: "trees", headline: "test student", rlcc: true, sampler: distill.DefaultRLCC,
+	return &DiffReport{Teacher: "t.json", TeacherKind: "mlp", Against: "trees", headline: "test student", rlcc: true, sampler: rlcc.DefaultSampler,
 		teacher: teacher, student: student}
 }
 
@@ -59,9 +59,9 @@ func TestHeatFigureClipsAndCounts(t *testing.T) {
 	// below −1 on the 10 columns a < 0.895, above 1 on the 11 columns a > 1.095.
 	student := func(x []float64) float64 { return 10*(x[0]-1) + 0.05 }
 	f := newHeatFigure(heatReport(func([]float64) float64 { return 0 }, student))
-	rows := heatRows * len(heatPrevs(distill.DefaultRLCC))
-	if f.yLim != 1 || f.under != 10*rows || f.over != 11*rows || f.cells != 2*heatCols*rows {
-		t.Errorf("yLim %v, under %d, over %d, cells %d; want 1, %d, %d, %d", f.yLim, f.under, f.over, f.cells, 10*rows, 11*rows, 2*heatCols*rows)
+	rows := rlcc.HeatRows * len(rlcc.HeatStates(rlcc.DefaultSampler))
+	if f.yLim != 1 || f.under != 10*rows || f.over != 11*rows || f.cells != 2*rlcc.HeatCols*rows {
+		t.Errorf("yLim %v, under %d, over %d, cells %d; want 1, %d, %d, %d", f.yLim, f.under, f.over, f.cells, 10*rows, 11*rows, 2*rlcc.HeatCols*rows)
 	}
 	// Every value beyond the scale is counted, none inside it.
 	u, o, n := countBeyond(append(slices.Clone(f.float), f.student...), f.yLim)
@@ -118,9 +118,9 @@ func TestHeatFigureComparesWhatTheStudentSees(t *testing.T) {
 	}
 	// The grid's y axis is o_t in units of T: the teacher sees o_t = y·T.
 	var seen []float64
-	g := evalGrid(func(x []float64) float64 { seen = append(seen, x[1]); return 0 }, heatPrevs(distill.DefaultRLCC)[0])
-	if g.ys[0] != -1 || g.ys[heatRows-1] != 100 || seen[0] != -distill.DefaultRLCC.T() || math.Abs(seen[len(seen)-1]-100*distill.DefaultRLCC.T()) > 1e-12 {
-		t.Errorf("grid o_t/T %v..%v, teacher saw %v..%v", g.ys[0], g.ys[heatRows-1], seen[0], seen[len(seen)-1])
+	g := evalGrid(func(x []float64) float64 { seen = append(seen, x[1]); return 0 }, rlcc.HeatStates(rlcc.DefaultSampler)[0])
+	if g.ys[0] != -1 || g.ys[rlcc.HeatRows-1] != 100 || seen[0] != -rlcc.DefaultSampler.T() || math.Abs(seen[len(seen)-1]-100*rlcc.DefaultSampler.T()) > 1e-12 {
+		t.Errorf("grid o_t/T %v..%v, teacher saw %v..%v", g.ys[0], g.ys[rlcc.HeatRows-1], seen[0], seen[len(seen)-1])
 	}
 }
 

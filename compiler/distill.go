@@ -16,6 +16,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // DefaultSamples is how many states nicc distill draws when DistillOptions.Samples is 0.
@@ -40,7 +41,7 @@ type DistillOptions struct {
 	Samples int
 	// HeldOut is the fraction of states kept out of training to measure the student on.
 	HeldOut float64
-	// States is a CSV of recorded states; "" samples RL-CC's state space (distill.RLCCSampler
+	// States is a CSV of recorded states; "" samples RL-CC's state space (rlcc.Sampler
 	// under Params).
 	States string
 	// HeldOutStates is a CSV of states to measure the student on instead of a HeldOut
@@ -176,7 +177,7 @@ func prepare(opt DistillOptions) (*distillation, error) {
 		}
 		s, d.states = ss, opt.States
 	} else {
-		s, d.states, d.rlccUsed = rlccSampler(params), "RL-CC sampler", true
+		s, d.states, d.rlccUsed = distill.RLCCSampler{Sampler: rlcc.SamplerFor(params)}, "RL-CC sampler", true
 		if n == 0 {
 			n = DefaultSamples
 		}
@@ -235,8 +236,8 @@ func prepare(opt DistillOptions) (*distillation, error) {
 		case resolveHandler(opt.Handler, t.Inputs) == HandlerRLCC:
 			d.grid = "rlcc"
 		case opt.Handler == HandlerAuto && t.NumInputs() == nicsdk.RLCCInputs:
-			d.notes = append(d.notes, fmt.Sprintf("grid none: the teacher's inputs (%s) are not named a_prev, o, a_prev2, o_prev; %s puts the thresholds on the RL-CC Q16 grid",
-				strings.Join(t.Inputs, ", "), rlccHint))
+			d.notes = append(d.notes, fmt.Sprintf("grid none: the teacher's inputs (%s) are not named %s; %s puts the thresholds on the RL-CC Q16 grid",
+				strings.Join(t.Inputs, ", "), rlcc.NameList, rlccHint))
 		}
 	case "rlcc":
 		if t.NumInputs() != nicsdk.RLCCInputs {
@@ -248,7 +249,7 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	}
 	if d.grid == "rlcc" {
 		if t.NumInputs() != nicsdk.RLCCInputs {
-			return nil, fmt.Errorf("%s: the RL-CC handler takes %d inputs (a_prev, o, a_prev2, o_prev); teacher %s takes %d", opt.Teacher, nicsdk.RLCCInputs, t.Name, t.NumInputs())
+			return nil, fmt.Errorf("%s: the RL-CC handler takes %d inputs (%s); teacher %s takes %d", opt.Teacher, nicsdk.RLCCInputs, rlcc.NameList, t.Name, t.NumInputs())
 		}
 		d.rlccUsed = true
 	}

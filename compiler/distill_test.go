@@ -13,6 +13,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 const teacherJSON = "../testdata/models/rlcc_teacher.json"
@@ -38,7 +39,7 @@ func TestDistill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Ensemble.Trees) > 4 || !reflect.DeepEqual(m.Inputs, distill.RLCCNames) {
+	if len(m.Ensemble.Trees) > 4 || !reflect.DeepEqual(m.Inputs, rlcc.Names) {
 		t.Errorf("student: %d trees, inputs %v", len(m.Ensemble.Trees), m.Inputs)
 	}
 	// Every threshold lies between two points of the RL-CC Q16 grid: no grid point changes
@@ -111,7 +112,7 @@ func TestDistillBadInput(t *testing.T) {
 		}
 		return p
 	}
-	nan := &model.Model{Format: model.Format, Name: "nan", Inputs: distill.RLCCNames, Layers: []model.Layer{
+	nan := &model.Model{Format: model.Format, Name: "nan", Inputs: rlcc.Names, Layers: []model.Layer{
 		{Op: model.OpDense, In: 4, Out: 2, W: [][]float64{{0, 1e308, 0, 0}, {0, 1e308, 0, 0}}, Act: model.ActReLU},
 		{Op: model.OpDense, In: 2, Out: 1, W: [][]float64{{1, -1}}, Act: model.ActTanh},
 	}}

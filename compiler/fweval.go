@@ -8,6 +8,7 @@ import (
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // FirmwareEval runs a compile's firmware in fwsim on rows of the model's inputs, one at a time,
@@ -115,6 +116,15 @@ func (e *FirmwareEval) Stateful() bool { return e.c.lstm != nil }
 
 // Folded reports whether nicc_policy returns the RL-CC multiplier rather than y.
 func (e *FirmwareEval) Folded() bool { return e.c.fold != nil }
+
+// Comparable is the float model's output y in what nicc_policy returns: the RL-CC multiplier
+// (rlcc.HandlerMultiplier) when Folded, else y.
+func (e *FirmwareEval) Comparable(y float64) float64 {
+	if e.Folded() {
+		return rlcc.HandlerMultiplier(y)
+	}
+	return y
+}
 
 // Rate is the RL-CC rate before each decision, fxp20.
 func (e *FirmwareEval) Rate() uint32 { return e.rate }

@@ -11,6 +11,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // quantizeInt8 is the quantize stage for --target int: the input formats (RL-CC: nicsdk's
@@ -38,10 +39,7 @@ func (c *compilation) quantizeInt8() error {
 	}
 	var inputs []quantize.Input
 	if c.handler == HandlerRLCC {
-		for i, r := range nicsdk.RLCCInputRanges(c.params) {
-			inputs = append(inputs, quantize.Input{Name: m.Inputs[i], Frac: r.FracBits, Min: r.Min, Max: r.Max})
-			c.inputSrc = append(c.inputSrc, "nicsdk RL-CC range of "+r.Name)
-		}
+		inputs = c.rlccInputs()
 	} else {
 		n := m.NumInputs()
 		lo, hi := make([]float64, n), make([]float64, n)
@@ -244,8 +242,8 @@ func (c *compilation) calibStream() (int, func(row []float64), error) {
 	if k < 1 || k > distill.MaxSamples {
 		return 0, nil, fmt.Errorf("samples %d: want 1 to %d", k, distill.MaxSamples)
 	}
-	s := rlccSampler(c.params)
-	if w := s.Inputs(); w != n {
+	s := rlcc.SamplerFor(c.params)
+	if w := len(rlcc.Names); w != n {
 		return 0, nil, fmt.Errorf("internal error: the RL-CC sampler gives %d inputs, model %s takes %d", w, c.m.Name, n)
 	}
 	next, err := s.Stream(c.opt.Seed)

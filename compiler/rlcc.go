@@ -4,27 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
 )
-
-// rlccSampler is the distiller's RL-CC state sampler under the handler's parameters p: the
-// observations scale with T = target·scale. The default target and scale give
-// distill.DefaultRLCC's T, 0.768 exactly (the Q16 target is 0.0639954).
-func rlccSampler(p nicsdk.Params) distill.RLCCSampler {
-	s := distill.DefaultRLCC
-	if def := nicsdk.DefaultParams(); p.Target == def.Target && p.Scale == def.Scale {
-		return s
-	}
-	s.Target, s.Scale = float64(p.Target)/nicsdk.Q16One, float64(p.Scale)/nicsdk.Q16One
-	return s
-}
-
-// rlccSampleOMax is the top of the observation rlccSampler(p) draws, 100·T, within the
-// handler's clamp.
-func rlccSampleOMax(p nicsdk.Params) float64 {
-	return min(100*rlccSampler(p).T(), float64(nicsdk.OMax)/nicsdk.Q16One)
-}
 
 // paramsOrDefault is p, or nicsdk.DefaultParams for the zero value, validated.
 func paramsOrDefault(p nicsdk.Params) (nicsdk.Params, error) {
@@ -36,14 +19,14 @@ func paramsOrDefault(p nicsdk.Params) (nicsdk.Params, error) {
 
 // rlccHint is how a user turns on the RL-CC handler for a model whose inputs are not named
 // in its layout.
-const rlccHint = "--handler rlcc (or name the inputs with --inputs a_prev,o,a_prev2,o_prev)"
+var rlccHint = "--handler rlcc (or name the inputs with --inputs " + strings.Join(rlcc.Names, ",") + ")"
 
 // noRLCCStates is the error for a command that would sample RL-CC states under a handler
 // that is not RL-CC: it names the flags that fix it.
 func noRLCCStates(path string, asked Handler, inputs []string) error {
 	why := "--handler none"
 	if asked == HandlerAuto {
-		why = fmt.Sprintf("a model whose inputs (%s) are not named a_prev, o, a_prev2, o_prev", strings.Join(inputs, ", "))
+		why = fmt.Sprintf("a model whose inputs (%s) are not named %s", strings.Join(inputs, ", "), rlcc.NameList)
 	}
 	return fmt.Errorf("%s: %s needs calibration rows: sample RL-CC states with %s, or give rows with --calib ROWS.csv", path, why, rlccHint)
 }
@@ -60,4 +43,14 @@ func newRLCCParams(p nicsdk.Params) *RLCCParams {
 func (p *RLCCParams) String() string {
 	return fmt.Sprintf("target %.4g, beta %.4g, scale %.4g, min rate %.4g, init rate %.4g (of line rate)",
 		p.TargetReal, p.BetaReal, p.ScaleReal, p.MinRateReal, p.InitRateReal)
+}
+
+// rlccInputs are RLCCGrid under the model's input names, noting where each format came from.
+func (c *compilation) rlccInputs() []quantize.Input {
+	inputs := RLCCGrid(c.params)
+	for i := range inputs {
+		c.inputSrc = append(c.inputSrc, "nicsdk RL-CC range of "+inputs[i].Name)
+		inputs[i].Name = c.m.Inputs[i]
+	}
+	return inputs
 }

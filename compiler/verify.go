@@ -17,6 +17,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // VecKind is where a verify vector came from.
@@ -677,13 +678,13 @@ func randIn(rng *rand.Rand, lo, hi int32) int32 {
 func clamp32(v int64, lo, hi int32) int32 { return int32(min(max(v, int64(lo)), int64(hi))) }
 
 // sampleState draws a float state uniformly from the input ranges (RL-CC: o up to
-// rlccSampleOMax, the distiller's sampler under the parameters, rather than the handler's clamp).
+// rlcc.SampleOMax, the distiller's sampler under the parameters, rather than the handler's clamp).
 func (c *compilation) sampleState(rng *rand.Rand) []float64 {
 	xf := make([]float64, len(c.inputs))
 	for i, in := range c.inputs {
 		lo, hi := in.Value(in.Min), in.Value(in.Max)
 		if c.handler == HandlerRLCC && rlccClamped[i] {
-			hi = rlccSampleOMax(c.params)
+			hi = rlcc.SampleOMax(c.params)
 		}
 		xf[i] = lo + rng.Float64()*(hi-lo)
 	}
@@ -901,7 +902,7 @@ func (g *seqGen) startCtx() (nicsdk.FlowCtx, string) {
 		ctx[nicsdk.CtxBaseRTT] = 1000 + r.Uint32N(100_000)
 		ctx[nicsdk.CtxA1] = uint32(randIn(r, nicsdk.AMin, nicsdk.AMax))
 		ctx[nicsdk.CtxA2] = uint32(randIn(r, nicsdk.AMin, nicsdk.AMax))
-		ctx[nicsdk.CtxO1] = uint32(randIn(r, nicsdk.ObsMin(p), int32(math.Round(rlccSampleOMax(p)*float64(nicsdk.Q16One)))))
+		ctx[nicsdk.CtxO1] = uint32(randIn(r, nicsdk.ObsMin(p), int32(math.Round(rlcc.SampleOMax(p)*float64(nicsdk.Q16One)))))
 		ctx[nicsdk.CtxFlags] = nicsdk.FlagInit
 		if r.IntN(4) == 0 {
 			ctx[nicsdk.CtxFlags] |= r.Uint32() &^ 1
@@ -961,20 +962,11 @@ func (g *seqGen) state(ev nicsdk.Event, ctx nicsdk.FlowCtx) (rate, base uint32) 
 	return rate, base
 }
 
-func (g *seqGen) params() (target, beta, scale float64) {
-	return float64(g.p.Target) / nicsdk.Q16One, float64(g.p.Beta) / nicsdk.Q16One, float64(g.p.Scale) / nicsdk.Q16One
-}
-
 // floatObs is the observation o_t in float64 for ev on ctx: what a float handler computes
 // from the same RTT, base RTT and rate.
 func (g *seqGen) floatObs(ev nicsdk.Event, ctx nicsdk.FlowCtx) float64 {
 	rate, base := g.state(ev, ctx)
-	target, beta, scale := g.params()
-	infl := 1.0
-	if base != 0 {
-		infl = float64(ev.RTTNs) / float64(base)
-	}
-	return (max(infl-beta, 0)*math.Sqrt(float64(rate)/nicsdk.LineRate) - target) * scale
+	return rlcc.Observation(ev.RTTNs, base, rate, g.p)
 }
 
 // event draws the next event of sequence seq on ctx. natural says it is an RTT event drawn
@@ -1004,20 +996,16 @@ func (g *seqGen) event(ctx nicsdk.FlowCtx, seq int) (_ nicsdk.Event, natural boo
 		ev.RTTNs = 1000 + r.Uint32N(100_000)
 		return ev, true
 	}
-	target, beta, scale := g.params()
-	toRTT := func(o float64) uint32 { // the RTT that gives observation o at this rate and base
-		infl := beta + (o/scale+target)/math.Sqrt(float64(rate)/nicsdk.LineRate)
-		return uint32(min(max(math.Round(infl*float64(base)), 1), math.MaxUint32))
-	}
+	toRTT := func(o float64) uint32 { return rlcc.RTTFor(o, rate, base, g.p) }
 	switch k := r.IntN(20); {
 	case k < 8:
-		ev.RTTNs = toRTT(float64(nicsdk.ObsMin(g.p))/nicsdk.Q16One + r.Float64()*(rlccSampleOMax(g.p)+1))
+		ev.RTTNs = toRTT(float64(nicsdk.ObsMin(g.p))/nicsdk.Q16One + r.Float64()*(rlcc.SampleOMax(g.p)+1))
 		natural = true
 	case k < 13:
 		if v, ok := g.pickThr(1); ok {
 			ev.RTTNs = toRTT(float64(v) / nicsdk.Q16One)
 		} else {
-			ev.RTTNs = toRTT(r.Float64() * rlccSampleOMax(g.p))
+			ev.RTTNs = toRTT(r.Float64() * rlcc.SampleOMax(g.p))
 		}
 	case k < 15:
 		ev.RTTNs = uint32(float64(base) * (0.5 + r.Float64()/2))

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 func TestReadStatesCSV(t *testing.T) {
@@ -13,7 +15,7 @@ func TestReadStatesCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Dataset{Names: RLCCNames, X: [][]float64{{1, 1.1}, {0.5, 3}, {0.9, 1}, {-0.2, 0}}}
+	want := &Dataset{Names: rlcc.Names, X: [][]float64{{1, 1.1}, {0.5, 3}, {0.9, 1}, {-0.2, 0}}}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("got %+v, want %+v", d, want)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // stump is a one-split ensemble on feature 1: x[1] < 1 gives lo, else hi.
@@ -20,7 +21,7 @@ func stump(inputs []string, lo, hi float64) *model.Model {
 
 func TestLabel(t *testing.T) {
 	d, _ := DefaultRLCC.Sample(10000, 3)
-	if err := Label(stump(RLCCNames, -0.5, 0.25), d); err != nil {
+	if err := Label(stump(rlcc.Names, -0.5, 0.25), d); err != nil {
 		t.Fatal(err)
 	}
 	if d.Rows() != 10000 {
@@ -47,7 +48,7 @@ func TestLabelErrors(t *testing.T) {
 		t.Errorf("width mismatch: %v", err)
 	}
 	// NaN above o = 1: the first such row is named.
-	err = Label(stump(RLCCNames, 0, math.NaN()), d)
+	err = Label(stump(rlcc.Names, 0, math.NaN()), d)
 	first := 0
 	for d.X[1][first] < 1 {
 		first++

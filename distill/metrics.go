@@ -4,39 +4,8 @@ import (
 	"math"
 
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/rlcc"
 )
-
-// HoldBand is the relative change within which a multiplier counts as holding the rate:
-// m(y) in [1 − HoldBand, 1 + HoldBand] is hold, above increase, below decrease.
-const HoldBand = 0.005
-
-// Multiplier is RL-CC's action map (docs/ARCHITECTURE.md): 1 + 0.2·y for y ≥ 0, 1/(1 − 0.2·y) for y < 0.
-func Multiplier(y float64) float64 {
-	if y >= 0 {
-		return 1 + 0.2*y
-	}
-	return 1 / (1 - 0.2*y)
-}
-
-// Direction is what a multiplier does to the rate.
-type Direction int
-
-const (
-	Decrease Direction = iota - 1
-	Hold
-	Increase
-)
-
-// DirectionOf classifies the policy output y by its multiplier (see HoldBand).
-func DirectionOf(y float64) Direction {
-	switch m := Multiplier(y); {
-	case m > 1+HoldBand:
-		return Increase
-	case m < 1-HoldBand:
-		return Decrease
-	}
-	return Hold
-}
 
 // Fit is how closely a student follows the teacher on a labelled dataset.
 type Fit struct {
@@ -75,7 +44,7 @@ func Compare(pred, teacher []float64) Fit {
 		e := p - teacher[i]
 		sum += e * e
 		f.MaxAbs = max(f.MaxAbs, math.Abs(e))
-		if DirectionOf(p) != DirectionOf(teacher[i]) {
+		if rlcc.DirectionOf(p) != rlcc.DirectionOf(teacher[i]) {
 			dis++
 		}
 	}

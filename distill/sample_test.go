@@ -3,6 +3,8 @@ package distill
 import (
 	"reflect"
 	"testing"
+
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 func TestRLCCSampler(t *testing.T) {
@@ -11,7 +13,7 @@ func TestRLCCSampler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(d.Names, RLCCNames) || len(d.X) != 4 || stateRows(d) != n || d.Y != nil {
+	if !reflect.DeepEqual(d.Names, rlcc.Names) || len(d.X) != 4 || stateRows(d) != n || d.Y != nil {
 		t.Fatalf("names %v, %d columns of %d rows, Y %v", d.Names, len(d.X), stateRows(d), d.Y != nil)
 	}
 	T := DefaultRLCC.T()
@@ -89,7 +91,7 @@ func TestRLCCStream(t *testing.T) {
 			t.Fatalf("state %d: stream %v, Sample %v", r, row, s)
 		}
 	}
-	if _, err := (RLCCSampler{AMin: 1, AMax: 1}).Stream(1); err == nil {
+	if _, err := (rlcc.Sampler{AMin: 1, AMax: 1}).Stream(1); err == nil {
 		t.Error("an empty multiplier range streams")
 	}
 }

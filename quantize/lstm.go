@@ -50,6 +50,7 @@ import (
 	"slices"
 
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // LaneBits is the width of one packed accumulator lane; LanesPerWord lanes share a uint64.
@@ -601,7 +602,7 @@ func (ir *LSTMIR) measure(m *model.Model, calib [][]float64) Fidelity {
 	for r, row := range calib {
 		yq, yf := run(r, row)
 		f.MaxAbs = max(f.MaxAbs, math.Abs(yq-yf))
-		if direction(yq) != direction(yf) {
+		if rlcc.DirectionOf(yq) != rlcc.DirectionOf(yf) {
 			flips++
 		}
 	}

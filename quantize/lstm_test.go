@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/onnx"
 	"github.com/nicc-dev/nicc/quantize"
@@ -25,11 +24,7 @@ func shippedLSTM(t testing.TB, n int) (*model.Model, *quantize.LSTMIR, [][]float
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := distill.DefaultRLCC.Sample(n, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := d.RowMajor()
+	rows := rlccStates(t, n, 1)
 	ir, err := quantize.LSTM(m, rlccInputs(), rows, quantize.LSTMOptions{})
 	if err != nil {
 		t.Fatal(err)

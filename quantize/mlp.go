@@ -58,6 +58,7 @@ import (
 	"slices"
 
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // MLPOptions control MLP.
@@ -633,21 +634,6 @@ func (l *MLPLayer) ZMax() int64 { return int64(1)<<(l.Bits-1) - 1 }
 // OutValue is y / 2^OutFrac.
 func (ir *MLPIR) OutValue(y int32) float64 { return math.Ldexp(float64(y), -ir.OutFrac) }
 
-// direction is the RL-CC multiplier map's direction of y: +1 increase, 0 hold, −1 decrease.
-func direction(y float64) int {
-	m := 1 + 0.2*y
-	if y < 0 {
-		m = 1 / (1 - 0.2*y)
-	}
-	switch {
-	case m > 1.005:
-		return 1
-	case m < 0.995:
-		return -1
-	}
-	return 0
-}
-
 // representable is row as the NIC sees it: each value quantized to its input format (nearest,
 // clamped to the declared range), as a float.
 func representable(inputs []Input, row []float64) []float64 {
@@ -672,7 +658,7 @@ func (ir *MLPIR) measure(m *model.Model, calib [][]float64) Fidelity {
 		yq := ir.OutValue(ir.Eval(raw))
 		yf := m.Eval(st, representable(ir.Inputs, row))[0]
 		f.MaxAbs = max(f.MaxAbs, math.Abs(yq-yf))
-		if direction(yq) != direction(yf) {
+		if rlcc.DirectionOf(yq) != rlcc.DirectionOf(yf) {
 			flips++
 		}
 	}

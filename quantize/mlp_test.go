@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // rlccInputs are the RL-CC handler's declared Q16 input formats.
@@ -21,17 +21,28 @@ func rlccInputs() []quantize.Input {
 	return ins
 }
 
+// rlccStates are n RL-CC states of the default sampler, row by row (distill's sample).
+func rlccStates(t testing.TB, n int, seed uint64) [][]float64 {
+	t.Helper()
+	next, err := rlcc.DefaultSampler.Stream(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([][]float64, n)
+	for i := range rows {
+		rows[i] = make([]float64, len(rlcc.Names))
+		next(rows[i])
+	}
+	return rows
+}
+
 func teacherMLP(t *testing.T, opt quantize.MLPOptions) (*model.Model, *quantize.MLPIR, [][]float64) {
 	t.Helper()
 	m, err := model.Load("../testdata/models/rlcc_teacher.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := distill.DefaultRLCC.Sample(20000, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := d.RowMajor()
+	rows := rlccStates(t, 20000, 1)
 	ir, err := quantize.MLP(m, rlccInputs(), rows, opt)
 	if err != nil {
 		t.Fatal(err)

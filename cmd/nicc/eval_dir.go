@@ -174,16 +174,6 @@ func pad(s string, n int) string { return fmt.Sprintf("%-*s", n, s) }
 
 func short(v float64) string { return strconv.FormatFloat(v, 'g', 7, 64) }
 
-// floatMultiplier is the action → multiplier map in real numbers (1 + 0.2y for y >= 0, else
-// 1 / (1 − 0.2y), y clamped to [−1, 1]): what Multiplier computes in Q16.
-func floatMultiplier(y float64) float64 {
-	y = min(max(y, -1), 1)
-	if y >= 0 {
-		return 1 + 0.2*y
-	}
-	return 1 / (1 - 0.2*y)
-}
-
 func (p *dirPrinter) row(line int, r *compiler.FirmwareRow) error {
 	p.rows++
 	if r.Missing != "" {
@@ -197,10 +187,7 @@ func (p *dirPrinter) row(line int, r *compiler.FirmwareRow) error {
 		}
 	}
 	floatY := r.Float[0]
-	compared := floatY
-	if p.e.Folded() {
-		compared = floatMultiplier(floatY)
-	}
+	compared := p.e.Comparable(floatY)
 	p.maxErr = max(p.maxErr, math.Abs(r.FirmwareY-compared))
 	rlcc := p.e.Handler() == compiler.HandlerRLCC
 	if p.json {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // evalDirOut is nicc eval DIR --json.
@@ -330,7 +331,7 @@ func TestEvalDirNetworks(t *testing.T) {
 				// The float model's y against the firmware's, in what the firmware returns.
 				want := row.Float[0]
 				if c.returns == "multiplier" {
-					want = floatMultiplier(want)
+					want = rlcc.HandlerMultiplier(want)
 				}
 				if math.Abs(row.Firmware-want) > 0.05 {
 					t.Fatalf("row %d: firmware %v, float %v", i+1, row.Firmware, want)

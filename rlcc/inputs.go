@@ -1,0 +1,40 @@
+package rlcc
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// Names are the RL-CC inputs, the two-state window x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}), in
+// the order the RL-CC handler feeds them: the names the distiller gives its states.
+var Names = []string{"a_prev", "o", "a_prev2", "o_prev"}
+
+// NameList is Names as prose: "a_prev, o, a_prev2, o_prev".
+var NameList = strings.Join(Names, ", ")
+
+// aliases are the input names that put a 4-input model in the RL-CC layout, by position: the
+// distiller's and XGBoost's names, and nicsdk's (RLCCInputRanges).
+var aliases = [nicsdk.RLCCInputs][]string{{"a_prev"}, {"o", "obs"}, {"a_prev2"}, {"o_prev", "obs_prev"}}
+
+// Layout reports whether names are the RL-CC inputs in order, and whether they are RL-CC
+// names at all (in any order). Names are compared in lower case, trimmed.
+func Layout(names []string) (inOrder, named bool) {
+	if len(names) != nicsdk.RLCCInputs {
+		return false, false
+	}
+	inOrder, named = true, true
+	for i, n := range names {
+		n = strings.ToLower(strings.TrimSpace(n))
+		if !slices.Contains(aliases[i], n) {
+			inOrder = false
+		}
+		found := false
+		for _, alts := range aliases {
+			found = found || slices.Contains(alts, n)
+		}
+		named = named && found
+	}
+	return inOrder, named
+}
