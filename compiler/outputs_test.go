@@ -49,6 +49,22 @@ var outputCases = []outputCase{
 	{"lstm_int", func(t *testing.T, dir string) error {
 		return compileForOutputs(CompileOptions{Model: "../testdata/models/rlcc_lstm.onnx", Out: dir, Int8: &Int8Options{}})
 	}},
+	{"teacher_onnx_int", func(t *testing.T, dir string) error {
+		return compileForOutputs(CompileOptions{Model: "../testdata/models/rlcc_teacher.onnx", Out: dir, Int8: &Int8Options{}})
+	}},
+	{"teacher_unnamed_int", func(t *testing.T, dir string) error {
+		return compileForOutputs(CompileOptions{Model: "../testdata/models/rlcc_teacher_unnamed.onnx", Out: dir,
+			Inputs: []string{"a_prev", "o", "a_prev2", "o_prev"}, Int8: &Int8Options{}})
+	}},
+	{"lstm_batch_first_int", func(t *testing.T, dir string) error {
+		return compileForOutputs(CompileOptions{Model: "../testdata/models/rlcc_lstm_batch_first.onnx", Out: dir, Int8: &Int8Options{}})
+	}},
+	{"xgb_small", func(t *testing.T, dir string) error {
+		return compileForOutputs(CompileOptions{Model: "../testdata/models/xgb_small.json", Out: dir, Handler: HandlerNone})
+	}},
+	{"xgb_logistic", func(t *testing.T, dir string) error {
+		return compileForOutputs(CompileOptions{Model: "../testdata/models/xgb_logistic.json", Out: dir})
+	}},
 	{"teacher_trees", func(t *testing.T, dir string) error {
 		student := filepath.Join(t.TempDir(), "student.json")
 		// nicc distill's defaults, on fewer states
