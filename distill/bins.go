@@ -1,0 +1,207 @@
+package distill
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// maxSample is the most rows per feature featureEdges sorts to place quantile edges.
+var maxSample = 1 << 18
+
+// featureEdges chooses the ascending thresholds of one feature (see Options.Grid and Bins).
+func featureEdges(col []float64, g *quantize.Input, bins int) []float64 {
+	// The sample sorts as integers (faster than floats): a grid feature's raw values, or an
+	// order-preserving map of the float's bits.
+	stride := max(1, len(col)/maxSample)
+	s := make([]uint64, 0, len(col)/stride+1)
+	for r := 0; r < len(col); r += stride {
+		if g != nil {
+			s = append(s, uint64(int64(g.Quantize(col[r]))-math.MinInt32))
+		} else {
+			s = append(s, floatKey(col[r]))
+		}
+	}
+	radixSort(s)
+	value := func(k uint64) float64 {
+		if g != nil {
+			return float64(int64(k) + math.MinInt32)
+		}
+		return keyFloat(k)
+	}
+	// Distinct values u and, for each, the number of samples below it.
+	var u []float64
+	var below []int
+	for i, k := range s {
+		if i == 0 || k != s[i-1] {
+			u = append(u, value(k))
+			below = append(below, i)
+		}
+	}
+	// cut[i] (i ≥ 1) separates u[i-1] from u[i].
+	var cuts []int
+	if len(u) <= bins {
+		for i := 1; i < len(u); i++ {
+			cuts = append(cuts, i)
+		}
+	} else {
+		m := len(s)
+		last := 0
+		for j := 1; j < bins; j++ {
+			rank := j * m / bins
+			// first distinct value with at least rank samples below it
+			i := sort.SearchInts(below, rank)
+			if i <= last || i >= len(u) {
+				continue
+			}
+			cuts = append(cuts, i)
+			last = i
+		}
+	}
+	edges := make([]float64, 0, len(cuts))
+	for _, i := range cuts {
+		a, b := u[i-1], u[i]
+		var t float64
+		if g != nil {
+			// raw values a < b: the grid midpoint in the middle of the gap
+			k := int64(a) + (int64(b)-int64(a)-1)/2
+			t = math.Ldexp(float64(2*k+1), -(g.Frac + 1))
+		} else {
+			t = a + (b-a)/2
+			if !(t < b) {
+				t = a
+			}
+		}
+		if len(edges) == 0 || t > edges[len(edges)-1] {
+			edges = append(edges, t)
+		}
+	}
+	return edges
+}
+
+// floatKey maps finite floats to integers in the same order (−0 as +0).
+func floatKey(v float64) uint64 {
+	if v == 0 {
+		v = 0
+	}
+	b := math.Float64bits(v)
+	if b>>63 == 1 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// keyFloat inverts floatKey.
+func keyFloat(k uint64) float64 {
+	if k>>63 == 1 {
+		return math.Float64frombits(k &^ (1 << 63))
+	}
+	return math.Float64frombits(^k)
+}
+
+// binOf is the number of edges below v: v's bin, the smallest b with v <= e[b] (len(e) if none).
+func binOf(e []float64, v float64) int {
+	// Branch-free lower bound: base ends at the last edge < v, if any.
+	n := len(e)
+	if n == 0 || v <= e[0] {
+		return 0
+	}
+	base := 0
+	for n > 1 {
+		half := n >> 1
+		if e[base+half] < v {
+			base += half
+		}
+		n -= half
+	}
+	return base + 1
+}
+
+// radixSort sorts s ascending (LSD, 16-bit digits, skipping digits all keys share).
+func radixSort(s []uint64) {
+	if len(s) < 256 {
+		slices.Sort(s)
+		return
+	}
+	var or, and uint64 = 0, ^uint64(0)
+	for _, k := range s {
+		or |= k
+		and &= k
+	}
+	buf := make([]uint64, len(s))
+	src, dst := s, buf
+	var count [1 << 16]int
+	for shift := uint(0); shift < 64; shift += 16 {
+		if (or^and)>>shift&0xffff == 0 {
+			continue
+		}
+		clear(count[:])
+		for _, k := range src {
+			count[k>>shift&0xffff]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, k := range src {
+			d := k >> shift & 0xffff
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &s[0] {
+		copy(s, src)
+	}
+}
+
+// forEach runs fn(i) for i in [0, n) on t.threads goroutines.
+func (t *trainer) forEach(n int, fn func(i int)) {
+	w := min(t.threads, n)
+	if w <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// forRows runs fn over fixed chunks of rows in parallel.
+func (t *trainer) forRows(n int, fn func(lo, hi int)) {
+	chunks := (n + chunkRows - 1) / chunkRows
+	t.forEach(chunks, func(c int) { fn(c*chunkRows, min(n, (c+1)*chunkRows)) })
+}
+
+// sumRows sums fn over the row chunks, merging in chunk order (deterministic).
+func (t *trainer) sumRows(fn func(lo, hi int) [2]float64) [2]float64 {
+	chunks := (t.n + chunkRows - 1) / chunkRows
+	part := make([][2]float64, chunks)
+	t.forEach(chunks, func(c int) { part[c] = fn(c*chunkRows, min(t.n, (c+1)*chunkRows)) })
+	var s [2]float64
+	for _, p := range part {
+		s[0] += p[0]
+		s[1] += p[1]
+	}
+	return s
+}
