@@ -333,72 +333,11 @@ func convert(f *jsonFile) (*model.Model, error) {
 		base = logit32(baseScore)
 	}
 
-	g := l.GradientBooster
-	if g == nil {
-		return nil, model.Errorf("learner has no gradient_booster")
-	}
-	dart := false
-	switch g.Name {
-	case "gbtree":
-	case "dart":
-		dart = true
-		if g.GBTree == nil || g.GBTree.Name != "gbtree" {
-			return nil, model.Errorf("dart booster has no gbtree inside")
-		}
-		g = g.GBTree
-	case "gblinear":
-		return nil, model.Errorf("gblinear (a linear booster, not trees) is not supported")
-	default:
-		return nil, model.Errorf("gradient booster %.60q is not supported (want gbtree or dart)", g.Name)
-	}
-	gb := g.Model
-	if gb == nil {
-		return nil, model.Errorf("gbtree has no model")
-	}
-	if gb.Param == nil {
-		return nil, model.Errorf("gbtree model has no gbtree_model_param")
-	}
-	numTrees, err := paramInt("num_trees", gb.Param.NumTrees, -1)
+	gb, weights, err := boosterTrees(l.GradientBooster)
 	if err != nil {
 		return nil, err
 	}
-	if numTrees != len(gb.Trees) {
-		return nil, model.Errorf("num_trees is %d, but there are %d trees", numTrees, len(gb.Trees))
-	}
-	if numTrees == 0 {
-		return nil, model.Errorf("model has no trees")
-	}
-	if n, err := paramInt("size_leaf_vector", gb.Param.SizeLeafVector, 0); err != nil {
-		return nil, err
-	} else if n > 1 {
-		return nil, model.Errorf("vector leaves are not supported (size_leaf_vector is %d)", n)
-	}
-	if len(gb.TreeInfo) != numTrees {
-		return nil, model.Errorf("tree_info has %d entries for %d trees", len(gb.TreeInfo), numTrees)
-	}
-	for t, grp := range gb.TreeInfo {
-		if grp != 0 {
-			return nil, model.Errorf("tree %d: output group %d; multi-output models are not supported", t, grp)
-		}
-	}
-	weights := l.GradientBooster.WeightDrop
-	if dart {
-		if len(weights) != numTrees {
-			return nil, model.Errorf("dart weight_drop has %d entries for %d trees", len(weights), numTrees)
-		}
-		for t, w := range weights {
-			if !finite32(float32(w)) {
-				return nil, model.Errorf("tree %d: dart weight is %v", t, float32(w))
-			}
-		}
-	}
-	total := 0
-	for t := range gb.Trees {
-		total += len(gb.Trees[t].LeftChildren)
-		if total > model.MaxNodes {
-			return nil, model.Errorf("model has over %d nodes", model.MaxNodes)
-		}
-	}
+	numTrees, dart := len(gb.Trees), weights != nil
 
 	e := &model.Ensemble{Base: float64(base), Transform: transform, Float32: true,
 		Trees: make([]model.Tree, numTrees)}
@@ -427,6 +366,79 @@ func convert(f *jsonFile) (*model.Model, error) {
 		}
 	}
 	return &model.Model{Format: model.Format, Doc: doc + ".", Inputs: inputs, Ensemble: e}, nil
+}
+
+// boosterTrees checks the gradient booster (gbtree, or dart around a gbtree) and its trees'
+// parameters, and returns its trees' model with, for dart, each tree's weight (nil for gbtree).
+func boosterTrees(booster *jsonBooster) (*jsonGBTree, []f32, error) {
+	g := booster // the gbtree itself, inside a dart booster
+	if g == nil {
+		return nil, nil, model.Errorf("learner has no gradient_booster")
+	}
+	dart := false
+	switch g.Name {
+	case "gbtree":
+	case "dart":
+		dart = true
+		if g.GBTree == nil || g.GBTree.Name != "gbtree" {
+			return nil, nil, model.Errorf("dart booster has no gbtree inside")
+		}
+		g = g.GBTree
+	case "gblinear":
+		return nil, nil, model.Errorf("gblinear (a linear booster, not trees) is not supported")
+	default:
+		return nil, nil, model.Errorf("gradient booster %.60q is not supported (want gbtree or dart)", g.Name)
+	}
+	gb := g.Model
+	if gb == nil {
+		return nil, nil, model.Errorf("gbtree has no model")
+	}
+	if gb.Param == nil {
+		return nil, nil, model.Errorf("gbtree model has no gbtree_model_param")
+	}
+	numTrees, err := paramInt("num_trees", gb.Param.NumTrees, -1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if numTrees != len(gb.Trees) {
+		return nil, nil, model.Errorf("num_trees is %d, but there are %d trees", numTrees, len(gb.Trees))
+	}
+	if numTrees == 0 {
+		return nil, nil, model.Errorf("model has no trees")
+	}
+	if n, err := paramInt("size_leaf_vector", gb.Param.SizeLeafVector, 0); err != nil {
+		return nil, nil, err
+	} else if n > 1 {
+		return nil, nil, model.Errorf("vector leaves are not supported (size_leaf_vector is %d)", n)
+	}
+	if len(gb.TreeInfo) != numTrees {
+		return nil, nil, model.Errorf("tree_info has %d entries for %d trees", len(gb.TreeInfo), numTrees)
+	}
+	for t, grp := range gb.TreeInfo {
+		if grp != 0 {
+			return nil, nil, model.Errorf("tree %d: output group %d; multi-output models are not supported", t, grp)
+		}
+	}
+	var weights []f32
+	if dart {
+		weights = booster.WeightDrop
+		if len(weights) != numTrees {
+			return nil, nil, model.Errorf("dart weight_drop has %d entries for %d trees", len(weights), numTrees)
+		}
+		for t, w := range weights {
+			if !finite32(float32(w)) {
+				return nil, nil, model.Errorf("tree %d: dart weight is %v", t, float32(w))
+			}
+		}
+	}
+	total := 0
+	for t := range gb.Trees {
+		total += len(gb.Trees[t].LeftChildren)
+		if total > model.MaxNodes {
+			return nil, nil, model.Errorf("model has over %d nodes", model.MaxNodes)
+		}
+	}
+	return gb, weights, nil
 }
 
 // paramInt reads one of XGBoost's string-valued integer parameters; def is used when it is
