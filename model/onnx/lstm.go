@@ -10,44 +10,9 @@ import (
 var lstmGate = [4]int{0, 2, 3, 1}
 
 func (b *builder) lstmNode(n *nodeProto) error {
-	at, err := attrsOf(n, "hidden_size", "direction", "activations", "clip", "input_forget",
-		"layout", "activation_alpha", "activation_beta")
+	at, err := lstmAttrs(n)
 	if err != nil {
 		return err
-	}
-	for _, a := range []string{"clip", "activation_alpha", "activation_beta"} {
-		if at.has(a) {
-			return errAt(n, "attribute %s is not supported", a)
-		}
-	}
-	if forget, err := at.int("input_forget", 0); err != nil || forget != 0 {
-		if err == nil {
-			err = errAt(n, "input_forget=%d is not supported", forget)
-		}
-		return err
-	}
-	if layout, err := at.int("layout", 0); err != nil || layout != 0 {
-		if err == nil {
-			err = errAt(n, "layout=%d is not supported; nicc reads layout 0 (seq, batch, feature)", layout)
-		}
-		return err
-	}
-	if a, err := at.get("direction", atString); err != nil {
-		return err
-	} else if a != nil && string(a.s) != "forward" {
-		return errAt(n, "direction %q is not supported; nicc reads forward LSTMs", a.s)
-	}
-	if a, err := at.get("activations", atStrings); err != nil {
-		return err
-	} else if a != nil {
-		want := []string{"Sigmoid", "Tanh", "Tanh"}
-		got := make([]string, len(a.strings))
-		for i, s := range a.strings {
-			got[i] = string(s)
-		}
-		if !slices.Equal(got, want) {
-			return errAt(n, "activations %q are not supported; nicc reads the default [Sigmoid Tanh Tanh]", got)
-		}
 	}
 	if b.lstm != nil {
 		return errAt(n, "is a second LSTM; nicc supports one")
@@ -109,28 +74,8 @@ func (b *builder) lstmNode(n *nodeProto) error {
 	if len(n.inputs) > 7 && n.inputs[7] != "" {
 		return errAt(n, "peephole weights P are not supported")
 	}
-	var state [2]string
-	for i, what := range [2]string{"initial_h", "initial_c"} {
-		j := 5 + i
-		if j >= len(n.inputs) || n.inputs[j] == "" {
-			return errAt(n, "has no %s input; nicc carries the LSTM state from one decision to the next, so the ONNX model must take it as a graph input", what)
-		}
-		v, ok := b.graphIn[n.inputs[j]]
-		if !ok || v == b.input {
-			return errAt(n, "%s %q is not a graph input of its own", what, n.inputs[j])
-		}
-		if !v.tensor || v.elemType != dtFloat && v.elemType != dtDouble {
-			return errAt(n, "%s %q is not a FLOAT or DOUBLE tensor", what, v.name)
-		}
-		if v.hasShape {
-			if len(v.dims) != 3 || (v.dims[0].known && v.dims[0].value != 1) || (v.dims[1].known && v.dims[1].value != 1) || (v.dims[2].known && v.dims[2].value != h) {
-				return errAt(n, "%s %q has a shape other than [1 1 %d]", what, v.name, h)
-			}
-		}
-		state[i] = n.inputs[j]
-	}
-	if state[0] == state[1] {
-		return errAt(n, "initial_h and initial_c are the same input %q", state[0])
+	if err := b.lstmState(n, h); err != nil {
+		return err
 	}
 	for i, what := range [2]string{"Y_h", "Y_c"} {
 		if len(n.outputs) <= 1+i || n.outputs[1+i] == "" {
@@ -169,6 +114,80 @@ func (b *builder) lstmNode(n *nodeProto) error {
 		b.live[y] = []int64{1, 1, 1, h}
 	}
 	b.live[b.stateOut[0]] = []int64{1, 1, h}
+	return nil
+}
+
+// lstmAttrs checks an LSTM node's attributes: the forward, unclipped, default-activation,
+// layout-0 cell nicc reads.
+func lstmAttrs(n *nodeProto) (attrSet, error) {
+	at, err := attrsOf(n, "hidden_size", "direction", "activations", "clip", "input_forget",
+		"layout", "activation_alpha", "activation_beta")
+	if err != nil {
+		return at, err
+	}
+	for _, a := range []string{"clip", "activation_alpha", "activation_beta"} {
+		if at.has(a) {
+			return at, errAt(n, "attribute %s is not supported", a)
+		}
+	}
+	if forget, err := at.int("input_forget", 0); err != nil || forget != 0 {
+		if err == nil {
+			err = errAt(n, "input_forget=%d is not supported", forget)
+		}
+		return at, err
+	}
+	if layout, err := at.int("layout", 0); err != nil || layout != 0 {
+		if err == nil {
+			err = errAt(n, "layout=%d is not supported; nicc reads layout 0 (seq, batch, feature)", layout)
+		}
+		return at, err
+	}
+	if a, err := at.get("direction", atString); err != nil {
+		return at, err
+	} else if a != nil && string(a.s) != "forward" {
+		return at, errAt(n, "direction %q is not supported; nicc reads forward LSTMs", a.s)
+	}
+	if a, err := at.get("activations", atStrings); err != nil {
+		return at, err
+	} else if a != nil {
+		want := []string{"Sigmoid", "Tanh", "Tanh"}
+		got := make([]string, len(a.strings))
+		for i, s := range a.strings {
+			got[i] = string(s)
+		}
+		if !slices.Equal(got, want) {
+			return at, errAt(n, "activations %q are not supported; nicc reads the default [Sigmoid Tanh Tanh]", got)
+		}
+	}
+	return at, nil
+}
+
+// lstmState checks the LSTM's initial_h and initial_c: two distinct float graph inputs of
+// their own, of shape [1 1 h].
+func (b *builder) lstmState(n *nodeProto, h int64) error {
+	var state [2]string
+	for i, what := range [2]string{"initial_h", "initial_c"} {
+		j := 5 + i
+		if j >= len(n.inputs) || n.inputs[j] == "" {
+			return errAt(n, "has no %s input; nicc carries the LSTM state from one decision to the next, so the ONNX model must take it as a graph input", what)
+		}
+		v, ok := b.graphIn[n.inputs[j]]
+		if !ok || v == b.input {
+			return errAt(n, "%s %q is not a graph input of its own", what, n.inputs[j])
+		}
+		if !v.tensor || v.elemType != dtFloat && v.elemType != dtDouble {
+			return errAt(n, "%s %q is not a FLOAT or DOUBLE tensor", what, v.name)
+		}
+		if v.hasShape {
+			if len(v.dims) != 3 || (v.dims[0].known && v.dims[0].value != 1) || (v.dims[1].known && v.dims[1].value != 1) || (v.dims[2].known && v.dims[2].value != h) {
+				return errAt(n, "%s %q has a shape other than [1 1 %d]", what, v.name, h)
+			}
+		}
+		state[i] = n.inputs[j]
+	}
+	if state[0] == state[1] {
+		return errAt(n, "initial_h and initial_c are the same input %q", state[0])
+	}
 	return nil
 }
 
