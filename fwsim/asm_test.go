@@ -89,12 +89,12 @@ func enc(in Inst) uint32 {
 		}
 	}
 	u := uint32(imm)
-	switch in.Kind.Format() {
-	case FmtR:
+	switch in.Kind.OperandForm() {
+	case FormR:
 		return rtype(e.f7, rs2, rs1, e.f3, rd, e.opc)
-	case FmtUnary:
+	case FormUnary:
 		return e.imm12<<20 | rs1<<15 | e.f3<<12 | rd<<7 | e.opc
-	case FmtI, FmtLoad, FmtJALR:
+	case FormI, FormLoad, FormJALR:
 		if e.shift != 0 {
 			if imm < 0 || imm >= 1<<e.shift {
 				panic(fmt.Sprintf("enc %v: shift %d out of range", in.Kind, imm))
@@ -103,21 +103,21 @@ func enc(in Inst) uint32 {
 		}
 		fits(12)
 		return (u&0xfff)<<20 | rs1<<15 | e.f3<<12 | rd<<7 | e.opc
-	case FmtStore:
+	case FormStore:
 		fits(12)
 		return (u>>5&0x7f)<<25 | rs2<<20 | rs1<<15 | e.f3<<12 | (u&0x1f)<<7 | e.opc
-	case FmtBranch:
+	case FormBranch:
 		fits(13)
 		return (u>>12&1)<<31 | (u>>5&0x3f)<<25 | rs2<<20 | rs1<<15 | e.f3<<12 | (u>>1&0xf)<<8 | (u>>11&1)<<7 | e.opc
-	case FmtU:
+	case FormU:
 		if imm&0xfff != 0 || imm < -(1<<31) || imm >= 1<<31 {
 			panic(fmt.Sprintf("enc %v: %#x is not a 32-bit multiple of 4096", in.Kind, imm))
 		}
 		return u&0xfffff000 | rd<<7 | e.opc
-	case FmtJ:
+	case FormJ:
 		fits(21)
 		return (u>>20&1)<<31 | (u>>1&0x3ff)<<21 | (u>>11&1)<<20 | (u>>12&0xff)<<12 | rd<<7 | e.opc
-	case FmtNone:
+	case FormNone:
 		if in.Kind == FENCE {
 			return 0x0ff0000f // fence iorw, iorw
 		}

@@ -169,64 +169,64 @@ func Kinds() []Kind {
 	return ks
 }
 
-// Format says which operands a Kind has; it drives Inst.String and tells static analysis
+// OperandForm says which operands a Kind has; it drives Inst.String and tells static analysis
 // which fields of an Inst are meaningful.
-type Format uint8
+type OperandForm uint8
 
 const (
-	FmtNone   Format = iota // fence, ecall, ebreak
-	FmtR                    // rd, rs1, rs2
-	FmtI                    // rd, rs1, imm (imm is the shift amount for shifts)
-	FmtUnary                // rd, rs1 (Zbb clz, sext.b, rev8, ...)
-	FmtLoad                 // rd, imm(rs1)
-	FmtStore                // rs2, imm(rs1)
-	FmtBranch               // rs1, rs2, pc-relative imm
-	FmtU                    // rd, imm (lui: the value written; auipc: the offset added to pc)
-	FmtJ                    // rd, pc-relative imm (jal)
-	FmtJALR                 // rd, imm(rs1)
-	formatEnd
+	FormNone   OperandForm = iota // fence, ecall, ebreak
+	FormR                         // rd, rs1, rs2
+	FormI                         // rd, rs1, imm (imm is the shift amount for shifts)
+	FormUnary                     // rd, rs1 (Zbb clz, sext.b, rev8, ...)
+	FormLoad                      // rd, imm(rs1)
+	FormStore                     // rs2, imm(rs1)
+	FormBranch                    // rs1, rs2, pc-relative imm
+	FormU                         // rd, imm (lui: the value written; auipc: the offset added to pc)
+	FormJ                         // rd, pc-relative imm (jal)
+	FormJALR                      // rd, imm(rs1)
+	operandFormEnd
 )
 
-var formatNames = [...]string{
-	FmtNone: "none", FmtR: "R", FmtI: "I", FmtUnary: "unary", FmtLoad: "load", FmtStore: "store",
-	FmtBranch: "branch", FmtU: "U", FmtJ: "J", FmtJALR: "jalr",
+var operandFormNames = [...]string{
+	FormNone: "none", FormR: "R", FormI: "I", FormUnary: "unary", FormLoad: "load", FormStore: "store",
+	FormBranch: "branch", FormU: "U", FormJ: "J", FormJALR: "jalr",
 }
 
-func (f Format) String() string {
-	if int(f) < len(formatNames) {
-		return formatNames[f]
+func (f OperandForm) String() string {
+	if int(f) < len(operandFormNames) {
+		return operandFormNames[f]
 	}
-	return fmt.Sprintf("Format(%d)", uint8(f))
+	return fmt.Sprintf("OperandForm(%d)", uint8(f))
 }
 
-// Format returns the operand shape of k.
-func (k Kind) Format() Format {
+// OperandForm returns the operand shape of k.
+func (k Kind) OperandForm() OperandForm {
 	switch k {
 	case LUI, AUIPC:
-		return FmtU
+		return FormU
 	case JAL:
-		return FmtJ
+		return FormJ
 	case JALR:
-		return FmtJALR
+		return FormJALR
 	case BEQ, BNE, BLT, BGE, BLTU, BGEU:
-		return FmtBranch
+		return FormBranch
 	case LB, LH, LW, LD, LBU, LHU, LWU:
-		return FmtLoad
+		return FormLoad
 	case SB, SH, SW, SD:
-		return FmtStore
+		return FormStore
 	case ADDI, SLTI, SLTIU, XORI, ORI, ANDI, SLLI, SRLI, SRAI, ADDIW, SLLIW, SRLIW, SRAIW, RORI, RORIW:
-		return FmtI
+		return FormI
 	case CLZ, CLZW, CTZ, CTZW, CPOP, CPOPW, SEXT_B, SEXT_H, ZEXT_H, ORC_B, REV8:
-		return FmtUnary
+		return FormUnary
 	case FENCE, FENCE_I, ECALL, EBREAK, Invalid:
-		return FmtNone
+		return FormNone
 	}
-	return FmtR
+	return FormR
 }
 
 // Inst is one decoded instruction.
 //
-// Fields not used by the Kind's Format are zero. For a compressed instruction the fields are
+// Fields not used by the Kind's OperandForm are zero. For a compressed instruction the fields are
 // those of its 32-bit expansion (e.g. C.LI rd, imm is ADDI rd, x0, imm) and Size is 2.
 //
 // Imm is the sign-extended immediate: the byte offset for loads, stores and jalr; the
@@ -251,8 +251,8 @@ func (i Inst) Next() uint64 { return i.PC + uint64(i.Size) }
 // true; for every other kind, including jalr whose target is only known at run time, it
 // returns 0, false.
 func (i Inst) Target() (uint64, bool) {
-	switch i.Kind.Format() {
-	case FmtBranch, FmtJ:
+	switch i.Kind.OperandForm() {
+	case FormBranch, FormJ:
 		return i.PC + uint64(i.Imm), true
 	}
 	return 0, false
@@ -306,26 +306,26 @@ func (i Inst) String() string {
 	}
 	b.WriteString(i.Kind.String())
 	r := RegName
-	switch i.Kind.Format() {
-	case FmtR:
+	switch i.Kind.OperandForm() {
+	case FormR:
 		fmt.Fprintf(&b, " %s, %s, %s", r(i.Rd), r(i.Rs1), r(i.Rs2))
-	case FmtI:
+	case FormI:
 		fmt.Fprintf(&b, " %s, %s, %d", r(i.Rd), r(i.Rs1), i.Imm)
-	case FmtUnary:
+	case FormUnary:
 		fmt.Fprintf(&b, " %s, %s", r(i.Rd), r(i.Rs1))
-	case FmtLoad:
+	case FormLoad:
 		fmt.Fprintf(&b, " %s, %d(%s)", r(i.Rd), i.Imm, r(i.Rs1))
-	case FmtStore:
+	case FormStore:
 		fmt.Fprintf(&b, " %s, %d(%s)", r(i.Rs2), i.Imm, r(i.Rs1))
-	case FmtBranch:
+	case FormBranch:
 		t, _ := i.Target()
 		fmt.Fprintf(&b, " %s, %s, 0x%x", r(i.Rs1), r(i.Rs2), t)
-	case FmtU:
+	case FormU:
 		fmt.Fprintf(&b, " %s, 0x%x", r(i.Rd), uint64(i.Imm)>>12&0xfffff)
-	case FmtJ:
+	case FormJ:
 		t, _ := i.Target()
 		fmt.Fprintf(&b, " %s, 0x%x", r(i.Rd), t)
-	case FmtJALR:
+	case FormJALR:
 		fmt.Fprintf(&b, " %s, %d(%s)", r(i.Rd), i.Imm, r(i.Rs1))
 	}
 	return b.String()

@@ -210,15 +210,15 @@ func TestALU(t *testing.T) {
 		covered[tc.k] = true
 		t.Run(fmt.Sprintf("%v/%s", tc.k, tc.name), func(t *testing.T) {
 			var in Inst
-			switch tc.k.Format() {
-			case FmtR:
+			switch tc.k.OperandForm() {
+			case FormR:
 				in = r3(tc.k, a0, a1, a2)
-			case FmtI:
+			case FormI:
 				in = ri(tc.k, a0, a1, tc.imm)
-			case FmtUnary:
+			case FormUnary:
 				in = Inst{Kind: tc.k, Rd: a0, Rs1: a1}
 			default:
-				t.Fatalf("format %v in the ALU table", tc.k.Format())
+				t.Fatalf("format %v in the ALU table", tc.k.OperandForm())
 			}
 			_, res, err := runCode(t, code(in, ret), 0xdead, tc.a, tc.b)
 			if err != nil {
@@ -228,12 +228,12 @@ func TestALU(t *testing.T) {
 				t.Errorf("%v(%#x, %#x, imm %d) = %#x, want %#x", tc.k, tc.a, tc.b, tc.imm, res.A0, tc.want)
 			}
 			// The same with rd = rs1 (a1 overwritten), which the interpreter must not confuse.
-			switch tc.k.Format() {
-			case FmtR:
+			switch tc.k.OperandForm() {
+			case FormR:
 				in = r3(tc.k, a1, a1, a2)
-			case FmtI:
+			case FormI:
 				in = ri(tc.k, a1, a1, tc.imm)
-			case FmtUnary:
+			case FormUnary:
 				in = Inst{Kind: tc.k, Rd: a1, Rs1: a1}
 			}
 			m, _, err := runCode(t, code(in, ret), 0, tc.a, tc.b)
@@ -247,8 +247,8 @@ func TestALU(t *testing.T) {
 	}
 	// Every register-register, register-immediate and unary kind has a case.
 	for _, k := range Kinds() {
-		switch k.Format() {
-		case FmtR, FmtI, FmtUnary:
+		switch k.OperandForm() {
+		case FormR, FormI, FormUnary:
 			if !covered[k] {
 				t.Errorf("no ALU case for %v", k)
 			}
@@ -260,16 +260,16 @@ func TestALU(t *testing.T) {
 func TestX0HardWired(t *testing.T) {
 	for _, k := range Kinds() {
 		var in Inst
-		switch k.Format() {
-		case FmtR:
+		switch k.OperandForm() {
+		case FormR:
 			in = r3(k, zero, a1, a2)
-		case FmtI:
+		case FormI:
 			in = ri(k, zero, a1, 1)
-		case FmtUnary:
+		case FormUnary:
 			in = Inst{Kind: k, Rd: zero, Rs1: a1}
-		case FmtU:
+		case FormU:
 			in = ri(k, zero, 0, 0x12345000)
-		case FmtLoad:
+		case FormLoad:
 			in = ri(k, zero, sp, -8)
 		default:
 			continue
@@ -698,27 +698,27 @@ func TestLegalCorners(t *testing.T) {
 func TestEncodeDecodeAllKinds(t *testing.T) {
 	for _, k := range Kinds() {
 		var in Inst
-		switch k.Format() {
-		case FmtR:
+		switch k.OperandForm() {
+		case FormR:
 			in = r3(k, 5, 6, 31)
-		case FmtI:
+		case FormI:
 			in = ri(k, 7, 8, 3)
 			if k == ADDI || k == SLTI || k == SLTIU || k == XORI || k == ORI || k == ANDI || k == ADDIW {
 				in.Imm = -2048
 			}
-		case FmtUnary:
+		case FormUnary:
 			in = Inst{Kind: k, Rd: 9, Rs1: 10}
-		case FmtLoad, FmtJALR:
+		case FormLoad, FormJALR:
 			in = ri(k, 11, 12, 2047)
-		case FmtStore:
+		case FormStore:
 			in = st(k, 13, 14, -2048)
-		case FmtBranch:
+		case FormBranch:
 			in = br(k, 15, 16, -4096)
-		case FmtU:
+		case FormU:
 			in = ri(k, 17, 0, -0x80000000)
-		case FmtJ:
+		case FormJ:
 			in = Inst{Kind: k, Rd: 1, Imm: 0xffffe}
-		case FmtNone:
+		case FormNone:
 			in = Inst{Kind: k}
 		}
 		raw := enc(in)

@@ -31,9 +31,9 @@ func TestClassNames(t *testing.T) {
 			t.Errorf("class %d has no name", c)
 		}
 	}
-	for f := FmtNone; f < formatEnd; f++ {
-		if s := f.String(); s == "" || strings.HasPrefix(s, "Format(") {
-			t.Errorf("format %d has no name", f)
+	for f := FormNone; f < operandFormEnd; f++ {
+		if s := f.String(); s == "" || strings.HasPrefix(s, "OperandForm(") {
+			t.Errorf("operand form %d has no name", f)
 		}
 	}
 }

@@ -199,8 +199,8 @@ func writesRd(in Inst) bool {
 	if in.Rd == 0 {
 		return false
 	}
-	switch in.Kind.Format() {
-	case FmtR, FmtI, FmtUnary, FmtLoad, FmtU, FmtJ, FmtJALR:
+	switch in.Kind.OperandForm() {
+	case FormR, FormI, FormUnary, FormLoad, FormU, FormJ, FormJALR:
 		return true
 	}
 	return false
