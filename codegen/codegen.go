@@ -6,11 +6,9 @@
 // floating point, no libm, no heap, no loops and no recursion; trees are nested if/else over
 // the raw int32 features (or tables, see Form), leaves add into an accumulator of the width the
 // IR proved (int32_t or int64_t), and the result is rounded once at the end exactly as
-// quantize.TreeIR.Round does. The same IR and options give byte-identical files.
-//
-// The one exception is FloatNet (float.go): the soft-float baseline, a network printed as
-// float C that the integer paths are benchmarked against. It is a reference, never shipped
-// firmware.
+// quantize.TreeIR.Round does. The same IR and options give byte-identical files. (The
+// soft-float baseline, float C that the integer paths are benchmarked against, is
+// internal/softfloat: a reference, never shipped firmware.)
 package codegen
 
 import (

@@ -46,8 +46,9 @@ func shownName(s string) string {
 // printer: capped as the printer's comments cap it, then CommentSafe.
 func CommentName(s string) string { return CommentSafe(shownName(s)) }
 
-// modelLine is the header comment's line naming the model.
-func modelLine(name string) string {
+// ModelLine is the line of a generated file's header comment that names the model: the name
+// capped as every name in a comment is, not yet escaped (the comment printer escapes it).
+func ModelLine(name string) string {
 	if name == "" {
 		return "model:  (unnamed)"
 	}

@@ -1,4 +1,4 @@
-package codegen_test
+package softfloat_test
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ import (
 // divide), which dispatches on the operand classes through a jump table the analysis does
 // not resolve. The last has no loop bound to give, so no WCET is reported.
 //
-//	go test ./codegen -run '^$' -bench SoftFloatBaseline -benchtime 1x -v
+//	go test ./internal/softfloat -run '^$' -bench SoftFloatBaseline -benchtime 1x -v
 func BenchmarkSoftFloatBaseline(b *testing.B) {
 	prof, err := fwsim.LookupProfile("dpa")
 	if err != nil {

@@ -1,4 +1,4 @@
-package codegen_test
+package softfloat_test
 
 import (
 	"bytes"
@@ -12,13 +12,47 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/internal/softfloat"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/onnx"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
+
+// linkScript is the engine's linker script, for the RISC-V builds.
+const linkScript = "../../nicsdk/link.ld"
+
+// strictFlags are the warnings the generated C must compile clean under.
+var strictFlags = []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"}
+
+// snapshotDir holds the pinned C; NICC_UPDATE_SNAPSHOTS=1 rewrites it.
+const snapshotDir = "../../testdata/softfloat"
+
+// snapshot compares got with the file rel under snapshotDir.
+func snapshot(t *testing.T, rel string, got []byte) {
+	t.Helper()
+	path := filepath.Join(snapshotDir, filepath.FromSlash(rel))
+	if os.Getenv("NICC_UPDATE_SNAPSHOTS") == "1" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (write it with NICC_UPDATE_SNAPSHOTS=1 go test ./internal/softfloat)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs from its snapshot (-want +got; NICC_UPDATE_SNAPSHOTS=1 rewrites it):\n%s", rel, diff)
+	}
+}
 
 // floatTol is the accepted |Δy| between the float C and model.Eval (float64): float32
 // weights and arithmetic (about 1e-7 relative per operation over a few dozen terms) plus the
@@ -27,11 +61,11 @@ const floatTol = 1e-4
 
 // floatModels are the soft-float baseline's networks: the RL-CC MLP teacher and the small LSTM.
 var floatModels = sync.OnceValues(func() (map[string]*model.Model, error) {
-	mlp, err := model.Load("../testdata/models/rlcc_teacher.json")
+	mlp, err := model.Load("../../testdata/models/rlcc_teacher.json")
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile("../testdata/models/rlcc_lstm.onnx")
+	b, err := os.ReadFile("../../testdata/models/rlcc_lstm.onnx")
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +97,7 @@ type floatBuilt struct {
 // for the engine with nicsdk.Build (soft-float from the rv64imac libgcc).
 func buildFloat(t testing.TB, m *model.Model) *floatBuilt {
 	t.Helper()
-	f, err := codegen.FloatNet(m, codegen.Options{})
+	f, err := softfloat.Net(m, softfloat.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +148,7 @@ int main(void)
 	go func() {
 		defer wg.Done()
 		extra := append(append([]string{}, strictFlags...), "-O2", "-I", dir)
-		rvErr = nicsdk.Build(b.elf, "../nicsdk/link.ld", extra, src)
+		rvErr = nicsdk.Build(b.elf, linkScript, extra, src)
 	}()
 	wg.Wait()
 	if hostErr != nil || rvErr != nil {
@@ -222,11 +256,11 @@ func (s *floatSim) call(t testing.TB, x []float32) float32 {
 
 func TestFloatSnapshot(t *testing.T) {
 	for _, name := range []string{"float_mlp", "float_lstm"} {
-		f, err := codegen.FloatNet(floatModel(t, name), codegen.Options{})
+		f, err := softfloat.Net(floatModel(t, name), softfloat.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := codegen.FloatNet(floatModel(t, name), codegen.Options{})
+		again, err := softfloat.Net(floatModel(t, name), softfloat.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,13 +274,10 @@ func TestFloatSnapshot(t *testing.T) {
 
 func TestFloatBadInput(t *testing.T) {
 	mlp := floatModel(t, "float_mlp")
-	if _, err := codegen.FloatNet(mlp, codegen.Options{Func: "1x"}); err == nil {
+	if _, err := softfloat.Net(mlp, softfloat.Options{Func: "1x"}); err == nil {
 		t.Error("bad entry point: no error")
 	}
-	if _, err := codegen.FloatNet(mlp, codegen.Options{Inline: true}); err == nil {
-		t.Error("Inline: no error")
-	}
-	if _, err := codegen.FloatNet(nil, codegen.Options{}); err == nil {
+	if _, err := softfloat.Net(nil, softfloat.Options{}); err == nil {
 		t.Error("nil model: no error")
 	}
 	big := *mlp
@@ -255,7 +286,7 @@ func TestFloatBadInput(t *testing.T) {
 	l.W = [][]float64{append([]float64{1e39}, l.W[0][1:]...)}
 	l.W = append(l.W, mlp.Layers[0].W[1:]...)
 	big.Layers[0] = l
-	if _, err := codegen.FloatNet(&big, codegen.Options{}); err == nil || !strings.Contains(err.Error(), "float") {
+	if _, err := softfloat.Net(&big, softfloat.Options{}); err == nil || !strings.Contains(err.Error(), "float") {
 		t.Errorf("weight beyond float range: %v", err)
 	}
 }

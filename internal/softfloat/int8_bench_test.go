@@ -1,12 +1,16 @@
-package codegen_test
+package softfloat_test
 
 import (
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/nicc-dev/nicc/codegen"
+	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 )
 
@@ -18,7 +22,7 @@ import (
 // configuration (int16 weights and activations, per-channel scales); the integer LSTM is
 // quantize.LSTM's.
 //
-//	go test ./codegen -run '^$' -bench Int8VsSoftFloat -benchtime 1x -v
+//	go test ./internal/softfloat -run '^$' -bench Int8VsSoftFloat -benchtime 1x -v
 func BenchmarkInt8VsSoftFloat(b *testing.B) {
 	prof, err := fwsim.LookupProfile("dpa")
 	if err != nil {
@@ -56,13 +60,7 @@ func BenchmarkInt8VsSoftFloat(b *testing.B) {
 				}
 				inputs = ir.Inputs
 			}
-			var elfPath string
-			if words > 0 {
-				_, elfPath = buildLSTM(b, files)
-			} else {
-				elfPath = buildELF(b, files)
-			}
-			im, _, m := dpaMachine(b, elfPath)
+			im, m := dpaMachine(b, policyELF(b, files))
 			xa, err := m.Alloc(uint64(4*len(inputs)), 16)
 			if err != nil {
 				b.Fatal(err)
@@ -124,8 +122,56 @@ func BenchmarkInt8VsSoftFloat(b *testing.B) {
 	}
 }
 
-// buildELF builds a stateless policy's C for the engine.
-func buildELF(b testing.TB, f *codegen.Files) string {
-	_, elfPath := buildFilesTB(b, f)
-	return elfPath
+// rlccRanges are the RL-CC inputs' Q16 formats under the default parameters.
+func rlccRanges() []quantize.Input {
+	var ins []quantize.Input
+	for _, r := range nicsdk.RLCCInputRanges(nicsdk.DefaultParams()) {
+		ins = append(ins, quantize.Input{Name: r.Name, Frac: r.FracBits, Min: r.Min, Max: r.Max})
+	}
+	return ins
+}
+
+// rlccRows are n RL-CC sampled states as rows.
+func rlccRows(n int, seed uint64) ([][]float64, error) {
+	d, err := distill.DefaultRLCC.Sample(n, seed)
+	if err != nil {
+		return nil, err
+	}
+	return d.RowMajor(), nil
+}
+
+// policyELF builds an integer policy's C for the engine.
+func policyELF(t testing.TB, f *codegen.Files) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := f.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	elf := filepath.Join(dir, "policy.elf")
+	if err := nicsdk.Build(elf, linkScript, append(append([]string{}, strictFlags...), "-O2", "-I", dir), filepath.Join(dir, f.SourceName)); err != nil {
+		t.Fatal(err)
+	}
+	return elf
+}
+
+// dpaMachine loads an ELF into fwsim on the dpa profile.
+func dpaMachine(t testing.TB, path string) (*fwsim.Image, *fwsim.Machine) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := fwsim.LoadELF(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := fwsim.LookupProfile("dpa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := fwsim.NewMachine(im, prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return im, m
 }
