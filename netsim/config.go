@@ -1,0 +1,103 @@
+package netsim
+
+import (
+	"fmt"
+	"math"
+)
+
+// Config is the network and the run. Zero fields take the defaults (Defaults); a negative
+// one is an error.
+type Config struct {
+	LinkGbps    float64 // every link's rate; default 100
+	PropNs      int64   // one-way propagation delay of every link; default 1000 (base RTT ≈ 4 µs)
+	MTU         int     // data packet size in bytes; default 4096
+	ProbeBytes  int     // RTT probe, probe reply and CNP size; default 64
+	BurstBytes  int     // the most data a flow sends before its RTT probe; default 16384 (4 packets)
+	BurstNs     int64   // a flow's burst is what its rate sends in this time (see burstBytes); default 4000
+	BufferBytes int     // the switch's shared buffer; default 5 MB
+	ECN         *ECN    // RED-style marking at the switch's egress queues; nil marks nothing
+
+	Threads    int   // CC engine hardware threads per NIC; default 16
+	QueueDepth int   // CC event queue per NIC; default 1024 events
+	LatencyNs  int64 // decision latency of controllers that have no measured one; default 0
+
+	DurationNs int64 // simulated time; default 20 ms
+	WarmupNs   int64 // start of the measurement window; default half the duration
+	Seed       uint64
+}
+
+// ECN is a RED-style marking profile on an egress queue's bytes: none below Kmin, all above
+// Kmax, and a probability rising linearly from 0 to Pmax in between.
+type ECN struct {
+	KminBytes, KmaxBytes int
+	Pmax                 float64
+}
+
+// Defaults are the values zero Config fields take.
+var Defaults = Config{LinkGbps: 100, PropNs: 1000, MTU: 4096, ProbeBytes: 64, BurstBytes: 16384, BurstNs: 4000,
+	BufferBytes: 5 << 20, Threads: 16, QueueDepth: 1024, DurationNs: 20_000_000}
+
+// DefaultECN is the DCQCN marking profile used when a run asks for ECN without one: Kmin
+// 100 KB, Kmax 400 KB, Pmax 20%.
+var DefaultECN = ECN{KminBytes: 100 << 10, KmaxBytes: 400 << 10, Pmax: 0.2}
+
+// resolved is c with its defaults filled in, checked.
+func (c Config) resolved() (Config, error) {
+	d := Defaults
+	for _, f := range []struct {
+		name string
+		v    *int64
+		def  int64
+	}{{"propagation delay", &c.PropNs, d.PropNs}, {"duration", &c.DurationNs, d.DurationNs}, {"burst time", &c.BurstNs, d.BurstNs}} {
+		if *f.v < 0 {
+			return c, fmt.Errorf("netsim: %s %d ns is negative", f.name, *f.v)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+	}{{"MTU", &c.MTU, d.MTU}, {"probe size", &c.ProbeBytes, d.ProbeBytes}, {"burst", &c.BurstBytes, d.BurstBytes},
+		{"buffer", &c.BufferBytes, d.BufferBytes}, {"engine threads", &c.Threads, d.Threads},
+		{"CC event queue depth", &c.QueueDepth, d.QueueDepth}} {
+		if *f.v < 0 {
+			return c, fmt.Errorf("netsim: %s %d is negative", f.name, *f.v)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	if c.LinkGbps < 0 || math.IsNaN(c.LinkGbps) || math.IsInf(c.LinkGbps, 0) {
+		return c, fmt.Errorf("netsim: link rate %v Gb/s is not a positive number", c.LinkGbps)
+	}
+	if c.LinkGbps == 0 {
+		c.LinkGbps = d.LinkGbps
+	}
+	if c.LatencyNs < 0 {
+		return c, fmt.Errorf("netsim: decision latency %d ns is negative", c.LatencyNs)
+	}
+	if c.WarmupNs < 0 || c.WarmupNs >= c.DurationNs {
+		return c, fmt.Errorf("netsim: warm-up %d ns is outside [0, the duration %d ns)", c.WarmupNs, c.DurationNs)
+	}
+	if c.WarmupNs == 0 {
+		c.WarmupNs = c.DurationNs / 2
+	}
+	if c.MTU > 1<<20 || c.BurstBytes > 1<<24 || c.ProbeBytes > c.MTU {
+		return c, fmt.Errorf("netsim: MTU %d (at most 1 MiB), burst %d (at most 16 MiB), probe %d (at most the MTU) out of range", c.MTU, c.BurstBytes, c.ProbeBytes)
+	}
+	if c.BufferBytes < c.MTU {
+		return c, fmt.Errorf("netsim: buffer %d bytes is smaller than one %d-byte packet", c.BufferBytes, c.MTU)
+	}
+	if e := c.ECN; e != nil && (e.KminBytes < 0 || e.KmaxBytes < e.KminBytes || !(e.Pmax >= 0 && e.Pmax <= 1)) {
+		return c, fmt.Errorf("netsim: ECN profile Kmin %d, Kmax %d, Pmax %v: want 0 <= Kmin <= Kmax and Pmax in [0, 1]", e.KminBytes, e.KmaxBytes, e.Pmax)
+	}
+	return c, nil
+}
+
+// serPs is how long bytes take on a link, in ps.
+func (c *Config) serPs(bytes int) int64 {
+	return int64(math.Round(float64(bytes) * 8000 / c.LinkGbps))
+}

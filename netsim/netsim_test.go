@@ -1,0 +1,239 @@
+package netsim
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+func manyToOne(t testing.TB, n int) Scenario {
+	t.Helper()
+	s, err := ManyToOne(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func run(t testing.TB, s Scenario, c Controller, cfg Config) *Result {
+	t.Helper()
+	r, err := Run(s, c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// within fails unless got is within rel of want.
+func within(t *testing.T, what string, got, want, rel float64) {
+	t.Helper()
+	if math.Abs(got-want) > rel*math.Abs(want) {
+		t.Errorf("%s = %.6g, want %.6g ± %.2g%%", what, got, want, 100*rel)
+	}
+}
+
+// One flow alone at line rate fills the link and leaves the queue empty.
+func TestOneFlowFillsTheLink(t *testing.T) {
+	r := run(t, manyToOne(t, 1), FixedRate{nicsdk.LineRate}, Config{})
+	if r.Utilization < 95 || r.DropGbps != 0 || r.QueueP99Us > 0.01 || r.QueueMeanUs != 0 {
+		t.Errorf("one flow: SU %.2f%%, DR %.3g Gb/s, QL mean %.3g µs p99 %.3g µs; want SU >= 95%%, no drops, an empty queue",
+			r.Utilization, r.DropGbps, r.QueueMeanUs, r.QueueP99Us)
+	}
+	t.Logf("one flow: SU %.2f%%, goodput %.4f, QL %.3g µs", r.Utilization, r.Goodput, r.QueueMeanUs)
+}
+
+// Four flows at half the line rate each fill the buffer, wait buffer ÷ link rate in it, and
+// lose exactly the data the port cannot send: the offered data minus what the capacity left
+// after the probes (which are never dropped) carries.
+func TestOverloadFillsTheBufferAndDropsTheExcess(t *testing.T) {
+	cfg := Defaults
+	r := run(t, manyToOne(t, 4), FixedRate{nicsdk.LineRate / 2}, Config{})
+	perFlow := cfg.LinkGbps / 2
+	burst := float64(cfg.BurstBytes) // 4 µs at 50 Gb/s is 25 KB: the 16 KB cap
+	probeGbps := 4 * perFlow / burst * float64(cfg.ProbeBytes)
+	within(t, "drop rate (Gb/s)", r.DropGbps, 4*perFlow-(cfg.LinkGbps-probeGbps), 0.005)
+	within(t, "queue latency (µs)", r.QueueMeanUs, float64(cfg.BufferBytes)*8/(cfg.LinkGbps*1e3), 0.01)
+	within(t, "utilization (%)", r.Utilization, 100, 0.001)
+}
+
+// An engine slower than its events drops the excess: one thread, no queue to speak of, a
+// decision of 5 µs against an RTT probe every burst.
+func TestSlowEngineDropsEvents(t *testing.T) {
+	cfg := Config{Threads: 1, QueueDepth: 1, LatencyNs: 5000}
+	r := run(t, manyToOne(t, 1), FixedRate{nicsdk.LineRate}, cfg)
+	d := Defaults
+	window := float64(d.DurationNs-d.DurationNs/2) / 1e9
+	burstTime := float64(d.BurstBytes+d.ProbeBytes) * 8 / (d.LinkGbps * 1e9) // s per burst and probe
+	arrivals := window / burstTime
+	served := window / 5e-6
+	within(t, "CC events dropped", float64(r.EventsDropped), arrivals-served, 0.01)
+	within(t, "decisions", float64(r.Decisions), served, 0.01)
+}
+
+func TestSwiftAndDCQCNConvergeOn16To1(t *testing.T) {
+	ecn := DefaultECN
+	for _, c := range []struct {
+		ctrl Controller
+		cfg  Config
+	}{{DefaultSwift, Config{}}, {DefaultDCQCN, Config{ECN: &ecn}}} {
+		r := run(t, manyToOne(t, 16), c.ctrl, c.cfg)
+		if r.Utilization < 90 || r.Jain < 0.9 {
+			t.Errorf("%s 16→1: SU %.2f%%, Jain %.4f; want >= 90%% and >= 0.9", c.ctrl.Name(), r.Utilization, r.Jain)
+		}
+		t.Logf("%s 16→1: SU %.2f%%, FR %.1f, Jain %.4f, QL %.2f µs (p99 %.2f), DR %.3g Gb/s",
+			c.ctrl.Name(), r.Utilization, r.Fairness, r.Jain, r.QueueMeanUs, r.QueueP99Us, r.DropGbps)
+	}
+}
+
+// Swift still avoids sustained drops at 1024→1. (DCQCN does not here: see the package doc.)
+func TestSwiftAvoidsDropsOn1024To1(t *testing.T) {
+	r := run(t, manyToOne(t, 1024), DefaultSwift, Config{})
+	if r.DropGbps != 0 {
+		t.Errorf("swift 1024→1: DR %.3g Gb/s in the window; want none", r.DropGbps)
+	}
+	t.Logf("swift 1024→1: SU %.2f%%, FR %.1f, Jain %.4f, QL %.2f µs, DR %.3g Gb/s (%.0f MB dropped in the warm-up)",
+		r.Utilization, r.Fairness, r.Jain, r.QueueMeanUs, r.DropGbps, r.DroppedAllRunMB)
+}
+
+func TestSameSeedSameResult(t *testing.T) {
+	ecn := DefaultECN
+	cfg := Config{ECN: &ecn, Seed: 7, DurationNs: 4_000_000}
+	a := run(t, manyToOne(t, 16), DefaultDCQCN, cfg)
+	b := run(t, manyToOne(t, 16), DefaultDCQCN, cfg)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("same seed, different results:\n%+v\n%+v", a, b)
+	}
+	cfg.Seed = 8
+	if c := run(t, manyToOne(t, 16), DefaultDCQCN, cfg); reflect.DeepEqual(a, c) {
+		t.Error("seeds 7 and 8 gave the same result: the ECN marks do not use the seed")
+	}
+}
+
+// The RL-CC controller is nicsdk's runtime: a policy that always asks for the largest
+// multiplier takes a lone flow from its initial rate to line rate, and the context holds
+// what the runtime keeps.
+func TestRLCCController(t *testing.T) {
+	p := nicsdk.DefaultParams()
+	p.InitRate = nicsdk.LineRate / 100
+	calls := 0
+	c := &RLCC{Label: "up", Params: p, Policy: func(x [4]int32, _ []uint32) int32 { calls++; return nicsdk.YMax },
+		Latency: func() int64 { return 1_000_000 }}
+	r := run(t, manyToOne(t, 1), c, Config{})
+	if r.Utilization < 95 || calls == 0 || int64(calls) < r.Decisions {
+		t.Errorf("always-increase policy: SU %.2f%%, %d policy calls for %d decisions in the window", r.Utilization, calls, r.Decisions)
+	}
+	var ctx nicsdk.FlowCtx
+	if rate := c.Init(&ctx); rate != p.InitRate || ctx[nicsdk.CtxFlags]&nicsdk.FlagInit == 0 {
+		t.Errorf("Init: rate %d, flags %#x", rate, ctx[nicsdk.CtxFlags])
+	}
+}
+
+func TestControllerErrorStopsTheRun(t *testing.T) {
+	c := &failing{after: 10}
+	_, err := Run(manyToOne(t, 2), c, Config{})
+	if !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "flow ") || !strings.Contains(err.Error(), "trap at pc 0x1234") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+type failing struct {
+	FixedRate
+	after int
+}
+
+func (f *failing) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
+	if f.after--; f.after < 0 {
+		return 0, 0, errors.New("trap at pc 0x1234")
+	}
+	return nicsdk.LineRate, 0, nil
+}
+
+func TestLongShortRecovers(t *testing.T) {
+	s, err := LongShort(2, 2<<20, 6_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, s, DefaultSwift, Config{DurationNs: 20_000_000, WarmupNs: 1_000_000})
+	if r.RecoveryUs == nil || *r.RecoveryUs < 0 {
+		t.Fatalf("long-short: recovery %v; want a time", r.RecoveryUs)
+	}
+	t.Logf("swift long-short 2 × 2 MiB: recovery %.1f µs, DR %.3g Gb/s", *r.RecoveryUs, r.DropGbps)
+}
+
+func TestAllToAllRuns(t *testing.T) {
+	s, err := AllToAll(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Flows) != 32 || s.Flows[5].Dst != 1 || s.Flows[9].Src != 1 {
+		t.Fatalf("all-to-all 4: %d flows, flow 5 → %d, flow 9 from %d", len(s.Flows), s.Flows[5].Dst, s.Flows[9].Src)
+	}
+	r := run(t, s, DefaultSwift, Config{DurationNs: 4_000_000})
+	if r.ReceiverPorts != 4 || r.Utilization < 80 {
+		t.Errorf("swift all-to-all 4: %d receiver ports, SU %.2f%%", r.ReceiverPorts, r.Utilization)
+	}
+}
+
+func TestManyToOneHostMapping(t *testing.T) {
+	for n, hosts := range map[int]int{2: 2, 64: 64, 128: 64, 256: 32, 512: 64, 1024: 32, 2048: 64, 4096: 64, 8192: 64} {
+		s := manyToOne(t, n)
+		if s.Hosts != hosts+1 || len(s.Flows) != n || s.Flows[n-1].Dst != hosts {
+			t.Errorf("%d flows: %d hosts (want %d senders + 1), %d flows", n, s.Hosts, hosts, len(s.Flows))
+		}
+	}
+	if _, err := ManyToOne(100); err == nil {
+		t.Error("100 flows: no error")
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	s := manyToOne(t, 2)
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{LinkGbps: -1}, "link rate"}, {Config{BufferBytes: -5}, "buffer"}, {Config{DurationNs: -1}, "duration"},
+		{Config{BufferBytes: 100}, "smaller than one"}, {Config{WarmupNs: 30_000_000}, "warm-up"},
+		{Config{ECN: &ECN{KminBytes: 10, KmaxBytes: 5}}, "ECN"}, {Config{LinkGbps: math.NaN()}, "link rate"},
+	} {
+		if _, err := Run(s, FixedRate{nicsdk.LineRate}, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: err = %v, want one naming %q", c.cfg, err, c.want)
+		}
+	}
+	if _, err := Run(Scenario{Name: "empty", Hosts: 2, Long: -1}, FixedRate{1}, Config{}); err == nil || !strings.Contains(err.Error(), "no flows") {
+		t.Errorf("no flows: %v", err)
+	}
+	if _, err := ManyToOne(0); err == nil {
+		t.Error("zero flows: no error")
+	}
+}
+
+// BenchmarkManyToOne8192 runs many-to-one 8192→1 under the RL-CC runtime with a cheap integer
+// policy (a stand-in for a compiled policy's golden model) and reports the simulator's speed.
+//
+//	go test ./netsim -run '^$' -bench ManyToOne -benchtime 1x
+func BenchmarkManyToOne8192(b *testing.B) {
+	s := manyToOne(b, 8192)
+	p := nicsdk.DefaultParams()
+	// 8192 flows need a minimum rate below 1/8192 of line rate (the default 0.001 would
+	// overload the receiver 8×), and start at their fair share.
+	p.InitRate, p.MinRate = nicsdk.LineRate/8192, 32
+	c := &RLCC{Label: "proportional", Params: p, Policy: func(x [4]int32, _ []uint32) int32 {
+		return min(max(-4*x[1], nicsdk.YMin), nicsdk.YMax) // slow down as o grows
+	}}
+	cfg := Config{DurationNs: 10_000_000}
+	var r *Result
+	for b.Loop() {
+		r = run(b, s, c, cfg)
+	}
+	wall := b.Elapsed().Seconds() / float64(b.N)
+	simS := float64(cfg.DurationNs) / 1e9
+	b.ReportMetric(float64(r.SimEvents)/wall, "events/s")
+	b.ReportMetric(wall/simS, "wall-s/sim-s")
+	b.ReportMetric(r.Utilization, "SU%")
+	b.ReportMetric(0, "ns/op")
+}

@@ -1,0 +1,81 @@
+package netsim
+
+// evKind is what an event does when it fires.
+type evKind uint8
+
+const (
+	evHostSend     evKind = iota // a host's uplink is free: send the next ready burst
+	evSwitchArrive               // a packet reaches the switch
+	evPortFree                   // a switch port finished serializing its head packet
+	evHostArrive                 // a packet reaches its destination host
+	evDecisionDone               // a CC decision finished: its rate takes effect
+	evTimer                      // a flow's CC timer fired (controllers with a period)
+	evFlowStart                  // a flow starts sending
+)
+
+// event is one scheduled happening. Events fire in (at, seq) order: seq is the order of
+// scheduling, so ties break the same way on every run.
+type event struct {
+	at   int64 // ps
+	seq  uint64
+	kind evKind
+	idx  int32 // host, port or flow, by kind
+	pkt  packet
+	rate uint32 // evDecisionDone: the new rate
+	ver  uint32 // in a host's ready queue: the version of the flow's entry (stale if not current)
+}
+
+// eventQueue is a binary min-heap of events by (at, seq). The simulation's clock is one; each
+// host's scheduler is another, holding its flows by the time their next burst is due (flows
+// due together go in the order they became ready: round-robin).
+type eventQueue struct {
+	h   []event
+	seq uint64
+}
+
+func (q *eventQueue) less(i, j int) bool {
+	a, b := &q.h[i], &q.h[j]
+	return a.at < b.at || a.at == b.at && a.seq < b.seq
+}
+
+func (q *eventQueue) push(e event) {
+	e.seq = q.seq
+	q.seq++
+	q.h = append(q.h, e)
+	i := len(q.h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q.h[i], q.h[p] = q.h[p], q.h[i]
+		i = p
+	}
+}
+
+func (q *eventQueue) pop() event {
+	top := q.h[0]
+	n := len(q.h) - 1
+	q.h[0] = q.h[n]
+	q.h = q.h[:n]
+	i := 0
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && q.less(l, m) {
+			m = l
+		}
+		if r < n && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q.h[i], q.h[m] = q.h[m], q.h[i]
+		i = m
+	}
+	return top
+}
+
+func (q *eventQueue) len() int { return len(q.h) }
+
+func (q *eventQueue) top() *event { return &q.h[0] }

@@ -1,0 +1,423 @@
+package netsim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// pktKind is what a packet carries.
+type pktKind uint8
+
+const (
+	pktData  pktKind = iota
+	pktProbe         // an RTT probe, sender → receiver
+	pktReply         // the probe's reply, receiver → sender
+	pktCNP           // a congestion notification, receiver → sender
+)
+
+type packet struct {
+	kind pktKind
+	ecn  bool
+	flow int32
+	size int32
+	dst  int32 // the host it goes to
+	sent int64 // probes and replies: when the probe left the sender
+	enq  int64 // when it entered its switch queue
+}
+
+// flowState is one flow as the sender's NIC and the simulator see it.
+type flowState struct {
+	Flow
+	ctx       nicsdk.FlowCtx
+	rate      uint32 // fxp20 of line rate
+	next      int64  // earliest start of its next burst
+	lastStart int64  // start of its last burst
+	lastBurst int    // bytes of its last burst
+	version   uint32 // of its entry in the host's ready heap
+	sent      int64  // data bytes sent
+	delivered int64  // data bytes received
+	inWindow  int64  // data bytes received inside the measurement window
+	sinceTick uint32 // data bytes sent since the last timer event
+	lastCNP   int64
+	finished  int64 // when its last byte arrived (finite flows), else -1
+	started   bool
+}
+
+type host struct {
+	ready     eventQueue // its flows by next burst time (idx: the flow)
+	uplink    int64      // when its uplink is free
+	wake      int64      // time of its pending evHostSend, or -1
+	engine    engine
+	flowCount int
+}
+
+// port is a switch egress port: a FIFO of packets toward one host.
+type port struct {
+	q       []packet
+	head    int
+	bytes   int
+	busy    bool
+	txBytes int64 // bytes sent inside the window
+}
+
+func (p *port) len() int { return len(p.q) - p.head }
+
+func (p *port) push(pk packet) { p.q = append(p.q, pk) }
+
+func (p *port) pop() packet {
+	pk := p.q[p.head]
+	p.head++
+	if p.head > 1024 && p.head*2 > len(p.q) {
+		p.q = append(p.q[:0], p.q[p.head:]...)
+		p.head = 0
+	}
+	return pk
+}
+
+// sim is one run.
+type sim struct {
+	cfg    Config
+	ctrl   Controller
+	scen   Scenario
+	q      eventQueue
+	now    int64
+	hosts  []host
+	ports  []port
+	flows  []flowState
+	buffer int // bytes held by the switch
+	rng    *rand.Rand
+	stats  stats
+	err    error
+	events int64
+}
+
+// ErrStopped wraps the error a controller returned, with the flow and time it happened at.
+var ErrStopped = errors.New("netsim: run stopped")
+
+// Run simulates scen under ctrl and measures it (see Result).
+func Run(scen Scenario, ctrl Controller, cfg Config) (*Result, error) {
+	s, err := newSim(scen, ctrl, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+	return s.result(), nil
+}
+
+func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
+	c, err := cfg.resolved()
+	if err != nil {
+		return nil, err
+	}
+	if err := scen.check(); err != nil {
+		return nil, err
+	}
+	s := &sim{cfg: c, ctrl: ctrl, scen: scen, hosts: make([]host, scen.Hosts), ports: make([]port, scen.Hosts),
+		flows: make([]flowState, len(scen.Flows)), rng: rand.New(rand.NewPCG(c.Seed, 0x6e65747369))}
+	s.stats.init(c)
+	for i := range s.hosts {
+		s.hosts[i].wake = -1
+		s.hosts[i].engine = engine{threads: c.Threads, depth: c.QueueDepth}
+	}
+	for i, f := range scen.Flows {
+		s.flows[i] = flowState{Flow: f, finished: -1}
+		s.hosts[f.Src].flowCount++
+		s.q.push(event{at: f.StartNs * 1000, kind: evFlowStart, idx: int32(i)})
+	}
+	return s, nil
+}
+
+// run fires events until the duration ends or a controller fails.
+func (s *sim) run() error {
+	end := s.cfg.DurationNs * 1000
+	for s.q.len() > 0 && s.err == nil {
+		e := s.q.pop()
+		if e.at > end {
+			break
+		}
+		s.now = e.at
+		s.events++
+		s.fire(e)
+	}
+	return s.err
+}
+
+func (s *sim) fire(e event) {
+	switch e.kind {
+	case evFlowStart:
+		s.startFlow(int(e.idx))
+	case evHostSend:
+		s.hostSend(int(e.idx), e.at)
+	case evSwitchArrive:
+		s.switchArrive(e.pkt)
+	case evPortFree:
+		s.portFree(int(e.idx))
+	case evHostArrive:
+		s.hostArrive(e.pkt)
+	case evDecisionDone:
+		s.decisionDone(int(e.idx), e.rate)
+	case evTimer:
+		s.timer(int(e.idx))
+	}
+}
+
+func (s *sim) inWindow() bool { return s.now >= s.cfg.WarmupNs*1000 }
+
+func (s *sim) startFlow(i int) {
+	f := &s.flows[i]
+	f.started = true
+	f.rate = s.ctrl.Init(&f.ctx)
+	f.next = s.now
+	s.ready(i)
+	if p := s.ctrl.TimerNs(); p > 0 {
+		s.q.push(event{at: s.now + p*1000, kind: evTimer, idx: int32(i)})
+	}
+}
+
+// ready puts flow i in its host's ready heap at its next burst time and wakes the host if it
+// would otherwise sleep past it.
+func (s *sim) ready(i int) {
+	f := &s.flows[i]
+	if f.Bytes > 0 && f.sent >= f.Bytes {
+		return
+	}
+	f.version++
+	h := &s.hosts[f.Src]
+	h.ready.push(event{at: f.next, idx: int32(i), ver: f.version})
+	s.wakeHost(f.Src, max(f.next, h.uplink))
+}
+
+func (s *sim) wakeHost(hi int, at int64) {
+	h := &s.hosts[hi]
+	if h.wake >= 0 && h.wake <= at {
+		return
+	}
+	h.wake = at
+	s.q.push(event{at: at, kind: evHostSend, idx: int32(hi)})
+}
+
+// hostSend sends the burst of the ready flow that is due first, then its RTT probe.
+func (s *sim) hostSend(hi int, at int64) {
+	h := &s.hosts[hi]
+	if at != h.wake {
+		return // superseded by an earlier wake
+	}
+	h.wake = -1
+	for h.ready.len() > 0 {
+		top := h.ready.top()
+		f := &s.flows[top.idx]
+		if top.ver != f.version {
+			h.ready.pop()
+			continue
+		}
+		if top.at > s.now {
+			s.wakeHost(hi, top.at)
+			return
+		}
+		i := int(top.idx)
+		h.ready.pop()
+		s.sendBurst(i)
+		s.wakeHost(hi, h.uplink)
+		return
+	}
+}
+
+func (s *sim) sendBurst(i int) {
+	f := &s.flows[i]
+	h := &s.hosts[f.Src]
+	burst := s.burstBytes(f.rate)
+	if f.Bytes > 0 {
+		burst = int(min(int64(burst), f.Bytes-f.sent))
+	}
+	t := max(s.now, h.uplink)
+	prop := s.cfg.PropNs * 1000
+	for left := burst; left > 0; {
+		size := min(left, s.cfg.MTU)
+		left -= size
+		t += s.cfg.serPs(size)
+		s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst)}})
+	}
+	probeSent := t
+	t += s.cfg.serPs(s.cfg.ProbeBytes)
+	s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: probeSent}})
+	h.uplink = t
+	f.sent += int64(burst)
+	f.sinceTick += uint32(burst)
+	f.lastStart, f.lastBurst = s.now, burst
+	f.next = s.now + s.gapPs(burst, f.rate)
+	s.ready(i)
+}
+
+// burstBytes is a flow's burst at rate: what the rate sends in Config.BurstNs, in whole
+// packets, at least one and at most BurstBytes. A slow flow sends small bursts, and so still
+// probes the path often.
+func (s *sim) burstBytes(rate uint32) int {
+	b := float64(s.cfg.BurstNs) * s.cfg.LinkGbps / 8 * float64(rate) / nicsdk.LineRate
+	pkts := int(math.Ceil(b / float64(s.cfg.MTU)))
+	return min(max(pkts, 1)*s.cfg.MTU, s.cfg.BurstBytes)
+}
+
+// gapPs is how long a flow at rate takes to be allowed bytes.
+func (s *sim) gapPs(bytes int, rate uint32) int64 {
+	return s.cfg.serPs(bytes) * nicsdk.LineRate / int64(max(rate, 1))
+}
+
+func (s *sim) switchArrive(pk packet) {
+	p := &s.ports[pk.dst]
+	// Control packets (probes, replies, CNPs) are never dropped: switches keep headroom
+	// for them. They still wait in the FIFO behind the data, so a probe measures the queue.
+	if pk.kind == pktData && s.buffer+int(pk.size) > s.cfg.BufferBytes {
+		s.stats.drop(s, int(pk.size))
+		return
+	}
+	if e := s.cfg.ECN; e != nil && pk.kind == pktData && p.bytes >= e.KminBytes {
+		prob := e.Pmax
+		if p.bytes >= e.KmaxBytes {
+			prob = 1
+		} else if e.KmaxBytes > e.KminBytes {
+			prob = e.Pmax * float64(p.bytes-e.KminBytes) / float64(e.KmaxBytes-e.KminBytes)
+		}
+		pk.ecn = s.rng.Float64() < prob
+	}
+	pk.enq = s.now
+	s.buffer += int(pk.size)
+	p.bytes += int(pk.size)
+	p.push(pk)
+	if !p.busy {
+		s.startTx(int(pk.dst))
+	}
+}
+
+// startTx begins serializing port pi's head packet.
+func (s *sim) startTx(pi int) {
+	p := &s.ports[pi]
+	pk := p.q[p.head]
+	p.busy = true
+	if pk.kind == pktData {
+		s.stats.queued(s, s.now-pk.enq)
+	}
+	s.q.push(event{at: s.now + s.cfg.serPs(int(pk.size)), kind: evPortFree, idx: int32(pi)})
+}
+
+func (s *sim) portFree(pi int) {
+	p := &s.ports[pi]
+	pk := p.pop()
+	p.bytes -= int(pk.size)
+	s.buffer -= int(pk.size)
+	if s.inWindow() {
+		p.txBytes += int64(pk.size)
+	}
+	s.q.push(event{at: s.now + s.cfg.PropNs*1000, kind: evHostArrive, pkt: pk})
+	p.busy = false
+	if p.len() > 0 {
+		s.startTx(pi)
+	}
+}
+
+// cnpIntervalPs is the least time between two CNPs of one flow (DCQCN's 50 µs).
+const cnpIntervalPs = 50_000_000
+
+func (s *sim) hostArrive(pk packet) {
+	f := &s.flows[pk.flow]
+	switch pk.kind {
+	case pktData:
+		f.delivered += int64(pk.size)
+		if int(pk.flow) == s.scen.Long {
+			s.stats.longBins[s.now/longBinPs] += int64(pk.size)
+		}
+		if s.inWindow() {
+			f.inWindow += int64(pk.size)
+		}
+		if f.Bytes > 0 && f.delivered >= f.Bytes && f.finished < 0 {
+			f.finished = s.now
+		}
+		if pk.ecn && s.now-f.lastCNP >= cnpIntervalPs {
+			f.lastCNP = s.now
+			s.control(packet{kind: pktCNP, flow: pk.flow, size: int32(s.cfg.ProbeBytes), dst: int32(f.Src)})
+		}
+	case pktProbe:
+		s.control(packet{kind: pktReply, flow: pk.flow, size: int32(s.cfg.ProbeBytes), dst: int32(f.Src), sent: pk.sent})
+	case pktReply:
+		rtt := (s.now - pk.sent) / 1000
+		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvRTT, RTTNs: uint32(min(rtt, 1<<32-1))})
+	case pktCNP:
+		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvCNP})
+	}
+}
+
+// control sends a control packet (probe reply, CNP) from the receiver: it takes its
+// serialization and the link's propagation, but not a turn in the receiver's data scheduler.
+func (s *sim) control(pk packet) {
+	s.q.push(event{at: s.now + s.cfg.serPs(int(pk.size)) + s.cfg.PropNs*1000, kind: evSwitchArrive, pkt: pk})
+}
+
+func (s *sim) timer(i int) {
+	f := &s.flows[i]
+	if f.Bytes > 0 && f.finished >= 0 {
+		return
+	}
+	s.ccEvent(i, nicsdk.Event{Type: nicsdk.EvTX, TxBytes: f.sinceTick})
+	f.sinceTick = 0
+	s.q.push(event{at: s.now + s.ctrl.TimerNs()*1000, kind: evTimer, idx: int32(i)})
+}
+
+// ccEvent hands a CC event of flow i to its sender NIC's engine.
+func (s *sim) ccEvent(i int, ev nicsdk.Event) {
+	ev.TimestampNs = uint64(s.now / 1000)
+	ev.FlowID = uint32(i)
+	e := &s.hosts[s.flows[i].Src].engine
+	switch {
+	case e.busy < e.threads:
+		s.decide(i, ev)
+	case e.waiting() < e.depth:
+		e.enqueue(pending{flow: int32(i), ev: ev})
+	default:
+		e.dropped++
+		if s.inWindow() {
+			s.stats.engineDropped++
+		}
+	}
+}
+
+// decide runs the controller on one event: the flow's context changes now, its rate when the
+// decision's latency has passed.
+func (s *sim) decide(i int, ev nicsdk.Event) {
+	f := &s.flows[i]
+	e := &s.hosts[f.Src].engine
+	rate, lat, err := s.ctrl.Decide(ev, &f.ctx)
+	if err != nil {
+		s.err = fmt.Errorf("%w: flow %d at %.3f µs (%s event): %v", ErrStopped, i, float64(s.now)/1e6, ev.Type, err)
+		return
+	}
+	if lat <= 0 {
+		lat = s.cfg.LatencyNs * 1000
+	}
+	e.busy++
+	e.handled++
+	if s.inWindow() {
+		s.stats.decisions++
+	}
+	s.q.push(event{at: s.now + lat, kind: evDecisionDone, idx: int32(i), rate: rate})
+}
+
+func (s *sim) decisionDone(i int, rate uint32) {
+	f := &s.flows[i]
+	e := &s.hosts[f.Src].engine
+	e.busy--
+	if rate != f.rate {
+		f.rate = min(max(rate, 1), nicsdk.LineRate)
+		// The burst in flight keeps its pace; the next is due at the new rate.
+		f.next = max(s.now, f.lastStart+s.gapPs(f.lastBurst, f.rate))
+		s.ready(i)
+	}
+	if e.waiting() > 0 {
+		p := e.dequeue()
+		s.decide(int(p.flow), p.ev)
+	}
+}
