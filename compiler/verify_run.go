@@ -1,0 +1,243 @@
+package compiler
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// Verify's runs: the host driver builds over a batch of calls (runDriver) and fwsim over the
+// same calls (verifier.fwsim), and the byte encodings both read.
+
+// eventResult is what one handler call produced.
+type eventResult struct {
+	rate uint32
+	ctx  nicsdk.FlowCtx
+}
+
+func (r eventResult) output() CallOutput { return CallOutput{int64(r.rate), r.ctx[:]} }
+
+func writeWords(b *bytes.Buffer, ws []uint32) {
+	for _, w := range ws {
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatUint(uint64(w), 10))
+	}
+}
+
+func wordBytes(w []uint32) []byte {
+	b := make([]byte, 4*len(w))
+	for i, v := range w {
+		binary.LittleEndian.PutUint32(b[4*i:], v)
+	}
+	return b
+}
+
+func int32Bytes(x []int32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+	}
+	return b
+}
+
+// sampleIdx is the indices in longest, then every stride-th index, up to limit in all.
+func sampleIdx(n int, longest []int, limit int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, i := range longest {
+		if !seen[i] && len(out) < limit {
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	stride := max(1, n/max(1, limit-len(out)))
+	for i := 0; i < n && len(out) < limit; i += stride {
+		if !seen[i] {
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// runDriver runs a host build once over a batch and parses its output: one y (and
+// stateWords words of new state) per policy vector, then a rate and a context per event. Any
+// output on stderr (a UBSan report) or a non-zero exit is an error.
+func runDriver(bin string, in []byte, nPolicy, stateWords, nEvents int) ([]int32, [][]uint32, []uint32, []nicsdk.FlowCtx, error) {
+	cmd := exec.Command(bin)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if msg := strings.TrimSpace(errOut.String()); err != nil || msg != "" {
+		if msg == "" {
+			msg = "no message"
+		}
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i] + " ..."
+		}
+		return nil, nil, nil, nil, fmt.Errorf("%s: %v: %s", bin, err, msg)
+	}
+	ys := make([]int32, 0, nPolicy)
+	var sts [][]uint32
+	rates := make([]uint32, 0, nEvents)
+	ctxs := make([]nicsdk.FlowCtx, 0, nEvents)
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		f := strings.Fields(sc.Text())
+		if line <= nPolicy {
+			if len(f) != 1+stateWords {
+				return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %q, want %d values", bin, line, sc.Text(), 1+stateWords)
+			}
+			v, err := strconv.ParseInt(f[0], 10, 32)
+			if err != nil {
+				return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
+			}
+			ys = append(ys, int32(v))
+			var st []uint32
+			for _, w := range f[1:] {
+				u, err := strconv.ParseUint(w, 10, 32)
+				if err != nil {
+					return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
+				}
+				st = append(st, uint32(u))
+			}
+			sts = append(sts, st)
+			continue
+		}
+		if len(f) != 1+nicsdk.CtxWords {
+			return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %q, want a rate and %d context words", bin, line, sc.Text(), nicsdk.CtxWords)
+		}
+		var w [1 + nicsdk.CtxWords]uint32
+		for i, s := range f {
+			v, err := strconv.ParseUint(s, 10, 32)
+			if err != nil {
+				return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
+			}
+			w[i] = uint32(v)
+		}
+		rates = append(rates, w[0])
+		ctxs = append(ctxs, nicsdk.FlowCtx(w[1:]))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if len(ys) != nPolicy || len(rates) != nEvents {
+		return nil, nil, nil, nil, fmt.Errorf("%s: %d output lines, want %d", bin, line, nPolicy+nEvents)
+	}
+	return ys, sts, rates, ctxs, nil
+}
+
+type fwOut struct {
+	ys                          []int32
+	sts                         [][]uint32
+	rates                       []uint32
+	ctxs                        []nicsdk.FlowCtx
+	policyCycles, eventCycles   []uint64
+	longestPolicy, longestEvent []int // indices of the longest calls
+}
+
+// fwsim runs a batch on the firmware in the emulator: the policy vectors through
+// nicc_policy, or each sequence through nicc_on_event with its flow context kept in
+// emulator memory across the sequence's calls, as on the engine.
+func (v *verifier) fwsim(pvs []policyVec, seqs []sequence) (fwOut, error) {
+	var o fwOut
+	m, vr := v.m, v.vr
+	tick := func() {
+		v.done++
+		if v.done%4096 == 0 {
+			v.c.progress("verify", v.done, v.total)
+		}
+	}
+	for i, p := range pvs {
+		if err := m.WriteBytes(v.xAddr, int32Bytes(p.x)); err != nil {
+			return o, err
+		}
+		var r fwsim.Result
+		var err error
+		if p.state != nil {
+			if err := m.WriteBytes(v.stAddr, wordBytes(p.state)); err != nil {
+				return o, err
+			}
+			r, err = m.Call(EntryPolicy, v.xAddr, v.stAddr)
+		} else {
+			r, err = m.Call(EntryPolicy, v.xAddr)
+		}
+		if err != nil {
+			return o, fmt.Errorf("%s faulted on vector %d (%s), x = %v, state %v: %w", EntryPolicy, v.nPolicy+i+1, p.kind, p.x, p.state, err)
+		}
+		var st []uint32
+		if p.state != nil {
+			b := make([]byte, 4*len(p.state))
+			if err := m.ReadBytes(v.stAddr, b); err != nil {
+				return o, err
+			}
+			for k := range p.state {
+				st = append(st, binary.LittleEndian.Uint32(b[4*k:]))
+			}
+		}
+		o.sts = append(o.sts, st)
+		o.ys = append(o.ys, int32(uint32(r.A0)))
+		o.policyCycles = append(o.policyCycles, r.Cycles)
+		vr.MaxPolicyCycles = max(vr.MaxPolicyCycles, r.Cycles)
+		tick()
+	}
+	o.longestPolicy = longest(o.policyCycles, 64)
+	buf := make([]byte, nicsdk.CtxBytes)
+	for si, s := range seqs {
+		if err := m.WriteBytes(v.ctxAddr, s.start.Bytes()); err != nil {
+			return o, err
+		}
+		for ei, e := range s.events {
+			if err := m.WriteBytes(v.evAddr, e.ev.Bytes()); err != nil {
+				return o, err
+			}
+			r, err := m.Call(EntryHandler, v.evAddr, v.ctxAddr)
+			if err != nil {
+				return o, fmt.Errorf("%s faulted on event %d of sequence %d (%+v, context before %v): %w",
+					EntryHandler, ei+1, v.nSeqs+si+1, e.ev, e.before, err)
+			}
+			if err := m.ReadBytes(v.ctxAddr, buf); err != nil {
+				return o, err
+			}
+			ctx, _ := nicsdk.ParseFlowCtx(buf)
+			o.rates = append(o.rates, uint32(r.A0))
+			o.ctxs = append(o.ctxs, ctx)
+			o.eventCycles = append(o.eventCycles, r.Cycles)
+			vr.MaxCycles = max(vr.MaxCycles, r.Cycles)
+			tick()
+		}
+	}
+	o.longestEvent = longest(o.eventCycles, 64)
+	return o, nil
+}
+
+// longest is the indices of the k largest values.
+func longest(v []uint64, k int) []int {
+	idx := make([]int, len(v))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case v[a] > v[b]:
+			return -1
+		case v[a] < v[b]:
+			return 1
+		}
+		return 0
+	})
+	return idx[:min(k, len(idx))]
+}
