@@ -125,7 +125,7 @@ func buildCases() ([]genCase, error) {
 	if err != nil {
 		return nil, err
 	}
-	rlcc, err := quantize.Trees(xgb, rlccQ16(xgb.Inputs), quantize.Options{})
+	rlcc, err := quantize.Trees(xgb, rlccQ16(xgb.Inputs), quantize.TreeOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -141,19 +141,19 @@ func buildCases() ([]genCase, error) {
 	if err != nil {
 		return nil, err
 	}
-	bc, err := quantize.Trees(lgb, ins, quantize.Options{})
+	bc, err := quantize.Trees(lgb, ins, quantize.TreeOptions{})
 	if err != nil {
 		return nil, err
 	}
 	obl, err := quantize.Trees(obliviousModel(), []quantize.Input{
 		{Name: "a", Frac: 8, Min: -512, Max: 512}, {Name: "b", Frac: 8, Min: -512, Max: 512}, {Name: "c", Frac: 12, Min: 0, Max: 4096},
-	}, quantize.Options{})
+	}, quantize.TreeOptions{})
 	if err != nil {
 		return nil, err
 	}
 	wide, err := quantize.Trees(wideModel(), []quantize.Input{
 		{Name: "big", Frac: 0, Min: math.MinInt32, Max: math.MaxInt32}, {Name: "q16", Frac: 16, Min: -65536, Max: 65536},
-	}, quantize.Options{Clamp: true, ClampMin: -256 << 16, ClampMax: 256 << 16})
+	}, quantize.TreeOptions{Clamp: true, ClampMin: -256 << 16, ClampMax: 256 << 16})
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func namedTrees(t testing.TB, name string, inputs [2]string) *quantize.TreeIR {
 			{Leaf: true, Value: 0.5}, {Leaf: true, Value: 2},
 		}}}}}
 	ins := []quantize.Input{{Name: inputs[0], Frac: 16, Min: -1 << 20, Max: 1 << 20}, {Name: inputs[1], Frac: 16, Min: -1 << 20, Max: 1 << 20}}
-	ir, err := quantize.Trees(m, ins, quantize.Options{})
+	ir, err := quantize.Trees(m, ins, quantize.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

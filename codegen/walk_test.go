@@ -17,7 +17,7 @@ func walkIR(t *testing.T, trees, depth int) *quantize.TreeIR {
 	for i, name := range m.Inputs {
 		ins[i] = quantize.Input{Name: name, Frac: 12, Min: -4137, Max: 4137}
 	}
-	ir, err := quantize.Trees(m, ins, quantize.Options{})
+	ir, err := quantize.Trees(m, ins, quantize.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

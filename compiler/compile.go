@@ -428,7 +428,7 @@ func (c *compilation) quantize() error {
 	if len(inputs) != n {
 		return fmt.Errorf("internal error: %d input formats for %d inputs", len(inputs), n)
 	}
-	ir, err := quantize.Trees(m, inputs, quantize.Options{OutFrac: quantize.DefaultOutFrac})
+	ir, err := quantize.Trees(m, inputs, quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.opt.Model, err)
 	}

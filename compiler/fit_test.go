@@ -24,7 +24,7 @@ func q12(t *testing.T, m *model.Model) *quantize.TreeIR {
 	for i, name := range m.Inputs {
 		ins[i] = quantize.Input{Name: name, Frac: 12, Min: -4137, Max: 4137}
 	}
-	ir, err := quantize.Trees(m, ins, quantize.Options{})
+	ir, err := quantize.Trees(m, ins, quantize.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -287,7 +287,7 @@ func OpenCompiled(dir, modelPath string) (*Compiled, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	h, err := quantize.ModelHash(c.m)
+	h, err := model.Hash(c.m)
 	if err != nil {
 		return nil, model.InFile(modelPath, err)
 	}
@@ -318,7 +318,7 @@ func (c *compilation) requantize(g *GoldenInfo, inputs []quantize.Input) error {
 		if c.m.Ensemble == nil {
 			return fmt.Errorf("model %s is not a tree ensemble", c.m.Name)
 		}
-		ir, err := quantize.Trees(c.m, inputs, quantize.Options{OutFrac: quantize.DefaultOutFrac})
+		ir, err := quantize.Trees(c.m, inputs, quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
 		if err != nil {
 			return err
 		}

@@ -227,7 +227,7 @@ func TestGridExact(t *testing.T) {
 		if splits == 0 {
 			t.Fatal("no splits")
 		}
-		ir, err := quantize.Trees(m, grid, quantize.Options{})
+		ir, err := quantize.Trees(m, grid, quantize.TreeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,8 @@ package model
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,6 +126,17 @@ func Marshal(m *Model) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// Hash is the hex SHA-256 of m's canonical native JSON (Marshal): a model's identity, which
+// every integer IR built from it records.
+func Hash(m *Model) (string, error) {
+	b, err := Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), nil
 }
 
 // Unmarshal reads the native JSON form and validates it.

@@ -73,14 +73,14 @@ const (
 	MaxFrac = 62
 )
 
-// DefaultOutFrac is the output format when Options.OutFrac is 0: Q16, what the RL-CC handler
+// DefaultOutFrac is the output format when TreeOptions.OutFrac is 0: Q16, what the RL-CC handler
 // takes.
 const DefaultOutFrac = 16
 
 // MaxOutFrac is the most fraction bits an output may have.
 const MaxOutFrac = 30
 
-// DefaultAccFrac is the accumulator's fraction bits when Options.AccFrac is 0: leaves at 2^-24
+// DefaultAccFrac is the accumulator's fraction bits when TreeOptions.AccFrac is 0: leaves at 2^-24
 // resolution, lowered when the proven sum would not fit int64.
 const DefaultAccFrac = 24
 
@@ -118,8 +118,8 @@ func (in Input) String() string {
 	return fmt.Sprintf("%s Q%d raw [%d, %d] = [%g, %g]", in.Name, in.Frac, in.Min, in.Max, in.Value(in.Min), in.Value(in.Max))
 }
 
-// Options control Trees.
-type Options struct {
+// TreeOptions control Trees.
+type TreeOptions struct {
 	// OutFrac is the output's fraction bits, 1..MaxOutFrac: Eval returns the score in
 	// Q(OutFrac). 0 means DefaultOutFrac.
 	OutFrac int
@@ -279,7 +279,7 @@ func ChooseInputs(names []string, lo, hi []float64) ([]Input, error) {
 // model's input order. It fails on a model that is not an ensemble, non-finite values, a
 // LightGBM Zero-missing split the integer test cannot express, and an accumulator or output
 // whose proven range does not fit.
-func Trees(m *model.Model, inputs []Input, opt Options) (*TreeIR, error) {
+func Trees(m *model.Model, inputs []Input, opt TreeOptions) (*TreeIR, error) {
 	return trees(m, inputs, opt)
 }
 

@@ -172,7 +172,7 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 	if err := checkCalib(calib, len(m.Inputs)); err != nil {
 		return nil, err
 	}
-	hash, err := ModelHash(m)
+	hash, err := model.Hash(m)
 	if err != nil {
 		return nil, err
 	}

@@ -258,7 +258,7 @@ func MLP(m *model.Model, inputs []Input, calib [][]float64, opt MLPOptions) (*ML
 	if !(clip > 0) || math.IsInf(clip, 0) {
 		return nil, fmt.Errorf("quantize: tanh clip %v (want > 0)", clip)
 	}
-	hash, err := ModelHash(m)
+	hash, err := model.Hash(m)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,6 @@
 package quantize
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
 
@@ -53,24 +51,14 @@ func checkInputs(m *model.Model, inputs []Input) error {
 	return nil
 }
 
-// ModelHash is the hex SHA-256 of m's canonical native JSON (model.Marshal).
-func ModelHash(m *model.Model) (string, error) {
-	b, err := model.Marshal(m)
-	if err != nil {
-		return "", err
-	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:]), nil
-}
-
-func trees(m *model.Model, inputs []Input, opt Options) (*TreeIR, error) {
+func trees(m *model.Model, inputs []Input, opt TreeOptions) (*TreeIR, error) {
 	if m == nil || m.Ensemble == nil {
 		return nil, fmt.Errorf("quantize: Trees needs a tree ensemble")
 	}
 	if err := checkInputs(m, inputs); err != nil {
 		return nil, err
 	}
-	hash, err := ModelHash(m) // validates: no NaN or Inf threshold, leaf or base
+	hash, err := model.Hash(m) // validates: no NaN or Inf threshold, leaf or base
 	if err != nil {
 		return nil, fmt.Errorf("quantize: %w", err)
 	}

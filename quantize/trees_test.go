@@ -230,7 +230,7 @@ func TestCatBoostGT(t *testing.T) {
 			}},
 		}}}
 	ins := []quantize.Input{{Name: "a", Frac: 6, Min: -128, Max: 127}, {Name: "b", Frac: 7, Min: -200, Max: 200}}
-	ir, err := quantize.Trees(m, ins, quantize.Options{})
+	ir, err := quantize.Trees(m, ins, quantize.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestChooseInputs(t *testing.T) {
 
 func TestModelHash(t *testing.T) {
 	m := load(t, "../testdata/models/rlcc_xgb.json", xgboost.Parse)
-	ir, err := quantize.Trees(m, rlccQ16(m.Inputs), quantize.Options{})
+	ir, err := quantize.Trees(m, rlccQ16(m.Inputs), quantize.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestModelHash(t *testing.T) {
 		t.Errorf("hash %s, want %s", ir.ModelHash, want)
 	}
 	// Same input, same IR text.
-	ir2, err := quantize.Trees(m, rlccQ16(m.Inputs), quantize.Options{})
+	ir2, err := quantize.Trees(m, rlccQ16(m.Inputs), quantize.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func TestModelHash(t *testing.T) {
 func TestGoldenVsFloat(t *testing.T) {
 	for _, s := range shippedModels(t) {
 		t.Run(s.name, func(t *testing.T) {
-			ir, err := quantize.Trees(s.m, s.formats(t), quantize.Options{})
+			ir, err := quantize.Trees(s.m, s.formats(t), quantize.TreeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -453,7 +453,7 @@ func TestOverflow(t *testing.T) {
 	// 2^40 per leaf: Q24 would need 2^64, so the automatic choice lowers the fraction bits
 	// until the sum fits int64 (and the output must then be clamped to fit int32).
 	big := ensemble(0, stump(0, 0, model.CmpLT, 0x1p40, -0x1p40), stump(0, 0.5, model.CmpLT, 0x1p40, -0x1p40))
-	ir, err := quantize.Trees(big, q16, quantize.Options{Clamp: true, ClampMin: -65536, ClampMax: 65536})
+	ir, err := quantize.Trees(big, q16, quantize.TreeOptions{Clamp: true, ClampMin: -65536, ClampMax: 65536})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,16 +464,16 @@ func TestOverflow(t *testing.T) {
 		t.Errorf("clamped output %d, want 65536", y)
 	}
 	// An explicit frac that does not fit is an error, not a silent change.
-	if _, err := quantize.Trees(big, q16, quantize.Options{AccFrac: 24, Clamp: true, ClampMax: 1}); err == nil || !strings.Contains(err.Error(), "int64") {
+	if _, err := quantize.Trees(big, q16, quantize.TreeOptions{AccFrac: 24, Clamp: true, ClampMax: 1}); err == nil || !strings.Contains(err.Error(), "int64") {
 		t.Errorf("explicit Q24: err = %v, want an int64 overflow", err)
 	}
 	// Without a clamp the score range must fit int32 at Q16.
-	if _, err := quantize.Trees(big, q16, quantize.Options{}); err == nil || !strings.Contains(err.Error(), "does not fit int32") {
+	if _, err := quantize.Trees(big, q16, quantize.TreeOptions{}); err == nil || !strings.Contains(err.Error(), "does not fit int32") {
 		t.Errorf("unclamped: err = %v", err)
 	}
 	// Leaves no fraction bits can hold: refused.
 	huge := ensemble(0, stump(0, 0, model.CmpLT, 1e30, -1e30))
-	if _, err := quantize.Trees(huge, q16, quantize.Options{Clamp: true}); err == nil || !strings.Contains(err.Error(), "does not fit int64") {
+	if _, err := quantize.Trees(huge, q16, quantize.TreeOptions{Clamp: true}); err == nil || !strings.Contains(err.Error(), "does not fit int64") {
 		t.Errorf("1e30 leaf: err = %v", err)
 	}
 	// Many trees: the partial sums, not each leaf, overflow.
@@ -481,7 +481,7 @@ func TestOverflow(t *testing.T) {
 	for range 64 {
 		ts = append(ts, stump(0, 0, model.CmpLT, 0x1p36, 0x1p36))
 	}
-	if _, err := quantize.Trees(ensemble(0, ts...), q16, quantize.Options{AccFrac: 24, Clamp: true}); err == nil || !strings.Contains(err.Error(), "overflows int64") {
+	if _, err := quantize.Trees(ensemble(0, ts...), q16, quantize.TreeOptions{AccFrac: 24, Clamp: true}); err == nil || !strings.Contains(err.Error(), "overflows int64") {
 		t.Errorf("64 trees of 2^36: err = %v", err)
 	}
 }
@@ -489,7 +489,7 @@ func TestOverflow(t *testing.T) {
 func TestAccWidth(t *testing.T) {
 	// Within int32 at Q24: |score| < 128 (including the rounding addend).
 	small := ensemble(0.5, stump(0, 0, model.CmpLT, 1, -1), stump(0, 0.25, model.CmpLE, 2, -3))
-	ir, err := quantize.Trees(small, q16, quantize.Options{})
+	ir, err := quantize.Trees(small, q16, quantize.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +500,7 @@ func TestAccWidth(t *testing.T) {
 		t.Errorf("out %+v", ir.Out)
 	}
 	wide := ensemble(0, stump(0, 0, model.CmpLT, 100, -100), stump(0, 0.25, model.CmpLE, 100, -100))
-	if ir, err = quantize.Trees(wide, q16, quantize.Options{}); err != nil || ir.AccBits != 64 {
+	if ir, err = quantize.Trees(wide, q16, quantize.TreeOptions{}); err != nil || ir.AccBits != 64 {
 		t.Errorf("score up to 200 in Q24: int%d, %v; want int64", ir.AccBits, err)
 	}
 }
@@ -530,7 +530,7 @@ func TestFolding(t *testing.T) {
 		}},
 		stump(0, -3, model.CmpLE, 7, 0.5),
 	)
-	ir, err := quantize.Trees(m, q16, quantize.Options{})
+	ir, err := quantize.Trees(m, q16, quantize.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,11 +551,11 @@ func TestMissingZero(t *testing.T) {
 	tree := stump(0, 0.5, model.CmpLE, 1, 2)
 	tree.Nodes[0].Missing = model.MissingZero
 	tree.Nodes[0].DefaultLeft = false // 0 <= 0.5 would go left: no threshold expresses it
-	if _, err := quantize.Trees(ensemble(0, tree), q16, quantize.Options{}); err == nil || !strings.Contains(err.Error(), "missing type Zero") {
+	if _, err := quantize.Trees(ensemble(0, tree), q16, quantize.TreeOptions{}); err == nil || !strings.Contains(err.Error(), "missing type Zero") {
 		t.Errorf("err = %v, want a Zero-missing refusal", err)
 	}
 	tree.Nodes[0].DefaultLeft = true // agrees with the threshold: fine
-	ir, err := quantize.Trees(ensemble(0, tree), q16, quantize.Options{})
+	ir, err := quantize.Trees(ensemble(0, tree), q16, quantize.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,12 +563,12 @@ func TestMissingZero(t *testing.T) {
 	// Zero not in range: fine either way.
 	tree.Nodes[0].DefaultLeft = false
 	pos := []quantize.Input{{Name: "x", Frac: 16, Min: 1, Max: 65536}}
-	if _, err := quantize.Trees(ensemble(0, tree), pos, quantize.Options{}); err != nil {
+	if _, err := quantize.Trees(ensemble(0, tree), pos, quantize.TreeOptions{}); err != nil {
 		t.Error(err)
 	}
 	// Default directions of NaN-missing splits are ignored: int32 inputs are never NaN.
 	tree.Nodes[0].Missing = model.MissingNaN
-	if _, err := quantize.Trees(ensemble(0, tree), q16, quantize.Options{}); err != nil {
+	if _, err := quantize.Trees(ensemble(0, tree), q16, quantize.TreeOptions{}); err != nil {
 		t.Error(err)
 	}
 }
@@ -580,17 +580,17 @@ func TestBadInput(t *testing.T) {
 	for name, c := range map[string]struct {
 		m   *model.Model
 		ins []quantize.Input
-		opt quantize.Options
+		opt quantize.TreeOptions
 	}{
-		"nan threshold": {nan, q16, quantize.Options{}},
-		"inf leaf":      {inf, q16, quantize.Options{}},
-		"no formats":    {ok, nil, quantize.Options{}},
-		"empty range":   {ok, []quantize.Input{{Frac: 1, Min: 2, Max: 1}}, quantize.Options{}},
-		"frac":          {ok, []quantize.Input{{Frac: 99}}, quantize.Options{}},
-		"out frac":      {ok, q16, quantize.Options{OutFrac: 31}},
-		"acc frac":      {ok, q16, quantize.Options{OutFrac: 20, AccFrac: 18}},
-		"clamp":         {ok, q16, quantize.Options{Clamp: true, ClampMin: 1}},
-		"network":       {&model.Model{Inputs: []string{"x"}}, q16, quantize.Options{}},
+		"nan threshold": {nan, q16, quantize.TreeOptions{}},
+		"inf leaf":      {inf, q16, quantize.TreeOptions{}},
+		"no formats":    {ok, nil, quantize.TreeOptions{}},
+		"empty range":   {ok, []quantize.Input{{Frac: 1, Min: 2, Max: 1}}, quantize.TreeOptions{}},
+		"frac":          {ok, []quantize.Input{{Frac: 99}}, quantize.TreeOptions{}},
+		"out frac":      {ok, q16, quantize.TreeOptions{OutFrac: 31}},
+		"acc frac":      {ok, q16, quantize.TreeOptions{OutFrac: 20, AccFrac: 18}},
+		"clamp":         {ok, q16, quantize.TreeOptions{Clamp: true, ClampMin: 1}},
+		"network":       {&model.Model{Inputs: []string{"x"}}, q16, quantize.TreeOptions{}},
 	} {
 		if _, err := quantize.Trees(c.m, c.ins, c.opt); err == nil {
 			t.Errorf("%s: no error", name)
@@ -613,7 +613,7 @@ func TestObliviousTable(t *testing.T) {
 	}
 	m := &model.Model{Format: model.Format, Inputs: []string{"a", "b"}, Ensemble: &model.Ensemble{Trees: []model.Tree{{Nodes: nodes}}}}
 	ins := []quantize.Input{{Name: "a", Frac: 4, Min: -20, Max: 20}, {Name: "b", Frac: 4, Min: -20, Max: 20}}
-	ir, err := quantize.Trees(m, ins, quantize.Options{})
+	ir, err := quantize.Trees(m, ins, quantize.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -667,7 +667,7 @@ func TestFloat32Boundary(t *testing.T) {
 
 func TestEdgeValues(t *testing.T) {
 	m := ensemble(0, stump(0, 0.5, model.CmpLT, 1, -1), stump(0, -1.5, model.CmpLE, 1, -1), stump(0, 0.5, model.CmpLE, 1, 2))
-	ir, err := quantize.Trees(m, []quantize.Input{{Name: "x", Frac: 1, Min: -3, Max: 3}}, quantize.Options{})
+	ir, err := quantize.Trees(m, []quantize.Input{{Name: "x", Frac: 1, Min: -3, Max: 3}}, quantize.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -687,7 +687,7 @@ func TestBreastCancerFidelity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ir, err := quantize.Trees(m, ins, quantize.Options{})
+	ir, err := quantize.Trees(m, ins, quantize.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/model"
-	"github.com/nicc-dev/nicc/quantize"
 )
 
 // DefaultFunc is Net's entry point when Options.Func is empty.
@@ -59,7 +58,7 @@ func Net(m *model.Model, opt Options) (*codegen.Files, error) {
 	if m == nil || len(m.Layers) == 0 || m.Ensemble != nil {
 		return nil, fmt.Errorf("softfloat: Net needs a dense or LSTM network")
 	}
-	hash, err := quantize.ModelHash(m) // validates shapes and finiteness
+	hash, err := model.Hash(m) // validates shapes and finiteness
 	if err != nil {
 		return nil, fmt.Errorf("softfloat: %w", err)
 	}

@@ -1,0 +1,226 @@
+// Package nicc_test holds the architecture test: the rules of docs/ARCHITECTURE.md ("Allowed
+// imports", sizes) checked against the code with `go list` and go/ast.
+package nicc_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/nicc-dev/nicc"
+
+// allowedImports is, for each package of ours, the packages of ours its non-test files may
+// import (docs/ARCHITECTURE.md, "Allowed imports"). A package missing here fails the test:
+// a new package takes its place in the table, and in the document, on purpose.
+var allowedImports = map[string][]string{
+	"cmd/nicc":           {"compiler", "model/formats"},
+	"compiler":           belowCompiler,
+	"distill":            {"model", "quantize", "rlcc"},
+	"quantize":           {"model", "rlcc"},
+	"codegen":            {"quantize"},
+	"internal/softfloat": {"model", "codegen"},
+	"rlcc":               {"nicsdk"},
+	"nicsdk":             nil,
+	"fwsim":              {"fwsim/trap"},
+	"fwsim/trap":         nil,
+	"model":              nil,
+	"model/onnx":         {"model"},
+	"model/xgboost":      {"model"},
+	"model/lightgbm":     {"model"},
+	"model/formats":      {"model", "model/onnx", "model/xgboost", "model/lightgbm"},
+	"model/modeltest":    {"model"},
+	"netsim":             {"rlcc", "nicsdk"},
+}
+
+// belowCompiler is every package of ours but the CLI and compiler itself.
+var belowCompiler = []string{"codegen", "distill", "fwsim", "fwsim/trap", "internal/softfloat", "model", "model/formats",
+	"model/lightgbm", "model/modeltest", "model/onnx", "model/xgboost", "netsim", "nicsdk", "quantize", "rlcc"}
+
+// listedPackage is what `go list -json` says of one package that the test uses.
+type listedPackage struct {
+	ImportPath   string
+	Dir          string
+	GoFiles      []string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+func goList(t *testing.T) []listedPackage {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	out, err := exec.Command(goBin, "list", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []listedPackage
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p listedPackage
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages; expected the whole module", len(pkgs))
+	}
+	return pkgs
+}
+
+// ours is the module-relative paths of the imports that are packages of this module.
+func ours(imports []string) []string {
+	var rel []string
+	for _, imp := range imports {
+		if r, ok := strings.CutPrefix(imp, module+"/"); ok {
+			rel = append(rel, r)
+		}
+	}
+	return rel
+}
+
+func rel(p listedPackage) string {
+	if p.ImportPath == module {
+		return "."
+	}
+	return strings.TrimPrefix(p.ImportPath, module+"/")
+}
+
+// TestAllowedImports: every package's non-test imports are within its allowed set.
+func TestAllowedImports(t *testing.T) {
+	for _, p := range goList(t) {
+		name := rel(p)
+		if name == "." {
+			continue // this test
+		}
+		allowed, known := allowedImports[name]
+		if !known {
+			t.Errorf("%s: not in allowedImports; add it here and to docs/ARCHITECTURE.md's table", name)
+			continue
+		}
+		for _, imp := range ours(p.Imports) {
+			if !slices.Contains(allowed, imp) {
+				t.Errorf("%s imports %s; allowed: %v", name, imp, allowed)
+			}
+		}
+	}
+}
+
+// TestTestsStayOnTheirFloor: a package's tests never import a package that depends on it
+// (codegen's tests never import compiler, quantize's never import distill, and so on).
+func TestTestsStayOnTheirFloor(t *testing.T) {
+	pkgs := goList(t)
+	deps := map[string][]string{}
+	for _, p := range pkgs {
+		deps[rel(p)] = ours(p.Imports)
+	}
+	for _, p := range pkgs {
+		name := rel(p)
+		for _, imp := range ours(append(slices.Clone(p.TestImports), p.XTestImports...)) {
+			if imp != name && dependsOn(deps, imp, name) {
+				t.Errorf("%s's tests import %s, which depends on %s", name, imp, name)
+			}
+		}
+	}
+}
+
+// dependsOn says whether from reaches to through non-test imports.
+func dependsOn(deps map[string][]string, from, to string) bool {
+	seen := map[string]bool{}
+	var walk func(string) bool
+	walk = func(p string) bool {
+		if p == to {
+			return true
+		}
+		if seen[p] {
+			return false
+		}
+		seen[p] = true
+		return slices.ContainsFunc(deps[p], walk)
+	}
+	return walk(from)
+}
+
+// The size rules: no non-test Go file over maxFileLines lines, no function over maxFuncLines
+// except fwsim's decode and execute switches.
+const (
+	maxFileLines = 800
+	maxFuncLines = 150
+)
+
+var longFuncsAllowed = map[string]bool{"fwsim.run": true, "fwsim.decode32": true}
+
+func TestSizes(t *testing.T) {
+	for _, p := range goList(t) {
+		for _, f := range p.GoFiles {
+			path := filepath.Join(p.Dir, f)
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			short := rel(p) + "/" + f
+			if n := bytes.Count(src, []byte("\n")); n > maxFileLines {
+				t.Errorf("%s: %d lines, over %d: split it by job", short, n, maxFileLines)
+			}
+			for _, fn := range longFuncs(t, path, src) {
+				if !longFuncsAllowed[filepath.Base(p.ImportPath)+"."+fn.name] {
+					t.Errorf("%s: func %s is %d lines, over %d", short, fn.name, fn.lines, maxFuncLines)
+				}
+			}
+		}
+	}
+}
+
+type funcSize struct {
+	name  string
+	lines int
+}
+
+func longFuncs(t *testing.T, path string, src []byte) []funcSize {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var long []funcSize
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
+		if n > maxFuncLines {
+			long = append(long, funcSize{fd.Name.Name, n})
+		}
+	}
+	sort.Slice(long, func(i, j int) bool { return long[i].name < long[j].name })
+	return long
+}
+
+// TestDependsOn keeps the floor check honest: it must see compiler above codegen and not
+// below it.
+func TestDependsOn(t *testing.T) {
+	deps := map[string][]string{"compiler": {"codegen"}, "codegen": {"quantize"}, "quantize": {"model"}}
+	for _, c := range []struct {
+		from, to string
+		want     bool
+	}{{"compiler", "model", true}, {"codegen", "compiler", false}, {"model", "quantize", false}} {
+		if got := dependsOn(deps, c.from, c.to); got != c.want {
+			t.Errorf("dependsOn(%s, %s) = %v, want %v", c.from, c.to, got, c.want)
+		}
+	}
+}
