@@ -15,10 +15,10 @@ import (
 //	int32_t Func(const int32_t *x, uint32_t *state)
 //
 // state points at ir.StateWords() words holding h then c as int8 bytes, which the call reads
-// and replaces. It returns y in Q(OutFrac), or with fold (256 entries, one per output grid
-// value, e.g. the RL-CC multipliers of the output table's y) fold's entry instead. It computes
-// exactly what quantize.LSTMIR.Step does.
-func LSTM(ir *quantize.LSTMIR, opt Options, fold []uint32) (*Files, error) {
+// and replaces. It returns y in Q(OutFrac), or with ir.Fold (the RL-CC multiplier of each
+// output grid value) the fold's entry instead. It computes exactly what quantize.LSTMIR.Call
+// does.
+func LSTM(ir *quantize.LSTMIR, opt Options) (*Files, error) {
 	fn, err := entryName(opt)
 	if err != nil {
 		return nil, err
@@ -29,10 +29,10 @@ func LSTM(ir *quantize.LSTMIR, opt Options, fold []uint32) (*Files, error) {
 	if err := checkLSTM(ir); err != nil {
 		return nil, err
 	}
-	if fold != nil && len(fold) != 256 {
-		return nil, fmt.Errorf("codegen: a folded output table has 256 entries, not %d", len(fold))
+	if ir.Fold != nil && len(ir.Fold) != 256 {
+		return nil, fmt.Errorf("codegen: a folded output table has 256 entries, not %d", len(ir.Fold))
 	}
-	g := &lstmGen{ir: ir, opt: opt, fn: fn, macro: upper(fn), header: fn + ".h", fold: fold}
+	g := &lstmGen{ir: ir, opt: opt, fn: fn, macro: upper(fn), header: fn + ".h", fold: ir.Fold}
 	return &Files{
 		HeaderName: g.header, SourceName: fn + ".c",
 		Header: print(g.lowerHeader()), Source: print(g.lowerSource()),

@@ -84,7 +84,7 @@ func lstmVectors(ir *quantize.LSTMIR, rows [][]float64, n int) []lstmStep {
 // sequences, outputs and states, and the measured cycles stay within the static WCET on dpa.
 func TestLSTMBitExact(t *testing.T) {
 	ir, rows := shippedLSTM(t)
-	f, err := codegen.LSTM(ir, codegen.Options{}, nil)
+	f, err := codegen.LSTM(ir, codegen.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -174,12 +174,6 @@ const (
 	Int8MaxFlips = 0.001
 )
 
-// policyIR is the integer IR verify compares the firmware against: a TreeIR or an MLPIR.
-type policyIR interface {
-	Eval(x []int32) int32
-	OutValue(y int32) float64
-}
-
 // compilation is one run of the pipeline; each stage fills its part.
 type compilation struct {
 	opt    CompileOptions
@@ -193,8 +187,7 @@ type compilation struct {
 	ir         *quantize.TreeIR // tree ensembles
 	mlp        *quantize.MLPIR  // dense networks (Int8)
 	lstm       *quantize.LSTMIR // recurrent networks (Int8)
-	fold       []uint32         // lstm under RL-CC: the multiplier of each output grid value
-	pol        policyIR         // ir or mlp (an LSTM's calls go through goldenStep)
+	pol        quantize.Policy  // the one of ir, mlp and lstm that is set
 	inputs     []quantize.Input // the IR's input formats
 	calib      string           // where the Int8 calibration rows came from
 	calibSet   [][]float64      // the Int8 calibration rows, once read (calibRows)

@@ -54,7 +54,7 @@ func (c *compilation) render(neutral bool) (*rendered, error) {
 	case c.lstm != nil:
 		ir := *c.lstm
 		ir.Name, ir.Inputs = names(ir.Name, ir.Inputs)
-		files, err = codegen.LSTM(&ir, gopt, c.fold)
+		files, err = codegen.LSTM(&ir, gopt)
 		name, hash, kind = ir.Name, ir.ModelHash, "int8 LSTM"
 	case c.mlp != nil:
 		ir := *c.mlp
@@ -72,7 +72,7 @@ func (c *compilation) render(neutral bool) (*rendered, error) {
 	}
 	r := &rendered{policy: files}
 	if c.handler == HandlerRLCC {
-		r.handler = []byte(handlerC(name, hash, kind, files.SourceName, c.params, c.stateWords(), c.fold != nil))
+		r.handler = []byte(handlerC(name, hash, kind, files.SourceName, c.params, c.pol.StateWords(), c.pol.ReturnsMultiplier()))
 	}
 	return r, nil
 }
@@ -126,7 +126,7 @@ func (c *compilation) emit() error {
 		}
 		c.files = append(c.files, n)
 	}
-	driver := []byte(driverC(len(c.inputs), r.policy.HeaderName, c.handler == HandlerRLCC, c.stateWords()))
+	driver := []byte(driverC(len(c.inputs), r.policy.HeaderName, c.handler == HandlerRLCC, c.pol.StateWords()))
 	c.expect[filepath.Join(HostDir, "driver.c")] = driver
 	if err := writeOut(filepath.Join(dir, HostDir, "driver.c"), driver); err != nil {
 		return err

@@ -81,7 +81,7 @@ func NewFirmwareEval(cp *Compiled, rate float64) (*FirmwareEval, error) {
 	if e.xAddr, err = m.Alloc(uint64(4*len(c.inputs)), 16); err != nil {
 		return nil, err
 	}
-	if w := c.stateWords(); w > 0 {
+	if w := c.pol.StateWords(); w > 0 {
 		if e.stAddr, err = m.Alloc(uint64(4*w), 16); err != nil {
 			return nil, err
 		}
@@ -112,10 +112,10 @@ func (e *FirmwareEval) Handler() Handler { return e.c.handler }
 func (e *FirmwareEval) Inputs() []string { return e.c.m.Inputs }
 
 // Stateful reports whether rows are steps of one flow (an LSTM).
-func (e *FirmwareEval) Stateful() bool { return e.c.lstm != nil }
+func (e *FirmwareEval) Stateful() bool { return e.c.pol.StateWords() > 0 }
 
 // Folded reports whether nicc_policy returns the RL-CC multiplier rather than y.
-func (e *FirmwareEval) Folded() bool { return e.c.fold != nil }
+func (e *FirmwareEval) Folded() bool { return e.c.pol.ReturnsMultiplier() }
 
 // Comparable is the float model's output y in what nicc_policy returns: the RL-CC multiplier
 // (rlcc.HandlerMultiplier) when Folded, else y.
@@ -130,15 +130,7 @@ func (e *FirmwareEval) Comparable(y float64) float64 {
 func (e *FirmwareEval) Rate() uint32 { return e.rate }
 
 // Golden names the golden model's evaluator.
-func (e *FirmwareEval) Golden() string {
-	switch {
-	case e.c.lstm != nil:
-		return "quantize.LSTMIR.Step"
-	case e.c.mlp != nil:
-		return "quantize.MLPIR.Eval"
-	}
-	return "quantize.TreeIR.Eval"
-}
+func (e *FirmwareEval) Golden() string { return "quantize." + e.c.pol.Golden() }
 
 // Eval runs one row of the model's inputs. A row with NaN runs the float model alone (see
 // FirmwareRow.Missing).
@@ -173,7 +165,7 @@ func (e *FirmwareEval) Eval(row []float64) (*FirmwareRow, error) {
 		return nil, &CheckError{fmt.Errorf("%s faulted on x = %v: %w", EntryPolicy, out.X, err)}
 	}
 	out.Firmware, out.Cycles = int32(uint32(res.A0)), res.Cycles
-	out.Golden = c.goldenStep(out.X, e.golden)
+	out.Golden = c.pol.Call(out.X, e.golden)
 	out.Agree = out.Golden == out.Firmware
 	if e.stAddr != 0 {
 		b := make([]byte, 4*len(e.fw))
@@ -197,7 +189,7 @@ func (e *FirmwareEval) Eval(row []float64) (*FirmwareRow, error) {
 // holds it, else the model's output (trees: with their transform, as the report's fidelity).
 func (e *FirmwareEval) value(v int32) float64 {
 	switch c := e.c; {
-	case c.fold != nil:
+	case c.pol.ReturnsMultiplier():
 		return float64(v) / nicsdk.Q16One
 	case c.lstm != nil:
 		return c.lstm.OutValue(v)
@@ -207,7 +199,7 @@ func (e *FirmwareEval) value(v int32) float64 {
 
 // multiplier is the RL-CC handler's multiplier for the policy's return v (OnEventEx).
 func (e *FirmwareEval) multiplier(v int32) uint32 {
-	if e.c.fold != nil {
+	if e.c.pol.ReturnsMultiplier() {
 		return uint32(min(max(v, nicsdk.AMin), nicsdk.AMax))
 	}
 	return nicsdk.Multiplier(v)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/model"
-	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
 )
@@ -179,40 +178,11 @@ func (c *compilation) quantizeLSTM(inputs []quantize.Input, calib [][]float64) e
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.opt.Model, err)
 	}
-	c.lstm, c.inputs = ir, ir.Inputs
 	if c.handler == HandlerRLCC {
-		c.fold = make([]uint32, len(ir.OutTable))
-		for k, y := range ir.OutTable {
-			c.fold[k] = nicsdk.Multiplier(y)
-		}
+		ir.FoldRLCC()
 	}
+	c.lstm, c.pol, c.inputs = ir, ir, ir.Inputs
 	return nil
-}
-
-// goldenStep is the golden nicc_policy call: y, or the folded multiplier, and for an LSTM
-// the new state, written over state.
-func (c *compilation) goldenStep(x []int32, state []uint32) int32 {
-	if c.lstm == nil {
-		return c.pol.Eval(x)
-	}
-	return c.foldY(c.lstm.Step(x, state))
-}
-
-// foldY is what the policy returns for an LSTM's y: the multiplier when the action map is
-// folded into the output table, else y.
-func (c *compilation) foldY(y int32) int32 {
-	if c.fold != nil {
-		return int32(nicsdk.Multiplier(y))
-	}
-	return y
-}
-
-// stateWords is how many context words the policy keeps: an LSTM's h and c.
-func (c *compilation) stateWords() int {
-	if c.lstm == nil {
-		return 0
-	}
-	return c.lstm.StateWords()
 }
 
 // calibRows are the Int8 calibration rows: the Calib CSV, or sampled RL-CC states (refused

@@ -447,7 +447,7 @@ func (c *compilation) assemble() (*CompileReport, error) {
 				missing++ // the firmware's inputs are integers: nothing is missing
 				continue
 			}
-			fw.add(c.predict(c.pol.Eval(c.quantizeState(row))) - c.preds[i])
+			fw.add(c.predict(c.pol.Call(c.quantizeState(row), nil)) - c.preds[i])
 			fl.add(c.teacherEval(row) - c.preds[i])
 		}
 		r.Tool = &ToolFidelity{File: c.opt.Predictions, Rows: fw.n, SkippedMissing: missing, Firmware: fw.stats(), Float: fl.stats()}
@@ -719,7 +719,7 @@ func (c *compilation) reportLSTM(r *CompileReport) {
 	r.LSTM = &LSTMInfo{Hidden: ir.Hidden, StateBytes: ir.StateBytes(), StateWords: ir.StateWords(),
 		StateLayout: fmt.Sprintf("%s in words %d..%d", ir.StateSpan, first, first+ir.StateWords()-1),
 		LaneBits:    quantize.LaneBits, PreMax: quantize.PreMax, SigStep: quantize.SigStep, TanhStep: quantize.TanhStep,
-		CellScale: ir.CellScale, OutScale: ir.OutScale, Folded: c.fold != nil, OutFrac: ir.OutFrac,
+		CellScale: ir.CellScale, OutScale: ir.OutScale, Folded: ir.Fold != nil, OutFrac: ir.OutFrac,
 		Calibration: c.calib, CalibRows: ir.Fidelity.Rows, SeqLen: ir.SeqLen, MaxAbsDy: ir.Fidelity.MaxAbs, FlipRate: ir.Fidelity.Flips}
 }
 

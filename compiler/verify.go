@@ -81,10 +81,9 @@ var verifyBatch = 1 << 16
 
 // Compared implementations.
 const (
-	implGolden = "golden (Go: quantize.TreeIR.Eval"
-	implHost   = "host C"
-	implUBSan  = "host C with UBSan"
-	implFwsim  = "fwsim (RISC-V ELF)"
+	implHost  = "host C"
+	implUBSan = "host C with UBSan"
+	implFwsim = "fwsim (RISC-V ELF)"
 )
 
 // policyVec is one call of nicc_policy.
@@ -171,17 +170,14 @@ func (c *compilation) verifyStage() error {
 	if vr.Mismatches > 0 {
 		return &CheckError{&MismatchError{Differ: vr.Mismatches, Vectors: vr.Vectors, First: v.first}}
 	}
-	vr.Compared = []string{implGolden + ")", implHost + " (" + c.opt.HostCC + " -O2)", implUBSan, implFwsim}
-	if c.handler == HandlerRLCC {
-		vr.Compared[0] = implGolden + " inside nicsdk.OnEvent)"
-	}
+	golden := "golden (Go: quantize." + c.pol.Golden()
 	switch {
-	case c.mlp != nil:
-		vr.Compared[0] = strings.Replace(vr.Compared[0], "TreeIR.Eval", "MLPIR.Eval", 1)
-	case c.lstm != nil:
-		vr.Compared[0] = strings.Replace(vr.Compared[0], "TreeIR.Eval", "LSTMIR.Step", 1)
-		vr.Compared[0] = strings.Replace(vr.Compared[0], "OnEvent", "OnEventEx", 1)
+	case c.handler == HandlerRLCC && c.pol.StateWords() > 0:
+		golden += " inside nicsdk.OnEventEx"
+	case c.handler == HandlerRLCC:
+		golden += " inside nicsdk.OnEvent"
 	}
+	vr.Compared = []string{golden + ")", implHost + " (" + c.opt.HostCC + " -O2)", implUBSan, implFwsim}
 	vr.measurePolicy = pickMeasured(v.candPolicy)
 	vr.measure = vr.measurePolicy
 	if c.handler == HandlerRLCC {
@@ -224,7 +220,7 @@ func (c *compilation) newVerifier(total int) (*verifier, error) {
 	if v.xAddr, err = m.Alloc(uint64(4*max(1, len(c.inputs))), 16); err != nil {
 		return nil, err
 	}
-	if w := c.stateWords(); w > 0 {
+	if w := c.pol.StateWords(); w > 0 {
 		if v.stAddr, err = m.Alloc(uint64(4*w), 16); err != nil {
 			return nil, err
 		}
@@ -263,7 +259,7 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	goldenSt := make([][]uint32, len(pvs))
 	for i, p := range pvs {
 		goldenSt[i] = slices.Clone(p.state)
-		golden[i] = c.goldenStep(p.x, goldenSt[i])
+		golden[i] = c.pol.Call(p.x, goldenSt[i])
 	}
 
 	// The driver's input: the policy vectors, or the sequences.
@@ -297,7 +293,7 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	var fwErr error
 	var wg sync.WaitGroup
 	run := func(bin string, o *hostOut) {
-		o.ys, o.sts, o.rates, o.ctxs, o.err = runDriver(bin, in.Bytes(), len(pvs), c.stateWords(), nEvents)
+		o.ys, o.sts, o.rates, o.ctxs, o.err = runDriver(bin, in.Bytes(), len(pvs), c.pol.StateWords(), nEvents)
 	}
 	wg.Go(func() { run(c.hostBin, &host) })
 	wg.Go(func() { run(c.ubsan, &ubsan) })

@@ -31,10 +31,10 @@ func (c *compilation) newSeqGen(rng *rand.Rand, splits []splitPath) *seqGen {
 		g.called, g.x = true, x
 		if c.lstm != nil {
 			g.yRaw = c.lstm.Step(x[:], state)
-			g.y = c.foldY(g.yRaw)
+			g.y = c.lstm.Returned(g.yRaw)
 			return g.y
 		}
-		g.y = c.goldenStep(x[:], state)
+		g.y = c.pol.Call(x[:], state)
 		return g.y
 	}
 	return g
@@ -44,7 +44,7 @@ func (c *compilation) newSeqGen(rng *rand.Rand, splits []splitPath) *seqGen {
 // (new, valid, at thresholds, garbage or extreme words) and runs up to 64 events (mostly
 // RTT, aimed at observations across the range and near o's thresholds; CNP, NACK, TX and
 // unknown types; RTTs of zero, below the base, and saturating). The golden handler,
-// nicsdk.OnEvent around TreeIR.Eval, gives each event's rate and context. The handler's
+// nicsdk.OnEventEx around the golden policy (quantize.Policy.Call), gives each event's rate and context. The handler's
 // decisions on naturally drawn RTT events of new and valid flows go into the fidelity; for an
 // LSTM, every decision of a new flow's sequence, against the float LSTM run along the same
 // sequence with its own state on the same inputs.
@@ -67,10 +67,10 @@ func (g *seqGen) next(n int) []sequence {
 			before := ctx
 			g.called = false
 			out := nicsdk.OutY
-			if c.fold != nil {
+			if c.pol.ReturnsMultiplier() {
 				out = nicsdk.OutM
 			}
-			rate := nicsdk.OnEventEx(ev, &ctx, c.params, c.stateWords(), out, g.policy)
+			rate := nicsdk.OnEventEx(ev, &ctx, c.params, c.pol.StateWords(), out, g.policy)
 			s.events = append(s.events, event{ev: ev, before: before, rate: rate, after: ctx})
 			if !g.called {
 				continue

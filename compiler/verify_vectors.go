@@ -206,7 +206,7 @@ func (c *compilation) newStates(rng *rand.Rand) *stateGen { return &stateGen{c: 
 
 // next is the state for a call on x (nil for a stateless policy).
 func (g *stateGen) next(x []int32) []uint32 {
-	w := g.c.stateWords()
+	w := g.c.pol.StateWords()
 	if w == 0 {
 		return nil
 	}
@@ -221,6 +221,6 @@ func (g *stateGen) next(x []int32) []uint32 {
 	}
 	g.k++
 	g.carry = slices.Clone(st)
-	g.c.goldenStep(x, g.carry)
+	g.c.pol.Call(x, g.carry)
 	return st
 }

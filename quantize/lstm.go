@@ -124,13 +124,16 @@ type LSTMIR struct {
 	CellScale float64
 
 	// Out is the dense tanh output: int16 weights over h', int32 accumulator.
-	OutW      []int16
-	OutB      int32
-	OutAcc    Interval
-	OutMult   int32
-	OutShift  int
-	OutScale  float64  // one step of z
-	OutTable  []int32  // 256 entries, Q(OutFrac)
+	OutW     []int16
+	OutB     int32
+	OutAcc   Interval
+	OutMult  int32
+	OutShift int
+	OutScale float64 // one step of z
+	OutTable []int32 // 256 entries, Q(OutFrac)
+	// Fold, when set (FoldRLCC), is the RL-CC multiplier (Q16) of each OutTable entry: the
+	// policy returns it instead of y.
+	Fold      []uint32
 	OutClip   float64  // 1 − tanh(grid end) when calibration saw pre-activations beyond it
 	OutZ      Interval // the proven requantized z, before its clamp to [−128, 127]
 	OutRange  Interval

@@ -6,6 +6,8 @@
 // than define RL-CC constants.
 package rlcc
 
+import "github.com/nicc-dev/nicc/nicsdk"
+
 // HoldBand is the relative change within which a multiplier counts as holding the rate:
 // m(y) in [1 − HoldBand, 1 + HoldBand] is hold, above increase, below decrease.
 const HoldBand = 0.005
@@ -42,3 +44,7 @@ func DirectionOf(y float64) Direction {
 // HandlerMultiplier is the multiplier the RL-CC handler applies for the policy output y, in
 // real numbers: Multiplier of y clamped to [−1, 1], as nicsdk.Multiplier clamps in Q16.
 func HandlerMultiplier(y float64) float64 { return Multiplier(min(max(y, -1), 1)) }
+
+// FixedMultiplier is the handler's integer action map (nicsdk.Multiplier): y in Q16, clamped
+// to [-1, 1], as the rate multiplier in Q16.
+func FixedMultiplier(y int32) uint32 { return nicsdk.Multiplier(y) }

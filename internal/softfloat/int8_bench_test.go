@@ -44,7 +44,7 @@ func BenchmarkInt8VsSoftFloat(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				files, err = codegen.LSTM(ir, codegen.Options{}, nil)
+				files, err = codegen.LSTM(ir, codegen.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
