@@ -464,9 +464,9 @@ func absPercentile(sorted []float64, p float64) float64 {
 	return math.Abs(sorted[min(max(k, 0), len(sorted)-1)])
 }
 
-// trace compares each layer's float activations with the integer network's, dequantized,
-// re-evaluating the integer arithmetic of quantize.MLPIR.Eval from the IR's exported layers
-// (the next layer's InStep is what one step of this layer's output is worth).
+// trace compares each layer's float activations with the integer network's, dequantized
+// (quantize.MLPIR.EvalTrace; the next layer's InStep is what one step of a hidden layer's
+// output is worth).
 func (d *differ) trace() {
 	ir, m := d.mlp, d.c.m
 	L := len(ir.Layers)
@@ -474,21 +474,16 @@ func (d *differ) trace() {
 	mx := make([]float64, L)
 	cnt := make([]int, L)
 	raw := make([]int32, len(ir.Inputs))
-	mismatch := 0
 	for _, row := range d.rows {
 		x := d.rep.repr(row)
-		v := make([]int64, len(ir.Inputs))
 		for i, in := range ir.Inputs {
 			raw[i] = in.Quantize(row[i])
-			v[i] = traceShift(int64(min(max(raw[i], in.Min), in.Max)), ir.InShift[i])
 		}
+		yInt, hidden := ir.EvalTrace(raw)
 		for k := range ir.Layers {
-			l := &ir.Layers[k]
 			fl := &m.Layers[k]
-			y := make([]float64, l.Out)
-			next := make([]int64, l.Out)
-			var deq []float64
-			for j := range l.Out {
+			y := make([]float64, fl.Out)
+			for j := range fl.Out {
 				s := 0.0
 				if fl.B != nil {
 					s = fl.B[j]
@@ -504,44 +499,22 @@ func (d *differ) trace() {
 				default:
 					y[j] = s
 				}
-				acc := int64(l.B[j])
-				for i, w := range l.W[j] {
-					acc += int64(w) * v[i]
-				}
-				z := traceShift(acc*int64(l.Mult[j]), l.Shift[j])
-				switch {
-				case l.Final:
-					// The re-evaluation must land on the golden evaluator's result.
-					y := traceOut(l, z)
-					if y != ir.Eval(raw) {
-						mismatch++
-					}
-					deq = []float64{ir.OutValue(y)}
-				case l.Act == model.ActTanh:
-					next[j] = int64(l.Table[min(max(z, -128), 127)+128])
-				case l.Act == model.ActReLU:
-					next[j] = min(max(z, 0), l.ZMax())
-				default:
-					next[j] = min(max(z, -l.ZMax()-1), l.ZMax())
+			}
+			deq := []float64{ir.OutValue(yInt)}
+			if k < L-1 {
+				deq = make([]float64, fl.Out)
+				for j, v := range hidden[k] {
+					deq[j] = float64(v) * ir.Layers[k+1].InStep[j]
 				}
 			}
-			if !l.Final {
-				deq = make([]float64, l.Out)
-				for j := range l.Out {
-					deq[j] = float64(next[j]) * ir.Layers[k+1].InStep[j]
-				}
-			}
-			for j := range l.Out {
+			for j := range y {
 				e := deq[j] - y[j]
 				sq[k] += e * e
 				mx[k] = max(mx[k], math.Abs(e))
 				cnt[k]++
 			}
-			x, v = y, next
+			x = y
 		}
-	}
-	if mismatch > 0 {
-		d.rep.Notes = append(d.rep.Notes, fmt.Sprintf("internal error: the trace's integer re-evaluation differs from MLPIR.Eval on %d rows", mismatch))
 	}
 	for k := range ir.Layers {
 		l := &ir.Layers[k]
@@ -648,36 +621,6 @@ func (d *differ) traceLSTM() {
 		}
 		d.rep.Trace = append(d.rep.Trace, t)
 	}
-}
-
-// traceOut is quantize's final layer on its requantized z: a tanh table (interpolated on the
-// 16-bit grid), or z itself in Q(OutFrac) (relu clamped at 0).
-func traceOut(l *quantize.MLPLayer, z int64) int32 {
-	switch {
-	case l.Act == model.ActTanh:
-		z = min(max(z, -l.ZMax()-1), l.ZMax())
-		if l.Bits == 8 {
-			return l.OutTable[z+128]
-		}
-		u := z + 32768
-		i, f := u>>8, u&255
-		a := int64(l.OutTable[i])
-		if f == 0 {
-			return int32(a)
-		}
-		return int32(a + ((int64(l.OutTable[i+1])-a)*f+128)>>8)
-	case l.Act == model.ActReLU:
-		return int32(max(z, 0))
-	}
-	return int32(z)
-}
-
-// traceShift is quantize's (v + 2^(s−1)) >> s, round half up; v when s = 0.
-func traceShift(v int64, s int) int64 {
-	if s == 0 {
-		return v
-	}
-	return (v + int64(1)<<(s-1)) >> s
 }
 
 // WriteText prints the report for a terminal.

@@ -543,9 +543,21 @@ func multiplier(r float64, maxM int64) (int32, int) {
 // Eval is the golden integer network: x holds one raw int32 per input (clamped to its declared
 // range); the result is y in Q(OutFrac).
 func (ir *MLPIR) Eval(x []int32) int32 {
+	y, _ := ir.eval(x, false)
+	return y
+}
+
+// EvalTrace is Eval with every hidden layer's integer outputs (the values the next layer
+// reads, one step worth the next layer's InStep): layers[k] for each layer but the last.
+func (ir *MLPIR) EvalTrace(x []int32) (y int32, layers [][]int64) {
+	return ir.eval(x, true)
+}
+
+func (ir *MLPIR) eval(x []int32, trace bool) (int32, [][]int64) {
 	if len(x) != len(ir.Inputs) {
 		panic(fmt.Sprintf("quantize: MLPIR.Eval got %d inputs, want %d", len(x), len(ir.Inputs)))
 	}
+	var layers [][]int64
 	v := make([]int64, len(x))
 	for i, in := range ir.Inputs {
 		v[i] = shiftRound(int64(min(max(x[i], in.Min), in.Max)), ir.InShift[i])
@@ -561,12 +573,12 @@ func (ir *MLPIR) Eval(x []int32) int32 {
 			z := requant(acc, l.Mult[j], l.Shift[j])
 			switch {
 			case l.Final && l.Act == model.ActTanh:
-				return l.outTanh(min(max(z, -l.ZMax()-1), l.ZMax()))
+				return l.outTanh(min(max(z, -l.ZMax()-1), l.ZMax())), layers
 			case l.Final:
 				if l.Act == model.ActReLU {
 					z = max(z, 0)
 				}
-				return int32(z)
+				return int32(z), layers
 			case l.Act == model.ActTanh:
 				next[j] = int64(l.Table[min(max(z, -128), 127)+128])
 			case l.Act == model.ActReLU:
@@ -574,6 +586,9 @@ func (ir *MLPIR) Eval(x []int32) int32 {
 			default:
 				next[j] = min(max(z, -l.ZMax()-1), l.ZMax())
 			}
+		}
+		if trace {
+			layers = append(layers, next)
 		}
 		v = next
 	}

@@ -45,3 +45,35 @@ func TestLSTMPolicyFold(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPEvalTrace: EvalTrace's y is Eval's, with one slice of outputs per hidden layer, each
+// inside the layer's proven range.
+func TestMLPEvalTrace(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opt  quantize.MLPOptions
+	}{{"int16", quantize.MLPOptions{WeightBits: 16, ActBits: 16, ChannelScales: true}}, {"int8", quantize.MLPOptions{ActBits: 8, TanhBits: 8}}} {
+		_, ir, calib := teacherMLP(t, c.opt)
+		for i, row := range calib[:300] {
+			x := make([]int32, len(row))
+			for j, v := range row {
+				x[j] = ir.Inputs[j].Quantize(v)
+			}
+			y, hidden := ir.EvalTrace(x)
+			if y != ir.Eval(x) || len(hidden) != len(ir.Layers)-1 {
+				t.Fatalf("%s row %d: EvalTrace y %d, Eval %d, %d hidden layers of %d", c.name, i, y, ir.Eval(x), len(hidden), len(ir.Layers))
+			}
+			for k, h := range hidden {
+				l := &ir.Layers[k]
+				if len(h) != l.Out {
+					t.Fatalf("%s layer %d: %d outputs, want %d", c.name, k, len(h), l.Out)
+				}
+				for _, v := range h {
+					if v > l.ZMax() || v < -l.ZMax()-1 {
+						t.Fatalf("%s layer %d: output %d beyond int%d", c.name, k, v, l.Bits)
+					}
+				}
+			}
+		}
+	}
+}
