@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/quantize"
 )
 
@@ -63,7 +62,7 @@ func checkMLP(ir *quantize.MLPIR) error {
 			return fmt.Errorf("codegen: MLP layer %d accumulator width %d (want 32 or 64)", k, l.AccBits)
 		}
 		switch {
-		case final && l.Act == model.ActTanh:
+		case final && l.Act == quantize.ActTanh:
 			if !(l.Bits == 8 && len(l.OutTable) == 256) && !(l.Bits == 16 && len(l.OutTable) == 257) {
 				return fmt.Errorf("codegen: final tanh has a %d-entry table for a %d-bit grid", len(l.OutTable), l.Bits)
 			}
@@ -71,14 +70,14 @@ func checkMLP(ir *quantize.MLPIR) error {
 				return fmt.Errorf("codegen: final layer has %d outputs", l.Out)
 			}
 		case final:
-			if l.Out != 1 || (l.Act != model.ActReLU && l.Act != model.ActIdentity) {
+			if l.Out != 1 || (l.Act != quantize.ActReLU && l.Act != quantize.ActIdentity) {
 				return fmt.Errorf("codegen: final layer %s with %d outputs", l.Act, l.Out)
 			}
-		case l.Act == model.ActTanh:
+		case l.Act == quantize.ActTanh:
 			if l.Bits != 8 || len(l.Table) != 256 {
 				return fmt.Errorf("codegen: layer %d tanh table has %d entries for a %d-bit grid", k, len(l.Table), l.Bits)
 			}
-		case l.Act == model.ActReLU, l.Act == model.ActIdentity:
+		case l.Act == quantize.ActReLU, l.Act == quantize.ActIdentity:
 			if l.Bits != 8 && l.Bits != 16 {
 				return fmt.Errorf("codegen: layer %d grid width %d", k, l.Bits)
 			}
@@ -148,7 +147,7 @@ func (g *mlpGen) headerComment(file string) *node {
 	}
 	last := &ir.Layers[len(ir.Layers)-1]
 	l = append(l, "", fmt.Sprintf("output: int32 Q%d, value = y / 2^%d, proven in [%d, %d]", ir.OutFrac, ir.OutFrac, ir.Out.Lo, ir.Out.Hi))
-	if last.Act == model.ActTanh {
+	if last.Act == quantize.ActTanh {
 		if last.Bits == 8 {
 			l = append(l, fmt.Sprintf("  tanh: a 256-entry table, exact per entry (error <= %s)", fmtFloat(last.TableErr)))
 		} else {
@@ -243,7 +242,7 @@ func (g *mlpGen) lowerSource() []*node {
 		acc := accType(l.AccBits)
 		body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
 			fmt.Sprintf("layer %d: dense %d -> %d, %s, int%d weights, %s accumulators, int%d grid", k, l.In, l.Out, l.Act, ir.WeightBits, acc, l.Bits)}})
-		if l.Act == model.ActTanh {
+		if l.Act == quantize.ActTanh {
 			name := fmt.Sprintf("%s_tanh%d", g.fn, k)
 			vals := make([]string, 0, 257)
 			typ := "int8_t"
@@ -298,22 +297,22 @@ func (g *mlpGen) lowerSource() []*node {
 			z := fmt.Sprintf("z%d_%d", k, j)
 			zr := l.Z[j]
 			switch {
-			case l.Final && l.Act == model.ActTanh && l.Bits == 8:
+			case l.Final && l.Act == quantize.ActTanh && l.Bits == 8:
 				body = append(body, stmt("return %s_tanh%d[(%s) + 128];", g.fn, k, clamp(z, zr, -128, 127)))
-			case l.Final && l.Act == model.ActTanh:
+			case l.Final && l.Act == quantize.ActTanh:
 				t := fmt.Sprintf("%s_tanh%d", g.fn, k)
 				body = append(body,
 					stmt("const int32_t u = (int32_t)(%s) + 32768;", clamp(z, zr, -32768, 32767)),
 					stmt("const int32_t i = u >> 8;"),
 					stmt("const int32_t f = u & 255;"),
 					stmt("return %s[i] + (((%s[i + 1] - %s[i]) * f + 128) >> 8);", t, t, t))
-			case l.Final && l.Act == model.ActReLU:
+			case l.Final && l.Act == quantize.ActReLU:
 				body = append(body, stmt("return (int32_t)(%s);", clamp(z, zr, 0, 1<<62)))
 			case l.Final:
 				body = append(body, stmt("return (int32_t)%s;", z))
-			case l.Act == model.ActTanh:
+			case l.Act == quantize.ActTanh:
 				body = append(body, stmt("const %s v%d_%d = %s_tanh%d[(%s) + 128];", next, k+1, j, g.fn, k, clamp(z, zr, -128, 127)))
-			case l.Act == model.ActReLU:
+			case l.Act == quantize.ActReLU:
 				body = append(body, stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, 0, l.ZMax())))
 			default:
 				body = append(body, stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, -l.ZMax()-1, l.ZMax())))

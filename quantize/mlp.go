@@ -105,7 +105,7 @@ type MLPLayer struct {
 	// Mult and Shift requantize channel j: (acc·Mult[j] + 2^(Shift[j]−1)) >> Shift[j].
 	Mult  []int32
 	Shift []int
-	Act   model.Activation
+	Act   Act
 	// AccBits is the accumulator's C type: 32, or 64 when the proof needs it (int16 weights).
 	AccBits int
 	// Bits is the width of the layer's output grid z: 8 or 16 (hidden), 8 (final tanh), 32
@@ -325,7 +325,7 @@ func MLP(m *model.Model, inputs []Input, calib [][]float64, opt MLPOptions) (*ML
 	for k := range m.Layers {
 		l := &m.Layers[k]
 		final := k == len(m.Layers)-1
-		ql := MLPLayer{In: l.In, Out: l.Out, Act: l.Act, Final: final, InRange: rng, InStep: step,
+		ql := MLPLayer{In: l.In, Out: l.Out, Act: actOf(l.Act), Final: final, InRange: rng, InStep: step,
 			W: make([][]int16, l.Out), AccBits: 32, B: make([]int32, l.Out), Mult: make([]int32, l.Out), Shift: make([]int, l.Out),
 			Acc: make([]Interval, l.Out), Z: make([]Interval, l.Out), WScale: make([]float64, l.Out)}
 		// qmax is the int grid's top: 127 (int8) or 32767 (int16).
@@ -517,6 +517,35 @@ func activate(a model.Activation, s float64) float64 {
 	return s
 }
 
+// Act is an integer layer's activation, as its golden model and its C compute it.
+type Act uint8
+
+const (
+	ActIdentity Act = iota // the requantized value, clamped to the layer's width
+	ActReLU                // clamped below at 0 too
+	ActTanh                // looked up in the layer's tanh table
+)
+
+var actNames = [...]string{ActIdentity: "identity", ActReLU: "relu", ActTanh: "tanh"}
+
+func (a Act) String() string {
+	if int(a) < len(actNames) {
+		return actNames[a]
+	}
+	return fmt.Sprintf("Act(%d)", uint8(a))
+}
+
+// actOf is the integer activation of a float one MLP has accepted (relu, tanh, identity).
+func actOf(a model.Activation) Act {
+	switch a {
+	case model.ActReLU:
+		return ActReLU
+	case model.ActTanh:
+		return ActTanh
+	}
+	return ActIdentity
+}
+
 // shiftRound is (v + 2^(s−1)) >> s, round half up; v when s = 0.
 func shiftRound(v int64, s int) int64 {
 	if s == 0 {
@@ -572,16 +601,16 @@ func (ir *MLPIR) eval(x []int32, trace bool) (int32, [][]int64) {
 			}
 			z := requant(acc, l.Mult[j], l.Shift[j])
 			switch {
-			case l.Final && l.Act == model.ActTanh:
+			case l.Final && l.Act == ActTanh:
 				return l.outTanh(min(max(z, -l.ZMax()-1), l.ZMax())), layers
 			case l.Final:
-				if l.Act == model.ActReLU {
+				if l.Act == ActReLU {
 					z = max(z, 0)
 				}
 				return int32(z), layers
-			case l.Act == model.ActTanh:
+			case l.Act == ActTanh:
 				next[j] = int64(l.Table[min(max(z, -128), 127)+128])
-			case l.Act == model.ActReLU:
+			case l.Act == ActReLU:
 				next[j] = min(max(z, 0), l.ZMax())
 			default:
 				next[j] = min(max(z, -l.ZMax()-1), l.ZMax())
