@@ -404,18 +404,18 @@ func (c *compilation) quantize() error {
 	switch c.handler {
 	case HandlerRLCC:
 		inputs = c.rlccInputs()
-		if err := c.checkRLCCThresholds(inputs); err != nil {
-			return err
+		if err := quantize.CheckClampedSplits(m, inputs, rlcc.Clamped[:]); err != nil {
+			return fmt.Errorf("%s: %w", c.opt.Model, err)
 		}
 	default:
-		lo, hi, src := c.noneRanges()
+		lo, hi, src := quantize.TreeRanges(m, c.rows)
 		c.inputSrc = src
 		var err error
 		if inputs, err = quantize.ChooseInputs(m.Inputs, lo, hi); err != nil {
 			return fmt.Errorf("%s: %w", c.opt.Model, err)
 		}
-		if err := c.checkResolution(inputs); err != nil {
-			return err
+		if err := quantize.CheckResolution(m, inputs); err != nil {
+			return fmt.Errorf("%s: %w", c.opt.Model, err)
 		}
 	}
 	if len(inputs) != n {
@@ -427,43 +427,6 @@ func (c *compilation) quantize() error {
 	}
 	c.ir, c.pol, c.inputs = ir, ir, ir.Inputs
 	return nil
-}
-
-// forEachSplit calls f on every split of the ensemble.
-func forEachSplit(m *model.Model, f func(tree, node int, n *model.Node) error) error {
-	for t := range m.Ensemble.Trees {
-		for i := range m.Ensemble.Trees[t].Nodes {
-			if n := &m.Ensemble.Trees[t].Nodes[i]; !n.Leaf {
-				if err := f(t, i, n); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// rlccClamped marks the RL-CC inputs whose upper bound is a clamp of a value that can grow
-// without bound (the observation): a split above it has a branch the firmware never takes.
-var rlccClamped = [nicsdk.RLCCInputs]bool{false, true, false, true}
-
-func (c *compilation) checkRLCCThresholds(inputs []quantize.Input) error {
-	e := c.m.Ensemble
-	return forEachSplit(c.m, func(t, i int, n *model.Node) error {
-		in := inputs[n.Feature]
-		if !rlccClamped[n.Feature] {
-			return nil
-		}
-		s, err := quantize.Split(n, in, e.Float32)
-		if err != nil {
-			return fmt.Errorf("%s: tree %d node %d: %w", c.opt.Model, t, i, err)
-		}
-		if s.Const && s.AllLow && n.Threshold > in.Value(in.Max) {
-			return fmt.Errorf("%s: tree %d node %d splits %s at %v, above %v where the RL-CC handler clamps it: the feature range cannot represent this threshold",
-				c.opt.Model, t, i, in.Name, n.Threshold, in.Value(in.Max))
-		}
-		return nil
-	})
 }
 
 // readRows reads the Ranges rows and the source tool's Predictions on them.
@@ -540,84 +503,6 @@ func namesAll(header, inputs []string) bool {
 		}
 	}
 	return header != nil
-}
-
-// noneRanges is each feature's declared range for HandlerNone (see quantize).
-func (c *compilation) noneRanges() (lo, hi []float64, src []string) {
-	n := c.m.NumInputs()
-	lo, hi = make([]float64, n), make([]float64, n)
-	have := make([]bool, n)
-	hasT := make([]bool, n)
-	widen := func(i int, v float64) {
-		if math.IsNaN(v) {
-			return
-		}
-		if !have[i] {
-			lo[i], hi[i], have[i] = v, v, true
-			return
-		}
-		lo[i], hi[i] = min(lo[i], v), max(hi[i], v)
-	}
-	_ = forEachSplit(c.m, func(_, _ int, nd *model.Node) error {
-		widen(nd.Feature, nd.Threshold)
-		hasT[nd.Feature] = true
-		return nil
-	})
-	for _, row := range c.rows {
-		for i, v := range row {
-			widen(i, v)
-		}
-	}
-	src = make([]string, n)
-	for i := range n {
-		switch {
-		case hasT[i] && c.rows != nil:
-			src[i] = "thresholds and rows, padded"
-		case hasT[i]:
-			src[i] = "thresholds, padded"
-		case c.rows != nil:
-			src[i] = "rows, padded (no splits)"
-		default:
-			lo[i], hi[i] = -1, 1
-			src[i] = "no splits: [-1, 1]"
-			continue
-		}
-		pad := max((hi[i]-lo[i])/64, max(math.Abs(lo[i]), math.Abs(hi[i]))/1024)
-		if pad == 0 {
-			pad = 1
-		}
-		lo[i], hi[i] = lo[i]-pad, hi[i]+pad
-	}
-	return lo, hi, src
-}
-
-// checkResolution refuses formats that cannot tell two thresholds of a feature apart, or
-// fold a split inside the declared range.
-func (c *compilation) checkResolution(inputs []quantize.Input) error {
-	type key struct {
-		f int
-		t int32
-	}
-	seen := map[key]float64{}
-	f32 := c.m.Ensemble.Float32
-	return forEachSplit(c.m, func(t, i int, n *model.Node) error {
-		in := inputs[n.Feature]
-		s, err := quantize.Split(n, in, f32)
-		if err != nil {
-			return fmt.Errorf("%s: tree %d node %d: %w", c.opt.Model, t, i, err)
-		}
-		if s.Const {
-			return fmt.Errorf("%s: tree %d node %d splits %s at %v, which its range [%v, %v] in Q%d cannot represent",
-				c.opt.Model, t, i, in.Name, n.Threshold, in.Value(in.Min), in.Value(in.Max), in.Frac)
-		}
-		k := key{n.Feature, s.T}
-		if prev, ok := seen[k]; ok && prev != n.Threshold {
-			return fmt.Errorf("%s: feature %s: thresholds %v and %v both become raw <= %d: its range [%v, %v] in Q%d (one step is %g) cannot represent the difference",
-				c.opt.Model, in.Name, prev, n.Threshold, s.T, in.Value(in.Min), in.Value(in.Max), in.Frac, in.Resolution())
-		}
-		seen[k] = n.Threshold
-		return nil
-	})
 }
 
 // budgetStage bounds the firmware's entry (and, for RL-CC, the policy alone) on the core and

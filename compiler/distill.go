@@ -113,16 +113,6 @@ type distillation struct {
 	labelTime    time.Duration
 }
 
-// RLCCGrid is the fixed-point grid the RL-CC handler computes its inputs on: nicsdk's Q16
-// ranges under the parameters p.
-func RLCCGrid(p nicsdk.Params) []quantize.Input {
-	var g []quantize.Input
-	for _, r := range nicsdk.RLCCInputRanges(p) {
-		g = append(g, quantize.Input{Name: r.Name, Frac: r.FracBits, Min: r.Min, Max: r.Max})
-	}
-	return g
-}
-
 // prepare loads the teacher, draws and labels the states and splits them.
 // labelled draws n states from s (0: all a recorded file has), in the teacher's input order,
 // labelled with its output. A header naming every teacher input puts the columns in the
@@ -272,7 +262,7 @@ func (d *distillation) student(o distill.Options) (*DistillReport, error) {
 		return nil, err
 	}
 	if d.grid == "rlcc" {
-		o.Grid = RLCCGrid(d.params)
+		o.Grid = quantize.GridInputs(rlcc.Grid(d.params))
 	}
 	if o.Seed == 0 {
 		o.Seed = d.opt.Seed

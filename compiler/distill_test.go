@@ -44,23 +44,28 @@ func TestDistill(t *testing.T) {
 	}
 	// Every threshold lies between two points of the RL-CC Q16 grid: no grid point changes
 	// branch when the split is quantized.
-	grid := RLCCGrid(nicsdk.DefaultParams())
-	_ = forEachSplit(m, func(ti, ni int, n *model.Node) error {
-		in := grid[n.Feature]
-		s, err := quantize.Split(n, in, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, raw := range []int32{s.T - 1, s.T, s.T + 1, s.T + 2} {
-			if raw < in.Min || raw > in.Max {
+	grid := quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
+	for ti, tr := range m.Ensemble.Trees {
+		for ni := range tr.Nodes {
+			n := &tr.Nodes[ni]
+			if n.Leaf {
 				continue
 			}
-			if float := n.GoesLeft(in.Value(raw), false); float != (raw <= s.T) {
-				t.Errorf("tree %d node %d: %s raw %d: float split goes left %v, integer %v", ti, ni, in.Name, raw, float, raw <= s.T)
+			in := grid[n.Feature]
+			s, err := quantize.Split(n, in, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, raw := range []int32{s.T - 1, s.T, s.T + 1, s.T + 2} {
+				if raw < in.Min || raw > in.Max {
+					continue
+				}
+				if float := n.GoesLeft(in.Value(raw), false); float != (raw <= s.T) {
+					t.Errorf("tree %d node %d: %s raw %d: float split goes left %v, integer %v", ti, ni, in.Name, raw, float, raw <= s.T)
+				}
 			}
 		}
-		return nil
-	})
+	}
 	again, err := Distill(smallDistill(), "")
 	if err != nil || !reflect.DeepEqual(again.Model, r.Model) {
 		t.Errorf("not deterministic (%v)", err)

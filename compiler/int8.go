@@ -40,23 +40,8 @@ func (c *compilation) quantizeInt8() error {
 	if c.handler == HandlerRLCC {
 		inputs = c.rlccInputs()
 	} else {
-		n := m.NumInputs()
-		lo, hi := make([]float64, n), make([]float64, n)
-		for i := range n {
-			lo[i], hi[i] = math.Inf(1), math.Inf(-1)
-			for _, row := range slices.Concat(calib, c.rows) {
-				if v := row[i]; !math.IsNaN(v) {
-					lo[i], hi[i] = min(lo[i], v), max(hi[i], v)
-				}
-			}
-			if lo[i] > hi[i] {
-				lo[i], hi[i] = -1, 1
-			}
-			pad := max((hi[i]-lo[i])/64, max(math.Abs(lo[i]), math.Abs(hi[i]))/1024)
-			if pad == 0 {
-				pad = 1
-			}
-			lo[i], hi[i] = lo[i]-pad, hi[i]+pad
+		lo, hi := quantize.RowRanges(m.NumInputs(), calib, c.rows)
+		for range lo {
 			c.inputSrc = append(c.inputSrc, "calibration rows, padded")
 		}
 		if inputs, err = quantize.ChooseInputs(m.Inputs, lo, hi); err != nil {

@@ -45,9 +45,9 @@ func (p *RLCCParams) String() string {
 		p.TargetReal, p.BetaReal, p.ScaleReal, p.MinRateReal, p.InitRateReal)
 }
 
-// rlccInputs are RLCCGrid under the model's input names, noting where each format came from.
+// rlccInputs are the RL-CC grid under the model's input names, noting where each format came from.
 func (c *compilation) rlccInputs() []quantize.Input {
-	inputs := RLCCGrid(c.params)
+	inputs := quantize.GridInputs(rlcc.Grid(c.params))
 	for i := range inputs {
 		c.inputSrc = append(c.inputSrc, "nicsdk RL-CC range of "+inputs[i].Name)
 		inputs[i].Name = c.m.Inputs[i]

@@ -86,7 +86,7 @@ func (c *compilation) sampleState(rng *rand.Rand) []float64 {
 	xf := make([]float64, len(c.inputs))
 	for i, in := range c.inputs {
 		lo, hi := in.Value(in.Min), in.Value(in.Max)
-		if c.handler == HandlerRLCC && rlccClamped[i] {
+		if c.handler == HandlerRLCC && rlcc.Clamped[i] {
 			hi = rlcc.SampleOMax(c.params)
 		}
 		xf[i] = lo + rng.Float64()*(hi-lo)

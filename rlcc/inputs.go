@@ -38,3 +38,25 @@ func Layout(names []string) (inOrder, named bool) {
 	}
 	return inOrder, named
 }
+
+// GridInput is one RL-CC input on the handler's fixed-point grid: Frac fraction bits, raw
+// values Min..Max (the handler clamps what it reads to them).
+type GridInput struct {
+	Name     string
+	Frac     int
+	Min, Max int32
+}
+
+// Grid is the grid the RL-CC handler computes its inputs on under p (nicsdk's declared Q16
+// ranges), in the policy's input order.
+func Grid(p nicsdk.Params) []GridInput {
+	var g []GridInput
+	for _, r := range nicsdk.RLCCInputRanges(p) {
+		g = append(g, GridInput{Name: r.Name, Frac: r.FracBits, Min: r.Min, Max: r.Max})
+	}
+	return g
+}
+
+// Clamped marks the inputs whose upper bound is a clamp of a value that can grow without bound
+// (the observations o_t and o_{t-1}): a split above it has a branch the firmware never takes.
+var Clamped = [nicsdk.RLCCInputs]bool{false, true, false, true}
