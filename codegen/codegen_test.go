@@ -224,7 +224,7 @@ func obliviousModel() *model.Model {
 		return model.Tree{Nodes: ns}
 	}
 	gt := func(f int, th float64) model.Node { return model.Node{Feature: f, Threshold: th, Cmp: model.CmpGT} }
-	return &model.Model{Format: model.Format, Name: "oblivious", Inputs: []string{"a", "b", "c"},
+	return &model.Model{Version: model.NativeVersion, Name: "oblivious", Inputs: []string{"a", "b", "c"},
 		Ensemble: &model.Ensemble{Base: -0.125, Trees: []model.Tree{
 			oblivious([]model.Node{gt(0, 0.3), gt(1, -0.25), gt(2, 0.5)}, []float64{0.5, -0.25, 0.125, 1, -1, 0.75, 0.03125, -0.5}),
 			oblivious([]model.Node{gt(2, 0.9), gt(0, -1.5)}, []float64{0.01, -0.02, 0.03, -0.04}),
@@ -240,7 +240,7 @@ func obliviousModel() *model.Model {
 // wideModel needs a 64-bit accumulator and a clamp, has a threshold at INT32_MIN, and a
 // tree that folds into the base.
 func wideModel() *model.Model {
-	return &model.Model{Format: model.Format, Name: "wide", Inputs: []string{"big", "q16"},
+	return &model.Model{Version: model.NativeVersion, Name: "wide", Inputs: []string{"big", "q16"},
 		Ensemble: &model.Ensemble{Base: 3, Trees: []model.Tree{
 			{Nodes: []model.Node{
 				{Feature: 0, Threshold: -2147483647.5, Cmp: model.CmpLE, Left: 1, Right: 2},

@@ -67,7 +67,7 @@ func TestCodeOnly(t *testing.T) {
 
 // namedTrees is a small tree IR whose model and input names are the caller's.
 func namedTrees(t testing.TB, name string, inputs [2]string) *quantize.TreeIR {
-	m := &model.Model{Format: model.Format, Name: name, Inputs: inputs[:],
+	m := &model.Model{Version: model.NativeVersion, Name: name, Inputs: inputs[:],
 		Ensemble: &model.Ensemble{Trees: []model.Tree{{Nodes: []model.Node{
 			{Feature: 0, Threshold: 0.5, Cmp: model.CmpLT, Left: 1, Right: 2},
 			{Leaf: true, Value: -1},

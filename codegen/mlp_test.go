@@ -89,7 +89,7 @@ func buildMLPCases() ([]mlpCase, error) {
 	}
 	// A small network with every activation (tanh hidden, identity hidden and output), biases
 	// and a zero column.
-	mix := &model.Model{Format: model.Format, Name: "mix", Inputs: []string{"a", "b", "c"}, Layers: []model.Layer{
+	mix := &model.Model{Version: model.NativeVersion, Name: "mix", Inputs: []string{"a", "b", "c"}, Layers: []model.Layer{
 		{Op: model.OpDense, In: 3, Out: 3, Act: model.ActTanh, W: [][]float64{{0.5, -1.25, 0}, {2, 0.25, 0}, {-0.75, 0.5, 0}}, B: []float64{0.1, -0.2, 0}},
 		{Op: model.OpDense, In: 3, Out: 2, Act: model.ActIdentity, W: [][]float64{{1, -1, 0.5}, {0.25, 0.75, -2}}, B: []float64{0.05, 0}},
 		{Op: model.OpDense, In: 2, Out: 1, Act: model.ActIdentity, W: [][]float64{{0.6, -0.9}}, B: []float64{0.3}},

@@ -92,8 +92,8 @@ type ProgressFunc func(stage string, done, total int)
 
 // CompileOptions say what nicc compile does.
 type CompileOptions struct {
-	Model  string // the model file
-	Format Format // its format; FormatAuto sniffs
+	Model  string            // the model file
+	Format *model.FileFormat // its format; nil detects it
 	// Inputs rename the model's inputs after loading (nil keeps its own names): see LoadModelAs.
 	Inputs []string
 	Out    string // output directory, created if missing
@@ -180,7 +180,7 @@ type compilation struct {
 	params nicsdk.Params
 
 	m       *model.Model
-	format  Format
+	format  *model.FileFormat
 	handler Handler
 	notes   []string
 

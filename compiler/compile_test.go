@@ -365,7 +365,7 @@ func stump(f int, thr float64) model.Tree {
 }
 
 func treeModel(inputs []string, trees ...model.Tree) *model.Model {
-	return &model.Model{Format: model.Format, Name: "t", Inputs: inputs, Ensemble: &model.Ensemble{Trees: trees}}
+	return &model.Model{Version: model.NativeVersion, Name: "t", Inputs: inputs, Ensemble: &model.Ensemble{Trees: trees}}
 }
 
 // lstm is an RL-CC LSTM with hidden units: h and c do not fit the flow context beside the
@@ -378,7 +378,7 @@ func lstm(hidden int) *model.Model {
 		}
 		return m
 	}
-	return &model.Model{Format: model.Format, Name: "wide_lstm", Inputs: []string{"a_prev", "o", "a_prev2", "o_prev"},
+	return &model.Model{Version: model.NativeVersion, Name: "wide_lstm", Inputs: []string{"a_prev", "o", "a_prev2", "o_prev"},
 		Layers: []model.Layer{
 			{Op: model.OpLSTM, In: 4, Out: hidden, W: mat(4*hidden, 4), R: mat(4*hidden, hidden)},
 			{Op: model.OpDense, In: hidden, Out: 1, W: mat(1, hidden), Act: model.ActTanh},

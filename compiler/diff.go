@@ -28,8 +28,8 @@ const (
 
 // DiffOptions say what nicc diff compares.
 type DiffOptions struct {
-	Teacher string // the float teacher's model file
-	Format  Format // its format; FormatAuto sniffs
+	Teacher string            // the float teacher's model file
+	Format  *model.FileFormat // its format; nil detects it
 	// Inputs rename the teacher's inputs after loading (nil keeps its own): see LoadModelAs.
 	Inputs []string
 	// Handler says whether the teacher is an RL-CC policy, whose states can be sampled;
@@ -337,7 +337,7 @@ func (d *differ) trees() error {
 
 // file compares a student model file: a tree ensemble as its integer IR, a network in float.
 func (d *differ) file() error {
-	s, _, err := LoadModel(d.opt.Against, FormatAuto)
+	s, _, err := LoadModel(d.opt.Against, nil)
 	if err != nil {
 		return err
 	}

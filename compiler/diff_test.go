@@ -206,7 +206,7 @@ func TestDiffInt8LSTM(t *testing.T) {
 
 // lstmFloat, the trace's float step, is model.Eval's LSTM: the same h', c' and y along a sequence.
 func TestDiffLSTMFloatStep(t *testing.T) {
-	m, _, err := LoadModel(diffLSTM, FormatAuto)
+	m, _, err := LoadModel(diffLSTM, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,10 +22,18 @@ import (
 // DefaultSamples is how many states nicc distill draws when DistillOptions.Samples is 0.
 const DefaultSamples = 200_000
 
+// TrainOptions are the boosted-tree trainer's (distill.Options): trees, depth, rate and the
+// rest, as the CLI's distill flags set them.
+type TrainOptions = distill.Options
+
+// MLPOptions are an integer MLP's widths and scales (quantize.MLPOptions), as compile's
+// --weight-bits and --act-bits set them.
+type MLPOptions = quantize.MLPOptions
+
 // DistillOptions say what nicc distill does: which states, which teacher, which trees.
 type DistillOptions struct {
-	Teacher string // the teacher's model file
-	Format  Format // its format; FormatAuto sniffs
+	Teacher string            // the teacher's model file
+	Format  *model.FileFormat // its format; nil detects it
 	// Inputs rename the teacher's inputs after loading (nil keeps its own): see LoadModelAs.
 	Inputs []string
 	// Handler says whether the teacher is an RL-CC policy: HandlerRLCC puts the thresholds on
@@ -520,7 +528,7 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 			if err := writeModel(file, s.Model); err != nil {
 				return nil, err
 			}
-			c, err := Compile(CompileOptions{Model: file, Format: FormatNative, Out: dir, Core: opt.Core,
+			c, err := Compile(CompileOptions{Model: file, Format: &model.NativeFormat, Out: dir, Core: opt.Core,
 				Handler: d.studentHandler(), Params: d.params, Vectors: opt.Vectors, Seed: opt.Seed, HostCC: opt.HostCC, Force: opt.Force})
 			p := SweepPoint{Trees: trees, Depth: depth, Train: s.Train, HeldOut: s.HeldOut, TrainTime: s.TrainTime, Dir: dir}
 			var big *TooBigError

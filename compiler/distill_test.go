@@ -117,7 +117,7 @@ func TestDistillBadInput(t *testing.T) {
 		}
 		return p
 	}
-	nan := &model.Model{Format: model.Format, Name: "nan", Inputs: rlcc.Names, Layers: []model.Layer{
+	nan := &model.Model{Version: model.NativeVersion, Name: "nan", Inputs: rlcc.Names, Layers: []model.Layer{
 		{Op: model.OpDense, In: 4, Out: 2, W: [][]float64{{0, 1e308, 0, 0}, {0, 1e308, 0, 0}}, Act: model.ActReLU},
 		{Op: model.OpDense, In: 2, Out: 1, W: [][]float64{{1, -1}}, Act: model.ActTanh},
 	}}

@@ -118,7 +118,7 @@ func TestCompileInt8BadInput(t *testing.T) {
 // quantize stage refuses them.
 func TestCompileInt8NonFiniteWeights(t *testing.T) {
 	for _, bad := range []float64{math.NaN(), math.Inf(1)} {
-		m, _, err := LoadModel(teacherJSON, FormatAuto)
+		m, _, err := LoadModel(teacherJSON, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func saveAs(t *testing.T, name string, m *model.Model) string {
 // teacherWith is the shipped teacher, edited, saved as name.
 func teacherWith(t *testing.T, name string, edit func(m *model.Model)) string {
 	t.Helper()
-	m, _, err := LoadModel(teacherJSON, FormatAuto)
+	m, _, err := LoadModel(teacherJSON, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func teacherWith(t *testing.T, name string, edit func(m *model.Model)) string {
 // layer, stored once as a float32 in an initializer's raw_data) replaced by v, saved as name.
 func teacherONNXWith(t *testing.T, name string, v float32) string {
 	t.Helper()
-	m, _, err := LoadModel(teacherJSON, FormatAuto)
+	m, _, err := LoadModel(teacherJSON, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestCompileInt8RefusesBadInput(t *testing.T) {
 // A calibration header naming every input selects the columns by name, in any order and
 // beside other columns.
 func TestCalibRowsHeaderSelectsByName(t *testing.T) {
-	m, _, err := LoadModel(teacherJSON, FormatAuto)
+	m, _, err := LoadModel(teacherJSON, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

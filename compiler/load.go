@@ -7,155 +7,28 @@
 package compiler
 
 import (
-	"bytes"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/nicc-dev/nicc/model"
-	"github.com/nicc-dev/nicc/model/lightgbm"
-	"github.com/nicc-dev/nicc/model/onnx"
-	"github.com/nicc-dev/nicc/model/xgboost"
+	"github.com/nicc-dev/nicc/model/formats"
 )
 
-// Format is a model file format nicc reads.
-type Format int
-
-const (
-	FormatAuto Format = iota
-	FormatNative
-	FormatONNX
-	FormatXGBoost
-	FormatLightGBM
-	formatEnd
-)
-
-var formatNames = [...]string{
-	FormatAuto: "auto", FormatNative: "nicc", FormatONNX: "onnx", FormatXGBoost: "xgboost", FormatLightGBM: "lightgbm",
+// LoadModel reads a model file in format f, or in the format its name and content show when
+// f is nil (formats.Load).
+func LoadModel(path string, f *model.FileFormat) (*model.Model, *model.FileFormat, error) {
+	return formats.Load(path, f)
 }
 
-func (f Format) String() string {
-	if f >= 0 && f < formatEnd {
-		return formatNames[f]
-	}
-	return fmt.Sprintf("format(%d)", int(f))
-}
-
-// FormatNames lists the names ParseFormat accepts.
-func FormatNames() []string { return formatNames[:] }
-
-// ParseFormat reads a format name as the CLI's --format flag gives it.
-func ParseFormat(s string) (Format, error) {
-	for i, n := range formatNames {
-		if n == s {
-			return Format(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown model format %q (want one of %s)", s, strings.Join(formatNames[:], ", "))
-}
-
-var parsers = [...]func([]byte) (*model.Model, error){
-	FormatNative:   model.Unmarshal,
-	FormatONNX:     onnx.Parse,
-	FormatXGBoost:  xgboost.Parse,
-	FormatLightGBM: lightgbm.Parse,
-}
-
-// formatTitles name the formats in messages.
-var formatTitles = [...]string{
-	FormatNative: "nicc JSON", FormatONNX: "ONNX", FormatXGBoost: "XGBoost", FormatLightGBM: "LightGBM",
-}
-
-// foreignHints say what to do with a model file of a kind nicc does not read, by its
-// extension (XGBoost's UBJSON, .ubj, is refused by name by the XGBoost reader).
-var foreignHints = map[string]string{
-	".pt":     `a PyTorch file, which nicc does not read: export the model to ONNX with torch.onnx.export(model, example_input, "policy.onnx") and give nicc the .onnx`,
-	".pth":    `a PyTorch file, which nicc does not read: export the model to ONNX with torch.onnx.export(model, example_input, "policy.onnx") and give nicc the .onnx`,
-	".pkl":    `a Python pickle, which nicc does not read: save an XGBoost booster with save_model("model.json"), a LightGBM one with save_model("model.txt"), a PyTorch model with torch.onnx.export`,
-	".joblib": `a joblib pickle, which nicc does not read: save an XGBoost booster with save_model("model.json"), a LightGBM one with save_model("model.txt"), a PyTorch model with torch.onnx.export`,
-	".cbm":    `a CatBoost model, which nicc does not read: nicc reads tree ensembles as XGBoost JSON or LightGBM text`,
-}
-
-// LoadError is a model file nicc could not read: the format it read the file as and why,
-// and the reader's error.
-type LoadError struct {
-	File   string
-	Format Format
-	Why    string // how the format was chosen: "by its .onnx extension", "by --format onnx"
-	Err    error
-}
-
-func (e *LoadError) Error() string {
-	msg := fmt.Sprintf("%s: read as %s (%s): %v", e.File, formatTitles[e.Format], e.Why, e.Err)
-	if h, ok := foreignHints[strings.ToLower(filepath.Ext(e.File))]; ok {
-		msg += "; a " + filepath.Ext(e.File) + " file is " + h
-	}
-	return msg
-}
-
-func (e *LoadError) Unwrap() error { return e.Err }
-
-// LoadModel reads a model file of the given format, or of the format its name and first
-// bytes show when format is FormatAuto. Errors name the file, and a reader's error the
-// format it read the file as and why (a *LoadError).
-func LoadModel(path string, format Format) (*model.Model, Format, error) {
-	data, err := model.ReadFile(path)
-	if err != nil {
-		return nil, format, err
-	}
-	why := "by --format " + format.String()
-	if format == FormatAuto {
-		if format, why, err = sniff(path, data); err != nil {
-			if h, ok := foreignHints[strings.ToLower(filepath.Ext(path))]; ok {
-				return nil, format, fmt.Errorf("%s: %s", path, h)
-			}
-			return nil, format, model.InFile(path, err)
-		}
-	}
-	if format <= FormatAuto || format >= formatEnd {
-		return nil, format, fmt.Errorf("%s: unknown model format %d", path, int(format))
-	}
-	m, err := parsers[format](data)
-	if err != nil {
-		return nil, format, &LoadError{File: path, Format: format, Why: why, Err: err}
-	}
-	if m.Name == "" {
-		m.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	}
-	return m, format, nil
-}
-
-// sniff tells the format from the file name and content, and says how. XGBoost's is told by
-// xgboost.Detect, which reads what xgboost.Parse reads (NaN and Infinity) and knows UBJSON.
-func sniff(path string, data []byte) (Format, string, error) {
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".onnx":
-		return FormatONNX, "by its .onnx extension", nil
-	case ".json":
-		if xgboost.Detect(data) {
-			return FormatXGBoost, "by its content", nil
-		}
-		return FormatNative, "by its .json extension, with no XGBoost learner object", nil
-	}
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if bytes.HasPrefix(trimmed, []byte("tree\n")) || bytes.HasPrefix(trimmed, []byte("tree\r\n")) {
-		return FormatLightGBM, "by its first line, tree", nil
-	}
-	if xgboost.Detect(data) {
-		return FormatXGBoost, "by its content", nil
-	}
-	if bytes.HasPrefix(trimmed, []byte("{")) {
-		return FormatNative, "by its content: a JSON object with no XGBoost learner", nil
-	}
-	return FormatAuto, "", model.Errorf("cannot tell the model format: name it .onnx or .json, give a LightGBM text model, or pass --format")
-}
+// ParseFormat is the format the CLI's --format flag names; nil for auto.
+func ParseFormat(name string) (*model.FileFormat, error) { return formats.Lookup(name) }
 
 // LoadModelAs is LoadModel with the model's inputs renamed to inputs (nil keeps the file's
 // names), so that handler detection and every later stage see the given names: an export that
 // calls its inputs input[0]..input[3] is then an RL-CC policy by name. inputs must name every
 // model input, each once.
-func LoadModelAs(path string, format Format, inputs []string) (*model.Model, Format, error) {
+func LoadModelAs(path string, format *model.FileFormat, inputs []string) (*model.Model, *model.FileFormat, error) {
 	m, f, err := LoadModel(path, format)
 	if err != nil || inputs == nil {
 		return m, f, err

@@ -19,7 +19,7 @@ import (
 
 // The limits sit exactly where the messages say.
 func TestMemoryLimitEdges(t *testing.T) {
-	m, _, err := LoadModel(diffTeacher, FormatAuto)
+	m, _, err := LoadModel(diffTeacher, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

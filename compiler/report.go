@@ -376,7 +376,7 @@ func (c *compilation) assemble() (*CompileReport, error) {
 	if c.m == nil {
 		return r, nil
 	}
-	r.Model = ModelInfo{File: c.opt.Model, Format: c.format.String(), Name: c.m.Name, Inputs: c.m.Inputs}
+	r.Model = ModelInfo{File: c.opt.Model, Format: c.format.Name, Name: c.m.Name, Inputs: c.m.Inputs}
 	r.Handler, r.Entry, r.Notes = c.handler.String(), EntryPolicy, c.notes
 	r.StateBytes = StateBytes(c.handler)
 	r.LowerBound, r.Build, r.VectorFiles = c.bound, c.plan, c.vectorFiles

@@ -9,6 +9,25 @@ import (
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
+// Params are the RL-CC handler's parameters in fixed point, as the firmware holds them
+// (nicsdk.Params); NewParams makes them from the real numbers the flags give.
+type Params = nicsdk.Params
+
+// RLCCParamFields describe the RL-CC parameters for the CLI's flags (rlcc.ParamFields).
+func RLCCParamFields() []rlcc.ParamField { return rlcc.ParamFields }
+
+// NewParams are the RL-CC parameters whose real values are given in RLCCParamFields' order, in
+// fixed point and validated; an error names the flag at fault.
+func NewParams(values []float64) (Params, error) {
+	p := rlcc.Defaults()
+	for i, f := range rlcc.ParamFields {
+		if i < len(values) {
+			f.Set(&p, values[i])
+		}
+	}
+	return p.Fixed()
+}
+
 // paramsOrDefault is p, or nicsdk.DefaultParams for the zero value, validated.
 func paramsOrDefault(p nicsdk.Params) (nicsdk.Params, error) {
 	if p == (nicsdk.Params{}) {

@@ -12,7 +12,7 @@ import (
 
 // stump is a one-split ensemble on feature 1: x[1] < 1 gives lo, else hi.
 func stump(inputs []string, lo, hi float64) *model.Model {
-	return &model.Model{Format: model.Format, Name: "stump", Inputs: inputs, Ensemble: &model.Ensemble{Trees: []model.Tree{{Nodes: []model.Node{
+	return &model.Model{Version: model.NativeVersion, Name: "stump", Inputs: inputs, Ensemble: &model.Ensemble{Trees: []model.Tree{{Nodes: []model.Node{
 		{Feature: 1, Threshold: 1, Cmp: model.CmpLT, Left: 1, Right: 2},
 		{Leaf: true, Value: lo},
 		{Leaf: true, Value: hi},

@@ -184,9 +184,9 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	}
 	rep.TrainRMSE = rmse(t.pred, t.y)
 	m := &model.Model{
-		Format: model.Format,
-		Doc:    fmt.Sprintf("distilled by nicc: %d trees, depth ≤ %d, oblivious %v, learning rate %g, λ %g, min leaf %d, grid %v, refit %v", rep.Rounds, opt.Depth, opt.Oblivious, t.lr, t.lambda, t.minLeaf, opt.Grid != nil, rep.RefitApplied),
-		Inputs: slices.Clone(train.Names),
+		Version: model.NativeVersion,
+		Doc:     fmt.Sprintf("distilled by nicc: %d trees, depth ≤ %d, oblivious %v, learning rate %g, λ %g, min leaf %d, grid %v, refit %v", rep.Rounds, opt.Depth, opt.Oblivious, t.lr, t.lambda, t.minLeaf, opt.Grid != nil, rep.RefitApplied),
+		Inputs:  slices.Clone(train.Names),
 		Ensemble: &model.Ensemble{
 			Base:      t.base,
 			Transform: model.TransformIdentity,

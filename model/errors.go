@@ -11,15 +11,15 @@ import (
 // MaxFileBytes caps the size of any model file nicc reads.
 const MaxFileBytes = 64 << 20
 
-// FormatError is a fault in a model file: where it is (byte offset, or -1 when the fault is
+// ParseError is a fault in a model file a frontend parses: where it is (byte offset, or -1 when the fault is
 // structural) and what is wrong. File is filled in by whoever knows the path.
-type FormatError struct {
+type ParseError struct {
 	File string
 	Off  int64
 	Msg  string
 }
 
-func (e *FormatError) Error() string {
+func (e *ParseError) Error() string {
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)
@@ -32,17 +32,17 @@ func (e *FormatError) Error() string {
 	return b.String()
 }
 
-// Errorf returns a structural FormatError (no byte offset).
+// Errorf returns a structural ParseError (no byte offset).
 func Errorf(format string, args ...any) error {
-	return &FormatError{Off: -1, Msg: fmt.Sprintf(format, args...)}
+	return &ParseError{Off: -1, Msg: fmt.Sprintf(format, args...)}
 }
 
-// InFile names path in err: a FormatError gets its File set; any other error is prefixed.
+// InFile names path in err: a ParseError gets its File set; any other error is prefixed.
 func InFile(path string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var fe *FormatError
+	var fe *ParseError
 	if errors.As(err, &fe) {
 		c := *fe
 		c.File = path
@@ -63,10 +63,10 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(data) > MaxFileBytes {
-		return nil, &FormatError{File: path, Off: -1, Msg: fmt.Sprintf("file is over the %d MiB limit", MaxFileBytes>>20)}
+		return nil, &ParseError{File: path, Off: -1, Msg: fmt.Sprintf("file is over the %d MiB limit", MaxFileBytes>>20)}
 	}
 	if len(data) == 0 {
-		return nil, &FormatError{File: path, Off: -1, Msg: "file is empty"}
+		return nil, &ParseError{File: path, Off: -1, Msg: "file is empty"}
 	}
 	return data, nil
 }

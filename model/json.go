@@ -117,7 +117,7 @@ func strictUnmarshal(b []byte, v any) error {
 // Marshal writes m in the native form, indented, with a trailing newline.
 func Marshal(m *Model) ([]byte, error) {
 	c := *m
-	c.Format = Format
+	c.Version = NativeVersion
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -149,17 +149,17 @@ func Unmarshal(data []byte) (*Model, error) {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
-			return nil, &FormatError{Off: se.Offset, Msg: se.Error()}
+			return nil, &ParseError{Off: se.Offset, Msg: se.Error()}
 		case errors.As(err, &te):
-			return nil, &FormatError{Off: te.Offset, Msg: te.Error()}
+			return nil, &ParseError{Off: te.Offset, Msg: te.Error()}
 		}
-		return nil, &FormatError{Off: d.InputOffset(), Msg: err.Error()}
+		return nil, &ParseError{Off: d.InputOffset(), Msg: err.Error()}
 	}
 	if d.More() {
-		return nil, &FormatError{Off: d.InputOffset(), Msg: "trailing data after the model"}
+		return nil, &ParseError{Off: d.InputOffset(), Msg: "trailing data after the model"}
 	}
-	if m.Format != Format {
-		return nil, &FormatError{Off: -1, Msg: fmt.Sprintf("format is %q, want %q", m.Format, Format)}
+	if m.Version != NativeVersion {
+		return nil, &ParseError{Off: -1, Msg: fmt.Sprintf("format is %q, want %q", m.Version, NativeVersion)}
 	}
 	if err := m.Validate(); err != nil {
 		return nil, err

@@ -2,13 +2,13 @@
 // ensembles, their native JSON form, and the float64 evaluator that defines what the teacher means.
 package model
 
-// Format is the version tag of the native JSON form.
-const Format = "nicc.model/v1"
+// NativeVersion is the version tag of the native JSON form, in its "format" field.
+const NativeVersion = "nicc.model/v1"
 
 // Model is one trained policy. Exactly one of Layers and Ensemble is set.
 type Model struct {
-	Format string `json:"format"`
-	Name   string `json:"name,omitempty"`
+	Version string `json:"format"` // NativeVersion
+	Name    string `json:"name,omitempty"`
 	// Doc says where the model came from and anything a user must know about it.
 	Doc    string   `json:"doc,omitempty"`
 	Inputs []string `json:"inputs"`

@@ -72,7 +72,7 @@ func TestJSONRoundTripKeepsBits(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", m.Name, err, b)
 		}
 		want := *m
-		want.Format = Format
+		want.Version = NativeVersion
 		if d := cmp.Diff(&want, got, bits); d != "" {
 			t.Errorf("%s: round trip changed the model (-want +got):\n%s", m.Name, d)
 		}

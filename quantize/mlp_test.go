@@ -109,7 +109,7 @@ func TestMLPErrors(t *testing.T) {
 		return model.Layer{Op: model.OpDense, In: in, Out: out, W: W, Act: act}
 	}
 	mk := func(ls ...model.Layer) *model.Model {
-		return &model.Model{Format: model.Format, Name: "e", Inputs: []string{"a", "b"}, Layers: ls}
+		return &model.Model{Version: model.NativeVersion, Name: "e", Inputs: []string{"a", "b"}, Layers: ls}
 	}
 	ins := []quantize.Input{{Name: "a", Frac: 16, Min: -65536, Max: 65536}, {Name: "b", Frac: 16, Min: -65536, Max: 65536}}
 	cal := [][]float64{{0.5, -0.5}, {1, 1}}
@@ -140,7 +140,7 @@ func TestMLPErrors(t *testing.T) {
 		{"act bits", mk(dense(2, 1, model.ActTanh, 1)), ins, cal, quantize.MLPOptions{ActBits: 12}, "activation width 12"},
 		{"weight bits", mk(dense(2, 1, model.ActTanh, 1)), ins, cal, quantize.MLPOptions{WeightBits: 4}, "weight width 4"},
 		{"int64 overflow", mk(dense(2, 1, model.ActIdentity, 1)), huge, cal, quantize.MLPOptions{WeightBits: 16, OutFrac: 30}, "does not fit int32"},
-		{"trees", &model.Model{Format: model.Format, Inputs: []string{"a"}, Ensemble: &model.Ensemble{}}, ins, cal, quantize.MLPOptions{}, "needs a dense network"},
+		{"trees", &model.Model{Version: model.NativeVersion, Inputs: []string{"a"}, Ensemble: &model.Ensemble{}}, ins, cal, quantize.MLPOptions{}, "needs a dense network"},
 	} {
 		_, err := quantize.MLP(c.m, c.ins, c.cal, c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

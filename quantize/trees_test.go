@@ -213,7 +213,7 @@ func TestSplitFloat32(t *testing.T) {
 // TestCatBoostGT: a > split swaps its children, and the whole model agrees with the float one
 // on every raw input of a small range.
 func TestCatBoostGT(t *testing.T) {
-	m := &model.Model{Format: model.Format, Name: "catboost-like", Inputs: []string{"a", "b"},
+	m := &model.Model{Version: model.NativeVersion, Name: "catboost-like", Inputs: []string{"a", "b"},
 		Ensemble: &model.Ensemble{Base: 0.25, Trees: []model.Tree{
 			{Nodes: []model.Node{
 				{Feature: 0, Threshold: 0.3, Cmp: model.CmpGT, Left: 1, Right: 2},
@@ -444,7 +444,7 @@ func stump(feature int, th float64, cmp model.Cmp, l, r float64) model.Tree {
 }
 
 func ensemble(base float64, trees ...model.Tree) *model.Model {
-	return &model.Model{Format: model.Format, Inputs: []string{"x"}, Ensemble: &model.Ensemble{Base: base, Trees: trees}}
+	return &model.Model{Version: model.NativeVersion, Inputs: []string{"x"}, Ensemble: &model.Ensemble{Base: base, Trees: trees}}
 }
 
 var q16 = []quantize.Input{{Name: "x", Frac: 16, Min: -65536, Max: 65536}}
@@ -611,7 +611,7 @@ func TestObliviousTable(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		nodes = append(nodes, model.Node{Leaf: true, Value: float64(i) - 3.5})
 	}
-	m := &model.Model{Format: model.Format, Inputs: []string{"a", "b"}, Ensemble: &model.Ensemble{Trees: []model.Tree{{Nodes: nodes}}}}
+	m := &model.Model{Version: model.NativeVersion, Inputs: []string{"a", "b"}, Ensemble: &model.Ensemble{Trees: []model.Tree{{Nodes: nodes}}}}
 	ins := []quantize.Input{{Name: "a", Frac: 4, Min: -20, Max: 20}, {Name: "b", Frac: 4, Min: -20, Max: 20}}
 	ir, err := quantize.Trees(m, ins, quantize.TreeOptions{})
 	if err != nil {

@@ -3,17 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/nicc-dev/nicc/compiler"
-	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/urfave/cli/v2"
 )
 
@@ -63,7 +58,7 @@ source of each number.
   nicc budget --list-cores`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "entry", Usage: "function symbol to bound and run"},
-			&cli.StringFlag{Name: "core", Value: fwsim.DefaultProfile, Usage: "core profile (see --list-cores)"},
+			&cli.StringFlag{Name: "core", Value: compiler.DefaultCore, Usage: "core profile (see --list-cores)"},
 			&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
 			&cli.IntFlag{Name: "threads-sharing", Usage: "hardware threads sharing the pipeline", DefaultText: "the profile's"},
 			&cli.StringFlag{Name: "vectors", Usage: "`FILE` of calls to run and measure, format above, or .csv/.tsv rows of nicc_policy's inputs (a file here; nicc compile --vectors is a count of calls to verify)"},
@@ -81,11 +76,10 @@ func runBudget(c *cli.Context) error {
 		if c.NArg() > 0 {
 			return fmt.Errorf("--list-cores takes no ELF file")
 		}
-		ps := fwsim.Profiles()
 		if c.Bool("json") {
-			return writeJSON(w, ps)
+			return writeJSON(w, compiler.Cores())
 		}
-		return printCores(w, ps)
+		return compiler.WriteCores(w)
 	}
 	if c.NArg() != 1 {
 		return fmt.Errorf("budget takes one ELF file or compile directory, got %d arguments", c.NArg())
@@ -127,26 +121,18 @@ func runBudget(c *cli.Context) error {
 		if !errors.As(err, &ce) {
 			return err
 		}
-		var we *fwsim.WCETError
-		if errors.Is(err, fwsim.ErrUnboundedLoop) && errors.As(err, &we) {
-			head := we.Where
-			if head == "" {
-				head = fmt.Sprintf("0x%x", we.PC)
-			}
-			err = fmt.Errorf("%w (pass --loop-bound %s=N)", err, head)
-		}
-		return checkFailed{err}
+		return checkFailed{compiler.BudgetHint(err)}
 	}
 	if c.Bool("json") {
 		err = writeJSON(w, r)
 	} else {
-		err = printBudget(w, r)
+		err = r.WriteText(w)
 	}
 	if err != nil {
 		return err
 	}
-	if !r.Fits {
-		return checkFailed{fmt.Errorf("%s: %s is over budget: WCET %s µs > %s µs", r.ELF, r.Entry, us(r.WCETMicros), us(r.BudgetMicros))}
+	if err := r.OverBudget(); err != nil {
+		return checkFailed{err}
 	}
 	return nil
 }
@@ -207,131 +193,4 @@ func readBudgetVectors(path, entry string, rep *compiler.CompileReport) ([]compi
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return vs, nil
-}
-
-// hz formats a clock in GHz or MHz.
-func hz(v float64) string {
-	if v >= 1e9 {
-		return num(v/1e9) + " GHz"
-	}
-	return num(v/1e6) + " MHz"
-}
-
-// bytesText formats a byte count in KiB or MiB when it is a whole number of them.
-func bytesText(n uint64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return strconv.FormatUint(n>>20, 10) + " MiB"
-	case n >= 1<<20 && n%(1<<10) == 0:
-		return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return strconv.FormatUint(n>>10, 10) + " KiB"
-	}
-	return strconv.FormatUint(n, 10) + " bytes"
-}
-
-// us formats microseconds: three decimals, enough for nanoseconds.
-func us(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-
-func printBudget(w io.Writer, r *compiler.BudgetReport) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "firmware\t%s, entry %s\n", r.ELF, r.Entry)
-	core := r.Core
-	fmt.Fprintf(tw, "core\t%s at %s (%s)\n", core.Name, hz(core.ClockHz), core.ClockSource)
-	fmt.Fprintf(tw, "threads\t%d sharing the pipeline (%s)\n", core.ThreadsSharing, core.ThreadsSource)
-	switch n := len(core.Assumed); {
-	case n == len(fwsim.SourceKeys()):
-		fmt.Fprintf(tw, "assumed\tevery number of profile %s is an assumption (nicc budget --list-cores)\n", core.Name)
-	case n > 0:
-		fmt.Fprintf(tw, "assumed\t%d of %d numbers of profile %s are assumptions: %s (nicc budget --list-cores)\n",
-			n, len(fwsim.SourceKeys()), core.Name, strings.Join(core.Assumed, ", "))
-	}
-	fmt.Fprintf(tw, "WCET\t%d cycles = %s µs (%d instructions on the worst path)\n", r.WCETCycles, us(r.WCETMicros), r.WCETInsns)
-	if m := r.Measured; m != nil {
-		fmt.Fprintf(tw, "measured\t%d vectors: min %d, median %d, max %d cycles = %s, %s, %s µs\n",
-			m.Vectors, m.MinCycles, m.MedianCycles, m.MaxCycles, us(m.MinMicros), us(m.MedianMicros), us(m.MaxMicros))
-		fmt.Fprintf(tw, "tightness\t%s (WCET ÷ max measured)\n", strconv.FormatFloat(m.Tightness, 'f', 3, 64))
-	} else {
-		fmt.Fprintf(tw, "measured\tnothing: no --vectors\n")
-	}
-	fmt.Fprintf(tw, "budget\t%s µs\n", us(r.BudgetMicros))
-	fmt.Fprintf(tw, "headroom\t%s µs (%s%%)\n", us(r.HeadroomMicro), strconv.FormatFloat(r.HeadroomPct, 'f', 1, 64))
-	fmt.Fprintf(tw, "verdict\t%s\n", r.Verdict)
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "functions (WCET of each, called on its own)")
-	for _, f := range r.Functions {
-		line := fmt.Sprintf("  %s\t0x%x\t%d cycles\t%d insns", f.Name, f.Addr, f.Cycles, f.Insns)
-		if len(f.Calls) > 0 {
-			line += "\tcalls " + strings.Join(f.Calls, ", ")
-		}
-		fmt.Fprintln(tw, line)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(r.Loops) > 0 {
-		fmt.Fprintln(w, "loops")
-		for _, l := range r.Loops {
-			how := "given"
-			if l.Counted {
-				how = "counted"
-			}
-			fmt.Fprintf(tw, "  %s+0x%x\t0x%x\thead runs <= %d (%s)\t%d cycles in all\n", l.Func, l.Offset, l.Head, l.Bound, how, l.Cycles)
-		}
-	}
-	return tw.Flush()
-}
-
-func printCores(w io.Writer, ps []*fwsim.Profile) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for i, p := range ps {
-		if i > 0 {
-			fmt.Fprintln(tw)
-		}
-		def := ""
-		if p.Name == fwsim.DefaultProfile {
-			def = " (default)"
-		}
-		fmt.Fprintf(tw, "%s%s\t%s, %d hardware thread(s) sharing the pipeline by default\n", p.Name, def, hz(p.ClockHz), p.Threads)
-		fmt.Fprintf(tw, "  %s\n", p.Doc)
-		costs := map[string]uint64{}
-		for _, c := range costKeys(p) {
-			costs[c.key] = c.v
-		}
-		for _, k := range fwsim.SourceKeys() {
-			var v string
-			switch k {
-			case "clock_hz":
-				v = hz(p.ClockHz)
-			case "threads":
-				v = strconv.Itoa(p.Threads)
-			case "memory_bytes":
-				v = bytesText(p.MemoryBytes)
-			default:
-				v = strconv.FormatUint(costs[k], 10)
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", k, v, p.Sources[k])
-		}
-	}
-	return tw.Flush()
-}
-
-type costKey struct {
-	key string
-	v   uint64
-}
-
-// costKeys are the profile's costs by JSON key, from Profile.Cost by class.
-func costKeys(p *fwsim.Profile) []costKey {
-	var out []costKey
-	for c := fwsim.ClassALU; c <= fwsim.ClassZbbByte; c++ {
-		if c == fwsim.ClassBranch {
-			out = append(out, costKey{"branch_taken", p.Cost(c, true)}, costKey{"branch_not_taken", p.Cost(c, false)})
-			continue
-		}
-		out = append(out, costKey{c.String(), p.Cost(c, false)})
-	}
-	return out
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/nicc-dev/nicc/compiler"
-	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -18,8 +18,8 @@ func compileCommand() *cli.Command {
 		Name:      "compile",
 		Usage:     "compile a policy into verified NIC firmware (a tree ensemble as it is, a network with --target int or --target trees): C, RISC-V ELF, bit-exact verification, WCET against the budget",
 		ArgsUsage: "POLICY",
-		Description: `Compiles a tree ensemble (XGBoost JSON, LightGBM text, nicc JSON) as it is, or a network
-(ONNX, nicc JSON) quantized to integers (--target int) or distilled into trees (--target
+		Description: `Compiles a tree ensemble (` + formats.Titles("tree ensembles") + `) as it is, or a network
+(` + formats.Titles("networks") + `) quantized to integers (--target int) or distilled into trees (--target
 trees), in stages: load → quantize → fit → emit → build → verify → budget → report.
 
   quantize  each input becomes a fixed-point int32; every float split becomes an integer
@@ -120,7 +120,7 @@ ranges that cannot represent a threshold).
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "output directory (created if missing)"},
 			&cli.StringFlag{Name: "handler", Value: "auto", Usage: "rlcc (the whole RL-CC event handler), none (the model alone) or auto"},
-			&cli.StringFlag{Name: "core", Value: fwsim.DefaultProfile, Usage: "core profile for the WCET (nicc budget --list-cores)"},
+			&cli.StringFlag{Name: "core", Value: compiler.DefaultCore, Usage: "core profile for the WCET (nicc budget --list-cores)"},
 			&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
 			&cli.IntFlag{Name: "threads-sharing", Usage: "hardware threads sharing the pipeline", DefaultText: "the profile's"},
 			&cli.IntFlag{Name: "vectors", Value: compiler.DefaultVectors, Usage: "verify compares at least `N` calls (a count here; nicc budget --vectors takes a file of calls)"},

@@ -192,7 +192,7 @@ func lstmModel(hidden int) *model.Model {
 		}
 		return m
 	}
-	return &model.Model{Format: model.Format, Name: "wide_lstm", Inputs: []string{"a_prev", "o", "a_prev2", "o_prev"},
+	return &model.Model{Version: model.NativeVersion, Name: "wide_lstm", Inputs: []string{"a_prev", "o", "a_prev2", "o_prev"},
 		Layers: []model.Layer{
 			{Op: model.OpLSTM, In: 4, Out: hidden, W: mat(4*hidden, 4), R: mat(4*hidden, hidden)},
 			{Op: model.OpDense, In: hidden, Out: 1, W: mat(1, hidden), Act: model.ActTanh},

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/nicc-dev/nicc/compiler"
-	"github.com/nicc-dev/nicc/distill"
 	"github.com/urfave/cli/v2"
 )
 
@@ -115,7 +114,7 @@ func runDiff(c *cli.Context) error {
 	r, err := compiler.Diff(compiler.DiffOptions{
 		Teacher: c.Args().First(), Format: format, Inputs: inputs, Handler: handler, Params: params, Against: c.String("against"),
 		Calib: c.String("calib"), Samples: samples, Seed: c.Uint64("seed"), Quant: q, Out: c.String("out"),
-		Distill: compiler.DistillOptions{Train: distill.Options{Trees: c.Int("trees"), Depth: c.Int("depth")}},
+		Distill: compiler.DistillOptions{Train: compiler.TrainOptions{Trees: c.Int("trees"), Depth: c.Int("depth")}},
 	})
 	if err != nil {
 		return err

@@ -8,9 +8,7 @@ import (
 	"strings"
 
 	"github.com/nicc-dev/nicc/compiler"
-	"github.com/nicc-dev/nicc/distill"
-	"github.com/nicc-dev/nicc/fwsim"
-	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 )
@@ -39,7 +37,7 @@ func distillCommand() *cli.Command {
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the sampler, the held-out split and the trainer"},
 		&cli.StringFlag{Name: "out", Usage: "the student model file (native JSON); with --sweep, a directory"},
 		&cli.StringFlag{Name: "sweep", Usage: "train and compile every configuration of trees=LO..HI[:STEP],depth=LO..HI[:STEP]"},
-		&cli.StringFlag{Name: "core", Value: fwsim.DefaultProfile, Usage: "core profile for the sweep's WCET (nicc budget --list-cores)"},
+		&cli.StringFlag{Name: "core", Value: compiler.DefaultCore, Usage: "core profile for the sweep's WCET (nicc budget --list-cores)"},
 		&cli.IntFlag{Name: "vectors", Value: 2000, Usage: "verify compares `N` calls for each configuration of a sweep (a count, as nicc compile's)"},
 		handlerFlag,
 		forceFlag,
@@ -150,7 +148,7 @@ func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, er
 		Teacher: teacher, Format: format, Inputs: inputs, Handler: handler, Params: params,
 		Samples: samples, HeldOut: c.Float64("held-out"), States: c.String("states"), HeldOutStates: c.String("held-out-states"), Seed: c.Uint64("seed"),
 		GridName: grid,
-		Train: distill.Options{
+		Train: compiler.TrainOptions{
 			Trees: c.Int("trees"), Depth: c.Int("depth"), Oblivious: c.Bool("oblivious"),
 			LearningRate: c.Float64("learning-rate"), L2: c.Float64("l2"), MinLeaf: c.Int("min-leaf"),
 			FeatureWeights: weights, Refit: c.Bool("refit"), Seed: c.Uint64("seed"),
@@ -274,11 +272,11 @@ func compileSamples(flags []cli.Flag) []cli.Flag {
 // int8Quant is the configuration --weight-bits and --act-bits give (the other 16, scales per
 // channel), or the zero value, which lets the compiler choose by the measured error, when
 // neither is set.
-func int8Quant(c *cli.Context, wb, ab int) quantize.MLPOptions {
+func int8Quant(c *cli.Context, wb, ab int) compiler.MLPOptions {
 	if !c.IsSet("weight-bits") && !c.IsSet("act-bits") {
-		return quantize.MLPOptions{}
+		return compiler.MLPOptions{}
 	}
-	return quantize.MLPOptions{WeightBits: wb, ActBits: ab, ChannelScales: true}
+	return compiler.MLPOptions{WeightBits: wb, ActBits: ab, ChannelScales: true}
 }
 
 // int8ForCompile serves nicc compile --target int (int8): the quantization flags.
@@ -339,6 +337,6 @@ func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 		}
 		fmt.Fprintln(c.App.Writer)
 	}
-	opt.Model, opt.Format = out, compiler.FormatNative
+	opt.Model, opt.Format = out, formats.Native
 	return nil
 }

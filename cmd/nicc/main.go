@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/urfave/cli/v2"
 )
 
@@ -77,9 +78,8 @@ func newApp() *cli.App {
 	return &cli.App{
 		Name:  "nicc",
 		Usage: "compile trained congestion-control policies into NIC firmware, and prove them exact and fast enough",
-		Description: `nicc reads a trained policy (ONNX from PyTorch, XGBoost JSON, LightGBM text, or nicc's
-native JSON) and turns it into branch-only fixed-point firmware for a NIC's programmable
-congestion-control engine.
+		Description: `nicc reads a trained policy (` + formats.Titles("") + `) and turns it into
+branch-only fixed-point firmware for a NIC's programmable congestion-control engine.
 
 Exit codes: 0 success; 1 a check failed (the model is readable but over budget or inexact);
 2 bad usage or an unreadable model file.`,

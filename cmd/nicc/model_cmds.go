@@ -1,25 +1,21 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/nicc-dev/nicc/compiler"
-	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/urfave/cli/v2"
 )
 
 var formatFlag = &cli.StringFlag{
 	Name:  "format",
 	Value: "auto",
-	Usage: "model format: " + strings.Join(compiler.FormatNames(), ", ") + " (auto: .onnx is ONNX, .json is nicc or XGBoost by content, 'tree' text is LightGBM)",
+	Usage: "model format: " + strings.Join(formats.Names(), ", ") + " (" + formats.AutoHelp() + ")",
 }
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
@@ -28,19 +24,16 @@ var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
 // budget or the core's memory.
 var forceFlag = &cli.BoolFlag{Name: "force", Usage: "build a model even when its lower bound is over the budget or the core's memory (refused otherwise, exit 1)"}
 
-func loadArg(c *cli.Context) (*model.Model, compiler.Format, error) {
+// modelArg is the one MODEL argument, its --format (nil: detect it) and its --inputs.
+func modelArg(c *cli.Context) (path string, format *formats.Format, inputs []string, err error) {
 	if c.NArg() != 1 {
-		return nil, 0, fmt.Errorf("%s takes one MODEL file, got %d arguments", c.Command.Name, c.NArg())
+		return "", nil, nil, fmt.Errorf("%s takes one MODEL file, got %d arguments", c.Command.Name, c.NArg())
 	}
-	f, err := compiler.ParseFormat(c.String("format"))
-	if err != nil {
-		return nil, 0, err
+	if format, err = formats.Lookup(c.String("format")); err != nil {
+		return "", nil, nil, err
 	}
-	inputs, err := modelInputs(c)
-	if err != nil {
-		return nil, 0, err
-	}
-	return compiler.LoadModelAs(c.Args().First(), f, inputs)
+	inputs, err = modelInputs(c)
+	return c.Args().First(), format, inputs, err
 }
 
 func inspectCommand() *cli.Command {
@@ -56,70 +49,20 @@ comparisons on their longest paths.
   nicc inspect --json testdata/models/rlcc_xgb.json`,
 		Flags: []cli.Flag{formatFlag, inputsFlag, jsonFlag},
 		Action: func(c *cli.Context) error {
-			m, f, err := loadArg(c)
+			path, format, inputs, err := modelArg(c)
 			if err != nil {
 				return err
 			}
-			s := m.Summarize()
-			if c.Bool("json") {
-				return writeJSON(c.App.Writer, struct {
-					File   string `json:"file"`
-					Format string `json:"format"`
-					FLOPs  int    `json:"flops_per_decision"`
-					*model.Summary
-				}{c.Args().First(), f.String(), s.Ops.FLOPs(), s})
+			in, err := compiler.Inspect(path, format, inputs)
+			if err != nil {
+				return err
 			}
-			return printSummary(c.App.Writer, c.Args().First(), f, s)
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, in)
+			}
+			return in.WriteText(c.App.Writer)
 		},
 	}
-}
-
-func printSummary(w io.Writer, path string, f compiler.Format, s *model.Summary) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "model\t%s (%s, %s)\n", s.Name, f, path)
-	fmt.Fprintf(tw, "kind\t%s\n", s.Kind)
-	fmt.Fprintf(tw, "shape\t%s\n", s.Shape)
-	fmt.Fprintf(tw, "inputs\t%d: %s\n", len(s.Inputs), strings.Join(s.Inputs, ", "))
-	fmt.Fprintf(tw, "outputs\t%d\n", s.Outputs)
-	fmt.Fprintf(tw, "params\t%d\n", s.Params)
-	fmt.Fprintf(tw, "ops\t%d FLOPs per decision (%d mul-add, %d add, %d compare, %d tanh/sigmoid)\n",
-		s.Ops.FLOPs(), s.Ops.MulAdd, s.Ops.Add, s.Ops.Compare, s.Ops.Nonlinear)
-	if s.StateFloats > 0 {
-		fmt.Fprintf(tw, "state\t%d floats carried between decisions\n", s.StateFloats)
-	}
-	if s.Doc != "" {
-		fmt.Fprintf(tw, "doc\t%s\n", s.Doc)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(s.Layers) > 0 {
-		fmt.Fprintln(w, "layers")
-		for i, l := range s.Layers {
-			act := l.Act.String()
-			if l.Op == model.OpLSTM {
-				act = "gates i,f,g,o"
-			}
-			bias := "no bias"
-			if l.HasBias {
-				bias = "bias"
-			}
-			fmt.Fprintf(tw, "  %d\t%s\t%d→%d\t%s\t%d params\t%s\tweights [%s, %s]\n", i, l.Op, l.In, l.Out,
-				act, l.Params, bias, num(l.Weights.Min), num(l.Weights.Max))
-		}
-	}
-	if t := s.Trees; t != nil {
-		fmt.Fprintf(tw, "trees\t%d trees, max depth %d, %d nodes, %d leaves\n", t.Count, t.MaxDepth, t.Nodes, t.Leaves)
-		fmt.Fprintf(tw, "score\t%s(%s + Σ leaf), leaves [%s, %s]\n", t.Transform, num(t.Base), num(t.LeafRange.Min), num(t.LeafRange.Max))
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		fmt.Fprintln(w, "thresholds")
-		for _, th := range s.Thresholds {
-			fmt.Fprintf(tw, "  %s\t%d splits\t[%s, %s]\n", th.Feature, th.Splits, num(th.Min), num(th.Max))
-		}
-	}
-	return tw.Flush()
 }
 
 func evalCommand() *cli.Command {
@@ -169,170 +112,24 @@ missing value (NaN) is printed, not run.
 					if !compiler.IsCompileDir(dir) {
 						return fmt.Errorf("%s is a directory without %s and %s: eval takes a model file or a nicc compile output directory", dir, compiler.ReportFile, compiler.FirmwareFile)
 					}
-					return evalDir(c, dir)
+					return compiler.EvalDir(c.App.Writer, compiler.EvalDirOptions{Dir: dir, Model: c.String("model"),
+						Rows: c.String("input"), Rate: c.Float64("rate"), JSON: c.Bool("json")})
 				}
 			}
-			m, _, err := loadArg(c)
+			path, format, inputs, err := modelArg(c)
 			if err != nil {
 				return err
 			}
-			path := c.String("input")
-			in, err := model.OpenCSV(path)
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			return evalRows(c.App.Writer, in, path, m, c.Args().First(), c.Bool("json"))
+			return compiler.EvalModel(c.App.Writer, compiler.EvalModelOptions{Model: path, Format: format, Inputs: inputs,
+				Rows: c.String("input"), JSON: c.Bool("json")})
 		},
 	}
-}
-
-// evalRows streams the rows of in (read from path) through m, printing each output as it goes:
-// it holds one row, so any file size takes the same memory. Rows before a bad line are printed
-// before the error. When the header names every model input, just those columns are read, in
-// the model's order, so a reference file with the producing tool's outputs beside the inputs
-// evaluates as it is.
-func evalRows(stdout io.Writer, in *model.RowReader, path string, m *model.Model, modelPath string, asJSON bool) error {
-	cols := inputColumns(in.Names, in.Width(), m)
-	width := in.Width()
-	if cols != nil {
-		width = len(cols)
-	}
-	ev, err := compiler.NewRowEval(m, width)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	w := bufio.NewWriter(stdout)
-	p := &evalPrinter{w: w, json: asJSON}
-	err = p.start(modelPath)
-	x := make([]float64, width)
-	for err == nil {
-		var row, y []float64
-		if row, err = in.Next(); err != nil {
-			break
-		}
-		if cols != nil {
-			for j, c := range cols {
-				x[j] = row[c]
-			}
-			row = x
-		}
-		if y, err = ev.Eval(row); err != nil {
-			err = fmt.Errorf("%s: line %d: %w", path, in.Line(), err)
-			break
-		}
-		if err = p.row(y); err != nil {
-			err = fmt.Errorf("%s: line %d: %w", path, in.Line(), err)
-		}
-	}
-	if err == io.EOF {
-		err = p.end()
-	}
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
-	return err
-}
-
-// inputColumns is the column of each value a row gives the model when the header names every
-// model input, in any order; nil means the rows are read whole. For a recurrent model the
-// header may also name its state (stateColumns): the columns then hold the inputs, h and c,
-// for one step each.
-func inputColumns(names []string, width int, m *model.Model) []int {
-	if names == nil || width < m.NumInputs() {
-		return nil
-	}
-	cols := make([]int, 0, m.NumInputs())
-	for _, in := range m.Inputs {
-		i := slices.Index(names, in)
-		if i < 0 {
-			return nil
-		}
-		cols = append(cols, i)
-	}
-	if st := m.NewState(); st != nil {
-		cols = append(cols, stateColumns(names, len(st.H))...)
-	}
-	return cols
-}
-
-// stateColumns are the columns of an LSTM's h and c when the header names all 2·hidden of
-// them as h0_0..h0_{H-1} and c0_0..c0_{H-1} (PyTorch's h0 and c0, as the ONNX export's
-// graph inputs are called) or h_0.. and c_0..; else nil.
-func stateColumns(names []string, hidden int) []int {
-	for _, p := range [][2]string{{"h0_", "c0_"}, {"h_", "c_"}} {
-		var cols []int
-		for _, prefix := range p {
-			for j := range hidden {
-				if i := slices.Index(names, prefix+strconv.Itoa(j)); i >= 0 {
-					cols = append(cols, i)
-				}
-			}
-		}
-		if len(cols) == 2*hidden {
-			return cols
-		}
-	}
-	return nil
-}
-
-// evalPrinter writes eval's output a row at a time: one line of comma-separated values a row,
-// or (json) {"model", "outputs": [[...], ...], "rows"}, indented as writeJSON indents.
-type evalPrinter struct {
-	w    *bufio.Writer
-	json bool
-	rows int
-}
-
-func (p *evalPrinter) start(modelPath string) error {
-	if !p.json {
-		return nil
-	}
-	name, err := json.Marshal(modelPath)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(p.w, "{\n  \"model\": %s,\n  \"outputs\": [", name)
-	return err
-}
-
-func (p *evalPrinter) row(ys []float64) error {
-	p.rows++
-	if !p.json {
-		for j, y := range ys {
-			if j > 0 {
-				p.w.WriteByte(',')
-			}
-			p.w.WriteString(num(y))
-		}
-		return p.w.WriteByte('\n')
-	}
-	b, err := json.MarshalIndent(ys, "    ", "  ")
-	if err != nil {
-		return err
-	}
-	if p.rows > 1 {
-		p.w.WriteByte(',')
-	}
-	p.w.WriteString("\n    ")
-	_, err = p.w.Write(b)
-	return err
-}
-
-func (p *evalPrinter) end() error {
-	if !p.json {
-		return nil
-	}
-	_, err := fmt.Fprintf(p.w, "\n  ],\n  \"rows\": %d\n}\n", p.rows)
-	return err
 }
 
 func isDir(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
 }
-
-func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

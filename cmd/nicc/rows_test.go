@@ -1,14 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/nicc-dev/nicc/compiler"
-	"github.com/nicc-dev/nicc/model"
 )
 
 // TestRowsRuleAtEveryCommand gives the rows that used to lose their first line (taken for a
@@ -84,59 +78,5 @@ func TestEvalStopsAtTheBadLine(t *testing.T) {
 	code, stdout, stderr = nicc(t, "eval", models+"rlcc_teacher.json", "--input", csv)
 	if code != exitBadInput || strings.Count(stdout, "\n") != 1 || stderr != "nicc: "+csv+": line 2: value 2 is NaN; only tree ensembles take missing values\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
-	}
-}
-
-// genRows is an endless-looking CSV of n rows, made as it is read, so the test itself holds
-// none of it. Every `every` rows it records the live heap after a collection.
-type genRows struct {
-	n, every, done int
-	pending        []byte
-	heap           []uint64
-}
-
-func (g *genRows) Read(p []byte) (int, error) {
-	for len(g.pending) < len(p) && g.done < g.n {
-		g.pending = fmt.Appendf(g.pending, "%d.25,%d.5,0.9,%d\n", g.done%3, g.done%97, g.done%50)
-		g.done++
-		if g.done%g.every == 0 {
-			runtime.GC()
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			g.heap = append(g.heap, ms.HeapAlloc)
-		}
-	}
-	if len(g.pending) == 0 {
-		return 0, io.EOF
-	}
-	k := copy(p, g.pending)
-	g.pending = g.pending[:copy(g.pending, g.pending[k:])]
-	return k, nil
-}
-
-// TestEvalMemoryStaysFlat streams a million rows through eval's loop (both outputs) and checks
-// that the live heap does not grow with them: holding the rows, or the outputs, would add at
-// least 32 bytes a row, 30 MiB over the run.
-func TestEvalMemoryStaysFlat(t *testing.T) {
-	m, _, err := compiler.LoadModel(models+"rlcc_xgb.json", compiler.FormatAuto)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, asJSON := range []bool{false, true} {
-		g := &genRows{n: 1_000_000, every: 100_000}
-		in, err := model.NewRowReader(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := evalRows(io.Discard, in, "gen", m, "rlcc_xgb.json", asJSON); err != nil {
-			t.Fatal(err)
-		}
-		if len(g.heap) != 10 {
-			t.Fatalf("%d heap samples, want 10", len(g.heap))
-		}
-		first, last := g.heap[0], g.heap[len(g.heap)-1]
-		if last > first+1<<20 {
-			t.Errorf("json %v: live heap grew from %d to %d bytes over 900k rows (samples %v)", asJSON, first, last, g.heap)
-		}
 	}
 }

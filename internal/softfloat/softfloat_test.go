@@ -336,7 +336,7 @@ func TestFloatNet(t *testing.T) {
 // activation, against math.Tanh and the exact sigmoid on a sweep of [−20, 20].
 func TestFloatMath(t *testing.T) {
 	for _, act := range []model.Activation{model.ActTanh, model.ActSigmoid} {
-		m := &model.Model{Format: model.Format, Name: "act", Inputs: []string{"x"},
+		m := &model.Model{Version: model.NativeVersion, Name: "act", Inputs: []string{"x"},
 			Layers: []model.Layer{{Op: model.OpDense, In: 1, Out: 1, W: [][]float64{{1}}, Act: act}}}
 		b := buildFloat(t, m)
 		var xs [][]float32

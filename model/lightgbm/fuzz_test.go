@@ -28,9 +28,9 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data)
 		if err != nil {
-			var fe *model.FormatError
+			var fe *model.ParseError
 			if !errors.As(err, &fe) {
-				t.Fatalf("error %T %v is not a *model.FormatError", err, err)
+				t.Fatalf("error %T %v is not a *model.ParseError", err, err)
 			}
 			return
 		}

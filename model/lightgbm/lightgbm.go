@@ -41,7 +41,7 @@ const (
 	lgMissingNaN  = 2
 )
 
-// Parse reads a LightGBM text model. Bad input gives a *model.FormatError whose Off is the byte
+// Parse reads a LightGBM text model. Bad input gives a *model.ParseError whose Off is the byte
 // offset of the offending line and whose Msg starts with its line number; the returned model has
 // passed Validate.
 func Parse(data []byte) (*model.Model, error) {
@@ -57,7 +57,7 @@ func Parse(data []byte) (*model.Model, error) {
 		ens.Trees = append(ens.Trees, t.toIR())
 	}
 	m := &model.Model{
-		Format:   model.Format,
+		Version:  model.NativeVersion,
 		Doc:      fmt.Sprintf("LightGBM %s text model, objective %s, %d trees", h.version, shorten(h.objective), len(ens.Trees)),
 		Inputs:   h.names,
 		Ensemble: ens,
@@ -155,7 +155,7 @@ type parser struct {
 }
 
 func (p *parser) errAt(l line, format string, args ...any) error {
-	return &model.FormatError{Off: l.off, Msg: fmt.Sprintf("line %d: ", l.num) + fmt.Sprintf(format, args...)}
+	return &model.ParseError{Off: l.off, Msg: fmt.Sprintf("line %d: ", l.num) + fmt.Sprintf(format, args...)}
 }
 
 // quote shows a piece of the input in an error, cut short.
@@ -394,3 +394,13 @@ func countFields(s string) int {
 	}
 	return n
 }
+
+// FileFormat is LightGBM's text model as nicc's format registry knows it: by its first
+// line, "tree".
+var FileFormat = model.FileFormat{Name: "lightgbm", Title: "LightGBM", Exts: []string{".txt", ".model"}, Parse: Parse,
+	Holds:   "tree ensembles",
+	Detects: "text whose first line is tree",
+	Detect: func(_ string, data []byte) (string, bool) {
+		t := bytes.TrimLeft(data, " \t\r\n")
+		return "by its first line, tree", bytes.HasPrefix(t, []byte("tree\n")) || bytes.HasPrefix(t, []byte("tree\r\n"))
+	}}

@@ -149,9 +149,9 @@ func TestDartBreastCancer(t *testing.T) {
 
 func TestKDDCupRefused(t *testing.T) {
 	m, err := Parse(readRepo(t, "lg_kddcup99.model"))
-	var fe *model.FormatError
+	var fe *model.ParseError
 	if m != nil || !errors.As(err, &fe) || !strings.Contains(err.Error(), "multiclass models (num_class=13) are not supported") {
-		t.Fatalf("Parse(lg_kddcup99.model) = %v, %v; want a FormatError about multiclass", m, err)
+		t.Fatalf("Parse(lg_kddcup99.model) = %v, %v; want a ParseError about multiclass", m, err)
 	}
 	if !strings.HasPrefix(fe.Msg, "line 3: ") || fe.Off != int64(len("tree\nversion=v2\n")) {
 		t.Errorf("error at offset %d, msg %q; want line 3 at offset 16", fe.Off, fe.Msg)
@@ -370,9 +370,9 @@ func TestErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Parse succeeded (%d trees), want an error containing %q", len(m.Ensemble.Trees), c.want)
 			}
-			var fe *model.FormatError
+			var fe *model.ParseError
 			if !errors.As(err, &fe) {
-				t.Fatalf("error %T %v is not a *model.FormatError", err, err)
+				t.Fatalf("error %T %v is not a *model.ParseError", err, err)
 			}
 			if !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %q does not contain %q", err, c.want)
@@ -413,9 +413,9 @@ func TestErrorLocation(t *testing.T) {
 	// Drop the last entry of Tree=3's left_child.
 	bad := s[:i] + s[i:j][:strings.LastIndexByte(s[i:j], ' ')] + s[j:]
 	_, err := Parse([]byte(bad))
-	var fe *model.FormatError
+	var fe *model.ParseError
 	if !errors.As(err, &fe) {
-		t.Fatalf("err = %v, want a FormatError", err)
+		t.Fatalf("err = %v, want a ParseError", err)
 	}
 	want := fmt.Sprintf("line %d: Tree=3: left_child has 19 entries, want 20", lineNo)
 	if fe.Msg != want || fe.Off != int64(i) {
@@ -444,9 +444,9 @@ func checkPrefixes(t *testing.T, name string, data []byte, cuts []int) {
 			continue
 		}
 		if err != nil {
-			var fe *model.FormatError
+			var fe *model.ParseError
 			if !errors.As(err, &fe) {
-				t.Errorf("%s cut at byte %d: error %T is not a FormatError", name, n, err)
+				t.Errorf("%s cut at byte %d: error %T is not a ParseError", name, n, err)
 			}
 			continue
 		}
@@ -630,7 +630,7 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("Load: %v, %v", m, err)
 	}
 	_, err = model.LoadWith(filepath.Join(repoDir, "tree_2leaves.txt"), Parse)
-	var fe *model.FormatError
+	var fe *model.ParseError
 	if !errors.As(err, &fe) || fe.File == "" || !strings.Contains(err.Error(), "tree_2leaves.txt: offset 0: line 1: not a LightGBM text model") {
 		t.Fatalf("model.LoadWith(bare tree, Parse) = %v", err)
 	}

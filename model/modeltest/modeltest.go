@@ -61,7 +61,7 @@ func Trees(name string, inputs []string, trees, depth int, seed uint64) *model.M
 		}
 		e.Trees = append(e.Trees, model.Tree{Nodes: nodes})
 	}
-	return &model.Model{Format: model.Format, Name: name, Inputs: inputs, Ensemble: e,
+	return &model.Model{Version: model.NativeVersion, Name: name, Inputs: inputs, Ensemble: e,
 		Doc: fmt.Sprintf("synthetic: %d trees of depth %d, seed %d (model/modeltest)", trees, depth, seed)}
 }
 
@@ -70,7 +70,7 @@ func Trees(name string, inputs []string, trees, depth int, seed uint64) *model.M
 // teacher's initialisation.
 func MLP(name string, inputs []string, widths []int, seed uint64) *model.Model {
 	rng := rand.New(rand.NewPCG(seed, 0x6d6c70))
-	m := &model.Model{Format: model.Format, Name: name, Inputs: inputs,
+	m := &model.Model{Version: model.NativeVersion, Name: name, Inputs: inputs,
 		Doc: fmt.Sprintf("synthetic: dense %v, seed %d (model/modeltest)", widths, seed)}
 	for k := 1; k < len(widths); k++ {
 		in, out := widths[k-1], widths[k]

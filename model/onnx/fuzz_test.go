@@ -10,7 +10,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 )
 
-// FuzzParse: no input panics; every error is a one-line *model.FormatError; every model that
+// FuzzParse: no input panics; every error is a one-line *model.ParseError; every model that
 // comes back validates, saves as native JSON and evaluates.
 func FuzzParse(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join(models, "*.onnx"))
@@ -39,9 +39,9 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data)
 		if err != nil {
-			var fe *model.FormatError
+			var fe *model.ParseError
 			if !errors.As(err, &fe) {
-				t.Fatalf("error %T is not a *model.FormatError: %v", err, err)
+				t.Fatalf("error %T is not a *model.ParseError: %v", err, err)
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error spans lines: %q", err)

@@ -59,7 +59,7 @@ const (
 const MaxParams = 1 << 22
 
 // Parse converts an ONNX model into the float IR and validates it. Errors are
-// *model.FormatError: with a byte offset for faults in the protobuf encoding, without one
+// *model.ParseError: with a byte offset for faults in the protobuf encoding, without one
 // for faults in the graph.
 func Parse(data []byte) (*model.Model, error) {
 	if len(data) == 0 {
@@ -87,10 +87,10 @@ func Parse(data []byte) (*model.Model, error) {
 		return nil, err
 	}
 	m := &model.Model{
-		Format: model.Format,
-		Doc:    docOf(mp, opset),
-		Inputs: b.inputNames(),
-		Layers: b.layers,
+		Version: model.NativeVersion,
+		Doc:     docOf(mp, opset),
+		Inputs:  b.inputNames(),
+		Layers:  b.layers,
 	}
 	if err := m.Validate(); err != nil {
 		return nil, err
@@ -353,7 +353,7 @@ func errAt(n *nodeProto, format string, args ...any) error {
 
 // inNode prefixes a tensor's fault with the node that uses it, keeping its offset.
 func inNode(n *nodeProto, err error) error {
-	if fe, ok := err.(*model.FormatError); ok {
+	if fe, ok := err.(*model.ParseError); ok {
 		c := *fe
 		c.Msg = where(n) + ": " + fe.Msg
 		return &c
@@ -626,3 +626,11 @@ func (b *builder) constant(n *nodeProto) error {
 	b.consts[n.outputs[0]] = t
 	return nil
 }
+
+// FileFormat is ONNX as nicc's format registry knows it: by the .onnx extension.
+var FileFormat = model.FileFormat{Name: "onnx", Title: "ONNX", Exts: []string{".onnx"}, Parse: Parse,
+	Holds:   "networks",
+	Detects: "a .onnx file",
+	Detect: func(ext string, _ []byte) (string, bool) {
+		return "by its .onnx extension", ext == ".onnx"
+	}}

@@ -484,7 +484,7 @@ func TestLSTMErrors(t *testing.T) {
 	}
 }
 
-// checkErr wants err to be a one-line *model.FormatError containing want, or nil if want is "".
+// checkErr wants err to be a one-line *model.ParseError containing want, or nil if want is "".
 func checkErr(t *testing.T, err error, want string) {
 	t.Helper()
 	if want == "" {
@@ -496,9 +496,9 @@ func checkErr(t *testing.T, err error, want string) {
 	if err == nil {
 		t.Fatalf("no error, want %q", want)
 	}
-	var fe *model.FormatError
+	var fe *model.ParseError
 	if !errors.As(err, &fe) {
-		t.Fatalf("error %T %v is not a *model.FormatError", err, err)
+		t.Fatalf("error %T %v is not a *model.ParseError", err, err)
 	}
 	if !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q does not contain %q", err, want)
@@ -530,9 +530,9 @@ func TestTruncated(t *testing.T) {
 		wire := 0
 		for n := range len(data) {
 			_, err := Parse(data[:n])
-			var fe *model.FormatError
+			var fe *model.ParseError
 			if !errors.As(err, &fe) {
-				t.Fatalf("%s[:%d]: error %v, want a FormatError", f, n, err)
+				t.Fatalf("%s[:%d]: error %v, want a ParseError", f, n, err)
 			}
 			if fe.Off >= 0 {
 				wire++
@@ -570,9 +570,9 @@ func TestCorrupt(t *testing.T) {
 	// A length prefix pointing past the end is a wire fault with its offset.
 	c := append(slices.Clone(data), 0x0a, 0x7f) // field 1, 127 bytes that are not there
 	_, err = Parse(c)
-	var fe *model.FormatError
+	var fe *model.ParseError
 	if !errors.As(err, &fe) || fe.Off != int64(len(data)) {
-		t.Errorf("bad length: %v, want a FormatError at offset %d", err, len(data))
+		t.Errorf("bad length: %v, want a ParseError at offset %d", err, len(data))
 	}
 }
 

@@ -22,9 +22,9 @@ func (t *tensorProto) kind() string {
 func (t *tensorProto) fault(format string, args ...any) error {
 	msg := fmt.Sprintf("%s %q: ", t.kind(), t.name) + fmt.Sprintf(format, args...)
 	if t.off < 0 {
-		return &model.FormatError{Off: -1, Msg: msg}
+		return &model.ParseError{Off: -1, Msg: msg}
 	}
-	return &model.FormatError{Off: t.off, Msg: msg}
+	return &model.ParseError{Off: t.off, Msg: msg}
 }
 
 // typedField is the TensorProto field that holds elements of a data type when raw_data is not used.

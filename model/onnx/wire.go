@@ -197,7 +197,7 @@ type field struct {
 }
 
 func wireErr(off int64, format string, args ...any) error {
-	return &model.FormatError{Off: off, Msg: fmt.Sprintf(format, args...)}
+	return &model.ParseError{Off: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 // next decodes the next field; ok is false at the end of the message.

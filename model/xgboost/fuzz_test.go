@@ -10,7 +10,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 )
 
-// FuzzParse: Parse never panics, every error is a *model.FormatError, and every model it
+// FuzzParse: Parse never panics, every error is a *model.ParseError, and every model it
 // returns passes Validate, evaluates, and is one Detect recognises.
 func FuzzParse(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join(models, "*xgb*.json"))
@@ -36,9 +36,9 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data)
 		if err != nil {
-			var fe *model.FormatError
+			var fe *model.ParseError
 			if !errors.As(err, &fe) {
-				t.Fatalf("error %T is not a *model.FormatError: %v", err, err)
+				t.Fatalf("error %T is not a *model.ParseError: %v", err, err)
 			}
 			return
 		}

@@ -53,7 +53,7 @@ var objectives = map[string]model.Transform{
 }
 
 // Parse converts an XGBoost JSON model to the float IR. The model it returns has passed
-// Validate; any fault in data is a *model.FormatError.
+// Validate; any fault in data is a *model.ParseError.
 func Parse(data []byte) (*model.Model, error) {
 	if len(data) > model.MaxFileBytes {
 		return nil, model.Errorf("model is over the %d MiB limit", model.MaxFileBytes>>20)
@@ -64,7 +64,7 @@ func Parse(data []byte) (*model.Model, error) {
 	}
 	off := int64(len(data) - len(trimmed))
 	if trimmed[0] != '{' {
-		return nil, &model.FormatError{Off: off,
+		return nil, &model.ParseError{Off: off,
 			Msg: "not an XGBoost JSON model: it does not start with '{' (the legacy binary format is not supported; save the model as .json)"}
 	}
 	if isUBJSON(trimmed) {
@@ -112,9 +112,9 @@ func jsonError(err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return &model.FormatError{Off: se.Offset, Msg: "JSON syntax: " + se.Error()}
+		return &model.ParseError{Off: se.Offset, Msg: "JSON syntax: " + se.Error()}
 	case errors.As(err, &te):
-		return &model.FormatError{Off: te.Offset, Msg: te.Error()}
+		return &model.ParseError{Off: te.Offset, Msg: te.Error()}
 	}
 	return model.Errorf("%v", err)
 }
@@ -365,7 +365,7 @@ func convert(f *jsonFile) (*model.Model, error) {
 			doc += fmt.Sprintf("; all trees are used, though best_iteration is %d", n)
 		}
 	}
-	return &model.Model{Format: model.Format, Doc: doc + ".", Inputs: inputs, Ensemble: e}, nil
+	return &model.Model{Version: model.NativeVersion, Doc: doc + ".", Inputs: inputs, Ensemble: e}, nil
 }
 
 // boosterTrees checks the gradient booster (gbtree, or dart around a gbtree) and its trees'
@@ -588,3 +588,12 @@ func convertTree(t int, jt *jsonTree, numFeature int, weight float32) ([]model.N
 	}
 	return nodes, nil
 }
+
+// FileFormat is XGBoost's JSON model as nicc's format registry knows it: by its content
+// (Detect), whatever the file is called.
+var FileFormat = model.FileFormat{Name: "xgboost", Title: "XGBoost", Exts: []string{".json", ".ubj"}, Parse: Parse,
+	Holds:   "tree ensembles",
+	Detects: "JSON with an XGBoost learner object",
+	Detect: func(_ string, data []byte) (string, bool) {
+		return "by its content", Detect(data)
+	}}

@@ -254,7 +254,7 @@ func sameSides(s string) bool {
 
 func boolStr(b bool) string { return strconv.FormatBool(b) }
 
-// TestErrors feeds broken and unsupported models: each must give a *model.FormatError that
+// TestErrors feeds broken and unsupported models: each must give a *model.ParseError that
 // names the fault, and never panic.
 func TestErrors(t *testing.T) {
 	real, err := os.ReadFile(filepath.Join(models, "rlcc_xgb.json"))
@@ -329,9 +329,9 @@ func TestErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error; model %+v", m)
 			}
-			var fe *model.FormatError
+			var fe *model.ParseError
 			if !errors.As(err, &fe) {
-				t.Errorf("error %T is not a *model.FormatError: %v", err, err)
+				t.Errorf("error %T is not a *model.ParseError: %v", err, err)
 			}
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {

@@ -1,4 +1,4 @@
-package main
+package compiler
 
 import (
 	"bufio"
@@ -10,25 +10,32 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
-	"github.com/urfave/cli/v2"
 )
 
-// evalDir is nicc eval DIR: the firmware of a compile output directory, row by row in fwsim,
-// beside the golden and the float model. It streams as eval MODEL does; a row where firmware
-// and golden model differ is flagged, and the command fails at the end.
-func evalDir(c *cli.Context, dir string) error {
-	cp, err := compiler.OpenCompiled(dir, c.String("model"))
+// EvalDirOptions are nicc eval DIR's.
+type EvalDirOptions struct {
+	Dir   string  // a compile output directory
+	Model string  // the model file compiled, when it has moved since ("": the report's)
+	Rows  string  // the CSV of rows
+	Rate  float64 // under RL-CC: the rate before each decision, a fraction of line rate
+	JSON  bool
+}
+
+// EvalDir is nicc eval DIR: the firmware of a compile output directory, row by row in fwsim,
+// beside the golden and the float model, printed to w. It streams as EvalModel does; a row
+// where firmware and golden model differ is flagged, and a *CheckError ends it.
+func EvalDir(w io.Writer, opt EvalDirOptions) error {
+	cp, err := OpenCompiled(opt.Dir, opt.Model)
 	if err != nil {
 		return err
 	}
-	e, err := compiler.NewFirmwareEval(cp, c.Float64("rate"))
+	e, err := NewFirmwareEval(cp, opt.Rate)
 	if err != nil {
 		return err
 	}
-	path := c.String("input")
+	path := opt.Rows
 	in, err := model.OpenCSV(path)
 	if err != nil {
 		return err
@@ -38,8 +45,8 @@ func evalDir(c *cli.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriter(c.App.Writer)
-	p := &dirPrinter{w: w, json: c.Bool("json"), e: e, cycles: map[uint64]int{}}
+	bw := bufio.NewWriter(w)
+	p := &dirPrinter{w: bw, json: opt.JSON, e: e, cycles: map[uint64]int{}}
 	err = p.start()
 	x := make([]float64, len(e.Inputs()))
 	for err == nil {
@@ -50,7 +57,7 @@ func evalDir(c *cli.Context, dir string) error {
 		for j, col := range cols {
 			x[j] = row[col]
 		}
-		var r *compiler.FirmwareRow
+		var r *FirmwareRow
 		if r, err = e.Eval(x); err != nil {
 			err = fmt.Errorf("%s: line %d: %w", path, in.Line(), err)
 			break
@@ -60,11 +67,11 @@ func evalDir(c *cli.Context, dir string) error {
 	if err == io.EOF {
 		err = p.end()
 	}
-	if ferr := w.Flush(); err == nil {
+	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
 	if err == nil && p.differ > 0 {
-		err = checkFailed{fmt.Errorf("%s: the firmware and the golden model differ on %d of %d rows of %s (first: line %d)",
+		err = &CheckError{fmt.Errorf("%s: the firmware and the golden model differ on %d of %d rows of %s (first: line %d)",
 			cp.Firmware, p.differ, p.rows, path, p.firstDiffer)}
 	}
 	return err
@@ -73,7 +80,7 @@ func evalDir(c *cli.Context, dir string) error {
 // dirColumns is the column of each model input in the rows: all of them in order, or, when
 // the header names every input, those columns (the others ignored). An LSTM's h and c cannot
 // be given: its rows are one flow's steps from the zero state.
-func dirColumns(in *model.RowReader, path string, e *compiler.FirmwareEval) ([]int, error) {
+func dirColumns(in *model.RowReader, path string, e *FirmwareEval) ([]int, error) {
 	inputs := e.Inputs()
 	n := len(inputs)
 	if in.Names != nil {
@@ -106,7 +113,7 @@ func dirColumns(in *model.RowReader, path string, e *compiler.FirmwareEval) ([]i
 type dirPrinter struct {
 	w       *bufio.Writer
 	json    bool
-	e       *compiler.FirmwareEval
+	e       *FirmwareEval
 	rows    int
 	differ  int
 	skipped int // rows with a missing value, not run
@@ -121,11 +128,11 @@ func (p *dirPrinter) start() error {
 	e, r := p.e, p.e.Report
 	if p.json {
 		head := map[string]any{
-			"dir": e.Dir, "firmware": e.Firmware, "entry": compiler.EntryPolicy, "handler": r.Handler,
+			"dir": e.Dir, "firmware": e.Firmware, "entry": EntryPolicy, "handler": r.Handler,
 			"core": r.Budget.Core.Name, "golden": e.Golden(), "model": r.Model.File, "inputs": e.Inputs(),
 			"state": e.Stateful(),
 		}
-		if e.Handler() == compiler.HandlerRLCC {
+		if e.Handler() == HandlerRLCC {
 			head["rate_before"] = float64(e.Rate()) / nicsdk.LineRate
 			head["returns"] = "y"
 			if e.Folded() {
@@ -145,12 +152,12 @@ func (p *dirPrinter) start() error {
 		args = "x, state"
 	}
 	fmt.Fprintf(p.w, "firmware  %s: %s(%s) in fwsim on %s; x = the row's %s quantized with %s's formats\n",
-		e.Firmware, compiler.EntryPolicy, args, r.Budget.Core.Name, strings.Join(e.Inputs(), ", "), compiler.ReportFile)
+		e.Firmware, EntryPolicy, args, r.Budget.Core.Name, strings.Join(e.Inputs(), ", "), ReportFile)
 	fmt.Fprintf(p.w, "golden    %s, rebuilt from %s (sha256 %.12s)\n", e.Golden(), r.Model.File, r.Model.Hash)
 	if e.Stateful() {
 		fmt.Fprintf(p.w, "state     the rows are one flow's consecutive steps from the zero state; each step starts from the golden state\n")
 	}
-	if e.Handler() == compiler.HandlerRLCC {
+	if e.Handler() == HandlerRLCC {
 		fmt.Fprintf(p.w, "rl-cc     each row is one decision: the multiplier, and the new rate from %s of line rate\n", num(float64(e.Rate())/nicsdk.LineRate))
 	}
 	_, err := fmt.Fprintln(p.w, strings.Join(p.columns(), "  "))
@@ -162,7 +169,7 @@ func (p *dirPrinter) columns() []string {
 	switch {
 	case p.e.Folded():
 		cols = append(cols, pad("float_m", 12), pad("golden_m", 12), pad("firmware_m", 12), pad("new_rate", 12))
-	case p.e.Handler() == compiler.HandlerRLCC:
+	case p.e.Handler() == HandlerRLCC:
 		cols = append(cols, pad("golden_y", 12), pad("firmware_y", 12), pad("multiplier", 12), pad("new_rate", 12))
 	default:
 		cols = append(cols, pad("golden_y", 12), pad("firmware_y", 12))
@@ -174,7 +181,7 @@ func pad(s string, n int) string { return fmt.Sprintf("%-*s", n, s) }
 
 func short(v float64) string { return strconv.FormatFloat(v, 'g', 7, 64) }
 
-func (p *dirPrinter) row(line int, r *compiler.FirmwareRow) error {
+func (p *dirPrinter) row(line int, r *FirmwareRow) error {
 	p.rows++
 	if r.Missing != "" {
 		return p.missing(line, r)
@@ -189,11 +196,11 @@ func (p *dirPrinter) row(line int, r *compiler.FirmwareRow) error {
 	floatY := r.Float[0]
 	compared := p.e.Comparable(floatY)
 	p.maxErr = max(p.maxErr, math.Abs(r.FirmwareY-compared))
-	rlcc := p.e.Handler() == compiler.HandlerRLCC
+	rlcc := p.e.Handler() == HandlerRLCC
 	if p.json {
 		type jsonRow struct {
 			Line int `json:"line"`
-			*compiler.FirmwareRow
+			*FirmwareRow
 			Multiplier float64 `json:"multiplier,omitempty"`
 			Rate       float64 `json:"new_rate,omitempty"`
 		}
@@ -233,7 +240,7 @@ func (p *dirPrinter) row(line int, r *compiler.FirmwareRow) error {
 }
 
 // missing prints a row the firmware cannot take: an input is NaN.
-func (p *dirPrinter) missing(line int, r *compiler.FirmwareRow) error {
+func (p *dirPrinter) missing(line int, r *FirmwareRow) error {
 	p.skipped++
 	if p.json {
 		b, err := json.Marshal(map[string]any{"line": line, "float": r.Float, "missing": r.Missing})
@@ -300,6 +307,6 @@ func (p *dirPrinter) end() error {
 		rows += fmt.Sprintf(" (%d not run: a value is missing)", p.skipped)
 	}
 	_, err := fmt.Fprintf(p.w, "rows      %s: %s; max |firmware - float| %s (%s); %s cycles min %d, median %d, max %d\n",
-		rows, agree, short(p.maxErr), what, compiler.EntryPolicy, lo, med, hi)
+		rows, agree, short(p.maxErr), what, EntryPolicy, lo, med, hi)
 	return err
 }

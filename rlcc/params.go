@@ -1,0 +1,65 @@
+package rlcc
+
+import (
+	"fmt"
+
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// Params are the RL-CC handler's parameters in real numbers, rates as fractions of line
+// rate. The handler computes with their fixed-point form (Fixed, nicsdk.Params).
+type Params struct {
+	Target   float64 // target queueing: inflation over Beta, 0 to 16
+	Beta     float64 // the RTT inflation taken as no queue, 0 to 256
+	Scale    float64 // the observation's scale, above 0 up to 256
+	MinRate  float64 // the lowest rate, above 0
+	InitRate float64 // a new flow's rate, from MinRate to 1
+}
+
+// Defaults are the paper's parameters (nicsdk's defaults): target 0.064 and beta 1.5 (the NIC
+// paper), scale 12 (the published network's), a minimum rate of 1/1000 of line rate, and new
+// flows at line rate.
+func Defaults() Params {
+	return Params{Target: nicsdk.DefaultTarget, Beta: nicsdk.DefaultBeta, Scale: nicsdk.DefaultScale,
+		MinRate: nicsdk.DefaultMinRate, InitRate: nicsdk.DefaultInitRate}
+}
+
+// ParamField is one parameter as the CLI sets it: its flag, its default, what it means.
+type ParamField struct {
+	Flag    string
+	Default float64
+	Usage   string
+	field   func(*Params) *float64
+}
+
+// ParamFields are the parameters, in Params' order.
+var ParamFields = []ParamField{
+	{"rlcc-target", nicsdk.DefaultTarget, "RL-CC target queueing (inflation over beta), 0 to 16", func(p *Params) *float64 { return &p.Target }},
+	{"rlcc-beta", nicsdk.DefaultBeta, "RL-CC RTT inflation taken as no queue, 0 to 256", func(p *Params) *float64 { return &p.Beta }},
+	{"rlcc-scale", nicsdk.DefaultScale, "RL-CC observation scale, above 0 up to 256 (the sampler's o spans [-T, 100T], T = target·scale)", func(p *Params) *float64 { return &p.Scale }},
+	{"rlcc-min-rate", nicsdk.DefaultMinRate, "RL-CC lowest rate, a fraction of line rate above 0", func(p *Params) *float64 { return &p.MinRate }},
+	{"rlcc-init-rate", nicsdk.DefaultInitRate, "RL-CC rate of a new flow, a fraction of line rate from the min rate to 1", func(p *Params) *float64 { return &p.InitRate }},
+}
+
+// Set sets the parameter f.
+func (f ParamField) Set(p *Params, v float64) { *f.field(p) = v }
+
+// Get is the parameter f of p.
+func (f ParamField) Get(p Params) float64 { return *f.field(&p) }
+
+// Fixed is p in the handler's fixed point, validated. An error names the flag of the
+// parameter at fault, or both rate flags when the rates only clash together.
+func (p Params) Fixed() (nicsdk.Params, error) {
+	fp, err := nicsdk.NewParams(p.Target, p.Beta, p.Scale, p.MinRate, p.InitRate)
+	if err == nil {
+		return fp, nil
+	}
+	for _, f := range ParamFields {
+		alone := Defaults()
+		f.Set(&alone, f.Get(p))
+		if _, e := nicsdk.NewParams(alone.Target, alone.Beta, alone.Scale, alone.MinRate, alone.InitRate); e != nil {
+			return nicsdk.Params{}, fmt.Errorf("--%s %v: %v", f.Flag, f.Get(p), e)
+		}
+	}
+	return nicsdk.Params{}, fmt.Errorf("--rlcc-min-rate %v --rlcc-init-rate %v: %v", p.MinRate, p.InitRate, err)
+}
