@@ -184,13 +184,9 @@ type compilation struct {
 	handler Handler
 	notes   []string
 
-	ir         *quantize.TreeIR // tree ensembles
-	mlp        *quantize.MLPIR  // dense networks (Int8)
-	lstm       *quantize.LSTMIR // recurrent networks (Int8)
-	pol        quantize.Policy  // the one of ir, mlp and lstm that is set
-	inputs     []quantize.Input // the IR's input formats
-	calib      string           // where the Int8 calibration rows came from
-	calibSet   [][]float64      // the Int8 calibration rows, once read (calibRows)
+	pol        quantize.Policy // the integer policy: a *TreeIR, *MLPIR or *LSTMIR
+	calib      string          // where the Int8 calibration rows came from
+	calibSet   [][]float64     // the Int8 calibration rows, once read (calibRows)
 	int8Quant  quantize.MLPOptions
 	int8Trials []Int8Trial // the configurations tried when none was given
 	inputSrc   []string    // where each input's range came from
@@ -425,7 +421,7 @@ func (c *compilation) quantize() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.opt.Model, err)
 	}
-	c.ir, c.pol, c.inputs = ir, ir, ir.Inputs
+	c.pol = ir
 	return nil
 }
 

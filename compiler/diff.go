@@ -274,11 +274,11 @@ func (d *differ) int8() error {
 	if err := d.c.quantizeInt8(); err != nil {
 		return err
 	}
-	if d.c.lstm != nil {
-		d.int8LSTM()
+	if ir, ok := d.c.pol.(*quantize.LSTMIR); ok {
+		d.int8LSTM(ir)
 		return nil
 	}
-	ir := d.c.mlp
+	ir := d.c.pol.(*quantize.MLPIR)
 	d.mlp = ir
 	q := d.c.int8Quant
 	d.rep.headline = "integer network " + mlpWidths(ir.WeightBits, q.ActBits, q.ChannelScales)
@@ -292,8 +292,7 @@ func (d *differ) int8() error {
 // trace run the rows as sequences of SeqLen steps from the zero state, float and integer
 // each with its own state, as quantize measures its fidelity; the heatmaps' functions of one
 // row are one step from the zero state.
-func (d *differ) int8LSTM() {
-	ir := d.c.lstm
+func (d *differ) int8LSTM(ir *quantize.LSTMIR) {
 	d.lstm = ir
 	d.rep.headline = fmt.Sprintf("integer LSTM: x_t %d-bit, h and c int8, y int8 grid", bits.Len(uint(quantize.PreMax)))
 	d.rep.Student = fmt.Sprintf("integer LSTM (x_t in [0, %d], gates by 256-entry tables, h and c int8 in %d context words, output on an int8 grid in Q%d) calibrated on %s",

@@ -153,10 +153,11 @@ func TestDiffInt8LSTM(t *testing.T) {
 	if err := c.quantizeInt8(); err != nil {
 		t.Fatal(err)
 	}
-	if c.lstm == nil {
+	lstm, ok := c.pol.(*quantize.LSTMIR)
+	if !ok {
 		t.Fatal("no LSTM IR")
 	}
-	s, f := r.Stats, c.lstm.Fidelity
+	s, f := r.Stats, lstm.Fidelity
 	if s.Rows != 2000 || f.Rows != 2000 || s.MaxAbs != f.MaxAbs || s.FlipRate != f.Flips || s.MaxAbs == 0 {
 		t.Errorf("stats %+v, quantize's fidelity %+v: want the same max |dy| and flip rate", s, f)
 	}

@@ -50,19 +50,19 @@ func (c *compilation) render(neutral bool) (*rendered, error) {
 	var files *codegen.Files
 	var err error
 	name, hash, kind := "", "", "tree"
-	switch {
-	case c.lstm != nil:
-		ir := *c.lstm
+	switch p := c.pol.(type) {
+	case *quantize.LSTMIR:
+		ir := *p
 		ir.Name, ir.Inputs = names(ir.Name, ir.Inputs)
 		files, err = codegen.LSTM(&ir, gopt)
 		name, hash, kind = ir.Name, ir.ModelHash, "int8 LSTM"
-	case c.mlp != nil:
-		ir := *c.mlp
+	case *quantize.MLPIR:
+		ir := *p
 		ir.Name, ir.Inputs = names(ir.Name, ir.Inputs)
 		files, err = codegen.MLP(&ir, gopt)
 		name, hash, kind = ir.Name, ir.ModelHash, "int8 MLP"
-	default:
-		ir := *c.ir
+	case *quantize.TreeIR:
+		ir := *p
 		ir.Name, ir.Inputs = names(ir.Name, ir.Inputs)
 		files, err = codegen.Trees(&ir, gopt)
 		name, hash = ir.Name, ir.ModelHash
@@ -126,7 +126,7 @@ func (c *compilation) emit() error {
 		}
 		c.files = append(c.files, n)
 	}
-	driver := []byte(driverC(len(c.inputs), r.policy.HeaderName, c.handler == HandlerRLCC, c.pol.StateWords()))
+	driver := []byte(driverC(len(c.pol.InputFormats()), r.policy.HeaderName, c.handler == HandlerRLCC, c.pol.StateWords()))
 	c.expect[filepath.Join(HostDir, "driver.c")] = driver
 	if err := writeOut(filepath.Join(dir, HostDir, "driver.c"), driver); err != nil {
 		return err

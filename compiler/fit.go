@@ -44,13 +44,13 @@ const codeUnitBytes = 2
 // lowerBound is the bound of the compilation's integer IR on profile p.
 func (c *compilation) lowerBound(p *fwsim.Profile) LowerBound {
 	unit := p.MinCost()
-	switch {
-	case c.lstm != nil:
-		return lstmBound(c.lstm, unit)
-	case c.mlp != nil:
-		return mlpBound(c.mlp, unit)
+	switch ir := c.pol.(type) {
+	case *quantize.LSTMIR:
+		return lstmBound(ir, unit)
+	case *quantize.MLPIR:
+		return mlpBound(ir, unit)
 	}
-	return treesBound(c.ir, unit)
+	return treesBound(c.pol.(*quantize.TreeIR), unit)
 }
 
 // fit chooses how to build the model (choosePlan) and refuses, before anything is built, a

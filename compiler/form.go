@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"github.com/nicc-dev/nicc/quantize"
 	"slices"
 	"strings"
 
@@ -40,11 +41,12 @@ type BuildInfo struct {
 // choosePlan chooses the code form and optimisation level (see O2MaxSplits); networks keep -O2.
 func (c *compilation) choosePlan() {
 	c.plan = BuildInfo{Form: codegen.FormBranch.String(), Opt: []string{"-O2"}}
-	if c.ir == nil {
+	ir, trees := c.pol.(*quantize.TreeIR)
+	if !trees {
 		c.plan.Why = "networks are straight-line code at -O2"
 		return
 	}
-	n := c.ir.Stats.Splits
+	n := ir.Stats.Splits
 	switch {
 	case n <= O2MaxSplits:
 		c.plan.Why = fmt.Sprintf("%d splits, at most %d: nested if/else at -O2", n, O2MaxSplits)

@@ -78,7 +78,7 @@ func NewFirmwareEval(cp *Compiled, rate float64) (*FirmwareEval, error) {
 		return nil, err
 	}
 	e := &FirmwareEval{Compiled: cp, m: m, float: fl}
-	if e.xAddr, err = m.Alloc(uint64(4*len(c.inputs)), 16); err != nil {
+	if e.xAddr, err = m.Alloc(uint64(4*len(c.pol.InputFormats())), 16); err != nil {
 		return nil, err
 	}
 	if w := c.pol.StateWords(); w > 0 {
@@ -136,8 +136,8 @@ func (e *FirmwareEval) Golden() string { return "quantize." + e.c.pol.Golden() }
 // FirmwareRow.Missing).
 func (e *FirmwareEval) Eval(row []float64) (*FirmwareRow, error) {
 	c := e.c
-	if len(row) != len(c.inputs) {
-		return nil, fmt.Errorf("%d values; the firmware takes %d inputs", len(row), len(c.inputs))
+	if len(row) != len(c.pol.InputFormats()) {
+		return nil, fmt.Errorf("%d values; the firmware takes %d inputs", len(row), len(c.pol.InputFormats()))
 	}
 	y, err := e.float.Eval(row) // networks refuse NaN
 	if err != nil {
@@ -191,8 +191,8 @@ func (e *FirmwareEval) value(v int32) float64 {
 	switch c := e.c; {
 	case c.pol.ReturnsMultiplier():
 		return float64(v) / nicsdk.Q16One
-	case c.lstm != nil:
-		return c.lstm.OutValue(v)
+	case c.pol.StateWords() > 0:
+		return c.pol.OutValue(v) // an LSTM's y: no transform
 	}
 	return e.c.predict(v)
 }

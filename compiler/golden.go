@@ -114,7 +114,7 @@ func (c *compilation) goldenInfo() (*GoldenInfo, error) {
 	g := &GoldenInfo{IR: "trees", ModelPath: abs, Seed: c.opt.Seed, SourcesHash: c.sourcesHash}
 	if o := c.opt.Int8; o != nil {
 		g.IR, g.Samples = "lstm", o.Samples
-		if c.mlp != nil {
+		if _, mlp := c.pol.(*quantize.MLPIR); mlp {
 			q := c.int8Quant
 			g.IR, g.MLP = "mlp", &MLPConfig{OutFrac: q.OutFrac, ActBits: q.ActBits, WeightBits: q.WeightBits,
 				ChannelScales: q.ChannelScales, TanhBits: q.TanhBits, TanhClip: q.TanhClip}
@@ -322,7 +322,7 @@ func (c *compilation) requantize(g *GoldenInfo, inputs []quantize.Input) error {
 		if err != nil {
 			return err
 		}
-		c.ir, c.pol, c.inputs = ir, ir, ir.Inputs
+		c.pol = ir
 		return nil
 	case "mlp", "lstm":
 		if (g.IR == "lstm") != (c.m.Kind() == model.KindLSTM) || c.m.Ensemble != nil {

@@ -119,7 +119,7 @@ func (c *compilation) chooseMLP(inputs []quantize.Input, calib [][]float64) erro
 	if len(cands) == 1 {
 		c.int8Trials = nil // the configuration was given, not chosen
 	}
-	c.mlp, c.pol, c.inputs = best, best, best.Inputs
+	c.pol = best
 	c.int8Quant = bestQ
 	return nil
 }
@@ -166,7 +166,7 @@ func (c *compilation) quantizeLSTM(inputs []quantize.Input, calib [][]float64) e
 	if c.handler == HandlerRLCC {
 		ir.FoldRLCC()
 	}
-	c.lstm, c.pol, c.inputs = ir, ir, ir.Inputs
+	c.pol = ir
 	return nil
 }
 
@@ -277,8 +277,8 @@ func (c *compilation) teacherEval(x []float64) float64 {
 
 // predict maps the firmware's raw output to the model's output (trees: with the transform).
 func (c *compilation) predict(y int32) float64 {
-	if c.ir != nil {
-		return c.ir.Predict(y)
+	if ir, ok := c.pol.(*quantize.TreeIR); ok {
+		return ir.Predict(y)
 	}
 	return c.pol.OutValue(y)
 }

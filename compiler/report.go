@@ -278,14 +278,14 @@ type fidAcc struct {
 }
 
 func newFidAcc(c *compilation) *fidAcc {
-	n := len(c.inputs)
+	n := len(c.pol.InputFormats())
 	return &fidAcc{c: c, dev: make([]float64, n), xq: make([]float64, n)}
 }
 
 // add measures one decision: float state xf, its quantized inputs x, the firmware's y.
 func (a *fidAcc) add(xf []float64, x []int32, y int32) {
 	for i, v := range x {
-		a.xq[i] = a.c.inputs[i].Value(v)
+		a.xq[i] = a.c.pol.InputFormats()[i].Value(v)
 		a.dev[i] = max(a.dev[i], math.Abs(a.xq[i]-xf[i]))
 	}
 	fw := a.c.predict(y)
@@ -415,16 +415,16 @@ func (c *compilation) assemble() (*CompileReport, error) {
 	if !c.passed("quantize") {
 		return r, nil
 	}
-	switch {
-	case c.lstm != nil:
-		c.reportLSTM(r)
-	case c.mlp != nil:
-		c.reportMLP(r)
-	default:
-		c.reportTrees(r)
+	switch ir := c.pol.(type) {
+	case *quantize.LSTMIR:
+		c.reportLSTM(r, ir)
+	case *quantize.MLPIR:
+		c.reportMLP(r, ir)
+	case *quantize.TreeIR:
+		c.reportTrees(r, ir)
 	}
 	if c.passed("verify") {
-		if c.lstm == nil {
+		if c.pol.StateWords() == 0 {
 			f := c.verify.states.result(c.outputWhat())
 			r.Fidelity = &f
 		}
@@ -677,8 +677,7 @@ func hzText(v float64) string {
 }
 
 // reportTrees fills the report's tree-ensemble parts.
-func (c *compilation) reportTrees(r *CompileReport) {
-	ir := c.ir
+func (c *compilation) reportTrees(r *CompileReport, ir *quantize.TreeIR) {
 	r.Model.Hash, r.Model.Trees, r.Model.Transform = ir.ModelHash, len(c.m.Ensemble.Trees), c.m.Ensemble.Transform.String()
 	if p, err := fwsim.LookupProfile(c.opt.Core); err == nil {
 		r.TreesLowerBound = BranchTreesBound(ir, p)
@@ -703,8 +702,7 @@ func (c *compilation) reportTrees(r *CompileReport) {
 }
 
 // reportLSTM fills the report's integer-LSTM parts.
-func (c *compilation) reportLSTM(r *CompileReport) {
-	ir := c.lstm
+func (c *compilation) reportLSTM(r *CompileReport, ir *quantize.LSTMIR) {
 	r.Model.Hash = ir.ModelHash
 	for i, in := range ir.Inputs {
 		r.Inputs = append(r.Inputs, InputInfo{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max,
@@ -724,8 +722,8 @@ func (c *compilation) reportLSTM(r *CompileReport) {
 }
 
 // reportMLP fills the report's integer-MLP parts.
-func (c *compilation) reportMLP(r *CompileReport) {
-	ir, q := c.mlp, c.int8Quant
+func (c *compilation) reportMLP(r *CompileReport, ir *quantize.MLPIR) {
+	q := c.int8Quant
 	r.Model.Hash = ir.ModelHash
 	for i, in := range ir.Inputs {
 		r.Inputs = append(r.Inputs, InputInfo{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max,

@@ -3,6 +3,7 @@ package compiler
 import (
 	"bytes"
 	"fmt"
+	"github.com/nicc-dev/nicc/quantize"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -116,7 +117,8 @@ func (c *compilation) verifyStage() error {
 	rng := rand.New(rand.NewPCG(c.opt.Seed, 0x6e696363))
 	vr := &VerifyReport{Kinds: map[string]int{}, states: newFidAcc(c), decisions: newFidAcc(c)}
 	c.verify = vr
-	splits := splitPaths(c.ir)
+	ir, _ := c.pol.(*quantize.TreeIR)
+	splits := splitPaths(ir) // none for a network
 
 	n := c.opt.Vectors
 	nPolicy := n
@@ -217,7 +219,7 @@ func (c *compilation) newVerifier(total int) (*verifier, error) {
 		return nil, err
 	}
 	v := &verifier{c: c, vr: c.verify, m: m, total: total}
-	if v.xAddr, err = m.Alloc(uint64(4*max(1, len(c.inputs))), 16); err != nil {
+	if v.xAddr, err = m.Alloc(uint64(4*max(1, len(c.pol.InputFormats()))), 16); err != nil {
 		return nil, err
 	}
 	if w := c.pol.StateWords(); w > 0 {
@@ -345,7 +347,7 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 
 	// Fidelity over the float states, and the calls Budget may measure.
 	for i, p := range pvs {
-		if p.fl != nil && c.lstm == nil { // a recurrent model's error depends on its state: see quantize's fidelity
+		if p.fl != nil && c.pol.StateWords() == 0 { // a recurrent model's error depends on its state: see quantize's fidelity
 			vr.states.add(p.fl, p.x, golden[i])
 		}
 	}

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"github.com/nicc-dev/nicc/quantize"
 	"math/rand/v2"
 
 	"github.com/nicc-dev/nicc/model"
@@ -18,6 +19,8 @@ type seqGen struct {
 	seq    int
 	policy func(x [4]int32, state []uint32) int32
 
+	lstm *quantize.LSTMIR // the policy, when it is an LSTM: its raw y and float twin are traced
+
 	// the golden policy's last call; yRaw is an LSTM's y before the multiplier fold
 	called bool
 	x      [nicsdk.RLCCInputs]int32
@@ -27,11 +30,12 @@ type seqGen struct {
 
 func (c *compilation) newSeqGen(rng *rand.Rand, splits []splitPath) *seqGen {
 	g := &seqGen{c: c, gen: rlcc.EventGen{Rng: rng, Params: c.params, Thresholds: thresholdsByFeature(nicsdk.RLCCInputs, splits)}}
+	g.lstm, _ = c.pol.(*quantize.LSTMIR)
 	g.policy = func(x [4]int32, state []uint32) int32 {
 		g.called, g.x = true, x
-		if c.lstm != nil {
-			g.yRaw = c.lstm.Step(x[:], state)
-			g.y = c.lstm.Returned(g.yRaw)
+		if g.lstm != nil {
+			g.yRaw = g.lstm.Step(x[:], state)
+			g.y = g.lstm.Returned(g.yRaw)
 			return g.y
 		}
 		g.y = c.pol.Call(x[:], state)
@@ -58,7 +62,7 @@ func (g *seqGen) next(n int) []sequence {
 		ctx := start
 		prevO, havePrev := 0.0, false
 		var floatSt *model.State // an LSTM's float twin along a new flow's sequence
-		if c.lstm != nil && how == "new flow" {
+		if g.lstm != nil && how == "new flow" {
 			floatSt = c.m.NewState()
 		}
 		for range min(1+rng.IntN(64), n-total) {
@@ -79,11 +83,11 @@ func (g *seqGen) next(n int) []sequence {
 			if floatSt != nil {
 				xq := make([]float64, len(g.x))
 				for i, v := range g.x {
-					xq[i] = c.inputs[i].Value(v)
+					xq[i] = c.pol.InputFormats()[i].Value(v)
 				}
-				c.verify.decisions.addOutputs(c.lstm.OutValue(g.yRaw), c.m.Eval(floatSt, xq)[0])
+				c.verify.decisions.addOutputs(g.lstm.OutValue(g.yRaw), c.m.Eval(floatSt, xq)[0])
 			}
-			if natural && (how == "new flow" || how == "valid") && c.lstm == nil {
+			if natural && (how == "new flow" || how == "valid") && g.lstm == nil {
 				oPrev := float64(g.x[3]) / nicsdk.Q16One
 				if havePrev {
 					oPrev = prevO

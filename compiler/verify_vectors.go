@@ -83,8 +83,8 @@ func clamp32(v int64, lo, hi int32) int32 { return int32(min(max(v, int64(lo)), 
 // sampleState draws a float state uniformly from the input ranges (RL-CC: o up to
 // rlcc.SampleOMax, the distiller's sampler under the parameters, rather than the handler's clamp).
 func (c *compilation) sampleState(rng *rand.Rand) []float64 {
-	xf := make([]float64, len(c.inputs))
-	for i, in := range c.inputs {
+	xf := make([]float64, len(c.pol.InputFormats()))
+	for i, in := range c.pol.InputFormats() {
 		lo, hi := in.Value(in.Min), in.Value(in.Max)
 		if c.handler == HandlerRLCC && rlcc.Clamped[i] {
 			hi = rlcc.SampleOMax(c.params)
@@ -97,7 +97,7 @@ func (c *compilation) sampleState(rng *rand.Rand) []float64 {
 func (c *compilation) quantizeState(xf []float64) []int32 {
 	x := make([]int32, len(xf))
 	for i, v := range xf {
-		x[i] = c.inputs[i].Quantize(v)
+		x[i] = c.pol.InputFormats()[i].Quantize(v)
 	}
 	return x
 }
@@ -105,7 +105,7 @@ func (c *compilation) quantizeState(xf []float64) []int32 {
 // fixedVectors are the policy vectors every verify runs: every split at T-1..T+2 on a path
 // that reaches it, the range extremes, and the sample rows.
 func (c *compilation) fixedVectors(rng *rand.Rand, splits []splitPath) []policyVec {
-	ins := c.inputs
+	ins := c.pol.InputFormats()
 	nIn := len(ins)
 	var out []policyVec
 	for _, s := range splits {
@@ -171,7 +171,7 @@ type filler struct {
 }
 
 func (c *compilation) newFiller(rng *rand.Rand, splits []splitPath) *filler {
-	return &filler{c: c, rng: rng, thr: thresholdsByFeature(len(c.inputs), splits)}
+	return &filler{c: c, rng: rng, thr: thresholdsByFeature(len(c.pol.InputFormats()), splits)}
 }
 
 func (f *filler) next() policyVec {
@@ -180,7 +180,7 @@ func (f *filler) next() policyVec {
 		xf := f.c.sampleState(f.rng)
 		return policyVec{kind: VecSampled, x: f.c.quantizeState(xf), fl: xf}
 	}
-	ins := f.c.inputs
+	ins := f.c.pol.InputFormats()
 	x := make([]int32, len(ins))
 	for i, in := range ins {
 		if ts := f.thr[i]; len(ts) > 0 && f.rng.IntN(4) != 0 {
