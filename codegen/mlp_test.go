@@ -17,6 +17,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // An mlpCase is an integer MLP and the options it is printed with.
@@ -45,11 +46,7 @@ func mlpCases(t *testing.T) []mlpCase {
 
 // rlccRanges are the RL-CC handler's declared Q16 input formats.
 func rlccRanges() []quantize.Input {
-	var ins []quantize.Input
-	for _, r := range nicsdk.RLCCInputRanges(nicsdk.DefaultParams()) {
-		ins = append(ins, quantize.Input{Name: r.Name, Frac: r.FracBits, Min: r.Min, Max: r.Max})
-	}
-	return ins
+	return quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
 }
 
 // rlccRows are n RL-CC sampled states as rows.

@@ -378,7 +378,7 @@ func checkState(path string, m *model.Model, h Handler) error {
 
 // quantize picks each input's fixed-point format and turns the ensemble into the integer IR.
 //
-// RL-CC: the formats are the handler's declared Q16 ranges (nicsdk.RLCCInputRanges). A split
+// RL-CC: the formats are the handler's declared Q16 grid (rlcc.Grid). A split
 // on o or o_prev above the handler's clamp of the observation (128) cannot be represented and
 // is refused; splits outside a range the float feature cannot leave either are folded.
 //

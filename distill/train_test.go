@@ -11,6 +11,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // synth is a deterministic dataset of n rows, nf features uniform on [0, 1), target f(x).
@@ -182,11 +183,7 @@ func TestSplit(t *testing.T) {
 }
 
 func rlccGrid() []quantize.Input {
-	var g []quantize.Input
-	for _, r := range nicsdk.RLCCInputRanges(nicsdk.DefaultParams()) {
-		g = append(g, quantize.Input{Name: r.Name, Frac: r.FracBits, Min: r.Min, Max: r.Max})
-	}
-	return g
+	return quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
 }
 
 // With Grid, every threshold is a grid midpoint, quantize.Trees compiles every split to the

@@ -14,11 +14,7 @@ import (
 
 // rlccInputs are the RL-CC handler's declared Q16 input formats.
 func rlccInputs() []quantize.Input {
-	var ins []quantize.Input
-	for _, r := range nicsdk.RLCCInputRanges(nicsdk.DefaultParams()) {
-		ins = append(ins, quantize.Input{Name: r.Name, Frac: r.FracBits, Min: r.Min, Max: r.Max})
-	}
-	return ins
+	return quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
 }
 
 // rlccStates are n RL-CC states of the default sampler, row by row (distill's sample).

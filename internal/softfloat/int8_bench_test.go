@@ -12,6 +12,7 @@ import (
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // BenchmarkInt8VsSoftFloat runs, in one run on the dpa profile, the soft-float baseline and
@@ -124,11 +125,7 @@ func BenchmarkInt8VsSoftFloat(b *testing.B) {
 
 // rlccRanges are the RL-CC inputs' Q16 formats under the default parameters.
 func rlccRanges() []quantize.Input {
-	var ins []quantize.Input
-	for _, r := range nicsdk.RLCCInputRanges(nicsdk.DefaultParams()) {
-		ins = append(ins, quantize.Input{Name: r.Name, Frac: r.FracBits, Min: r.Min, Max: r.Max})
-	}
-	return ins
+	return quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
 }
 
 // rlccRows are n RL-CC sampled states as rows.
