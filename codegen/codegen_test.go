@@ -6,22 +6,20 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
-	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/lightgbm"
 	"github.com/nicc-dev/nicc/model/xgboost"
@@ -30,71 +28,21 @@ import (
 
 // Snapshots of the generated C live in testdata/codegen/<case>/; NICC_UPDATE_SNAPSHOTS=1
 // rewrites them (and deletes those no test uses).
-const snapshotDir = "../testdata/codegen"
+var snapshots = &testutil.Snapshots{Dir: "../testdata/codegen"}
 
-var (
-	update        = os.Getenv("NICC_UPDATE_SNAPSHOTS") == "1"
-	usedSnapshots sync.Map // slash path under snapshotDir -> true
-)
+func snapshot(t *testing.T, rel string, got []byte) { t.Helper(); snapshots.Check(t, rel, got) }
 
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := m.Run()
 	// Only a full run knows every snapshot a test uses.
 	if code == 0 && flag.Lookup("test.run").Value.String() == "" && flag.Lookup("test.skip").Value.String() == "" {
-		if err := checkUnusedSnapshots(); err != nil {
+		if err := snapshots.Unused(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			code = 1
 		}
 	}
 	os.Exit(code)
-}
-
-func checkUnusedSnapshots() error {
-	var unused []string
-	err := filepath.WalkDir(snapshotDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(snapshotDir, path)
-		if _, ok := usedSnapshots.Load(filepath.ToSlash(rel)); !ok {
-			if update {
-				return os.Remove(path)
-			}
-			unused = append(unused, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if len(unused) > 0 {
-		return fmt.Errorf("FAIL: snapshots no test uses (delete them, or rerun with NICC_UPDATE_SNAPSHOTS=1): %v", unused)
-	}
-	return nil
-}
-
-// snapshot compares got with the snapshot rel, or rewrites it.
-func snapshot(t *testing.T, rel string, got []byte) {
-	t.Helper()
-	usedSnapshots.Store(rel, true)
-	path := filepath.Join(snapshotDir, filepath.FromSlash(rel))
-	if update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (write it with NICC_UPDATE_SNAPSHOTS=1 go test ./codegen)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs from its snapshot (-want +got; NICC_UPDATE_SNAPSHOTS=1 rewrites it):\n%s", rel, diff)
-	}
 }
 
 // A case is an IR and the options it is printed with.
@@ -340,7 +288,7 @@ func TestBadOptions(t *testing.T) {
 }
 
 // strictFlags are the warning flags the generated C must pass.
-var strictFlags = []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"}
+var strictFlags = testutil.StrictFlags
 
 // The linker script firmware builds use (nothing but code and data at fixed addresses).
 const linkScript = "../fwsim/testdata/wcet/link.ld"
@@ -495,22 +443,5 @@ func agreeThreeWay(t *testing.T, driver, elfPath, fn string, nIn int, vs [][]int
 
 // dpaMachine loads the ELF at path into an emulator on the dpa profile.
 func dpaMachine(t testing.TB, path string) (*fwsim.Image, *fwsim.Profile, *fwsim.Machine) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	im, err := fwsim.LoadELF(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := fwsim.LookupProfile("dpa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := fwsim.NewMachine(im, prof)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return im, prof, m
+	return testutil.DPAMachine(t, path)
 }

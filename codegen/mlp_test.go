@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/codegen"
-	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -50,13 +50,7 @@ func rlccRanges() []quantize.Input {
 }
 
 // rlccRows are n RL-CC sampled states as rows.
-func rlccRows(n int, seed uint64) ([][]float64, error) {
-	d, err := distill.DefaultRLCC.Sample(n, seed)
-	if err != nil {
-		return nil, err
-	}
-	return d.RowMajor(), nil
-}
+func rlccRows(n int, seed uint64) ([][]float64, error) { return testutil.RLCCRows(n, seed) }
 
 func buildMLPCases() ([]mlpCase, error) {
 	m, err := model.Load("../testdata/models/rlcc_teacher.json")

@@ -8,8 +8,7 @@ import "github.com/nicc-dev/nicc/nicsdk"
 type engine struct {
 	threads, depth int
 	busy           int
-	pending        []pending
-	head           int
+	pending        fifo[pending]
 	handled        int64
 	dropped        int64
 }
@@ -19,16 +18,22 @@ type pending struct {
 	ev   nicsdk.Event
 }
 
-func (e *engine) waiting() int { return len(e.pending) - e.head }
+// fifo is a queue on a slice that reuses its front once enough of it is consumed.
+type fifo[T any] struct {
+	q    []T
+	head int
+}
 
-func (e *engine) enqueue(p pending) { e.pending = append(e.pending, p) }
+func (f *fifo[T]) len() int  { return len(f.q) - f.head }
+func (f *fifo[T]) push(v T)  { f.q = append(f.q, v) }
+func (f *fifo[T]) front() *T { return &f.q[f.head] }
 
-func (e *engine) dequeue() pending {
-	p := e.pending[e.head]
-	e.head++
-	if e.head > 256 && e.head*2 > len(e.pending) {
-		e.pending = append(e.pending[:0], e.pending[e.head:]...)
-		e.head = 0
+func (f *fifo[T]) pop() T {
+	v := f.q[f.head]
+	f.head++
+	if f.head > 256 && f.head*2 > len(f.q) {
+		f.q = append(f.q[:0], f.q[f.head:]...)
+		f.head = 0
 	}
-	return p
+	return v
 }

@@ -57,25 +57,10 @@ type host struct {
 
 // port is a switch egress port: a FIFO of packets toward one host.
 type port struct {
-	q       []packet
-	head    int
+	fifo[packet]
 	bytes   int
 	busy    bool
 	txBytes int64 // bytes sent inside the window
-}
-
-func (p *port) len() int { return len(p.q) - p.head }
-
-func (p *port) push(pk packet) { p.q = append(p.q, pk) }
-
-func (p *port) pop() packet {
-	pk := p.q[p.head]
-	p.head++
-	if p.head > 1024 && p.head*2 > len(p.q) {
-		p.q = append(p.q[:0], p.q[p.head:]...)
-		p.head = 0
-	}
-	return pk
 }
 
 // sim is one run.
@@ -297,7 +282,7 @@ func (s *sim) switchArrive(pk packet) {
 // startTx begins serializing port pi's head packet.
 func (s *sim) startTx(pi int) {
 	p := &s.ports[pi]
-	pk := p.q[p.head]
+	pk := *p.front()
 	p.busy = true
 	if pk.kind == pktData {
 		s.stats.queued(s, s.now-pk.enq)
@@ -375,8 +360,8 @@ func (s *sim) ccEvent(i int, ev nicsdk.Event) {
 	switch {
 	case e.busy < e.threads:
 		s.decide(i, ev)
-	case e.waiting() < e.depth:
-		e.enqueue(pending{flow: int32(i), ev: ev})
+	case e.pending.len() < e.depth:
+		e.pending.push(pending{flow: int32(i), ev: ev})
 	default:
 		e.dropped++
 		if s.inWindow() {
@@ -416,8 +401,8 @@ func (s *sim) decisionDone(i int, rate uint32) {
 		f.next = max(s.now, f.lastStart+s.gapPs(f.lastBurst, f.rate))
 		s.ready(i)
 	}
-	if e.waiting() > 0 {
-		p := e.dequeue()
+	if e.pending.len() > 0 {
+		p := e.pending.pop()
 		s.decide(int(p.flow), p.ev)
 	}
 }

@@ -2,14 +2,13 @@ package softfloat_test
 
 import (
 	"encoding/binary"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/nicc-dev/nicc/codegen"
-	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
@@ -30,7 +29,7 @@ func BenchmarkInt8VsSoftFloat(b *testing.B) {
 		b.Fatal(err)
 	}
 	xs := floatStates(b, 1000, 42)
-	rows, err := rlccRows(20000, 1)
+	rows, err := testutil.RLCCRows(20000, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +60,7 @@ func BenchmarkInt8VsSoftFloat(b *testing.B) {
 				}
 				inputs = ir.Inputs
 			}
-			im, m := dpaMachine(b, policyELF(b, files))
+			im, _, m := testutil.DPAMachine(b, policyELF(b, files))
 			xa, err := m.Alloc(uint64(4*len(inputs)), 16)
 			if err != nil {
 				b.Fatal(err)
@@ -128,15 +127,6 @@ func rlccRanges() []quantize.Input {
 	return quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
 }
 
-// rlccRows are n RL-CC sampled states as rows.
-func rlccRows(n int, seed uint64) ([][]float64, error) {
-	d, err := distill.DefaultRLCC.Sample(n, seed)
-	if err != nil {
-		return nil, err
-	}
-	return d.RowMajor(), nil
-}
-
 // policyELF builds an integer policy's C for the engine.
 func policyELF(t testing.TB, f *codegen.Files) string {
 	t.Helper()
@@ -149,26 +139,4 @@ func policyELF(t testing.TB, f *codegen.Files) string {
 		t.Fatal(err)
 	}
 	return elf
-}
-
-// dpaMachine loads an ELF into fwsim on the dpa profile.
-func dpaMachine(t testing.TB, path string) (*fwsim.Image, *fwsim.Machine) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	im, err := fwsim.LoadELF(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := fwsim.LookupProfile("dpa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := fwsim.NewMachine(im, prof)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return im, m
 }

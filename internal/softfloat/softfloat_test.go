@@ -12,12 +12,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/internal/softfloat"
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/onnx"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -26,33 +26,10 @@ import (
 // linkScript is the engine's linker script, for the RISC-V builds.
 const linkScript = "../../nicsdk/link.ld"
 
-// strictFlags are the warnings the generated C must compile clean under.
-var strictFlags = []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"}
+var strictFlags = testutil.StrictFlags
 
-// snapshotDir holds the pinned C; NICC_UPDATE_SNAPSHOTS=1 rewrites it.
-const snapshotDir = "../../testdata/softfloat"
-
-// snapshot compares got with the file rel under snapshotDir.
-func snapshot(t *testing.T, rel string, got []byte) {
-	t.Helper()
-	path := filepath.Join(snapshotDir, filepath.FromSlash(rel))
-	if os.Getenv("NICC_UPDATE_SNAPSHOTS") == "1" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (write it with NICC_UPDATE_SNAPSHOTS=1 go test ./internal/softfloat)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs from its snapshot (-want +got; NICC_UPDATE_SNAPSHOTS=1 rewrites it):\n%s", rel, diff)
-	}
-}
+// snapshots pin the float C; NICC_UPDATE_SNAPSHOTS=1 rewrites them.
+var snapshots = &testutil.Snapshots{Dir: "../../testdata/softfloat"}
 
 // floatTol is the accepted |Δy| between the float C and model.Eval (float64): float32
 // weights and arithmetic (about 1e-7 relative per operation over a few dozen terms) plus the
@@ -267,8 +244,8 @@ func TestFloatSnapshot(t *testing.T) {
 		if !bytes.Equal(f.Source, again.Source) || !bytes.Equal(f.Header, again.Header) {
 			t.Errorf("%s: two runs differ", name)
 		}
-		snapshot(t, name+"/"+f.HeaderName, f.Header)
-		snapshot(t, name+"/"+f.SourceName, f.Source)
+		snapshots.Check(t, name+"/"+f.HeaderName, f.Header)
+		snapshots.Check(t, name+"/"+f.SourceName, f.Source)
 	}
 }
 
