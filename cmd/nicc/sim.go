@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/model/formats"
+	"github.com/urfave/cli/v2"
+)
+
+func simCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "sim",
+		Usage:     "run a policy in closed loop: a packet-level datacenter simulation with the NIC's CC engine, and the firmware itself, deciding",
+		ArgsUsage: "SCENARIO",
+		Description: `Simulates hosts on one switch, packet by packet, with every sender NIC's CC engine in the
+loop, and prints the RL-CC papers' figures over the steady-state window (after the warm-up,
+by default the first half of the run): switch utilization (SU), fairness min/max × 100 (FR)
+and Jain's index, queue latency (QL, mean and p99), the drop rate (DR), CC events dropped by
+full engines, and for long-short the long flow's recovery time.
+
+SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
+
+  many-to-one  --flows N senders' flows into one receiver, with the papers' host mapping
+               (N <= 64: one flow a host; 128 ... 8192 as in the papers' table)
+  all-to-all   --flows N hosts (default 4), 2N flows each; flow i of a host goes to host i mod N
+  long-short   one long flow, joined a quarter into the run by --flows N short flows of 2 MiB
+
+--policy decides for every flow:
+  MODEL     a model file (` + formats.Titles("networks") + `): the float teacher in the RL-CC
+            handler's real-number twin, under the --rlcc-* parameters
+  DIR       a nicc compile output directory: its firmware.elf in fwsim, each decision a call
+            of nicc_on_event with the flow's 48-byte context, taking its measured cycles at
+            the core's clock times the threads sharing the pipeline; with --golden, its
+            integer golden model in nicsdk's runtime instead
+  swift     the Swift reference (delay target with flow scaling, AIMD)
+  dcqcn     the DCQCN reference (ECN marking at the switch, CNPs, α, fast recovery)
+
+The engine of each NIC has --threads hardware threads (default: the core profile's) and a
+1024-event queue; an event that finds both full is dropped and counted, as the NIC counts
+it. --latency fixes every decision's time (then the firmware and its golden model give the
+same run, bit for bit). The same seed gives the same output.
+
+Exit codes: 0 ran; 1 the firmware trapped during the run (the flow, time and pc are named;
+no partial result is printed); 2 bad input.
+
+  nicc sim many-to-one --flows 16 --policy swift
+  nicc sim many-to-one --flows 64 --policy build/rlcc --duration 40ms --json
+  nicc sim many-to-one --policy build/rlcc --golden --latency 500ns
+  nicc sim long-short --flows 2 --policy testdata/models/rlcc_teacher.onnx`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "policy", Usage: "a model `FILE`, a compile output DIR, swift or dcqcn", Required: true},
+			&cli.IntFlag{Name: "flows", Usage: "flows (many-to-one), hosts (all-to-all) or short flows (long-short)", DefaultText: "16, 4, 2"},
+			&cli.StringFlag{Name: "duration", Value: "20ms", Usage: "simulated time"},
+			&cli.StringFlag{Name: "warmup", Usage: "start of the measurement window", DefaultText: "half the duration"},
+			&cli.Uint64Flag{Name: "seed", Usage: "the run's seed (ECN marks)"},
+			&cli.BoolFlag{Name: "golden", Usage: "with a compile DIR: its golden integer model decides, not the firmware"},
+			&cli.StringFlag{Name: "latency", Usage: "fix every decision's time, e.g. 500ns", DefaultText: "the firmware's measured cycles; none for other policies"},
+			&cli.IntFlag{Name: "threads", Usage: "CC engine hardware threads per NIC (and sharing the pipeline)", DefaultText: "the core profile's"},
+			&cli.StringFlag{Name: "core", Usage: "core profile for the engine's threads and clock (nicc budget --list-cores)", DefaultText: "the compile's, else " + compiler.DefaultCore},
+			&cli.Float64Flag{Name: "link-gbps", Value: 100, Usage: "every link's rate in Gb/s"},
+			&cli.IntFlag{Name: "buffer", Value: 5 << 20, Usage: "the switch's shared buffer in bytes"},
+			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
+			formatFlag, inputsFlag, jsonFlag,
+		}, rlccFlags()...),
+		Action: runSim,
+	}
+}
+
+func runSim(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return fmt.Errorf("sim takes one SCENARIO (%s), got %d arguments", strings.Join(compiler.SimScenarios, ", "), c.NArg())
+	}
+	opt := compiler.SimOptions{Scenario: c.Args().First(), Flows: c.Int("flows"), Policy: c.String("policy"),
+		Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core")}
+	var err error
+	if opt.Format, err = formats.Lookup(c.String("format")); err != nil {
+		return err
+	}
+	if opt.Inputs, err = modelInputs(c); err != nil {
+		return err
+	}
+	if opt.Params, err = rlccParams(c); err != nil {
+		return err
+	}
+	durations := map[string]*int64{"duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs}
+	for _, name := range []string{"duration", "warmup", "latency"} {
+		if !c.IsSet(name) && name != "duration" {
+			continue
+		}
+		d, err := time.ParseDuration(c.String(name))
+		if err != nil || d <= 0 {
+			return fmt.Errorf("--%s %q: want a positive time such as 20ms, 500us or 800ns", name, c.String(name))
+		}
+		*durations[name] = d.Nanoseconds()
+	}
+	if c.Int("threads") < 0 || c.IsSet("threads") && c.Int("threads") == 0 {
+		return fmt.Errorf("--threads %d: want at least 1", c.Int("threads"))
+	}
+	if v := c.Float64("link-gbps"); !(v > 0) {
+		return fmt.Errorf("--link-gbps %v: want a positive rate", v)
+	}
+	if v := c.Int("buffer"); v <= 0 {
+		return fmt.Errorf("--buffer %d: want a positive size in bytes", v)
+	}
+	opt.Net.LinkGbps, opt.Net.BufferBytes, opt.Net.Seed = c.Float64("link-gbps"), c.Int("buffer"), c.Uint64("seed")
+	r, err := compiler.Sim(opt)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, r)
+	}
+	return r.WriteText(c.App.Writer)
+}

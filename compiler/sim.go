@@ -1,0 +1,339 @@
+package compiler
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/netsim"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// SimOptions say what nicc sim runs: a scenario, a policy deciding for every flow, the
+// network and the run.
+type SimOptions struct {
+	Scenario string // many-to-one, all-to-all or long-short
+	// Flows is many-to-one's flow count, all-to-all's host count, long-short's short flows;
+	// 0 takes DefaultSimFlows.
+	Flows int
+	// Policy is a model file (the float teacher), a compile output directory (its firmware in
+	// fwsim, or with Golden its integer model), or swift or dcqcn.
+	Policy string
+	Golden bool
+	Format *model.FileFormat // a model file's format; nil detects it
+	Inputs []string          // renames a model file's inputs
+	Model  string            // a compile directory's model file, when it has moved
+	Params Params            // a model file's RL-CC parameters; zero is the default
+	// LatencyNs fixes every decision's latency; 0 is the firmware's measured cycles at the
+	// core's clock (× the threads sharing its pipeline), and no latency for other policies.
+	LatencyNs int64
+	Threads   int    // engine threads per NIC; 0 is the core profile's
+	Core      string // the core profile; "" is a compile directory's, else DefaultCore
+	Net       netsim.Config
+}
+
+// DefaultSimFlows is the flow count when none is given: 16 flows into one receiver.
+const DefaultSimFlows = 16
+
+// SimReport is a run's result with what ran.
+type SimReport struct {
+	Policy   string  `json:"policy"`    // what was given
+	Decides  string  `json:"decides"`   // what made the decisions
+	Latency  string  `json:"latency"`   // how long a decision took
+	Threads  int     `json:"threads"`   // engine threads per NIC
+	Core     string  `json:"core"`      // the profile the engine's threads and clock come from
+	LinkGbps float64 `json:"link_gbps"` // the network's
+	*netsim.Result
+}
+
+// Sim runs nicc sim. Bad input (an unknown scenario or policy, a non-positive duration, rate
+// or buffer, a policy whose inputs are not RL-CC's) is an error; a firmware trap during the
+// run is a *CheckError naming the flow, the time and the pc, with no result.
+func Sim(opt SimOptions) (*SimReport, error) {
+	scen, err := simScenario(opt)
+	if err != nil {
+		return nil, err
+	}
+	rep := &SimReport{Policy: opt.Policy}
+	ctrl, core, err := simController(opt, rep)
+	if err != nil {
+		return nil, err
+	}
+	prof, err := fwsim.LookupProfile(core)
+	if err != nil {
+		return nil, err
+	}
+	cfg := opt.Net
+	cfg.Threads = cmpOr(opt.Threads, prof.Threads)
+	cfg.LatencyNs = opt.LatencyNs
+	if ctrl.Name() == "dcqcn" && cfg.ECN == nil {
+		ecn := netsim.DefaultECN
+		cfg.ECN = &ecn
+	}
+	rep.Threads, rep.Core, rep.LinkGbps = cfg.Threads, prof.Name, cmpOrF(cfg.LinkGbps, netsim.Defaults.LinkGbps)
+	r, err := netsim.Run(scen, ctrl, cfg)
+	if errors.Is(err, netsim.ErrStopped) {
+		return nil, &CheckError{err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep.Result = r
+	return rep, nil
+}
+
+func cmpOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func cmpOrF(v, def float64) float64 {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// SimScenarios are the scenarios nicc sim knows.
+var SimScenarios = []string{"many-to-one", "all-to-all", "long-short"}
+
+func simScenario(opt SimOptions) (netsim.Scenario, error) {
+	if opt.Flows < 0 {
+		return netsim.Scenario{}, fmt.Errorf("--flows %d: want a positive count", opt.Flows)
+	}
+	n := cmpOr(opt.Flows, DefaultSimFlows)
+	switch opt.Scenario {
+	case "many-to-one":
+		return netsim.ManyToOne(n)
+	case "all-to-all":
+		return netsim.AllToAll(cmpOr(opt.Flows, 4))
+	case "long-short":
+		dur := cmpOr64(opt.Net.DurationNs, netsim.Defaults.DurationNs)
+		return netsim.LongShort(cmpOr(opt.Flows, 2), 2<<20, dur/4)
+	}
+	return netsim.Scenario{}, fmt.Errorf("unknown scenario %q (want one of %s)", opt.Scenario, strings.Join(SimScenarios, ", "))
+}
+
+func cmpOr64(v, def int64) int64 {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// simController is the controller opt.Policy names and the core profile its engine runs on.
+func simController(opt SimOptions, rep *SimReport) (netsim.Controller, string, error) {
+	core := cmpOrS(opt.Core, DefaultCore)
+	switch opt.Policy {
+	case "swift":
+		rep.Decides, rep.Latency = "Swift (netsim.DefaultSwift)", latencyText(opt.LatencyNs)
+		return netsim.DefaultSwift, core, nil
+	case "dcqcn":
+		rep.Decides, rep.Latency = "DCQCN (netsim.DefaultDCQCN), ECN at the switch", latencyText(opt.LatencyNs)
+		return netsim.DefaultDCQCN, core, nil
+	case "":
+		return nil, "", fmt.Errorf("sim needs --policy: a model file, a compile directory, swift or dcqcn")
+	}
+	if IsCompileDir(opt.Policy) {
+		return compiledController(opt, rep)
+	}
+	if opt.Golden {
+		return nil, "", fmt.Errorf("--golden takes a compile output directory, not %s", opt.Policy)
+	}
+	return floatController(opt, rep, core)
+}
+
+func cmpOrS(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
+}
+
+func latencyText(ns int64) string {
+	if ns == 0 {
+		return "none: decisions take no time"
+	}
+	return fmt.Sprintf("%d ns each (--latency)", ns)
+}
+
+// floatController is the float teacher in the RL-CC handler's real-number twin.
+func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Controller, string, error) {
+	m, _, err := LoadModelAs(opt.Policy, opt.Format, opt.Inputs)
+	if err != nil {
+		return nil, "", err
+	}
+	if h := resolveHandler(HandlerAuto, m.Inputs); h != HandlerRLCC {
+		return nil, "", fmt.Errorf("%s: model %s's inputs (%s) are not the RL-CC observation window: %s", opt.Policy, m.Name, strings.Join(m.Inputs, ", "), rlccHint)
+	}
+	if m.NumOutputs() != 1 {
+		return nil, "", fmt.Errorf("%s: model %s has %d outputs; an RL-CC policy has one", opt.Policy, m.Name, m.NumOutputs())
+	}
+	p, err := paramsOrDefault(opt.Params)
+	if err != nil {
+		return nil, "", err
+	}
+	states := map[uint32]*model.State{}
+	policy := func(flow uint32, x []float64) float64 {
+		st, ok := states[flow]
+		if !ok {
+			st = m.NewState()
+			states[flow] = st
+		}
+		return m.Eval(st, x)[0]
+	}
+	rep.Decides = fmt.Sprintf("the float model %s (float64, the handler's real-number twin)", m.Name)
+	rep.Latency = latencyText(opt.LatencyNs)
+	return &netsim.FloatRLCC{Label: "float " + m.Name, Params: p, Policy: policy}, core, nil
+}
+
+// compiledController is a compile's golden model (Golden) or its firmware in fwsim.
+func compiledController(opt SimOptions, rep *SimReport) (netsim.Controller, string, error) {
+	cp, err := OpenCompiled(opt.Policy, opt.Model)
+	if err != nil {
+		return nil, "", err
+	}
+	c := cp.c
+	if c.handler != HandlerRLCC {
+		return nil, "", fmt.Errorf("%s: compiled with --handler none: its firmware is not an RL-CC event handler", opt.Policy)
+	}
+	core := cmpOrS(opt.Core, cp.Report.Budget.Core.Name)
+	if opt.Golden {
+		pol := c.pol
+		golden := &netsim.RLCC{Label: "golden " + c.m.Name, Params: c.params, Words: pol.StateWords(),
+			Out: policyOut(pol), Policy: func(x [4]int32, state []uint32) int32 { return pol.Call(x[:], state) }}
+		rep.Decides = fmt.Sprintf("the golden model (quantize.%s inside nicsdk.OnEventEx) of %s", c.pol.Golden(), opt.Policy)
+		rep.Latency = latencyText(opt.LatencyNs)
+		return golden, core, nil
+	}
+	fw, err := newFirmwareController(cp, core, opt.LatencyNs, opt.Threads)
+	if err != nil {
+		return nil, "", err
+	}
+	rep.Decides = fmt.Sprintf("the firmware %s in fwsim (%s)", cp.Firmware, EntryHandler)
+	rep.Latency = fw.latencyText
+	return fw, core, nil
+}
+
+func policyOut(p quantize.Policy) nicsdk.PolicyOut {
+	if p.ReturnsMultiplier() {
+		return nicsdk.OutM
+	}
+	return nicsdk.OutY
+}
+
+// firmwareController runs a compile's event handler in fwsim for every decision: the flow's
+// 48-byte context is copied into the emulator's memory for the call and back, and the
+// decision takes the cycles it ran at the core's clock, times the threads sharing its
+// pipeline (or a fixed latency).
+type firmwareController struct {
+	label       string
+	m           *fwsim.Machine
+	evAddr, ctx uint64
+	params      nicsdk.Params
+	psPerCycle  float64 // × threads sharing
+	fixedPs     int64
+	buf         []byte
+	latencyText string
+	maxCycles   uint64
+}
+
+func newFirmwareController(cp *Compiled, core string, latencyNs int64, threads int) (*firmwareController, error) {
+	im, err := fwsim.ReadELF(cp.Firmware)
+	if err != nil {
+		return nil, err
+	}
+	prof, err := fwsim.LookupProfile(core)
+	if err != nil {
+		return nil, err
+	}
+	m, err := fwsim.NewMachine(im, prof)
+	if err != nil {
+		return nil, err
+	}
+	f := &firmwareController{label: "firmware " + cp.c.m.Name, m: m, params: cp.c.params, fixedPs: latencyNs * 1000,
+		buf: make([]byte, nicsdk.CtxBytes)}
+	if f.evAddr, err = m.Alloc(nicsdk.EventBytes, 8); err != nil {
+		return nil, err
+	}
+	if f.ctx, err = m.Alloc(nicsdk.CtxBytes, 16); err != nil {
+		return nil, err
+	}
+	sharing := cmpOr(threads, prof.Threads)
+	f.psPerCycle = 1e12 / prof.ClockHz * float64(sharing)
+	f.latencyText = fmt.Sprintf("measured: each decision's fwsim cycles at %s × %d threads sharing the pipeline (%s)", clockText(prof.ClockHz), sharing, prof.Name)
+	if latencyNs > 0 {
+		f.latencyText = latencyText(latencyNs)
+	}
+	return f, nil
+}
+
+func (f *firmwareController) Name() string   { return f.label }
+func (f *firmwareController) TimerNs() int64 { return 0 }
+
+// Init is a new flow's context as the handler starts it (what rlcc_init writes, which the
+// firmware's first call would write too), so a flow's first rate is the init rate.
+func (f *firmwareController) Init(ctx *nicsdk.FlowCtx) uint32 {
+	*ctx = nicsdk.FlowCtx{}
+	nicsdk.Init(ctx, f.params)
+	return ctx[nicsdk.CtxRate]
+}
+
+func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
+	if err := f.m.WriteBytes(f.evAddr, ev.Bytes()); err != nil {
+		return 0, 0, err
+	}
+	if err := f.m.WriteBytes(f.ctx, ctx.Bytes()); err != nil {
+		return 0, 0, err
+	}
+	r, err := f.m.Call(EntryHandler, f.evAddr, f.ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", EntryHandler, err)
+	}
+	if err := f.m.ReadBytes(f.ctx, f.buf); err != nil {
+		return 0, 0, err
+	}
+	if *ctx, err = nicsdk.ParseFlowCtx(f.buf); err != nil {
+		return 0, 0, err
+	}
+	f.maxCycles = max(f.maxCycles, r.Cycles)
+	lat := f.fixedPs
+	if lat == 0 {
+		lat = int64(math.Ceil(float64(r.Cycles) * f.psPerCycle))
+	}
+	return uint32(r.A0), lat, nil
+}
+
+// WriteText prints the run's figures for a terminal.
+func (r *SimReport) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	res := r.Result
+	fmt.Fprintf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, seed %d\n", res.Scenario, res.Flows, res.Hosts, num(r.LinkGbps), res.Seed)
+	fmt.Fprintf(tw, "policy\t%s\n", r.Decides)
+	fmt.Fprintf(tw, "engine\t%d threads per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
+	fmt.Fprintf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)\n", num(res.WindowStartUs), num(res.DurationUs), num(res.WindowStartUs))
+	fmt.Fprintf(tw, "SU\t%.2f%% switch utilization (normalized goodput %.4f)\n", res.Utilization, res.Goodput)
+	fmt.Fprintf(tw, "FR\t%.1f (min/max × 100; flows %s to %s Gb/s), Jain %.4f\n", res.Fairness, num3(res.MinFlowGbps), num3(res.MaxFlowGbps), res.Jain)
+	fmt.Fprintf(tw, "QL\tmean %s µs, p99 %s µs\n", num3(res.QueueMeanUs), num3(res.QueueP99Us))
+	fmt.Fprintf(tw, "DR\t%s Gb/s dropped (%s MB over the whole run, warm-up included)\n", num3(res.DropGbps), num3(res.DroppedAllRunMB))
+	if res.RecoveryUs != nil {
+		rec := "did not recover before the run ended"
+		if *res.RecoveryUs >= 0 {
+			rec = num3(*res.RecoveryUs) + " µs"
+		}
+		fmt.Fprintf(tw, "recovery\t%s (the long flow back to 95%% of line rate after the short flows)\n", rec)
+	}
+	fmt.Fprintf(tw, "CC events\t%d decisions, %d dropped by full engines (in the window)\n", res.Decisions, res.EventsDropped)
+	return tw.Flush()
+}
+
+func num3(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }

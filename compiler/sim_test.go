@@ -1,0 +1,102 @@
+package compiler
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/netsim"
+)
+
+// compiledForSim compiles model into a temporary directory for the closed-loop tests.
+func compiledForSim(t *testing.T, model string, int8 bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	opt := CompileOptions{Model: model, Out: dir, Vectors: 2000, Seed: 1}
+	if int8 {
+		opt.Int8 = &Int8Options{}
+	}
+	if _, err := Compile(opt); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Firmware in the loop equals the golden model in the loop: with the decision latency fixed
+// to the same value, the same seed gives the same run, bit for bit, for trees (y) and for an
+// LSTM (state words in the context, the multiplier folded into its table).
+func TestSimFirmwareEqualsGolden(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		int8  bool
+	}{{rlccXGB, false}, {"../testdata/models/rlcc_lstm.onnx", true}} {
+		dir := compiledForSim(t, c.model, c.int8)
+		run := func(golden bool) *SimReport {
+			r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 16, Policy: dir, Golden: golden, LatencyNs: 500,
+				Net: netsim.Config{DurationNs: 3_000_000, Seed: 5}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		fw, golden := run(false), run(true)
+		if fw.Decisions == 0 || fw.SimEvents == 0 {
+			t.Fatalf("%s: no decisions in the window: %+v", c.model, fw.Result)
+		}
+		a, b := *fw.Result, *golden.Result
+		a.Controller, b.Controller = "", ""
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: firmware and golden model in the loop differ:\n%+v\n%+v", c.model, a, b)
+		}
+		t.Logf("%s 16→1, 500 ns decisions: SU %.2f%%, Jain %.4f, QL %.2f µs, %d decisions: firmware == golden",
+			c.model, a.Utilization, a.Jain, a.QueueMeanUs, a.Decisions)
+	}
+}
+
+// With its measured latency, the firmware's decisions take its cycles: on the dpa profile a
+// few hundred ns, and no event is dropped at 16 flows.
+func TestSimFirmwareMeasuredLatency(t *testing.T) {
+	dir := compiledForSim(t, rlccXGB, false)
+	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 16, Policy: dir, Net: netsim.Config{DurationNs: 2_000_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.Latency, "measured") || r.EventsDropped != 0 || r.Decisions == 0 {
+		t.Errorf("latency %q, %d events dropped, %d decisions", r.Latency, r.EventsDropped, r.Decisions)
+	}
+}
+
+func TestSimFloatTeacher(t *testing.T) {
+	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 16, Policy: "../testdata/models/rlcc_teacher.onnx",
+		Net: netsim.Config{DurationNs: 3_000_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Decisions == 0 || !strings.Contains(r.Decides, "float model") {
+		t.Errorf("float teacher: %+v", r)
+	}
+	t.Logf("float teacher 16→1: SU %.2f%%, Jain %.4f, QL %.2f µs, DR %.3g Gb/s", r.Utilization, r.Jain, r.QueueMeanUs, r.DropGbps)
+}
+
+func TestSimBadInput(t *testing.T) {
+	for _, c := range []struct {
+		opt  SimOptions
+		want string
+	}{
+		{SimOptions{Scenario: "fat-tree", Policy: "swift"}, `unknown scenario "fat-tree"`},
+		{SimOptions{Scenario: "many-to-one", Flows: -1, Policy: "swift"}, "--flows -1"},
+		{SimOptions{Scenario: "many-to-one", Policy: ""}, "sim needs --policy"},
+		{SimOptions{Scenario: "many-to-one", Policy: "../testdata/models/xgb_small.json"}, "not the RL-CC observation window"},
+		{SimOptions{Scenario: "many-to-one", Policy: "../testdata/models/rlcc_teacher.onnx", Golden: true}, "--golden takes a compile output directory"},
+		{SimOptions{Scenario: "many-to-one", Policy: "swift", Net: netsim.Config{DurationNs: -5}}, "duration"},
+		{SimOptions{Scenario: "many-to-one", Policy: "swift", Net: netsim.Config{LinkGbps: -1}}, "link rate"},
+		{SimOptions{Scenario: "many-to-one", Policy: "swift", Net: netsim.Config{BufferBytes: -1}}, "buffer"},
+	} {
+		_, err := Sim(c.opt)
+		var ce *CheckError
+		if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, &ce) {
+			t.Errorf("%+v: %v; want a bad-input error containing %q", c.opt, err, c.want)
+		}
+	}
+}
