@@ -16,7 +16,6 @@ import (
 	"sync"
 	"testing"
 
-
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/internal/testutil"

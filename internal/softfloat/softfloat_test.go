@@ -12,7 +12,6 @@ import (
 	"sync"
 	"testing"
 
-
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/fwsim"
