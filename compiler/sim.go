@@ -37,6 +37,9 @@ type SimOptions struct {
 	Threads   int    // engine threads per NIC; 0 is the core profile's
 	Core      string // the core profile; "" is a compile directory's, else DefaultCore
 	Net       netsim.Config
+	// PlotDir, when set, receives the flows' rates and the queue over time (SimPlotBase .png
+	// and .svg).
+	PlotDir string
 }
 
 // DefaultSimFlows is the flow count when none is given: 16 flows into one receiver.
@@ -44,12 +47,13 @@ const DefaultSimFlows = 16
 
 // SimReport is a run's result with what ran.
 type SimReport struct {
-	Policy   string  `json:"policy"`    // what was given
-	Decides  string  `json:"decides"`   // what made the decisions
-	Latency  string  `json:"latency"`   // how long a decision took
-	Threads  int     `json:"threads"`   // engine threads per NIC
-	Core     string  `json:"core"`      // the profile the engine's threads and clock come from
-	LinkGbps float64 `json:"link_gbps"` // the network's
+	Policy   string   `json:"policy"`    // what was given
+	Decides  string   `json:"decides"`   // what made the decisions
+	Latency  string   `json:"latency"`   // how long a decision took
+	Threads  int      `json:"threads"`   // engine threads per NIC
+	Core     string   `json:"core"`      // the profile the engine's threads and clock come from
+	LinkGbps float64  `json:"link_gbps"` // the network's
+	Plots    []string `json:"plots,omitempty"`
 	*netsim.Result
 }
 
@@ -71,6 +75,10 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		return nil, err
 	}
 	cfg := opt.Net
+	if opt.Scenario == "long-short" && cfg.WarmupNs == 0 {
+		// The window opens before the short flows join (a quarter in), so it holds their drops.
+		cfg.WarmupNs = cmpOr64(cfg.DurationNs, netsim.Defaults.DurationNs) / 8
+	}
 	cfg.Threads = cmpOr(opt.Threads, prof.Threads)
 	cfg.LatencyNs = opt.LatencyNs
 	if ctrl.Name() == "dcqcn" && cfg.ECN == nil {
@@ -78,6 +86,9 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		cfg.ECN = &ecn
 	}
 	rep.Threads, rep.Core, rep.LinkGbps = cfg.Threads, prof.Name, cmpOrF(cfg.LinkGbps, netsim.Defaults.LinkGbps)
+	if opt.PlotDir != "" {
+		cfg.TraceNs = simTraceNs(cmpOr64(cfg.DurationNs, netsim.Defaults.DurationNs))
+	}
 	r, err := netsim.Run(scen, ctrl, cfg)
 	if errors.Is(err, netsim.ErrStopped) {
 		return nil, &CheckError{err}
@@ -86,6 +97,11 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		return nil, err
 	}
 	rep.Result = r
+	if opt.PlotDir != "" {
+		if rep.Plots, err = plotSim(rep, opt.PlotDir); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
 }
 
@@ -333,6 +349,9 @@ func (r *SimReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "recovery\t%s (the long flow back to 95%% of line rate after the short flows)\n", rec)
 	}
 	fmt.Fprintf(tw, "CC events\t%d decisions, %d dropped by full engines (in the window)\n", res.Decisions, res.EventsDropped)
+	if len(r.Plots) > 0 {
+		fmt.Fprintf(tw, "plots\t%s\n", strings.Join(r.Plots, ", "))
+	}
 	return tw.Flush()
 }
 

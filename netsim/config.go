@@ -22,8 +22,11 @@ type Config struct {
 	LatencyNs  int64 // decision latency of controllers that have no measured one; default 0
 
 	DurationNs int64 // simulated time; default 20 ms
-	WarmupNs   int64 // start of the measurement window; default half the duration
-	Seed       uint64
+	// TraceNs, when set, samples the flows' rates and the receivers' queue every TraceNs
+	// into Result.Trace (the first TraceFlows flows).
+	TraceNs  int64
+	WarmupNs int64 // start of the measurement window; default half the duration
+	Seed     uint64
 }
 
 // ECN is a RED-style marking profile on an egress queue's bytes: none below Kmin, all above
@@ -75,6 +78,12 @@ func (c Config) resolved() (Config, error) {
 	}
 	if c.LinkGbps == 0 {
 		c.LinkGbps = d.LinkGbps
+	}
+	if c.TraceNs < 0 {
+		return c, fmt.Errorf("netsim: trace interval %d ns is negative", c.TraceNs)
+	}
+	if c.TraceNs > 0 && c.DurationNs/c.TraceNs > MaxTraceSamples {
+		return c, fmt.Errorf("netsim: a trace every %d ns over %d ns is over %d samples", c.TraceNs, c.DurationNs, MaxTraceSamples)
 	}
 	if c.LatencyNs < 0 {
 		return c, fmt.Errorf("netsim: decision latency %d ns is negative", c.LatencyNs)

@@ -43,6 +43,9 @@ type Result struct {
 	MinFlowGbps     float64 `json:"min_flow_gbps"`
 	ReceiverPorts   int     `json:"receiver_ports"`
 	DroppedAllRunMB float64 `json:"dropped_mb_whole_run"`
+
+	// Trace is the sampled time series when Config.TraceNs is set (not in the JSON).
+	Trace *Trace `json:"-"`
 }
 
 // queueBinPs is the queue-latency histogram's resolution; queueBins of them cover 5 ms, the
@@ -129,6 +132,7 @@ func (s *sim) result() *Result {
 		rec := s.recovery()
 		r.RecoveryUs = &rec
 	}
+	r.Trace = s.trace
 	return r
 }
 

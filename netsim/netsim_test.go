@@ -237,3 +237,22 @@ func BenchmarkManyToOne8192(b *testing.B) {
 	b.ReportMetric(r.Utilization, "SU%")
 	b.ReportMetric(0, "ns/op")
 }
+
+// A trace samples every TraceNs: fixed-rate flows show their rate, and an overloaded
+// receiver's queue fills to the buffer.
+func TestTrace(t *testing.T) {
+	r := run(t, manyToOne(t, 4), FixedRate{nicsdk.LineRate / 2}, Config{DurationNs: 2_000_000, TraceNs: 10_000})
+	tr := r.Trace
+	if tr == nil || len(tr.TimesUs) != 201 || len(tr.Flows) != 4 || len(tr.FlowGbps[3]) != 201 {
+		t.Fatalf("trace: %+v", tr)
+	}
+	if tr.FlowGbps[0][100] != 50 || tr.QueueKB[0] != 0 {
+		t.Errorf("flow 0 at %v Gb/s, queue %v KB at the start", tr.FlowGbps[0][100], tr.QueueKB[0])
+	}
+	if q := tr.QueueKB[200]; q < 0.99*float64(Defaults.BufferBytes)/1000 {
+		t.Errorf("queue %v KB at the end of an overload; want the %d-byte buffer full", q, Defaults.BufferBytes)
+	}
+	if _, err := Run(manyToOne(t, 1), FixedRate{1}, Config{TraceNs: 1}); err == nil {
+		t.Error("a 1 ns trace over 20 ms: no error")
+	}
+}

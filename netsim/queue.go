@@ -11,6 +11,7 @@ const (
 	evDecisionDone               // a CC decision finished: its rate takes effect
 	evTimer                      // a flow's CC timer fired (controllers with a period)
 	evFlowStart                  // a flow starts sending
+	evSample                     // Config.TraceNs: a trace sample
 )
 
 // event is one scheduled happening. Events fire in (at, seq) order: seq is the order of

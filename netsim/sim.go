@@ -78,6 +78,7 @@ type sim struct {
 	stats  stats
 	err    error
 	events int64
+	trace  *Trace
 }
 
 // ErrStopped wraps the error a controller returned, with the flow and time it happened at.
@@ -115,6 +116,10 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 		s.hosts[f.Src].flowCount++
 		s.q.push(event{at: f.StartNs * 1000, kind: evFlowStart, idx: int32(i)})
 	}
+	if c.TraceNs > 0 {
+		s.trace = newTrace(s)
+		s.q.push(event{kind: evSample})
+	}
 	return s, nil
 }
 
@@ -149,6 +154,8 @@ func (s *sim) fire(e event) {
 		s.decisionDone(int(e.idx), e.rate)
 	case evTimer:
 		s.timer(int(e.idx))
+	case evSample:
+		s.sample()
 	}
 }
 

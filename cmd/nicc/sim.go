@@ -17,7 +17,8 @@ func simCommand() *cli.Command {
 		ArgsUsage: "SCENARIO",
 		Description: `Simulates hosts on one switch, packet by packet, with every sender NIC's CC engine in the
 loop, and prints the RL-CC papers' figures over the steady-state window (after the warm-up,
-by default the first half of the run): switch utilization (SU), fairness min/max × 100 (FR)
+by default the first half of the run; for long-short the first eighth, before the short
+flows join): switch utilization (SU), fairness min/max × 100 (FR)
 and Jain's index, queue latency (QL, mean and p99), the drop rate (DR), CC events dropped by
 full engines, and for long-short the long flow's recovery time.
 
@@ -49,7 +50,7 @@ no partial result is printed); 2 bad input.
   nicc sim many-to-one --flows 16 --policy swift
   nicc sim many-to-one --flows 64 --policy build/rlcc --duration 40ms --json
   nicc sim many-to-one --policy build/rlcc --golden --latency 500ns
-  nicc sim long-short --flows 2 --policy testdata/models/rlcc_teacher.onnx`,
+  nicc sim long-short --flows 2 --policy testdata/models/rlcc_teacher.onnx --plot build/sim`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "policy", Usage: "a model `FILE`, a compile output DIR, swift or dcqcn", Required: true},
 			&cli.IntFlag{Name: "flows", Usage: "flows (many-to-one), hosts (all-to-all) or short flows (long-short)", DefaultText: "16, 4, 2"},
@@ -63,6 +64,7 @@ no partial result is printed); 2 bad input.
 			&cli.Float64Flag{Name: "link-gbps", Value: 100, Usage: "every link's rate in Gb/s"},
 			&cli.IntFlag{Name: "buffer", Value: 5 << 20, Usage: "the switch's shared buffer in bytes"},
 			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
+			&cli.StringFlag{Name: "plot", Usage: "write the first 16 flows' rates and the receiver queue over time into `DIR` (" + compiler.SimPlotBase + ".png and .svg)"},
 			formatFlag, inputsFlag, jsonFlag,
 		}, rlccFlags()...),
 		Action: runSim,
@@ -74,7 +76,7 @@ func runSim(c *cli.Context) error {
 		return fmt.Errorf("sim takes one SCENARIO (%s), got %d arguments", strings.Join(compiler.SimScenarios, ", "), c.NArg())
 	}
 	opt := compiler.SimOptions{Scenario: c.Args().First(), Flows: c.Int("flows"), Policy: c.String("policy"),
-		Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core")}
+		Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PlotDir: c.String("plot")}
 	var err error
 	if opt.Format, err = formats.Lookup(c.String("format")); err != nil {
 		return err

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -38,6 +42,25 @@ func TestSimCommand(t *testing.T) {
 		code, _, errOut := nicc(t, c.args...)
 		if code != exitBadInput || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%v: exit %d, %q; want exit 2 and one line containing %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+func TestSimPlot(t *testing.T) {
+	dir := t.TempDir() + "/plots"
+	code, out, errOut := nicc(t, "sim", "long-short", "--policy", "swift", "--duration", "4ms", "--plot", dir)
+	if code != exitOK || !strings.Contains(out, "recovery") || !strings.Contains(out, "plots ") {
+		t.Fatalf("sim --plot: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, ext := range []string{".png", ".svg"} {
+		b, err := os.ReadFile(filepath.Join(dir, "sim_rates_queue"+ext))
+		if err != nil || len(b) < 1000 {
+			t.Errorf("%s: %d bytes, %v", ext, len(b), err)
+		}
+		if ext == ".png" {
+			if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+				t.Errorf("png: %v", err)
+			}
 		}
 	}
 }

@@ -1,0 +1,85 @@
+package compiler
+
+import (
+	"fmt"
+	"image/color"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// SimPlotBase is the name, without extension, of nicc sim --plot's figure.
+const SimPlotBase = "sim_rates_queue"
+
+// simTraceNs is how often --plot samples the run: 500 samples over it, at least 1 µs apart.
+func simTraceNs(durationNs int64) int64 { return max(durationNs/500, 1000) }
+
+// plotSim draws the run's trace into dir: each traced flow's rate over time above, the
+// deepest receiver queue below, the measurement window shaded in both. It returns the files.
+func plotSim(r *SimReport, dir string) ([]string, error) {
+	tr := r.Trace
+	if tr == nil || len(tr.TimesUs) == 0 {
+		return nil, fmt.Errorf("internal error: no trace to plot")
+	}
+	if err := outDir(dir); err != nil {
+		return nil, err
+	}
+	rates := plot.New()
+	rates.Title.Text = fmt.Sprintf("%s, %s: the rate of each of the first %d flows", r.Scenario, r.Controller, len(tr.Flows))
+	rates.X.Label.Text = "time (µs)"
+	rates.Y.Label.Text = "rate set by CC (Gb/s)"
+	rates.Add(plotter.NewGrid())
+	for k, flow := range tr.Flows {
+		xy := make(plotter.XYs, len(tr.TimesUs))
+		for i, t := range tr.TimesUs {
+			xy[i] = plotter.XY{X: t, Y: tr.FlowGbps[k][i]}
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = flowColour(k)
+		l.Width = vg.Points(1)
+		rates.Add(l)
+		if k < 8 {
+			rates.Legend.Add(fmt.Sprintf("flow %d", flow), l)
+		}
+	}
+	rates.Legend.Top = true
+	queue := plot.New()
+	queue.Title.Text = "the deepest receiver queue at the switch"
+	queue.X.Label.Text = "time (µs)"
+	queue.Y.Label.Text = "queue (KB)"
+	queue.Add(plotter.NewGrid())
+	xy := make(plotter.XYs, len(tr.TimesUs))
+	for i, t := range tr.TimesUs {
+		xy[i] = plotter.XY{X: t, Y: tr.QueueKB[i]}
+	}
+	l, err := plotter.NewLine(xy)
+	if err != nil {
+		return nil, err
+	}
+	l.Color = color.RGBA{R: 30, G: 60, B: 160, A: 255}
+	queue.Add(l)
+	window := draw.LineStyle{Color: color.RGBA{R: 20, G: 90, B: 30, A: 255}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+	for _, p := range []*plot.Plot{rates, queue} {
+		p.Add(vLines{{x: r.WindowStartUs, label: "measurement window →", style: window}})
+	}
+	return saveFigure(vg.Points(900), vg.Points(640), filepath.Join(dir, SimPlotBase), func(c draw.Canvas) {
+		drawTiles(c, [][]*plot.Plot{{rates}, {queue}})
+	})
+}
+
+// flowColour is a distinct colour for the k-th flow of a plot.
+func flowColour(k int) color.Color {
+	palette := []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+		{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255}}
+	c := palette[k%len(palette)]
+	if k >= len(palette) {
+		c.A = 140
+	}
+	return c
+}
