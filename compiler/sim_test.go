@@ -1,7 +1,10 @@
 package compiler
 
 import (
+	"debug/elf"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -99,4 +102,47 @@ func TestSimBadInput(t *testing.T) {
 			t.Errorf("%+v: %v; want a bad-input error containing %q", c.opt, err, c.want)
 		}
 	}
+}
+
+// A firmware that traps stops the run with a check error naming the flow, the time and the
+// pc, and no result.
+func TestSimFirmwareTrap(t *testing.T) {
+	dir := compiledForSim(t, rlccXGB, false)
+	path := filepath.Join(dir, FirmwareFile)
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off int64 = -1
+	for _, s := range syms {
+		if s.Name == EntryHandler {
+			for _, p := range f.Progs {
+				if p.Type == elf.PT_LOAD && s.Value >= p.Vaddr && s.Value < p.Vaddr+p.Filesz {
+					off = int64(s.Value - p.Vaddr + p.Off)
+				}
+			}
+		}
+	}
+	f.Close()
+	if off < 0 {
+		t.Fatalf("no %s in %s", EntryHandler, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(b[off:], []byte{0, 0, 0, 0}) // an illegal instruction at the handler's entry
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: dir, Net: netsim.Config{DurationNs: 1_000_000}})
+	var ce *CheckError
+	if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "flow ") || !strings.Contains(err.Error(), " µs") || !strings.Contains(err.Error(), "pc") {
+		t.Fatalf("trapping firmware: %v, %v", r, err)
+	}
+	t.Log(err)
 }
