@@ -37,10 +37,15 @@ type SimOptions struct {
 	Threads   int    // engine threads per NIC; 0 is the core profile's
 	Core      string // the core profile; "" is a compile directory's, else DefaultCore
 	Net       netsim.Config
+	// Progress, if set, hears of the simulated time done, in µs.
+	Progress ProgressFunc
 	// PlotDir, when set, receives the flows' rates and the queue over time (SimPlotBase .png
 	// and .svg).
 	PlotDir string
 }
+
+// SimNet is the network and run options of nicc sim (netsim.Config).
+type SimNet = netsim.Config
 
 // DefaultSimFlows is the flow count when none is given: 16 flows into one receiver.
 const DefaultSimFlows = 16
@@ -88,6 +93,9 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	rep.Threads, rep.Core, rep.LinkGbps = cfg.Threads, prof.Name, cmpOrF(cfg.LinkGbps, netsim.Defaults.LinkGbps)
 	if opt.PlotDir != "" {
 		cfg.TraceNs = simTraceNs(cmpOr64(cfg.DurationNs, netsim.Defaults.DurationNs))
+	}
+	if opt.Progress != nil {
+		cfg.Progress = func(done, total int64) { opt.Progress("sim", int(done/1000), int(total/1000)) }
 	}
 	r, err := netsim.Run(scen, ctrl, cfg)
 	if errors.Is(err, netsim.ErrStopped) {

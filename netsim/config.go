@@ -24,7 +24,10 @@ type Config struct {
 	DurationNs int64 // simulated time; default 20 ms
 	// TraceNs, when set, samples the flows' rates and the receivers' queue every TraceNs
 	// into Result.Trace (the first TraceFlows flows).
-	TraceNs  int64
+	TraceNs int64
+	// Progress, if set, hears how far the run is (simulated ns of the duration) every 2^16
+	// events.
+	Progress func(doneNs, totalNs int64)
 	WarmupNs int64 // start of the measurement window; default half the duration
 	Seed     uint64
 }

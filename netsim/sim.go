@@ -133,6 +133,9 @@ func (s *sim) run() error {
 		}
 		s.now = e.at
 		s.events++
+		if s.events&0xffff == 0 && s.cfg.Progress != nil {
+			s.cfg.Progress(s.now/1000, s.cfg.DurationNs)
+		}
 		s.fire(e)
 	}
 	return s.err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -18,6 +19,12 @@ func flagsFirst(app *cli.App, args []string) []string {
 	if cmd == nil {
 		return args
 	}
+	head := 2 // the program and the command, and a subcommand (sim merge) when one is named
+	if len(args) > 2 {
+		if sub := cmd.Command(args[2]); sub != nil {
+			cmd, head = sub, 3
+		}
+	}
 	takesValue := map[string]bool{}
 	for _, f := range cmd.Flags {
 		_, isBool := f.(*cli.BoolFlag)
@@ -26,7 +33,7 @@ func flagsFirst(app *cli.App, args []string) []string {
 		}
 	}
 	var flags, positional []string
-	rest := args[2:]
+	rest := args[head:]
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if a == "--" {
@@ -44,7 +51,7 @@ func flagsFirst(app *cli.App, args []string) []string {
 			flags = append(flags, rest[i])
 		}
 	}
-	out := append([]string{args[0], args[1]}, flags...)
+	out := append(slices.Clone(args[:head]), flags...)
 	if len(positional) > 0 {
 		out = append(append(out, "--"), positional...)
 	}

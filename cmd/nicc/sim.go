@@ -50,9 +50,22 @@ no partial result is printed); 2 bad input.
   nicc sim many-to-one --flows 16 --policy swift
   nicc sim many-to-one --flows 64 --policy build/rlcc --duration 40ms --json
   nicc sim many-to-one --policy build/rlcc --golden --latency 500ns
-  nicc sim long-short --flows 2 --policy testdata/models/rlcc_teacher.onnx --plot build/sim`,
+  nicc sim long-short --flows 2 --policy testdata/models/rlcc_teacher.onnx --plot build/sim
+
+A sweep that outgrows one machine: --matrix FILE runs every combination of a JSON file's
+{"scenarios": [...], "flows": [...], "seeds": [...], "policies": [...], "duration": "20ms",
+"latency": "500ns"} (the last two optional), numbered in that nesting order; --shard i/n runs
+the runs whose number is i modulo n, and nicc sim merge SHARD.json... joins the shards' --json
+outputs into the whole matrix's, byte for byte what one unsharded run prints.
+docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the merge.
+
+  nicc sim --matrix sweep.json --shard 3/8 --json > shard-3.json
+  nicc sim merge --json shard-*.json > sweep-result.json`,
+		Subcommands: []*cli.Command{simMergeCommand()},
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "policy", Usage: "a model `FILE`, a compile output DIR, swift or dcqcn", Required: true},
+			&cli.StringFlag{Name: "policy", Usage: "a model `FILE`, a compile output DIR, swift or dcqcn"},
+			&cli.StringFlag{Name: "matrix", Usage: "run every scenario × flows × seed × policy of a JSON `FILE` (see above) instead of one SCENARIO"},
+			&cli.StringFlag{Name: "shard", Value: "0/1", Usage: "with --matrix: run shard i/n, the runs whose index is i modulo n"},
 			&cli.IntFlag{Name: "flows", Usage: "flows (many-to-one), hosts (all-to-all) or short flows (long-short)", DefaultText: "16, 4, 2"},
 			&cli.StringFlag{Name: "duration", Value: "20ms", Usage: "simulated time"},
 			&cli.StringFlag{Name: "warmup", Usage: "start of the measurement window", DefaultText: "half the duration"},
@@ -72,42 +85,25 @@ no partial result is printed); 2 bad input.
 }
 
 func runSim(c *cli.Context) error {
+	if c.IsSet("matrix") {
+		return runSimMatrix(c)
+	}
+	if c.IsSet("shard") {
+		return fmt.Errorf("--shard takes --matrix")
+	}
 	if c.NArg() != 1 {
 		return fmt.Errorf("sim takes one SCENARIO (%s), got %d arguments", strings.Join(compiler.SimScenarios, ", "), c.NArg())
 	}
-	opt := compiler.SimOptions{Scenario: c.Args().First(), Flows: c.Int("flows"), Policy: c.String("policy"),
-		Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PlotDir: c.String("plot")}
-	var err error
-	if opt.Format, err = formats.Lookup(c.String("format")); err != nil {
+	opt, err := simOptions(c)
+	if err != nil {
 		return err
 	}
-	if opt.Inputs, err = modelInputs(c); err != nil {
-		return err
+	opt.Scenario, opt.Flows, opt.Policy, opt.PlotDir = c.Args().First(), c.Int("flows"), c.String("policy"), c.String("plot")
+	if bw := barWriter(c); bw != nil {
+		p := &progress{w: bw}
+		opt.Progress = p.update
+		defer p.finish()
 	}
-	if opt.Params, err = rlccParams(c); err != nil {
-		return err
-	}
-	durations := map[string]*int64{"duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs}
-	for _, name := range []string{"duration", "warmup", "latency"} {
-		if !c.IsSet(name) && name != "duration" {
-			continue
-		}
-		d, err := time.ParseDuration(c.String(name))
-		if err != nil || d <= 0 {
-			return fmt.Errorf("--%s %q: want a positive time such as 20ms, 500us or 800ns", name, c.String(name))
-		}
-		*durations[name] = d.Nanoseconds()
-	}
-	if c.Int("threads") < 0 || c.IsSet("threads") && c.Int("threads") == 0 {
-		return fmt.Errorf("--threads %d: want at least 1", c.Int("threads"))
-	}
-	if v := c.Float64("link-gbps"); !(v > 0) {
-		return fmt.Errorf("--link-gbps %v: want a positive rate", v)
-	}
-	if v := c.Int("buffer"); v <= 0 {
-		return fmt.Errorf("--buffer %d: want a positive size in bytes", v)
-	}
-	opt.Net.LinkGbps, opt.Net.BufferBytes, opt.Net.Seed = c.Float64("link-gbps"), c.Int("buffer"), c.Uint64("seed")
 	r, err := compiler.Sim(opt)
 	if err != nil {
 		return err
@@ -116,4 +112,107 @@ func runSim(c *cli.Context) error {
 		return writeJSON(c.App.Writer, r)
 	}
 	return r.WriteText(c.App.Writer)
+}
+
+// simOptions are the options of every run the flags give (scenario, flows and policy aside).
+func simOptions(c *cli.Context) (compiler.SimOptions, error) {
+	opt := compiler.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core")}
+	var err error
+	if opt.Format, err = formats.Lookup(c.String("format")); err != nil {
+		return opt, err
+	}
+	if opt.Inputs, err = modelInputs(c); err != nil {
+		return opt, err
+	}
+	if opt.Params, err = rlccParams(c); err != nil {
+		return opt, err
+	}
+	durations := map[string]*int64{"duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs}
+	for _, name := range []string{"duration", "warmup", "latency"} {
+		if !c.IsSet(name) && name != "duration" {
+			continue
+		}
+		d, err := time.ParseDuration(c.String(name))
+		if err != nil || d <= 0 {
+			return opt, fmt.Errorf("--%s %q: want a positive time such as 20ms, 500us or 800ns", name, c.String(name))
+		}
+		*durations[name] = d.Nanoseconds()
+	}
+	if c.Int("threads") < 0 || c.IsSet("threads") && c.Int("threads") == 0 {
+		return opt, fmt.Errorf("--threads %d: want at least 1", c.Int("threads"))
+	}
+	if v := c.Float64("link-gbps"); !(v > 0) {
+		return opt, fmt.Errorf("--link-gbps %v: want a positive rate", v)
+	}
+	if v := c.Int("buffer"); v <= 0 {
+		return opt, fmt.Errorf("--buffer %d: want a positive size in bytes", v)
+	}
+	opt.Net.LinkGbps, opt.Net.BufferBytes, opt.Net.Seed = c.Float64("link-gbps"), c.Int("buffer"), c.Uint64("seed")
+	return opt, nil
+}
+
+// runSimMatrix is nicc sim --matrix: the runs of one shard, with a progress bar on a
+// terminal.
+func runSimMatrix(c *cli.Context) error {
+	if c.NArg() > 0 || c.IsSet("policy") || c.IsSet("flows") || c.IsSet("plot") {
+		return fmt.Errorf("--matrix takes no SCENARIO, --policy, --flows or --plot: the matrix file gives them")
+	}
+	i, n, err := compiler.ParseShard(c.String("shard"))
+	if err != nil {
+		return err
+	}
+	m, err := compiler.ReadSimMatrix(c.String("matrix"))
+	if err != nil {
+		return err
+	}
+	opt, err := simOptions(c)
+	if err != nil {
+		return err
+	}
+	var bar compiler.ProgressFunc
+	if bw := barWriter(c); bw != nil {
+		p := &progress{w: bw}
+		bar = p.update
+		defer p.finish()
+	}
+	r, err := compiler.RunSimMatrix(m, i, n, opt, bar)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, r)
+	}
+	return r.WriteText(c.App.Writer)
+}
+
+func simMergeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "merge",
+		Usage:     "join the --json outputs of a matrix's shards into the whole matrix's",
+		ArgsUsage: "SHARD.json...",
+		Description: `Reads the shards' nicc sim --matrix --json outputs and prints the whole matrix's, byte for
+byte what one unsharded run prints with --json. Shards of different matrices, a run given
+twice or a run missing is an error naming it (exit 2).
+
+  nicc sim merge --json shard-*.json > sweep-result.json`,
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			var shards []*compiler.SimMatrixReport
+			for _, f := range c.Args().Slice() {
+				r, err := compiler.ReadSimShard(f)
+				if err != nil {
+					return err
+				}
+				shards = append(shards, r)
+			}
+			r, err := compiler.MergeSimShards(shards, c.Args().Slice())
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, r)
+			}
+			return r.WriteText(c.App.Writer)
+		},
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -61,6 +62,51 @@ func TestSimPlot(t *testing.T) {
 			if _, err := png.Decode(bytes.NewReader(b)); err != nil {
 				t.Errorf("png: %v", err)
 			}
+		}
+	}
+}
+
+// The union of a matrix's shards, merged, is byte for byte the unsharded run's output.
+func TestSimMatrixShardsMerge(t *testing.T) {
+	dir := t.TempDir()
+	matrix := filepath.Join(dir, "m.json")
+	if err := os.WriteFile(matrix, []byte(`{"scenarios": ["many-to-one"], "flows": [2, 4], "seeds": [1, 2], "policies": ["swift", "dcqcn"], "duration": "2ms"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, whole, errOut := nicc(t, "sim", "--matrix", matrix, "--json")
+	if code != exitOK || !strings.Contains(whole, `"shard": "0/1"`) || strings.Count(whole, `"index"`) != 8 {
+		t.Fatalf("unsharded: exit %d\n%s\n%s", code, whole, errOut)
+	}
+	var shards []string
+	for i := range 3 {
+		code, out, errOut := nicc(t, "sim", "--matrix", matrix, "--shard", fmt.Sprintf("%d/3", i), "--json")
+		if code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, code, errOut)
+		}
+		f := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, f)
+	}
+	code, merged, errOut := nicc(t, append([]string{"sim", "merge"}, shards[2], shards[0], shards[1], "--json")...)
+	if code != exitOK || merged != whole {
+		t.Fatalf("merge: exit %d, %s; the merged output differs from the unsharded one", code, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sim", "merge", shards[0], shards[1]}, "missing"},
+		{[]string{"sim", "merge", shards[0], shards[0], shards[1], shards[2]}, "is also in"},
+		{[]string{"sim", "--matrix", matrix, "--shard", "3/3"}, "--shard"},
+		{[]string{"sim", "--matrix", matrix, "many-to-one"}, "takes no SCENARIO"},
+		{[]string{"sim", "many-to-one", "--policy", "swift", "--shard", "0/2"}, "--shard takes --matrix"},
+		{[]string{"sim", "merge", matrix}, "not a nicc sim --matrix --json output"},
+	} {
+		code, _, errOut := nicc(t, c.args...)
+		if code != exitBadInput || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 naming %q", c.args, code, errOut, c.want)
 		}
 	}
 }
