@@ -76,8 +76,14 @@ func ReadSimMatrix(path string) (*SimMatrix, error) {
 	return &m, nil
 }
 
+// runs is the number of runs, saturating just past MaxMatrixRuns (the axes' product could
+// overflow).
 func (m *SimMatrix) runs() int {
-	return len(m.Scenarios) * len(m.Flows) * len(m.Seeds) * len(m.Policies)
+	n := 1
+	for _, l := range []int{len(m.Scenarios), len(m.Flows), len(m.Seeds), len(m.Policies)} {
+		n = min(n*l, MaxMatrixRuns+1)
+	}
+	return n
 }
 
 // run is the matrix's k-th run.
