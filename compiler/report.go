@@ -744,3 +744,17 @@ func (c *compilation) reportMLP(r *CompileReport, ir *quantize.MLPIR) {
 	}
 	r.Int8 = info
 }
+
+// newRLCCParams is p for a report: the fixed-point words and the real numbers they stand for.
+func newRLCCParams(p nicsdk.Params) *RLCCParams {
+	return &RLCCParams{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate,
+		TargetReal: float64(p.Target) / nicsdk.Q16One, BetaReal: float64(p.Beta) / nicsdk.Q16One,
+		ScaleReal: float64(p.Scale) / nicsdk.Q16One, MinRateReal: float64(p.MinRate) / nicsdk.LineRate,
+		InitRateReal: float64(p.InitRate) / nicsdk.LineRate}
+}
+
+// String is the parameters in one line, as the flags that set them would.
+func (p *RLCCParams) String() string {
+	return fmt.Sprintf("target %.4g, beta %.4g, scale %.4g, min rate %.4g, init rate %.4g (of line rate)",
+		p.TargetReal, p.BetaReal, p.ScaleReal, p.MinRateReal, p.InitRateReal)
+}

@@ -50,20 +50,6 @@ func noRLCCStates(path string, asked Handler, inputs []string) error {
 	return fmt.Errorf("%s: %s needs calibration rows: sample RL-CC states with %s, or give rows with --calib ROWS.csv", path, why, rlccHint)
 }
 
-// newRLCCParams is p for a report: the fixed-point words and the real numbers they stand for.
-func newRLCCParams(p nicsdk.Params) *RLCCParams {
-	return &RLCCParams{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate,
-		TargetReal: float64(p.Target) / nicsdk.Q16One, BetaReal: float64(p.Beta) / nicsdk.Q16One,
-		ScaleReal: float64(p.Scale) / nicsdk.Q16One, MinRateReal: float64(p.MinRate) / nicsdk.LineRate,
-		InitRateReal: float64(p.InitRate) / nicsdk.LineRate}
-}
-
-// String is the parameters in one line, as the flags that set them would.
-func (p *RLCCParams) String() string {
-	return fmt.Sprintf("target %.4g, beta %.4g, scale %.4g, min rate %.4g, init rate %.4g (of line rate)",
-		p.TargetReal, p.BetaReal, p.ScaleReal, p.MinRateReal, p.InitRateReal)
-}
-
 // rlccInputs are the RL-CC grid under the model's input names, noting where each format came from.
 func (c *compilation) rlccInputs() []quantize.Input {
 	inputs := quantize.GridInputs(rlcc.Grid(c.params))
