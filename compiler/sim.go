@@ -87,8 +87,9 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	cfg.Threads = cmpOr(opt.Threads, prof.Threads)
 	cfg.LatencyNs = opt.LatencyNs
 	if ctrl.Name() == "dcqcn" && cfg.ECN == nil {
+		// DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless.
 		ecn := netsim.DefaultECN
-		cfg.ECN = &ecn
+		cfg.ECN, cfg.PFC = &ecn, true
 	}
 	rep.Threads, rep.Core, rep.LinkGbps = cfg.Threads, prof.Name, cmpOrF(cfg.LinkGbps, netsim.Defaults.LinkGbps)
 	if opt.PlotDir != "" {
@@ -162,7 +163,7 @@ func simController(opt SimOptions, rep *SimReport) (netsim.Controller, string, e
 		rep.Decides, rep.Latency = "Swift (netsim.DefaultSwift)", latencyText(opt.LatencyNs)
 		return netsim.DefaultSwift, core, nil
 	case "dcqcn":
-		rep.Decides, rep.Latency = "DCQCN (netsim.DefaultDCQCN), ECN at the switch", latencyText(opt.LatencyNs)
+		rep.Decides, rep.Latency = "DCQCN (netsim.DefaultDCQCN), ECN at the switch, PFC (lossless)", latencyText(opt.LatencyNs)
 		return netsim.DefaultDCQCN, core, nil
 	case "":
 		return nil, "", fmt.Errorf("sim needs --policy: a model file, a compile directory, swift or dcqcn")
@@ -357,6 +358,9 @@ func (r *SimReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "recovery\t%s (the long flow back to 95%% of line rate after the short flows)\n", rec)
 	}
 	fmt.Fprintf(tw, "CC events\t%d decisions, %d dropped by full engines (in the window)\n", res.Decisions, res.EventsDropped)
+	if res.PFCPauses > 0 {
+		fmt.Fprintf(tw, "PFC\t%d pauses of the senders (in the window)\n", res.PFCPauses)
+	}
 	if len(r.Plots) > 0 {
 		fmt.Fprintf(tw, "plots\t%s\n", strings.Join(r.Plots, ", "))
 	}

@@ -16,6 +16,10 @@ type Config struct {
 	BurstNs     int64   // a flow's burst is what its rate sends in this time (see burstBytes); default 4000
 	BufferBytes int     // the switch's shared buffer; default 5 MB
 	ECN         *ECN    // RED-style marking at the switch's egress queues; nil marks nothing
+	// PFC makes the network lossless as RoCE's is (what DCQCN assumes): when the shared
+	// buffer passes Xoff the senders' data pauses, and resumes when it drains below Xon. Xoff
+	// leaves headroom for every host's burst in flight, so nothing is dropped.
+	PFC bool
 
 	Threads    int   // CC engine hardware threads per NIC; default 16
 	QueueDepth int   // CC event queue per NIC; default 1024 events

@@ -13,7 +13,8 @@
 //     MTU packets, one to BurstBytes; an RTT probe follows every burst. The next burst is
 //     due one burst's worth of time at the flow's rate after this one started.
 //   - Switch: one FIFO per egress port, packet by packet, sharing a BufferBytes buffer;
-//     data that does not fit is dropped (drop-tail). With Config.ECN, data is marked RED
+//     data that does not fit is dropped (drop-tail), unless Config.PFC pauses the senders'
+//     data first. With Config.ECN, data is marked RED
 //     style on the egress queue's bytes at arrival. Probes, probe replies and CNPs are
 //     never dropped (switches keep headroom for them) but wait in the same FIFOs, so a
 //     probe measures the queue.
@@ -45,8 +46,9 @@
 // Swift (rate-based, delay target with flow scaling) and DCQCN (ECN, CNP, α, fast recovery /
 // additive / hyper increase) are written from their papers and keep their state in the flow
 // context as the NIC would. Measured here: both converge on 16→1 (SU ≥ 90%, Jain ≥ 0.9);
-// Swift avoids drops at 1024→1. DCQCN does not at 1024→1: starting at line rate into a
-// drop-tail buffer (no PFC is modelled), a flow's marked packets, and so its CNPs, arrive
-// once every few hundred µs, and fast recovery undoes each cut before the next; the buffer
-// stays full.
+// Swift avoids drops at 1024→1 on the lossy network. DCQCN assumes RoCE's lossless network:
+// on the lossy one, at 1024→1, a flow's marked packets, and so its CNPs, arrive once every
+// few hundred µs, fast recovery undoes each cut before the next, and the buffer stays full
+// and drops; with Config.PFC (the senders pause when the buffer passes Xoff, which leaves
+// headroom for two bursts a host in flight) it drops nothing, at the unfairness PFC brings.
 package netsim

@@ -37,6 +37,7 @@ type Result struct {
 	RecoveryUs *float64 `json:"recovery_us,omitempty"`
 
 	Decisions       int64   `json:"cc_decisions"`
+	PFCPauses       int64   `json:"pfc_pauses,omitempty"`
 	EventsDropped   int64   `json:"cc_events_dropped"`
 	SimEvents       int64   `json:"sim_events"`
 	MaxFlowGbps     float64 `json:"max_flow_gbps"`
@@ -64,6 +65,7 @@ type stats struct {
 	droppedAll    int64
 	engineDropped int64
 	decisions     int64
+	pauses        int64
 	longBins      []int64
 }
 
@@ -94,7 +96,7 @@ func (s *sim) result() *Result {
 	capBytes := float64(windowPs) * c.LinkGbps / 8000 // one link's bytes over the window
 	r := &Result{Scenario: s.scen.Name, Controller: s.ctrl.Name(), Hosts: s.scen.Hosts, Flows: len(s.flows), Seed: c.Seed,
 		DurationUs: float64(c.DurationNs) / 1000, WindowStartUs: float64(c.WarmupNs) / 1000,
-		Decisions: s.stats.decisions, EventsDropped: s.stats.engineDropped, SimEvents: s.events,
+		Decisions: s.stats.decisions, PFCPauses: s.stats.pauses, EventsDropped: s.stats.engineDropped, SimEvents: s.events,
 		DroppedAllRunMB: float64(s.stats.droppedAll) / 1e6}
 	recv := map[int]bool{}
 	var data float64

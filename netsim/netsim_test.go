@@ -89,7 +89,23 @@ func TestSwiftAndDCQCNConvergeOn16To1(t *testing.T) {
 	}
 }
 
-// Swift still avoids sustained drops at 1024→1. (DCQCN does not here: see the package doc.)
+// DCQCN on a lossless (PFC) network, as RoCE deploys it, avoids drops at 1024→1; PFC alone
+// keeps an overload from dropping.
+func TestDCQCNWithPFCAvoidsDropsOn1024To1(t *testing.T) {
+	ecn := DefaultECN
+	r := run(t, manyToOne(t, 1024), DefaultDCQCN, Config{ECN: &ecn, PFC: true})
+	if r.DropGbps != 0 || r.PFCPauses == 0 {
+		t.Errorf("dcqcn 1024→1 with PFC: DR %.3g Gb/s, %d pauses; want no drops", r.DropGbps, r.PFCPauses)
+	}
+	t.Logf("dcqcn 1024→1 with PFC: SU %.2f%%, FR %.1f, Jain %.4f, QL %.2f µs, DR %.3g Gb/s, %d pauses",
+		r.Utilization, r.Fairness, r.Jain, r.QueueMeanUs, r.DropGbps, r.PFCPauses)
+	o := run(t, manyToOne(t, 4), FixedRate{nicsdk.LineRate / 2}, Config{PFC: true})
+	if o.DropGbps != 0 || o.DroppedAllRunMB != 0 || o.Utilization < 99 {
+		t.Errorf("fixed-rate overload with PFC: SU %.2f%%, DR %.3g Gb/s, %v MB dropped", o.Utilization, o.DropGbps, o.DroppedAllRunMB)
+	}
+}
+
+// Swift still avoids sustained drops at 1024→1 on the lossy network.
 func TestSwiftAvoidsDropsOn1024To1(t *testing.T) {
 	r := run(t, manyToOne(t, 1024), DefaultSwift, Config{})
 	if r.DropGbps != 0 {

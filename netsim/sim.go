@@ -79,6 +79,9 @@ type sim struct {
 	err    error
 	events int64
 	trace  *Trace
+
+	paused    bool // PFC: the senders' data is paused
+	xoff, xon int  // PFC thresholds on the shared buffer
 }
 
 // ErrStopped wraps the error a controller returned, with the flow and time it happened at.
@@ -115,6 +118,11 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 		s.flows[i] = flowState{Flow: f, finished: -1}
 		s.hosts[f.Src].flowCount++
 		s.q.push(event{at: f.StartNs * 1000, kind: evFlowStart, idx: int32(i)})
+	}
+	if c.PFC {
+		inFlight := 2*(c.BurstBytes+c.ProbeBytes) + int(float64(c.PropNs)*c.LinkGbps/8)
+		s.xoff = max(c.BufferBytes-scen.Hosts*inFlight, c.BufferBytes/4)
+		s.xon = max(s.xoff-2*c.MTU, 0)
 	}
 	if c.TraceNs > 0 {
 		s.trace = newTrace(s)
@@ -204,6 +212,9 @@ func (s *sim) hostSend(hi int, at int64) {
 		return // superseded by an earlier wake
 	}
 	h.wake = -1
+	if s.paused {
+		return // PFC: the resume wakes every host
+	}
 	for h.ready.len() > 0 {
 		top := h.ready.top()
 		f := &s.flows[top.idx]
@@ -282,6 +293,12 @@ func (s *sim) switchArrive(pk packet) {
 	}
 	pk.enq = s.now
 	s.buffer += int(pk.size)
+	if s.cfg.PFC && !s.paused && s.buffer >= s.xoff {
+		s.paused = true
+		if s.inWindow() {
+			s.stats.pauses++
+		}
+	}
 	p.bytes += int(pk.size)
 	p.push(pk)
 	if !p.busy {
@@ -305,6 +322,14 @@ func (s *sim) portFree(pi int) {
 	pk := p.pop()
 	p.bytes -= int(pk.size)
 	s.buffer -= int(pk.size)
+	if s.paused && s.buffer <= s.xon {
+		s.paused = false
+		for hi := range s.hosts {
+			if s.hosts[hi].ready.len() > 0 {
+				s.wakeHost(hi, max(s.now, s.hosts[hi].uplink))
+			}
+		}
+	}
 	if s.inWindow() {
 		p.txBytes += int64(pk.size)
 	}

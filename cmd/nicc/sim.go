@@ -37,7 +37,8 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
             the core's clock times the threads sharing the pipeline; with --golden, its
             integer golden model in nicsdk's runtime instead
   swift     the Swift reference (delay target with flow scaling, AIMD)
-  dcqcn     the DCQCN reference (ECN marking at the switch, CNPs, α, fast recovery)
+  dcqcn     the DCQCN reference (ECN marking at the switch, CNPs, α, fast recovery), on a
+            lossless network as RoCE deploys it (PFC pauses the senders before the buffer fills)
 
 The engine of each NIC has --threads hardware threads (default: the core profile's) and a
 1024-event queue; an event that finds both full is dropped and counted, as the NIC counts
