@@ -295,7 +295,7 @@ func newFirmwareController(cp *Compiled, core string, latencyNs int64, threads i
 	}
 	sharing := cmpOr(threads, prof.Threads)
 	f.psPerCycle = 1e12 / prof.ClockHz * float64(sharing)
-	f.latencyText = fmt.Sprintf("measured: each decision's fwsim cycles at %s × %d threads sharing the pipeline (%s)", clockText(prof.ClockHz), sharing, prof.Name)
+	f.latencyText = fmt.Sprintf("measured: each decision's fwsim cycles at %s × %d thread(s) sharing the pipeline (%s)", clockText(prof.ClockHz), sharing, prof.Name)
 	if latencyNs > 0 {
 		f.latencyText = latencyText(latencyNs)
 	}
@@ -344,7 +344,7 @@ func (r *SimReport) WriteText(w io.Writer) error {
 	res := r.Result
 	fmt.Fprintf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, seed %d\n", res.Scenario, res.Flows, res.Hosts, num(r.LinkGbps), res.Seed)
 	fmt.Fprintf(tw, "policy\t%s\n", r.Decides)
-	fmt.Fprintf(tw, "engine\t%d threads per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
+	fmt.Fprintf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
 	fmt.Fprintf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)\n", num(res.WindowStartUs), num(res.DurationUs), num(res.WindowStartUs))
 	fmt.Fprintf(tw, "SU\t%.2f%% switch utilization (normalized goodput %.4f)\n", res.Utilization, res.Goodput)
 	fmt.Fprintf(tw, "FR\t%.1f (min/max × 100; flows %s to %s Gb/s), Jain %.4f\n", res.Fairness, num3(res.MinFlowGbps), num3(res.MaxFlowGbps), res.Jain)

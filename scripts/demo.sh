@@ -87,3 +87,9 @@ $nicc compile testdata/models/rlcc_lstm.onnx --target int --out "$tmp/lstm"
 echo
 echo "== nicc diff: the float LSTM against its integer network, per value along the sequences"
 $nicc diff testdata/models/rlcc_lstm.onnx --samples 5000
+
+echo
+echo "== nicc sim: closed loop, 16 flows into one receiver; the compiled firmware decides in fwsim, its measured cycles its latency, against Swift in the same network"
+$nicc sim many-to-one --flows 16 --policy "$tmp/rlcc" --duration 4ms
+echo
+$nicc sim many-to-one --flows 16 --policy swift --duration 4ms
