@@ -28,37 +28,56 @@ type event struct {
 
 // eventQueue is a binary min-heap of events by (at, seq). The simulation's clock is one; each
 // host's scheduler is another, holding its flows by the time their next burst is due (flows
-// due together go in the order they became ready: round-robin).
+// due together go in the order they became ready: round-robin). The heap orders small keys;
+// the events themselves stay put in slots, reused once popped.
 type eventQueue struct {
-	h   []event
-	seq uint64
+	keys  []evKey
+	slots []event
+	free  []int32
+	seq   uint64
+}
+
+type evKey struct {
+	at   int64
+	seq  uint64
+	slot int32
 }
 
 func (q *eventQueue) less(i, j int) bool {
-	a, b := &q.h[i], &q.h[j]
+	a, b := &q.keys[i], &q.keys[j]
 	return a.at < b.at || a.at == b.at && a.seq < b.seq
 }
 
 func (q *eventQueue) push(e event) {
-	e.seq = q.seq
+	var slot int32
+	if n := len(q.free); n > 0 {
+		slot = q.free[n-1]
+		q.free = q.free[:n-1]
+		q.slots[slot] = e
+	} else {
+		slot = int32(len(q.slots))
+		q.slots = append(q.slots, e)
+	}
+	q.keys = append(q.keys, evKey{at: e.at, seq: q.seq, slot: slot})
 	q.seq++
-	q.h = append(q.h, e)
-	i := len(q.h) - 1
+	i := len(q.keys) - 1
 	for i > 0 {
 		p := (i - 1) / 2
 		if !q.less(i, p) {
 			break
 		}
-		q.h[i], q.h[p] = q.h[p], q.h[i]
+		q.keys[i], q.keys[p] = q.keys[p], q.keys[i]
 		i = p
 	}
 }
 
 func (q *eventQueue) pop() event {
-	top := q.h[0]
-	n := len(q.h) - 1
-	q.h[0] = q.h[n]
-	q.h = q.h[:n]
+	top := q.keys[0]
+	e := q.slots[top.slot]
+	q.free = append(q.free, top.slot)
+	n := len(q.keys) - 1
+	q.keys[0] = q.keys[n]
+	q.keys = q.keys[:n]
 	i := 0
 	for {
 		l, r, m := 2*i+1, 2*i+2, i
@@ -71,12 +90,12 @@ func (q *eventQueue) pop() event {
 		if m == i {
 			break
 		}
-		q.h[i], q.h[m] = q.h[m], q.h[i]
+		q.keys[i], q.keys[m] = q.keys[m], q.keys[i]
 		i = m
 	}
-	return top
+	return e
 }
 
-func (q *eventQueue) len() int { return len(q.h) }
+func (q *eventQueue) len() int { return len(q.keys) }
 
-func (q *eventQueue) top() *event { return &q.h[0] }
+func (q *eventQueue) top() *event { return &q.slots[q.keys[0].slot] }
