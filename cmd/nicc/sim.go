@@ -77,6 +77,8 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			&cli.StringFlag{Name: "core", Usage: "core profile for the engine's threads and clock (nicc budget --list-cores)", DefaultText: "the compile's, else " + compiler.DefaultCore},
 			&cli.Float64Flag{Name: "link-gbps", Value: 100, Usage: "every link's rate in Gb/s"},
 			&cli.IntFlag{Name: "buffer", Value: 5 << 20, Usage: "the switch's shared buffer in bytes"},
+			&cli.IntFlag{Name: "mtu", Value: 4096, Usage: "data packet size in bytes"},
+			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
 			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
 			&cli.StringFlag{Name: "plot", Usage: "write the first 16 flows' rates and the receiver queue over time into `DIR` (" + compiler.SimPlotBase + ".png and .svg)"},
 			formatFlag, inputsFlag, jsonFlag,
@@ -128,9 +130,9 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	if opt.Params, err = rlccParams(c); err != nil {
 		return opt, err
 	}
-	durations := map[string]*int64{"duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs}
-	for _, name := range []string{"duration", "warmup", "latency"} {
-		if !c.IsSet(name) && name != "duration" {
+	durations := map[string]*int64{"duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs, "link-delay": &opt.Net.PropNs}
+	for _, name := range []string{"duration", "warmup", "latency", "link-delay"} {
+		if !c.IsSet(name) && name != "duration" && name != "link-delay" {
 			continue
 		}
 		d, err := time.ParseDuration(c.String(name))
@@ -148,6 +150,10 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	if v := c.Int("buffer"); v <= 0 {
 		return opt, fmt.Errorf("--buffer %d: want a positive size in bytes", v)
 	}
+	if v := c.Int("mtu"); v < 64 || v > 1<<20 {
+		return opt, fmt.Errorf("--mtu %d: want 64 to 1048576 bytes", v)
+	}
+	opt.Net.MTU = c.Int("mtu")
 	opt.Net.LinkGbps, opt.Net.BufferBytes, opt.Net.Seed = c.Float64("link-gbps"), c.Int("buffer"), c.Uint64("seed")
 	return opt, nil
 }
