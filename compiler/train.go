@@ -1,0 +1,120 @@
+package compiler
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/netsim"
+	"github.com/nicc-dev/nicc/train"
+)
+
+// ADPGOptions say what nicc train does (see package train).
+type ADPGOptions struct {
+	Out        string // output directory: the policy and the reward curve
+	Iterations int
+	Seed       uint64
+	LR         float64
+	Flows      []int // training scenarios, many-to-one; nil is 2, 4, 8
+	DurationNs int64 // a rollout's simulated time
+	Params     Params
+	// EvalFlows are the unseen many-to-one scenarios the trained policy is measured on (20 ms
+	// each); nil is 16 and 128.
+	EvalFlows []int
+	Progress  ProgressFunc
+}
+
+// TrainedPolicy and TrainCurve are the files nicc train writes into its output directory.
+const (
+	TrainedPolicy = "policy.json"
+	TrainCurve    = "reward_curve.csv"
+)
+
+// TrainReport is what nicc train did.
+type TrainReport struct {
+	Policy     string        `json:"policy"` // the trained model's file
+	Curve      string        `json:"curve"`  // the reward curve's CSV
+	Iterations int           `json:"iterations"`
+	Flows      []int         `json:"training_flows"`
+	Seed       uint64        `json:"seed"`
+	First      train.Point   `json:"first"`
+	Last       train.Point   `json:"last"`
+	Eval       []*SimReport  `json:"eval"` // the trained policy on unseen many-to-one
+	Params     *RLCCParams   `json:"rlcc"`
+	Points     []train.Point `json:"-"`
+}
+
+// Train runs nicc train: ADPG in netsim (package train), the policy written as nicc JSON,
+// the reward curve as CSV, then the policy measured on unseen scenarios.
+func Train(opt ADPGOptions) (*TrainReport, error) {
+	if opt.Out == "" {
+		return nil, fmt.Errorf("train needs an output directory (--out)")
+	}
+	p, err := paramsOrDefault(opt.Params)
+	if err != nil {
+		return nil, err
+	}
+	var prog func(step, total int, pt train.Point)
+	if opt.Progress != nil {
+		prog = func(step, total int, _ train.Point) { opt.Progress("train", step, total) }
+	}
+	res, err := train.Train(train.Options{Iterations: opt.Iterations, Seed: opt.Seed, LR: opt.LR, Flows: opt.Flows,
+		DurationNs: opt.DurationNs, Params: p, Progress: prog})
+	if err != nil {
+		return nil, err
+	}
+	if err := outDir(opt.Out); err != nil {
+		return nil, err
+	}
+	r := &TrainReport{Policy: filepath.Join(opt.Out, TrainedPolicy), Curve: filepath.Join(opt.Out, TrainCurve),
+		Iterations: opt.Iterations, Flows: opt.Flows, Seed: opt.Seed, First: res.Curve[0], Last: res.Curve[len(res.Curve)-1],
+		Params: newRLCCParams(p), Points: res.Curve}
+	if r.Flows == nil {
+		r.Flows = []int{2, 4, 8}
+	}
+	js, err := model.Marshal(res.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeOut(r.Policy, js); err != nil {
+		return nil, err
+	}
+	var csv bytes.Buffer
+	csv.WriteString("step,mean_delta,mean_abs_delta,decisions\n")
+	for _, pt := range res.Curve {
+		fmt.Fprintf(&csv, "%d,%s,%s,%d\n", pt.Step, strconv.FormatFloat(pt.MeanDelta, 'g', -1, 64), strconv.FormatFloat(pt.MeanAbs, 'g', -1, 64), pt.Decisions)
+	}
+	if err := writeOut(r.Curve, csv.Bytes()); err != nil {
+		return nil, err
+	}
+	evalFlows := opt.EvalFlows
+	if evalFlows == nil {
+		evalFlows = []int{16, 128}
+	}
+	for _, n := range evalFlows {
+		s, err := Sim(SimOptions{Scenario: "many-to-one", Flows: n, Policy: r.Policy, Params: p, Net: netsim.Config{DurationNs: 20_000_000}})
+		if err != nil {
+			return nil, err
+		}
+		r.Eval = append(r.Eval, s)
+	}
+	return r, nil
+}
+
+// WriteText prints the training's summary for a terminal.
+func (r *TrainReport) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "trained\t%d ADPG steps on many-to-one %v, seed %d (%s)\n", r.Iterations, r.Flows, r.Seed, r.Params)
+	fmt.Fprintf(tw, "reward\tmean |δ| %.4f → %.4f, mean δ %.4f → %.4f (δ = target − max(inflation − β, 0)·√rate)\n",
+		r.First.MeanAbs, r.Last.MeanAbs, r.First.MeanDelta, r.Last.MeanDelta)
+	for _, e := range r.Eval {
+		fmt.Fprintf(tw, "unseen\t%s: SU %.2f%%, FR %.1f, Jain %.4f, QL %s µs (p99 %s), DR %s Gb/s\n", e.Scenario, e.Utilization,
+			e.Fairness, e.Jain, num3(e.QueueMeanUs), num3(e.QueueP99Us), num3(e.DropGbps))
+	}
+	fmt.Fprintf(tw, "wrote\t%s, %s\n", r.Policy, r.Curve)
+	return tw.Flush()
+}
