@@ -36,6 +36,12 @@ type Result struct {
 	// rate; -1 when it did not recover before the run ended, absent in other scenarios.
 	RecoveryUs *float64 `json:"recovery_us,omitempty"`
 
+	// RTTInflation is the mean RTT sample over the path's base RTT (BaseRTTUs: four link
+	// delays and the probe's four serializations), the quantity of the NIC paper's Eq. 2,
+	// E[RTT-inflation] = target·√N + β at the optimum. A probe follows its own burst, so even
+	// an empty path adds the burst's last packet, stored and forwarded at the switch.
+	RTTInflation    float64 `json:"rtt_inflation"`
+	BaseRTTUs       float64 `json:"base_rtt_us"`
 	Decisions       int64   `json:"cc_decisions"`
 	PFCPauses       int64   `json:"pfc_pauses,omitempty"`
 	EventsDropped   int64   `json:"cc_events_dropped"`
@@ -67,6 +73,8 @@ type stats struct {
 	decisions     int64
 	pauses        int64
 	longBins      []int64
+	rttSum        float64 // ps, over the window's RTT samples
+	rtts          int64
 }
 
 func (st *stats) init(c Config) {
@@ -124,6 +132,11 @@ func (s *sim) result() *Result {
 			r.Fairness = 100 * lo / hi
 		}
 		r.Jain = jain(rates)
+	}
+	base := 4*c.PropNs*1000 + 4*c.serPs(c.ProbeBytes)
+	r.BaseRTTUs = float64(base) / 1e6
+	if s.stats.rtts > 0 {
+		r.RTTInflation = s.stats.rttSum / float64(s.stats.rtts) / float64(base)
 	}
 	if s.stats.waits > 0 {
 		r.QueueMeanUs = s.stats.waitSum / float64(s.stats.waits) / 1e6

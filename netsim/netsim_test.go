@@ -272,3 +272,14 @@ func TestTrace(t *testing.T) {
 		t.Error("a 1 ns trace over 20 ms: no error")
 	}
 }
+
+// One flow alone: its probe waits at the switch only for its own burst's last packet, stored
+// and forwarded (one MTU's serialization), so the inflation is 1 + that over the base RTT.
+func TestRTTInflationOfAnEmptyPath(t *testing.T) {
+	r := run(t, manyToOne(t, 1), FixedRate{nicsdk.LineRate / 4}, Config{})
+	d := Defaults
+	want := 1 + float64(d.serPs(d.MTU)-d.serPs(d.ProbeBytes))/1e6/r.BaseRTTUs // it arrives one probe time after that packet
+	if math.Abs(r.RTTInflation-want) > 1e-9 || math.Abs(r.BaseRTTUs-4.02048) > 1e-9 {
+		t.Errorf("one flow at 25 Gb/s: inflation %v over a base RTT of %v µs; want %v over 4.02048 µs", r.RTTInflation, r.BaseRTTUs, want)
+	}
+}

@@ -364,6 +364,10 @@ func (s *sim) hostArrive(pk packet) {
 	case pktProbe:
 		s.control(packet{kind: pktReply, flow: pk.flow, size: int32(s.cfg.ProbeBytes), dst: int32(f.Src), sent: pk.sent})
 	case pktReply:
+		if s.inWindow() {
+			s.stats.rttSum += float64(s.now - pk.sent)
+			s.stats.rtts++
+		}
 		rtt := (s.now - pk.sent) / 1000
 		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvRTT, RTTNs: uint32(min(rtt, 1<<32-1))})
 	case pktCNP:

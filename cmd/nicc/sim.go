@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +53,11 @@ no partial result is printed); 2 bad input.
   nicc sim many-to-one --flows 64 --policy build/rlcc --duration 40ms --json
   nicc sim many-to-one --policy build/rlcc --golden --latency 500ns
   nicc sim long-short --flows 2 --policy testdata/models/rlcc_teacher.onnx --plot build/sim
+  nicc sim --theory all --policy build/train/policy.json --plot build/theory
+
+--theory runs many-to-one at each flow count it lists (all: 2, 4, ..., 1024) and prints the
+policy's mean RTT inflation (RTT ÷ the path's base RTT) beside the NIC paper's Eq. 2,
+target·√N + β, with --plot the curve.
 
 A sweep that outgrows one machine: --matrix FILE runs every combination of a JSON file's
 {"scenarios": [...], "flows": [...], "seeds": [...], "policies": [...], "duration": "20ms",
@@ -67,6 +73,7 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			&cli.StringFlag{Name: "policy", Usage: "a model `FILE`, a compile output DIR, swift or dcqcn"},
 			&cli.StringFlag{Name: "matrix", Usage: "run every scenario × flows × seed × policy of a JSON `FILE` (see above) instead of one SCENARIO"},
 			&cli.StringFlag{Name: "shard", Value: "0/1", Usage: "with --matrix: run shard i/n, the runs whose index is i modulo n"},
+			&cli.StringFlag{Name: "theory", Usage: "instead of one SCENARIO: many-to-one at each of these flow counts (e.g. 2,4,...,1024, or all for the default list), the mean RTT inflation against target·√N + β"},
 			&cli.IntFlag{Name: "flows", Usage: "flows (many-to-one), hosts (all-to-all) or short flows (long-short)", DefaultText: "16, 4, 2"},
 			&cli.StringFlag{Name: "duration", Value: "20ms", Usage: "simulated time"},
 			&cli.StringFlag{Name: "warmup", Usage: "start of the measurement window", DefaultText: "half the duration"},
@@ -90,6 +97,9 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 func runSim(c *cli.Context) error {
 	if c.IsSet("matrix") {
 		return runSimMatrix(c)
+	}
+	if c.IsSet("theory") {
+		return runSimTheory(c)
 	}
 	if c.IsSet("shard") {
 		return fmt.Errorf("--shard takes --matrix")
@@ -156,6 +166,37 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	opt.Net.MTU = c.Int("mtu")
 	opt.Net.LinkGbps, opt.Net.BufferBytes, opt.Net.Seed = c.Float64("link-gbps"), c.Int("buffer"), c.Uint64("seed")
 	return opt, nil
+}
+
+// runSimTheory is nicc sim --theory: the NIC paper's Eq. 2 against the policy's measured
+// RTT inflation on many-to-one.
+func runSimTheory(c *cli.Context) error {
+	if c.NArg() > 0 || c.IsSet("flows") {
+		return fmt.Errorf("--theory takes no SCENARIO or --flows: it runs many-to-one at the flow counts it lists")
+	}
+	var flows []int
+	if v := c.String("theory"); v != "all" {
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fmt.Errorf("--theory %q: want flow counts, comma separated, or all", v)
+			}
+			flows = append(flows, n)
+		}
+	}
+	opt, err := simOptions(c)
+	if err != nil {
+		return err
+	}
+	opt.Policy, opt.PlotDir = c.String("policy"), c.String("plot")
+	r, err := compiler.SimTheory(opt, flows)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, r)
+	}
+	return r.WriteText(c.App.Writer)
 }
 
 // runSimMatrix is nicc sim --matrix: the runs of one shard, with a progress bar on a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,5 +126,31 @@ func TestSimNetworkFlags(t *testing.T) {
 		if code != exitBadInput || !strings.Contains(errOut, args[0]) {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
 		}
+	}
+}
+
+func TestSimTheory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "theory")
+	code, out, errOut := nicc(t, "sim", "--theory", "2,16", "--policy", "swift", "--duration", "4ms", "--plot", dir, "--json")
+	var r struct {
+		Target, Beta float64 // the parameters in force, as the handler holds them (Q16)
+		Points       []struct {
+			Flows     int     `json:"flows"`
+			Inflation float64 `json:"rtt_inflation"`
+			Theory    float64 `json:"theory"`
+		} `json:"points"`
+		Plots []string `json:"plots"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || len(r.Points) != 2 || len(r.Plots) != 2 {
+		t.Fatalf("sim --theory: exit %d, %+v\n%s", code, r, errOut)
+	}
+	for _, p := range r.Points {
+		want := r.Target*math.Sqrt(float64(p.Flows)) + r.Beta
+		if math.Abs(p.Theory-want) > 1e-12 || p.Inflation < 1 {
+			t.Errorf("N=%d: theory %v (want %v), measured %v", p.Flows, p.Theory, want, p.Inflation)
+		}
+	}
+	if code, _, errOut := nicc(t, "sim", "many-to-one", "--theory", "2", "--policy", "swift"); code != exitBadInput || !strings.Contains(errOut, "--theory takes no SCENARIO") {
+		t.Errorf("--theory with a scenario: exit %d, %q", code, errOut)
 	}
 }

@@ -1,0 +1,128 @@
+package compiler
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"path/filepath"
+	"text/tabwriter"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/nicc-dev/nicc/rlcc"
+)
+
+// TheoryFlows are the many-to-one flow counts nicc sim --theory runs by default.
+var TheoryFlows = []int{2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
+
+// TheoryPoint is one flow count: the measured mean RTT inflation and the NIC paper's Eq. 2.
+type TheoryPoint struct {
+	Flows     int     `json:"flows"`
+	Inflation float64 `json:"rtt_inflation"`
+	Theory    float64 `json:"theory"` // target·√N + β
+	Ratio     float64 `json:"ratio"`  // measured ÷ theory
+	SU        float64 `json:"su_percent"`
+	DropGbps  float64 `json:"dr_gbps"`
+}
+
+// TheoryReport checks a policy against Eq. 2: at the optimum, E[RTT-inflation] = target·√N + β.
+type TheoryReport struct {
+	Policy string        `json:"policy"`
+	Target float64       `json:"target"`
+	Beta   float64       `json:"beta"`
+	Points []TheoryPoint `json:"points"`
+	Plots  []string      `json:"plots,omitempty"`
+}
+
+// SimTheory runs opt's policy on many-to-one at each flow count and compares its mean RTT
+// inflation with target·√N + β, under the RL-CC parameters the policy decides with (a compile's
+// own, or opt.Params).
+func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
+	if flows == nil {
+		flows = TheoryFlows
+	}
+	p, err := paramsOrDefault(opt.Params)
+	if err != nil {
+		return nil, err
+	}
+	if IsCompileDir(opt.Policy) {
+		r, err := ReadReport(opt.Policy)
+		if err != nil {
+			return nil, err
+		}
+		p = r.params()
+	}
+	target, beta, _ := rlcc.Real(p)
+	rep := &TheoryReport{Policy: opt.Policy, Target: target, Beta: beta}
+	for _, n := range flows {
+		o := opt
+		o.Scenario, o.Flows, o.PlotDir = "many-to-one", n, ""
+		r, err := Sim(o)
+		if err != nil {
+			return nil, err
+		}
+		th := target*math.Sqrt(float64(n)) + beta
+		rep.Points = append(rep.Points, TheoryPoint{Flows: n, Inflation: r.RTTInflation, Theory: th, Ratio: r.RTTInflation / th,
+			SU: r.Utilization, DropGbps: r.DropGbps})
+	}
+	if opt.PlotDir != "" {
+		if rep.Plots, err = plotTheory(rep, opt.PlotDir); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// WriteText prints one line a flow count.
+func (r *TheoryReport) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "RTT inflation against the NIC paper's Eq. 2, target·√N + β (target %s, β %s), many-to-one, %s\n", num3(r.Target), num3(r.Beta), r.Policy)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "flows\tmeasured\ttheory\tratio\tSU %\tDR Gb/s\t")
+	for _, p := range r.Points {
+		fmt.Fprintf(tw, "%d\t%.4f\t%.4f\t%.3f\t%.2f\t%s\t\n", p.Flows, p.Inflation, p.Theory, p.Ratio, p.SU, num3(p.DropGbps))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, f := range r.Plots {
+		fmt.Fprintf(w, "plot      %s\n", f)
+	}
+	return nil
+}
+
+func plotTheory(r *TheoryReport, dir string) ([]string, error) {
+	if err := outDir(dir); err != nil {
+		return nil, err
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("RTT inflation of %s against target·√N + β", filepath.Base(r.Policy))
+	p.X.Label.Text = "flows N (many-to-one)"
+	p.Y.Label.Text = "mean RTT ÷ base RTT"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Add(plotter.NewGrid())
+	meas, theory := make(plotter.XYs, len(r.Points)), make(plotter.XYs, len(r.Points))
+	for i, pt := range r.Points {
+		meas[i] = plotter.XY{X: float64(pt.Flows), Y: pt.Inflation}
+		theory[i] = plotter.XY{X: float64(pt.Flows), Y: pt.Theory}
+	}
+	th, err := plotter.NewLine(theory)
+	if err != nil {
+		return nil, err
+	}
+	th.Color, th.Dashes = color.RGBA{R: 20, G: 90, B: 30, A: 255}, []vg.Length{vg.Points(6), vg.Points(3)}
+	ml, mp, err := plotter.NewLinePoints(meas)
+	if err != nil {
+		return nil, err
+	}
+	ml.Color, mp.Color, mp.Shape = color.RGBA{R: 200, G: 30, B: 30, A: 255}, color.RGBA{R: 200, G: 30, B: 30, A: 255}, draw.CircleGlyph{}
+	p.Add(th, ml, mp)
+	p.Legend.Add("target·√N + β", th)
+	p.Legend.Add("measured", ml, mp)
+	p.Legend.Top, p.Legend.Left = true, true
+	return saveFigure(vg.Points(640), vg.Points(420), filepath.Join(dir, "sim_theory"), func(c draw.Canvas) { p.Draw(c) })
+}
