@@ -212,12 +212,7 @@ func (p *dirPrinter) row(line int, r *FirmwareRow) error {
 		if err != nil {
 			return err
 		}
-		if p.rows > 1 {
-			p.w.WriteByte(',')
-		}
-		p.w.WriteString("\n    ")
-		_, err = p.w.Write(b)
-		return err
+		return jsonElement(p.w, p.rows == 1, b)
 	}
 	vals := []string{pad(strconv.Itoa(line), 6), pad(short(floatY), 12)}
 	if p.e.Folded() {
@@ -247,12 +242,7 @@ func (p *dirPrinter) missing(line int, r *FirmwareRow) error {
 		if err != nil {
 			return err
 		}
-		if p.rows > 1 {
-			p.w.WriteByte(',')
-		}
-		p.w.WriteString("\n    ")
-		_, err = p.w.Write(b)
-		return err
+		return jsonElement(p.w, p.rows == 1, b)
 	}
 	_, err := fmt.Fprintf(p.w, "%s  %s  not run: %s is NaN (missing), and the firmware's inputs are integers\n",
 		pad(strconv.Itoa(line), 6), pad(short(r.Float[0]), 12), r.Missing)

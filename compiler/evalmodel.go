@@ -159,11 +159,17 @@ func (p *evalPrinter) row(ys []float64) error {
 	if err != nil {
 		return err
 	}
-	if p.rows > 1 {
-		p.w.WriteByte(',')
+	return jsonElement(p.w, p.rows == 1, b)
+}
+
+// jsonElement writes b as the next element of a JSON array printed as it streams (a comma
+// before all but the first), indented as writeJSON indents.
+func jsonElement(w *bufio.Writer, first bool, b []byte) error {
+	if !first {
+		w.WriteByte(',')
 	}
-	p.w.WriteString("\n    ")
-	_, err = p.w.Write(b)
+	w.WriteString("\n    ")
+	_, err := w.Write(b)
 	return err
 }
 
