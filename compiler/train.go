@@ -3,10 +3,17 @@ package compiler
 import (
 	"bytes"
 	"fmt"
+	"image/color"
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/netsim"
@@ -45,6 +52,7 @@ type TrainReport struct {
 	Last       train.Point   `json:"last"`
 	Eval       []*SimReport  `json:"eval"` // the trained policy on unseen many-to-one
 	Params     *RLCCParams   `json:"rlcc"`
+	Plots      []string      `json:"plots"` // the reward curve, PNG and SVG
 	Points     []train.Point `json:"-"`
 }
 
@@ -91,6 +99,9 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if err := writeOut(r.Curve, csv.Bytes()); err != nil {
 		return nil, err
 	}
+	if r.Plots, err = plotTrainCurve(res.Curve, filepath.Join(opt.Out, "reward_curve")); err != nil {
+		return nil, err
+	}
 	evalFlows := opt.EvalFlows
 	if evalFlows == nil {
 		evalFlows = []int{16, 128}
@@ -115,6 +126,35 @@ func (r *TrainReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "unseen\t%s: SU %.2f%%, FR %.1f, Jain %.4f, QL %s µs (p99 %s), DR %s Gb/s\n", e.Scenario, e.Utilization,
 			e.Fairness, e.Jain, num3(e.QueueMeanUs), num3(e.QueueP99Us), num3(e.DropGbps))
 	}
-	fmt.Fprintf(tw, "wrote\t%s, %s\n", r.Policy, r.Curve)
+	fmt.Fprintf(tw, "wrote\t%s, %s, %s\n", r.Policy, r.Curve, strings.Join(r.Plots, ", "))
 	return tw.Flush()
+}
+
+// plotTrainCurve draws the mean |δ| and mean δ of each step into base .png and .svg.
+func plotTrainCurve(curve []train.Point, base string) ([]string, error) {
+	p := plot.New()
+	p.Title.Text = "ADPG reward curve: δ = target − max(RTT-inflation − β, 0)·√rate over each step's decisions"
+	p.X.Label.Text = "step"
+	p.Y.Label.Text = "δ"
+	p.Add(plotter.NewGrid())
+	abs, mean := make(plotter.XYs, len(curve)), make(plotter.XYs, len(curve))
+	for i, pt := range curve {
+		abs[i] = plotter.XY{X: float64(pt.Step), Y: pt.MeanAbs}
+		mean[i] = plotter.XY{X: float64(pt.Step), Y: pt.MeanDelta}
+	}
+	for _, l := range []struct {
+		xy    plotter.XYs
+		name  string
+		color color.RGBA
+	}{{abs, "mean |δ| (0 at the target)", color.RGBA{R: 200, G: 30, B: 30, A: 255}}, {mean, "mean δ (below 0: above the target)", color.RGBA{R: 30, G: 60, B: 160, A: 255}}} {
+		ln, err := plotter.NewLine(l.xy)
+		if err != nil {
+			return nil, err
+		}
+		ln.Color = l.color
+		p.Add(ln)
+		p.Legend.Add(l.name, ln)
+	}
+	p.Legend.Top = true
+	return saveFigure(vg.Points(720), vg.Points(420), base, func(c draw.Canvas) { p.Draw(c) })
 }

@@ -23,7 +23,7 @@ gradient of every decision's output by δ = target − max(RTT-inflation − β,
 for one Adam step. A seed gives the same policy.
 
 It writes DIR/policy.json (nicc JSON: compile it, distill it, diff it, sim it) and
-DIR/reward_curve.csv (each step's mean δ and mean |δ|), and measures the policy on unseen
+DIR/reward_curve.csv (each step's mean δ and mean |δ|) with its plot (.png, .svg), and measures the policy on unseen
 many-to-one 16→1 and 128→1 for 20 ms each.
 
   nicc train --out build/train

@@ -27,6 +27,9 @@ func TestTrainCommand(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || len(r.Eval) != 2 || !(r.Last.MeanAbs < r.First.MeanAbs) {
 		t.Fatalf("train: exit %d, %d evals, mean |δ| %v → %v\n%s", code, len(r.Eval), r.First.MeanAbs, r.Last.MeanAbs, errOut)
 	}
+	if fi, err := os.Stat(filepath.Join(dir, "reward_curve.png")); err != nil || fi.Size() < 1000 {
+		t.Errorf("reward curve plot: %v", err)
+	}
 	policy, err := os.ReadFile(r.Policy)
 	if err != nil {
 		t.Fatal(err)
