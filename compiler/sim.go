@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -82,18 +83,18 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	cfg := opt.Net
 	if opt.Scenario == "long-short" && cfg.WarmupNs == 0 {
 		// The window opens before the short flows join (a quarter in), so it holds their drops.
-		cfg.WarmupNs = cmpOr64(cfg.DurationNs, netsim.Defaults.DurationNs) / 8
+		cfg.WarmupNs = cmp.Or(cfg.DurationNs, netsim.Defaults.DurationNs) / 8
 	}
-	cfg.Threads = cmpOr(opt.Threads, prof.Threads)
+	cfg.Threads = cmp.Or(opt.Threads, prof.Threads)
 	cfg.LatencyNs = opt.LatencyNs
 	if ctrl.Name() == "dcqcn" && cfg.ECN == nil {
 		// DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless.
 		ecn := netsim.DefaultECN
 		cfg.ECN, cfg.PFC = &ecn, true
 	}
-	rep.Threads, rep.Core, rep.LinkGbps = cfg.Threads, prof.Name, cmpOrF(cfg.LinkGbps, netsim.Defaults.LinkGbps)
+	rep.Threads, rep.Core, rep.LinkGbps = cfg.Threads, prof.Name, cmp.Or(cfg.LinkGbps, netsim.Defaults.LinkGbps)
 	if opt.PlotDir != "" {
-		cfg.TraceNs = simTraceNs(cmpOr64(cfg.DurationNs, netsim.Defaults.DurationNs))
+		cfg.TraceNs = simTraceNs(cmp.Or(cfg.DurationNs, netsim.Defaults.DurationNs))
 	}
 	if opt.Progress != nil {
 		cfg.Progress = func(done, total int64) { opt.Progress("sim", int(done/1000), int(total/1000)) }
@@ -114,20 +115,6 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	return rep, nil
 }
 
-func cmpOr(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
-func cmpOrF(v, def float64) float64 {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
 // SimScenarios are the scenarios nicc sim knows.
 var SimScenarios = []string{"many-to-one", "all-to-all", "long-short"}
 
@@ -135,29 +122,22 @@ func simScenario(opt SimOptions) (netsim.Scenario, error) {
 	if opt.Flows < 0 {
 		return netsim.Scenario{}, fmt.Errorf("--flows %d: want a positive count", opt.Flows)
 	}
-	n := cmpOr(opt.Flows, DefaultSimFlows)
+	n := cmp.Or(opt.Flows, DefaultSimFlows)
 	switch opt.Scenario {
 	case "many-to-one":
 		return netsim.ManyToOne(n)
 	case "all-to-all":
-		return netsim.AllToAll(cmpOr(opt.Flows, 4))
+		return netsim.AllToAll(cmp.Or(opt.Flows, 4))
 	case "long-short":
-		dur := cmpOr64(opt.Net.DurationNs, netsim.Defaults.DurationNs)
-		return netsim.LongShort(cmpOr(opt.Flows, 2), 2<<20, dur/4)
+		dur := cmp.Or(opt.Net.DurationNs, netsim.Defaults.DurationNs)
+		return netsim.LongShort(cmp.Or(opt.Flows, 2), 2<<20, dur/4)
 	}
 	return netsim.Scenario{}, fmt.Errorf("unknown scenario %q (want one of %s)", opt.Scenario, strings.Join(SimScenarios, ", "))
 }
 
-func cmpOr64(v, def int64) int64 {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
 // simController is the controller opt.Policy names and the core profile its engine runs on.
 func simController(opt SimOptions, rep *SimReport) (netsim.Controller, string, error) {
-	core := cmpOrS(opt.Core, DefaultCore)
+	core := cmp.Or(opt.Core, DefaultCore)
 	switch opt.Policy {
 	case "swift":
 		rep.Decides, rep.Latency = "Swift (netsim.DefaultSwift)", latencyText(opt.LatencyNs)
@@ -175,13 +155,6 @@ func simController(opt SimOptions, rep *SimReport) (netsim.Controller, string, e
 		return nil, "", fmt.Errorf("--golden takes a compile output directory, not %s", opt.Policy)
 	}
 	return floatController(opt, rep, core)
-}
-
-func cmpOrS(v, def string) string {
-	if v != "" {
-		return v
-	}
-	return def
 }
 
 func latencyText(ns int64) string {
@@ -231,7 +204,7 @@ func compiledController(opt SimOptions, rep *SimReport) (netsim.Controller, stri
 	if c.handler != HandlerRLCC {
 		return nil, "", fmt.Errorf("%s: compiled with --handler none: its firmware is not an RL-CC event handler", opt.Policy)
 	}
-	core := cmpOrS(opt.Core, cp.Report.Budget.Core.Name)
+	core := cmp.Or(opt.Core, cp.Report.Budget.Core.Name)
 	if opt.Golden {
 		pol := c.pol
 		golden := &netsim.RLCC{Label: "golden " + c.m.Name, Params: c.params, Words: pol.StateWords(),
@@ -293,7 +266,7 @@ func newFirmwareController(cp *Compiled, core string, latencyNs int64, threads i
 	if f.ctx, err = m.Alloc(nicsdk.CtxBytes, 16); err != nil {
 		return nil, err
 	}
-	sharing := cmpOr(threads, prof.Threads)
+	sharing := cmp.Or(threads, prof.Threads)
 	f.psPerCycle = 1e12 / prof.ClockHz * float64(sharing)
 	f.latencyText = fmt.Sprintf("measured: each decision's fwsim cycles at %s × %d thread(s) sharing the pipeline (%s)", clockText(prof.ClockHz), sharing, prof.Name)
 	if latencyNs > 0 {

@@ -43,17 +43,16 @@ const (
 
 // TrainReport is what nicc train did.
 type TrainReport struct {
-	Policy     string        `json:"policy"` // the trained model's file
-	Curve      string        `json:"curve"`  // the reward curve's CSV
-	Iterations int           `json:"iterations"`
-	Flows      []int         `json:"training_flows"`
-	Seed       uint64        `json:"seed"`
-	First      train.Point   `json:"first"`
-	Last       train.Point   `json:"last"`
-	Eval       []*SimReport  `json:"eval"` // the trained policy on unseen many-to-one
-	Params     *RLCCParams   `json:"rlcc"`
-	Plots      []string      `json:"plots"` // the reward curve, PNG and SVG
-	Points     []train.Point `json:"-"`
+	Policy     string       `json:"policy"` // the trained model's file
+	Curve      string       `json:"curve"`  // the reward curve's CSV
+	Iterations int          `json:"iterations"`
+	Flows      []int        `json:"training_flows"`
+	Seed       uint64       `json:"seed"`
+	First      train.Point  `json:"first"`
+	Last       train.Point  `json:"last"`
+	Eval       []*SimReport `json:"eval"` // the trained policy on unseen many-to-one
+	Params     *RLCCParams  `json:"rlcc"`
+	Plots      []string     `json:"plots"` // the reward curve, PNG and SVG
 }
 
 // Train runs nicc train: ADPG in netsim (package train), the policy written as nicc JSON,
@@ -80,7 +79,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	}
 	r := &TrainReport{Policy: filepath.Join(opt.Out, TrainedPolicy), Curve: filepath.Join(opt.Out, TrainCurve),
 		Iterations: opt.Iterations, Flows: opt.Flows, Seed: opt.Seed, First: res.Curve[0], Last: res.Curve[len(res.Curve)-1],
-		Params: newRLCCParams(p), Points: res.Curve}
+		Params: newRLCCParams(p)}
 	if r.Flows == nil {
 		r.Flows = []int{2, 4, 8}
 	}

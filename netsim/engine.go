@@ -9,8 +9,6 @@ type engine struct {
 	threads, depth int
 	busy           int
 	pending        fifo[pending]
-	handled        int64
-	dropped        int64
 }
 
 type pending struct {

@@ -48,11 +48,10 @@ type flowState struct {
 }
 
 type host struct {
-	ready     eventQueue // its flows by next burst time (idx: the flow)
-	uplink    int64      // when its uplink is free
-	wake      int64      // time of its pending evHostSend, or -1
-	engine    engine
-	flowCount int
+	ready  eventQueue // its flows by next burst time (idx: the flow)
+	uplink int64      // when its uplink is free
+	wake   int64      // time of its pending evHostSend, or -1
+	engine engine
 }
 
 // port is a switch egress port: a FIFO of packets toward one host.
@@ -116,7 +115,6 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	}
 	for i, f := range scen.Flows {
 		s.flows[i] = flowState{Flow: f, finished: -1}
-		s.hosts[f.Src].flowCount++
 		s.q.push(event{at: f.StartNs * 1000, kind: evFlowStart, idx: int32(i)})
 	}
 	if c.PFC {
@@ -402,7 +400,6 @@ func (s *sim) ccEvent(i int, ev nicsdk.Event) {
 	case e.pending.len() < e.depth:
 		e.pending.push(pending{flow: int32(i), ev: ev})
 	default:
-		e.dropped++
 		if s.inWindow() {
 			s.stats.engineDropped++
 		}
@@ -423,7 +420,6 @@ func (s *sim) decide(i int, ev nicsdk.Event) {
 		lat = s.cfg.LatencyNs * 1000
 	}
 	e.busy++
-	e.handled++
 	if s.inWindow() {
 		s.stats.decisions++
 	}
