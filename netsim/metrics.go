@@ -64,7 +64,7 @@ const (
 )
 
 type stats struct {
-	hist          []int64
+	hist          []int64 // waits by queueBinPs bin, up to the longest seen
 	waits         int64
 	waitSum       float64
 	dropped       int64 // data bytes dropped in the window
@@ -78,7 +78,6 @@ type stats struct {
 }
 
 func (st *stats) init(c Config) {
-	st.hist = make([]int64, queueBins)
 	st.longBins = make([]int64, c.DurationNs*1000/longBinPs+1)
 }
 
@@ -86,7 +85,11 @@ func (st *stats) queued(s *sim, waitPs int64) {
 	if !s.inWindow() {
 		return
 	}
-	st.hist[min(waitPs/queueBinPs, queueBins-1)]++
+	b := int(min(waitPs/queueBinPs, queueBins-1))
+	if b >= len(st.hist) { // grown to the longest wait seen, not allocated whole for every run
+		st.hist = append(st.hist, make([]int64, b+1-len(st.hist))...)
+	}
+	st.hist[b]++
 	st.waits++
 	st.waitSum += float64(waitPs)
 }
