@@ -123,11 +123,7 @@ func runBudget(c *cli.Context) error {
 		}
 		return checkFailed{compiler.BudgetHint(err)}
 	}
-	if c.Bool("json") {
-		err = writeJSON(w, r)
-	} else {
-		err = r.WriteText(w)
-	}
+	err = printReport(c, r)
 	if err != nil {
 		return err
 	}

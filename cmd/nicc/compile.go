@@ -172,7 +172,6 @@ func runCompile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
 	opt := compiler.CompileOptions{
 		Model: c.Args().First(), Format: format, Inputs: inputs, Out: c.String("out"), Handler: handler, Params: params,
 		Core: c.String("core"), Budget: budget, ThreadsSharing: c.Int("threads-sharing"),
@@ -195,12 +194,7 @@ func runCompile(c *cli.Context) error {
 		}
 		return err
 	}
-	var perr error
-	if c.Bool("json") {
-		perr = writeJSON(w, r)
-	} else {
-		perr = r.WriteText(w)
-	}
+	perr := printReport(c, r)
 	if err != nil {
 		return checkFailed{err}
 	}

@@ -119,8 +119,5 @@ func runDiff(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, r)
-	}
-	return r.WriteText(c.App.Writer)
+	return printReport(c, r)
 }

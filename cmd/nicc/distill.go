@@ -167,7 +167,6 @@ func runDistill(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
 	bw := barWriter(c)
 	if c.IsSet("sweep") {
 		trees, depth, err := compiler.ParseSweep(c.String("sweep"), opt.Train.Trees, opt.Train.Depth)
@@ -188,11 +187,7 @@ func runDistill(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if c.Bool("json") {
-			err = writeJSON(w, r)
-		} else {
-			err = r.WriteText(w)
-		}
+		err = printReport(c, r)
 		if err != nil {
 			return err
 		}
@@ -215,10 +210,7 @@ func runDistill(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		return writeJSON(w, r)
-	}
-	return r.WriteText(w)
+	return printReport(c, r)
 }
 
 // roundsBar is a progress bar per boosting round.

@@ -57,10 +57,7 @@ comparisons on their longest paths.
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				return writeJSON(c.App.Writer, in)
-			}
-			return in.WriteText(c.App.Writer)
+			return printReport(c, in)
 		},
 	}
 }
@@ -129,6 +126,14 @@ missing value (NaN) is printed, not run.
 func isDir(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
+}
+
+// printReport prints r as the command was asked: its JSON with --json, else its text.
+func printReport(c *cli.Context, r interface{ WriteText(io.Writer) error }) error {
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, r)
+	}
+	return r.WriteText(c.App.Writer)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -121,10 +121,7 @@ func runSim(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, r)
-	}
-	return r.WriteText(c.App.Writer)
+	return printReport(c, r)
 }
 
 // simOptions are the options of every run the flags give (scenario, flows and policy aside).
@@ -193,10 +190,7 @@ func runSimTheory(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, r)
-	}
-	return r.WriteText(c.App.Writer)
+	return printReport(c, r)
 }
 
 // runSimMatrix is nicc sim --matrix: the runs of one shard, with a progress bar on a
@@ -227,10 +221,7 @@ func runSimMatrix(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, r)
-	}
-	return r.WriteText(c.App.Writer)
+	return printReport(c, r)
 }
 
 func simMergeCommand() *cli.Command {
@@ -257,10 +248,7 @@ twice or a run missing is an error naming it (exit 2).
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				return writeJSON(c.App.Writer, r)
-			}
-			return r.WriteText(c.App.Writer)
+			return printReport(c, r)
 		},
 	}
 }

@@ -68,10 +68,7 @@ many-to-one 16→1 and 128→1 for 20 ms each.
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				return writeJSON(c.App.Writer, r)
-			}
-			return r.WriteText(c.App.Writer)
+			return printReport(c, r)
 		},
 	}
 }
