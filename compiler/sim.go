@@ -242,7 +242,6 @@ type firmwareController struct {
 	fixedPs     int64
 	buf         []byte
 	latencyText string
-	maxCycles   uint64
 }
 
 func newFirmwareController(cp *Compiled, core string, latencyNs int64, threads int) (*firmwareController, error) {
@@ -303,7 +302,6 @@ func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint3
 	if *ctx, err = nicsdk.ParseFlowCtx(f.buf); err != nil {
 		return 0, 0, err
 	}
-	f.maxCycles = max(f.maxCycles, r.Cycles)
 	lat := f.fixedPs
 	if lat == 0 {
 		lat = int64(math.Ceil(float64(r.Cycles) * f.psPerCycle))

@@ -245,7 +245,7 @@ func Train(opt Options) (*Result, error) {
 		scens = append(scens, s)
 	}
 	pol := newMLP(rand.New(rand.NewPCG(opt.Seed, 0x61647067)))
-	opt2 := &adam{m: pol.zero(), v: pol.zero(), lr: opt.LR}
+	optimizer := &adam{m: pol.zero(), v: pol.zero(), lr: opt.LR}
 	res := &Result{}
 	for step := range opt.Iterations {
 		total := pol.zero()
@@ -261,7 +261,7 @@ func Train(opt Options) (*Result, error) {
 			pt.MeanAbs += abs / float64(len(scens))
 			pt.Decisions += n
 		}
-		opt2.step(pol, total)
+		optimizer.step(pol, total)
 		res.Curve = append(res.Curve, pt)
 		if opt.Progress != nil {
 			opt.Progress(step+1, opt.Iterations, pt)
