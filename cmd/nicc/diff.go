@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/urfave/cli/v2"
@@ -47,13 +49,30 @@ T = target·scale of the --rlcc-* parameters, which also set the handler's input
 
 ` + compiler.MemoryHelp + `
 
-Exit codes: 0 compared; 2 bad input (an unreadable model, a calibration set of the wrong
-width, a comparison the teacher does not support, e.g. int of a tree ensemble).
+--closed-loop --against DIR asks what users care about most: does the firmware still
+control congestion as well as the network it came from? It runs each --runs scenario
+(default: many-to-one at 8, 64, 512, 1024 and 2048 flows, the NIC paper's Table 2;
+all-to-all with 4 and 8 hosts; long-short with 2 short flows) twice in nicc sim's network,
+same seed (--seed), same --duration: once with the float teacher deciding in the RL-CC
+handler's real-number twin, once with DIR's firmware in fwsim (its golden model with
+--golden), both under the compile's RL-CC parameters. It prints SU, FR, mean and p99 queue
+latency, drops, normalised goodput and long-short's recovery time side by side, and per
+scenario whether the compile is within --max-goodput-diff (absolute) and --max-latency-diff
+(relative mean queue latency, or within --latency-slack-us); with --out DIR the bars go into
+diff_closed_loop.png/.svg. The firmware's decisions take its measured cycles and the
+teacher's none, unless --latency fixes both.
+
+Exit codes: 0 compared (closed loop: every scenario within tolerance); 1 closed loop: a
+scenario out of tolerance (named on standard error); 2 bad input (an unreadable model, a
+calibration set of the wrong width, a comparison the teacher does not support, e.g. int of a
+tree ensemble).
 
   nicc diff testdata/models/rlcc_teacher.json --out build/diff
   nicc diff testdata/models/rlcc_lstm.onnx --out build/diff-lstm
   nicc diff testdata/models/rlcc_teacher.json --against build/student.json --json
-  nicc diff testdata/models/rlcc_teacher_unnamed.onnx --handler rlcc --rlcc-scale 6`,
+  nicc diff testdata/models/rlcc_teacher_unnamed.onnx --handler rlcc --rlcc-scale 6
+  nicc diff build/train/policy.json --closed-loop --against build/rlcc-int --out build/closed
+  nicc diff build/train/policy.json --closed-loop --against build/rlcc-trees --runs many-to-one:64 --json`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "against", Value: compiler.AgainstInt, Usage: "int (the integer network; int8 is an alias), trees, or a student model `FILE`"},
 			&cli.IntFlag{Name: "samples", Value: compiler.DefaultCalibSamples, Usage: "RL-CC states to compare on (with --calib: at most this many rows, all unless given)"},
@@ -64,6 +83,14 @@ width, a comparison the teacher does not support, e.g. int of a tree ensemble).
 			&cli.IntFlag{Name: "act-bits", Value: 16, Usage: "int: hidden activation width, 8 or 16 (16 when only --weight-bits is given)", DefaultText: "chosen by the measured error, as compile does"},
 			&cli.IntFlag{Name: "trees", Value: 10, Usage: "trees: number of boosted trees"},
 			&cli.IntFlag{Name: "depth", Value: 4, Usage: "trees: depth of each tree"},
+			&cli.BoolFlag{Name: "closed-loop", Usage: "run the teacher and the compile --against DIR in nicc sim's network and compare what they do to it (see above)"},
+			&cli.StringFlag{Name: "runs", Value: closedLoopRunsText(compiler.DefaultClosedLoopRuns), Usage: "closed loop: the scenarios, SCENARIO:N comma separated"},
+			&cli.StringFlag{Name: "duration", Value: "20ms", Usage: "closed loop: simulated time of each run"},
+			&cli.StringFlag{Name: "latency", Usage: "closed loop: fix every decision's time, teacher's and compile's, e.g. 500ns", DefaultText: "none for the teacher, the firmware's measured cycles"},
+			&cli.BoolFlag{Name: "golden", Usage: "closed loop: the compile's golden integer model decides instead of its firmware in fwsim"},
+			&cli.Float64Flag{Name: "max-goodput-diff", Value: compiler.DefaultMaxGoodputDiff, Usage: "closed loop: tolerance of the normalised goodput, absolute"},
+			&cli.Float64Flag{Name: "max-latency-diff", Value: compiler.DefaultMaxLatencyDiff, Usage: "closed loop: tolerance of the mean queue latency, relative to the teacher's"},
+			&cli.Float64Flag{Name: "latency-slack-us", Value: compiler.DefaultLatencySlackUs, Usage: "closed loop: a mean queue latency difference this small (µs) passes whatever the ratio"},
 			handlerFlag,
 			formatFlag,
 			inputsFlag,
@@ -76,6 +103,14 @@ width, a comparison the teacher does not support, e.g. int of a tree ensemble).
 func runDiff(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("diff takes one TEACHER file, got %d arguments", c.NArg())
+	}
+	if c.Bool("closed-loop") {
+		return runClosedLoop(c)
+	}
+	for _, name := range []string{"runs", "duration", "latency", "golden", "max-goodput-diff", "max-latency-diff", "latency-slack-us"} {
+		if c.IsSet(name) {
+			return fmt.Errorf("--%s takes --closed-loop", name)
+		}
 	}
 	format, err := compiler.ParseFormat(c.String("format"))
 	if err != nil {
@@ -120,4 +155,68 @@ func runDiff(c *cli.Context) error {
 		return err
 	}
 	return printReport(c, r)
+}
+
+// runClosedLoop is nicc diff --closed-loop: the teacher and a compile of it in the same
+// simulated network, side by side; exit 1 when a scenario is out of tolerance.
+func runClosedLoop(c *cli.Context) error {
+	for _, name := range []string{"samples", "calib", "weight-bits", "act-bits", "trees", "depth", "handler"} {
+		if c.IsSet(name) {
+			return fmt.Errorf("--%s does not apply to --closed-loop (the compile --against DIR fixes the student)", name)
+		}
+	}
+	if !c.IsSet("against") {
+		return fmt.Errorf("--closed-loop needs --against DIR, a nicc compile output directory of the teacher")
+	}
+	format, err := compiler.ParseFormat(c.String("format"))
+	if err != nil {
+		return err
+	}
+	inputs, err := modelInputs(c)
+	if err != nil {
+		return err
+	}
+	runs, err := compiler.ParseClosedLoopRuns(c.String("runs"))
+	if err != nil {
+		return err
+	}
+	opt := compiler.ClosedLoopOptions{Teacher: c.Args().First(), Format: format, Inputs: inputs, Against: c.String("against"),
+		Golden: c.Bool("golden"), Runs: runs, Out: c.String("out"), Net: compiler.SimNet{Seed: c.Uint64("seed")},
+		MaxGoodputDiff: c.Float64("max-goodput-diff"), MaxLatencyDiff: c.Float64("max-latency-diff"), LatencySlackUs: c.Float64("latency-slack-us")}
+	for _, tol := range []string{"max-goodput-diff", "max-latency-diff", "latency-slack-us"} {
+		if v := c.Float64(tol); !(v > 0) {
+			return fmt.Errorf("--%s %v: want a positive tolerance", tol, v)
+		}
+	}
+	for name, dst := range map[string]*int64{"duration": &opt.Net.DurationNs, "latency": &opt.LatencyNs} {
+		if name == "latency" && !c.IsSet(name) {
+			continue
+		}
+		d, err := time.ParseDuration(c.String(name))
+		if err != nil || d <= 0 {
+			return fmt.Errorf("--%s %q: want a positive time such as 20ms, 500us or 800ns", name, c.String(name))
+		}
+		*dst = d.Nanoseconds()
+	}
+	if bw := barWriter(c); bw != nil {
+		p := &progress{w: bw}
+		opt.Progress = p.update
+		defer p.finish()
+	}
+	r, err := compiler.DiffClosedLoop(opt)
+	if err != nil {
+		return err
+	}
+	if err := printReport(c, r); err != nil {
+		return err
+	}
+	return r.CheckErr()
+}
+
+func closedLoopRunsText(runs []compiler.ClosedLoopRun) string {
+	var s []string
+	for _, r := range runs {
+		s = append(s, r.String())
+	}
+	return strings.Join(s, ",")
 }

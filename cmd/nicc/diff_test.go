@@ -133,3 +133,50 @@ func TestDiffBadInput(t *testing.T) {
 		}
 	}
 }
+
+// diff --closed-loop: the table as text and JSON, exit 1 when a scenario is out of tolerance,
+// exit 2 for flags it cannot take.
+func TestDiffClosedLoopCLI(t *testing.T) {
+	dir := t.TempDir() + "/c"
+	if code, _, errOut := nicc(t, "compile", models+"rlcc_xgb.json", "--out", dir, "--vectors", "2000"); code != exitOK {
+		t.Fatalf("compile: exit %d: %s", code, errOut)
+	}
+	args := []string{"diff", models + "rlcc_xgb.json", "--closed-loop", "--against", dir, "--runs", "many-to-one:4", "--duration", "1ms"}
+	code, out, errOut := nicc(t, append(args, "--json")...)
+	var r struct {
+		Pass bool `json:"pass"`
+		Rows []struct {
+			Scenario string `json:"scenario"`
+			Flows    int    `json:"flows"`
+			Teacher  struct {
+				Goodput float64 `json:"normalized_goodput"`
+			} `json:"teacher"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Rows) != 1 || r.Rows[0].Flows != 4 || r.Rows[0].Teacher.Goodput <= 0 {
+		t.Fatalf("--json: exit %d, %v\n%s\n%s", code, err, out, errOut)
+	}
+	if (code == exitOK) != r.Pass {
+		t.Errorf("exit %d with pass %v", code, r.Pass)
+	}
+	code, out, errOut = nicc(t, append(args, "--max-goodput-diff", "1e-15", "--max-latency-diff", "1e-15", "--latency-slack-us", "1e-15")...)
+	if code != exitCheck || !strings.Contains(out, "FAIL") || !strings.Contains(errOut, "out of tolerance") {
+		t.Errorf("tolerances nothing meets: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"diff", models + "rlcc_xgb.json", "--closed-loop"}, "needs --against DIR"},
+		{[]string{"diff", models + "rlcc_xgb.json", "--closed-loop", "--against", models + "rlcc_xgb.json"}, "not a compile output directory"},
+		{[]string{"diff", models + "rlcc_xgb.json", "--closed-loop", "--against", dir, "--runs", "ring:3"}, "unknown scenario"},
+		{[]string{"diff", models + "rlcc_xgb.json", "--closed-loop", "--against", dir, "--trees", "5"}, "--trees does not apply"},
+		{[]string{"diff", models + "rlcc_xgb.json", "--runs", "many-to-one:4"}, "--runs takes --closed-loop"},
+		{[]string{"diff", models + "rlcc_xgb.json", "--closed-loop", "--against", dir, "--duration", "0s"}, "--duration"},
+	} {
+		code, _, errOut := nicc(t, c.args...)
+		if code != exitBadInput || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want exit 2 and one line containing %q", c.args, code, errOut, c.want)
+		}
+	}
+}

@@ -1,0 +1,232 @@
+package compiler
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/netsim"
+)
+
+// ClosedLoopRun is one scenario of nicc diff --closed-loop: a nicc sim scenario and its flow
+// count (many-to-one's flows, all-to-all's hosts, long-short's short flows).
+type ClosedLoopRun struct {
+	Scenario string `json:"scenario"`
+	Flows    int    `json:"flows"`
+}
+
+func (r ClosedLoopRun) String() string { return fmt.Sprintf("%s:%d", r.Scenario, r.Flows) }
+
+// DefaultClosedLoopRuns are the NIC paper's Table 2 (many-to-one at 8 … 2048 flows), all-to-all
+// with 4 and 8 hosts and long-short with 2 short flows.
+var DefaultClosedLoopRuns = []ClosedLoopRun{
+	{"many-to-one", 8}, {"many-to-one", 64}, {"many-to-one", 512}, {"many-to-one", 1024}, {"many-to-one", 2048},
+	{"all-to-all", 4}, {"all-to-all", 8}, {"long-short", 2},
+}
+
+// ParseClosedLoopRuns reads --runs: SCENARIO:N items separated by commas.
+func ParseClosedLoopRuns(s string) ([]ClosedLoopRun, error) {
+	var runs []ClosedLoopRun
+	for item := range strings.SplitSeq(s, ",") {
+		name, n, ok := strings.Cut(strings.TrimSpace(item), ":")
+		flows, err := strconv.Atoi(n)
+		if !ok || err != nil || flows < 1 {
+			return nil, fmt.Errorf("--runs item %q: want SCENARIO:N with N ≥ 1, e.g. many-to-one:64", item)
+		}
+		if _, err := simScenario(SimOptions{Scenario: name, Flows: flows}); err != nil {
+			return nil, fmt.Errorf("--runs item %q: %w", item, err)
+		}
+		runs = append(runs, ClosedLoopRun{name, flows})
+	}
+	return runs, nil
+}
+
+// The default tolerances of nicc diff --closed-loop: the issue's, the NIC paper's Table 2
+// scale (it saw ≤ 0.01 goodput and about 1% latency between its MLP and its trees).
+const (
+	DefaultMaxGoodputDiff = 0.02 // normalised goodput, absolute
+	DefaultMaxLatencyDiff = 0.05 // mean queue latency, relative to the teacher's
+	// DefaultLatencySlackUs passes a latency difference this small whatever the ratio: near an
+	// empty queue 5% of the teacher's latency is less than one packet's serialization.
+	DefaultLatencySlackUs = 0.05
+)
+
+// ClosedLoopOptions say what nicc diff --closed-loop compares: the float teacher and a
+// compile of it, each deciding for every flow of the same scenarios, seeds and network.
+type ClosedLoopOptions struct {
+	Teacher string            // the float teacher's model file
+	Format  *model.FileFormat // its format; nil detects it
+	Inputs  []string          // renames the teacher's inputs
+	Against string            // a compile output directory (compiled with --handler rlcc)
+	Golden  bool              // the compile's integer model instead of its firmware in fwsim
+	Runs    []ClosedLoopRun   // nil is DefaultClosedLoopRuns
+	Net     netsim.Config     // the network and the run (duration, seed, ...)
+	// LatencyNs fixes every decision's latency, teacher's and compile's; 0 gives the teacher
+	// none and the firmware its measured cycles.
+	LatencyNs int64
+	// Tolerances; zero takes the defaults above.
+	MaxGoodputDiff, MaxLatencyDiff, LatencySlackUs float64
+	Out                                            string // the plot's directory; "" draws none
+	Progress                                       ProgressFunc
+}
+
+// ClosedLoopRow is one scenario: both runs' figures and whether the compile is within the
+// tolerances of the teacher.
+type ClosedLoopRow struct {
+	ClosedLoopRun
+	Teacher     *netsim.Result `json:"teacher"`
+	Compiled    *netsim.Result `json:"compiled"`
+	GoodputDiff float64        `json:"goodput_diff"`       // compiled − teacher
+	LatencyDiff float64        `json:"latency_diff_ratio"` // (compiled − teacher) ÷ teacher, mean queue latency
+	Pass        bool           `json:"pass"`
+	Why         string         `json:"why,omitempty"` // what is out of tolerance
+}
+
+// ClosedLoopReport is nicc diff --closed-loop's table.
+type ClosedLoopReport struct {
+	Teacher        string          `json:"teacher"`
+	Against        string          `json:"against"`
+	TeacherDecides string          `json:"teacher_decides"`
+	Decides        string          `json:"compiled_decides"`
+	Latency        string          `json:"compiled_latency"`
+	Params         *RLCCParams     `json:"rlcc_params"`
+	MaxGoodputDiff float64         `json:"max_goodput_diff"`
+	MaxLatencyDiff float64         `json:"max_latency_diff_ratio"`
+	LatencySlackUs float64         `json:"latency_slack_us"`
+	Rows           []ClosedLoopRow `json:"rows"`
+	Pass           bool            `json:"pass"`
+	Plots          []string        `json:"plots,omitempty"`
+}
+
+// DiffClosedLoop runs every scenario twice, with the float teacher and with the compile
+// deciding, under the compile's RL-CC parameters, and sets the papers' figures side by side.
+// The two runs of a scenario go in parallel. Bad input is an error; a compile out of
+// tolerance is a report with Pass false (CheckErr says so).
+func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
+	if !IsCompileDir(opt.Against) {
+		return nil, fmt.Errorf("--closed-loop: --against %q is not a compile output directory (nicc compile --out DIR writes one)", opt.Against)
+	}
+	cr, err := ReadReport(opt.Against)
+	if err != nil {
+		return nil, err
+	}
+	params := cr.params()
+	rep := &ClosedLoopReport{Teacher: opt.Teacher, Against: opt.Against, Params: newRLCCParams(params),
+		MaxGoodputDiff: cmp.Or(opt.MaxGoodputDiff, DefaultMaxGoodputDiff), MaxLatencyDiff: cmp.Or(opt.MaxLatencyDiff, DefaultMaxLatencyDiff),
+		LatencySlackUs: cmp.Or(opt.LatencySlackUs, DefaultLatencySlackUs), Pass: true}
+	runs := opt.Runs
+	if runs == nil {
+		runs = DefaultClosedLoopRuns
+	}
+	for k, run := range runs {
+		base := SimOptions{Scenario: run.Scenario, Flows: run.Flows, Net: opt.Net, LatencyNs: opt.LatencyNs}
+		teacher, compiled := base, base
+		teacher.Policy, teacher.Format, teacher.Inputs, teacher.Params = opt.Teacher, opt.Format, opt.Inputs, params
+		teacher.Core = cr.Budget.Core.Name
+		compiled.Policy, compiled.Golden = opt.Against, opt.Golden
+		var tr, fr *SimReport
+		var terr, ferr error
+		var wg sync.WaitGroup
+		wg.Go(func() { tr, terr = Sim(teacher) })
+		wg.Go(func() { fr, ferr = Sim(compiled) })
+		wg.Wait()
+		if err := cmp.Or(terr, ferr); err != nil {
+			return nil, fmt.Errorf("%s: %w", run, err)
+		}
+		rep.TeacherDecides, rep.Decides, rep.Latency = tr.Decides, fr.Decides, fr.Latency
+		rep.Rows = append(rep.Rows, rep.row(run, tr.Result, fr.Result))
+		rep.Pass = rep.Pass && rep.Rows[k].Pass
+		if opt.Progress != nil {
+			opt.Progress("closed loop", k+1, len(runs))
+		}
+	}
+	if opt.Out != "" {
+		if rep.Plots, err = plotClosedLoop(rep, opt.Out); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+func (r *ClosedLoopReport) row(run ClosedLoopRun, t, c *netsim.Result) ClosedLoopRow {
+	row := ClosedLoopRow{ClosedLoopRun: run, Teacher: t, Compiled: c, GoodputDiff: c.Goodput - t.Goodput, Pass: true}
+	dq := c.QueueMeanUs - t.QueueMeanUs
+	if t.QueueMeanUs > 0 {
+		row.LatencyDiff = dq / t.QueueMeanUs
+	}
+	var why []string
+	if math.Abs(row.GoodputDiff) > r.MaxGoodputDiff {
+		why = append(why, fmt.Sprintf("goodput %+.4f (tolerance %s)", row.GoodputDiff, num3(r.MaxGoodputDiff)))
+	}
+	if math.Abs(dq) > r.LatencySlackUs && !(math.Abs(dq) <= r.MaxLatencyDiff*t.QueueMeanUs) {
+		why = append(why, fmt.Sprintf("queue latency %+.2f%% (%+s µs; tolerance %s%% or %s µs)", 100*row.LatencyDiff, num3(dq), num3(100*r.MaxLatencyDiff), num3(r.LatencySlackUs)))
+	}
+	row.Pass, row.Why = len(why) == 0, strings.Join(why, "; ")
+	return row
+}
+
+// CheckErr is a *CheckError when a scenario is out of tolerance, so the command exits 1.
+func (r *ClosedLoopReport) CheckErr() error {
+	if r.Pass {
+		return nil
+	}
+	var bad []string
+	for _, row := range r.Rows {
+		if !row.Pass {
+			bad = append(bad, row.String())
+		}
+	}
+	return &CheckError{fmt.Errorf("closed loop: %s out of tolerance against the teacher", strings.Join(bad, ", "))}
+}
+
+// WriteText prints the table: per scenario the teacher's figures over the compile's.
+func (r *ClosedLoopReport) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "teacher   %s\n", r.TeacherDecides)
+	fmt.Fprintf(w, "compiled  %s; latency %s\n", r.Decides, r.Latency)
+	fmt.Fprintf(w, "rl-cc     %s\n", r.Params)
+	fmt.Fprintf(w, "tolerance goodput ±%s, mean queue latency ±%s%% (or ±%s µs)\n", num3(r.MaxGoodputDiff), num3(100*r.MaxLatencyDiff), num3(r.LatencySlackUs))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tN\tpolicy\tSU %\tFR\tQL µs\tQL p99\tDR Gb/s\tgoodput\trecovery µs\tΔgoodput\tΔQL\tverdict\t")
+	for _, row := range r.Rows {
+		for i, res := range []*netsim.Result{row.Teacher, row.Compiled} {
+			who, tail := "teacher", "\t\t\t"
+			if i == 1 {
+				verdict := "pass"
+				if !row.Pass {
+					verdict = "FAIL"
+				}
+				who, tail = "compiled", fmt.Sprintf("%+.4f\t%+.1f%%\t%s\t", row.GoodputDiff, 100*row.LatencyDiff, verdict)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%.4f\t%s\t%s\n", row.Scenario, row.Flows, who, res.Utilization, res.Fairness,
+				num3(res.QueueMeanUs), num3(res.QueueP99Us), num3(res.DropGbps), res.Goodput, recoveryText(res.RecoveryUs), tail)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, row := range r.Rows {
+		if !row.Pass {
+			fmt.Fprintf(w, "FAIL      %s: %s\n", row, row.Why)
+		}
+	}
+	for _, f := range r.Plots {
+		fmt.Fprintf(w, "plot      %s\n", f)
+	}
+	return nil
+}
+
+func recoveryText(us *float64) string {
+	switch {
+	case us == nil:
+		return "-"
+	case *us < 0:
+		return "none"
+	}
+	return num3(*us)
+}
