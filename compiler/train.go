@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/model/onnx"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/train"
 )
@@ -38,12 +39,14 @@ type ADPGOptions struct {
 // TrainedPolicy and TrainCurve are the files nicc train writes into its output directory.
 const (
 	TrainedPolicy = "policy.json"
+	TrainedONNX   = "policy.onnx"
 	TrainCurve    = "reward_curve.csv"
 )
 
 // TrainReport is what nicc train did.
 type TrainReport struct {
 	Policy     string       `json:"policy"` // the trained model's file
+	ONNX       string       `json:"onnx"`   // the same policy as ONNX
 	Curve      string       `json:"curve"`  // the reward curve's CSV
 	Iterations int          `json:"iterations"`
 	Flows      []int        `json:"training_flows"`
@@ -90,6 +93,14 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if err := writeOut(r.Policy, js); err != nil {
 		return nil, err
 	}
+	r.ONNX = filepath.Join(opt.Out, TrainedONNX)
+	pb, err := onnx.Encode(res.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeOut(r.ONNX, pb); err != nil {
+		return nil, err
+	}
 	var csv bytes.Buffer
 	csv.WriteString("step,mean_delta,mean_abs_delta,decisions\n")
 	for _, pt := range res.Curve {
@@ -125,7 +136,7 @@ func (r *TrainReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "unseen\t%s: SU %.2f%%, FR %.1f, Jain %.4f, QL %s µs (p99 %s), DR %s Gb/s\n", e.Scenario, e.Utilization,
 			e.Fairness, e.Jain, num3(e.QueueMeanUs), num3(e.QueueP99Us), num3(e.DropGbps))
 	}
-	fmt.Fprintf(tw, "wrote\t%s, %s, %s\n", r.Policy, r.Curve, strings.Join(r.Plots, ", "))
+	fmt.Fprintf(tw, "wrote\t%s, %s, %s, %s\n", r.Policy, r.ONNX, r.Curve, strings.Join(r.Plots, ", "))
 	return tw.Flush()
 }
 

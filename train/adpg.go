@@ -40,7 +40,7 @@ func newMLP(rng *rand.Rand) *mlp {
 		for i := range m.w[k] {
 			m.w[k][i] = make([]float64, s[1])
 			for j := range m.w[k][i] {
-				m.w[k][i][j] = (2*rng.Float64() - 1) * lim
+				m.w[k][i][j] = float64(float32((2*rng.Float64() - 1) * lim))
 			}
 		}
 	}
@@ -155,7 +155,9 @@ func (a *adam) step(p, g *mlp) {
 		gr := g.w[k][i][j]
 		a.m.w[k][i][j] = b1*a.m.w[k][i][j] + (1-b1)*gr
 		a.v.w[k][i][j] = b2*a.v.w[k][i][j] + (1-b2)*gr*gr
-		p.w[k][i][j] += a.lr * (a.m.w[k][i][j] / c1) / (math.Sqrt(a.v.w[k][i][j]/c2) + eps)
+		// The weights stay float32 values, so the policy trained on is the checkpoint, as
+		// nicc JSON and as ONNX (float32 tensors) alike.
+		p.w[k][i][j] = float64(float32(p.w[k][i][j] + a.lr*(a.m.w[k][i][j]/c1)/(math.Sqrt(a.v.w[k][i][j]/c2)+eps)))
 	})
 }
 

@@ -22,9 +22,15 @@ in nicc sim's network, the policy deciding in the handler's real-number twin, an
 gradient of every decision's output by δ = target − max(RTT-inflation − β, 0)·√rate, averaged,
 for one Adam step. A seed gives the same policy.
 
-It writes DIR/policy.json (nicc JSON: compile it, distill it, diff it, sim it) and
-DIR/reward_curve.csv (each step's mean δ and mean |δ|) with its plot (.png, .svg), and measures the policy on unseen
-many-to-one 16→1 and 128→1 for 20 ms each.
+It writes DIR/policy.json (nicc JSON: compile it, distill it, diff it, sim it), the same
+policy as DIR/policy.onnx (opset 13, float32 weights, the input names in the input's
+doc_string; the weights stay float32 values all through training, so both files hold exactly
+the policy trained), and DIR/reward_curve.csv (each step's mean δ and mean |δ|) with its plot
+(.png, .svg), and measures the policy on unseen many-to-one 16→1 and 128→1 for 20 ms each.
+Then judge what a compile of it does in closed loop:
+
+  nicc compile build/train/policy.json --target trees --out build/trees
+  nicc diff build/train/policy.json --closed-loop --against build/trees
 
   nicc train --out build/train
   nicc train --out build/train --iterations 1000 --lr 0.003 --seed 7 --rlcc-target 0.05`,

@@ -50,3 +50,31 @@ func TestTrainCommand(t *testing.T) {
 		t.Errorf("0 iterations: exit %d, %q", code, errOut)
 	}
 }
+
+// nicc train with its defaults writes, byte for byte, the trained policy testdata holds, as nicc
+// JSON and as ONNX (checked by onnx's own checker: testdata/gen/README.md), and the two files
+// are one policy.
+func TestTrainReproducesTestdata(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "train")
+	if code, _, errOut := nicc(t, "train", "--out", dir); code != exitOK {
+		t.Fatalf("train: exit %d: %s", code, errOut)
+	}
+	for _, f := range []struct{ got, want string }{{"policy.json", "rlcc_adpg.json"}, {"policy.onnx", "rlcc_adpg.onnx"}} {
+		got, err := os.ReadFile(filepath.Join(dir, f.got))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(models + f.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s differs from testdata's %s", f.got, f.want)
+		}
+	}
+	_, fromJSON, _ := nicc(t, "eval", models+"rlcc_adpg.json", "--input", models+"rlcc_teacher.ref.csv")
+	_, fromONNX, _ := nicc(t, "eval", models+"rlcc_adpg.onnx", "--input", models+"rlcc_teacher.ref.csv")
+	if fromJSON == "" || fromJSON != fromONNX {
+		t.Errorf("the JSON and ONNX checkpoints evaluate differently:\n%.300s\n%.300s", fromJSON, fromONNX)
+	}
+}

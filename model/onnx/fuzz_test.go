@@ -24,12 +24,12 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(data)
 	}
-	f.Add(tModel{opset: 14, graph: lstmGraph()}.encode())
-	f.Add(tModel{opset: 14, graph: lstmBatchFirstGraph([]int64{1, 0, 2}, []int64{1, 0, 2})}.encode())
+	f.Add(pbModel{opset: 14, graph: lstmGraph()}.encode())
+	f.Add(pbModel{opset: 14, graph: lstmBatchFirstGraph([]int64{1, 0, 2}, []int64{1, 0, 2})}.encode())
 	for _, c := range handBuilt() {
-		f.Add(tModel{opset: c.opset, graph: c.g}.encode())
+		f.Add(pbModel{opset: c.opset, graph: c.g}.encode())
 	}
-	f.Add(tModel{opset: 11, graph: gemmGraph([]tNode{
+	f.Add(pbModel{opset: 11, graph: gemmGraph([]pbNode{
 		node("Constant", "s", nil, "s", aTensor("value", i64("", []int64{2}, 3, -1))),
 		node("Reshape", "r", []string{"x", "s"}, "xc"),
 		node("Gemm", "g", []string{"xc", "W", "C"}, "z", aInt("transA", 1), aFloat("alpha", 2)),

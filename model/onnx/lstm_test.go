@@ -65,21 +65,21 @@ func TestBatchFirstSameIR(t *testing.T) {
 
 // lstmBatchFirstGraph is lstmGraph as torch writes it for nn.LSTM(batch_first=True): Transposes
 // around the LSTM and out[:, -1] (Gather on axis 1).
-func lstmBatchFirstGraph(perm1, perm2 []int64) tGraph {
+func lstmBatchFirstGraph(perm1, perm2 []int64) pbGraph {
 	g := lstmGraph()
 	g.inits = append(g.inits, i64("ax1", []int64{1}, 1), i64("last", nil, -1))
-	tr := func(name, in, out string, perm []int64) tNode {
+	tr := func(name, in, out string, perm []int64) pbNode {
 		n := node("Transpose", name, []string{in}, out)
 		if perm != nil {
-			n.attrs = []tAttr{aInts("perm", perm...)}
+			n.attrs = []pbAttr{aInts("perm", perm...)}
 		}
 		return n
 	}
-	g.nodes = []tNode{
+	g.nodes = []pbNode{
 		node("Unsqueeze", "unsq", []string{"x", "ax1"}, "xb"),
 		tr("/lstm/Transpose", "xb", "x3", perm1),
 		{op: "LSTM", name: "lstm", in: []string{"x3", "W", "R", "B", "", "h0", "c0"},
-			out: []string{"Y", "hn", "cn"}, attrs: []tAttr{aInt("hidden_size", 1)}},
+			out: []string{"Y", "hn", "cn"}, attrs: []pbAttr{aInt("hidden_size", 1)}},
 		node("Squeeze", "sq", []string{"Y", "ax1"}, "Ys"),
 		tr("/lstm/Transpose_1", "Ys", "Yb", perm2),
 		node("Gather", "last", []string{"Yb", "last"}, "y", aInt("axis", 1)),
@@ -89,11 +89,11 @@ func lstmBatchFirstGraph(perm1, perm2 []int64) tGraph {
 
 func TestTranspose(t *testing.T) {
 	swap := []int64{1, 0, 2}
-	want, err := Parse(tModel{opset: 14, graph: lstmGraph()}.encode())
+	want, err := Parse(pbModel{opset: 14, graph: lstmGraph()}.encode())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Parse(tModel{opset: 14, graph: lstmBatchFirstGraph(swap, swap)}.encode())
+	got, err := Parse(pbModel{opset: 14, graph: lstmBatchFirstGraph(swap, swap)}.encode())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestTranspose(t *testing.T) {
 		{"too many axes", make([]int64, 17), swap, `node "/lstm/Transpose" (Transpose): perm has 17 axes, over 16`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse(tModel{opset: 14, graph: lstmBatchFirstGraph(tc.perm1, tc.perm2)}.encode())
+			_, err := Parse(pbModel{opset: 14, graph: lstmBatchFirstGraph(tc.perm1, tc.perm2)}.encode())
 			checkErr(t, err, tc.want)
 		})
 	}
@@ -123,19 +123,19 @@ func TestTranspose(t *testing.T) {
 	// The swap is refused where the vector is not on the last axis: [1 2 1] would become
 	// [2 1 1].
 	w := fl("W", []int64{3, 2}, 1, 2, 3, 4, 5, 6)
-	g := gemmGraph([]tNode{
+	g := gemmGraph([]pbNode{
 		node("MatMul", "mm", []string{"x", "W"}, "z"),
 		node("Unsqueeze", "u", []string{"z", "ax"}, "z3"),
 		node("Transpose", "t", []string{"z3"}, "y", aInts("perm", swap...)),
 	}, w, i64("ax", []int64{1}, 2))
-	_, err = Parse(tModel{opset: 13, graph: g}.encode())
+	_, err = Parse(pbModel{opset: 13, graph: g}.encode())
 	checkErr(t, err, `node "t" (Transpose): perm [1 0 2] on shape [1 2 1] is not supported`)
 
 	// A perm of the wrong type, and a Transpose with two inputs.
 	g.nodes[2] = node("Transpose", "t", []string{"z3"}, "y", aInt("perm", 1))
-	_, err = Parse(tModel{opset: 13, graph: g}.encode())
+	_, err = Parse(pbModel{opset: 13, graph: g}.encode())
 	checkErr(t, err, `node "t" (Transpose): attribute "perm" is INT, want INTS`)
 	g.nodes[2] = node("Transpose", "t", []string{"z3", "W"}, "y", aInts("perm", swap...))
-	_, err = Parse(tModel{opset: 13, graph: g}.encode())
+	_, err = Parse(pbModel{opset: 13, graph: g}.encode())
 	checkErr(t, err, `node "t" (Transpose): has 2 inputs, want 1`)
 }

@@ -199,7 +199,7 @@ func TestLSTMGateOrder(t *testing.T) {
 	g.inits[0] = fl("W", []int64{1, 4, 1}, 1, 2, 3, 4)
 	g.inits[1] = fl("R", []int64{1, 4, 1}, 10, 20, 30, 40)
 	g.inits[2] = fl("B", []int64{1, 8}, 100, 200, 300, 400, 1000, 2000, 3000, 4000)
-	m, err := Parse(tModel{opset: 14, graph: g}.encode())
+	m, err := Parse(pbModel{opset: 14, graph: g}.encode())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,35 +227,35 @@ func TestLSTMGateOrder(t *testing.T) {
 }
 
 // lstmGraph is a 1-input, 1-hidden LSTM written the way torch writes one.
-func lstmGraph() tGraph {
-	return tGraph{
-		inits: []tTensor{
+func lstmGraph() pbGraph {
+	return pbGraph{
+		inits: []pbTensor{
 			fl("W", []int64{1, 4, 1}, 1, 1, 1, 1),
 			fl("R", []int64{1, 4, 1}, 1, 1, 1, 1),
 			fl("B", []int64{1, 8}, 0, 0, 0, 0, 0, 0, 0, 0),
 			i64("ax", []int64{1}, 0),
 		},
-		nodes: []tNode{
+		nodes: []pbNode{
 			node("Unsqueeze", "unsq", []string{"x", "ax"}, "x3"),
 			{op: "LSTM", name: "lstm", in: []string{"x3", "W", "R", "B", "", "h0", "c0"},
-				out: []string{"Y", "hn", "cn"}, attrs: []tAttr{aInt("hidden_size", 1)}},
+				out: []string{"Y", "hn", "cn"}, attrs: []pbAttr{aInt("hidden_size", 1)}},
 			node("Squeeze", "sq", []string{"hn", "ax"}, "y"),
 		},
-		inputs:  []tValue{vec("x", 1, 1), vec("h0", 1, 1, 1), vec("c0", 1, 1, 1)},
-		outputs: []tValue{vec("y", 1, 1), vec("hn", 1, 1, 1), vec("cn", 1, 1, 1)},
+		inputs:  []pbValue{vec("x", 1, 1), vec("h0", 1, 1, 1), vec("c0", 1, 1, 1)},
+		outputs: []pbValue{vec("y", 1, 1), vec("hn", 1, 1, 1), vec("cn", 1, 1, 1)},
 	}
 }
 
 // dense is a graph x[1,3] -> Gemm -> act -> y built from the given nodes and initializers.
-func gemmGraph(nodes []tNode, inits ...tTensor) tGraph {
-	return tGraph{nodes: nodes, inits: inits,
-		inputs: []tValue{vec("x", -1, 3)}, outputs: []tValue{vec("y", -1, 2)}}
+func gemmGraph(nodes []pbNode, inits ...pbTensor) pbGraph {
+	return pbGraph{nodes: nodes, inits: inits,
+		inputs: []pbValue{vec("x", -1, 3)}, outputs: []pbValue{vec("y", -1, 2)}}
 }
 
 type handBuiltCase struct {
 	name  string
 	opset int64
-	g     tGraph
+	g     pbGraph
 	want  []float64 // y for x = handBuiltX
 }
 
@@ -269,41 +269,41 @@ func handBuilt() []handBuiltCase {
 	c := fl("C", []int64{2}, 0.5, -0.25)
 	// x·W = [0.5-3+10, 1-4+12] = [7.5, 9]
 	return []handBuiltCase{
-		{"gemm alpha beta", 13, gemmGraph([]tNode{
+		{"gemm alpha beta", 13, gemmGraph([]pbNode{
 			node("Gemm", "g", []string{"x", "W", "C"}, "y", aFloat("alpha", 2), aFloat("beta", 4)),
 		}, w, c), []float64{15 + 2, 18 - 1}},
-		{"gemm transB, bias [1,2] typed", 13, gemmGraph([]tNode{
+		{"gemm transB, bias [1,2] typed", 13, gemmGraph([]pbNode{
 			node("Gemm", "g", []string{"x", "WT", "C2"}, "y", aInt("transB", 1)),
-		}, wT, tTensor{name: "C2", dims: []int64{1, 2}, dtype: dtFloat, f: []float32{0.5, -0.25}, typed: true}),
+		}, wT, pbTensor{name: "C2", dims: []int64{1, 2}, dtype: dtFloat, f: []float32{0.5, -0.25}, typed: true}),
 			[]float64{8, 8.75}},
-		{"gemm transA after reshape, scalar bias", 13, gemmGraph([]tNode{
+		{"gemm transA after reshape, scalar bias", 13, gemmGraph([]pbNode{
 			node("Constant", "shape", nil, "s", aTensor("value", i64("", []int64{2}, 3, -1))),
 			node("Reshape", "r", []string{"x", "s"}, "xc"),
 			node("Gemm", "g", []string{"xc", "W", "one"}, "z", aInt("transA", 1)),
 			node("Identity", "id", []string{"z"}, "y"),
 		}, w, fl("one", nil, 1)), []float64{8.5, 10}},
-		{"matmul add relu, double weights", 13, gemmGraph([]tNode{
+		{"matmul add relu, double weights", 13, gemmGraph([]pbNode{
 			node("MatMul", "mm", []string{"x", "Wd"}, "z"),
 			node("Add", "add", []string{"Cd", "z"}, "z2"),
 			node("Add", "add2", []string{"z2", "Cd"}, "z3"),
 			node("Relu", "relu", []string{"z3"}, "y"),
-		}, tTensor{name: "Wd", dims: []int64{3, 2}, dtype: dtDouble, d: []float64{1, 2, 3, 4, 5, 6}},
-			tTensor{name: "Cd", dims: []int64{1, 1, 2}, dtype: dtDouble, d: []float64{-8, 1}, typed: true}),
+		}, pbTensor{name: "Wd", dims: []int64{3, 2}, dtype: dtDouble, d: []float64{1, 2, 3, 4, 5, 6}},
+			pbTensor{name: "Cd", dims: []int64{1, 1, 2}, dtype: dtDouble, d: []float64{-8, 1}, typed: true}),
 			[]float64{0, 11}},
-		{"identity weights, leaky relu default alpha", 13, gemmGraph([]tNode{
+		{"identity weights, leaky relu default alpha", 13, gemmGraph([]pbNode{
 			node("Identity", "wid", []string{"W"}, "W2"),
 			node("MatMul", "mm", []string{"x", "W2"}, "z"),
 			node("Constant", "k", nil, "neg", aTensor("value", fl("", []int64{2}, -10, -10))),
 			node("Add", "add", []string{"z", "neg"}, "z2"),
 			node("LeakyRelu", "lr", []string{"z2"}, "y"),
 		}, w), []float64{-0.025, -0.01}},
-		{"clip inline bounds, min > max", 13, gemmGraph([]tNode{
+		{"clip inline bounds, min > max", 13, gemmGraph([]pbNode{
 			node("MatMul", "mm", []string{"x", "W"}, "z"),
-			node("Constant", "lo", nil, "lo", tAttr{name: "value_float", typ: atFloat, f: 9}),
-			node("Constant", "hi", nil, "hi", tAttr{name: "value_float", typ: atFloat, noType: true, f: 8}),
+			node("Constant", "lo", nil, "lo", pbAttr{name: "value_float", typ: atFloat, f: 9}),
+			node("Constant", "hi", nil, "hi", pbAttr{name: "value_float", typ: atFloat, noType: true, f: 8}),
 			node("Clip", "clip", []string{"z", "lo", "hi"}, "y"),
 		}, w), []float64{8, 8}},
-		{"clip infinite max, sigmoid-free flatten", 11, gemmGraph([]tNode{
+		{"clip infinite max, sigmoid-free flatten", 11, gemmGraph([]pbNode{
 			node("Flatten", "fl", []string{"x"}, "xf", aInt("axis", -1)),
 			node("Unsqueeze", "u", []string{"xf"}, "xu", aInts("axes", 0, -1)),
 			node("Squeeze", "s", []string{"xu"}, "xs"),
@@ -311,7 +311,7 @@ func handBuilt() []handBuiltCase {
 			node("Gemm", "g", []string{"x2", "W"}, "z"),
 			node("Clip", "clip", []string{"z", "", "inf"}, "y"),
 		}, w, fl("inf", nil, float32(math.Inf(1)))), []float64{7.5, 9}},
-		{"transpose batch and sequence", 13, gemmGraph([]tNode{
+		{"transpose batch and sequence", 13, gemmGraph([]pbNode{
 			node("MatMul", "mm", []string{"x", "W"}, "z"),
 			node("Unsqueeze", "u", []string{"z", "ax"}, "z3"),
 			node("Transpose", "t", []string{"z3"}, "zt", aInts("perm", 1, 0, 2)),
@@ -325,7 +325,7 @@ func handBuilt() []handBuiltCase {
 func TestHandBuilt(t *testing.T) {
 	for _, tc := range handBuilt() {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := Parse(tModel{opset: tc.opset, graph: tc.g}.encode())
+			m, err := Parse(pbModel{opset: tc.opset, graph: tc.g}.encode())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -344,11 +344,11 @@ func TestHandBuilt(t *testing.T) {
 }
 
 func TestClipBoundsAreFinite(t *testing.T) {
-	g := gemmGraph([]tNode{
+	g := gemmGraph([]pbNode{
 		node("MatMul", "mm", []string{"x", "W"}, "z"),
 		node("Clip", "clip", []string{"z", "ninf"}, "y"),
 	}, fl("W", []int64{3, 2}, 1, 2, 3, 4, 5, 6), fl("ninf", nil, float32(math.Inf(-1))))
-	m, err := Parse(tModel{opset: 13, graph: g}.encode())
+	m, err := Parse(pbModel{opset: 13, graph: g}.encode())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,12 +359,12 @@ func TestClipBoundsAreFinite(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	w := fl("W", []int64{3, 2}, 1, 2, 3, 4, 5, 6)
-	gemm := func(nodes ...tNode) tGraph { return gemmGraph(nodes, w) }
+	gemm := func(nodes ...pbNode) pbGraph { return gemmGraph(nodes, w) }
 	mm := node("MatMul", "/fc/MatMul", []string{"x", "W"}, "z")
 	for _, tc := range []struct {
 		name  string
 		opset int64
-		g     tGraph
+		g     pbGraph
 		want  string
 	}{
 		{"unsupported op", 13, gemm(mm, node("Softmax", "/Softmax", []string{"z"}, "y")),
@@ -372,32 +372,32 @@ func TestErrors(t *testing.T) {
 		{"conv", 13, gemm(node("Conv", "/0/Conv", []string{"x", "W"}, "y")),
 			`node "/0/Conv" (Conv): unsupported op`},
 		{"unnamed node", 13, gemm(mm, node("Erf", "", []string{"z"}, "y")), `node 1 (Erf): unsupported op`},
-		{"custom domain", 13, gemm(tNode{op: "Relu", name: "r", domain: "com.example", in: []string{"x"}, out: []string{"y"}}),
+		{"custom domain", 13, gemm(pbNode{op: "Relu", name: "r", domain: "com.example", in: []string{"x"}, out: []string{"y"}}),
 			`node "r" (Relu): op domain "com.example"`},
 		{"opset 9", 9, gemm(mm), "ai.onnx opset 9 is not supported"},
 		{"no opset", 0, gemm(mm), "no ai.onnx opset"},
-		{"nan weight", 13, gemmGraph([]tNode{mm}, fl("W", []int64{3, 2}, 1, 2, float32(math.NaN()), 4, 5, 6)),
+		{"nan weight", 13, gemmGraph([]pbNode{mm}, fl("W", []int64{3, 2}, 1, 2, float32(math.NaN()), 4, 5, 6)),
 			`node "/fc/MatMul" (MatMul): initializer "W": element 2 is NaN`},
-		{"inf bias", 13, gemmGraph([]tNode{node("Gemm", "g", []string{"x", "W", "C"}, "y")}, w,
+		{"inf bias", 13, gemmGraph([]pbNode{node("Gemm", "g", []string{"x", "W", "C"}, "y")}, w,
 			fl("C", []int64{2}, 0, float32(math.Inf(1)))), `initializer "C": element 1 is +Inf`},
-		{"gemm shape mismatch", 13, gemmGraph([]tNode{node("Gemm", "/fc/Gemm", []string{"x", "W4"}, "y", aInt("transB", 1))},
+		{"gemm shape mismatch", 13, gemmGraph([]pbNode{node("Gemm", "/fc/Gemm", []string{"x", "W4"}, "y", aInt("transB", 1))},
 			fl("W4", []int64{2, 4}, 1, 2, 3, 4, 5, 6, 7, 8)),
 			`node "/fc/Gemm" (Gemm): weight B "W4" has shape [2 4] (transB=1), which does not fit an input of width 3`},
-		{"raw data short", 13, gemmGraph([]tNode{mm}, fl("W", []int64{3, 3}, 1, 2, 3, 4, 5, 6)),
+		{"raw data short", 13, gemmGraph([]pbNode{mm}, fl("W", []int64{3, 3}, 1, 2, 3, 4, 5, 6)),
 			`node "/fc/MatMul" (MatMul): initializer "W": raw_data has 24 bytes, want 36`},
-		{"raw data length", 13, gemmGraph([]tNode{mm}, fl("W", []int64{3, 2}, 1, 2, 3, 4, 5)),
+		{"raw data length", 13, gemmGraph([]pbNode{mm}, fl("W", []int64{3, 2}, 1, 2, 3, 4, 5)),
 			`initializer "W": raw_data has 20 bytes, want 24`},
-		{"huge dims", 13, gemmGraph([]tNode{mm}, fl("W", []int64{1 << 40, 1 << 40}, 1)),
+		{"huge dims", 13, gemmGraph([]pbNode{mm}, fl("W", []int64{1 << 40, 1 << 40}, 1)),
 			`tensor "W" has shape [1099511627776 1099511627776], over 67108864 elements`},
-		{"big dims, no data", 13, gemmGraph([]tNode{mm}, fl("W", []int64{3, 4096}, 1)),
+		{"big dims, no data", 13, gemmGraph([]pbNode{mm}, fl("W", []int64{3, 4096}, 1)),
 			`initializer "W": raw_data has 4 bytes, want 49152`},
-		{"bias shape", 13, gemmGraph([]tNode{node("Gemm", "g", []string{"x", "W", "C"}, "y")}, w,
+		{"bias shape", 13, gemmGraph([]pbNode{node("Gemm", "g", []string{"x", "W", "C"}, "y")}, w,
 			fl("C", []int64{3}, 1, 2, 3)), `initializer "C" has shape [3], which does not broadcast to [1 2]`},
 		{"two activations", 13, gemm(mm, node("Relu", "r1", []string{"z"}, "z2"), node("Tanh", "t", []string{"z2"}, "y")),
 			`node "t" (Tanh): activation does not follow a dense layer`},
 		{"activation first", 13, gemm(node("Relu", "r", []string{"x"}, "x2"), node("MatMul", "m", []string{"x2", "W"}, "y")),
 			`node "r" (Relu): activation does not follow`},
-		{"add after activation", 13, gemmGraph([]tNode{mm, node("Relu", "r", []string{"z"}, "z2"), node("Add", "a", []string{"z2", "C"}, "y")}, w,
+		{"add after activation", 13, gemmGraph([]pbNode{mm, node("Relu", "r", []string{"z"}, "z2"), node("Add", "a", []string{"z2", "C"}, "y")}, w,
 			fl("C", []int64{2}, 1, 2)), `node "a" (Add): adds a constant that does not follow`},
 		{"add twice the chain", 13, gemm(mm, node("Add", "a", []string{"z", "z"}, "y")), `node "a" (Add): uses the chain's value "z" twice`},
 		{"fork", 13, gemm(mm, node("Relu", "r", []string{"z"}, "z2"), node("Tanh", "t", []string{"z"}, "y")),
@@ -408,27 +408,27 @@ func TestErrors(t *testing.T) {
 			`node "c" (Clip): unsupported attribute "min"`},
 		{"attribute type", 13, gemm(node("Gemm", "g", []string{"x", "W"}, "y", aStr("alpha", "2"))),
 			`node "g" (Gemm): attribute "alpha" is STRING, want FLOAT`},
-		{"gather a slice", 13, gemmGraph([]tNode{mm, node("Gather", "ga", []string{"z", "i"}, "y", aInt("axis", 1))}, w,
+		{"gather a slice", 13, gemmGraph([]pbNode{mm, node("Gather", "ga", []string{"z", "i"}, "y", aInt("axis", 1))}, w,
 			i64("i", nil, 0)), `node "ga" (Gather): selects part of the vector`},
-		{"reshape to batch 2", 13, gemmGraph([]tNode{
+		{"reshape to batch 2", 13, gemmGraph([]pbNode{
 			node("Reshape", "r", []string{"x", "s"}, "x2"),
 			node("MatMul", "m", []string{"x2", "W"}, "y")}, w, i64("s", []int64{2}, 1, 4)),
 			`node "r" (Reshape): output shape [1 4] does not hold the 3-element vector`},
-		{"weight from graph input", 13, tGraph{nodes: []tNode{node("MatMul", "m", []string{"x", "W"}, "y")},
-			inputs: []tValue{vec("x", 1, 3), vec("W", 3, 2)}, outputs: []tValue{vec("y", 1, 2)}},
+		{"weight from graph input", 13, pbGraph{nodes: []pbNode{node("MatMul", "m", []string{"x", "W"}, "y")},
+			inputs: []pbValue{vec("x", 1, 3), vec("W", 3, 2)}, outputs: []pbValue{vec("y", 1, 2)}},
 			`graph has 2 data inputs ["x", "W"]`},
-		{"output not at end", 13, tGraph{nodes: []tNode{mm, node("Relu", "r", []string{"z"}, "y")}, inits: []tTensor{w},
-			inputs: []tValue{vec("x", 1, 3)}, outputs: []tValue{vec("z", 1, 2)}},
+		{"output not at end", 13, pbGraph{nodes: []pbNode{mm, node("Relu", "r", []string{"z"}, "y")}, inits: []pbTensor{w},
+			inputs: []pbValue{vec("x", 1, 3)}, outputs: []pbValue{vec("z", 1, 2)}},
 			`graph output "z" is not the end of the chain`},
-		{"batch 2 input", 13, tGraph{nodes: []tNode{mm}, inits: []tTensor{w},
-			inputs: []tValue{vec("x", 2, 3)}, outputs: []tValue{vec("z", 2, 2)}},
+		{"batch 2 input", 13, pbGraph{nodes: []pbNode{mm}, inits: []pbTensor{w},
+			inputs: []pbValue{vec("x", 2, 3)}, outputs: []pbValue{vec("z", 2, 2)}},
 			`graph input "x" has dimension 0 of size 2`},
-		{"no layers", 13, tGraph{nodes: []tNode{node("Identity", "i", []string{"x"}, "y")},
-			inputs: []tValue{vec("x", 1, 3)}, outputs: []tValue{vec("y", 1, 3)}}, "graph has no Gemm, MatMul or LSTM layer"},
+		{"no layers", 13, pbGraph{nodes: []pbNode{node("Identity", "i", []string{"x"}, "y")},
+			inputs: []pbValue{vec("x", 1, 3)}, outputs: []pbValue{vec("y", 1, 3)}}, "graph has no Gemm, MatMul or LSTM layer"},
 		{"redefined value", 13, gemm(mm, node("Relu", "r", []string{"z"}, "W")), `node "r" (Relu): output "W" is already defined`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse(tModel{opset: tc.opset, graph: tc.g}.encode())
+			_, err := Parse(pbModel{opset: tc.opset, graph: tc.g}.encode())
 			checkErr(t, err, tc.want)
 		})
 	}
@@ -437,48 +437,48 @@ func TestErrors(t *testing.T) {
 func TestLSTMErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(g *tGraph)
+		edit func(g *pbGraph)
 		want string
 	}{
-		{"bidirectional", func(g *tGraph) { g.nodes[1].attrs = append(g.nodes[1].attrs, aStr("direction", "bidirectional")) },
+		{"bidirectional", func(g *pbGraph) { g.nodes[1].attrs = append(g.nodes[1].attrs, aStr("direction", "bidirectional")) },
 			`node "lstm" (LSTM): direction "bidirectional" is not supported`},
-		{"clip", func(g *tGraph) { g.nodes[1].attrs = append(g.nodes[1].attrs, aFloat("clip", 3)) },
+		{"clip", func(g *pbGraph) { g.nodes[1].attrs = append(g.nodes[1].attrs, aFloat("clip", 3)) },
 			`node "lstm" (LSTM): attribute clip is not supported`},
-		{"input_forget", func(g *tGraph) { g.nodes[1].attrs = append(g.nodes[1].attrs, aInt("input_forget", 1)) },
+		{"input_forget", func(g *pbGraph) { g.nodes[1].attrs = append(g.nodes[1].attrs, aInt("input_forget", 1)) },
 			`input_forget=1 is not supported`},
-		{"layout", func(g *tGraph) { g.nodes[1].attrs = append(g.nodes[1].attrs, aInt("layout", 1)) },
+		{"layout", func(g *pbGraph) { g.nodes[1].attrs = append(g.nodes[1].attrs, aInt("layout", 1)) },
 			`layout=1 is not supported`},
-		{"activations", func(g *tGraph) {
+		{"activations", func(g *pbGraph) {
 			g.nodes[1].attrs = append(g.nodes[1].attrs, aStrs("activations", "Sigmoid", "Relu", "Tanh"))
 		}, `activations ["Sigmoid" "Relu" "Tanh"] are not supported`},
-		{"default activations spelled out", func(g *tGraph) {
+		{"default activations spelled out", func(g *pbGraph) {
 			g.nodes[1].attrs = append(g.nodes[1].attrs, aStrs("activations", "Sigmoid", "Tanh", "Tanh"), aStr("direction", "forward"))
 		}, ""},
-		{"no initial state", func(g *tGraph) {
+		{"no initial state", func(g *pbGraph) {
 			g.nodes[1].in = g.nodes[1].in[:5]
 			g.inputs = g.inputs[:1]
 		}, `node "lstm" (LSTM): has no initial_h input`},
-		{"state not returned", func(g *tGraph) { g.outputs = g.outputs[:2] },
+		{"state not returned", func(g *pbGraph) { g.outputs = g.outputs[:2] },
 			`node "lstm" (LSTM): its Y_c "cn" is not a graph output`},
-		{"hidden size", func(g *tGraph) { g.nodes[1].attrs[0] = aInt("hidden_size", 2) },
+		{"hidden size", func(g *pbGraph) { g.nodes[1].attrs[0] = aInt("hidden_size", 2) },
 			`hidden_size is 2 but R "R" has shape [1 4 1]`},
-		{"seq 2", func(g *tGraph) { g.inputs[0] = vec("x", 2, 1) },
+		{"seq 2", func(g *pbGraph) { g.inputs[0] = vec("x", 2, 1) },
 			`graph input "x" has dimension 0 of size 2`},
-		{"peepholes", func(g *tGraph) {
+		{"peepholes", func(g *pbGraph) {
 			g.nodes[1].in = append(g.nodes[1].in, "P")
 			g.inits = append(g.inits, fl("P", []int64{1, 3}, 0, 0, 0))
 		}, `peephole weights P are not supported`},
-		{"second LSTM", func(g *tGraph) {
+		{"second LSTM", func(g *pbGraph) {
 			g.nodes = append(g.nodes[:2],
 				node("Unsqueeze", "u2", []string{"hn", "ax"}, "x4"),
-				tNode{op: "LSTM", name: "lstm2", in: []string{"x4", "W", "R", "B", "", "h0", "c0"},
+				pbNode{op: "LSTM", name: "lstm2", in: []string{"x4", "W", "R", "B", "", "h0", "c0"},
 					out: []string{"Y2", "hn2", "cn2"}})
 		}, `node "lstm2" (LSTM): is a second LSTM`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := lstmGraph()
 			tc.edit(&g)
-			_, err := Parse(tModel{opset: 14, graph: g}.encode())
+			_, err := Parse(pbModel{opset: 14, graph: g}.encode())
 			checkErr(t, err, tc.want)
 		})
 	}
@@ -581,8 +581,8 @@ func TestCorrupt(t *testing.T) {
 func TestSharedWeights(t *testing.T) {
 	const k = 256
 	w := make([]float32, k*k)
-	g := tGraph{inits: []tTensor{fl("W", []int64{k, k}, w...)},
-		inputs: []tValue{vec("x", 1, k)}, outputs: []tValue{vec("y", 1, k)}}
+	g := pbGraph{inits: []pbTensor{fl("W", []int64{k, k}, w...)},
+		inputs: []pbValue{vec("x", 1, k)}, outputs: []pbValue{vec("y", 1, k)}}
 	prev := "x"
 	for i := range 100 {
 		out := fmt.Sprintf("h%d", i)
@@ -590,7 +590,7 @@ func TestSharedWeights(t *testing.T) {
 		prev = out
 	}
 	g.outputs[0].name = prev
-	_, err := Parse(tModel{opset: 13, graph: g}.encode())
+	_, err := Parse(pbModel{opset: 13, graph: g}.encode())
 	checkErr(t, err, `node "h64" (MatMul): the model reads over 4194304 weights (initializer "W" has shape [256 256])`)
 }
 
