@@ -181,11 +181,9 @@ func runCompile(c *cli.Context) error {
 	if err := distillForCompile(c, &opt); err != nil {
 		return err
 	}
-	if bw := barWriter(c); bw != nil {
-		p := &progress{w: bw}
-		opt.Progress = p.update
-		defer p.finish()
-	}
+	var done func()
+	opt.Progress, done = progressBars(c)
+	defer done()
 	r, err := compiler.Compile(opt)
 	var ce *compiler.CheckError
 	if err != nil && (r == nil || !errors.As(err, &ce)) {
@@ -209,6 +207,17 @@ func barWriter(c *cli.Context) io.Writer {
 		return nil
 	}
 	return f
+}
+
+// progressBars is the progress function for a long run and what ends its bar: a nil function
+// and a no-op when barWriter gives no bars.
+func progressBars(c *cli.Context) (compiler.ProgressFunc, func()) {
+	bw := barWriter(c)
+	if bw == nil {
+		return nil, func() {}
+	}
+	p := &progress{w: bw}
+	return p.update, p.finish
 }
 
 // progress shows a bar per long stage on the terminal.

@@ -198,11 +198,9 @@ func runClosedLoop(c *cli.Context) error {
 		}
 		*dst = d.Nanoseconds()
 	}
-	if bw := barWriter(c); bw != nil {
-		p := &progress{w: bw}
-		opt.Progress = p.update
-		defer p.finish()
-	}
+	var done func()
+	opt.Progress, done = progressBars(c)
+	defer done()
 	r, err := compiler.DiffClosedLoop(opt)
 	if err != nil {
 		return err

@@ -112,11 +112,9 @@ func runSim(c *cli.Context) error {
 		return err
 	}
 	opt.Scenario, opt.Flows, opt.Policy, opt.PlotDir = c.Args().First(), c.Int("flows"), c.String("policy"), c.String("plot")
-	if bw := barWriter(c); bw != nil {
-		p := &progress{w: bw}
-		opt.Progress = p.update
-		defer p.finish()
-	}
+	var done func()
+	opt.Progress, done = progressBars(c)
+	defer done()
 	r, err := compiler.Sim(opt)
 	if err != nil {
 		return err
@@ -211,12 +209,8 @@ func runSimMatrix(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var bar compiler.ProgressFunc
-	if bw := barWriter(c); bw != nil {
-		p := &progress{w: bw}
-		bar = p.update
-		defer p.finish()
-	}
+	bar, done := progressBars(c)
+	defer done()
 	r, err := compiler.RunSimMatrix(m, i, n, opt, bar)
 	if err != nil {
 		return err
