@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/urfave/cli/v2"
@@ -84,7 +82,7 @@ tree ensemble).
 			&cli.IntFlag{Name: "trees", Value: 10, Usage: "trees: number of boosted trees"},
 			&cli.IntFlag{Name: "depth", Value: 4, Usage: "trees: depth of each tree"},
 			&cli.BoolFlag{Name: "closed-loop", Usage: "run the teacher and the compile --against DIR in nicc sim's network and compare what they do to it (see above)"},
-			&cli.StringFlag{Name: "runs", Value: closedLoopRunsText(compiler.DefaultClosedLoopRuns), Usage: "closed loop: the scenarios, SCENARIO:N comma separated"},
+			&cli.StringFlag{Name: "runs", Value: compiler.FormatClosedLoopRuns(compiler.DefaultClosedLoopRuns), Usage: "closed loop: the scenarios, SCENARIO:N comma separated"},
 			&cli.StringFlag{Name: "duration", Value: "20ms", Usage: "closed loop: simulated time of each run"},
 			&cli.StringFlag{Name: "latency", Usage: "closed loop: fix every decision's time, teacher's and compile's, e.g. 500ns", DefaultText: "none for the teacher, the firmware's measured cycles"},
 			&cli.BoolFlag{Name: "golden", Usage: "closed loop: the compile's golden integer model decides instead of its firmware in fwsim"},
@@ -188,15 +186,8 @@ func runClosedLoop(c *cli.Context) error {
 			return fmt.Errorf("--%s %v: want a positive tolerance", tol, v)
 		}
 	}
-	for name, dst := range map[string]*int64{"duration": &opt.Net.DurationNs, "latency": &opt.LatencyNs} {
-		if name == "latency" && !c.IsSet(name) {
-			continue
-		}
-		d, err := time.ParseDuration(c.String(name))
-		if err != nil || d <= 0 {
-			return fmt.Errorf("--%s %q: want a positive time such as 20ms, 500us or 800ns", name, c.String(name))
-		}
-		*dst = d.Nanoseconds()
+	if err := durationFlags(c, map[string]*int64{"duration": &opt.Net.DurationNs, "latency": &opt.LatencyNs}, "latency"); err != nil {
+		return err
 	}
 	var done func()
 	opt.Progress, done = progressBars(c)
@@ -209,12 +200,4 @@ func runClosedLoop(c *cli.Context) error {
 		return err
 	}
 	return r.CheckErr()
-}
-
-func closedLoopRunsText(runs []compiler.ClosedLoopRun) string {
-	var s []string
-	for _, r := range runs {
-		s = append(s, r.String())
-	}
-	return strings.Join(s, ",")
 }

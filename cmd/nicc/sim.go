@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,15 +138,8 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 		return opt, err
 	}
 	durations := map[string]*int64{"duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs, "link-delay": &opt.Net.PropNs}
-	for _, name := range []string{"duration", "warmup", "latency", "link-delay"} {
-		if !c.IsSet(name) && name != "duration" && name != "link-delay" {
-			continue
-		}
-		d, err := time.ParseDuration(c.String(name))
-		if err != nil || d <= 0 {
-			return opt, fmt.Errorf("--%s %q: want a positive time such as 20ms, 500us or 800ns", name, c.String(name))
-		}
-		*durations[name] = d.Nanoseconds()
+	if err := durationFlags(c, durations, "warmup", "latency"); err != nil {
+		return opt, err
 	}
 	if c.Int("threads") < 0 || c.IsSet("threads") && c.Int("threads") == 0 {
 		return opt, fmt.Errorf("--threads %d: want at least 1", c.Int("threads"))
@@ -161,6 +156,23 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	opt.Net.MTU = c.Int("mtu")
 	opt.Net.LinkGbps, opt.Net.BufferBytes, opt.Net.Seed = c.Float64("link-gbps"), c.Int("buffer"), c.Uint64("seed")
 	return opt, nil
+}
+
+// durationFlags parses each named time flag (20ms, 500us, 800ns) into its nanoseconds; the
+// optional ones are left alone when not given. A time that is not positive is an error.
+func durationFlags(c *cli.Context, dst map[string]*int64, optional ...string) error {
+	for _, name := range slices.Sorted(maps.Keys(dst)) {
+		ns := dst[name]
+		if !c.IsSet(name) && slices.Contains(optional, name) {
+			continue
+		}
+		d, err := time.ParseDuration(c.String(name))
+		if err != nil || d <= 0 {
+			return fmt.Errorf("--%s %q: want a positive time such as 20ms, 500us or 800ns", name, c.String(name))
+		}
+		*ns = d.Nanoseconds()
+	}
+	return nil
 }
 
 // runSimTheory is nicc sim --theory: the NIC paper's Eq. 2 against the policy's measured

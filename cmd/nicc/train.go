@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/urfave/cli/v2"
@@ -59,17 +58,14 @@ Then judge what a compile of it does in closed loop:
 				}
 				flows = append(flows, n)
 			}
-			d, err := time.ParseDuration(c.String("rollout"))
-			if err != nil || d <= 0 {
-				return fmt.Errorf("--rollout %q: want a positive time such as 3ms", c.String("rollout"))
-			}
 			opt := compiler.ADPGOptions{Out: c.String("out"), Iterations: c.Int("iterations"), Seed: c.Uint64("seed"),
-				LR: c.Float64("lr"), Flows: flows, DurationNs: d.Nanoseconds(), Params: p}
-			if bw := barWriter(c); bw != nil {
-				pr := &progress{w: bw}
-				opt.Progress = pr.update
-				defer pr.finish()
+				LR: c.Float64("lr"), Flows: flows, Params: p}
+			if err := durationFlags(c, map[string]*int64{"rollout": &opt.DurationNs}); err != nil {
+				return err
 			}
+			var done func()
+			opt.Progress, done = progressBars(c)
+			defer done()
 			r, err := compiler.Train(opt)
 			if err != nil {
 				return err

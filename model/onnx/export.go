@@ -2,7 +2,6 @@ package onnx
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/nicc-dev/nicc/model"
@@ -98,7 +97,7 @@ func float32s(what string, rows ...[]float64) ([]float32, error) {
 	for _, r := range rows {
 		for _, v := range r {
 			f := float32(v)
-			if float64(f) != v || math.IsInf(float64(f), 0) {
+			if float64(f) != v { // also an overflow to ±Inf
 				return nil, fmt.Errorf("onnx export: %s: %v is not a float32 value (round the weights to float32 first)", what, v)
 			}
 			out = append(out, f)
