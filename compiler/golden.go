@@ -237,7 +237,7 @@ func (r *CompileReport) params() nicsdk.Params {
 	if p == nil {
 		return nicsdk.DefaultParams()
 	}
-	return nicsdk.Params{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate}
+	return nicsdk.Params{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate, BaseRTT: p.BaseRTT}
 }
 
 // OpenCompiled reads the compile output directory dir and rebuilds its golden model from the

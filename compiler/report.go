@@ -131,6 +131,7 @@ type RLCCParams struct {
 	Scale    uint32 `json:"scale_q16"`
 	MinRate  uint32 `json:"min_rate_fxp20"`
 	InitRate uint32 `json:"init_rate_fxp20"`
+	BaseRTT  uint32 `json:"base_rtt_ns,omitempty"` // 0 (absent): learned per flow
 
 	TargetReal   float64 `json:"target"`
 	BetaReal     float64 `json:"beta"`
@@ -747,7 +748,7 @@ func (c *compilation) reportMLP(r *CompileReport, ir *quantize.MLPIR) {
 
 // newRLCCParams is p for a report: the fixed-point words and the real numbers they stand for.
 func newRLCCParams(p nicsdk.Params) *RLCCParams {
-	return &RLCCParams{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate,
+	return &RLCCParams{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate, BaseRTT: p.BaseRTT,
 		TargetReal: float64(p.Target) / nicsdk.Q16One, BetaReal: float64(p.Beta) / nicsdk.Q16One,
 		ScaleReal: float64(p.Scale) / nicsdk.Q16One, MinRateReal: float64(p.MinRate) / nicsdk.LineRate,
 		InitRateReal: float64(p.InitRate) / nicsdk.LineRate}
@@ -755,6 +756,10 @@ func newRLCCParams(p nicsdk.Params) *RLCCParams {
 
 // String is the parameters in one line, as the flags that set them would.
 func (p *RLCCParams) String() string {
-	return fmt.Sprintf("target %.4g, beta %.4g, scale %.4g, min rate %.4g, init rate %.4g (of line rate)",
+	s := fmt.Sprintf("target %.4g, beta %.4g, scale %.4g, min rate %.4g, init rate %.4g (of line rate)",
 		p.TargetReal, p.BetaReal, p.ScaleReal, p.MinRateReal, p.InitRateReal)
+	if p.BaseRTT != 0 {
+		s += fmt.Sprintf(", base RTT %.4g µs", float64(p.BaseRTT)/1000)
+	}
+	return s
 }

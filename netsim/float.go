@@ -41,6 +41,7 @@ func (c *FloatRLCC) Init(ctx *nicsdk.FlowCtx) uint32 {
 	ctx[frA1], ctx[frA2] = math.Float32bits(1), math.Float32bits(1)
 	ctx[frO1] = math.Float32bits(float32(-target * scale))
 	ctx[frFlags] = 1
+	ctx[frBase] = p.BaseRTT
 	return p.InitRate
 }
 

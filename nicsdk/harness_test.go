@@ -224,11 +224,13 @@ func (s *sim) read(addr uint64, n int) []byte {
 
 // paramsBytes is struct rlcc_params in memory.
 func paramsBytes(p Params) []byte {
-	return binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(
-		binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil,
-			p.Target), p.Beta), p.Scale), p.MinRate), p.InitRate)
+	var b []byte
+	for _, w := range paramsWords(p) {
+		b = binary.LittleEndian.AppendUint32(b, w)
+	}
+	return b
 }
 
 func paramsWords(p Params) []uint32 {
-	return []uint32{p.Target, p.Beta, p.Scale, p.MinRate, p.InitRate}
+	return []uint32{p.Target, p.Beta, p.Scale, p.MinRate, p.InitRate, p.BaseRTT}
 }

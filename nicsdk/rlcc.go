@@ -17,7 +17,7 @@ import (
 // untouched, except the first words of them a stateful policy keeps (OnEventEx).
 const (
 	CtxRate    = 0 // uint32 fxp20: the current rate, in [MinRate, LineRate]
-	CtxBaseRTT = 1 // uint32 ns: the smallest nonzero RTT seen; 0 = none yet
+	CtxBaseRTT = 1 // uint32 ns: the configured base RTT or the smallest nonzero RTT seen; 0 = none yet
 	CtxA1      = 2 // uint32 Q16: a_{t-1}, the last multiplier
 	CtxA2      = 3 // uint32 Q16: a_{t-2}
 	CtxO1      = 4 // int32 Q16 (two's complement): o_{t-1}, the last observation
@@ -69,7 +69,13 @@ type Params struct {
 	Scale    uint32 // Q16, [2^-16, 256.0]
 	MinRate  uint32 // fxp20, [1, InitRate]
 	InitRate uint32 // fxp20, [MinRate, LineRate]: a new flow's rate
+	// BaseRTT is the path's RTT in an empty system, in ns (the papers' base-RTT), at most
+	// MaxBaseRTT; 0 learns it as the smallest RTT the flow sees.
+	BaseRTT uint32
 }
+
+// MaxBaseRTT bounds Params.BaseRTT: one second.
+const MaxBaseRTT = 1_000_000_000
 
 // The default parameters as real numbers (rates as fractions of line rate): docs/ARCHITECTURE.md's, the
 // NIC paper's target 0.064 and beta 1.5, the published network's scale 12, a minimum rate of
@@ -128,21 +134,28 @@ func (p Params) Validate() error {
 	case p.MinRate == 0 || p.MinRate > p.InitRate || p.InitRate > LineRate:
 		return fmt.Errorf("nicsdk: rl-cc rates: want 0 < min rate (%d) <= init rate (%d) <= %d (fxp20)",
 			p.MinRate, p.InitRate, LineRate)
+	case p.BaseRTT > MaxBaseRTT:
+		return fmt.Errorf("nicsdk: rl-cc base RTT %d ns is above %d (one second)", p.BaseRTT, MaxBaseRTT)
 	}
 	return nil
 }
 
-// C is a C definition of the parameters: static const struct rlcc_params name = {...}.
+// C is a C definition of the parameters: static const struct rlcc_params name = {...}. A
+// base RTT of 0 (learned) is left to the initializer's zero.
 func (p Params) C(name string) string {
+	base := ""
+	if p.BaseRTT != 0 {
+		base = fmt.Sprintf("\t.base_rtt_ns = %du,\n", p.BaseRTT)
+	}
 	return fmt.Sprintf("static const struct rlcc_params %s = {\n"+
 		"\t.target = %du, /* %.6g */\n"+
 		"\t.beta = %du, /* %.6g */\n"+
 		"\t.scale = %du, /* %.6g */\n"+
 		"\t.min_rate = %du, /* %.6g of line rate */\n"+
 		"\t.init_rate = %du, /* %.6g of line rate */\n"+
-		"};\n",
+		"%s};\n",
 		name, p.Target, q16(int64(p.Target)), p.Beta, q16(int64(p.Beta)), p.Scale, q16(int64(p.Scale)),
-		p.MinRate, float64(p.MinRate)/LineRate, p.InitRate, float64(p.InitRate)/LineRate)
+		p.MinRate, float64(p.MinRate)/LineRate, p.InitRate, float64(p.InitRate)/LineRate, base)
 }
 
 // Names of the engine entry RLCC_DEFINE_HANDLER defines and of the model function it calls.
@@ -249,11 +262,12 @@ func UpdateRate(rate, m uint32, p Params) uint32 {
 	return max(uint32(r), p.MinRate)
 }
 
-// Init is rlcc_init: a new flow's words, rate = InitRate, no base RTT, a_{t-1} = a_{t-2} =
-// 1.0, o_{t-1} = ObsMin(p), the init flag set (other flag bits kept).
+// Init is rlcc_init: a new flow's words, rate = InitRate, base RTT = BaseRTT (0: none yet,
+// learned), a_{t-1} = a_{t-2} = 1.0, o_{t-1} = ObsMin(p), the init flag set (other flag bits
+// kept).
 func Init(ctx *FlowCtx, p Params) {
 	ctx[CtxRate] = p.InitRate
-	ctx[CtxBaseRTT] = 0
+	ctx[CtxBaseRTT] = p.BaseRTT
 	ctx[CtxA1] = Q16One
 	ctx[CtxA2] = Q16One
 	ctx[CtxO1] = uint32(ObsMin(p))

@@ -48,7 +48,7 @@
  * Words 6..11 are left untouched for other runtimes (the LSTM state), except the first WORDS
  * of them, which a stateful policy keeps (RLCC_DEFINE_HANDLER_EX). */
 #define RLCC_CTX_RATE 0     /* uint32 fxp20: the current rate, in [min_rate, 1<<20] */
-#define RLCC_CTX_BASE_RTT 1 /* uint32 ns: the smallest nonzero RTT seen; 0 = none yet */
+#define RLCC_CTX_BASE_RTT 1 /* uint32 ns: base_rtt_ns or the smallest nonzero RTT seen; 0 = none yet */
 #define RLCC_CTX_A1 2       /* uint32 Q16: a_{t-1}, the last multiplier */
 #define RLCC_CTX_A2 3       /* uint32 Q16: a_{t-2}, the one before */
 #define RLCC_CTX_O1 4       /* int32 Q16 (two's complement): o_{t-1}, the last observation */
@@ -76,6 +76,8 @@
  *   scale      Q16, [2^-16, 256.0]  (1 <= scale <= 1<<24)
  *   min_rate   fxp20, [1, init_rate]
  *   init_rate  fxp20, [min_rate, 1<<20]: the rate of a new flow
+ *   base_rtt_ns  ns, [0, 10^9]: the path's RTT in an empty system; 0 learns it as the
+ *              smallest RTT the flow sees
  * Defaults (DESIGN.md: the NIC paper's target and beta, the published network's scale):
  *   { 4194 (0.064), 98304 (1.5), 786432 (12), 1049 (1/1000 of line rate), 1<<20 } */
 struct rlcc_params {
@@ -84,6 +86,7 @@ struct rlcc_params {
 	uint32_t scale;
 	uint32_t min_rate;
 	uint32_t init_rate;
+	uint32_t base_rtt_ns;
 };
 
 /* rlcc_u32_to_i32 reinterprets a stored word as two's complement without relying on
@@ -361,12 +364,13 @@ static inline uint32_t rlcc_update_rate(uint32_t rate, uint32_t m, const struct 
 	return nicc_max_u32((uint32_t)r, p->min_rate);
 }
 
-/* rlcc_init sets up a new flow's words: rate = init_rate, no base RTT, a_{t-1} = a_{t-2} = 1.0,
- * o_{t-1} = rlcc_obs_min(p) (an idle link), the init flag set (other flag bits kept). */
+/* rlcc_init sets up a new flow's words: rate = init_rate, base RTT = base_rtt_ns (0: learned),
+ * a_{t-1} = a_{t-2} = 1.0, o_{t-1} = rlcc_obs_min(p) (an idle link), the init flag set (other
+ * flag bits kept). */
 static inline void rlcc_init(struct nicc_flow_ctx *ctx, const struct rlcc_params *p)
 {
 	ctx->data[RLCC_CTX_RATE] = p->init_rate;
-	ctx->data[RLCC_CTX_BASE_RTT] = 0;
+	ctx->data[RLCC_CTX_BASE_RTT] = p->base_rtt_ns;
 	ctx->data[RLCC_CTX_A1] = NICC_Q16_ONE;
 	ctx->data[RLCC_CTX_A2] = NICC_Q16_ONE;
 	ctx->data[RLCC_CTX_O1] = (uint32_t)rlcc_obs_min(p);
@@ -425,7 +429,7 @@ static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_core(const struct nicc_e
 		o1 = rlcc_u32_to_i32(w[RLCC_CTX_O1]);
 	} else {
 		rate = p->init_rate;
-		base = 0;
+		base = p->base_rtt_ns;
 		a1 = a2 = NICC_Q16_ONE;
 		o1 = omin;
 		/* The policy's words, without a loop (words is a constant in a handler). */

@@ -57,6 +57,7 @@ func randParams(r *rand.Rand) Params {
 	p.Scale = pick([]uint32{1, 1 << 16, 1 << 24, p.Scale}, 1, 1<<24)
 	p.InitRate = pick([]uint32{1, LineRate}, 1, LineRate)
 	p.MinRate = pick([]uint32{1, p.InitRate}, 1, p.InitRate)
+	p.BaseRTT = pick([]uint32{0, 1, 4020, MaxBaseRTT}, 0, MaxBaseRTT)
 	if err := p.Validate(); err != nil {
 		panic(err)
 	}
@@ -395,7 +396,7 @@ func TestLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("ctx %d 0\nevent %d type %d rtt_ns %d timestamp_ns %d flow_id %d tx_bytes %d\nparams 20\n",
+	want := fmt.Sprintf("ctx %d 0\nevent %d type %d rtt_ns %d timestamp_ns %d flow_id %d tx_bytes %d\nparams 24\n",
 		CtxBytes, EventBytes, OffEventType, OffEventRTTNs, OffEventTimestamp, OffEventFlowID, OffEventTxBytes)
 	if string(out) != want {
 		t.Errorf("host layout:\n%s\nwant\n%s", out, want)
@@ -406,7 +407,7 @@ func TestLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := binary.LittleEndian.AppendUint64(nil, res.A0)
-	if wantB := []byte{CtxBytes, EventBytes, OffEventType, OffEventRTTNs, OffEventTimestamp, OffEventFlowID, OffEventTxBytes, 20}; string(got) != string(wantB) {
+	if wantB := []byte{CtxBytes, EventBytes, OffEventType, OffEventRTTNs, OffEventTimestamp, OffEventFlowID, OffEventTxBytes, 24}; string(got) != string(wantB) {
 		t.Errorf("RISC-V layout %v, want %v (ctx, event, offsets, params)", got, wantB)
 	}
 	if n := len(FlowCtx{}.Bytes()); n != CtxBytes {
@@ -609,6 +610,7 @@ func TestDefaultParams(t *testing.T) {
 		{Scale: 1, MinRate: 0, InitRate: 1},
 		{Scale: 1, MinRate: 2, InitRate: 1},
 		{Scale: 1, MinRate: 1, InitRate: LineRate + 1},
+		{Scale: 1, MinRate: 1, InitRate: 1, BaseRTT: MaxBaseRTT + 1},
 	} {
 		if bad.Validate() == nil {
 			t.Errorf("%+v: Validate accepted it", bad)

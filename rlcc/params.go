@@ -2,6 +2,7 @@ package rlcc
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/nicc-dev/nicc/nicsdk"
 )
@@ -14,6 +15,7 @@ type Params struct {
 	Scale    float64 // the observation's scale, above 0 up to 256
 	MinRate  float64 // the lowest rate, above 0
 	InitRate float64 // a new flow's rate, from MinRate to 1
+	BaseRTT  float64 // the path's RTT in an empty system in µs; 0 learns it per flow
 }
 
 // Defaults are the paper's parameters (nicsdk's defaults): target 0.064 and beta 1.5 (the NIC
@@ -39,6 +41,7 @@ var ParamFields = []ParamField{
 	{"rlcc-scale", nicsdk.DefaultScale, "RL-CC observation scale, above 0 up to 256 (the sampler's o spans [-T, 100T], T = target·scale)", func(p *Params) *float64 { return &p.Scale }},
 	{"rlcc-min-rate", nicsdk.DefaultMinRate, "RL-CC lowest rate, a fraction of line rate above 0", func(p *Params) *float64 { return &p.MinRate }},
 	{"rlcc-init-rate", nicsdk.DefaultInitRate, "RL-CC rate of a new flow, a fraction of line rate from the min rate to 1", func(p *Params) *float64 { return &p.InitRate }},
+	{"rlcc-base-rtt", 0, "RL-CC base RTT in µs, the path's RTT in an empty system (the papers' base-RTT), up to 1e6; 0 learns it as each flow's smallest RTT seen", func(p *Params) *float64 { return &p.BaseRTT }},
 }
 
 // Set sets the parameter f.
@@ -52,6 +55,11 @@ func (f ParamField) Get(p Params) float64 { return *f.field(&p) }
 func (p Params) Fixed() (nicsdk.Params, error) {
 	fp, err := nicsdk.NewParams(p.Target, p.Beta, p.Scale, p.MinRate, p.InitRate)
 	if err == nil {
+		ns := math.Round(p.BaseRTT * 1000)
+		if !(ns >= 0 && ns <= nicsdk.MaxBaseRTT) {
+			return nicsdk.Params{}, fmt.Errorf("--rlcc-base-rtt %v: want 0 (learned) to 1e6 µs", p.BaseRTT)
+		}
+		fp.BaseRTT = uint32(ns)
 		return fp, nil
 	}
 	for _, f := range ParamFields {

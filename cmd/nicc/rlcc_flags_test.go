@@ -223,6 +223,8 @@ func TestRLCCParamFlagsBad(t *testing.T) {
 		{[]string{"--rlcc-target", "NaN"}, "nicc: --rlcc-target NaN: nicsdk: rl-cc target NaN is out of range\n"},
 		{[]string{"--rlcc-init-rate", "2"}, "nicc: --rlcc-init-rate 2: nicsdk: rl-cc rates: want 0 < min rate (1049) <= init rate (2097152) <= 1048576 (fxp20)\n"},
 		{[]string{"--rlcc-min-rate", "0.5", "--rlcc-init-rate", "0.1"}, "nicc: --rlcc-min-rate 0.5 --rlcc-init-rate 0.1: nicsdk: rl-cc rates: want 0 < min rate (524288) <= init rate (104858) <= 1048576 (fxp20)\n"},
+		{[]string{"--rlcc-base-rtt", "-1"}, "nicc: --rlcc-base-rtt -1: want 0 (learned) to 1e6 µs\n"},
+		{[]string{"--rlcc-base-rtt", "2e6"}, "nicc: --rlcc-base-rtt 2e+06: want 0 (learned) to 1e6 µs\n"},
 	} {
 		for _, cmd := range cmds {
 			wantBadInput(t, c.want, append(append([]string{}, cmd...), c.flags...)...)
@@ -241,5 +243,32 @@ func TestIntTargetAlias(t *testing.T) {
 	code, stdout, stderr := nicc(t, "diff", models+"rlcc_teacher.json", "--samples", "500")
 	if code != exitOK || !strings.HasPrefix(line(stdout, "against"), "against int: integer network w16/a16") {
 		t.Errorf("diff: exit %d, against line %q; stderr %s", code, line(stdout, "against"), stderr)
+	}
+}
+
+// --rlcc-base-rtt configures the base RTT the handler starts every flow with: it is in the
+// emitted parameters and the report, and the compile verifies (golden == host C == fwsim) with it.
+func TestCompileBaseRTT(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "c")
+	var r struct {
+		Params struct {
+			BaseRTT uint32 `json:"base_rtt_ns"`
+		} `json:"rlcc_params"`
+		Verify struct {
+			Mismatches int    `json:"mismatches"`
+			Vectors    int    `json:"vectors"`
+			UBSan      string `json:"ubsan"`
+		} `json:"verify"`
+	}
+	jsonOf(t, &r, "compile", models+"rlcc_xgb.json", "--out", out, "--vectors", "5000", "--rlcc-base-rtt", "4.02")
+	if v := r.Verify; r.Params.BaseRTT != 4020 || v.Mismatches != 0 || v.Vectors < 5000 || v.UBSan != "clean" {
+		t.Errorf("report: base RTT %d ns, verify %+v; want 4020 and 0 mismatches over 5000 vectors, UBSan clean", r.Params.BaseRTT, v)
+	}
+	c, err := os.ReadFile(filepath.Join(out, "handler.c"))
+	if err != nil || !strings.Contains(string(c), ".base_rtt_ns = 4020u,") {
+		t.Errorf("handler.c does not set .base_rtt_ns = 4020u: %v", err)
+	}
+	if code, stdout, _ := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--force", "--vectors", "2000", "--rlcc-base-rtt", "4.02"); code != exitOK || !strings.Contains(stdout, "base RTT 4.02 µs") {
+		t.Errorf("text report: exit %d, no base RTT line:\n%s", code, stdout)
 	}
 }

@@ -14,10 +14,10 @@
  *   fxpmul  a b -> r          fxpdiv  a b -> r
  *   infl    rtt base -> r     sqrt    rate -> r       mult  y -> m
  *   div     a d -> q          (rlcc_div_q16: d != 0, a < d * 2^16)
- *   obsmin  params[5] -> o    obs     infl sqrt params[5] -> o
- *   update  rate m params[5] -> r
- *   event   params[5] coef[5] ctx[12] event[6] -> rate ctx[12]
- *   eventx  params[5] coef[5] words out ctx[12] event[6] -> rate ctx[12]
+ *   obsmin  params[6] -> o    obs     infl sqrt params[6] -> o
+ *   update  rate m params[6] -> r
+ *   event   params[6] coef[5] ctx[12] event[6] -> rate ctx[12]
+ *   eventx  params[6] coef[5] words out ctx[12] event[6] -> rate ctx[12]
  *           (rlcc_on_event_ex with test_policy_st keeping words words, returning out)
  */
 #include <stddef.h>
@@ -28,6 +28,8 @@
 #include "rlcc.h"
 #include "testpolicy.h"
 
+#define PW 6 /* words of struct rlcc_params on the input line */
+
 static struct rlcc_params params_of(const uint32_t *w)
 {
 	struct rlcc_params p;
@@ -36,6 +38,7 @@ static struct rlcc_params params_of(const uint32_t *w)
 	p.scale = w[2];
 	p.min_rate = w[3];
 	p.init_rate = w[4];
+	p.base_rtt_ns = w[5];
 	return p;
 }
 
@@ -100,25 +103,25 @@ static int record(const char *mode, const uint32_t *in, uint32_t *out, size_t *n
 		*nin = 1;
 		if (in) out[0] = rlcc_multiplier(rlcc_u32_to_i32(in[0]));
 	} else if (strcmp(mode, "obsmin") == 0) {
-		*nin = 5;
+		*nin = PW;
 		if (in) {
 			p = params_of(in);
 			out[0] = (uint32_t)rlcc_obs_min(&p);
 		}
 	} else if (strcmp(mode, "obs") == 0) {
-		*nin = 7;
+		*nin = 2 + PW;
 		if (in) {
 			p = params_of(in + 2);
 			out[0] = (uint32_t)rlcc_observation(in[0], in[1], &p);
 		}
 	} else if (strcmp(mode, "update") == 0) {
-		*nin = 7;
+		*nin = 2 + PW;
 		if (in) {
 			p = params_of(in + 2);
 			out[0] = rlcc_update_rate(in[0], in[1], &p);
 		}
 	} else if (strcmp(mode, "event") == 0) {
-		*nin = 5 + 5 + NICC_CTX_WORDS + NICC_EVENT_BYTES / 4;
+		*nin = PW + 5 + NICC_CTX_WORDS + NICC_EVENT_BYTES / 4;
 		*nout = 1 + NICC_CTX_WORDS;
 		if (in) {
 			struct nicc_flow_ctx ctx;
@@ -126,14 +129,14 @@ static int record(const char *mode, const uint32_t *in, uint32_t *out, size_t *n
 			int i;
 			p = params_of(in);
 			for (i = 0; i < 5; i++)
-				test_coef[i] = rlcc_u32_to_i32(in[5 + i]);
-			memcpy(ctx.data, in + 10, sizeof ctx.data);
-			memcpy(&ev, in + 10 + NICC_CTX_WORDS, sizeof ev);
+				test_coef[i] = rlcc_u32_to_i32(in[PW + i]);
+			memcpy(ctx.data, in + PW + 5, sizeof ctx.data);
+			memcpy(&ev, in + PW + 5 + NICC_CTX_WORDS, sizeof ev);
 			out[0] = rlcc_on_event(&ev, &ctx, &p, test_policy);
 			memcpy(out + 1, ctx.data, sizeof ctx.data);
 		}
 	} else if (strcmp(mode, "eventx") == 0) {
-		*nin = 5 + 5 + 2 + NICC_CTX_WORDS + NICC_EVENT_BYTES / 4;
+		*nin = PW + 5 + 2 + NICC_CTX_WORDS + NICC_EVENT_BYTES / 4;
 		*nout = 1 + NICC_CTX_WORDS;
 		if (in) {
 			struct nicc_flow_ctx ctx;
@@ -141,11 +144,11 @@ static int record(const char *mode, const uint32_t *in, uint32_t *out, size_t *n
 			int i;
 			p = params_of(in);
 			for (i = 0; i < 5; i++)
-				test_coef[i] = rlcc_u32_to_i32(in[5 + i]);
-			test_words = in[10];
-			test_out = (int)in[11];
-			memcpy(ctx.data, in + 12, sizeof ctx.data);
-			memcpy(&ev, in + 12 + NICC_CTX_WORDS, sizeof ev);
+				test_coef[i] = rlcc_u32_to_i32(in[PW + i]);
+			test_words = in[PW + 5];
+			test_out = (int)in[PW + 6];
+			memcpy(ctx.data, in + PW + 7, sizeof ctx.data);
+			memcpy(&ev, in + PW + 7 + NICC_CTX_WORDS, sizeof ev);
 			out[0] = rlcc_on_event_ex(&ev, &ctx, &p, test_policy_st, test_words, test_out);
 			memcpy(out + 1, ctx.data, sizeof ctx.data);
 		}
