@@ -51,6 +51,19 @@ var Defaults = Config{LinkGbps: 100, PropNs: 1000, MTU: 4096, ProbeBytes: 64, Bu
 // 100 KB, Kmax 400 KB, Pmax 20%.
 var DefaultECN = ECN{KminBytes: 100 << 10, KmaxBytes: 400 << 10, Pmax: 0.2}
 
+// BaseRTTNs is the path's RTT in an empty network, in ns: a probe's four link delays and four
+// serializations (what Result.BaseRTTUs reports, and what an RL-CC handler's configured
+// base RTT should be in this network).
+func (c Config) BaseRTTNs() (uint32, error) {
+	r, err := c.resolved()
+	if err != nil {
+		return 0, err
+	}
+	return uint32(r.baseRTTPs() / 1000), nil
+}
+
+func (c Config) baseRTTPs() int64 { return 4*c.PropNs*1000 + 4*c.serPs(c.ProbeBytes) }
+
 // resolved is c with its defaults filled in, checked.
 func (c Config) resolved() (Config, error) {
 	d := Defaults

@@ -10,8 +10,11 @@
 //   - Hosts: each flow has a rate limiter; a host's scheduler sends the burst of the flow
 //     due first (flows due together in the order they became ready: round-robin) on the
 //     host's uplink at line rate. A burst is what the flow's rate sends in BurstNs, in whole
-//     MTU packets, one to BurstBytes; an RTT probe follows every burst. The next burst is
-//     due one burst's worth of time at the flow's rate after this one started.
+//     MTU packets, one to BurstBytes; an RTT probe follows a burst when the flow has none in
+//     flight, so a flow decides about once an RTT however fast it sends (a probe after every
+//     burst made a fast flow cut its rate many times on one stale RTT, and a slow flow wait
+//     milliseconds between decisions). The next burst is due one burst's worth of time at
+//     the flow's rate after this one started.
 //   - Switch: one FIFO per egress port, packet by packet, sharing a BufferBytes buffer;
 //     data that does not fit is dropped (drop-tail), unless Config.PFC pauses the senders'
 //     data first. With Config.ECN, data is marked RED

@@ -136,7 +136,7 @@ func (s *sim) result() *Result {
 		}
 		r.Jain = jain(rates)
 	}
-	base := 4*c.PropNs*1000 + 4*c.serPs(c.ProbeBytes)
+	base := c.baseRTTPs()
 	r.BaseRTTUs = float64(base) / 1e6
 	if s.stats.rtts > 0 {
 		r.RTTInflation = s.stats.rttSum / float64(s.stats.rtts) / float64(base)

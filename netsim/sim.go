@@ -45,6 +45,7 @@ type flowState struct {
 	lastCNP   int64
 	finished  int64 // when its last byte arrived (finite flows), else -1
 	started   bool
+	probing   bool // an RTT probe of the flow is in flight
 }
 
 type host struct {
@@ -203,7 +204,8 @@ func (s *sim) wakeHost(hi int, at int64) {
 	s.q.push(event{at: at, kind: evHostSend, idx: int32(hi)})
 }
 
-// hostSend sends the burst of the ready flow that is due first, then its RTT probe.
+// hostSend sends the burst of the ready flow that is due first, then its RTT probe when it has
+// none in flight.
 func (s *sim) hostSend(hi int, at int64) {
 	h := &s.hosts[hi]
 	if at != h.wake {
@@ -247,9 +249,12 @@ func (s *sim) sendBurst(i int) {
 		t += s.cfg.serPs(size)
 		s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst)}})
 	}
-	probeSent := t
-	t += s.cfg.serPs(s.cfg.ProbeBytes)
-	s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: probeSent}})
+	if !f.probing {
+		f.probing = true
+		probeSent := t
+		t += s.cfg.serPs(s.cfg.ProbeBytes)
+		s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: probeSent}})
+	}
 	h.uplink = t
 	f.sent += int64(burst)
 	f.sinceTick += uint32(burst)
@@ -362,6 +367,7 @@ func (s *sim) hostArrive(pk packet) {
 	case pktProbe:
 		s.control(packet{kind: pktReply, flow: pk.flow, size: int32(s.cfg.ProbeBytes), dst: int32(f.Src), sent: pk.sent})
 	case pktReply:
+		f.probing = false
 		if s.inWindow() {
 			s.stats.rttSum += float64(s.now - pk.sent)
 			s.stats.rtts++
