@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,11 +31,21 @@ type ADPGOptions struct {
 	Flows      []int // training scenarios, many-to-one; nil is 2, 4, 8
 	DurationNs int64 // a rollout's simulated time
 	Params     Params
-	// EvalFlows are the unseen many-to-one scenarios the trained policy is measured on (20 ms
-	// each); nil is 16 and 128.
+	// ActionPenalty is train.Options.ActionPenalty (0: pure ADPG).
+	ActionPenalty float64
+	// EvalFlows are the unseen many-to-one scenarios the trained policy is measured on
+	// (EvalNs each); nil is 16 and 128.
 	EvalFlows []int
 	Progress  ProgressFunc
 }
+
+// TrainEvalNs is how long nicc train measures the trained policy on each unseen scenario:
+// 100 ms, whose second half is past the start's congestion (128 flows starting at line rate
+// take about 15 ms to drain it, deciding once an RTT).
+const TrainEvalNs = 100_000_000
+
+// DefaultActionPenalty is nicc train's λ (train.DefaultActionPenalty).
+const DefaultActionPenalty = train.DefaultActionPenalty
 
 // TrainedPolicy and TrainCurve are the files nicc train writes into its output directory.
 const (
@@ -73,7 +84,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 		prog = func(step, total int, _ train.Point) { opt.Progress("train", step, total) }
 	}
 	res, err := train.Train(train.Options{Iterations: opt.Iterations, Seed: opt.Seed, LR: opt.LR, Flows: opt.Flows,
-		DurationNs: opt.DurationNs, Params: p, Progress: prog})
+		DurationNs: opt.DurationNs, Params: p, ActionPenalty: opt.ActionPenalty, Progress: prog})
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +128,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 		evalFlows = []int{16, 128}
 	}
 	for _, n := range evalFlows {
-		s, err := Sim(SimOptions{Scenario: "many-to-one", Flows: n, Policy: r.Policy, Params: p, Net: netsim.Config{DurationNs: 20_000_000}})
+		s, err := Sim(SimOptions{Scenario: "many-to-one", Flows: n, Policy: r.Policy, Params: p, Net: netsim.Config{DurationNs: TrainEvalNs}})
 		if err != nil {
 			return nil, err
 		}
@@ -133,8 +144,9 @@ func (r *TrainReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "reward\tmean |δ| %.4f → %.4f, mean δ %.4f → %.4f (δ = target − max(inflation − β, 0)·√rate)\n",
 		r.First.MeanAbs, r.Last.MeanAbs, r.First.MeanDelta, r.Last.MeanDelta)
 	for _, e := range r.Eval {
-		fmt.Fprintf(tw, "unseen\t%s: SU %.2f%%, FR %.1f, Jain %.4f, QL %s µs (p99 %s), DR %s Gb/s\n", e.Scenario, e.Utilization,
-			e.Fairness, e.Jain, num3(e.QueueMeanUs), num3(e.QueueP99Us), num3(e.DropGbps))
+		theory := r.Params.TargetReal*math.Sqrt(float64(e.Flows)) + r.Params.BetaReal
+		fmt.Fprintf(tw, "unseen\t%s: SU %.2f%%, FR %.1f, Jain %.4f, QL %s µs (p99 %s), DR %s Gb/s, RTT inflation %.3f (Eq. 2: %.3f)\n", e.Scenario, e.Utilization,
+			e.Fairness, e.Jain, num3(e.QueueMeanUs), num3(e.QueueP99Us), num3(e.DropGbps), e.RTTInflation, theory)
 	}
 	fmt.Fprintf(tw, "wrote\t%s, %s, %s, %s\n", r.Policy, r.ONNX, r.Curve, strings.Join(r.Plots, ", "))
 	return tw.Flush()

@@ -96,7 +96,7 @@ $nicc sim many-to-one --flows 16 --policy swift --duration 4ms
 
 echo
 echo "== nicc diff --closed-loop: the ADPG-trained policy (nicc train's defaults) against its compiled 10×4 trees, each deciding in the same networks"
-$nicc compile testdata/models/rlcc_adpg.json --target trees --out "$tmp/adpg-trees" > /dev/null
+$nicc compile testdata/models/rlcc_adpg.json --target trees --out "$tmp/adpg-trees" --rlcc-base-rtt 4.02 > /dev/null
 $nicc diff testdata/models/rlcc_adpg.json --closed-loop --against "$tmp/adpg-trees" \
-  --runs many-to-one:8,many-to-one:64,all-to-all:8,long-short:2 ||
+  --runs many-to-one:16,many-to-one:128,all-to-all:8,long-short:2 ||
   echo "(exit $?: the scenarios named above are out of tolerance; CI gates on this exit code)"

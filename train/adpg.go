@@ -9,6 +9,12 @@
 // window (a_{t-1}, o_t, a_{t-2}, o_{t-1}) → 12 → 12 → 1, ReLU, no biases, tanh, its action
 // mapped to the rate multiplier by the handler. Rollouts run many-to-one with 2, 4 and 8
 // flows; everything else is left unseen for evaluation. A seed gives the same training.
+//
+// The policy reads o_t = −scale·δ_t, so that sum is the gradient of Σ −o_t·π(x_t)/scale,
+// which the bang-bang y = −sign(o) maximises: trained so, the flows of one bottleneck settle
+// at unequal rates (many-to-one 16→1: fairness 15 to 17). Options.ActionPenalty λ adds
+// −λ·π(x_t)²/2 to each decision's reward, so the weight becomes δ_t − λ·y_t and the optimum
+// the proportional y = −o/(λ·scale), clipped. λ = 0 is the papers' ADPG unchanged.
 package train
 
 import (
@@ -21,6 +27,15 @@ import (
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
 )
+
+// DefaultActionPenalty is λ = 1/6: the proportional optimum y = −o/(λ·scale) has gain 1/2 at
+// the papers' scale 12, which shares a bottleneck fairly from 16 to 1024 flows.
+const DefaultActionPenalty = 1.0 / 6
+
+// DefaultRolloutNs is a rollout's simulated time: 10 ms. Every flow starts at line rate and
+// decides about once an RTT, so the first few ms are the start's congestion; a rollout that
+// short teaches little else.
+const DefaultRolloutNs = 10_000_000
 
 // Hidden is the MLP's width.
 const Hidden = 12
@@ -163,16 +178,16 @@ func (a *adam) step(p, g *mlp) {
 
 // rollout runs the policy on scen in netsim and returns the gradient of the ADPG objective,
 // the mean δ and mean |δ| over its decisions, and how many decisions it made.
-func rollout(pol *mlp, scen netsim.Scenario, p nicsdk.Params, cfg netsim.Config) (*mlp, float64, float64, int, error) {
+func rollout(pol *mlp, scen netsim.Scenario, p nicsdk.Params, cfg netsim.Config, penalty float64) (*mlp, float64, float64, int, error) {
 	_, _, scale := rlcc.Real(p)
 	type decision struct {
-		x     []float64
-		delta float64
+		x        []float64
+		delta, y float64
 	}
 	var ds []decision
 	ctrl := &netsim.FloatRLCC{Label: "training", Params: p, Policy: func(_ uint32, x []float64) float64 {
 		y, _, _ := pol.forward(x)
-		ds = append(ds, decision{x: append([]float64(nil), x...), delta: -x[1] / scale})
+		ds = append(ds, decision{x: append([]float64(nil), x...), delta: -x[1] / scale, y: y})
 		return y
 	}}
 	if _, err := netsim.Run(scen, ctrl, cfg); err != nil {
@@ -181,7 +196,7 @@ func rollout(pol *mlp, scen netsim.Scenario, p nicsdk.Params, cfg netsim.Config)
 	g := pol.zero()
 	var sum, abs float64
 	for _, d := range ds {
-		pol.addGrad(g, d.x, d.delta/float64(len(ds)))
+		pol.addGrad(g, d.x, (d.delta-penalty*d.y)/float64(len(ds)))
 		sum += d.delta
 		abs += math.Abs(d.delta)
 	}
@@ -197,8 +212,11 @@ type Options struct {
 	Seed       uint64        // the initial weights' and the rollouts' seed
 	LR         float64       // Adam's step; 0 is 1e-3
 	Flows      []int         // the many-to-one training scenarios; nil is 2, 4 and 8 flows
-	DurationNs int64         // a rollout's simulated time; 0 is 5 ms
+	DurationNs int64         // a rollout's simulated time; 0 is DefaultRolloutNs
 	Params     nicsdk.Params // the RL-CC parameters (target, β, ...)
+	// ActionPenalty is λ of the package doc, at least 0: 0 is pure ADPG, DefaultActionPenalty
+	// the value that trains a fair policy.
+	ActionPenalty float64
 	// Progress, if set, hears of each step: its number, the total and its point of the curve.
 	Progress func(step, total int, p Point)
 }
@@ -229,11 +247,14 @@ func Train(opt Options) (*Result, error) {
 	if !(opt.LR > 0 && opt.LR < 1) {
 		return nil, fmt.Errorf("train: learning rate %v: want it in (0, 1)", opt.LR)
 	}
+	if !(opt.ActionPenalty >= 0 && opt.ActionPenalty <= 100) {
+		return nil, fmt.Errorf("train: action penalty %v: want 0 to 100", opt.ActionPenalty)
+	}
 	if opt.Flows == nil {
 		opt.Flows = []int{2, 4, 8}
 	}
 	if opt.DurationNs == 0 {
-		opt.DurationNs = 5_000_000
+		opt.DurationNs = DefaultRolloutNs
 	}
 	if err := opt.Params.Validate(); err != nil {
 		return nil, err
@@ -254,7 +275,7 @@ func Train(opt Options) (*Result, error) {
 		pt := Point{Step: step}
 		for k, s := range scens {
 			cfg := netsim.Config{DurationNs: opt.DurationNs, WarmupNs: 1, Seed: opt.Seed + uint64(step*len(scens)+k)}
-			g, mean, abs, n, err := rollout(pol, s, opt.Params, cfg)
+			g, mean, abs, n, err := rollout(pol, s, opt.Params, cfg, opt.ActionPenalty)
 			if err != nil {
 				return nil, err
 			}

@@ -83,7 +83,7 @@ tree ensemble).
 			&cli.IntFlag{Name: "depth", Value: 4, Usage: "trees: depth of each tree"},
 			&cli.BoolFlag{Name: "closed-loop", Usage: "run the teacher and the compile --against DIR in nicc sim's network and compare what they do to it (see above)"},
 			&cli.StringFlag{Name: "runs", Value: compiler.FormatClosedLoopRuns(compiler.DefaultClosedLoopRuns), Usage: "closed loop: the scenarios, SCENARIO:N comma separated"},
-			&cli.StringFlag{Name: "duration", Value: "20ms", Usage: "closed loop: simulated time of each run"},
+			&cli.StringFlag{Name: "duration", Value: "100ms", Usage: "closed loop: simulated time of each run (the second half is measured; many flows starting at line rate take ~15 ms to drain the start's queue)"},
 			&cli.StringFlag{Name: "latency", Usage: "closed loop: fix every decision's time, teacher's and compile's, e.g. 500ns", DefaultText: "none for the teacher, the firmware's measured cycles"},
 			&cli.BoolFlag{Name: "golden", Usage: "closed loop: the compile's golden integer model decides instead of its firmware in fwsim"},
 			&cli.Float64Flag{Name: "max-goodput-diff", Value: compiler.DefaultMaxGoodputDiff, Usage: "closed loop: tolerance of the normalised goodput, absolute"},

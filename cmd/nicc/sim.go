@@ -155,7 +155,21 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	}
 	opt.Net.MTU = c.Int("mtu")
 	opt.Net.LinkGbps, opt.Net.BufferBytes, opt.Net.Seed = c.Float64("link-gbps"), c.Int("buffer"), c.Uint64("seed")
-	return opt, nil
+	return opt, simBaseRTT(c, &opt.Params, opt.Net)
+}
+
+// simBaseRTT gives a float policy, when --rlcc-base-rtt is not set, the simulated network's
+// empty-path RTT as its base RTT: the simulator knows the papers' base-RTT exactly.
+func simBaseRTT(c *cli.Context, p *compiler.Params, net compiler.SimNet) error {
+	if c.IsSet("rlcc-base-rtt") {
+		return nil
+	}
+	ns, err := net.BaseRTTNs()
+	if err != nil {
+		return err
+	}
+	p.BaseRTT = ns
+	return p.Validate()
 }
 
 // durationFlags parses each named time flag (20ms, 500us, 800ns) into its nanoseconds; the

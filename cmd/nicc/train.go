@@ -21,11 +21,22 @@ in nicc sim's network, the policy deciding in the handler's real-number twin, an
 gradient of every decision's output by δ = target − max(RTT-inflation − β, 0)·√rate, averaged,
 for one Adam step. A seed gives the same policy.
 
+One departure from the papers, measured: the policy reads o = −scale·δ, so pure ADPG
+(--action-penalty 0) drives it to the bang-bang y = −sign(o), and flows sharing a bottleneck
+settle at unequal rates (16→1: fairness 15 to 17, min/max × 100). --action-penalty λ weighs
+each gradient by δ − λ·y instead (the reward gains −λ·y²/2), whose optimum is the
+proportional y = −o/(λ·scale): the default λ = 1/6 trains a policy that shares fairly.
+
+The handler's base RTT is, unless --rlcc-base-rtt says otherwise, the simulated network's
+empty-path RTT (4.02 µs by default), the papers' base-RTT; compile the policy with the same
+--rlcc-base-rtt. Past about 1000 flows, a minimum rate of 1/1000 of line rate already
+oversubscribes the link: judge it there with --rlcc-min-rate 0.0001.
+
 It writes DIR/policy.json (nicc JSON: compile it, distill it, diff it, sim it), the same
 policy as DIR/policy.onnx (opset 13, float32 weights, the input names in the input's
 doc_string; the weights stay float32 values all through training, so both files hold exactly
 the policy trained), and DIR/reward_curve.csv (each step's mean δ and mean |δ|) with its plot
-(.png, .svg), and measures the policy on unseen many-to-one 16→1 and 128→1 for 20 ms each.
+(.png, .svg), and measures the policy on unseen many-to-one 16→1 and 128→1 for 100 ms each.
 Then judge what a compile of it does in closed loop:
 
   nicc compile build/train/policy.json --target trees --out build/trees
@@ -37,9 +48,10 @@ Then judge what a compile of it does in closed loop:
 			&cli.StringFlag{Name: "out", Usage: "output `DIR`", Required: true},
 			&cli.IntFlag{Name: "iterations", Value: 400, Usage: "Adam steps (each runs every training scenario once)"},
 			&cli.Float64Flag{Name: "lr", Value: 0.003, Usage: "Adam's learning rate"},
+			&cli.Float64Flag{Name: "action-penalty", Value: compiler.DefaultActionPenalty, Usage: "λ: each decision's gradient weight is δ − λ·y (0 is the papers' ADPG, which trains a bang-bang, unfair policy)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the initial weights and the rollouts"},
 			&cli.StringFlag{Name: "flows", Value: "2,4,8", Usage: "the many-to-one training scenarios' flow counts"},
-			&cli.StringFlag{Name: "rollout", Value: "3ms", Usage: "simulated time of one rollout"},
+			&cli.StringFlag{Name: "rollout", Value: "10ms", Usage: "simulated time of one rollout"},
 			jsonFlag,
 		}, rlccFlags()...),
 		Action: func(c *cli.Context) error {
@@ -48,6 +60,9 @@ Then judge what a compile of it does in closed loop:
 			}
 			p, err := rlccParams(c)
 			if err != nil {
+				return err
+			}
+			if err := simBaseRTT(c, &p, compiler.SimNet{}); err != nil {
 				return err
 			}
 			var flows []int
@@ -59,7 +74,7 @@ Then judge what a compile of it does in closed loop:
 				flows = append(flows, n)
 			}
 			opt := compiler.ADPGOptions{Out: c.String("out"), Iterations: c.Int("iterations"), Seed: c.Uint64("seed"),
-				LR: c.Float64("lr"), Flows: flows, Params: p}
+				LR: c.Float64("lr"), Flows: flows, Params: p, ActionPenalty: c.Float64("action-penalty")}
 			if err := durationFlags(c, map[string]*int64{"rollout": &opt.DurationNs}); err != nil {
 				return err
 			}
