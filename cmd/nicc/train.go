@@ -29,8 +29,9 @@ proportional y = −o/(λ·scale): the default λ = 1/6 trains a policy that sha
 
 The handler's base RTT is, unless --rlcc-base-rtt says otherwise, the simulated network's
 empty-path RTT (4.02 µs by default), the papers' base-RTT; compile the policy with the same
---rlcc-base-rtt. Past about 1000 flows, a minimum rate of 1/1000 of line rate already
-oversubscribes the link: judge it there with --rlcc-min-rate 0.0001.
+--rlcc-base-rtt. Past about 1000 flows, the default minimum rate of 1/1000 of line rate
+already oversubscribes the link: judge and compile it for many flows with --rlcc-min-rate
+0.00001 (the papers go to 8192 flows).
 
 It writes DIR/policy.json (nicc JSON: compile it, distill it, diff it, sim it), the same
 policy as DIR/policy.onnx (opset 13, float32 weights, the input names in the input's

@@ -83,7 +83,8 @@ func TestTrainReproducesTestdata(t *testing.T) {
 
 // The trained policy in testdata controls congestion where it never trained, as issue 14 asks:
 // on many-to-one 16→1, 128→1 and 1024→1 (100 ms each, the second half measured; a minimum rate
-// of 1/10000 of line rate, since 1024 flows at 1/1000 already fill the link) utilisation is at
+// of 1/100000 of line rate, since 1024 flows at the default 1/1000 already fill the link, and the
+// papers go to 8192 flows) utilisation is at
 // least 90%, nothing is dropped, the mean RTT inflation is within 25% of the NIC paper's Eq. 2,
 // target·√N + β, and at 16 and 128 flows fairness (min/max × 100) is at least 80.
 func TestTrainedPolicyControlsCongestion(t *testing.T) {
@@ -96,7 +97,7 @@ func TestTrainedPolicyControlsCongestion(t *testing.T) {
 			Inflation float64 `json:"rtt_inflation"`
 		}
 		jsonOf(t, &r, "sim", "many-to-one", "--flows", strconv.Itoa(n), "--policy", models+"rlcc_adpg.json",
-			"--rlcc-min-rate", "0.0001", "--duration", "100ms")
+			"--rlcc-min-rate", "0.00001", "--duration", "100ms")
 		theory := 0.064*math.Sqrt(float64(n)) + 1.5
 		if r.SU < 90 || r.DR != 0 || math.Abs(r.Inflation/theory-1) > 0.25 || n <= 128 && r.FR < 80 {
 			t.Errorf("%d→1: %+v (Eq. 2: %.3f); want SU ≥ 90, DR 0, inflation within 25%% of Eq. 2, FR ≥ 80 up to 128 flows", n, r, theory)
