@@ -89,14 +89,14 @@ echo "== nicc diff: the float LSTM against its integer network, per value along 
 $nicc diff testdata/models/rlcc_lstm.onnx --samples 5000
 
 echo
-echo "== nicc sim: closed loop, 16 flows into one receiver; the compiled firmware decides in fwsim, its measured cycles its latency, against Swift in the same network"
-$nicc sim many-to-one --flows 16 --policy "$tmp/rlcc" --duration 4ms
+echo "== nicc sim: closed loop, 16 flows into one receiver; the ADPG-trained policy (nicc train's defaults), compiled to 10×4 trees, decides in fwsim, its measured cycles its latency, against Swift in the same network"
+$nicc compile testdata/models/rlcc_adpg.json --target trees --out "$tmp/adpg-trees" --rlcc-base-rtt 4.02 > /dev/null
+$nicc sim many-to-one --flows 16 --policy "$tmp/adpg-trees" --duration 100ms
 echo
-$nicc sim many-to-one --flows 16 --policy swift --duration 4ms
+$nicc sim many-to-one --flows 16 --policy swift --duration 100ms
 
 echo
-echo "== nicc diff --closed-loop: the ADPG-trained policy (nicc train's defaults) against its compiled 10×4 trees, each deciding in the same networks"
-$nicc compile testdata/models/rlcc_adpg.json --target trees --out "$tmp/adpg-trees" --rlcc-base-rtt 4.02 > /dev/null
+echo "== nicc diff --closed-loop: the trained policy against those trees, each deciding in the same networks"
 $nicc diff testdata/models/rlcc_adpg.json --closed-loop --against "$tmp/adpg-trees" \
   --runs many-to-one:16,many-to-one:128,all-to-all:8,long-short:2 ||
   echo "(exit $?: the scenarios named above are out of tolerance; CI gates on this exit code)"
