@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -31,6 +32,8 @@ type ADPGOptions struct {
 	Flows      []int // training scenarios, many-to-one; nil is 2, 4, 8
 	DurationNs int64 // a rollout's simulated time
 	Params     Params
+	// Policy is train.PolicyMLP ("" too) or train.PolicyLSTM.
+	Policy string
 	// ActionPenalty is train.Options.ActionPenalty (0: pure ADPG).
 	ActionPenalty float64
 	// EvalFlows are the unseen many-to-one scenarios the trained policy is measured on
@@ -44,6 +47,12 @@ type ADPGOptions struct {
 // take about 15 ms to drain it, deciding once an RTT).
 const TrainEvalNs = 100_000_000
 
+// The policies nicc train trains (--policy).
+const (
+	TrainMLP  = train.PolicyMLP
+	TrainLSTM = train.PolicyLSTM
+)
+
 // DefaultActionPenalty is nicc train's λ (train.DefaultActionPenalty).
 const DefaultActionPenalty = train.DefaultActionPenalty
 
@@ -56,9 +65,11 @@ const (
 
 // TrainReport is what nicc train did.
 type TrainReport struct {
-	Policy     string       `json:"policy"` // the trained model's file
-	ONNX       string       `json:"onnx"`   // the same policy as ONNX
-	Curve      string       `json:"curve"`  // the reward curve's CSV
+	Policy     string       `json:"policy"`         // the trained model's file
+	ONNX       string       `json:"onnx,omitempty"` // the same policy as ONNX (dense networks)
+	Kind       string       `json:"policy_kind"`    // mlp or lstm
+	Notes      []string     `json:"notes,omitempty"`
+	Curve      string       `json:"curve"` // the reward curve's CSV
 	Iterations int          `json:"iterations"`
 	Flows      []int        `json:"training_flows"`
 	Seed       uint64       `json:"seed"`
@@ -84,7 +95,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 		prog = func(step, total int, _ train.Point) { opt.Progress("train", step, total) }
 	}
 	res, err := train.Train(train.Options{Iterations: opt.Iterations, Seed: opt.Seed, LR: opt.LR, Flows: opt.Flows,
-		DurationNs: opt.DurationNs, Params: p, ActionPenalty: opt.ActionPenalty, Progress: prog})
+		DurationNs: opt.DurationNs, Params: p, ActionPenalty: opt.ActionPenalty, Policy: opt.Policy, Progress: prog})
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +104,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	}
 	r := &TrainReport{Policy: filepath.Join(opt.Out, TrainedPolicy), Curve: filepath.Join(opt.Out, TrainCurve),
 		Iterations: opt.Iterations, Flows: opt.Flows, Seed: opt.Seed, First: res.Curve[0], Last: res.Curve[len(res.Curve)-1],
-		Params: newRLCCParams(p)}
+		Params: newRLCCParams(p), Kind: cmp.Or(opt.Policy, train.PolicyMLP)}
 	if r.Flows == nil {
 		r.Flows = []int{2, 4, 8}
 	}
@@ -104,13 +115,17 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if err := writeOut(r.Policy, js); err != nil {
 		return nil, err
 	}
-	r.ONNX = filepath.Join(opt.Out, TrainedONNX)
-	pb, err := onnx.Encode(res.Model)
-	if err != nil {
-		return nil, err
-	}
-	if err := writeOut(r.ONNX, pb); err != nil {
-		return nil, err
+	if opt.Policy == train.PolicyLSTM {
+		r.Notes = append(r.Notes, "no policy.onnx for the LSTM: nicc's ONNX export writes dense networks; compile, sim and diff read policy.json")
+	} else {
+		r.ONNX = filepath.Join(opt.Out, TrainedONNX)
+		pb, err := onnx.Encode(res.Model)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeOut(r.ONNX, pb); err != nil {
+			return nil, err
+		}
 	}
 	var csv bytes.Buffer
 	csv.WriteString("step,mean_delta,mean_abs_delta,decisions\n")
@@ -140,7 +155,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 // WriteText prints the training's summary for a terminal.
 func (r *TrainReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "trained\t%d ADPG steps on many-to-one %v, seed %d (%s)\n", r.Iterations, r.Flows, r.Seed, r.Params)
+	fmt.Fprintf(tw, "trained\t%s, %d ADPG steps on many-to-one %v, seed %d (%s)\n", r.Kind, r.Iterations, r.Flows, r.Seed, r.Params)
 	fmt.Fprintf(tw, "reward\tmean |δ| %.4f → %.4f, mean δ %.4f → %.4f (δ = target − max(inflation − β, 0)·√rate)\n",
 		r.First.MeanAbs, r.Last.MeanAbs, r.First.MeanDelta, r.Last.MeanDelta)
 	for _, e := range r.Eval {
@@ -148,7 +163,14 @@ func (r *TrainReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "unseen\t%s: SU %.2f%%, FR %.1f, Jain %.4f, QL %s µs (p99 %s), DR %s Gb/s, RTT inflation %.3f (Eq. 2: %.3f)\n", e.Scenario, e.Utilization,
 			e.Fairness, e.Jain, num3(e.QueueMeanUs), num3(e.QueueP99Us), num3(e.DropGbps), e.RTTInflation, theory)
 	}
-	fmt.Fprintf(tw, "wrote\t%s, %s, %s, %s\n", r.Policy, r.ONNX, r.Curve, strings.Join(r.Plots, ", "))
+	files := []string{r.Policy}
+	if r.ONNX != "" {
+		files = append(files, r.ONNX)
+	}
+	fmt.Fprintf(tw, "wrote\t%s\n", strings.Join(append(append(files, r.Curve), r.Plots...), ", "))
+	for _, n := range r.Notes {
+		fmt.Fprintf(tw, "note\t%s\n", n)
+	}
 	return tw.Flush()
 }
 

@@ -15,7 +15,8 @@ func trainCommand() *cli.Command {
 		Usage:     "train an RL-CC policy in closed loop (ADPG in nicc's network simulator) and write it as a nicc model",
 		ArgsUsage: " ",
 		Description: `Trains the RL-CC MLP, (a_{t-1}, o_t, a_{t-2}, o_{t-1}) → 12 → 12 → 1 (ReLU, no biases,
-tanh), with ADPG, the RL-CC papers' deterministic on-policy gradient: each step runs one
+tanh), or with --policy lstm the RL-CC LSTM (the window → 12 ReLU → LSTM 12 → 1 tanh, each
+flow with its own h and c, backpropagated through each flow's whole rollout), with ADPG, the RL-CC papers' deterministic on-policy gradient: each step runs one
 rollout of every training scenario (many-to-one with --flows flows, by default 2, 4 and 8)
 in nicc sim's network, the policy deciding in the handler's real-number twin, and weighs the
 gradient of every decision's output by δ = target − max(RTT-inflation − β, 0)·√rate, averaged,
@@ -44,7 +45,8 @@ Then judge what a compile of it does in closed loop:
   nicc diff build/train/policy.json --closed-loop --against build/trees
 
   nicc train --out build/train
-  nicc train --out build/train --iterations 1000 --lr 0.003 --seed 7 --rlcc-target 0.05`,
+  nicc train --out build/train --iterations 1000 --lr 0.003 --seed 7 --rlcc-target 0.05
+  nicc train --out build/train-lstm --policy lstm`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "output `DIR`", Required: true},
 			&cli.IntFlag{Name: "iterations", Value: 400, Usage: "Adam steps (each runs every training scenario once)"},
@@ -52,6 +54,7 @@ Then judge what a compile of it does in closed loop:
 			&cli.Float64Flag{Name: "action-penalty", Value: compiler.DefaultActionPenalty, Usage: "λ: each decision's gradient weight is δ − λ·y (0 is the papers' ADPG, which trains a bang-bang, unfair policy)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the initial weights and the rollouts"},
 			&cli.StringFlag{Name: "flows", Value: "2,4,8", Usage: "the many-to-one training scenarios' flow counts"},
+			&cli.StringFlag{Name: "policy", Value: compiler.TrainMLP, Usage: "what to train: mlp (4 → 12 → 12 → 1) or lstm (4 → 12 ReLU → LSTM 12 → 1 tanh, the testdata LSTM's shape; backpropagated through each flow's whole rollout)"},
 			&cli.StringFlag{Name: "rollout", Value: "10ms", Usage: "simulated time of one rollout"},
 			jsonFlag,
 		}, rlccFlags()...),
@@ -75,7 +78,7 @@ Then judge what a compile of it does in closed loop:
 				flows = append(flows, n)
 			}
 			opt := compiler.ADPGOptions{Out: c.String("out"), Iterations: c.Int("iterations"), Seed: c.Uint64("seed"),
-				LR: c.Float64("lr"), Flows: flows, Params: p, ActionPenalty: c.Float64("action-penalty")}
+				LR: c.Float64("lr"), Flows: flows, Params: p, ActionPenalty: c.Float64("action-penalty"), Policy: c.String("policy")}
 			if err := durationFlags(c, map[string]*int64{"rollout": &opt.DurationNs}); err != nil {
 				return err
 			}

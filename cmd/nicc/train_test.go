@@ -105,3 +105,33 @@ func TestTrainedPolicyControlsCongestion(t *testing.T) {
 		t.Logf("%d→1: SU %.2f%%, FR %.1f, QL %.2f µs, DR %v, inflation %.3f (Eq. 2: %.3f)", n, r.SU, r.FR, r.QL, r.DR, r.Inflation, theory)
 	}
 }
+
+// nicc train --policy lstm trains the testdata LSTM's shape and writes it as nicc JSON (an
+// LSTM nicc reads back, inspects and simulates); the ONNX export is for dense networks, which
+// the report says.
+func TestTrainLSTM(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lstm")
+	var r struct {
+		Policy string   `json:"policy"`
+		ONNX   string   `json:"onnx"`
+		Kind   string   `json:"policy_kind"`
+		Notes  []string `json:"notes"`
+		First  struct {
+			MeanAbs float64 `json:"mean_abs_delta"`
+		} `json:"first"`
+		Last struct {
+			MeanAbs float64 `json:"mean_abs_delta"`
+		} `json:"last"`
+	}
+	jsonOf(t, &r, "train", "--out", dir, "--policy", "lstm", "--iterations", "30")
+	if r.Kind != "lstm" || r.ONNX != "" || len(r.Notes) != 1 || !(r.Last.MeanAbs < r.First.MeanAbs) {
+		t.Errorf("train --policy lstm: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "policy.onnx")); err == nil {
+		t.Error("an ONNX file for the LSTM")
+	}
+	if code, out, _ := nicc(t, "inspect", r.Policy); code != exitOK || !strings.Contains(out, "4 → 12 relu → LSTM 12 → 1 tanh") {
+		t.Errorf("inspect: exit %d\n%s", code, out)
+	}
+	wantBadInput(t, "nicc: train: policy \"gru\": want mlp or lstm\n", "train", "--out", dir, "--policy", "gru", "--iterations", "1")
+}
