@@ -65,11 +65,10 @@ const (
 
 // TrainReport is what nicc train did.
 type TrainReport struct {
-	Policy     string       `json:"policy"`         // the trained model's file
-	ONNX       string       `json:"onnx,omitempty"` // the same policy as ONNX (dense networks)
-	Kind       string       `json:"policy_kind"`    // mlp or lstm
-	Notes      []string     `json:"notes,omitempty"`
-	Curve      string       `json:"curve"` // the reward curve's CSV
+	Policy     string       `json:"policy"`      // the trained model's file
+	ONNX       string       `json:"onnx"`        // the same policy as ONNX
+	Kind       string       `json:"policy_kind"` // mlp or lstm
+	Curve      string       `json:"curve"`       // the reward curve's CSV
 	Iterations int          `json:"iterations"`
 	Flows      []int        `json:"training_flows"`
 	Seed       uint64       `json:"seed"`
@@ -115,17 +114,13 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if err := writeOut(r.Policy, js); err != nil {
 		return nil, err
 	}
-	if opt.Policy == train.PolicyLSTM {
-		r.Notes = append(r.Notes, "no policy.onnx for the LSTM: nicc's ONNX export writes dense networks; compile, sim and diff read policy.json")
-	} else {
-		r.ONNX = filepath.Join(opt.Out, TrainedONNX)
-		pb, err := onnx.Encode(res.Model)
-		if err != nil {
-			return nil, err
-		}
-		if err := writeOut(r.ONNX, pb); err != nil {
-			return nil, err
-		}
+	r.ONNX = filepath.Join(opt.Out, TrainedONNX)
+	pb, err := onnx.Encode(res.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeOut(r.ONNX, pb); err != nil {
+		return nil, err
 	}
 	var csv bytes.Buffer
 	csv.WriteString("step,mean_delta,mean_abs_delta,decisions\n")
@@ -163,14 +158,7 @@ func (r *TrainReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "unseen\t%s: SU %.2f%%, FR %.1f, Jain %.4f, QL %s µs (p99 %s), DR %s Gb/s, RTT inflation %.3f (Eq. 2: %.3f)\n", e.Scenario, e.Utilization,
 			e.Fairness, e.Jain, num3(e.QueueMeanUs), num3(e.QueueP99Us), num3(e.DropGbps), e.RTTInflation, theory)
 	}
-	files := []string{r.Policy}
-	if r.ONNX != "" {
-		files = append(files, r.ONNX)
-	}
-	fmt.Fprintf(tw, "wrote\t%s\n", strings.Join(append(append(files, r.Curve), r.Plots...), ", "))
-	for _, n := range r.Notes {
-		fmt.Fprintf(tw, "note\t%s\n", n)
-	}
+	fmt.Fprintf(tw, "wrote\t%s\n", strings.Join(append([]string{r.Policy, r.ONNX, r.Curve}, r.Plots...), ", "))
 	return tw.Flush()
 }
 
