@@ -40,10 +40,19 @@ type SimOptions struct {
 	Net       netsim.Config
 	// Progress, if set, hears of the simulated time done, in µs.
 	Progress ProgressFunc
+	// PFC is PFCAuto ("" too: on for DCQCN only), PFCOn or PFCOff.
+	PFC string
 	// PlotDir, when set, receives the flows' rates and the queue over time (SimPlotBase .png
 	// and .svg).
 	PlotDir string
 }
+
+// nicc sim's --pfc: whether the switch pauses the senders before its buffer fills.
+const (
+	PFCAuto = "auto" // on for DCQCN, which RoCE runs lossless; off for every other policy
+	PFCOn   = "on"
+	PFCOff  = "off"
+)
 
 // SimNet is the network and run options of nicc sim (netsim.Config).
 type SimNet = netsim.Config
@@ -91,6 +100,18 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		// DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless.
 		ecn := netsim.DefaultECN
 		cfg.ECN, cfg.PFC = &ecn, true
+	}
+	switch opt.PFC {
+	case PFCOn:
+		cfg.PFC = true
+	case PFCOff:
+		cfg.PFC = false
+	case PFCAuto, "":
+	default:
+		return nil, fmt.Errorf("--pfc %q: want %s, %s or %s", opt.PFC, PFCAuto, PFCOn, PFCOff)
+	}
+	if ctrl.Name() == "dcqcn" && !cfg.PFC {
+		rep.Decides = "DCQCN (netsim.DefaultDCQCN), ECN at the switch, no PFC (lossy, --pfc off)"
 	}
 	rep.Threads, rep.Core, rep.LinkGbps = cfg.Threads, prof.Name, cmp.Or(cfg.LinkGbps, netsim.Defaults.LinkGbps)
 	if opt.PlotDir != "" {

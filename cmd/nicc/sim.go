@@ -41,7 +41,9 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
             integer golden model in nicsdk's runtime instead
   swift     the Swift reference (delay target with flow scaling, AIMD)
   dcqcn     the DCQCN reference (ECN marking at the switch, CNPs, α, fast recovery), on a
-            lossless network as RoCE deploys it (PFC pauses the senders before the buffer fills)
+            lossless network as RoCE deploys it (PFC pauses the senders before the buffer fills;
+            --pfc off runs it on the same lossy network as the others, --pfc on gives any
+            policy PFC)
 
 The engine of each NIC has --threads hardware threads (default: the core profile's) and a
 1024-event queue; an event that finds both full is dropped and counted, as the NIC counts
@@ -87,6 +89,7 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			&cli.Float64Flag{Name: "link-gbps", Value: 100, Usage: "every link's rate in Gb/s"},
 			&cli.IntFlag{Name: "buffer", Value: 5 << 20, Usage: "the switch's shared buffer in bytes"},
 			&cli.IntFlag{Name: "mtu", Value: 4096, Usage: "data packet size in bytes"},
+			&cli.StringFlag{Name: "pfc", Value: compiler.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on or off"},
 			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
 			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
 			&cli.StringFlag{Name: "plot", Usage: "write the first 16 flows' rates and the receiver queue over time into `DIR` (" + compiler.SimPlotBase + ".png and .svg)"},
@@ -126,7 +129,7 @@ func runSim(c *cli.Context) error {
 
 // simOptions are the options of every run the flags give (scenario, flows and policy aside).
 func simOptions(c *cli.Context) (compiler.SimOptions, error) {
-	opt := compiler.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core")}
+	opt := compiler.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc")}
 	var err error
 	if opt.Format, err = formats.Lookup(c.String("format")); err != nil {
 		return opt, err

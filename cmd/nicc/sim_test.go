@@ -40,6 +40,7 @@ func TestSimCommand(t *testing.T) {
 		{[]string{"sim", "many-to-one", "--policy", "swift", "--buffer", "-1"}, "--buffer"},
 		{[]string{"sim", "many-to-one", "--policy", "swift", "--link-gbps", "0"}, "--link-gbps"},
 		{[]string{"sim", "many-to-one", "--policy", models + "xgb_small.json"}, "not the RL-CC observation window"},
+		{[]string{"sim", "many-to-one", "--policy", "swift", "--pfc", "maybe"}, `--pfc "maybe": want auto, on or off`},
 	} {
 		code, _, errOut := nicc(t, c.args...)
 		if code != exitBadInput || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
@@ -152,5 +153,28 @@ func TestSimTheory(t *testing.T) {
 	}
 	if code, _, errOut := nicc(t, "sim", "many-to-one", "--theory", "2", "--policy", "swift"); code != exitBadInput || !strings.Contains(errOut, "--theory takes no SCENARIO") {
 		t.Errorf("--theory with a scenario: exit %d, %q", code, errOut)
+	}
+}
+
+// --pfc: DCQCN runs lossless by default (PFC pauses counted); --pfc off puts it on the lossy
+// network the other policies run on, and --pfc on gives any policy PFC.
+func TestSimPFC(t *testing.T) {
+	var r struct {
+		Decides string `json:"decides"`
+		Pauses  int64  `json:"pfc_pauses"`
+	}
+	args := []string{"sim", "many-to-one", "--flows", "64", "--duration", "2ms", "--json"}
+	jsonOf(t, &r, append(args, "--policy", "dcqcn")...)
+	if r.Pauses == 0 || !strings.Contains(r.Decides, "PFC (lossless)") {
+		t.Errorf("dcqcn: %+v; want PFC pauses", r)
+	}
+	r.Pauses = 0
+	jsonOf(t, &r, append(args, "--policy", "dcqcn", "--pfc", "off")...)
+	if r.Pauses != 0 || !strings.Contains(r.Decides, "no PFC") {
+		t.Errorf("dcqcn --pfc off: %+v; want no pauses", r)
+	}
+	jsonOf(t, &r, append(args, "--policy", "swift", "--pfc", "on")...)
+	if r.Pauses == 0 {
+		t.Errorf("swift --pfc on: %+v; want PFC pauses at 64 flows starting at line rate", r)
 	}
 }
