@@ -91,8 +91,8 @@ func TestShippedTeacherLoads(t *testing.T) {
 	if got := m.Summarize().Shape; got != "4 → 12 relu → 12 relu → 1 tanh" {
 		t.Errorf("shape = %q", got)
 	}
-	if !strings.Contains(m.Doc, "NOT TRAINED") {
-		t.Errorf("teacher doc does not say it is untrained: %q", m.Doc)
+	if !strings.Contains(m.Doc, "trained by nicc train") {
+		t.Errorf("teacher doc does not say how it was trained: %q", m.Doc)
 	}
 }
 

@@ -268,10 +268,10 @@ func TestEvalDirText(t *testing.T) {
 	if code != exitCheck {
 		t.Fatalf("tampered firmware: exit %d, want %d: %s", code, exitCheck, stderr)
 	}
-	if !regexp.MustCompile(`^nicc: \S+/tampered/firmware.elf: the firmware and the golden model differ on \d+ of 2088 rows of \S+rlcc_xgb.ref.csv \(first: line 2\)\n$`).MatchString(stderr) {
+	if !regexp.MustCompile(`^nicc: \S+/tampered/firmware.elf: the firmware and the golden model differ on \d+ of 2088 rows of \S+rlcc_xgb.ref.csv \(first: line 4\)\n$`).MatchString(stderr) {
 		t.Errorf("stderr %q", stderr)
 	}
-	if n := strings.Count(out, "DIFFERS from the golden model"); n < 100 || !strings.Contains(line(out, "rows"), "firmware != golden on "+strconv.Itoa(n)+" rows (first: line 2)") {
+	if n := strings.Count(out, "DIFFERS from the golden model"); n < 100 || !strings.Contains(line(out, "rows"), "firmware != golden on "+strconv.Itoa(n)+" rows (first: line 4)") {
 		t.Errorf("%d rows flagged; summary %q", n, line(out, "rows"))
 	}
 	code, _, stderr = nicc(t, "eval", tampered, "-i", models+"rlcc_xgb.ref.csv", "--json")

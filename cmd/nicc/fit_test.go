@@ -78,7 +78,7 @@ func TestCompileForce(t *testing.T) {
 	for label, want := range map[string]string{
 		"note":     "note built with --force: it needs at least 50 cycles",
 		"verified": "golden == host C == fwsim, 0 mismatches; UBSan clean",
-		"built":    "built branch form, gcc -O2 (150 splits, at most 512: nested if/else at -O2)",
+		"built":    "built branch form, gcc -O2 (141 splits, at most 512: nested if/else at -O2)",
 	} {
 		if l := line(stdout, label); !strings.Contains(l, want) {
 			t.Errorf("line %q is %q, want it to contain %q", label, l, want)

@@ -1,5 +1,6 @@
-// Package testutil holds what the tests of codegen and internal/softfloat share: snapshots of
-// generated files, RL-CC sample rows, the strict C flags and a machine on the dpa profile.
+// Package testutil holds what the tests of codegen, internal/softfloat, compiler and cmd/nicc
+// share: snapshots of generated files, RL-CC sample rows, the strict C flags, a machine on the
+// dpa profile, and a model with a bad weight.
 // Only tests import it.
 package testutil
 
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"testing"
 
@@ -112,4 +114,18 @@ func DPAMachine(t testing.TB, path string) (*fwsim.Image, *fwsim.Profile, *fwsim
 		t.Fatal(err)
 	}
 	return im, prof, m
+}
+
+// firstWeight is the first number of the first "w" matrix in a nicc JSON model.
+var firstWeight = regexp.MustCompile(`("w": \[\s*\[\s*)(-?[0-9][0-9.eE+-]*)`)
+
+// WithFirstWeight is a nicc JSON model's text with its first weight's text replaced by v (such
+// as NaN or 1e400, to test refusals), whatever the weights are.
+func WithFirstWeight(t testing.TB, model, v string) string {
+	t.Helper()
+	loc := firstWeight.FindStringSubmatchIndex(model)
+	if loc == nil {
+		t.Fatal("no weight matrix in the model")
+	}
+	return model[:loc[4]] + v + model[loc[5]:]
 }

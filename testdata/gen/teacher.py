@@ -1,7 +1,7 @@
 """The RL-CC teacher: 4 -> 12 -> 12 -> 1, ReLU, no biases, tanh output.
 
-Until nicc's closed-loop trainer exists, the weights are RL-CC's initialisation, not a trained
-policy: orthogonal with gain sqrt(2) on every layer, torch seed 2. Writes
+The weights are a trained policy: models/rlcc_adpg.json, which `nicc train --out DIR` writes
+with its defaults (ADPG in nicc's network simulator; README.md here). Writes
   models/rlcc_teacher.onnx   torch.onnx.export, opset 13; input "state"'s doc_string lists the
                              feature names, the model's doc_string says what it is
   models/rlcc_teacher.json   nicc.model/v1, the same float32 weights as float64
@@ -10,7 +10,6 @@ policy: orthogonal with gain sqrt(2) on every layer, torch seed 2. Writes
 Run from testdata/:  /usr/bin/python3 gen/teacher.py
 """
 import json
-import math
 import os
 import sys
 
@@ -21,22 +20,23 @@ import torch
 sys.path.insert(0, os.path.dirname(__file__))
 import states  # noqa: E402
 
-DOC = ("RL-CC teacher shape (4->12->12->1, ReLU, no biases, tanh). NOT TRAINED: weights are "
-       "RL-CC's orthogonal initialisation with gain sqrt(2), torch seed 2, until nicc's "
-       "closed-loop trainer exists. Written by testdata/gen/teacher.py with torch "
-       + torch.__version__ + ".")
+DOC = ("RL-CC teacher (4->12->12->1, ReLU, no biases, tanh), trained by nicc train with its "
+       "defaults (ADPG in netsim, seed 1): the weights of testdata/models/rlcc_adpg.json. "
+       "Written by testdata/gen/teacher.py with torch " + torch.__version__ + ".")
 
 
-def build():
-    torch.manual_seed(2)
+def build(trained="models/rlcc_adpg.json"):
     net = torch.nn.Sequential(
         torch.nn.Linear(4, 12, bias=False), torch.nn.ReLU(),
         torch.nn.Linear(12, 12, bias=False), torch.nn.ReLU(),
         torch.nn.Linear(12, 1, bias=False), torch.nn.Tanh(),
     )
-    for m in net:
-        if isinstance(m, torch.nn.Linear):
-            torch.nn.init.orthogonal_(m.weight, gain=math.sqrt(2))
+    with open(trained) as f:
+        layers = json.load(f)["layers"]
+    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
+    with torch.no_grad():
+        for lin, layer in zip(linears, layers):
+            lin.weight.copy_(torch.tensor(layer["w"], dtype=torch.float64))
     return net.eval()
 
 
