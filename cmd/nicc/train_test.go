@@ -10,6 +10,19 @@ import (
 	"testing"
 )
 
+// trainJSON is what the train tests read of nicc train --json.
+type trainJSON struct {
+	Policy string `json:"policy"`
+	ONNX   string `json:"onnx"`
+	Kind   string `json:"policy_kind"`
+	First  struct {
+		MeanAbs float64 `json:"mean_abs_delta"`
+	} `json:"first"`
+	Last struct {
+		MeanAbs float64 `json:"mean_abs_delta"`
+	} `json:"last"`
+}
+
 // nicc train writes a policy nicc reads back, its reward curve, and measures it unseen; a seed
 // gives the same bytes.
 func TestTrainCommand(t *testing.T) {
@@ -17,13 +30,7 @@ func TestTrainCommand(t *testing.T) {
 	args := []string{"train", "--out", dir, "--iterations", "40", "--json"}
 	code, out, errOut := nicc(t, args...)
 	var r struct {
-		Policy string `json:"policy"`
-		First  struct {
-			MeanAbs float64 `json:"mean_abs_delta"`
-		} `json:"first"`
-		Last struct {
-			MeanAbs float64 `json:"mean_abs_delta"`
-		} `json:"last"`
+		trainJSON
 		Eval []json.RawMessage `json:"eval"`
 	}
 	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || len(r.Eval) != 2 || !(r.Last.MeanAbs < r.First.MeanAbs) {
@@ -110,17 +117,7 @@ func TestTrainedPolicyControlsCongestion(t *testing.T) {
 // ONNX in torch's LSTM layout, the two files one policy.
 func TestTrainLSTM(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "lstm")
-	var r struct {
-		Policy string `json:"policy"`
-		ONNX   string `json:"onnx"`
-		Kind   string `json:"policy_kind"`
-		First  struct {
-			MeanAbs float64 `json:"mean_abs_delta"`
-		} `json:"first"`
-		Last struct {
-			MeanAbs float64 `json:"mean_abs_delta"`
-		} `json:"last"`
-	}
+	var r trainJSON
 	jsonOf(t, &r, "train", "--out", dir, "--policy", "lstm", "--iterations", "30")
 	if r.Kind != "lstm" || r.ONNX == "" || !(r.Last.MeanAbs < r.First.MeanAbs) {
 		t.Errorf("train --policy lstm: %+v", r)
