@@ -156,7 +156,7 @@ func packed(l *quantize.LaneLayer) []string {
 // lanes emits the packed sums of l over inputs (uint64 C expressions), input-major so that
 // only the group accumulators and one input are live at a time, and, per channel j, the
 // expression of floor(V_j / 2^n_j) + 2^(20-n_j), an int64 in [0, 2^(21-n_j)). inputs[i] may
-// be computed by pre[i] just before its first use.
+// be computed by pre[i] just before its first use (and not at all when no weight uses it).
 func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []string, pre [][]*node) ([]*node, []string) {
 	var body []*node
 	groups := l.Groups()
@@ -164,9 +164,7 @@ func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []st
 		body = append(body, stmt("uint64_t %s%d = %s[%d];", prefix, gi, table, gi))
 	}
 	for i := range l.In {
-		if pre != nil {
-			body = append(body, pre[i]...)
-		}
+		var macs []*node
 		for gi := range groups {
 			zero := true
 			for lane := range quantize.LanesPerWord {
@@ -175,10 +173,14 @@ func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []st
 				}
 			}
 			if !zero {
-				body = append(body, stmt("%s%d += %s * %s[%d];", prefix, gi, inputs[i], table, groups*(1+i)+gi),
+				macs = append(macs, stmt("%s%d += %s * %s[%d];", prefix, gi, inputs[i], table, groups*(1+i)+gi),
 					stmt("%s(%s%d);", g.keep(), prefix, gi))
 			}
 		}
+		if pre != nil && macs != nil {
+			body = append(body, pre[i]...)
+		}
+		body = append(body, macs...)
 	}
 	var t []string
 	for j := range l.Out {
