@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,6 +86,15 @@ type lstmGen struct {
 	macro  string
 	header string
 	fold   []uint32
+}
+
+// gType is the C type of the g table: int8_t when every entry fits, which spares scaling
+// each index to a halfword.
+func (g *lstmGen) gType() string {
+	if slices.Min(g.ir.GTable) >= -128 && slices.Max(g.ir.GTable) <= 127 {
+		return "int8_t"
+	}
+	return "int16_t"
 }
 
 // keep is the macro that pins a value in a register (see lowerSource).
@@ -324,7 +334,7 @@ func (g *lstmGen) lowerSource() []*node {
 		line(""),
 		tab("sigmoid", "uint8_t", sigT.values(func(k int) int64 { return int64(ir.Sigmoid[k]) })),
 		line(""),
-		tab("g", "int16_t", gT.values(func(k int) int64 { return int64(ir.GTable[k]) })),
+		tab("g", g.gType(), gT.values(func(k int) int64 { return int64(ir.GTable[k]) })),
 		line(""),
 		tab("tanh_c", "int8_t", ints(len(ir.TanhC), func(k int) int64 { return int64(ir.TanhC[k]) })),
 		line(""),
@@ -337,7 +347,7 @@ func (g *lstmGen) lowerSource() []*node {
 		stmt("const uint64_t *pw = %s_pre;", fn),
 		stmt("const uint64_t *gw = %s_gates;", fn),
 		stmt("const uint8_t *sig = %s_sigmoid;", fn),
-		stmt("const int16_t *gt = %s_g;", fn),
+		stmt("const %s *gt = %s_g;", g.gType(), fn),
 		stmt("const int8_t *tc = %s_tanh_c;", fn),
 		stmt("const int32_t *out = %s_out;", fn),
 		stmt("%s(pw);", g.keep()),
@@ -401,7 +411,7 @@ func (g *lstmGen) lowerSource() []*node {
 			stmt("const int32_t u%d = f%d * s[%d] + i%d * g%d;", j, j, H+j, j, j),
 			stmt("const int32_t m%d = (u%d + 64) >> 7;", j, j),
 			stmt("const int32_t cn%d = m%d < -127 ? -127 : (m%d > 127 ? 127 : m%d);", j, j, j, j),
-			stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(fmt.Sprintf("((u%d + 16) >> 5)", j), -ir.TanhLo)),
+			stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(fmt.Sprintf("(((int64_t)u%d + 16) >> 5)", j), -ir.TanhLo)),
 			stmt("s[%d] = (int8_t)hn%d;", j, j),
 			stmt("s[%d] = (int8_t)cn%d;", H+j, j))
 		if w := int64(ir.OutW[j]); w < 0 {
