@@ -27,7 +27,9 @@ package quantize
 //     (InShift) to at most 12 significant bits;
 //   - pre (dense, relu): x_t in [0, 127] per channel, x_t = clamp(floor(V/2^n_j), 0,
 //     127), value x_t·PreScale[j] (the channel's calibrated max / 127);
-//   - gates (i, f, g, o; PyTorch order): V over (x_t, h), index = clamp(floor(V/2^n_j),
+//   - gates (i, f, g, o; PyTorch order): V over (x_t, h), each x_t taken over its proven range
+//     (LaneLayer.Act), so a ReLU unit that no declared input turns on has zero gate weights
+//     and costs the firmware nothing; index = clamp(floor(V/2^n_j),
 //     −128, 127); i, f, o = Sigmoid[index+128] in [0, 128] (value /128, exact per entry:
 //     round(128·σ(index·SigStep))); g = GTable[index+128] = round(tanh(index·TanhStep)/CellScale);
 //   - cell: c' = clamp((f·c + i·g + 64) >> 7, −127, 127), value c'·CellScale (CellScale = the
