@@ -218,3 +218,27 @@ func words(b []byte) []uint32 {
 	}
 	return w
 }
+
+// A unit proven off (quantize.LaneLayer.Act is [0, 0]) is neither computed nor multiplied:
+// the shipped LSTM has such units, and every other x_t is multiplied.
+func TestLSTMSkipsDeadUnits(t *testing.T) {
+	ir, _ := shippedLSTM(t)
+	f, err := codegen.LSTM(ir, codegen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(f.Source)
+	dead := 0
+	for j := range ir.Pre.Out {
+		off := ir.Pre.Act(j).Hi == 0
+		if off {
+			dead++
+		}
+		if used := strings.Contains(src, fmt.Sprintf("X%d * ", j)); used == off {
+			t.Errorf("unit %d: proven x_t %v, multiplied %v", j, ir.Pre.Act(j), used)
+		}
+	}
+	if dead == 0 {
+		t.Error("the shipped LSTM has no unit proven off: the test checks nothing")
+	}
+}
