@@ -206,6 +206,30 @@ func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []st
 	return body, t
 }
 
+// liveUnits are the dense layer's channels that some input turns on (quantize.LaneLayer.Act),
+// and the layer of those channels alone, in order: the lanes packed for the C. A channel
+// proven off is 0, which the gates, whose weights for it are 0, never read; each lane's proof
+// is its channel's own, wherever it is packed.
+func liveUnits(l *quantize.LaneLayer) ([]int, quantize.LaneLayer) {
+	var live []int
+	for j := range l.Out {
+		if l.Act(j).Hi > 0 {
+			live = append(live, j)
+		}
+	}
+	if live == nil && l.Out > 0 {
+		live = []int{0} // C has no empty arrays: pack one channel, never read
+	}
+	sub := quantize.LaneLayer{In: l.In, Out: len(live)}
+	for _, j := range live {
+		sub.W = append(sub.W, l.W[j])
+		sub.B = append(sub.B, l.B[j])
+		sub.Shift = append(sub.Shift, l.Shift[j])
+		sub.V = append(sub.V, l.V[j])
+	}
+	return live, sub
+}
+
 // index is the C of clamp(t − c, lo, hi) − lo + base for a lane value t = floor(V/2^n) + c,
 // c = 2^(20−n), sides the proven range of V already respects left out.
 func index(name, t string, v quantize.Interval, n int, lo, hi int64) []*node {
@@ -300,6 +324,7 @@ func (g *lstmGen) lowerSource() []*node {
 		}
 	}
 	sigT, gT := extend(&ir.Gates, sigR), extend(&ir.Gates, gR)
+	live, pre := liveUnits(&ir.Pre)
 	out := tab("out", "int32_t", ints(256, func(k int) int64 { return int64(ir.OutTable[k]) }))
 	if g.fold != nil {
 		out = tab("out", "int32_t", ints(256, func(k int) int64 { return int64(g.fold[k]) }))
@@ -328,7 +353,7 @@ func (g *lstmGen) lowerSource() []*node {
 		line("#define " + g.keep() + "(v) ((void)0)"),
 		line("#endif"),
 		line(""),
-		tab("pre", "uint64_t", packed(&ir.Pre)),
+		tab("pre", "uint64_t", packed(&pre)),
 		line(""),
 		tab("gates", "uint64_t", packed(&ir.Gates)),
 		line(""),
@@ -373,13 +398,15 @@ func (g *lstmGen) lowerSource() []*node {
 	}
 	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
 		fmt.Sprintf("dense %d -> %d, relu: x_t in [0, %d]", len(ir.Inputs), ir.Pre.Out, quantize.PreMax)}})
-	sums, ts := g.lanes("p", "pw", &ir.Pre, xs, nil)
+	sums, ts := g.lanes("p", "pw", &pre, xs, nil)
 	body = append(body, sums...)
 	var gin []string
-	var gpre [][]*node
+	gpre := make([][]*node, ir.Pre.Out)
+	for k, j := range live {
+		gpre[j] = append(index(fmt.Sprintf("xt%d", j), ts[k], ir.Pre.V[j], ir.Pre.Shift[j], 0, quantize.PreMax),
+			stmt("const uint64_t X%d = (uint64_t)xt%d;", j, j))
+	}
 	for j := range ir.Pre.Out {
-		n := index(fmt.Sprintf("xt%d", j), ts[j], ir.Pre.V[j], ir.Pre.Shift[j], 0, quantize.PreMax)
-		gpre = append(gpre, append(n, stmt("const uint64_t X%d = (uint64_t)xt%d;", j, j)))
 		gin = append(gin, fmt.Sprintf("X%d", j))
 	}
 	for k := range H {

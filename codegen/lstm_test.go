@@ -219,8 +219,8 @@ func words(b []byte) []uint32 {
 	return w
 }
 
-// A unit proven off (quantize.LaneLayer.Act is [0, 0]) is neither computed nor multiplied:
-// the shipped LSTM has such units, and every other x_t is multiplied.
+// A unit proven off (quantize.LaneLayer.Act is [0, 0]) is neither packed, computed nor
+// multiplied: the shipped LSTM has such units, and every other x_t is multiplied.
 func TestLSTMSkipsDeadUnits(t *testing.T) {
 	ir, _ := shippedLSTM(t)
 	f, err := codegen.LSTM(ir, codegen.Options{})
@@ -240,5 +240,10 @@ func TestLSTMSkipsDeadUnits(t *testing.T) {
 	}
 	if dead == 0 {
 		t.Error("the shipped LSTM has no unit proven off: the test checks nothing")
+	}
+	// The dense layer packs the live units alone, three to a word.
+	groups := (ir.Pre.Out - dead + quantize.LanesPerWord - 1) / quantize.LanesPerWord
+	if want := fmt.Sprintf("nicc_policy_pre[%d] = {", groups*(1+ir.Pre.In)); !strings.Contains(src, want) {
+		t.Errorf("the source lacks %q", want)
 	}
 }
