@@ -53,12 +53,11 @@ typedef char nicc_policy_asr_check[(-1 >> 1) == -1 ? 1 : -1];
 #define NICC_POLICY_KEEP(v) ((void)0)
 #endif
 
-static const uint64_t nicc_policy_pre[20] = {
-	UINT64_C(0x40307e031eaffd74), UINT64_C(0x4042e1fff60fd467), UINT64_C(0x3fdf6600cf9015c6), UINT64_C(0x3f8d32018ed0168f),
-	UINT64_C(0xfffffffffffffffe), UINT64_C(0x000003ffffdffff7), UINT64_C(0xfffff7ffffbffffd), UINT64_C(0x00001000001fffff),
-	UINT64_C(0x0001e3ffe93fff8d), UINT64_C(0xfffea8000e9fff56), UINT64_C(0xfffd73ffeeffff5b), UINT64_C(0xfffe0ffffbdfff2a),
-	UINT64_C(0x00000000003fffff), UINT64_C(0x00000800001ffff4), UINT64_C(0xfffff7ffffdffffe), UINT64_C(0xffffe7fffffffffe),
-	UINT64_C(0x000174000c9fff76), UINT64_C(0xfffdb4000c3fffba), UINT64_C(0xfffe98000d600035), UINT64_C(0xfffe0fffed200004),
+static const uint64_t nicc_policy_pre[15] = {
+	UINT64_C(0x40307e031eaffd74), UINT64_C(0x40571a02170fffb0), UINT64_C(0x4031da02d1f0067c), UINT64_C(0xfffffffffffffffe),
+	UINT64_C(0xfffff400001fffff), UINT64_C(0x000003ffffdffffe), UINT64_C(0x0001e3ffe93fff8d), UINT64_C(0xfffd6bfff5400075),
+	UINT64_C(0xffff7bffe53fff78), UINT64_C(0x00000000003fffff), UINT64_C(0xfffff80000400001), UINT64_C(0xffffffffffbfffff),
+	UINT64_C(0x000174000c9fff76), UINT64_C(0x0000d3ffeda00062), UINT64_C(0xfffda4000080006b),
 };
 
 static const uint64_t nicc_policy_gates[400] = {
@@ -1186,39 +1185,30 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	uint64_t p0 = pw[0];
 	uint64_t p1 = pw[1];
 	uint64_t p2 = pw[2];
-	uint64_t p3 = pw[3];
-	p0 += v0 * pw[4];
+	p0 += v0 * pw[3];
 	NICC_POLICY_KEEP(p0);
-	p1 += v0 * pw[5];
+	p1 += v0 * pw[4];
 	NICC_POLICY_KEEP(p1);
-	p2 += v0 * pw[6];
+	p2 += v0 * pw[5];
 	NICC_POLICY_KEEP(p2);
-	p3 += v0 * pw[7];
-	NICC_POLICY_KEEP(p3);
-	p0 += v1 * pw[8];
+	p0 += v1 * pw[6];
 	NICC_POLICY_KEEP(p0);
-	p1 += v1 * pw[9];
+	p1 += v1 * pw[7];
 	NICC_POLICY_KEEP(p1);
-	p2 += v1 * pw[10];
+	p2 += v1 * pw[8];
 	NICC_POLICY_KEEP(p2);
-	p3 += v1 * pw[11];
-	NICC_POLICY_KEEP(p3);
-	p0 += v2 * pw[12];
+	p0 += v2 * pw[9];
 	NICC_POLICY_KEEP(p0);
-	p1 += v2 * pw[13];
+	p1 += v2 * pw[10];
 	NICC_POLICY_KEEP(p1);
-	p2 += v2 * pw[14];
+	p2 += v2 * pw[11];
 	NICC_POLICY_KEEP(p2);
-	p3 += v2 * pw[15];
-	NICC_POLICY_KEEP(p3);
-	p0 += v3 * pw[16];
+	p0 += v3 * pw[12];
 	NICC_POLICY_KEEP(p0);
-	p1 += v3 * pw[17];
+	p1 += v3 * pw[13];
 	NICC_POLICY_KEEP(p1);
-	p2 += v3 * pw[18];
+	p2 += v3 * pw[14];
 	NICC_POLICY_KEEP(p2);
-	p3 += v3 * pw[19];
-	NICC_POLICY_KEEP(p3);
 
 	/* lstm gates i, f, g, o over (x_t, h), each x_t computed just before its use: table indices in [0, 255] */
 	uint64_t a0 = gw[0];
@@ -1342,7 +1332,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X2 * gw[63];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt4_t = (int64_t)((p1 >> 31) & 2047);
+	const int64_t xt4_t = (int64_t)((p1 >> 10) & 2047);
 	const int64_t xt4 = (xt4_t < 1024 ? 1024 : (xt4_t > 1535 ? 1535 : xt4_t)) - 1024;
 	const uint64_t X4 = (uint64_t)xt4;
 	a0 += X4 * gw[80];
@@ -1377,7 +1367,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X4 * gw[95];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt5_t = (int64_t)(p1 >> 47);
+	const int64_t xt5_t = (int64_t)((p1 >> 26) & 65535);
 	const int64_t xt5 = (xt5_t < 32768 ? 32768 : (xt5_t > 33279 ? 33279 : xt5_t)) - 32768;
 	const uint64_t X5 = (uint64_t)xt5;
 	a0 += X5 * gw[96];
@@ -1412,7 +1402,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X5 * gw[111];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt6_t = (int64_t)((p2 >> 8) & 8191);
+	const int64_t xt6_t = (int64_t)(p1 >> 50);
 	const int64_t xt6 = (xt6_t < 4096 ? 4096 : (xt6_t > 4607 ? 4607 : xt6_t)) - 4096;
 	const uint64_t X6 = (uint64_t)xt6;
 	a0 += X6 * gw[112];
@@ -1447,7 +1437,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X6 * gw[127];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt7_t = (int64_t)((p2 >> 30) & 4095);
+	const int64_t xt7_t = (int64_t)((p2 >> 9) & 4095);
 	const int64_t xt7 = (xt7_t < 2048 ? 2048 : (xt7_t > 2559 ? 2559 : xt7_t)) - 2048;
 	const uint64_t X7 = (uint64_t)xt7;
 	a0 += X7 * gw[128];
@@ -1482,7 +1472,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X7 * gw[143];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt9_t = (int64_t)((p3 >> 5) & 65535);
+	const int64_t xt9_t = (int64_t)((p2 >> 26) & 65535);
 	const int64_t xt9 = (xt9_t < 32768 ? 32768 : (xt9_t > 33279 ? 33279 : xt9_t)) - 32768;
 	const uint64_t X9 = (uint64_t)xt9;
 	a0 += X9 * gw[160];
@@ -1517,7 +1507,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X9 * gw[175];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt10_t = (int64_t)((p3 >> 25) & 131071);
+	const int64_t xt10_t = (int64_t)(p2 >> 46);
 	const int64_t xt10 = (xt10_t < 65536 ? 65536 : (xt10_t > 66047 ? 66047 : xt10_t)) - 65536;
 	const uint64_t X10 = (uint64_t)xt10;
 	a0 += X10 * gw[176];
