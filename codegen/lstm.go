@@ -301,6 +301,20 @@ func offset(e string, d int64) string {
 	return e
 }
 
+// gateTables are the extended sigmoid table, over the i, f and o gates, and g's.
+func gateTables(ir *quantize.LSTMIR) (sig, g gateTable) {
+	H := ir.Hidden
+	var sigR, gR []int
+	for r := range 4 * H {
+		if r/H == 2 {
+			gR = append(gR, r)
+		} else {
+			sigR = append(sigR, r)
+		}
+	}
+	return extend(&ir.Gates, sigR), extend(&ir.Gates, gR)
+}
+
 func (g *lstmGen) lowerSource() []*node {
 	ir := g.ir
 	H := ir.Hidden
@@ -315,15 +329,7 @@ func (g *lstmGen) lowerSource() []*node {
 		}
 		return v
 	}
-	var sigR, gR []int
-	for r := range 4 * H {
-		if r/H == 2 {
-			gR = append(gR, r)
-		} else {
-			sigR = append(sigR, r)
-		}
-	}
-	sigT, gT := extend(&ir.Gates, sigR), extend(&ir.Gates, gR)
+	sigT, gT := gateTables(ir)
 	live, pre := liveUnits(&ir.Pre)
 	out := tab("out", "int32_t", ints(256, func(k int) int64 { return int64(ir.OutTable[k]) }))
 	if g.fold != nil {
