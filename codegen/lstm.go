@@ -387,24 +387,24 @@ func (g *lstmGen) lowerSource() []*node {
 		stmt("%s(gt);", g.keep()),
 		stmt("%s(tc);", g.keep()),
 		stmt("%s(out);", g.keep()),
-		&node{Kind: kindComment, Lines: []string{"inputs: clamp to the declared range, requantize"}},
 	}
 	var xs []string
+	var xpre [][]*node
 	for i, in := range ir.Inputs {
 		x := fmt.Sprintf("x[%d]", i)
 		c := fmt.Sprintf("%s < %s ? %s : (%s > %s ? %s : %s)", x, lit(int64(in.Min), 32), lit(int64(in.Min), 32),
 			x, lit(int64(in.Max), 32), lit(int64(in.Max), 32), x)
 		v := fmt.Sprintf("c%d", i)
-		body = append(body, stmt("const int32_t c%d = %s;", i, c))
 		if s := ir.InShift[i]; s > 0 {
 			v = fmt.Sprintf("(((int64_t)c%d + %d) >> %d)", i, int64(1)<<(s-1), s)
 		}
-		body = append(body, stmt("const uint64_t v%d = (uint64_t)(int64_t)%s;", i, v))
+		xpre = append(xpre, []*node{stmt("const int32_t c%d = %s;", i, c), stmt("const uint64_t v%d = (uint64_t)(int64_t)%s;", i, v)})
 		xs = append(xs, fmt.Sprintf("v%d", i))
 	}
 	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
-		fmt.Sprintf("dense %d -> %d, relu: x_t in [0, %d]", len(ir.Inputs), ir.Pre.Out, quantize.PreMax)}})
-	sums, ts := g.lanes("p", "pw", &pre, xs, nil)
+		fmt.Sprintf("dense %d -> %d, relu: x_t in [0, %d]; each input clamped to its declared range and requantized just before its first use",
+			len(ir.Inputs), ir.Pre.Out, quantize.PreMax)}})
+	sums, ts := g.lanes("p", "pw", &pre, xs, xpre)
 	body = append(body, sums...)
 	var gin []string
 	gpre := make([][]*node, ir.Pre.Out)

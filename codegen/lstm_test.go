@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -245,5 +246,65 @@ func TestLSTMSkipsDeadUnits(t *testing.T) {
 	groups := (ir.Pre.Out - dead + quantize.LanesPerWord - 1) / quantize.LanesPerWord
 	if want := fmt.Sprintf("nicc_policy_pre[%d] = {", groups*(1+ir.Pre.In)); !strings.Contains(src, want) {
 		t.Errorf("the source lacks %q", want)
+	}
+}
+
+// An input no weight reads (here o_prev, its column zeroed) is not computed: the C builds
+// under -Werror (no unused variable) and stays bit-exact.
+func TestLSTMUnreadInput(t *testing.T) {
+	b, err := os.ReadFile("../testdata/models/rlcc_lstm.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := &m.Layers[0]
+	for j := range pre.W {
+		pre.W[j][3] = 0
+	}
+	rows, err := rlccRows(2000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir, err := quantize.LSTM(m, rlccRanges(), rows, quantize.LSTMOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := codegen.LSTM(ir, codegen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(f.Source), "v3") {
+		t.Error("the C computes the unread input v3")
+	}
+	driver, _ := buildLSTM(t, f)
+	steps := lstmVectors(ir, rows, 2000)
+	var in bytes.Buffer
+	for _, s := range steps {
+		binary.Write(&in, binary.LittleEndian, s.x)
+		binary.Write(&in, binary.LittleEndian, s.state)
+	}
+	cmd := exec.Command(driver)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("driver: %v", err)
+	}
+	sw := ir.StateWords()
+	rec := 4 * (1 + sw)
+	for k, s := range steps {
+		state := slices.Clone(s.state)
+		y := ir.Step(s.x, state)
+		got := out[rec*k : rec*(k+1)]
+		if int32(binary.LittleEndian.Uint32(got)) != y {
+			t.Fatalf("step %d: C %d, golden %d", k, int32(binary.LittleEndian.Uint32(got)), y)
+		}
+		for w := range sw {
+			if binary.LittleEndian.Uint32(got[4*(1+w):]) != state[w] {
+				t.Fatalf("step %d: state word %d differs", k, w)
+			}
+		}
 	}
 }
