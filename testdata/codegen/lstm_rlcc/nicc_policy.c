@@ -1171,38 +1171,37 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(gt);
 	NICC_POLICY_KEEP(tc);
 	NICC_POLICY_KEEP(out);
-	/* inputs: clamp to the declared range, requantize */
-	const int32_t c0 = x[0] < 54613 ? 54613 : (x[0] > 78643 ? 78643 : x[0]);
-	const uint64_t v0 = (uint64_t)(int64_t)(((int64_t)c0 + 16) >> 5);
-	const int32_t c1 = x[1] < -50328 ? -50328 : (x[1] > 8388607 ? 8388607 : x[1]);
-	const uint64_t v1 = (uint64_t)(int64_t)(((int64_t)c1 + 1024) >> 11);
-	const int32_t c2 = x[2] < 54613 ? 54613 : (x[2] > 78643 ? 78643 : x[2]);
-	const uint64_t v2 = (uint64_t)(int64_t)(((int64_t)c2 + 16) >> 5);
-	const int32_t c3 = x[3] < -50328 ? -50328 : (x[3] > 8388607 ? 8388607 : x[3]);
-	const uint64_t v3 = (uint64_t)(int64_t)(((int64_t)c3 + 1024) >> 11);
 
-	/* dense 4 -> 12, relu: x_t in [0, 511] */
+	/* dense 4 -> 12, relu: x_t in [0, 511]; each input clamped to its declared range and requantized just before its first use */
 	uint64_t p0 = pw[0];
 	uint64_t p1 = pw[1];
 	uint64_t p2 = pw[2];
+	const int32_t c0 = x[0] < 54613 ? 54613 : (x[0] > 78643 ? 78643 : x[0]);
+	const uint64_t v0 = (uint64_t)(int64_t)(((int64_t)c0 + 16) >> 5);
 	p0 += v0 * pw[3];
 	NICC_POLICY_KEEP(p0);
 	p1 += v0 * pw[4];
 	NICC_POLICY_KEEP(p1);
 	p2 += v0 * pw[5];
 	NICC_POLICY_KEEP(p2);
+	const int32_t c1 = x[1] < -50328 ? -50328 : (x[1] > 8388607 ? 8388607 : x[1]);
+	const uint64_t v1 = (uint64_t)(int64_t)(((int64_t)c1 + 1024) >> 11);
 	p0 += v1 * pw[6];
 	NICC_POLICY_KEEP(p0);
 	p1 += v1 * pw[7];
 	NICC_POLICY_KEEP(p1);
 	p2 += v1 * pw[8];
 	NICC_POLICY_KEEP(p2);
+	const int32_t c2 = x[2] < 54613 ? 54613 : (x[2] > 78643 ? 78643 : x[2]);
+	const uint64_t v2 = (uint64_t)(int64_t)(((int64_t)c2 + 16) >> 5);
 	p0 += v2 * pw[9];
 	NICC_POLICY_KEEP(p0);
 	p1 += v2 * pw[10];
 	NICC_POLICY_KEEP(p1);
 	p2 += v2 * pw[11];
 	NICC_POLICY_KEEP(p2);
+	const int32_t c3 = x[3] < -50328 ? -50328 : (x[3] > 8388607 ? 8388607 : x[3]);
+	const uint64_t v3 = (uint64_t)(int64_t)(((int64_t)c3 + 1024) >> 11);
 	p0 += v3 * pw[12];
 	NICC_POLICY_KEEP(p0);
 	p1 += v3 * pw[13];
