@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -87,6 +88,15 @@ type lstmGen struct {
 	fold   []uint32
 }
 
+// gType is the C type of the g table: int8_t when every entry fits, which spares scaling
+// each index to a halfword.
+func (g *lstmGen) gType() string {
+	if slices.Min(g.ir.GTable) >= -128 && slices.Max(g.ir.GTable) <= 127 {
+		return "int8_t"
+	}
+	return "int16_t"
+}
+
 // keep is the macro that pins a value in a register (see lowerSource).
 func (g *lstmGen) keep() string { return g.macro + "_KEEP" }
 
@@ -156,7 +166,7 @@ func packed(l *quantize.LaneLayer) []string {
 // lanes emits the packed sums of l over inputs (uint64 C expressions), input-major so that
 // only the group accumulators and one input are live at a time, and, per channel j, the
 // expression of floor(V_j / 2^n_j) + 2^(20-n_j), an int64 in [0, 2^(21-n_j)). inputs[i] may
-// be computed by pre[i] just before its first use.
+// be computed by pre[i] just before its first use (and not at all when no weight uses it).
 func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []string, pre [][]*node) ([]*node, []string) {
 	var body []*node
 	groups := l.Groups()
@@ -164,9 +174,7 @@ func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []st
 		body = append(body, stmt("uint64_t %s%d = %s[%d];", prefix, gi, table, gi))
 	}
 	for i := range l.In {
-		if pre != nil {
-			body = append(body, pre[i]...)
-		}
+		var macs []*node
 		for gi := range groups {
 			zero := true
 			for lane := range quantize.LanesPerWord {
@@ -175,10 +183,14 @@ func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []st
 				}
 			}
 			if !zero {
-				body = append(body, stmt("%s%d += %s * %s[%d];", prefix, gi, inputs[i], table, groups*(1+i)+gi),
+				macs = append(macs, stmt("%s%d += %s * %s[%d];", prefix, gi, inputs[i], table, groups*(1+i)+gi),
 					stmt("%s(%s%d);", g.keep(), prefix, gi))
 			}
 		}
+		if pre != nil && macs != nil {
+			body = append(body, pre[i]...)
+		}
+		body = append(body, macs...)
 	}
 	var t []string
 	for j := range l.Out {
@@ -192,6 +204,30 @@ func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []st
 		t = append(t, e)
 	}
 	return body, t
+}
+
+// liveUnits are the dense layer's channels that some input turns on (quantize.LaneLayer.Act),
+// and the layer of those channels alone, in order: the lanes packed for the C. A channel
+// proven off is 0, which the gates, whose weights for it are 0, never read; each lane's proof
+// is its channel's own, wherever it is packed.
+func liveUnits(l *quantize.LaneLayer) ([]int, quantize.LaneLayer) {
+	var live []int
+	for j := range l.Out {
+		if l.Act(j).Hi > 0 {
+			live = append(live, j)
+		}
+	}
+	if live == nil && l.Out > 0 {
+		live = []int{0} // C has no empty arrays: pack one channel, never read
+	}
+	sub := quantize.LaneLayer{In: l.In, Out: len(live)}
+	for _, j := range live {
+		sub.W = append(sub.W, l.W[j])
+		sub.B = append(sub.B, l.B[j])
+		sub.Shift = append(sub.Shift, l.Shift[j])
+		sub.V = append(sub.V, l.V[j])
+	}
+	return live, sub
 }
 
 // index is the C of clamp(t − c, lo, hi) − lo + base for a lane value t = floor(V/2^n) + c,
@@ -265,6 +301,20 @@ func offset(e string, d int64) string {
 	return e
 }
 
+// gateTables are the extended sigmoid table, over the i, f and o gates, and g's.
+func gateTables(ir *quantize.LSTMIR) (sig, g gateTable) {
+	H := ir.Hidden
+	var sigR, gR []int
+	for r := range 4 * H {
+		if r/H == 2 {
+			gR = append(gR, r)
+		} else {
+			sigR = append(sigR, r)
+		}
+	}
+	return extend(&ir.Gates, sigR), extend(&ir.Gates, gR)
+}
+
 func (g *lstmGen) lowerSource() []*node {
 	ir := g.ir
 	H := ir.Hidden
@@ -279,15 +329,8 @@ func (g *lstmGen) lowerSource() []*node {
 		}
 		return v
 	}
-	var sigR, gR []int
-	for r := range 4 * H {
-		if r/H == 2 {
-			gR = append(gR, r)
-		} else {
-			sigR = append(sigR, r)
-		}
-	}
-	sigT, gT := extend(&ir.Gates, sigR), extend(&ir.Gates, gR)
+	sigT, gT := gateTables(ir)
+	live, pre := liveUnits(&ir.Pre)
 	out := tab("out", "int32_t", ints(256, func(k int) int64 { return int64(ir.OutTable[k]) }))
 	if g.fold != nil {
 		out = tab("out", "int32_t", ints(256, func(k int) int64 { return int64(g.fold[k]) }))
@@ -316,13 +359,13 @@ func (g *lstmGen) lowerSource() []*node {
 		line("#define " + g.keep() + "(v) ((void)0)"),
 		line("#endif"),
 		line(""),
-		tab("pre", "uint64_t", packed(&ir.Pre)),
+		tab("pre", "uint64_t", packed(&pre)),
 		line(""),
 		tab("gates", "uint64_t", packed(&ir.Gates)),
 		line(""),
 		tab("sigmoid", "uint8_t", sigT.values(func(k int) int64 { return int64(ir.Sigmoid[k]) })),
 		line(""),
-		tab("g", "int16_t", gT.values(func(k int) int64 { return int64(ir.GTable[k]) })),
+		tab("g", g.gType(), gT.values(func(k int) int64 { return int64(ir.GTable[k]) })),
 		line(""),
 		tab("tanh_c", "int8_t", ints(len(ir.TanhC), func(k int) int64 { return int64(ir.TanhC[k]) })),
 		line(""),
@@ -335,7 +378,7 @@ func (g *lstmGen) lowerSource() []*node {
 		stmt("const uint64_t *pw = %s_pre;", fn),
 		stmt("const uint64_t *gw = %s_gates;", fn),
 		stmt("const uint8_t *sig = %s_sigmoid;", fn),
-		stmt("const int16_t *gt = %s_g;", fn),
+		stmt("const %s *gt = %s_g;", g.gType(), fn),
 		stmt("const int8_t *tc = %s_tanh_c;", fn),
 		stmt("const int32_t *out = %s_out;", fn),
 		stmt("%s(pw);", g.keep()),
@@ -344,30 +387,32 @@ func (g *lstmGen) lowerSource() []*node {
 		stmt("%s(gt);", g.keep()),
 		stmt("%s(tc);", g.keep()),
 		stmt("%s(out);", g.keep()),
-		&node{Kind: kindComment, Lines: []string{"inputs: clamp to the declared range, requantize"}},
 	}
 	var xs []string
+	var xpre [][]*node
 	for i, in := range ir.Inputs {
 		x := fmt.Sprintf("x[%d]", i)
 		c := fmt.Sprintf("%s < %s ? %s : (%s > %s ? %s : %s)", x, lit(int64(in.Min), 32), lit(int64(in.Min), 32),
 			x, lit(int64(in.Max), 32), lit(int64(in.Max), 32), x)
 		v := fmt.Sprintf("c%d", i)
-		body = append(body, stmt("const int32_t c%d = %s;", i, c))
 		if s := ir.InShift[i]; s > 0 {
 			v = fmt.Sprintf("(((int64_t)c%d + %d) >> %d)", i, int64(1)<<(s-1), s)
 		}
-		body = append(body, stmt("const uint64_t v%d = (uint64_t)(int64_t)%s;", i, v))
+		xpre = append(xpre, []*node{stmt("const int32_t c%d = %s;", i, c), stmt("const uint64_t v%d = (uint64_t)(int64_t)%s;", i, v)})
 		xs = append(xs, fmt.Sprintf("v%d", i))
 	}
 	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
-		fmt.Sprintf("dense %d -> %d, relu: x_t in [0, %d]", len(ir.Inputs), ir.Pre.Out, quantize.PreMax)}})
-	sums, ts := g.lanes("p", "pw", &ir.Pre, xs, nil)
+		fmt.Sprintf("dense %d -> %d, relu: x_t in [0, %d]; each input clamped to its declared range and requantized just before its first use",
+			len(ir.Inputs), ir.Pre.Out, quantize.PreMax)}})
+	sums, ts := g.lanes("p", "pw", &pre, xs, xpre)
 	body = append(body, sums...)
 	var gin []string
-	var gpre [][]*node
+	gpre := make([][]*node, ir.Pre.Out)
+	for k, j := range live {
+		gpre[j] = append(index(fmt.Sprintf("xt%d", j), ts[k], ir.Pre.V[j], ir.Pre.Shift[j], 0, quantize.PreMax),
+			stmt("const uint64_t X%d = (uint64_t)xt%d;", j, j))
+	}
 	for j := range ir.Pre.Out {
-		n := index(fmt.Sprintf("xt%d", j), ts[j], ir.Pre.V[j], ir.Pre.Shift[j], 0, quantize.PreMax)
-		gpre = append(gpre, append(n, stmt("const uint64_t X%d = (uint64_t)xt%d;", j, j)))
 		gin = append(gin, fmt.Sprintf("X%d", j))
 	}
 	for k := range H {
@@ -399,7 +444,7 @@ func (g *lstmGen) lowerSource() []*node {
 			stmt("const int32_t u%d = f%d * s[%d] + i%d * g%d;", j, j, H+j, j, j),
 			stmt("const int32_t m%d = (u%d + 64) >> 7;", j, j),
 			stmt("const int32_t cn%d = m%d < -127 ? -127 : (m%d > 127 ? 127 : m%d);", j, j, j, j),
-			stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(fmt.Sprintf("((u%d + 16) >> 5)", j), -ir.TanhLo)),
+			stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(fmt.Sprintf("(((int64_t)u%d + 16) >> 5)", j), -ir.TanhLo)),
 			stmt("s[%d] = (int8_t)hn%d;", j, j),
 			stmt("s[%d] = (int8_t)cn%d;", H+j, j))
 		if w := int64(ir.OutW[j]); w < 0 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -217,4 +218,93 @@ func words(b []byte) []uint32 {
 		w[i] = binary.LittleEndian.Uint32(b[4*i:])
 	}
 	return w
+}
+
+// A unit proven off (quantize.LaneLayer.Act is [0, 0]) is neither packed, computed nor
+// multiplied: the shipped LSTM has such units, and every other x_t is multiplied.
+func TestLSTMSkipsDeadUnits(t *testing.T) {
+	ir, _ := shippedLSTM(t)
+	f, err := codegen.LSTM(ir, codegen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(f.Source)
+	dead := 0
+	for j := range ir.Pre.Out {
+		off := ir.Pre.Act(j).Hi == 0
+		if off {
+			dead++
+		}
+		if used := strings.Contains(src, fmt.Sprintf("X%d * ", j)); used == off {
+			t.Errorf("unit %d: proven x_t %v, multiplied %v", j, ir.Pre.Act(j), used)
+		}
+	}
+	if dead == 0 {
+		t.Error("the shipped LSTM has no unit proven off: the test checks nothing")
+	}
+	// The dense layer packs the live units alone, three to a word.
+	groups := (ir.Pre.Out - dead + quantize.LanesPerWord - 1) / quantize.LanesPerWord
+	if want := fmt.Sprintf("nicc_policy_pre[%d] = {", groups*(1+ir.Pre.In)); !strings.Contains(src, want) {
+		t.Errorf("the source lacks %q", want)
+	}
+}
+
+// An input no weight reads (here o_prev, its column zeroed) is not computed: the C builds
+// under -Werror (no unused variable) and stays bit-exact.
+func TestLSTMUnreadInput(t *testing.T) {
+	b, err := os.ReadFile("../testdata/models/rlcc_lstm.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := &m.Layers[0]
+	for j := range pre.W {
+		pre.W[j][3] = 0
+	}
+	rows, err := rlccRows(2000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir, err := quantize.LSTM(m, rlccRanges(), rows, quantize.LSTMOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := codegen.LSTM(ir, codegen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(f.Source), "v3") {
+		t.Error("the C computes the unread input v3")
+	}
+	driver, _ := buildLSTM(t, f)
+	steps := lstmVectors(ir, rows, 2000)
+	var in bytes.Buffer
+	for _, s := range steps {
+		binary.Write(&in, binary.LittleEndian, s.x)
+		binary.Write(&in, binary.LittleEndian, s.state)
+	}
+	cmd := exec.Command(driver)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("driver: %v", err)
+	}
+	sw := ir.StateWords()
+	rec := 4 * (1 + sw)
+	for k, s := range steps {
+		state := slices.Clone(s.state)
+		y := ir.Step(s.x, state)
+		got := out[rec*k : rec*(k+1)]
+		if int32(binary.LittleEndian.Uint32(got)) != y {
+			t.Fatalf("step %d: C %d, golden %d", k, int32(binary.LittleEndian.Uint32(got)), y)
+		}
+		for w := range sw {
+			if binary.LittleEndian.Uint32(got[4*(1+w):]) != state[w] {
+				t.Fatalf("step %d: state word %d differs", k, w)
+			}
+		}
+	}
 }

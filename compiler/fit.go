@@ -2,6 +2,8 @@ package compiler
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -296,21 +298,22 @@ func mlpBound(ir *quantize.MLPIR, unit uint64) LowerBound {
 
 // lstmBound is an LSTM's lower bound (see codeUnitBytes).
 func lstmBound(ir *quantize.LSTMIR, unit uint64) LowerBound {
-	words := func(l *quantize.LaneLayer) uint64 {
+	// Each input's nonzero weights, LanesPerWord to a word, over the channels the gates can
+	// read (a dense unit proven off is never computed).
+	words := func(l *quantize.LaneLayer, dense bool) uint64 {
 		var n uint64
 		for i := range l.In {
-			for g := range l.Groups() {
-				for lane := range quantize.LanesPerWord {
-					if j := g*quantize.LanesPerWord + lane; j < l.Out && l.W[j][i] != 0 {
-						n++
-						break
-					}
+			var k uint64
+			for j := range l.Out {
+				if l.W[j][i] != 0 && (!dense || l.Act(j).Hi > 0) {
+					k++
 				}
 			}
+			n += (k + quantize.LanesPerWord - 1) / quantize.LanesPerWord
 		}
 		return n
 	}
-	packed := words(&ir.Pre) + words(&ir.Gates)
+	packed := words(&ir.Pre, true) + words(&ir.Gates, false)
 	lookups := uint64(4 * ir.Hidden)
 	var out uint64
 	for _, w := range ir.OutW {
@@ -318,7 +321,11 @@ func lstmBound(ir *quantize.LSTMIR, unit uint64) LowerBound {
 			out++
 		}
 	}
-	tables := uint64(len(ir.Sigmoid) + 2*len(ir.GTable) + len(ir.TanhC) + 4*len(ir.OutTable))
+	gBytes := 2 // codegen prints g as int8_t when its entries fit
+	if slices.Min(ir.GTable) >= math.MinInt8 && slices.Max(ir.GTable) <= math.MaxInt8 {
+		gBytes = 1
+	}
+	tables := uint64(len(ir.Sigmoid) + gBytes*len(ir.GTable) + len(ir.TanhC) + 4*len(ir.OutTable))
 	return LowerBound{
 		Cycles: (packed + lookups + out) * unit,
 		CyclesFrom: fmt.Sprintf("%s packed weight words, %s gate lookups and %s output weights, at least %d cycle(s) each",

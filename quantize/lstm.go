@@ -27,7 +27,9 @@ package quantize
 //     (InShift) to at most 12 significant bits;
 //   - pre (dense, relu): x_t in [0, 127] per channel, x_t = clamp(floor(V/2^n_j), 0,
 //     127), value x_t·PreScale[j] (the channel's calibrated max / 127);
-//   - gates (i, f, g, o; PyTorch order): V over (x_t, h), index = clamp(floor(V/2^n_j),
+//   - gates (i, f, g, o; PyTorch order): V over (x_t, h), each x_t taken over its proven range
+//     (LaneLayer.Act), so a ReLU unit that no declared input turns on has zero gate weights
+//     and costs the firmware nothing; index = clamp(floor(V/2^n_j),
 //     −128, 127); i, f, o = Sigmoid[index+128] in [0, 128] (value /128, exact per entry:
 //     round(128·σ(index·SigStep))); g = GTable[index+128] = round(tanh(index·TanhStep)/CellScale);
 //   - cell: c' = clamp((f·c + i·g + 64) >> 7, −127, 127), value c'·CellScale (CellScale = the
@@ -240,7 +242,7 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 	gRng := make([]Interval, 0, pre.Out+H)
 	for j := range pre.Out {
 		gStep = append(gStep, ir.PreScale[j])
-		gRng = append(gRng, Interval{0, PreMax})
+		gRng = append(gRng, ir.Pre.Act(j))
 	}
 	for range H {
 		gStep = append(gStep, 1.0/127)
@@ -384,6 +386,9 @@ func laneLayer(what string, w [][]float64, b []float64, step []float64, rng []In
 			v := Interval{int64(bq), int64(bq)}
 			q := make([]int32, len(row))
 			for i, x := range row {
+				if rng[i] == (Interval{}) {
+					continue // the input is always 0: its weight is 0, exactly
+				}
 				f := math.Round(x * step[i] / u)
 				if !ok || math.Abs(f) >= float64(laneHalf) {
 					ok = false
@@ -575,6 +580,13 @@ func (l *LaneLayer) PackedSums(words []uint64, v []int64) []int64 {
 		}
 	}
 	return out
+}
+
+// Act is the proven range of the dense layer's channel j after its relu and clamp,
+// clamp(floor(V_j/2^Shift[j]), 0, PreMax): [0, 0] for a unit that no input turns on.
+func (l *LaneLayer) Act(j int) Interval {
+	v, n := l.V[j], l.Shift[j]
+	return Interval{min(max(v.Lo>>n, 0), PreMax), min(max(v.Hi>>n, 0), PreMax)}
 }
 
 // Sum is channel j's exact V = B + Σ W·v, in int64.

@@ -189,3 +189,65 @@ func FuzzLSTMLanes(f *testing.F) {
 		}
 	})
 }
+
+// A ReLU unit that no input in the declared ranges turns on is proven off (LaneLayer.Act is
+// [0, 0]) and its gate weights are zero; every x_t lies in its proven range, at the range
+// corners and at random raw inputs, and a unit the inputs can turn on keeps its weights.
+func TestLSTMDeadUnits(t *testing.T) {
+	m, _, rows := shippedLSTM(t, 2000)
+	c := *m
+	c.Layers = slices.Clone(m.Layers)
+	pre := &c.Layers[0]
+	pre.B = slices.Clone(pre.B)
+	if pre.B == nil {
+		pre.B = make([]float64, pre.Out)
+	}
+	pre.B[0] = -1e3 // beyond what the inputs' worst case can lift
+	ir, err := quantize.LSTM(&c, rlccInputs(), rows, quantize.LSTMOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := ir.Pre.Act(0); a != (quantize.Interval{}) {
+		t.Fatalf("unit 0 with bias -1000: proven x_t %v, want [0, 0]", a)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	ins := ir.Inputs
+	var dead, live int
+	for j := range ir.Pre.Out {
+		a := ir.Pre.Act(j)
+		nonzero := false
+		for r := range ir.Gates.Out {
+			nonzero = nonzero || ir.Gates.W[r][j] != 0
+		}
+		if a.Hi == 0 && nonzero || a.Hi > 0 && !nonzero {
+			t.Errorf("unit %d: proven x_t %v, some gate weight nonzero %v", j, a, nonzero)
+		}
+		if a.Hi == 0 {
+			dead++
+		} else {
+			live++
+		}
+		for k := range 2000 {
+			v := make([]int64, len(ins))
+			for i, in := range ins {
+				x := int64(in.Min) + rng.Int64N(int64(in.Max)-int64(in.Min)+1)
+				if k < 1<<len(ins) { // the corners first
+					x = int64(in.Min)
+					if k>>i&1 != 0 {
+						x = int64(in.Max)
+					}
+				}
+				v[i] = x
+				if s := ir.InShift[i]; s > 0 {
+					v[i] = (x + 1<<(s-1)) >> s
+				}
+			}
+			if xt := min(max(ir.Pre.Sum(j, v)>>ir.Pre.Shift[j], 0), quantize.PreMax); xt < a.Lo || xt > a.Hi {
+				t.Fatalf("unit %d: inputs %v give x_t %d outside its proven %v", j, v, xt, a)
+			}
+		}
+	}
+	if dead == 0 || live == 0 {
+		t.Errorf("%d dead and %d live units: the test needs both", dead, live)
+	}
+}

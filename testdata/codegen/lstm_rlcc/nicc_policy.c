@@ -53,12 +53,11 @@ typedef char nicc_policy_asr_check[(-1 >> 1) == -1 ? 1 : -1];
 #define NICC_POLICY_KEEP(v) ((void)0)
 #endif
 
-static const uint64_t nicc_policy_pre[20] = {
-	UINT64_C(0x40307e031eaffd74), UINT64_C(0x4042e1fff60fd467), UINT64_C(0x3fdf6600cf9015c6), UINT64_C(0x3f8d32018ed0168f),
-	UINT64_C(0xfffffffffffffffe), UINT64_C(0x000003ffffdffff7), UINT64_C(0xfffff7ffffbffffd), UINT64_C(0x00001000001fffff),
-	UINT64_C(0x0001e3ffe93fff8d), UINT64_C(0xfffea8000e9fff56), UINT64_C(0xfffd73ffeeffff5b), UINT64_C(0xfffe0ffffbdfff2a),
-	UINT64_C(0x00000000003fffff), UINT64_C(0x00000800001ffff4), UINT64_C(0xfffff7ffffdffffe), UINT64_C(0xffffe7fffffffffe),
-	UINT64_C(0x000174000c9fff76), UINT64_C(0xfffdb4000c3fffba), UINT64_C(0xfffe98000d600035), UINT64_C(0xfffe0fffed200004),
+static const uint64_t nicc_policy_pre[15] = {
+	UINT64_C(0x40307e031eaffd74), UINT64_C(0x40571a02170fffb0), UINT64_C(0x4031da02d1f0067c), UINT64_C(0xfffffffffffffffe),
+	UINT64_C(0xfffff400001fffff), UINT64_C(0x000003ffffdffffe), UINT64_C(0x0001e3ffe93fff8d), UINT64_C(0xfffd6bfff5400075),
+	UINT64_C(0xffff7bffe53fff78), UINT64_C(0x00000000003fffff), UINT64_C(0xfffff80000400001), UINT64_C(0xffffffffffbfffff),
+	UINT64_C(0x000174000c9fff76), UINT64_C(0x0000d3ffeda00062), UINT64_C(0xfffda4000080006b),
 };
 
 static const uint64_t nicc_policy_gates[400] = {
@@ -78,10 +77,10 @@ static const uint64_t nicc_policy_gates[400] = {
 	UINT64_C(0xfffe90003f8002b8), UINT64_C(0xfff953fffe5ffca9), UINT64_C(0xfffab7ffe880006e), UINT64_C(0x000d1c0012bffa66),
 	UINT64_C(0xfff837ff8c7fff78), UINT64_C(0x000c9fff4a80031c), UINT64_C(0x000234003ddffc44), UINT64_C(0x000423ff907ffdec),
 	UINT64_C(0x000d6800700003df), UINT64_C(0xfff4e7ffb91ffe42), UINT64_C(0x000513ffc700035b), UINT64_C(0xfff53bffb6e00060),
-	UINT64_C(0xfffffc0000000000), UINT64_C(0xffffffffffffffff), UINT64_C(0xffffffffffe00000), UINT64_C(0x0000040000200000),
-	UINT64_C(0x0000040000200000), UINT64_C(0xffffffffffe00000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000200000),
-	UINT64_C(0x00000400001fffff), UINT64_C(0x0000040000000000), UINT64_C(0x0000000000000001), UINT64_C(0x0000040000000000),
-	UINT64_C(0xffffffffffdfffff), UINT64_C(0x0000000000400000), UINT64_C(0xfffffbffffe00000), UINT64_C(0xffffffffffe00000),
+	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
+	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
+	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
+	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
 	UINT64_C(0xfff3f000119ffe4d), UINT64_C(0xfff6f3ff9fa0018b), UINT64_C(0xfff1740047600217), UINT64_C(0x00020c0016bffbd0),
 	UINT64_C(0x000df7ff48a0032a), UINT64_C(0x0002140083c001b3), UINT64_C(0x0004cfff9abffd69), UINT64_C(0xfff3dfffee3fff5c),
 	UINT64_C(0xfff2f800c0bffb75), UINT64_C(0xfffb18001c5ffb00), UINT64_C(0xffee37ffa640008c), UINT64_C(0x0012dc001fa00305),
@@ -98,10 +97,10 @@ static const uint64_t nicc_policy_gates[400] = {
 	UINT64_C(0x0006a40047bffedd), UINT64_C(0xfffc53ffdf000116), UINT64_C(0xfff67bffe95ffedc), UINT64_C(0xfffc78002c000209),
 	UINT64_C(0xfffe77ffe1a0001f), UINT64_C(0x0003dc0000400029), UINT64_C(0x0005a7ffd83fff89), UINT64_C(0xffff9fffd01ffea0),
 	UINT64_C(0xfffb20000580016a), UINT64_C(0xfffa6000374000b5), UINT64_C(0xfffb2000253ffe8a), UINT64_C(0x0003afff965ffe0e),
-	UINT64_C(0xfffff3ffffa00001), UINT64_C(0x0000000000600001), UINT64_C(0xfffff3fffffffffd), UINT64_C(0xffffefffff9ffffe),
-	UINT64_C(0xfffff40000800003), UINT64_C(0xffffebffffbfffff), UINT64_C(0xfffff7ffffa00001), UINT64_C(0xffffffffff400006),
-	UINT64_C(0xfffffbffffbfffff), UINT64_C(0x0000140000c00001), UINT64_C(0xfffff3ffffbffffc), UINT64_C(0xffffebffffbfffff),
-	UINT64_C(0x00000bffffc00002), UINT64_C(0xfffffbfffe600000), UINT64_C(0x000007ffffc00000), UINT64_C(0x0000040000a00001),
+	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
+	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
+	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
+	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
 	UINT64_C(0x000057fffda00005), UINT64_C(0x00000400025fffef), UINT64_C(0xffffac0002c00000), UINT64_C(0x0000700000000010),
 	UINT64_C(0x00000fffffe00006), UINT64_C(0xfffffbfffe3ffffe), UINT64_C(0xffff8800023fffeb), UINT64_C(0xffffd40000bffffb),
 	UINT64_C(0xffffb000053ffffa), UINT64_C(0xffff740001000009), UINT64_C(0xfffffc0001e00023), UINT64_C(0x00005800011ffffb),
@@ -110,10 +109,10 @@ static const uint64_t nicc_policy_gates[400] = {
 	UINT64_C(0x000003ffff5ffff9), UINT64_C(0xffffd8000080000a), UINT64_C(0x00000400007fffff), UINT64_C(0xfffff00000dffff0),
 	UINT64_C(0xffffd7fffe5fffef), UINT64_C(0xfffff7ffff400012), UINT64_C(0x00001c00003ffff3), UINT64_C(0xffffc00000800002),
 	UINT64_C(0x00001bfffedffffa), UINT64_C(0x000007fffbdfffff), UINT64_C(0xfffffc0000e00007), UINT64_C(0xfffffc00021fffee),
-	UINT64_C(0x0000000000000000), UINT64_C(0x00000000001fffff), UINT64_C(0xffffffffffe00000), UINT64_C(0x000007ffffdfffff),
-	UINT64_C(0x00000400001fffff), UINT64_C(0xfffff80000200001), UINT64_C(0x0000040000200001), UINT64_C(0x00000000003ffffe),
-	UINT64_C(0xfffffc00001ffffe), UINT64_C(0xfffffbffffe00000), UINT64_C(0xfffffc0000000002), UINT64_C(0x0000000000200001),
-	UINT64_C(0xffffffffffe00000), UINT64_C(0xffffffffffc00001), UINT64_C(0x000003ffffdfffff), UINT64_C(0xfffffbffffffffff),
+	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
+	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
+	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
+	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
 	UINT64_C(0xffff7800023fffe7), UINT64_C(0xffff8000035fff82), UINT64_C(0x00012800093fffdc), UINT64_C(0x00017bfffe600003),
 	UINT64_C(0x0000bc0006400036), UINT64_C(0xfffe1bfffa200041), UINT64_C(0xfffeb7ffff800019), UINT64_C(0x00010c00173fff83),
 	UINT64_C(0x0000dffffe5fffad), UINT64_C(0x00013c0001200036), UINT64_C(0x00003c0001ffffdd), UINT64_C(0x0001dffff9600040),
@@ -164,7 +163,7 @@ static const uint64_t nicc_policy_gates[400] = {
 	UINT64_C(0x00010bfffedfff8f), UINT64_C(0x0000540004ffffe8), UINT64_C(0x00009c0007800039), UINT64_C(0x0000a00009c00061),
 };
 
-static const uint8_t nicc_policy_sigmoid[1061] = {
+static const uint8_t nicc_policy_sigmoid[1059] = {
 	0, 0, 0, 0,
 	0, 0, 0, 0,
 	0, 0, 0, 0,
@@ -429,11 +428,10 @@ static const uint8_t nicc_policy_sigmoid[1061] = {
 	128, 128, 128, 128,
 	128, 128, 128, 128,
 	128, 128, 128, 128,
-	128, 128, 128, 128,
-	128,
+	128, 128, 128,
 };
 
-static const int16_t nicc_policy_g[1312] = {
+static const int8_t nicc_policy_g[1311] = {
 	-33, -33, -33, -33,
 	-33, -33, -33, -33,
 	-33, -33, -33, -33,
@@ -617,48 +615,48 @@ static const int16_t nicc_policy_g[1312] = {
 	-33, -33, -33, -33,
 	-33, -33, -33, -33,
 	-33, -33, -33, -33,
-	-33, -33, -33, -33,
+	-33, -33, -33, -32,
 	-32, -32, -32, -32,
 	-32, -32, -32, -32,
 	-32, -32, -32, -32,
 	-32, -32, -32, -32,
-	-32, -32, -32, -32,
+	-32, -32, -32, -31,
 	-31, -31, -31, -31,
 	-31, -31, -31, -31,
-	-31, -30, -30, -30,
-	-30, -30, -30, -29,
-	-29, -29, -29, -28,
-	-28, -28, -28, -27,
-	-27, -27, -26, -26,
-	-25, -25, -25, -24,
-	-24, -23, -23, -22,
-	-21, -21, -20, -20,
-	-19, -18, -18, -17,
-	-16, -15, -14, -14,
-	-13, -12, -11, -10,
-	-9, -8, -7, -6,
-	-5, -4, -3, -2,
-	-1, 0, 1, 2,
-	3, 4, 5, 6,
-	7, 8, 9, 10,
-	11, 12, 13, 14,
-	14, 15, 16, 17,
-	18, 18, 19, 20,
-	20, 21, 21, 22,
-	23, 23, 24, 24,
-	25, 25, 25, 26,
-	26, 27, 27, 27,
-	28, 28, 28, 28,
-	29, 29, 29, 29,
+	-30, -30, -30, -30,
+	-30, -30, -29, -29,
+	-29, -29, -28, -28,
+	-28, -28, -27, -27,
+	-27, -26, -26, -25,
+	-25, -25, -24, -24,
+	-23, -23, -22, -21,
+	-21, -20, -20, -19,
+	-18, -18, -17, -16,
+	-15, -14, -14, -13,
+	-12, -11, -10, -9,
+	-8, -7, -6, -5,
+	-4, -3, -2, -1,
+	0, 1, 2, 3,
+	4, 5, 6, 7,
+	8, 9, 10, 11,
+	12, 13, 14, 14,
+	15, 16, 17, 18,
+	18, 19, 20, 20,
+	21, 21, 22, 23,
+	23, 24, 24, 25,
+	25, 25, 26, 26,
+	27, 27, 27, 28,
+	28, 28, 28, 29,
+	29, 29, 29, 30,
 	30, 30, 30, 30,
-	30, 30, 31, 31,
+	30, 31, 31, 31,
 	31, 31, 31, 31,
-	31, 31, 31, 32,
+	31, 31, 32, 32,
 	32, 32, 32, 32,
 	32, 32, 32, 32,
 	32, 32, 32, 32,
 	32, 32, 32, 32,
-	32, 32, 32, 33,
+	32, 32, 33, 33,
 	33, 33, 33, 33,
 	33, 33, 33, 33,
 	33, 33, 33, 33,
@@ -761,7 +759,7 @@ static const int16_t nicc_policy_g[1312] = {
 	33, 33, 33, 33,
 	33, 33, 33, 33,
 	33, 33, 33, 33,
-	33, 33, 33, 33,
+	33, 33, 33,
 };
 
 static const int8_t nicc_policy_tanh_c[1285] = {
@@ -1164,7 +1162,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const uint64_t *pw = nicc_policy_pre;
 	const uint64_t *gw = nicc_policy_gates;
 	const uint8_t *sig = nicc_policy_sigmoid;
-	const int16_t *gt = nicc_policy_g;
+	const int8_t *gt = nicc_policy_g;
 	const int8_t *tc = nicc_policy_tanh_c;
 	const int32_t *out = nicc_policy_out;
 	NICC_POLICY_KEEP(pw);
@@ -1173,53 +1171,43 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(gt);
 	NICC_POLICY_KEEP(tc);
 	NICC_POLICY_KEEP(out);
-	/* inputs: clamp to the declared range, requantize */
-	const int32_t c0 = x[0] < 54613 ? 54613 : (x[0] > 78643 ? 78643 : x[0]);
-	const uint64_t v0 = (uint64_t)(int64_t)(((int64_t)c0 + 16) >> 5);
-	const int32_t c1 = x[1] < -50328 ? -50328 : (x[1] > 8388607 ? 8388607 : x[1]);
-	const uint64_t v1 = (uint64_t)(int64_t)(((int64_t)c1 + 1024) >> 11);
-	const int32_t c2 = x[2] < 54613 ? 54613 : (x[2] > 78643 ? 78643 : x[2]);
-	const uint64_t v2 = (uint64_t)(int64_t)(((int64_t)c2 + 16) >> 5);
-	const int32_t c3 = x[3] < -50328 ? -50328 : (x[3] > 8388607 ? 8388607 : x[3]);
-	const uint64_t v3 = (uint64_t)(int64_t)(((int64_t)c3 + 1024) >> 11);
 
-	/* dense 4 -> 12, relu: x_t in [0, 511] */
+	/* dense 4 -> 12, relu: x_t in [0, 511]; each input clamped to its declared range and requantized just before its first use */
 	uint64_t p0 = pw[0];
 	uint64_t p1 = pw[1];
 	uint64_t p2 = pw[2];
-	uint64_t p3 = pw[3];
-	p0 += v0 * pw[4];
+	const int32_t c0 = x[0] < 54613 ? 54613 : (x[0] > 78643 ? 78643 : x[0]);
+	const uint64_t v0 = (uint64_t)(int64_t)(((int64_t)c0 + 16) >> 5);
+	p0 += v0 * pw[3];
 	NICC_POLICY_KEEP(p0);
-	p1 += v0 * pw[5];
+	p1 += v0 * pw[4];
 	NICC_POLICY_KEEP(p1);
-	p2 += v0 * pw[6];
+	p2 += v0 * pw[5];
 	NICC_POLICY_KEEP(p2);
-	p3 += v0 * pw[7];
-	NICC_POLICY_KEEP(p3);
-	p0 += v1 * pw[8];
+	const int32_t c1 = x[1] < -50328 ? -50328 : (x[1] > 8388607 ? 8388607 : x[1]);
+	const uint64_t v1 = (uint64_t)(int64_t)(((int64_t)c1 + 1024) >> 11);
+	p0 += v1 * pw[6];
 	NICC_POLICY_KEEP(p0);
-	p1 += v1 * pw[9];
+	p1 += v1 * pw[7];
 	NICC_POLICY_KEEP(p1);
-	p2 += v1 * pw[10];
+	p2 += v1 * pw[8];
 	NICC_POLICY_KEEP(p2);
-	p3 += v1 * pw[11];
-	NICC_POLICY_KEEP(p3);
-	p0 += v2 * pw[12];
+	const int32_t c2 = x[2] < 54613 ? 54613 : (x[2] > 78643 ? 78643 : x[2]);
+	const uint64_t v2 = (uint64_t)(int64_t)(((int64_t)c2 + 16) >> 5);
+	p0 += v2 * pw[9];
 	NICC_POLICY_KEEP(p0);
-	p1 += v2 * pw[13];
+	p1 += v2 * pw[10];
 	NICC_POLICY_KEEP(p1);
-	p2 += v2 * pw[14];
+	p2 += v2 * pw[11];
 	NICC_POLICY_KEEP(p2);
-	p3 += v2 * pw[15];
-	NICC_POLICY_KEEP(p3);
-	p0 += v3 * pw[16];
+	const int32_t c3 = x[3] < -50328 ? -50328 : (x[3] > 8388607 ? 8388607 : x[3]);
+	const uint64_t v3 = (uint64_t)(int64_t)(((int64_t)c3 + 1024) >> 11);
+	p0 += v3 * pw[12];
 	NICC_POLICY_KEEP(p0);
-	p1 += v3 * pw[17];
+	p1 += v3 * pw[13];
 	NICC_POLICY_KEEP(p1);
-	p2 += v3 * pw[18];
+	p2 += v3 * pw[14];
 	NICC_POLICY_KEEP(p2);
-	p3 += v3 * pw[19];
-	NICC_POLICY_KEEP(p3);
 
 	/* lstm gates i, f, g, o over (x_t, h), each x_t computed just before its use: table indices in [0, 255] */
 	uint64_t a0 = gw[0];
@@ -1343,40 +1331,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X2 * gw[63];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt3_t = (int64_t)((p1 >> 2) & 524287);
-	const int64_t xt3 = (xt3_t < 262144 ? 262144 : xt3_t) - 262144;
-	const uint64_t X3 = (uint64_t)xt3;
-	a0 += X3 * gw[64];
-	NICC_POLICY_KEEP(a0);
-	a1 += X3 * gw[65];
-	NICC_POLICY_KEEP(a1);
-	a2 += X3 * gw[66];
-	NICC_POLICY_KEEP(a2);
-	a3 += X3 * gw[67];
-	NICC_POLICY_KEEP(a3);
-	a4 += X3 * gw[68];
-	NICC_POLICY_KEEP(a4);
-	a5 += X3 * gw[69];
-	NICC_POLICY_KEEP(a5);
-	a7 += X3 * gw[71];
-	NICC_POLICY_KEEP(a7);
-	a8 += X3 * gw[72];
-	NICC_POLICY_KEEP(a8);
-	a9 += X3 * gw[73];
-	NICC_POLICY_KEEP(a9);
-	a10 += X3 * gw[74];
-	NICC_POLICY_KEEP(a10);
-	a11 += X3 * gw[75];
-	NICC_POLICY_KEEP(a11);
-	a12 += X3 * gw[76];
-	NICC_POLICY_KEEP(a12);
-	a13 += X3 * gw[77];
-	NICC_POLICY_KEEP(a13);
-	a14 += X3 * gw[78];
-	NICC_POLICY_KEEP(a14);
-	a15 += X3 * gw[79];
-	NICC_POLICY_KEEP(a15);
-	const int64_t xt4_t = (int64_t)((p1 >> 31) & 2047);
+	const int64_t xt4_t = (int64_t)((p1 >> 10) & 2047);
 	const int64_t xt4 = (xt4_t < 1024 ? 1024 : (xt4_t > 1535 ? 1535 : xt4_t)) - 1024;
 	const uint64_t X4 = (uint64_t)xt4;
 	a0 += X4 * gw[80];
@@ -1411,7 +1366,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X4 * gw[95];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt5_t = (int64_t)(p1 >> 47);
+	const int64_t xt5_t = (int64_t)((p1 >> 26) & 65535);
 	const int64_t xt5 = (xt5_t < 32768 ? 32768 : (xt5_t > 33279 ? 33279 : xt5_t)) - 32768;
 	const uint64_t X5 = (uint64_t)xt5;
 	a0 += X5 * gw[96];
@@ -1446,7 +1401,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X5 * gw[111];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt6_t = (int64_t)((p2 >> 8) & 8191);
+	const int64_t xt6_t = (int64_t)(p1 >> 50);
 	const int64_t xt6 = (xt6_t < 4096 ? 4096 : (xt6_t > 4607 ? 4607 : xt6_t)) - 4096;
 	const uint64_t X6 = (uint64_t)xt6;
 	a0 += X6 * gw[112];
@@ -1481,7 +1436,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X6 * gw[127];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt7_t = (int64_t)((p2 >> 30) & 4095);
+	const int64_t xt7_t = (int64_t)((p2 >> 9) & 4095);
 	const int64_t xt7 = (xt7_t < 2048 ? 2048 : (xt7_t > 2559 ? 2559 : xt7_t)) - 2048;
 	const uint64_t X7 = (uint64_t)xt7;
 	a0 += X7 * gw[128];
@@ -1516,42 +1471,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X7 * gw[143];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt8_t = (int64_t)(p2 >> 44);
-	const int64_t xt8 = (xt8_t < 262144 ? 262144 : xt8_t) - 262144;
-	const uint64_t X8 = (uint64_t)xt8;
-	a0 += X8 * gw[144];
-	NICC_POLICY_KEEP(a0);
-	a1 += X8 * gw[145];
-	NICC_POLICY_KEEP(a1);
-	a2 += X8 * gw[146];
-	NICC_POLICY_KEEP(a2);
-	a3 += X8 * gw[147];
-	NICC_POLICY_KEEP(a3);
-	a4 += X8 * gw[148];
-	NICC_POLICY_KEEP(a4);
-	a5 += X8 * gw[149];
-	NICC_POLICY_KEEP(a5);
-	a6 += X8 * gw[150];
-	NICC_POLICY_KEEP(a6);
-	a7 += X8 * gw[151];
-	NICC_POLICY_KEEP(a7);
-	a8 += X8 * gw[152];
-	NICC_POLICY_KEEP(a8);
-	a9 += X8 * gw[153];
-	NICC_POLICY_KEEP(a9);
-	a10 += X8 * gw[154];
-	NICC_POLICY_KEEP(a10);
-	a11 += X8 * gw[155];
-	NICC_POLICY_KEEP(a11);
-	a12 += X8 * gw[156];
-	NICC_POLICY_KEEP(a12);
-	a13 += X8 * gw[157];
-	NICC_POLICY_KEEP(a13);
-	a14 += X8 * gw[158];
-	NICC_POLICY_KEEP(a14);
-	a15 += X8 * gw[159];
-	NICC_POLICY_KEEP(a15);
-	const int64_t xt9_t = (int64_t)((p3 >> 5) & 65535);
+	const int64_t xt9_t = (int64_t)((p2 >> 26) & 65535);
 	const int64_t xt9 = (xt9_t < 32768 ? 32768 : (xt9_t > 33279 ? 33279 : xt9_t)) - 32768;
 	const uint64_t X9 = (uint64_t)xt9;
 	a0 += X9 * gw[160];
@@ -1586,7 +1506,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X9 * gw[175];
 	NICC_POLICY_KEEP(a15);
-	const int64_t xt10_t = (int64_t)((p3 >> 25) & 131071);
+	const int64_t xt10_t = (int64_t)(p2 >> 46);
 	const int64_t xt10 = (xt10_t < 65536 ? 65536 : (xt10_t > 66047 ? 66047 : xt10_t)) - 65536;
 	const uint64_t X10 = (uint64_t)xt10;
 	a0 += X10 * gw[176];
@@ -1620,39 +1540,6 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	a14 += X10 * gw[190];
 	NICC_POLICY_KEEP(a14);
 	a15 += X10 * gw[191];
-	NICC_POLICY_KEEP(a15);
-	const int64_t xt11_t = (int64_t)(p3 >> 44);
-	const int64_t xt11 = (xt11_t < 262144 ? 262144 : xt11_t) - 262144;
-	const uint64_t X11 = (uint64_t)xt11;
-	a1 += X11 * gw[193];
-	NICC_POLICY_KEEP(a1);
-	a2 += X11 * gw[194];
-	NICC_POLICY_KEEP(a2);
-	a3 += X11 * gw[195];
-	NICC_POLICY_KEEP(a3);
-	a4 += X11 * gw[196];
-	NICC_POLICY_KEEP(a4);
-	a5 += X11 * gw[197];
-	NICC_POLICY_KEEP(a5);
-	a6 += X11 * gw[198];
-	NICC_POLICY_KEEP(a6);
-	a7 += X11 * gw[199];
-	NICC_POLICY_KEEP(a7);
-	a8 += X11 * gw[200];
-	NICC_POLICY_KEEP(a8);
-	a9 += X11 * gw[201];
-	NICC_POLICY_KEEP(a9);
-	a10 += X11 * gw[202];
-	NICC_POLICY_KEEP(a10);
-	a11 += X11 * gw[203];
-	NICC_POLICY_KEEP(a11);
-	a12 += X11 * gw[204];
-	NICC_POLICY_KEEP(a12);
-	a13 += X11 * gw[205];
-	NICC_POLICY_KEEP(a13);
-	a14 += X11 * gw[206];
-	NICC_POLICY_KEEP(a14);
-	a15 += X11 * gw[207];
 	NICC_POLICY_KEEP(a15);
 	const uint64_t H0 = (uint64_t)(int64_t)s[0];
 	a0 += H0 * gw[208];
@@ -2054,7 +1941,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	/* per unit: its four gates, then the cell and hidden state; the new h' and c' replace the old */
 	const int64_t k0 = (int64_t)((a0 >> 10) & 2047) - 375;
 	const int64_t k12 = (int64_t)((a4 >> 11) & 1023) + 137;
-	const int64_t k24 = (int64_t)((a8 >> 11) & 1023) + 305;
+	const int64_t k24 = (int64_t)((a8 >> 11) & 1023) + 304;
 	const int64_t k36 = (int64_t)((a12 >> 12) & 511) + 393;
 	const int32_t i0 = sig[k0];
 	const int32_t f0 = sig[k12];
@@ -2063,12 +1950,12 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t u0 = f0 * s[12] + i0 * g0;
 	const int32_t m0 = (u0 + 64) >> 7;
 	const int32_t cn0 = m0 < -127 ? -127 : (m0 > 127 ? 127 : m0);
-	const int32_t hn0 = (o0 * tc[((u0 + 16) >> 5) + 644] + 64) >> 7;
+	const int32_t hn0 = (o0 * tc[(((int64_t)u0 + 16) >> 5) + 644] + 64) >> 7;
 	s[0] = (int8_t)hn0;
 	s[12] = (int8_t)cn0;
 	const int64_t k1 = (int64_t)((a0 >> 32) & 1023) + 137;
 	const int64_t k13 = (int64_t)((a4 >> 33) & 511) + 393;
-	const int64_t k25 = (int64_t)((a8 >> 32) & 1023) + 305;
+	const int64_t k25 = (int64_t)((a8 >> 32) & 1023) + 304;
 	const int64_t k37 = (int64_t)((a12 >> 32) & 1023) + 137;
 	const int32_t i1 = sig[k1];
 	const int32_t f1 = sig[k13];
@@ -2077,12 +1964,12 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t u1 = f1 * s[13] + i1 * g1;
 	const int32_t m1 = (u1 + 64) >> 7;
 	const int32_t cn1 = m1 < -127 ? -127 : (m1 > 127 ? 127 : m1);
-	const int32_t hn1 = (o1 * tc[((u1 + 16) >> 5) + 644] + 64) >> 7;
+	const int32_t hn1 = (o1 * tc[(((int64_t)u1 + 16) >> 5) + 644] + 64) >> 7;
 	s[1] = (int8_t)hn1;
 	s[13] = (int8_t)cn1;
 	const int64_t k2 = (int64_t)(a0 >> 53) + 137;
 	const int64_t k14 = (int64_t)(a4 >> 53) + 137;
-	const int64_t k26 = (int64_t)(a8 >> 52) - 207;
+	const int64_t k26 = (int64_t)(a8 >> 52) - 208;
 	const int64_t k38 = (int64_t)(a12 >> 53) + 137;
 	const int32_t i2 = sig[k2];
 	const int32_t f2 = sig[k14];
@@ -2091,12 +1978,12 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t u2 = f2 * s[14] + i2 * g2;
 	const int32_t m2 = (u2 + 64) >> 7;
 	const int32_t cn2 = m2 < -127 ? -127 : (m2 > 127 ? 127 : m2);
-	const int32_t hn2 = (o2 * tc[((u2 + 16) >> 5) + 644] + 64) >> 7;
+	const int32_t hn2 = (o2 * tc[(((int64_t)u2 + 16) >> 5) + 644] + 64) >> 7;
 	s[2] = (int8_t)hn2;
 	s[14] = (int8_t)cn2;
 	const int64_t k3 = (int64_t)((a1 >> 12) & 511) + 393;
 	const int64_t k15 = (int64_t)((a5 >> 11) & 1023) + 137;
-	const int64_t k27 = (int64_t)((a9 >> 11) & 1023) + 305;
+	const int64_t k27 = (int64_t)((a9 >> 11) & 1023) + 304;
 	const int64_t k39 = (int64_t)((a13 >> 10) & 2047) - 375;
 	const int32_t i3 = sig[k3];
 	const int32_t f3 = sig[k15];
@@ -2105,12 +1992,12 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t u3 = f3 * s[15] + i3 * g3;
 	const int32_t m3 = (u3 + 64) >> 7;
 	const int32_t cn3 = m3 < -127 ? -127 : (m3 > 127 ? 127 : m3);
-	const int32_t hn3 = (o3 * tc[((u3 + 16) >> 5) + 644] + 64) >> 7;
+	const int32_t hn3 = (o3 * tc[(((int64_t)u3 + 16) >> 5) + 644] + 64) >> 7;
 	s[3] = (int8_t)hn3;
 	s[15] = (int8_t)cn3;
 	const int64_t k4 = (int64_t)((a1 >> 32) & 1023) + 137;
 	const int64_t k16 = (int64_t)((a5 >> 32) & 1023) + 137;
-	const int64_t k28 = (int64_t)((a9 >> 32) & 1023) + 305;
+	const int64_t k28 = (int64_t)((a9 >> 32) & 1023) + 304;
 	const int64_t k40 = (int64_t)((a13 >> 34) & 255) + 521;
 	const int32_t i4 = sig[k4];
 	const int32_t f4 = sig[k16];
@@ -2119,12 +2006,12 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t u4 = f4 * s[16] + i4 * g4;
 	const int32_t m4 = (u4 + 64) >> 7;
 	const int32_t cn4 = m4 < -127 ? -127 : (m4 > 127 ? 127 : m4);
-	const int32_t hn4 = (o4 * tc[((u4 + 16) >> 5) + 644] + 64) >> 7;
+	const int32_t hn4 = (o4 * tc[(((int64_t)u4 + 16) >> 5) + 644] + 64) >> 7;
 	s[4] = (int8_t)hn4;
 	s[16] = (int8_t)cn4;
 	const int64_t k5 = (int64_t)(a1 >> 52) - 375;
 	const int64_t k17 = (int64_t)(a5 >> 54) + 393;
-	const int64_t k29 = (int64_t)(a9 >> 53) + 305;
+	const int64_t k29 = (int64_t)(a9 >> 53) + 304;
 	const int64_t k41 = (int64_t)(a13 >> 53) + 137;
 	const int32_t i5 = sig[k5];
 	const int32_t f5 = sig[k17];
@@ -2133,12 +2020,12 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t u5 = f5 * s[17] + i5 * g5;
 	const int32_t m5 = (u5 + 64) >> 7;
 	const int32_t cn5 = m5 < -127 ? -127 : (m5 > 127 ? 127 : m5);
-	const int32_t hn5 = (o5 * tc[((u5 + 16) >> 5) + 644] + 64) >> 7;
+	const int32_t hn5 = (o5 * tc[(((int64_t)u5 + 16) >> 5) + 644] + 64) >> 7;
 	s[5] = (int8_t)hn5;
 	s[17] = (int8_t)cn5;
 	const int64_t k6 = (int64_t)((a2 >> 11) & 1023) + 137;
 	const int64_t k18 = (int64_t)((a6 >> 11) & 1023) + 137;
-	const int64_t k30 = (int64_t)((a10 >> 11) & 1023) + 305;
+	const int64_t k30 = (int64_t)((a10 >> 11) & 1023) + 304;
 	const int64_t k42 = (int64_t)((a14 >> 11) & 1023) + 137;
 	const int32_t i6 = sig[k6];
 	const int32_t f6 = sig[k18];
@@ -2147,12 +2034,12 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t u6 = f6 * s[18] + i6 * g6;
 	const int32_t m6 = (u6 + 64) >> 7;
 	const int32_t cn6 = m6 < -127 ? -127 : (m6 > 127 ? 127 : m6);
-	const int32_t hn6 = (o6 * tc[((u6 + 16) >> 5) + 644] + 64) >> 7;
+	const int32_t hn6 = (o6 * tc[(((int64_t)u6 + 16) >> 5) + 644] + 64) >> 7;
 	s[6] = (int8_t)hn6;
 	s[18] = (int8_t)cn6;
 	const int64_t k7 = (int64_t)((a2 >> 32) & 1023) + 137;
 	const int64_t k19 = (int64_t)((a6 >> 32) & 1023) + 137;
-	const int64_t k31 = (int64_t)((a10 >> 31) & 2047) - 207;
+	const int64_t k31 = (int64_t)((a10 >> 31) & 2047) - 208;
 	const int64_t k43 = (int64_t)((a14 >> 33) & 511) + 393;
 	const int32_t i7 = sig[k7];
 	const int32_t f7 = sig[k19];
@@ -2161,12 +2048,12 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t u7 = f7 * s[19] + i7 * g7;
 	const int32_t m7 = (u7 + 64) >> 7;
 	const int32_t cn7 = m7 < -127 ? -127 : (m7 > 127 ? 127 : m7);
-	const int32_t hn7 = (o7 * tc[((u7 + 16) >> 5) + 644] + 64) >> 7;
+	const int32_t hn7 = (o7 * tc[(((int64_t)u7 + 16) >> 5) + 644] + 64) >> 7;
 	s[7] = (int8_t)hn7;
 	s[19] = (int8_t)cn7;
 	const int64_t k8 = (int64_t)(a2 >> 53) + 137;
 	const int64_t k20 = (int64_t)(a6 >> 54) + 393;
-	const int64_t k32 = (int64_t)(a10 >> 52) - 207;
+	const int64_t k32 = (int64_t)(a10 >> 52) - 208;
 	const int64_t k44 = (int64_t)(a14 >> 53) + 137;
 	const int32_t i8 = sig[k8];
 	const int32_t f8 = sig[k20];
@@ -2175,12 +2062,12 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t u8 = f8 * s[20] + i8 * g8;
 	const int32_t m8 = (u8 + 64) >> 7;
 	const int32_t cn8 = m8 < -127 ? -127 : (m8 > 127 ? 127 : m8);
-	const int32_t hn8 = (o8 * tc[((u8 + 16) >> 5) + 644] + 64) >> 7;
+	const int32_t hn8 = (o8 * tc[(((int64_t)u8 + 16) >> 5) + 644] + 64) >> 7;
 	s[8] = (int8_t)hn8;
 	s[20] = (int8_t)cn8;
 	const int64_t k9 = (int64_t)((a3 >> 11) & 1023) + 137;
 	const int64_t k21 = (int64_t)((a7 >> 12) & 511) + 393;
-	const int64_t k33 = (int64_t)((a11 >> 10) & 2047) - 207;
+	const int64_t k33 = (int64_t)((a11 >> 10) & 2047) - 208;
 	const int64_t k45 = (int64_t)((a15 >> 12) & 511) + 393;
 	const int32_t i9 = sig[k9];
 	const int32_t f9 = sig[k21];
@@ -2189,12 +2076,12 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t u9 = f9 * s[21] + i9 * g9;
 	const int32_t m9 = (u9 + 64) >> 7;
 	const int32_t cn9 = m9 < -127 ? -127 : (m9 > 127 ? 127 : m9);
-	const int32_t hn9 = (o9 * tc[((u9 + 16) >> 5) + 644] + 64) >> 7;
+	const int32_t hn9 = (o9 * tc[(((int64_t)u9 + 16) >> 5) + 644] + 64) >> 7;
 	s[9] = (int8_t)hn9;
 	s[21] = (int8_t)cn9;
 	const int64_t k10 = (int64_t)((a3 >> 32) & 1023) + 137;
 	const int64_t k22 = (int64_t)((a7 >> 34) & 255) + 521;
-	const int64_t k34 = (int64_t)((a11 >> 31) & 2047) - 207;
+	const int64_t k34 = (int64_t)((a11 >> 31) & 2047) - 208;
 	const int64_t k46 = (int64_t)((a15 >> 33) & 511) + 393;
 	const int32_t i10 = sig[k10];
 	const int32_t f10 = sig[k22];
@@ -2203,12 +2090,12 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t u10 = f10 * s[22] + i10 * g10;
 	const int32_t m10 = (u10 + 64) >> 7;
 	const int32_t cn10 = m10 < -127 ? -127 : (m10 > 127 ? 127 : m10);
-	const int32_t hn10 = (o10 * tc[((u10 + 16) >> 5) + 644] + 64) >> 7;
+	const int32_t hn10 = (o10 * tc[(((int64_t)u10 + 16) >> 5) + 644] + 64) >> 7;
 	s[10] = (int8_t)hn10;
 	s[22] = (int8_t)cn10;
 	const int64_t k11 = (int64_t)(a3 >> 54) + 393;
 	const int64_t k23 = (int64_t)(a7 >> 53) + 137;
-	const int64_t k35 = (int64_t)(a11 >> 53) + 305;
+	const int64_t k35 = (int64_t)(a11 >> 53) + 304;
 	const int64_t k47 = (int64_t)(a15 >> 53) + 137;
 	const int32_t i11 = sig[k11];
 	const int32_t f11 = sig[k23];
@@ -2217,7 +2104,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	const int32_t u11 = f11 * s[23] + i11 * g11;
 	const int32_t m11 = (u11 + 64) >> 7;
 	const int32_t cn11 = m11 < -127 ? -127 : (m11 > 127 ? 127 : m11);
-	const int32_t hn11 = (o11 * tc[((u11 + 16) >> 5) + 644] + 64) >> 7;
+	const int32_t hn11 = (o11 * tc[(((int64_t)u11 + 16) >> 5) + 644] + 64) >> 7;
 	s[11] = (int8_t)hn11;
 	s[23] = (int8_t)cn11;
 
