@@ -82,6 +82,12 @@ type MLPOptions struct {
 	// tanh is within 1 − tanh(TanhClip) of ±1); 0 means DefaultTanhClip8 or DefaultTanhClip16.
 	// The grid spans min(TanhClip, calibrated max) either way.
 	TanhClip float64
+	// Packed requantizes hidden layers by a shift alone (MLPLayer.Mult 1): each channel's
+	// weights are scaled by the largest power of two at which they fit int16 and every
+	// partial sum, rounding half included, is proven in int32. Two such accumulators share
+	// one 64-bit register in the C (codegen packs them), so one multiply advances two
+	// channels. The final layer is quantized as without it.
+	Packed bool
 }
 
 // DefaultTanhClip8 balances the int8 final tanh table's two errors: half a grid step,
@@ -236,13 +242,20 @@ func MLP(m *model.Model, inputs []Input, calib [][]float64, opt MLPOptions) (*ML
 		return nil, err
 	}
 
-	rng, step, err := ir.fitInputShifts(&m.Layers[0], wbits == 16, wmax)
+	inW := wmax
+	if opt.Packed {
+		inW = packedInWeightMax
+	}
+	rng, step, err := ir.fitInputShifts(&m.Layers[0], wbits == 16 && !opt.Packed, inW)
 	if err != nil {
 		return nil, err
 	}
 
 	b := mlpBuild{ir: ir, opt: opt, actBits: actBits, wbits: wbits, tbits: tbits, outFrac: outFrac, clip: clip, wmax: wmax,
 		maxAbs: maxAbs, chMax: chMax}
+	if opt.Packed {
+		b.means = inputMeans(m, ir.Inputs, calib)
+	}
 	for k := range m.Layers {
 		ql, next, nstep, err := b.layer(k, &m.Layers[k], k == len(m.Layers)-1, rng, step)
 		if err != nil {
