@@ -241,6 +241,9 @@ func (g *mlpGen) lowerSource() []*node {
 			body = append(body, stmt("const %s v0_%d = %s;", t0, i, c))
 		}
 	}
+	// pending[i] computes v<k>_i, the input i of layer k, when a packed layer left it for the
+	// next to place just before its first use.
+	var pending [][]*node
 	for k := range ir.Layers {
 		l := &ir.Layers[k]
 		acc := accType(l.AccBits)
@@ -267,11 +270,16 @@ func (g *mlpGen) lowerSource() []*node {
 			next = accType(ir.Layers[k+1].AccBits)
 		}
 		if packedPairs(l) {
-			tab, nodes := g.packedLayer(k, used[k+1], next)
+			tab, nodes, outs := g.packedLayer(k, used[k+1], next, pending)
 			ns = append(ns, line(""), tab)
 			body = append(body, nodes...)
+			pending = outs
 			continue
 		}
+		for _, p := range pending {
+			body = append(body, p...)
+		}
+		pending = nil
 		for j := range l.Out {
 			if !l.Final && !used[k+1][j] {
 				continue

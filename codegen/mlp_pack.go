@@ -23,10 +23,12 @@ func packedPairs(l *quantize.MLPLayer) bool {
 
 // packedLayer prints hidden layer k's used channels (use) in pairs, low lane and high lane of
 // one uint64 (quantize.PairZ is the Go twin): the packed words' table (each pair's bias word,
-// then input by input the pairs' weight words) and the statements that compute v<k+1>_<j>, of
-// C type next. The sums run input by input, so only the pairs' accumulators and one input are
-// live, and wrap mod 2^64 in unsigned arithmetic; the lane proof makes the lanes exact.
-func (g *mlpGen) packedLayer(k int, use []bool, next string) (*node, []*node) {
+// then input by input the pairs' weight words), the statements of the sums, and per channel
+// j the statements that compute v<k+1>_<j>, of C type next, for the next layer to place
+// (nil for an unused channel). The sums run input by input, so only the pairs' accumulators
+// and one input are live; pre[i], if any, computes input i before its first use. They wrap
+// mod 2^64 in unsigned arithmetic; the lane proof makes the lanes exact.
+func (g *mlpGen) packedLayer(k int, use []bool, next string, pre [][]*node) (*node, []*node, [][]*node) {
 	l := &g.ir.Layers[k]
 	var chans []int
 	for j := range l.Out {
@@ -58,6 +60,9 @@ func (g *mlpGen) packedLayer(k int, use []bool, next string) (*node, []*node) {
 		pairs = append(pairs, pair{a, b, w})
 	}
 	for i := range l.In {
+		if i < len(pre) {
+			body = append(body, pre[i]...)
+		}
 		for pi, pr := range pairs {
 			if pr.w[i] == 0 {
 				continue
@@ -67,16 +72,18 @@ func (g *mlpGen) packedLayer(k int, use []bool, next string) (*node, []*node) {
 			vals = append(vals, fmt.Sprintf("UINT64_C(0x%016x)", pr.w[i]))
 		}
 	}
+	outs := make([][]*node, l.Out)
 	for pi, pr := range pairs {
-		body = append(body,
-			stmt("const int32_t z%d_%d = (int32_t)((uint32_t)p%d_%d ^ 0x80000000u) >> %d;", k, pr.a, k, pi, l.Shift[pr.a]),
-			g.activate(k, pr.a, next))
+		outs[pr.a] = []*node{
+			stmt("const int32_t z%d_%d = (int32_t)(uint32_t)(p%d_%d - 0x80000000u) >> %d;", k, pr.a, k, pi, l.Shift[pr.a]),
+			g.activate(k, pr.a, next)}
 		if pr.b >= 0 {
-			body = append(body, stmt("const int64_t z%d_%d = (int64_t)p%d_%d >> %d;", k, pr.b, k, pi, quantize.PairLaneBits+l.Shift[pr.b]),
-				g.activate(k, pr.b, next))
+			outs[pr.b] = []*node{
+				stmt("const int64_t z%d_%d = (int64_t)p%d_%d >> %d;", k, pr.b, k, pi, quantize.PairLaneBits+l.Shift[pr.b]),
+				g.activate(k, pr.b, next)}
 		}
 	}
-	return &node{Kind: kindTable, Name: fmt.Sprintf("%s_pw%d", g.fn, k), Type: "uint64_t", Values: vals}, body
+	return &node{Kind: kindTable, Name: fmt.Sprintf("%s_pw%d", g.fn, k), Type: "uint64_t", Values: vals}, body, outs
 }
 
 // keep is the name of the macro that hides a value from gcc's optimiser, as the LSTM's C has

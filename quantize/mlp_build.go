@@ -301,4 +301,3 @@ func multiplier(r float64, maxM int64) (int32, int) {
 	m = max(1, min(m, float64(maxM)))
 	return int32(m), n
 }
-

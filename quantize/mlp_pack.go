@@ -15,7 +15,7 @@ import (
 // A = B_a + Σ W_ai·v_i + 2^(n_a−1) is proven in [−2^31, 2^31), and likewise B's, P is exactly
 // (A + 2^31) + 2^32·B as a signed 64-bit integer (the low lane in [0, 2^32), the high lane's
 // 2^32·B in [−2^63, 2^63)), whatever the partial sums did on the way: arithmetic mod 2^64
-// commutes with the sum. So z_b = P >> (32 + n_b) and z_a = int32(uint32(P) ^ 2^31) >> n_a,
+// commutes with the sum. So z_b = P >> (32 + n_b) and z_a = int32(uint32(P) − 2^31) >> n_a,
 // both arithmetic shifts, are the golden model's (acc + 2^(n−1)) >> n. Only the final sums
 // are proven; the golden model computes each in int64.
 
@@ -67,7 +67,7 @@ func PairZ(bias uint64, w []uint64, v []int64, na, nb int) (za, zb int64) {
 	for i, x := range v {
 		p += uint64(x) * w[i]
 	}
-	za = int64(int32(uint32(p)^1<<31) >> na)
+	za = int64(int32(uint32(p)-1<<31) >> na)
 	zb = int64(p) >> (32 + nb)
 	return za, zb
 }
