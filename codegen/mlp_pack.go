@@ -56,7 +56,7 @@ func (g *mlpGen) packedLayer(k int, use []bool, next string, pre [][]*node) (*no
 		}
 		bias, w := l.PackPair(a, b)
 		body = append(body, stmt("uint64_t p%d_%d = pw%d[%d];", k, len(pairs), k, len(vals)))
-		vals = append(vals, fmt.Sprintf("UINT64_C(0x%016x)", bias))
+		vals = append(vals, fmt.Sprintf("UINT64_C(%d)", bias))
 		pairs = append(pairs, pair{a, b, w})
 	}
 	for i := range l.In {
@@ -69,7 +69,7 @@ func (g *mlpGen) packedLayer(k int, use []bool, next string, pre [][]*node) (*no
 			}
 			body = append(body, stmt("p%d_%d += (uint64_t)v%d_%d * pw%d[%d];", k, pi, k, i, k, len(vals)),
 				stmt("%s(p%d_%d);", g.keep(), k, pi))
-			vals = append(vals, fmt.Sprintf("UINT64_C(0x%016x)", pr.w[i]))
+			vals = append(vals, fmt.Sprintf("UINT64_C(%d)", pr.w[i]))
 		}
 	}
 	outs := make([][]*node, l.Out)
