@@ -43,6 +43,12 @@ package quantize
 //   - identity / relu: requantized straight to Q(OutFrac) (s_out = 2^−OutFrac), relu clamped
 //     at 0; the proven range must fit int32.
 //
+// Packed (MLPOptions.Packed, mlp_pack.go): hidden layers requantize by a shift alone (Mult 1),
+// their weights int16 at the largest power-of-two scale that proves every accumulator in int32,
+// biases corrected for the weights' rounding at the calibration means, the first layer's
+// inputs shifted until ±8191 weights prove int32. Codegen then computes two channels with one
+// 64-bit multiply per input. On the teacher: max |Δy| 0.0039, flips 0.090% (with the corners).
+//
 // Measured on the shipped RL-CC teacher over 20k sampled states (see the tests): all-int8
 // (int8 weights and activations, 8-bit output tanh) misses the targets by far (max
 // |Δy| ≈ 0.76, 11% direction flips): the teacher's hidden activations span ~0..70 and cancel,
