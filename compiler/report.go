@@ -163,6 +163,15 @@ type Int8Info struct {
 	Trials []Int8Trial `json:"trials,omitempty"`
 }
 
+// widths names the trial's configuration: "w16/a16", "w16/a16 packed".
+func (t Int8Trial) widths() string {
+	s := fmt.Sprintf("w%d/a%d", t.WeightBits, t.ActBits)
+	if t.Packed {
+		s += " packed"
+	}
+	return s
+}
+
 // Int8Trial is one configuration tried and its measured fidelity on the calibration rows (or
 // why quantize refused it).
 type Int8Trial struct {
@@ -520,10 +529,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		if len(i.Trials) > 0 {
 			var tries []string
 			for _, t := range i.Trials {
-				s := fmt.Sprintf("w%d/a%d ", t.WeightBits, t.ActBits)
-				if t.Packed {
-					s += "packed "
-				}
+				s := t.widths() + " "
 				switch {
 				case t.Refused != "":
 					s += "refused"
