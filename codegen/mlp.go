@@ -11,7 +11,8 @@ import (
 
 // MLP prints an integer MLP IR as C: fully unrolled straight-line code (no loops, no floats,
 // no heap, no calls), weights as constants in the code, activation tables as static const
-// arrays. Every accumulator has the C type its proven range needs (quantize.MLPLayer.AccBits),
+// arrays. A hidden layer whose channels all take packed lanes (quantize.MLPLayer.Packable)
+// computes them two to a uint64, its packed weight words in a table (mlp_pack.go). Every accumulator has the C type its proven range needs (quantize.MLPLayer.AccBits),
 // requantization multiplies in int64 and shifts, and clamps are ternaries, exactly as
 // quantize.MLPIR.Eval computes. The entry point is int32_t Func(const int32_t *x); the
 // header matches Trees' (NUM_INPUTS, OUT_FRAC, per-input FRAC/MIN/MAX). Options.Form applies
