@@ -346,7 +346,7 @@ func (g *mlpGen) activate(k, j int, next string) *node {
 	case quantize.ActTanh:
 		return stmt("const %s v%d_%d = %s_tanh%d[(%s) + 128];", next, k+1, j, g.fn, k, clamp(z, zr, -128, 127))
 	case quantize.ActReLU:
-		return stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, 0, l.ZMax()))
+		return stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, 0, l.ReluTop(j)))
 	}
 	return stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, -l.ZMax()-1, l.ZMax()))
 }

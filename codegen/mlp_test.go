@@ -73,6 +73,8 @@ func buildMLPCases() ([]mlpCase, error) {
 		{"mlp_rlcc_int8", quantize.MLPOptions{ActBits: 8, TanhBits: 8}},
 		// Hidden layers requantized by a shift, two channels to a 64-bit multiply.
 		{"mlp_rlcc_packed", quantize.MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true}},
+		// The same with open relus (no upper clamp).
+		{"mlp_rlcc_packed_open", quantize.MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true, OpenReLU: true}},
 	} {
 		ir, err := quantize.MLP(m, rlccRanges(), calib, c.opt)
 		if err != nil {

@@ -97,12 +97,12 @@ func (c *compilation) chooseMLP(inputs []quantize.Input, calib [][]float64) erro
 		if err != nil {
 			// int8 weights can fail to prove an accumulator that int16 weights widen.
 			firstErr = cmp.Or(firstErr, err)
-			c.int8Trials = append(c.int8Trials, Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, Refused: err.Error()})
+			c.int8Trials = append(c.int8Trials, Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, Refused: err.Error()})
 			continue
 		}
 		f := ir.Fidelity
 		ok := f.MaxAbs <= Int8MaxAbsDy && f.Flips <= Int8MaxFlips
-		c.int8Trials = append(c.int8Trials, Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, MaxAbsDy: f.MaxAbs, FlipRate: f.Flips, MeetsTargets: ok})
+		c.int8Trials = append(c.int8Trials, Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, MaxAbsDy: f.MaxAbs, FlipRate: f.Flips, MeetsTargets: ok})
 		if best == nil || ok || f.MaxAbs < best.Fidelity.MaxAbs {
 			best, bestQ = ir, q
 		}

@@ -147,7 +147,9 @@ type Int8Info struct {
 	ActBits       int  `json:"act_bits"`
 	ChannelScales bool `json:"channel_scales"`
 	// Packed: hidden layers requantized by a shift, two channels to a 64-bit multiply.
-	Packed      bool   `json:"packed,omitempty"`
+	Packed bool `json:"packed,omitempty"`
+	// OpenReLU: hidden relus without the upper clamp.
+	OpenReLU    bool   `json:"open_relu,omitempty"`
 	TanhBits    int    `json:"tanh_bits"`
 	OutFrac     int    `json:"out_frac"`
 	AccBits     []int  `json:"acc_bits"` // per layer
@@ -169,6 +171,9 @@ func (t Int8Trial) widths() string {
 	if t.Packed {
 		s += " packed"
 	}
+	if t.OpenReLU {
+		s += " open"
+	}
 	return s
 }
 
@@ -178,6 +183,7 @@ type Int8Trial struct {
 	WeightBits   int     `json:"weight_bits"`
 	ActBits      int     `json:"act_bits"`
 	Packed       bool    `json:"packed,omitempty"`
+	OpenReLU     bool    `json:"open_relu,omitempty"`
 	MaxAbsDy     float64 `json:"max_abs_dy"`
 	FlipRate     float64 `json:"flip_rate"`
 	MeetsTargets bool    `json:"meets_targets"`
@@ -743,7 +749,7 @@ func (c *compilation) reportMLP(r *CompileReport, ir *quantize.MLPIR) {
 			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.inputSrc[i]})
 	}
 	r.Quant = QuantInfo{OutFrac: ir.OutFrac, Rounding: "per layer, half up: (acc*M + 2^(s-1)) >> s"}
-	info := &Int8Info{WeightBits: ir.WeightBits, ActBits: q.ActBits, ChannelScales: q.ChannelScales, Packed: q.Packed, TanhBits: q.TanhBits,
+	info := &Int8Info{WeightBits: ir.WeightBits, ActBits: q.ActBits, ChannelScales: q.ChannelScales, Packed: q.Packed, OpenReLU: q.OpenReLU, TanhBits: q.TanhBits,
 		OutFrac: ir.OutFrac, Calibration: c.calib,
 		CalibRows: ir.Fidelity.Rows, MaxAbsDy: ir.Fidelity.MaxAbs, FlipRate: ir.Fidelity.Flips, Trials: c.int8Trials}
 	if info.ActBits == 0 {

@@ -231,11 +231,16 @@ func (b *mlpBuild) layer(k int, l *model.Layer, final bool, rng []Interval, step
 		}
 	default:
 		lo := -qmax - 1
+		ql.Open = b.opt.Packed && b.opt.OpenReLU && l.Act == model.ActReLU
 		if l.Act == model.ActReLU {
 			lo = 0
 		}
 		for j := range l.Out {
-			next[j] = Interval{min(max(ql.Z[j].Lo, lo), qmax), min(max(ql.Z[j].Hi, lo), qmax)}
+			top := qmax
+			if ql.Open {
+				top = ql.ReluTop(j)
+			}
+			next[j] = Interval{min(max(ql.Z[j].Lo, lo), top), min(max(ql.Z[j].Hi, lo), top)}
 			nstep[j] = ql.ZScale[j]
 		}
 	}

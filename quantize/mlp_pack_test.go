@@ -11,9 +11,9 @@ import (
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
-// packedTeacher is the shipped teacher quantized with MLPOptions.Packed on sampled RL-CC
-// states.
-func packedTeacher(t *testing.T) *MLPIR {
+// packedTeacher is the shipped teacher quantized with MLPOptions.Packed (and OpenReLU if open)
+// on sampled RL-CC states.
+func packedTeacher(t *testing.T, open bool) *MLPIR {
 	t.Helper()
 	m, err := model.Load("../testdata/models/rlcc_teacher.json")
 	if err != nil {
@@ -28,7 +28,7 @@ func packedTeacher(t *testing.T) *MLPIR {
 		rows[i] = make([]float64, len(rlcc.Names))
 		next(rows[i])
 	}
-	ir, err := MLP(m, GridInputs(rlcc.Grid(nicsdk.DefaultParams())), rows, MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true})
+	ir, err := MLP(m, GridInputs(rlcc.Grid(nicsdk.DefaultParams())), rows, MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true, OpenReLU: open})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func laneInputs(rng []Interval, n int, r *rand.Rand) [][]int64 {
 // firmware's way (PairZ over PackPair's words, wrapping mod 2^64), gives the golden model's
 // requantized z of both channels, at the corners of the input ranges and at random inputs.
 func TestPackedPairsEqualGolden(t *testing.T) {
-	ir := packedTeacher(t)
+	ir := packedTeacher(t, false)
 	r := rand.New(rand.NewPCG(1, 2))
 	pairs := 0
 	for k := range ir.Layers {
@@ -114,7 +114,7 @@ func (l *MLPLayer) sum(j int, v []int64) int64 {
 // refused, and the refusal is needed: at the input that reaches the bound, the packed pair
 // computes the wrong z.
 func TestPackableRefusesOverflow(t *testing.T) {
-	ir := packedTeacher(t)
+	ir := packedTeacher(t, false)
 	l := &ir.Layers[1]
 	// Channel 0's positive weights grown to the int16 top, so its proven sum passes 2^31.
 	for c, w := range l.W[0] {
@@ -155,7 +155,7 @@ func TestPackableRefusesOverflow(t *testing.T) {
 // TestPackedFidelity: the packed teacher meets the compile's targets on its calibration rows
 // (max |Δy| ≤ 2/128, flips ≤ 0.1%), with int32 accumulators in every hidden layer.
 func TestPackedFidelity(t *testing.T) {
-	ir := packedTeacher(t)
+	ir := packedTeacher(t, false)
 	f := ir.Fidelity
 	t.Logf("packed teacher: %d rows, max |dy| %.5f (%.2f/128), flips %.3f%%, input shifts %v", f.Rows, f.MaxAbs, 128*f.MaxAbs, 100*f.Flips, ir.InShift)
 	if f.MaxAbs > 2.0/128 || f.Flips > 0.001 {
@@ -165,5 +165,41 @@ func TestPackedFidelity(t *testing.T) {
 		if l.AccBits != 32 {
 			t.Errorf("layer %d: %d-bit accumulators", k, l.AccBits)
 		}
+	}
+}
+
+// TestOpenReluDoesNotSaturate: a packed hidden relu keeps z above the grid's top: at the
+// input corner that maximizes a layer-0 channel whose proven z passes 32767, the golden trace
+// holds the requantized sum itself, and the next layer's input range reaches it.
+func TestOpenReluDoesNotSaturate(t *testing.T) {
+	ir := packedTeacher(t, true)
+	l := &ir.Layers[0]
+	if !l.Open {
+		t.Fatal("the packed teacher's layer 0 is not open")
+	}
+	j := -1
+	for c := range l.Out {
+		if l.Z[c].Hi > l.ZMax() && (j < 0 || l.Z[c].Hi > l.Z[j].Hi) {
+			j = c
+		}
+	}
+	if j < 0 {
+		t.Fatal("no layer-0 channel's proven z passes the grid's top")
+	}
+	raw := make([]int32, len(ir.Inputs))
+	v := make([]int64, len(ir.Inputs))
+	for i, in := range ir.Inputs {
+		raw[i], v[i] = in.Min, l.InRange[i].Lo
+		if l.W[j][i] > 0 {
+			raw[i], v[i] = in.Max, l.InRange[i].Hi
+		}
+	}
+	_, tr := ir.EvalTrace(raw)
+	want := requant(l.sum(j, v), l.Mult[j], l.Shift[j])
+	if want <= l.ZMax() || tr[0][j] != want {
+		t.Errorf("channel %d at %v: traced %d, requantized sum %d (grid top %d)", j, raw, tr[0][j], want, l.ZMax())
+	}
+	if got := ir.Layers[1].InRange[j].Hi; got != l.Z[j].Hi {
+		t.Errorf("layer 1 input %d range top %d, want layer 0's proven %d", j, got, l.Z[j].Hi)
 	}
 }
