@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,7 +11,8 @@ import (
 
 // MLP prints an integer MLP IR as C: fully unrolled straight-line code (no loops, no floats,
 // no heap, no calls), weights as constants in the code, activation tables as static const
-// arrays. Every accumulator has the C type its proven range needs (quantize.MLPLayer.AccBits),
+// arrays. A hidden layer whose channels all take packed lanes (quantize.MLPLayer.Packable)
+// computes them two to a uint64, its packed weight words in a table (mlp_pack.go). Every accumulator has the C type its proven range needs (quantize.MLPLayer.AccBits),
 // requantization multiplies in int64 and shifts, and clamps are ternaries, exactly as
 // quantize.MLPIR.Eval computes. The entry point is int32_t Func(const int32_t *x); the
 // header matches Trees' (NUM_INPUTS, OUT_FRAC, per-input FRAC/MIN/MAX). Options.Form applies
@@ -196,6 +198,9 @@ func (g *mlpGen) lowerSource() []*node {
 		}},
 		line(fmt.Sprintf("typedef char %s_asr_check[(-1 >> 1) == -1 ? 1 : -1];", g.fn)),
 	}
+	if slices.ContainsFunc(ir.Layers, func(l quantize.MLPLayer) bool { return packedPairs(&l) }) {
+		ns = append(append(ns, line("")), keepDefine(g.keep())...)
+	}
 	// used[k][i]: layer k reads its input i (a nonzero weight of a channel that is itself
 	// used, last layer first); unused values are not computed (gcc would warn about them).
 	used := make([][]bool, len(ir.Layers))
@@ -237,6 +242,9 @@ func (g *mlpGen) lowerSource() []*node {
 			body = append(body, stmt("const %s v0_%d = %s;", t0, i, c))
 		}
 	}
+	// pending[i] computes v<k>_i, the input i of layer k, when a packed layer left it for the
+	// next to place just before its first use.
+	var pending [][]*node
 	for k := range ir.Layers {
 		l := &ir.Layers[k]
 		acc := accType(l.AccBits)
@@ -262,6 +270,17 @@ func (g *mlpGen) lowerSource() []*node {
 		if !l.Final {
 			next = accType(ir.Layers[k+1].AccBits)
 		}
+		if packedPairs(l) {
+			tab, nodes, outs := g.packedLayer(k, used[k+1], next, pending)
+			ns = append(ns, line(""), tab)
+			body = append(body, nodes...)
+			pending = outs
+			continue
+		}
+		for _, p := range pending {
+			body = append(body, p...)
+		}
+		pending = nil
 		for j := range l.Out {
 			if !l.Final && !used[k+1][j] {
 				continue
@@ -310,14 +329,24 @@ func (g *mlpGen) lowerSource() []*node {
 				body = append(body, stmt("return (int32_t)(%s);", clamp(z, zr, 0, 1<<62)))
 			case l.Final:
 				body = append(body, stmt("return (int32_t)%s;", z))
-			case l.Act == quantize.ActTanh:
-				body = append(body, stmt("const %s v%d_%d = %s_tanh%d[(%s) + 128];", next, k+1, j, g.fn, k, clamp(z, zr, -128, 127)))
-			case l.Act == quantize.ActReLU:
-				body = append(body, stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, 0, l.ZMax())))
 			default:
-				body = append(body, stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, -l.ZMax()-1, l.ZMax())))
+				body = append(body, g.activate(k, j, next))
 			}
 		}
 	}
 	return append(ns, entry(g.macro, g.fn, "const int32_t *x", "x", body, g.opt.Inline)...)
+}
+
+// activate is hidden channel j of layer k's activation of z<k>_<j> into v<k+1>_<j>, of C type
+// next.
+func (g *mlpGen) activate(k, j int, next string) *node {
+	l := &g.ir.Layers[k]
+	z, zr := fmt.Sprintf("z%d_%d", k, j), l.Z[j]
+	switch l.Act {
+	case quantize.ActTanh:
+		return stmt("const %s v%d_%d = %s_tanh%d[(%s) + 128];", next, k+1, j, g.fn, k, clamp(z, zr, -128, 127))
+	case quantize.ActReLU:
+		return stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, 0, l.ReluTop(j)))
+	}
+	return stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, -l.ZMax()-1, l.ZMax()))
 }

@@ -71,6 +71,10 @@ func buildMLPCases() ([]mlpCase, error) {
 		{"mlp_rlcc", quantize.MLPOptions{WeightBits: 16, ChannelScales: true}},
 		// All int8: int8 weights and activations, the exact 256-entry output tanh table.
 		{"mlp_rlcc_int8", quantize.MLPOptions{ActBits: 8, TanhBits: 8}},
+		// Hidden layers requantized by a shift, two channels to a 64-bit multiply.
+		{"mlp_rlcc_packed", quantize.MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true}},
+		// The same with open relus (no upper clamp).
+		{"mlp_rlcc_packed_open", quantize.MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true, OpenReLU: true}},
 	} {
 		ir, err := quantize.MLP(m, rlccRanges(), calib, c.opt)
 		if err != nil {
@@ -96,6 +100,12 @@ func buildMLPCases() ([]mlpCase, error) {
 		return nil, fmt.Errorf("mix: %w", err)
 	}
 	cs = append(cs, mlpCase{"mlp_mix", ir, codegen.Options{Func: "mix", Inline: true}, mixCal})
+	// Packed lanes over negative inputs (identity), biases, a hidden tanh and an odd channel.
+	ir, err = quantize.MLP(mix, mixIn, mixCal, quantize.MLPOptions{WeightBits: 16, Packed: true})
+	if err != nil {
+		return nil, fmt.Errorf("mix packed: %w", err)
+	}
+	cs = append(cs, mlpCase{"mlp_mix_packed", ir, codegen.Options{Func: "mix"}, mixCal})
 	return cs, nil
 }
 
@@ -133,7 +143,8 @@ func TestMLPFreestanding(t *testing.T) {
 			}
 			for _, m := range callRE.FindAllStringSubmatch(code, -1) {
 				switch m[1] {
-				case "return", "INT64_C", fn, fn + "_inline", "int32_t", "int64_t":
+				case "return", "INT64_C", "UINT64_C", fn, fn + "_inline", "int32_t", "int64_t", "uint32_t", "uint64_t":
+				case strings.ToUpper(fn) + "_KEEP": // the empty asm of packed lanes
 				default:
 					t.Errorf("%s: %s( in the generated C", c.name, m[1])
 				}

@@ -164,6 +164,8 @@ type Int8Options struct {
 var Int8Candidates = []quantize.MLPOptions{
 	{WeightBits: 8, ActBits: 8, ChannelScales: true},
 	{WeightBits: 8, ActBits: 16, ChannelScales: true},
+	{WeightBits: 16, ActBits: 16, ChannelScales: true, Packed: true, OpenReLU: true},
+	{WeightBits: 16, ActBits: 16, ChannelScales: true, Packed: true},
 	{WeightBits: 16, ActBits: 16, ChannelScales: true},
 }
 

@@ -281,7 +281,7 @@ func (d *differ) int8() error {
 	ir := d.c.pol.(*quantize.MLPIR)
 	d.mlp = ir
 	q := d.c.int8Quant
-	d.rep.headline = "integer network " + mlpWidths(ir.WeightBits, q.ActBits, q.ChannelScales)
+	d.rep.headline = "integer network " + mlpWidths(ir.WeightBits, q.ActBits, q.ChannelScales, q.Packed)
 	d.rep.Student = fmt.Sprintf("%s (weights int%d, hidden activations int%d), calibrated on %s",
 		d.rep.headline, ir.WeightBits, cmp.Or(q.ActBits, 16), d.c.calib)
 	d.setInteger(ir.Inputs, func(raw []int32) float64 { return ir.OutValue(ir.Eval(raw)) })

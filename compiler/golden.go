@@ -56,11 +56,13 @@ type MLPConfig struct {
 	ChannelScales bool    `json:"channel_scales"`
 	TanhBits      int     `json:"tanh_bits"`
 	TanhClip      float64 `json:"tanh_clip"`
+	Packed        bool    `json:"packed,omitempty"`
+	OpenReLU      bool    `json:"open_relu,omitempty"`
 }
 
 func (m MLPConfig) options() quantize.MLPOptions {
 	return quantize.MLPOptions{OutFrac: m.OutFrac, ActBits: m.ActBits, WeightBits: m.WeightBits,
-		ChannelScales: m.ChannelScales, TanhBits: m.TanhBits, TanhClip: m.TanhClip}
+		ChannelScales: m.ChannelScales, TanhBits: m.TanhBits, TanhClip: m.TanhClip, Packed: m.Packed, OpenReLU: m.OpenReLU}
 }
 
 // hashSources is the SHA-256 of rendered C files: each name and length, then its bytes, in
@@ -117,7 +119,7 @@ func (c *compilation) goldenInfo() (*GoldenInfo, error) {
 		if _, mlp := c.pol.(*quantize.MLPIR); mlp {
 			q := c.int8Quant
 			g.IR, g.MLP = "mlp", &MLPConfig{OutFrac: q.OutFrac, ActBits: q.ActBits, WeightBits: q.WeightBits,
-				ChannelScales: q.ChannelScales, TanhBits: q.TanhBits, TanhClip: q.TanhClip}
+				ChannelScales: q.ChannelScales, TanhBits: q.TanhBits, TanhClip: q.TanhClip, Packed: q.Packed, OpenReLU: q.OpenReLU}
 		}
 		if o.Calib != "" {
 			if g.Calib, err = fileRef(o.Calib); err != nil {

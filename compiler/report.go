@@ -143,13 +143,17 @@ type RLCCParams struct {
 // Int8Info summarises an integer MLP: the configuration chosen and its fidelity against the
 // float teacher on the calibration set.
 type Int8Info struct {
-	WeightBits    int    `json:"weight_bits"`
-	ActBits       int    `json:"act_bits"`
-	ChannelScales bool   `json:"channel_scales"`
-	TanhBits      int    `json:"tanh_bits"`
-	OutFrac       int    `json:"out_frac"`
-	AccBits       []int  `json:"acc_bits"` // per layer
-	Calibration   string `json:"calibration"`
+	WeightBits    int  `json:"weight_bits"`
+	ActBits       int  `json:"act_bits"`
+	ChannelScales bool `json:"channel_scales"`
+	// Packed: hidden layers requantized by a shift, two channels to a 64-bit multiply.
+	Packed bool `json:"packed,omitempty"`
+	// OpenReLU: hidden relus without the upper clamp.
+	OpenReLU    bool   `json:"open_relu,omitempty"`
+	TanhBits    int    `json:"tanh_bits"`
+	OutFrac     int    `json:"out_frac"`
+	AccBits     []int  `json:"acc_bits"` // per layer
+	Calibration string `json:"calibration"`
 	// CalibRows, MaxAbsDy and FlipRate are quantize's fidelity on the calibration rows: max
 	// |y_int − y_float| and the fraction of rows whose RL-CC direction (increase, hold,
 	// decrease) differs.
@@ -161,11 +165,25 @@ type Int8Info struct {
 	Trials []Int8Trial `json:"trials,omitempty"`
 }
 
+// widths names the trial's configuration: "w16/a16", "w16/a16 packed".
+func (t Int8Trial) widths() string {
+	s := fmt.Sprintf("w%d/a%d", t.WeightBits, t.ActBits)
+	if t.Packed {
+		s += " packed"
+	}
+	if t.OpenReLU {
+		s += " open"
+	}
+	return s
+}
+
 // Int8Trial is one configuration tried and its measured fidelity on the calibration rows (or
 // why quantize refused it).
 type Int8Trial struct {
 	WeightBits   int     `json:"weight_bits"`
 	ActBits      int     `json:"act_bits"`
+	Packed       bool    `json:"packed,omitempty"`
+	OpenReLU     bool    `json:"open_relu,omitempty"`
 	MaxAbsDy     float64 `json:"max_abs_dy"`
 	FlipRate     float64 `json:"flip_rate"`
 	MeetsTargets bool    `json:"meets_targets"`
@@ -511,13 +529,13 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 			l.CalibRows, l.SeqLen, fmtErr(l.MaxAbsDy), strconv.FormatFloat(l.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*l.FlipRate, 'f', 3, 64))
 	} else if i := r.Int8; i != nil {
 		fmt.Fprintf(tw, "quantized\tint MLP %s: weights int%d, hidden activations int%d, tanh grid int%d, output Q%d; calibration %s\n",
-			mlpWidths(i.WeightBits, i.ActBits, i.ChannelScales), i.WeightBits, i.ActBits, i.TanhBits, i.OutFrac, i.Calibration)
+			mlpWidths(i.WeightBits, i.ActBits, i.ChannelScales, i.Packed), i.WeightBits, i.ActBits, i.TanhBits, i.OutFrac, i.Calibration)
 		fmt.Fprintf(tw, "\tvs float teacher on %d calibration rows: max |dy| %s (%s/128), direction flips %s%%\n",
 			i.CalibRows, fmtErr(i.MaxAbsDy), strconv.FormatFloat(i.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*i.FlipRate, 'f', 3, 64))
 		if len(i.Trials) > 0 {
 			var tries []string
 			for _, t := range i.Trials {
-				s := fmt.Sprintf("w%d/a%d ", t.WeightBits, t.ActBits)
+				s := t.widths() + " "
 				switch {
 				case t.Refused != "":
 					s += "refused"
@@ -731,7 +749,7 @@ func (c *compilation) reportMLP(r *CompileReport, ir *quantize.MLPIR) {
 			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.inputSrc[i]})
 	}
 	r.Quant = QuantInfo{OutFrac: ir.OutFrac, Rounding: "per layer, half up: (acc*M + 2^(s-1)) >> s"}
-	info := &Int8Info{WeightBits: ir.WeightBits, ActBits: q.ActBits, ChannelScales: q.ChannelScales, TanhBits: q.TanhBits,
+	info := &Int8Info{WeightBits: ir.WeightBits, ActBits: q.ActBits, ChannelScales: q.ChannelScales, Packed: q.Packed, OpenReLU: q.OpenReLU, TanhBits: q.TanhBits,
 		OutFrac: ir.OutFrac, Calibration: c.calib,
 		CalibRows: ir.Fidelity.Rows, MaxAbsDy: ir.Fidelity.MaxAbs, FlipRate: ir.Fidelity.Flips, Trials: c.int8Trials}
 	if info.ActBits == 0 {

@@ -126,6 +126,8 @@ type mlpBuild struct {
 	clip, wmax                     float64
 	maxAbs                         []float64
 	chMax                          [][]float64
+	// means is the calibration mean of each layer's float inputs (MLPOptions.Packed only).
+	means [][]float64
 }
 
 // layer quantizes layer k (l, the last when final) over its input grid (rng, step): weights,
@@ -165,6 +167,12 @@ func (b *mlpBuild) layer(k int, l *model.Layer, final bool, rng []Interval, step
 		}
 	}
 	for j := range l.Out {
+		if b.opt.Packed && !final {
+			if err := b.shiftChannel(&ql, k, j, l, step, rng); err != nil {
+				return ql, nil, nil, err
+			}
+			continue
+		}
 		ql.W[j], ql.WScale[j] = quantRow(l.W[j], step, b.wmax)
 		ws := ql.WScale[j]
 		if l.B != nil {
@@ -223,11 +231,16 @@ func (b *mlpBuild) layer(k int, l *model.Layer, final bool, rng []Interval, step
 		}
 	default:
 		lo := -qmax - 1
+		ql.Open = b.opt.Packed && b.opt.OpenReLU && l.Act == model.ActReLU
 		if l.Act == model.ActReLU {
 			lo = 0
 		}
 		for j := range l.Out {
-			next[j] = Interval{min(max(ql.Z[j].Lo, lo), qmax), min(max(ql.Z[j].Hi, lo), qmax)}
+			top := qmax
+			if ql.Open {
+				top = ql.ReluTop(j)
+			}
+			next[j] = Interval{min(max(ql.Z[j].Lo, lo), top), min(max(ql.Z[j].Hi, lo), top)}
 			nstep[j] = ql.ZScale[j]
 		}
 	}

@@ -139,7 +139,7 @@ func TestCompileInt8(t *testing.T) {
 	for label, want := range map[string]string{
 		"model":     "dense network",
 		"handler":   "handler rlcc: nicc_on_event(event, flow context) around nicc_policy(x)",
-		"quantized": "int MLP w16/a16, per-channel scales: weights int16, hidden activations int16, tanh grid int16, output Q16; calibration 3000 RL-CC states",
+		"quantized": "int MLP w16/a16, per-channel scales, packed lanes: weights int16, hidden activations int16, tanh grid int16, output Q16; calibration 3000 RL-CC states",
 		"verified":  "golden == host C == fwsim, 0 mismatches; UBSan clean",
 		"WCET":      "WCET nicc_on_event ",
 	} {
@@ -250,7 +250,8 @@ func TestCompileInt8BadInputExits2(t *testing.T) {
 		want []string
 	}{
 		{[]string{bigBias, "--weight-bits", "8"}, []string{"big_bias.json: quantize: layer 0 bias 0 = 1e+30 does not fit int32"}},
-		{[]string{bigBias}, []string{"big_bias.json: quantize: layer 0 bias 0 = 1e+30 does not fit int32"}},
+		// (Without --weight-bits the automatic choice compiles it packed, the bias in z's units.)
+		{[]string{bigBias, "--weight-bits", "16"}, []string{"big_bias.json: quantize: layer 0 bias 0 = 1e+30 does not fit int32"}},
 		{[]string{bigOut, "--weight-bits", "8"}, []string{"big_out.json: quantize: output range [", "] does not fit int32"}},
 		{[]string{bigOut}, []string{"big_out.json: quantize: output range [", "] does not fit int32"}},
 		{[]string{hugeW}, []string{"huge_w.json: quantize: layer 0 channel 0: a calibration pre-activation is ", ": the weights overflow float64"}},

@@ -1,0 +1,107 @@
+package codegen
+
+import (
+	"fmt"
+
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// packedPairs reports whether every channel of hidden layer l can take a packed lane
+// (quantize.MLPLayer.Packable): then its channels are computed two to a uint64, one multiply
+// per input and pair.
+func packedPairs(l *quantize.MLPLayer) bool {
+	if l.Final {
+		return false
+	}
+	for j := range l.Out {
+		if l.Packable(j) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// packedLayer prints hidden layer k's used channels (use) in pairs, low lane and high lane of
+// one uint64 (quantize.PairZ is the Go twin): the packed words' table (each pair's bias word,
+// then input by input the pairs' weight words), the statements of the sums, and per channel
+// j the statements that compute v<k+1>_<j>, of C type next, for the next layer to place
+// (nil for an unused channel). The sums run input by input, so only the pairs' accumulators
+// and one input are live; pre[i], if any, computes input i before its first use. They wrap
+// mod 2^64 in unsigned arithmetic; the lane proof makes the lanes exact.
+func (g *mlpGen) packedLayer(k int, use []bool, next string, pre [][]*node) (*node, []*node, [][]*node) {
+	l := &g.ir.Layers[k]
+	var chans []int
+	for j := range l.Out {
+		if use[j] {
+			chans = append(chans, j)
+		}
+	}
+	type pair struct {
+		a, b int
+		w    []uint64
+	}
+	var pairs []pair
+	var vals []string
+	body := []*node{
+		&node{Kind: kindComment, Lines: []string{
+			fmt.Sprintf("channels in pairs, two %d-bit lanes of a uint64, the low lane biased by 2^31; each", quantize.PairLaneBits),
+			"lane's sum, rounding half included, proven in [-2^31, 2^31); z = lane >> n, arithmetic"}},
+		stmt("const uint64_t *pw%d = %s_pw%d;", k, g.fn, k),
+		stmt("%s(pw%d);", g.keep(), k),
+	}
+	for p := 0; p < len(chans); p += 2 {
+		a, b := chans[p], -1
+		if p+1 < len(chans) {
+			b = chans[p+1]
+		}
+		bias, w := l.PackPair(a, b)
+		body = append(body, stmt("uint64_t p%d_%d = pw%d[%d];", k, len(pairs), k, len(vals)))
+		vals = append(vals, fmt.Sprintf("UINT64_C(%d)", bias))
+		pairs = append(pairs, pair{a, b, w})
+	}
+	for i := range l.In {
+		if i < len(pre) {
+			body = append(body, pre[i]...)
+		}
+		for pi, pr := range pairs {
+			if pr.w[i] == 0 {
+				continue
+			}
+			body = append(body, stmt("p%d_%d += (uint64_t)v%d_%d * pw%d[%d];", k, pi, k, i, k, len(vals)),
+				stmt("%s(p%d_%d);", g.keep(), k, pi))
+			vals = append(vals, fmt.Sprintf("UINT64_C(%d)", pr.w[i]))
+		}
+	}
+	outs := make([][]*node, l.Out)
+	for pi, pr := range pairs {
+		outs[pr.a] = []*node{
+			stmt("const int32_t z%d_%d = (int32_t)(uint32_t)(p%d_%d - 0x80000000u) >> %d;", k, pr.a, k, pi, l.Shift[pr.a]),
+			g.activate(k, pr.a, next)}
+		if pr.b >= 0 {
+			outs[pr.b] = []*node{
+				stmt("const int64_t z%d_%d = (int64_t)p%d_%d >> %d;", k, pr.b, k, pi, quantize.PairLaneBits+l.Shift[pr.b]),
+				g.activate(k, pr.b, next)}
+		}
+	}
+	return &node{Kind: kindTable, Name: fmt.Sprintf("%s_pw%d", g.fn, k), Type: "uint64_t", Values: vals}, body, outs
+}
+
+// keep is the name of the macro that hides a value from gcc's optimiser, as the LSTM's C has
+// it (see keepDefine).
+func (g *mlpGen) keep() string { return g.macro + "_KEEP" }
+
+// keepDefine defines the keep macro: an empty asm that tells gcc the value may have changed,
+// at no cost. On a table's base pointer it keeps packed weights in the table, one load each,
+// instead of 64-bit literals rebuilt in code; on an accumulator it keeps the sum a chain of
+// adds in one register instead of many live products. Other compilers get the plain code.
+func keepDefine(name string) []*node {
+	return []*node{
+		&node{Kind: kindComment, Lines: []string{name + "(v) tells gcc that v may have changed, at no cost: the packed",
+			"weights stay in their table (one load each) and each sum a chain of adds in one register."}},
+		line("#ifdef __GNUC__"),
+		line("#define " + name + "(v) __asm__(\"\" : \"+r\"(v))"),
+		line("#else"),
+		line("#define " + name + "(v) ((void)0)"),
+		line("#endif"),
+	}
+}

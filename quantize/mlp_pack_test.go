@@ -1,0 +1,205 @@
+package quantize
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/rlcc"
+)
+
+// packedTeacher is the shipped teacher quantized with MLPOptions.Packed (and OpenReLU if open)
+// on sampled RL-CC states.
+func packedTeacher(t *testing.T, open bool) *MLPIR {
+	t.Helper()
+	m, err := model.Load("../testdata/models/rlcc_teacher.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := rlcc.DefaultSampler.Stream(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([][]float64, 5000)
+	for i := range rows {
+		rows[i] = make([]float64, len(rlcc.Names))
+		next(rows[i])
+	}
+	ir, err := MLP(m, GridInputs(rlcc.Grid(nicsdk.DefaultParams())), rows, MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true, OpenReLU: open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ir
+}
+
+// laneInputs are vectors over a layer's input ranges: every corner of the first inputs (the
+// extremes that make the lane bounds) and random values.
+func laneInputs(rng []Interval, n int, r *rand.Rand) [][]int64 {
+	var vs [][]int64
+	for mask := range 1 << min(len(rng), 10) {
+		v := make([]int64, len(rng))
+		for i, b := range rng {
+			v[i] = b.Lo
+			if i < 10 && mask>>i&1 == 1 || i >= 10 && r.IntN(2) == 1 {
+				v[i] = b.Hi
+			}
+		}
+		vs = append(vs, v)
+	}
+	for range n {
+		v := make([]int64, len(rng))
+		for i, b := range rng {
+			v[i] = b.Lo + r.Int64N(b.Hi-b.Lo+1)
+		}
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+// TestPackedPairsEqualGolden: every pair of every packed layer of the teacher, computed the
+// firmware's way (PairZ over PackPair's words, wrapping mod 2^64), gives the golden model's
+// requantized z of both channels, at the corners of the input ranges and at random inputs.
+func TestPackedPairsEqualGolden(t *testing.T) {
+	ir := packedTeacher(t, false)
+	r := rand.New(rand.NewPCG(1, 2))
+	pairs := 0
+	for k := range ir.Layers {
+		l := &ir.Layers[k]
+		if l.Final {
+			continue
+		}
+		for j := range l.Out {
+			if err := l.Packable(j); err != nil {
+				t.Fatalf("layer %d: %v", k, err)
+			}
+		}
+		for a := 0; a < l.Out; a += 2 {
+			b := a + 1
+			if b == l.Out {
+				b = -1
+			}
+			bias, w := l.PackPair(a, b)
+			for _, v := range laneInputs(l.InRange, 2000, r) {
+				za, zb := PairZ(bias, w, v, l.Shift[a], l.Shift[max(b, 0)])
+				if want := requant(l.sum(a, v), 1, l.Shift[a]); za != want {
+					t.Fatalf("layer %d channel %d at %v: packed z %d, golden %d", k, a, v, za, want)
+				}
+				if b >= 0 {
+					if want := requant(l.sum(b, v), 1, l.Shift[b]); zb != want {
+						t.Fatalf("layer %d channel %d at %v: packed z %d, golden %d", k, b, v, zb, want)
+					}
+				}
+			}
+			pairs++
+		}
+	}
+	if pairs != 12 {
+		t.Errorf("checked %d pairs, want 12 (two hidden layers of 12)", pairs)
+	}
+}
+
+// sum is channel j's accumulator B + Σ W·v, as the golden model computes it.
+func (l *MLPLayer) sum(j int, v []int64) int64 {
+	acc := int64(l.B[j])
+	for i, w := range l.W[j] {
+		acc += int64(w) * v[i]
+	}
+	return acc
+}
+
+// TestPackableRefusesOverflow: a channel whose proven accumulator leaves its 32-bit lane is
+// refused, and the refusal is needed: at the input that reaches the bound, the packed pair
+// computes the wrong z.
+func TestPackableRefusesOverflow(t *testing.T) {
+	ir := packedTeacher(t, false)
+	l := &ir.Layers[1]
+	// Channel 0's positive weights grown to the int16 top, so its proven sum passes 2^31.
+	for c, w := range l.W[0] {
+		if w > 0 {
+			l.W[0][c] = math.MaxInt16
+		}
+	}
+	l.Acc[0] = partialSums(l.W[0], int64(l.B[0]), l.InRange)
+	if l.Acc[0].Hi+half(l.Shift[0]) <= math.MaxInt32 {
+		t.Fatalf("the grown weights leave the sum %v in the lane", l.Acc[0])
+	}
+	err := l.Packable(0)
+	if err == nil || !strings.Contains(err.Error(), "does not fit a 32-bit lane") {
+		t.Fatalf("Packable = %v, want a lane refusal", err)
+	}
+	if l.Packable(1) != nil {
+		t.Errorf("channel 1 refused too: %v", l.Packable(1))
+	}
+	v := make([]int64, l.In)
+	for c, w := range l.W[0] {
+		v[c] = l.InRange[c].Lo
+		if w > 0 {
+			v[c] = l.InRange[c].Hi
+		}
+	}
+	bias, w := l.PackPair(0, 1)
+	za, _ := PairZ(bias, w, v, l.Shift[0], l.Shift[1])
+	if want := requant(l.sum(0, v), 1, l.Shift[0]); za == want {
+		t.Errorf("at the bound the packed lane still gives %d: the overflow case is not exercised", za)
+	}
+	// A multiply-requantized channel is never packed.
+	f := &ir.Layers[len(ir.Layers)-1]
+	if f.Packable(0) == nil {
+		t.Error("the final layer was accepted for a lane")
+	}
+}
+
+// TestPackedFidelity: the packed teacher meets the compile's targets on its calibration rows
+// (max |Δy| ≤ 2/128, flips ≤ 0.1%), with int32 accumulators in every hidden layer.
+func TestPackedFidelity(t *testing.T) {
+	ir := packedTeacher(t, false)
+	f := ir.Fidelity
+	t.Logf("packed teacher: %d rows, max |dy| %.5f (%.2f/128), flips %.3f%%, input shifts %v", f.Rows, f.MaxAbs, 128*f.MaxAbs, 100*f.Flips, ir.InShift)
+	if f.MaxAbs > 2.0/128 || f.Flips > 0.001 {
+		t.Errorf("max |dy| %g, flips %g: over the targets", f.MaxAbs, f.Flips)
+	}
+	for k, l := range ir.Layers[:len(ir.Layers)-1] {
+		if l.AccBits != 32 {
+			t.Errorf("layer %d: %d-bit accumulators", k, l.AccBits)
+		}
+	}
+}
+
+// TestOpenReluDoesNotSaturate: a packed hidden relu keeps z above the grid's top: at the
+// input corner that maximizes a layer-0 channel whose proven z passes 32767, the golden trace
+// holds the requantized sum itself, and the next layer's input range reaches it.
+func TestOpenReluDoesNotSaturate(t *testing.T) {
+	ir := packedTeacher(t, true)
+	l := &ir.Layers[0]
+	if !l.Open {
+		t.Fatal("the packed teacher's layer 0 is not open")
+	}
+	j := -1
+	for c := range l.Out {
+		if l.Z[c].Hi > l.ZMax() && (j < 0 || l.Z[c].Hi > l.Z[j].Hi) {
+			j = c
+		}
+	}
+	if j < 0 {
+		t.Fatal("no layer-0 channel's proven z passes the grid's top")
+	}
+	raw := make([]int32, len(ir.Inputs))
+	v := make([]int64, len(ir.Inputs))
+	for i, in := range ir.Inputs {
+		raw[i], v[i] = in.Min, l.InRange[i].Lo
+		if l.W[j][i] > 0 {
+			raw[i], v[i] = in.Max, l.InRange[i].Hi
+		}
+	}
+	_, tr := ir.EvalTrace(raw)
+	want := requant(l.sum(j, v), l.Mult[j], l.Shift[j])
+	if want <= l.ZMax() || tr[0][j] != want {
+		t.Errorf("channel %d at %v: traced %d, requantized sum %d (grid top %d)", j, raw, tr[0][j], want, l.ZMax())
+	}
+	if got := ir.Layers[1].InRange[j].Hi; got != l.Z[j].Hi {
+		t.Errorf("layer 1 input %d range top %d, want layer 0's proven %d", j, got, l.Z[j].Hi)
+	}
+}
