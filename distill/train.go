@@ -97,6 +97,8 @@ type Options struct {
 type Report struct {
 	// Rounds is the number of trees built.
 	Rounds int
+	// LearningRate is the shrinkage used (Options.LearningRate, or its default).
+	LearningRate float64
 	// TrainRMSE is the final model's RMSE on the rows it was trained on.
 	TrainRMSE float64
 	// HeldOutRMSE is the final model's RMSE on the validation set (the internal hold-out when
@@ -172,7 +174,7 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 			break
 		}
 	}
-	rep.Rounds = len(t.trees)
+	rep.Rounds, rep.LearningRate = len(t.trees), t.lr
 	if valid != nil {
 		rep.BoostHeldOutRMSE = rmse(t.predict(valid.X, valid.Rows()), valid.Y)
 		rep.HeldOutRMSE = rep.BoostHeldOutRMSE
