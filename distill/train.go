@@ -309,12 +309,16 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 		t.edges[f] = featureEdges(d.X[f], g, bins)
 		t.nb[f] = len(t.edges[f]) + 1
 	})
+	binners := make([]*binner, t.nf)
+	for f, e := range t.edges {
+		binners[f] = newBinner(e)
+	}
 	t.rowBins = make([]uint8, t.n*t.nf)
 	t.forRows(t.n, func(lo, hi int) {
-		for f, e := range t.edges {
+		for f, bn := range binners {
 			col := d.X[f]
 			for r := lo; r < hi; r++ {
-				t.rowBins[r*t.nf+f] = uint8(binOf(e, col[r]))
+				t.rowBins[r*t.nf+f] = uint8(bn.bin(col[r]))
 			}
 		}
 	})
