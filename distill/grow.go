@@ -108,6 +108,15 @@ func (t *trainer) grow() (model.Tree, bool) {
 			break
 		}
 		fromRoot := depth == 0
+		// The slot each child's rows get: a lookup, not a branch (half the rows go to a
+		// derived child, in no predictable order).
+		code := make([]int16, len(sib))
+		for cs, sb := range sib {
+			code[cs] = int16(cs)
+			if sb >= 0 {
+				code[cs] = int16(-cs - 2)
+			}
+		}
 		t.forRows(t.n, func(lo, hi int) {
 			nid, slot := t.nid[lo:hi], t.slot[lo:hi]
 			for i, s := range slot {
@@ -127,11 +136,7 @@ func (t *trainer) grow() (model.Tree, bool) {
 				// equally likely.
 				c := left[nd] + int32(uint32(b-int32(t.rowBins[(lo+i)*t.nf+int(feat[nd])]))>>31)
 				nid[i] = uint16(c)
-				cs := c - first
-				if sib[cs] >= 0 {
-					cs = -cs - 2
-				}
-				slot[i] = int16(cs)
+				slot[i] = code[c-first]
 			}
 		})
 	}
