@@ -256,11 +256,15 @@ type trainer struct {
 	y          []float64
 	base       float64
 	pred, grad []float64
-	nid        []uint16     // per row: node of the tree being grown
-	slot       []int16      // per row: histogram slot of its node at this level, or -1
-	hist       [][]nodeStat // per feature: [slot*nb+bin] of this level
-	parts      [histParts][]nodeStat
-	prev       [][]nodeStat // per feature: the previous level's
+	nid        []uint16 // per row: node of the tree being grown
+	slot       []int16  // per row: histogram slot of its node at this level, or -1
+	// Per chunk of rows c, t.summed[c·chunkRows:][:summedN[c]] are the rows (ascending) whose
+	// histogram slot this level is summed, not derived: grow's routing lists them.
+	summed  []int32
+	summedN []int
+	hist    [][]nodeStat // per feature: [slot*nb+bin] of this level
+	parts   [histParts][]nodeStat
+	prev    [][]nodeStat // per feature: the previous level's
 
 	trees []model.Tree
 	// For Refit: rows reaching the same leaf in every tree so far form a group (there are few:
@@ -344,6 +348,8 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	t.grad = make([]float64, t.n)
 	t.nid = make([]uint16, t.n)
 	t.slot = make([]int16, t.n)
+	t.summed = make([]int32, t.n)
+	t.summedN = make([]int, (t.n+chunkRows-1)/chunkRows)
 	for r := range t.pred {
 		t.pred[r] = t.base
 		t.grad[r] = t.base - t.y[r]
