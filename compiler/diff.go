@@ -50,7 +50,8 @@ type DiffOptions struct {
 	// Quant are the int8 options (the zero value chooses by the measured error, as compile does).
 	Quant quantize.MLPOptions
 	// Distill are the options of the trees student (Teacher, Format and Seed are filled in);
-	// zero Trees and Depth are 10 and 4, zero HeldOut 0.1, zero Samples DefaultSamples.
+	// the trainer's options are DefaultTrain's but for a nonzero Train.Trees and Train.Depth;
+	// zero HeldOut is 0.1, zero Samples DefaultSamples.
 	Distill DistillOptions
 	// Out is the directory the plots go into; "" draws none.
 	Out string
@@ -308,23 +309,16 @@ func (d *differ) trees() error {
 	o := d.opt.Distill
 	o.Teacher, o.Format, o.Seed = d.opt.Teacher, d.opt.Format, d.opt.Seed
 	o.Inputs, o.Handler, o.Params = d.opt.Inputs, d.c.handler, d.c.params
-	if o.Train.Trees == 0 {
-		o.Train.Trees = 10
+	train := DefaultTrain
+	if o.Train.Trees != 0 {
+		train.Trees = o.Train.Trees
 	}
-	if o.Train.Depth == 0 {
-		o.Train.Depth = 4
+	if o.Train.Depth != 0 {
+		train.Depth = o.Train.Depth
 	}
+	o.Train = train
 	if o.HeldOut == 0 {
 		o.HeldOut = 0.1
-	}
-	if o.Train.LearningRate == 0 {
-		o.Train.LearningRate = 1
-	}
-	if o.Train.L2 == 0 {
-		o.Train.L2 = 1
-	}
-	if o.Train.MinLeaf == 0 {
-		o.Train.MinLeaf = 1
 	}
 	r, err := Distill(o, "")
 	if err != nil {

@@ -251,3 +251,31 @@ func TestDistillHeldOutStates(t *testing.T) {
 		t.Error("an empty held-out file was accepted")
 	}
 }
+
+// The default training refits the leaves, and the report says so: the held-out RMSE it gives
+// for boosting alone is what the same boosting gives with the refit off.
+func TestDistillRefitReport(t *testing.T) {
+	o := smallDistill()
+	o.Train = DefaultTrain
+	o.Train.Trees, o.Train.Depth = 4, 3
+	r, err := Distill(o, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Refit != RefitKept || !(r.BoostHeldOutRMSE > r.HeldOut.RMSE) || r.LearningRate != 0.5 {
+		t.Errorf("refit %q, held-out RMSE %v after it and %v before, learning rate %v", r.Refit, r.HeldOut.RMSE, r.BoostHeldOutRMSE, r.LearningRate)
+	}
+	var txt strings.Builder
+	if err := r.WriteText(&txt); err != nil || !strings.Contains(txt.String(), fmt.Sprintf("refit      kept: all leaves refit jointly, held-out RMSE %.6f with boosting's leaves", r.BoostHeldOutRMSE)) ||
+		!strings.Contains(r.Model.Doc, "learning rate 0.5, L2 1, refit kept.") {
+		t.Errorf("text (%v):\n%s\ndoc %q", err, txt.String(), r.Model.Doc)
+	}
+	o.Train.Refit = false
+	plain, err := Distill(o, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Refit != RefitOff || plain.BoostHeldOutRMSE != 0 || plain.HeldOut.RMSE != r.BoostHeldOutRMSE {
+		t.Errorf("refit off: %q, held-out RMSE %v (with the refit: %v before it)", plain.Refit, plain.HeldOut.RMSE, r.BoostHeldOutRMSE)
+	}
+}

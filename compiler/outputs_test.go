@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/nicc-dev/nicc/distill"
 )
 
 // The shipped models' compiles are pinned: every emitted source, the ELF's .text and every
@@ -68,8 +67,10 @@ var outputCases = []outputCase{
 	{"teacher_trees", func(t *testing.T, dir string) error {
 		student := filepath.Join(t.TempDir(), "student.json")
 		// nicc distill's defaults, on fewer states
+		train := DefaultTrain
+		train.Seed = 1
 		if _, err := Distill(DistillOptions{Teacher: "../testdata/models/rlcc_teacher.onnx", Samples: 20_000, HeldOut: 0.1, Seed: 1,
-			Train: distill.Options{Trees: 10, Depth: 4, LearningRate: 1, L2: 1, MinLeaf: 1, Seed: 1}}, student); err != nil {
+			Train: train}, student); err != nil {
 			return err
 		}
 		return compileForOutputs(CompileOptions{Model: student, Out: dir})

@@ -121,6 +121,50 @@ func binOf(e []float64, v float64) int {
 	return base + 1
 }
 
+// binBuckets is how many equal-width buckets a binner splits its edges' span into.
+const binBuckets = 4096
+
+// binner is binOf in a few steps: the span of the edges is cut into equal-width buckets, and
+// a value's bucket bounds its bin by the bins of the bucket's two ends, which a short search
+// narrows (binOf's search over every edge costs a dependent load per halving).
+type binner struct {
+	e         []float64
+	lo, scale float64  // bucket of v: (v − lo)·scale
+	start     []uint16 // per bucket end (binBuckets+1 of them): binOf(e, the end)
+}
+
+func newBinner(e []float64) *binner {
+	bn := &binner{e: e}
+	if len(e) < 2 || len(e) > math.MaxUint16 {
+		return bn
+	}
+	scale := binBuckets / (e[len(e)-1] - e[0])
+	if !(scale > 0 && scale < math.MaxFloat64) { // a span too wide or too narrow to bucket
+		return bn
+	}
+	bn.lo, bn.scale = e[0], scale
+	bn.start = make([]uint16, binBuckets+1)
+	for b := range bn.start {
+		bn.start[b] = uint16(binOf(e, bn.lo+float64(b)/bn.scale))
+	}
+	return bn
+}
+
+// bin is binOf(bn.e, v). The bucket's ends are a hint, checked before it is used: rounding
+// may put v a bucket off, and then the full search answers.
+func (bn *binner) bin(v float64) int {
+	e := bn.e
+	if bn.start == nil || !(v > e[0]) || !(v <= e[len(e)-1]) {
+		return binOf(e, v)
+	}
+	b := min(int((v-bn.lo)*bn.scale), binBuckets-1)
+	lo, hi := int(bn.start[b]), int(bn.start[b+1])
+	if lo > 0 && !(e[lo-1] < v) || hi < len(e) && !(v <= e[hi]) {
+		return binOf(e, v)
+	}
+	return lo + binOf(e[lo:hi], v)
+}
+
 // radixSort sorts s ascending (LSD, 16-bit digits, skipping digits all keys share).
 func radixSort(s []uint64) {
 	if len(s) < 256 {

@@ -1,6 +1,8 @@
 package distill
 
 import (
+	"slices"
+
 	"github.com/nicc-dev/nicc/model"
 )
 
@@ -48,7 +50,7 @@ func (t *trainer) grow() (model.Tree, bool) {
 	var sib, par []int32 // per slot of the level: see buildHist
 	var last *router     // the last level's splits, if it has any
 	for depth := 0; depth < t.opt.Depth && len(open) > 0; depth++ {
-		t.buildHist(len(open), sib, par)
+		t.buildHist(len(open), sib, par, depth > 0)
 		if depth == 0 {
 			stats[0] = t.histTotal(0)
 		}
@@ -108,8 +110,18 @@ func (t *trainer) grow() (model.Tree, bool) {
 			break
 		}
 		fromRoot := depth == 0
+		// The slot each child's rows get: a lookup, not a branch (half the rows go to a
+		// derived child, in no predictable order).
+		code := make([]int16, len(sib))
+		for cs, sb := range sib {
+			code[cs] = int16(cs)
+			if sb >= 0 {
+				code[cs] = int16(-cs - 2)
+			}
+		}
 		t.forRows(t.n, func(lo, hi int) {
 			nid, slot := t.nid[lo:hi], t.slot[lo:hi]
+			k := lo // the chunk's list of rows to sum (see buildHist) fills t.summed[lo:]
 			for i, s := range slot {
 				if s == -1 {
 					continue
@@ -127,12 +139,12 @@ func (t *trainer) grow() (model.Tree, bool) {
 				// equally likely.
 				c := left[nd] + int32(uint32(b-int32(t.rowBins[(lo+i)*t.nf+int(feat[nd])]))>>31)
 				nid[i] = uint16(c)
-				cs := c - first
-				if sib[cs] >= 0 {
-					cs = -cs - 2
-				}
-				slot[i] = int16(cs)
+				cs := code[c-first]
+				slot[i] = cs
+				t.summed[k] = int32(lo + i)
+				k += int(^uint16(cs) >> 15) // listed when cs ≥ 0
 			}
+			t.summedN[lo/chunkRows] = k - lo
 		})
 	}
 	val := make([]float64, len(nodes))
@@ -206,8 +218,9 @@ const histParts = 2
 // t.slot < 0 are skipped: settled, or in a slot that is derived); the parts are then added.
 // A slot s with sib[s] ≥ 0 is not summed but derived, afterwards, as its parent's histogram
 // (t.prev, slot par[s]) minus its sibling's (the subtraction trick: only the smaller child
-// of each split is summed).
-func (t *trainer) buildHist(slots int, sib, par []int32) {
+// of each split is summed). With listed, the rows to sum are those grow's routing listed
+// per chunk in t.summed, in row order, so the rows skipped cost no mispredicted branch.
+func (t *trainer) buildHist(slots int, sib, par []int32, listed bool) {
 	nf := t.nf
 	off := make([]int, nf+1) // feature f's histogram is [off[f]*slots, off[f+1]*slots) of a part
 	for f := range nf {
@@ -224,11 +237,27 @@ func (t *trainer) buildHist(slots int, sib, par []int32) {
 		h := t.parts[p]
 		clear(h)
 		lo, hi := p*t.n/histParts, (p+1)*t.n/histParts
-		slot, grad, bins := t.slot[lo:hi], t.grad[lo:hi], t.rowBins[lo*nf:hi*nf]
 		base := make([]int, nf) // per feature: its offset in h
 		for f := range nf {
 			base[f] = off[f] * slots
 		}
+		if listed {
+			for c := lo / chunkRows; c*chunkRows < hi; c++ {
+				l := t.summed[c*chunkRows : c*chunkRows+t.summedN[c]]
+				from, _ := slices.BinarySearch(l, int32(lo))
+				to, _ := slices.BinarySearch(l, int32(hi))
+				for _, r := range l[from:to] {
+					s, g := int(t.slot[r]), t.grad[r]
+					for f, b := range t.rowBins[int(r)*nf : int(r)*nf+nf] {
+						e := &h[base[f]+s*t.nb[f]+int(b)]
+						e.g += g
+						e.n++
+					}
+				}
+			}
+			return
+		}
+		slot, grad, bins := t.slot[lo:hi], t.grad[lo:hi], t.rowBins[lo*nf:hi*nf]
 		for i, s := range slot {
 			if s < 0 {
 				continue

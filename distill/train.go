@@ -97,6 +97,8 @@ type Options struct {
 type Report struct {
 	// Rounds is the number of trees built.
 	Rounds int
+	// LearningRate is the shrinkage used (Options.LearningRate, or its default).
+	LearningRate float64
 	// TrainRMSE is the final model's RMSE on the rows it was trained on.
 	TrainRMSE float64
 	// HeldOutRMSE is the final model's RMSE on the validation set (the internal hold-out when
@@ -172,7 +174,7 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 			break
 		}
 	}
-	rep.Rounds = len(t.trees)
+	rep.Rounds, rep.LearningRate = len(t.trees), t.lr
 	if valid != nil {
 		rep.BoostHeldOutRMSE = rmse(t.predict(valid.X, valid.Rows()), valid.Y)
 		rep.HeldOutRMSE = rep.BoostHeldOutRMSE
@@ -254,11 +256,15 @@ type trainer struct {
 	y          []float64
 	base       float64
 	pred, grad []float64
-	nid        []uint16     // per row: node of the tree being grown
-	slot       []int16      // per row: histogram slot of its node at this level, or -1
-	hist       [][]nodeStat // per feature: [slot*nb+bin] of this level
-	parts      [histParts][]nodeStat
-	prev       [][]nodeStat // per feature: the previous level's
+	nid        []uint16 // per row: node of the tree being grown
+	slot       []int16  // per row: histogram slot of its node at this level, or -1
+	// Per chunk of rows c, t.summed[c·chunkRows:][:summedN[c]] are the rows (ascending) whose
+	// histogram slot this level is summed, not derived: grow's routing lists them.
+	summed  []int32
+	summedN []int
+	hist    [][]nodeStat // per feature: [slot*nb+bin] of this level
+	parts   [histParts][]nodeStat
+	prev    [][]nodeStat // per feature: the previous level's
 
 	trees []model.Tree
 	// For Refit: rows reaching the same leaf in every tree so far form a group (there are few:
@@ -307,12 +313,16 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 		t.edges[f] = featureEdges(d.X[f], g, bins)
 		t.nb[f] = len(t.edges[f]) + 1
 	})
+	binners := make([]*binner, t.nf)
+	for f, e := range t.edges {
+		binners[f] = newBinner(e)
+	}
 	t.rowBins = make([]uint8, t.n*t.nf)
 	t.forRows(t.n, func(lo, hi int) {
-		for f, e := range t.edges {
+		for f, bn := range binners {
 			col := d.X[f]
 			for r := lo; r < hi; r++ {
-				t.rowBins[r*t.nf+f] = uint8(binOf(e, col[r]))
+				t.rowBins[r*t.nf+f] = uint8(bn.bin(col[r]))
 			}
 		}
 	})
@@ -338,6 +348,8 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	t.grad = make([]float64, t.n)
 	t.nid = make([]uint16, t.n)
 	t.slot = make([]int16, t.n)
+	t.summed = make([]int32, t.n)
+	t.summedN = make([]int, (t.n+chunkRows-1)/chunkRows)
 	for r := range t.pred {
 		t.pred[r] = t.base
 		t.grad[r] = t.base - t.y[r]

@@ -399,6 +399,41 @@ func TestBinOf(t *testing.T) {
 	}
 }
 
+// The bucketed binner finds binOf's bin for every value: at, next to and between edges that
+// crowd a small part of their span (as o's quantiles do) or sit far apart.
+func TestBinner(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 1))
+	spans := [][]float64{{0, 1e-300}, {-1, 1}, {-0.768, 76.8}, {-1e300, 1e300}}
+	for _, sp := range spans {
+		for _, n := range []int{0, 1, 2, 3, 255, 4000, 9000} {
+			e := make([]float64, 0, n)
+			for range n {
+				u := rng.Float64()
+				if rng.IntN(2) == 0 {
+					u *= 0.01 // crowded
+				}
+				e = append(e, sp[0]+u*(sp[1]-sp[0]))
+			}
+			slices.Sort(e)
+			e = slices.Compact(e)
+			bn := newBinner(e)
+			check := func(v float64) {
+				if got, want := bn.bin(v), binOf(e, v); got != want {
+					t.Fatalf("%d edges on %v: bin(%v) = %d, binOf %d", len(e), sp, v, got, want)
+				}
+			}
+			for _, x := range e {
+				check(x)
+				check(math.Nextafter(x, math.Inf(-1)))
+				check(math.Nextafter(x, math.Inf(1)))
+			}
+			for range 20000 {
+				check(sp[0] + (1.2*rng.Float64()-0.1)*(sp[1]-sp[0]))
+			}
+		}
+	}
+}
+
 func TestRefitPassesError(t *testing.T) {
 	if _, _, err := Train(synth(100, 3, 1, smooth), nil, Options{Trees: 1, Depth: 1, Refit: true, RefitPasses: -1}); err == nil {
 		t.Error("negative RefitPasses: no error")

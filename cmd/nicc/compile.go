@@ -82,8 +82,9 @@ fidelity samples (rows with missing values are left out: firmware inputs are int
 a line, or a table whose last column is the output, so a reference CSV with the inputs
 first serves as both.
 
---target trees distills a network teacher first (nicc distill's flags: --trees, --depth,
---samples, default 200000 states, ...) into --out/student.json and compiles the student;
+--target trees distills a network teacher first (nicc distill's flags and defaults: --trees,
+--depth, --samples, default 200000 states, learning rate 0.5 then the joint leaf refit, ...)
+into --out/student.json and compiles the student;
 --target auto does that only when the model is a network. --target int (int8 is its old name)
 quantizes a network itself into integer weights and activations of 8 or 16 bits on
 calibration rows: --calib CSV, or --samples (here default 20000) RL-CC states sampled under

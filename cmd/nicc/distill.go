@@ -16,18 +16,18 @@ import (
 // distillFlags are the flags nicc distill shares with nicc compile --target trees.
 func distillFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "trees", Value: 10, Usage: "number of boosted trees"},
-		&cli.IntFlag{Name: "depth", Value: 4, Usage: "depth of each tree"},
+		&cli.IntFlag{Name: "trees", Value: compiler.DefaultTrain.Trees, Usage: "number of boosted trees"},
+		&cli.IntFlag{Name: "depth", Value: compiler.DefaultTrain.Depth, Usage: "depth of each tree"},
 		&cli.BoolFlag{Name: "oblivious", Usage: "oblivious (symmetric) trees: one split per level, constant-time code"},
 		&cli.IntFlag{Name: "samples", Value: compiler.DefaultSamples, Usage: "states to sample (with --states: how many of the recorded states to use; all unless given)"},
 		&cli.Float64Flag{Name: "held-out", Value: 0.1, Usage: "fraction of the states held out to measure the student on"},
 		&cli.StringFlag{Name: "held-out-states", Usage: "CSV of states to measure the student on instead of a held-out fraction (all training states are then trained on)"},
 		&cli.StringFlag{Name: "states", Usage: "CSV of recorded states to distill on, instead of the RL-CC sampler"},
-		&cli.Float64Flag{Name: "learning-rate", Value: 1, Usage: "shrinkage of each tree's leaves"},
-		&cli.Float64Flag{Name: "l2", Value: 1, Usage: "L2 regularisation of leaf values"},
-		&cli.IntFlag{Name: "min-leaf", Value: 1, Usage: "minimum states per leaf"},
+		&cli.Float64Flag{Name: "learning-rate", Value: compiler.DefaultTrain.LearningRate, Usage: "shrinkage of each tree's leaves while boosting (the refit, when kept, sets them anew)"},
+		&cli.Float64Flag{Name: "l2", Value: compiler.DefaultTrain.L2, Usage: "L2 regularisation of leaf values"},
+		&cli.IntFlag{Name: "min-leaf", Value: compiler.DefaultTrain.MinLeaf, Usage: "minimum states per leaf"},
 		&cli.StringFlag{Name: "feature-weights", Usage: "per-input split weights w1,w2,...", DefaultText: "all 1"},
-		&cli.BoolFlag{Name: "refit", Usage: "refit all leaf values jointly after boosting, kept if it lowers the held-out RMSE"},
+		&cli.BoolFlag{Name: "refit", Value: compiler.DefaultTrain.Refit, Usage: "refit all leaf values jointly after boosting (ridge least squares over all trees), kept only if it lowers the held-out RMSE; --refit=false turns it off"},
 		&cli.StringFlag{Name: "grid", Value: "auto", Usage: "threshold grid: rlcc (nicsdk's Q16 grid of the RL-CC inputs), none, or auto (rlcc for a teacher with the RL-CC inputs)"},
 	}
 }
@@ -66,6 +66,13 @@ inputs are a_prev, o, a_prev2, o_prev; --inputs renames an export's inputs to th
 thresholds are midpoints of nicsdk's Q16 grid, so the compiled comparisons lose nothing. A
 4-input teacher with other names gets --grid none, and the output says so. The --rlcc-*
 parameters set T (target·scale) and the grid's range of o.
+
+Training (squared loss, 256 histogram bins per input) boosts at --learning-rate 0.5, then
+refits every leaf value and the base jointly: the ridge least-squares optimum (--l2) for the
+trees' splits, kept only when it lowers the held-out RMSE (--refit=false skips it). On RL-CC
+teachers at 10 and 20 trees of depth 4 these defaults measure 20 to 30% below XGBoost hist's
+held-out RMSE (learning rate 1) on the same states (go tool task bench). The output says
+whether the refit was kept, and the held-out RMSE without it.
 
 It prints train and held-out RMSE against the teacher, the max abs error, the fraction of
 states where student and teacher disagree on direction (the multiplier 1 + 0.2·y, or

@@ -101,8 +101,15 @@ func TestHelpShowsOneDefaultPerFlag(t *testing.T) {
 	if l := flagLine(helpOf(t, "budget"), "vectors"); !strings.HasPrefix(l, "--vectors FILE FILE of calls to run and measure") || !strings.Contains(l, "nicc compile --vectors is a count") {
 		t.Errorf("budget --vectors: %q", l)
 	}
-	if l := flagLine(helpOf(t, "distill"), "samples"); !strings.HasSuffix(l, "(default: 200000)") {
-		t.Errorf("distill --samples: %q", l)
+	distill := helpOf(t, "distill")
+	for name, want := range map[string]string{
+		"samples":       "(default: 200000)",
+		"learning-rate": "(default: 0.5)",
+		"refit":         "--refit=false turns it off (default: true)",
+	} {
+		if l := flagLine(distill, name); !strings.HasSuffix(l, want) {
+			t.Errorf("distill --%s: %q, want it to end in %q", name, l, want)
+		}
 	}
 }
 
