@@ -62,6 +62,17 @@ func (c *compilation) fit() error {
 		return err
 	}
 	c.choosePlan()
+	if err := c.checkBound(p); err != nil {
+		return err
+	}
+	if ir, ok := c.pol.(*quantize.TreeIR); ok {
+		return c.chooseForm(ir, p)
+	}
+	return nil
+}
+
+// checkBound refuses a model whose lower bound is over the budget or the core's memory.
+func (c *compilation) checkBound(p *fwsim.Profile) error {
 	lb := c.lowerBound(p)
 	c.bound = &lb
 	threads := c.opt.ThreadsSharing

@@ -36,6 +36,10 @@ type BuildInfo struct {
 	Form string   `json:"form"` // codegen's form: branch, table or walk
 	Opt  []string `json:"opt"`  // gcc's optimisation flags (in place of HostFlags' -O2)
 	Why  string   `json:"why"`
+	// Candidates are the tree forms built and bounded to choose this one (chooseForm),
+	// within Memory.
+	Candidates []FormCandidate `json:"candidates,omitempty"`
+	Memory     *MemoryBudget   `json:"memory_budget,omitempty"`
 }
 
 // choosePlan chooses the code form and optimisation level (see O2MaxSplits); networks keep -O2.
