@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -318,4 +319,25 @@ func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string
 	}
 	fc.TextBytes, fc.RodataBytes, err = textBytes(elfPath)
 	return fc, err
+}
+
+// writeCandidates prints the cost of every form built to choose this one, one line each.
+func (b BuildInfo) writeCandidates(tw io.Writer) {
+	if len(b.Candidates) < 2 && b.Memory == nil {
+		return
+	}
+	m := b.Memory
+	fmt.Fprintf(tw, "forms\t%d built; memory budget .text %d bytes (%s), .rodata %d (%s)\n",
+		len(b.Candidates), m.TextBytes, shorten(m.TextSource, 40), m.RodataBytes, shorten(m.RodataSource, 40))
+	for _, c := range b.Candidates {
+		mark := " "
+		switch {
+		case c.Chosen:
+			mark = "*"
+		case !c.Fits:
+			mark = "!"
+		}
+		fmt.Fprintf(tw, "\t%s %-6s WCET %d (%s %d), .text %d, .rodata %d: %s\n",
+			mark, c.Form, c.WCETCycles, EntryPolicy, c.PolicyWCET, c.TextBytes, c.RodataBytes, c.Detail)
+	}
 }
