@@ -31,6 +31,8 @@ const (
 	RankLanes      = 4
 	RankLaneBits   = 16
 	RankMaxEntries = 1 << RankLaneBits
+	// RankMaxBuckets is the most buckets one feature's table may have.
+	RankMaxBuckets = 1 << 16
 )
 
 // RankPlan is how to lay a rank form out: the trees of each group (every tree in exactly one)
@@ -215,6 +217,9 @@ func (ir *TreeIR) BuildRank(plan RankPlan) (*RankLayout, error) {
 			return nil, fmt.Errorf("quantize: rank form: feature %d: shift %d is outside 0..31", f, s)
 		}
 		fx, nb := rankFixups(ts, ir.Inputs[f], s)
+		if nb > RankMaxBuckets {
+			return nil, fmt.Errorf("quantize: rank form: feature %d: %d buckets at shift %d, over %d", f, nb, s, RankMaxBuckets)
+		}
 		rf := RankFeature{Feature: f, Origin: ir.Inputs[f].Min >> s, Shift: s, Fixups: fx}
 		// word is the lane word of an input with global rank r on f.
 		word := func(r int) uint64 {
