@@ -288,7 +288,7 @@ func TestFreestanding(t *testing.T) {
 			}
 			for _, m := range callRE.FindAllStringSubmatch(code, -1) {
 				switch {
-				case m[1] == "if", m[1] == "return", m[1] == "INT64_C", m[1] == c.opt.Func, m[1] == codegen.DefaultFunc:
+				case m[1] == "if", m[1] == "return", m[1] == "INT64_C", m[1] == "UINT64_C", m[1] == c.opt.Func, m[1] == codegen.DefaultFunc:
 				case c.opt.Inline && m[1] == c.opt.Func+"_inline": // the wrapper's call, always inlined
 				default:
 					t.Errorf("%s: %s( in the generated C", c.name, m[1])

@@ -74,7 +74,9 @@ func (g *gen) lowerRank() []*node {
 		vals[i] = lit(v, l.SumBits)
 	}
 	ns = append(ns, line(""),
-		&node{Kind: kindComment, Lines: []string{fmt.Sprintf("the sums of the leaves of %d group(s) of trees, one table after another", len(l.Groups))}},
+		&node{Kind: kindComment, Lines: []string{
+			fmt.Sprintf("the sums of the leaves of %d group(s) of trees, one table after another; acc is", len(l.Groups)),
+			fmt.Sprintf("proven in [%d, %d] after each group's add, in group order", l.Acc.Lo, l.Acc.Hi)}},
 		&node{Kind: kindTable, Name: sums, Type: sumT, Values: vals})
 	body = append(append(decls, g.accInit()...), body...)
 	body = append(body, line(""))
