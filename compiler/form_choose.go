@@ -227,6 +227,12 @@ func (c *compilation) chooseForm(ir *quantize.TreeIR, p *fwsim.Profile) error {
 	if err != nil {
 		return err
 	}
+	c.plan.Memory = &limit
+	if len(cs) == 1 { // nothing to choose: the build stage builds it once
+		c.form, c.rank = cs[0].form, cs[0].rank
+		c.plan.Form = c.form.String()
+		return nil
+	}
 	tmp, err := os.MkdirTemp("", "nicc-forms-")
 	if err != nil {
 		return err
@@ -249,7 +255,7 @@ func (c *compilation) chooseForm(ir *quantize.TreeIR, p *fwsim.Profile) error {
 	c.progress("choose form", len(cs), len(cs))
 	costs[best].Chosen = true
 	c.form, c.rank = cs[best].form, cs[best].rank
-	c.plan.Form, c.plan.Candidates, c.plan.Memory = c.form.String(), costs, &limit
+	c.plan.Form, c.plan.Candidates = c.form.String(), costs
 	if c.form != codegen.FormBranch || cs[best].detail != c.plan.Why {
 		c.plan.Why = cs[best].detail
 	}

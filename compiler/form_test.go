@@ -67,21 +67,29 @@ func TestChooseFormByCost(t *testing.T) {
 		t.Errorf("under --max-rodata %d: chose %+v", first.RodataBytes-1, c)
 	}
 
-	// No rank layout fits 4 KiB of tables: nested if/else is the only candidate.
+	// No rank layout fits 4 KiB of tables: nested if/else is the only candidate, built once
+	// with nothing to compare.
 	r = compile(CompileOptions{MaxRodata: 4096})
-	if len(r.Build.Candidates) != 1 || chosen(r).Form != "branch" {
+	if len(r.Build.Candidates) != 0 || r.Build.Form != "branch" {
 		t.Errorf("under 4 KiB of .rodata: %+v", r.Build)
 	}
 
-	// Nothing fits 4 KiB of code and 4 KiB of tables: the least WCET is built, with a note.
-	r = compile(CompileOptions{MaxText: 4096, MaxRodata: 4096})
-	if c := chosen(r); c.Fits || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "no code form fits the memory budget") }) {
+	// Nested if/else is over 4 KiB of code: a rank form is chosen.
+	r = compile(CompileOptions{MaxText: 4096})
+	least(r)
+	if c := chosen(r); c.Form != "rank" {
+		t.Errorf("under 4 KiB of .text: chose %+v", c)
+	}
+
+	// Nothing fits 256 bytes of code: the least WCET is built, with a note.
+	r = compile(CompileOptions{MaxText: 256})
+	if c := chosen(r); c.Fits || c.WCETCycles != first.WCETCycles || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "no code form fits the memory budget") }) {
 		t.Errorf("over every budget: chose %+v, notes %q", c, r.Notes)
 	}
 
 	// --form restricts the candidates.
 	r = compile(CompileOptions{Form: "branch"})
-	if len(r.Build.Candidates) != 1 || chosen(r).Form != "branch" {
+	if len(r.Build.Candidates) != 0 || r.Build.Form != "branch" {
 		t.Errorf("--form branch: %+v", r.Build)
 	}
 	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Form: "leafy"}); err == nil || !strings.Contains(err.Error(), `unknown form "leafy"`) {
