@@ -9,8 +9,8 @@ import (
 	"github.com/nicc-dev/nicc/codegen"
 )
 
-// A tree ensemble's code form and gcc's optimisation level follow its number of splits, so
-// that gcc's time stays in seconds (measured with riscv64-unknown-elf-gcc 12.2 on random
+// A tree ensemble's optimisation level, and today's form (the candidate chooseForm always
+// builds), follow its number of splits, so that gcc's time stays in seconds (measured with riscv64-unknown-elf-gcc 12.2 on random
 // complete trees, issue 10):
 //
 //   - up to O2MaxSplits: nested if/else at -O2. gcc's jump threading duplicates code and
