@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -295,14 +296,23 @@ func tamperFirst(t *testing.T, name string, re *regexp.Regexp, repl func(m []str
 }
 
 // An integer threshold off by one LSB in the C is caught by the threshold vectors, and the
-// error names the first mismatching input and the outputs.
+// error names the first mismatching input and the outputs: in nested if/else, and in the
+// rank form's bucket tables.
 func TestCompileCatchesMismatch(t *testing.T) {
-	for _, model := range []string{rlccXGB, bcModel} {
-		re := regexp.MustCompile(`<= (-?\d+)\)`)
-		opt := CompileOptions{Model: model, Out: t.TempDir(), Vectors: 2000,
-			tamper: tamperFirst(t, "nicc_policy.c", re, func(m []string) string {
+	for _, c := range []struct {
+		model, form string
+		re          *regexp.Regexp
+		repl        string
+	}{
+		{rlccXGB, "branch", regexp.MustCompile(`<= (-?\d+)\)`), "<= %d)"},
+		{bcModel, "", regexp.MustCompile(`<= (-?\d+)\)`), "<= %d)"},
+		{rlccXGB, "rank", regexp.MustCompile(`\{\{(-?\d{1,9})\}, \{UINT64_C`), "{{%d}, {UINT64_C"},
+	} {
+		model := c.model
+		opt := CompileOptions{Model: model, Out: t.TempDir(), Vectors: 2000, Form: c.form,
+			tamper: tamperFirst(t, "nicc_policy.c", c.re, func(m []string) string {
 				n, _ := strconv.ParseInt(m[1], 10, 64)
-				return "<= " + strconv.FormatInt(n+1, 10) + ")"
+				return fmt.Sprintf(c.repl, n+1)
 			})}
 		_, err := Compile(opt)
 		var ce *CheckError

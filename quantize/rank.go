@@ -38,8 +38,8 @@ const (
 // RankPlan is how to lay a rank form out: the trees of each group (every tree in exactly one)
 // and each feature's bucket shift (ignored for a feature no tree splits on).
 type RankPlan struct {
-	Groups [][]int
-	Shift  []int
+	Groups [][]int `json:"groups"`
+	Shift  []int   `json:"shift"`
 }
 
 // RankFeature is one feature's bucket table.
@@ -57,6 +57,7 @@ type RankFeature struct {
 // RankLayout is a rank form: the features' bucket tables, the groups' tables (one array,
 // Sums), and the proven accumulator.
 type RankLayout struct {
+	Plan     RankPlan // what it was built from
 	Groups   [][]int
 	Features []RankFeature
 	// Sums holds every group's table, group after group; Offsets[g] is where group g starts.
@@ -174,7 +175,7 @@ func (ir *TreeIR) BuildRank(plan RankPlan) (*RankLayout, error) {
 	if i := slices.Index(seen, false); i >= 0 {
 		return nil, fmt.Errorf("quantize: rank form: tree %d is in no group", i)
 	}
-	l := &RankLayout{Groups: plan.Groups}
+	l := &RankLayout{Plan: plan, Groups: plan.Groups}
 	nf := len(ir.Inputs)
 	// local[g][f]: group g's thresholds on f; stride[g][f]: f's weight in g's index.
 	local := make([][][]int32, len(plan.Groups))
