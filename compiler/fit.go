@@ -240,8 +240,8 @@ func treesBound(ir *quantize.TreeIR, unit uint64) LowerBound {
 		Bytes:     bytes,
 		BytesFrom: fmt.Sprintf("%s distinct splits and leaves, at least %d bytes each", thousands(units), codeUnitBytes),
 	}
-	if ir.Stats.Splits > RankMaxSplits || len(ir.Trees) > RankMaxTrees {
-		return lb
+	if ir.Stats.Splits > RankMaxSplits || len(ir.Trees) > RankMaxTrees || len(rankGroupings(ir)) == 0 {
+		return lb // no rank form: its trees fit no table
 	}
 	// The rank form (a candidate at this size) compares once per feature split on, however
 	// deep the trees, adds at least one table entry, and stores every distinct threshold.
