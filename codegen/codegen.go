@@ -110,7 +110,11 @@ func Trees(ir *quantize.TreeIR, opt Options) (*Files, error) {
 		return nil, fmt.Errorf("codegen: the rank form needs a rank layout, and only it takes one")
 	}
 	g := &gen{ir: ir, opt: opt, fn: fn, macro: upper(fn), header: fn + ".h", accT: "int64_t"}
-	if bits := ir.AccBits; bits == 32 && opt.Rank == nil || opt.Rank != nil && opt.Rank.AccBits == 32 {
+	bits := ir.AccBits
+	if opt.Rank != nil {
+		bits = opt.Rank.AccBits // proven over the groups' partial sums, not the trees'
+	}
+	if bits == 32 {
 		g.accT = "int32_t"
 	}
 	return &Files{

@@ -86,7 +86,7 @@ func (g *gen) lowerRank() []*node {
 			lane = fmt.Sprintf("(w >> %d)", quantize.RankLaneBits*k)
 		}
 		body = append(body,
-			&node{Kind: kindComment, Lines: []string{"trees " + intList(trees)}},
+			&node{Kind: kindComment, Lines: []string{"trees " + TreeList(trees)}},
 			g.rankLookup(sums, sumT, lane))
 	}
 	body = append(append(body, line("")), g.finish()...)
@@ -123,8 +123,8 @@ func rankEntries(f quantize.RankFeature) []string {
 	return vals
 }
 
-// intList is a short list of tree indices: 0, 2-5, 7.
-func intList(ts []int) string {
+// TreeList is a short list of tree indices: 0, 2-5, 7.
+func TreeList(ts []int) string {
 	var parts []string
 	for i := 0; i < len(ts); {
 		j := i

@@ -105,30 +105,12 @@ func (c *compilation) candidates(ir *quantize.TreeIR, limit MemoryBudget) ([]can
 func rankDetail(l *quantize.RankLayout) string {
 	var gs, fs []string
 	for _, g := range l.Groups {
-		gs = append(gs, "{"+intRanges(g)+"}")
+		gs = append(gs, "{"+codegen.TreeList(g)+"}")
 	}
 	for _, f := range l.Features {
 		fs = append(fs, fmt.Sprintf("x%d %d×2^%d/%d", f.Feature, len(f.Words), f.Shift, f.Fixups))
 	}
 	return fmt.Sprintf("groups %s, %d sums; buckets %s", strings.Join(gs, " "), len(l.Sums), strings.Join(fs, ", "))
-}
-
-// intRanges is a list of tree indices with runs shortened: 0-3,7.
-func intRanges(ts []int) string {
-	var parts []string
-	for i := 0; i < len(ts); {
-		j := i
-		for j+1 < len(ts) && ts[j+1] == ts[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ts[i], ts[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(ts[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }
 
 // rankShifts is, per feature, the bucket shift with the fewest thresholds in one bucket
