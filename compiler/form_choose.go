@@ -311,12 +311,12 @@ func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string
 
 // writeCandidates prints the cost of every form built to choose this one, one line each.
 func (b BuildInfo) writeCandidates(tw io.Writer) {
-	if len(b.Candidates) < 2 && b.Memory == nil {
+	if len(b.Candidates) < 2 {
 		return
 	}
 	m := b.Memory
 	fmt.Fprintf(tw, "forms\t%d built; memory budget .text %d bytes (%s), .rodata %d (%s)\n",
-		len(b.Candidates), m.TextBytes, shorten(m.TextSource, 40), m.RodataBytes, shorten(m.RodataSource, 40))
+		len(b.Candidates), m.TextBytes, sourceShort(m.TextSource), m.RodataBytes, sourceShort(m.RodataSource))
 	for _, c := range b.Candidates {
 		mark := " "
 		switch {
@@ -328,4 +328,17 @@ func (b BuildInfo) writeCandidates(tw io.Writer) {
 		fmt.Fprintf(tw, "\t%s %-6s WCET %d (%s %d), .text %d, .rodata %d: %s\n",
 			mark, c.Form, c.WCETCycles, EntryPolicy, c.PolicyWCET, c.TextBytes, c.RodataBytes, c.Detail)
 	}
+}
+
+// sourceShort is a limit's source for the summary: the flag, or the profile and whether its
+// number is an assumption (report.json has the whole source).
+func sourceShort(src string) string {
+	name, what, ok := strings.Cut(src, ": ")
+	if !ok {
+		return src
+	}
+	if strings.HasPrefix(what, "assumption") {
+		return name + ", assumed"
+	}
+	return name
 }
