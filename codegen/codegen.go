@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/nicc-dev/nicc/quantize"
 )
@@ -37,10 +38,23 @@ const (
 	// tables are data, so gcc compiles a large ensemble in seconds, at more cycles per level
 	// than nested if/else.
 	FormWalk
+	// FormRank prints Options.Rank (a quantize.RankLayout): each feature's rank from a
+	// bucket table, then one table load per group of trees (rank.go). No branch, no loop.
+	FormRank
 	formEnd
 )
 
-var formNames = [...]string{FormBranch: "branch", FormTable: "table", FormWalk: "walk"}
+var formNames = [...]string{FormBranch: "branch", FormTable: "table", FormWalk: "walk", FormRank: "rank"}
+
+// ParseForm is the form a name (Form.String) stands for.
+func ParseForm(s string) (Form, error) {
+	for f, n := range formNames {
+		if n == s {
+			return Form(f), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown form %q (want one of %s)", s, strings.Join(formNames[:], ", "))
+}
 
 func (f Form) String() string {
 	if f >= 0 && f < formEnd && formNames[f] != "" {
@@ -58,6 +72,8 @@ type Options struct {
 	// Inline also defines the model as static inline Func_inline, always inlined by gcc, for a
 	// caller that includes the .c (the RL-CC handler); Func calls it.
 	Inline bool
+	// Rank is FormRank's layout, built from the same IR (quantize.TreeIR.BuildRank).
+	Rank *quantize.RankLayout
 }
 
 // Files is generated C: a header and a source file that includes it by HeaderName.
@@ -90,8 +106,15 @@ func Trees(ir *quantize.TreeIR, opt Options) (*Files, error) {
 			}
 		}
 	}
+	if (opt.Form == FormRank) != (opt.Rank != nil) {
+		return nil, fmt.Errorf("codegen: the rank form needs a rank layout, and only it takes one")
+	}
 	g := &gen{ir: ir, opt: opt, fn: fn, macro: upper(fn), header: fn + ".h", accT: "int64_t"}
-	if ir.AccBits == 32 {
+	bits := ir.AccBits
+	if opt.Rank != nil {
+		bits = opt.Rank.AccBits // proven over the groups' partial sums, not the trees'
+	}
+	if bits == 32 {
 		g.accT = "int32_t"
 	}
 	return &Files{

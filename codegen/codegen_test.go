@@ -104,7 +104,18 @@ func buildCases() ([]genCase, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []genCase{
+	// The rank form: the full int32 range, clamped, a group per tree; the oblivious trees
+	// in two groups, buckets of several thresholds (the larger rank forms: rank_test.go).
+	wideRank, err := rankOptions(wide, nil, []int{31, 16}, codegen.Options{Func: "wide"})
+	if err != nil {
+		return nil, err
+	}
+	oblRank, err := rankOptions(obl, nil, []int{6, 6, 10}, codegen.Options{Func: "obl"})
+	if err != nil {
+		return nil, err
+	}
+	cs := []genCase{{"wide_rank", wide, wideRank}, {"oblivious_rank", obl, oblRank}}
+	return append(cs, []genCase{
 		{"rlcc_xgb", rlcc, codegen.Options{}},
 		{"breast_cancer", bc, codegen.Options{Func: "breast_cancer"}},
 		{"oblivious_table", obl, codegen.Options{Func: "obl", Form: codegen.FormTable}},
@@ -113,7 +124,20 @@ func buildCases() ([]genCase, error) {
 		{"oblivious_inline", obl, codegen.Options{Func: "obl", Inline: true}},
 		{"rlcc_xgb_walk", rlcc, codegen.Options{Form: codegen.FormWalk}},
 		{"oblivious_walk", obl, codegen.Options{Func: "obl", Form: codegen.FormWalk}},
-	}, nil
+	}...), nil
+}
+
+// rankOptions are opt with the rank form of ir as groups (nil: a group per tree) and
+// shift lay it out.
+func rankOptions(ir *quantize.TreeIR, groups [][]int, shift []int, opt codegen.Options) (codegen.Options, error) {
+	if groups == nil {
+		for t := range ir.Trees {
+			groups = append(groups, []int{t})
+		}
+	}
+	l, err := ir.BuildRank(quantize.RankPlan{Groups: groups, Shift: shift})
+	opt.Form, opt.Rank = codegen.FormRank, l
+	return opt, err
 }
 
 // rlccQ16 are the RL-CC handler's feature formats: Q16, actions on [0.8, 1.2], observations
@@ -264,7 +288,7 @@ func TestFreestanding(t *testing.T) {
 			}
 			for _, m := range callRE.FindAllStringSubmatch(code, -1) {
 				switch {
-				case m[1] == "if", m[1] == "return", m[1] == "INT64_C", m[1] == c.opt.Func, m[1] == codegen.DefaultFunc:
+				case m[1] == "if", m[1] == "return", m[1] == "INT64_C", m[1] == "UINT64_C", m[1] == c.opt.Func, m[1] == codegen.DefaultFunc:
 				case c.opt.Inline && m[1] == c.opt.Func+"_inline": // the wrapper's call, always inlined
 				default:
 					t.Errorf("%s: %s( in the generated C", c.name, m[1])

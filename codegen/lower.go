@@ -146,6 +146,9 @@ func (g *gen) lowerSource() []*node {
 	if g.opt.Form == FormWalk && len(ir.Trees) > 0 {
 		return g.lowerWalk()
 	}
+	if g.opt.Form == FormRank {
+		return g.lowerRank()
+	}
 	ns := g.preamble()
 	all := make([]int, len(ir.Trees))
 	for t := range all {
@@ -328,7 +331,7 @@ func (g *gen) finish() []*node {
 			ns = append(ns, &node{Kind: kindIf, Text: "acc > " + g.lit(int64(ir.ClampMax)), Body: []*node{stmt("acc = %s;", g.lit(int64(ir.ClampMax)))}})
 		}
 	}
-	if ir.AccBits == 32 {
+	if g.accT == "int32_t" {
 		return append(ns, stmt("return acc;"))
 	}
 	return append(ns, stmt("return (int32_t)acc;"))

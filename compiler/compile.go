@@ -137,6 +137,12 @@ type CompileOptions struct {
 	// memory, which is otherwise refused before anything is built.
 	Force bool
 
+	// Form restricts a tree ensemble's code form to one of codegen's (branch, walk, rank);
+	// "" chooses by cost (chooseForm). MaxText and MaxRodata, when not 0, replace the core
+	// profile's memory budget that choice is made within.
+	Form               string
+	MaxText, MaxRodata uint64
+
 	// tamper, for tests, edits the emitted sources before they are built.
 	tamper func(dir string) error
 }
@@ -198,6 +204,7 @@ type compilation struct {
 	bound *LowerBound  // the fit stage's
 	plan  BuildInfo    // code form and optimisation level (choosePlan)
 	form  codegen.Form // the form codegen.Trees prints
+	rank  *quantize.RankLayout
 
 	files []string // written into opt.Out, sorted
 	// expect is what each source nicc writes must hold outside its comments, by its path in
@@ -250,6 +257,9 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 	}
 	if c.opt.Budget < 0 {
 		return nil, fmt.Errorf("budget %v is not positive", c.opt.Budget)
+	}
+	if _, err := codegen.ParseForm(c.opt.Form); c.opt.Form != "" && err != nil {
+		return nil, err
 	}
 	if c.opt.HostCC == "" {
 		c.opt.HostCC = "gcc"

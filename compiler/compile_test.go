@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -144,17 +145,15 @@ func TestCompileRLCC(t *testing.T) {
 	if p == nil || p.WCETCycles == 0 || p.WCETCycles >= b.WCETCycles || p.MaxCycles > p.WCETCycles {
 		t.Errorf("policy alone %+v, handler WCET %d", p, b.WCETCycles)
 	}
-	// 10 trees of depth 4: 40 not-taken branches and 10 adds of one cycle each on dpa.
-	// 10 trees × (4 levels × a taken branch (3 cycles on dpa) + an add (1)).
-	if r.TreesLowerBound != 130 || p.WCETCycles < r.TreesLowerBound {
-		t.Errorf("trees' lower bound %d cycles (policy WCET %d), want 130", r.TreesLowerBound, p.WCETCycles)
+	// Any code form, the rank form among them: a compare for each of 4 features and a table
+	// add at one cycle; 141 splits and 151 leaves at 2 bytes, or the 112 distinct thresholds
+	// at 4.
+	if lb := r.LowerBound; lb == nil || lb.Cycles != 5 || lb.Bytes != 448 || p.WCETCycles < lb.Cycles {
+		t.Errorf("lower bound %+v (policy WCET %d), want 5 cycles and 448 bytes", lb, p.WCETCycles)
 	}
-	// Any code form: 10 trees × (4 levels + an add) at one cycle; 141 splits and 151 leaves.
-	if lb := r.LowerBound; lb == nil || lb.Cycles != 50 || lb.Bytes != 584 || p.WCETCycles < lb.Cycles {
-		t.Errorf("lower bound %+v (policy WCET %d), want 50 cycles and 584 bytes", lb, p.WCETCycles)
-	}
-	if b := r.Build; b.Form != "branch" || !slices.Equal(b.Opt, []string{"-O2"}) {
-		t.Errorf("built %+v, want the branch form at -O2", b)
+	// The rank form beats nested if/else in the handler within dpa's memory budget.
+	if b := r.Build; b.Form != "rank" || !slices.Equal(b.Opt, []string{"-O2"}) || len(b.Candidates) < 2 || b.Candidates[0].Form != "branch" {
+		t.Errorf("built %+v, want the rank form at -O2 chosen among candidates", b)
 	}
 	if r.StateBytes != nicsdk.RLCCBytes || r.StateLimit != 48 || r.CodeBytes == 0 {
 		t.Errorf("state %d of %d bytes, code %d bytes", r.StateBytes, r.StateLimit, r.CodeBytes)
@@ -297,14 +296,23 @@ func tamperFirst(t *testing.T, name string, re *regexp.Regexp, repl func(m []str
 }
 
 // An integer threshold off by one LSB in the C is caught by the threshold vectors, and the
-// error names the first mismatching input and the outputs.
+// error names the first mismatching input and the outputs: in nested if/else, and in the
+// rank form's bucket tables.
 func TestCompileCatchesMismatch(t *testing.T) {
-	for _, model := range []string{rlccXGB, bcModel} {
-		re := regexp.MustCompile(`<= (-?\d+)\)`)
-		opt := CompileOptions{Model: model, Out: t.TempDir(), Vectors: 2000,
-			tamper: tamperFirst(t, "nicc_policy.c", re, func(m []string) string {
+	for _, c := range []struct {
+		model, form string
+		re          *regexp.Regexp
+		repl        string
+	}{
+		{rlccXGB, "branch", regexp.MustCompile(`<= (-?\d+)\)`), "<= %d)"},
+		{bcModel, "", regexp.MustCompile(`<= (-?\d+)\)`), "<= %d)"},
+		{rlccXGB, "rank", regexp.MustCompile(`\{\{(-?\d{1,9})\}, \{UINT64_C`), "{{%d}, {UINT64_C"},
+	} {
+		model := c.model
+		opt := CompileOptions{Model: model, Out: t.TempDir(), Vectors: 2000, Form: c.form,
+			tamper: tamperFirst(t, "nicc_policy.c", c.re, func(m []string) string {
 				n, _ := strconv.ParseInt(m[1], 10, 64)
-				return "<= " + strconv.FormatInt(n+1, 10) + ")"
+				return fmt.Sprintf(c.repl, n+1)
 			})}
 		_, err := Compile(opt)
 		var ce *CheckError
@@ -479,8 +487,9 @@ func TestCompileBatches(t *testing.T) {
 }
 
 // BenchmarkCycles is the cycles benchmark of the shipped XGBoost 10×4 ensemble on the dpa
-// core (not a timing of nicc): the WCET of the whole RL-CC event handler, of the trees alone
-// (nicc_policy), and the trees' lower bound, as metrics. Run it with
+// core (not a timing of nicc): the WCET of the whole RL-CC event handler and of the trees
+// alone (nicc_policy) in the form compile chooses, and of the nested if/else candidate's, as
+// metrics. Run it with
 // go test -run '^$' -bench Cycles ./compiler.
 func BenchmarkCycles(b *testing.B) {
 	var r *CompileReport
@@ -492,7 +501,7 @@ func BenchmarkCycles(b *testing.B) {
 	}
 	b.ReportMetric(float64(r.Budget.WCETCycles), "handler-wcet-cycles")
 	b.ReportMetric(float64(r.PolicyAlone.WCETCycles), "trees-wcet-cycles")
-	b.ReportMetric(float64(r.TreesLowerBound), "trees-bound-cycles")
-	b.ReportMetric(float64(r.PolicyAlone.WCETCycles)/float64(r.TreesLowerBound), "trees-wcet/bound")
+	b.ReportMetric(float64(r.Build.Candidates[0].PolicyWCET), "branch-trees-wcet-cycles")
 	b.ReportMetric(float64(r.CodeBytes), "text-bytes")
+	b.ReportMetric(float64(r.RodataBytes), "rodata-bytes")
 }

@@ -121,7 +121,7 @@ func TestCompileRefusesForeignC(t *testing.T) {
 		{"an extra global", "int32_t nicc_backdoor(const int32_t *x) { return x[1]; }\n", "symbol nicc_backdoor is global"},
 		{"a hidden static", "static __attribute__((noinline, used)) int32_t hidden(const int32_t *x) { return x[1]; }\n", "symbol hidden is defined, and no code nicc wrote names it"},
 	} {
-		_, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Handler: HandlerNone, Vectors: 2000,
+		_, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Handler: HandlerNone, Vectors: 2000, Form: "branch",
 			tamper: tamperFirst(t, "nicc_policy.c", entry, func(m []string) string { return c.add + m[0] })})
 		var ce *CheckError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {

@@ -64,6 +64,17 @@ func (c *compilation) fit() error {
 		return err
 	}
 	c.choosePlan()
+	if err := c.checkBound(p); err != nil {
+		return err
+	}
+	if ir, ok := c.pol.(*quantize.TreeIR); ok {
+		return c.chooseForm(ir, p)
+	}
+	return nil
+}
+
+// checkBound refuses a model whose lower bound is over the budget or the core's memory.
+func (c *compilation) checkBound(p *fwsim.Profile) error {
 	lb := c.lowerBound(p)
 	c.bound = &lb
 	threads := c.opt.ThreadsSharing
@@ -224,28 +235,32 @@ func treesBound(ir *quantize.TreeIR, unit uint64) LowerBound {
 		bytes += b
 		units += uint64(s.splits + s.leaves)
 	}
-	return LowerBound{
+	lb := LowerBound{
 		Cycles: (levels + trees) * unit,
 		CyclesFrom: fmt.Sprintf("%s trees: %s levels on their deepest paths and %s leaf adds, at least %d cycle(s) each",
 			thousands(trees), thousands(levels), thousands(trees), unit),
 		Bytes:     bytes,
 		BytesFrom: fmt.Sprintf("%s distinct splits and leaves, at least %d bytes each", thousands(units), codeUnitBytes),
 	}
-}
-
-// BranchTreesBound is the worst case no branching code for the ensemble can beat on p: one
-// compare-and-branch per level of each tree's deepest path (treeShape's depth) plus one add
-// per tree. The branch is costed taken: in any layout every conditional branch has one
-// successor reached by a jump, and the worst input follows that one at every level. Code
-// that does not branch (FormTable, FormWalk) is bounded by treesBound instead.
-func BranchTreesBound(ir *quantize.TreeIR, p *fwsim.Profile) uint64 {
-	var b uint64
-	for t := range ir.Trees {
-		if d := newTreeShape(ir, &ir.Trees[t]).depth(); d > 0 {
-			b += uint64(d)*p.Cost(fwsim.ClassBranch, true) + p.Cost(fwsim.ClassALU, false)
+	if ir.Stats.Splits > RankMaxSplits || len(ir.Trees) > RankMaxTrees || len(rankGroupings(ir)) == 0 {
+		return lb // no rank form: its trees fit no table
+	}
+	// The rank form (a candidate at this size) compares once per feature split on, however
+	// deep the trees, adds at least one table entry, and stores every distinct threshold.
+	var features, thresholds uint64
+	for _, n := range ir.Stats.ThresholdsPerFeature {
+		if n > 0 {
+			features++
+			thresholds += uint64(n)
 		}
 	}
-	return b
+	if c := (features + 1) * unit; c < lb.Cycles {
+		lb.Cycles, lb.CyclesFrom = c, fmt.Sprintf("the rank form: a compare for each of %d features and a table add, at least %d cycle(s) each", features, unit)
+	}
+	if b := 4 * thresholds; b < lb.Bytes {
+		lb.Bytes, lb.BytesFrom = b, fmt.Sprintf("the rank form: %s distinct thresholds, 4 bytes each", thousands(thresholds))
+	}
+	return lb
 }
 
 // mlpBound is a dense network's lower bound (see codeUnitBytes).

@@ -9,8 +9,8 @@ import (
 	"github.com/nicc-dev/nicc/codegen"
 )
 
-// A tree ensemble's code form and gcc's optimisation level follow its number of splits, so
-// that gcc's time stays in seconds (measured with riscv64-unknown-elf-gcc 12.2 on random
+// A tree ensemble's optimisation level, and today's form (the candidate chooseForm always
+// builds), follow its number of splits, so that gcc's time stays in seconds (measured with riscv64-unknown-elf-gcc 12.2 on random
 // complete trees, issue 10):
 //
 //   - up to O2MaxSplits: nested if/else at -O2. gcc's jump threading duplicates code and
@@ -36,6 +36,10 @@ type BuildInfo struct {
 	Form string   `json:"form"` // codegen's form: branch, table or walk
 	Opt  []string `json:"opt"`  // gcc's optimisation flags (in place of HostFlags' -O2)
 	Why  string   `json:"why"`
+	// Candidates are the tree forms built and bounded to choose this one (chooseForm),
+	// within Memory.
+	Candidates []FormCandidate `json:"candidates,omitempty"`
+	Memory     *MemoryBudget   `json:"memory_budget,omitempty"`
 }
 
 // choosePlan chooses the code form and optimisation level (see O2MaxSplits); networks keep -O2.

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -38,6 +39,9 @@ type GoldenInfo struct {
 	Samples int      `json:"samples,omitempty"`
 	// MLP is the integer MLP's configuration, as chosen.
 	MLP *MLPConfig `json:"mlp,omitempty"`
+	// Form is a tree ensemble's code form as chosen, and Rank the rank form's layout plan.
+	Form string             `json:"form,omitempty"`
+	Rank *quantize.RankPlan `json:"rank,omitempty"`
 	// SourcesHash is the SHA-256 of the C rendered from the IR (hashSources).
 	SourcesHash string `json:"sources_sha256"`
 }
@@ -114,6 +118,12 @@ func (c *compilation) goldenInfo() (*GoldenInfo, error) {
 		return nil, err
 	}
 	g := &GoldenInfo{IR: "trees", ModelPath: abs, Seed: c.opt.Seed, SourcesHash: c.sourcesHash}
+	if _, trees := c.pol.(*quantize.TreeIR); trees {
+		g.Form = c.form.String()
+	}
+	if c.rank != nil {
+		g.Rank = &c.rank.Plan
+	}
 	if o := c.opt.Int8; o != nil {
 		g.IR, g.Samples = "lstm", o.Samples
 		if _, mlp := c.pol.(*quantize.MLPIR); mlp {
@@ -325,7 +335,15 @@ func (c *compilation) requantize(g *GoldenInfo, inputs []quantize.Input) error {
 			return err
 		}
 		c.pol = ir
-		return nil
+		if g.Form != "" {
+			if c.form, err = codegen.ParseForm(g.Form); err != nil {
+				return err
+			}
+		}
+		if g.Rank != nil {
+			c.rank, err = ir.BuildRank(*g.Rank)
+		}
+		return err
 	case "mlp", "lstm":
 		if (g.IR == "lstm") != (c.m.Kind() == model.KindLSTM) || c.m.Ensemble != nil {
 			return fmt.Errorf("model %s is not an %s network", c.m.Name, g.IR)

@@ -13,7 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -68,9 +67,6 @@ type CompileReport struct {
 	// PolicyAlone is the model's own WCET inside the RL-CC firmware.
 	PolicyAlone *PolicyCost `json:"policy_alone,omitempty"`
 
-	// TreesLowerBound is the worst case no branching code for these trees can beat on the
-	// core (BranchTreesBound). Compare it with the policy's WCET.
-	TreesLowerBound uint64 `json:"trees_lower_bound_cycles"`
 	// LowerBound is what any code form can do at best, as the fit stage counted it before
 	// building: the budget and the core's memory were checked against it.
 	LowerBound *LowerBound `json:"lower_bound"`
@@ -598,6 +594,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if r.Firmware != "" {
 		fmt.Fprintf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
 		fmt.Fprintf(tw, "built\t%s\n", r.Build)
+		r.Build.writeCandidates(tw)
 	}
 	var times []string
 	var total float64
@@ -651,9 +648,6 @@ func (r *CompileReport) writeBudget(tw io.Writer) {
 	if p := r.PolicyAlone; p != nil {
 		fmt.Fprintf(tw, "\t%s alone %d cycles = %s µs; measured max %d\n", EntryPolicy, p.WCETCycles, fmtUs(p.WCETMicros), p.MaxCycles)
 	}
-	if r.Int8 == nil && r.LSTM == nil && r.Build.Form == codegen.FormBranch.String() {
-		fmt.Fprintf(tw, "\ttrees' lower bound %d cycles (a taken compare-and-branch per level on the worst path, an add per tree)\n", r.TreesLowerBound)
-	}
 	if lb := r.LowerBound; lb != nil {
 		fmt.Fprintf(tw, "\tany code form's lower bound %d cycles (%s)\n", lb.Cycles, lb.CyclesFrom)
 	}
@@ -698,9 +692,6 @@ func hzText(v float64) string {
 // reportTrees fills the report's tree-ensemble parts.
 func (c *compilation) reportTrees(r *CompileReport, ir *quantize.TreeIR) {
 	r.Model.Hash, r.Model.Trees, r.Model.Transform = ir.ModelHash, len(c.m.Ensemble.Trees), c.m.Ensemble.Transform.String()
-	if p, err := fwsim.LookupProfile(c.opt.Core); err == nil {
-		r.TreesLowerBound = BranchTreesBound(ir, p)
-	}
 	splits := splitPaths(ir)
 	perFeature := make([]int, len(ir.Inputs))
 	for _, s := range splits {

@@ -49,7 +49,7 @@ func stageNames(r *CompileReport) []string {
 func TestCompileMismatchWritesReport(t *testing.T) {
 	dir := t.TempDir()
 	re := regexp.MustCompile(`<= (-?\d+)\)`)
-	r, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000,
+	r, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000, Form: "branch",
 		tamper: tamperFirst(t, "nicc_policy.c", re, func(m []string) string {
 			n, _ := strconv.ParseInt(m[1], 10, 64)
 			return "<= " + strconv.FormatInt(n+1, 10) + ")"
@@ -182,8 +182,8 @@ func TestCompileTimesStages(t *testing.T) {
 	if total <= 0 || r.Times[4].Seconds <= 0 {
 		t.Errorf("times %+v", r.Times)
 	}
-	if !slices.Equal(build, []int{0, 1, 2, 3}) || !slices.Equal(stages, []string{"build", "verify"}) {
-		t.Errorf("progress: build %v, stages %v; want build 0, 1, 2, 3, then verify", build, stages)
+	if !slices.Equal(build, []int{0, 1, 2, 3}) || !slices.Equal(stages, []string{"choose form", "build", "verify"}) {
+		t.Errorf("progress: build %v, stages %v; want the candidate forms' builds, build 0, 1, 2, 3, then verify", build, stages)
 	}
 	if r.Failure != nil {
 		t.Errorf("failure %+v", r.Failure)

@@ -121,9 +121,14 @@ type Profile struct {
 	// MemoryBytes is the memory the firmware's code and constant tables may occupy at the
 	// costs of Costs (no cache misses): nicc compile refuses a model that surely needs more.
 	MemoryBytes uint64 `json:"memory_bytes"`
+	// TextBytes and RodataBytes are the memory budget nicc compile chooses a tree ensemble's
+	// code form within: the most .text and .rodata a firmware may have (nicc compile
+	// --max-text and --max-rodata override them).
+	TextBytes   uint64 `json:"text_bytes"`
+	RodataBytes uint64 `json:"rodata_bytes"`
 	Costs       Costs  `json:"costs"`
 	// Sources says where each number comes from, or "assumption", keyed by JSON name:
-	// "clock_hz", "threads", "memory_bytes", and each key of Costs ("alu", "branch_taken", ...).
+	// "clock_hz", "threads", "memory_bytes", "text_bytes", "rodata_bytes", and each key of Costs ("alu", "branch_taken", ...).
 	Sources map[string]string `json:"sources"`
 }
 
@@ -197,9 +202,9 @@ func (p *Profile) Seconds(cycles uint64, threads int) float64 {
 }
 
 // SourceKeys are the keys every profile's Sources must have: "clock_hz", "threads",
-// "memory_bytes" and the JSON name of every field of Costs.
+// "memory_bytes", "text_bytes", "rodata_bytes" and the JSON name of every field of Costs.
 func SourceKeys() []string {
-	keys := []string{"clock_hz", "threads", "memory_bytes"}
+	keys := []string{"clock_hz", "threads", "memory_bytes", "text_bytes", "rodata_bytes"}
 	for _, c := range costFields(&Costs{}) {
 		keys = append(keys, c.key)
 	}
@@ -264,6 +269,9 @@ func (p *Profile) Validate() error {
 	}
 	if p.MemoryBytes < minMemory || p.MemoryBytes > maxMemory {
 		return bad("memory_bytes %d is not in [%d, %d]", p.MemoryBytes, minMemory, uint64(maxMemory))
+	}
+	if p.TextBytes < minMemory || p.TextBytes > p.MemoryBytes || p.RodataBytes < minMemory || p.RodataBytes > p.MemoryBytes {
+		return bad("text_bytes %d and rodata_bytes %d must be in [%d, memory_bytes %d]", p.TextBytes, p.RodataBytes, minMemory, p.MemoryBytes)
 	}
 	for _, f := range costFields(&p.Costs) {
 		if *f.v == 0 || *f.v > maxCost {

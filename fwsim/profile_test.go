@@ -120,6 +120,9 @@ func TestParseProfileRejects(t *testing.T) {
 		{"tiny memory", `"memory_bytes": 1048576,`, `"memory_bytes": 100,`, "memory_bytes 100"},
 		{"huge memory", `"memory_bytes": 1048576,`, `"memory_bytes": 1e15,`, "memory_bytes"},
 		{"memory unsourced", `"memory_bytes": "Ibex`, `"memory": "Ibex`, "no source for memory_bytes"},
+		{"text over memory", `"text_bytes": 524288,`, `"text_bytes": 2097152,`, "text_bytes 2097152 and rodata_bytes 524288 must be in [4096, memory_bytes 1048576]"},
+		{"no rodata budget", `"rodata_bytes": 524288,`, ``, "rodata_bytes 0"},
+		{"text budget unsourced", `"text_bytes": "assumption`, `"text": "assumption`, "no source for text_bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := strings.Replace(string(good), tc.from, tc.to, 1)

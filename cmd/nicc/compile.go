@@ -30,9 +30,15 @@ trees), in stages: load → quantize → fit → emit → build → verify → b
             each tree and an add per tree; networks: an instruction per nonzero weight), at
             the core's cheapest instruction; over the budget or the core's memory
             (memory_bytes, nicc budget --list-cores) it exits 1 with the numbers, unless
-            --force. It also picks the code form: up to 512 splits nested if/else at -O2, up
-            to 16384 at -O1, above that node tables walked level by level (gcc builds them in
-            seconds; about 14 cycles a level on dpa against about 5).
+            --force. Then it picks a tree ensemble's code form by cost: each candidate is
+            built and its WCET taken on --core, and the least WCET whose .text and .rodata
+            fit the memory budget (the profile's text_bytes and rodata_bytes, or --max-text
+            and --max-rodata) wins; --form restricts the choice. The candidates: nested
+            if/else (up to 512 splits at -O2, up to 16384 at -O1, above that node tables
+            walked level by level, which gcc builds in seconds), and for up to 512 splits and
+            64 trees the rank form (each feature's rank among its thresholds from a bucket
+            table, then one table of exact leaf sums per group of trees, for 1 to 4 groups).
+            The report lists every candidate's WCET, .text and .rodata.
   emit      into --out: nicc_policy.c/.h (int32_t nicc_policy(const int32_t *x)), nicsdk.h,
             link.ld, and for --handler rlcc rlcc.h and handler.c, whose entry is
             uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx).
@@ -128,6 +134,9 @@ ranges that cannot represent a threshold).
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the vector sampler"},
 			&cli.StringFlag{Name: "ranges", Usage: "CSV/TSV of sample rows: verify vectors, fidelity samples, and the input ranges of --handler none"},
 			&cli.StringFlag{Name: "predictions", Usage: "the source tool's outputs on the --ranges rows: one a line, or the last column"},
+			&cli.StringFlag{Name: "form", Usage: "a tree ensemble's code form: branch, walk, rank or table (default: the least WCET within the memory budget)"},
+			&cli.Uint64Flag{Name: "max-text", Usage: "most `BYTES` of .text the chosen tree form may have", DefaultText: "the core profile's text_bytes"},
+			&cli.Uint64Flag{Name: "max-rodata", Usage: "most `BYTES` of .rodata the chosen tree form may have", DefaultText: "the core profile's rodata_bytes"},
 			forceFlag,
 			formatFlag,
 			inputsFlag,
@@ -178,6 +187,7 @@ func runCompile(c *cli.Context) error {
 		Core: c.String("core"), Budget: budget, ThreadsSharing: c.Int("threads-sharing"),
 		Vectors: c.Int("vectors"), Seed: c.Uint64("seed"),
 		Ranges: c.String("ranges"), Predictions: c.String("predictions"), Force: c.Bool("force"),
+		Form: c.String("form"), MaxText: c.Uint64("max-text"), MaxRodata: c.Uint64("max-rodata"),
 	}
 	if err := distillForCompile(c, &opt); err != nil {
 		return err

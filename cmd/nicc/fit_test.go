@@ -41,8 +41,8 @@ func TestCompileRefusesWhatCannotFit(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"budget", []string{models + "rlcc_xgb.json", "--handler", "none", "--budget", "20ns"}, []string{
-			"nicc: " + models + "rlcc_xgb.json: model rlcc_xgb needs at least 50 cycles (10 trees: 40 levels on their deepest paths and 10 leaf adds, at least 1 cycle(s) each) = 0.028 µs on dpa, over the 0.02 µs budget (36 cycles); --force builds it anyway\n"}},
+		{"budget", []string{models + "rlcc_xgb.json", "--handler", "none", "--budget", "2ns"}, []string{
+			"nicc: " + models + "rlcc_xgb.json: model rlcc_xgb needs at least 5 cycles (the rank form: a compare for each of 4 features and a table add, at least 1 cycle(s) each) = 0.003 µs on dpa, over the 0.002 µs budget (3 cycles); --force builds it anyway\n"}},
 		// 83,008 multiply-accumulates, a few of them zero in int8.
 		{"int8 MLP 4→256→256→64→1", []string{mlp, "--target", "int8", "--handler", "none", "--calib", calibFile, "--weight-bits", "8", "--act-bits", "8"}, []string{
 			"nicc: " + mlp + ": model mlp needs at least ", " nonzero weights and ", " channels, at least 1 cycle(s) each) = ",
@@ -68,15 +68,16 @@ func TestCompileRefusesWhatCannotFit(t *testing.T) {
 	}
 }
 
-// --force builds it anyway: the whole pipeline runs, and then it is over budget.
+// --force builds it anyway: the whole pipeline runs, and then it is over budget. --form
+// branch builds nested if/else, which the choice by cost would not.
 func TestCompileForce(t *testing.T) {
 	out := t.TempDir()
-	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--handler", "none", "--budget", "20ns", "--force", "--vectors", "1000")
+	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--handler", "none", "--budget", "2ns", "--force", "--vectors", "1000", "--form", "branch")
 	if code != exitCheck || !strings.Contains(stderr, "nicc_policy is over budget on dpa") {
 		t.Fatalf("exit %d, stderr %q; want exit 1, over budget", code, stderr)
 	}
 	for label, want := range map[string]string{
-		"note":     "note built with --force: it needs at least 50 cycles",
+		"note":     "note built with --force: it needs at least 5 cycles",
 		"verified": "golden == host C == fwsim, 0 mismatches; UBSan clean",
 		"built":    "built branch form, gcc -O2 (141 splits, at most 512: nested if/else at -O2)",
 	} {

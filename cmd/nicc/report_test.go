@@ -113,7 +113,7 @@ exec '` + real + `' "$@"
 // differing vector and the outputs; --json prints that report.
 func TestCompileMismatchWritesReport(t *testing.T) {
 	tamperedGCC(t, `0,/ <= [0-9]/s/ <= \([0-9]\)/ < \1/`)
-	args := []string{"compile", models + "rlcc_xgb.json", "--handler", "none", "--vectors", "2000"}
+	args := []string{"compile", models + "rlcc_xgb.json", "--handler", "none", "--vectors", "2000", "--form", "branch"}
 	out := t.TempDir()
 	code, stdout, stderr := nicc(t, append(args, "--out", out)...)
 	if code != exitCheck {

@@ -6,6 +6,9 @@ relu(W1 x)))), so torch is not needed. Writes, with Debian's python3-xgboost:
                                 states (seed 11) labelled with the teacher's y; feature names set
   models/rlcc_xgb.ref.csv       2024 sampled/edge rows (seed 12) + 64 rows with NaN features,
                                 and booster.predict (float32, printed with repr)
+  models/rlcc_xgb_seed2.json    the same training on another sample of 200k states (seed 21),
+                                untuned: a second ensemble for the code-form choice
+  models/rlcc_xgb_seed2.ref.csv the same reference rows and its predictions
   models/xgb_logistic.json      binary:logistic, 10 trees of depth 4, label teacher y > 0,
                                 base_score 0.3, 10% of each training feature set to NaN so
                                 splits learn default directions both ways; no feature names
@@ -26,6 +29,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import states  # noqa: E402
 
 TRAIN_SEED = 11
+TRAIN_SEED2 = 21
 REF_SEED = 12
 NAN_SEED = 13
 ACTS = {"relu": lambda v: np.maximum(v, 0.0), "tanh": np.tanh, "identity": lambda v: v}
@@ -79,18 +83,25 @@ def write(booster, name):
                      np.concatenate([x, y.astype(np.float64)[:, None]], axis=1))
 
 
-def main():
-    f = teacher()
-    x = states.sample_states(200_000, seed=TRAIN_SEED)
+def rlcc_xgb(f, seed, name):
+    """10 trees of depth 4 distilled from the teacher on 200k states sampled with seed."""
+    x = states.sample_states(200_000, seed=seed)
     y = f(x)
-
     reg = xgb.train({"objective": "reg:squarederror", "tree_method": "hist", "max_depth": 4,
                      "eta": 0.3, "seed": 0, "nthread": 1},
                     xgb.DMatrix(x, label=y, feature_names=states.INPUTS), num_boost_round=10)
-    write(reg, "rlcc_xgb")
+    write(reg, name)
     xr = states.sample_states(20_000, seed=REF_SEED)
     err = reg.predict(xgb.DMatrix(xr, feature_names=states.INPUTS)) - f(xr)
-    print("rlcc_xgb: RMSE vs teacher %.4f, max |error| %.4f" % (np.sqrt(np.mean(err ** 2)), np.abs(err).max()))
+    print("%s: RMSE vs teacher %.4f, max |error| %.4f" % (name, np.sqrt(np.mean(err ** 2)), np.abs(err).max()))
+    return x, y
+
+
+def main():
+    f = teacher()
+    x, y = rlcc_xgb(f, TRAIN_SEED, "rlcc_xgb")
+    rlcc_xgb(f, TRAIN_SEED2, "rlcc_xgb_seed2")
+    xr = states.sample_states(20_000, seed=REF_SEED)
 
     xn = with_nans(x, 0.1, TRAIN_SEED)
     lab = (y > 0).astype(np.float64)

@@ -1,0 +1,344 @@
+package compiler
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/nicc-dev/nicc/codegen"
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// A tree ensemble's code form is chosen by cost: each candidate is printed, built for the
+// core and bounded (fwsim's static WCET of the entry: the handler under RL-CC, else
+// nicc_policy), and the least WCET within the memory budget (the profile's text_bytes and
+// rodata_bytes, or --max-text and --max-rodata) wins; a tie goes to the smaller firmware.
+// Today's form (nested if/else, or the walk above BranchMaxSplits) is always a candidate. The
+// rank form (codegen.FormRank) is one only up to RankMaxSplits and RankMaxTrees, where its
+// layouts are cheap to build: for 1 to quantize.RankLanes groups of trees (merged greedily,
+// smallest table first) and at most 1, 2 or 3 thresholds in one bucket.
+const (
+	RankMaxSplits = O2MaxSplits
+	RankMaxTrees  = 64
+)
+
+// FormCandidate is one code form the compile built and bounded.
+type FormCandidate struct {
+	Form   string `json:"form"`
+	Detail string `json:"detail"` // the rank form's groups and buckets
+	// WCETCycles is the entry's static WCET; PolicyWCET nicc_policy's (in the RL-CC firmware).
+	WCETCycles  uint64 `json:"wcet_cycles"`
+	PolicyWCET  uint64 `json:"policy_wcet_cycles"`
+	TextBytes   uint64 `json:"text_bytes"`
+	RodataBytes uint64 `json:"rodata_bytes"`
+	Fits        bool   `json:"fits"` // within the memory budget
+	Chosen      bool   `json:"chosen"`
+}
+
+// MemoryBudget is the most .text and .rodata a firmware may have, and where each comes from.
+type MemoryBudget struct {
+	TextBytes    uint64 `json:"text_bytes"`
+	TextSource   string `json:"text_source"`
+	RodataBytes  uint64 `json:"rodata_bytes"`
+	RodataSource string `json:"rodata_source"`
+}
+
+// candidate is a form to build: the form, its rank layout, and its description.
+type candidate struct {
+	form   codegen.Form
+	rank   *quantize.RankLayout
+	detail string
+}
+
+// memoryBudget is the profile's limits, or the options' overrides.
+func (c *compilation) memoryBudget(p *fwsim.Profile) MemoryBudget {
+	m := MemoryBudget{p.TextBytes, "profile " + p.Name + ": " + p.Sources["text_bytes"],
+		p.RodataBytes, "profile " + p.Name + ": " + p.Sources["rodata_bytes"]}
+	if c.opt.MaxText > 0 {
+		m.TextBytes, m.TextSource = c.opt.MaxText, "--max-text"
+	}
+	if c.opt.MaxRodata > 0 {
+		m.RodataBytes, m.RodataSource = c.opt.MaxRodata, "--max-rodata"
+	}
+	return m
+}
+
+// candidates are the forms worth building for the ensemble (see RankMaxSplits), restricted
+// to opt.Form when it is set.
+func (c *compilation) candidates(ir *quantize.TreeIR, limit MemoryBudget) ([]candidate, error) {
+	var cs []candidate
+	switch f, _ := codegen.ParseForm(c.opt.Form); {
+	case c.opt.Form == "":
+		cs = append(cs, candidate{form: c.form, detail: c.plan.Why})
+	case f != codegen.FormRank:
+		cs = append(cs, candidate{form: f, detail: "--form " + c.opt.Form})
+	}
+	if (c.opt.Form == "" || c.opt.Form == codegen.FormRank.String()) && ir.Stats.Splits <= RankMaxSplits && len(ir.Trees) <= RankMaxTrees {
+		seen := map[string]bool{}
+		for _, groups := range rankGroupings(ir) {
+			for _, share := range []uint64{2, 4, 8} {
+				l, err := ir.BuildRank(quantize.RankPlan{Groups: groups, Shift: rankShifts(ir, limit.RodataBytes/share)})
+				if err != nil || uint64(l.Bytes()) > limit.RodataBytes {
+					continue
+				}
+				d := rankDetail(l)
+				if !seen[d] {
+					seen[d] = true
+					cs = append(cs, candidate{form: codegen.FormRank, rank: l, detail: d})
+				}
+			}
+		}
+	}
+	if len(cs) == 0 {
+		return nil, fmt.Errorf("%s: form %q is not one this ensemble can take (%d splits, %d trees; the rank form needs at most %d and %d, and tables within %d bytes)",
+			c.opt.Model, c.opt.Form, ir.Stats.Splits, len(ir.Trees), RankMaxSplits, RankMaxTrees, limit.RodataBytes)
+	}
+	return cs, nil
+}
+
+// rankDetail describes a rank layout: its groups and each feature's buckets.
+func rankDetail(l *quantize.RankLayout) string {
+	var gs, fs []string
+	for _, g := range l.Groups {
+		gs = append(gs, "{"+codegen.TreeList(g)+"}")
+	}
+	for _, f := range l.Features {
+		fs = append(fs, fmt.Sprintf("x%d %d×2^%d/%d", f.Feature, len(f.Words), f.Shift, f.Fixups))
+	}
+	return fmt.Sprintf("groups %s, %d sums; buckets %s", strings.Join(gs, " "), len(l.Sums), strings.Join(fs, ", "))
+}
+
+// rankShifts is, per feature, the bucket shift with the fewest thresholds in one bucket
+// (the fewest compares) whose table takes at most maxBytes, the coarsest such shift.
+func rankShifts(ir *quantize.TreeIR, maxBytes uint64) []int {
+	shifts := make([]int, len(ir.Inputs))
+	for f := range ir.Inputs {
+		best := -1
+		for s := 31; s >= 0; s-- {
+			n, nb := ir.RankFixups(f, s)
+			if uint64(nb*quantize.RankEntryBytes(n)) > maxBytes {
+				break
+			}
+			if bn, _ := ir.RankFixups(f, shifts[f]); best < 0 || n < bn {
+				shifts[f], best = s, n
+			}
+		}
+	}
+	return shifts
+}
+
+// rankGroupings are the ensemble's trees merged greedily into fewer groups, each step the
+// pair whose merged table is smallest, for every count from quantize.RankLanes down to 1
+// that stays within quantize.RankMaxEntries.
+func rankGroupings(ir *quantize.TreeIR) [][][]int {
+	type group struct {
+		trees []int
+		ts    [][]int32 // thresholds per feature
+	}
+	size := func(ts [][]int32) int {
+		n := 1
+		for _, t := range ts {
+			n *= len(t) + 1
+			if n > quantize.RankMaxEntries {
+				return n
+			}
+		}
+		return n
+	}
+	merge := func(a, b group) group {
+		g := group{trees: slices.Sorted(slices.Values(slices.Concat(a.trees, b.trees)))}
+		for f := range a.ts {
+			t := slices.Concat(a.ts[f], b.ts[f])
+			slices.Sort(t)
+			g.ts = append(g.ts, slices.Compact(t))
+		}
+		return g
+	}
+	var gs []group
+	for t := range ir.Trees {
+		g := group{trees: []int{t}, ts: make([][]int32, len(ir.Inputs))}
+		for _, nd := range ir.Trees[t].Nodes {
+			if nd.Kind == quantize.KindSplit {
+				g.ts[nd.Feature] = append(g.ts[nd.Feature], nd.T)
+			}
+		}
+		gs = append(gs, merge(g, group{ts: make([][]int32, len(ir.Inputs))}))
+	}
+	var out [][][]int
+	for len(gs) > 0 {
+		if len(gs) <= quantize.RankLanes {
+			total := 0
+			var cut [][]int
+			for _, g := range gs {
+				total += size(g.ts)
+				cut = append(cut, g.trees)
+			}
+			if total <= quantize.RankMaxEntries {
+				out = append(out, cut)
+			}
+		}
+		if len(gs) == 1 {
+			break
+		}
+		bi, bj, best := -1, -1, 0
+		for i := range gs {
+			for j := i + 1; j < len(gs); j++ {
+				if n := size(merge(gs[i], gs[j]).ts); bi < 0 || n < best {
+					bi, bj, best = i, j, n
+				}
+			}
+		}
+		if best > quantize.RankMaxEntries {
+			break
+		}
+		gs[bi] = merge(gs[bi], gs[bj])
+		gs = slices.Delete(gs, bj, bj+1)
+	}
+	return out
+}
+
+// chooseForm builds every candidate and keeps the least WCET within the memory budget.
+func (c *compilation) chooseForm(ir *quantize.TreeIR, p *fwsim.Profile) error {
+	limit := c.memoryBudget(p)
+	cs, err := c.candidates(ir, limit)
+	if err != nil {
+		return err
+	}
+	c.plan.Memory = &limit
+	if len(cs) == 1 { // nothing to choose: the build stage builds it once
+		c.form, c.rank = cs[0].form, cs[0].rank
+		c.plan.Form = c.form.String()
+		return nil
+	}
+	tmp, err := os.MkdirTemp("", "nicc-forms-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	var costs []FormCandidate
+	best := -1
+	for i, cand := range cs {
+		c.progress("choose form", i, len(cs))
+		fc, err := c.costCandidate(cand, p, filepath.Join(tmp, fmt.Sprint(i)))
+		if err != nil {
+			return err
+		}
+		fc.Fits = fc.TextBytes <= limit.TextBytes && fc.RodataBytes <= limit.RodataBytes
+		costs = append(costs, fc)
+		if best < 0 || better(fc, costs[best]) {
+			best = i
+		}
+	}
+	c.progress("choose form", len(cs), len(cs))
+	costs[best].Chosen = true
+	c.form, c.rank = cs[best].form, cs[best].rank
+	c.plan.Form, c.plan.Candidates = c.form.String(), costs
+	if c.form != codegen.FormBranch || cs[best].detail != c.plan.Why {
+		c.plan.Why = cs[best].detail
+	}
+	if !costs[best].Fits {
+		c.notes = append(c.notes, fmt.Sprintf("no code form fits the memory budget (.text %d, .rodata %d bytes); built the smallest WCET anyway", limit.TextBytes, limit.RodataBytes))
+	}
+	return nil
+}
+
+// better reports whether a beats b: fitting the budget first, then the lower WCET, then the
+// smaller firmware.
+func better(a, b FormCandidate) bool {
+	if a.Fits != b.Fits {
+		return a.Fits
+	}
+	if a.WCETCycles != b.WCETCycles {
+		return a.WCETCycles < b.WCETCycles
+	}
+	return a.TextBytes+a.RodataBytes < b.TextBytes+b.RodataBytes
+}
+
+// costCandidate prints cand as emit would, builds the firmware in dir and bounds it.
+func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string) (FormCandidate, error) {
+	fc := FormCandidate{Form: cand.form.String(), Detail: cand.detail}
+	form, rank := c.form, c.rank
+	c.form, c.rank = cand.form, cand.rank
+	r, err := c.render(false)
+	c.form, c.rank = form, rank
+	if err != nil {
+		return fc, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fc, err
+	}
+	files := r.sources()
+	for n, b := range nicsdk.Sources() {
+		files[n] = b
+	}
+	for n, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			return fc, err
+		}
+	}
+	src := filepath.Join(dir, EntryPolicy+".c")
+	entry := EntryPolicy
+	if c.handler == HandlerRLCC {
+		src, entry = filepath.Join(dir, HandlerFile), EntryHandler
+	}
+	elfPath := filepath.Join(dir, FirmwareFile)
+	extra := append(c.withOpt(FirmwareWarnFlags), "-I", dir)
+	if err := nicsdk.Build(elfPath, filepath.Join(dir, nicsdk.LinkerScriptName), extra, src); err != nil {
+		return fc, &CheckError{fmt.Errorf("building the %s form failed (an internal error; please report it): %w", fc.Form, err)}
+	}
+	im, err := fwsim.ReadELF(elfPath)
+	if err != nil {
+		return fc, err
+	}
+	for _, e := range []struct {
+		name string
+		to   *uint64
+	}{{entry, &fc.WCETCycles}, {EntryPolicy, &fc.PolicyWCET}} {
+		w, err := fwsim.WCET(im, e.name, p, fwsim.WCETOptions{})
+		if err != nil {
+			return fc, &CheckError{fmt.Errorf("%s form: cannot bound %s: %w", fc.Form, e.name, err)}
+		}
+		*e.to = w.Cycles
+	}
+	fc.TextBytes, fc.RodataBytes, err = textBytes(elfPath)
+	return fc, err
+}
+
+// writeCandidates prints the cost of every form built to choose this one, one line each.
+func (b BuildInfo) writeCandidates(tw io.Writer) {
+	if len(b.Candidates) < 2 {
+		return
+	}
+	m := b.Memory
+	fmt.Fprintf(tw, "forms\t%d built; memory budget .text %d bytes (%s), .rodata %d (%s)\n",
+		len(b.Candidates), m.TextBytes, sourceShort(m.TextSource), m.RodataBytes, sourceShort(m.RodataSource))
+	for _, c := range b.Candidates {
+		mark := " "
+		switch {
+		case c.Chosen:
+			mark = "*"
+		case !c.Fits:
+			mark = "!"
+		}
+		fmt.Fprintf(tw, "\t%s %-6s WCET %d (%s %d), .text %d, .rodata %d: %s\n",
+			mark, c.Form, c.WCETCycles, EntryPolicy, c.PolicyWCET, c.TextBytes, c.RodataBytes, c.Detail)
+	}
+}
+
+// sourceShort is a limit's source for the summary: the flag, or the profile and whether its
+// number is an assumption (report.json has the whole source).
+func sourceShort(src string) string {
+	name, what, ok := strings.Cut(src, ": ")
+	if !ok {
+		return src
+	}
+	if strings.HasPrefix(what, "assumption") {
+		return name + ", assumed"
+	}
+	return name
+}

@@ -1,0 +1,98 @@
+package compiler
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The compile chooses the candidate form with the least WCET among those within the memory
+// budget, and honours the budget: a limit the cheapest form passes moves the choice to the
+// cheapest that fits, limits no form meets keep the least WCET with a note, and --form
+// restricts the candidates. Each chosen form is verified by the compile.
+func TestChooseFormByCost(t *testing.T) {
+	compile := func(opt CompileOptions) *CompileReport {
+		t.Helper()
+		opt.Model, opt.Out, opt.Handler, opt.Vectors = rlccXGB, t.TempDir(), HandlerNone, 1000
+		r, err := Compile(opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verify.Mismatches != 0 {
+			t.Fatalf("%d mismatches", r.Verify.Mismatches)
+		}
+		return r
+	}
+	chosen := func(r *CompileReport) FormCandidate {
+		t.Helper()
+		i := slices.IndexFunc(r.Build.Candidates, func(c FormCandidate) bool { return c.Chosen })
+		if i < 0 {
+			t.Fatalf("no candidate chosen: %+v", r.Build)
+		}
+		c := r.Build.Candidates[i]
+		if c.Form != r.Build.Form || c.WCETCycles != r.Budget.WCETCycles || c.TextBytes != r.CodeBytes || c.RodataBytes != r.RodataBytes {
+			t.Errorf("chosen %+v, but built %s with WCET %d, .text %d, .rodata %d", c, r.Build.Form, r.Budget.WCETCycles, r.CodeBytes, r.RodataBytes)
+		}
+		return c
+	}
+	least := func(r *CompileReport) {
+		t.Helper()
+		c := chosen(r)
+		m := r.Build.Memory
+		for _, o := range r.Build.Candidates {
+			if fits := o.TextBytes <= m.TextBytes && o.RodataBytes <= m.RodataBytes; fits != o.Fits {
+				t.Errorf("%+v: fits %v within %+v", o, o.Fits, m)
+			}
+			if o.Fits && o.WCETCycles < c.WCETCycles {
+				t.Errorf("chose %+v over the cheaper %+v", c, o)
+			}
+		}
+		if !c.Fits {
+			t.Errorf("chose %+v, which does not fit", c)
+		}
+	}
+
+	r := compile(CompileOptions{})
+	least(r)
+	first := chosen(r)
+	if first.Form != "rank" || len(r.Build.Candidates) < 3 || r.Build.Candidates[0].Form != "branch" || r.Build.Memory.RodataBytes != 262144 ||
+		!strings.HasPrefix(r.Build.Memory.RodataSource, "profile dpa: assumption") {
+		t.Errorf("by default: %+v", r.Build)
+	}
+
+	// Below the cheapest form's tables, another form is chosen, within the limit.
+	r = compile(CompileOptions{MaxRodata: first.RodataBytes - 1})
+	least(r)
+	if c := chosen(r); c.RodataBytes >= first.RodataBytes || c.WCETCycles < first.WCETCycles || r.Build.Memory.RodataSource != "--max-rodata" {
+		t.Errorf("under --max-rodata %d: chose %+v", first.RodataBytes-1, c)
+	}
+
+	// No rank layout fits 4 KiB of tables: nested if/else is the only candidate, built once
+	// with nothing to compare.
+	r = compile(CompileOptions{MaxRodata: 4096})
+	if len(r.Build.Candidates) != 0 || r.Build.Form != "branch" {
+		t.Errorf("under 4 KiB of .rodata: %+v", r.Build)
+	}
+
+	// Nested if/else is over 4 KiB of code: a rank form is chosen.
+	r = compile(CompileOptions{MaxText: 4096})
+	least(r)
+	if c := chosen(r); c.Form != "rank" {
+		t.Errorf("under 4 KiB of .text: chose %+v", c)
+	}
+
+	// Nothing fits 256 bytes of code: the least WCET is built, with a note.
+	r = compile(CompileOptions{MaxText: 256})
+	if c := chosen(r); c.Fits || c.WCETCycles != first.WCETCycles || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "no code form fits the memory budget") }) {
+		t.Errorf("over every budget: chose %+v, notes %q", c, r.Notes)
+	}
+
+	// --form restricts the candidates.
+	r = compile(CompileOptions{Form: "branch"})
+	if len(r.Build.Candidates) != 0 || r.Build.Form != "branch" {
+		t.Errorf("--form branch: %+v", r.Build)
+	}
+	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Form: "leafy"}); err == nil || !strings.Contains(err.Error(), `unknown form "leafy"`) {
+		t.Errorf("--form leafy: %v", err)
+	}
+}
