@@ -47,10 +47,11 @@ func requireTool(tb testing.TB, name string) string {
 
 // build describes one firmware ELF.
 type build struct {
-	Out     string   // output path
-	Opt     string   // "-O0", "-O2", "-Os"
-	Defines []string // "NAME=VALUE", passed as -D
-	Srcs    []string // .c, .S; relative paths are taken from refereeDir
+	Out      string   // output path
+	Opt      string   // "-O0", "-O2", "-Os"
+	Defines  []string // "NAME=VALUE", passed as -D
+	Includes []string // directories passed as -I
+	Srcs     []string // .c, .S; relative paths are taken from refereeDir
 }
 
 // requireCC fails the test unless the cross compiler and its rv64imac libgcc are present.
@@ -73,6 +74,9 @@ func compileELF(b build) ([]byte, error) {
 	extra := []string{"-Wall", "-Werror", b.Opt}
 	for _, d := range b.Defines {
 		extra = append(extra, "-D"+d)
+	}
+	for _, d := range b.Includes {
+		extra = append(extra, "-I"+d)
 	}
 	srcs := make([]string, len(b.Srcs))
 	for i, s := range b.Srcs {
