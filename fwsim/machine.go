@@ -55,7 +55,8 @@ type Machine struct {
 	arenaPtr uint64
 	stackTop uint64
 
-	ops     []op
+	ops     []op     // one op per instruction: the reference the fast path must agree with
+	fast    []op     // ops with superinstructions and run counts: what run executes (see fuse.go)
 	pcs     []uint64 // pcs[i] is the address of ops[i]
 	raws    []uint32 // raws[i] is the encoding of ops[i]
 	codeLo  uint64   // pcIndex[(pc-codeLo)/2] is the op at pc, or -1
@@ -94,6 +95,7 @@ func NewMachine(im *Image, p *Profile) (*Machine, error) {
 	m.arenaPtr = m.arenaLo
 	m.takenDelta = uint64(p.Costs.BranchTaken) - uint64(p.Costs.BranchNotTaken)
 	m.decodeAll()
+	m.prepareRuns()
 	return m, nil
 }
 
