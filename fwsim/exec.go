@@ -211,36 +211,84 @@ func sx32(v uint64) uint64 { return uint64(int64(int32(uint32(v)))) }
 // run executes from op idx until the call returns to ReturnAddress or faults.
 //
 // It runs m.fast, a run at a time (see fuse.go): entering a run counts its instructions and
-// cycles to its end, a fault inside takes back what follows the faulting op (unrun), and a
-// run that would cross the step limit is run from m.ops, one instruction per run.
+// cycles to its end, and a fault inside takes back what follows the faulting op. A run that
+// would cross the step limit is run from m.ops, one instruction per run. exec does the
+// work; run turns its exits into results and traps.
 func (m *Machine) run(idx int) (insns, cycles uint64, err error) {
 	ops := m.fast
-	r := &m.regs
-	mem := m.mem
-	base := m.base
-	size := uint64(len(mem))
-	// Highest offsets at which an access of n bytes still fits (memory is at least the
-	// arena plus the stack, so these do not underflow).
-	lim1, lim2, lim4, lim8 := size-1, size-2, size-4, size-8
-	// Stores: off-storeLo must be <= wlimN (off below storeLo wraps around and fails).
-	slo := m.storeLo
-	w := size - slo
-	wlim1, wlim2, wlim4, wlim8 := w-1, w-2, w-4, w-8
-	limit := m.StepLimit
-	takenDelta := m.takenDelta
-	le := binary.LittleEndian
-	stepping := false // running m.ops, near the step limit
-
-run:
 	for {
+		var why exit
+		var addr uint64
+		idx, insns, cycles, why, addr = m.exec(ops, idx, insns, cycles)
 		o := &ops[idx]
-		if insns+uint64(o.runNeed) > limit {
-			if !stepping {
-				ops, stepping = m.ops, true
+		switch why {
+		case exitReturn:
+			return insns, cycles, nil
+		case exitLimit:
+			if &ops[0] == &m.fast[0] {
+				ops = m.ops
 				continue
 			}
 			m.stopIdx = idx
 			return insns, cycles, m.fault(idx, trap.ErrStepLimit, "after %d instructions", insns)
+		case exitJALR:
+			return insns, cycles, &trap.Trap{PC: addr, Err: trap.ErrIllegal,
+				Detail: fmt.Sprintf("jalr from 0x%x to an address that is not a decoded instruction", m.pcs[idx])}
+		}
+		if counts(o.kind) {
+			// The run was counted to its end: o counts, what follows it does not.
+			insns -= uint64(o.runInsns) - 1
+			cycles -= uint64(o.runCycles) - uint64(o.cost)
+		}
+		return insns, cycles, m.opFault(idx, o.kind, addr)
+	}
+}
+
+// exit says why exec returned.
+type exit uint8
+
+const (
+	exitReturn exit = iota // jalr to ReturnAddress: the call is over
+	exitLimit              // the run at idx would cross the step limit
+	exitFault              // op idx faults (a load or store at addr, ecall, ebreak, a pseudo op)
+	exitJALR               // the jalr at idx goes to addr, which is not a decoded instruction
+)
+
+// opFault is the trap of op i of kind k, which faulted (a load or store: at addr).
+func (m *Machine) opFault(i int, k Kind, addr uint64) error {
+	switch k {
+	case ECALL:
+		return m.fault(i, trap.ErrEcall, "a7=%d", m.regs[17])
+	case EBREAK:
+		return m.fault(i, trap.ErrEbreak, "")
+	case opIllegal:
+		return m.fault(i, trap.ErrIllegal, "cannot decode")
+	case opTruncated:
+		return m.fault(i, trap.ErrIllegal, "instruction runs past the end of its segment")
+	case opEnd:
+		return m.fault(i, trap.ErrIllegal, "ran past the end of executable code")
+	case opBadJump:
+		return &trap.Trap{PC: m.pcs[i], Err: trap.ErrIllegal,
+			Detail: fmt.Sprintf("jump from 0x%x to an address that is not a decoded instruction", uint64(m.fast[i].imm))}
+	}
+	if k.IsLoad() || k.IsStore() {
+		return m.memFault(i, k, addr)
+	}
+	return m.fault(i, trap.ErrIllegal, "no handler for %v", k)
+}
+
+// exec runs ops from idx, a run at a time, until the call returns, an op faults or a run
+// would cross the step limit, and says which (see run). It makes no calls, so that the loop's
+// state stays in registers.
+func (m *Machine) exec(ops []op, idx int, insns, cycles uint64) (int, uint64, uint64, exit, uint64) {
+	r := &m.regs
+	le := binary.LittleEndian
+
+run:
+	for {
+		o := &ops[idx]
+		if insns+uint64(o.runNeed) > m.StepLimit {
+			return idx, insns, cycles, exitLimit, 0
 		}
 		insns += uint64(o.runInsns)
 		cycles += uint64(o.runCycles)
@@ -259,129 +307,128 @@ run:
 				t := (r[o.rs1] + uint64(o.imm)) &^ 1
 				r[o.rd] = m.pcs[idx+1]
 				if t == ReturnAddress {
-					return insns, cycles, nil
+					return idx, insns, cycles, exitReturn, 0
 				}
 				off := t - m.codeLo
 				if off/2 >= uint64(len(m.pcIndex)) || off&1 != 0 || m.pcIndex[off/2] < 0 {
-					return insns, cycles, &trap.Trap{PC: t, Err: trap.ErrIllegal,
-						Detail: fmt.Sprintf("jalr from 0x%x to an address that is not a decoded instruction", m.pcs[idx])}
+					return idx, insns, cycles, exitJALR, t
 				}
 				idx = int(m.pcIndex[off/2])
 				continue run
 			case BEQ:
 				if r[o.rs1] == r[o.rs2] {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
 			case BNE:
 				if r[o.rs1] != r[o.rs2] {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
 			case BLT:
 				if int64(r[o.rs1]) < int64(r[o.rs2]) {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
 			case BGE:
 				if int64(r[o.rs1]) >= int64(r[o.rs2]) {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
 			case BLTU:
 				if r[o.rs1] < r[o.rs2] {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
 			case BGEU:
 				if r[o.rs1] >= r[o.rs2] {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
 
 			case LB:
 				a := r[o.rs1] + uint64(o.imm)
-				off := a - base
-				if off > lim1 {
-					return unrun(o, insns, cycles, m.memFault(idx, o.kind, a))
+				off := a - m.base
+				if off > m.loadMax[1] {
+					return idx, insns, cycles, exitFault, a
 				}
-				r[o.rd] = uint64(int64(int8(mem[off])))
+				r[o.rd] = uint64(int64(int8(m.mem[off])))
 			case LBU:
 				a := r[o.rs1] + uint64(o.imm)
-				off := a - base
-				if off > lim1 {
-					return unrun(o, insns, cycles, m.memFault(idx, o.kind, a))
+				off := a - m.base
+				if off > m.loadMax[1] {
+					return idx, insns, cycles, exitFault, a
 				}
-				r[o.rd] = uint64(mem[off])
+				r[o.rd] = uint64(m.mem[off])
 			case LH:
 				a := r[o.rs1] + uint64(o.imm)
-				off := a - base
-				if off > lim2 || a&1 != 0 {
-					return unrun(o, insns, cycles, m.memFault(idx, o.kind, a))
+				off := a - m.base
+				if off > m.loadMax[2] || a&1 != 0 {
+					return idx, insns, cycles, exitFault, a
 				}
-				r[o.rd] = uint64(int64(int16(le.Uint16(mem[off:]))))
+				r[o.rd] = uint64(int64(int16(le.Uint16(m.mem[off:]))))
 			case LHU:
 				a := r[o.rs1] + uint64(o.imm)
-				off := a - base
-				if off > lim2 || a&1 != 0 {
-					return unrun(o, insns, cycles, m.memFault(idx, o.kind, a))
+				off := a - m.base
+				if off > m.loadMax[2] || a&1 != 0 {
+					return idx, insns, cycles, exitFault, a
 				}
-				r[o.rd] = uint64(le.Uint16(mem[off:]))
+				r[o.rd] = uint64(le.Uint16(m.mem[off:]))
 			case LW:
 				a := r[o.rs1] + uint64(o.imm)
-				off := a - base
-				if off > lim4 || a&3 != 0 {
-					return unrun(o, insns, cycles, m.memFault(idx, o.kind, a))
+				off := a - m.base
+				if off > m.loadMax[4] || a&3 != 0 {
+					return idx, insns, cycles, exitFault, a
 				}
-				r[o.rd] = uint64(int64(int32(le.Uint32(mem[off:]))))
+				r[o.rd] = uint64(int64(int32(le.Uint32(m.mem[off:]))))
 			case LWU:
 				a := r[o.rs1] + uint64(o.imm)
-				off := a - base
-				if off > lim4 || a&3 != 0 {
-					return unrun(o, insns, cycles, m.memFault(idx, o.kind, a))
+				off := a - m.base
+				if off > m.loadMax[4] || a&3 != 0 {
+					return idx, insns, cycles, exitFault, a
 				}
-				r[o.rd] = uint64(le.Uint32(mem[off:]))
+				r[o.rd] = uint64(le.Uint32(m.mem[off:]))
 			case LD:
 				a := r[o.rs1] + uint64(o.imm)
-				off := a - base
-				if off > lim8 || a&7 != 0 {
-					return unrun(o, insns, cycles, m.memFault(idx, o.kind, a))
+				off := a - m.base
+				if off > m.loadMax[8] || a&7 != 0 {
+					return idx, insns, cycles, exitFault, a
 				}
-				r[o.rd] = le.Uint64(mem[off:])
+				r[o.rd] = le.Uint64(m.mem[off:])
 			case SB:
 				a := r[o.rs1] + uint64(o.imm)
-				off := a - base
-				if off-slo > wlim1 {
-					return unrun(o, insns, cycles, m.memFault(idx, o.kind, a))
+				off := a - m.base
+				if off-m.storeLo > m.storeMax[1] {
+					return idx, insns, cycles, exitFault, a
 				}
-				mem[off] = byte(r[o.rs2])
+				m.mem[off] = byte(r[o.rs2])
 			case SH:
 				a := r[o.rs1] + uint64(o.imm)
-				off := a - base
-				if off-slo > wlim2 || a&1 != 0 {
-					return unrun(o, insns, cycles, m.memFault(idx, o.kind, a))
+				off := a - m.base
+				if off-m.storeLo > m.storeMax[2] || a&1 != 0 {
+					return idx, insns, cycles, exitFault, a
 				}
-				le.PutUint16(mem[off:], uint16(r[o.rs2]))
+				le.PutUint16(m.mem[off:], uint16(r[o.rs2]))
 			case SW:
 				a := r[o.rs1] + uint64(o.imm)
-				off := a - base
-				if off-slo > wlim4 || a&3 != 0 {
-					return unrun(o, insns, cycles, m.memFault(idx, o.kind, a))
+				off := a - m.base
+				if off-m.storeLo > m.storeMax[4] || a&3 != 0 {
+					return idx, insns, cycles, exitFault, a
 				}
-				le.PutUint32(mem[off:], uint32(r[o.rs2]))
+				le.PutUint32(m.mem[off:], uint32(r[o.rs2]))
 			case SD:
 				a := r[o.rs1] + uint64(o.imm)
-				off := a - base
-				if off-slo > wlim8 || a&7 != 0 {
-					return unrun(o, insns, cycles, m.memFault(idx, o.kind, a))
+				off := a - m.base
+				if off-m.storeLo > m.storeMax[8] || a&7 != 0 {
+					return idx, insns, cycles, exitFault, a
 				}
-				le.PutUint64(mem[off:], r[o.rs2])
+				le.PutUint64(m.mem[off:], r[o.rs2])
 
 			case ADDI:
 				r[o.rd] = r[o.rs1] + uint64(o.imm)
@@ -422,10 +469,6 @@ run:
 			case AND:
 				r[o.rd] = r[o.rs1] & r[o.rs2]
 			case FENCE, FENCE_I:
-			case ECALL:
-				return unrun(o, insns, cycles, m.fault(idx, trap.ErrEcall, "a7=%d", r[17]))
-			case EBREAK:
-				return unrun(o, insns, cycles, m.fault(idx, trap.ErrEbreak, ""))
 			case ADDIW:
 				r[o.rd] = sx32(r[o.rs1] + uint64(o.imm))
 			case SLLIW:
@@ -488,9 +531,9 @@ run:
 			case CTZW:
 				r[o.rd] = uint64(bits.TrailingZeros32(uint32(r[o.rs1])))
 			case CPOP:
-				r[o.rd] = uint64(bits.OnesCount64(r[o.rs1]))
+				r[o.rd] = cpop(r[o.rs1])
 			case CPOPW:
-				r[o.rd] = uint64(bits.OnesCount32(uint32(r[o.rs1])))
+				r[o.rd] = cpop(uint64(uint32(r[o.rs1])))
 			case MAX:
 				r[o.rd] = uint64(max(int64(r[o.rs1]), int64(r[o.rs2])))
 			case MAXU:
@@ -522,27 +565,18 @@ run:
 			case REV8:
 				r[o.rd] = bits.ReverseBytes64(r[o.rs1])
 
-			case opIllegal:
-				return insns, cycles, m.fault(idx, trap.ErrIllegal, "cannot decode")
-			case opTruncated:
-				return insns, cycles, m.fault(idx, trap.ErrIllegal, "instruction runs past the end of its segment")
-			case opEnd:
-				return insns, cycles, m.fault(idx, trap.ErrIllegal, "ran past the end of executable code")
 			case opGoto:
 				idx = int(o.target)
 				continue run
-			case opBadJump:
-				return insns, cycles, &trap.Trap{PC: m.pcs[idx], Err: trap.ErrIllegal,
-					Detail: fmt.Sprintf("jump from 0x%x to an address that is not a decoded instruction", uint64(o.imm))}
-			default:
-				return insns, cycles, m.fault(idx, trap.ErrIllegal, "no handler for %v", o.kind)
+			default: // ecall, ebreak and the pseudo ops that fault
+				return idx, insns, cycles, exitFault, 0
 			case opLI:
 				r[o.rd] = uint64(o.imm)
 				idx++
 			case opBrLT:
 				r[o.rd] = uint64(o.imm)
 				if int64(r[o.rs1]) < o.imm {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
@@ -550,7 +584,7 @@ run:
 			case opBrGE:
 				r[o.rd] = uint64(o.imm)
 				if int64(r[o.rs1]) >= o.imm {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
@@ -558,7 +592,7 @@ run:
 			case opBrGT:
 				r[o.rd] = uint64(o.imm)
 				if int64(r[o.rs1]) > o.imm {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
@@ -566,7 +600,7 @@ run:
 			case opBrLE:
 				r[o.rd] = uint64(o.imm)
 				if int64(r[o.rs1]) <= o.imm {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
@@ -574,7 +608,7 @@ run:
 			case opBrLTU:
 				r[o.rd] = uint64(o.imm)
 				if r[o.rs1] < uint64(o.imm) {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
@@ -582,7 +616,7 @@ run:
 			case opBrGEU:
 				r[o.rd] = uint64(o.imm)
 				if r[o.rs1] >= uint64(o.imm) {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
@@ -590,7 +624,7 @@ run:
 			case opBrGTU:
 				r[o.rd] = uint64(o.imm)
 				if r[o.rs1] > uint64(o.imm) {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
@@ -598,7 +632,7 @@ run:
 			case opBrLEU:
 				r[o.rd] = uint64(o.imm)
 				if r[o.rs1] <= uint64(o.imm) {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
@@ -606,7 +640,7 @@ run:
 			case opBrEQ:
 				r[o.rd] = uint64(o.imm)
 				if r[o.rs1] == uint64(o.imm) {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
@@ -614,7 +648,7 @@ run:
 			case opBrNE:
 				r[o.rd] = uint64(o.imm)
 				if r[o.rs1] != uint64(o.imm) {
-					cycles += takenDelta
+					cycles += m.takenDelta
 					idx = int(o.target)
 					continue run
 				}
@@ -626,12 +660,6 @@ run:
 			}
 		}
 	}
-}
-
-// unrun returns the counts at a fault of op o, from those of its whole run: o counts, the
-// rest of the run after it does not.
-func unrun(o *op, insns, cycles uint64, err error) (uint64, uint64, error) {
-	return insns - uint64(o.runInsns) + 1, cycles - uint64(o.runCycles) + uint64(o.cost), err
 }
 
 func b2u(b bool) uint64 {
@@ -732,6 +760,15 @@ func remuw(a, b uint64) uint64 {
 		return sx32(uint64(x))
 	}
 	return sx32(uint64(x % y))
+}
+
+// cpop is bits.OnesCount64 without its CPU feature check, which would hold a register in
+// exec's loop.
+func cpop(v uint64) uint64 {
+	v -= v >> 1 & 0x5555555555555555
+	v = v&0x3333333333333333 + v>>2&0x3333333333333333
+	v = (v + v>>4) & 0x0f0f0f0f0f0f0f0f
+	return v * 0x0101010101010101 >> 56
 }
 
 func orcb(v uint64) uint64 {

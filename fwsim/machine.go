@@ -48,9 +48,11 @@ type Machine struct {
 	regs [256]uint64
 
 	mem      []byte
-	base     uint64 // address of mem[0]
-	storeLo  uint64 // lowest offset in mem a store may write
-	arenaLo  uint64 // addresses of the scratch arena [arenaLo, arenaHi)
+	base     uint64    // address of mem[0]
+	storeLo  uint64    // lowest offset in mem a store may write
+	loadMax  [9]uint64 // loadMax[n]: the highest offset in mem an n-byte load may read at
+	storeMax [9]uint64 // storeMax[n]: the same for an n-byte store, less storeLo (below it wraps and fails)
+	arenaLo  uint64    // addresses of the scratch arena [arenaLo, arenaHi)
 	arenaHi  uint64
 	arenaPtr uint64
 	stackTop uint64
@@ -87,6 +89,11 @@ func NewMachine(im *Image, p *Profile) (*Machine, error) {
 		if s.Write {
 			m.storeLo = min(m.storeLo, s.Addr-im.base)
 		}
+	}
+	for _, n := range []uint64{1, 2, 4, 8} {
+		// Memory is at least the arena plus the stack, so these do not underflow.
+		m.loadMax[n] = uint64(len(m.mem)) - n
+		m.storeMax[n] = uint64(len(m.mem)) - m.storeLo - n
 	}
 	m.arenaLo = im.base + segEnd
 	m.arenaHi = m.arenaLo + ArenaSize
