@@ -64,6 +64,9 @@ type Machine struct {
 	codeLo  uint64   // pcIndex[(pc-codeLo)/2] is the op at pc, or -1
 	pcIndex []int32
 
+	lastEntry string // the symbol Call looked up last, and its address: a decision loop calls one name
+	lastAddr  uint64
+
 	takenDelta uint64 // BranchTaken - BranchNotTaken, modulo 2^64
 	stopIdx    int    // the op a run stopped at on reaching StepLimit: LoopRuns resumes there
 }
@@ -140,11 +143,14 @@ func (m *Machine) StackTop() uint64 { return m.stackTop }
 // A fault is returned as a *trap.Trap (test with errors.Is against the trap sentinels), with
 // the counts up to the fault in Result. A missing symbol wraps ErrNoSymbol.
 func (m *Machine) Call(entry string, args ...uint64) (Result, error) {
-	s, ok := m.im.syms[entry]
-	if !ok {
-		return Result{}, fmt.Errorf("fwsim: call %q: %w", entry, ErrNoSymbol)
+	if entry != m.lastEntry || entry == "" {
+		s, ok := m.im.syms[entry]
+		if !ok {
+			return Result{}, fmt.Errorf("fwsim: call %q: %w", entry, ErrNoSymbol)
+		}
+		m.lastEntry, m.lastAddr = entry, s.Addr
 	}
-	return m.CallAddr(s.Addr, args...)
+	return m.CallAddr(m.lastAddr, args...)
 }
 
 // CallAddr is Call with the entry given by address.
