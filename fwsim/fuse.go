@@ -4,15 +4,16 @@ import "math"
 
 // The fast path. run executes one of two op slices built from the same decoding:
 //
-//   - m.ops, the reference: one op per instruction, each a run of its own, so the step
-//     limit is checked before every instruction (LoopRuns steps through it);
+//   - m.ops: one op per instruction, each a run of its own, so the step limit is checked
+//     before every instruction (LoopRuns steps through it);
 //   - m.fast: the same ops where common sequences are fused into one op (the superinstructions
 //     below), and where every op knows the instructions and cycles from it to the end of its
 //     run, the straight line up to the next control transfer. run counts a whole run when it
 //     enters it and takes back what follows a fault, so most ops do no counting at all.
 //
 // Both give the same instructions, cycles, traps and state; run switches to m.ops when a run
-// would cross the step limit, so the limit stops exactly where the reference stops.
+// would cross the step limit, so the limit stops exactly where one instruction at a time
+// stops. fastpath_test.go holds m.fast to the interpreter as it was before (reference_test.go).
 
 // Fused kinds, only in m.fast. An op of one stands for its n instructions at op indices idx,
 // idx+1, ...: those ops stay in place after it, as a jump may land on any of them. Fused ops

@@ -12,7 +12,7 @@ type op struct {
 	rd        uint8  // sinkReg instead of 0
 	rs1       uint8
 	rs2       uint8
-	n         uint8 // instructions the op stands for (fused ops: more than 1)
+	n         uint8 // instructions the op stands for (fused ops: more than 1); 1 for pseudo ops
 	last      bool  // the op ends its run
 }
 
