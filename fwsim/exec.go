@@ -107,8 +107,9 @@ run:
 				}
 			case JAL:
 				r[o.rd] = uint64(o.imm)
-				idx = int(o.target)
-				continue run
+				if idx = int(o.target); !o.last {
+					continue
+				}
 			case JALR:
 				t := (r[o.rs1] + uint64(o.imm)) &^ 1
 				r[o.rd] = m.pcs[idx+1]

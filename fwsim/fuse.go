@@ -43,10 +43,11 @@ const maxRunInsns = 1 << 15
 // counts reports whether op kind k is an instruction the counts include: not a pseudo kind.
 func counts(k Kind) bool { return k > Invalid && k < kindEnd || k >= opLI && k < opFusedEnd }
 
-// endsRun reports whether an op of kind k can continue elsewhere than at the op after it.
+// endsRun reports whether an op of kind k can continue elsewhere than at the op after it
+// (jal continues at its destination, known before running: its run goes on there).
 func endsRun(k Kind) bool {
 	switch {
-	case k.IsBranch(), k == JAL, k == JALR, k == ECALL, k == EBREAK:
+	case k.IsBranch(), k == JALR, k == ECALL, k == EBREAK:
 		return true
 	case k > opGoto && k < opFusedEnd:
 		return k != opLI
@@ -69,26 +70,66 @@ func (m *Machine) prepareRuns() {
 	for i := range m.fast {
 		m.fuse(i)
 	}
-	for i := len(m.fast) - 1; i >= 0; i-- {
-		o := &m.fast[i]
-		o.last = endsRun(o.kind)
-		o.runInsns, o.runNeed, o.runCycles = uint16(o.n), uint16(o.n), o.cost
-		if !counts(o.kind) {
-			o.runInsns, o.runNeed = 0, 1
+	m.setRuns()
+}
+
+// next is the op that runs after m.fast[i] in the same run: a jal's destination, or the op
+// after it.
+func (m *Machine) next(i int) int {
+	if o := &m.fast[i]; o.kind == JAL {
+		return int(o.target)
+	}
+	return i + int(m.fast[i].n)
+}
+
+// setRuns sets the run fields of m.fast: each op's own counts plus those of the op after it
+// in its run, unless it ends the run. A run follows jal to its destination, so the op after
+// can come earlier: each op's run is followed to an op already done, then counted back; a jal
+// back into the run being followed (a loop without a branch) ends its run.
+func (m *Machine) setRuns() {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make([]uint8, len(m.fast))
+	var path []int
+	for start := range m.fast {
+		path = path[:0]
+		for i := start; state[i] == unseen; i = m.next(i) {
+			state[i] = onPath
+			path = append(path, i)
+			o := &m.fast[i]
+			o.last = endsRun(o.kind)
+			o.runInsns, o.runNeed, o.runCycles = uint16(o.n), uint16(o.n), o.cost
+			if !counts(o.kind) {
+				o.runInsns, o.runNeed = 0, 1
+			}
+			if !o.last && state[m.next(i)] == onPath {
+				o.last = true
+			}
+			if o.last {
+				break
+			}
 		}
-		if o.last {
-			continue
+		for k := len(path) - 1; k >= 0; k-- {
+			i := path[k]
+			state[i] = done
+			o := &m.fast[i]
+			if o.last {
+				continue
+			}
+			next := &m.fast[m.next(i)]
+			insns := uint64(o.runNeed) + uint64(next.runNeed)
+			cycles := uint64(o.runCycles) + uint64(next.runCycles)
+			if insns > maxRunInsns || cycles > math.MaxUint32 {
+				o.last = true
+				continue
+			}
+			o.runInsns += next.runInsns
+			o.runNeed = uint16(insns)
+			o.runCycles = uint32(cycles)
 		}
-		next := &m.fast[i+int(o.n)]
-		insns := uint64(o.runNeed) + uint64(next.runNeed)
-		cycles := uint64(o.runCycles) + uint64(next.runCycles)
-		if insns > maxRunInsns || cycles > math.MaxUint32 {
-			o.last = true
-			continue
-		}
-		o.runInsns += next.runInsns
-		o.runNeed = uint16(insns)
-		o.runCycles = uint32(cycles)
 	}
 }
 
