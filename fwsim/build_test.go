@@ -114,9 +114,9 @@ func qemuRun(tb testing.TB, elf string, args ...string) []byte {
 	return out
 }
 
-// qemuExec runs elf under qemu-riscv64 and returns its standard output and the wall time
-// from start to exit. Safe to call from several goroutines.
-func qemuExec(timeout time.Duration, elf string, args ...string) ([]byte, time.Duration, error) {
+// qemuExec runs elf under qemu-riscv64 and returns its standard output and the times from
+// start to exit. Safe to call from several goroutines.
+func qemuExec(timeout time.Duration, elf string, args ...string) ([]byte, runTimes, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, qemuRV, append([]string{"-cpu", qemuCPU, elf}, args...)...)
@@ -125,13 +125,19 @@ func qemuExec(timeout time.Duration, elf string, args ...string) ([]byte, time.D
 	cmd.Stderr = &stderr
 	start := time.Now()
 	err := cmd.Run()
-	took := time.Since(start)
+	took := runTimes{wall: time.Since(start)}
+	if cmd.ProcessState != nil {
+		took.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	if err != nil {
 		return nil, took, fmt.Errorf("qemu-riscv64 %s %s: %v (stderr: %q)",
 			filepath.Base(elf), strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.Bytes(), took, nil
 }
+
+// runTimes are the wall-clock and CPU (user and system) times of a run.
+type runTimes struct{ wall, cpu time.Duration }
 
 // parallel runs f(0..n-1) on up to limit goroutines and returns when all are done.
 func parallel(n, limit int, f func(i int)) {
