@@ -57,7 +57,7 @@ type Machine struct {
 	arenaPtr uint64
 	stackTop uint64
 
-	ops     []op     // one op per instruction: the reference the fast path must agree with
+	ops     []op     // one op per instruction, each a run of its own: run near the step limit
 	fast    []op     // ops with superinstructions and run counts: what run executes (see fuse.go)
 	pcs     []uint64 // pcs[i] is the address of ops[i]
 	raws    []uint32 // raws[i] is the encoding of ops[i]
