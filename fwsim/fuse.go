@@ -8,8 +8,9 @@ import "math"
 //     before every instruction (LoopRuns steps through it);
 //   - m.fast: the same ops where common sequences are fused into one op (the superinstructions
 //     below), and where every op knows the instructions and cycles from it to the end of its
-//     run, the straight line up to the next control transfer. run counts a whole run when it
-//     enters it and takes back what follows a fault, so most ops do no counting at all.
+//     run, the straight line up to the next control transfer (jal does not end it: its run
+//     goes on at its destination). run counts a whole run when it enters it and takes back
+//     what follows a fault, so most ops do no counting at all.
 //
 // Both give the same instructions, cycles, traps and state; run switches to m.ops when a run
 // would cross the step limit, so the limit stops exactly where one instruction at a time
