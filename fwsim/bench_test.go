@@ -1,22 +1,29 @@
 package fwsim_test
 
-// BenchmarkDecision: fwsim's speed on a decision-sized function, against qemu-riscv64 running
-// the same function in a loop.
+// BenchmarkDecision and BenchmarkPolicy: fwsim's speed on a decision, against qemu-riscv64
+// running the same function in a loop.
 //
-// The function is decide (decision.c, generated below from a fixed seed): a 10-tree, depth-4
+// BenchmarkDecision's function is decide (decision.c, generated below from a fixed seed): a 10-tree, depth-4
 // if/else ensemble over eight int32 features, as nicc's codegen prints trees, then a
 // fixed-point rate update on the flow context. At -O2 a call is a couple of hundred
 // instructions.
 //
+// BenchmarkPolicy's decision is nicc_on_event, the RL-CC event handler (nicsdk's rlcc.h)
+// around an emitted tree policy: testdata/policy holds `nicc compile
+// testdata/models/rlcc_xgb.json`'s nicc_policy.c (10 trees, depth 4) and the driver that
+// cycles it through 256 events of 16 flows.
+//
 // Reported per run:
 //   - insn/s: instructions fwsim emulates per second while counting cycles, over b.N calls of
-//     decide through the call harness (Machine.Call), harness overhead included;
+//     the decision through the call harness (Machine.Call), harness overhead included;
 //   - insn/call, cycles/call: what one decision costs under the dpa profile;
 //   - loop-insn/s: fwsim running bench_loop(N), the loop qemu runs, as one call;
 //   - qemu-insn/s: qemu-riscv64 running bench_loop(N) from bench_main, timed end to end with
 //     the time of a run with N = 0 (process start, translation of the start-up) subtracted;
 //     the instruction count is fwsim's count of the same loop, since it is the same code;
-//   - fwsim/qemu: insn/s over qemu-insn/s.
+//   - fwsim/qemu: insn/s over qemu-insn/s;
+//   - cpu-insn/s, cpu-fwsim/qemu: the same from CPU time (this process's, qemu's) rather than
+//     wall-clock time, which holds up better on a machine shared with other work.
 
 import (
 	"fmt"
@@ -26,10 +33,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/nicsdk"
 )
 
 const (
@@ -112,90 +121,153 @@ func writeDecision(tb testing.TB, dir string) string {
 	return p
 }
 
-// qemuBench is the qemu side of the benchmark, measured once per process.
-var qemuBench struct {
+// loopBench is the qemu side of a benchmark, measured once per process: an ELF whose
+// bench_main(argc, argv) runs bench_loop(N) for qemu, and fwsim running bench_loop(n) as one
+// call for comparison.
+type loopBench struct {
+	srcs func(tb testing.TB, dir string) (srcs, includes []string) // what to build, in a scratch dir
+	n    uint64                                                    // calls in the loop qemu times
+
 	once     sync.Once
 	err      error
 	elf      []byte
-	n        uint64
 	insns    uint64        // instructions of bench_loop(n), counted by fwsim
-	qemu     time.Duration // qemu's time for bench_loop(n), start-up subtracted
+	qemu     runTimes      // qemu's times for bench_loop(n), start-up subtracted
 	fwsimDur time.Duration // fwsim's time for bench_loop(n) as one call
 }
 
-// benchLoopCalls is N for the loop qemu times: large enough that qemu runs for about a
-// second, so that timer noise and process start are small against it.
-const benchLoopCalls = 4_000_000
+// decisionBench is BenchmarkDecision's loop: decide over 64 feature vectors of one flow.
+// 4M calls keep qemu busy for about a second, so that timer noise and process start are small
+// against it.
+var decisionBench = loopBench{
+	n: 4_000_000,
+	srcs: func(tb testing.TB, dir string) ([]string, []string) {
+		return []string{"bench_start.S", "bench_main.c", "rt.c", writeDecision(tb, dir)}, nil
+	},
+}
 
-func measureQemu(b *testing.B) {
-	q := &qemuBench
+// policyDir holds BenchmarkPolicy's emitted tree policy and its driver.
+const policyDir = "testdata/policy"
+
+// policyBench is BenchmarkPolicy's loop: the RL-CC handler around the emitted rlcc_xgb tree
+// policy, over 256 events of 16 flows (testdata/policy/policy_bench.c).
+var policyBench = loopBench{
+	n: 3_000_000,
+	srcs: func(tb testing.TB, dir string) ([]string, []string) {
+		if err := nicsdk.WriteSources(dir); err != nil {
+			tb.Fatal(err)
+		}
+		pol, err := filepath.Abs(policyDir)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		handler := filepath.Join(dir, "handler.c")
+		src := "#include <stdint.h>\n#include \"rlcc.h\"\n#include \"nicc_policy.c\"\n\n" +
+			nicsdk.HandlerC(nicsdk.DefaultParams(), "nicc_policy_inline")
+		if err := os.WriteFile(handler, []byte(src), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return []string{"bench_start.S", "rt.c", filepath.Join(pol, "policy_bench.c"), handler}, []string{dir, pol}
+	},
+}
+
+// measure builds q's ELF, times bench_loop(q.n) in fwsim and in qemu-riscv64, once.
+func (q *loopBench) measure(b *testing.B) {
 	requireCC(b)
 	requireTool(b, qemuRV)
-	q.once.Do(func() {
-		dir, err := os.MkdirTemp("", "nicc-fwsim-bench")
-		if err != nil {
-			q.err = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		elfPath := filepath.Join(dir, "bench.elf")
-		q.elf, q.err = compileELF(build{
-			Out: elfPath, Opt: "-O2",
-			Srcs: []string{"bench_start.S", "bench_main.c", "rt.c", writeDecision(b, dir)},
-		})
-		if q.err != nil {
-			return
-		}
-		q.n = benchLoopCalls
-		m, err := benchMachine(q.elf)
-		if err != nil {
-			q.err = err
-			return
-		}
-		m.StepLimit = 1 << 40
-		if _, err := m.Call("bench_init"); err != nil {
-			q.err = err
-			return
-		}
-		start := time.Now()
-		res, err := m.Call("bench_loop", q.n)
-		q.fwsimDur = time.Since(start)
-		if err != nil {
-			q.err = err
-			return
-		}
-		q.insns = res.Insns
-		// qemu: best of three, for the loop and for the empty run.
-		best := func(n uint64) (time.Duration, error) {
-			var min time.Duration
-			for k := 0; k < 3; k++ {
-				_, d, err := qemuExec(5*time.Minute, elfPath, strconv.FormatUint(n, 10))
-				if err != nil {
-					return 0, err
-				}
-				if k == 0 || d < min {
-					min = d
-				}
-			}
-			return min, nil
-		}
-		full, err := best(q.n)
-		if err != nil {
-			q.err = err
-			return
-		}
-		empty, err := best(0)
-		if err != nil {
-			q.err = err
-			return
-		}
-		q.qemu = full - empty
-		if q.qemu <= 0 {
-			q.err = fmt.Errorf("qemu's loop of %d calls took %v, no longer than its empty run (%v)", q.n, full, empty)
-		}
-	})
+	q.once.Do(func() { q.err = q.run(b) })
 	if q.err != nil {
 		b.Fatal(q.err)
+	}
+}
+
+func (q *loopBench) run(b *testing.B) error {
+	dir, err := os.MkdirTemp("", "nicc-fwsim-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	elfPath := filepath.Join(dir, "bench.elf")
+	srcs, incs := q.srcs(b, dir)
+	q.elf, err = compileELF(build{Out: elfPath, Opt: "-O2", Srcs: srcs, Includes: incs})
+	if err != nil {
+		return err
+	}
+	m, err := benchMachine(q.elf)
+	if err != nil {
+		return err
+	}
+	m.StepLimit = 1 << 40
+	if _, err := m.Call("bench_init"); err != nil {
+		return err
+	}
+	start := time.Now()
+	res, err := m.Call("bench_loop", q.n)
+	q.fwsimDur = time.Since(start)
+	if err != nil {
+		return err
+	}
+	q.insns = res.Insns
+	// qemu: best of three, for the loop and for the empty run.
+	best := func(n uint64) (runTimes, error) {
+		var min runTimes
+		for k := 0; k < 3; k++ {
+			_, t, err := qemuExec(5*time.Minute, elfPath, strconv.FormatUint(n, 10))
+			if err != nil {
+				return runTimes{}, err
+			}
+			if k == 0 || t.wall < min.wall {
+				min.wall = t.wall
+			}
+			if k == 0 || t.cpu < min.cpu {
+				min.cpu = t.cpu
+			}
+		}
+		return min, nil
+	}
+	full, err := best(q.n)
+	if err != nil {
+		return err
+	}
+	empty, err := best(0)
+	if err != nil {
+		return err
+	}
+	q.qemu = runTimes{wall: full.wall - empty.wall, cpu: full.cpu - empty.cpu}
+	if q.qemu.wall <= 0 || q.qemu.cpu <= 0 {
+		return fmt.Errorf("qemu's loop of %d calls took %+v, no longer than its empty run (%+v)", q.n, full, empty)
+	}
+	return nil
+}
+
+// processCPU is the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// report adds the per-call and qemu metrics of a benchmark that made b.N calls taking insns
+// instructions and cycles in all, and cpu of CPU time.
+func (q *loopBench) report(b *testing.B, insns, cycles uint64, cpu time.Duration) {
+	secs := b.Elapsed().Seconds()
+	if secs <= 0 || insns == 0 {
+		return
+	}
+	fw := float64(insns) / secs
+	qemu := float64(q.insns) / q.qemu.wall.Seconds()
+	b.ReportMetric(fw, "insn/s")
+	b.ReportMetric(float64(insns)/float64(b.N), "insn/call")
+	b.ReportMetric(float64(cycles)/float64(b.N), "cycles/call")
+	b.ReportMetric(float64(q.insns)/q.fwsimDur.Seconds(), "loop-insn/s")
+	b.ReportMetric(qemu, "qemu-insn/s")
+	b.ReportMetric(fw/qemu, "fwsim/qemu")
+	if cpu > 0 {
+		fwCPU := float64(insns) / cpu.Seconds()
+		b.ReportMetric(fwCPU, "cpu-insn/s")
+		b.ReportMetric(fwCPU/(float64(q.insns)/q.qemu.cpu.Seconds()), "cpu-fwsim/qemu")
 	}
 }
 
@@ -211,12 +283,9 @@ func benchMachine(elf []byte) (*fwsim.Machine, error) {
 	return fwsim.NewMachine(im, p)
 }
 
-// BenchmarkDecision calls decide b.N times in fwsim, cycling through 64 feature vectors of one
-// flow, and compares fwsim's emulated instructions per second with qemu-riscv64's on the same
-// code (see the file comment for each metric).
-func BenchmarkDecision(b *testing.B) {
-	measureQemu(b)
-	q := &qemuBench
+// benchSetup is a machine for q's ELF after bench_init, and the values of fn(v) for v in
+// [0, n): the addresses the calls use.
+func benchSetup(b *testing.B, q *loopBench, fn string, n int) (*fwsim.Machine, []uint64) {
 	m, err := benchMachine(q.elf)
 	if err != nil {
 		b.Fatal(err)
@@ -224,15 +293,24 @@ func BenchmarkDecision(b *testing.B) {
 	if _, err := m.Call("bench_init"); err != nil {
 		b.Fatal(err)
 	}
-	const nvec = 64
-	var feats [nvec]uint64
-	for v := range feats {
-		res, err := m.Call("bench_features", uint64(v))
+	vals := make([]uint64, n)
+	for v := range vals {
+		res, err := m.Call(fn, uint64(v))
 		if err != nil {
 			b.Fatal(err)
 		}
-		feats[v] = res.A0
+		vals[v] = res.A0
 	}
+	return m, vals
+}
+
+// BenchmarkDecision calls decide b.N times in fwsim, cycling through 64 feature vectors of one
+// flow, and compares fwsim's emulated instructions per second with qemu-riscv64's on the same
+// code (see the file comment for each metric).
+func BenchmarkDecision(b *testing.B) {
+	q := &decisionBench
+	q.measure(b)
+	m, feats := benchSetup(b, q, "bench_features", 64)
 	res, err := m.Call("bench_flow")
 	if err != nil {
 		b.Fatal(err)
@@ -242,8 +320,9 @@ func BenchmarkDecision(b *testing.B) {
 	var insns, cycles uint64
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := processCPU()
 	for i := 0; i < b.N; i++ {
-		res, err := m.Call("decide", feats[i%nvec], flow)
+		res, err := m.Call("decide", feats[i%len(feats)], flow)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -251,16 +330,37 @@ func BenchmarkDecision(b *testing.B) {
 		cycles += res.Cycles
 	}
 	b.StopTimer()
-	secs := b.Elapsed().Seconds()
-	if secs <= 0 || insns == 0 {
-		return
+	q.report(b, insns, cycles, processCPU()-cpu)
+}
+
+// BenchmarkPolicy calls nicc_on_event, the RL-CC handler around the emitted rlcc_xgb tree
+// policy, b.N times in fwsim on the events and flows bench_loop cycles through (event i goes
+// to flow i mod 16), and compares with qemu-riscv64 as BenchmarkDecision does.
+func BenchmarkPolicy(b *testing.B) {
+	q := &policyBench
+	q.measure(b)
+	m, events := benchSetup(b, q, "bench_event", 256)
+	flows := make([]uint64, 16)
+	for f := range flows {
+		res, err := m.Call("bench_flow", uint64(f))
+		if err != nil {
+			b.Fatal(err)
+		}
+		flows[f] = res.A0
 	}
-	fw := float64(insns) / secs
-	qemu := float64(q.insns) / q.qemu.Seconds()
-	b.ReportMetric(fw, "insn/s")
-	b.ReportMetric(float64(insns)/float64(b.N), "insn/call")
-	b.ReportMetric(float64(cycles)/float64(b.N), "cycles/call")
-	b.ReportMetric(float64(q.insns)/q.fwsimDur.Seconds(), "loop-insn/s")
-	b.ReportMetric(qemu, "qemu-insn/s")
-	b.ReportMetric(fw/qemu, "fwsim/qemu")
+
+	var insns, cycles uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for i := 0; i < b.N; i++ {
+		res, err := m.Call("nicc_on_event", events[i%len(events)], flows[i%len(flows)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		insns += res.Insns
+		cycles += res.Cycles
+	}
+	b.StopTimer()
+	q.report(b, insns, cycles, processCPU()-cpu)
 }

@@ -47,10 +47,11 @@ func requireTool(tb testing.TB, name string) string {
 
 // build describes one firmware ELF.
 type build struct {
-	Out     string   // output path
-	Opt     string   // "-O0", "-O2", "-Os"
-	Defines []string // "NAME=VALUE", passed as -D
-	Srcs    []string // .c, .S; relative paths are taken from refereeDir
+	Out      string   // output path
+	Opt      string   // "-O0", "-O2", "-Os"
+	Defines  []string // "NAME=VALUE", passed as -D
+	Includes []string // directories passed as -I
+	Srcs     []string // .c, .S; relative paths are taken from refereeDir
 }
 
 // requireCC fails the test unless the cross compiler and its rv64imac libgcc are present.
@@ -73,6 +74,9 @@ func compileELF(b build) ([]byte, error) {
 	extra := []string{"-Wall", "-Werror", b.Opt}
 	for _, d := range b.Defines {
 		extra = append(extra, "-D"+d)
+	}
+	for _, d := range b.Includes {
+		extra = append(extra, "-I"+d)
 	}
 	srcs := make([]string, len(b.Srcs))
 	for i, s := range b.Srcs {
@@ -110,9 +114,9 @@ func qemuRun(tb testing.TB, elf string, args ...string) []byte {
 	return out
 }
 
-// qemuExec runs elf under qemu-riscv64 and returns its standard output and the wall time
-// from start to exit. Safe to call from several goroutines.
-func qemuExec(timeout time.Duration, elf string, args ...string) ([]byte, time.Duration, error) {
+// qemuExec runs elf under qemu-riscv64 and returns its standard output and the times from
+// start to exit. Safe to call from several goroutines.
+func qemuExec(timeout time.Duration, elf string, args ...string) ([]byte, runTimes, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, qemuRV, append([]string{"-cpu", qemuCPU, elf}, args...)...)
@@ -121,13 +125,19 @@ func qemuExec(timeout time.Duration, elf string, args ...string) ([]byte, time.D
 	cmd.Stderr = &stderr
 	start := time.Now()
 	err := cmd.Run()
-	took := time.Since(start)
+	took := runTimes{wall: time.Since(start)}
+	if cmd.ProcessState != nil {
+		took.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	if err != nil {
 		return nil, took, fmt.Errorf("qemu-riscv64 %s %s: %v (stderr: %q)",
 			filepath.Base(elf), strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.Bytes(), took, nil
 }
+
+// runTimes are the wall-clock and CPU (user and system) times of a run.
+type runTimes struct{ wall, cpu time.Duration }
 
 // parallel runs f(0..n-1) on up to limit goroutines and returns when all are done.
 func parallel(n, limit int, f func(i int)) {

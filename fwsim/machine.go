@@ -48,18 +48,24 @@ type Machine struct {
 	regs [256]uint64
 
 	mem      []byte
-	base     uint64 // address of mem[0]
-	storeLo  uint64 // lowest offset in mem a store may write
-	arenaLo  uint64 // addresses of the scratch arena [arenaLo, arenaHi)
+	base     uint64    // address of mem[0]
+	storeLo  uint64    // lowest offset in mem a store may write
+	loadMax  [9]uint64 // loadMax[n]: the highest offset in mem an n-byte load may read at
+	storeMax [9]uint64 // storeMax[n]: the same for an n-byte store, less storeLo (below it wraps and fails)
+	arenaLo  uint64    // addresses of the scratch arena [arenaLo, arenaHi)
 	arenaHi  uint64
 	arenaPtr uint64
 	stackTop uint64
 
-	ops     []op
+	ops     []op     // one op per instruction, each a run of its own: run near the step limit
+	fast    []op     // ops with superinstructions and run counts: what run executes (see fuse.go)
 	pcs     []uint64 // pcs[i] is the address of ops[i]
 	raws    []uint32 // raws[i] is the encoding of ops[i]
 	codeLo  uint64   // pcIndex[(pc-codeLo)/2] is the op at pc, or -1
 	pcIndex []int32
+
+	lastEntry string // the symbol Call looked up last, and its address: a decision loop calls one name
+	lastAddr  uint64
 
 	takenDelta uint64 // BranchTaken - BranchNotTaken, modulo 2^64
 	stopIdx    int    // the op a run stopped at on reaching StepLimit: LoopRuns resumes there
@@ -87,6 +93,11 @@ func NewMachine(im *Image, p *Profile) (*Machine, error) {
 			m.storeLo = min(m.storeLo, s.Addr-im.base)
 		}
 	}
+	for _, n := range []uint64{1, 2, 4, 8} {
+		// Memory is at least the arena plus the stack, so these do not underflow.
+		m.loadMax[n] = uint64(len(m.mem)) - n
+		m.storeMax[n] = uint64(len(m.mem)) - m.storeLo - n
+	}
 	m.arenaLo = im.base + segEnd
 	m.arenaHi = m.arenaLo + ArenaSize
 	m.stackTop = (im.base + im.memSize) &^ 15
@@ -94,6 +105,7 @@ func NewMachine(im *Image, p *Profile) (*Machine, error) {
 	m.arenaPtr = m.arenaLo
 	m.takenDelta = uint64(p.Costs.BranchTaken) - uint64(p.Costs.BranchNotTaken)
 	m.decodeAll()
+	m.prepareRuns()
 	return m, nil
 }
 
@@ -131,11 +143,14 @@ func (m *Machine) StackTop() uint64 { return m.stackTop }
 // A fault is returned as a *trap.Trap (test with errors.Is against the trap sentinels), with
 // the counts up to the fault in Result. A missing symbol wraps ErrNoSymbol.
 func (m *Machine) Call(entry string, args ...uint64) (Result, error) {
-	s, ok := m.im.syms[entry]
-	if !ok {
-		return Result{}, fmt.Errorf("fwsim: call %q: %w", entry, ErrNoSymbol)
+	if entry != m.lastEntry || entry == "" {
+		s, ok := m.im.syms[entry]
+		if !ok {
+			return Result{}, fmt.Errorf("fwsim: call %q: %w", entry, ErrNoSymbol)
+		}
+		m.lastEntry, m.lastAddr = entry, s.Addr
 	}
-	return m.CallAddr(s.Addr, args...)
+	return m.CallAddr(m.lastAddr, args...)
 }
 
 // CallAddr is Call with the entry given by address.

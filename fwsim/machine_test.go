@@ -336,8 +336,8 @@ func TestPanicRecovered(t *testing.T) {
 	m := newTestMachine(t, "", code(br(BEQ, zero, zero, 8), ret, ri(ADDI, a0, zero, 7), ret))
 	p, _ := m.Alloc(8, 8)
 	m.Write64(p, 99)
-	saved := m.ops[0].target
-	m.ops[0].target = 1 << 30
+	saved := m.fast[0].target
+	m.fast[0].target = 1 << 30
 	_, err := m.Call("_start")
 	tr := trapOf(t, err, trap.ErrIllegal)
 	if !strings.Contains(tr.Detail, "emulator fault") {
@@ -346,7 +346,7 @@ func TestPanicRecovered(t *testing.T) {
 	if v, _ := m.Read64(p); v != 0 {
 		t.Errorf("memory not reset after a fault: %d", v)
 	}
-	m.ops[0].target = saved
+	m.fast[0].target = saved
 	if res, err := m.Call("_start"); err != nil || res.A0 != 7 {
 		t.Errorf("after recovery: %+v, %v", res, err)
 	}
