@@ -420,7 +420,7 @@ func (g *lstmGen) lowerSource() []*node {
 	}
 	for k := range H {
 		n := len(liveGroups(&ir.Gates, ir.Pre.Out+k))
-		gpre = append(gpre, []*node{stmt("const uint64_t *H%d = %s_h%d + ((int64_t)s[%d] + 128) * %d;", k, fn, k, k, n)})
+		gpre = append(gpre, []*node{stmt("const uint64_t *H%d = &%s_h%d[%d] + (int64_t)s[%d] * %d;", k, fn, k, 128*n, k, n)})
 		gin = append(gin, fmt.Sprintf("H%d", k))
 	}
 	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
