@@ -1526,7 +1526,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X10 * gw[191];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t *H0 = nicc_policy_h0 + ((int64_t)s[0] + 128) * 16;
+	const uint64_t *H0 = &nicc_policy_h0[2048] + (int64_t)s[0] * 16;
 	a0 += H0[0];
 	NICC_POLICY_KEEP(a0);
 	a1 += H0[1];
@@ -1559,7 +1559,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += H0[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t *H1 = nicc_policy_h1 + ((int64_t)s[1] + 128) * 16;
+	const uint64_t *H1 = &nicc_policy_h1[2048] + (int64_t)s[1] * 16;
 	a0 += H1[0];
 	NICC_POLICY_KEEP(a0);
 	a1 += H1[1];
@@ -1592,7 +1592,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += H1[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t *H2 = nicc_policy_h2 + ((int64_t)s[2] + 128) * 16;
+	const uint64_t *H2 = &nicc_policy_h2[2048] + (int64_t)s[2] * 16;
 	a0 += H2[0];
 	NICC_POLICY_KEEP(a0);
 	a1 += H2[1];
@@ -1625,7 +1625,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += H2[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t *H3 = nicc_policy_h3 + ((int64_t)s[3] + 128) * 16;
+	const uint64_t *H3 = &nicc_policy_h3[2048] + (int64_t)s[3] * 16;
 	a0 += H3[0];
 	NICC_POLICY_KEEP(a0);
 	a1 += H3[1];
@@ -1658,7 +1658,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += H3[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t *H4 = nicc_policy_h4 + ((int64_t)s[4] + 128) * 16;
+	const uint64_t *H4 = &nicc_policy_h4[2048] + (int64_t)s[4] * 16;
 	a0 += H4[0];
 	NICC_POLICY_KEEP(a0);
 	a1 += H4[1];
@@ -1691,7 +1691,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += H4[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t *H5 = nicc_policy_h5 + ((int64_t)s[5] + 128) * 16;
+	const uint64_t *H5 = &nicc_policy_h5[2048] + (int64_t)s[5] * 16;
 	a0 += H5[0];
 	NICC_POLICY_KEEP(a0);
 	a1 += H5[1];
@@ -1724,7 +1724,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += H5[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t *H6 = nicc_policy_h6 + ((int64_t)s[6] + 128) * 16;
+	const uint64_t *H6 = &nicc_policy_h6[2048] + (int64_t)s[6] * 16;
 	a0 += H6[0];
 	NICC_POLICY_KEEP(a0);
 	a1 += H6[1];
@@ -1757,7 +1757,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += H6[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t *H7 = nicc_policy_h7 + ((int64_t)s[7] + 128) * 16;
+	const uint64_t *H7 = &nicc_policy_h7[2048] + (int64_t)s[7] * 16;
 	a0 += H7[0];
 	NICC_POLICY_KEEP(a0);
 	a1 += H7[1];
@@ -1790,7 +1790,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += H7[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t *H8 = nicc_policy_h8 + ((int64_t)s[8] + 128) * 16;
+	const uint64_t *H8 = &nicc_policy_h8[2048] + (int64_t)s[8] * 16;
 	a0 += H8[0];
 	NICC_POLICY_KEEP(a0);
 	a1 += H8[1];
@@ -1823,7 +1823,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += H8[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t *H9 = nicc_policy_h9 + ((int64_t)s[9] + 128) * 16;
+	const uint64_t *H9 = &nicc_policy_h9[2048] + (int64_t)s[9] * 16;
 	a0 += H9[0];
 	NICC_POLICY_KEEP(a0);
 	a1 += H9[1];
@@ -1856,7 +1856,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += H9[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t *H10 = nicc_policy_h10 + ((int64_t)s[10] + 128) * 16;
+	const uint64_t *H10 = &nicc_policy_h10[2048] + (int64_t)s[10] * 16;
 	a0 += H10[0];
 	NICC_POLICY_KEEP(a0);
 	a1 += H10[1];
@@ -1889,7 +1889,7 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += H10[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t *H11 = nicc_policy_h11 + ((int64_t)s[11] + 128) * 16;
+	const uint64_t *H11 = &nicc_policy_h11[2048] + (int64_t)s[11] * 16;
 	a0 += H11[0];
 	NICC_POLICY_KEEP(a0);
 	a1 += H11[1];
