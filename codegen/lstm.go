@@ -11,7 +11,10 @@ import (
 
 // LSTM prints an integer LSTM IR as C: straight-line code over packed 21-bit accumulator lanes
 // (three channels per uint64 multiply, see quantize's "The integer LSTM path"), weights as
-// static const tables, table activations, and the recurrent state in the caller's words:
+// static const tables, table activations, and the recurrent state in the caller's words. The
+// gates take each recurrent input h_k, a byte, through a table of its partial products (256
+// rows of its packed words times each byte, 32 KiB a unit on rlcc_lstm.onnx): an add a word
+// instead of a multiply, the sums the same integers (productTables). The signature is
 //
 //	int32_t Func(const int32_t *x, uint32_t *state)
 //
@@ -124,7 +127,8 @@ func (g *lstmGen) headerComment(file string) *node {
 	l = append(l, "",
 		fmt.Sprintf("Accumulators are packed %d per uint64 in %d-bit lanes, each lane's final sum proven in", quantize.LanesPerWord, quantize.LaneBits),
 		"[-2^20, 2^20) by interval analysis and stored offset by 2^20, so one multiply of an input by",
-		"a packed weight word advances three channels exactly (arithmetic mod 2^64).",
+		"a packed weight word advances three channels exactly (arithmetic mod 2^64); each h_k adds",
+		"the row of its partial-product table at h_k instead (the same words times h_k, mod 2^64).",
 		fmt.Sprintf("  dense %d -> %d relu: x_t = clamp(floor(V / 2^n), 0, %d), per-channel scales", len(ir.Inputs), ir.Pre.Out, quantize.PreMax),
 		fmt.Sprintf("  lstm %d gates (i, f, g, o): index = clamp(floor(V / 2^n), -128, 127); sigmoid step %s,", 4*ir.Hidden, fmtFloat(quantize.SigStep)),
 		fmt.Sprintf("    tanh step %s; i, f, o in [0, 128] (/128); g and c in units of %s", fmtFloat(quantize.TanhStep), fmtFloat(ir.CellScale)),
@@ -167,7 +171,7 @@ func packed(l *quantize.LaneLayer) []string {
 // only the group accumulators and one input are live at a time, and, per channel j, the
 // expression of floor(V_j / 2^n_j) + 2^(20-n_j), an int64 in [0, 2^(21-n_j)). inputs[i] may
 // be computed by pre[i] just before its first use (and not at all when no weight uses it).
-func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []string, pre [][]*node) ([]*node, []string) {
+func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []string, pre [][]*node, rows int) ([]*node, []string) {
 	var body []*node
 	groups := l.Groups()
 	for gi := range groups {
@@ -175,17 +179,13 @@ func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []st
 	}
 	for i := range l.In {
 		var macs []*node
-		for gi := range groups {
-			zero := true
-			for lane := range quantize.LanesPerWord {
-				if j := gi*quantize.LanesPerWord + lane; j < l.Out && l.W[j][i] != 0 {
-					zero = false
-				}
+		for k, gi := range liveGroups(l, i) {
+			if i >= rows {
+				macs = append(macs, stmt("%s%d += %s[%d];", prefix, gi, inputs[i], k))
+			} else {
+				macs = append(macs, stmt("%s%d += %s * %s[%d];", prefix, gi, inputs[i], table, groups*(1+i)+gi))
 			}
-			if !zero {
-				macs = append(macs, stmt("%s%d += %s * %s[%d];", prefix, gi, inputs[i], table, groups*(1+i)+gi),
-					stmt("%s(%s%d);", g.keep(), prefix, gi))
-			}
+			macs = append(macs, stmt("%s(%s%d);", g.keep(), prefix, gi))
 		}
 		if pre != nil && macs != nil {
 			body = append(body, pre[i]...)
@@ -361,7 +361,7 @@ func (g *lstmGen) lowerSource() []*node {
 		line(""),
 		tab("pre", "uint64_t", packed(&pre)),
 		line(""),
-		tab("gates", "uint64_t", packed(&ir.Gates)),
+		tab("gates", "uint64_t", packed(&ir.Gates)[:ir.Gates.Groups()*(1+ir.Pre.Out)]), // the biases and x_t's words
 		line(""),
 		tab("sigmoid", "uint8_t", sigT.values(func(k int) int64 { return int64(ir.Sigmoid[k]) })),
 		line(""),
@@ -369,8 +369,11 @@ func (g *lstmGen) lowerSource() []*node {
 		line(""),
 		tab("tanh_c", "int8_t", ints(len(ir.TanhC), func(k int) int64 { return int64(ir.TanhC[k]) })),
 		line(""),
-		out,
 	}
+	ns = append(ns, g.productTables()...)
+	ns = append(ns,
+		out,
+	)
 	body := []*node{
 		&node{Kind: kindComment, Lines: []string{"the state: h then c, int8 each (a character type may alias the words)"}},
 		stmt("int8_t *const s = (int8_t *)state;"),
@@ -404,7 +407,7 @@ func (g *lstmGen) lowerSource() []*node {
 	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
 		fmt.Sprintf("dense %d -> %d, relu: x_t in [0, %d]; each input clamped to its declared range and requantized just before its first use",
 			len(ir.Inputs), ir.Pre.Out, quantize.PreMax)}})
-	sums, ts := g.lanes("p", "pw", &pre, xs, xpre)
+	sums, ts := g.lanes("p", "pw", &pre, xs, xpre, pre.In)
 	body = append(body, sums...)
 	var gin []string
 	gpre := make([][]*node, ir.Pre.Out)
@@ -416,12 +419,13 @@ func (g *lstmGen) lowerSource() []*node {
 		gin = append(gin, fmt.Sprintf("X%d", j))
 	}
 	for k := range H {
-		gpre = append(gpre, []*node{stmt("const uint64_t H%d = (uint64_t)(int64_t)s[%d];", k, k)})
+		n := len(liveGroups(&ir.Gates, ir.Pre.Out+k))
+		gpre = append(gpre, []*node{stmt("const uint64_t *H%d = &%s_h%d[%d] + (int64_t)s[%d] * %d;", k, fn, k, 128*n, k, n)})
 		gin = append(gin, fmt.Sprintf("H%d", k))
 	}
 	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
 		"lstm gates i, f, g, o over (x_t, h), each x_t computed just before its use: table indices in [0, 255]"}})
-	sums, ts = g.lanes("a", "gw", &ir.Gates, gin, gpre)
+	sums, ts = g.lanes("a", "gw", &ir.Gates, gin, gpre, ir.Pre.Out)
 	body = append(body, sums...)
 	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
 		"per unit: its four gates, then the cell and hidden state; the new h' and c' replace the old"}})
@@ -459,4 +463,58 @@ func (g *lstmGen) lowerSource() []*node {
 		stmt("return out[(%s) + 128];", clamp("z", ir.OutZ, -128, 127)))
 
 	return append(ns, entry(g.macro, g.fn, "const int32_t *x, uint32_t *state", "x, state", body, g.opt.Inline)...)
+}
+
+// liveGroups are the packed words of l that input i has a nonzero weight in.
+func liveGroups(l *quantize.LaneLayer, i int) []int {
+	var gs []int
+	for gi := range l.Groups() {
+		for lane := range quantize.LanesPerWord {
+			if j := gi*quantize.LanesPerWord + lane; j < l.Out && l.W[j][i] != 0 {
+				gs = append(gs, gi)
+				break
+			}
+		}
+	}
+	return gs
+}
+
+// productTables are the recurrent inputs' partial products, so that each h costs the gate
+// lanes an add per packed word instead of a multiply: table hk's row v + 128, for each byte v
+// that h_k may hold, is v times h_k's packed weight words (liveGroups), mod 2^64. Adding the
+// row's words advances the accumulators exactly as the multiplies would (arithmetic mod 2^64).
+// The rows are constant expressions gcc folds (unsigned arithmetic wraps by definition),
+// written once per row through the ROWS macro rather than as 256 rows of literals.
+func (g *lstmGen) productTables() []*node {
+	ir, m := g.ir, g.macro
+	words := ir.Gates.Pack()
+	groups := ir.Gates.Groups()
+	var r16 []string
+	for v := -128; v < 128; v += 16 {
+		r16 = append(r16, fmt.Sprintf("%s_ROW16(R, %d)", m, v))
+	}
+	ns := []*node{
+		&node{Kind: kindComment, Lines: []string{
+			"the recurrent inputs' partial products: row v + 128 of table hk is v times h_k's packed",
+			"gate weight words, mod 2^64, for every byte v; R(v) is one row"}},
+		line(fmt.Sprintf("#define %s_ROW4(R, v) R(v), R((v) + 1), R((v) + 2), R((v) + 3)", m)),
+		line(fmt.Sprintf("#define %s_ROW16(R, v) %s_ROW4(R, v), %s_ROW4(R, (v) + 4), %s_ROW4(R, (v) + 8), %s_ROW4(R, (v) + 12)", m, m, m, m, m)),
+		line(fmt.Sprintf("#define %s_ROWS(R) %s", m, strings.Join(r16, ", "))),
+	}
+	for k := range ir.Hidden {
+		i := ir.Pre.Out + k
+		gs := liveGroups(&ir.Gates, i)
+		row := make([]string, len(gs))
+		for c, gi := range gs {
+			row[c] = fmt.Sprintf("(uint64_t)(int64_t)(v) * UINT64_C(0x%016x)", words[groups*(1+i)+gi])
+		}
+		if len(row) == 0 {
+			row = []string{"0"} // C has no empty arrays: one column, never read
+		}
+		ns = append(ns,
+			line(fmt.Sprintf("#define %s_H%d(v) %s", m, k, strings.Join(row, ", "))),
+			line(fmt.Sprintf("static const uint64_t %s_h%d[%d] = {%s_ROWS(%s_H%d)};", g.fn, k, 256*len(row), m, m, k)),
+		)
+	}
+	return append(ns, line(""))
 }

@@ -78,6 +78,19 @@ func lstmVectors(ir *quantize.LSTMIR, rows [][]float64, n int) []lstmStep {
 		out = append(out, lstmStep{x: x, state: append([]uint32(nil), state...)})
 		ir.Step(x, state)
 	}
+	// Every byte in every h slot once: each row of each recurrent input's partial products.
+	for v := range 256 {
+		for k := range ir.Hidden {
+			sh := 8 * (k % 4)
+			state[k/4] = state[k/4]&^(0xff<<sh) | uint32(v)<<sh
+		}
+		x := make([]int32, len(ir.Inputs))
+		for i := range x {
+			x[i] = ir.Inputs[i].Quantize(rows[rng.IntN(len(rows))][i])
+		}
+		out = append(out, lstmStep{x: x, state: append([]uint32(nil), state...)})
+		ir.Step(x, state)
+	}
 	return out
 }
 

@@ -45,8 +45,10 @@ func TestCompileLSTMRLCC(t *testing.T) {
 	if h := r.HandlerFidelity; h == nil || h.Vectors < 1000 || h.Total.MaxAbs > 0.1 || h.Total.RMSE > 0.02 {
 		t.Errorf("decisions' fidelity %+v", h)
 	}
-	if b := r.Budget; b.WCETCycles > 3600 || !b.Fits || b.Measured == nil || b.Measured.MaxCycles > b.WCETCycles {
-		t.Errorf("WCET of %s %d cycles = %v µs, want at most 3600 (2 µs at dpa's assumed clock); measured %+v", b.Entry, b.WCETCycles, b.WCETMicros, b.Measured)
+	// Issue 15's LSTM headroom target: at most 2,700 cycles for the whole handler (2,554 with
+	// the recurrent partial-product tables).
+	if b := r.Budget; b.WCETCycles > 2700 || !b.Fits || b.Measured == nil || b.Measured.MaxCycles > b.WCETCycles {
+		t.Errorf("WCET of %s %d cycles = %v µs, want at most 2700; measured %+v", b.Entry, b.WCETCycles, b.WCETMicros, b.Measured)
 	}
 	// 346 packed words: each input's nonzero weights, three to a word (4 inputs over the 9
 	// dense units not proven off, 9 x_t and 12 h over the 48 gates, some weights 0); 48 gate

@@ -18,7 +18,8 @@
  *
  * Accumulators are packed 3 per uint64 in 21-bit lanes, each lane's final sum proven in
  * [-2^20, 2^20) by interval analysis and stored offset by 2^20, so one multiply of an input by
- * a packed weight word advances three channels exactly (arithmetic mod 2^64).
+ * a packed weight word advances three channels exactly (arithmetic mod 2^64); each h_k adds
+ * the row of its partial-product table at h_k instead (the same words times h_k, mod 2^64).
  *   dense 4 -> 12 relu: x_t = clamp(floor(V / 2^n), 0, 511), per-channel scales
  *   lstm 48 gates (i, f, g, o): index = clamp(floor(V / 2^n), -128, 127); sigmoid step 0.0625,
  *     tanh step 0.03125; i, f, o in [0, 128] (/128); g and c in units of 0.030392095918520972
@@ -60,7 +61,7 @@ static const uint64_t nicc_policy_pre[15] = {
 	UINT64_C(0x000174000c9fff76), UINT64_C(0x0000d3ffeda00062), UINT64_C(0xfffda4000080006b),
 };
 
-static const uint64_t nicc_policy_gates[400] = {
+static const uint64_t nicc_policy_gates[208] = {
 	UINT64_C(0x40650dfe8a0fe0d6), UINT64_C(0x3fae22075fefd443), UINT64_C(0x3f8319fc418fdebf), UINT64_C(0x3fafe9fef390179a),
 	UINT64_C(0x3fa5c206378ff6e7), UINT64_C(0x3f8db605e1101874), UINT64_C(0x40910a02140ff1d3), UINT64_C(0x40966df7a2f01da4),
 	UINT64_C(0x3f2ff5fe8fafdc94), UINT64_C(0x41d36dff7170082e), UINT64_C(0x3fe835fc0b504554), UINT64_C(0x40abd207e5cfe243),
@@ -113,54 +114,6 @@ static const uint64_t nicc_policy_gates[400] = {
 	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
 	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
 	UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000),
-	UINT64_C(0xffff7800023fffe7), UINT64_C(0xffff8000035fff82), UINT64_C(0x00012800093fffdc), UINT64_C(0x00017bfffe600003),
-	UINT64_C(0x0000bc0006400036), UINT64_C(0xfffe1bfffa200041), UINT64_C(0xfffeb7ffff800019), UINT64_C(0x00010c00173fff83),
-	UINT64_C(0x0000dffffe5fffad), UINT64_C(0x00013c0001200036), UINT64_C(0x00003c0001ffffdd), UINT64_C(0x0001dffff9600040),
-	UINT64_C(0x0000ebfff91fffc8), UINT64_C(0xfffef00016400023), UINT64_C(0xffffa00003dfffe4), UINT64_C(0xffff7bfff5800060),
-	UINT64_C(0x00000c00029fffe5), UINT64_C(0xffff8c00071fff92), UINT64_C(0xffff380000800008), UINT64_C(0x0002480003a0000b),
-	UINT64_C(0xffffe7fffda00041), UINT64_C(0x0000c3fffaa0001e), UINT64_C(0x0001300002600017), UINT64_C(0x000060001c3fff9c),
-	UINT64_C(0x0001200005c0007b), UINT64_C(0xfffef00003ffff87), UINT64_C(0xffffb800051fffe9), UINT64_C(0xfffe440002e00017),
-	UINT64_C(0xfffee3fffec00017), UINT64_C(0xffff0c000d5fffe3), UINT64_C(0xfffedbfff9bfffee), UINT64_C(0xffff3ffff85fff74),
-	UINT64_C(0x0000300000200023), UINT64_C(0xffffe3fff7dfff97), UINT64_C(0x0001200002e00042), UINT64_C(0x000127fffddffff8),
-	UINT64_C(0x0000e0000dbfffd2), UINT64_C(0x00008c00077ffffd), UINT64_C(0xfffea80000200004), UINT64_C(0x000077ffffa00068),
-	UINT64_C(0x0000d40007800050), UINT64_C(0x0001bbfff1400026), UINT64_C(0x00004bfff700002f), UINT64_C(0xfffff80001800028),
-	UINT64_C(0x0000540005000049), UINT64_C(0xfffef000117ffff0), UINT64_C(0xffff77fffd400001), UINT64_C(0x0000e40000c00055),
-	UINT64_C(0xffff740003400017), UINT64_C(0xffffa80005dfffef), UINT64_C(0x00001bfffa5fffbd), UINT64_C(0x0000780001000022),
-	UINT64_C(0x00000400037fffc9), UINT64_C(0xffff4000045fffc0), UINT64_C(0xffff4c0002bfffd1), UINT64_C(0xfffffc001fe00058),
-	UINT64_C(0xfffee7fff05fff9e), UINT64_C(0xfffe0c000f000070), UINT64_C(0xffff73fff7fffff8), UINT64_C(0x0002540006e00017),
-	UINT64_C(0x000034000600006b), UINT64_C(0x0000980005e0000d), UINT64_C(0x00004c000f1ffff3), UINT64_C(0xffffb400069fff91),
-	UINT64_C(0x0000fc0003c00020), UINT64_C(0x00002c0009400058), UINT64_C(0xffff8bfffc20003f), UINT64_C(0xffffdffff7400011),
-	UINT64_C(0x00002c00065fffbe), UINT64_C(0x00004bfffe800025), UINT64_C(0x0000b3fff7e00013), UINT64_C(0xffff7c0008e00050),
-	UINT64_C(0x00007bfff5200069), UINT64_C(0xfffed8000d9fffef), UINT64_C(0xffffcc0002ffff80), UINT64_C(0x0001b3fffadfffbc),
-	UINT64_C(0x000063fffdc00083), UINT64_C(0xffff13ffed800007), UINT64_C(0x0000e80004800014), UINT64_C(0x00001c000ee0008b),
-	UINT64_C(0xffff9800009fffff), UINT64_C(0xffff700006800073), UINT64_C(0x000027ffffe0000e), UINT64_C(0xfffebffffb60003a),
-	UINT64_C(0x000047fff83fffe0), UINT64_C(0x0001e80007000036), UINT64_C(0xfffee3fffedfffb6), UINT64_C(0x0000040012e00049),
-	UINT64_C(0x00000800059fffdc), UINT64_C(0x0001ac00035fff81), UINT64_C(0x0000bc0004ffffbe), UINT64_C(0xfffddbffff000004),
-	UINT64_C(0xffff0c00061fffb2), UINT64_C(0xffffb0000f1ffffe), UINT64_C(0xffff57fffedffff9), UINT64_C(0x000030000c7ffff4),
-	UINT64_C(0x000023fffac00007), UINT64_C(0x00007400035fffc9), UINT64_C(0xfffef80002a00020), UINT64_C(0x0001580004a00018),
-	UINT64_C(0x0000840001c00009), UINT64_C(0xfffed80001a00010), UINT64_C(0xffff2c0005400001), UINT64_C(0xffff9c00081fffad),
-	UINT64_C(0x00011c000cffff97), UINT64_C(0xffff0c0010ffffdf), UINT64_C(0xffff8c0004bfffbd), UINT64_C(0x0001f0000700001e),
-	UINT64_C(0xffffa7fff8ffffe8), UINT64_C(0xffff28001dc0001b), UINT64_C(0x0000ec000f200047), UINT64_C(0xffffb80005e0006c),
-	UINT64_C(0xffff3c0004000012), UINT64_C(0xffff740005a0003a), UINT64_C(0xffff8400071fffce), UINT64_C(0x00002c00041fffd3),
-	UINT64_C(0xffff17fff41fffb8), UINT64_C(0x00000bfff7bffff2), UINT64_C(0x0001c3fff6e0003f), UINT64_C(0x0000d0001440006a),
-	UINT64_C(0x0000c800013fffa3), UINT64_C(0xfffe580010dfffb1), UINT64_C(0xffffe7fffbe0003b), UINT64_C(0x0001a400069fffca),
-	UINT64_C(0xffff23fff8400021), UINT64_C(0xffff7c0002400016), UINT64_C(0xffff4000115fffcb), UINT64_C(0x0000ebfffe5fffbf),
-	UINT64_C(0x00000bfff71fffeb), UINT64_C(0xffffcffffd7fff6f), UINT64_C(0x00007400017ffffc), UINT64_C(0xfffee7fffd400023),
-	UINT64_C(0x000047fff39fffc3), UINT64_C(0xfffed000081fffc6), UINT64_C(0x00008c0001ffffbd), UINT64_C(0xfffffc001c800011),
-	UINT64_C(0xffff640005fffff4), UINT64_C(0xffffcfffef40002a), UINT64_C(0xffff53fffc5fff7c), UINT64_C(0x0001e3fffcbfffdb),
-	UINT64_C(0x0000840001c0001a), UINT64_C(0x000123fffb20001f), UINT64_C(0x00008000041fffb8), UINT64_C(0xfffedffff4600016),
-	UINT64_C(0xfffff8000880001e), UINT64_C(0xffff83fff9200073), UINT64_C(0x000013fffcbfffd0), UINT64_C(0x000207fff81fffb7),
-	UINT64_C(0xffff0c00019fffe8), UINT64_C(0xfffe8c0007dfffc6), UINT64_C(0x0000d400079fffef), UINT64_C(0x000098001a80003a),
-	UINT64_C(0xffffbbfff75fffa2), UINT64_C(0x0001effff19fffd9), UINT64_C(0xfffee7fffec00040), UINT64_C(0xffff5ffffc5fffdb),
-	UINT64_C(0x0000600002bfffcb), UINT64_C(0xffff3bffdb200009), UINT64_C(0xfffeec0000c0001c), UINT64_C(0x0000f80001600071),
-	UINT64_C(0x000057fff73fffe5), UINT64_C(0x00007800037ffffc), UINT64_C(0xfffef40000e00022), UINT64_C(0x0000540008400027),
-	UINT64_C(0x0000dffffb80000e), UINT64_C(0x00015800013fffe4), UINT64_C(0xfffec3fffec00041), UINT64_C(0xfffee0000e800073),
-	UINT64_C(0x0000e00004600004), UINT64_C(0xfffeb7fff1400080), UINT64_C(0xfffffc0008dffff7), UINT64_C(0x0000cbfff91ffff2),
-	UINT64_C(0x0000480001e0005a), UINT64_C(0x0000d4001ba00011), UINT64_C(0x000113fff2c00003), UINT64_C(0x000017fffbc00079),
-	UINT64_C(0xffff3ffffdffffe4), UINT64_C(0x00004400073fffe7), UINT64_C(0x000003fff9fffff4), UINT64_C(0xfffee3fffd7ffff7),
-	UINT64_C(0x00003c00087fffd9), UINT64_C(0x00000ffff7000041), UINT64_C(0xfffef3fff700000c), UINT64_C(0xffffe3ffe460002b),
-	UINT64_C(0xffff74000fffffdf), UINT64_C(0x000143fff8800041), UINT64_C(0x0000e3fffbfffffa), UINT64_C(0x0000ebffff400000),
-	UINT64_C(0x00010bfffedfff8f), UINT64_C(0x0000540004ffffe8), UINT64_C(0x00009c0007800039), UINT64_C(0x0000a00009c00061),
 };
 
 static const uint8_t nicc_policy_sigmoid[1059] = {
@@ -1087,6 +1040,38 @@ static const int8_t nicc_policy_tanh_c[1285] = {
 	127,
 };
 
+/*
+ * the recurrent inputs' partial products: row v + 128 of table hk is v times h_k's packed
+ * gate weight words, mod 2^64, for every byte v; R(v) is one row
+ */
+#define NICC_POLICY_ROW4(R, v) R(v), R((v) + 1), R((v) + 2), R((v) + 3)
+#define NICC_POLICY_ROW16(R, v) NICC_POLICY_ROW4(R, v), NICC_POLICY_ROW4(R, (v) + 4), NICC_POLICY_ROW4(R, (v) + 8), NICC_POLICY_ROW4(R, (v) + 12)
+#define NICC_POLICY_ROWS(R) NICC_POLICY_ROW16(R, -128), NICC_POLICY_ROW16(R, -112), NICC_POLICY_ROW16(R, -96), NICC_POLICY_ROW16(R, -80), NICC_POLICY_ROW16(R, -64), NICC_POLICY_ROW16(R, -48), NICC_POLICY_ROW16(R, -32), NICC_POLICY_ROW16(R, -16), NICC_POLICY_ROW16(R, 0), NICC_POLICY_ROW16(R, 16), NICC_POLICY_ROW16(R, 32), NICC_POLICY_ROW16(R, 48), NICC_POLICY_ROW16(R, 64), NICC_POLICY_ROW16(R, 80), NICC_POLICY_ROW16(R, 96), NICC_POLICY_ROW16(R, 112)
+#define NICC_POLICY_H0(v) (uint64_t)(int64_t)(v) * UINT64_C(0xffff7800023fffe7), (uint64_t)(int64_t)(v) * UINT64_C(0xffff8000035fff82), (uint64_t)(int64_t)(v) * UINT64_C(0x00012800093fffdc), (uint64_t)(int64_t)(v) * UINT64_C(0x00017bfffe600003), (uint64_t)(int64_t)(v) * UINT64_C(0x0000bc0006400036), (uint64_t)(int64_t)(v) * UINT64_C(0xfffe1bfffa200041), (uint64_t)(int64_t)(v) * UINT64_C(0xfffeb7ffff800019), (uint64_t)(int64_t)(v) * UINT64_C(0x00010c00173fff83), (uint64_t)(int64_t)(v) * UINT64_C(0x0000dffffe5fffad), (uint64_t)(int64_t)(v) * UINT64_C(0x00013c0001200036), (uint64_t)(int64_t)(v) * UINT64_C(0x00003c0001ffffdd), (uint64_t)(int64_t)(v) * UINT64_C(0x0001dffff9600040), (uint64_t)(int64_t)(v) * UINT64_C(0x0000ebfff91fffc8), (uint64_t)(int64_t)(v) * UINT64_C(0xfffef00016400023), (uint64_t)(int64_t)(v) * UINT64_C(0xffffa00003dfffe4), (uint64_t)(int64_t)(v) * UINT64_C(0xffff7bfff5800060)
+static const uint64_t nicc_policy_h0[4096] = {NICC_POLICY_ROWS(NICC_POLICY_H0)};
+#define NICC_POLICY_H1(v) (uint64_t)(int64_t)(v) * UINT64_C(0x00000c00029fffe5), (uint64_t)(int64_t)(v) * UINT64_C(0xffff8c00071fff92), (uint64_t)(int64_t)(v) * UINT64_C(0xffff380000800008), (uint64_t)(int64_t)(v) * UINT64_C(0x0002480003a0000b), (uint64_t)(int64_t)(v) * UINT64_C(0xffffe7fffda00041), (uint64_t)(int64_t)(v) * UINT64_C(0x0000c3fffaa0001e), (uint64_t)(int64_t)(v) * UINT64_C(0x0001300002600017), (uint64_t)(int64_t)(v) * UINT64_C(0x000060001c3fff9c), (uint64_t)(int64_t)(v) * UINT64_C(0x0001200005c0007b), (uint64_t)(int64_t)(v) * UINT64_C(0xfffef00003ffff87), (uint64_t)(int64_t)(v) * UINT64_C(0xffffb800051fffe9), (uint64_t)(int64_t)(v) * UINT64_C(0xfffe440002e00017), (uint64_t)(int64_t)(v) * UINT64_C(0xfffee3fffec00017), (uint64_t)(int64_t)(v) * UINT64_C(0xffff0c000d5fffe3), (uint64_t)(int64_t)(v) * UINT64_C(0xfffedbfff9bfffee), (uint64_t)(int64_t)(v) * UINT64_C(0xffff3ffff85fff74)
+static const uint64_t nicc_policy_h1[4096] = {NICC_POLICY_ROWS(NICC_POLICY_H1)};
+#define NICC_POLICY_H2(v) (uint64_t)(int64_t)(v) * UINT64_C(0x0000300000200023), (uint64_t)(int64_t)(v) * UINT64_C(0xffffe3fff7dfff97), (uint64_t)(int64_t)(v) * UINT64_C(0x0001200002e00042), (uint64_t)(int64_t)(v) * UINT64_C(0x000127fffddffff8), (uint64_t)(int64_t)(v) * UINT64_C(0x0000e0000dbfffd2), (uint64_t)(int64_t)(v) * UINT64_C(0x00008c00077ffffd), (uint64_t)(int64_t)(v) * UINT64_C(0xfffea80000200004), (uint64_t)(int64_t)(v) * UINT64_C(0x000077ffffa00068), (uint64_t)(int64_t)(v) * UINT64_C(0x0000d40007800050), (uint64_t)(int64_t)(v) * UINT64_C(0x0001bbfff1400026), (uint64_t)(int64_t)(v) * UINT64_C(0x00004bfff700002f), (uint64_t)(int64_t)(v) * UINT64_C(0xfffff80001800028), (uint64_t)(int64_t)(v) * UINT64_C(0x0000540005000049), (uint64_t)(int64_t)(v) * UINT64_C(0xfffef000117ffff0), (uint64_t)(int64_t)(v) * UINT64_C(0xffff77fffd400001), (uint64_t)(int64_t)(v) * UINT64_C(0x0000e40000c00055)
+static const uint64_t nicc_policy_h2[4096] = {NICC_POLICY_ROWS(NICC_POLICY_H2)};
+#define NICC_POLICY_H3(v) (uint64_t)(int64_t)(v) * UINT64_C(0xffff740003400017), (uint64_t)(int64_t)(v) * UINT64_C(0xffffa80005dfffef), (uint64_t)(int64_t)(v) * UINT64_C(0x00001bfffa5fffbd), (uint64_t)(int64_t)(v) * UINT64_C(0x0000780001000022), (uint64_t)(int64_t)(v) * UINT64_C(0x00000400037fffc9), (uint64_t)(int64_t)(v) * UINT64_C(0xffff4000045fffc0), (uint64_t)(int64_t)(v) * UINT64_C(0xffff4c0002bfffd1), (uint64_t)(int64_t)(v) * UINT64_C(0xfffffc001fe00058), (uint64_t)(int64_t)(v) * UINT64_C(0xfffee7fff05fff9e), (uint64_t)(int64_t)(v) * UINT64_C(0xfffe0c000f000070), (uint64_t)(int64_t)(v) * UINT64_C(0xffff73fff7fffff8), (uint64_t)(int64_t)(v) * UINT64_C(0x0002540006e00017), (uint64_t)(int64_t)(v) * UINT64_C(0x000034000600006b), (uint64_t)(int64_t)(v) * UINT64_C(0x0000980005e0000d), (uint64_t)(int64_t)(v) * UINT64_C(0x00004c000f1ffff3), (uint64_t)(int64_t)(v) * UINT64_C(0xffffb400069fff91)
+static const uint64_t nicc_policy_h3[4096] = {NICC_POLICY_ROWS(NICC_POLICY_H3)};
+#define NICC_POLICY_H4(v) (uint64_t)(int64_t)(v) * UINT64_C(0x0000fc0003c00020), (uint64_t)(int64_t)(v) * UINT64_C(0x00002c0009400058), (uint64_t)(int64_t)(v) * UINT64_C(0xffff8bfffc20003f), (uint64_t)(int64_t)(v) * UINT64_C(0xffffdffff7400011), (uint64_t)(int64_t)(v) * UINT64_C(0x00002c00065fffbe), (uint64_t)(int64_t)(v) * UINT64_C(0x00004bfffe800025), (uint64_t)(int64_t)(v) * UINT64_C(0x0000b3fff7e00013), (uint64_t)(int64_t)(v) * UINT64_C(0xffff7c0008e00050), (uint64_t)(int64_t)(v) * UINT64_C(0x00007bfff5200069), (uint64_t)(int64_t)(v) * UINT64_C(0xfffed8000d9fffef), (uint64_t)(int64_t)(v) * UINT64_C(0xffffcc0002ffff80), (uint64_t)(int64_t)(v) * UINT64_C(0x0001b3fffadfffbc), (uint64_t)(int64_t)(v) * UINT64_C(0x000063fffdc00083), (uint64_t)(int64_t)(v) * UINT64_C(0xffff13ffed800007), (uint64_t)(int64_t)(v) * UINT64_C(0x0000e80004800014), (uint64_t)(int64_t)(v) * UINT64_C(0x00001c000ee0008b)
+static const uint64_t nicc_policy_h4[4096] = {NICC_POLICY_ROWS(NICC_POLICY_H4)};
+#define NICC_POLICY_H5(v) (uint64_t)(int64_t)(v) * UINT64_C(0xffff9800009fffff), (uint64_t)(int64_t)(v) * UINT64_C(0xffff700006800073), (uint64_t)(int64_t)(v) * UINT64_C(0x000027ffffe0000e), (uint64_t)(int64_t)(v) * UINT64_C(0xfffebffffb60003a), (uint64_t)(int64_t)(v) * UINT64_C(0x000047fff83fffe0), (uint64_t)(int64_t)(v) * UINT64_C(0x0001e80007000036), (uint64_t)(int64_t)(v) * UINT64_C(0xfffee3fffedfffb6), (uint64_t)(int64_t)(v) * UINT64_C(0x0000040012e00049), (uint64_t)(int64_t)(v) * UINT64_C(0x00000800059fffdc), (uint64_t)(int64_t)(v) * UINT64_C(0x0001ac00035fff81), (uint64_t)(int64_t)(v) * UINT64_C(0x0000bc0004ffffbe), (uint64_t)(int64_t)(v) * UINT64_C(0xfffddbffff000004), (uint64_t)(int64_t)(v) * UINT64_C(0xffff0c00061fffb2), (uint64_t)(int64_t)(v) * UINT64_C(0xffffb0000f1ffffe), (uint64_t)(int64_t)(v) * UINT64_C(0xffff57fffedffff9), (uint64_t)(int64_t)(v) * UINT64_C(0x000030000c7ffff4)
+static const uint64_t nicc_policy_h5[4096] = {NICC_POLICY_ROWS(NICC_POLICY_H5)};
+#define NICC_POLICY_H6(v) (uint64_t)(int64_t)(v) * UINT64_C(0x000023fffac00007), (uint64_t)(int64_t)(v) * UINT64_C(0x00007400035fffc9), (uint64_t)(int64_t)(v) * UINT64_C(0xfffef80002a00020), (uint64_t)(int64_t)(v) * UINT64_C(0x0001580004a00018), (uint64_t)(int64_t)(v) * UINT64_C(0x0000840001c00009), (uint64_t)(int64_t)(v) * UINT64_C(0xfffed80001a00010), (uint64_t)(int64_t)(v) * UINT64_C(0xffff2c0005400001), (uint64_t)(int64_t)(v) * UINT64_C(0xffff9c00081fffad), (uint64_t)(int64_t)(v) * UINT64_C(0x00011c000cffff97), (uint64_t)(int64_t)(v) * UINT64_C(0xffff0c0010ffffdf), (uint64_t)(int64_t)(v) * UINT64_C(0xffff8c0004bfffbd), (uint64_t)(int64_t)(v) * UINT64_C(0x0001f0000700001e), (uint64_t)(int64_t)(v) * UINT64_C(0xffffa7fff8ffffe8), (uint64_t)(int64_t)(v) * UINT64_C(0xffff28001dc0001b), (uint64_t)(int64_t)(v) * UINT64_C(0x0000ec000f200047), (uint64_t)(int64_t)(v) * UINT64_C(0xffffb80005e0006c)
+static const uint64_t nicc_policy_h6[4096] = {NICC_POLICY_ROWS(NICC_POLICY_H6)};
+#define NICC_POLICY_H7(v) (uint64_t)(int64_t)(v) * UINT64_C(0xffff3c0004000012), (uint64_t)(int64_t)(v) * UINT64_C(0xffff740005a0003a), (uint64_t)(int64_t)(v) * UINT64_C(0xffff8400071fffce), (uint64_t)(int64_t)(v) * UINT64_C(0x00002c00041fffd3), (uint64_t)(int64_t)(v) * UINT64_C(0xffff17fff41fffb8), (uint64_t)(int64_t)(v) * UINT64_C(0x00000bfff7bffff2), (uint64_t)(int64_t)(v) * UINT64_C(0x0001c3fff6e0003f), (uint64_t)(int64_t)(v) * UINT64_C(0x0000d0001440006a), (uint64_t)(int64_t)(v) * UINT64_C(0x0000c800013fffa3), (uint64_t)(int64_t)(v) * UINT64_C(0xfffe580010dfffb1), (uint64_t)(int64_t)(v) * UINT64_C(0xffffe7fffbe0003b), (uint64_t)(int64_t)(v) * UINT64_C(0x0001a400069fffca), (uint64_t)(int64_t)(v) * UINT64_C(0xffff23fff8400021), (uint64_t)(int64_t)(v) * UINT64_C(0xffff7c0002400016), (uint64_t)(int64_t)(v) * UINT64_C(0xffff4000115fffcb), (uint64_t)(int64_t)(v) * UINT64_C(0x0000ebfffe5fffbf)
+static const uint64_t nicc_policy_h7[4096] = {NICC_POLICY_ROWS(NICC_POLICY_H7)};
+#define NICC_POLICY_H8(v) (uint64_t)(int64_t)(v) * UINT64_C(0x00000bfff71fffeb), (uint64_t)(int64_t)(v) * UINT64_C(0xffffcffffd7fff6f), (uint64_t)(int64_t)(v) * UINT64_C(0x00007400017ffffc), (uint64_t)(int64_t)(v) * UINT64_C(0xfffee7fffd400023), (uint64_t)(int64_t)(v) * UINT64_C(0x000047fff39fffc3), (uint64_t)(int64_t)(v) * UINT64_C(0xfffed000081fffc6), (uint64_t)(int64_t)(v) * UINT64_C(0x00008c0001ffffbd), (uint64_t)(int64_t)(v) * UINT64_C(0xfffffc001c800011), (uint64_t)(int64_t)(v) * UINT64_C(0xffff640005fffff4), (uint64_t)(int64_t)(v) * UINT64_C(0xffffcfffef40002a), (uint64_t)(int64_t)(v) * UINT64_C(0xffff53fffc5fff7c), (uint64_t)(int64_t)(v) * UINT64_C(0x0001e3fffcbfffdb), (uint64_t)(int64_t)(v) * UINT64_C(0x0000840001c0001a), (uint64_t)(int64_t)(v) * UINT64_C(0x000123fffb20001f), (uint64_t)(int64_t)(v) * UINT64_C(0x00008000041fffb8), (uint64_t)(int64_t)(v) * UINT64_C(0xfffedffff4600016)
+static const uint64_t nicc_policy_h8[4096] = {NICC_POLICY_ROWS(NICC_POLICY_H8)};
+#define NICC_POLICY_H9(v) (uint64_t)(int64_t)(v) * UINT64_C(0xfffff8000880001e), (uint64_t)(int64_t)(v) * UINT64_C(0xffff83fff9200073), (uint64_t)(int64_t)(v) * UINT64_C(0x000013fffcbfffd0), (uint64_t)(int64_t)(v) * UINT64_C(0x000207fff81fffb7), (uint64_t)(int64_t)(v) * UINT64_C(0xffff0c00019fffe8), (uint64_t)(int64_t)(v) * UINT64_C(0xfffe8c0007dfffc6), (uint64_t)(int64_t)(v) * UINT64_C(0x0000d400079fffef), (uint64_t)(int64_t)(v) * UINT64_C(0x000098001a80003a), (uint64_t)(int64_t)(v) * UINT64_C(0xffffbbfff75fffa2), (uint64_t)(int64_t)(v) * UINT64_C(0x0001effff19fffd9), (uint64_t)(int64_t)(v) * UINT64_C(0xfffee7fffec00040), (uint64_t)(int64_t)(v) * UINT64_C(0xffff5ffffc5fffdb), (uint64_t)(int64_t)(v) * UINT64_C(0x0000600002bfffcb), (uint64_t)(int64_t)(v) * UINT64_C(0xffff3bffdb200009), (uint64_t)(int64_t)(v) * UINT64_C(0xfffeec0000c0001c), (uint64_t)(int64_t)(v) * UINT64_C(0x0000f80001600071)
+static const uint64_t nicc_policy_h9[4096] = {NICC_POLICY_ROWS(NICC_POLICY_H9)};
+#define NICC_POLICY_H10(v) (uint64_t)(int64_t)(v) * UINT64_C(0x000057fff73fffe5), (uint64_t)(int64_t)(v) * UINT64_C(0x00007800037ffffc), (uint64_t)(int64_t)(v) * UINT64_C(0xfffef40000e00022), (uint64_t)(int64_t)(v) * UINT64_C(0x0000540008400027), (uint64_t)(int64_t)(v) * UINT64_C(0x0000dffffb80000e), (uint64_t)(int64_t)(v) * UINT64_C(0x00015800013fffe4), (uint64_t)(int64_t)(v) * UINT64_C(0xfffec3fffec00041), (uint64_t)(int64_t)(v) * UINT64_C(0xfffee0000e800073), (uint64_t)(int64_t)(v) * UINT64_C(0x0000e00004600004), (uint64_t)(int64_t)(v) * UINT64_C(0xfffeb7fff1400080), (uint64_t)(int64_t)(v) * UINT64_C(0xfffffc0008dffff7), (uint64_t)(int64_t)(v) * UINT64_C(0x0000cbfff91ffff2), (uint64_t)(int64_t)(v) * UINT64_C(0x0000480001e0005a), (uint64_t)(int64_t)(v) * UINT64_C(0x0000d4001ba00011), (uint64_t)(int64_t)(v) * UINT64_C(0x000113fff2c00003), (uint64_t)(int64_t)(v) * UINT64_C(0x000017fffbc00079)
+static const uint64_t nicc_policy_h10[4096] = {NICC_POLICY_ROWS(NICC_POLICY_H10)};
+#define NICC_POLICY_H11(v) (uint64_t)(int64_t)(v) * UINT64_C(0xffff3ffffdffffe4), (uint64_t)(int64_t)(v) * UINT64_C(0x00004400073fffe7), (uint64_t)(int64_t)(v) * UINT64_C(0x000003fff9fffff4), (uint64_t)(int64_t)(v) * UINT64_C(0xfffee3fffd7ffff7), (uint64_t)(int64_t)(v) * UINT64_C(0x00003c00087fffd9), (uint64_t)(int64_t)(v) * UINT64_C(0x00000ffff7000041), (uint64_t)(int64_t)(v) * UINT64_C(0xfffef3fff700000c), (uint64_t)(int64_t)(v) * UINT64_C(0xffffe3ffe460002b), (uint64_t)(int64_t)(v) * UINT64_C(0xffff74000fffffdf), (uint64_t)(int64_t)(v) * UINT64_C(0x000143fff8800041), (uint64_t)(int64_t)(v) * UINT64_C(0x0000e3fffbfffffa), (uint64_t)(int64_t)(v) * UINT64_C(0x0000ebffff400000), (uint64_t)(int64_t)(v) * UINT64_C(0x00010bfffedfff8f), (uint64_t)(int64_t)(v) * UINT64_C(0x0000540004ffffe8), (uint64_t)(int64_t)(v) * UINT64_C(0x00009c0007800039), (uint64_t)(int64_t)(v) * UINT64_C(0x0000a00009c00061)
+static const uint64_t nicc_policy_h11[4096] = {NICC_POLICY_ROWS(NICC_POLICY_H11)};
+
 static const int32_t nicc_policy_out[256] = {
 	-10804, -10721, -10638, -10555,
 	-10473, -10389, -10306, -10223,
@@ -1541,401 +1526,401 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(a14);
 	a15 += X10 * gw[191];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t H0 = (uint64_t)(int64_t)s[0];
-	a0 += H0 * gw[208];
+	const uint64_t *H0 = &nicc_policy_h0[2048] + (int64_t)s[0] * 16;
+	a0 += H0[0];
 	NICC_POLICY_KEEP(a0);
-	a1 += H0 * gw[209];
+	a1 += H0[1];
 	NICC_POLICY_KEEP(a1);
-	a2 += H0 * gw[210];
+	a2 += H0[2];
 	NICC_POLICY_KEEP(a2);
-	a3 += H0 * gw[211];
+	a3 += H0[3];
 	NICC_POLICY_KEEP(a3);
-	a4 += H0 * gw[212];
+	a4 += H0[4];
 	NICC_POLICY_KEEP(a4);
-	a5 += H0 * gw[213];
+	a5 += H0[5];
 	NICC_POLICY_KEEP(a5);
-	a6 += H0 * gw[214];
+	a6 += H0[6];
 	NICC_POLICY_KEEP(a6);
-	a7 += H0 * gw[215];
+	a7 += H0[7];
 	NICC_POLICY_KEEP(a7);
-	a8 += H0 * gw[216];
+	a8 += H0[8];
 	NICC_POLICY_KEEP(a8);
-	a9 += H0 * gw[217];
+	a9 += H0[9];
 	NICC_POLICY_KEEP(a9);
-	a10 += H0 * gw[218];
+	a10 += H0[10];
 	NICC_POLICY_KEEP(a10);
-	a11 += H0 * gw[219];
+	a11 += H0[11];
 	NICC_POLICY_KEEP(a11);
-	a12 += H0 * gw[220];
+	a12 += H0[12];
 	NICC_POLICY_KEEP(a12);
-	a13 += H0 * gw[221];
+	a13 += H0[13];
 	NICC_POLICY_KEEP(a13);
-	a14 += H0 * gw[222];
+	a14 += H0[14];
 	NICC_POLICY_KEEP(a14);
-	a15 += H0 * gw[223];
+	a15 += H0[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t H1 = (uint64_t)(int64_t)s[1];
-	a0 += H1 * gw[224];
+	const uint64_t *H1 = &nicc_policy_h1[2048] + (int64_t)s[1] * 16;
+	a0 += H1[0];
 	NICC_POLICY_KEEP(a0);
-	a1 += H1 * gw[225];
+	a1 += H1[1];
 	NICC_POLICY_KEEP(a1);
-	a2 += H1 * gw[226];
+	a2 += H1[2];
 	NICC_POLICY_KEEP(a2);
-	a3 += H1 * gw[227];
+	a3 += H1[3];
 	NICC_POLICY_KEEP(a3);
-	a4 += H1 * gw[228];
+	a4 += H1[4];
 	NICC_POLICY_KEEP(a4);
-	a5 += H1 * gw[229];
+	a5 += H1[5];
 	NICC_POLICY_KEEP(a5);
-	a6 += H1 * gw[230];
+	a6 += H1[6];
 	NICC_POLICY_KEEP(a6);
-	a7 += H1 * gw[231];
+	a7 += H1[7];
 	NICC_POLICY_KEEP(a7);
-	a8 += H1 * gw[232];
+	a8 += H1[8];
 	NICC_POLICY_KEEP(a8);
-	a9 += H1 * gw[233];
+	a9 += H1[9];
 	NICC_POLICY_KEEP(a9);
-	a10 += H1 * gw[234];
+	a10 += H1[10];
 	NICC_POLICY_KEEP(a10);
-	a11 += H1 * gw[235];
+	a11 += H1[11];
 	NICC_POLICY_KEEP(a11);
-	a12 += H1 * gw[236];
+	a12 += H1[12];
 	NICC_POLICY_KEEP(a12);
-	a13 += H1 * gw[237];
+	a13 += H1[13];
 	NICC_POLICY_KEEP(a13);
-	a14 += H1 * gw[238];
+	a14 += H1[14];
 	NICC_POLICY_KEEP(a14);
-	a15 += H1 * gw[239];
+	a15 += H1[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t H2 = (uint64_t)(int64_t)s[2];
-	a0 += H2 * gw[240];
+	const uint64_t *H2 = &nicc_policy_h2[2048] + (int64_t)s[2] * 16;
+	a0 += H2[0];
 	NICC_POLICY_KEEP(a0);
-	a1 += H2 * gw[241];
+	a1 += H2[1];
 	NICC_POLICY_KEEP(a1);
-	a2 += H2 * gw[242];
+	a2 += H2[2];
 	NICC_POLICY_KEEP(a2);
-	a3 += H2 * gw[243];
+	a3 += H2[3];
 	NICC_POLICY_KEEP(a3);
-	a4 += H2 * gw[244];
+	a4 += H2[4];
 	NICC_POLICY_KEEP(a4);
-	a5 += H2 * gw[245];
+	a5 += H2[5];
 	NICC_POLICY_KEEP(a5);
-	a6 += H2 * gw[246];
+	a6 += H2[6];
 	NICC_POLICY_KEEP(a6);
-	a7 += H2 * gw[247];
+	a7 += H2[7];
 	NICC_POLICY_KEEP(a7);
-	a8 += H2 * gw[248];
+	a8 += H2[8];
 	NICC_POLICY_KEEP(a8);
-	a9 += H2 * gw[249];
+	a9 += H2[9];
 	NICC_POLICY_KEEP(a9);
-	a10 += H2 * gw[250];
+	a10 += H2[10];
 	NICC_POLICY_KEEP(a10);
-	a11 += H2 * gw[251];
+	a11 += H2[11];
 	NICC_POLICY_KEEP(a11);
-	a12 += H2 * gw[252];
+	a12 += H2[12];
 	NICC_POLICY_KEEP(a12);
-	a13 += H2 * gw[253];
+	a13 += H2[13];
 	NICC_POLICY_KEEP(a13);
-	a14 += H2 * gw[254];
+	a14 += H2[14];
 	NICC_POLICY_KEEP(a14);
-	a15 += H2 * gw[255];
+	a15 += H2[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t H3 = (uint64_t)(int64_t)s[3];
-	a0 += H3 * gw[256];
+	const uint64_t *H3 = &nicc_policy_h3[2048] + (int64_t)s[3] * 16;
+	a0 += H3[0];
 	NICC_POLICY_KEEP(a0);
-	a1 += H3 * gw[257];
+	a1 += H3[1];
 	NICC_POLICY_KEEP(a1);
-	a2 += H3 * gw[258];
+	a2 += H3[2];
 	NICC_POLICY_KEEP(a2);
-	a3 += H3 * gw[259];
+	a3 += H3[3];
 	NICC_POLICY_KEEP(a3);
-	a4 += H3 * gw[260];
+	a4 += H3[4];
 	NICC_POLICY_KEEP(a4);
-	a5 += H3 * gw[261];
+	a5 += H3[5];
 	NICC_POLICY_KEEP(a5);
-	a6 += H3 * gw[262];
+	a6 += H3[6];
 	NICC_POLICY_KEEP(a6);
-	a7 += H3 * gw[263];
+	a7 += H3[7];
 	NICC_POLICY_KEEP(a7);
-	a8 += H3 * gw[264];
+	a8 += H3[8];
 	NICC_POLICY_KEEP(a8);
-	a9 += H3 * gw[265];
+	a9 += H3[9];
 	NICC_POLICY_KEEP(a9);
-	a10 += H3 * gw[266];
+	a10 += H3[10];
 	NICC_POLICY_KEEP(a10);
-	a11 += H3 * gw[267];
+	a11 += H3[11];
 	NICC_POLICY_KEEP(a11);
-	a12 += H3 * gw[268];
+	a12 += H3[12];
 	NICC_POLICY_KEEP(a12);
-	a13 += H3 * gw[269];
+	a13 += H3[13];
 	NICC_POLICY_KEEP(a13);
-	a14 += H3 * gw[270];
+	a14 += H3[14];
 	NICC_POLICY_KEEP(a14);
-	a15 += H3 * gw[271];
+	a15 += H3[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t H4 = (uint64_t)(int64_t)s[4];
-	a0 += H4 * gw[272];
+	const uint64_t *H4 = &nicc_policy_h4[2048] + (int64_t)s[4] * 16;
+	a0 += H4[0];
 	NICC_POLICY_KEEP(a0);
-	a1 += H4 * gw[273];
+	a1 += H4[1];
 	NICC_POLICY_KEEP(a1);
-	a2 += H4 * gw[274];
+	a2 += H4[2];
 	NICC_POLICY_KEEP(a2);
-	a3 += H4 * gw[275];
+	a3 += H4[3];
 	NICC_POLICY_KEEP(a3);
-	a4 += H4 * gw[276];
+	a4 += H4[4];
 	NICC_POLICY_KEEP(a4);
-	a5 += H4 * gw[277];
+	a5 += H4[5];
 	NICC_POLICY_KEEP(a5);
-	a6 += H4 * gw[278];
+	a6 += H4[6];
 	NICC_POLICY_KEEP(a6);
-	a7 += H4 * gw[279];
+	a7 += H4[7];
 	NICC_POLICY_KEEP(a7);
-	a8 += H4 * gw[280];
+	a8 += H4[8];
 	NICC_POLICY_KEEP(a8);
-	a9 += H4 * gw[281];
+	a9 += H4[9];
 	NICC_POLICY_KEEP(a9);
-	a10 += H4 * gw[282];
+	a10 += H4[10];
 	NICC_POLICY_KEEP(a10);
-	a11 += H4 * gw[283];
+	a11 += H4[11];
 	NICC_POLICY_KEEP(a11);
-	a12 += H4 * gw[284];
+	a12 += H4[12];
 	NICC_POLICY_KEEP(a12);
-	a13 += H4 * gw[285];
+	a13 += H4[13];
 	NICC_POLICY_KEEP(a13);
-	a14 += H4 * gw[286];
+	a14 += H4[14];
 	NICC_POLICY_KEEP(a14);
-	a15 += H4 * gw[287];
+	a15 += H4[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t H5 = (uint64_t)(int64_t)s[5];
-	a0 += H5 * gw[288];
+	const uint64_t *H5 = &nicc_policy_h5[2048] + (int64_t)s[5] * 16;
+	a0 += H5[0];
 	NICC_POLICY_KEEP(a0);
-	a1 += H5 * gw[289];
+	a1 += H5[1];
 	NICC_POLICY_KEEP(a1);
-	a2 += H5 * gw[290];
+	a2 += H5[2];
 	NICC_POLICY_KEEP(a2);
-	a3 += H5 * gw[291];
+	a3 += H5[3];
 	NICC_POLICY_KEEP(a3);
-	a4 += H5 * gw[292];
+	a4 += H5[4];
 	NICC_POLICY_KEEP(a4);
-	a5 += H5 * gw[293];
+	a5 += H5[5];
 	NICC_POLICY_KEEP(a5);
-	a6 += H5 * gw[294];
+	a6 += H5[6];
 	NICC_POLICY_KEEP(a6);
-	a7 += H5 * gw[295];
+	a7 += H5[7];
 	NICC_POLICY_KEEP(a7);
-	a8 += H5 * gw[296];
+	a8 += H5[8];
 	NICC_POLICY_KEEP(a8);
-	a9 += H5 * gw[297];
+	a9 += H5[9];
 	NICC_POLICY_KEEP(a9);
-	a10 += H5 * gw[298];
+	a10 += H5[10];
 	NICC_POLICY_KEEP(a10);
-	a11 += H5 * gw[299];
+	a11 += H5[11];
 	NICC_POLICY_KEEP(a11);
-	a12 += H5 * gw[300];
+	a12 += H5[12];
 	NICC_POLICY_KEEP(a12);
-	a13 += H5 * gw[301];
+	a13 += H5[13];
 	NICC_POLICY_KEEP(a13);
-	a14 += H5 * gw[302];
+	a14 += H5[14];
 	NICC_POLICY_KEEP(a14);
-	a15 += H5 * gw[303];
+	a15 += H5[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t H6 = (uint64_t)(int64_t)s[6];
-	a0 += H6 * gw[304];
+	const uint64_t *H6 = &nicc_policy_h6[2048] + (int64_t)s[6] * 16;
+	a0 += H6[0];
 	NICC_POLICY_KEEP(a0);
-	a1 += H6 * gw[305];
+	a1 += H6[1];
 	NICC_POLICY_KEEP(a1);
-	a2 += H6 * gw[306];
+	a2 += H6[2];
 	NICC_POLICY_KEEP(a2);
-	a3 += H6 * gw[307];
+	a3 += H6[3];
 	NICC_POLICY_KEEP(a3);
-	a4 += H6 * gw[308];
+	a4 += H6[4];
 	NICC_POLICY_KEEP(a4);
-	a5 += H6 * gw[309];
+	a5 += H6[5];
 	NICC_POLICY_KEEP(a5);
-	a6 += H6 * gw[310];
+	a6 += H6[6];
 	NICC_POLICY_KEEP(a6);
-	a7 += H6 * gw[311];
+	a7 += H6[7];
 	NICC_POLICY_KEEP(a7);
-	a8 += H6 * gw[312];
+	a8 += H6[8];
 	NICC_POLICY_KEEP(a8);
-	a9 += H6 * gw[313];
+	a9 += H6[9];
 	NICC_POLICY_KEEP(a9);
-	a10 += H6 * gw[314];
+	a10 += H6[10];
 	NICC_POLICY_KEEP(a10);
-	a11 += H6 * gw[315];
+	a11 += H6[11];
 	NICC_POLICY_KEEP(a11);
-	a12 += H6 * gw[316];
+	a12 += H6[12];
 	NICC_POLICY_KEEP(a12);
-	a13 += H6 * gw[317];
+	a13 += H6[13];
 	NICC_POLICY_KEEP(a13);
-	a14 += H6 * gw[318];
+	a14 += H6[14];
 	NICC_POLICY_KEEP(a14);
-	a15 += H6 * gw[319];
+	a15 += H6[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t H7 = (uint64_t)(int64_t)s[7];
-	a0 += H7 * gw[320];
+	const uint64_t *H7 = &nicc_policy_h7[2048] + (int64_t)s[7] * 16;
+	a0 += H7[0];
 	NICC_POLICY_KEEP(a0);
-	a1 += H7 * gw[321];
+	a1 += H7[1];
 	NICC_POLICY_KEEP(a1);
-	a2 += H7 * gw[322];
+	a2 += H7[2];
 	NICC_POLICY_KEEP(a2);
-	a3 += H7 * gw[323];
+	a3 += H7[3];
 	NICC_POLICY_KEEP(a3);
-	a4 += H7 * gw[324];
+	a4 += H7[4];
 	NICC_POLICY_KEEP(a4);
-	a5 += H7 * gw[325];
+	a5 += H7[5];
 	NICC_POLICY_KEEP(a5);
-	a6 += H7 * gw[326];
+	a6 += H7[6];
 	NICC_POLICY_KEEP(a6);
-	a7 += H7 * gw[327];
+	a7 += H7[7];
 	NICC_POLICY_KEEP(a7);
-	a8 += H7 * gw[328];
+	a8 += H7[8];
 	NICC_POLICY_KEEP(a8);
-	a9 += H7 * gw[329];
+	a9 += H7[9];
 	NICC_POLICY_KEEP(a9);
-	a10 += H7 * gw[330];
+	a10 += H7[10];
 	NICC_POLICY_KEEP(a10);
-	a11 += H7 * gw[331];
+	a11 += H7[11];
 	NICC_POLICY_KEEP(a11);
-	a12 += H7 * gw[332];
+	a12 += H7[12];
 	NICC_POLICY_KEEP(a12);
-	a13 += H7 * gw[333];
+	a13 += H7[13];
 	NICC_POLICY_KEEP(a13);
-	a14 += H7 * gw[334];
+	a14 += H7[14];
 	NICC_POLICY_KEEP(a14);
-	a15 += H7 * gw[335];
+	a15 += H7[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t H8 = (uint64_t)(int64_t)s[8];
-	a0 += H8 * gw[336];
+	const uint64_t *H8 = &nicc_policy_h8[2048] + (int64_t)s[8] * 16;
+	a0 += H8[0];
 	NICC_POLICY_KEEP(a0);
-	a1 += H8 * gw[337];
+	a1 += H8[1];
 	NICC_POLICY_KEEP(a1);
-	a2 += H8 * gw[338];
+	a2 += H8[2];
 	NICC_POLICY_KEEP(a2);
-	a3 += H8 * gw[339];
+	a3 += H8[3];
 	NICC_POLICY_KEEP(a3);
-	a4 += H8 * gw[340];
+	a4 += H8[4];
 	NICC_POLICY_KEEP(a4);
-	a5 += H8 * gw[341];
+	a5 += H8[5];
 	NICC_POLICY_KEEP(a5);
-	a6 += H8 * gw[342];
+	a6 += H8[6];
 	NICC_POLICY_KEEP(a6);
-	a7 += H8 * gw[343];
+	a7 += H8[7];
 	NICC_POLICY_KEEP(a7);
-	a8 += H8 * gw[344];
+	a8 += H8[8];
 	NICC_POLICY_KEEP(a8);
-	a9 += H8 * gw[345];
+	a9 += H8[9];
 	NICC_POLICY_KEEP(a9);
-	a10 += H8 * gw[346];
+	a10 += H8[10];
 	NICC_POLICY_KEEP(a10);
-	a11 += H8 * gw[347];
+	a11 += H8[11];
 	NICC_POLICY_KEEP(a11);
-	a12 += H8 * gw[348];
+	a12 += H8[12];
 	NICC_POLICY_KEEP(a12);
-	a13 += H8 * gw[349];
+	a13 += H8[13];
 	NICC_POLICY_KEEP(a13);
-	a14 += H8 * gw[350];
+	a14 += H8[14];
 	NICC_POLICY_KEEP(a14);
-	a15 += H8 * gw[351];
+	a15 += H8[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t H9 = (uint64_t)(int64_t)s[9];
-	a0 += H9 * gw[352];
+	const uint64_t *H9 = &nicc_policy_h9[2048] + (int64_t)s[9] * 16;
+	a0 += H9[0];
 	NICC_POLICY_KEEP(a0);
-	a1 += H9 * gw[353];
+	a1 += H9[1];
 	NICC_POLICY_KEEP(a1);
-	a2 += H9 * gw[354];
+	a2 += H9[2];
 	NICC_POLICY_KEEP(a2);
-	a3 += H9 * gw[355];
+	a3 += H9[3];
 	NICC_POLICY_KEEP(a3);
-	a4 += H9 * gw[356];
+	a4 += H9[4];
 	NICC_POLICY_KEEP(a4);
-	a5 += H9 * gw[357];
+	a5 += H9[5];
 	NICC_POLICY_KEEP(a5);
-	a6 += H9 * gw[358];
+	a6 += H9[6];
 	NICC_POLICY_KEEP(a6);
-	a7 += H9 * gw[359];
+	a7 += H9[7];
 	NICC_POLICY_KEEP(a7);
-	a8 += H9 * gw[360];
+	a8 += H9[8];
 	NICC_POLICY_KEEP(a8);
-	a9 += H9 * gw[361];
+	a9 += H9[9];
 	NICC_POLICY_KEEP(a9);
-	a10 += H9 * gw[362];
+	a10 += H9[10];
 	NICC_POLICY_KEEP(a10);
-	a11 += H9 * gw[363];
+	a11 += H9[11];
 	NICC_POLICY_KEEP(a11);
-	a12 += H9 * gw[364];
+	a12 += H9[12];
 	NICC_POLICY_KEEP(a12);
-	a13 += H9 * gw[365];
+	a13 += H9[13];
 	NICC_POLICY_KEEP(a13);
-	a14 += H9 * gw[366];
+	a14 += H9[14];
 	NICC_POLICY_KEEP(a14);
-	a15 += H9 * gw[367];
+	a15 += H9[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t H10 = (uint64_t)(int64_t)s[10];
-	a0 += H10 * gw[368];
+	const uint64_t *H10 = &nicc_policy_h10[2048] + (int64_t)s[10] * 16;
+	a0 += H10[0];
 	NICC_POLICY_KEEP(a0);
-	a1 += H10 * gw[369];
+	a1 += H10[1];
 	NICC_POLICY_KEEP(a1);
-	a2 += H10 * gw[370];
+	a2 += H10[2];
 	NICC_POLICY_KEEP(a2);
-	a3 += H10 * gw[371];
+	a3 += H10[3];
 	NICC_POLICY_KEEP(a3);
-	a4 += H10 * gw[372];
+	a4 += H10[4];
 	NICC_POLICY_KEEP(a4);
-	a5 += H10 * gw[373];
+	a5 += H10[5];
 	NICC_POLICY_KEEP(a5);
-	a6 += H10 * gw[374];
+	a6 += H10[6];
 	NICC_POLICY_KEEP(a6);
-	a7 += H10 * gw[375];
+	a7 += H10[7];
 	NICC_POLICY_KEEP(a7);
-	a8 += H10 * gw[376];
+	a8 += H10[8];
 	NICC_POLICY_KEEP(a8);
-	a9 += H10 * gw[377];
+	a9 += H10[9];
 	NICC_POLICY_KEEP(a9);
-	a10 += H10 * gw[378];
+	a10 += H10[10];
 	NICC_POLICY_KEEP(a10);
-	a11 += H10 * gw[379];
+	a11 += H10[11];
 	NICC_POLICY_KEEP(a11);
-	a12 += H10 * gw[380];
+	a12 += H10[12];
 	NICC_POLICY_KEEP(a12);
-	a13 += H10 * gw[381];
+	a13 += H10[13];
 	NICC_POLICY_KEEP(a13);
-	a14 += H10 * gw[382];
+	a14 += H10[14];
 	NICC_POLICY_KEEP(a14);
-	a15 += H10 * gw[383];
+	a15 += H10[15];
 	NICC_POLICY_KEEP(a15);
-	const uint64_t H11 = (uint64_t)(int64_t)s[11];
-	a0 += H11 * gw[384];
+	const uint64_t *H11 = &nicc_policy_h11[2048] + (int64_t)s[11] * 16;
+	a0 += H11[0];
 	NICC_POLICY_KEEP(a0);
-	a1 += H11 * gw[385];
+	a1 += H11[1];
 	NICC_POLICY_KEEP(a1);
-	a2 += H11 * gw[386];
+	a2 += H11[2];
 	NICC_POLICY_KEEP(a2);
-	a3 += H11 * gw[387];
+	a3 += H11[3];
 	NICC_POLICY_KEEP(a3);
-	a4 += H11 * gw[388];
+	a4 += H11[4];
 	NICC_POLICY_KEEP(a4);
-	a5 += H11 * gw[389];
+	a5 += H11[5];
 	NICC_POLICY_KEEP(a5);
-	a6 += H11 * gw[390];
+	a6 += H11[6];
 	NICC_POLICY_KEEP(a6);
-	a7 += H11 * gw[391];
+	a7 += H11[7];
 	NICC_POLICY_KEEP(a7);
-	a8 += H11 * gw[392];
+	a8 += H11[8];
 	NICC_POLICY_KEEP(a8);
-	a9 += H11 * gw[393];
+	a9 += H11[9];
 	NICC_POLICY_KEEP(a9);
-	a10 += H11 * gw[394];
+	a10 += H11[10];
 	NICC_POLICY_KEEP(a10);
-	a11 += H11 * gw[395];
+	a11 += H11[11];
 	NICC_POLICY_KEEP(a11);
-	a12 += H11 * gw[396];
+	a12 += H11[12];
 	NICC_POLICY_KEEP(a12);
-	a13 += H11 * gw[397];
+	a13 += H11[13];
 	NICC_POLICY_KEEP(a13);
-	a14 += H11 * gw[398];
+	a14 += H11[14];
 	NICC_POLICY_KEEP(a14);
-	a15 += H11 * gw[399];
+	a15 += H11[15];
 	NICC_POLICY_KEEP(a15);
 
 	/* per unit: its four gates, then the cell and hidden state; the new h' and c' replace the old */
