@@ -11,10 +11,11 @@ import (
 
 // LSTM prints an integer LSTM IR as C: straight-line code over packed 21-bit accumulator lanes
 // (three channels per uint64 multiply, see quantize's "The integer LSTM path"), weights as
-// static const tables, table activations, and the recurrent state in the caller's words. The
-// gates take each recurrent input h_k, a byte, through a table of its partial products (256
-// rows of its packed words times each byte, 32 KiB a unit on rlcc_lstm.onnx): an add a word
-// instead of a multiply, the sums the same integers (productTables). The signature is
+// static const tables, table activations, and the recurrent state in the caller's words. In
+// FormTable the gates take each recurrent input h_k, a byte, through a table of its partial
+// products (256 rows of its packed words times each byte, 32 KiB a unit on rlcc_lstm.onnx):
+// an add a word instead of a multiply, the sums the same integers (productTables); FormBranch
+// multiplies, with no such tables. The signature is
 //
 //	int32_t Func(const int32_t *x, uint32_t *state)
 //
@@ -27,8 +28,8 @@ func LSTM(ir *quantize.LSTMIR, opt Options) (*Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Form != FormBranch {
-		return nil, fmt.Errorf("codegen: form %s applies to tree ensembles, not an LSTM", opt.Form)
+	if opt.Form != FormBranch && opt.Form != FormTable {
+		return nil, fmt.Errorf("codegen: an LSTM is printed in the branch or table form, not %s", opt.Form)
 	}
 	if err := checkLSTM(ir); err != nil {
 		return nil, err
@@ -127,8 +128,9 @@ func (g *lstmGen) headerComment(file string) *node {
 	l = append(l, "",
 		fmt.Sprintf("Accumulators are packed %d per uint64 in %d-bit lanes, each lane's final sum proven in", quantize.LanesPerWord, quantize.LaneBits),
 		"[-2^20, 2^20) by interval analysis and stored offset by 2^20, so one multiply of an input by",
-		"a packed weight word advances three channels exactly (arithmetic mod 2^64); each h_k adds",
-		"the row of its partial-product table at h_k instead (the same words times h_k, mod 2^64).",
+		"a packed weight word advances three channels exactly (arithmetic mod 2^64)"+g.tableNote()[0])
+	l = append(l, g.tableNote()[1:]...)
+	l = append(l,
 		fmt.Sprintf("  dense %d -> %d relu: x_t = clamp(floor(V / 2^n), 0, %d), per-channel scales", len(ir.Inputs), ir.Pre.Out, quantize.PreMax),
 		fmt.Sprintf("  lstm %d gates (i, f, g, o): index = clamp(floor(V / 2^n), -128, 127); sigmoid step %s,", 4*ir.Hidden, fmtFloat(quantize.SigStep)),
 		fmt.Sprintf("    tanh step %s; i, f, o in [0, 128] (/128); g and c in units of %s", fmtFloat(quantize.TanhStep), fmtFloat(ir.CellScale)),
@@ -290,6 +292,36 @@ func (t gateTable) lookup(name, lane string, v quantize.Interval, n int) []*node
 	}
 }
 
+// preamble is the source's header comment, include, shift check and KEEP macro.
+func (g *lstmGen) preamble() []*node {
+	fn := g.fn
+	return []*node{
+		g.headerComment(fn + ".c"),
+		line(`#include "` + g.header + `"`),
+		line(""),
+		&node{Kind: kindComment, Lines: []string{
+			"The requantization needs >> of a negative value to be an arithmetic (flooring) shift. C99",
+			"leaves that to the implementation (gcc defines it so); this fails to compile elsewhere.",
+		}},
+		line(fmt.Sprintf("typedef char %s_asr_check[(-1 >> 1) == -1 ? 1 : -1];", fn)),
+		line(""),
+		&node{Kind: kindComment, Lines: []string{
+			g.keep() + "(v) tells gcc that v may have changed, at no cost. On the tables' base pointers",
+			"it keeps the packed weights in their tables, read with one load each, instead of as",
+			"64-bit literals rebuilt in code, and keeps gcc from turning a clamp before a lookup into a",
+			"branch on what it knows of the table; on the lane accumulators it keeps every sum a chain of",
+			"adds in its register, so gcc does not reassociate the sums into hundreds of live",
+			"products and spill them. Other compilers get the plain code.",
+		}},
+		line("#ifdef __GNUC__"),
+		line("#define " + g.keep() + "(v) __asm__(\"\" : \"+r\"(v))"),
+		line("#else"),
+		line("#define " + g.keep() + "(v) ((void)0)"),
+		line("#endif"),
+		line(""),
+	}
+}
+
 // offset is e + d as C.
 func offset(e string, d int64) string {
 	switch {
@@ -319,6 +351,12 @@ func (g *lstmGen) lowerSource() []*node {
 	ir := g.ir
 	H := ir.Hidden
 	fn := g.fn
+	// tabled is the first gate input read from a product table: every h in FormTable, none in
+	// FormBranch (whose gates table keeps the recurrent words).
+	tabled := ir.Gates.In
+	if g.opt.Form == FormTable {
+		tabled = ir.Pre.Out
+	}
 	tab := func(name, typ string, vals []string) *node {
 		return &node{Kind: kindTable, Name: fn + "_" + name, Type: typ, Values: vals}
 	}
@@ -335,33 +373,10 @@ func (g *lstmGen) lowerSource() []*node {
 	if g.fold != nil {
 		out = tab("out", "int32_t", ints(256, func(k int) int64 { return int64(g.fold[k]) }))
 	}
-	ns := []*node{
-		g.headerComment(fn + ".c"),
-		line(`#include "` + g.header + `"`),
-		line(""),
-		&node{Kind: kindComment, Lines: []string{
-			"The requantization needs >> of a negative value to be an arithmetic (flooring) shift. C99",
-			"leaves that to the implementation (gcc defines it so); this fails to compile elsewhere.",
-		}},
-		line(fmt.Sprintf("typedef char %s_asr_check[(-1 >> 1) == -1 ? 1 : -1];", fn)),
-		line(""),
-		&node{Kind: kindComment, Lines: []string{
-			g.keep() + "(v) tells gcc that v may have changed, at no cost. On the tables' base pointers",
-			"it keeps the packed weights in their tables, read with one load each, instead of as",
-			"64-bit literals rebuilt in code, and keeps gcc from turning a clamp before a lookup into a",
-			"branch on what it knows of the table; on the lane accumulators it keeps every sum a chain of",
-			"adds in its register, so gcc does not reassociate the sums into hundreds of live",
-			"products and spill them. Other compilers get the plain code.",
-		}},
-		line("#ifdef __GNUC__"),
-		line("#define " + g.keep() + "(v) __asm__(\"\" : \"+r\"(v))"),
-		line("#else"),
-		line("#define " + g.keep() + "(v) ((void)0)"),
-		line("#endif"),
-		line(""),
+	ns := append(g.preamble(),
 		tab("pre", "uint64_t", packed(&pre)),
 		line(""),
-		tab("gates", "uint64_t", packed(&ir.Gates)[:ir.Gates.Groups()*(1+ir.Pre.Out)]), // the biases and x_t's words
+		tab("gates", "uint64_t", packed(&ir.Gates)[:ir.Gates.Groups()*(1+tabled)]), // the biases and the multiplied inputs' words
 		line(""),
 		tab("sigmoid", "uint8_t", sigT.values(func(k int) int64 { return int64(ir.Sigmoid[k]) })),
 		line(""),
@@ -369,8 +384,10 @@ func (g *lstmGen) lowerSource() []*node {
 		line(""),
 		tab("tanh_c", "int8_t", ints(len(ir.TanhC), func(k int) int64 { return int64(ir.TanhC[k]) })),
 		line(""),
+	)
+	if g.opt.Form == FormTable {
+		ns = append(ns, g.productTables()...)
 	}
-	ns = append(ns, g.productTables()...)
 	ns = append(ns,
 		out,
 	)
@@ -419,13 +436,17 @@ func (g *lstmGen) lowerSource() []*node {
 		gin = append(gin, fmt.Sprintf("X%d", j))
 	}
 	for k := range H {
-		n := len(liveGroups(&ir.Gates, ir.Pre.Out+k))
-		gpre = append(gpre, []*node{stmt("const uint64_t *H%d = &%s_h%d[%d] + (int64_t)s[%d] * %d;", k, fn, k, 128*n, k, n)})
+		if g.opt.Form == FormTable {
+			n := len(liveGroups(&ir.Gates, ir.Pre.Out+k))
+			gpre = append(gpre, []*node{stmt("const uint64_t *H%d = &%s_h%d[%d] + (int64_t)s[%d] * %d;", k, fn, k, 128*n, k, n)})
+		} else {
+			gpre = append(gpre, []*node{stmt("const uint64_t H%d = (uint64_t)(int64_t)s[%d];", k, k)})
+		}
 		gin = append(gin, fmt.Sprintf("H%d", k))
 	}
 	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
 		"lstm gates i, f, g, o over (x_t, h), each x_t computed just before its use: table indices in [0, 255]"}})
-	sums, ts = g.lanes("a", "gw", &ir.Gates, gin, gpre, ir.Pre.Out)
+	sums, ts = g.lanes("a", "gw", &ir.Gates, gin, gpre, tabled)
 	body = append(body, sums...)
 	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
 		"per unit: its four gates, then the cell and hidden state; the new h' and c' replace the old"}})
@@ -477,6 +498,15 @@ func liveGroups(l *quantize.LaneLayer, i int) []int {
 		}
 	}
 	return gs
+}
+
+// tableNote ends the header's sentence on the packed lanes (its first line) and, in FormTable,
+// says how h_k is added instead.
+func (g *lstmGen) tableNote() []string {
+	if g.opt.Form != FormTable {
+		return []string{"."}
+	}
+	return []string{"; each h_k adds", "the row of its partial-product table at h_k instead (the same words times h_k, mod 2^64)."}
 }
 
 // productTables are the recurrent inputs' partial products, so that each h costs the gate

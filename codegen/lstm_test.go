@@ -95,15 +95,22 @@ func lstmVectors(ir *quantize.LSTMIR, rows [][]float64, n int) []lstmStep {
 }
 
 // TestLSTMBitExact: golden Step == host C (strict, UBSan) == fwsim on 20k steps in
-// sequences, outputs and states, and the measured cycles stay within the static WCET on dpa.
+// sequences, outputs and states, and the measured cycles stay within the static WCET on dpa,
+// in both forms: the recurrent products from tables (table) and multiplied (branch).
 func TestLSTMBitExact(t *testing.T) {
 	ir, rows := shippedLSTM(t)
-	f, err := codegen.LSTM(ir, codegen.Options{})
+	for form, dir := range map[codegen.Form]string{codegen.FormTable: "lstm_rlcc", codegen.FormBranch: "lstm_rlcc_mul"} {
+		t.Run(form.String(), func(t *testing.T) { checkLSTMBitExact(t, ir, rows, form, dir) })
+	}
+}
+
+func checkLSTMBitExact(t *testing.T, ir *quantize.LSTMIR, rows [][]float64, form codegen.Form, dir string) {
+	f, err := codegen.LSTM(ir, codegen.Options{Form: form})
 	if err != nil {
 		t.Fatal(err)
 	}
-	snapshot(t, "lstm_rlcc/"+f.HeaderName, f.Header)
-	snapshot(t, "lstm_rlcc/"+f.SourceName, f.Source)
+	snapshot(t, dir+"/"+f.HeaderName, f.Header)
+	snapshot(t, dir+"/"+f.SourceName, f.Source)
 	driver, elfPath := buildLSTM(t, f)
 	steps := lstmVectors(ir, rows, 20000)
 	sw := ir.StateWords()

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"github.com/nicc-dev/nicc/codegen"
 	"math"
 	"slices"
 	"strconv"
@@ -67,10 +68,23 @@ func (c *compilation) fit() error {
 	if err := c.checkBound(p); err != nil {
 		return err
 	}
-	if ir, ok := c.pol.(*quantize.TreeIR); ok {
-		return c.chooseForm(ir, p)
+	limit := c.memoryBudget(p)
+	var cs []candidate
+	switch ir := c.pol.(type) {
+	case *quantize.TreeIR:
+		cs, err = c.candidates(ir, limit)
+	case *quantize.LSTMIR:
+		cs, err = c.lstmCandidates()
+	default:
+		if c.opt.Form != "" && c.opt.Form != codegen.FormBranch.String() {
+			return fmt.Errorf("%s: --form %s: an MLP is straight-line code, built in the branch form only", c.opt.Model, c.opt.Form)
+		}
+		return nil
 	}
-	return nil
+	if err != nil {
+		return err
+	}
+	return c.chooseForm(cs, limit, p)
 }
 
 // checkBound refuses a model whose lower bound is over the budget or the core's memory.

@@ -202,13 +202,27 @@ func rankGroupings(ir *quantize.TreeIR) [][][]int {
 	return out
 }
 
-// chooseForm builds every candidate and keeps the least WCET within the memory budget.
-func (c *compilation) chooseForm(ir *quantize.TreeIR, p *fwsim.Profile) error {
-	limit := c.memoryBudget(p)
-	cs, err := c.candidates(ir, limit)
-	if err != nil {
-		return err
+// lstmCandidates are an LSTM's two forms, restricted to opt.Form when it is set: the
+// recurrent products read from tables (codegen.FormTable: an add a packed word instead of a
+// multiply, 256 rows of each h's words), and every product multiplied (FormBranch).
+func (c *compilation) lstmCandidates() ([]candidate, error) {
+	cs := []candidate{
+		{form: codegen.FormTable, detail: "each h's partial products read from a table of 256 rows: an add a packed word"},
+		{form: codegen.FormBranch, detail: "every packed word multiplied"},
 	}
+	if c.opt.Form == "" {
+		return cs, nil
+	}
+	for _, cand := range cs {
+		if cand.form.String() == c.opt.Form {
+			return []candidate{{form: cand.form, detail: "--form " + c.opt.Form}}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: --form %s: an LSTM is built in the table or branch form", c.opt.Model, c.opt.Form)
+}
+
+// chooseForm builds every candidate and keeps the least WCET within the memory budget.
+func (c *compilation) chooseForm(cs []candidate, limit MemoryBudget, p *fwsim.Profile) error {
 	c.plan.Memory = &limit
 	if len(cs) == 1 { // nothing to choose: the build stage builds it once
 		c.form, c.rank = cs[0].form, cs[0].rank

@@ -39,7 +39,8 @@ type GoldenInfo struct {
 	Samples int      `json:"samples,omitempty"`
 	// MLP is the integer MLP's configuration, as chosen.
 	MLP *MLPConfig `json:"mlp,omitempty"`
-	// Form is a tree ensemble's code form as chosen, and Rank the rank form's layout plan.
+	// Form is a tree ensemble's or an LSTM's code form as chosen, and Rank the rank form's
+	// layout plan.
 	Form string             `json:"form,omitempty"`
 	Rank *quantize.RankPlan `json:"rank,omitempty"`
 	// SourcesHash is the SHA-256 of the C rendered from the IR (hashSources).
@@ -118,7 +119,8 @@ func (c *compilation) goldenInfo() (*GoldenInfo, error) {
 		return nil, err
 	}
 	g := &GoldenInfo{IR: "trees", ModelPath: abs, Seed: c.opt.Seed, SourcesHash: c.sourcesHash}
-	if _, trees := c.pol.(*quantize.TreeIR); trees {
+	switch c.pol.(type) {
+	case *quantize.TreeIR, *quantize.LSTMIR:
 		g.Form = c.form.String()
 	}
 	if c.rank != nil {
@@ -353,6 +355,11 @@ func (c *compilation) requantize(g *GoldenInfo, inputs []quantize.Input) error {
 			return err
 		}
 		if g.IR == "lstm" {
+			if g.Form != "" { // a report before the table form: branch, the zero form
+				if c.form, err = codegen.ParseForm(g.Form); err != nil {
+					return err
+				}
+			}
 			return c.quantizeLSTM(inputs, calib)
 		}
 		if g.MLP == nil {

@@ -45,10 +45,16 @@ func TestCompileLSTMRLCC(t *testing.T) {
 	if h := r.HandlerFidelity; h == nil || h.Vectors < 1000 || h.Total.MaxAbs > 0.1 || h.Total.RMSE > 0.02 {
 		t.Errorf("decisions' fidelity %+v", h)
 	}
-	// Issue 15's LSTM headroom target: at most 2,700 cycles for the whole handler (2,554 with
-	// the recurrent partial-product tables).
-	if b := r.Budget; b.WCETCycles > 2700 || !b.Fits || b.Measured == nil || b.Measured.MaxCycles > b.WCETCycles {
-		t.Errorf("WCET of %s %d cycles = %v µs, want at most 2700; measured %+v", b.Entry, b.WCETCycles, b.WCETMicros, b.Measured)
+	// Both forms are built and bounded: the table form (the recurrent products from 384 KiB
+	// of tables) is the faster, within issue 15's 2,700 cycles for the whole handler, but over
+	// the 256 KiB of tables dpa's budget allows, so the branch form is chosen.
+	cs := r.Build.Candidates
+	if len(cs) != 2 || cs[0].Form != "table" || cs[0].Fits || cs[0].WCETCycles > 2700 || cs[0].RodataBytes <= 256<<10 ||
+		cs[1].Form != "branch" || !cs[1].Fits || !cs[1].Chosen || cs[1].WCETCycles <= cs[0].WCETCycles {
+		t.Errorf("forms %+v", cs)
+	}
+	if b := r.Budget; len(cs) != 2 || b.WCETCycles != cs[1].WCETCycles || !b.Fits || b.Measured == nil || b.Measured.MaxCycles > b.WCETCycles {
+		t.Errorf("WCET of %s %d cycles = %v µs, want the branch form's; measured %+v", b.Entry, b.WCETCycles, b.WCETMicros, b.Measured)
 	}
 	// 346 packed words: each input's nonzero weights, three to a word (4 inputs over the 9
 	// dense units not proven off, 9 x_t and 12 h over the 48 gates, some weights 0); 48 gate
@@ -74,6 +80,26 @@ func TestCompileLSTMRLCC(t *testing.T) {
 		}
 	}
 	t.Logf("\n%s", text.String())
+}
+
+// With room for its tables (--max-rodata), the table form is chosen and verifies bit for bit
+// through the handler, in at most issue 15's 2,700 cycles; report.json's golden records the form
+// (what eval DIR and sim rebuild).
+func TestCompileLSTMTableForm(t *testing.T) {
+	out := t.TempDir()
+	r, err := Compile(CompileOptions{Model: lstmONNX, Out: out, Vectors: 20000, MaxRodata: 1 << 20, Int8: &Int8Options{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Build.Form != "table" || r.Verify.Mismatches != 0 || r.Verify.UBSan != "clean" {
+		t.Errorf("form %s, verify %+v", r.Build.Form, r.Verify)
+	}
+	if b := r.Budget; b.WCETCycles > 2700 || b.Measured == nil || b.Measured.MaxCycles > b.WCETCycles {
+		t.Errorf("WCET of %s %d cycles, want at most 2700; measured %+v", b.Entry, b.WCETCycles, b.Measured)
+	}
+	if r.Golden == nil || r.Golden.Form != "table" {
+		t.Fatalf("golden %+v does not record the table form", r.Golden)
+	}
 }
 
 // --handler none: the policy alone takes its state as a pointer and returns y.
