@@ -14,7 +14,7 @@ import (
 // arrays. A hidden layer whose channels all take packed lanes (quantize.MLPLayer.Packable)
 // computes them two to a uint64, its packed weight words in a table (mlp_pack.go). Every accumulator has the C type its proven range needs (quantize.MLPLayer.AccBits),
 // requantization multiplies in int64 and shifts, and clamps are ternaries, exactly as
-// quantize.MLPIR.Eval computes. The entry point is int32_t Func(const int32_t *x); the
+// quantize.MLPIR.Call computes (y, or with Fold the multiplier). The entry point is int32_t Func(const int32_t *x); the
 // header matches Trees' (NUM_INPUTS, OUT_FRAC, per-input FRAC/MIN/MAX). Options.Form applies
 // to trees only and must be FormBranch.
 func MLP(ir *quantize.MLPIR, opt Options) (*Files, error) {
@@ -70,6 +70,9 @@ func checkMLP(ir *quantize.MLPIR) error {
 			}
 			if l.Out != 1 {
 				return fmt.Errorf("codegen: final layer has %d outputs", l.Out)
+			}
+			if ir.Fold != nil && len(ir.Fold) != len(l.OutTable) {
+				return fmt.Errorf("codegen: a folded output table has %d entries, not %d", len(ir.Fold), len(l.OutTable))
 			}
 		case final:
 			if l.Out != 1 || (l.Act != quantize.ActReLU && l.Act != quantize.ActIdentity) {
@@ -149,6 +152,10 @@ func (g *mlpGen) headerComment(file string) *node {
 	}
 	last := &ir.Layers[len(ir.Layers)-1]
 	l = append(l, "", fmt.Sprintf("output: int32 Q%d, value = y / 2^%d, proven in [%d, %d]", ir.OutFrac, ir.OutFrac, ir.Out.Lo, ir.Out.Hi))
+	if ir.Fold != nil {
+		l = append(l, "  folded: the table T holds the RL-CC rate multiplier (Q16) of each entry's y, and the",
+			"  function returns the multiplier, looked up (interpolated) as below, instead of y")
+	}
 	if last.Act == quantize.ActTanh {
 		if last.Bits == 8 {
 			l = append(l, fmt.Sprintf("  tanh: a 256-entry table, exact per entry (error <= %s)", fmtFloat(last.TableErr)))
@@ -256,7 +263,11 @@ func (g *mlpGen) lowerSource() []*node {
 			typ := "int8_t"
 			if l.Final {
 				typ = "int32_t"
-				for _, v := range l.OutTable {
+				table := l.OutTable
+				if ir.Fold != nil {
+					table = ir.Fold
+				}
+				for _, v := range table {
 					vals = append(vals, lit(int64(v), 32))
 				}
 			} else {
