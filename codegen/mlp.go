@@ -160,7 +160,7 @@ func (g *mlpGen) headerComment(file string) *node {
 		if last.Bits == 8 {
 			l = append(l, fmt.Sprintf("  tanh: a 256-entry table, exact per entry (error <= %s)", fmtFloat(last.TableErr)))
 		} else {
-			l = append(l, "  tanh: 257 knots, y = T[i] + (((T[i+1] - T[i]) * f + 128) >> 8), i = u >> 8, f = u & 255,",
+			l = append(l, "  tanh: 257 knots, y = t[0] + (((t[1] - t[0]) * f + 128) >> 8), t = T + (u >> 8), f = u & 255,",
 				fmt.Sprintf("  u = z + 32768; error vs tanh of the grid value <= %s", fmtFloat(last.TableErr)))
 		}
 		if last.ClipErr > 0 {
@@ -333,9 +333,9 @@ func (g *mlpGen) lowerSource() []*node {
 				t := fmt.Sprintf("%s_tanh%d", g.fn, k)
 				body = append(body,
 					stmt("const int32_t u = (int32_t)(%s) + 32768;", clamp(z, zr, -32768, 32767)),
-					stmt("const int32_t i = u >> 8;"),
+					stmt("const int32_t *t = %s + (u >> 8);", t),
 					stmt("const int32_t f = u & 255;"),
-					stmt("return %s[i] + (((%s[i + 1] - %s[i]) * f + 128) >> 8);", t, t, t))
+					stmt("return t[0] + (((t[1] - t[0]) * f + 128) >> 8);"))
 			case l.Final && l.Act == quantize.ActReLU:
 				body = append(body, stmt("return (int32_t)(%s);", clamp(z, zr, 0, 1<<62)))
 			case l.Final:
