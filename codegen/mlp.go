@@ -2,7 +2,6 @@ package codegen
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -160,8 +159,10 @@ func (g *mlpGen) headerComment(file string) *node {
 		if last.Bits == 8 {
 			l = append(l, fmt.Sprintf("  tanh: a 256-entry table, exact per entry (error <= %s)", fmtFloat(last.TableErr)))
 		} else {
-			l = append(l, "  tanh: 257 knots, y = t[0] + (((t[1] - t[0]) * f + 128) >> 8), t = T + (u >> 8), f = u & 255,",
-				fmt.Sprintf("  u = z + 32768; error vs tanh of the grid value <= %s", fmtFloat(last.TableErr)))
+			l = append(l, "  tanh: 257 knots T, y = T[i] + (((T[i+1] - T[i]) * f + 128) >> 8), u = z + 32768, i = u >> 8,",
+				"  f = u & 255; the table holds E = 256 T[i] + 128 and D = T[i+1] - T[i] for each i, and",
+				"  y = (E + D f) >> 8, the same value (256 T[i] is a multiple of 256)",
+				fmt.Sprintf("  error vs tanh of the grid value <= %s", fmtFloat(last.TableErr)))
 		}
 		if last.ClipErr > 0 {
 			l = append(l, fmt.Sprintf("  grid clipped at +-%s: further error <= %s beyond it", fmtFloat(float64(last.ZMax())*last.OutScale), fmtFloat(last.ClipErr)))
@@ -205,7 +206,7 @@ func (g *mlpGen) lowerSource() []*node {
 		}},
 		line(fmt.Sprintf("typedef char %s_asr_check[(-1 >> 1) == -1 ? 1 : -1];", g.fn)),
 	}
-	if slices.ContainsFunc(ir.Layers, func(l quantize.MLPLayer) bool { return packedPairs(&l) }) {
+	if g.packed() {
 		ns = append(append(ns, line("")), keepDefine(g.keep())...)
 	}
 	// used[k][i]: layer k reads its input i (a nonzero weight of a channel that is itself
@@ -267,9 +268,7 @@ func (g *mlpGen) lowerSource() []*node {
 				if ir.Fold != nil {
 					table = ir.Fold
 				}
-				for _, v := range table {
-					vals = append(vals, lit(int64(v), 32))
-				}
+				vals = outTableC(table, l.Bits)
 			} else {
 				for _, v := range l.Table {
 					vals = append(vals, strconv.Itoa(int(v)))
@@ -332,10 +331,14 @@ func (g *mlpGen) lowerSource() []*node {
 			case l.Final && l.Act == quantize.ActTanh:
 				t := fmt.Sprintf("%s_tanh%d", g.fn, k)
 				body = append(body,
-					stmt("const int32_t u = (int32_t)(%s) + 32768;", clamp(z, zr, -32768, 32767)),
-					stmt("const int32_t *t = %s + (u >> 8);", t),
-					stmt("const int32_t f = u & 255;"),
-					stmt("return t[0] + (((t[1] - t[0]) * f + 128) >> 8);"))
+					stmt("int64_t zc = %s;", clamp(z, zr, -32768, 32767)))
+				if g.packed() {
+					// Without it gcc branches to the clamped ends' constants, and jumps over them.
+					body = append(body, stmt("%s(zc);", g.keep()))
+				}
+				body = append(body,
+					stmt("const int32_t *t = %s + 256 + 2 * (zc >> 8);", t),
+					stmt("return (t[0] + t[1] * (int32_t)(zc & 255)) >> 8;"))
 			case l.Final && l.Act == quantize.ActReLU:
 				body = append(body, stmt("return (int32_t)(%s);", clamp(z, zr, 0, 1<<62)))
 			case l.Final:
@@ -360,4 +363,22 @@ func (g *mlpGen) activate(k, j int, next string) *node {
 		return stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, 0, l.ReluTop(j)))
 	}
 	return stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, -l.ZMax()-1, l.ZMax()))
+}
+
+// outTableC is a final tanh's table as C values: an 8-bit grid's 256 entries as they are, a
+// 16-bit grid's 257 knots T as 256 interleaved pairs E = 256 T[i] + 128 and D = T[i+1] - T[i],
+// from which y = (E + D f) >> 8 = T[i] + ((D f + 128) >> 8), one subtraction and one addition
+// less than from the knots.
+func outTableC(knots []int32, bits int) []string {
+	var vals []string
+	if bits == 8 {
+		for _, v := range knots {
+			vals = append(vals, lit(int64(v), 32))
+		}
+		return vals
+	}
+	for i := range len(knots) - 1 {
+		vals = append(vals, lit(256*int64(knots[i])+128, 32), lit(int64(knots[i+1]-knots[i]), 32))
+	}
+	return vals
 }
