@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -209,6 +210,9 @@ func (g *mlpGen) lowerSource() []*node {
 	if g.packed() {
 		ns = append(append(ns, line("")), keepDefine(g.keep())...)
 	}
+	if ir.Fold != nil {
+		ns = append(append(ns, line("")), assumeDefine(g.assume())...)
+	}
 	// used[k][i]: layer k reads its input i (a nonzero weight of a channel that is itself
 	// used, last layer first); unused values are not computed (gcc would warn about them).
 	used := make([][]bool, len(ir.Layers))
@@ -327,7 +331,8 @@ func (g *mlpGen) lowerSource() []*node {
 			zr := l.Z[j]
 			switch {
 			case l.Final && l.Act == quantize.ActTanh && l.Bits == 8:
-				body = append(body, stmt("return %s_tanh%d[(%s) + 128];", g.fn, k, clamp(z, zr, -128, 127)))
+				body = append(body, stmt("const int32_t r = %s_tanh%d[(%s) + 128];", g.fn, k, clamp(z, zr, -128, 127)))
+				body = append(body, g.returnFolded()...)
 			case l.Final && l.Act == quantize.ActTanh:
 				t := fmt.Sprintf("%s_tanh%d", g.fn, k)
 				body = append(body,
@@ -338,7 +343,8 @@ func (g *mlpGen) lowerSource() []*node {
 				}
 				body = append(body,
 					stmt("const int32_t *t = %s + 256 + 2 * (zc >> 8);", t),
-					stmt("return (t[0] + t[1] * (int32_t)(zc & 255)) >> 8;"))
+					stmt("const int32_t r = (t[0] + t[1] * (int32_t)(zc & 255)) >> 8;"))
+				body = append(body, g.returnFolded()...)
 			case l.Final && l.Act == quantize.ActReLU:
 				body = append(body, stmt("return (int32_t)(%s);", clamp(z, zr, 0, 1<<62)))
 			case l.Final:
@@ -381,4 +387,31 @@ func outTableC(knots []int32, bits int) []string {
 		vals = append(vals, lit(256*int64(knots[i])+128, 32), lit(int64(knots[i+1]-knots[i]), 32))
 	}
 	return vals
+}
+
+// returnFolded returns r, a final tanh's lookup; folded, it first tells gcc (assume) that r is
+// within the fold's entries, which it is: an interpolated value lies between its two knots. The
+// RL-CC handler's clamp of the multiplier then folds away, and the UBSan build checks the claim.
+func (g *mlpGen) returnFolded() []*node {
+	if g.ir.Fold == nil {
+		return []*node{stmt("return r;")}
+	}
+	lo, hi := slices.Min(g.ir.Fold), slices.Max(g.ir.Fold)
+	return []*node{stmt("%s(r >= %s && r <= %s);", g.assume(), lit(int64(lo), 32), lit(int64(hi), 32)), stmt("return r;")}
+}
+
+// assume is the name of the macro that tells gcc a condition holds (assumeDefine).
+func (g *mlpGen) assume() string { return g.macro + "_ASSUME" }
+
+// assumeDefine defines the assume macro: gcc may take the condition as given (a false one would
+// be undefined behaviour, which UBSan reports); other compilers get nothing.
+func assumeDefine(name string) []*node {
+	return []*node{
+		&node{Kind: kindComment, Lines: []string{name + "(c) tells gcc that c holds (it is proven), so that checks of it fold away."}},
+		line("#ifdef __GNUC__"),
+		line("#define " + name + "(c) do { if (!(c)) __builtin_unreachable(); } while (0)"),
+		line("#else"),
+		line("#define " + name + "(c) ((void)0)"),
+		line("#endif"),
+	}
 }
