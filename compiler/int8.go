@@ -282,7 +282,7 @@ func (c *compilation) teacherEval(x []float64) float64 {
 
 // predict maps the firmware's raw output to the model's output (trees: with the transform).
 // policyY is the policy's y for the raw inputs x of a stateless call (a folded MLP's Call
-// returns the multiplier instead).
+// returns the multiplier instead): what the report's fidelity measures.
 func (c *compilation) policyY(x []int32) int32 {
 	if ir, ok := c.pol.(*quantize.MLPIR); ok {
 		return ir.Eval(x)
