@@ -263,22 +263,7 @@ func (g *mlpGen) lowerSource() []*node {
 		body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
 			fmt.Sprintf("layer %d: dense %d -> %d, %s, int%d weights, %s accumulators, int%d grid", k, l.In, l.Out, l.Act, ir.WeightBits, acc, l.Bits)}})
 		if l.Act == quantize.ActTanh {
-			name := fmt.Sprintf("%s_tanh%d", g.fn, k)
-			vals := make([]string, 0, 257)
-			typ := "int8_t"
-			if l.Final {
-				typ = "int32_t"
-				table := l.OutTable
-				if ir.Fold != nil {
-					table = ir.Fold
-				}
-				vals = outTableC(table, l.Bits)
-			} else {
-				for _, v := range l.Table {
-					vals = append(vals, strconv.Itoa(int(v)))
-				}
-			}
-			ns = append(ns, line(""), &node{Kind: kindTable, Name: name, Type: typ, Values: vals})
+			ns = append(ns, line(""), g.tanhTable(k))
 		}
 		next := "int32_t"
 		if !l.Final {
@@ -369,6 +354,25 @@ func (g *mlpGen) activate(k, j int, next string) *node {
 		return stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, 0, l.ReluTop(j)))
 	}
 	return stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, -l.ZMax()-1, l.ZMax()))
+}
+
+// tanhTable is layer k's tanh table: a hidden layer's int8 entries, or the final layer's
+// (outTableC; its fold's under the RL-CC handler).
+func (g *mlpGen) tanhTable(k int) *node {
+	l := &g.ir.Layers[k]
+	name := fmt.Sprintf("%s_tanh%d", g.fn, k)
+	if l.Final {
+		table := l.OutTable
+		if g.ir.Fold != nil {
+			table = g.ir.Fold
+		}
+		return &node{Kind: kindTable, Name: name, Type: "int32_t", Values: outTableC(table, l.Bits)}
+	}
+	vals := make([]string, 0, len(l.Table))
+	for _, v := range l.Table {
+		vals = append(vals, strconv.Itoa(int(v)))
+	}
+	return &node{Kind: kindTable, Name: name, Type: "int8_t", Values: vals}
 }
 
 // outTableC is a final tanh's table as C values: an 8-bit grid's 256 entries as they are, a
