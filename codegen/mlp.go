@@ -14,7 +14,7 @@ import (
 // arrays. A hidden layer whose channels all take packed lanes (quantize.MLPLayer.Packable)
 // computes them two to a uint64, its packed weight words in a table (mlp_pack.go). Every accumulator has the C type its proven range needs (quantize.MLPLayer.AccBits),
 // requantization multiplies in int64 and shifts, and clamps are ternaries, exactly as
-// quantize.MLPIR.Eval computes. The entry point is int32_t Func(const int32_t *x); the
+// quantize.MLPIR.Call computes (y, or with Fold the multiplier). The entry point is int32_t Func(const int32_t *x); the
 // header matches Trees' (NUM_INPUTS, OUT_FRAC, per-input FRAC/MIN/MAX). Options.Form applies
 // to trees only and must be FormBranch.
 func MLP(ir *quantize.MLPIR, opt Options) (*Files, error) {
@@ -70,6 +70,9 @@ func checkMLP(ir *quantize.MLPIR) error {
 			}
 			if l.Out != 1 {
 				return fmt.Errorf("codegen: final layer has %d outputs", l.Out)
+			}
+			if ir.Fold != nil && len(ir.Fold) != len(l.OutTable) {
+				return fmt.Errorf("codegen: a folded output table has %d entries, not %d", len(ir.Fold), len(l.OutTable))
 			}
 		case final:
 			if l.Out != 1 || (l.Act != quantize.ActReLU && l.Act != quantize.ActIdentity) {
@@ -149,12 +152,18 @@ func (g *mlpGen) headerComment(file string) *node {
 	}
 	last := &ir.Layers[len(ir.Layers)-1]
 	l = append(l, "", fmt.Sprintf("output: int32 Q%d, value = y / 2^%d, proven in [%d, %d]", ir.OutFrac, ir.OutFrac, ir.Out.Lo, ir.Out.Hi))
+	if ir.Fold != nil {
+		l = append(l, "  folded: the table T holds the RL-CC rate multiplier (Q16) of each entry's y, and the",
+			"  function returns the multiplier, looked up (interpolated) as below, instead of y")
+	}
 	if last.Act == quantize.ActTanh {
 		if last.Bits == 8 {
 			l = append(l, fmt.Sprintf("  tanh: a 256-entry table, exact per entry (error <= %s)", fmtFloat(last.TableErr)))
 		} else {
-			l = append(l, "  tanh: 257 knots, y = T[i] + (((T[i+1] - T[i]) * f + 128) >> 8), i = u >> 8, f = u & 255,",
-				fmt.Sprintf("  u = z + 32768; error vs tanh of the grid value <= %s", fmtFloat(last.TableErr)))
+			l = append(l, "  tanh: 257 knots T, y = T[i] + (((T[i+1] - T[i]) * f + 128) >> 8), u = z + 32768, i = u >> 8,",
+				"  f = u & 255; the table holds E = 256 T[i] + 128 and D = T[i+1] - T[i] for each i, and",
+				"  y = (E + D f) >> 8, the same value (256 T[i] is a multiple of 256)",
+				fmt.Sprintf("  error vs tanh of the grid value <= %s", fmtFloat(last.TableErr)))
 		}
 		if last.ClipErr > 0 {
 			l = append(l, fmt.Sprintf("  grid clipped at +-%s: further error <= %s beyond it", fmtFloat(float64(last.ZMax())*last.OutScale), fmtFloat(last.ClipErr)))
@@ -198,8 +207,11 @@ func (g *mlpGen) lowerSource() []*node {
 		}},
 		line(fmt.Sprintf("typedef char %s_asr_check[(-1 >> 1) == -1 ? 1 : -1];", g.fn)),
 	}
-	if slices.ContainsFunc(ir.Layers, func(l quantize.MLPLayer) bool { return packedPairs(&l) }) {
+	if g.packed() {
 		ns = append(append(ns, line("")), keepDefine(g.keep())...)
+	}
+	if ir.Fold != nil {
+		ns = append(append(ns, line("")), assumeDefine(g.assume())...)
 	}
 	// used[k][i]: layer k reads its input i (a nonzero weight of a channel that is itself
 	// used, last layer first); unused values are not computed (gcc would warn about them).
@@ -251,20 +263,7 @@ func (g *mlpGen) lowerSource() []*node {
 		body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
 			fmt.Sprintf("layer %d: dense %d -> %d, %s, int%d weights, %s accumulators, int%d grid", k, l.In, l.Out, l.Act, ir.WeightBits, acc, l.Bits)}})
 		if l.Act == quantize.ActTanh {
-			name := fmt.Sprintf("%s_tanh%d", g.fn, k)
-			vals := make([]string, 0, 257)
-			typ := "int8_t"
-			if l.Final {
-				typ = "int32_t"
-				for _, v := range l.OutTable {
-					vals = append(vals, lit(int64(v), 32))
-				}
-			} else {
-				for _, v := range l.Table {
-					vals = append(vals, strconv.Itoa(int(v)))
-				}
-			}
-			ns = append(ns, line(""), &node{Kind: kindTable, Name: name, Type: typ, Values: vals})
+			ns = append(ns, line(""), g.tanhTable(k))
 		}
 		next := "int32_t"
 		if !l.Final {
@@ -317,14 +316,20 @@ func (g *mlpGen) lowerSource() []*node {
 			zr := l.Z[j]
 			switch {
 			case l.Final && l.Act == quantize.ActTanh && l.Bits == 8:
-				body = append(body, stmt("return %s_tanh%d[(%s) + 128];", g.fn, k, clamp(z, zr, -128, 127)))
+				body = append(body, stmt("const int32_t r = %s_tanh%d[(%s) + 128];", g.fn, k, clamp(z, zr, -128, 127)))
+				body = append(body, g.returnFolded()...)
 			case l.Final && l.Act == quantize.ActTanh:
 				t := fmt.Sprintf("%s_tanh%d", g.fn, k)
 				body = append(body,
-					stmt("const int32_t u = (int32_t)(%s) + 32768;", clamp(z, zr, -32768, 32767)),
-					stmt("const int32_t i = u >> 8;"),
-					stmt("const int32_t f = u & 255;"),
-					stmt("return %s[i] + (((%s[i + 1] - %s[i]) * f + 128) >> 8);", t, t, t))
+					stmt("int64_t zc = %s;", clamp(z, zr, -32768, 32767)))
+				if g.packed() {
+					// Without it gcc branches to the clamped ends' constants, and jumps over them.
+					body = append(body, stmt("%s(zc);", g.keep()))
+				}
+				body = append(body,
+					stmt("const int32_t *t = %s + 256 + 2 * (zc >> 8);", t),
+					stmt("const int32_t r = (t[0] + t[1] * (int32_t)(zc & 255)) >> 8;"))
+				body = append(body, g.returnFolded()...)
 			case l.Final && l.Act == quantize.ActReLU:
 				body = append(body, stmt("return (int32_t)(%s);", clamp(z, zr, 0, 1<<62)))
 			case l.Final:
@@ -349,4 +354,68 @@ func (g *mlpGen) activate(k, j int, next string) *node {
 		return stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, 0, l.ReluTop(j)))
 	}
 	return stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, -l.ZMax()-1, l.ZMax()))
+}
+
+// tanhTable is layer k's tanh table: a hidden layer's int8 entries, or the final layer's
+// (outTableC; its fold's under the RL-CC handler).
+func (g *mlpGen) tanhTable(k int) *node {
+	l := &g.ir.Layers[k]
+	name := fmt.Sprintf("%s_tanh%d", g.fn, k)
+	if l.Final {
+		table := l.OutTable
+		if g.ir.Fold != nil {
+			table = g.ir.Fold
+		}
+		return &node{Kind: kindTable, Name: name, Type: "int32_t", Values: outTableC(table, l.Bits)}
+	}
+	vals := make([]string, 0, len(l.Table))
+	for _, v := range l.Table {
+		vals = append(vals, strconv.Itoa(int(v)))
+	}
+	return &node{Kind: kindTable, Name: name, Type: "int8_t", Values: vals}
+}
+
+// outTableC is a final tanh's table as C values: an 8-bit grid's 256 entries as they are, a
+// 16-bit grid's 257 knots T as 256 interleaved pairs E = 256 T[i] + 128 and D = T[i+1] - T[i],
+// from which y = (E + D f) >> 8 = T[i] + ((D f + 128) >> 8), one subtraction and one addition
+// less than from the knots.
+func outTableC(knots []int32, bits int) []string {
+	var vals []string
+	if bits == 8 {
+		for _, v := range knots {
+			vals = append(vals, lit(int64(v), 32))
+		}
+		return vals
+	}
+	for i := range len(knots) - 1 {
+		vals = append(vals, lit(256*int64(knots[i])+128, 32), lit(int64(knots[i+1]-knots[i]), 32))
+	}
+	return vals
+}
+
+// returnFolded returns r, a final tanh's lookup; folded, it first tells gcc (assume) that r is
+// within the fold's entries, which it is: an interpolated value lies between its two knots. The
+// RL-CC handler's clamp of the multiplier then folds away, and the UBSan build checks the claim.
+func (g *mlpGen) returnFolded() []*node {
+	if g.ir.Fold == nil {
+		return []*node{stmt("return r;")}
+	}
+	lo, hi := slices.Min(g.ir.Fold), slices.Max(g.ir.Fold)
+	return []*node{stmt("%s(r >= %s && r <= %s);", g.assume(), lit(int64(lo), 32), lit(int64(hi), 32)), stmt("return r;")}
+}
+
+// assume is the name of the macro that tells gcc a condition holds (assumeDefine).
+func (g *mlpGen) assume() string { return g.macro + "_ASSUME" }
+
+// assumeDefine defines the assume macro: gcc may take the condition as given (a false one would
+// be undefined behaviour, which UBSan reports); other compilers get nothing.
+func assumeDefine(name string) []*node {
+	return []*node{
+		&node{Kind: kindComment, Lines: []string{name + "(c) tells gcc that c holds (it is proven), so that checks of it fold away."}},
+		line("#ifdef __GNUC__"),
+		line("#define " + name + "(c) do { if (!(c)) __builtin_unreachable(); } while (0)"),
+		line("#else"),
+		line("#define " + name + "(c) ((void)0)"),
+		line("#endif"),
+	}
 }

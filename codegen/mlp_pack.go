@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/nicc-dev/nicc/quantize"
 )
@@ -84,6 +85,11 @@ func (g *mlpGen) packedLayer(k int, use []bool, next string, pre [][]*node) (*no
 		}
 	}
 	return &node{Kind: kindTable, Name: fmt.Sprintf("%s_pw%d", g.fn, k), Type: "uint64_t", Values: vals}, body, outs
+}
+
+// packed reports whether a layer is packed (packedPairs): the C then defines the keep macro.
+func (g *mlpGen) packed() bool {
+	return slices.ContainsFunc(g.ir.Layers, func(l quantize.MLPLayer) bool { return packedPairs(&l) })
 }
 
 // keep is the name of the macro that hides a value from gcc's optimiser, as the LSTM's C has

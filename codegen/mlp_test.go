@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -82,6 +83,18 @@ func buildMLPCases() ([]mlpCase, error) {
 		}
 		cs = append(cs, mlpCase{c.name, ir, codegen.Options{}, calib})
 	}
+	// Folded for the RL-CC handler: the output tables hold the multiplier (interpolated on the
+	// 16-bit grid, exact per entry on the 8-bit one), which the function returns.
+	for _, c := range slices.Clone(cs) {
+		if c.name != "mlp_rlcc_int8" && c.name != "mlp_rlcc_packed_open" {
+			continue
+		}
+		f := *c.ir
+		if !f.FoldRLCC() {
+			return nil, fmt.Errorf("%s: no fold", c.name)
+		}
+		cs = append(cs, mlpCase{c.name + "_folded", &f, c.opt, calib})
+	}
 	// A small network with every activation (tanh hidden, identity hidden and output), biases
 	// and a zero column.
 	mix := &model.Model{Version: model.NativeVersion, Name: "mix", Inputs: []string{"a", "b", "c"}, Layers: []model.Layer{
@@ -145,6 +158,7 @@ func TestMLPFreestanding(t *testing.T) {
 				switch m[1] {
 				case "return", "INT64_C", "UINT64_C", fn, fn + "_inline", "int32_t", "int64_t", "uint32_t", "uint64_t":
 				case strings.ToUpper(fn) + "_KEEP": // the empty asm of packed lanes
+				case strings.ToUpper(fn) + "_ASSUME": // __builtin_unreachable of a folded output
 				default:
 					t.Errorf("%s: %s( in the generated C", c.name, m[1])
 				}
@@ -264,7 +278,7 @@ int main(void)
 	return driver, elf
 }
 
-// TestMLPBitExact: golden Eval == host C (UBSan) == fwsim(ELF) on ≥ 20k vectors per case, and
+// TestMLPBitExact: golden Call (Eval, or a fold's multiplier) == host C (UBSan) == fwsim(ELF) on ≥ 20k vectors per case, and
 // the measured cycles stay within the static WCET on dpa.
 func TestMLPBitExact(t *testing.T) {
 	for _, c := range mlpCases(t) {
@@ -278,7 +292,13 @@ func TestMLPBitExact(t *testing.T) {
 			fn := strings.TrimSuffix(f.SourceName, ".c")
 			vs := mlpVectors(c, 20000)
 			golden := func(x []int32) int32 {
-				y := c.ir.Eval(x)
+				y := c.ir.Call(x, nil)
+				if c.ir.Fold != nil {
+					if y < slices.Min(c.ir.Fold) || y > slices.Max(c.ir.Fold) {
+						t.Fatalf("%v: multiplier %d outside the fold's entries", x, y)
+					}
+					return y
+				}
 				if !c.ir.Out.Contains(int64(y)) {
 					t.Fatalf("%v: %d outside the proven output range %v", x, y, c.ir.Out)
 				}

@@ -155,8 +155,12 @@ func handlerC(name, hash, kind, policySource string, p nicsdk.Params, words int,
 #include "%s"
 
 `, HandlerFile, kind, EntryPolicy, codegen.CommentName(name), hash, EntryHandler, nicsdk.RLCCWords+words-1, nicsdk.RLCCHeaderName, policySource)
-	if words == 0 && !folded {
-		b.WriteString(nicsdk.HandlerC(p, EntryPolicy+"_inline"))
+	if words == 0 {
+		if folded {
+			b.WriteString(nicsdk.HandlerMC(p, EntryPolicy+"_inline"))
+		} else {
+			b.WriteString(nicsdk.HandlerC(p, EntryPolicy+"_inline"))
+		}
 		return b.String()
 	}
 	out := nicsdk.OutY

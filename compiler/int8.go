@@ -119,6 +119,11 @@ func (c *compilation) chooseMLP(inputs []quantize.Input, calib [][]float64) erro
 	if len(cands) == 1 {
 		c.int8Trials = nil // the configuration was given, not chosen
 	}
+	// Under the RL-CC handler the final tanh's table folds with the action → multiplier map:
+	// the policy returns the multiplier (nicsdk.OutM), which saves the handler its map.
+	if c.handler == HandlerRLCC {
+		best.FoldRLCC()
+	}
 	c.pol = best
 	c.int8Quant = bestQ
 	return nil
@@ -276,6 +281,15 @@ func (c *compilation) teacherEval(x []float64) float64 {
 }
 
 // predict maps the firmware's raw output to the model's output (trees: with the transform).
+// policyY is the policy's y for the raw inputs x of a stateless call (a folded MLP's Call
+// returns the multiplier instead): what the report's fidelity measures.
+func (c *compilation) policyY(x []int32) int32 {
+	if ir, ok := c.pol.(*quantize.MLPIR); ok {
+		return ir.Eval(x)
+	}
+	return c.pol.Call(x, nil)
+}
+
 func (c *compilation) predict(y int32) float64 {
 	if ir, ok := c.pol.(*quantize.TreeIR); ok {
 		return ir.Predict(y)

@@ -57,6 +57,10 @@ func TestCompileInt8RLCC(t *testing.T) {
 	if h := r.HandlerFidelity; h == nil || h.Total.MaxAbs > 2.0/128 {
 		t.Errorf("handler decisions' fidelity %+v, want max |err| within 2/128", h)
 	}
+	// The policy returns the multiplier (folded); the fidelity is still about y.
+	if f := r.Fidelity; f == nil || f.Total.MaxAbs > 2.0/128 || f.Leaves.MaxAbs > 2.0/128 {
+		t.Errorf("fidelity over the float states %+v, want max |err| within 2/128", f)
+	}
 	if b := r.Budget; b.WCETCycles > 1800 || !b.Fits {
 		t.Errorf("WCET of %s %d cycles = %v µs, want at most 1800 (1 µs at dpa's assumed clock)", b.Entry, b.WCETCycles, b.WCETMicros)
 	}

@@ -21,7 +21,7 @@ type seqGen struct {
 
 	lstm *quantize.LSTMIR // the policy, when it is an LSTM: its raw y and float twin are traced
 
-	// the golden policy's last call; yRaw is an LSTM's y before the multiplier fold
+	// the golden policy's last call; yRaw is its y before the multiplier fold (y unfolded)
 	called bool
 	x      [nicsdk.RLCCInputs]int32
 	y      int32
@@ -39,6 +39,10 @@ func (c *compilation) newSeqGen(rng *rand.Rand, splits []splitPath) *seqGen {
 			return g.y
 		}
 		g.y = c.pol.Call(x[:], state)
+		g.yRaw = g.y
+		if mlp, ok := c.pol.(*quantize.MLPIR); ok && mlp.Fold != nil {
+			g.yRaw = mlp.Eval(x[:])
+		}
 		return g.y
 	}
 	return g
@@ -93,7 +97,7 @@ func (g *seqGen) next(n int) []sequence {
 					oPrev = prevO
 				}
 				xf := []float64{float64(g.x[0]) / nicsdk.Q16One, oF, float64(g.x[2]) / nicsdk.Q16One, oPrev}
-				c.verify.decisions.add(xf, g.x[:], g.y)
+				c.verify.decisions.add(xf, g.x[:], g.yRaw)
 			}
 			// o_{t-1} in float is this o_t when it was drawn naturally; else the context's.
 			prevO, havePrev = oF, natural

@@ -173,6 +173,12 @@ func HandlerC(p Params, policy string) string {
 	return p.C(ParamsName) + "\nRLCC_DEFINE_HANDLER(" + ParamsName + ", " + policy + ")\n"
 }
 
+// HandlerMC is HandlerC for a stateless policy that returns the multiplier in Q16 (OnEventEx
+// with no words and OutM): p as ParamsName, then RLCC_DEFINE_HANDLER_M.
+func HandlerMC(p Params, policy string) string {
+	return p.C(ParamsName) + "\nRLCC_DEFINE_HANDLER_M(" + ParamsName + ", " + policy + ")\n"
+}
+
 // HandlerExC is HandlerC for a stateful policy, int32_t policy(const int32_t *x, uint32_t
 // *state), that keeps words context words (OnEventEx) and returns what out says: p as
 // ParamsName, then RLCC_DEFINE_HANDLER_EX. It panics if words is outside [0, StateWordsMax]

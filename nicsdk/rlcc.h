@@ -34,7 +34,10 @@
  *
  *     RLCC_DEFINE_HANDLER_EX(NAME, POLICY, WORDS, RLCC_OUT_Y or RLCC_OUT_M)
  *
- * Both macros expand to the one handler body, rlcc_on_event_core, with the word count and
+ * and a stateless policy that returns m, int32_t POLICY(const int32_t *x), is
+ * RLCC_DEFINE_HANDLER_M(NAME, POLICY) (nicsdk.HandlerMC).
+ *
+ * The macros expand to the one handler body, rlcc_on_event_core, with the word count and
  * the output kind as constants gcc folds: RLCC_DEFINE_HANDLER's machine code is what it was
  * before the stateful form existed.
  */
@@ -473,14 +476,15 @@ static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_core(const struct nicc_e
 	w[RLCC_CTX_O1] = (uint32_t)o;
 	y = policy_st ? policy_st(x, st) : policy(x);
 	if (out == RLCC_OUT_M) {
-		/* m clamped to [RLCC_A_MIN, RLCC_A_MAX]; then rlcc_update_rate, clamped on its side
-		 * only, as below. */
-		m = (uint64_t)nicc_clamp_i32(y, (int32_t)RLCC_A_MIN, (int32_t)RLCC_A_MAX);
-		rate = (rate * m) >> 16;
-		if (m >= NICC_Q16_ONE)
-			rate = rlcc_min_u64(rate, NICC_LINE_RATE);
-		else
-			rate = rlcc_max_u64(rate, p->min_rate);
+		/* m clamped to [RLCC_A_MIN, RLCC_A_MAX] in 64 bits (y is sign-extended already);
+		 * then rlcc_update_rate without a branch: for m >= 1.0 the product is at least
+		 * rate >= min_rate, for m < 1.0 at most rate <= 1<<20, so of the two clamps only the
+		 * one rlcc_update_rate needs can bite. */
+		int64_t ms = y;
+		ms = ms > (int64_t)RLCC_A_MIN ? ms : (int64_t)RLCC_A_MIN;
+		ms = ms < (int64_t)RLCC_A_MAX ? ms : (int64_t)RLCC_A_MAX;
+		m = (uint64_t)ms;
+		rate = rlcc_min_u64(rlcc_max_u64((rate * m) >> 16, p->min_rate), NICC_LINE_RATE);
 	} else if (RLCC_UNLIKELY(y >= 0)) {
 		/* rlcc_multiplier and rlcc_update_rate, each clamp on its side only: for y >= 0,
 		 * m >= 1.0, so the new rate is at least rate >= min_rate; for y < 0, m <= 1.0
@@ -529,6 +533,17 @@ static inline uint32_t rlcc_on_event_ex(const struct nicc_event *ev, struct nicc
 	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx)           \
 	{                                                                                        \
 		return rlcc_on_event(ev, ctx, &(PARAMS), POLICY);                                \
+	}
+
+/* RLCC_DEFINE_HANDLER_M(PARAMS, POLICY) is RLCC_DEFINE_HANDLER for a stateless model that
+ * returns the multiplier m in Q16 (RLCC_OUT_M: clamped by the handler to
+ * [RLCC_A_MIN, RLCC_A_MAX] before the rate update). Words 6..11 are never touched. */
+#define RLCC_DEFINE_HANDLER_M(PARAMS, POLICY)                                                    \
+	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx);          \
+	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx)           \
+	{                                                                                        \
+		return rlcc_on_event_core(ev, ctx, &(PARAMS), POLICY, (rlcc_policy_state_fn)0, 0, \
+					  RLCC_OUT_M);                                            \
 	}
 
 /* RLCC_DEFINE_HANDLER_EX(PARAMS, POLICY, WORDS, OUT) defines the engine entry over a stateful

@@ -362,3 +362,10 @@ func TestHandlerExRejectsBadConfig(t *testing.T) {
 }
 
 func p0C() string { return DefaultParams().C(ParamsName) }
+
+func TestHandlerMC(t *testing.T) {
+	p := DefaultParams()
+	if got, want := HandlerMC(p, "pol"), p.C(ParamsName)+"\nRLCC_DEFINE_HANDLER_M(nicc_params, pol)\n"; got != want {
+		t.Errorf("HandlerMC:\n%s\nwant\n%s", got, want)
+	}
+}

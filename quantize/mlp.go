@@ -184,6 +184,10 @@ type MLPIR struct {
 	Out Interval
 	// Fidelity is measured against the float model on the calibration set.
 	Fidelity Fidelity
+	// Fold, when set (FoldRLCC), is the final tanh's table with each entry (knot) mapped to
+	// its RL-CC multiplier in Q16: Call looks z up in it, as in OutTable, and returns the
+	// multiplier (the handler's RLCC_OUT_M); Eval still returns y.
+	Fold []int32
 }
 
 // MLP quantizes a dense-only model. inputs are the int32 fixed-point formats of its inputs;
@@ -364,17 +368,40 @@ func requant(acc int64, mult int32, sh int) int64 { return shiftRound(acc*int64(
 // Eval is the golden integer network: x holds one raw int32 per input (clamped to its declared
 // range); the result is y in Q(OutFrac).
 func (ir *MLPIR) Eval(x []int32) int32 {
-	y, _ := ir.eval(x, false)
+	y, _ := ir.eval(x, false, false)
 	return y
+}
+
+// Returned is nicc_policy's result: with Fold, the multiplier (looked up in Fold), else Eval.
+func (ir *MLPIR) Returned(x []int32) int32 {
+	y, _ := ir.eval(x, false, ir.Fold != nil)
+	return y
+}
+
+// FoldRLCC folds the RL-CC action map into a final tanh's table (Fold = the multiplier of each
+// entry, exact per entry; on the 16-bit grid the multiplier between knots is interpolated as y
+// is, within 4 Q16 units of the map of the interpolated y: TestMLPPolicyFold checks every z).
+// It reports whether it could: other final layers have no table.
+func (ir *MLPIR) FoldRLCC() bool {
+	l := &ir.Layers[len(ir.Layers)-1]
+	if l.Act != ActTanh {
+		return false
+	}
+	ir.Fold = make([]int32, len(l.OutTable))
+	for k, y := range l.OutTable {
+		ir.Fold[k] = int32(rlcc.FixedMultiplier(y))
+	}
+	return true
 }
 
 // EvalTrace is Eval with every hidden layer's integer outputs (the values the next layer
 // reads, one step worth the next layer's InStep): layers[k] for each layer but the last.
 func (ir *MLPIR) EvalTrace(x []int32) (y int32, layers [][]int64) {
-	return ir.eval(x, true)
+	return ir.eval(x, true, false)
 }
 
-func (ir *MLPIR) eval(x []int32, trace bool) (int32, [][]int64) {
+// eval is Eval (fold false) or Returned (fold true: the final tanh looks up Fold).
+func (ir *MLPIR) eval(x []int32, trace, fold bool) (int32, [][]int64) {
 	if len(x) != len(ir.Inputs) {
 		panic(fmt.Sprintf("quantize: MLPIR.Eval got %d inputs, want %d", len(x), len(ir.Inputs)))
 	}
@@ -394,7 +421,11 @@ func (ir *MLPIR) eval(x []int32, trace bool) (int32, [][]int64) {
 			z := requant(acc, l.Mult[j], l.Shift[j])
 			switch {
 			case l.Final && l.Act == ActTanh:
-				return l.outTanh(min(max(z, -l.ZMax()-1), l.ZMax())), layers
+				table := l.OutTable
+				if fold {
+					table = ir.Fold
+				}
+				return l.lookup(table, min(max(z, -l.ZMax()-1), l.ZMax())), layers
 			case l.Final:
 				if l.Act == ActReLU {
 					z = max(z, 0)
@@ -450,18 +481,19 @@ func (l *MLPLayer) tanhTable(outFrac int, calMax float64) {
 	}
 }
 
-// outTanh is a final tanh's table lookup (with interpolation on the 16-bit grid) of z in the grid.
-func (l *MLPLayer) outTanh(z int64) int32 {
+// lookup is a final tanh's lookup of z in the grid in table (OutTable or a fold of it), with
+// interpolation on the 16-bit grid.
+func (l *MLPLayer) lookup(table []int32, z int64) int32 {
 	if l.Bits == 8 {
-		return l.OutTable[z+128]
+		return table[z+128]
 	}
 	u := z + 32768
 	i, f := u>>8, u&255
-	a := int64(l.OutTable[i])
+	a := int64(table[i])
 	if f == 0 {
 		return int32(a)
 	}
-	return int32(a + ((int64(l.OutTable[i+1])-a)*f+128)>>8)
+	return int32(a + ((int64(table[i+1])-a)*f+128)>>8)
 }
 
 // ReluTop is where a hidden relu clamps channel j from above: the grid's top, or, Open, the

@@ -208,7 +208,7 @@ func (b *mlpBuild) layer(k int, l *model.Layer, final bool, rng []Interval, step
 	case final && l.Act == model.ActTanh:
 		ql.tanhTable(b.outFrac, b.maxAbs[k])
 		zl, zh := min(max(ql.Z[0].Lo, -qmax-1), qmax), min(max(ql.Z[0].Hi, -qmax-1), qmax)
-		b.ir.Out = Interval{int64(ql.outTanh(zl)), int64(ql.outTanh(zh))}
+		b.ir.Out = Interval{int64(ql.lookup(ql.OutTable, zl)), int64(ql.lookup(ql.OutTable, zh))}
 	case final:
 		lo, hi := ql.Z[0].Lo, ql.Z[0].Hi
 		if l.Act == model.ActReLU {

@@ -38,8 +38,8 @@ func (ir *TreeIR) Golden() string                       { return "TreeIR.Eval" }
 func (ir *TreeIR) Hash() string                         { return ir.ModelHash }
 func (ir *MLPIR) InputFormats() []Input                 { return ir.Inputs }
 func (ir *MLPIR) StateWords() int                       { return 0 }
-func (ir *MLPIR) Call(x []int32, _ []uint32) int32      { return ir.Eval(x) }
-func (ir *MLPIR) ReturnsMultiplier() bool               { return false }
+func (ir *MLPIR) Call(x []int32, _ []uint32) int32      { return ir.Returned(x) }
+func (ir *MLPIR) ReturnsMultiplier() bool               { return ir.Fold != nil }
 func (ir *MLPIR) Golden() string                        { return "MLPIR.Eval" }
 func (ir *MLPIR) Hash() string                          { return ir.ModelHash }
 func (ir *LSTMIR) InputFormats() []Input                { return ir.Inputs }

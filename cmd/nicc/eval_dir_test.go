@@ -301,13 +301,14 @@ func TestEvalDirText(t *testing.T) {
 
 // TestEvalDirNetworks runs the integer MLP's and the LSTM's firmware: firmware == golden on
 // every row (the LSTM's state words too, along one flow), and budget on the same CSV rows
-// measures the same cycles.
+// measures the same cycles. Under the RL-CC handler both return the multiplier (the action
+// map folded into their output tables).
 func TestEvalDirNetworks(t *testing.T) {
 	teacherRef := models + "rlcc_teacher.ref.csv"
 	for _, c := range []struct {
 		name, model, rows, golden, returns string
 	}{
-		{"mlp", models + "rlcc_teacher.json", teacherRef, "quantize.MLPIR.Eval", "y"},
+		{"mlp", models + "rlcc_teacher.json", teacherRef, "quantize.MLPIR.Eval", "multiplier"},
 		{"lstm", models + "rlcc_lstm.onnx", models + "rlcc_lstm.steps.csv", "quantize.LSTMIR.Step", "multiplier"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -323,7 +324,7 @@ func TestEvalDirNetworks(t *testing.T) {
 				}
 				m := nicsdk.Multiplier(row.FirmwareRaw)
 				if c.returns == "multiplier" {
-					m = uint32(row.FirmwareRaw) // the LSTM's table holds the multiplier
+					m = uint32(row.FirmwareRaw) // the output table holds the multiplier (folded)
 				}
 				if row.M != m || row.Rate != nicsdk.UpdateRate(nicsdk.LineRate/2, m, nicsdk.DefaultParams()) {
 					t.Fatalf("row %d: multiplier %d rate %d, want %d", i+1, row.M, row.Rate, m)

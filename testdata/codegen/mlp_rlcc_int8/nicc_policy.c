@@ -188,5 +188,6 @@ int32_t nicc_policy(const int32_t *x)
 	/* layer 2: dense 12 -> 1, tanh, int8 weights, int32_t accumulators, int8 grid */
 	const int32_t a2_0 = 2 * v2_0 + 11 * v2_1 - 127 * v2_2 + 11 * v2_3 - 70 * v2_4 + 95 * v2_5 + 88 * v2_6 - 67 * v2_7 - 82 * v2_8 + 64 * v2_9 + 66 * v2_10 - 56 * v2_11;
 	const int64_t z2_0 = ((int64_t)a2_0 * 1203976006 + INT64_C(2147483648)) >> 32;
-	return nicc_policy_tanh2[(z2_0 < -128 ? -128 : (z2_0 > 127 ? 127 : z2_0)) + 128];
+	const int32_t r = nicc_policy_tanh2[(z2_0 < -128 ? -128 : (z2_0 > 127 ? 127 : z2_0)) + 128];
+	return r;
 }

@@ -22,8 +22,10 @@
  *   layer 2: dense 12 -> 1, tanh, grid int16 scale 0.00024414807580797754, acc int64_t in [-3161229092, 640442075]
  *
  * output: int32 Q16, value = y / 2^16, proven in [-65536, 65536]
- *   tanh: 257 knots, y = T[i] + (((T[i+1] - T[i]) * f + 128) >> 8), i = u >> 8, f = u & 255,
- *   u = z + 32768; error vs tanh of the grid value <= 0.0003911608134548701
+ *   tanh: 257 knots T, y = T[i] + (((T[i+1] - T[i]) * f + 128) >> 8), u = z + 32768, i = u >> 8,
+ *   f = u & 255; the table holds E = 256 T[i] + 128 and D = T[i+1] - T[i] for each i, and
+ *   y = (E + D f) >> 8, the same value (256 T[i] is a multiple of 256)
+ *   error vs tanh of the grid value <= 0.0003911608134548701
  *   grid clipped at +-8: further error <= 2.2507032415575168e-07 beyond it
  * fidelity on 20000 calibration rows: max |dy| 0.00199345, direction flips 0.0005
  */
