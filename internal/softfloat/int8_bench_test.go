@@ -18,9 +18,10 @@ import (
 // the integer policy nicc compiles from the same network on the same 1000 RL-CC states (the
 // LSTMs as one flow each, state carried from decision to decision), and reports the median
 // cycles of both, the integer policy's static WCET, and the ratios soft-float median / int8
-// median and soft-float median / int8 WCET. The integer MLP is the configuration compile chooses for the teacher
-// configuration (int16 weights and activations, per-channel scales); the integer LSTM is
-// quantize.LSTM's.
+// median and soft-float median / int8 WCET. The integer MLP is the configuration compile chooses
+// for the teacher (int16 weights and activations, per-channel scales, two channels' lanes to a
+// multiply, open relus); the integer LSTM is quantize.LSTM's in codegen's branch form (the one
+// within dpa's memory budget).
 //
 //	go test ./internal/softfloat -run '^$' -bench Int8VsSoftFloat -benchtime 1x -v
 func BenchmarkInt8VsSoftFloat(b *testing.B) {
@@ -50,7 +51,7 @@ func BenchmarkInt8VsSoftFloat(b *testing.B) {
 				}
 				inputs, words = ir.Inputs, ir.StateWords()
 			} else {
-				ir, err := quantize.MLP(fm, rlccRanges(), rows, quantize.MLPOptions{WeightBits: 16, ActBits: 16, ChannelScales: true})
+				ir, err := quantize.MLP(fm, rlccRanges(), rows, quantize.MLPOptions{WeightBits: 16, ActBits: 16, ChannelScales: true, Packed: true, OpenReLU: true})
 				if err != nil {
 					b.Fatal(err)
 				}
