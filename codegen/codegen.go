@@ -63,7 +63,7 @@ func (f Form) String() string {
 	return fmt.Sprintf("Form(%d)", int(f))
 }
 
-// Options control Trees.
+// Options control Trees, MLP and LSTM.
 type Options struct {
 	// Func is the entry point: int32_t Func(const int32_t *x). Empty means DefaultFunc. It must
 	// be a C identifier; it also names the files (Func.c, Func.h) and prefixes the macros.
@@ -74,6 +74,9 @@ type Options struct {
 	Inline bool
 	// Rank is FormRank's layout, built from the same IR (quantize.TreeIR.BuildRank).
 	Rank *quantize.RankLayout
+	// Tables is, for an LSTM in FormTable, how many units of h (the last ones) read their
+	// partial products from tables; 0 means every unit.
+	Tables int
 }
 
 // Files is generated C: a header and a source file that includes it by HeaderName.

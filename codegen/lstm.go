@@ -31,6 +31,9 @@ func LSTM(ir *quantize.LSTMIR, opt Options) (*Files, error) {
 	if opt.Form != FormBranch && opt.Form != FormTable {
 		return nil, fmt.Errorf("codegen: an LSTM is printed in the branch or table form, not %s", opt.Form)
 	}
+	if opt.Tables < 0 || opt.Tables > ir.Hidden || opt.Tables > 0 && opt.Form != FormTable {
+		return nil, fmt.Errorf("codegen: %d product tables for %d units in the %s form", opt.Tables, ir.Hidden, opt.Form)
+	}
 	if err := checkLSTM(ir); err != nil {
 		return nil, err
 	}
@@ -351,12 +354,9 @@ func (g *lstmGen) lowerSource() []*node {
 	ir := g.ir
 	H := ir.Hidden
 	fn := g.fn
-	// tabled is the first gate input read from a product table: every h in FormTable, none in
-	// FormBranch (whose gates table keeps the recurrent words).
-	tabled := ir.Gates.In
-	if g.opt.Form == FormTable {
-		tabled = ir.Pre.Out
-	}
+	// tabled is the first gate input read from a product table: the last tableUnits units of h
+	// (none in FormBranch); the gates table keeps the words of the inputs before it.
+	tabled := ir.Gates.In - g.tableUnits()
 	tab := func(name, typ string, vals []string) *node {
 		return &node{Kind: kindTable, Name: fn + "_" + name, Type: typ, Values: vals}
 	}
@@ -436,7 +436,7 @@ func (g *lstmGen) lowerSource() []*node {
 		gin = append(gin, fmt.Sprintf("X%d", j))
 	}
 	for k := range H {
-		if g.opt.Form == FormTable {
+		if ir.Pre.Out+k >= tabled {
 			n := len(liveGroups(&ir.Gates, ir.Pre.Out+k))
 			gpre = append(gpre, []*node{stmt("const uint64_t *H%d = &%s_h%d[%d] + (int64_t)s[%d] * %d;", k, fn, k, 128*n, k, n)})
 		} else {
@@ -500,13 +500,36 @@ func liveGroups(l *quantize.LaneLayer, i int) []int {
 	return gs
 }
 
+// ProductTableBytes is, per unit of h, the bytes of its partial-product table in FormTable:
+// 256 rows of its nonzero packed gate words, 8 bytes each.
+func ProductTableBytes(ir *quantize.LSTMIR) []int {
+	b := make([]int, ir.Hidden)
+	for k := range b {
+		b[k] = 256 * 8 * max(1, len(liveGroups(&ir.Gates, ir.Pre.Out+k)))
+	}
+	return b
+}
+
+// tableUnits is how many units of h (the last ones) read their products from tables:
+// Options.Tables in FormTable (0: every unit), none in FormBranch.
+func (g *lstmGen) tableUnits() int {
+	switch {
+	case g.opt.Form != FormTable:
+		return 0
+	case g.opt.Tables > 0:
+		return g.opt.Tables
+	}
+	return g.ir.Hidden
+}
+
 // tableNote ends the header's sentence on the packed lanes (its first line) and, in FormTable,
 // says how h_k is added instead.
 func (g *lstmGen) tableNote() []string {
 	if g.opt.Form != FormTable {
 		return []string{"."}
 	}
-	return []string{"; each h_k adds", "the row of its partial-product table at h_k instead (the same words times h_k, mod 2^64)."}
+	return []string{fmt.Sprintf("; h_k, for the last %d", g.tableUnits()),
+		"units, adds the row of its partial-product table at h_k instead (its words times h_k, mod 2^64)."}
 }
 
 // productTables are the recurrent inputs' partial products, so that each h costs the gate
@@ -531,7 +554,7 @@ func (g *lstmGen) productTables() []*node {
 		line(fmt.Sprintf("#define %s_ROW16(R, v) %s_ROW4(R, v), %s_ROW4(R, (v) + 4), %s_ROW4(R, (v) + 8), %s_ROW4(R, (v) + 12)", m, m, m, m, m)),
 		line(fmt.Sprintf("#define %s_ROWS(R) %s", m, strings.Join(r16, ", "))),
 	}
-	for k := range ir.Hidden {
+	for k := ir.Hidden - g.tableUnits(); k < ir.Hidden; k++ {
 		i := ir.Pre.Out + k
 		gs := liveGroups(&ir.Gates, i)
 		row := make([]string, len(gs))

@@ -96,21 +96,40 @@ func lstmVectors(ir *quantize.LSTMIR, rows [][]float64, n int) []lstmStep {
 
 // TestLSTMBitExact: golden Step == host C (strict, UBSan) == fwsim on 20k steps in
 // sequences, outputs and states, and the measured cycles stay within the static WCET on dpa,
-// in both forms: the recurrent products from tables (table) and multiplied (branch).
+// in both forms: the recurrent products from tables (table: every unit's, or the last 5
+// units') and multiplied (branch).
 func TestLSTMBitExact(t *testing.T) {
 	ir, rows := shippedLSTM(t)
-	for form, dir := range map[codegen.Form]string{codegen.FormTable: "lstm_rlcc", codegen.FormBranch: "lstm_rlcc_mul"} {
-		t.Run(form.String(), func(t *testing.T) { checkLSTMBitExact(t, ir, rows, form, dir) })
+	for _, c := range []struct {
+		opt  codegen.Options
+		name string // and the snapshot's directory, if any
+		snap bool
+	}{
+		{codegen.Options{Form: codegen.FormTable}, "lstm_rlcc", true},
+		{codegen.Options{Form: codegen.FormBranch}, "lstm_rlcc_mul", true},
+		{codegen.Options{Form: codegen.FormTable, Tables: 5}, "partial", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := codegen.LSTM(ir, c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.snap {
+				snapshot(t, c.name+"/"+f.HeaderName, f.Header)
+				snapshot(t, c.name+"/"+f.SourceName, f.Source)
+			}
+			checkLSTMBitExact(t, ir, rows, f)
+		})
+	}
+	if _, err := codegen.LSTM(ir, codegen.Options{Form: codegen.FormBranch, Tables: 3}); err == nil {
+		t.Error("product tables in the branch form were accepted")
+	}
+	if _, err := codegen.LSTM(ir, codegen.Options{Form: codegen.FormTable, Tables: ir.Hidden + 1}); err == nil {
+		t.Error("more product tables than units were accepted")
 	}
 }
 
-func checkLSTMBitExact(t *testing.T, ir *quantize.LSTMIR, rows [][]float64, form codegen.Form, dir string) {
-	f, err := codegen.LSTM(ir, codegen.Options{Form: form})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snapshot(t, dir+"/"+f.HeaderName, f.Header)
-	snapshot(t, dir+"/"+f.SourceName, f.Source)
+func checkLSTMBitExact(t *testing.T, ir *quantize.LSTMIR, rows [][]float64, f *codegen.Files) {
 	driver, elfPath := buildLSTM(t, f)
 	steps := lstmVectors(ir, rows, 20000)
 	sw := ir.StateWords()

@@ -41,8 +41,10 @@ type GoldenInfo struct {
 	MLP *MLPConfig `json:"mlp,omitempty"`
 	// Form is a tree ensemble's or an LSTM's code form as chosen, and Rank the rank form's
 	// layout plan.
-	Form string             `json:"form,omitempty"`
-	Rank *quantize.RankPlan `json:"rank,omitempty"`
+	Form string `json:"form,omitempty"`
+	// Tables is an LSTM's table form's count of units with product tables (0: every unit).
+	Tables int                `json:"tables,omitempty"`
+	Rank   *quantize.RankPlan `json:"rank,omitempty"`
 	// SourcesHash is the SHA-256 of the C rendered from the IR (hashSources).
 	SourcesHash string `json:"sources_sha256"`
 }
@@ -121,7 +123,7 @@ func (c *compilation) goldenInfo() (*GoldenInfo, error) {
 	g := &GoldenInfo{IR: "trees", ModelPath: abs, Seed: c.opt.Seed, SourcesHash: c.sourcesHash}
 	switch c.pol.(type) {
 	case *quantize.TreeIR, *quantize.LSTMIR:
-		g.Form = c.form.String()
+		g.Form, g.Tables = c.form.String(), c.tables
 	}
 	if c.rank != nil {
 		g.Rank = &c.rank.Plan
@@ -360,6 +362,7 @@ func (c *compilation) requantize(g *GoldenInfo, inputs []quantize.Input) error {
 					return err
 				}
 			}
+			c.tables = g.Tables
 			return c.quantizeLSTM(inputs, calib)
 		}
 		if g.MLP == nil {
