@@ -10,8 +10,8 @@ import (
 )
 
 // A tree ensemble's optimisation level, and today's form (the candidate chooseForm always
-// builds), follow its number of splits, so that gcc's time stays in seconds (measured with riscv64-unknown-elf-gcc 12.2 on random
-// complete trees, issue 10):
+// builds), follow its number of splits, so that gcc's time stays in seconds (measured with
+// riscv64-unknown-elf-gcc 12.2 on random complete trees, issue 10):
 //
 //   - up to O2MaxSplits: nested if/else at -O2. gcc's jump threading duplicates code and
 //     takes time superlinear in it (10 trees of depth 4: 0.5 s, 100 of depth 6: over a
@@ -33,11 +33,11 @@ var OptO1 = []string{"-O1", "-findirect-inlining"}
 
 // BuildInfo is how the generated C was printed and compiled.
 type BuildInfo struct {
-	Form string   `json:"form"` // codegen's form: branch, table or walk
+	Form string   `json:"form"` // codegen's form: branch, table, walk or rank
 	Opt  []string `json:"opt"`  // gcc's optimisation flags (in place of HostFlags' -O2)
 	Why  string   `json:"why"`
-	// Candidates are the tree forms built and bounded to choose this one (chooseForm),
-	// within Memory.
+	// Candidates are the forms (of a tree ensemble or an LSTM) built and bounded to choose
+	// this one (chooseForm), within Memory.
 	Candidates []FormCandidate `json:"candidates,omitempty"`
 	Memory     *MemoryBudget   `json:"memory_budget,omitempty"`
 }
