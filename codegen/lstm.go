@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,17 +96,25 @@ type lstmGen struct {
 	fold   []uint32
 }
 
-// gType is the C type of the g table: int8_t when every entry fits, which spares scaling
-// each index to a halfword.
+// gType is the C type of the g table (GEntryBytes).
 func (g *lstmGen) gType() string {
-	if slices.Min(g.ir.GTable) >= -128 && slices.Max(g.ir.GTable) <= 127 {
+	if GEntryBytes(g.ir) == 1 {
 		return "int8_t"
 	}
 	return "int16_t"
 }
 
+// GEntryBytes is the size of an entry of the g table in the C: 1 (int8_t) when every entry
+// fits, which spares scaling each index to a halfword, else 2.
+func GEntryBytes(ir *quantize.LSTMIR) int {
+	if slices.Min(ir.GTable) >= math.MinInt8 && slices.Max(ir.GTable) <= math.MaxInt8 {
+		return 1
+	}
+	return 2
+}
+
 // keep is the macro that pins a value in a register (see lowerSource).
-func (g *lstmGen) keep() string { return g.macro + "_KEEP" }
+func (g *lstmGen) keep() string { return keepName(g.macro) }
 
 func (g *lstmGen) proto() string {
 	return fmt.Sprintf("int32_t %s(const int32_t *x, uint32_t *state)", g.fn)
@@ -298,7 +307,7 @@ func (t gateTable) lookup(name, lane string, v quantize.Interval, n int) []*node
 // preamble is the source's header comment, include, shift check and KEEP macro.
 func (g *lstmGen) preamble() []*node {
 	fn := g.fn
-	return []*node{
+	ns := []*node{
 		g.headerComment(fn + ".c"),
 		line(`#include "` + g.header + `"`),
 		line(""),
@@ -308,21 +317,15 @@ func (g *lstmGen) preamble() []*node {
 		}},
 		line(fmt.Sprintf("typedef char %s_asr_check[(-1 >> 1) == -1 ? 1 : -1];", fn)),
 		line(""),
-		&node{Kind: kindComment, Lines: []string{
-			g.keep() + "(v) tells gcc that v may have changed, at no cost. On the tables' base pointers",
-			"it keeps the packed weights in their tables, read with one load each, instead of as",
-			"64-bit literals rebuilt in code, and keeps gcc from turning a clamp before a lookup into a",
-			"branch on what it knows of the table; on the lane accumulators it keeps every sum a chain of",
-			"adds in its register, so gcc does not reassociate the sums into hundreds of live",
-			"products and spill them. Other compilers get the plain code.",
-		}},
-		line("#ifdef __GNUC__"),
-		line("#define " + g.keep() + "(v) __asm__(\"\" : \"+r\"(v))"),
-		line("#else"),
-		line("#define " + g.keep() + "(v) ((void)0)"),
-		line("#endif"),
-		line(""),
 	}
+	ns = append(ns, keepDefine(g.keep(),
+		g.keep()+"(v) tells gcc that v may have changed, at no cost. On the tables' base pointers",
+		"it keeps the packed weights in their tables, read with one load each, instead of as",
+		"64-bit literals rebuilt in code, and keeps gcc from turning a clamp before a lookup into a",
+		"branch on what it knows of the table; on the lane accumulators it keeps every sum a chain of",
+		"adds in its register, so gcc does not reassociate the sums into hundreds of live",
+		"products and spill them. Other compilers get the plain code.")...)
+	return append(ns, line(""))
 }
 
 // offset is e + d as C.

@@ -12,11 +12,12 @@ import (
 // MLP prints an integer MLP IR as C: fully unrolled straight-line code (no loops, no floats,
 // no heap, no calls), weights as constants in the code, activation tables as static const
 // arrays. A hidden layer whose channels all take packed lanes (quantize.MLPLayer.Packable)
-// computes them two to a uint64, its packed weight words in a table (mlp_pack.go). Every accumulator has the C type its proven range needs (quantize.MLPLayer.AccBits),
+// computes them two to a uint64, its packed weight words in a table (mlp_pack.go). Every
+// accumulator has the C type its proven range needs (quantize.MLPLayer.AccBits),
 // requantization multiplies in int64 and shifts, and clamps are ternaries, exactly as
-// quantize.MLPIR.Call computes (y, or with Fold the multiplier). The entry point is int32_t Func(const int32_t *x); the
-// header matches Trees' (NUM_INPUTS, OUT_FRAC, per-input FRAC/MIN/MAX). Options.Form applies
-// to trees only and must be FormBranch.
+// quantize.MLPIR.Call computes (y, or with Fold the multiplier). The entry point is int32_t
+// Func(const int32_t *x); the header matches Trees' (NUM_INPUTS, OUT_FRAC, per-input
+// FRAC/MIN/MAX). Options.Form applies to trees only and must be FormBranch.
 func MLP(ir *quantize.MLPIR, opt Options) (*Files, error) {
 	fn, err := entryName(opt)
 	if err != nil {
@@ -208,7 +209,8 @@ func (g *mlpGen) lowerSource() []*node {
 		line(fmt.Sprintf("typedef char %s_asr_check[(-1 >> 1) == -1 ? 1 : -1];", g.fn)),
 	}
 	if g.packed() {
-		ns = append(append(ns, line("")), keepDefine(g.keep())...)
+		ns = append(append(ns, line("")), keepDefine(g.keep(), g.keep()+"(v) tells gcc that v may have changed, at no cost: the packed",
+			"weights stay in their table (one load each) and each sum a chain of adds in one register.")...)
 	}
 	if ir.Fold != nil {
 		ns = append(append(ns, line("")), assumeDefine(g.assume())...)
@@ -410,12 +412,6 @@ func (g *mlpGen) assume() string { return g.macro + "_ASSUME" }
 // assumeDefine defines the assume macro: gcc may take the condition as given (a false one would
 // be undefined behaviour, which UBSan reports); other compilers get nothing.
 func assumeDefine(name string) []*node {
-	return []*node{
-		&node{Kind: kindComment, Lines: []string{name + "(c) tells gcc that c holds (it is proven), so that checks of it fold away."}},
-		line("#ifdef __GNUC__"),
-		line("#define " + name + "(c) do { if (!(c)) __builtin_unreachable(); } while (0)"),
-		line("#else"),
-		line("#define " + name + "(c) ((void)0)"),
-		line("#endif"),
-	}
+	return gnuMacro(name, "c", "do { if (!(c)) __builtin_unreachable(); } while (0)",
+		[]string{name + "(c) tells gcc that c holds (it is proven), so that checks of it fold away."})
 }

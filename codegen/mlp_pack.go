@@ -92,22 +92,27 @@ func (g *mlpGen) packed() bool {
 	return slices.ContainsFunc(g.ir.Layers, func(l quantize.MLPLayer) bool { return packedPairs(&l) })
 }
 
-// keep is the name of the macro that hides a value from gcc's optimiser, as the LSTM's C has
-// it (see keepDefine).
-func (g *mlpGen) keep() string { return g.macro + "_KEEP" }
+// keep is the name of the macro that hides a value from gcc's optimiser (keepDefine).
+func (g *mlpGen) keep() string { return keepName(g.macro) }
 
-// keepDefine defines the keep macro: an empty asm that tells gcc the value may have changed,
-// at no cost. On a table's base pointer it keeps packed weights in the table, one load each,
-// instead of 64-bit literals rebuilt in code; on an accumulator it keeps the sum a chain of
-// adds in one register instead of many live products. Other compilers get the plain code.
-func keepDefine(name string) []*node {
+// keepName is the keep macro's name for a generated file whose macros start with macro.
+func keepName(macro string) string { return macro + "_KEEP" }
+
+// keepDefine defines the keep macro name(v), an empty asm that tells gcc the value may have
+// changed, at no cost, after a comment saying why the code uses it.
+func keepDefine(name string, why ...string) []*node {
+	return gnuMacro(name, "v", `__asm__("" : "+r"(v))`, why)
+}
+
+// gnuMacro defines name(param) as body for gcc and as nothing for other compilers, after a
+// comment.
+func gnuMacro(name, param, body string, comment []string) []*node {
 	return []*node{
-		&node{Kind: kindComment, Lines: []string{name + "(v) tells gcc that v may have changed, at no cost: the packed",
-			"weights stay in their table (one load each) and each sum a chain of adds in one register."}},
+		&node{Kind: kindComment, Lines: comment},
 		line("#ifdef __GNUC__"),
-		line("#define " + name + "(v) __asm__(\"\" : \"+r\"(v))"),
+		line("#define " + name + "(" + param + ") " + body),
 		line("#else"),
-		line("#define " + name + "(v) ((void)0)"),
+		line("#define " + name + "(" + param + ") ((void)0)"),
 		line("#endif"),
 	}
 }

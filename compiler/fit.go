@@ -2,12 +2,10 @@ package compiler
 
 import (
 	"fmt"
-	"github.com/nicc-dev/nicc/codegen"
-	"math"
-	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/quantize"
 )
@@ -350,11 +348,7 @@ func lstmBound(ir *quantize.LSTMIR, unit uint64) LowerBound {
 			out++
 		}
 	}
-	gBytes := 2 // codegen prints g as int8_t when its entries fit
-	if slices.Min(ir.GTable) >= math.MinInt8 && slices.Max(ir.GTable) <= math.MaxInt8 {
-		gBytes = 1
-	}
-	tables := uint64(len(ir.Sigmoid) + gBytes*len(ir.GTable) + len(ir.TanhC) + 4*len(ir.OutTable))
+	tables := uint64(len(ir.Sigmoid) + codegen.GEntryBytes(ir)*len(ir.GTable) + len(ir.TanhC) + 4*len(ir.OutTable))
 	return LowerBound{
 		Cycles: (packed + lookups + out) * unit,
 		CyclesFrom: fmt.Sprintf("%s packed weight words, %s gate lookups and %s output weights, at least %d cycle(s) each",
