@@ -137,8 +137,8 @@ type CompileOptions struct {
 	// memory, which is otherwise refused before anything is built.
 	Force bool
 
-	// Form restricts a tree ensemble's code form to one of codegen's (branch, walk, rank);
-	// "" chooses by cost (chooseForm). MaxText and MaxRodata, when not 0, replace the core
+	// Form restricts the code form to one of codegen's (a tree ensemble's branch, walk or
+	// rank, an LSTM's branch or table); "" chooses by cost (chooseForm). MaxText and MaxRodata, when not 0, replace the core
 	// profile's memory budget that choice is made within.
 	Form               string
 	MaxText, MaxRodata uint64

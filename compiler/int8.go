@@ -280,16 +280,17 @@ func (c *compilation) teacherEval(x []float64) float64 {
 	return c.m.Eval(nil, x)[0]
 }
 
-// predict maps the firmware's raw output to the model's output (trees: with the transform).
-// policyY is the policy's y for the raw inputs x of a stateless call (a folded MLP's Call
-// returns the multiplier instead): what the report's fidelity measures.
-func (c *compilation) policyY(x []int32) int32 {
-	if ir, ok := c.pol.(*quantize.MLPIR); ok {
+// policyY is the policy's y, what the report's fidelity measures, for a stateless call on the
+// raw inputs x that returned returned: that, except from a folded MLP, whose Call returns the
+// multiplier instead of y.
+func (c *compilation) policyY(x []int32, returned int32) int32 {
+	if ir, ok := c.pol.(*quantize.MLPIR); ok && ir.Fold != nil {
 		return ir.Eval(x)
 	}
-	return c.pol.Call(x, nil)
+	return returned
 }
 
+// predict maps the firmware's raw output to the model's output (trees: with the transform).
 func (c *compilation) predict(y int32) float64 {
 	if ir, ok := c.pol.(*quantize.TreeIR); ok {
 		return ir.Predict(y)

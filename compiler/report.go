@@ -462,7 +462,8 @@ func (c *compilation) assemble() (*CompileReport, error) {
 				missing++ // the firmware's inputs are integers: nothing is missing
 				continue
 			}
-			fw.add(c.predict(c.policyY(c.quantizeState(row))) - c.preds[i])
+			x := c.quantizeState(row)
+			fw.add(c.predict(c.policyY(x, c.pol.Call(x, nil))) - c.preds[i])
 			fl.add(c.teacherEval(row) - c.preds[i])
 		}
 		r.Tool = &ToolFidelity{File: c.opt.Predictions, Rows: fw.n, SkippedMissing: missing, Firmware: fw.stats(), Float: fl.stats()}

@@ -346,9 +346,9 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	}
 
 	// Fidelity over the float states, and the calls Budget may measure.
-	for _, p := range pvs {
+	for i, p := range pvs {
 		if p.fl != nil && c.pol.StateWords() == 0 { // a recurrent model's error depends on its state: see quantize's fidelity
-			vr.states.add(p.fl, p.x, c.policyY(p.x))
+			vr.states.add(p.fl, p.x, c.policyY(p.x, golden[i]))
 		}
 	}
 	for _, i := range sampleIdx(len(pvs), fw.longestPolicy, measureKeep) {

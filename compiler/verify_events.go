@@ -39,10 +39,7 @@ func (c *compilation) newSeqGen(rng *rand.Rand, splits []splitPath) *seqGen {
 			return g.y
 		}
 		g.y = c.pol.Call(x[:], state)
-		g.yRaw = g.y
-		if mlp, ok := c.pol.(*quantize.MLPIR); ok && mlp.Fold != nil {
-			g.yRaw = mlp.Eval(x[:])
-		}
+		g.yRaw = c.policyY(x[:], g.y)
 		return g.y
 	}
 	return g

@@ -121,8 +121,8 @@ type Profile struct {
 	// MemoryBytes is the memory the firmware's code and constant tables may occupy at the
 	// costs of Costs (no cache misses): nicc compile refuses a model that surely needs more.
 	MemoryBytes uint64 `json:"memory_bytes"`
-	// TextBytes and RodataBytes are the memory budget nicc compile chooses a tree ensemble's
-	// code form within: the most .text and .rodata a firmware may have (nicc compile
+	// TextBytes and RodataBytes are the memory budget nicc compile chooses a tree ensemble's or
+	// an LSTM's code form within: the most .text and .rodata a firmware may have (nicc compile
 	// --max-text and --max-rodata override them).
 	TextBytes   uint64 `json:"text_bytes"`
 	RodataBytes uint64 `json:"rodata_bytes"`
