@@ -126,7 +126,7 @@ func rankShifts(ir *quantize.TreeIR, maxBytes uint64) []int {
 			if uint64(nb*quantize.RankEntryBytes(n)) > maxBytes {
 				break
 			}
-			if bn, _ := ir.RankFixups(f, shifts[f]); best < 0 || n < bn {
+			if best < 0 || n < best {
 				shifts[f], best = s, n
 			}
 		}

@@ -16,10 +16,10 @@ import (
 //
 // A rank is found from a bucket: b = min((x >> Shift) − Origin, Buckets − 1), the difference
 // taken in int64 and compared as uint64, Origin = Min >> Shift (an input below Min gives a
-// negative difference, a large uint64, and is clamped:
-// safe, though outside the ranges nothing is exact), so bucket b holds the inputs in
-// [(Origin + b) << Shift, (Origin + b + 1) << Shift), the last one every larger input; the thresholds
-// that can lie inside one bucket are at most Fixups, and a bucket holds them (padded with
+// negative difference, a large uint64, and is clamped: safe, though outside the ranges
+// nothing is exact), so bucket b holds the inputs in [(Origin + b) << Shift, (Origin + b + 1)
+// << Shift), the last one every larger input; the thresholds that can lie inside one bucket
+// are at most Fixups, and a bucket holds them (padded with
 // INT32_MAX, which no x exceeds) and the Fixups + 1 lane words of the ranks its inputs can
 // have. A lane word packs, for every group, the rank's part of that group's table index in
 // its own 16-bit lane; the words of all features add without carries between lanes, since
@@ -124,11 +124,16 @@ func exceeded(ts []int32, x int32) int {
 // RankFixups is how many of feature f's thresholds can share one bucket at shift s:
 // the most thresholds t with x > t decided inside one bucket (t in [lo, hi−1]).
 func (ir *TreeIR) RankFixups(f, s int) (fixups, buckets int) {
+	return rankFixups(ir.featureThresholds(ir.allTrees(), f), ir.Inputs[f], s)
+}
+
+// allTrees are the indices of every tree.
+func (ir *TreeIR) allTrees() []int {
 	all := make([]int, len(ir.Trees))
 	for t := range all {
 		all[t] = t
 	}
-	return rankFixups(ir.featureThresholds(all, f), ir.Inputs[f], s)
+	return all
 }
 
 // bucketOf is the bucket of x at shift s from origin o, before the clamp.
@@ -198,10 +203,7 @@ func (ir *TreeIR) BuildRank(plan RankPlan) (*RankLayout, error) {
 		}
 		l.Sums = append(l.Sums, ir.groupTable(trees, local[g], size)...)
 	}
-	all := make([]int, len(ir.Trees))
-	for t := range all {
-		all[t] = t
-	}
+	all := ir.allTrees()
 	l.proveAcc(ir)
 	scale := 1
 	if len(l.Sums)*l.SumBits/8 <= RankMaxEntries {
