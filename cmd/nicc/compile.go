@@ -38,7 +38,10 @@ trees), in stages: load → quantize → fit → emit → build → verify → b
             walked level by level, which gcc builds in seconds), and for up to 512 splits and
             64 trees the rank form (each feature's rank among its thresholds from a bucket
             table, then one table of exact leaf sums per group of trees, for 1 to 4 groups).
-            The report lists every candidate's WCET, .text and .rodata.
+            An LSTM is chosen the same way between the table form (each recurrent input's
+            partial products from a 256-row table, for every unit or as many as fit) and
+            the branch form (multiplied). The report lists every candidate's WCET, .text
+            and .rodata.
   emit      into --out: nicc_policy.c/.h (int32_t nicc_policy(const int32_t *x)), nicsdk.h,
             link.ld, and for --handler rlcc rlcc.h and handler.c, whose entry is
             uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx).
@@ -134,9 +137,9 @@ ranges that cannot represent a threshold).
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the vector sampler"},
 			&cli.StringFlag{Name: "ranges", Usage: "CSV/TSV of sample rows: verify vectors, fidelity samples, and the input ranges of --handler none"},
 			&cli.StringFlag{Name: "predictions", Usage: "the source tool's outputs on the --ranges rows: one a line, or the last column"},
-			&cli.StringFlag{Name: "form", Usage: "a tree ensemble's code form: branch, walk, rank or table (default: the least WCET within the memory budget)"},
-			&cli.Uint64Flag{Name: "max-text", Usage: "most `BYTES` of .text the chosen tree form may have", DefaultText: "the core profile's text_bytes"},
-			&cli.Uint64Flag{Name: "max-rodata", Usage: "most `BYTES` of .rodata the chosen tree form may have", DefaultText: "the core profile's rodata_bytes"},
+			&cli.StringFlag{Name: "form", Usage: "the code form: a tree ensemble's branch, walk, rank or table, an LSTM's table or branch (default: the least WCET within the memory budget)"},
+			&cli.Uint64Flag{Name: "max-text", Usage: "most `BYTES` of .text the chosen code form may have", DefaultText: "the core profile's text_bytes"},
+			&cli.Uint64Flag{Name: "max-rodata", Usage: "most `BYTES` of .rodata the chosen code form may have", DefaultText: "the core profile's rodata_bytes"},
 			forceFlag,
 			formatFlag,
 			inputsFlag,
