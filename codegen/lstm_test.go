@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -289,7 +288,7 @@ func TestLSTMSkipsDeadUnits(t *testing.T) {
 }
 
 // An input no weight reads (here o_prev, its column zeroed) is not computed: the C builds
-// under -Werror (no unused variable) and stays bit-exact.
+// under -Werror (no unused variable) and stays bit-exact (golden == host C == fwsim).
 func TestLSTMUnreadInput(t *testing.T) {
 	b, err := os.ReadFile("../testdata/models/rlcc_lstm.onnx")
 	if err != nil {
@@ -318,32 +317,5 @@ func TestLSTMUnreadInput(t *testing.T) {
 	if strings.Contains(string(f.Source), "v3") {
 		t.Error("the C computes the unread input v3")
 	}
-	driver, _ := buildLSTM(t, f)
-	steps := lstmVectors(ir, rows, 2000)
-	var in bytes.Buffer
-	for _, s := range steps {
-		binary.Write(&in, binary.LittleEndian, s.x)
-		binary.Write(&in, binary.LittleEndian, s.state)
-	}
-	cmd := exec.Command(driver)
-	cmd.Stdin = &in
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("driver: %v", err)
-	}
-	sw := ir.StateWords()
-	rec := 4 * (1 + sw)
-	for k, s := range steps {
-		state := slices.Clone(s.state)
-		y := ir.Step(s.x, state)
-		got := out[rec*k : rec*(k+1)]
-		if int32(binary.LittleEndian.Uint32(got)) != y {
-			t.Fatalf("step %d: C %d, golden %d", k, int32(binary.LittleEndian.Uint32(got)), y)
-		}
-		for w := range sw {
-			if binary.LittleEndian.Uint32(got[4*(1+w):]) != state[w] {
-				t.Fatalf("step %d: state word %d differs", k, w)
-			}
-		}
-	}
+	checkLSTMBitExact(t, ir, rows, f)
 }
