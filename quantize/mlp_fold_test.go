@@ -3,6 +3,7 @@ package quantize
 import (
 	"testing"
 
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
@@ -23,14 +24,9 @@ func TestMLPPolicyFold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := rlcc.DefaultSampler.Stream(1)
+	rows, err := testutil.RLCCRows(3000, 1)
 	if err != nil {
 		t.Fatal(err)
-	}
-	rows := make([][]float64, 3000)
-	for i := range rows {
-		rows[i] = make([]float64, len(rlcc.Names))
-		next(rows[i])
 	}
 	inputs := GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
 	for _, opt := range []MLPOptions{

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
@@ -19,14 +20,9 @@ func packedTeacher(t *testing.T, open bool) *MLPIR {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := rlcc.DefaultSampler.Stream(1)
+	rows, err := testutil.RLCCRows(5000, 1)
 	if err != nil {
 		t.Fatal(err)
-	}
-	rows := make([][]float64, 5000)
-	for i := range rows {
-		rows[i] = make([]float64, len(rlcc.Names))
-		next(rows[i])
 	}
 	ir, err := MLP(m, GridInputs(rlcc.Grid(nicsdk.DefaultParams())), rows, MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true, OpenReLU: open})
 	if err != nil {
