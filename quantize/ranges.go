@@ -108,7 +108,7 @@ func CheckResolution(m *model.Model, inputs []Input) error {
 		t int32
 	}
 	seen := map[key]float64{}
-	f32 := m.Ensemble.Float32
+	f32 := m.Ensemble.SplitsFloat32()
 	return forEachSplit(m, func(t, i int, n *model.Node) error {
 		in := inputs[n.Feature]
 		s, err := Split(n, in, f32)
@@ -139,7 +139,7 @@ func CheckClampedSplits(m *model.Model, inputs []Input, clamped []bool) error {
 		if !clamped[n.Feature] {
 			return nil
 		}
-		s, err := Split(n, in, e.Float32)
+		s, err := Split(n, in, e.SplitsFloat32())
 		if err != nil {
 			return fmt.Errorf("tree %d node %d: %w", t, i, err)
 		}

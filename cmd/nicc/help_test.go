@@ -173,13 +173,13 @@ func TestLoadErrorsNameTheFormat(t *testing.T) {
 		want string
 	}{
 		{[]string{"inspect", badONNX}, badONNX + ": read as ONNX (by its .onnx extension): offset 2: field 12 has unexpected wire type 7"},
-		{[]string{"inspect", badJSON}, badJSON + `: read as nicc JSON (by its .json extension, with no XGBoost learner object): offset 10: json: unknown field "foo"`},
+		{[]string{"inspect", badJSON}, badJSON + `: read as nicc JSON (by its .json extension, with no XGBoost learner object and no CatBoost trees): offset 10: json: unknown field "foo"`},
 		{[]string{"inspect", "--format", "xgboost", badJSON}, badJSON + `: read as XGBoost (by --format xgboost): not an XGBoost JSON model: no "learner" object`},
 		{[]string{"inspect", badLGB}, badLGB + ": read as LightGBM (by its first line, tree): offset 13: line 3: the header has no version"},
 		{[]string{"inspect", pt}, pt + ": " + torch},
 		{[]string{"compile", pth, "--out", t.TempDir()}, pth + ": " + torch},
 		{[]string{"inspect", pkl}, pkl + `: a Python pickle, which nicc does not read: save an XGBoost booster with save_model("model.json"), a LightGBM one with save_model("model.txt"), a PyTorch model with torch.onnx.export`},
-		{[]string{"inspect", cbm}, cbm + ": a CatBoost model, which nicc does not read: nicc reads tree ensembles as XGBoost JSON or LightGBM text"},
+		{[]string{"inspect", cbm}, cbm + ": a CatBoost binary model, which nicc does not read: save the model as JSON with save_model(\"model.json\", format=\"json\")"},
 	} {
 		code, stdout, stderr := nicc(t, c.args...)
 		if code != exitBadInput || stdout != "" || stderr != "nicc: "+c.want+"\n" {

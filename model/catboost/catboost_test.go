@@ -1,0 +1,250 @@
+package catboost
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/model"
+)
+
+const testdata = "../../testdata/catboost"
+
+// Fixture is one CatBoost model of testdata/catboost with the rows CatBoost predicted and
+// its predictions, all as CatBoost wrote them (see testdata/catboost/README).
+type Fixture struct {
+	Name  string
+	Model []byte      // the JSON model, decompressed
+	Rows  [][]float64 // NaN where the file has null
+	Want  []float64
+	// Kind is what Want holds: "raw" (RawFormulaVal), "Probability" or "Exponent" (exp of the
+	// raw value).
+	Kind string
+}
+
+// Conforming are the fixtures nicc must read and match; refused maps each fixture nicc must
+// refuse to a phrase its error must hold.
+var (
+	conforming = []string{"kiwicom-xor", "kiwicom-regression", "float_binary", "float_regression",
+		"single_tree", "shallow_trees", "deep_trees", "many_borders", "extreme_values", "large_features",
+		"nan_as_false", "nan_as_true"}
+	refused = map[string]string{
+		"nonsym_binary":    "non-symmetric",
+		"multiclass_3":     "multi-class",
+		"ctr_binary":       "CTR features",
+		"cat_onehot_small": "categorical features",
+	}
+)
+
+// LoadFixture reads a fixture by name: kiwicom-NAME-model.json with kiwicom-NAME.json
+// ({"x", "y"}), or NAME_model.json.gz with NAME_test.json ({"samples", "predictions"}).
+func LoadFixture(t testing.TB, name string) *Fixture {
+	t.Helper()
+	fx := &Fixture{Name: name, Kind: "raw"}
+	if strings.HasPrefix(name, "kiwicom-") {
+		fx.Model = readFile(t, filepath.Join(testdata, name+"-model.json"))
+		var ref struct {
+			X [][]float64
+			Y []float64
+		}
+		if err := json.Unmarshal(readFile(t, filepath.Join(testdata, name+".json")), &ref); err != nil {
+			t.Fatal(err)
+		}
+		fx.Rows, fx.Want = ref.X, ref.Y
+		return fx
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(readFile(t, filepath.Join(testdata, name+"_model.json.gz"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fx.Model, err = io.ReadAll(zr); err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Samples []struct {
+			Floats []*float64 `json:"floats"`
+		} `json:"samples"`
+		Predictions    [][]float64 `json:"predictions"`
+		PredictionType string      `json:"prediction_type"`
+	}
+	if err := json.Unmarshal(readFile(t, filepath.Join(testdata, name+"_test.json")), &ref); err != nil {
+		t.Fatal(err)
+	}
+	if ref.PredictionType != "" {
+		fx.Kind = ref.PredictionType
+	}
+	for i, s := range ref.Samples {
+		row := make([]float64, len(s.Floats))
+		for j, v := range s.Floats {
+			row[j] = math.NaN()
+			if v != nil {
+				row[j] = *v
+			}
+		}
+		fx.Rows = append(fx.Rows, row)
+		fx.Want = append(fx.Want, ref.Predictions[i][0])
+	}
+	return fx
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func relErr(got, want float64) float64 {
+	if got == want {
+		return 0
+	}
+	return math.Abs(got-want) / math.Abs(want)
+}
+
+// TestConformance runs every row CatBoost predicted through the converted model: the raw
+// value, and the model's output (what nicc eval prints: the probability for Logloss), must be
+// within 1e-6 relative of CatBoost's.
+func TestConformance(t *testing.T) {
+	for _, name := range conforming {
+		t.Run(name, func(t *testing.T) {
+			fx := LoadFixture(t, name)
+			m, err := Parse(fx.Model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := *m.Ensemble
+			raw.Transform = model.TransformIdentity
+			nanRows, maxRaw, maxOut := 0, 0.0, 0.0
+			for i, x := range fx.Rows {
+				if len(x) != m.NumInputs() {
+					t.Fatalf("row %d has %d values; the model reads %d", i, len(x), m.NumInputs())
+				}
+				for _, v := range x {
+					if math.IsNaN(v) {
+						nanRows++
+						break
+					}
+				}
+				r, out := raw.Eval(x), m.Eval(nil, x)[0]
+				var wantRaw, wantOut float64
+				switch fx.Kind {
+				case "raw":
+					wantRaw, wantOut = fx.Want[i], fx.Want[i]
+					if m.Ensemble.Transform == model.TransformSigmoid {
+						wantOut = 1 / (1 + math.Exp(-fx.Want[i]))
+					}
+				case "Probability":
+					wantRaw, wantOut = math.Log(fx.Want[i]/(1-fx.Want[i])), fx.Want[i]
+				case "Exponent":
+					wantRaw, wantOut = math.Log(fx.Want[i]), fx.Want[i]
+					out = math.Exp(out)
+				default:
+					t.Fatalf("prediction type %s", fx.Kind)
+				}
+				eRaw, eOut := relErr(r, wantRaw), relErr(out, wantOut)
+				maxRaw, maxOut = math.Max(maxRaw, eRaw), math.Max(maxOut, eOut)
+				if eRaw > 1e-6 || eOut > 1e-6 {
+					t.Errorf("row %d %v: raw %v, output %v; CatBoost's %s %v", i, x, r, out, fx.Kind, fx.Want[i])
+				}
+			}
+			if strings.HasPrefix(name, "nan_") && nanRows == 0 {
+				t.Error("no row has a NaN feature")
+			}
+			t.Logf("%d rows (%d with NaN), CatBoost's %s: max relative error %.3g raw, %.3g output; %s",
+				len(fx.Rows), nanRows, fx.Kind, maxRaw, maxOut, m.Doc)
+		})
+	}
+}
+
+// TestRefused: each real CatBoost model nicc cannot represent is refused with one line that
+// says why.
+func TestRefused(t *testing.T) {
+	for name, why := range refused {
+		t.Run(name, func(t *testing.T) {
+			fx := LoadFixture(t, name)
+			if !Detect(fx.Model) {
+				t.Error("not detected as CatBoost: --format auto would not give it to Parse")
+			}
+			_, err := Parse(fx.Model)
+			var pe *model.ParseError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), why) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("got %v; want one line saying %q", err, why)
+			}
+		})
+	}
+}
+
+// TestRefusedOneByOne: every refusal, each on the tiny model with one thing changed, gives
+// one line that names it.
+func TestRefusedOneByOne(t *testing.T) {
+	if _, err := Parse([]byte(tiny)); err != nil {
+		t.Fatalf("tiny: %v", err)
+	}
+	for _, c := range []struct{ name, from, to, why string }{
+		{"text features", `"float_features":[`, `"text_features":[{"feature_id":"t"}],"float_features":[`, "1 text features"},
+		{"embedding features", `"float_features":[`, `"embedding_features":[{},{}],"float_features":[`, "2 embedding features"},
+		{"estimated features", `"float_features":[`, `"estimated_features":[{}],"float_features":[`, "estimated features"},
+		{"one-hot split", `"split_type":"FloatFeature"}]`, `"split_type":"OneHotFeature"}]`, `split 1 is a "OneHotFeature" split`},
+		{"multi-target loss", `"type":"RMSE"`, `"type":"MultiRMSE"`, "multi-target"},
+		{"multi-class loss", `"type":"RMSE"`, `"type":"MultiClassOneVsAll"`, "multi-class"},
+		{"other loss", `"type":"RMSE"`, `"type":"Quantile"`, `loss "Quantile" is not one nicc reads`},
+		{"no loss", `"loss_function":{"params":{},"type":"RMSE"}`, `"x":1`, "loss_function.type is missing"},
+		{"two biases", `[0.25]`, `[0.25,0.5]`, "2 biases"},
+		{"zero scale", `"scale_and_bias":[1,`, `"scale_and_bias":[0,`, "nonzero scale"},
+		{"two outputs per leaf", `"leaf_values":[1,2,3,4]`, `"leaf_values":[1,2,3,4,5,6,7,8]`, "2 outputs per leaf"},
+		{"leaf count", `"leaf_values":[1,2,3,4]`, `"leaf_values":[1,2,3]`, "3 leaf values; depth 2 needs 4"},
+		{"border not the feature's", `"border":2,`, `"border":2.5,`, "border 2.5 is not among float feature 1's borders"},
+		{"feature out of range", `"float_feature_index":1,`, `"float_feature_index":7,`, "float_feature_index 7 is out of range"},
+		{"flat index", `"flat_feature_index":1`, `"flat_feature_index":3`, "flat_feature_index 3"},
+		{"nan treatment", `"AsTrue"`, `"AsMaybe"`, `nan_value_treatment "AsMaybe"`},
+		{"no trees", `"oblivious_trees":[{`, `"oblivious_trees":[],"x":[{`, "no oblivious_trees"},
+		{"binary cbm", `{"features_info"`, "CBM1\x00{\"features_info\"", "binary .cbm format is not read"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(tiny, c.from) {
+				t.Fatalf("tiny has no %q", c.from)
+			}
+			_, err := Parse([]byte(strings.Replace(tiny, c.from, c.to, 1)))
+			var pe *model.ParseError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.why) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("got %v; want one line with %q", err, c.why)
+			}
+		})
+	}
+	deep := `{"features_info":{"float_features":[{"borders":[0]}]},"model_info":{"params":{"loss_function":{"type":"RMSE"}}},"oblivious_trees":[{"leaf_values":[],"splits":[` +
+		strings.Repeat(`{"border":0,"float_feature_index":0,"split_type":"FloatFeature"},`, MaxDepth) +
+		`{"border":0,"float_feature_index":0,"split_type":"FloatFeature"}]}]}`
+	if _, err := Parse([]byte(deep)); err == nil || !strings.Contains(err.Error(), "depth 17") {
+		t.Errorf("depth 17: %v", err)
+	}
+}
+
+// TestFloat32Compare: CatBoost compares float32(x) with the float32 border, so a value above
+// a border that rounds to it in float32 is not greater. Checked on a real model's border.
+func TestFloat32Compare(t *testing.T) {
+	m, err := Parse(LoadFixture(t, "single_tree").Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := m.Ensemble.Trees[0].Nodes[0]
+	b := root.Threshold
+	if float64(float32(b)) != b {
+		t.Fatalf("border %v is not a float32", b)
+	}
+	above := math.Nextafter(b, math.Inf(1))
+	if float32(above) != float32(b) || root.GoesLeft(above, m.Ensemble.SplitsFloat32()) {
+		t.Errorf("x = %v just above border %v went to the x > border side", above, b)
+	}
+	if !root.GoesLeft(float64(math.Nextafter32(float32(b), 2*float32(math.Abs(b))+1)), m.Ensemble.SplitsFloat32()) {
+		t.Errorf("the next float32 above border %v did not go to the x > border side", b)
+	}
+}
