@@ -52,6 +52,13 @@ func GridInputs(grid []rlcc.GridInput) []Input {
 	return ins
 }
 
+// BeyondFixedPoint reports whether threshold t lies beyond every value any input format can
+// represent (|raw / 2^Frac| <= 2^31 · 2^-MinFrac = 2^63), so that its split is constant for
+// every input and folds exactly: CatBoost's -FLT_MAX border, which sets NaN apart under
+// nan_mode Min, is one. TreeRanges leaves such thresholds out of a range, and CheckResolution
+// accepts their fold.
+func BeyondFixedPoint(t float64) bool { return math.Abs(t) > math.Ldexp(1, 31-MinFrac) }
+
 // TreeRanges is each feature's declared range for a tree ensemble without a handler's
 // ranges: the hull of its thresholds and of its column of rows, padded (PadRange), so that
 // every threshold lies strictly inside; src says where each came from. A caller clamps
@@ -72,6 +79,9 @@ func TreeRanges(m *model.Model, rows [][]float64) (lo, hi []float64, src []strin
 		lo[i], hi[i] = min(lo[i], v), max(hi[i], v)
 	}
 	_ = forEachSplit(m, func(_, _ int, nd *model.Node) error {
+		if BeyondFixedPoint(nd.Threshold) {
+			return nil
+		}
 		widen(nd.Feature, nd.Threshold)
 		hasT[nd.Feature] = true
 		return nil
@@ -115,7 +125,7 @@ func CheckResolution(m *model.Model, inputs []Input) error {
 		if err != nil {
 			return fmt.Errorf("tree %d node %d: %w", t, i, err)
 		}
-		if s.Const {
+		if s.Const && !BeyondFixedPoint(n.Threshold) {
 			return fmt.Errorf("tree %d node %d splits %s at %v, which its range [%v, %v] in Q%d cannot represent",
 				t, i, in.Name, n.Threshold, in.Value(in.Min), in.Value(in.Max), in.Frac)
 		}
