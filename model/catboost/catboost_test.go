@@ -1,107 +1,16 @@
 package catboost
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/json"
 	"errors"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 )
 
 const testdata = "../../testdata/catboost"
-
-// Fixture is one CatBoost model of testdata/catboost with the rows CatBoost predicted and
-// its predictions, all as CatBoost wrote them (see testdata/catboost/README).
-type Fixture struct {
-	Name  string
-	Model []byte      // the JSON model, decompressed
-	Rows  [][]float64 // NaN where the file has null
-	Want  []float64
-	// Kind is what Want holds: "raw" (RawFormulaVal), "Probability" or "Exponent" (exp of the
-	// raw value).
-	Kind string
-}
-
-// Conforming are the fixtures nicc must read and match; refused maps each fixture nicc must
-// refuse to a phrase its error must hold.
-var (
-	conforming = []string{"kiwicom-xor", "kiwicom-regression", "float_binary", "float_regression",
-		"single_tree", "shallow_trees", "deep_trees", "many_borders", "extreme_values", "large_features",
-		"nan_as_false", "nan_as_true"}
-	refused = map[string]string{
-		"nonsym_binary":    "non-symmetric",
-		"multiclass_3":     "multi-class",
-		"ctr_binary":       "CTR features",
-		"cat_onehot_small": "categorical features",
-	}
-)
-
-// LoadFixture reads a fixture by name: kiwicom-NAME-model.json with kiwicom-NAME.json
-// ({"x", "y"}), or NAME_model.json.gz with NAME_test.json ({"samples", "predictions"}).
-func LoadFixture(t testing.TB, name string) *Fixture {
-	t.Helper()
-	fx := &Fixture{Name: name, Kind: "raw"}
-	if strings.HasPrefix(name, "kiwicom-") {
-		fx.Model = readFile(t, filepath.Join(testdata, name+"-model.json"))
-		var ref struct {
-			X [][]float64
-			Y []float64
-		}
-		if err := json.Unmarshal(readFile(t, filepath.Join(testdata, name+".json")), &ref); err != nil {
-			t.Fatal(err)
-		}
-		fx.Rows, fx.Want = ref.X, ref.Y
-		return fx
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(readFile(t, filepath.Join(testdata, name+"_model.json.gz"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fx.Model, err = io.ReadAll(zr); err != nil {
-		t.Fatal(err)
-	}
-	var ref struct {
-		Samples []struct {
-			Floats []*float64 `json:"floats"`
-		} `json:"samples"`
-		Predictions    [][]float64 `json:"predictions"`
-		PredictionType string      `json:"prediction_type"`
-	}
-	if err := json.Unmarshal(readFile(t, filepath.Join(testdata, name+"_test.json")), &ref); err != nil {
-		t.Fatal(err)
-	}
-	if ref.PredictionType != "" {
-		fx.Kind = ref.PredictionType
-	}
-	for i, s := range ref.Samples {
-		row := make([]float64, len(s.Floats))
-		for j, v := range s.Floats {
-			row[j] = math.NaN()
-			if v != nil {
-				row[j] = *v
-			}
-		}
-		fx.Rows = append(fx.Rows, row)
-		fx.Want = append(fx.Want, ref.Predictions[i][0])
-	}
-	return fx
-}
-
-func readFile(t testing.TB, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 func relErr(got, want float64) float64 {
 	if got == want {
@@ -114,9 +23,9 @@ func relErr(got, want float64) float64 {
 // value, and the model's output (what nicc eval prints: the probability for Logloss), must be
 // within 1e-6 relative of CatBoost's.
 func TestConformance(t *testing.T) {
-	for _, name := range conforming {
+	for _, name := range testutil.CatBoostConforming {
 		t.Run(name, func(t *testing.T) {
-			fx := LoadFixture(t, name)
+			fx := testutil.LoadCatBoost(t, testdata, name)
 			m, err := Parse(fx.Model)
 			if err != nil {
 				t.Fatal(err)
@@ -135,21 +44,7 @@ func TestConformance(t *testing.T) {
 					}
 				}
 				r, out := raw.Eval(x), m.Eval(nil, x)[0]
-				var wantRaw, wantOut float64
-				switch fx.Kind {
-				case "raw":
-					wantRaw, wantOut = fx.Want[i], fx.Want[i]
-					if m.Ensemble.Transform == model.TransformSigmoid {
-						wantOut = 1 / (1 + math.Exp(-fx.Want[i]))
-					}
-				case "Probability":
-					wantRaw, wantOut = math.Log(fx.Want[i]/(1-fx.Want[i])), fx.Want[i]
-				case "Exponent":
-					wantRaw, wantOut = math.Log(fx.Want[i]), fx.Want[i]
-					out = math.Exp(out)
-				default:
-					t.Fatalf("prediction type %s", fx.Kind)
-				}
+				wantRaw, wantOut := fx.Raw(i), fx.Output(i, m.Ensemble.Transform == model.TransformSigmoid)
 				eRaw, eOut := relErr(r, wantRaw), relErr(out, wantOut)
 				maxRaw, maxOut = math.Max(maxRaw, eRaw), math.Max(maxOut, eOut)
 				if eRaw > 1e-6 || eOut > 1e-6 {
@@ -168,9 +63,9 @@ func TestConformance(t *testing.T) {
 // TestRefused: each real CatBoost model nicc cannot represent is refused with one line that
 // says why.
 func TestRefused(t *testing.T) {
-	for name, why := range refused {
+	for name, why := range testutil.CatBoostRefused {
 		t.Run(name, func(t *testing.T) {
-			fx := LoadFixture(t, name)
+			fx := testutil.LoadCatBoost(t, testdata, name)
 			if !Detect(fx.Model) {
 				t.Error("not detected as CatBoost: --format auto would not give it to Parse")
 			}
@@ -231,7 +126,7 @@ func TestRefusedOneByOne(t *testing.T) {
 // TestFloat32Compare: CatBoost compares float32(x) with the float32 border, so a value above
 // a border that rounds to it in float32 is not greater. Checked on a real model's border.
 func TestFloat32Compare(t *testing.T) {
-	m, err := Parse(LoadFixture(t, "single_tree").Model)
+	m, err := Parse(testutil.LoadCatBoost(t, testdata, "single_tree").Model)
 	if err != nil {
 		t.Fatal(err)
 	}

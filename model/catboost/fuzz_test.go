@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 )
 
@@ -22,7 +23,7 @@ const tiny = `{"features_info":{"float_features":[
 // returns passes Validate, evaluates, writes as native JSON and is one Detect recognises.
 func FuzzParse(f *testing.F) {
 	for _, name := range []string{"single_tree"} {
-		f.Add(LoadFixture(f, name).Model)
+		f.Add(testutil.LoadCatBoost(f, testdata, name).Model)
 	}
 	f.Add([]byte(tiny))
 	f.Add([]byte(`{"features_info":{"float_features":[{"borders":[0]}]},"trees":[{"value":1}]}`))
