@@ -62,8 +62,9 @@ func TestEvalCatBoost(t *testing.T) {
 }
 
 // nicc compile --handler none on real CatBoost models (oblivious trees of depth 1, 2, 4 and
-// 5, a NaN-separating border at +FLT_MAX): golden, host C and fwsim agree, and the firmware is
-// within 1e-5 of CatBoost's own predictions on its rows without a missing value.
+// 5, a NaN-separating border at +FLT_MAX): golden, host C and fwsim agree, the firmware is
+// within 1e-5 of CatBoost's own predictions on its rows without a missing value, and the
+// oblivious trees' table form is a candidate beside nested if/else.
 func TestCompileCatBoost(t *testing.T) {
 	for _, name := range []string{"kiwicom-xor", "single_tree", "shallow_trees", "nan_as_true"} {
 		t.Run(name, func(t *testing.T) {
@@ -83,8 +84,15 @@ func TestCompileCatBoost(t *testing.T) {
 				r.Tool.Rows+r.Tool.SkippedMissing != len(fx.Rows) || r.Tool.SkippedMissing != missing || r.Tool.Firmware.MaxAbs > 1e-5 {
 				t.Errorf("verify %+v, vs CatBoost %+v", r.Verify, r.Tool)
 			}
-			t.Logf("%s: %d splits (%d folded), verify %d vectors, 0 mismatches; vs CatBoost %v over %d rows; WCET %d cycles",
-				r.Model.Name, r.Quant.Splits, r.Quant.Folded, r.Verify.Vectors, r.Tool.Firmware, r.Tool.Rows, r.Budget.WCETCycles)
+			forms := map[string]bool{}
+			for _, fc := range r.Build.Candidates {
+				forms[fc.Form] = true
+			}
+			if !forms["branch"] || !forms["table"] {
+				t.Errorf("candidates %+v: want the branch and the table form of the oblivious trees", r.Build.Candidates)
+			}
+			t.Logf("%s: %d splits (%d folded), verify %d vectors, 0 mismatches; vs CatBoost %v over %d rows; WCET %d cycles in the %s form",
+				r.Model.Name, r.Quant.Splits, r.Quant.Folded, r.Verify.Vectors, r.Tool.Firmware, r.Tool.Rows, r.Budget.WCETCycles, r.Build.Form)
 		})
 	}
 }
