@@ -96,3 +96,18 @@ func TestCompileCatBoost(t *testing.T) {
 		})
 	}
 }
+
+// A real CatBoost model over 4 inputs compiles as an RL-CC policy (taken by position): its
+// +FLT_MAX borders (nan_mode Max) on the clamped observation fold rather than being refused,
+// and the handler verifies bit for bit.
+func TestCompileCatBoostRLCC(t *testing.T) {
+	_, _, path, _ := catboostFiles(t, "nan_as_true")
+	r, err := Compile(CompileOptions{Model: path, Handler: HandlerRLCC, Out: t.TempDir(), Vectors: testVectors})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Handler != "rlcc" || r.Verify.Mismatches != 0 || r.Verify.UBSan != "clean" || r.Quant.Folded == 0 {
+		t.Errorf("handler %s, verify %+v, %d splits folded", r.Handler, r.Verify, r.Quant.Folded)
+	}
+	t.Logf("%d splits (%d folded); nicc_on_event WCET %d cycles", r.Quant.Splits, r.Quant.Folded, r.Budget.WCETCycles)
+}

@@ -56,7 +56,7 @@ func GridInputs(grid []rlcc.GridInput) []Input {
 // represent (|raw / 2^Frac| <= 2^31 · 2^-MinFrac = 2^63), so that its split is constant for
 // every input and folds exactly: CatBoost's -FLT_MAX border, which sets NaN apart under
 // nan_mode Min, is one. TreeRanges leaves such thresholds out of a range, and CheckResolution
-// accepts their fold.
+// and CheckClampedSplits accept their fold (no finite value is above +FLT_MAX either).
 func BeyondFixedPoint(t float64) bool { return math.Abs(t) > math.Ldexp(1, 31-MinFrac) }
 
 // TreeRanges is each feature's declared range for a tree ensemble without a handler's
@@ -153,7 +153,7 @@ func CheckClampedSplits(m *model.Model, inputs []Input, clamped []bool) error {
 		if err != nil {
 			return fmt.Errorf("tree %d node %d: %w", t, i, err)
 		}
-		if s.Const && s.AllLow && n.Threshold > in.Value(in.Max) {
+		if s.Const && s.AllLow && n.Threshold > in.Value(in.Max) && !BeyondFixedPoint(n.Threshold) {
 			return fmt.Errorf("tree %d node %d splits %s at %v, above %v where the RL-CC handler clamps it: the feature range cannot represent this threshold",
 				t, i, in.Name, n.Threshold, in.Value(in.Max))
 		}

@@ -26,8 +26,8 @@ func TestPadRangeAndRowRanges(t *testing.T) {
 }
 
 // A threshold beyond every fixed-point value (CatBoost's -FLT_MAX border under nan_mode Min)
-// stays out of TreeRanges and folds in CheckResolution; one at 2^63, which Q-32 reaches, does
-// neither.
+// (or +FLT_MAX under Max) stays out of TreeRanges and folds in CheckResolution and
+// CheckClampedSplits; one at 2^63, which Q-32 reaches, does neither.
 func TestBeyondFixedPoint(t *testing.T) {
 	split := func(th float64) *model.Model {
 		return &model.Model{Version: model.NativeVersion, Inputs: []string{"x"}, Ensemble: &model.Ensemble{
@@ -55,5 +55,12 @@ func TestBeyondFixedPoint(t *testing.T) {
 	}
 	if err := quantize.CheckResolution(split(-math.Ldexp(1, 63)), ins); err == nil {
 		t.Error("a split at -2^63 outside the range was not refused")
+	}
+	clamped := []bool{true}
+	if err := quantize.CheckClampedSplits(split(-flt), ins, clamped); err != nil {
+		t.Errorf("+FLT_MAX border on a clamped input: %v", err)
+	}
+	if err := quantize.CheckClampedSplits(split(1e6), ins, clamped); err == nil {
+		t.Error("a split above a clamped input's top was not refused")
 	}
 }
