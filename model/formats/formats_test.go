@@ -108,7 +108,8 @@ func TestREADMEListsEveryFormat(t *testing.T) {
 // loading the bytes as that format either gives a model or an error.
 func FuzzDetect(f *testing.F) {
 	for _, p := range []string{"../../testdata/models/rlcc_xgb.json", "../../testdata/models/rlcc_teacher.json",
-		"../../testdata/lightgbm/lg_dart_breast_cancer.model", "../../testdata/models/xgb_small.ubj"} {
+		"../../testdata/lightgbm/lg_dart_breast_cancer.model", "../../testdata/models/xgb_small.ubj",
+		"../../testdata/catboost/kiwicom-xor-model.json"} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
