@@ -360,5 +360,5 @@ var FileFormat = model.FileFormat{Name: "catboost", Title: "CatBoost", Exts: []s
 	Holds:   "tree ensembles",
 	Detects: "JSON with CatBoost's features_info and oblivious_trees",
 	Detect: func(_ string, data []byte) (string, bool) {
-		return "by its content: features_info and oblivious_trees", Detect(data)
+		return "by its content: CatBoost's features_info and trees", Detect(data)
 	}}

@@ -30,6 +30,13 @@ func TestConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			native, err := model.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back, err := model.Unmarshal(native); err != nil || !back.Ensemble.Float32Splits {
+				t.Fatalf("native JSON round trip: %v, float32 splits lost", err)
+			}
 			raw := *m.Ensemble
 			raw.Transform = model.TransformIdentity
 			nanRows, maxRaw, maxOut := 0, 0.0, 0.0
