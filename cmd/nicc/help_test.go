@@ -150,7 +150,8 @@ func TestDiffSaysWhatItNeeds(t *testing.T) {
 }
 
 // A file nicc cannot read says which format it was read as, and why, before the reader's
-// detail; a PyTorch, pickle or CatBoost file gets what to do instead.
+// detail (a CatBoost model nicc refuses: what it holds); a PyTorch, pickle or CatBoost binary
+// file gets what to do instead.
 func TestLoadErrorsNameTheFormat(t *testing.T) {
 	dir := t.TempDir()
 	file := func(name, body string) string {
@@ -167,6 +168,7 @@ func TestLoadErrorsNameTheFormat(t *testing.T) {
 	pth := file("policy.pth", "PK\x03\x04 not onnx")
 	pkl := file("model.pkl", "\x80\x04\x95")
 	cbm := file("model.cbm", "CBM1")
+	cbText := file("text.json", `{"features_info":{"text_features":[{}],"float_features":[{"borders":[0]}]},"oblivious_trees":[]}`)
 	const torch = `a PyTorch file, which nicc does not read: export the model to ONNX with torch.onnx.export(model, example_input, "policy.onnx") and give nicc the .onnx`
 	for _, c := range []struct {
 		args []string
@@ -179,6 +181,7 @@ func TestLoadErrorsNameTheFormat(t *testing.T) {
 		{[]string{"inspect", pt}, pt + ": " + torch},
 		{[]string{"compile", pth, "--out", t.TempDir()}, pth + ": " + torch},
 		{[]string{"inspect", pkl}, pkl + `: a Python pickle, which nicc does not read: save an XGBoost booster with save_model("model.json"), a LightGBM one with save_model("model.txt"), a PyTorch model with torch.onnx.export`},
+		{[]string{"inspect", cbText}, cbText + ": read as CatBoost (by its content: CatBoost's features_info and trees): the model has text features (1); nicc reads models over float features only"},
 		{[]string{"inspect", cbm}, cbm + ": a CatBoost binary model, which nicc does not read: save the model as JSON with save_model(\"model.json\", format=\"json\")"},
 	} {
 		code, stdout, stderr := nicc(t, c.args...)

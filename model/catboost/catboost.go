@@ -154,7 +154,7 @@ func convert(f *jsonFile) (*model.Model, error) {
 		{len(fi.EstimatedFeatures), "estimated features (from text or embeddings)"},
 	} {
 		if c.n > 0 {
-			return nil, model.Errorf("the model has %d %s; nicc reads models over float features only", c.n, c.what)
+			return nil, model.Errorf("the model has %s (%d); nicc reads models over float features only", c.what, c.n)
 		}
 	}
 	if f.Trees != nil {

@@ -92,8 +92,8 @@ func TestRefusedOneByOne(t *testing.T) {
 		t.Fatalf("tiny: %v", err)
 	}
 	for _, c := range []struct{ name, from, to, why string }{
-		{"text features", `"float_features":[`, `"text_features":[{"feature_id":"t"}],"float_features":[`, "1 text features"},
-		{"embedding features", `"float_features":[`, `"embedding_features":[{},{}],"float_features":[`, "2 embedding features"},
+		{"text features", `"float_features":[`, `"text_features":[{"feature_id":"t"}],"float_features":[`, "text features (1)"},
+		{"embedding features", `"float_features":[`, `"embedding_features":[{},{}],"float_features":[`, "embedding features (2)"},
 		{"estimated features", `"float_features":[`, `"estimated_features":[{}],"float_features":[`, "estimated features"},
 		{"one-hot split", `"split_type":"FloatFeature"}]`, `"split_type":"OneHotFeature"}]`, `split 1 is a "OneHotFeature" split`},
 		{"multi-target loss", `"type":"RMSE"`, `"type":"MultiRMSE"`, "multi-target"},
