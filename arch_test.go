@@ -38,15 +38,16 @@ var allowedImports = map[string][]string{
 	"model":              nil,
 	"model/onnx":         {"model"},
 	"model/xgboost":      {"model"},
+	"model/catboost":     {"model"},
 	"model/lightgbm":     {"model"},
-	"model/formats":      {"model", "model/onnx", "model/xgboost", "model/lightgbm"},
+	"model/formats":      {"model", "model/onnx", "model/xgboost", "model/catboost", "model/lightgbm"},
 	"model/modeltest":    {"model"},
 	"netsim":             {"rlcc", "nicsdk"},
 	"train":              {"model", "netsim", "nicsdk", "rlcc"},
 }
 
 // belowCompiler is every package of ours but the CLI and compiler itself.
-var belowCompiler = []string{"codegen", "distill", "fwsim", "fwsim/trap", "internal/softfloat", "internal/testutil", "model", "model/formats",
+var belowCompiler = []string{"codegen", "distill", "fwsim", "fwsim/trap", "internal/softfloat", "internal/testutil", "model", "model/catboost", "model/formats",
 	"model/lightgbm", "model/modeltest", "model/onnx", "model/xgboost", "netsim", "nicsdk", "quantize", "rlcc", "train"}
 
 // listedPackage is what `go list -json` says of one package that the test uses.

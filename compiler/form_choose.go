@@ -18,7 +18,9 @@ import (
 // core and bounded (fwsim's static WCET of the entry: the handler under RL-CC, else
 // nicc_policy), and the least WCET within the memory budget (the profile's text_bytes and
 // rodata_bytes, or --max-text and --max-rodata) wins; a tie goes to the smaller firmware.
-// Today's form (nested if/else, or the walk above BranchMaxSplits) is always a candidate. The
+// Today's form (nested if/else, or the walk above BranchMaxSplits) is always a candidate; beside
+// nested if/else, an ensemble with oblivious trees (CatBoost's, or distilled with --oblivious)
+// has the table form (codegen.FormTable) too. The
 // rank form (codegen.FormRank) is one only up to RankMaxSplits and RankMaxTrees, where its
 // layouts are cheap to build: for 1 to quantize.RankLanes groups of trees (merged greedily,
 // smallest table first) and at most 1, 2 or 3 thresholds in one bucket.
@@ -77,6 +79,10 @@ func (c *compilation) candidates(ir *quantize.TreeIR, limit MemoryBudget) ([]can
 	switch f, _ := codegen.ParseForm(c.opt.Form); {
 	case c.opt.Form == "":
 		cs = append(cs, candidate{form: c.form, detail: c.plan.Why})
+		if c.form == codegen.FormBranch && ir.Stats.Oblivious > 0 {
+			cs = append(cs, candidate{form: codegen.FormTable, detail: fmt.Sprintf(
+				"%d of %d trees oblivious: comparison bits → index → leaf table, the others nested if/else", ir.Stats.Oblivious, len(ir.Trees))})
+		}
 	case f != codegen.FormRank:
 		cs = append(cs, candidate{form: f, detail: "--form " + c.opt.Form})
 	}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,20 @@ func (e *ParseError) Error() string {
 // Errorf returns a structural ParseError (no byte offset).
 func Errorf(format string, args ...any) error {
 	return &ParseError{Off: -1, Msg: fmt.Sprintf(format, args...)}
+}
+
+// JSONError is encoding/json's error from reading a frontend's file, as a ParseError with the
+// byte offset when the error has one.
+func JSONError(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return &ParseError{Off: se.Offset, Msg: "JSON syntax: " + se.Error()}
+	case errors.As(err, &te):
+		return &ParseError{Off: te.Offset, Msg: te.Error()}
+	}
+	return Errorf("%v", err)
 }
 
 // InFile names path in err: a ParseError gets its File set; any other error is prefixed.

@@ -118,7 +118,8 @@ func sigmoid32(x float32) float32 {
 var zeroThreshold = float64(float32(1e-35))
 
 // Eval is the ensemble's output for x. With Float32 set it follows XGBoost: features and
-// thresholds compare as float32 and the score accumulates in float32, tree by tree.
+// thresholds compare as float32 and the score accumulates in float32, tree by tree. With
+// Float32Splits set it follows CatBoost: float32 compares, a float64 sum.
 func (e *Ensemble) Eval(x []float64) float64 {
 	var score float64
 	if e.Float32 {
@@ -130,7 +131,7 @@ func (e *Ensemble) Eval(x []float64) float64 {
 	} else {
 		score = e.Base
 		for t := range e.Trees {
-			score += e.Trees[t].Leaf(x, false).Value
+			score += e.Trees[t].Leaf(x, e.Float32Splits).Value
 		}
 	}
 	if e.Transform == TransformSigmoid {
@@ -145,6 +146,9 @@ func (e *Ensemble) Eval(x []float64) float64 {
 	}
 	return score
 }
+
+// SplitsFloat32 reports whether the ensemble's splits compare float32(x) with the threshold.
+func (e *Ensemble) SplitsFloat32() bool { return e.Float32 || e.Float32Splits }
 
 // Leaf walks the tree for x and returns the leaf it reaches.
 func (t *Tree) Leaf(x []float64, f32 bool) *Node {

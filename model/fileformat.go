@@ -24,10 +24,10 @@ var NativeFormat = FileFormat{Name: "nicc", Title: "nicc JSON", Exts: []string{"
 	Detects: "other .json, or a JSON object",
 	Detect: func(ext string, data []byte) (string, bool) {
 		if ext == ".json" {
-			return "by its .json extension, with no XGBoost learner object", true
+			return "by its .json extension, with no XGBoost learner object and no CatBoost trees", true
 		}
 		if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{")) {
-			return "by its content: a JSON object with no XGBoost learner", true
+			return "by its content: a JSON object with no XGBoost learner and no CatBoost trees", true
 		}
 		return "", false
 	}}

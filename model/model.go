@@ -117,9 +117,13 @@ type Ensemble struct {
 	Transform Transform `json:"transform"`
 	// SigmoidScale multiplies the score inside the sigmoid (LightGBM's sigmoid parameter); 0 means 1.
 	SigmoidScale float64 `json:"sigmoid_scale,omitempty"`
-	// Float32 says the producing tool compares features and thresholds as float32 (XGBoost).
-	Float32 bool   `json:"float32,omitempty"`
-	Trees   []Tree `json:"trees"`
+	// Float32 says the producing tool compares features and thresholds as float32 and sums
+	// the score in float32 (XGBoost).
+	Float32 bool `json:"float32,omitempty"`
+	// Float32Splits says the producing tool compares features and thresholds as float32 but
+	// sums the score in float64 (CatBoost). Float32 implies it.
+	Float32Splits bool   `json:"float32_splits,omitempty"`
+	Trees         []Tree `json:"trees"`
 }
 
 // Transform maps an ensemble's raw score to its output.

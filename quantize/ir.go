@@ -34,8 +34,8 @@
 //
 // # Splits
 //
-// Every float split — x < t (XGBoost, with its float32 compare when Ensemble.Float32 is set),
-// x <= t (LightGBM, scikit-learn), x > t (CatBoost) — becomes the integer test
+// Every float split — x < t (XGBoost), x <= t (LightGBM, scikit-learn), x > t (CatBoost), each
+// with a float32 compare when Ensemble.SplitsFloat32 says so — becomes the integer test
 // raw <= T, true going left (a > split swaps its children). T is computed from t·2^Frac and
 // then fixed by the float predicate itself (model.Node.GoesLeft at float64(raw)/2^Frac), so
 // that the split sends T to its low side and T+1 to its high side. The predicate is monotone in raw

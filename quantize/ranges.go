@@ -52,6 +52,13 @@ func GridInputs(grid []rlcc.GridInput) []Input {
 	return ins
 }
 
+// BeyondFixedPoint reports whether threshold t lies beyond every value any input format can
+// represent (|raw / 2^Frac| <= 2^31 · 2^-MinFrac = 2^63), so that its split is constant for
+// every input and folds exactly: CatBoost's -FLT_MAX border, which sets NaN apart under
+// nan_mode Min, is one. TreeRanges leaves such thresholds out of a range, and CheckResolution
+// and CheckClampedSplits accept their fold (no finite value is above +FLT_MAX either).
+func BeyondFixedPoint(t float64) bool { return math.Abs(t) > math.Ldexp(1, 31-MinFrac) }
+
 // TreeRanges is each feature's declared range for a tree ensemble without a handler's
 // ranges: the hull of its thresholds and of its column of rows, padded (PadRange), so that
 // every threshold lies strictly inside; src says where each came from. A caller clamps
@@ -72,6 +79,9 @@ func TreeRanges(m *model.Model, rows [][]float64) (lo, hi []float64, src []strin
 		lo[i], hi[i] = min(lo[i], v), max(hi[i], v)
 	}
 	_ = forEachSplit(m, func(_, _ int, nd *model.Node) error {
+		if BeyondFixedPoint(nd.Threshold) {
+			return nil
+		}
 		widen(nd.Feature, nd.Threshold)
 		hasT[nd.Feature] = true
 		return nil
@@ -108,14 +118,14 @@ func CheckResolution(m *model.Model, inputs []Input) error {
 		t int32
 	}
 	seen := map[key]float64{}
-	f32 := m.Ensemble.Float32
+	f32 := m.Ensemble.SplitsFloat32()
 	return forEachSplit(m, func(t, i int, n *model.Node) error {
 		in := inputs[n.Feature]
 		s, err := Split(n, in, f32)
 		if err != nil {
 			return fmt.Errorf("tree %d node %d: %w", t, i, err)
 		}
-		if s.Const {
+		if s.Const && !BeyondFixedPoint(n.Threshold) {
 			return fmt.Errorf("tree %d node %d splits %s at %v, which its range [%v, %v] in Q%d cannot represent",
 				t, i, in.Name, n.Threshold, in.Value(in.Min), in.Value(in.Max), in.Frac)
 		}
@@ -139,11 +149,11 @@ func CheckClampedSplits(m *model.Model, inputs []Input, clamped []bool) error {
 		if !clamped[n.Feature] {
 			return nil
 		}
-		s, err := Split(n, in, e.Float32)
+		s, err := Split(n, in, e.SplitsFloat32())
 		if err != nil {
 			return fmt.Errorf("tree %d node %d: %w", t, i, err)
 		}
-		if s.Const && s.AllLow && n.Threshold > in.Value(in.Max) {
+		if s.Const && s.AllLow && n.Threshold > in.Value(in.Max) && !BeyondFixedPoint(n.Threshold) {
 			return fmt.Errorf("tree %d node %d splits %s at %v, above %v where the RL-CC handler clamps it: the feature range cannot represent this threshold",
 				t, i, in.Name, n.Threshold, in.Value(in.Max))
 		}

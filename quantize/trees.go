@@ -118,7 +118,7 @@ func trees(m *model.Model, inputs []Input, opt TreeOptions) (*TreeIR, error) {
 func (ir *TreeIR) lowerTrees(e *model.Ensemble) error {
 	ir.Trees = make([]Tree, len(e.Trees))
 	for t := range e.Trees {
-		lw := lowering{ir: ir, src: &e.Trees[t], tree: t, f32: e.Float32}
+		lw := lowering{ir: ir, src: &e.Trees[t], tree: t, f32: e.SplitsFloat32()}
 		if _, err := lw.node(0, 0); err != nil {
 			return err
 		}

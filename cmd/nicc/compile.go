@@ -35,9 +35,12 @@ trees), in stages: load → quantize → fit → emit → build → verify → b
             fit the memory budget (the profile's text_bytes and rodata_bytes, or --max-text
             and --max-rodata) wins; --form restricts the choice. The candidates: nested
             if/else (up to 512 splits at -O2, up to 16384 at -O1, above that node tables
-            walked level by level, which gcc builds in seconds), and for up to 512 splits and
-            64 trees the rank form (each feature's rank among its thresholds from a bucket
-            table, then one table of exact leaf sums per group of trees, for 1 to 4 groups).
+            walked level by level, which gcc builds in seconds); beside nested if/else, for
+            an ensemble with oblivious trees (CatBoost's), the table form (each oblivious
+            tree's comparison bits form an index into its leaf table); and for up to 512
+            splits and 64 trees the rank form (each feature's rank among its thresholds from
+            a bucket table, then one table of exact leaf sums per group of trees, for 1 to 4
+            groups).
             An LSTM is chosen the same way between the table form (each recurrent input's
             partial products from a 256-row table, for every unit or as many as fit) and
             the branch form (multiplied). The report lists every candidate's WCET, .text

@@ -150,7 +150,8 @@ func TestDiffSaysWhatItNeeds(t *testing.T) {
 }
 
 // A file nicc cannot read says which format it was read as, and why, before the reader's
-// detail; a PyTorch, pickle or CatBoost file gets what to do instead.
+// detail (a CatBoost model nicc refuses: what it holds); a PyTorch, pickle or CatBoost binary
+// file gets what to do instead.
 func TestLoadErrorsNameTheFormat(t *testing.T) {
 	dir := t.TempDir()
 	file := func(name, body string) string {
@@ -167,19 +168,21 @@ func TestLoadErrorsNameTheFormat(t *testing.T) {
 	pth := file("policy.pth", "PK\x03\x04 not onnx")
 	pkl := file("model.pkl", "\x80\x04\x95")
 	cbm := file("model.cbm", "CBM1")
+	cbText := file("text.json", `{"features_info":{"text_features":[{}],"float_features":[{"borders":[0]}]},"oblivious_trees":[]}`)
 	const torch = `a PyTorch file, which nicc does not read: export the model to ONNX with torch.onnx.export(model, example_input, "policy.onnx") and give nicc the .onnx`
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"inspect", badONNX}, badONNX + ": read as ONNX (by its .onnx extension): offset 2: field 12 has unexpected wire type 7"},
-		{[]string{"inspect", badJSON}, badJSON + `: read as nicc JSON (by its .json extension, with no XGBoost learner object): offset 10: json: unknown field "foo"`},
+		{[]string{"inspect", badJSON}, badJSON + `: read as nicc JSON (by its .json extension, with no XGBoost learner object and no CatBoost trees): offset 10: json: unknown field "foo"`},
 		{[]string{"inspect", "--format", "xgboost", badJSON}, badJSON + `: read as XGBoost (by --format xgboost): not an XGBoost JSON model: no "learner" object`},
 		{[]string{"inspect", badLGB}, badLGB + ": read as LightGBM (by its first line, tree): offset 13: line 3: the header has no version"},
 		{[]string{"inspect", pt}, pt + ": " + torch},
 		{[]string{"compile", pth, "--out", t.TempDir()}, pth + ": " + torch},
 		{[]string{"inspect", pkl}, pkl + `: a Python pickle, which nicc does not read: save an XGBoost booster with save_model("model.json"), a LightGBM one with save_model("model.txt"), a PyTorch model with torch.onnx.export`},
-		{[]string{"inspect", cbm}, cbm + ": a CatBoost model, which nicc does not read: nicc reads tree ensembles as XGBoost JSON or LightGBM text"},
+		{[]string{"inspect", cbText}, cbText + ": read as CatBoost (by its content: CatBoost's features_info and trees): the model has text features (1); nicc reads models over float features only"},
+		{[]string{"inspect", cbm}, cbm + ": a CatBoost binary model, which nicc does not read: save the model as JSON with save_model(\"model.json\", format=\"json\")"},
 	} {
 		code, stdout, stderr := nicc(t, c.args...)
 		if code != exitBadInput || stdout != "" || stderr != "nicc: "+c.want+"\n" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/model/catboost"
 	"github.com/nicc-dev/nicc/model/lightgbm"
 	"github.com/nicc-dev/nicc/model/onnx"
 	"github.com/nicc-dev/nicc/model/xgboost"
@@ -22,6 +23,7 @@ type Format = model.FileFormat
 var All = []*model.FileFormat{
 	&onnx.FileFormat,
 	&xgboost.FileFormat,
+	&catboost.FileFormat,
 	&model.NativeFormat,
 	&lightgbm.FileFormat,
 }
@@ -42,7 +44,7 @@ func Names() []string {
 }
 
 // Titles are, in prose, the names of the formats that hold kind ("networks", "tree
-// ensembles"; "" for all): "ONNX, XGBoost, nicc JSON and LightGBM".
+// ensembles"; "" for all): "ONNX, XGBoost, CatBoost, nicc JSON and LightGBM".
 func Titles(kind string) string {
 	var ts []string
 	for _, f := range All {
@@ -87,7 +89,7 @@ var foreignHints = map[string]string{
 	".pth":    `a PyTorch file, which nicc does not read: export the model to ONNX with torch.onnx.export(model, example_input, "policy.onnx") and give nicc the .onnx`,
 	".pkl":    `a Python pickle, which nicc does not read: save an XGBoost booster with save_model("model.json"), a LightGBM one with save_model("model.txt"), a PyTorch model with torch.onnx.export`,
 	".joblib": `a joblib pickle, which nicc does not read: save an XGBoost booster with save_model("model.json"), a LightGBM one with save_model("model.txt"), a PyTorch model with torch.onnx.export`,
-	".cbm":    `a CatBoost model, which nicc does not read: nicc reads tree ensembles as XGBoost JSON or LightGBM text`,
+	".cbm":    `a CatBoost binary model, which nicc does not read: save the model as JSON with save_model("model.json", format="json")`,
 }
 
 // Detect tells a file's format from its name and content, and says how.

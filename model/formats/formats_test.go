@@ -10,7 +10,7 @@ import (
 )
 
 // Every shipped model file is detected as it was before the registry (compiler's sniff):
-// by extension for ONNX, by content for XGBoost, by extension or a JSON object for nicc JSON,
+// by extension for ONNX, by content for XGBoost and CatBoost, by extension or a JSON object for nicc JSON,
 // by the first line for LightGBM.
 func TestDetectShippedModels(t *testing.T) {
 	for path, want := range map[string]string{
@@ -27,6 +27,7 @@ func TestDetectShippedModels(t *testing.T) {
 		"../../testdata/models/xgb_small.json":                "xgboost",
 		"../../testdata/models/xgb_categorical.json":          "xgboost",
 		"../../testdata/models/xgb_small.ubj":                 "xgboost",
+		"../../testdata/catboost/kiwicom-xor-model.json":      "catboost",
 		"../../testdata/lightgbm/lg_dart_breast_cancer.model": "lightgbm",
 		"../../testdata/lightgbm/lg_kddcup99.model":           "lightgbm",
 	} {
@@ -50,7 +51,7 @@ func TestLoadNamesFileAndFormat(t *testing.T) {
 		t.Fatalf("load: %v, %v, %v", m, f, err)
 	}
 	path := "../../testdata/models/rlcc_teacher.json"
-	for _, name := range []string{"onnx", "xgboost", "lightgbm"} {
+	for _, name := range []string{"onnx", "xgboost", "catboost", "lightgbm"} {
 		f, err := formats.Lookup(name)
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +71,7 @@ func TestLookupEveryName(t *testing.T) {
 			t.Errorf("Lookup(%q) = %v, %v", n, f, err)
 		}
 	}
-	if _, err := formats.Lookup("catboost"); err == nil || !strings.Contains(err.Error(), "onnx") {
+	if _, err := formats.Lookup("h2o"); err == nil || !strings.Contains(err.Error(), "onnx") {
 		t.Errorf("unknown name: %v", err)
 	}
 }
@@ -107,7 +108,8 @@ func TestREADMEListsEveryFormat(t *testing.T) {
 // loading the bytes as that format either gives a model or an error.
 func FuzzDetect(f *testing.F) {
 	for _, p := range []string{"../../testdata/models/rlcc_xgb.json", "../../testdata/models/rlcc_teacher.json",
-		"../../testdata/lightgbm/lg_dart_breast_cancer.model", "../../testdata/models/xgb_small.ubj"} {
+		"../../testdata/lightgbm/lg_dart_breast_cancer.model", "../../testdata/models/xgb_small.ubj",
+		"../../testdata/catboost/kiwicom-xor-model.json"} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)

@@ -76,7 +76,7 @@ func Parse(data []byte) (*model.Model, error) {
 	}
 	var f jsonFile
 	if err := json.Unmarshal(quoteNonFinite(data), &f); err != nil {
-		return nil, jsonError(err)
+		return nil, model.JSONError(err)
 	}
 	m, err := convert(&f)
 	if err != nil {
@@ -105,18 +105,6 @@ func Detect(data []byte) bool {
 // has '"' or '}': XGBoost's save_model("*.ubj") starts {L followed by the length of "learner".
 func isUBJSON(trimmed []byte) bool {
 	return len(trimmed) > 1 && trimmed[0] == '{' && bytes.IndexByte([]byte("iUIlL$#"), trimmed[1]) >= 0
-}
-
-func jsonError(err error) error {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return &model.ParseError{Off: se.Offset, Msg: "JSON syntax: " + se.Error()}
-	case errors.As(err, &te):
-		return &model.ParseError{Off: te.Offset, Msg: te.Error()}
-	}
-	return model.Errorf("%v", err)
 }
 
 // The subset of XGBoost's JSON model schema (doc/model.schema) that prediction needs. Unknown
