@@ -143,6 +143,10 @@ type CompileOptions struct {
 	Form               string
 	MaxText, MaxRodata uint64
 
+	// SDK is the device API the firmware is written for: SDKNicc (nicc_on_event) alone, or
+	// SDKDOCA, which adds a DOCA PCC device source around the same policy (compiler/doca.go).
+	SDK SDK
+
 	// tamper, for tests, edits the emitted sources before they are built.
 	tamper func(dir string) error
 }
@@ -225,6 +229,8 @@ type compilation struct {
 	policy      *BudgetReport // the model alone, inside the RL-CC firmware
 	vectorFiles []VectorsInfo // the measured calls, written for nicc budget
 
+	doca docaState // the DOCA target (SDKDOCA)
+
 	times        []StageTime // the stages run so far, each timed
 	passedStages []string
 }
@@ -273,6 +279,12 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 	}{
 		{"load", c.load}, {"quantize", c.quantize}, {"fit", c.fit}, {"emit", c.emit}, {"build", c.build},
 		{"verify", c.verifyStage}, {"budget", c.budgetStage},
+	}
+	if opt.SDK == SDKDOCA {
+		stages = append(stages, struct {
+			name string
+			run  func() error
+		}{"doca", c.docaStage})
 	}
 	for _, s := range stages {
 		start := time.Now()

@@ -66,6 +66,8 @@ type CompileReport struct {
 	Budget *BudgetReport `json:"budget,omitempty"`
 	// PolicyAlone is the model's own WCET inside the RL-CC firmware.
 	PolicyAlone *PolicyCost `json:"policy_alone,omitempty"`
+	// DOCA is the DOCA PCC target's verification and budget (--sdk doca).
+	DOCA *DOCAReport `json:"doca,omitempty"`
 
 	// LowerBound is what any code form can do at best, as the fit stage counted it before
 	// building: the budget and the core's memory were checked against it.
@@ -387,7 +389,7 @@ func (c *compilation) passed(stage string) bool { return slices.Contains(c.passe
 
 // assemble fills the report from the stages that passed.
 func (c *compilation) assemble() (*CompileReport, error) {
-	r := &CompileReport{Out: c.opt.Out, Files: c.files, Budget: c.budget, StateLimit: nicsdk.CtxBytes}
+	r := &CompileReport{Out: c.opt.Out, Files: c.files, Budget: c.budget, StateLimit: nicsdk.CtxBytes, DOCA: c.doca.report}
 	if c.m == nil {
 		return r, nil
 	}
@@ -591,6 +593,9 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	}
 	if r.Budget != nil {
 		r.writeBudget(tw)
+	}
+	if r.DOCA != nil {
+		r.DOCA.writeText(tw)
 	}
 	if r.Firmware != "" {
 		fmt.Fprintf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
