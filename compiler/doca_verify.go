@@ -375,8 +375,10 @@ func runDOCADriver(bin string, in []byte) ([][]uint32, error) {
 // docaFwsim is the DOCA ELF in the emulator, its memory (the stand-in's tables) kept across
 // batches as on the engine, and the arguments' memory.
 type docaFwsim struct {
-	m                                      *fwsim.Machine
-	ctx, ev, attr, res, mask, vals, params uint64
+	m                              *fwsim.Machine
+	ctx, ev, attr, res, mask, vals uint64
+	params, counters               uint64 // the stand-in's tables
+
 }
 
 func newDOCAFwsim(c *compilation) (*docaFwsim, error) {
@@ -393,6 +395,16 @@ func newDOCAFwsim(c *compilation) (*docaFwsim, error) {
 		return nil, err
 	}
 	f := &docaFwsim{m: m}
+	for _, t := range []struct {
+		dst  *uint64
+		name string
+	}{{&f.params, nicsdk.DOCAParamsTable}, {&f.counters, nicsdk.DOCACountersTable}} {
+		addr, size, ok := im.Symbol(t.name)
+		if !ok || size != nicsdk.DOCAPorts*nicsdk.DOCASlots*nicsdk.DOCATableRow(0, 1) {
+			return nil, fmt.Errorf("%s: no table %s of the expected size", c.doca.elf, t.name)
+		}
+		*t.dst = addr
+	}
 	for _, a := range []struct {
 		dst         *uint64
 		size, align uint64
@@ -468,29 +480,22 @@ func (f *docaFwsim) run(cmds []docaCmd) ([][]uint32, []docaCycles, error) {
 			if err != nil {
 				return fail(err)
 			}
-			cr, err := m.Call(nicsdk.DOCAGetCounters, uint64(d.ev.Port), uint64(d.slot))
-			if err != nil {
-				return fail(err)
-			}
-			cnt, err := f.words(cr.A0, nicsdk.DOCACounters)
+			cnt, err := f.words(f.counters+nicsdk.DOCATableRow(uint32(d.ev.Port), d.slot), nicsdk.DOCACounters)
 			if err != nil {
 				return fail(err)
 			}
 			out = append(out, slices.Concat(res, ctx, cnt))
 		case 'S':
-			pr, err := m.Call(nicsdk.DOCAGetAlgoParams, uint64(d.port), uint64(d.slot))
-			if err != nil {
-				return fail(err)
-			}
+			row := f.params + nicsdk.DOCATableRow(d.port, d.slot)
 			if err := m.WriteBytes(f.vals, wordBytes(append(slices.Clone(d.vals), 0, 0, 0)[:nicsdk.DOCAParams])); err != nil {
 				return fail(err)
 			}
 			r, err := m.Call(nicsdk.DOCAEntrySetParams, uint64(d.port), uint64(d.slot), uint64(d.base),
-				uint64(len(d.vals)), f.vals, pr.A0+4*uint64(d.base))
+				uint64(len(d.vals)), f.vals, row+4*uint64(d.base))
 			if err != nil {
 				return fail(err)
 			}
-			p, err := f.words(pr.A0, nicsdk.DOCAParams)
+			p, err := f.words(row, nicsdk.DOCAParams)
 			if err != nil {
 				return fail(err)
 			}

@@ -38,39 +38,41 @@ func DOCASources() map[string][]byte {
 
 // DOCA PCC event types (DOCA_PCC_DEV_EVNT_*) the DOCA entry tells apart.
 const (
-	DOCAEvNull            = 0
-	DOCAEvCNP             = 2
-	DOCAEvTX              = 3
-	DOCAEvACK             = 4
-	DOCAEvNACK            = 5
-	DOCAEvRTT             = 6
-	DOCAEvTXForAckNack    = 31
-	DOCAStatusOK          = 0 // DOCA_PCC_DEV_STATUS_OK
-	DOCAStatusFail        = 1 // DOCA_PCC_DEV_STATUS_FAIL
-	DOCAPorts             = 4 // DOCA_PCC_DEV_MAX_NUM_PORTS (BlueField-3)
-	DOCASlots             = 8 // DOCA_PCC_DEV_MAX_NUM_USER_SLOTS
-	docaShimParams        = 4 // NICC_DOCA_SHIM_PARAMS
-	docaShimCounters      = 4 // NICC_DOCA_SHIM_COUNTERS
-	DOCAEventBytes        = 28
-	DOCAResultsBytes      = 20
-	DOCASlot              = 0 // RLCC_DOCA_SLOT
-	DOCAParamTarget       = 0 // RLCC_DOCA_PARAM_TARGET
-	DOCAParamBeta         = 1
-	DOCAParamScale        = 2
-	DOCAParams            = 3
-	DOCACounterDecisions  = 0 // RLCC_DOCA_COUNTER_DECISIONS
-	DOCACounterClamps     = 1
-	DOCACounters          = 2
-	DOCADisabledEvents    = 1<<DOCAEvACK | 1<<DOCAEvTXForAckNack // rlcc_doca_init's bitmask
-	docaTargetMax         = 1 << 20
-	docaBetaMax           = 1 << 24
-	docaScaleMin          = 1
-	docaScaleMax          = 1 << 24
-	DOCAEntryAlgo         = "doca_pcc_dev_user_algo"
-	DOCAEntryInit         = "doca_pcc_dev_user_init"
-	DOCAEntrySetParams    = "doca_pcc_dev_user_set_algo_params"
-	DOCAGetAlgoParams     = "doca_pcc_dev_get_algo_params"
-	DOCAGetCounters       = "doca_pcc_dev_get_counters"
+	DOCAEvNull           = 0
+	DOCAEvCNP            = 2
+	DOCAEvTX             = 3
+	DOCAEvACK            = 4
+	DOCAEvNACK           = 5
+	DOCAEvRTT            = 6
+	DOCAEvTXForAckNack   = 31
+	DOCAStatusOK         = 0 // DOCA_PCC_DEV_STATUS_OK
+	DOCAStatusFail       = 1 // DOCA_PCC_DEV_STATUS_FAIL
+	DOCAPorts            = 4 // DOCA_PCC_DEV_MAX_NUM_PORTS (BlueField-3)
+	DOCASlots            = 8 // DOCA_PCC_DEV_MAX_NUM_USER_SLOTS
+	docaShimParams       = 4 // NICC_DOCA_SHIM_PARAMS
+	docaShimCounters     = 4 // NICC_DOCA_SHIM_COUNTERS
+	DOCAEventBytes       = 28
+	DOCAResultsBytes     = 20
+	DOCASlot             = 0 // RLCC_DOCA_SLOT
+	DOCAParamTarget      = 0 // RLCC_DOCA_PARAM_TARGET
+	DOCAParamBeta        = 1
+	DOCAParamScale       = 2
+	DOCAParams           = 3
+	DOCACounterDecisions = 0 // RLCC_DOCA_COUNTER_DECISIONS
+	DOCACounterClamps    = 1
+	DOCACounters         = 2
+	DOCADisabledEvents   = 1<<DOCAEvACK | 1<<DOCAEvTXForAckNack // rlcc_doca_init's bitmask
+	docaTargetMax        = 1 << 20
+	docaBetaMax          = 1 << 24
+	docaScaleMin         = 1
+	docaScaleMax         = 1 << 24
+	DOCAEntryAlgo        = "doca_pcc_dev_user_algo"
+	DOCAEntryInit        = "doca_pcc_dev_user_init"
+	DOCAEntrySetParams   = "doca_pcc_dev_user_set_algo_params"
+	// DOCAParamsTable and DOCACountersTable are the stand-in's tables in the ELF,
+	// uint32_t [DOCAPorts][DOCASlots][4]: DOCATableRow is a port's and slot's row's offset.
+	DOCAParamsTable       = "nicc_doca_params"
+	DOCACountersTable     = "nicc_doca_counters"
 	docaShimInternalAlgoR = LineRate // the stand-in's doca_pcc_dev_default_internal_algo rate
 )
 
@@ -89,6 +91,12 @@ func (e DOCAEvent) Bytes() []byte {
 		binary.LittleEndian.PutUint32(b[4*i:], w)
 	}
 	return b
+}
+
+// DOCATableRow is the byte offset of port's and slot's row in the stand-in's parameter or
+// counter table (indices masked as doca_pcc_dev_get_algo_params masks them).
+func DOCATableRow(port, slot uint32) uint64 {
+	return uint64((port&(DOCAPorts-1))*DOCASlots+slot&(DOCASlots-1)) * 4 * docaShimParams
 }
 
 // DOCAAttrBytes is doca_pcc_dev_attr_t with algo_slot slot (4 bits) and the overload bit.

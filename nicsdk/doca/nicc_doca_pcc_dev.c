@@ -1,19 +1,15 @@
 /* nicc_doca_pcc_dev.c: nicc's stand-in for the DOCA PCC device library's algorithm-access
  * functions (nicc_doca_pcc_dev.h), for nicc's host and fwsim builds only: DOCA's toolchain
- * links DOCA's own library instead. One user algorithm slot table per port, with room for
- * NICC_DOCA_SHIM_PARAMS parameters and NICC_DOCA_SHIM_COUNTERS counters each; out-of-range
- * ports and slots are folded in by masking, never read out of bounds. The metadata,
+ * links DOCA's own library instead. The tables nicc_doca_pcc_dev.h's getters read, and the
+ * functions that fill them. The metadata,
  * descriptions, permissions and min/max values are accepted and not kept: every check of a
  * new parameter value is the user callback's, which is what nicc verifies. */
 #include <stdint.h>
 #include "nicc_doca_pcc_dev.h"
 
-#define NICC_DOCA_SHIM_PARAMS 4
-#define NICC_DOCA_SHIM_COUNTERS 4
-
 static uint32_t nicc_doca_defaults[NICC_DOCA_SHIM_PARAMS];
-static uint32_t nicc_doca_params[DOCA_PCC_DEV_MAX_NUM_PORTS][DOCA_PCC_DEV_MAX_NUM_USER_SLOTS][NICC_DOCA_SHIM_PARAMS];
-static uint32_t nicc_doca_counters[DOCA_PCC_DEV_MAX_NUM_PORTS][DOCA_PCC_DEV_MAX_NUM_USER_SLOTS][NICC_DOCA_SHIM_COUNTERS];
+uint32_t nicc_doca_params[DOCA_PCC_DEV_MAX_NUM_PORTS][DOCA_PCC_DEV_MAX_NUM_USER_SLOTS][NICC_DOCA_SHIM_PARAMS];
+uint32_t nicc_doca_counters[DOCA_PCC_DEV_MAX_NUM_PORTS][DOCA_PCC_DEV_MAX_NUM_USER_SLOTS][NICC_DOCA_SHIM_COUNTERS];
 
 doca_pcc_dev_error_t doca_pcc_dev_algo_init_metadata(uint32_t algo_idx, const struct doca_pcc_dev_algo_meta_data *user_def,
 						     uint32_t param_num, uint32_t counter_num)
@@ -57,16 +53,6 @@ doca_pcc_dev_error_t doca_pcc_dev_init_algo_slot(uint32_t portid, uint32_t algo_
 	for (i = 0; i < NICC_DOCA_SHIM_COUNTERS; i++)
 		nicc_doca_counters[portid][algo_slot][i] = 0;
 	return DOCA_PCC_DEV_STATUS_OK;
-}
-
-uint32_t *doca_pcc_dev_get_algo_params(uint32_t port_num, uint32_t algo_slot)
-{
-	return nicc_doca_params[port_num & (DOCA_PCC_DEV_MAX_NUM_PORTS - 1)][algo_slot & (DOCA_PCC_DEV_MAX_NUM_USER_SLOTS - 1)];
-}
-
-uint32_t *doca_pcc_dev_get_counters(uint32_t port_num, uint32_t algo_slot)
-{
-	return nicc_doca_counters[port_num & (DOCA_PCC_DEV_MAX_NUM_PORTS - 1)][algo_slot & (DOCA_PCC_DEV_MAX_NUM_USER_SLOTS - 1)];
 }
 
 void doca_pcc_dev_default_internal_algo(doca_pcc_dev_algo_ctxt_t *algo_ctxt, doca_pcc_dev_event_t *event,

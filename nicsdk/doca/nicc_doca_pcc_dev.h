@@ -136,7 +136,7 @@ struct doca_pcc_dev_algo_meta_data {
 };
 
 /* [ref] Algorithm Access functions, implemented for nicc's builds in nicc_doca_pcc_dev.c
- * (one algorithm index, one user slot per port). */
+ * (one algorithm index). */
 doca_pcc_dev_error_t doca_pcc_dev_algo_init_metadata(uint32_t algo_idx, const struct doca_pcc_dev_algo_meta_data *user_def,
 						     uint32_t param_num, uint32_t counter_num);
 doca_pcc_dev_error_t doca_pcc_dev_algo_init_param(uint32_t algo_idx, uint32_t param_id, uint32_t default_value,
@@ -146,8 +146,30 @@ doca_pcc_dev_error_t doca_pcc_dev_algo_init_counter(uint32_t algo_idx, uint32_t 
 						    uint32_t permissions, uint32_t counter_desc_size,
 						    uint64_t counter_desc_addr);
 doca_pcc_dev_error_t doca_pcc_dev_init_algo_slot(uint32_t portid, uint32_t algo_slot, uint32_t algo_idx, uint32_t algo_en);
-uint32_t *doca_pcc_dev_get_algo_params(uint32_t port_num, uint32_t algo_slot);
-uint32_t *doca_pcc_dev_get_counters(uint32_t port_num, uint32_t algo_slot);
+
+/* The stand-in's parameter and counter tables, one row per port and user slot (defined in
+ * nicc_doca_pcc_dev.c), with room for NICC_DOCA_SHIM_PARAMS parameters and
+ * NICC_DOCA_SHIM_COUNTERS counters. The two getters below are inline table reads here; in
+ * DOCA's library they are functions, whose cost nicc cannot time. Out-of-range ports and
+ * slots are folded in by masking, never read out of bounds. */
+#define NICC_DOCA_SHIM_PARAMS 4
+#define NICC_DOCA_SHIM_COUNTERS 4
+extern uint32_t nicc_doca_params[DOCA_PCC_DEV_MAX_NUM_PORTS][DOCA_PCC_DEV_MAX_NUM_USER_SLOTS][NICC_DOCA_SHIM_PARAMS];
+extern uint32_t nicc_doca_counters[DOCA_PCC_DEV_MAX_NUM_PORTS][DOCA_PCC_DEV_MAX_NUM_USER_SLOTS][NICC_DOCA_SHIM_COUNTERS];
+
+/* [ref] Algorithm Access: doca_pcc_dev_get_algo_params(port_num, algo_slot), the current
+ * parameters of the slot's algorithm on the port. */
+static inline uint32_t *doca_pcc_dev_get_algo_params(uint32_t port_num, uint32_t algo_slot)
+{
+	return nicc_doca_params[port_num & (DOCA_PCC_DEV_MAX_NUM_PORTS - 1)][algo_slot & (DOCA_PCC_DEV_MAX_NUM_USER_SLOTS - 1)];
+}
+
+/* [ref] Algorithm Access: doca_pcc_dev_get_counters(port_num, algo_slot), the counters of the
+ * slot's algorithm on the port. */
+static inline uint32_t *doca_pcc_dev_get_counters(uint32_t port_num, uint32_t algo_slot)
+{
+	return nicc_doca_counters[port_num & (DOCA_PCC_DEV_MAX_NUM_PORTS - 1)][algo_slot & (DOCA_PCC_DEV_MAX_NUM_USER_SLOTS - 1)];
+}
 
 /* [ref] DOCA PCC Device: the library's built-in algorithm, for flows of a slot the user
  * algorithm does not serve. nicc's stand-in keeps the rate at DOCA_PCC_DEV_MAX_RATE: it is

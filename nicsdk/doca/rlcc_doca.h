@@ -146,23 +146,25 @@ static inline RLCC_ALWAYS_INLINE void rlcc_doca_algo(doca_pcc_dev_algo_ctxt_t *a
 	p.scale = param[RLCC_DOCA_PARAM_SCALE];
 	/* The context is 12 words either way (checked above); rlcc.h names them. */
 	ctx = (struct nicc_flow_ctx *)(void *)algo_ctxt;
-	fresh = !(ctx->data[RLCC_CTX_FLAGS] & RLCC_FLAG_INIT);
-	/* rlcc.h reads an event's type and, for an RTT event, its RTT: every non-RTT DOCA event is
-	 * one of its non-RTT events. */
-	ev.type = NICC_EV_TX;
-	if (type == DOCA_PCC_DEV_EVNT_RTT) {
+	/* Two calls of the runtime, each inlined with the event type a constant: the RTT one is
+	 * the decision alone, the other keeps the clamped rate. */
+	if (RLCC_LIKELY(type == DOCA_PCC_DEV_EVNT_RTT)) {
 		ev.type = NICC_EV_RTT;
 		ev.rtt_ns = doca_pcc_dev_get_timestamp(event) - doca_pcc_dev_get_rtt_req_send_timestamp(event);
-	}
-	rate = rlcc_on_event_core(&ev, ctx, &p, policy, policy_st, words, out);
-	results->rate = rate;
-	results->rtt_req = fresh | (type == DOCA_PCC_DEV_EVNT_RTT) | (type == DOCA_PCC_DEV_EVNT_ROCE_CNP) |
-			   (type == DOCA_PCC_DEV_EVNT_ROCE_NACK);
-	if (type == DOCA_PCC_DEV_EVNT_RTT) {
+		rate = rlcc_on_event_core(&ev, ctx, &p, policy, policy_st, words, out);
+		results->rate = rate;
+		results->rtt_req = 1;
 		counter = doca_pcc_dev_get_counters(ev_attr.port_num, slot);
 		counter[RLCC_DOCA_COUNTER_DECISIONS]++;
-		counter[RLCC_DOCA_COUNTER_CLAMPS] += (rate == p.min_rate) | (rate == NICC_LINE_RATE);
+		/* rate is in [min_rate, 1 << 20]: at a bound exactly when rate - min_rate - 1 wraps
+		 * or reaches (1 << 20) - min_rate - 1. */
+		counter[RLCC_DOCA_COUNTER_CLAMPS] += rate - p.min_rate - 1 >= NICC_LINE_RATE - p.min_rate - 1;
+		return;
 	}
+	fresh = !(ctx->data[RLCC_CTX_FLAGS] & RLCC_FLAG_INIT);
+	ev.type = NICC_EV_TX; /* rlcc.h treats every non-RTT event alike */
+	results->rate = rlcc_on_event_core(&ev, ctx, &p, policy, policy_st, words, out);
+	results->rtt_req = fresh | (type == DOCA_PCC_DEV_EVNT_ROCE_CNP) | (type == DOCA_PCC_DEV_EVNT_ROCE_NACK);
 }
 
 #endif /* NICC_RLCC_DOCA_H */
