@@ -210,7 +210,7 @@ func DOCAEntriesC(p Params, policy string, words int, out PolicyOut) string {
 		fns = "(rlcc_policy_fn)0, " + policy
 	}
 	return p.C(ParamsName) + fmt.Sprintf(`
-void doca_pcc_dev_user_algo(doca_pcc_dev_algo_ctxt_t *algo_ctxt, doca_pcc_dev_event_t *event,
+RLCC_DOCA_ENTRY void doca_pcc_dev_user_algo(doca_pcc_dev_algo_ctxt_t *algo_ctxt, doca_pcc_dev_event_t *event,
 			    const doca_pcc_dev_attr_t *attr, doca_pcc_dev_results_t *results)
 {
 	rlcc_doca_algo(algo_ctxt, event, attr, results, &%[1]s, %[2]s, %[3]d, %[4]s);
