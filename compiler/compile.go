@@ -535,7 +535,7 @@ func (c *compilation) budgetStage() error {
 	if c.handler == HandlerRLCC {
 		entry = EntryHandler
 	}
-	if err := c.writeVectors(VectorsFile, entry, c.verify.measure); err != nil {
+	if err := c.writeVectors(VectorsFile, FirmwareFile, entry, c.verify.measure); err != nil {
 		return err
 	}
 	r, err := Budget(BudgetOptions{ELF: c.elf, Entry: entry, Core: c.opt.Core, Budget: c.opt.Budget,
@@ -545,7 +545,7 @@ func (c *compilation) budgetStage() error {
 	}
 	c.budget = r
 	if c.handler == HandlerRLCC {
-		if err := c.writeVectors(PolicyVectorsFile, EntryPolicy, c.verify.measurePolicy); err != nil {
+		if err := c.writeVectors(PolicyVectorsFile, FirmwareFile, EntryPolicy, c.verify.measurePolicy); err != nil {
 			return err
 		}
 		p, err := Budget(BudgetOptions{ELF: c.elf, Entry: EntryPolicy, Core: c.opt.Core, Budget: c.opt.Budget,
@@ -565,13 +565,13 @@ type VectorsInfo struct {
 	Vectors int    `json:"vectors"`
 }
 
-// writeVectors writes the calls the budget stage measures on entry (the longest verify calls
+// writeVectors writes the calls the budget stage measures on entry of the ELF elf (the longest verify calls
 // and an even sample of the rest, at most 2048) into the output directory, in the order they
 // run: nicc budget on the same ELF, entry and file measures the same cycles.
-func (c *compilation) writeVectors(name, entry string, vs []Vector) error {
+func (c *compilation) writeVectors(name, elf, entry string, vs []Vector) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# %d calls of %s: the longest of nicc compile's verify calls and an even sample of the rest.\n", len(vs), entry)
-	fmt.Fprintf(&b, "# nicc budget %s --entry %s --vectors %s re-runs them.\n", FirmwareFile, entry, name)
+	fmt.Fprintf(&b, "# nicc budget %s --entry %s --vectors %s re-runs them.\n", elf, entry, name)
 	if err := WriteVectors(&b, vs); err != nil {
 		return err
 	}

@@ -508,7 +508,7 @@ func (f *docaFwsim) run(cmds []docaCmd) ([][]uint32, []docaCycles, error) {
 // docaBudget bounds doca_pcc_dev_user_algo in the DOCA ELF and measures it on the verify
 // calls that ran longest, beside nicc_on_event's bound.
 func (c *compilation) docaBudget() error {
-	if err := c.writeVectors(DOCAVectorsFile, nicsdk.DOCAEntryAlgo, c.doca.measure); err != nil {
+	if err := c.writeVectors(DOCAVectorsFile, DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, c.doca.measure); err != nil {
 		return err
 	}
 	b, err := Budget(BudgetOptions{ELF: c.doca.elf, Entry: nicsdk.DOCAEntryAlgo, Core: c.opt.Core, Budget: c.opt.Budget,

@@ -420,6 +420,10 @@ func (c *compilation) assemble() (*CompileReport, error) {
 		}
 		r.Host = append(r.Host, path.Join(HostDir, filepath.Base(c.hostBin)), path.Join(HostDir, filepath.Base(c.ubsan)))
 	}
+	if c.doca.hostBin != "" {
+		r.Host = append(r.Host, path.Join(HostDir, docaDriverFile), path.Join(HostDir, filepath.Base(c.doca.hostBin)),
+			path.Join(HostDir, filepath.Base(c.doca.ubsan)))
+	}
 	if c.verify != nil {
 		r.Verify = *c.verify
 	}
@@ -594,9 +598,6 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if r.Budget != nil {
 		r.writeBudget(tw)
 	}
-	if r.DOCA != nil {
-		r.DOCA.writeText(tw)
-	}
 	if r.Firmware != "" {
 		fmt.Fprintf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
 		fmt.Fprintf(tw, "built\t%s\n", r.Build)
@@ -635,7 +636,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	return tw.Flush()
 }
 
-// writeBudget prints the WCET and budget lines.
+// writeBudget prints the WCET and budget lines, and the DOCA target's.
 func (r *CompileReport) writeBudget(tw io.Writer) {
 	b := r.Budget
 	clock := hzText(b.Core.ClockHz)
@@ -659,6 +660,9 @@ func (r *CompileReport) writeBudget(tw io.Writer) {
 	}
 	fmt.Fprintf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", fmtUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
 		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict)
+	if r.DOCA != nil {
+		r.DOCA.writeText(tw)
+	}
 }
 
 // secondsText is a duration for the times line: milliseconds below a second.
