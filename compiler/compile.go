@@ -147,8 +147,9 @@ type CompileOptions struct {
 	// SDKDOCA, which adds a DOCA PCC device source around the same policy (compiler/doca.go).
 	SDK SDK
 
-	// tamper, for tests, edits the emitted sources before they are built.
-	tamper func(dir string) error
+	// tamper, for tests, edits the emitted sources before they are built; docaTamper the
+	// DOCA target's.
+	tamper, docaTamper func(dir string) error
 }
 
 // DefaultCalibSamples is how many RL-CC states Int8Options.Samples 0 draws to calibrate.

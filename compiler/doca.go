@@ -114,6 +114,24 @@ func (c *compilation) docaEmit() error {
 		}
 	}
 	slices.Sort(c.files)
+	if c.opt.docaTamper != nil {
+		return c.opt.docaTamper(c.opt.Out)
+	}
+	return nil
+}
+
+// clearDOCA removes the DOCA target's files of an earlier compile into dir.
+func clearDOCA(dir string) error {
+	names := []string{DOCASourceFile, DOCAFirmwareFile, DOCAReadmeFile, DOCAVectorsFile,
+		filepath.Join(HostDir, docaDriverFile), filepath.Join(HostDir, "doca_driver"), filepath.Join(HostDir, "doca_driver-ubsan")}
+	for n := range nicsdk.DOCASources() {
+		names = append(names, n)
+	}
+	for _, n := range names {
+		if err := clearOut(filepath.Join(dir, n)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

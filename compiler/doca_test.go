@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -316,5 +317,58 @@ func TestDOCANeedsRLCC(t *testing.T) {
 	}
 	if _, err := ParseSDK("dpdk"); err == nil {
 		t.Error("ParseSDK(dpdk) succeeded")
+	}
+}
+
+// TestDOCAFilesCleared: a compile without --sdk doca into a directory that holds an earlier
+// DOCA compile's files removes them, so the directory holds one compile's outputs.
+func TestDOCAFilesCleared(t *testing.T) {
+	dir := t.TempDir()
+	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 200, Out: dir}
+	if _, err := Compile(opt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, DOCASourceFile)); err != nil {
+		t.Fatal(err)
+	}
+	opt.SDK = SDKNicc
+	r, err := Compile(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.DOCA != nil {
+		t.Error("a compile without --sdk doca has a DOCA report")
+	}
+	for _, n := range []string{DOCASourceFile, DOCAFirmwareFile, DOCAReadmeFile, DOCAVectorsFile, nicsdk.DOCAHeaderName,
+		nicsdk.DOCAShimHeaderName, nicsdk.DOCAShimSourceName, "host/doca_driver.c", "host/doca_driver"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after a compile without --sdk doca: %v", n, err)
+		}
+	}
+}
+
+// TestDOCAVerifyCatches: a DOCA runtime that counts each decision twice differs from its Go
+// twin, and verify says so.
+func TestDOCAVerifyCatches(t *testing.T) {
+	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 2000, Out: t.TempDir(),
+		docaTamper: func(dir string) error {
+			p := filepath.Join(dir, nicsdk.DOCAHeaderName)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			old := []byte("counter[RLCC_DOCA_COUNTER_DECISIONS]++;")
+			if !bytes.Contains(b, old) {
+				return errors.New("rlcc_doca.h no longer counts decisions that way")
+			}
+			return os.WriteFile(p, bytes.Replace(b, old, []byte("counter[RLCC_DOCA_COUNTER_DECISIONS] += 2;"), 1), 0o644)
+		}}
+	r, err := Compile(opt)
+	var ce *CheckError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "verify (DOCA)") {
+		t.Fatalf("a tampered DOCA runtime: %v", err)
+	}
+	if r == nil || r.Failure == nil || r.Failure.Stage != "doca" || r.DOCA == nil || r.DOCA.Mismatches == 0 {
+		t.Fatalf("report of the failed compile: %+v", r)
 	}
 }
