@@ -95,9 +95,9 @@ On a host with the DOCA SDK (DPACC under /opt/mellanox/doca/tools):
 
 | id | parameter | default (compiled) | range |
 |---|---|---|---|
-| 0 | target, Q16 | %[8]d (%[9].6g) | [0, 2^20]; and ceil(target x scale / 2^16) <= %[10]d |
-| 1 | beta, Q16 | %[11]d (%[12].6g) | [0, 2^24] |
-| 2 | scale, Q16 | %[13]d (%[14].6g) | [1, 2^24]; and the target condition |
+| 0 | target, Q16 | %[8]d (%.6[9]g) | [0, 2^20]; and ceil(target x scale / 2^16) <= %[10]d |
+| 1 | beta, Q16 | %[11]d (%.6[12]g) | [0, 2^24] |
+| 2 | scale, Q16 | %[13]d (%.6[14]g) | [1, 2^24]; and the target condition |
 
 The target condition keeps the observation's lower clamp, -ceil(target x scale / 2^16), at or
 above the compiled one, so the policy never sees an input outside the range it was proven

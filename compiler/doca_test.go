@@ -98,6 +98,9 @@ func TestDOCAReadme(t *testing.T) {
 			}
 		}
 	}
+	if strings.Contains(string(readme), "%!") {
+		t.Errorf("README has a formatting error:\n%s", readme)
+	}
 	for _, want := range []string{"## DOCA names used", "## Not checked without DOCA's SDK", "DPACC", "USER_PROGRAMMABLE_CC"} {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("README lacks %q", want)
