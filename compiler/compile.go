@@ -143,8 +143,13 @@ type CompileOptions struct {
 	Form               string
 	MaxText, MaxRodata uint64
 
-	// tamper, for tests, edits the emitted sources before they are built.
-	tamper func(dir string) error
+	// SDK is the device API the firmware is written for: SDKNicc (nicc_on_event) alone, or
+	// SDKDOCA, which adds a DOCA PCC device source around the same policy (compiler/doca.go).
+	SDK SDK
+
+	// tamper, for tests, edits the emitted sources before they are built; docaTamper the
+	// DOCA target's.
+	tamper, docaTamper func(dir string) error
 }
 
 // DefaultCalibSamples is how many RL-CC states Int8Options.Samples 0 draws to calibrate.
@@ -225,6 +230,8 @@ type compilation struct {
 	policy      *BudgetReport // the model alone, inside the RL-CC firmware
 	vectorFiles []VectorsInfo // the measured calls, written for nicc budget
 
+	doca docaState // the DOCA target (SDKDOCA)
+
 	times        []StageTime // the stages run so far, each timed
 	passedStages []string
 }
@@ -273,6 +280,12 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 	}{
 		{"load", c.load}, {"quantize", c.quantize}, {"fit", c.fit}, {"emit", c.emit}, {"build", c.build},
 		{"verify", c.verifyStage}, {"budget", c.budgetStage},
+	}
+	if opt.SDK == SDKDOCA {
+		stages = append(stages, struct {
+			name string
+			run  func() error
+		}{"doca", c.docaStage})
 	}
 	for _, s := range stages {
 		start := time.Now()
@@ -523,7 +536,7 @@ func (c *compilation) budgetStage() error {
 	if c.handler == HandlerRLCC {
 		entry = EntryHandler
 	}
-	if err := c.writeVectors(VectorsFile, entry, c.verify.measure); err != nil {
+	if err := c.writeVectors(VectorsFile, FirmwareFile, entry, c.verify.measure); err != nil {
 		return err
 	}
 	r, err := Budget(BudgetOptions{ELF: c.elf, Entry: entry, Core: c.opt.Core, Budget: c.opt.Budget,
@@ -533,7 +546,7 @@ func (c *compilation) budgetStage() error {
 	}
 	c.budget = r
 	if c.handler == HandlerRLCC {
-		if err := c.writeVectors(PolicyVectorsFile, EntryPolicy, c.verify.measurePolicy); err != nil {
+		if err := c.writeVectors(PolicyVectorsFile, FirmwareFile, EntryPolicy, c.verify.measurePolicy); err != nil {
 			return err
 		}
 		p, err := Budget(BudgetOptions{ELF: c.elf, Entry: EntryPolicy, Core: c.opt.Core, Budget: c.opt.Budget,
@@ -553,13 +566,13 @@ type VectorsInfo struct {
 	Vectors int    `json:"vectors"`
 }
 
-// writeVectors writes the calls the budget stage measures on entry (the longest verify calls
+// writeVectors writes the calls the budget stage measures on entry of the ELF elf (the longest verify calls
 // and an even sample of the rest, at most 2048) into the output directory, in the order they
 // run: nicc budget on the same ELF, entry and file measures the same cycles.
-func (c *compilation) writeVectors(name, entry string, vs []Vector) error {
+func (c *compilation) writeVectors(name, elf, entry string, vs []Vector) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# %d calls of %s: the longest of nicc compile's verify calls and an even sample of the rest.\n", len(vs), entry)
-	fmt.Fprintf(&b, "# nicc budget %s --entry %s --vectors %s re-runs them.\n", FirmwareFile, entry, name)
+	fmt.Fprintf(&b, "# nicc budget %s --entry %s --vectors %s re-runs them.\n", elf, entry, name)
 	if err := WriteVectors(&b, vs); err != nil {
 		return err
 	}

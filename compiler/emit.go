@@ -119,6 +119,11 @@ func (c *compilation) emit() error {
 			}
 		}
 	}
+	if c.opt.SDK != SDKDOCA {
+		if err := clearDOCA(dir); err != nil {
+			return err
+		}
+	}
 	c.files = nil
 	for n, b := range gen {
 		if err := writeOut(filepath.Join(dir, n), b); err != nil {

@@ -66,6 +66,8 @@ type CompileReport struct {
 	Budget *BudgetReport `json:"budget,omitempty"`
 	// PolicyAlone is the model's own WCET inside the RL-CC firmware.
 	PolicyAlone *PolicyCost `json:"policy_alone,omitempty"`
+	// DOCA is the DOCA PCC target's verification and budget (--sdk doca).
+	DOCA *DOCAReport `json:"doca,omitempty"`
 
 	// LowerBound is what any code form can do at best, as the fit stage counted it before
 	// building: the budget and the core's memory were checked against it.
@@ -387,7 +389,7 @@ func (c *compilation) passed(stage string) bool { return slices.Contains(c.passe
 
 // assemble fills the report from the stages that passed.
 func (c *compilation) assemble() (*CompileReport, error) {
-	r := &CompileReport{Out: c.opt.Out, Files: c.files, Budget: c.budget, StateLimit: nicsdk.CtxBytes}
+	r := &CompileReport{Out: c.opt.Out, Files: c.files, Budget: c.budget, StateLimit: nicsdk.CtxBytes, DOCA: c.doca.report}
 	if c.m == nil {
 		return r, nil
 	}
@@ -417,6 +419,10 @@ func (c *compilation) assemble() (*CompileReport, error) {
 				text+rodata, p.MemoryBytes, p.Name, src))
 		}
 		r.Host = append(r.Host, path.Join(HostDir, filepath.Base(c.hostBin)), path.Join(HostDir, filepath.Base(c.ubsan)))
+	}
+	if c.doca.hostBin != "" {
+		r.Host = append(r.Host, path.Join(HostDir, docaDriverFile), path.Join(HostDir, filepath.Base(c.doca.hostBin)),
+			path.Join(HostDir, filepath.Base(c.doca.ubsan)))
 	}
 	if c.verify != nil {
 		r.Verify = *c.verify
@@ -630,7 +636,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	return tw.Flush()
 }
 
-// writeBudget prints the WCET and budget lines.
+// writeBudget prints the WCET and budget lines, and the DOCA target's.
 func (r *CompileReport) writeBudget(tw io.Writer) {
 	b := r.Budget
 	clock := hzText(b.Core.ClockHz)
@@ -654,6 +660,9 @@ func (r *CompileReport) writeBudget(tw io.Writer) {
 	}
 	fmt.Fprintf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", fmtUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
 		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict)
+	if r.DOCA != nil {
+		r.DOCA.writeText(tw)
+	}
 }
 
 // secondsText is a duration for the times line: milliseconds below a second.

@@ -59,6 +59,16 @@ trees), in stages: load → quantize → fit → emit → build → verify → b
             events) comparing the returned rate and all 48 context bytes, the context kept in
             emulator memory across each sequence. A mismatch, or UBSan output, exits 1 and
             prints the first mismatching input and the outputs.
+  doca      with --sdk doca, after budget: doca_pcc_rlcc.c, a DOCA PCC device program (the
+            entry points doca_pcc_dev_user_algo, doca_pcc_dev_user_init and
+            doca_pcc_dev_user_set_algo_params; RL-CC's target, beta and scale are algorithm
+            parameters settable at run time within checked ranges; counters of decisions and
+            clamps) around the same policy and runtime, README-doca.md (building it with
+            DOCA's toolchain, the DOCA names it uses and where each was checked), and the
+            same triad over it, built against nicc's own stand-in for the DOCA device API
+            (nicc_doca_pcc_dev.h/.c): init, flow contexts, DOCA events and parameter
+            changes through the golden runtime, both host builds and doca_firmware.elf in
+            fwsim, then the WCET of doca_pcc_dev_user_algo beside nicc_on_event's.
   budget    the static WCET of the entry on --core, cycles × threads sharing / clock, must
             fit --budget; over budget exits 1 showing both. The dpa core's clock and costs
             are assumptions (nicc budget --list-cores); --threads-sharing models busy
@@ -125,6 +135,7 @@ ranges that cannot represent a threshold).
       --ranges testdata/lightgbm/breast_cancer_test.tsv \
       --predictions testdata/lightgbm/lg_dart_breast_cancer_true_predictions.txt
   nicc compile testdata/models/rlcc_teacher.json --out build/teacher --target int
+  nicc compile testdata/models/rlcc_xgb.json --out build/doca --sdk doca
   nicc compile testdata/models/rlcc_lstm.onnx --out build/lstm --target int
   nicc compile testdata/models/rlcc_teacher.onnx --out build/student --target trees --trees 10 --depth 4
   nicc compile policy.json --out build/p --core dpa --budget 1.5us --vectors 1000000 --json
@@ -133,6 +144,7 @@ ranges that cannot represent a threshold).
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "output directory (created if missing)"},
 			&cli.StringFlag{Name: "handler", Value: "auto", Usage: "rlcc (the whole RL-CC event handler), none (the model alone) or auto"},
+			&cli.StringFlag{Name: "sdk", Value: "nicc", Usage: "device API of the firmware: nicc (nicc_on_event) or doca (also a DOCA PCC device source, verified and bounded the same way; needs --handler rlcc)"},
 			&cli.StringFlag{Name: "core", Value: compiler.DefaultCore, Usage: "core profile for the WCET (nicc budget --list-cores)"},
 			&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
 			&cli.IntFlag{Name: "threads-sharing", Usage: "hardware threads sharing the pipeline", DefaultText: "the profile's"},
@@ -167,6 +179,10 @@ func runCompile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	sdk, err := compiler.ParseSDK(c.String("sdk"))
+	if err != nil {
+		return err
+	}
 	budget, err := compiler.ParseBudget(c.String("budget"))
 	if err != nil {
 		return err
@@ -189,7 +205,7 @@ func runCompile(c *cli.Context) error {
 		return err
 	}
 	opt := compiler.CompileOptions{
-		Model: c.Args().First(), Format: format, Inputs: inputs, Out: c.String("out"), Handler: handler, Params: params,
+		Model: c.Args().First(), Format: format, Inputs: inputs, Out: c.String("out"), Handler: handler, Params: params, SDK: sdk,
 		Core: c.String("core"), Budget: budget, ThreadsSharing: c.Int("threads-sharing"),
 		Vectors: c.Int("vectors"), Seed: c.Uint64("seed"),
 		Ranges: c.String("ranges"), Predictions: c.String("predictions"), Force: c.Bool("force"),

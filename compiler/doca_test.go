@@ -1,0 +1,377 @@
+package compiler
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+func docaReport(t *testing.T) (*CompileReport, string) {
+	return compileOnce(t, "doca-xgb", CompileOptions{Model: rlccXGB, SDK: SDKDOCA})
+}
+
+// TestCompileDOCA: --sdk doca writes the DOCA source beside the nicc target's files, the same
+// triad passes over it with parameter changes among the events, and its entry is bounded.
+// The int8 MLP and LSTM are held to the issue's 10% of nicc_on_event's WCET; the tree
+// ensemble, whose handler is a fifth of the MLP's, is not (its figure is in the report).
+func TestCompileDOCA(t *testing.T) {
+	for _, tc := range []struct {
+		key      string
+		opt      CompileOptions
+		maxRatio float64
+	}{
+		{"doca-xgb", CompileOptions{Model: rlccXGB, SDK: SDKDOCA}, 0},
+		{"doca-mlp", CompileOptions{Model: teacherNN, SDK: SDKDOCA, Int8: &Int8Options{Samples: 5000}}, 1.10},
+		{"doca-lstm", CompileOptions{Model: diffLSTM, SDK: SDKDOCA, Int8: &Int8Options{Samples: 2000}}, 1.10},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			r, dir := compileOnce(t, tc.key, tc.opt)
+			d := r.DOCA
+			if d == nil {
+				t.Fatal("no DOCA report")
+			}
+			if d.Mismatches != 0 || d.UBSan != "clean" || len(d.Compared) != 4 {
+				t.Errorf("DOCA verify: %d mismatches, UBSan %q, compared %v", d.Mismatches, d.UBSan, d.Compared)
+			}
+			if d.Events < testVectors || d.SetParams == 0 || d.Refused == 0 || d.Refused == d.SetParams || d.Decisions == 0 {
+				t.Errorf("DOCA verify ran %d events, %d decisions, %d parameter changes of which %d refused", d.Events, d.Decisions, d.SetParams, d.Refused)
+			}
+			b := d.Budget
+			if b == nil || b.Entry != nicsdk.DOCAEntryAlgo || b.WCETCycles == 0 || d.MaxCycles > b.WCETCycles {
+				t.Fatalf("DOCA budget %+v, measured max %d", b, d.MaxCycles)
+			}
+			if d.HandlerWCETCycles != r.Budget.WCETCycles {
+				t.Errorf("DOCA report's nicc_on_event WCET %d, the budget's %d", d.HandlerWCETCycles, r.Budget.WCETCycles)
+			}
+			if tc.maxRatio > 0 && d.WCETRatio > tc.maxRatio {
+				t.Errorf("doca_pcc_dev_user_algo WCET %d is %.3f x nicc_on_event's %d, above %.2f", b.WCETCycles, d.WCETRatio, d.HandlerWCETCycles, tc.maxRatio)
+			}
+			for _, f := range []string{DOCASourceFile, DOCAReadmeFile, DOCAFirmwareFile, DOCAVectorsFile, nicsdk.DOCAHeaderName,
+				nicsdk.DOCAShimHeaderName, nicsdk.DOCAShimSourceName, HandlerFile, FirmwareFile, "host/doca_driver", "host/doca_driver-ubsan"} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Error(err)
+				}
+			}
+			var text strings.Builder
+			if err := r.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(text.String(), "doca_pcc_dev_user_algo in doca_pcc_rlcc.c") || !strings.Contains(text.String(), "nicc_on_event's") {
+				t.Errorf("summary lacks the DOCA lines:\n%s", text.String())
+			}
+		})
+	}
+}
+
+// TestDOCAReadme: the README lists every DOCA name the source uses with its page, and what
+// could not be checked.
+func TestDOCAReadme(t *testing.T) {
+	_, dir := docaReport(t)
+	readme, err := os.ReadFile(filepath.Join(dir, DOCAReadmeFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, nicsdk.DOCAHeaderName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := os.ReadFile(filepath.Join(dir, DOCASourceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim, err := os.ReadFile(filepath.Join(dir, nicsdk.DOCAShimHeaderName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range [][]byte{src, gen, shim} {
+		for _, name := range docaIdents(string(s)) {
+			if !strings.Contains(string(readme), name) {
+				t.Errorf("%s uses %s, which the README's list lacks", DOCASourceFile, name)
+			}
+		}
+	}
+	if strings.Contains(string(readme), "%!") {
+		t.Errorf("README has a formatting error:\n%s", readme)
+	}
+	for _, want := range []string{"## DOCA names used", "## Not checked without DOCA's SDK", "DPACC", "USER_PROGRAMMABLE_CC"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+}
+
+// docaIdents are the DOCA identifiers (doca_*, DOCA_*) in C source s, outside comments.
+func docaIdents(s string) []string {
+	var out []string
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "/*"):
+			j := strings.Index(s[i:], "*/")
+			if j < 0 {
+				return out
+			}
+			i += j + 2
+		case strings.HasPrefix(strings.ToLower(s[i:]), "doca_") && (i == 0 || !isIdent(s[i-1])):
+			j := i
+			for j < len(s) && isIdent(s[j]) {
+				j++
+			}
+			if !slices.Contains(out, s[i:j]) {
+				out = append(out, s[i:j])
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return out
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// docaMachine is a compile's DOCA ELF in fwsim after doca_pcc_dev_user_init, with memory for
+// the calls' arguments.
+type docaMachine struct {
+	t                                                *testing.T
+	m                                                *fwsim.Machine
+	ctx, ev, attr, res, vals, mask, params, counters uint64
+}
+
+func newDOCAMachine(t *testing.T, dir string) *docaMachine {
+	t.Helper()
+	c := &compilation{opt: CompileOptions{Out: dir}}
+	c.doca.elf = filepath.Join(dir, DOCAFirmwareFile)
+	f, err := newDOCAFwsim(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.mask, err = f.m.Alloc(4, 4); err != nil {
+		t.Fatal(err)
+	}
+	d := &docaMachine{t: t, m: f.m, ctx: f.ctx, ev: f.ev, attr: f.attr, res: f.res, vals: f.vals, mask: f.mask, params: f.params, counters: f.counters}
+	if _, err := d.m.Call(nicsdk.DOCAEntryInit, d.mask); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (d *docaMachine) words(addr uint64, n int) []uint32 {
+	d.t.Helper()
+	b := make([]byte, 4*n)
+	if err := d.m.ReadBytes(addr, b); err != nil {
+		d.t.Fatal(err)
+	}
+	w := make([]uint32, n)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return w
+}
+
+// set calls doca_pcc_dev_user_set_algo_params on port 0, slot 0 and returns its status.
+func (d *docaMachine) set(base uint32, vals ...uint32) uint32 {
+	d.t.Helper()
+	if err := d.m.WriteBytes(d.vals, wordBytes(append(slices.Clone(vals), 0, 0, 0)[:3])); err != nil {
+		d.t.Fatal(err)
+	}
+	r, err := d.m.Call(nicsdk.DOCAEntrySetParams, 0, nicsdk.DOCASlot, uint64(base), uint64(len(vals)), d.vals, d.params+4*uint64(base))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return uint32(r.A0)
+}
+
+// flow runs a new flow through RTT events of the given RTTs on port 0 and returns its rates.
+func (d *docaMachine) flow(rtts []uint32) []uint32 {
+	d.t.Helper()
+	if err := d.m.WriteBytes(d.ctx, make([]byte, nicsdk.CtxBytes)); err != nil {
+		d.t.Fatal(err)
+	}
+	var rates []uint32
+	ts := uint32(0xfff00000) // wraps during the flow
+	for _, rtt := range rtts {
+		ts += 20_000
+		ev := nicsdk.DOCAEvent{Type: nicsdk.DOCAEvRTT, Timestamp: ts, ReqSend: ts - rtt}
+		for _, w := range []struct {
+			addr uint64
+			b    []byte
+		}{{d.ev, ev.Bytes()}, {d.attr, nicsdk.DOCAAttrBytes(nicsdk.DOCASlot, false)}, {d.res, make([]byte, nicsdk.DOCAResultsBytes)}} {
+			if err := d.m.WriteBytes(w.addr, w.b); err != nil {
+				d.t.Fatal(err)
+			}
+		}
+		if _, err := d.m.Call(nicsdk.DOCAEntryAlgo, d.ctx, d.ev, d.attr, d.res); err != nil {
+			d.t.Fatal(err)
+		}
+		res := d.words(d.res, 2)
+		if res[1] != 1 {
+			d.t.Fatalf("RTT event: rtt_req %d, want 1", res[1])
+		}
+		rates = append(rates, res[0])
+	}
+	return rates
+}
+
+// TestDOCASetTarget changes RL-CC's target through doca_pcc_dev_user_set_algo_params in the
+// DOCA firmware and shows the decisions follow it: the same RTTs give the rates nicc's own
+// handler gives with that target compiled in, not the default's. Out-of-range values are
+// refused and leave every parameter as it was.
+func TestDOCASetTarget(t *testing.T) {
+	_, dir := docaReport(t)
+	cp, err := OpenCompiled(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := cp.c.pol
+	d := newDOCAMachine(t, dir)
+	compiled := nicsdk.DefaultParams()
+	if got := d.words(d.params, 3); !slices.Equal(got, []uint32{compiled.Target, compiled.Beta, compiled.Scale}) {
+		t.Fatalf("parameters after init %v, want the compiled %d, %d, %d", got, compiled.Target, compiled.Beta, compiled.Scale)
+	}
+	// A flow through a rising then falling queue: 10 µs base, up to 3x inflation.
+	var rtts []uint32
+	for i := range 40 {
+		rtts = append(rtts, 10_000+uint32(min(i, 40-i))*1_000)
+	}
+	golden := func(p nicsdk.Params) []uint32 {
+		ctx := nicsdk.FlowCtx{}
+		var rates []uint32
+		for _, rtt := range rtts {
+			rates = append(rates, nicsdk.OnEventEx(nicsdk.Event{Type: nicsdk.EvRTT, RTTNs: rtt}, &ctx, p, 0, nicsdk.OutY,
+				func(x [4]int32, st []uint32) int32 { return pol.Call(x[:], st) }))
+		}
+		return rates
+	}
+	before := d.flow(rtts)
+	if want := golden(compiled); !slices.Equal(before, want) {
+		t.Fatalf("default target: rates %v, nicc's handler gives %v", before, want)
+	}
+	lower := compiled
+	lower.Target = compiled.Target / 4 // 0.016: the policy sees more congestion for the same RTTs
+	if s := d.set(nicsdk.DOCAParamTarget, lower.Target); s != nicsdk.DOCAStatusOK {
+		t.Fatalf("setting target %d: status %d", lower.Target, s)
+	}
+	after := d.flow(rtts)
+	if want := golden(lower); !slices.Equal(after, want) {
+		t.Fatalf("target %d: rates %v, nicc's handler with it compiled in gives %v", lower.Target, after, want)
+	}
+	if slices.Equal(after, before) {
+		t.Fatalf("target %d gives the default's rates %v", lower.Target, after)
+	}
+	sum := func(v []uint32) (s uint64) {
+		for _, x := range v {
+			s += uint64(x)
+		}
+		return s
+	}
+	if sum(after) >= sum(before) {
+		t.Errorf("a lower target should slow the flow: rates sum %d, with the default %d", sum(after), sum(before))
+	}
+	want := []uint32{lower.Target, compiled.Beta, compiled.Scale}
+	for _, bad := range []struct {
+		name string
+		base uint32
+		vals []uint32
+	}{
+		{"target above 16.0", nicsdk.DOCAParamTarget, []uint32{1<<20 + 1}},
+		{"target above the compiled observation range", nicsdk.DOCAParamTarget, []uint32{compiled.Target + 1<<8}},
+		{"scale 0", nicsdk.DOCAParamScale, []uint32{0}},
+		{"beta above 256", nicsdk.DOCAParamBeta, []uint32{1<<24 + 1}},
+		{"a valid beta with an invalid scale", nicsdk.DOCAParamBeta, []uint32{compiled.Beta * 2, 1 << 25}},
+		{"a parameter it does not have", nicsdk.DOCAParamScale, []uint32{compiled.Scale, 7}},
+	} {
+		if s := d.set(bad.base, bad.vals...); s != nicsdk.DOCAStatusFail {
+			t.Errorf("%s (%v from %d): status %d, want refused", bad.name, bad.vals, bad.base, s)
+		}
+		if got := d.words(d.params, 4); !slices.Equal(got[:3], want) || got[3] != 0 {
+			t.Fatalf("after refusing %s: parameters %v, want %v unchanged", bad.name, got, want)
+		}
+	}
+	if again := d.flow(rtts); !slices.Equal(again, after) {
+		t.Errorf("after the refused changes the rates are %v, before them %v", again, after)
+	}
+	cnt := d.words(d.counters, 2)
+	if cnt[0] != uint32(3*len(rtts)) || cnt[1] == 0 || cnt[1] > cnt[0] {
+		t.Errorf("counters: %d decisions (want %d), %d at a bound", cnt[0], 3*len(rtts), cnt[1])
+	}
+}
+
+// TestDOCANeedsRLCC: the DOCA target is RL-CC's handler; a model compiled alone is refused.
+func TestDOCANeedsRLCC(t *testing.T) {
+	_, err := Compile(CompileOptions{Model: bcModel, Handler: HandlerNone, Ranges: bcRows, SDK: SDKDOCA, Vectors: 100, Out: t.TempDir()})
+	var ce *CheckError
+	if err == nil || errors.As(err, &ce) || !strings.Contains(err.Error(), "RL-CC handler") {
+		t.Fatalf("--sdk doca --handler none: %v", err)
+	}
+	for s := SDK(0); int(s) < len(sdkNames); s++ {
+		if got, err := ParseSDK(s.String()); err != nil || got != s {
+			t.Errorf("sdk %d: %q parses to %v, %v", int(s), s.String(), got, err)
+		}
+	}
+	if _, err := ParseSDK("dpdk"); err == nil {
+		t.Error("ParseSDK(dpdk) succeeded")
+	}
+}
+
+// TestDOCAFilesCleared: a compile without --sdk doca into a directory that holds an earlier
+// DOCA compile's files removes them, so the directory holds one compile's outputs.
+func TestDOCAFilesCleared(t *testing.T) {
+	dir := t.TempDir()
+	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 200, Out: dir}
+	if _, err := Compile(opt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, DOCASourceFile)); err != nil {
+		t.Fatal(err)
+	}
+	opt.SDK = SDKNicc
+	r, err := Compile(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.DOCA != nil {
+		t.Error("a compile without --sdk doca has a DOCA report")
+	}
+	for _, n := range []string{DOCASourceFile, DOCAFirmwareFile, DOCAReadmeFile, DOCAVectorsFile, nicsdk.DOCAHeaderName,
+		nicsdk.DOCAShimHeaderName, nicsdk.DOCAShimSourceName, "host/doca_driver.c", "host/doca_driver"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after a compile without --sdk doca: %v", n, err)
+		}
+	}
+}
+
+// TestDOCAVerifyCatches: a DOCA runtime that counts each decision twice differs from its Go
+// twin, and verify says so.
+func TestDOCAVerifyCatches(t *testing.T) {
+	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 2000, Out: t.TempDir(),
+		docaTamper: func(dir string) error {
+			p := filepath.Join(dir, nicsdk.DOCAHeaderName)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			old := []byte("counter[RLCC_DOCA_COUNTER_DECISIONS]++;")
+			if !bytes.Contains(b, old) {
+				return errors.New("rlcc_doca.h no longer counts decisions that way")
+			}
+			return os.WriteFile(p, bytes.Replace(b, old, []byte("counter[RLCC_DOCA_COUNTER_DECISIONS] += 2;"), 1), 0o644)
+		}}
+	r, err := Compile(opt)
+	var ce *CheckError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "verify (DOCA)") {
+		t.Fatalf("a tampered DOCA runtime: %v", err)
+	}
+	if r == nil || r.Failure == nil || r.Failure.Stage != "doca" || r.DOCA == nil || r.DOCA.Mismatches == 0 {
+		t.Fatalf("report of the failed compile: %+v", r)
+	}
+}

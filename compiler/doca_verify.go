@@ -1,0 +1,542 @@
+package compiler
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
+)
+
+// The DOCA target's triad: the same commands (init, a flow context, DOCA events, parameter
+// changes) through the golden runtime (nicsdk.DOCARuntime around the golden policy), the
+// host driver's two builds and the DOCA ELF in fwsim, every output word compared.
+
+// DOCAReport is the DOCA target's verification and budget.
+type DOCAReport struct {
+	Source   string `json:"source"`
+	Firmware string `json:"firmware"`
+	Entry    string `json:"entry"`
+	// Vectors counts the compared calls: events and parameter changes.
+	Vectors    int `json:"vectors"`
+	Events     int `json:"events"`
+	Decisions  int `json:"decisions"` // RTT events of the algorithm's slot
+	Sequences  int `json:"sequences"`
+	SetParams  int `json:"set_params"`
+	Refused    int `json:"set_params_refused"`
+	Batches    int `json:"batches"`
+	Mismatches int `json:"mismatches"`
+	// Compared names the implementations that agreed on every output word: the results'
+	// rate and rtt_req, the 12 context words and the counters after each event; the status
+	// and the parameters after each change; the disabled-event mask after each init.
+	Compared  []string `json:"compared"`
+	UBSan     string   `json:"ubsan"`
+	MaxCycles uint64   `json:"max_cycles"` // the longest doca_pcc_dev_user_algo call in fwsim
+	// Budget is doca_pcc_dev_user_algo's WCET and measured cycles in the DOCA ELF.
+	Budget *BudgetReport `json:"budget"`
+	// HandlerWCETCycles is nicc_on_event's WCET, the same policy in nicc's ABI, and
+	// WCETRatio the DOCA entry's over it.
+	HandlerWCETCycles uint64  `json:"handler_wcet_cycles"`
+	WCETRatio         float64 `json:"wcet_ratio"`
+}
+
+// docaCmd is one driver command and what the golden runtime says it prints.
+type docaCmd struct {
+	tag      byte // 'I', 'C', 'E' or 'S'
+	ctx      nicsdk.FlowCtx
+	ev       nicsdk.DOCAEvent
+	slot     uint32
+	overload bool
+	port     uint32
+	base     uint32
+	vals     []uint32
+	want     []uint32 // nil for 'C'
+}
+
+func (d docaCmd) String() string {
+	switch d.tag {
+	case 'E':
+		return fmt.Sprintf("event %+v slot %d on context %v", d.ev, d.slot, d.ctx)
+	case 'S':
+		return fmt.Sprintf("set_algo_params(port %d, slot %d, base %d, %v)", d.port, d.slot, d.base, d.vals)
+	}
+	return "init"
+}
+
+func (d docaCmd) input(b *bytes.Buffer) {
+	switch d.tag {
+	case 'I':
+		b.WriteString("I\n")
+	case 'C':
+		b.WriteByte('C')
+		writeWords(b, d.ctx[:])
+		b.WriteByte('\n')
+	case 'E':
+		e := d.ev
+		ov := 0
+		if d.overload {
+			ov = 1
+		}
+		fmt.Fprintf(b, "E %d %d %d %d %d %d %d %d %d %d %d %d\n", d.slot, ov, e.Type, e.Subtype, e.Port, e.Flags,
+			e.FlowTag, e.SN, e.Timestamp, e.ReqSend, e.ReqRecv, e.RespSend)
+	case 'S':
+		fmt.Fprintf(b, "S %d %d %d %d", d.port, d.slot, d.base, len(d.vals))
+		writeWords(b, d.vals)
+		b.WriteByte('\n')
+	}
+}
+
+// docaGen draws the DOCA commands and runs them through the golden runtime.
+type docaGen struct {
+	c   *compilation
+	rng *rand.Rand
+	gen rlcc.EventGen
+	rt  nicsdk.DOCARuntime
+	seq int
+	sn  uint32
+}
+
+func (g *docaGen) policy(x [4]int32, state []uint32) int32 { return g.c.pol.Call(x[:], state) }
+
+// batch is an init, then sequences holding n events in all (each from a starting context,
+// after a parameter change one time in four), with their golden outputs.
+func (g *docaGen) batch(n int, r *DOCAReport) []docaCmd {
+	out := nicsdk.OutY
+	if g.c.pol.ReturnsMultiplier() {
+		out = nicsdk.OutM
+	}
+	words := g.c.pol.StateWords()
+	cmds := []docaCmd{{tag: 'I', want: []uint32{g.rt.Init()}}}
+	for events := 0; events < n; {
+		if g.rng.IntN(4) == 0 {
+			s := g.setParams()
+			cmds = append(cmds, s)
+			r.SetParams++
+			if s.want[0] != nicsdk.DOCAStatusOK {
+				r.Refused++
+			}
+		}
+		start, _ := g.gen.StartCtx()
+		ctx := start
+		cmds = append(cmds, docaCmd{tag: 'C', ctx: start})
+		for range min(1+g.rng.IntN(64), n-events) {
+			ev, _ := g.gen.Event(ctx, g.seq)
+			d := docaCmd{tag: 'E', ctx: ctx, ev: g.docaEvent(ev), slot: nicsdk.DOCASlot, overload: g.rng.IntN(8) == 0}
+			if g.rng.IntN(32) == 0 {
+				d.slot = 1 + g.rng.Uint32N(15)
+			}
+			rate, req := g.rt.Algo(d.ev, d.slot, &ctx, words, out, g.policy)
+			cnt := g.rt.CountersOf(uint32(d.ev.Port), d.slot)
+			d.want = append(append([]uint32{rate, req}, ctx[:]...), cnt[:]...)
+			if d.slot == nicsdk.DOCASlot && d.ev.Type == nicsdk.DOCAEvRTT {
+				r.Decisions++
+			}
+			cmds = append(cmds, d)
+			events++
+		}
+		g.seq++
+		r.Sequences++
+	}
+	return cmds
+}
+
+// docaEvent is ev as a DOCA event: an RTT event's RTT as the difference of its timestamps
+// (across the 32-bit wrap at times), the other types mapped to DOCA's, unknown ones to any
+// byte; on port 0 mostly, the others and out-of-range ones at times.
+func (g *docaGen) docaEvent(ev nicsdk.Event) nicsdk.DOCAEvent {
+	r := g.rng
+	g.sn++
+	d := nicsdk.DOCAEvent{Subtype: uint8(r.Uint32()), Flags: uint8(r.Uint32()), FlowTag: ev.FlowID, SN: g.sn,
+		Timestamp: r.Uint32(), ReqSend: r.Uint32(), ReqRecv: r.Uint32(), RespSend: r.Uint32()}
+	if k := r.IntN(16); k >= 12 {
+		d.Port = uint8(r.IntN(4))
+		if k == 15 {
+			d.Port = uint8(r.Uint32())
+		}
+	}
+	switch ev.Type {
+	case nicsdk.EvRTT:
+		d.Type, d.ReqSend = nicsdk.DOCAEvRTT, d.Timestamp-ev.RTTNs
+	case nicsdk.EvCNP:
+		d.Type = nicsdk.DOCAEvCNP
+	case nicsdk.EvNACK:
+		d.Type = nicsdk.DOCAEvNACK
+	case nicsdk.EvTX:
+		d.Type = nicsdk.DOCAEvTX
+	default:
+		d.Type = []uint8{nicsdk.DOCAEvNull, 1, nicsdk.DOCAEvACK, nicsdk.DOCAEvTXForAckNack, uint8(r.Uint32())}[r.IntN(5)]
+	}
+	return d
+}
+
+// setParams draws a parameter change: mostly of the algorithm's slot on port 0, of one to
+// three parameters from any first one, each value the compiled one scaled by a factor, a
+// bound, or any word. The golden runtime applies it or refuses it.
+func (g *docaGen) setParams() docaCmd {
+	r := g.rng
+	d := docaCmd{tag: 'S', base: r.Uint32N(nicsdk.DOCAParams + 1)}
+	if r.IntN(4) == 0 {
+		d.port = r.Uint32N(nicsdk.DOCAPorts)
+	}
+	if r.IntN(16) == 0 {
+		d.slot = 1 + r.Uint32N(nicsdk.DOCASlots-1)
+	}
+	num := r.Uint32N(nicsdk.DOCAParams + 1)
+	if r.IntN(8) != 0 {
+		num = min(num, nicsdk.DOCAParams-d.base)
+	}
+	compiled := []uint32{g.c.params.Target, g.c.params.Beta, g.c.params.Scale}
+	for i := range num {
+		v := compiled[(d.base+i)%nicsdk.DOCAParams]
+		switch k := r.IntN(8); {
+		case k < 5:
+			v = uint32(float64(v) * (0.25 + 1.5*r.Float64()))
+		case k == 5:
+			v = []uint32{0, 1, 1 << 20, 1<<20 + 1, 1 << 24, 1<<24 + 1}[r.IntN(6)]
+		case k == 6:
+			v = r.Uint32()
+		}
+		d.vals = append(d.vals, v)
+	}
+	status := g.rt.SetParams(d.port, d.slot, d.base, d.vals)
+	p := g.rt.ParamsOf(d.port, d.slot)
+	d.want = append([]uint32{status}, p[:]...)
+	return d
+}
+
+// docaVerify runs at least opt.Vectors DOCA events, in batches, through golden, both host
+// builds and fwsim, and fails on any difference or a UBSan report.
+func (c *compilation) docaVerify() error {
+	rng := rand.New(rand.NewPCG(c.opt.Seed, 0x646f6361))
+	r := &DOCAReport{Source: DOCASourceFile, Firmware: DOCAFirmwareFile, Entry: nicsdk.DOCAEntryAlgo}
+	c.doca.report = r
+	g := &docaGen{c: c, rng: rng, rt: nicsdk.DOCARuntime{Compiled: c.params},
+		gen: rlcc.EventGen{Rng: rng, Params: c.params, Thresholds: c.docaThresholds()}}
+	fw, err := newDOCAFwsim(c)
+	if err != nil {
+		return err
+	}
+	var cand []measured
+	var first string
+	for done := 0; done < c.opt.Vectors; {
+		n := min(verifyBatch, c.opt.Vectors-done)
+		cmds := g.batch(n, r)
+		done += n
+		r.Batches++
+		got, cycles, err := c.docaRun(fw, cmds)
+		if err != nil {
+			return err
+		}
+		k := 0
+		for i, d := range cmds {
+			if d.want == nil {
+				continue
+			}
+			if d.tag != 'I' {
+				r.Vectors++
+			}
+			if d.tag == 'E' {
+				r.Events++
+			}
+			h, u, f := got[0][k], got[1][k], got[2][k]
+			k++
+			if slices.Equal(d.want, h) && slices.Equal(d.want, u) && slices.Equal(d.want, f) {
+				continue
+			}
+			r.Mismatches++
+			if first == "" {
+				first = fmt.Sprintf("command %d of batch %d, %s: golden %v, %s %v, %s %v, %s %v",
+					i+1, r.Batches, d, d.want, implHost, h, implUBSan, u, implFwsim, f)
+			}
+		}
+		for _, i := range sampleIdx(len(cycles), longest(cyclesOf(cycles), 64), measureKeep) {
+			e := cycles[i]
+			cand = append(cand, measured{e.cycles, Vector{Line: len(cand) + 1, Args: []Arg{
+				{Bytes: e.d.ctx.Bytes()}, {Bytes: e.d.ev.Bytes()}, {Bytes: nicsdk.DOCAAttrBytes(e.d.slot, e.d.overload)},
+				{Bytes: make([]byte, nicsdk.DOCAResultsBytes)}}}})
+			r.MaxCycles = max(r.MaxCycles, e.cycles)
+		}
+		cand = thinMeasured(cand)
+	}
+	r.UBSan = "clean"
+	if r.Mismatches > 0 {
+		return &CheckError{fmt.Errorf("verify (DOCA): %d of %d calls differ; first: %s", r.Mismatches, r.Vectors, first)}
+	}
+	r.Compared = []string{"golden (Go: nicsdk.DOCARuntime around quantize." + c.pol.Golden() + ")",
+		implHost + " (" + c.opt.HostCC + ", nicc's DOCA stand-in)", implUBSan, implFwsim}
+	c.doca.measure = pickMeasured(cand)
+	for i := range c.doca.measure {
+		c.doca.measure[i].Line = i + 1
+	}
+	return nil
+}
+
+// docaThresholds are the tree thresholds the event generator aims observations at.
+func (c *compilation) docaThresholds() [][]int32 {
+	ir, _ := c.pol.(*quantize.TreeIR)
+	return thresholdsByFeature(nicsdk.RLCCInputs, splitPaths(ir))
+}
+
+type docaCycles struct {
+	cycles uint64
+	d      docaCmd
+}
+
+func cyclesOf(v []docaCycles) []uint64 {
+	out := make([]uint64, len(v))
+	for i, e := range v {
+		out[i] = e.cycles
+	}
+	return out
+}
+
+// docaRun runs cmds through the host build, the UBSan build and fwsim at once: each one's
+// output lines as words, and the algorithm-slot events' cycles in fwsim.
+func (c *compilation) docaRun(fw *docaFwsim, cmds []docaCmd) ([3][][]uint32, []docaCycles, error) {
+	var in bytes.Buffer
+	for _, d := range cmds {
+		d.input(&in)
+	}
+	var got [3][][]uint32
+	var errs [3]error
+	var cycles []docaCycles
+	var wg sync.WaitGroup
+	for i, bin := range []string{c.doca.hostBin, c.doca.ubsan} {
+		wg.Go(func() { got[i], errs[i] = runDOCADriver(bin, in.Bytes()) })
+	}
+	wg.Go(func() { got[2], cycles, errs[2] = fw.run(cmds) })
+	wg.Wait()
+	if errs[0] != nil {
+		return got, nil, &CheckError{fmt.Errorf("verify (DOCA): host build: %w", errs[0])}
+	}
+	if errs[1] != nil {
+		c.doca.report.UBSan = "not clean"
+		return got, nil, &CheckError{&UBSanError{errs[1]}}
+	}
+	if errs[2] != nil {
+		return got, nil, &CheckError{fmt.Errorf("verify (DOCA): fwsim: %w", errs[2])}
+	}
+	want := 0
+	for _, d := range cmds {
+		if d.want != nil {
+			want++
+		}
+	}
+	for i, g := range got {
+		if len(g) != want {
+			return got, nil, &CheckError{fmt.Errorf("verify (DOCA): %s gave %d results, want %d", []string{implHost, implUBSan, implFwsim}[i], len(g), want)}
+		}
+	}
+	return got, cycles, nil
+}
+
+// runDOCADriver runs a host build of the DOCA driver over in: its output lines as words. Any
+// output on stderr (a UBSan report) or a non-zero exit is an error.
+func runDOCADriver(bin string, in []byte) ([][]uint32, error) {
+	cmd := exec.Command(bin)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if msg := strings.TrimSpace(errOut.String()); err != nil || msg != "" {
+		if msg == "" {
+			msg = "no message"
+		}
+		msg, _, _ = strings.Cut(msg, "\n")
+		return nil, fmt.Errorf("%s: %v: %s", bin, err, msg)
+	}
+	var lines [][]uint32
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		var ws []uint32
+		for _, f := range strings.Fields(sc.Text()) {
+			v, err := strconv.ParseUint(f, 10, 32)
+			if err != nil {
+				return nil, fmt.Errorf("%s: output line %d: %v", bin, len(lines)+1, err)
+			}
+			ws = append(ws, uint32(v))
+		}
+		lines = append(lines, ws)
+	}
+	return lines, sc.Err()
+}
+
+// docaFwsim is the DOCA ELF in the emulator, its memory (the stand-in's tables) kept across
+// batches as on the engine, and the arguments' memory.
+type docaFwsim struct {
+	m                              *fwsim.Machine
+	ctx, ev, attr, res, mask, vals uint64
+	params, counters               uint64 // the stand-in's tables
+
+}
+
+func newDOCAFwsim(c *compilation) (*docaFwsim, error) {
+	im, err := fwsim.ReadELF(c.doca.elf)
+	if err != nil {
+		return nil, err
+	}
+	p, err := fwsim.LookupProfile(c.opt.Core)
+	if err != nil {
+		return nil, err
+	}
+	m, err := fwsim.NewMachine(im, p)
+	if err != nil {
+		return nil, err
+	}
+	f := &docaFwsim{m: m}
+	for _, t := range []struct {
+		dst  *uint64
+		name string
+	}{{&f.params, nicsdk.DOCAParamsTable}, {&f.counters, nicsdk.DOCACountersTable}} {
+		addr, size, ok := im.Symbol(t.name)
+		if !ok || size != nicsdk.DOCAPorts*nicsdk.DOCASlots*nicsdk.DOCATableRow(0, 1) {
+			return nil, fmt.Errorf("%s: no table %s of the expected size", c.doca.elf, t.name)
+		}
+		*t.dst = addr
+	}
+	for _, a := range []struct {
+		dst         *uint64
+		size, align uint64
+	}{{&f.ctx, nicsdk.CtxBytes, 16}, {&f.ev, nicsdk.DOCAEventBytes, 8}, {&f.attr, 4, 4},
+		{&f.res, nicsdk.DOCAResultsBytes, 8}, {&f.mask, 4, 4}, {&f.vals, 4 * nicsdk.DOCAParams, 8}} {
+		if *a.dst, err = m.Alloc(a.size, a.align); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+func (f *docaFwsim) words(addr uint64, n int) ([]uint32, error) {
+	b := make([]byte, 4*n)
+	if err := f.m.ReadBytes(addr, b); err != nil {
+		return nil, err
+	}
+	w := make([]uint32, n)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return w, nil
+}
+
+func (f *docaFwsim) run(cmds []docaCmd) ([][]uint32, []docaCycles, error) {
+	var out [][]uint32
+	var cycles []docaCycles
+	m := f.m
+	for i, d := range cmds {
+		fail := func(err error) ([][]uint32, []docaCycles, error) {
+			return nil, nil, fmt.Errorf("command %d (%s): %w", i+1, d, err)
+		}
+		switch d.tag {
+		case 'I':
+			if err := m.WriteBytes(f.mask, make([]byte, 4)); err != nil {
+				return fail(err)
+			}
+			if _, err := m.Call(nicsdk.DOCAEntryInit, f.mask); err != nil {
+				return fail(err)
+			}
+			w, err := f.words(f.mask, 1)
+			if err != nil {
+				return fail(err)
+			}
+			out = append(out, w)
+		case 'C':
+			if err := m.WriteBytes(f.ctx, d.ctx.Bytes()); err != nil {
+				return fail(err)
+			}
+		case 'E':
+			err := m.WriteBytes(f.ev, d.ev.Bytes())
+			if err == nil {
+				err = m.WriteBytes(f.attr, nicsdk.DOCAAttrBytes(d.slot, d.overload))
+			}
+			if err == nil {
+				err = m.WriteBytes(f.res, make([]byte, nicsdk.DOCAResultsBytes))
+			}
+			if err != nil {
+				return fail(err)
+			}
+			r, err := m.Call(nicsdk.DOCAEntryAlgo, f.ctx, f.ev, f.attr, f.res)
+			if err != nil {
+				return fail(err)
+			}
+			if d.slot == nicsdk.DOCASlot {
+				cycles = append(cycles, docaCycles{r.Cycles, d})
+			}
+			res, err := f.words(f.res, 2)
+			if err != nil {
+				return fail(err)
+			}
+			ctx, err := f.words(f.ctx, nicsdk.CtxWords)
+			if err != nil {
+				return fail(err)
+			}
+			cnt, err := f.words(f.counters+nicsdk.DOCATableRow(uint32(d.ev.Port), d.slot), nicsdk.DOCACounters)
+			if err != nil {
+				return fail(err)
+			}
+			out = append(out, slices.Concat(res, ctx, cnt))
+		case 'S':
+			row := f.params + nicsdk.DOCATableRow(d.port, d.slot)
+			if err := m.WriteBytes(f.vals, wordBytes(append(slices.Clone(d.vals), 0, 0, 0)[:nicsdk.DOCAParams])); err != nil {
+				return fail(err)
+			}
+			r, err := m.Call(nicsdk.DOCAEntrySetParams, uint64(d.port), uint64(d.slot), uint64(d.base),
+				uint64(len(d.vals)), f.vals, row+4*uint64(d.base))
+			if err != nil {
+				return fail(err)
+			}
+			p, err := f.words(row, nicsdk.DOCAParams)
+			if err != nil {
+				return fail(err)
+			}
+			out = append(out, append([]uint32{uint32(r.A0)}, p...))
+		}
+	}
+	return out, cycles, nil
+}
+
+// docaBudget bounds doca_pcc_dev_user_algo in the DOCA ELF and measures it on the verify
+// calls that ran longest, beside nicc_on_event's bound.
+func (c *compilation) docaBudget() error {
+	if err := c.writeVectors(DOCAVectorsFile, DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, c.doca.measure); err != nil {
+		return err
+	}
+	b, err := Budget(BudgetOptions{ELF: c.doca.elf, Entry: nicsdk.DOCAEntryAlgo, Core: c.opt.Core, Budget: c.opt.Budget,
+		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.doca.measure, VectorsFile: "DOCA verify vectors"})
+	if err != nil {
+		return err
+	}
+	r := c.doca.report
+	r.Budget = b
+	r.HandlerWCETCycles = c.budget.WCETCycles
+	r.WCETRatio = float64(b.WCETCycles) / float64(c.budget.WCETCycles)
+	return nil
+}
+
+// writeText prints the DOCA target's lines of the compile summary.
+func (r *DOCAReport) writeText(tw io.Writer) {
+	fmt.Fprintf(tw, "doca\t%s in %s: %d calls (%d events, %d decisions, in %d sequences; %d parameter changes, %d refused)",
+		r.Entry, r.Source, r.Vectors, r.Events, r.Decisions, r.Sequences, r.SetParams, r.Refused)
+	if r.Compared != nil {
+		fmt.Fprintf(tw, ": golden == host C == fwsim, %d mismatches; UBSan %s", r.Mismatches, r.UBSan)
+	}
+	fmt.Fprintln(tw)
+	if b := r.Budget; b != nil {
+		var measured uint64
+		if b.Measured != nil {
+			measured = b.Measured.MaxCycles
+		}
+		fmt.Fprintf(tw, "\tWCET %d cycles = %s µs, %.3f × %s's %d; measured max %d; budget %s\n", b.WCETCycles,
+			fmtUs(b.WCETMicros), r.WCETRatio, EntryHandler, r.HandlerWCETCycles, max(measured, r.MaxCycles), b.Verdict)
+	}
+}
