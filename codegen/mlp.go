@@ -211,6 +211,10 @@ func (g *mlpGen) lowerSource() []*node {
 	if g.packed() {
 		ns = append(append(ns, line("")), keepDefine(g.keep(), g.keep()+"(v) tells gcc that v may have changed, at no cost: the packed",
 			"weights stay in their table (one load each) and each sum a chain of adds in one register.")...)
+		ns = append(append(ns, line("")), gnuMacro(g.keepStep(), "v, w", `__asm__("" : "+r"(v), "+r"(w))`, []string{
+			g.keepStep() + "(v, w) is " + g.keep() + " of v and w at once. A sum's step keeps its weights' pointer,",
+			"so the next weights load after it: gcc would hoist the loads, holding many weights in",
+			"registers at once, and spill (a load costs the same cycles wherever it is)."})...)
 	}
 	if ir.Fold != nil {
 		ns = append(append(ns, line("")), assumeDefine(g.assume())...)
@@ -259,6 +263,9 @@ func (g *mlpGen) lowerSource() []*node {
 	// pending[i] computes v<k>_i, the input i of layer k, when a packed layer left it for the
 	// next to place just before its first use.
 	var pending [][]*node
+	// pins are the values a packed layer's weights' pointer is kept with: the previous packed
+	// layer's last sum (not the inputs: measured, that costs the RL-CC handler cycles).
+	var pins []string
 	for k := range ir.Layers {
 		l := &ir.Layers[k]
 		acc := accType(l.AccBits)
@@ -272,12 +279,14 @@ func (g *mlpGen) lowerSource() []*node {
 			next = accType(ir.Layers[k+1].AccBits)
 		}
 		if packedPairs(l) {
-			tab, nodes, outs := g.packedLayer(k, used[k+1], next, pending)
+			var tab *node
+			var nodes []*node
+			tab, nodes, pending, pins = g.packedLayer(k, used[k+1], next, pending, pins)
 			ns = append(ns, line(""), tab)
 			body = append(body, nodes...)
-			pending = outs
 			continue
 		}
+		pins = nil
 		for _, p := range pending {
 			body = append(body, p...)
 		}
