@@ -330,17 +330,7 @@ func (g *mlpGen) lowerSource() []*node {
 				body = append(body, stmt("const int32_t r = %s_tanh%d[(%s) + 128];", g.fn, k, clamp(z, zr, -128, 127)))
 				body = append(body, g.returnFolded()...)
 			case l.Final && l.Act == quantize.ActTanh:
-				t := fmt.Sprintf("%s_tanh%d", g.fn, k)
-				body = append(body,
-					stmt("int64_t zc = %s;", clamp(z, zr, -32768, 32767)))
-				if g.packed() {
-					// Without it gcc branches to the clamped ends' constants, and jumps over them.
-					body = append(body, stmt("%s(zc);", g.keep()))
-				}
-				body = append(body,
-					stmt("const int32_t *t = %s + 256 + 2 * (zc >> 8);", t),
-					stmt("const int32_t r = (t[0] + t[1] * (int32_t)(zc & 255)) >> 8;"))
-				body = append(body, g.returnFolded()...)
+				body = append(body, g.interpolate(k, z, zr)...)
 			case l.Final && l.Act == quantize.ActReLU:
 				body = append(body, stmt("return (int32_t)(%s);", clamp(z, zr, 0, 1<<62)))
 			case l.Final:
@@ -351,6 +341,24 @@ func (g *mlpGen) lowerSource() []*node {
 		}
 	}
 	return append(ns, entry(g.macro, g.fn, "const int32_t *x", "x", body, g.opt.Inline)...)
+}
+
+// interpolate looks the final layer k's z (proven in zr) up in its 16-bit grid's table, with
+// interpolation, and returns the result.
+func (g *mlpGen) interpolate(k int, z string, zr quantize.Interval) []*node {
+	t := fmt.Sprintf("%s_tanh%d", g.fn, k)
+	body := []*node{stmt("int64_t zc = %s;", clamp(z, zr, -32768, 32767))}
+	if g.packed() {
+		// Without it gcc branches to the clamped ends' constants, and jumps over them; and it
+		// adds the table's offset to the index instead of to the address.
+		body = append(body, stmt("%s(zc);", g.keep()),
+			stmt("const int32_t *tm = %s + 256;", t), stmt("%s(tm);", g.keep()),
+			stmt("const int32_t *t = tm + 2 * (zc >> 8);"))
+	} else {
+		body = append(body, stmt("const int32_t *t = %s + 256 + 2 * (zc >> 8);", t))
+	}
+	body = append(body, stmt("const int32_t r = (t[0] + t[1] * (int32_t)(zc & 255)) >> 8;"))
+	return append(body, g.returnFolded()...)
 }
 
 // activate is hidden channel j of layer k's activation of z<k>_<j> into v<k+1>_<j>, of C type
