@@ -494,7 +494,9 @@ int32_t nicc_policy(const int32_t *x)
 	const int64_t z2_0 = ((int64_t)a2_0 * 889610703 + INT64_C(2199023255552)) >> 42;
 	int64_t zc = z2_0 < -32768 ? -32768 : (z2_0 > 32767 ? 32767 : z2_0);
 	NICC_POLICY_KEEP(zc);
-	const int32_t *t = nicc_policy_tanh2 + 256 + 2 * (zc >> 8);
+	const int32_t *tm = nicc_policy_tanh2 + 256;
+	NICC_POLICY_KEEP(tm);
+	const int32_t *t = tm + 2 * (zc >> 8);
 	const int32_t r = (t[0] + t[1] * (int32_t)(zc & 255)) >> 8;
 	return r;
 }
