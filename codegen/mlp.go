@@ -211,6 +211,10 @@ func (g *mlpGen) lowerSource() []*node {
 	if g.packed() {
 		ns = append(append(ns, line("")), keepDefine(g.keep(), g.keep()+"(v) tells gcc that v may have changed, at no cost: the packed",
 			"weights stay in their table (one load each) and each sum a chain of adds in one register.")...)
+		ns = append(append(ns, line("")), gnuMacro(g.keepStep(), "v, w", `__asm__("" : "+r"(v), "+r"(w))`, []string{
+			g.keepStep() + "(v, w) is " + g.keep() + " of v and w at once. A sum's step keeps its weights' pointer,",
+			"so the next weights load after it: gcc would hoist the loads, holding many weights in",
+			"registers at once, and spill (a load costs the same cycles wherever it is)."})...)
 	}
 	if ir.Fold != nil {
 		ns = append(append(ns, line("")), assumeDefine(g.assume())...)
@@ -259,6 +263,9 @@ func (g *mlpGen) lowerSource() []*node {
 	// pending[i] computes v<k>_i, the input i of layer k, when a packed layer left it for the
 	// next to place just before its first use.
 	var pending [][]*node
+	// pins are the values a packed layer's weights' pointer is kept with: the previous packed
+	// layer's last sum (not the inputs: measured, that costs the RL-CC handler cycles).
+	var pins []string
 	for k := range ir.Layers {
 		l := &ir.Layers[k]
 		acc := accType(l.AccBits)
@@ -272,12 +279,14 @@ func (g *mlpGen) lowerSource() []*node {
 			next = accType(ir.Layers[k+1].AccBits)
 		}
 		if packedPairs(l) {
-			tab, nodes, outs := g.packedLayer(k, used[k+1], next, pending)
+			var tab *node
+			var nodes []*node
+			tab, nodes, pending, pins = g.packedLayer(k, used[k+1], next, pending, pins)
 			ns = append(ns, line(""), tab)
 			body = append(body, nodes...)
-			pending = outs
 			continue
 		}
+		pins = nil
 		for _, p := range pending {
 			body = append(body, p...)
 		}
@@ -321,17 +330,7 @@ func (g *mlpGen) lowerSource() []*node {
 				body = append(body, stmt("const int32_t r = %s_tanh%d[(%s) + 128];", g.fn, k, clamp(z, zr, -128, 127)))
 				body = append(body, g.returnFolded()...)
 			case l.Final && l.Act == quantize.ActTanh:
-				t := fmt.Sprintf("%s_tanh%d", g.fn, k)
-				body = append(body,
-					stmt("int64_t zc = %s;", clamp(z, zr, -32768, 32767)))
-				if g.packed() {
-					// Without it gcc branches to the clamped ends' constants, and jumps over them.
-					body = append(body, stmt("%s(zc);", g.keep()))
-				}
-				body = append(body,
-					stmt("const int32_t *t = %s + 256 + 2 * (zc >> 8);", t),
-					stmt("const int32_t r = (t[0] + t[1] * (int32_t)(zc & 255)) >> 8;"))
-				body = append(body, g.returnFolded()...)
+				body = append(body, g.interpolate(k, z, zr)...)
 			case l.Final && l.Act == quantize.ActReLU:
 				body = append(body, stmt("return (int32_t)(%s);", clamp(z, zr, 0, 1<<62)))
 			case l.Final:
@@ -342,6 +341,24 @@ func (g *mlpGen) lowerSource() []*node {
 		}
 	}
 	return append(ns, entry(g.macro, g.fn, "const int32_t *x", "x", body, g.opt.Inline)...)
+}
+
+// interpolate looks the final layer k's z (proven in zr) up in its 16-bit grid's table, with
+// interpolation, and returns the result.
+func (g *mlpGen) interpolate(k int, z string, zr quantize.Interval) []*node {
+	t := fmt.Sprintf("%s_tanh%d", g.fn, k)
+	body := []*node{stmt("int64_t zc = %s;", clamp(z, zr, -32768, 32767))}
+	if g.packed() {
+		// Without it gcc branches to the clamped ends' constants, and jumps over them; and it
+		// adds the table's offset to the index instead of to the address.
+		body = append(body, stmt("%s(zc);", g.keep()),
+			stmt("const int32_t *tm = %s + 256;", t), stmt("%s(tm);", g.keep()),
+			stmt("const int32_t *t = tm + 2 * (zc >> 8);"))
+	} else {
+		body = append(body, stmt("const int32_t *t = %s + 256 + 2 * (zc >> 8);", t))
+	}
+	body = append(body, stmt("const int32_t r = (t[0] + t[1] * (int32_t)(zc & 255)) >> 8;"))
+	return append(body, g.returnFolded()...)
 }
 
 // activate is hidden channel j of layer k's activation of z<k>_<j> into v<k+1>_<j>, of C type

@@ -76,6 +76,8 @@ func buildMLPCases() ([]mlpCase, error) {
 		{"mlp_rlcc_packed", quantize.MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true}},
 		// The same with open relus (no upper clamp).
 		{"mlp_rlcc_packed_open", quantize.MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true, OpenReLU: true}},
+		// The same with the output weights' magnitudes in the relus before them.
+		{"mlp_rlcc_unit", quantize.MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true, OpenReLU: true, UnitOutput: true}},
 	} {
 		ir, err := quantize.MLP(m, rlccRanges(), calib, c.opt)
 		if err != nil {
@@ -83,10 +85,26 @@ func buildMLPCases() ([]mlpCase, error) {
 		}
 		cs = append(cs, mlpCase{c.name, ir, codegen.Options{}, calib})
 	}
+	// Unit output weights with a zero output weight (channel 3 of the last hidden layer is
+	// never computed, so the pairs after it shift) and two zero rows (5 and 6, paired after
+	// it: a pair whose sum is its bias word).
+	sparse := *m
+	sparse.Layers = slices.Clone(m.Layers)
+	h, o := sparse.Layers[1], sparse.Layers[2]
+	h.W = slices.Clone(h.W)
+	h.W[5], h.W[6] = make([]float64, h.In), make([]float64, h.In)
+	o.W = [][]float64{slices.Clone(o.W[0])}
+	o.W[0][3] = 0
+	sparse.Layers[1], sparse.Layers[2] = h, o
+	ir, err := quantize.MLP(&sparse, rlccRanges(), calib, quantize.MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true, OpenReLU: true, UnitOutput: true})
+	if err != nil {
+		return nil, fmt.Errorf("sparse: %w", err)
+	}
+	cs = append(cs, mlpCase{"mlp_rlcc_unit_sparse", ir, codegen.Options{}, calib})
 	// Folded for the RL-CC handler: the output tables hold the multiplier (interpolated on the
 	// 16-bit grid, exact per entry on the 8-bit one), which the function returns.
 	for _, c := range slices.Clone(cs) {
-		if c.name != "mlp_rlcc_int8" && c.name != "mlp_rlcc_packed_open" {
+		if c.name != "mlp_rlcc_int8" && c.name != "mlp_rlcc_packed_open" && c.name != "mlp_rlcc_unit" {
 			continue
 		}
 		f := *c.ir
@@ -108,7 +126,7 @@ func buildMLPCases() ([]mlpCase, error) {
 	for range 2000 {
 		mixCal = append(mixCal, []float64{4*rng.Float64() - 2, 3*rng.Float64() - 1, 100 * rng.NormFloat64()})
 	}
-	ir, err := quantize.MLP(mix, mixIn, mixCal, quantize.MLPOptions{})
+	ir, err = quantize.MLP(mix, mixIn, mixCal, quantize.MLPOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("mix: %w", err)
 	}
@@ -157,7 +175,7 @@ func TestMLPFreestanding(t *testing.T) {
 			for _, m := range callRE.FindAllStringSubmatch(code, -1) {
 				switch m[1] {
 				case "return", "INT64_C", "UINT64_C", fn, fn + "_inline", "int32_t", "int64_t", "uint32_t", "uint64_t":
-				case strings.ToUpper(fn) + "_KEEP": // the empty asm of packed lanes
+				case strings.ToUpper(fn) + "_KEEP", strings.ToUpper(fn) + "_KEEP_STEP": // the empty asm of packed lanes
 				case strings.ToUpper(fn) + "_ASSUME": // __builtin_unreachable of a folded output
 				default:
 					t.Errorf("%s: %s( in the generated C", c.name, m[1])

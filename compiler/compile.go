@@ -170,11 +170,13 @@ type Int8Options struct {
 // Int8Candidates are the configurations a dense network's quantization tries when none is
 // given, cheapest first; the first whose fidelity on the calibration rows meets
 // Int8MaxAbsDy and Int8MaxFlips is chosen, else the most accurate. All-int8 is cheapest; on
-// the shipped RL-CC teacher only the last meets the targets (its hidden activations span
-// ~0..70 and cancel).
+// the shipped RL-CC teacher only the packed configurations meet the targets (its hidden
+// activations span ~0..70 and cancel), and the first of them, with unit output weights, is
+// also the most accurate.
 var Int8Candidates = []quantize.MLPOptions{
 	{WeightBits: 8, ActBits: 8, ChannelScales: true},
 	{WeightBits: 8, ActBits: 16, ChannelScales: true},
+	{WeightBits: 16, ActBits: 16, ChannelScales: true, Packed: true, OpenReLU: true, UnitOutput: true},
 	{WeightBits: 16, ActBits: 16, ChannelScales: true, Packed: true, OpenReLU: true},
 	{WeightBits: 16, ActBits: 16, ChannelScales: true, Packed: true},
 	{WeightBits: 16, ActBits: 16, ChannelScales: true},

@@ -282,7 +282,7 @@ func (d *differ) int8() error {
 	ir := d.c.pol.(*quantize.MLPIR)
 	d.mlp = ir
 	q := d.c.int8Quant
-	d.rep.headline = "integer network " + mlpWidths(ir.WeightBits, q.ActBits, q.ChannelScales, q.Packed)
+	d.rep.headline = "integer network " + mlpWidths(ir.WeightBits, q.ActBits, q.ChannelScales, q.Packed, q.UnitOutput)
 	d.rep.Student = fmt.Sprintf("%s (weights int%d, hidden activations int%d), calibrated on %s",
 		d.rep.headline, ir.WeightBits, cmp.Or(q.ActBits, 16), d.c.calib)
 	d.setInteger(ir.Inputs, func(raw []int32) float64 { return ir.OutValue(ir.Eval(raw)) })
@@ -501,6 +501,15 @@ func (d *differ) trace() {
 				}
 			}
 			for j := range y {
+				if k == L-2 && d.c.int8Quant.UnitOutput {
+					// The channel holds the teacher's times its final weight's magnitude
+					// (quantize.MLPOptions.UnitOutput); with a zero weight it is not computed.
+					c := math.Abs(m.Layers[L-1].W[0][j])
+					if c == 0 {
+						continue
+					}
+					deq[j] /= c
+				}
 				e := deq[j] - y[j]
 				sq[k] += e * e
 				mx[k] = max(mx[k], math.Abs(e))

@@ -65,11 +65,13 @@ type MLPConfig struct {
 	TanhClip      float64 `json:"tanh_clip"`
 	Packed        bool    `json:"packed,omitempty"`
 	OpenReLU      bool    `json:"open_relu,omitempty"`
+	UnitOutput    bool    `json:"unit_output,omitempty"`
 }
 
 func (m MLPConfig) options() quantize.MLPOptions {
 	return quantize.MLPOptions{OutFrac: m.OutFrac, ActBits: m.ActBits, WeightBits: m.WeightBits,
-		ChannelScales: m.ChannelScales, TanhBits: m.TanhBits, TanhClip: m.TanhClip, Packed: m.Packed, OpenReLU: m.OpenReLU}
+		ChannelScales: m.ChannelScales, TanhBits: m.TanhBits, TanhClip: m.TanhClip, Packed: m.Packed, OpenReLU: m.OpenReLU,
+		UnitOutput: m.UnitOutput}
 }
 
 // hashSources is the SHA-256 of rendered C files: each name and length, then its bytes, in
@@ -133,7 +135,8 @@ func (c *compilation) goldenInfo() (*GoldenInfo, error) {
 		if _, mlp := c.pol.(*quantize.MLPIR); mlp {
 			q := c.int8Quant
 			g.IR, g.MLP = "mlp", &MLPConfig{OutFrac: q.OutFrac, ActBits: q.ActBits, WeightBits: q.WeightBits,
-				ChannelScales: q.ChannelScales, TanhBits: q.TanhBits, TanhClip: q.TanhClip, Packed: q.Packed, OpenReLU: q.OpenReLU}
+				ChannelScales: q.ChannelScales, TanhBits: q.TanhBits, TanhClip: q.TanhClip, Packed: q.Packed, OpenReLU: q.OpenReLU,
+				UnitOutput: q.UnitOutput}
 		}
 		if o.Calib != "" {
 			if g.Calib, err = fileRef(o.Calib); err != nil {

@@ -97,12 +97,12 @@ func (c *compilation) chooseMLP(inputs []quantize.Input, calib [][]float64) erro
 		if err != nil {
 			// int8 weights can fail to prove an accumulator that int16 weights widen.
 			firstErr = cmp.Or(firstErr, err)
-			c.int8Trials = append(c.int8Trials, Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, Refused: err.Error()})
+			c.int8Trials = append(c.int8Trials, Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, UnitOutput: q.UnitOutput, Refused: err.Error()})
 			continue
 		}
 		f := ir.Fidelity
 		ok := f.MaxAbs <= Int8MaxAbsDy && f.Flips <= Int8MaxFlips
-		c.int8Trials = append(c.int8Trials, Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, MaxAbsDy: f.MaxAbs, FlipRate: f.Flips, MeetsTargets: ok})
+		c.int8Trials = append(c.int8Trials, Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, UnitOutput: q.UnitOutput, MaxAbsDy: f.MaxAbs, FlipRate: f.Flips, MeetsTargets: ok})
 		if best == nil || ok || f.MaxAbs < best.Fidelity.MaxAbs {
 			best, bestQ = ir, q
 		}
@@ -299,14 +299,18 @@ func (c *compilation) predict(y int32) float64 {
 }
 
 // mlpWidths names an integer MLP's widths: "w16/a16, per-channel scales" (act 0 is 16), and
-// ", packed lanes" under quantize.MLPOptions.Packed.
-func mlpWidths(weight, act int, channelScales, packed bool) string {
+// ", packed lanes" under quantize.MLPOptions.Packed, ", unit output weights" under
+// UnitOutput.
+func mlpWidths(weight, act int, channelScales, packed, unit bool) string {
 	scales := "per-tensor scales"
 	if channelScales {
 		scales = "per-channel scales"
 	}
 	if packed {
 		scales += ", packed lanes"
+	}
+	if unit {
+		scales += ", unit output weights"
 	}
 	return fmt.Sprintf("w%d/a%d, %s", weight, cmp.Or(act, 16), scales)
 }

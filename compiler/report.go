@@ -147,7 +147,9 @@ type Int8Info struct {
 	// Packed: hidden layers requantized by a shift, two channels to a 64-bit multiply.
 	Packed bool `json:"packed,omitempty"`
 	// OpenReLU: hidden relus without the upper clamp.
-	OpenReLU    bool   `json:"open_relu,omitempty"`
+	OpenReLU bool `json:"open_relu,omitempty"`
+	// UnitOutput: the final weights' magnitudes folded into the relu channels before them.
+	UnitOutput  bool   `json:"unit_output,omitempty"`
 	TanhBits    int    `json:"tanh_bits"`
 	OutFrac     int    `json:"out_frac"`
 	AccBits     []int  `json:"acc_bits"` // per layer
@@ -169,6 +171,9 @@ func (t Int8Trial) widths() string {
 	if t.Packed {
 		s += " packed"
 	}
+	if t.UnitOutput {
+		s += " unit"
+	}
 	if t.OpenReLU {
 		s += " open"
 	}
@@ -182,6 +187,7 @@ type Int8Trial struct {
 	ActBits      int     `json:"act_bits"`
 	Packed       bool    `json:"packed,omitempty"`
 	OpenReLU     bool    `json:"open_relu,omitempty"`
+	UnitOutput   bool    `json:"unit_output,omitempty"`
 	MaxAbsDy     float64 `json:"max_abs_dy"`
 	FlipRate     float64 `json:"flip_rate"`
 	MeetsTargets bool    `json:"meets_targets"`
@@ -532,7 +538,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 			l.CalibRows, l.SeqLen, fmtErr(l.MaxAbsDy), strconv.FormatFloat(l.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*l.FlipRate, 'f', 3, 64))
 	} else if i := r.Int8; i != nil {
 		fmt.Fprintf(tw, "quantized\tint MLP %s: weights int%d, hidden activations int%d, tanh grid int%d, output Q%d; calibration %s\n",
-			mlpWidths(i.WeightBits, i.ActBits, i.ChannelScales, i.Packed), i.WeightBits, i.ActBits, i.TanhBits, i.OutFrac, i.Calibration)
+			mlpWidths(i.WeightBits, i.ActBits, i.ChannelScales, i.Packed, i.UnitOutput), i.WeightBits, i.ActBits, i.TanhBits, i.OutFrac, i.Calibration)
 		fmt.Fprintf(tw, "\tvs float teacher on %d calibration rows: max |dy| %s (%s/128), direction flips %s%%\n",
 			i.CalibRows, fmtErr(i.MaxAbsDy), strconv.FormatFloat(i.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*i.FlipRate, 'f', 3, 64))
 		if len(i.Trials) > 0 {
@@ -750,7 +756,7 @@ func (c *compilation) reportMLP(r *CompileReport, ir *quantize.MLPIR) {
 			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.inputSrc[i]})
 	}
 	r.Quant = QuantInfo{OutFrac: ir.OutFrac, Rounding: "per layer, half up: (acc*M + 2^(s-1)) >> s"}
-	info := &Int8Info{WeightBits: ir.WeightBits, ActBits: q.ActBits, ChannelScales: q.ChannelScales, Packed: q.Packed, OpenReLU: q.OpenReLU, TanhBits: q.TanhBits,
+	info := &Int8Info{WeightBits: ir.WeightBits, ActBits: q.ActBits, ChannelScales: q.ChannelScales, Packed: q.Packed, OpenReLU: q.OpenReLU, UnitOutput: q.UnitOutput, TanhBits: q.TanhBits,
 		OutFrac: ir.OutFrac, Calibration: c.calib,
 		CalibRows: ir.Fidelity.Rows, MaxAbsDy: ir.Fidelity.MaxAbs, FlipRate: ir.Fidelity.Flips, Trials: c.int8Trials}
 	if info.ActBits == 0 {

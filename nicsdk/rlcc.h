@@ -423,7 +423,8 @@ static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_core(const struct nicc_e
 
 	/* Values are held in 64-bit registers, zero-extended, so nothing is extended twice. A new
 	 * flow takes its words from the parameters rather than reading them back; every path
-	 * stores all of words 0..5 at its end (an unchanged word gets its own value back). */
+	 * stores all of words 0..4 at its end (an unchanged word gets its own value back), and
+	 * the flags word only changes, so is only stored, on a new flow. */
 	if (RLCC_LIKELY(flags & RLCC_FLAG_INIT)) {
 		rate = w[RLCC_CTX_RATE];
 		base = w[RLCC_CTX_BASE_RTT];
@@ -442,8 +443,8 @@ static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_core(const struct nicc_e
 		if (words > 3) st[3] = 0;
 		if (words > 4) st[4] = 0;
 		if (words > 5) st[5] = 0;
+		w[RLCC_CTX_FLAGS] = flags | RLCC_FLAG_INIT;
 	}
-	w[RLCC_CTX_FLAGS] = flags | RLCC_FLAG_INIT;
 	rate = rlcc_min_u64(rlcc_max_u64(rate, p->min_rate), NICC_LINE_RATE);
 	if (RLCC_UNLIKELY(ev->type != NICC_EV_RTT)) {
 		w[RLCC_CTX_RATE] = (uint32_t)rate;

@@ -128,6 +128,11 @@ type mlpBuild struct {
 	chMax                          [][]float64
 	// means is the calibration mean of each layer's float inputs (MLPOptions.Packed only).
 	means [][]float64
+	// unitScale and unitShift, under MLPOptions.UnitOutput once unitLayer has set them, are
+	// the scale of every channel of the layer before the final one, and the final
+	// requantization's shift: the final grid's step is unitScale·2^unitShift.
+	unitScale float64
+	unitShift int
 }
 
 // layer quantizes layer k (l, the last when final) over its input grid (rng, step): weights,
@@ -137,36 +142,25 @@ func (b *mlpBuild) layer(k int, l *model.Layer, final bool, rng []Interval, step
 	ql := MLPLayer{In: l.In, Out: l.Out, Act: actOf(l.Act), Final: final, InRange: rng, InStep: step,
 		W: make([][]int16, l.Out), AccBits: 32, B: make([]int32, l.Out), Mult: make([]int32, l.Out), Shift: make([]int, l.Out),
 		Acc: make([]Interval, l.Out), Z: make([]Interval, l.Out), WScale: make([]float64, l.Out)}
-	// qmax is the int grid's top: 127 (int8) or 32767 (int16).
-	qmax := int64(127)
-	if (!final && l.Act != model.ActTanh && b.actBits == 16) || (final && l.Act == model.ActTanh && b.tbits == 16) {
-		qmax = 32767
-	}
-	ql.Bits = 8
-	if qmax > 127 {
-		ql.Bits = 16
-	}
-	span := b.maxAbs[k]
-	if final && l.Act == model.ActTanh {
-		span = min(span, b.clip)
-	}
-	switch {
-	case final && l.Act != model.ActTanh:
-		ql.OutScale = math.Ldexp(1, -b.outFrac)
-		ql.Bits = 32
-	case span > 0:
-		ql.OutScale = span / float64(qmax)
-	default:
-		ql.OutScale = 1 / float64(qmax)
-	}
+	var qmax int64
+	qmax, ql.Bits, ql.OutScale = b.grid(k, l, final)
 	ql.ZScale = make([]float64, l.Out)
 	for j := range l.Out {
 		ql.ZScale[j] = ql.OutScale
-		if b.opt.ChannelScales && !final && l.Act != model.ActTanh && b.chMax[k][j] > 0 {
+		switch {
+		case b.unitScale > 0 && !final:
+			ql.ZScale[j] = b.unitScale
+		case b.opt.ChannelScales && !final && l.Act != model.ActTanh && b.chMax[k][j] > 0:
 			ql.ZScale[j] = b.chMax[k][j] / float64(qmax)
 		}
 	}
 	for j := range l.Out {
+		if b.unitScale > 0 && final {
+			if err := b.unitChannel(&ql, k, j, l, rng); err != nil {
+				return ql, nil, nil, err
+			}
+			continue
+		}
 		if b.opt.Packed && !final {
 			if err := b.shiftChannel(&ql, k, j, l, step, rng); err != nil {
 				return ql, nil, nil, err
@@ -245,6 +239,26 @@ func (b *mlpBuild) layer(k int, l *model.Layer, final bool, rng []Interval, step
 		}
 	}
 	return ql, next, nstep, nil
+}
+
+// grid is layer k's output grid: its top qmax (127 or 32767), its width in bits (8, 16, or
+// 32 for a final relu or identity in Q(OutFrac)) and its scale.
+func (b *mlpBuild) grid(k int, l *model.Layer, final bool) (qmax int64, bits int, scale float64) {
+	qmax, bits = 127, 8
+	if (!final && l.Act != model.ActTanh && b.actBits == 16) || (final && l.Act == model.ActTanh && b.tbits == 16) {
+		qmax, bits = 32767, 16
+	}
+	span := b.maxAbs[k]
+	if final && l.Act == model.ActTanh {
+		span = min(span, b.clip)
+	}
+	switch {
+	case final && l.Act != model.ActTanh:
+		return qmax, 32, math.Ldexp(1, -b.outFrac)
+	case span > 0:
+		return qmax, bits, span / float64(qmax)
+	}
+	return qmax, bits, 1 / float64(qmax)
 }
 
 // fitsInt32 reports whether every channel's partial sums of l fit int32 on this input grid,

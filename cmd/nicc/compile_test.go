@@ -139,7 +139,7 @@ func TestCompileInt8(t *testing.T) {
 	for label, want := range map[string]string{
 		"model":     "dense network",
 		"handler":   "handler rlcc: nicc_on_event(event, flow context) around nicc_policy(x)",
-		"quantized": "int MLP w16/a16, per-channel scales, packed lanes: weights int16, hidden activations int16, tanh grid int16, output Q16; calibration 3000 RL-CC states",
+		"quantized": "int MLP w16/a16, per-channel scales, packed lanes, unit output weights: weights int16, hidden activations int16, tanh grid int16, output Q16; calibration 3000 RL-CC states",
 		"verified":  "golden == host C == fwsim, 0 mismatches; UBSan clean",
 		"WCET":      "WCET nicc_on_event ",
 	} {

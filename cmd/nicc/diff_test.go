@@ -16,7 +16,7 @@ func TestDiffCLI(t *testing.T) {
 	}
 	for label, want := range map[string]string{
 		"teacher": "rlcc_teacher.json (mlp)",
-		"against": "int: integer network w16/a16, per-channel scales, packed lanes (weights int16, hidden activations int16), calibrated on 2000 RL-CC states",
+		"against": "int: integer network w16/a16, per-channel scales, packed lanes, unit output weights (weights int16, hidden activations int16), calibrated on 2000 RL-CC states",
 		"rows":    "rows 2000: 2000 RL-CC states",
 		"|Δy|":    "p99.9",
 		"flips":   "of 2000 decisions",

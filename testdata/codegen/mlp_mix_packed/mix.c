@@ -41,6 +41,17 @@ typedef char mix_asr_check[(-1 >> 1) == -1 ? 1 : -1];
 #define MIX_KEEP(v) ((void)0)
 #endif
 
+/*
+ * MIX_KEEP_STEP(v, w) is MIX_KEEP of v and w at once. A sum's step keeps its weights' pointer,
+ * so the next weights load after it: gcc would hoist the loads, holding many weights in
+ * registers at once, and spill (a load costs the same cycles wherever it is).
+ */
+#ifdef __GNUC__
+#define MIX_KEEP_STEP(v, w) __asm__("" : "+r"(v), "+r"(w))
+#else
+#define MIX_KEEP_STEP(v, w) ((void)0)
+#endif
+
 static const int8_t mix_tanh0[256] = {
 	-127, -127, -127, -127,
 	-127, -127, -127, -127,
@@ -130,16 +141,14 @@ int32_t mix(const int32_t *x)
 	 */
 	const uint64_t *pw0 = mix_pw0;
 	MIX_KEEP(pw0);
-	uint64_t p0_0 = pw0[0];
-	uint64_t p0_1 = pw0[1];
-	p0_0 += (uint64_t)v0_0 * pw0[2];
-	MIX_KEEP(p0_0);
-	p0_1 += (uint64_t)v0_0 * pw0[3];
-	MIX_KEEP(p0_1);
+	uint64_t p0_0 = pw0[0] + (uint64_t)v0_0 * pw0[2];
+	MIX_KEEP_STEP(p0_0, pw0);
+	uint64_t p0_1 = pw0[1] + (uint64_t)v0_0 * pw0[3];
+	MIX_KEEP_STEP(p0_1, pw0);
 	p0_0 += (uint64_t)v0_1 * pw0[4];
-	MIX_KEEP(p0_0);
+	MIX_KEEP_STEP(p0_0, pw0);
 	p0_1 += (uint64_t)v0_1 * pw0[5];
-	MIX_KEEP(p0_1);
+	MIX_KEEP_STEP(p0_1, pw0);
 
 	/* layer 1: dense 3 -> 2, identity, int16 weights, int32_t accumulators, int16 grid */
 	/*
@@ -147,20 +156,19 @@ int32_t mix(const int32_t *x)
 	 * lane's sum, rounding half included, proven in [-2^31, 2^31); z = lane >> n, arithmetic
 	 */
 	const uint64_t *pw1 = mix_pw1;
-	MIX_KEEP(pw1);
-	uint64_t p1_0 = pw1[0];
+	MIX_KEEP_STEP(pw1, p0_1);
 	const int32_t z0_0 = (int32_t)(uint32_t)(p0_0 - 0x80000000u) >> 21;
 	const int32_t v1_0 = mix_tanh0[(z0_0) + 128];
-	p1_0 += (uint64_t)v1_0 * pw1[1];
-	MIX_KEEP(p1_0);
+	uint64_t p1_0 = pw1[0] + (uint64_t)v1_0 * pw1[1];
+	MIX_KEEP_STEP(p1_0, pw1);
 	const int64_t z0_1 = (int64_t)p0_0 >> 55;
 	const int32_t v1_1 = mix_tanh0[(z0_1 < -128 ? -128 : z0_1) + 128];
 	p1_0 += (uint64_t)v1_1 * pw1[2];
-	MIX_KEEP(p1_0);
+	MIX_KEEP_STEP(p1_0, pw1);
 	const int32_t z0_2 = (int32_t)(uint32_t)(p0_1 - 0x80000000u) >> 23;
 	const int32_t v1_2 = mix_tanh0[(z0_2) + 128];
 	p1_0 += (uint64_t)v1_2 * pw1[3];
-	MIX_KEEP(p1_0);
+	MIX_KEEP_STEP(p1_0, pw1);
 
 	/* layer 2: dense 2 -> 1, identity, int16 weights, int32_t accumulators, int32 grid */
 	const int32_t z1_0 = (int32_t)(uint32_t)(p1_0 - 0x80000000u) >> 8;
