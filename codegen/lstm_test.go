@@ -99,6 +99,13 @@ func lstmVectors(ir *quantize.LSTMIR, rows [][]float64, n int) []lstmStep {
 // units') and multiplied (branch).
 func TestLSTMBitExact(t *testing.T) {
 	ir, rows := shippedLSTM(t)
+	// plan is x_t multiplied, h as hs says.
+	plan := func(hs string) codegen.Products {
+		return codegen.Products(strings.Repeat(".", ir.Pre.Out) + hs)
+	}
+	// mixed reads x0 (proven in [0, 138]) from a table with the biases, x1 from a table of
+	// all 512 rows, h0..h9 by sign and h10, h11 from all 256 rows.
+	mixed := codegen.Products("br" + strings.Repeat(".", ir.Pre.Out-2) + "ssssssssssrr")
 	for _, c := range []struct {
 		opt  codegen.Options
 		name string // and the snapshot's directory, if any
@@ -106,7 +113,9 @@ func TestLSTMBitExact(t *testing.T) {
 	}{
 		{codegen.Options{Form: codegen.FormTable}, "lstm_rlcc", true},
 		{codegen.Options{Form: codegen.FormBranch}, "lstm_rlcc_mul", true},
-		{codegen.Options{Form: codegen.FormTable, Tables: 5}, "partial", false},
+		{codegen.Options{Form: codegen.FormTable, Products: plan(".......rrrrr")}, "partial", false},
+		{codegen.Options{Form: codegen.FormTable, Products: mixed}, "lstm_rlcc_mixed", true},
+		{codegen.Options{Form: codegen.FormTable, Products: plan("bsssssssssss")}, "bias_h", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := codegen.LSTM(ir, c.opt)
@@ -120,11 +129,20 @@ func TestLSTMBitExact(t *testing.T) {
 			checkLSTMBitExact(t, ir, rows, f)
 		})
 	}
-	if _, err := codegen.LSTM(ir, codegen.Options{Form: codegen.FormBranch, Tables: 3}); err == nil {
-		t.Error("product tables in the branch form were accepted")
-	}
-	if _, err := codegen.LSTM(ir, codegen.Options{Form: codegen.FormTable, Tables: ir.Hidden + 1}); err == nil {
-		t.Error("more product tables than units were accepted")
+	for _, c := range []struct {
+		opt  codegen.Options
+		what string
+	}{
+		{codegen.Options{Form: codegen.FormBranch, Products: plan("rrr.........")}, "product tables in the branch form"},
+		{codegen.Options{Form: codegen.FormTable, Products: plan("rrr")}, "a plan shorter than the gate inputs"},
+		{codegen.Options{Form: codegen.FormTable, Products: plan("b..........b")}, "the biases in two tables"},
+		{codegen.Options{Form: codegen.FormTable, Products: append(codegen.Products("s"), mixed[1:]...)}, "a sign table for x_t"},
+		{codegen.Options{Form: codegen.FormTable, Products: append(mixed[:3:3], append(codegen.Products("r"), mixed[4:]...)...)}, "a table for a dense unit proven off"},
+		{codegen.Options{Form: codegen.FormTable, Products: plan("x...........")}, "an unknown product"},
+	} {
+		if _, err := codegen.LSTM(ir, c.opt); err == nil {
+			t.Errorf("%s was accepted", c.what)
+		}
 	}
 }
 
