@@ -18,8 +18,10 @@
  *
  * Accumulators are packed 3 per uint64 in 21-bit lanes, each lane's final sum proven in
  * [-2^20, 2^20) by interval analysis and stored offset by 2^20, so one multiply of an input by
- * a packed weight word advances three channels exactly (arithmetic mod 2^64); h_k, for the last 12
- * units, adds the row of its partial-product table at h_k instead (its words times h_k, mod 2^64).
+ * a packed weight word advances three channels exactly (arithmetic mod 2^64).
+ * These inputs add the row at their value of a table of their partial products instead (the
+ * value times their words, mod 2^64: a load and an add a word):
+ *   h0..h11 (rows -128..127)
  *   dense 4 -> 12 relu: x_t = clamp(floor(V / 2^n), 0, 511), per-channel scales
  *   lstm 48 gates (i, f, g, o): index = clamp(floor(V / 2^n), -128, 127); sigmoid step 0.0625,
  *     tanh step 0.03125; i, f, o in [0, 128] (/128); g and c in units of 0.030392095918520972

@@ -1160,13 +1160,11 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	int8_t *const s = (int8_t *)state;
 	/* the packed weights, read through pointers gcc cannot see through (see NICC_POLICY_KEEP) */
 	const uint64_t *pw = nicc_policy_pre;
-	const uint64_t *gw = nicc_policy_gates;
 	const uint8_t *sig = nicc_policy_sigmoid;
 	const int8_t *gt = nicc_policy_g;
 	const int8_t *tc = nicc_policy_tanh_c;
 	const int32_t *out = nicc_policy_out;
 	NICC_POLICY_KEEP(pw);
-	NICC_POLICY_KEEP(gw);
 	NICC_POLICY_KEEP(sig);
 	NICC_POLICY_KEEP(gt);
 	NICC_POLICY_KEEP(tc);
@@ -1210,6 +1208,8 @@ int32_t nicc_policy(const int32_t *x, uint32_t *state)
 	NICC_POLICY_KEEP(p2);
 
 	/* lstm gates i, f, g, o over (x_t, h), each x_t computed just before its use: table indices in [0, 255] */
+	const uint64_t *gw = nicc_policy_gates;
+	NICC_POLICY_KEEP(gw);
 	uint64_t a0 = gw[0];
 	uint64_t a1 = gw[1];
 	uint64_t a2 = gw[2];
