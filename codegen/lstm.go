@@ -155,7 +155,10 @@ func (g *lstmGen) headerComment(file string) *node {
 		"    (the sigmoid and g tables repeat their end values beyond -128..127, so a gate whose",
 		"    proven index range fits them is looked up without the clamp)",
 		"  c' = clamp((f*c + i*g + 64) >> 7, -127, 127), stored; h' = (o*tanh_c[t - lo] + 64) >> 7 (/127)",
-		fmt.Sprintf("    with t = (f*c + i*g + 16) >> 5, the new cell at 4x c's resolution (lo = %d)", ir.TanhLo),
+		fmt.Sprintf("    with t = (f*c + i*g + 16) >> 5, the new cell at 4x c's resolution (lo = %d)%s", ir.TanhLo, g.cellNote()[0]),
+	)
+	l = append(l, g.cellNote()[1:]...)
+	l = append(l,
 		fmt.Sprintf("  dense %d -> 1 tanh: z = clamp((acc * %d + 2^%d) >> %d, -128, 127), acc int32 in [%d, %d]",
 			ir.Hidden, ir.OutMult, ir.OutShift-1, ir.OutShift, ir.OutAcc.Lo, ir.OutAcc.Hi),
 		"",
@@ -395,7 +398,7 @@ func (g *lstmGen) lowerSource() []*node {
 		line(""),
 		tab("g", g.gType(), gT.values(func(k int) int64 { return int64(ir.GTable[k]) })),
 		line(""),
-		tab("tanh_c", "int8_t", ints(len(ir.TanhC), func(k int) int64 { return int64(ir.TanhC[k]) })),
+		g.cellTable(),
 		line(""),
 	)
 	if slices.ContainsFunc(ps, func(p Product) bool { return p != ProductMul }) {
@@ -411,7 +414,7 @@ func (g *lstmGen) lowerSource() []*node {
 		stmt("const uint64_t *pw = %s_pre;", fn),
 		stmt("const uint8_t *sig = %s_sigmoid;", fn),
 		stmt("const %s *gt = %s_g;", g.gType(), fn),
-		stmt("const int8_t *tc = %s_tanh_c;", fn),
+		g.cellPointer(),
 		stmt("const int32_t *out = %s_out;", fn),
 		stmt("%s(pw);", g.keep()),
 		stmt("%s(sig);", g.keep()),
@@ -483,9 +486,9 @@ func (g *lstmGen) lowerSource() []*node {
 			stmt("const int32_t g%d = gt[k%d];", j, 2*H+j),
 			stmt("const int32_t o%d = sig[k%d];", j, 3*H+j),
 			stmt("const int32_t u%d = f%d * s[%d] + i%d * g%d;", j, j, H+j, j, j),
-			stmt("const int32_t m%d = (u%d + 64) >> 7;", j, j),
-			stmt("const int32_t cn%d = m%d < -127 ? -127 : (m%d > 127 ? 127 : m%d);", j, j, j, j),
-			stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(fmt.Sprintf("(((int64_t)u%d + 16) >> 5)", j), -ir.TanhLo)),
+		)
+		body = append(body, g.cell(j)...)
+		body = append(body,
 			stmt("s[%d] = (int8_t)hn%d;", j, j),
 			stmt("s[%d] = (int8_t)cn%d;", H+j, j))
 		if w := int64(ir.OutW[j]); w < 0 {
@@ -500,4 +503,91 @@ func (g *lstmGen) lowerSource() []*node {
 		stmt("return out[(%s) + 128];", clamp("z", ir.OutZ, -128, 127)))
 
 	return append(ns, entry(g.macro, g.fn, "const int32_t *x, uint32_t *state", "x, state", body, g.opt.Inline)...)
+}
+
+// cellRange is the cell u = f·c + i·g at 8 times c's resolution, u >> 4, over its proven
+// range (f, i in [0, 128], c a byte, g in its table).
+func cellRange(ir *quantize.LSTMIR) (lo, hi int64) {
+	gLo, gHi := int64(slices.Min(ir.GTable)), int64(slices.Max(ir.GTable))
+	return (-128*128 + 128*min(gLo, 0)) >> 4, (127*128 + 128*max(gHi, 0)) >> 4
+}
+
+// maxCellRows is the most rows of u >> 4 the cell table takes: each half within a 12-bit
+// load offset of one pointer between them.
+const maxCellRows = 4096
+
+// cellTabled reports whether the C reads the new cell and its tanh from the cell table, by
+// t = u >> 4 (one shift and two loads, the same integers as quantize's two roundings and
+// clamp); beyond maxCellRows it computes them as quantize does, with tanh_c.
+func cellTabled(ir *quantize.LSTMIR) bool {
+	lo, hi := cellRange(ir)
+	return hi-lo+1 <= maxCellRows
+}
+
+// cellTable is the table of the cell: in cellTabled's form, tanh_c at (t + 1) >> 1 =
+// (u + 16) >> 5 for each t = u >> 4 from cellRange's lo, then c' = clamp((t + 4) >> 3, −127,
+// 127) = clamp((u + 64) >> 7, −127, 127) for the same t; else tanh_c.
+func (g *lstmGen) cellTable() *node {
+	ir := g.ir
+	if !cellTabled(ir) {
+		v := make([]string, len(ir.TanhC))
+		for k, e := range ir.TanhC {
+			v[k] = strconv.Itoa(int(e))
+		}
+		return &node{Kind: kindTable, Name: g.fn + "_tanh_c", Type: "int8_t", Values: v}
+	}
+	lo, hi := cellRange(ir)
+	n := hi - lo + 1
+	v := make([]string, 2*n)
+	for k := range n {
+		t := k + lo
+		v[k] = strconv.FormatInt(int64(ir.TanhC[(t+1)>>1-ir.TanhLo]), 10)
+		v[n+k] = strconv.FormatInt(min(max((t+4)>>3, -127), 127), 10)
+	}
+	return &node{Kind: kindTable, Name: g.fn + "_cell", Type: "int8_t", Values: v}
+}
+
+// cellMid is where the C's pointer into the cell table points, between its halves, so that
+// both loads reach their entries from one address register with a 12-bit offset.
+func cellMid(ir *quantize.LSTMIR) int64 {
+	lo, hi := cellRange(ir)
+	return (hi-lo+1)/2 - lo
+}
+
+func (g *lstmGen) cellPointer() *node {
+	if !cellTabled(g.ir) {
+		return stmt("const int8_t *tc = %s_tanh_c;", g.fn)
+	}
+	return stmt("const int8_t *tc = &%s_cell[%d];", g.fn, cellMid(g.ir))
+}
+
+// cell is unit j's new cell cn and hidden state hn from u.
+func (g *lstmGen) cell(j int) []*node {
+	ir := g.ir
+	if !cellTabled(ir) {
+		return []*node{
+			stmt("const int32_t m%d = (u%d + 64) >> 7;", j, j),
+			stmt("const int32_t cn%d = m%d < -127 ? -127 : (m%d > 127 ? 127 : m%d);", j, j, j, j),
+			stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(fmt.Sprintf("(((int64_t)u%d + 16) >> 5)", j), -ir.TanhLo)),
+		}
+	}
+	lo, hi := cellRange(ir)
+	t := fmt.Sprintf("t%d", j)
+	return []*node{
+		stmt("const int64_t %s = (int64_t)u%d >> 4;", t, j),
+		stmt("const int32_t cn%d = tc[%s];", j, offset(t, hi-lo+1-lo-cellMid(ir))),
+		stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(t, -lo-cellMid(ir))),
+	}
+}
+
+// cellNote ends the header's line on t and, in cellTabled's form, says how the C reads the
+// cell table.
+func (g *lstmGen) cellNote() []string {
+	if !cellTabled(g.ir) {
+		return []string{""}
+	}
+	lo, _ := cellRange(g.ir)
+	return []string{";",
+		fmt.Sprintf("    both read from one table by u >> 4 (from %d): tanh_c at (u >> 4) + 1 >> 1 = t, then c' at", lo),
+		"    clamp(((u >> 4) + 4) >> 3) = clamp((u + 64) >> 7), the same integers"}
 }

@@ -337,3 +337,49 @@ func TestLSTMUnreadInput(t *testing.T) {
 	}
 	checkLSTMBitExact(t, ir, rows, f)
 }
+
+// The cell's tanh and the new c' are read from one table by u >> 4 while its halves fit a
+// 12-bit offset of one pointer; a network whose g gate is 30 times smaller (a finer cell
+// grid, g's table to ±209, the cell table over 4096 rows) rounds and clamps u as quantize
+// does instead. Both are bit-exact.
+func TestLSTMCellTable(t *testing.T) {
+	b, err := os.ReadFile("../testdata/models/rlcc_lstm.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := rlccRows(2000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		scale float64
+		table bool
+	}{{1, true}, {0.03, false}} {
+		m, err := onnx.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cell := &m.Layers[1]
+		for r := 2 * cell.Out; r < 3*cell.Out; r++ {
+			for _, row := range [][]float64{cell.W[r], cell.R[r]} {
+				for i := range row {
+					row[i] *= c.scale
+				}
+			}
+			cell.B[r] *= c.scale
+			cell.RB[r] *= c.scale
+		}
+		ir, err := quantize.LSTM(m, rlccRanges(), rows, quantize.LSTMOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := codegen.LSTM(ir, codegen.Options{Form: codegen.FormBranch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(f.Source), "nicc_policy_cell["); got != c.table {
+			t.Errorf("g scaled by %g (g table to %d, tanh_c of %d): cell table %v, want %v", c.scale, ir.GTable[255], len(ir.TanhC), got, c.table)
+		}
+		checkLSTMBitExact(t, ir, rows, f)
+	}
+}
