@@ -156,12 +156,15 @@ func gcd(a, b uint64) uint64 {
 
 // productsDetail describes a table form's plan for the report.
 func productsDetail(ir *quantize.LSTMIR, ps codegen.Products) string {
-	bytes := 0
+	bytes, rest := 0, ""
 	for i, p := range ps {
 		bytes += codegen.ProductBytes(ir, i, p)
+		if p == codegen.ProductMul && codegen.LiveWords(ir, i) > 0 {
+			rest = "; the rest multiplied"
+		}
 	}
-	return fmt.Sprintf("partial products from tables (%s bytes): %s; the rest multiplied",
-		thousands(uint64(bytes)), strings.Join(codegen.DescribeProducts(ir, ps), ", "))
+	return fmt.Sprintf("partial products from tables (%s bytes): %s%s",
+		thousands(uint64(bytes)), strings.Join(codegen.DescribeProducts(ir, ps), ", "), rest)
 }
 
 // plannedTables is, for an LSTM once its table and branch forms are built (cs, costs), one

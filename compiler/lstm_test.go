@@ -89,9 +89,10 @@ func TestCompileLSTMRLCC(t *testing.T) {
 	t.Logf("\n%s", text.String())
 }
 
-// With room for its tables (--max-rodata), the table form is chosen and verifies bit for bit
-// through the handler, in at most issue 15's 2,700 cycles; report.json's golden records the form
-// (what eval DIR and sim rebuild).
+// With room for its tables (--max-rodata), a table form is chosen (the plan, every unit of h
+// and most dense units from all their rows) and verifies bit for bit through the handler, in
+// at most issue 15's 2,700 cycles; report.json's golden records the form and its plan (what
+// eval DIR and sim rebuild).
 func TestCompileLSTMTableForm(t *testing.T) {
 	out := t.TempDir()
 	r, err := Compile(CompileOptions{Model: lstmONNX, Out: out, Vectors: 20000, MaxRodata: 1 << 20, Int8: &Int8Options{}})
@@ -104,8 +105,8 @@ func TestCompileLSTMTableForm(t *testing.T) {
 	if b := r.Budget; b.WCETCycles > 2700 || b.Measured == nil || b.Measured.MaxCycles > b.WCETCycles {
 		t.Errorf("WCET of %s %d cycles, want at most 2700; measured %+v", b.Entry, b.WCETCycles, b.Measured)
 	}
-	if r.Golden == nil || r.Golden.Form != "table" {
-		t.Fatalf("golden %+v does not record the table form", r.Golden)
+	if r.Golden == nil || r.Golden.Form != "table" || r.Golden.Products == "" {
+		t.Fatalf("golden %+v does not record the planned table form", r.Golden)
 	}
 }
 
