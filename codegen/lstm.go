@@ -446,9 +446,13 @@ func (g *lstmGen) lowerSource() []*node {
 	for k, j := range live {
 		gin[j] = fmt.Sprintf("xt%d", j)
 		gpre[j] = index(gin[j], ts[k], ir.Pre.V[j], ir.Pre.Shift[j], 0, quantize.PreMax)
-		if ps[j] == ProductMul {
+		switch ps[j] {
+		case ProductMul:
 			gin[j] = fmt.Sprintf("X%d", j)
 			gpre[j] = append(gpre[j], stmt("const uint64_t X%d = (uint64_t)xt%d;", j, j))
+		case ProductSign:
+			gin[j] = fmt.Sprintf("xd%d", j)
+			gpre[j] = append(gpre[j], stmt("const int64_t xd%d = %s;", j, offset(fmt.Sprintf("xt%d", j), -SignCenter(ir, j))))
 		}
 	}
 	for k := range H {

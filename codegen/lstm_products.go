@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nicc-dev/nicc/quantize"
@@ -22,9 +23,10 @@ const (
 	// its row starts the accumulators, so the biases cost no load and the input no add. At
 	// most one input has it; it is added first.
 	ProductBias Product = 'b'
-	// ProductSign, for a unit of h only, reads the row of |h| from a table of rows 0..128 and
-	// adds it, or subtracts it when h < 0 (one branch a unit): half ProductRows' bytes, since
-	// (−v)·w = −(v·w) mod 2^64.
+	// ProductSign reads the row of |v − m| from a table of rows 0..max|v − m| and adds it, or
+	// subtracts it when v < m (one branch an input): about half ProductRows' bytes, since
+	// (−d)·w = −(d·w) mod 2^64. m (SignCenter) is 0 for a unit of h, whose rows are then
+	// 0..128, and the middle of x_t's proven range, whose m·w the biases take.
 	ProductSign Product = 's'
 )
 
@@ -66,20 +68,50 @@ func AllRows(ir *quantize.LSTMIR) Products {
 func LiveWords(ir *quantize.LSTMIR, i int) int { return len(liveGroups(&ir.Gates, i)) }
 
 // ProductRange is the values input i's table has rows for in form p (lo, hi: hi − lo + 1
-// rows), ok false when p is no table for it: ProductMul, ProductSign of x_t, or an input no
-// weight reads.
+// rows; ProductSign's of |v − SignCenter|), ok false when p is no table for it: ProductMul, or
+// an input no weight reads.
 func ProductRange(ir *quantize.LSTMIR, i int, p Product) (lo, hi int64, ok bool) {
 	if p == ProductMul || LiveWords(ir, i) == 0 {
 		return 0, 0, false
 	}
+	vLo, vHi := int64(-128), int64(127)
 	if i < ir.Pre.Out {
 		a := ir.Pre.Act(i)
-		return a.Lo, a.Hi, p != ProductSign
+		vLo, vHi = a.Lo, a.Hi
 	}
 	if p == ProductSign {
-		return 0, 128, true
+		m := SignCenter(ir, i)
+		return 0, max(m-vLo, vHi-m), true
 	}
-	return -128, 127, true
+	return vLo, vHi, true
+}
+
+// SignCenter is the value m a sign table's input is taken from, v − m: 0 for a unit of h,
+// the middle of x_t's proven range.
+func SignCenter(ir *quantize.LSTMIR, i int) int64 {
+	if i >= ir.Pre.Out {
+		return 0
+	}
+	a := ir.Pre.Act(i)
+	return (a.Lo + a.Hi + 1) / 2
+}
+
+// biasWords are the packed biases as the C adds them: with m·w of each sign table's input
+// (SignCenter), mod 2^64.
+func (g *lstmGen) biasWords(ps Products) []uint64 {
+	words := g.ir.Gates.Pack()
+	groups := g.ir.Gates.Groups()
+	b := slices.Clone(words[:groups])
+	for i, p := range ps {
+		if p != ProductSign {
+			continue
+		}
+		m := uint64(SignCenter(g.ir, i))
+		for gi := range b {
+			b[gi] += m * words[groups*(1+i)+gi]
+		}
+	}
+	return b
 }
 
 // ProductBytes is the bytes of input i's table in form p: its rows of LiveWords words, or
@@ -169,6 +201,9 @@ func DescribeProducts(ir *quantize.LSTMIR, ps Products) []string {
 			what += ", with the biases, added first"
 		case ProductSign:
 			what = fmt.Sprintf("rows %d..%d of |h|, subtracted when h < 0", lo, hi)
+			if m := SignCenter(ir, i); i < ir.Pre.Out {
+				what = fmt.Sprintf("rows %d..%d of |x - %d|, subtracted when x < %d", lo, hi, m, m)
+			}
 		}
 		if n := len(runs); n > 0 && runs[n-1].what == what && runs[n-1].last == i-1 && (i < ir.Pre.Out) == (runs[n-1].first < ir.Pre.Out) {
 			runs[n-1].last = i
@@ -244,11 +279,12 @@ func (g *lstmGen) productTables(ps Products) []*node {
 	ir, m := g.ir, g.macro
 	words := ir.Gates.Pack()
 	groups := ir.Gates.Groups()
+	bias := g.biasWords(ps)
 	ns := []*node{
 		&node{Kind: kindComment, Lines: []string{
 			"the gate inputs' partial products: row v - lo of table xj or hk is v times the input's",
 			"packed gate weight words, mod 2^64 (plus the packed biases in the table that holds them),",
-			"for each value v from lo; R(v) is one row"}},
+			"for each value v from lo (of a sign table, v = |x - m| from 0); R(v) is one row"}},
 		line(fmt.Sprintf("#define %s_ROW4(R, v) R(v), R((v) + 1), R((v) + 2), R((v) + 3)", m)),
 		line(fmt.Sprintf("#define %s_ROW16(R, v) %s_ROW4(R, v), %s_ROW4(R, (v) + 4), %s_ROW4(R, (v) + 8), %s_ROW4(R, (v) + 12)", m, m, m, m, m)),
 	}
@@ -263,7 +299,7 @@ func (g *lstmGen) productTables(ps Products) []*node {
 		for c, gi := range gs {
 			row[c] = fmt.Sprintf("(uint64_t)(int64_t)(v) * UINT64_C(0x%016x)", words[groups*(1+i)+gi])
 			if p == ProductBias {
-				row[c] += fmt.Sprintf(" + UINT64_C(0x%016x)", words[gi])
+				row[c] += fmt.Sprintf(" + UINT64_C(0x%016x)", bias[gi])
 			}
 		}
 		upper := strings.ToUpper(name)
@@ -353,7 +389,9 @@ func (g *lstmGen) gateWords(ps Products) []string {
 	groups := g.ir.Gates.Groups()
 	var w []string
 	if ps.bias() < 0 {
-		w = append(w, all[:groups]...)
+		for _, b := range g.biasWords(ps) {
+			w = append(w, fmt.Sprintf("UINT64_C(0x%016x)", b))
+		}
 	}
 	for i, p := range ps {
 		if _, _, ok := ProductRange(g.ir, i, p); !ok {

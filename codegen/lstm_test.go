@@ -104,8 +104,9 @@ func TestLSTMBitExact(t *testing.T) {
 		return codegen.Products(strings.Repeat(".", ir.Pre.Out) + hs)
 	}
 	// mixed reads x0 (proven in [0, 138]) from a table with the biases, x1 from a table of
-	// all 512 rows, h0..h9 by sign and h10, h11 from all 256 rows.
-	mixed := codegen.Products("br" + strings.Repeat(".", ir.Pre.Out-2) + "ssssssssssrr")
+	// all 512 rows, x2 by sign (rows of |x2 - 256|), h0..h9 by sign and h10, h11 from all 256
+	// rows.
+	mixed := codegen.Products("brs" + strings.Repeat(".", ir.Pre.Out-3) + "ssssssssssrr")
 	for _, c := range []struct {
 		opt  codegen.Options
 		name string // and the snapshot's directory, if any
@@ -116,6 +117,7 @@ func TestLSTMBitExact(t *testing.T) {
 		{codegen.Options{Form: codegen.FormTable, Products: plan(".......rrrrr")}, "partial", false},
 		{codegen.Options{Form: codegen.FormTable, Products: mixed}, "lstm_rlcc_mixed", true},
 		{codegen.Options{Form: codegen.FormTable, Products: plan("bsssssssssss")}, "bias_h", false},
+		{codegen.Options{Form: codegen.FormTable, Products: codegen.Products("ss" + strings.Repeat(".", ir.Pre.Out-2) + "bsssssssssss")}, "sign_x", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := codegen.LSTM(ir, c.opt)
@@ -136,7 +138,6 @@ func TestLSTMBitExact(t *testing.T) {
 		{codegen.Options{Form: codegen.FormBranch, Products: plan("rrr.........")}, "product tables in the branch form"},
 		{codegen.Options{Form: codegen.FormTable, Products: plan("rrr")}, "a plan shorter than the gate inputs"},
 		{codegen.Options{Form: codegen.FormTable, Products: plan("b..........b")}, "the biases in two tables"},
-		{codegen.Options{Form: codegen.FormTable, Products: append(codegen.Products("s"), mixed[1:]...)}, "a sign table for x_t"},
 		{codegen.Options{Form: codegen.FormTable, Products: append(mixed[:3:3], append(codegen.Products("r"), mixed[4:]...)...)}, "a table for a dense unit proven off"},
 		{codegen.Options{Form: codegen.FormTable, Products: plan("x...........")}, "an unknown product"},
 	} {

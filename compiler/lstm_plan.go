@@ -11,8 +11,9 @@ import (
 
 // An LSTM's table form reads some gate inputs' partial products from tables
 // (codegen.Products): which ones is a knapsack. Each input is multiplied, or read from a
-// table of all its rows, or (a unit of h) of the rows of |h| with a branch on its sign, or
-// from a table whose rows hold the biases too; planProducts picks, within the bytes the
+// table of all its rows, or of the rows of |v − m| with a branch on v's side of m (|h|, and
+// |x_t − the middle of its range|: about half the bytes), or from a table whose rows hold
+// the biases too; planProducts picks, within the bytes the
 // budget leaves, the plan with the most cycles saved by the profile's costs, exactly (dynamic
 // programming over bytes). The costs are estimates of the code gcc makes; the plan is then
 // built and bounded like every other candidate, and the measured WCET decides.

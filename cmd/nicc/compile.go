@@ -41,7 +41,7 @@ trees), in stages: load → quantize → fit → emit → build → verify → b
             An LSTM is chosen the same way between the table form (each recurrent input's
             partial products from a 256-row table), the branch form (multiplied) and the
             table form planned within the budget (per gate input: multiplied, all its rows,
-            the rows of |h| and a branch on h's sign, or rows holding the biases too). The
+            the rows of |v - m| and a branch on the sign, or rows holding the biases too). The
             report lists every candidate's WCET, .text and .rodata.
   emit      into --out: nicc_policy.c/.h (int32_t nicc_policy(const int32_t *x)), nicsdk.h,
             link.ld, and for --handler rlcc rlcc.h and handler.c, whose entry is
