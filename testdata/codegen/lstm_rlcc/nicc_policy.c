@@ -2010,7 +2010,7 @@ static const int8_t nicc_policy_cell[5138] = {
 /*
  * the gate inputs' partial products: row v - lo of table xj or hk is v times the input's
  * packed gate weight words, mod 2^64 (plus the packed biases in the table that holds them),
- * for each value v from lo; R(v) is one row
+ * for each value v from lo (of a sign table, v = |x - m| from 0); R(v) is one row
  */
 #define NICC_POLICY_ROW4(R, v) R(v), R((v) + 1), R((v) + 2), R((v) + 3)
 #define NICC_POLICY_ROW16(R, v) NICC_POLICY_ROW4(R, v), NICC_POLICY_ROW4(R, (v) + 4), NICC_POLICY_ROW4(R, (v) + 8), NICC_POLICY_ROW4(R, (v) + 12)

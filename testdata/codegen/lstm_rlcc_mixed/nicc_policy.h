@@ -22,6 +22,7 @@
  * These inputs add the row at their value of a table of their partial products instead (the
  * value times their words, mod 2^64: a load and an add a word):
  *   x0 (rows 0..138, with the biases, added first), x1 (rows 0..511),
+ *   x2 (rows 0..256 of |x - 256|, subtracted when x < 256),
  *   h0..h9 (rows 0..128 of |h|, subtracted when h < 0), h10..h11 (rows -128..127)
  *   dense 4 -> 12 relu: x_t = clamp(floor(V / 2^n), 0, 511), per-channel scales
  *   lstm 48 gates (i, f, g, o): index = clamp(floor(V / 2^n), -128, 127); sigmoid step 0.0625,
