@@ -74,9 +74,9 @@ type Options struct {
 	Inline bool
 	// Rank is FormRank's layout, built from the same IR (quantize.TreeIR.BuildRank).
 	Rank *quantize.RankLayout
-	// Tables is, for an LSTM in FormTable, how many units of h (the last ones) read their
-	// partial products from tables; 0 means every unit.
-	Tables int
+	// Products is, for an LSTM in FormTable, how each gate input adds its partial products
+	// (Products); nil means AllRows.
+	Products Products
 }
 
 // Files is generated C: a header and a source file that includes it by HeaderName.

@@ -13,9 +13,10 @@ import (
 // LSTM prints an integer LSTM IR as C: straight-line code over packed 21-bit accumulator lanes
 // (three channels per uint64 multiply, see quantize's "The integer LSTM path"), weights as
 // static const tables, table activations, and the recurrent state in the caller's words. In
-// FormTable the gates take each recurrent input h_k, a byte, through a table of its partial
-// products (256 rows of its packed words times each byte, 32 KiB a unit on rlcc_lstm.onnx):
-// an add a word instead of a multiply, the sums the same integers (productTables); FormBranch
+// FormTable the gates take the inputs Options.Products names through tables of their partial
+// products (row v: v times the input's packed words, mod 2^64; 256 rows of 16 words, 32 KiB,
+// for a unit of h on rlcc_lstm.onnx, or its 129 rows of |h| and a branch on h's sign): an add
+// a word instead of a multiply, the sums the same integers (productTables); FormBranch
 // multiplies, with no such tables. The signature is
 //
 //	int32_t Func(const int32_t *x, uint32_t *state)
@@ -32,11 +33,16 @@ func LSTM(ir *quantize.LSTMIR, opt Options) (*Files, error) {
 	if opt.Form != FormBranch && opt.Form != FormTable {
 		return nil, fmt.Errorf("codegen: an LSTM is printed in the branch or table form, not %s", opt.Form)
 	}
-	if opt.Tables < 0 || opt.Tables > ir.Hidden || opt.Tables > 0 && opt.Form != FormTable {
-		return nil, fmt.Errorf("codegen: %d product tables for %d units in the %s form", opt.Tables, ir.Hidden, opt.Form)
+	if opt.Products != nil && opt.Form != FormTable {
+		return nil, fmt.Errorf("codegen: a product plan in the %s form", opt.Form)
 	}
 	if err := checkLSTM(ir); err != nil {
 		return nil, err
+	}
+	if opt.Products != nil {
+		if err := checkProducts(ir, opt.Products); err != nil {
+			return nil, err
+		}
 	}
 	if ir.Fold != nil && len(ir.Fold) != 256 {
 		return nil, fmt.Errorf("codegen: a folded output table has 256 entries, not %d", len(ir.Fold))
@@ -140,8 +146,8 @@ func (g *lstmGen) headerComment(file string) *node {
 	l = append(l, "",
 		fmt.Sprintf("Accumulators are packed %d per uint64 in %d-bit lanes, each lane's final sum proven in", quantize.LanesPerWord, quantize.LaneBits),
 		"[-2^20, 2^20) by interval analysis and stored offset by 2^20, so one multiply of an input by",
-		"a packed weight word advances three channels exactly (arithmetic mod 2^64)"+g.tableNote()[0])
-	l = append(l, g.tableNote()[1:]...)
+		"a packed weight word advances three channels exactly (arithmetic mod 2^64).")
+	l = append(l, g.tableNote()...)
 	l = append(l,
 		fmt.Sprintf("  dense %d -> %d relu: x_t = clamp(floor(V / 2^n), 0, %d), per-channel scales", len(ir.Inputs), ir.Pre.Out, quantize.PreMax),
 		fmt.Sprintf("  lstm %d gates (i, f, g, o): index = clamp(floor(V / 2^n), -128, 127); sigmoid step %s,", 4*ir.Hidden, fmtFloat(quantize.SigStep)),
@@ -149,7 +155,10 @@ func (g *lstmGen) headerComment(file string) *node {
 		"    (the sigmoid and g tables repeat their end values beyond -128..127, so a gate whose",
 		"    proven index range fits them is looked up without the clamp)",
 		"  c' = clamp((f*c + i*g + 64) >> 7, -127, 127), stored; h' = (o*tanh_c[t - lo] + 64) >> 7 (/127)",
-		fmt.Sprintf("    with t = (f*c + i*g + 16) >> 5, the new cell at 4x c's resolution (lo = %d)", ir.TanhLo),
+		fmt.Sprintf("    with t = (f*c + i*g + 16) >> 5, the new cell at 4x c's resolution (lo = %d)%s", ir.TanhLo, g.cellNote()[0]),
+	)
+	l = append(l, g.cellNote()[1:]...)
+	l = append(l,
 		fmt.Sprintf("  dense %d -> 1 tanh: z = clamp((acc * %d + 2^%d) >> %d, -128, 127), acc int32 in [%d, %d]",
 			ir.Hidden, ir.OutMult, ir.OutShift-1, ir.OutShift, ir.OutAcc.Lo, ir.OutAcc.Hi),
 		"",
@@ -181,11 +190,11 @@ func packed(l *quantize.LaneLayer) []string {
 	return vals
 }
 
-// lanes emits the packed sums of l over inputs (uint64 C expressions), input-major so that
-// only the group accumulators and one input are live at a time, and, per channel j, the
-// expression of floor(V_j / 2^n_j) + 2^(20-n_j), an int64 in [0, 2^(21-n_j)). inputs[i] may
-// be computed by pre[i] just before its first use (and not at all when no weight uses it).
-func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []string, pre [][]*node, rows int) ([]*node, []string) {
+// lanes emits the packed sums of l over inputs (uint64 C expressions), every word
+// multiplied, input-major so that only the group accumulators and one input are live at a
+// time, and laneValues. inputs[i] may be computed by pre[i] just before its first use (and
+// not at all when no weight uses it).
+func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []string, pre [][]*node) ([]*node, []string) {
 	var body []*node
 	groups := l.Groups()
 	for gi := range groups {
@@ -193,19 +202,21 @@ func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []st
 	}
 	for i := range l.In {
 		var macs []*node
-		for k, gi := range liveGroups(l, i) {
-			if i >= rows {
-				macs = append(macs, stmt("%s%d += %s[%d];", prefix, gi, inputs[i], k))
-			} else {
-				macs = append(macs, stmt("%s%d += %s * %s[%d];", prefix, gi, inputs[i], table, groups*(1+i)+gi))
-			}
-			macs = append(macs, stmt("%s(%s%d);", g.keep(), prefix, gi))
+		for _, gi := range liveGroups(l, i) {
+			macs = append(macs, stmt("%s%d += %s * %s[%d];", prefix, gi, inputs[i], table, groups*(1+i)+gi),
+				stmt("%s(%s%d);", g.keep(), prefix, gi))
 		}
 		if pre != nil && macs != nil {
 			body = append(body, pre[i]...)
 		}
 		body = append(body, macs...)
 	}
+	return body, laneValues(prefix, l)
+}
+
+// laneValues are, per channel j of l, the expression of floor(V_j / 2^n_j) + 2^(20-n_j), an
+// int64 in [0, 2^(21-n_j)), from its group's accumulator.
+func laneValues(prefix string, l *quantize.LaneLayer) []string {
 	var t []string
 	for j := range l.Out {
 		gi, lane := j/quantize.LanesPerWord, j%quantize.LanesPerWord
@@ -217,7 +228,7 @@ func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []st
 		}
 		t = append(t, e)
 	}
-	return body, t
+	return t
 }
 
 // liveUnits are the dense layer's channels that some input turns on (quantize.LaneLayer.Act),
@@ -357,9 +368,8 @@ func (g *lstmGen) lowerSource() []*node {
 	ir := g.ir
 	H := ir.Hidden
 	fn := g.fn
-	// tabled is the first gate input read from a product table: the last tableUnits units of h
-	// (none in FormBranch); the gates table keeps the words of the inputs before it.
-	tabled := ir.Gates.In - g.tableUnits()
+	ps := g.products()
+	gws := g.gateWords(ps)
 	tab := func(name, typ string, vals []string) *node {
 		return &node{Kind: kindTable, Name: fn + "_" + name, Type: typ, Values: vals}
 	}
@@ -379,17 +389,20 @@ func (g *lstmGen) lowerSource() []*node {
 	ns := append(g.preamble(),
 		tab("pre", "uint64_t", packed(&pre)),
 		line(""),
-		tab("gates", "uint64_t", packed(&ir.Gates)[:ir.Gates.Groups()*(1+tabled)]), // the biases and the multiplied inputs' words
-		line(""),
+	)
+	if gws != nil {
+		ns = append(ns, tab("gates", "uint64_t", gws), line("")) // the biases and the multiplied inputs' words
+	}
+	ns = append(ns,
 		tab("sigmoid", "uint8_t", sigT.values(func(k int) int64 { return int64(ir.Sigmoid[k]) })),
 		line(""),
 		tab("g", g.gType(), gT.values(func(k int) int64 { return int64(ir.GTable[k]) })),
 		line(""),
-		tab("tanh_c", "int8_t", ints(len(ir.TanhC), func(k int) int64 { return int64(ir.TanhC[k]) })),
+		g.cellTable(),
 		line(""),
 	)
-	if g.opt.Form == FormTable {
-		ns = append(ns, g.productTables()...)
+	if slices.ContainsFunc(ps, func(p Product) bool { return p != ProductMul }) {
+		ns = append(ns, g.productTables(ps)...)
 	}
 	ns = append(ns,
 		out,
@@ -399,13 +412,11 @@ func (g *lstmGen) lowerSource() []*node {
 		stmt("int8_t *const s = (int8_t *)state;"),
 		&node{Kind: kindComment, Lines: []string{"the packed weights, read through pointers gcc cannot see through (see " + g.keep() + ")"}},
 		stmt("const uint64_t *pw = %s_pre;", fn),
-		stmt("const uint64_t *gw = %s_gates;", fn),
 		stmt("const uint8_t *sig = %s_sigmoid;", fn),
 		stmt("const %s *gt = %s_g;", g.gType(), fn),
-		stmt("const int8_t *tc = %s_tanh_c;", fn),
+		g.cellPointer(),
 		stmt("const int32_t *out = %s_out;", fn),
 		stmt("%s(pw);", g.keep()),
-		stmt("%s(gw);", g.keep()),
 		stmt("%s(sig);", g.keep()),
 		stmt("%s(gt);", g.keep()),
 		stmt("%s(tc);", g.keep()),
@@ -427,30 +438,39 @@ func (g *lstmGen) lowerSource() []*node {
 	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
 		fmt.Sprintf("dense %d -> %d, relu: x_t in [0, %d]; each input clamped to its declared range and requantized just before its first use",
 			len(ir.Inputs), ir.Pre.Out, quantize.PreMax)}})
-	sums, ts := g.lanes("p", "pw", &pre, xs, xpre, pre.In)
+	sums, ts := g.lanes("p", "pw", &pre, xs, xpre)
 	body = append(body, sums...)
-	var gin []string
-	gpre := make([][]*node, ir.Pre.Out)
+	// A gate input is multiplied as a uint64 (X, H), or indexes its table as an int64 (xt, h).
+	gin := make([]string, ir.Gates.In)
+	gpre := make([][]*node, ir.Gates.In)
 	for k, j := range live {
-		gpre[j] = append(index(fmt.Sprintf("xt%d", j), ts[k], ir.Pre.V[j], ir.Pre.Shift[j], 0, quantize.PreMax),
-			stmt("const uint64_t X%d = (uint64_t)xt%d;", j, j))
-	}
-	for j := range ir.Pre.Out {
-		gin = append(gin, fmt.Sprintf("X%d", j))
+		gin[j] = fmt.Sprintf("xt%d", j)
+		gpre[j] = index(gin[j], ts[k], ir.Pre.V[j], ir.Pre.Shift[j], 0, quantize.PreMax)
+		switch ps[j] {
+		case ProductMul:
+			gin[j] = fmt.Sprintf("X%d", j)
+			gpre[j] = append(gpre[j], stmt("const uint64_t X%d = (uint64_t)xt%d;", j, j))
+		case ProductSign:
+			gin[j] = fmt.Sprintf("xd%d", j)
+			gpre[j] = append(gpre[j], stmt("const int64_t xd%d = %s;", j, offset(fmt.Sprintf("xt%d", j), -SignCenter(ir, j))))
+		}
 	}
 	for k := range H {
-		if ir.Pre.Out+k >= tabled {
-			n := len(liveGroups(&ir.Gates, ir.Pre.Out+k))
-			gpre = append(gpre, []*node{stmt("const uint64_t *H%d = &%s_h%d[%d] + (int64_t)s[%d] * %d;", k, fn, k, 128*n, k, n)})
-		} else {
-			gpre = append(gpre, []*node{stmt("const uint64_t H%d = (uint64_t)(int64_t)s[%d];", k, k)})
+		i := ir.Pre.Out + k
+		gin[i] = fmt.Sprintf("h%d", k)
+		gpre[i] = []*node{stmt("const int64_t h%d = s[%d];", k, k)}
+		if ps[i] == ProductMul {
+			gin[i] = fmt.Sprintf("H%d", k)
+			gpre[i] = []*node{stmt("const uint64_t H%d = (uint64_t)(int64_t)s[%d];", k, k)}
 		}
-		gin = append(gin, fmt.Sprintf("H%d", k))
 	}
 	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
 		"lstm gates i, f, g, o over (x_t, h), each x_t computed just before its use: table indices in [0, 255]"}})
-	sums, ts = g.lanes("a", "gw", &ir.Gates, gin, gpre, tabled)
-	body = append(body, sums...)
+	if gws != nil {
+		body = append(body, stmt("const uint64_t *gw = %s_gates;", fn), stmt("%s(gw);", g.keep()))
+	}
+	body = append(body, g.gateSums(gin, gpre, ps)...)
+	ts = laneValues("a", &ir.Gates)
 	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
 		"per unit: its four gates, then the cell and hidden state; the new h' and c' replace the old"}})
 	var acc strings.Builder
@@ -470,9 +490,9 @@ func (g *lstmGen) lowerSource() []*node {
 			stmt("const int32_t g%d = gt[k%d];", j, 2*H+j),
 			stmt("const int32_t o%d = sig[k%d];", j, 3*H+j),
 			stmt("const int32_t u%d = f%d * s[%d] + i%d * g%d;", j, j, H+j, j, j),
-			stmt("const int32_t m%d = (u%d + 64) >> 7;", j, j),
-			stmt("const int32_t cn%d = m%d < -127 ? -127 : (m%d > 127 ? 127 : m%d);", j, j, j, j),
-			stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(fmt.Sprintf("(((int64_t)u%d + 16) >> 5)", j), -ir.TanhLo)),
+		)
+		body = append(body, g.cell(j)...)
+		body = append(body,
 			stmt("s[%d] = (int8_t)hn%d;", j, j),
 			stmt("s[%d] = (int8_t)cn%d;", H+j, j))
 		if w := int64(ir.OutW[j]); w < 0 {
@@ -489,88 +509,89 @@ func (g *lstmGen) lowerSource() []*node {
 	return append(ns, entry(g.macro, g.fn, "const int32_t *x, uint32_t *state", "x, state", body, g.opt.Inline)...)
 }
 
-// liveGroups are the packed words of l that input i has a nonzero weight in.
-func liveGroups(l *quantize.LaneLayer, i int) []int {
-	var gs []int
-	for gi := range l.Groups() {
-		for lane := range quantize.LanesPerWord {
-			if j := gi*quantize.LanesPerWord + lane; j < l.Out && l.W[j][i] != 0 {
-				gs = append(gs, gi)
-				break
-			}
+// cellRange is the cell u = f·c + i·g at 8 times c's resolution, u >> 4, over its proven
+// range (f, i in [0, 128], c a byte, g in its table).
+func cellRange(ir *quantize.LSTMIR) (lo, hi int64) {
+	gLo, gHi := int64(slices.Min(ir.GTable)), int64(slices.Max(ir.GTable))
+	return (-128*128 + 128*min(gLo, 0)) >> 4, (127*128 + 128*max(gHi, 0)) >> 4
+}
+
+// maxCellRows is the most rows of u >> 4 the cell table takes: each half within a 12-bit
+// load offset of one pointer between them.
+const maxCellRows = 4096
+
+// cellTabled reports whether the C reads the new cell and its tanh from the cell table, by
+// t = u >> 4 (one shift and two loads, the same integers as quantize's two roundings and
+// clamp); beyond maxCellRows it computes them as quantize does, with tanh_c.
+func cellTabled(ir *quantize.LSTMIR) bool {
+	lo, hi := cellRange(ir)
+	return hi-lo+1 <= maxCellRows
+}
+
+// cellTable is the table of the cell: in cellTabled's form, tanh_c at (t + 1) >> 1 =
+// (u + 16) >> 5 for each t = u >> 4 from cellRange's lo, then c' = clamp((t + 4) >> 3, −127,
+// 127) = clamp((u + 64) >> 7, −127, 127) for the same t; else tanh_c.
+func (g *lstmGen) cellTable() *node {
+	ir := g.ir
+	if !cellTabled(ir) {
+		v := make([]string, len(ir.TanhC))
+		for k, e := range ir.TanhC {
+			v[k] = strconv.Itoa(int(e))
+		}
+		return &node{Kind: kindTable, Name: g.fn + "_tanh_c", Type: "int8_t", Values: v}
+	}
+	lo, hi := cellRange(ir)
+	n := hi - lo + 1
+	v := make([]string, 2*n)
+	for k := range n {
+		t := k + lo
+		v[k] = strconv.FormatInt(int64(ir.TanhC[(t+1)>>1-ir.TanhLo]), 10)
+		v[n+k] = strconv.FormatInt(min(max((t+4)>>3, -127), 127), 10)
+	}
+	return &node{Kind: kindTable, Name: g.fn + "_cell", Type: "int8_t", Values: v}
+}
+
+// cellMid is where the C's pointer into the cell table points, between its halves, so that
+// both loads reach their entries from one address register with a 12-bit offset.
+func cellMid(ir *quantize.LSTMIR) int64 {
+	lo, hi := cellRange(ir)
+	return (hi-lo+1)/2 - lo
+}
+
+func (g *lstmGen) cellPointer() *node {
+	if !cellTabled(g.ir) {
+		return stmt("const int8_t *tc = %s_tanh_c;", g.fn)
+	}
+	return stmt("const int8_t *tc = &%s_cell[%d];", g.fn, cellMid(g.ir))
+}
+
+// cell is unit j's new cell cn and hidden state hn from u.
+func (g *lstmGen) cell(j int) []*node {
+	ir := g.ir
+	if !cellTabled(ir) {
+		return []*node{
+			stmt("const int32_t m%d = (u%d + 64) >> 7;", j, j),
+			stmt("const int32_t cn%d = m%d < -127 ? -127 : (m%d > 127 ? 127 : m%d);", j, j, j, j),
+			stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(fmt.Sprintf("(((int64_t)u%d + 16) >> 5)", j), -ir.TanhLo)),
 		}
 	}
-	return gs
+	lo, hi := cellRange(ir)
+	t := fmt.Sprintf("t%d", j)
+	return []*node{
+		stmt("const int64_t %s = (int64_t)u%d >> 4;", t, j),
+		stmt("const int32_t cn%d = tc[%s];", j, offset(t, hi-lo+1-lo-cellMid(ir))),
+		stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(t, -lo-cellMid(ir))),
+	}
 }
 
-// ProductTableBytes is, per unit of h, the bytes of its partial-product table in FormTable:
-// 256 rows of its nonzero packed gate words, 8 bytes each.
-func ProductTableBytes(ir *quantize.LSTMIR) []int {
-	b := make([]int, ir.Hidden)
-	for k := range b {
-		b[k] = 256 * 8 * max(1, len(liveGroups(&ir.Gates, ir.Pre.Out+k)))
+// cellNote ends the header's line on t and, in cellTabled's form, says how the C reads the
+// cell table.
+func (g *lstmGen) cellNote() []string {
+	if !cellTabled(g.ir) {
+		return []string{""}
 	}
-	return b
-}
-
-// tableUnits is how many units of h (the last ones) read their products from tables:
-// Options.Tables in FormTable (0: every unit), none in FormBranch.
-func (g *lstmGen) tableUnits() int {
-	switch {
-	case g.opt.Form != FormTable:
-		return 0
-	case g.opt.Tables > 0:
-		return g.opt.Tables
-	}
-	return g.ir.Hidden
-}
-
-// tableNote ends the header's sentence on the packed lanes (its first line) and, in FormTable,
-// says how h_k is added instead.
-func (g *lstmGen) tableNote() []string {
-	if g.opt.Form != FormTable {
-		return []string{"."}
-	}
-	return []string{fmt.Sprintf("; h_k, for the last %d", g.tableUnits()),
-		"units, adds the row of its partial-product table at h_k instead (its words times h_k, mod 2^64)."}
-}
-
-// productTables are the recurrent inputs' partial products, so that each h costs the gate
-// lanes an add per packed word instead of a multiply: table hk's row v + 128, for each byte v
-// that h_k may hold, is v times h_k's packed weight words (liveGroups), mod 2^64. Adding the
-// row's words advances the accumulators exactly as the multiplies would (arithmetic mod 2^64).
-// The rows are constant expressions gcc folds (unsigned arithmetic wraps by definition),
-// written once per row through the ROWS macro rather than as 256 rows of literals.
-func (g *lstmGen) productTables() []*node {
-	ir, m := g.ir, g.macro
-	words := ir.Gates.Pack()
-	groups := ir.Gates.Groups()
-	var r16 []string
-	for v := -128; v < 128; v += 16 {
-		r16 = append(r16, fmt.Sprintf("%s_ROW16(R, %d)", m, v))
-	}
-	ns := []*node{
-		&node{Kind: kindComment, Lines: []string{
-			"the recurrent inputs' partial products: row v + 128 of table hk is v times h_k's packed",
-			"gate weight words, mod 2^64, for every byte v; R(v) is one row"}},
-		line(fmt.Sprintf("#define %s_ROW4(R, v) R(v), R((v) + 1), R((v) + 2), R((v) + 3)", m)),
-		line(fmt.Sprintf("#define %s_ROW16(R, v) %s_ROW4(R, v), %s_ROW4(R, (v) + 4), %s_ROW4(R, (v) + 8), %s_ROW4(R, (v) + 12)", m, m, m, m, m)),
-		line(fmt.Sprintf("#define %s_ROWS(R) %s", m, strings.Join(r16, ", "))),
-	}
-	for k := ir.Hidden - g.tableUnits(); k < ir.Hidden; k++ {
-		i := ir.Pre.Out + k
-		gs := liveGroups(&ir.Gates, i)
-		row := make([]string, len(gs))
-		for c, gi := range gs {
-			row[c] = fmt.Sprintf("(uint64_t)(int64_t)(v) * UINT64_C(0x%016x)", words[groups*(1+i)+gi])
-		}
-		if len(row) == 0 {
-			row = []string{"0"} // C has no empty arrays: one column, never read
-		}
-		ns = append(ns,
-			line(fmt.Sprintf("#define %s_H%d(v) %s", m, k, strings.Join(row, ", "))),
-			line(fmt.Sprintf("static const uint64_t %s_h%d[%d] = {%s_ROWS(%s_H%d)};", g.fn, k, 256*len(row), m, m, k)),
-		)
-	}
-	return append(ns, line(""))
+	lo, _ := cellRange(g.ir)
+	return []string{";",
+		fmt.Sprintf("    both read from one table by u >> 4 (from %d): tanh_c at (u >> 4) + 1 >> 1 = t, then c' at", lo),
+		"    clamp(((u >> 4) + 4) >> 3) = clamp((u + 64) >> 7), the same integers"}
 }

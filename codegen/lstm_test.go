@@ -99,6 +99,14 @@ func lstmVectors(ir *quantize.LSTMIR, rows [][]float64, n int) []lstmStep {
 // units') and multiplied (branch).
 func TestLSTMBitExact(t *testing.T) {
 	ir, rows := shippedLSTM(t)
+	// plan is x_t multiplied, h as hs says.
+	plan := func(hs string) codegen.Products {
+		return codegen.Products(strings.Repeat(".", ir.Pre.Out) + hs)
+	}
+	// mixed reads x0 (proven in [0, 138]) from a table with the biases, x1 from a table of
+	// all 512 rows, x2 by sign (rows of |x2 - 256|), h0..h9 by sign and h10, h11 from all 256
+	// rows.
+	mixed := codegen.Products("brs" + strings.Repeat(".", ir.Pre.Out-3) + "ssssssssssrr")
 	for _, c := range []struct {
 		opt  codegen.Options
 		name string // and the snapshot's directory, if any
@@ -106,7 +114,10 @@ func TestLSTMBitExact(t *testing.T) {
 	}{
 		{codegen.Options{Form: codegen.FormTable}, "lstm_rlcc", true},
 		{codegen.Options{Form: codegen.FormBranch}, "lstm_rlcc_mul", true},
-		{codegen.Options{Form: codegen.FormTable, Tables: 5}, "partial", false},
+		{codegen.Options{Form: codegen.FormTable, Products: plan(".......rrrrr")}, "partial", false},
+		{codegen.Options{Form: codegen.FormTable, Products: mixed}, "lstm_rlcc_mixed", true},
+		{codegen.Options{Form: codegen.FormTable, Products: plan("bsssssssssss")}, "bias_h", false},
+		{codegen.Options{Form: codegen.FormTable, Products: codegen.Products("ss" + strings.Repeat(".", ir.Pre.Out-2) + "bsssssssssss")}, "sign_x", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := codegen.LSTM(ir, c.opt)
@@ -120,11 +131,19 @@ func TestLSTMBitExact(t *testing.T) {
 			checkLSTMBitExact(t, ir, rows, f)
 		})
 	}
-	if _, err := codegen.LSTM(ir, codegen.Options{Form: codegen.FormBranch, Tables: 3}); err == nil {
-		t.Error("product tables in the branch form were accepted")
-	}
-	if _, err := codegen.LSTM(ir, codegen.Options{Form: codegen.FormTable, Tables: ir.Hidden + 1}); err == nil {
-		t.Error("more product tables than units were accepted")
+	for _, c := range []struct {
+		opt  codegen.Options
+		what string
+	}{
+		{codegen.Options{Form: codegen.FormBranch, Products: plan("rrr.........")}, "product tables in the branch form"},
+		{codegen.Options{Form: codegen.FormTable, Products: plan("rrr")}, "a plan shorter than the gate inputs"},
+		{codegen.Options{Form: codegen.FormTable, Products: plan("b..........b")}, "the biases in two tables"},
+		{codegen.Options{Form: codegen.FormTable, Products: append(mixed[:3:3], append(codegen.Products("r"), mixed[4:]...)...)}, "a table for a dense unit proven off"},
+		{codegen.Options{Form: codegen.FormTable, Products: plan("x...........")}, "an unknown product"},
+	} {
+		if _, err := codegen.LSTM(ir, c.opt); err == nil {
+			t.Errorf("%s was accepted", c.what)
+		}
 	}
 }
 
@@ -318,4 +337,50 @@ func TestLSTMUnreadInput(t *testing.T) {
 		t.Error("the C computes the unread input v3")
 	}
 	checkLSTMBitExact(t, ir, rows, f)
+}
+
+// The cell's tanh and the new c' are read from one table by u >> 4 while its halves fit a
+// 12-bit offset of one pointer; a network whose g gate is 30 times smaller (a finer cell
+// grid, g's table to ±209, the cell table over 4096 rows) rounds and clamps u as quantize
+// does instead. Both are bit-exact.
+func TestLSTMCellTable(t *testing.T) {
+	b, err := os.ReadFile("../testdata/models/rlcc_lstm.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := rlccRows(2000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		scale float64
+		table bool
+	}{{1, true}, {0.03, false}} {
+		m, err := onnx.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cell := &m.Layers[1]
+		for r := 2 * cell.Out; r < 3*cell.Out; r++ {
+			for _, row := range [][]float64{cell.W[r], cell.R[r]} {
+				for i := range row {
+					row[i] *= c.scale
+				}
+			}
+			cell.B[r] *= c.scale
+			cell.RB[r] *= c.scale
+		}
+		ir, err := quantize.LSTM(m, rlccRanges(), rows, quantize.LSTMOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := codegen.LSTM(ir, codegen.Options{Form: codegen.FormBranch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(f.Source), "nicc_policy_cell["); got != c.table {
+			t.Errorf("g scaled by %g (g table to %d, tanh_c of %d): cell table %v, want %v", c.scale, ir.GTable[255], len(ir.TanhC), got, c.table)
+		}
+		checkLSTMBitExact(t, ir, rows, f)
+	}
 }

@@ -212,9 +212,9 @@ type compilation struct {
 	plan  BuildInfo    // code form and optimisation level (choosePlan)
 	form  codegen.Form // the form codegen.Trees prints
 	rank  *quantize.RankLayout
-	// tables is an LSTM's table form's count of units reading their products from tables
-	// (codegen.Options.Tables: 0 means every unit).
-	tables int
+	// products is an LSTM's table form's plan of product tables (codegen.Options.Products:
+	// nil means codegen.AllRows).
+	products codegen.Products
 
 	files []string // written into opt.Out, sorted
 	// expect is what each source nicc writes must hold outside its comments, by its path in

@@ -46,7 +46,7 @@ func (c *compilation) render(neutral bool) (*rendered, error) {
 		return "model", ins
 	}
 	// The RL-CC handler includes the policy's .c and calls its always-inlined form.
-	gopt := codegen.Options{Inline: c.handler == HandlerRLCC, Form: c.form, Rank: c.rank, Tables: c.tables}
+	gopt := codegen.Options{Inline: c.handler == HandlerRLCC, Form: c.form, Rank: c.rank, Products: c.products}
 	var files *codegen.Files
 	var err error
 	name, hash, kind := "", "", "tree"

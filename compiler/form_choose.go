@@ -50,13 +50,13 @@ type MemoryBudget struct {
 	RodataSource string `json:"rodata_source"`
 }
 
-// candidate is a form to build: the form, its rank layout or an LSTM's count of product
+// candidate is a form to build: the form, its rank layout or an LSTM's plan of product
 // tables, and its description.
 type candidate struct {
-	form   codegen.Form
-	rank   *quantize.RankLayout
-	tables int
-	detail string
+	form     codegen.Form
+	rank     *quantize.RankLayout
+	products codegen.Products
+	detail   string
 }
 
 // memoryBudget is the profile's limits, or the options' overrides.
@@ -212,7 +212,9 @@ func rankGroupings(ir *quantize.TreeIR) [][][]int {
 
 // lstmCandidates are an LSTM's two forms, restricted to opt.Form when it is set: the
 // recurrent products read from tables (codegen.FormTable: an add a packed word instead of a
-// multiply, 256 rows of each h's words), and every product multiplied (FormBranch).
+// multiply, 256 rows of each h's words), and every product multiplied (FormBranch). Once
+// both are built, chooseForm adds the table form as planProducts plans it within the budget
+// (plannedTables).
 func (c *compilation) lstmCandidates() ([]candidate, error) {
 	cs := []candidate{
 		{form: codegen.FormTable, detail: "each h's partial products read from a table of 256 rows: an add a packed word"},
@@ -229,34 +231,11 @@ func (c *compilation) lstmCandidates() ([]candidate, error) {
 	return nil, fmt.Errorf("%s: --form %s: an LSTM is built in the table or branch form", c.opt.Model, c.opt.Form)
 }
 
-// partialTables is, for an LSTM whose table form is over the .rodata budget while its branch
-// form fits, one more candidate: the table form for as many of h's last units as the room
-// the branch form leaves holds (their tables' bytes, codegen.ProductTableBytes; the table
-// form also drops those units' words from the gates table, so the build measures at most
-// that). It is built and bounded like the others.
-func (c *compilation) partialTables(cs []candidate, costs []FormCandidate, limit MemoryBudget) (candidate, bool) {
-	ir, ok := c.pol.(*quantize.LSTMIR)
-	if !ok || len(cs) != 2 || cs[0].form != codegen.FormTable || cs[0].tables != 0 || costs[0].Fits || !costs[1].Fits {
-		return candidate{}, false
-	}
-	room := limit.RodataBytes - costs[1].RodataBytes
-	bytes := codegen.ProductTableBytes(ir)
-	n, used := 0, uint64(0)
-	for k := len(bytes) - 1; k >= 0 && used+uint64(bytes[k]) <= room; k-- {
-		n, used = n+1, used+uint64(bytes[k])
-	}
-	if n == 0 || n == len(bytes) {
-		return candidate{}, false
-	}
-	return candidate{form: codegen.FormTable, tables: n,
-		detail: fmt.Sprintf("the last %d of %d units' partial products read from tables (%d bytes), the rest multiplied", n, len(bytes), used)}, true
-}
-
 // chooseForm builds every candidate and keeps the least WCET within the memory budget.
 func (c *compilation) chooseForm(cs []candidate, limit MemoryBudget, p *fwsim.Profile) error {
 	c.plan.Memory = &limit
 	if len(cs) == 1 { // nothing to choose: the build stage builds it once
-		c.form, c.rank, c.tables = cs[0].form, cs[0].rank, cs[0].tables
+		c.form, c.rank, c.products = cs[0].form, cs[0].rank, cs[0].products
 		c.plan.Form = c.form.String()
 		return nil
 	}
@@ -278,15 +257,21 @@ func (c *compilation) chooseForm(cs []candidate, limit MemoryBudget, p *fwsim.Pr
 		if best < 0 || better(fc, costs[best]) {
 			best = i
 		}
-		if i == len(cs)-1 {
-			if cand, ok := c.partialTables(cs, costs, limit); ok {
+		if i == 1 {
+			if cand, ok := c.plannedTables(cs, costs, limit, p, 0); ok {
+				cs = append(cs, cand)
+			}
+		}
+		if i == 2 && cs[i].products != nil && fc.RodataBytes > limit.RodataBytes {
+			// the plan's estimate of its bytes missed (alignment): plan again, that much smaller
+			if cand, ok := c.plannedTables(cs, costs, limit, p, fc.RodataBytes-limit.RodataBytes); ok {
 				cs = append(cs, cand)
 			}
 		}
 	}
 	c.progress("choose form", len(cs), len(cs))
 	costs[best].Chosen = true
-	c.form, c.rank, c.tables = cs[best].form, cs[best].rank, cs[best].tables
+	c.form, c.rank, c.products = cs[best].form, cs[best].rank, cs[best].products
 	c.plan.Form, c.plan.Candidates = c.form.String(), costs
 	if c.form != codegen.FormBranch || cs[best].detail != c.plan.Why {
 		c.plan.Why = cs[best].detail
@@ -312,10 +297,10 @@ func better(a, b FormCandidate) bool {
 // costCandidate prints cand as emit would, builds the firmware in dir and bounds it.
 func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string) (FormCandidate, error) {
 	fc := FormCandidate{Form: cand.form.String(), Detail: cand.detail}
-	form, rank, tables := c.form, c.rank, c.tables
-	c.form, c.rank, c.tables = cand.form, cand.rank, cand.tables
+	form, rank, products := c.form, c.rank, c.products
+	c.form, c.rank, c.products = cand.form, cand.rank, cand.products
 	r, err := c.render(false)
-	c.form, c.rank, c.tables = form, rank, tables
+	c.form, c.rank, c.products = form, rank, products
 	if err != nil {
 		return fc, err
 	}

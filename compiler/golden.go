@@ -42,9 +42,12 @@ type GoldenInfo struct {
 	// Form is a tree ensemble's or an LSTM's code form as chosen, and Rank the rank form's
 	// layout plan.
 	Form string `json:"form,omitempty"`
-	// Tables is an LSTM's table form's count of units with product tables (0: every unit).
-	Tables int                `json:"tables,omitempty"`
-	Rank   *quantize.RankPlan `json:"rank,omitempty"`
+	// Products is an LSTM's table form's plan of product tables (codegen.Products), empty for
+	// codegen.AllRows; Tables is how an earlier report recorded one: the last Tables units of h
+	// read from all their rows (0: every unit).
+	Products string             `json:"products,omitempty"`
+	Tables   int                `json:"tables,omitempty"`
+	Rank     *quantize.RankPlan `json:"rank,omitempty"`
 	// SourcesHash is the SHA-256 of the C rendered from the IR (hashSources).
 	SourcesHash string `json:"sources_sha256"`
 }
@@ -125,7 +128,7 @@ func (c *compilation) goldenInfo() (*GoldenInfo, error) {
 	g := &GoldenInfo{IR: "trees", ModelPath: abs, Seed: c.opt.Seed, SourcesHash: c.sourcesHash}
 	switch c.pol.(type) {
 	case *quantize.TreeIR, *quantize.LSTMIR:
-		g.Form, g.Tables = c.form.String(), c.tables
+		g.Form, g.Products = c.form.String(), c.products.String()
 	}
 	if c.rank != nil {
 		g.Rank = &c.rank.Plan
@@ -365,8 +368,10 @@ func (c *compilation) requantize(g *GoldenInfo, inputs []quantize.Input) error {
 					return err
 				}
 			}
-			c.tables = g.Tables
-			return c.quantizeLSTM(inputs, calib)
+			if err := c.quantizeLSTM(inputs, calib); err != nil {
+				return err
+			}
+			return c.recordedProducts(g)
 		}
 		if g.MLP == nil {
 			return fmt.Errorf("the report records no MLP configuration")
@@ -376,4 +381,26 @@ func (c *compilation) requantize(g *GoldenInfo, inputs []quantize.Input) error {
 		return c.chooseMLP(inputs, calib)
 	}
 	return fmt.Errorf("golden ir %q: want trees, mlp or lstm", g.IR)
+}
+
+// recordedProducts sets the LSTM's plan of product tables from what the report records.
+func (c *compilation) recordedProducts(g *GoldenInfo) error {
+	ir := c.pol.(*quantize.LSTMIR)
+	switch {
+	case g.Products != "":
+		ps, err := codegen.ParseProducts(g.Products)
+		if err != nil {
+			return err
+		}
+		c.products = ps
+	case g.Tables > 0:
+		if g.Tables > ir.Hidden {
+			return fmt.Errorf("the report records %d product tables for %d units", g.Tables, ir.Hidden)
+		}
+		c.products = codegen.AllRows(ir)
+		for i := ir.Pre.Out; i < ir.Gates.In-g.Tables; i++ {
+			c.products[i] = codegen.ProductMul
+		}
+	}
+	return nil
 }

@@ -42,9 +42,10 @@ trees), in stages: load → quantize → fit → emit → build → verify → b
             a bucket table, then one table of exact leaf sums per group of trees, for 1 to 4
             groups).
             An LSTM is chosen the same way between the table form (each recurrent input's
-            partial products from a 256-row table, for every unit or as many as fit) and
-            the branch form (multiplied). The report lists every candidate's WCET, .text
-            and .rodata.
+            partial products from a 256-row table), the branch form (multiplied) and the
+            table form planned within the budget (per gate input: multiplied, all its rows,
+            the rows of |v - m| and a branch on the sign, or rows holding the biases too). The
+            report lists every candidate's WCET, .text and .rodata.
   emit      into --out: nicc_policy.c/.h (int32_t nicc_policy(const int32_t *x)), nicsdk.h,
             link.ld, and for --handler rlcc rlcc.h and handler.c, whose entry is
             uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx).

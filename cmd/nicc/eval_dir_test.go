@@ -350,8 +350,16 @@ func TestEvalDirNetworks(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &b); err != nil || code != exitOK {
 				t.Fatalf("budget --vectors %s: exit %d, %v: %s", c.rows, code, err, stderr)
 			}
-			if b.Entry != "nicc_policy" || b.Measured.Vectors != len(floats) || b.Measured.Min != r.Summary.CyclesMin || b.Measured.Max != r.Summary.CyclesMax {
-				t.Errorf("budget %+v; eval's cycles %d..%d over %d rows", b, r.Summary.CyclesMin, r.Summary.CyclesMax, len(floats))
+			same := b.Measured.Min == r.Summary.CyclesMin && b.Measured.Max == r.Summary.CyclesMax
+			if c.name == "lstm" {
+				// budget calls each row from a new flow's zeroed state, eval DIR carries the state
+				// along the rows, and the LSTM's time depends on it (a sign table's branch on h):
+				// the first row, from the zero state in both, is the one call they share.
+				first := r.Rows[0].Cycles
+				same = b.Measured.Min <= first && first <= b.Measured.Max
+			}
+			if b.Entry != "nicc_policy" || b.Measured.Vectors != len(floats) || !same {
+				t.Errorf("budget %+v; eval's cycles %d..%d over %d rows, %d on the first", b, r.Summary.CyclesMin, r.Summary.CyclesMax, len(floats), r.Rows[0].Cycles)
 			}
 			if c.name == "lstm" {
 				code, _, stderr := nicc(t, "eval", dir, "-i", models+"rlcc_lstm.ref.csv")

@@ -18,15 +18,19 @@
  *
  * Accumulators are packed 3 per uint64 in 21-bit lanes, each lane's final sum proven in
  * [-2^20, 2^20) by interval analysis and stored offset by 2^20, so one multiply of an input by
- * a packed weight word advances three channels exactly (arithmetic mod 2^64); h_k, for the last 12
- * units, adds the row of its partial-product table at h_k instead (its words times h_k, mod 2^64).
+ * a packed weight word advances three channels exactly (arithmetic mod 2^64).
+ * These inputs add the row at their value of a table of their partial products instead (the
+ * value times their words, mod 2^64: a load and an add a word):
+ *   h0..h11 (rows -128..127)
  *   dense 4 -> 12 relu: x_t = clamp(floor(V / 2^n), 0, 511), per-channel scales
  *   lstm 48 gates (i, f, g, o): index = clamp(floor(V / 2^n), -128, 127); sigmoid step 0.0625,
  *     tanh step 0.03125; i, f, o in [0, 128] (/128); g and c in units of 0.030392095918520972
  *     (the sigmoid and g tables repeat their end values beyond -128..127, so a gate whose
  *     proven index range fits them is looked up without the clamp)
  *   c' = clamp((f*c + i*g + 64) >> 7, -127, 127), stored; h' = (o*tanh_c[t - lo] + 64) >> 7 (/127)
- *     with t = (f*c + i*g + 16) >> 5, the new cell at 4x c's resolution (lo = -644)
+ *     with t = (f*c + i*g + 16) >> 5, the new cell at 4x c's resolution (lo = -644);
+ *     both read from one table by u >> 4 (from -1288): tanh_c at (u >> 4) + 1 >> 1 = t, then c' at
+ *     clamp(((u >> 4) + 4) >> 3) = clamp((u + 64) >> 7), the same integers
  *   dense 12 -> 1 tanh: z = clamp((acc * 1615833957 + 2^44) >> 45, -128, 127), acc int32 in [-28824216, 28521872]
  *
  * y: int32 Q16, round(2^16 tanh(z * 0.0012998316756782028)), exact per entry, in [-10804, 10721]

@@ -25,7 +25,9 @@
  *     (the sigmoid and g tables repeat their end values beyond -128..127, so a gate whose
  *     proven index range fits them is looked up without the clamp)
  *   c' = clamp((f*c + i*g + 64) >> 7, -127, 127), stored; h' = (o*tanh_c[t - lo] + 64) >> 7 (/127)
- *     with t = (f*c + i*g + 16) >> 5, the new cell at 4x c's resolution (lo = -644)
+ *     with t = (f*c + i*g + 16) >> 5, the new cell at 4x c's resolution (lo = -644);
+ *     both read from one table by u >> 4 (from -1288): tanh_c at (u >> 4) + 1 >> 1 = t, then c' at
+ *     clamp(((u >> 4) + 4) >> 3) = clamp((u + 64) >> 7), the same integers
  *   dense 12 -> 1 tanh: z = clamp((acc * 1615833957 + 2^44) >> 45, -128, 127), acc int32 in [-28824216, 28521872]
  *
  * y: int32 Q16, round(2^16 tanh(z * 0.0012998316756782028)), exact per entry, in [-10804, 10721]
