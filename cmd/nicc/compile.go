@@ -142,27 +142,32 @@ ranges that cannot represent a threshold).
   nicc compile policy.json --out build/p --core dpa --budget 1.5us --vectors 1000000 --json
   nicc compile testdata/models/rlcc_teacher_unnamed.onnx --target int --out build/int \
       --inputs a_prev,o,a_prev2,o_prev --rlcc-beta 2`,
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "out", Usage: "output directory (created if missing)"},
-			&cli.StringFlag{Name: "handler", Value: "auto", Usage: "rlcc (the whole RL-CC event handler), none (the model alone) or auto"},
-			&cli.StringFlag{Name: "sdk", Value: "nicc", Usage: "device API of the firmware: nicc (nicc_on_event) or doca (also a DOCA PCC device source, verified and bounded the same way; needs --handler rlcc)"},
-			&cli.StringFlag{Name: "core", Value: compiler.DefaultCore, Usage: "core profile for the WCET (nicc budget --list-cores)"},
-			&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
-			&cli.IntFlag{Name: "threads-sharing", Usage: "hardware threads sharing the pipeline", DefaultText: "the profile's"},
-			&cli.IntFlag{Name: "vectors", Value: compiler.DefaultVectors, Usage: "verify compares at least `N` calls (a count here; nicc budget --vectors takes a file of calls)"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the vector sampler"},
-			&cli.StringFlag{Name: "ranges", Usage: "CSV/TSV of sample rows: verify vectors, fidelity samples, and the input ranges of --handler none"},
-			&cli.StringFlag{Name: "predictions", Usage: "the source tool's outputs on the --ranges rows: one a line, or the last column"},
-			&cli.StringFlag{Name: "form", Usage: "the code form: a tree ensemble's branch, walk, rank or table, an LSTM's table or branch (default: the least WCET within the memory budget)"},
-			&cli.Uint64Flag{Name: "max-text", Usage: "most `BYTES` of .text the chosen code form may have", DefaultText: "the core profile's text_bytes"},
-			&cli.Uint64Flag{Name: "max-rodata", Usage: "most `BYTES` of .rodata the chosen code form may have", DefaultText: "the core profile's rodata_bytes"},
-			forceFlag,
-			formatFlag,
-			inputsFlag,
-			jsonFlag,
-		}, append(rlccFlags(), targetFlags()...)...),
+		Flags:  compileFlags(),
 		Action: runCompile,
 	}
+}
+
+// compileFlags are nicc compile's flags.
+func compileFlags() []cli.Flag {
+	return append([]cli.Flag{
+		&cli.StringFlag{Name: "out", Usage: "output directory (created if missing)"},
+		&cli.StringFlag{Name: "handler", Value: "auto", Usage: "rlcc (the whole RL-CC event handler), none (the model alone) or auto"},
+		&cli.StringFlag{Name: "sdk", Value: "nicc", Usage: "device API of the firmware: nicc (nicc_on_event) or doca (also a DOCA PCC device source, verified and bounded the same way; needs --handler rlcc)"},
+		&cli.StringFlag{Name: "core", Value: compiler.DefaultCore, Usage: "core profile for the WCET (nicc budget --list-cores)"},
+		&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
+		&cli.IntFlag{Name: "threads-sharing", Usage: "hardware threads sharing the pipeline", DefaultText: "the profile's"},
+		&cli.IntFlag{Name: "vectors", Value: compiler.DefaultVectors, Usage: "verify compares at least `N` calls (a count here; nicc budget --vectors takes a file of calls)"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the vector sampler"},
+		&cli.StringFlag{Name: "ranges", Usage: "CSV/TSV of sample rows: verify vectors, fidelity samples, and the input ranges of --handler none"},
+		&cli.StringFlag{Name: "predictions", Usage: "the source tool's outputs on the --ranges rows: one a line, or the last column"},
+		&cli.StringFlag{Name: "form", Usage: "the code form: a tree ensemble's branch, walk, rank or table, an LSTM's table or branch (default: the least WCET within the memory budget)"},
+		&cli.Uint64Flag{Name: "max-text", Usage: "most `BYTES` of .text the chosen code form may have", DefaultText: "the core profile's text_bytes"},
+		&cli.Uint64Flag{Name: "max-rodata", Usage: "most `BYTES` of .rodata the chosen code form may have", DefaultText: "the core profile's rodata_bytes"},
+		forceFlag,
+		formatFlag,
+		inputsFlag,
+		jsonFlag,
+	}, append(rlccFlags(), targetFlags()...)...)
 }
 
 func runCompile(c *cli.Context) error {
