@@ -3,6 +3,7 @@ package compiler
 import (
 	_ "embed"
 	"fmt"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -99,13 +100,7 @@ func (c *compilation) docaEmit() error {
 	files[DOCASourceFile] = []byte(docaC(c.pol.Hash(), kind, EntryPolicy+".c", c.params, c.pol.StateWords(), c.pol.ReturnsMultiplier()))
 	files[DOCAReadmeFile] = []byte(docaReadme(c.params))
 	files[filepath.Join(HostDir, docaDriverFile)] = docaDriver
-	for _, n := range slices.Sorted(func(yield func(string) bool) {
-		for n := range files {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
+	for _, n := range slices.Sorted(maps.Keys(files)) {
 		if err := writeOut(filepath.Join(c.opt.Out, n), files[n]); err != nil {
 			return err
 		}
