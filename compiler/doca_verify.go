@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -344,20 +343,12 @@ func (c *compilation) docaRun(fw *docaFwsim, cmds []docaCmd) ([3][][]uint32, []d
 // runDOCADriver runs a host build of the DOCA driver over in: its output lines as words. Any
 // output on stderr (a UBSan report) or a non-zero exit is an error.
 func runDOCADriver(bin string, in []byte) ([][]uint32, error) {
-	cmd := exec.Command(bin)
-	cmd.Stdin = bytes.NewReader(in)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	if msg := strings.TrimSpace(errOut.String()); err != nil || msg != "" {
-		if msg == "" {
-			msg = "no message"
-		}
-		msg, _, _ = strings.Cut(msg, "\n")
-		return nil, fmt.Errorf("%s: %v: %s", bin, err, msg)
+	out, err := runHost(bin, in)
+	if err != nil {
+		return nil, err
 	}
 	var lines [][]uint32
-	sc := bufio.NewScanner(&out)
+	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		var ws []uint32
 		for _, f := range strings.Fields(sc.Text()) {
@@ -382,15 +373,7 @@ type docaFwsim struct {
 }
 
 func newDOCAFwsim(c *compilation) (*docaFwsim, error) {
-	im, err := fwsim.ReadELF(c.doca.elf)
-	if err != nil {
-		return nil, err
-	}
-	p, err := fwsim.LookupProfile(c.opt.Core)
-	if err != nil {
-		return nil, err
-	}
-	m, err := fwsim.NewMachine(im, p)
+	m, _, err := loadFirmware(c.doca.elf, c.opt.Core)
 	if err != nil {
 		return nil, err
 	}
@@ -399,7 +382,7 @@ func newDOCAFwsim(c *compilation) (*docaFwsim, error) {
 		dst  *uint64
 		name string
 	}{{&f.params, nicsdk.DOCAParamsTable}, {&f.counters, nicsdk.DOCACountersTable}} {
-		addr, size, ok := im.Symbol(t.name)
+		addr, size, ok := m.Image().Symbol(t.name)
 		if !ok || size != nicsdk.DOCAPorts*nicsdk.DOCASlots*nicsdk.DOCATableRow(0, 1) {
 			return nil, fmt.Errorf("%s: no table %s of the expected size", c.doca.elf, t.name)
 		}

@@ -266,15 +266,7 @@ type firmwareController struct {
 }
 
 func newFirmwareController(cp *Compiled, core string, latencyNs int64, threads int) (*firmwareController, error) {
-	im, err := fwsim.ReadELF(cp.Firmware)
-	if err != nil {
-		return nil, err
-	}
-	prof, err := fwsim.LookupProfile(core)
-	if err != nil {
-		return nil, err
-	}
-	m, err := fwsim.NewMachine(im, prof)
+	m, prof, err := loadFirmware(cp.Firmware, core)
 	if err != nil {
 		return nil, err
 	}

@@ -206,15 +206,7 @@ type verifier struct {
 }
 
 func (c *compilation) newVerifier(total int) (*verifier, error) {
-	im, err := fwsim.ReadELF(c.elf)
-	if err != nil {
-		return nil, err
-	}
-	p, err := fwsim.LookupProfile(c.opt.Core)
-	if err != nil {
-		return nil, err
-	}
-	m, err := fwsim.NewMachine(im, p)
+	m, _, err := loadFirmware(c.elf, c.opt.Core)
 	if err != nil {
 		return nil, err
 	}

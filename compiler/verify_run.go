@@ -69,10 +69,27 @@ func sampleIdx(n int, longest []int, limit int) []int {
 	return out
 }
 
-// runDriver runs a host build once over a batch and parses its output: one y (and
-// stateWords words of new state) per policy vector, then a rate and a context per event. Any
-// output on stderr (a UBSan report) or a non-zero exit is an error.
-func runDriver(bin string, in []byte, nPolicy, stateWords, nEvents int) ([]int32, [][]uint32, []uint32, []nicsdk.FlowCtx, error) {
+// loadFirmware loads a firmware ELF into an emulator with the named core profile's costs.
+func loadFirmware(elf, core string) (*fwsim.Machine, *fwsim.Profile, error) {
+	im, err := fwsim.ReadELF(elf)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := fwsim.LookupProfile(core)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := fwsim.NewMachine(im, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, p, nil
+}
+
+// runHost runs a host build of a verification driver over in and returns its output. Any
+// output on stderr (a UBSan report) or a non-zero exit is an error naming bin and the first
+// line of the message.
+func runHost(bin string, in []byte) (*bytes.Buffer, error) {
 	cmd := exec.Command(bin)
 	cmd.Stdin = bytes.NewReader(in)
 	var out, errOut bytes.Buffer
@@ -85,13 +102,24 @@ func runDriver(bin string, in []byte, nPolicy, stateWords, nEvents int) ([]int32
 		if i := strings.IndexByte(msg, '\n'); i >= 0 {
 			msg = msg[:i] + " ..."
 		}
-		return nil, nil, nil, nil, fmt.Errorf("%s: %v: %s", bin, err, msg)
+		return nil, fmt.Errorf("%s: %v: %s", bin, err, msg)
+	}
+	return &out, nil
+}
+
+// runDriver runs a host build once over a batch and parses its output: one y (and
+// stateWords words of new state) per policy vector, then a rate and a context per event. Any
+// output on stderr (a UBSan report) or a non-zero exit is an error.
+func runDriver(bin string, in []byte, nPolicy, stateWords, nEvents int) ([]int32, [][]uint32, []uint32, []nicsdk.FlowCtx, error) {
+	out, err := runHost(bin, in)
+	if err != nil {
+		return nil, nil, nil, nil, err
 	}
 	ys := make([]int32, 0, nPolicy)
 	var sts [][]uint32
 	rates := make([]uint32, 0, nEvents)
 	ctxs := make([]nicsdk.FlowCtx, 0, nEvents)
-	sc := bufio.NewScanner(&out)
+	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	line := 0
 	for sc.Scan() {
