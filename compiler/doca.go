@@ -104,6 +104,9 @@ func (c *compilation) docaEmit() error {
 		if err := writeOut(filepath.Join(c.opt.Out, n), files[n]); err != nil {
 			return err
 		}
+		if n != DOCAReadmeFile {
+			c.expect[n] = files[n]
+		}
 		if !strings.HasPrefix(n, HostDir) {
 			c.files = append(c.files, n)
 		}
@@ -130,9 +133,13 @@ func clearDOCA(dir string) error {
 	return nil
 }
 
-// docaBuild builds the DOCA source with the stand-in three times at once: the host driver
-// strict and with UBSan, and the RISC-V ELF.
+// docaBuild checks the preprocessor directives of every source nicc wrote, the DOCA ones
+// now among them (checkSources), then builds the DOCA source with the stand-in three times
+// at once: the host driver strict and with UBSan, and the RISC-V ELF.
 func (c *compilation) docaBuild() error {
+	if err := c.checkSources(); err != nil {
+		return err
+	}
 	dir := c.opt.Out
 	d := &c.doca
 	d.elf = filepath.Join(dir, DOCAFirmwareFile)

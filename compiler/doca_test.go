@@ -375,3 +375,25 @@ func TestDOCAVerifyCatches(t *testing.T) {
 		t.Fatalf("report of the failed compile: %+v", r)
 	}
 }
+
+// TestDOCASourcesChecked: a preprocessor directive nicc did not write, added to the DOCA
+// source after it was emitted, is refused before anything is built from it.
+func TestDOCASourcesChecked(t *testing.T) {
+	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 2000, Out: t.TempDir(),
+		docaTamper: func(dir string) error {
+			p := filepath.Join(dir, DOCASourceFile)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(p, append([]byte("#include \"/etc/passwd\"\n"), b...), 0o644)
+		}}
+	_, err := Compile(opt)
+	var ce *CheckError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "is not one nicc wrote") || !strings.Contains(err.Error(), DOCASourceFile) {
+		t.Fatalf("a DOCA source with a foreign directive: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(opt.Out, DOCAFirmwareFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s was built from the tampered source: %v", DOCAFirmwareFile, err)
+	}
+}
