@@ -123,8 +123,8 @@ static inline void rlcc_doca_init(uint32_t *disable_event_bitmask, const struct 
 /* RLCC_DOCA_ENTRY goes on doca_pcc_dev_user_algo's definition. Under GCC it turns tree PRE
  * off in that function: PRE hoists what rlcc_doca_algo's two inlined runtime calls share
  * above their branch, and those values then live through the policy and spill (measured
- * with nicc's stand-in in fwsim: the int8 LSTM's WCET 3229 cycles with PRE, 2841 without;
- * rlcc_xgb's 375 and 364). A hint only; other compilers leave it out. */
+ * with nicc's stand-in in fwsim: the shipped int8 LSTM's WCET 2605 cycles with PRE, 2497
+ * without; rlcc_xgb's 376 and 363). A hint only; other compilers leave it out. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define RLCC_DOCA_ENTRY __attribute__((optimize("no-tree-pre")))
 #else
