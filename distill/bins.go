@@ -121,8 +121,9 @@ func binOf(e []float64, v float64) int {
 	return base + 1
 }
 
-// binBuckets is how many equal-width buckets a binner splits its edges' span into.
-const binBuckets = 4096
+// binBuckets is how many equal-width buckets a binner splits its edges' span into: many more
+// than edges (DefaultBins), so that most buckets hold none and bin needs no search.
+const binBuckets = 1 << 16
 
 // binner is binOf in a few steps: the span of the edges is cut into equal-width buckets, and
 // a value's bucket bounds its bin by the bins of the bucket's two ends, which a short search
@@ -144,8 +145,13 @@ func newBinner(e []float64) *binner {
 	}
 	bn.lo, bn.scale = e[0], scale
 	bn.start = make([]uint16, binBuckets+1)
+	k := 0 // edges below the bucket end: binOf(e, end), the ends ascending
 	for b := range bn.start {
-		bn.start[b] = uint16(binOf(e, bn.lo+float64(b)/bn.scale))
+		end := bn.lo + float64(b)/bn.scale
+		for k < len(e) && e[k] < end {
+			k++
+		}
+		bn.start[b] = uint16(k)
 	}
 	return bn
 }
@@ -161,6 +167,9 @@ func (bn *binner) bin(v float64) int {
 	lo, hi := int(bn.start[b]), int(bn.start[b+1])
 	if lo > 0 && !(e[lo-1] < v) || hi < len(e) && !(v <= e[hi]) {
 		return binOf(e, v)
+	}
+	if lo == hi {
+		return lo
 	}
 	return lo + binOf(e[lo:hi], v)
 }

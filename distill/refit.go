@@ -7,81 +7,139 @@ import (
 	"github.com/nicc-dev/nicc/model"
 )
 
-// predict is the ensemble's prediction for n rows of the column-major x.
-func (t *trainer) predict(x [][]float64, n int) []float64 {
-	return predict(t.base, t.trees, x, n, t)
-}
-
-// predict is base + Σ trees at n rows of the column-major x, run on t's threads.
-func predict(base float64, trees []model.Tree, x [][]float64, n int, t *trainer) []float64 {
-	p := make([]float64, n)
-	for i := range p {
-		p[i] = base
-	}
+// predict is base + Σ trees (in order) at n rows of the column-major x, run on t's threads.
+func (t *trainer) predict(base float64, trees []model.Tree, x [][]float64, n int) []float64 {
+	flat := make([]flatTree, len(trees))
 	for i := range trees {
-		t.addTree(&trees[i], x, p)
+		flat[i] = flatten(trees[i].Nodes)
 	}
+	p := make([]float64, n)
+	t.forRows(n, func(lo, hi int) {
+		pc := p[lo:hi]
+		for r := range pc {
+			pc[r] = base
+		}
+		// A level of a tree at a time for all the chunk's rows: each row's step depends on
+		// its last, so stepping many rows at once overlaps their latencies.
+		node := make([]uint32, len(pc))
+		for _, ft := range flat {
+			clear(node)
+			for range ft.depth {
+				for r, i := range node {
+					// right (the sign of thr − v) when v > thr; v and thr are finite.
+					right := math.Float64bits(ft.thr[i]-x[ft.feat[i]][lo+r]) >> 63
+					node[r] = ft.kids[2*i+uint32(right)]
+				}
+			}
+			for r, i := range node {
+				pc[r] += ft.val[i]
+			}
+		}
+	})
 	return p
 }
 
-// addTree adds tree tr's value at every row of the column-major x to pred.
-func (t *trainer) addTree(tr *model.Tree, x [][]float64, pred []float64) {
-	nodes := tr.Nodes
-	t.forRows(len(pred), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			n := &nodes[0]
-			for !n.Leaf {
-				if x[n.Feature][r] <= n.Threshold {
-					n = &nodes[n.Left]
-				} else {
-					n = &nodes[n.Right]
-				}
-			}
-			pred[r] += n.Value
-		}
-	})
+// flatTree is a tree as flat arrays for branch-free evaluation: a leaf is its own child (with
+// threshold 0), so every row takes depth steps.
+type flatTree struct {
+	feat  []int
+	thr   []float64
+	kids  []uint32 // node i's children: kids[2i] (v ≤ thr), kids[2i+1]
+	val   []float64
+	depth int
 }
 
-// refine splits the row groups by the leaves (t.nid, nodes tree nodes) of the tree just grown.
-func (t *trainer) refine(nodes int) {
-	if t.gid == nil {
-		t.gid = make([]int32, t.n)
-		t.ngroups = 1
+func flatten(nodes []model.Node) flatTree {
+	ft := flatTree{feat: make([]int, len(nodes)), thr: make([]float64, len(nodes)), kids: make([]uint32, 2*len(nodes)), val: make([]float64, len(nodes))}
+	for i, nd := range nodes {
+		if nd.Leaf {
+			ft.kids[2*i], ft.kids[2*i+1] = uint32(i), uint32(i)
+			ft.val[i] = nd.Value
+			continue
+		}
+		// + 0: thr − v must be +0, not −0, when v equals a zero threshold.
+		ft.feat[i], ft.thr[i] = nd.Feature, nd.Threshold+0
+		ft.kids[2*i], ft.kids[2*i+1] = uint32(nd.Left), uint32(nd.Right)
 	}
-	old := t.ngroups
+	ft.depth = treeDepth(nodes, 0)
+	return ft
+}
+
+// treeDepth is the most splits on a path from node i down.
+func treeDepth(nodes []model.Node, i int) int {
+	if nodes[i].Leaf {
+		return 0
+	}
+	return 1 + max(treeDepth(nodes, nodes[i].Left), treeDepth(nodes, nodes[i].Right))
+}
+
+// maxGroupKeys bounds (old groups × nodes) for finish's fused group split; beyond it refine
+// splits the groups with a map.
+const maxGroupKeys = 1 << 24
+
+// renumber finishes the group split finish fused into its pass: t.gid holds each row's key
+// old group·nodes + leaf, each half listed the keys it met in row order. New groups are
+// numbered in order of first appearance, as refine numbers them; t.gid keeps the keys until
+// settleGroups or the next finish maps them (t.newID).
+func (t *trainer) renumber(nodes int) {
+	var keys []int32
+	for p := range t.halves {
+		for _, k := range t.halves[p].keys {
+			if p > 0 && t.halves[0].seen[k>>6]&(1<<(k&63)) != 0 {
+				continue // met in half 0 already
+			}
+			keys = append(keys, k)
+		}
+	}
+	t.newID = resize(t.newID, t.ngroups*nodes)
+	from := make([]int32, len(keys))
+	leafOf := make([]uint16, len(keys))
+	for id, k := range keys {
+		t.newID[k] = int32(id)
+		from[id], leafOf[id] = k/int32(nodes), uint16(k%int32(nodes))
+	}
+	t.gidKeyed = true
+	t.addGroups(from, leafOf)
+}
+
+// settleGroups makes t.gid the rows' groups when it holds renumber's keys (finish's next
+// pass maps them itself).
+func (t *trainer) settleGroups() {
+	if !t.gidKeyed {
+		return
+	}
+	t.forRows(t.n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			t.gid[r] = t.newID[t.gid[r]]
+		}
+	})
+	t.gidKeyed = false
+}
+
+// refine splits the row groups by the leaves (t.nid, nodes tree nodes) of the tree just grown,
+// when there are too many (old group, leaf) keys for renumber's tables.
+func (t *trainer) refine(nodes int) {
 	var from []int32 // per new group: its old group
 	var leafOf []uint16
-	newGroup := func(g int32, l uint16) int32 {
-		from = append(from, g)
-		leafOf = append(leafOf, l)
-		return int32(len(from) - 1)
+	table := make(map[uint64]int32)
+	for r, g := range t.gid {
+		l := t.nid[r]
+		k := uint64(g)*uint64(nodes) + uint64(l)
+		id, ok := table[k]
+		if !ok {
+			id = int32(len(from))
+			from = append(from, g)
+			leafOf = append(leafOf, l)
+			table[k] = id
+		}
+		t.gid[r] = id
 	}
-	if old*nodes <= 1<<24 {
-		table := make([]int32, old*nodes)
-		for i := range table {
-			table[i] = -1
-		}
-		for r, g := range t.gid {
-			l := t.nid[r]
-			k := int(g)*nodes + int(l)
-			if table[k] < 0 {
-				table[k] = newGroup(g, l)
-			}
-			t.gid[r] = table[k]
-		}
-	} else {
-		table := make(map[uint64]int32)
-		for r, g := range t.gid {
-			l := t.nid[r]
-			k := uint64(g)<<16 | uint64(l)
-			id, ok := table[k]
-			if !ok {
-				id = newGroup(g, l)
-				table[k] = id
-			}
-			t.gid[r] = id
-		}
-	}
+	t.addGroups(from, leafOf)
+}
+
+// addGroups makes the new groups the groups: from[g] is new group g's old group, leafOf[g]
+// its leaf in the tree just grown.
+func (t *trainer) addGroups(from []int32, leafOf []uint16) {
 	for ti, gl := range t.groupLeaf {
 		ngl := make([]uint16, len(from))
 		for g, f := range from {
@@ -102,7 +160,7 @@ func (t *trainer) refit(valid *Dataset, before float64) (float64, bool) {
 	}
 	base, trees, gp := t.solve(1e-10)
 	// The refit model, checked on valid.
-	after := rmse(predict(base, trees, valid.X, valid.Rows(), t), valid.Y)
+	after := rmse(t.predict(base, trees, valid.X, valid.Rows()), valid.Y)
 	if !(after < before) {
 		return 0, false
 	}
@@ -113,6 +171,7 @@ func (t *trainer) refit(valid *Dataset, before float64) (float64, bool) {
 // apply makes base and trees the ensemble, gp being its prediction per row group.
 func (t *trainer) apply(base float64, trees []model.Tree, gp []float64) {
 	t.base, t.trees = base, trees
+	t.rootSummed = false
 	t.forRows(t.n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			t.pred[r] = gp[t.gid[r]]
@@ -124,6 +183,7 @@ func (t *trainer) apply(base float64, trees []model.Tree, gp []float64) {
 // solve is the refit: the jointly refit base and trees, and the prediction per row group. It
 // stops when a pass lowers the training loss by less than a relative tol.
 func (t *trainer) solve(tol float64) (float64, []model.Tree, []float64) {
+	t.settleGroups()
 	G := t.ngroups
 	cnt, sy, sy2 := make([]float64, G), make([]float64, G), make([]float64, G)
 	for r, g := range t.gid {
@@ -259,10 +319,10 @@ func (t *trainer) exactSolve(cnt, sy []float64, vals [][]float64) (float64, bool
 			vars[ti+1] = idx[ti][t.groupLeaf[ti][g]]
 		}
 		c := cnt[g]
-		for _, i := range vars {
+		for k, i := range vars { // vars ascend: only the lower triangle, which Cholesky reads
 			rhs[i] += sy[g]
 			row := a[i*L:]
-			for _, j := range vars {
+			for _, j := range vars[:k+1] {
 				row[j] += c
 			}
 		}

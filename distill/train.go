@@ -123,13 +123,14 @@ type Report struct {
 //
 // The algorithm: per feature, candidate thresholds are fixed once (see Options.Grid and
 // Bins) and every row's bin index computed once (row-major bytes). Trees grow level by
-// level: per-node gradient histograms are summed for all features in one pass over each of
-// two fixed row halves (in parallel, then added in order, so results do not depend on
-// Threads), only for the smaller child of each split (the larger is its parent minus it);
+// level: per-node gradient histograms are summed for all features over each of two fixed
+// row halves (in parallel, each in row order, then added in order, so results do not depend
+// on Threads), only for the smaller child of each split (the larger is its parent minus it);
 // each node takes its best weighted-gain split (or the level its best common split when
-// Oblivious), subject to MinLeaf; rows are routed; leaves take the second-order value
-// −G/(H+λ)·η. Refit and Corrective solve for all leaves jointly on groups of rows that
-// share every leaf.
+// Oblivious), subject to MinLeaf; each half's rows are partitioned stably among the nodes;
+// leaves take the second-order value −G/(H+λ)·η. One pass per half then adds the tree to
+// the predictions, sums the next root's histograms and splits the refit's row groups. Refit
+// and Corrective solve for all leaves jointly on groups of rows that share every leaf.
 func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	start := time.Now()
 	if err := train.Check(); err != nil {
@@ -176,7 +177,7 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	}
 	rep.Rounds, rep.LearningRate = len(t.trees), t.lr
 	if valid != nil {
-		rep.BoostHeldOutRMSE = rmse(t.predict(valid.X, valid.Rows()), valid.Y)
+		rep.BoostHeldOutRMSE = rmse(t.predict(t.base, t.trees, valid.X, valid.Rows()), valid.Y)
 		rep.HeldOutRMSE = rep.BoostHeldOutRMSE
 	}
 	if opt.Refit {
@@ -256,15 +257,13 @@ type trainer struct {
 	y          []float64
 	base       float64
 	pred, grad []float64
-	nid        []uint16 // per row: node of the tree being grown
-	slot       []int16  // per row: histogram slot of its node at this level, or -1
-	// Per chunk of rows c, t.summed[c·chunkRows:][:summedN[c]] are the rows (ascending) whose
-	// histogram slot this level is summed, not derived: grow's routing lists them.
-	summed  []int32
-	summedN []int
-	hist    [][]nodeStat // per feature: [slot*nb+bin] of this level
-	parts   [histParts][]nodeStat
-	prev    [][]nodeStat // per feature: the previous level's
+	nid        []uint16 // per row: its leaf in the tree just grown
+	halves     [histParts]half
+	// hist and prev are this level's and the previous level's histograms, parts the halves'
+	// sums: slot s, feature f, bin b at (s·nf+f)·histBins+b.
+	hist, prev []nodeStat
+	parts      [histParts][]nodeStat
+	rootSummed bool // parts hold the root's sums for the current gradients
 
 	trees []model.Tree
 	// For Refit: rows reaching the same leaf in every tree so far form a group (there are few:
@@ -273,6 +272,8 @@ type trainer struct {
 	gid       []int32
 	groupLeaf [][]uint16
 	ngroups   int
+	newID     []int32 // renumber's table: key → new group
+	gidKeyed  bool    // gid holds renumber's keys, not groups yet
 }
 
 // chunkRows is the unit of row-parallel work; fixed, so that sums merged per chunk in order are
@@ -347,14 +348,41 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	t.pred = make([]float64, t.n)
 	t.grad = make([]float64, t.n)
 	t.nid = make([]uint16, t.n)
-	t.slot = make([]int16, t.n)
-	t.summed = make([]int32, t.n)
-	t.summedN = make([]int, (t.n+chunkRows-1)/chunkRows)
+	for p := range t.halves {
+		hf := &t.halves[p]
+		hf.lo, hf.hi = p*t.n/histParts, (p+1)*t.n/histParts
+		hf.idx = make([]int32, hf.hi-hf.lo)
+		hf.tmp = make([]int32, hf.hi-hf.lo)
+		for i := range hf.idx {
+			hf.idx[i] = int32(hf.lo + i)
+		}
+	}
 	for r := range t.pred {
 		t.pred[r] = t.base
 		t.grad[r] = t.base - t.y[r]
 	}
-	t.hist = make([][]nodeStat, t.nf)
-	t.prev = make([][]nodeStat, t.nf)
 	return t
+}
+
+// histParts is the fixed number of row ranges (halves) histograms are summed over separately.
+const histParts = 2
+
+// histBins is the number of bins every histogram has room for (DefaultBins, the most).
+const histBins = DefaultBins
+
+// maxFeaturesFast is the most features whose histograms are addressed through a fixed array
+// (no bounds checks in the innermost loop).
+const maxFeaturesFast = 16
+
+// half is one of the histParts fixed row ranges whose histograms are summed separately (in
+// parallel, each in row order) and then added in order: fixed, so the sums do not depend on
+// Threads. Rows are moved through a tree by stable partitions of idx.
+type half struct {
+	lo, hi int
+	idx    []int32  // the rows lo..hi-1: in row order at the root, then grouped by open node
+	tmp    []int32  // partition scratch
+	span   [][2]int // per open slot of the level: its rows, idx[span[0]:span[1]]
+	// For the fused group split (trainer.finish): the keys met, as a bitset and in order.
+	seen []uint64
+	keys []int32
 }
