@@ -210,8 +210,9 @@ func (t *trainer) sumRoot(p int) {
 }
 
 // finish adds the tree with leaf values val (per node; t.nid holds each row's leaf) to
-// t.pred and sets the gradients for the next round, summing its root histograms, one pass
-// per half in row order; when kept and the refit needs them, it splits the row groups.
+// t.pred and sets the gradients for the next round, summing its root histograms (unless
+// t.lastRound), one pass per half in row order; when kept and the refit needs them, it
+// splits the row groups.
 func (t *trainer) finish(val []float64, keep bool) {
 	refine := (t.opt.Refit || t.opt.Corrective) && keep
 	if refine && t.gid == nil {
@@ -221,6 +222,7 @@ func (t *trainer) finish(val []float64, keep bool) {
 	keys := t.ngroups * len(val)
 	fused := refine && keys <= maxGroupKeys
 	keyed := t.gidKeyed // t.gid still holds the last renumber's keys
+	sum := !t.lastRound // no tree follows the last round's
 	if refine && !fused {
 		t.settleGroups()
 	}
@@ -251,13 +253,15 @@ func (t *trainer) finish(val []float64, keep bool) {
 			g := pr - t.y[r]
 			t.grad[r] = g
 			rb := t.rowBins[int(r)*nf : int(r)*nf+nf]
-			if nf <= maxFeaturesFast {
+			switch {
+			case !sum:
+			case nf <= maxFeaturesFast:
 				for f, b := range rb {
 					e := &hs[f][b]
 					e.g += g
 					e.n++
 				}
-			} else {
+			default:
 				for f, b := range rb {
 					e := &h[f*histBins+int(b)]
 					e.g += g
@@ -278,7 +282,7 @@ func (t *trainer) finish(val []float64, keep bool) {
 			}
 		}
 	})
-	t.rootSummed = true
+	t.rootSummed = sum
 	switch {
 	case fused:
 		t.renumber(len(val))

@@ -160,6 +160,7 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 		rep.Thresholds = append(rep.Thresholds, len(t.edges[f]))
 	}
 	for round := range opt.Trees {
+		t.lastRound = round == opt.Trees-1
 		tr, split := t.grow()
 		if !split && len(t.trees) > 0 {
 			break
@@ -264,6 +265,7 @@ type trainer struct {
 	hist, prev []nodeStat
 	parts      [histParts][]nodeStat
 	rootSummed bool // parts hold the root's sums for the current gradients
+	lastRound  bool // the tree being grown is the last boosting round's
 
 	trees []model.Tree
 	// For Refit: rows reaching the same leaf in every tree so far form a group (there are few:
@@ -357,10 +359,12 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 			hf.idx[i] = int32(hf.lo + i)
 		}
 	}
-	for r := range t.pred {
-		t.pred[r] = t.base
-		t.grad[r] = t.base - t.y[r]
-	}
+	t.forRows(t.n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			t.pred[r] = t.base
+			t.grad[r] = t.base - t.y[r]
+		}
+	})
 	return t
 }
 
