@@ -113,7 +113,16 @@ func (t *trainer) grow() (model.Tree, bool) {
 	if !keep {
 		clear(val)
 	}
-	t.finish(val, keep)
+	// The leaves, numbered: the refit's group keys take a leaf's number, not its node's.
+	leafNum := make([]int32, len(nodes))
+	var leaves []uint16
+	for i := range nodes {
+		if nodes[i].Leaf {
+			leafNum[i] = int32(len(leaves))
+			leaves = append(leaves, uint16(i))
+		}
+	}
+	t.finish(val, leafNum, leaves, keep)
 	return model.Tree{Nodes: nodes}, split
 }
 
@@ -213,13 +222,13 @@ func (t *trainer) sumRoot(p int) {
 // t.pred and sets the gradients for the next round, summing its root histograms (unless
 // t.lastRound), one pass per half in row order; when kept and the refit needs them, it
 // splits the row groups.
-func (t *trainer) finish(val []float64, keep bool) {
+func (t *trainer) finish(val []float64, leafNum []int32, leaves []uint16, keep bool) {
 	refine := (t.opt.Refit || t.opt.Corrective) && keep
 	if refine && t.gid == nil {
 		t.gid = make([]int32, t.n)
 		t.ngroups = 1
 	}
-	keys := t.ngroups * len(val)
+	keys := t.ngroups * len(leaves)
 	fused := refine && keys <= maxGroupKeys
 	keyed := t.gidKeyed // t.gid still holds the last renumber's keys
 	sum := !t.lastRound // no tree follows the last round's
@@ -243,7 +252,7 @@ func (t *trainer) finish(val []float64, keep bool) {
 				hs[f] = (*[histBins]nodeStat)(h[f*histBins:])
 			}
 		}
-		nodes := int32(len(val))
+		nl := int32(len(leaves))
 		for i := range hf.idx {
 			r := int32(hf.lo + i)
 			hf.idx[i] = r // the next root's rows, in row order
@@ -273,7 +282,7 @@ func (t *trainer) finish(val []float64, keep bool) {
 				if keyed {
 					g = t.newID[g]
 				}
-				k := g*nodes + int32(l)
+				k := g*nl + leafNum[l]
 				t.gid[r] = k
 				if w, bit := k>>6, uint64(1)<<(k&63); hf.seen[w]&bit == 0 {
 					hf.seen[w] |= bit
@@ -285,7 +294,7 @@ func (t *trainer) finish(val []float64, keep bool) {
 	t.rootSummed = sum
 	switch {
 	case fused:
-		t.renumber(len(val))
+		t.renumber(leaves)
 	case refine:
 		t.refine(len(val))
 	}

@@ -73,15 +73,15 @@ func treeDepth(nodes []model.Node, i int) int {
 	return 1 + max(treeDepth(nodes, nodes[i].Left), treeDepth(nodes, nodes[i].Right))
 }
 
-// maxGroupKeys bounds (old groups × nodes) for finish's fused group split; beyond it refine
+// maxGroupKeys bounds (old groups × leaves) for finish's fused group split; beyond it refine
 // splits the groups with a map.
-const maxGroupKeys = 1 << 24
+var maxGroupKeys = 1 << 24
 
 // renumber finishes the group split finish fused into its pass: t.gid holds each row's key
-// old group·nodes + leaf, each half listed the keys it met in row order. New groups are
+// old group·len(leaves) + the number of its leaf (leaves[number] is its node), each half listed the keys it met in row order. New groups are
 // numbered in order of first appearance, as refine numbers them; t.gid keeps the keys until
 // settleGroups or the next finish maps them (t.newID).
-func (t *trainer) renumber(nodes int) {
+func (t *trainer) renumber(leaves []uint16) {
 	var keys []int32
 	for p := range t.halves {
 		for _, k := range t.halves[p].keys {
@@ -91,12 +91,13 @@ func (t *trainer) renumber(nodes int) {
 			keys = append(keys, k)
 		}
 	}
-	t.newID = resize(t.newID, t.ngroups*nodes)
+	nl := int32(len(leaves))
+	t.newID = resize(t.newID, t.ngroups*len(leaves))
 	from := make([]int32, len(keys))
 	leafOf := make([]uint16, len(keys))
 	for id, k := range keys {
 		t.newID[k] = int32(id)
-		from[id], leafOf[id] = k/int32(nodes), uint16(k%int32(nodes))
+		from[id], leafOf[id] = k/nl, leaves[k%nl]
 	}
 	t.gidKeyed = true
 	t.addGroups(from, leafOf)
