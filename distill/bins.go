@@ -159,6 +159,26 @@ func newBinner(e []float64) *binner {
 // bin is binOf(bn.e, v). The bucket's ends are a hint, checked before it is used: rounding
 // may put v a bucket off, and then the full search answers.
 func (bn *binner) bin(v float64) int {
+	if k, ok := bn.quick(v); ok {
+		return k
+	}
+	return bn.search(v)
+}
+
+// quick is bin in the common case, a bucket with no edge inside (ok false otherwise); short
+// enough to inline.
+func (bn *binner) quick(v float64) (int, bool) {
+	// v > lo makes b ≥ 0, or (too large for an int) negative, and then uint(b)+1 is large.
+	b := int((v - bn.lo) * bn.scale)
+	if !(v > bn.lo) || uint(b)+1 >= uint(len(bn.start)) {
+		return 0, false
+	}
+	k := int(bn.start[b])
+	return k, k == int(bn.start[b+1]) && k > 0 && k < len(bn.e) && v <= bn.e[k] && bn.e[k-1] < v
+}
+
+// search is bin without the inlined case.
+func (bn *binner) search(v float64) int {
 	e := bn.e
 	if bn.start == nil || !(v > e[0]) || !(v <= e[len(e)-1]) {
 		return binOf(e, v)
@@ -167,9 +187,6 @@ func (bn *binner) bin(v float64) int {
 	lo, hi := int(bn.start[b]), int(bn.start[b+1])
 	if lo > 0 && !(e[lo-1] < v) || hi < len(e) && !(v <= e[hi]) {
 		return binOf(e, v)
-	}
-	if lo == hi {
-		return lo
 	}
 	return lo + binOf(e[lo:hi], v)
 }

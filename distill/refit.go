@@ -311,21 +311,38 @@ func (t *trainer) exactSolve(cnt, sy []float64, vals [][]float64) (float64, bool
 	if L > maxExact || t.lambda <= 0 || !exactRefit {
 		return 0, false
 	}
-	a := make([]float64, L*L)
-	rhs := make([]float64, L)
-	vars := make([]int, len(t.trees)+1)
-	for g := range cnt {
-		vars[0] = 0
-		for ti := range t.trees {
-			vars[ti+1] = idx[ti][t.groupLeaf[ti][g]]
-		}
-		c := cnt[g]
-		for k, i := range vars { // vars ascend: only the lower triangle, which Cholesky reads
-			rhs[i] += sy[g]
-			row := a[i*L:]
-			for _, j := range vars[:k+1] {
-				row[j] += c
+	// The counts are summed in parallel over fixed ranges of groups, then added: whole
+	// numbers, so exactly, in any order. The right-hand side is summed in group order.
+	var part [histParts][]float64
+	G := len(cnt)
+	t.forEach(histParts, func(p int) {
+		a := make([]float64, L*L)
+		vars := make([]int, len(t.trees)+1)
+		for g := p * G / histParts; g < (p+1)*G/histParts; g++ {
+			for ti := range t.trees {
+				vars[ti+1] = idx[ti][t.groupLeaf[ti][g]]
 			}
+			c := cnt[g]
+			for k, i := range vars { // vars ascend: only the lower triangle, which Cholesky reads
+				row := a[i*L:]
+				for _, j := range vars[:k+1] {
+					row[j] += c
+				}
+			}
+		}
+		part[p] = a
+	})
+	a := part[0]
+	for _, o := range part[1:] {
+		for i, v := range o {
+			a[i] += v
+		}
+	}
+	rhs := make([]float64, L)
+	for g, s := range sy {
+		rhs[0] += s
+		for ti := range t.trees {
+			rhs[idx[ti][t.groupLeaf[ti][g]]] += s
 		}
 	}
 	for i := 1; i < L; i++ {

@@ -325,7 +325,11 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 		for f, bn := range binners {
 			col := d.X[f]
 			for r := lo; r < hi; r++ {
-				t.rowBins[r*t.nf+f] = uint8(bn.bin(col[r]))
+				k, ok := bn.quick(col[r])
+				if !ok {
+					k = bn.search(col[r])
+				}
+				t.rowBins[r*t.nf+f] = uint8(k)
 			}
 		}
 	})
