@@ -141,22 +141,45 @@ func (t *trainer) refine(nodes int) {
 // addGroups makes the new groups the groups: from[g] is new group g's old group, leafOf[g]
 // its leaf in the tree just grown.
 func (t *trainer) addGroups(from []int32, leafOf []uint16) {
-	for ti, gl := range t.groupLeaf {
-		ngl := make([]uint16, len(from))
-		for g, f := range from {
-			ngl[g] = gl[f]
-		}
-		t.groupLeaf[ti] = ngl
-	}
-	t.groupLeaf = append(t.groupLeaf, leafOf)
+	t.splits = append(t.splits, groupSplit{from, leafOf})
 	t.ngroups = len(from)
+}
+
+// groupSplit is how one tree split the row groups: new group g came from old group from[g]
+// and reaches leaf leafOf[g].
+type groupSplit struct {
+	from   []int32
+	leafOf []uint16
+}
+
+// groupLeaves is every group's leaf in every tree, groupLeaf[tree][group], worked out (once
+// per tree added) from the splits, the last first.
+func (t *trainer) groupLeaves() [][]uint16 {
+	if len(t.groupLeaf) == len(t.splits) {
+		return t.groupLeaf
+	}
+	t.groupLeaf = make([][]uint16, len(t.splits))
+	anc := make([]int32, t.ngroups) // each group's ancestor after tree ti
+	for g := range anc {
+		anc[g] = int32(g)
+	}
+	for ti := len(t.splits) - 1; ti >= 0; ti-- {
+		sp := t.splits[ti]
+		gl := make([]uint16, t.ngroups)
+		for g, a := range anc {
+			gl[g] = sp.leafOf[a]
+			anc[g] = sp.from[a]
+		}
+		t.groupLeaf[ti] = gl
+	}
+	return t.groupLeaf
 }
 
 // refit jointly refits every leaf value and the base by coordinate descent on the training
 // set, and keeps the result if the RMSE on valid falls below before. Rows in one group are
 // identical to the ensemble, so the descent runs on the groups' counts and target sums.
 func (t *trainer) refit(valid *Dataset, before float64) (float64, bool) {
-	if len(t.groupLeaf) != len(t.trees) {
+	if len(t.splits) != len(t.trees) {
 		return 0, false
 	}
 	base, trees, gp := t.solve(1e-10)
@@ -185,6 +208,7 @@ func (t *trainer) apply(base float64, trees []model.Tree, gp []float64) {
 // stops when a pass lowers the training loss by less than a relative tol.
 func (t *trainer) solve(tol float64) (float64, []model.Tree, []float64) {
 	t.settleGroups()
+	t.groupLeaves()
 	G := t.ngroups
 	cnt, sy, sy2 := make([]float64, G), make([]float64, G), make([]float64, G)
 	for r, g := range t.gid {

@@ -270,8 +270,10 @@ type trainer struct {
 	trees []model.Tree
 	// For Refit: rows reaching the same leaf in every tree so far form a group (there are few:
 	// a few thousand for 20 trees of depth 4 on millions of rows). gid is each row's group,
-	// groupLeaf[tree][group] the group's leaf in each tree.
+	// splits how each tree split them, groupLeaf[tree][group] the group's leaf in each tree
+	// (groupLeaves).
 	gid       []int32
+	splits    []groupSplit
 	groupLeaf [][]uint16
 	ngroups   int
 	newID     []int32 // renumber's table: key → new group
