@@ -240,7 +240,6 @@ func (t *trainer) finish(val []float64, leafNum []int32, leaves []uint16, keep b
 		if fused {
 			hf.seen = resize(hf.seen, (keys+63)/64)
 			clear(hf.seen)
-			hf.keys = hf.keys[:0]
 		}
 		t.parts[p] = resize(t.parts[p], t.nf*histBins)
 		clear(t.parts[p])
@@ -280,14 +279,11 @@ func (t *trainer) finish(val []float64, leafNum []int32, leaves []uint16, keep b
 			if fused {
 				g := t.gid[r]
 				if keyed {
-					g = t.newID[g]
+					g = t.rankOf(g)
 				}
 				k := g*nl + leafNum[l]
 				t.gid[r] = k
-				if w, bit := k>>6, uint64(1)<<(k&63); hf.seen[w]&bit == 0 {
-					hf.seen[w] |= bit
-					hf.keys = append(hf.keys, k)
-				}
+				hf.seen[k>>6] |= 1 << (k & 63)
 			}
 		}
 	})

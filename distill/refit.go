@@ -2,6 +2,7 @@ package distill
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/nicc-dev/nicc/model"
@@ -78,43 +79,79 @@ func treeDepth(nodes []model.Node, i int) int {
 var maxGroupKeys = 1 << 24
 
 // renumber finishes the group split finish fused into its pass: t.gid holds each row's key
-// old group·len(leaves) + the number of its leaf (leaves[number] is its node), each half listed the keys it met in row order. New groups are
-// numbered in order of first appearance, as refine numbers them; t.gid keeps the keys until
-// settleGroups or the next finish maps them (t.newID).
+// old group·len(leaves) + the number of its leaf (leaves[number] is its node), and each half
+// marked the keys it met. The new groups are the keys met, numbered in ascending order (a
+// key's rank among them: t.rankOf); t.gid keeps the keys until settleGroups or the next
+// finish ranks them. solve numbers the groups in order of first appearance, as refine does.
 func (t *trainer) renumber(leaves []uint16) {
-	var keys []int32
-	for p := range t.halves {
-		for _, k := range t.halves[p].keys {
-			if p > 0 && t.halves[0].seen[k>>6]&(1<<(k&63)) != 0 {
-				continue // met in half 0 already
-			}
-			keys = append(keys, k)
+	met := t.halves[0].seen
+	for p := 1; p < histParts; p++ {
+		for w, b := range t.halves[p].seen {
+			met[w] |= b
 		}
 	}
+	t.rankBits = append(t.rankBits[:0], met...)
+	t.rankBase = resize(t.rankBase, len(met))
+	var from []int32
+	var leafOf []uint16
 	nl := int32(len(leaves))
-	t.newID = resize(t.newID, t.ngroups*len(leaves))
-	from := make([]int32, len(keys))
-	leafOf := make([]uint16, len(keys))
-	for id, k := range keys {
-		t.newID[k] = int32(id)
-		from[id], leafOf[id] = k/nl, leaves[k%nl]
+	for w, b := range met {
+		t.rankBase[w] = int32(len(from))
+		for ; b != 0; b &= b - 1 {
+			k := int32(w*64 + bits.TrailingZeros64(b))
+			from, leafOf = append(from, k/nl), append(leafOf, leaves[k%nl])
+		}
 	}
 	t.gidKeyed = true
 	t.addGroups(from, leafOf)
 }
 
+// rankOf is key k's group after renumber: its rank among the keys met.
+func (t *trainer) rankOf(k int32) int32 {
+	w := k >> 6
+	return t.rankBase[w] + int32(bits.OnesCount64(t.rankBits[w]&(1<<(k&63)-1)))
+}
+
 // settleGroups makes t.gid the rows' groups when it holds renumber's keys (finish's next
-// pass maps them itself).
+// pass ranks them itself).
 func (t *trainer) settleGroups() {
 	if !t.gidKeyed {
 		return
 	}
 	t.forRows(t.n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			t.gid[r] = t.newID[t.gid[r]]
+			t.gid[r] = t.rankOf(t.gid[r])
 		}
 	})
 	t.gidKeyed = false
+}
+
+// orderGroups renumbers the groups in order of first appearance in the rows (refine's order,
+// which fixes the order of solve's sums).
+func (t *trainer) orderGroups() {
+	t.settleGroups()
+	perm := make([]int32, t.ngroups)
+	seen := make([]bool, t.ngroups)
+	next := int32(0)
+	for _, g := range t.gid {
+		if !seen[g] {
+			seen[g] = true
+			perm[g] = next
+			next++
+		}
+	}
+	t.forRows(t.n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			t.gid[r] = perm[t.gid[r]]
+		}
+	})
+	last := &t.splits[len(t.splits)-1]
+	from, leafOf := make([]int32, t.ngroups), make([]uint16, t.ngroups)
+	for g, p := range perm {
+		from[p], leafOf[p] = last.from[g], last.leafOf[g]
+	}
+	last.from, last.leafOf = from, leafOf
+	t.groupLeaf = nil
 }
 
 // refine splits the row groups by the leaves (t.nid, nodes tree nodes) of the tree just grown,
@@ -207,7 +244,7 @@ func (t *trainer) apply(base float64, trees []model.Tree, gp []float64) {
 // solve is the refit: the jointly refit base and trees, and the prediction per row group. It
 // stops when a pass lowers the training loss by less than a relative tol.
 func (t *trainer) solve(tol float64) (float64, []model.Tree, []float64) {
-	t.settleGroups()
+	t.orderGroups()
 	t.groupLeaves()
 	G := t.ngroups
 	cnt, sy, sy2 := make([]float64, G), make([]float64, G), make([]float64, G)

@@ -276,8 +276,10 @@ type trainer struct {
 	splits    []groupSplit
 	groupLeaf [][]uint16
 	ngroups   int
-	newID     []int32 // renumber's table: key → new group
-	gidKeyed  bool    // gid holds renumber's keys, not groups yet
+	// renumber's key ranks: the keys met, as a bitset, and per word the keys met below it
+	rankBits []uint64
+	rankBase []int32
+	gidKeyed bool // gid holds renumber's keys, not groups yet
 }
 
 // chunkRows is the unit of row-parallel work; fixed, so that sums merged per chunk in order are
@@ -392,7 +394,6 @@ type half struct {
 	idx    []int32  // the rows lo..hi-1: in row order at the root, then grouped by open node
 	tmp    []int32  // partition scratch
 	span   [][2]int // per open slot of the level: its rows, idx[span[0]:span[1]]
-	// For the fused group split (trainer.finish): the keys met, as a bitset and in order.
+	// For the fused group split (trainer.finish): the keys met, as a bitset.
 	seen []uint64
-	keys []int32
 }
