@@ -34,8 +34,8 @@ func featureEdges(col []float64, g *quantize.Input, bins int) []float64 {
 		return keyFloat(k)
 	}
 	// Distinct values u and, for each, the number of samples below it.
-	var u []float64
-	var below []int
+	u := make([]float64, 0, len(s))
+	below := make([]int, 0, len(s))
 	for i, k := range s {
 		if i == 0 || k != s[i-1] {
 			u = append(u, value(k))

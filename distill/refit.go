@@ -127,18 +127,25 @@ func (t *trainer) settleGroups() {
 }
 
 // orderGroups renumbers the groups in order of first appearance in the rows (refine's order,
-// which fixes the order of solve's sums).
-func (t *trainer) orderGroups() {
+// which fixes the order of solve's sums) and returns each group's row count, and sum of
+// targets and of their squares (in row order).
+func (t *trainer) orderGroups() (cnt, sy, sy2 []float64) {
 	t.settleGroups()
-	perm := make([]int32, t.ngroups)
-	seen := make([]bool, t.ngroups)
+	G := t.ngroups
+	perm := make([]int32, G)
+	seen := make([]bool, G)
+	cnt, sy, sy2 = make([]float64, G), make([]float64, G), make([]float64, G)
 	next := int32(0)
-	for _, g := range t.gid {
+	for r, g := range t.gid {
 		if !seen[g] {
 			seen[g] = true
 			perm[g] = next
 			next++
 		}
+		p, y := perm[g], t.y[r]
+		cnt[p]++
+		sy[p] += y
+		sy2[p] += y * y
 	}
 	t.forRows(t.n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -152,6 +159,7 @@ func (t *trainer) orderGroups() {
 	}
 	last.from, last.leafOf = from, leafOf
 	t.groupLeaf = nil
+	return cnt, sy, sy2
 }
 
 // refine splits the row groups by the leaves (t.nid, nodes tree nodes) of the tree just grown,
@@ -244,15 +252,9 @@ func (t *trainer) apply(base float64, trees []model.Tree, gp []float64) {
 // solve is the refit: the jointly refit base and trees, and the prediction per row group. It
 // stops when a pass lowers the training loss by less than a relative tol.
 func (t *trainer) solve(tol float64) (float64, []model.Tree, []float64) {
-	t.orderGroups()
+	cnt, sy, sy2 := t.orderGroups()
 	t.groupLeaves()
 	G := t.ngroups
-	cnt, sy, sy2 := make([]float64, G), make([]float64, G), make([]float64, G)
-	for r, g := range t.gid {
-		cnt[g]++
-		sy[g] += t.y[r]
-		sy2[g] += t.y[r] * t.y[r]
-	}
 	base := t.base
 	vals := make([][]float64, len(t.trees))
 	gp := make([]float64, G)
