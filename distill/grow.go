@@ -147,10 +147,13 @@ func (t *trainer) partition(p int, open []int, cands []candidate, nodes []model.
 	}
 	for s, nd := range open {
 		a, b := hf.span[s][0], hf.span[s][1]
-		rows := hf.idx[a:b]
+		rows, src := hf.idx[a:b], hf.idx[a:b]
+		if hf.atRoot {
+			src = hf.rows[a:b]
+		}
 		c := cands[s]
 		if c.gain <= 0 {
-			for _, r := range rows {
+			for _, r := range src {
 				t.nid[r] = uint16(nd)
 			}
 			continue
@@ -158,7 +161,7 @@ func (t *trainer) partition(p int, open []int, cands []candidate, nodes []model.
 		f, sb := c.feature, c.bin
 		left := nodes[nd].Left
 		if lastLevel {
-			for _, r := range rows {
+			for _, r := range src {
 				// left, or right (left+1) when bin > sb: branch-free, the two are equally likely.
 				t.nid[r] = uint16(left + int(uint(sb-int(bins[int(r)*nf+f]))>>63))
 			}
@@ -166,7 +169,7 @@ func (t *trainer) partition(p int, open []int, cands []candidate, nodes []model.
 		}
 		nl, nr := 0, 0
 		tmp := hf.tmp[:len(rows)]
-		for _, r := range rows {
+		for _, r := range src { // src is rows, or at the root hf.rows
 			right := int(uint(sb-int(bins[int(r)*nf+f])) >> 63)
 			rows[nl] = r
 			tmp[nr] = r
@@ -179,6 +182,7 @@ func (t *trainer) partition(p int, open []int, cands []candidate, nodes []model.
 		t.addRows(t.parts[p][cs*nf*histBins:][:nf*histBins], hf.idx[span[cs][0]:span[cs][1]])
 	}
 	hf.span = append(hf.span[:0], span...)
+	hf.atRoot = false
 }
 
 // addRows adds the gradient and count of every row in rows to the histograms h (one slot:
@@ -215,7 +219,7 @@ func (t *trainer) sumRoot(p int) {
 	hf := &t.halves[p]
 	t.parts[p] = resize(t.parts[p], t.nf*histBins)
 	clear(t.parts[p])
-	t.addRows(t.parts[p], hf.idx) // rows at the root are in row order
+	t.addRows(t.parts[p], hf.rows)
 }
 
 // finish adds the tree with leaf values val (per node; t.nid holds each row's leaf) to
@@ -252,9 +256,8 @@ func (t *trainer) finish(val []float64, leafNum []int32, leaves []uint16, keep b
 			}
 		}
 		nl := int32(len(leaves))
-		for i := range hf.idx {
-			r := int32(hf.lo + i)
-			hf.idx[i] = r // the next root's rows, in row order
+		hf.atRoot = true
+		for r := hf.lo; r < hf.hi; r++ {
 			l := t.nid[r]
 			pr := t.pred[r] + val[l]
 			t.pred[r] = pr

@@ -361,11 +361,13 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	for p := range t.halves {
 		hf := &t.halves[p]
 		hf.lo, hf.hi = p*t.n/histParts, (p+1)*t.n/histParts
+		hf.rows = make([]int32, hf.hi-hf.lo)
+		for i := range hf.rows {
+			hf.rows[i] = int32(hf.lo + i)
+		}
 		hf.idx = make([]int32, hf.hi-hf.lo)
 		hf.tmp = make([]int32, hf.hi-hf.lo)
-		for i := range hf.idx {
-			hf.idx[i] = int32(hf.lo + i)
-		}
+		hf.atRoot = true
 	}
 	t.forRows(t.n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -391,8 +393,10 @@ const maxFeaturesFast = 16
 // Threads. Rows are moved through a tree by stable partitions of idx.
 type half struct {
 	lo, hi int
-	idx    []int32  // the rows lo..hi-1: in row order at the root, then grouped by open node
+	rows   []int32  // lo..hi-1
+	idx    []int32  // below the root: the rows, grouped by open node
 	tmp    []int32  // partition scratch
+	atRoot bool     // the rows are at the root: span indexes rows, not idx
 	span   [][2]int // per open slot of the level: its rows, idx[span[0]:span[1]]
 	// For the fused group split (trainer.finish): the keys met, as a bitset.
 	seen []uint64
