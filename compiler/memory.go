@@ -18,7 +18,7 @@ const MemoryLimit = 4 << 30
 const (
 	// distillStateBase + distillStateInput·inputs a state: the labelled dataset, twice (the
 	// drawn states and the train/held-out split), the trainer's bins, gradients, predictions,
-	// node ids, the rows listed per level and the refit's row groups (140 bytes at 4 inputs;
+	// node ids, the halves' row partitions and the refit's row groups (140 bytes at 4 inputs;
 	// 137 measured at nicc distill's defaults, 1M to 4M states).
 	distillStateBase  = 72
 	distillStateInput = 17
@@ -56,12 +56,9 @@ func distillBytes(states, inputs int, o distill.Options) float64 {
 	n := float64(states)
 	nodes := min(float64(int(1)<<(depth+1)-1), 2*n)
 	open := min(float64(int(1)<<(depth-1)), n)
-	bins := o.Bins
-	if bins == 0 {
-		bins = distill.DefaultBins
-	}
+	// Histograms have room for DefaultBins bins whatever o.Bins is.
 	return n*float64(distillStateBase+distillStateInput*inputs) +
-		float64(o.Trees)*nodes*distillNode + open*float64(inputs*bins*distillHistCell)
+		float64(o.Trees)*nodes*distillNode + open*float64(inputs*distill.DefaultBins*distillHistCell)
 }
 
 // checkDistillMemory refuses a distillation whose estimate is over MemoryLimit, in one line

@@ -34,8 +34,8 @@ func featureEdges(col []float64, g *quantize.Input, bins int) []float64 {
 		return keyFloat(k)
 	}
 	// Distinct values u and, for each, the number of samples below it.
-	var u []float64
-	var below []int
+	u := make([]float64, 0, len(s))
+	below := make([]int, 0, len(s))
 	for i, k := range s {
 		if i == 0 || k != s[i-1] {
 			u = append(u, value(k))
@@ -121,8 +121,9 @@ func binOf(e []float64, v float64) int {
 	return base + 1
 }
 
-// binBuckets is how many equal-width buckets a binner splits its edges' span into.
-const binBuckets = 4096
+// binBuckets is how many equal-width buckets a binner splits its edges' span into: many more
+// than edges (DefaultBins), so that most buckets hold none and bin needs no search.
+const binBuckets = 1 << 16
 
 // binner is binOf in a few steps: the span of the edges is cut into equal-width buckets, and
 // a value's bucket bounds its bin by the bins of the bucket's two ends, which a short search
@@ -144,8 +145,13 @@ func newBinner(e []float64) *binner {
 	}
 	bn.lo, bn.scale = e[0], scale
 	bn.start = make([]uint16, binBuckets+1)
+	k := 0 // edges below the bucket end: binOf(e, end), the ends ascending
 	for b := range bn.start {
-		bn.start[b] = uint16(binOf(e, bn.lo+float64(b)/bn.scale))
+		end := bn.lo + float64(b)/bn.scale
+		for k < len(e) && e[k] < end {
+			k++
+		}
+		bn.start[b] = uint16(k)
 	}
 	return bn
 }
@@ -153,6 +159,26 @@ func newBinner(e []float64) *binner {
 // bin is binOf(bn.e, v). The bucket's ends are a hint, checked before it is used: rounding
 // may put v a bucket off, and then the full search answers.
 func (bn *binner) bin(v float64) int {
+	if k, ok := bn.quick(v); ok {
+		return k
+	}
+	return bn.search(v)
+}
+
+// quick is bin in the common case, a bucket with no edge inside (ok false otherwise); short
+// enough to inline.
+func (bn *binner) quick(v float64) (int, bool) {
+	// v > lo makes b ≥ 0, or (too large for an int) negative, and then uint(b)+1 is large.
+	b := int((v - bn.lo) * bn.scale)
+	if !(v > bn.lo) || uint(b)+1 >= uint(len(bn.start)) {
+		return 0, false
+	}
+	k := int(bn.start[b])
+	return k, k == int(bn.start[b+1]) && k > 0 && k < len(bn.e) && v <= bn.e[k] && bn.e[k-1] < v
+}
+
+// search is bin without the inlined case.
+func (bn *binner) search(v float64) int {
 	e := bn.e
 	if bn.start == nil || !(v > e[0]) || !(v <= e[len(e)-1]) {
 		return binOf(e, v)

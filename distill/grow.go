@@ -1,8 +1,6 @@
 package distill
 
 import (
-	"slices"
-
 	"github.com/nicc-dev/nicc/model"
 )
 
@@ -42,35 +40,39 @@ type candidate struct {
 // has any split.
 func (t *trainer) grow() (model.Tree, bool) {
 	// Rows start at the root with gradients pred − y: newTrainer, apply and the end of the
-	// previous grow leave them so.
+	// previous grow leave them so (and the latter two the root's histogram parts too).
+	if !t.rootSummed {
+		t.forEach(histParts, func(p int) { t.sumRoot(p) })
+	}
+	t.rootSummed = false
 	nodes := []model.Node{{}}
 	stats := []nodeStat{{}}
 	open := []int{0}
+	for p := range t.halves {
+		t.halves[p].span = append(t.halves[p].span[:0], [2]int{0, len(t.halves[p].idx)})
+	}
 	split := false
-	var sib, par []int32 // per slot of the level: see buildHist
-	var last *router     // the last level's splits, if it has any
-	for depth := 0; depth < t.opt.Depth && len(open) > 0; depth++ {
-		t.buildHist(len(open), sib, par, depth > 0)
+	var sib, par []int32 // per slot of the level: see mergeHist
+	for depth := 0; len(open) > 0; depth++ {
+		t.mergeHist(len(open), sib, par)
 		if depth == 0 {
 			stats[0] = t.histTotal(0)
 		}
 		var cands []candidate // per open slot; gain 0 = no split
-		if t.opt.Oblivious {
+		if depth == t.opt.Depth {
+			cands = make([]candidate, len(open))
+		} else if t.opt.Oblivious {
 			cands = t.bestOblivious(open, stats)
 		} else {
 			cands = make([]candidate, len(open))
 			t.forEach(len(open), func(s int) { cands[s] = t.bestSplit(s, stats[open[s]]) })
 		}
-		// Per node of this level: its split (bin, feature) or -1, and its children.
-		route := make([]int32, len(nodes))
-		feat := make([]int32, len(nodes))
-		for i := range route {
-			route[i] = -1
-		}
 		var next []int
 		sib, par = sib[:0], par[:0]
+		summed := make([]int32, len(open)) // per open slot: its summed child's slot, or -1
 		for s, nd := range open {
 			c := cands[s]
+			summed[s] = -1
 			if c.gain <= 0 {
 				continue
 			}
@@ -78,8 +80,10 @@ func (t *trainer) grow() (model.Tree, bool) {
 			cs := int32(len(next))
 			if 2*c.left.n <= stats[nd].n {
 				sib, par = append(sib, -1, cs), append(par, -1, int32(s))
+				summed[s] = cs
 			} else {
 				sib, par = append(sib, cs+1, -1), append(par, int32(s), -1)
+				summed[s] = cs + 1
 			}
 			split = true
 			l, r := len(nodes), len(nodes)+1
@@ -87,65 +91,15 @@ func (t *trainer) grow() (model.Tree, bool) {
 			ps := stats[nd]
 			nodes = append(nodes, model.Node{}, model.Node{})
 			stats = append(stats, c.left, nodeStat{ps.g - c.left.g, ps.n - c.left.n})
-			route[nd], feat[nd] = int32(c.bin), int32(c.feature)
 			next = append(next, l, r)
 		}
-		if len(next) == 0 {
-			break
-		}
+		lastLevel := depth == t.opt.Depth-1
 		t.hist, t.prev = t.prev, t.hist
-		// Route rows to the children. A row whose node did not split keeps it (a leaf) and
-		// gets slot -1. Children's slots are 0, 1, ... in creation order, so the row's next
-		// slot is its child's index minus the first child's, stored as −slot−2 when that
-		// child's histogram is derived rather than summed (buildHist skips it).
-		first := int32(next[0])
-		left := make([]int32, len(route))
-		for _, nd := range open {
-			left[nd] = int32(nodes[nd].Left)
+		t.forEach(histParts, func(p int) { t.partition(p, open, cands, nodes, summed, lastLevel) })
+		if lastLevel {
+			break
 		}
 		open = next
-		if depth == t.opt.Depth-1 {
-			// The last level: the final pass below routes rows to their leaves.
-			last = &router{route: route, feat: feat, left: left, fromRoot: depth == 0}
-			break
-		}
-		fromRoot := depth == 0
-		// The slot each child's rows get: a lookup, not a branch (half the rows go to a
-		// derived child, in no predictable order).
-		code := make([]int16, len(sib))
-		for cs, sb := range sib {
-			code[cs] = int16(cs)
-			if sb >= 0 {
-				code[cs] = int16(-cs - 2)
-			}
-		}
-		t.forRows(t.n, func(lo, hi int) {
-			nid, slot := t.nid[lo:hi], t.slot[lo:hi]
-			k := lo // the chunk's list of rows to sum (see buildHist) fills t.summed[lo:]
-			for i, s := range slot {
-				if s == -1 {
-					continue
-				}
-				nd := nid[i]
-				if fromRoot { // nid still holds the previous tree's leaves
-					nd = 0
-				}
-				b := route[nd]
-				if b < 0 {
-					slot[i] = -1
-					continue
-				}
-				// c = left, or right (left+1) when bin > b: branch-free, the two are
-				// equally likely.
-				c := left[nd] + int32(uint32(b-int32(t.rowBins[(lo+i)*t.nf+int(feat[nd])]))>>31)
-				nid[i] = uint16(c)
-				cs := code[c-first]
-				slot[i] = cs
-				t.summed[k] = int32(lo + i)
-				k += int(^uint16(cs) >> 15) // listed when cs ≥ 0
-			}
-			t.summedN[lo/chunkRows] = k - lo
-		})
 	}
 	val := make([]float64, len(nodes))
 	for i := range nodes {
@@ -159,157 +113,247 @@ func (t *trainer) grow() (model.Tree, bool) {
 	if !keep {
 		clear(val)
 	}
-	// Route rows by the last level's splits (if any) to their leaves (nid), add the tree to
-	// pred, and set up the next round: gradients, rows at the root (slot 0; the first
-	// routing ignores nid).
-	atRoot := len(nodes) == 1
-	nf := t.nf
-	t.forRows(t.n, func(lo, hi int) {
-		pred, y, grad, nid, slot := t.pred[lo:hi], t.y[lo:hi], t.grad[lo:hi], t.nid[lo:hi], t.slot[lo:hi]
-		bins := t.rowBins[lo*nf : hi*nf]
-		for i := range pred {
-			l := int32(nid[i])
-			switch {
-			case atRoot:
-				l = 0
-			case last != nil && slot[i] != -1:
-				if c := last.child(l, bins[i*nf:i*nf+nf]); c >= 0 {
-					l = c
-				}
-			}
-			nid[i] = uint16(l)
-			p := pred[i] + val[l]
-			pred[i] = p
-			grad[i] = p - y[i]
-			slot[i] = 0
+	// The leaves, numbered: the refit's group keys take a leaf's number, not its node's.
+	leafNum := make([]int32, len(nodes))
+	var leaves []uint16
+	for i := range nodes {
+		if nodes[i].Leaf {
+			leafNum[i] = int32(len(leaves))
+			leaves = append(leaves, uint16(i))
 		}
-	})
-	if (t.opt.Refit || t.opt.Corrective) && keep {
-		t.refine(len(nodes))
 	}
+	t.finish(val, leafNum, leaves, keep)
 	return model.Tree{Nodes: nodes}, split
 }
 
-// router holds one level's splits, for routing rows to the next level.
-type router struct {
-	route, feat, left []int32 // per node: split bin (-1: no split), feature, left child
-	fromRoot          bool    // the level is the root's: nid is not read
-}
-
-// child is the child of node nd (taken as the root when fromRoot) that a row with bins rb
-// goes to, or -1 if nd did not split: left when bin ≤ split bin, else right (left+1).
-func (rt *router) child(nd int32, rb []uint8) int32 {
-	if rt.fromRoot {
-		nd = 0
-	}
-	b := rt.route[nd]
-	if b < 0 {
-		return -1
-	}
-	return rt.left[nd] + int32(uint32(b-int32(rb[rt.feat[nd]]))>>31)
-}
-
-// histParts is the fixed number of row ranges histograms are summed over separately (in
-// parallel) and then added in order: fixed, so the sums do not depend on Threads.
-const histParts = 2
-
-// buildHist fills t.hist[f][slot*nb+bin] for every feature. Each of histParts row ranges is
-// summed in row order into its own histograms, for all features in one pass (rows with
-// t.slot < 0 are skipped: settled, or in a slot that is derived); the parts are then added.
-// A slot s with sib[s] ≥ 0 is not summed but derived, afterwards, as its parent's histogram
-// (t.prev, slot par[s]) minus its sibling's (the subtraction trick: only the smaller child
-// of each split is summed). With listed, the rows to sum are those grow's routing listed
-// per chunk in t.summed, in row order, so the rows skipped cost no mispredicted branch.
-func (t *trainer) buildHist(slots int, sib, par []int32, listed bool) {
+// partition moves the rows of half p on from the open nodes (slots) of a level: a node that
+// does not split (gain 0) is their leaf (t.nid); a split node's rows are partitioned, stably,
+// into its two children's spans, and the summed child's histogram is added into t.parts[p]
+// (slot summed[s]); on the last level, a split node's rows get their child as leaf instead.
+func (t *trainer) partition(p int, open []int, cands []candidate, nodes []model.Node, summed []int32, lastLevel bool) {
+	hf := &t.halves[p]
 	nf := t.nf
-	off := make([]int, nf+1) // feature f's histogram is [off[f]*slots, off[f+1]*slots) of a part
-	for f := range nf {
-		off[f+1] = off[f] + t.nb[f]
+	bins := t.rowBins
+	var span [][2]int
+	children := 0
+	for s := range open {
+		if cands[s].gain > 0 {
+			children += 2
+		}
 	}
-	size := off[nf] * slots
-	for p := range t.parts {
-		if cap(t.parts[p]) < size {
-			t.parts[p] = make([]nodeStat, size)
-		}
-		t.parts[p] = t.parts[p][:size]
+	if !lastLevel {
+		t.parts[p] = resize(t.parts[p], children*nf*histBins)
+		clear(t.parts[p])
 	}
-	t.forEach(histParts, func(p int) {
-		h := t.parts[p]
-		clear(h)
-		lo, hi := p*t.n/histParts, (p+1)*t.n/histParts
-		base := make([]int, nf) // per feature: its offset in h
-		for f := range nf {
-			base[f] = off[f] * slots
+	for s, nd := range open {
+		a, b := hf.span[s][0], hf.span[s][1]
+		rows, src := hf.idx[a:b], hf.idx[a:b]
+		if hf.atRoot {
+			src = hf.rows[a:b]
 		}
-		if listed {
-			for c := lo / chunkRows; c*chunkRows < hi; c++ {
-				l := t.summed[c*chunkRows : c*chunkRows+t.summedN[c]]
-				from, _ := slices.BinarySearch(l, int32(lo))
-				to, _ := slices.BinarySearch(l, int32(hi))
-				for _, r := range l[from:to] {
-					s, g := int(t.slot[r]), t.grad[r]
-					for f, b := range t.rowBins[int(r)*nf : int(r)*nf+nf] {
-						e := &h[base[f]+s*t.nb[f]+int(b)]
-						e.g += g
-						e.n++
-					}
-				}
+		c := cands[s]
+		if c.gain <= 0 {
+			for _, r := range src {
+				t.nid[r] = uint16(nd)
 			}
-			return
+			continue
 		}
-		slot, grad, bins := t.slot[lo:hi], t.grad[lo:hi], t.rowBins[lo*nf:hi*nf]
-		for i, s := range slot {
-			if s < 0 {
-				continue
+		f, sb := c.feature, c.bin
+		left := nodes[nd].Left
+		if lastLevel {
+			for _, r := range src {
+				// left, or right (left+1) when bin > sb: branch-free, the two are equally likely.
+				t.nid[r] = uint16(left + int(uint(sb-int(bins[int(r)*nf+f]))>>63))
 			}
-			g := grad[i]
-			rb := bins[i*nf : i*nf+nf]
-			for f, b := range rb {
-				e := &h[base[f]+int(s)*t.nb[f]+int(b)]
+			continue
+		}
+		nl, nr := 0, 0
+		tmp := hf.tmp[:len(rows)]
+		for _, r := range src { // src is rows, or at the root hf.rows
+			right := int(uint(sb-int(bins[int(r)*nf+f])) >> 63)
+			rows[nl] = r
+			tmp[nr] = r
+			nl += 1 - right
+			nr += right
+		}
+		copy(rows[nl:], tmp[:nr])
+		span = append(span, [2]int{a, a + nl}, [2]int{a + nl, b})
+		cs := int(summed[s])
+		t.addRows(t.parts[p][cs*nf*histBins:][:nf*histBins], hf.idx[span[cs][0]:span[cs][1]])
+	}
+	hf.span = append(hf.span[:0], span...)
+	hf.atRoot = false
+}
+
+// addRows adds the gradient and count of every row in rows to the histograms h (one slot:
+// feature f's bins at f·histBins).
+func (t *trainer) addRows(h []nodeStat, rows []int32) {
+	nf := t.nf
+	var hs [maxFeaturesFast]*[histBins]nodeStat
+	if nf > maxFeaturesFast {
+		for _, r := range rows {
+			g := t.grad[r]
+			for f, b := range t.rowBins[int(r)*nf : int(r)*nf+nf] {
+				e := &h[f*histBins+int(b)]
 				e.g += g
 				e.n++
 			}
 		}
-	})
-	t.forEach(nf, func(f int) {
-		nb := t.nb[f]
-		fs := nb * slots
-		if cap(t.hist[f]) < fs {
-			t.hist[f] = make([]nodeStat, fs)
+		return
+	}
+	for f := range nf {
+		hs[f] = (*[histBins]nodeStat)(h[f*histBins:])
+	}
+	for _, r := range rows {
+		g := t.grad[r]
+		for f, b := range t.rowBins[int(r)*nf : int(r)*nf+nf] {
+			e := &hs[f][b]
+			e.g += g
+			e.n++
 		}
-		h := t.hist[f][:fs]
-		for s := range slots {
-			if sib != nil && sib[s] >= 0 {
-				continue
+	}
+}
+
+// sumRoot sums half p's rows into its root histogram (t.parts[p], slot 0), in row order.
+func (t *trainer) sumRoot(p int) {
+	hf := &t.halves[p]
+	t.parts[p] = resize(t.parts[p], t.nf*histBins)
+	clear(t.parts[p])
+	t.addRows(t.parts[p], hf.rows)
+}
+
+// finish adds the tree with leaf values val (per node; t.nid holds each row's leaf) to
+// t.pred and sets the gradients for the next round, summing its root histograms (unless
+// t.lastRound), one pass per half in row order; when kept and the refit needs them, it
+// splits the row groups.
+func (t *trainer) finish(val []float64, leafNum []int32, leaves []uint16, keep bool) {
+	refine := (t.opt.Refit || t.opt.Corrective) && keep
+	if refine && t.gid == nil {
+		t.gid = make([]int32, t.n)
+		t.ngroups = 1
+	}
+	keys := t.ngroups * len(leaves)
+	fused := refine && keys <= maxGroupKeys
+	keyed := t.gidKeyed // t.gid still holds the last renumber's keys
+	sum := !t.lastRound // no tree follows the last round's
+	if refine && !fused {
+		t.settleGroups()
+	}
+	t.forEach(histParts, func(p int) {
+		hf := &t.halves[p]
+		if fused {
+			hf.seen = resize(hf.seen, (keys+63)/64)
+			clear(hf.seen)
+		}
+		t.parts[p] = resize(t.parts[p], t.nf*histBins)
+		clear(t.parts[p])
+		h := t.parts[p]
+		nf := t.nf
+		var hs [maxFeaturesFast]*[histBins]nodeStat
+		if nf <= maxFeaturesFast {
+			for f := range nf {
+				hs[f] = (*[histBins]nodeStat)(h[f*histBins:])
 			}
-			dst := h[s*nb : (s+1)*nb]
-			copy(dst, t.parts[0][off[f]*slots+s*nb:])
-			for p := 1; p < histParts; p++ {
-				src := t.parts[p][off[f]*slots+s*nb:]
-				for b := range dst {
-					dst[b].g += src[b].g
-					dst[b].n += src[b].n
+		}
+		nl := int32(len(leaves))
+		hf.atRoot = true
+		for r := hf.lo; r < hf.hi; r++ {
+			l := t.nid[r]
+			pr := t.pred[r] + val[l]
+			t.pred[r] = pr
+			g := pr - t.y[r]
+			t.grad[r] = g
+			rb := t.rowBins[int(r)*nf : int(r)*nf+nf]
+			switch {
+			case !sum:
+			case nf <= maxFeaturesFast:
+				for f, b := range rb {
+					e := &hs[f][b]
+					e.g += g
+					e.n++
+				}
+			default:
+				for f, b := range rb {
+					e := &h[f*histBins+int(b)]
+					e.g += g
+					e.n++
 				}
 			}
-		}
-		for s := range slots {
-			if sib == nil || sib[s] < 0 {
-				continue
+			if fused {
+				g := t.gid[r]
+				if keyed {
+					g = t.rankOf(g)
+				}
+				k := g*nl + leafNum[l]
+				t.gid[r] = k
+				hf.seen[k>>6] |= 1 << (k & 63)
 			}
-			dst, p, o := h[s*nb:(s+1)*nb], t.prev[f][int(par[s])*nb:], h[int(sib[s])*nb:]
-			for b := range dst {
-				dst[b] = nodeStat{p[b].g - o[b].g, p[b].n - o[b].n}
-			}
 		}
-		t.hist[f] = h
 	})
+	t.rootSummed = sum
+	switch {
+	case fused:
+		t.renumber(leaves)
+	case refine:
+		t.refine(len(val))
+	}
+}
+
+// resize is s with length n, reallocated only when its capacity is too small.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// mergeHist fills t.hist (slot s, feature f at (s·nf+f)·histBins) for the level's slots:
+// a slot s with sib[s] ≥ 0 is derived as its parent's histogram (t.prev, slot par[s]) minus
+// its sibling's (the subtraction trick: only the smaller child of each split is summed);
+// the others are the halves' sums (t.parts), added in order. nil sib: every slot is summed.
+func (t *trainer) mergeHist(slots int, sib, par []int32) {
+	nf := t.nf
+	size := slots * nf * histBins
+	t.hist = resize(t.hist, size)
+	t.forEach(slots, func(s int) {
+		if sib != nil && sib[s] >= 0 {
+			return
+		}
+		dst := t.hist[s*nf*histBins:][:nf*histBins]
+		copy(dst, t.parts[0][s*nf*histBins:])
+		for p := 1; p < histParts; p++ {
+			src := t.parts[p][s*nf*histBins:][:len(dst)]
+			for b := range dst {
+				dst[b].g += src[b].g
+				dst[b].n += src[b].n
+			}
+		}
+	})
+	if sib == nil {
+		return
+	}
+	for s := range slots {
+		if sib[s] < 0 {
+			continue
+		}
+		dst := t.hist[s*nf*histBins:][:nf*histBins]
+		pa := t.prev[int(par[s])*nf*histBins:][:len(dst)]
+		o := t.hist[int(sib[s])*nf*histBins:][:len(dst)]
+		for b := range dst {
+			dst[b] = nodeStat{pa[b].g - o[b].g, pa[b].n - o[b].n}
+		}
+	}
+}
+
+// histOf is slot s's histogram of feature f in h (t.hist's layout).
+func (t *trainer) histOf(h []nodeStat, s, f int) []nodeStat {
+	return h[(s*t.nf+f)*histBins:][:t.nb[f]]
 }
 
 // histTotal is the sum of a slot's histogram (over feature 0's bins).
 func (t *trainer) histTotal(s int) nodeStat {
-	nb := t.nb[0]
 	var st nodeStat
-	for _, e := range t.hist[0][s*nb : (s+1)*nb] {
+	for _, e := range t.histOf(t.hist, s, 0) {
 		st.g += e.g
 		st.n += e.n
 	}
@@ -330,7 +374,7 @@ func (t *trainer) bestSplit(s int, ps nodeStat) candidate {
 			continue
 		}
 		nb := t.nb[f]
-		h := t.hist[f][s*nb : (s+1)*nb]
+		h := t.histOf(t.hist, s, f)
 		var gl float64
 		var nl int64
 		for b := 0; b < nb-1; b++ {
@@ -377,7 +421,7 @@ func (t *trainer) bestOblivious(open []int, stats []nodeStat) []candidate {
 			ps := stats[nd]
 			parent := t.score(ps.g, ps.n)
 			enforce := ps.n >= 2*ml
-			h := t.hist[f][s*nb : (s+1)*nb]
+			h := t.histOf(t.hist, s, f)
 			var gl float64
 			var nl int64
 			for b := 0; b < nb-1; b++ {
@@ -406,13 +450,12 @@ func (t *trainer) bestOblivious(open []int, stats []nodeStat) []candidate {
 	if bf < 0 {
 		return cands
 	}
-	nb := t.nb[bf]
 	for s := range open {
 		var gl float64
 		var nl int64
-		for b := 0; b <= bb; b++ {
-			gl += t.hist[bf][s*nb+b].g
-			nl += t.hist[bf][s*nb+b].n
+		for _, e := range t.histOf(t.hist, s, bf)[:bb+1] {
+			gl += e.g
+			nl += e.n
 		}
 		cands[s] = candidate{gain: bg, feature: bf, bin: bb, left: nodeStat{gl, nl}}
 	}

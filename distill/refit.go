@@ -2,107 +2,234 @@ package distill
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/nicc-dev/nicc/model"
 )
 
-// predict is the ensemble's prediction for n rows of the column-major x.
-func (t *trainer) predict(x [][]float64, n int) []float64 {
-	return predict(t.base, t.trees, x, n, t)
-}
-
-// predict is base + Σ trees at n rows of the column-major x, run on t's threads.
-func predict(base float64, trees []model.Tree, x [][]float64, n int, t *trainer) []float64 {
-	p := make([]float64, n)
-	for i := range p {
-		p[i] = base
-	}
+// predict is base + Σ trees (in order) at n rows of the column-major x, run on t's threads.
+func (t *trainer) predict(base float64, trees []model.Tree, x [][]float64, n int) []float64 {
+	flat := make([]flatTree, len(trees))
 	for i := range trees {
-		t.addTree(&trees[i], x, p)
+		flat[i] = flatten(trees[i].Nodes)
 	}
+	p := make([]float64, n)
+	t.forRows(n, func(lo, hi int) {
+		pc := p[lo:hi]
+		for r := range pc {
+			pc[r] = base
+		}
+		// A level of a tree at a time for all the chunk's rows: each row's step depends on
+		// its last, so stepping many rows at once overlaps their latencies.
+		node := make([]uint32, len(pc))
+		for _, ft := range flat {
+			clear(node)
+			for range ft.depth {
+				for r, i := range node {
+					// right (the sign of thr − v) when v > thr; v and thr are finite.
+					right := math.Float64bits(ft.thr[i]-x[ft.feat[i]][lo+r]) >> 63
+					node[r] = ft.kids[2*i+uint32(right)]
+				}
+			}
+			for r, i := range node {
+				pc[r] += ft.val[i]
+			}
+		}
+	})
 	return p
 }
 
-// addTree adds tree tr's value at every row of the column-major x to pred.
-func (t *trainer) addTree(tr *model.Tree, x [][]float64, pred []float64) {
-	nodes := tr.Nodes
-	t.forRows(len(pred), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			n := &nodes[0]
-			for !n.Leaf {
-				if x[n.Feature][r] <= n.Threshold {
-					n = &nodes[n.Left]
-				} else {
-					n = &nodes[n.Right]
-				}
-			}
-			pred[r] += n.Value
-		}
-	})
+// flatTree is a tree as flat arrays for branch-free evaluation: a leaf is its own child (with
+// threshold 0), so every row takes depth steps.
+type flatTree struct {
+	feat  []int
+	thr   []float64
+	kids  []uint32 // node i's children: kids[2i] (v ≤ thr), kids[2i+1]
+	val   []float64
+	depth int
 }
 
-// refine splits the row groups by the leaves (t.nid, nodes tree nodes) of the tree just grown.
-func (t *trainer) refine(nodes int) {
-	if t.gid == nil {
-		t.gid = make([]int32, t.n)
-		t.ngroups = 1
+func flatten(nodes []model.Node) flatTree {
+	ft := flatTree{feat: make([]int, len(nodes)), thr: make([]float64, len(nodes)), kids: make([]uint32, 2*len(nodes)), val: make([]float64, len(nodes))}
+	for i, nd := range nodes {
+		if nd.Leaf {
+			ft.kids[2*i], ft.kids[2*i+1] = uint32(i), uint32(i)
+			ft.val[i] = nd.Value
+			continue
+		}
+		// + 0: thr − v must be +0, not −0, when v equals a zero threshold.
+		ft.feat[i], ft.thr[i] = nd.Feature, nd.Threshold+0
+		ft.kids[2*i], ft.kids[2*i+1] = uint32(nd.Left), uint32(nd.Right)
 	}
-	old := t.ngroups
+	ft.depth = treeDepth(nodes, 0)
+	return ft
+}
+
+// treeDepth is the most splits on a path from node i down.
+func treeDepth(nodes []model.Node, i int) int {
+	if nodes[i].Leaf {
+		return 0
+	}
+	return 1 + max(treeDepth(nodes, nodes[i].Left), treeDepth(nodes, nodes[i].Right))
+}
+
+// maxGroupKeys bounds (old groups × leaves) for finish's fused group split; beyond it refine
+// splits the groups with a map.
+var maxGroupKeys = 1 << 24
+
+// renumber finishes the group split finish fused into its pass: t.gid holds each row's key
+// old group·len(leaves) + the number of its leaf (leaves[number] is its node), and each half
+// marked the keys it met. The new groups are the keys met, numbered in ascending order (a
+// key's rank among them: t.rankOf); t.gid keeps the keys until settleGroups or the next
+// finish ranks them. solve numbers the groups in order of first appearance, as refine does.
+func (t *trainer) renumber(leaves []uint16) {
+	met := t.halves[0].seen
+	for p := 1; p < histParts; p++ {
+		for w, b := range t.halves[p].seen {
+			met[w] |= b
+		}
+	}
+	t.rankBits = append(t.rankBits[:0], met...)
+	t.rankBase = resize(t.rankBase, len(met))
+	var from []int32
+	var leafOf []uint16
+	nl := int32(len(leaves))
+	for w, b := range met {
+		t.rankBase[w] = int32(len(from))
+		for ; b != 0; b &= b - 1 {
+			k := int32(w*64 + bits.TrailingZeros64(b))
+			from, leafOf = append(from, k/nl), append(leafOf, leaves[k%nl])
+		}
+	}
+	t.gidKeyed = true
+	t.addGroups(from, leafOf)
+}
+
+// rankOf is key k's group after renumber: its rank among the keys met.
+func (t *trainer) rankOf(k int32) int32 {
+	w := k >> 6
+	return t.rankBase[w] + int32(bits.OnesCount64(t.rankBits[w]&(1<<(k&63)-1)))
+}
+
+// settleGroups makes t.gid the rows' groups when it holds renumber's keys (finish's next
+// pass ranks them itself).
+func (t *trainer) settleGroups() {
+	if !t.gidKeyed {
+		return
+	}
+	t.forRows(t.n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			t.gid[r] = t.rankOf(t.gid[r])
+		}
+	})
+	t.gidKeyed = false
+}
+
+// orderGroups renumbers the groups in order of first appearance in the rows (refine's order,
+// which fixes the order of solve's sums) and returns each group's row count, and sum of
+// targets and of their squares (in row order).
+func (t *trainer) orderGroups() (cnt, sy, sy2 []float64) {
+	t.settleGroups()
+	G := t.ngroups
+	perm := make([]int32, G)
+	seen := make([]bool, G)
+	cnt, sy, sy2 = make([]float64, G), make([]float64, G), make([]float64, G)
+	next := int32(0)
+	for r, g := range t.gid {
+		if !seen[g] {
+			seen[g] = true
+			perm[g] = next
+			next++
+		}
+		p, y := perm[g], t.y[r]
+		cnt[p]++
+		sy[p] += y
+		sy2[p] += y * y
+	}
+	t.forRows(t.n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			t.gid[r] = perm[t.gid[r]]
+		}
+	})
+	last := &t.splits[len(t.splits)-1]
+	from, leafOf := make([]int32, t.ngroups), make([]uint16, t.ngroups)
+	for g, p := range perm {
+		from[p], leafOf[p] = last.from[g], last.leafOf[g]
+	}
+	last.from, last.leafOf = from, leafOf
+	t.groupLeaf = nil
+	return cnt, sy, sy2
+}
+
+// refine splits the row groups by the leaves (t.nid, nodes tree nodes) of the tree just grown,
+// when there are too many (old group, leaf) keys for renumber's tables.
+func (t *trainer) refine(nodes int) {
 	var from []int32 // per new group: its old group
 	var leafOf []uint16
-	newGroup := func(g int32, l uint16) int32 {
-		from = append(from, g)
-		leafOf = append(leafOf, l)
-		return int32(len(from) - 1)
+	table := make(map[uint64]int32)
+	for r, g := range t.gid {
+		l := t.nid[r]
+		k := uint64(g)*uint64(nodes) + uint64(l)
+		id, ok := table[k]
+		if !ok {
+			id = int32(len(from))
+			from = append(from, g)
+			leafOf = append(leafOf, l)
+			table[k] = id
+		}
+		t.gid[r] = id
 	}
-	if old*nodes <= 1<<24 {
-		table := make([]int32, old*nodes)
-		for i := range table {
-			table[i] = -1
-		}
-		for r, g := range t.gid {
-			l := t.nid[r]
-			k := int(g)*nodes + int(l)
-			if table[k] < 0 {
-				table[k] = newGroup(g, l)
-			}
-			t.gid[r] = table[k]
-		}
-	} else {
-		table := make(map[uint64]int32)
-		for r, g := range t.gid {
-			l := t.nid[r]
-			k := uint64(g)<<16 | uint64(l)
-			id, ok := table[k]
-			if !ok {
-				id = newGroup(g, l)
-				table[k] = id
-			}
-			t.gid[r] = id
-		}
-	}
-	for ti, gl := range t.groupLeaf {
-		ngl := make([]uint16, len(from))
-		for g, f := range from {
-			ngl[g] = gl[f]
-		}
-		t.groupLeaf[ti] = ngl
-	}
-	t.groupLeaf = append(t.groupLeaf, leafOf)
+	t.addGroups(from, leafOf)
+}
+
+// addGroups makes the new groups the groups: from[g] is new group g's old group, leafOf[g]
+// its leaf in the tree just grown.
+func (t *trainer) addGroups(from []int32, leafOf []uint16) {
+	t.splits = append(t.splits, groupSplit{from, leafOf})
 	t.ngroups = len(from)
+}
+
+// groupSplit is how one tree split the row groups: new group g came from old group from[g]
+// and reaches leaf leafOf[g].
+type groupSplit struct {
+	from   []int32
+	leafOf []uint16
+}
+
+// groupLeaves is every group's leaf in every tree, groupLeaf[tree][group], worked out (once
+// per tree added) from the splits, the last first.
+func (t *trainer) groupLeaves() [][]uint16 {
+	if len(t.groupLeaf) == len(t.splits) {
+		return t.groupLeaf
+	}
+	t.groupLeaf = make([][]uint16, len(t.splits))
+	anc := make([]int32, t.ngroups) // each group's ancestor after tree ti
+	for g := range anc {
+		anc[g] = int32(g)
+	}
+	for ti := len(t.splits) - 1; ti >= 0; ti-- {
+		sp := t.splits[ti]
+		gl := make([]uint16, t.ngroups)
+		for g, a := range anc {
+			gl[g] = sp.leafOf[a]
+			anc[g] = sp.from[a]
+		}
+		t.groupLeaf[ti] = gl
+	}
+	return t.groupLeaf
 }
 
 // refit jointly refits every leaf value and the base by coordinate descent on the training
 // set, and keeps the result if the RMSE on valid falls below before. Rows in one group are
 // identical to the ensemble, so the descent runs on the groups' counts and target sums.
 func (t *trainer) refit(valid *Dataset, before float64) (float64, bool) {
-	if len(t.groupLeaf) != len(t.trees) {
+	if len(t.splits) != len(t.trees) {
 		return 0, false
 	}
 	base, trees, gp := t.solve(1e-10)
 	// The refit model, checked on valid.
-	after := rmse(predict(base, trees, valid.X, valid.Rows(), t), valid.Y)
+	after := rmse(t.predict(base, trees, valid.X, valid.Rows()), valid.Y)
 	if !(after < before) {
 		return 0, false
 	}
@@ -113,6 +240,7 @@ func (t *trainer) refit(valid *Dataset, before float64) (float64, bool) {
 // apply makes base and trees the ensemble, gp being its prediction per row group.
 func (t *trainer) apply(base float64, trees []model.Tree, gp []float64) {
 	t.base, t.trees = base, trees
+	t.rootSummed = false
 	t.forRows(t.n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			t.pred[r] = gp[t.gid[r]]
@@ -124,13 +252,9 @@ func (t *trainer) apply(base float64, trees []model.Tree, gp []float64) {
 // solve is the refit: the jointly refit base and trees, and the prediction per row group. It
 // stops when a pass lowers the training loss by less than a relative tol.
 func (t *trainer) solve(tol float64) (float64, []model.Tree, []float64) {
+	cnt, sy, sy2 := t.orderGroups()
+	t.groupLeaves()
 	G := t.ngroups
-	cnt, sy, sy2 := make([]float64, G), make([]float64, G), make([]float64, G)
-	for r, g := range t.gid {
-		cnt[g]++
-		sy[g] += t.y[r]
-		sy2[g] += t.y[r] * t.y[r]
-	}
 	base := t.base
 	vals := make([][]float64, len(t.trees))
 	gp := make([]float64, G)
@@ -250,21 +374,38 @@ func (t *trainer) exactSolve(cnt, sy []float64, vals [][]float64) (float64, bool
 	if L > maxExact || t.lambda <= 0 || !exactRefit {
 		return 0, false
 	}
-	a := make([]float64, L*L)
-	rhs := make([]float64, L)
-	vars := make([]int, len(t.trees)+1)
-	for g := range cnt {
-		vars[0] = 0
-		for ti := range t.trees {
-			vars[ti+1] = idx[ti][t.groupLeaf[ti][g]]
-		}
-		c := cnt[g]
-		for _, i := range vars {
-			rhs[i] += sy[g]
-			row := a[i*L:]
-			for _, j := range vars {
-				row[j] += c
+	// The counts are summed in parallel over fixed ranges of groups, then added: whole
+	// numbers, so exactly, in any order. The right-hand side is summed in group order.
+	var part [histParts][]float64
+	G := len(cnt)
+	t.forEach(histParts, func(p int) {
+		a := make([]float64, L*L)
+		vars := make([]int, len(t.trees)+1)
+		for g := p * G / histParts; g < (p+1)*G/histParts; g++ {
+			for ti := range t.trees {
+				vars[ti+1] = idx[ti][t.groupLeaf[ti][g]]
 			}
+			c := cnt[g]
+			for k, i := range vars { // vars ascend: only the lower triangle, which Cholesky reads
+				row := a[i*L:]
+				for _, j := range vars[:k+1] {
+					row[j] += c
+				}
+			}
+		}
+		part[p] = a
+	})
+	a := part[0]
+	for _, o := range part[1:] {
+		for i, v := range o {
+			a[i] += v
+		}
+	}
+	rhs := make([]float64, L)
+	for g, s := range sy {
+		rhs[0] += s
+		for ti := range t.trees {
+			rhs[idx[ti][t.groupLeaf[ti][g]]] += s
 		}
 	}
 	for i := 1; i < L; i++ {

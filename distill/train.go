@@ -123,13 +123,14 @@ type Report struct {
 //
 // The algorithm: per feature, candidate thresholds are fixed once (see Options.Grid and
 // Bins) and every row's bin index computed once (row-major bytes). Trees grow level by
-// level: per-node gradient histograms are summed for all features in one pass over each of
-// two fixed row halves (in parallel, then added in order, so results do not depend on
-// Threads), only for the smaller child of each split (the larger is its parent minus it);
+// level: per-node gradient histograms are summed for all features over each of two fixed
+// row halves (in parallel, each in row order, then added in order, so results do not depend
+// on Threads), only for the smaller child of each split (the larger is its parent minus it);
 // each node takes its best weighted-gain split (or the level its best common split when
-// Oblivious), subject to MinLeaf; rows are routed; leaves take the second-order value
-// −G/(H+λ)·η. Refit and Corrective solve for all leaves jointly on groups of rows that
-// share every leaf.
+// Oblivious), subject to MinLeaf; each half's rows are partitioned stably among the nodes;
+// leaves take the second-order value −G/(H+λ)·η. One pass per half then adds the tree to
+// the predictions, sums the next root's histograms and splits the refit's row groups. Refit
+// and Corrective solve for all leaves jointly on groups of rows that share every leaf.
 func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	start := time.Now()
 	if err := train.Check(); err != nil {
@@ -159,6 +160,7 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 		rep.Thresholds = append(rep.Thresholds, len(t.edges[f]))
 	}
 	for round := range opt.Trees {
+		t.lastRound = round == opt.Trees-1
 		tr, split := t.grow()
 		if !split && len(t.trees) > 0 {
 			break
@@ -176,7 +178,7 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	}
 	rep.Rounds, rep.LearningRate = len(t.trees), t.lr
 	if valid != nil {
-		rep.BoostHeldOutRMSE = rmse(t.predict(valid.X, valid.Rows()), valid.Y)
+		rep.BoostHeldOutRMSE = rmse(t.predict(t.base, t.trees, valid.X, valid.Rows()), valid.Y)
 		rep.HeldOutRMSE = rep.BoostHeldOutRMSE
 	}
 	if opt.Refit {
@@ -256,23 +258,28 @@ type trainer struct {
 	y          []float64
 	base       float64
 	pred, grad []float64
-	nid        []uint16 // per row: node of the tree being grown
-	slot       []int16  // per row: histogram slot of its node at this level, or -1
-	// Per chunk of rows c, t.summed[c·chunkRows:][:summedN[c]] are the rows (ascending) whose
-	// histogram slot this level is summed, not derived: grow's routing lists them.
-	summed  []int32
-	summedN []int
-	hist    [][]nodeStat // per feature: [slot*nb+bin] of this level
-	parts   [histParts][]nodeStat
-	prev    [][]nodeStat // per feature: the previous level's
+	nid        []uint16 // per row: its leaf in the tree just grown
+	halves     [histParts]half
+	// hist and prev are this level's and the previous level's histograms, parts the halves'
+	// sums: slot s, feature f, bin b at (s·nf+f)·histBins+b.
+	hist, prev []nodeStat
+	parts      [histParts][]nodeStat
+	rootSummed bool // parts hold the root's sums for the current gradients
+	lastRound  bool // the tree being grown is the last boosting round's
 
 	trees []model.Tree
 	// For Refit: rows reaching the same leaf in every tree so far form a group (there are few:
 	// a few thousand for 20 trees of depth 4 on millions of rows). gid is each row's group,
-	// groupLeaf[tree][group] the group's leaf in each tree.
+	// splits how each tree split them, groupLeaf[tree][group] the group's leaf in each tree
+	// (groupLeaves).
 	gid       []int32
+	splits    []groupSplit
 	groupLeaf [][]uint16
 	ngroups   int
+	// renumber's key ranks: the keys met, as a bitset, and per word the keys met below it
+	rankBits []uint64
+	rankBase []int32
+	gidKeyed bool // gid holds renumber's keys, not groups yet
 }
 
 // chunkRows is the unit of row-parallel work; fixed, so that sums merged per chunk in order are
@@ -322,7 +329,11 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 		for f, bn := range binners {
 			col := d.X[f]
 			for r := lo; r < hi; r++ {
-				t.rowBins[r*t.nf+f] = uint8(bn.bin(col[r]))
+				k, ok := bn.quick(col[r])
+				if !ok {
+					k = bn.search(col[r])
+				}
+				t.rowBins[r*t.nf+f] = uint8(k)
 			}
 		}
 	})
@@ -347,14 +358,46 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	t.pred = make([]float64, t.n)
 	t.grad = make([]float64, t.n)
 	t.nid = make([]uint16, t.n)
-	t.slot = make([]int16, t.n)
-	t.summed = make([]int32, t.n)
-	t.summedN = make([]int, (t.n+chunkRows-1)/chunkRows)
-	for r := range t.pred {
-		t.pred[r] = t.base
-		t.grad[r] = t.base - t.y[r]
+	for p := range t.halves {
+		hf := &t.halves[p]
+		hf.lo, hf.hi = p*t.n/histParts, (p+1)*t.n/histParts
+		hf.rows = make([]int32, hf.hi-hf.lo)
+		for i := range hf.rows {
+			hf.rows[i] = int32(hf.lo + i)
+		}
+		hf.idx = make([]int32, hf.hi-hf.lo)
+		hf.tmp = make([]int32, hf.hi-hf.lo)
+		hf.atRoot = true
 	}
-	t.hist = make([][]nodeStat, t.nf)
-	t.prev = make([][]nodeStat, t.nf)
+	t.forRows(t.n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			t.pred[r] = t.base
+			t.grad[r] = t.base - t.y[r]
+		}
+	})
 	return t
+}
+
+// histParts is the fixed number of row ranges (halves) histograms are summed over separately.
+const histParts = 2
+
+// histBins is the number of bins every histogram has room for (DefaultBins, the most).
+const histBins = DefaultBins
+
+// maxFeaturesFast is the most features whose histograms are addressed through a fixed array
+// (no bounds checks in the innermost loop).
+const maxFeaturesFast = 16
+
+// half is one of the histParts fixed row ranges whose histograms are summed separately (in
+// parallel, each in row order) and then added in order: fixed, so the sums do not depend on
+// Threads. Rows are moved through a tree by stable partitions of idx.
+type half struct {
+	lo, hi int
+	rows   []int32  // lo..hi-1
+	idx    []int32  // below the root: the rows, grouped by open node
+	tmp    []int32  // partition scratch
+	atRoot bool     // the rows are at the root: span indexes rows, not idx
+	span   [][2]int // per open slot of the level: its rows, idx[span[0]:span[1]]
+	// For the fused group split (trainer.finish): the keys met, as a bitset.
+	seen []uint64
 }

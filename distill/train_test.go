@@ -56,6 +56,30 @@ func TestDeterministicAcrossThreads(t *testing.T) {
 	}
 }
 
+// The row groups are numbered alike whether finish splits them in its pass (two halves, then
+// renumber) or refine does with a map (too many keys for the tables): the models are equal.
+func TestGroupSplitPaths(t *testing.T) {
+	d := synth(30000, 4, 3, smooth)
+	o := Options{Trees: 6, Depth: 4, LearningRate: 0.5, L2: 1, Refit: true, Corrective: true, Threads: 2}
+	train := func() []byte {
+		m, _, err := Train(d, nil, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := model.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	fused := train()
+	defer func(k int) { maxGroupKeys = k }(maxGroupKeys)
+	maxGroupKeys = 0
+	if !bytes.Equal(fused, train()) {
+		t.Fatal("refine's row groups give a different model than finish's")
+	}
+}
+
 func TestDeterministicOblivious(t *testing.T) {
 	d := synth(40000, 3, 2, smooth)
 	a, _, err := Train(d, nil, Options{Trees: 4, Depth: 3, LearningRate: 1, Oblivious: true, Threads: 1})
