@@ -243,8 +243,7 @@ func (t *trainer) apply(base float64, trees []model.Tree, gp []float64) {
 	t.rootSummed = false
 	t.forRows(t.n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			t.pred[r] = gp[t.gid[r]]
-			t.grad[r] = t.pred[r] - t.y[r]
+			t.grad[r] = gp[t.gid[r]] - t.y[r]
 		}
 	})
 }
@@ -472,4 +471,16 @@ func rmse(p, y []float64) float64 {
 		s += d * d
 	}
 	return math.Sqrt(s / float64(len(y)))
+}
+
+// rms is the root mean square of d (NaN when empty).
+func rms(d []float64) float64 {
+	if len(d) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, v := range d {
+		s += v * v
+	}
+	return math.Sqrt(s / float64(len(d)))
 }
