@@ -177,12 +177,14 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 		}
 	}
 	rep.Rounds, rep.LearningRate = len(t.trees), t.lr
+	var validLeaves [][]uint16
 	if valid != nil {
-		rep.BoostHeldOutRMSE = rmse(t.predict(t.base, t.trees, valid.X, valid.Rows()), valid.Y)
+		validLeaves = t.leavesAt(t.trees, valid.X, valid.Rows())
+		rep.BoostHeldOutRMSE = rmse(t.predict(t.base, t.trees, validLeaves, valid.Rows()), valid.Y)
 		rep.HeldOutRMSE = rep.BoostHeldOutRMSE
 	}
 	if opt.Refit {
-		if r, ok := t.refit(valid, rep.HeldOutRMSE); ok {
+		if r, ok := t.refit(valid, validLeaves, rep.HeldOutRMSE); ok {
 			rep.RefitApplied, rep.HeldOutRMSE = true, r
 		}
 	}
