@@ -3,7 +3,6 @@ package distill
 import (
 	"math"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -33,38 +32,43 @@ func featureEdges(col []float64, g *quantize.Input, bins int) []float64 {
 		}
 		return keyFloat(k)
 	}
-	// Distinct values u and, for each, the number of samples below it.
-	u := make([]float64, 0, len(s))
-	below := make([]int, 0, len(s))
-	for i, k := range s {
-		if i == 0 || k != s[i-1] {
-			u = append(u, value(k))
-			below = append(below, i)
+	// A cut p (0 < p < len(s), s[p-1] < s[p]) separates the distinct values s[p-1] and s[p].
+	distinct := 1
+	for i := 1; i < len(s) && distinct <= bins; i++ {
+		if s[i] != s[i-1] {
+			distinct++
 		}
 	}
-	// cut[i] (i ≥ 1) separates u[i-1] from u[i].
 	var cuts []int
-	if len(u) <= bins {
-		for i := 1; i < len(u); i++ {
-			cuts = append(cuts, i)
+	if distinct <= bins {
+		for i := 1; i < len(s); i++ {
+			if s[i] != s[i-1] {
+				cuts = append(cuts, i)
+			}
 		}
 	} else {
 		m := len(s)
 		last := 0
 		for j := 1; j < bins; j++ {
+			// the first distinct value with at least rank samples below it, if not cut already
 			rank := j * m / bins
-			// first distinct value with at least rank samples below it
-			i := sort.SearchInts(below, rank)
-			if i <= last || i >= len(u) {
+			if rank <= last {
 				continue
 			}
-			cuts = append(cuts, i)
-			last = i
+			p := rank
+			for p < m && s[p] == s[p-1] {
+				p++
+			}
+			if p == m {
+				continue
+			}
+			cuts = append(cuts, p)
+			last = p
 		}
 	}
 	edges := make([]float64, 0, len(cuts))
-	for _, i := range cuts {
-		a, b := u[i-1], u[i]
+	for _, p := range cuts {
+		a, b := value(s[p-1]), value(s[p])
 		var t float64
 		if g != nil {
 			// raw values a < b: the grid midpoint in the middle of the gap

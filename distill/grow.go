@@ -36,7 +36,7 @@ type candidate struct {
 	left    nodeStat
 }
 
-// grow builds one tree on the current residuals, adds it to t.pred, and reports whether it
+// grow builds one tree on the current residuals, adds it to the gradients, and reports whether it
 // has any split.
 func (t *trainer) grow() (model.Tree, bool) {
 	// Rows start at the root with gradients pred − y: newTrainer, apply and the end of the
@@ -222,10 +222,10 @@ func (t *trainer) sumRoot(p int) {
 	t.addRows(t.parts[p], hf.rows)
 }
 
-// finish adds the tree with leaf values val (per node; t.nid holds each row's leaf) to
-// t.pred and sets the gradients for the next round, summing its root histograms (unless
-// t.lastRound), one pass per half in row order; when kept and the refit needs them, it
-// splits the row groups.
+// finish adds the tree with leaf values val (per node; t.nid holds each row's leaf) to the
+// gradients (prediction − y, updated in place: no prediction array to read and write),
+// summing the next root's histograms (unless t.lastRound), one pass per half in row order;
+// when kept and the refit needs them, it splits the row groups.
 func (t *trainer) finish(val []float64, leafNum []int32, leaves []uint16, keep bool) {
 	refine := (t.opt.Refit || t.opt.Corrective) && keep
 	if refine && t.gid == nil {
@@ -259,9 +259,7 @@ func (t *trainer) finish(val []float64, leafNum []int32, leaves []uint16, keep b
 		hf.atRoot = true
 		for r := hf.lo; r < hf.hi; r++ {
 			l := t.nid[r]
-			pr := t.pred[r] + val[l]
-			t.pred[r] = pr
-			g := pr - t.y[r]
+			g := t.grad[r] + val[l]
 			t.grad[r] = g
 			rb := t.rowBins[int(r)*nf : int(r)*nf+nf]
 			switch {

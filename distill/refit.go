@@ -8,22 +8,22 @@ import (
 	"github.com/nicc-dev/nicc/model"
 )
 
-// predict is base + Σ trees (in order) at n rows of the column-major x, run on t's threads.
-func (t *trainer) predict(base float64, trees []model.Tree, x [][]float64, n int) []float64 {
+// leavesAt is, per tree, the leaf (node index) each of n rows of the column-major x reaches,
+// run on t's threads. The refit changes leaf values only, so the held-out set is walked once.
+func (t *trainer) leavesAt(trees []model.Tree, x [][]float64, n int) [][]uint16 {
+	leaves := make([][]uint16, len(trees))
+	for i := range leaves {
+		leaves[i] = make([]uint16, n)
+	}
 	flat := make([]flatTree, len(trees))
 	for i := range trees {
 		flat[i] = flatten(trees[i].Nodes)
 	}
-	p := make([]float64, n)
 	t.forRows(n, func(lo, hi int) {
-		pc := p[lo:hi]
-		for r := range pc {
-			pc[r] = base
-		}
 		// A level of a tree at a time for all the chunk's rows: each row's step depends on
 		// its last, so stepping many rows at once overlaps their latencies.
-		node := make([]uint32, len(pc))
-		for _, ft := range flat {
+		node := make([]uint32, hi-lo)
+		for ti, ft := range flat {
 			clear(node)
 			for range ft.depth {
 				for r, i := range node {
@@ -33,7 +33,25 @@ func (t *trainer) predict(base float64, trees []model.Tree, x [][]float64, n int
 				}
 			}
 			for r, i := range node {
-				pc[r] += ft.val[i]
+				leaves[ti][lo+r] = uint16(i)
+			}
+		}
+	})
+	return leaves
+}
+
+// predict is base + Σ trees (in order) at the n rows whose leaves are given (leavesAt).
+func (t *trainer) predict(base float64, trees []model.Tree, leaves [][]uint16, n int) []float64 {
+	p := make([]float64, n)
+	t.forRows(n, func(lo, hi int) {
+		pc := p[lo:hi]
+		for r := range pc {
+			pc[r] = base
+		}
+		for ti, tr := range trees {
+			nodes := tr.Nodes
+			for r, i := range leaves[ti][lo:hi] {
+				pc[r] += nodes[i].Value
 			}
 		}
 	})
@@ -46,16 +64,14 @@ type flatTree struct {
 	feat  []int
 	thr   []float64
 	kids  []uint32 // node i's children: kids[2i] (v ≤ thr), kids[2i+1]
-	val   []float64
 	depth int
 }
 
 func flatten(nodes []model.Node) flatTree {
-	ft := flatTree{feat: make([]int, len(nodes)), thr: make([]float64, len(nodes)), kids: make([]uint32, 2*len(nodes)), val: make([]float64, len(nodes))}
+	ft := flatTree{feat: make([]int, len(nodes)), thr: make([]float64, len(nodes)), kids: make([]uint32, 2*len(nodes))}
 	for i, nd := range nodes {
 		if nd.Leaf {
 			ft.kids[2*i], ft.kids[2*i+1] = uint32(i), uint32(i)
-			ft.val[i] = nd.Value
 			continue
 		}
 		// + 0: thr − v must be +0, not −0, when v equals a zero threshold.
@@ -223,13 +239,13 @@ func (t *trainer) groupLeaves() [][]uint16 {
 // refit jointly refits every leaf value and the base by coordinate descent on the training
 // set, and keeps the result if the RMSE on valid falls below before. Rows in one group are
 // identical to the ensemble, so the descent runs on the groups' counts and target sums.
-func (t *trainer) refit(valid *Dataset, before float64) (float64, bool) {
+func (t *trainer) refit(valid *Dataset, leaves [][]uint16, before float64) (float64, bool) {
 	if len(t.splits) != len(t.trees) {
 		return 0, false
 	}
 	base, trees, gp := t.solve(1e-10)
 	// The refit model, checked on valid.
-	after := rmse(t.predict(base, trees, valid.X, valid.Rows()), valid.Y)
+	after := rmse(t.predict(base, trees, leaves, valid.Rows()), valid.Y)
 	if !(after < before) {
 		return 0, false
 	}
@@ -243,8 +259,7 @@ func (t *trainer) apply(base float64, trees []model.Tree, gp []float64) {
 	t.rootSummed = false
 	t.forRows(t.n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			t.pred[r] = gp[t.gid[r]]
-			t.grad[r] = t.pred[r] - t.y[r]
+			t.grad[r] = gp[t.gid[r]] - t.y[r]
 		}
 	})
 }
@@ -472,4 +487,16 @@ func rmse(p, y []float64) float64 {
 		s += d * d
 	}
 	return math.Sqrt(s / float64(len(y)))
+}
+
+// rms is the root mean square of d (NaN when empty).
+func rms(d []float64) float64 {
+	if len(d) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, v := range d {
+		s += v * v
+	}
+	return math.Sqrt(s / float64(len(d)))
 }

@@ -177,16 +177,18 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 		}
 	}
 	rep.Rounds, rep.LearningRate = len(t.trees), t.lr
+	var validLeaves [][]uint16
 	if valid != nil {
-		rep.BoostHeldOutRMSE = rmse(t.predict(t.base, t.trees, valid.X, valid.Rows()), valid.Y)
+		validLeaves = t.leavesAt(t.trees, valid.X, valid.Rows())
+		rep.BoostHeldOutRMSE = rmse(t.predict(t.base, t.trees, validLeaves, valid.Rows()), valid.Y)
 		rep.HeldOutRMSE = rep.BoostHeldOutRMSE
 	}
 	if opt.Refit {
-		if r, ok := t.refit(valid, rep.HeldOutRMSE); ok {
+		if r, ok := t.refit(valid, validLeaves, rep.HeldOutRMSE); ok {
 			rep.RefitApplied, rep.HeldOutRMSE = true, r
 		}
 	}
-	rep.TrainRMSE = rmse(t.pred, t.y)
+	rep.TrainRMSE = rms(t.grad)
 	m := &model.Model{
 		Version: model.NativeVersion,
 		Doc:     fmt.Sprintf("distilled by nicc: %d trees, depth ≤ %d, oblivious %v, learning rate %g, λ %g, min leaf %d, grid %v, refit %v", rep.Rounds, opt.Depth, opt.Oblivious, t.lr, t.lambda, t.minLeaf, opt.Grid != nil, rep.RefitApplied),
@@ -254,12 +256,12 @@ type trainer struct {
 	rowBins []uint8     // row-major: rowBins[r*nf+f] is row r's bin of feature f
 	nb      []int       // per feature: len(edges)+1
 
-	x          [][]float64
-	y          []float64
-	base       float64
-	pred, grad []float64
-	nid        []uint16 // per row: its leaf in the tree just grown
-	halves     [histParts]half
+	x      [][]float64
+	y      []float64
+	base   float64
+	grad   []float64 // per row: prediction − y
+	nid    []uint16  // per row: its leaf in the tree just grown
+	halves [histParts]half
 	// hist and prev are this level's and the previous level's histograms, parts the halves'
 	// sums: slot s, feature f, bin b at (s·nf+f)·histBins+b.
 	hist, prev []nodeStat
@@ -355,7 +357,6 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	})
 	// A split must lower the loss by more than rounding noise of the initial sum of squares.
 	t.minGain = 1e-12 * sse[0]
-	t.pred = make([]float64, t.n)
 	t.grad = make([]float64, t.n)
 	t.nid = make([]uint16, t.n)
 	for p := range t.halves {
@@ -371,7 +372,6 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	}
 	t.forRows(t.n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			t.pred[r] = t.base
 			t.grad[r] = t.base - t.y[r]
 		}
 	})
