@@ -54,10 +54,10 @@ awk 'BEGIN { s = 12345; for (v = 0; v < 64; v++) { printf "hex:"; for (i = 0; i 
 $nicc budget "$tmp/trees.elf" --entry ensemble --vectors "$tmp/vectors.txt"
 
 echo
-echo "== nicc compile: the shipped XGBoost 10×4 ensemble inside the whole RL-CC event handler, on the dpa core"
-$nicc compile testdata/models/rlcc_xgb.json --out "$tmp/rlcc" \
+echo "== nicc compile: the shipped XGBoost 10×4 ensemble inside the whole RL-CC event handler, on the dpa core, also as a DOCA PCC program (--sdk doca)"
+$nicc compile testdata/models/rlcc_xgb.json --out "$tmp/rlcc" --sdk doca \
   --ranges testdata/models/rlcc_xgb.ref.csv --predictions testdata/models/rlcc_xgb.ref.csv
-echo "(report.json, the C and firmware.elf were written to a temporary directory: nicc compile ... --out DIR keeps them)"
+echo "(report.json, the C, firmware.elf and the DOCA source with its README-doca.md were written to a temporary directory: nicc compile ... --out DIR keeps them)"
 
 echo
 echo "== nicc eval DIR: that firmware in fwsim on XGBoost's reference rows, beside the golden and the float model"
