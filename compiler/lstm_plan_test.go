@@ -29,18 +29,7 @@ func planned(ir *quantize.LSTMIR, ps codegen.Products, k fwsim.Costs) (bytes uin
 // the costs call for: the biases in one table, the sign tables where the room is short, and
 // every input from all its rows (no sign branch) where it is not.
 func TestPlanProducts(t *testing.T) {
-	m, _, err := formats.Load(lstmONNX, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := testutil.RLCCRows(5000, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ir, err := quantize.LSTM(m, quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams())), rows, quantize.LSTMOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ir := shippedLSTMIR(t, 5000)
 	p, err := fwsim.LookupProfile("dpa")
 	if err != nil {
 		t.Fatal(err)
@@ -82,18 +71,7 @@ func checkPlan(ir *quantize.LSTMIR, ps codegen.Products) error {
 // A report records its plan, or (before plans) how many of the last units read all their
 // rows; a plan that is no plan is an error.
 func TestRecordedProducts(t *testing.T) {
-	m, _, err := formats.Load(lstmONNX, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := testutil.RLCCRows(2000, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ir, err := quantize.LSTM(m, quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams())), rows, quantize.LSTMOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ir := shippedLSTMIR(t, 2000)
 	x := strings.Repeat(".", ir.Pre.Out)
 	for _, c := range []struct {
 		g    GoldenInfo
@@ -116,4 +94,22 @@ func TestRecordedProducts(t *testing.T) {
 			t.Errorf("%+v: plan %q, want %q", c.g, got, c.want)
 		}
 	}
+}
+
+// shippedLSTMIR is the shipped LSTM quantized on n sampled RL-CC states.
+func shippedLSTMIR(t *testing.T, n int) *quantize.LSTMIR {
+	t.Helper()
+	m, _, err := formats.Load(lstmONNX, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := testutil.RLCCRows(n, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir, err := quantize.LSTM(m, quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams())), rows, quantize.LSTMOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ir
 }
