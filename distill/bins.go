@@ -160,17 +160,9 @@ func newBinner(e []float64) *binner {
 	return bn
 }
 
-// bin is binOf(bn.e, v). The bucket's ends are a hint, checked before it is used: rounding
-// may put v a bucket off, and then the full search answers.
-func (bn *binner) bin(v float64) int {
-	if k, ok := bn.quick(v); ok {
-		return k
-	}
-	return bn.search(v)
-}
-
-// quick is bin in the common case, a bucket with no edge inside (ok false otherwise); short
-// enough to inline.
+// quick is binOf(bn.e, v) in the common case, a bucket with no edge inside (ok false
+// otherwise); short enough to inline. The bucket's ends are a hint, checked before it is
+// used: rounding may put v a bucket off, and then search answers.
 func (bn *binner) quick(v float64) (int, bool) {
 	// v > lo makes b ≥ 0, or (too large for an int) negative, and then uint(b)+1 is large.
 	b := int((v - bn.lo) * bn.scale)
@@ -181,7 +173,7 @@ func (bn *binner) quick(v float64) (int, bool) {
 	return k, k == int(bn.start[b+1]) && k > 0 && k < len(bn.e) && v <= bn.e[k] && bn.e[k-1] < v
 }
 
-// search is bin without the inlined case.
+// search is binOf(bn.e, v), for when quick has no answer.
 func (bn *binner) search(v float64) int {
 	e := bn.e
 	if bn.start == nil || !(v > e[0]) || !(v <= e[len(e)-1]) {

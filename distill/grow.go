@@ -59,9 +59,7 @@ func (t *trainer) grow() (model.Tree, bool) {
 			stats[0] = t.histTotal(0)
 		}
 		var cands []candidate // per open slot; gain 0 = no split
-		if depth == t.opt.Depth {
-			cands = make([]candidate, len(open))
-		} else if t.opt.Oblivious {
+		if t.opt.Oblivious {
 			cands = t.bestOblivious(open, stats)
 		} else {
 			cands = make([]candidate, len(open))

@@ -17,7 +17,7 @@ func (t *trainer) leavesAt(trees []model.Tree, x [][]float64, n int) [][]uint16 
 	}
 	flat := make([]flatTree, len(trees))
 	for i := range trees {
-		flat[i] = flatten(trees[i].Nodes)
+		flat[i] = flatten(&trees[i])
 	}
 	t.forRows(n, func(lo, hi int) {
 		// A level of a tree at a time for all the chunk's rows: each row's step depends on
@@ -67,7 +67,8 @@ type flatTree struct {
 	depth int
 }
 
-func flatten(nodes []model.Node) flatTree {
+func flatten(tr *model.Tree) flatTree {
+	nodes := tr.Nodes
 	ft := flatTree{feat: make([]int, len(nodes)), thr: make([]float64, len(nodes)), kids: make([]uint32, 2*len(nodes))}
 	for i, nd := range nodes {
 		if nd.Leaf {
@@ -78,16 +79,8 @@ func flatten(nodes []model.Node) flatTree {
 		ft.feat[i], ft.thr[i] = nd.Feature, nd.Threshold+0
 		ft.kids[2*i], ft.kids[2*i+1] = uint32(nd.Left), uint32(nd.Right)
 	}
-	ft.depth = treeDepth(nodes, 0)
+	ft.depth = tr.Depth()
 	return ft
-}
-
-// treeDepth is the most splits on a path from node i down.
-func treeDepth(nodes []model.Node, i int) int {
-	if nodes[i].Leaf {
-		return 0
-	}
-	return 1 + max(treeDepth(nodes, nodes[i].Left), treeDepth(nodes, nodes[i].Right))
 }
 
 // maxGroupKeys bounds (old groups × leaves) for finish's fused group split; beyond it refine
@@ -174,7 +167,6 @@ func (t *trainer) orderGroups() (cnt, sy, sy2 []float64) {
 		from[p], leafOf[p] = last.from[g], last.leafOf[g]
 	}
 	last.from, last.leafOf = from, leafOf
-	t.groupLeaf = nil
 	return cnt, sy, sy2
 }
 
@@ -213,12 +205,9 @@ type groupSplit struct {
 	leafOf []uint16
 }
 
-// groupLeaves is every group's leaf in every tree, groupLeaf[tree][group], worked out (once
-// per tree added) from the splits, the last first.
-func (t *trainer) groupLeaves() [][]uint16 {
-	if len(t.groupLeaf) == len(t.splits) {
-		return t.groupLeaf
-	}
+// groupLeaves sets every group's leaf in every tree, groupLeaf[tree][group], worked out from
+// the splits, the last first.
+func (t *trainer) groupLeaves() {
 	t.groupLeaf = make([][]uint16, len(t.splits))
 	anc := make([]int32, t.ngroups) // each group's ancestor after tree ti
 	for g := range anc {
@@ -233,7 +222,6 @@ func (t *trainer) groupLeaves() [][]uint16 {
 		}
 		t.groupLeaf[ti] = gl
 	}
-	return t.groupLeaf
 }
 
 // refit jointly refits every leaf value and the base by coordinate descent on the training

@@ -442,7 +442,7 @@ func TestBinner(t *testing.T) {
 			e = slices.Compact(e)
 			bn := newBinner(e)
 			check := func(v float64) {
-				if got, want := bn.bin(v), binOf(e, v); got != want {
+				if got, want := binWith(bn, v), binOf(e, v); got != want {
 					t.Fatalf("%d edges on %v: bin(%v) = %d, binOf %d", len(e), sp, v, got, want)
 				}
 			}
@@ -543,4 +543,12 @@ func TestRadixSort(t *testing.T) {
 			}
 		}
 	}
+}
+
+// binWith bins v as newTrainer does: quick, else search.
+func binWith(bn *binner, v float64) int {
+	if k, ok := bn.quick(v); ok {
+		return k
+	}
+	return bn.search(v)
 }
