@@ -212,6 +212,9 @@ type compilation struct {
 	plan  BuildInfo    // code form and optimisation level (choosePlan)
 	form  codegen.Form // the form codegen.Trees prints
 	rank  *quantize.RankLayout
+	// rankGroups are a tree ensemble's rank-form groupings (rankGroupings), worked out once for
+	// the fit bound and the candidates.
+	rankGroups [][][]int
 	// products is an LSTM's table form's plan of product tables (codegen.Options.Products:
 	// nil means codegen.AllRows).
 	products codegen.Products
@@ -534,10 +537,7 @@ func namesAll(header, inputs []string) bool {
 // budgetStage bounds the firmware's entry (and, for RL-CC, the policy alone) on the core and
 // measures it on the verify calls that ran longest.
 func (c *compilation) budgetStage() error {
-	entry := EntryPolicy
-	if c.handler == HandlerRLCC {
-		entry = EntryHandler
-	}
+	entry, _ := c.entry()
 	if err := c.writeVectors(VectorsFile, FirmwareFile, entry, c.verify.measure); err != nil {
 		return err
 	}

@@ -179,10 +179,17 @@ func handlerC(name, hash, kind, policySource string, p nicsdk.Params, words int,
 // sources are the C files the firmware and the host builds compile (the driver aside): the
 // RL-CC handler includes the policy's .c.
 func (c *compilation) sources() []string {
+	_, file := c.entry()
+	return []string{filepath.Join(c.opt.Out, file)}
+}
+
+// entry is the firmware's entry point and the C file that defines it: the RL-CC handler, or
+// the policy alone.
+func (c *compilation) entry() (name, file string) {
 	if c.handler == HandlerRLCC {
-		return []string{filepath.Join(c.opt.Out, HandlerFile)}
+		return EntryHandler, HandlerFile
 	}
-	return []string{filepath.Join(c.opt.Out, EntryPolicy+".c")}
+	return EntryPolicy, EntryPolicy + ".c"
 }
 
 // build checks the sources on disk (checkSources), then compiles them into an object three

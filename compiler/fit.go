@@ -51,7 +51,9 @@ func (c *compilation) lowerBound(p *fwsim.Profile) LowerBound {
 	case *quantize.MLPIR:
 		return mlpBound(ir, unit)
 	}
-	return treesBound(c.pol.(*quantize.TreeIR), unit)
+	ir := c.pol.(*quantize.TreeIR)
+	c.rankGroups = rankGroupings(ir)
+	return treesBound(ir, unit, c.rankGroups)
 }
 
 // fit chooses how to build the model (choosePlan) and refuses, before anything is built, a
@@ -226,8 +228,9 @@ func (s *treeShape) node(i int, lo, hi []int64) int {
 	return s.intern(shapeKey{feature: f, t: nd.T, left: l, right: r}, 1+max(s.depths[l], s.depths[r]))
 }
 
-// treesBound is an ensemble's lower bound (see codeUnitBytes), unit the cheapest instruction.
-func treesBound(ir *quantize.TreeIR, unit uint64) LowerBound {
+// treesBound is an ensemble's lower bound (see codeUnitBytes), unit the cheapest instruction,
+// rankGroups its rank form's groupings (rankGroupings).
+func treesBound(ir *quantize.TreeIR, unit uint64, rankGroups [][][]int) LowerBound {
 	accBytes := uint64(ir.AccBits / 8)
 	var levels, trees, units, bytes uint64
 	for t := range ir.Trees {
@@ -254,7 +257,7 @@ func treesBound(ir *quantize.TreeIR, unit uint64) LowerBound {
 		Bytes:     bytes,
 		BytesFrom: fmt.Sprintf("%s distinct splits and leaves, at least %d bytes each", thousands(units), codeUnitBytes),
 	}
-	if ir.Stats.Splits > RankMaxSplits || len(ir.Trees) > RankMaxTrees || len(rankGroupings(ir)) == 0 {
+	if len(rankGroups) == 0 {
 		return lb // no rank form: its trees fit no table
 	}
 	// The rank form (a candidate at this size) compares once per feature split on, however

@@ -60,7 +60,7 @@ func TestTreeShape(t *testing.T) {
 		}
 	}
 	dpa, _ := fwsim.LookupProfile("dpa")
-	lb := treesBound(ir, dpa.MinCost())
+	lb := treesBound(ir, dpa.MinCost(), rankGroupings(ir))
 	// Branching: (2 + 1) + (2 + 1) cycles; the rank form, a candidate at this size, fewer: a
 	// compare for each of the 2 features and an add. Bytes: (3 + 4) + (3 + 4) units of at
 	// least 2 bytes, or 7 distinct thresholds of 4 bytes: 28 either way.

@@ -86,9 +86,9 @@ func (c *compilation) candidates(ir *quantize.TreeIR, limit MemoryBudget) ([]can
 	case f != codegen.FormRank:
 		cs = append(cs, candidate{form: f, detail: "--form " + c.opt.Form})
 	}
-	if (c.opt.Form == "" || c.opt.Form == codegen.FormRank.String()) && ir.Stats.Splits <= RankMaxSplits && len(ir.Trees) <= RankMaxTrees {
+	if c.opt.Form == "" || c.opt.Form == codegen.FormRank.String() {
 		seen := map[string]bool{}
-		for _, groups := range rankGroupings(ir) {
+		for _, groups := range c.rankGroups {
 			for _, share := range []uint64{2, 4, 8} {
 				l, err := ir.BuildRank(quantize.RankPlan{Groups: groups, Shift: rankShifts(ir, limit.RodataBytes/share)})
 				if err != nil || uint64(l.Bytes()) > limit.RodataBytes {
@@ -142,8 +142,12 @@ func rankShifts(ir *quantize.TreeIR, maxBytes uint64) []int {
 
 // rankGroupings are the ensemble's trees merged greedily into fewer groups, each step the
 // pair whose merged table is smallest, for every count from quantize.RankLanes down to 1
-// that stays within quantize.RankMaxEntries.
+// that stays within quantize.RankMaxEntries; none for an ensemble over RankMaxSplits splits or
+// RankMaxTrees trees.
 func rankGroupings(ir *quantize.TreeIR) [][][]int {
+	if ir.Stats.Splits > RankMaxSplits || len(ir.Trees) > RankMaxTrees {
+		return nil
+	}
 	type group struct {
 		trees []int
 		ts    [][]int32 // thresholds per feature
@@ -273,9 +277,7 @@ func (c *compilation) chooseForm(cs []candidate, limit MemoryBudget, p *fwsim.Pr
 	costs[best].Chosen = true
 	c.form, c.rank, c.products = cs[best].form, cs[best].rank, cs[best].products
 	c.plan.Form, c.plan.Candidates = c.form.String(), costs
-	if c.form != codegen.FormBranch || cs[best].detail != c.plan.Why {
-		c.plan.Why = cs[best].detail
-	}
+	c.plan.Why = cs[best].detail
 	if !costs[best].Fits {
 		c.notes = append(c.notes, fmt.Sprintf("no code form fits the memory budget (.text %d, .rodata %d bytes); built the smallest WCET anyway", limit.TextBytes, limit.RodataBytes))
 	}
@@ -316,11 +318,8 @@ func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string
 			return fc, err
 		}
 	}
-	src := filepath.Join(dir, EntryPolicy+".c")
-	entry := EntryPolicy
-	if c.handler == HandlerRLCC {
-		src, entry = filepath.Join(dir, HandlerFile), EntryHandler
-	}
+	entry, file := c.entry()
+	src := filepath.Join(dir, file)
 	elfPath := filepath.Join(dir, FirmwareFile)
 	extra := append(c.withOpt(FirmwareWarnFlags), "-I", dir)
 	if err := nicsdk.Build(elfPath, filepath.Join(dir, nicsdk.LinkerScriptName), extra, src); err != nil {

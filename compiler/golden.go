@@ -335,6 +335,12 @@ func OpenCompiled(dir, modelPath string) (*Compiled, error) {
 // requantize turns the loaded model into the integer IR the report describes, over its input
 // formats.
 func (c *compilation) requantize(g *GoldenInfo, inputs []quantize.Input) error {
+	if g.Form != "" { // a report before code forms, or an LSTM's before the table form: branch, the zero form
+		var err error
+		if c.form, err = codegen.ParseForm(g.Form); err != nil {
+			return err
+		}
+	}
 	switch g.IR {
 	case "trees":
 		if c.m.Ensemble == nil {
@@ -345,11 +351,6 @@ func (c *compilation) requantize(g *GoldenInfo, inputs []quantize.Input) error {
 			return err
 		}
 		c.pol = ir
-		if g.Form != "" {
-			if c.form, err = codegen.ParseForm(g.Form); err != nil {
-				return err
-			}
-		}
 		if g.Rank != nil {
 			c.rank, err = ir.BuildRank(*g.Rank)
 		}
@@ -363,11 +364,6 @@ func (c *compilation) requantize(g *GoldenInfo, inputs []quantize.Input) error {
 			return err
 		}
 		if g.IR == "lstm" {
-			if g.Form != "" { // a report before the table form: branch, the zero form
-				if c.form, err = codegen.ParseForm(g.Form); err != nil {
-					return err
-				}
-			}
 			if err := c.quantizeLSTM(inputs, calib); err != nil {
 				return err
 			}
