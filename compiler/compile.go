@@ -341,6 +341,9 @@ func (c *compilation) load() error {
 		return fmt.Errorf("unknown handler %d", int(h))
 	}
 	c.handler = h
+	if c.opt.SDK == SDKDOCA && h != HandlerRLCC {
+		return fmt.Errorf("--sdk doca needs the RL-CC handler (the DOCA entry is RL-CC's event handler)")
+	}
 	n := m.NumInputs()
 	if h == HandlerRLCC {
 		switch {

@@ -111,7 +111,7 @@ Counters: 0 decisions (RTT events), 1 decisions whose new rate is at min rate or
 ## DOCA names used, and where each was checked
 
 `, DOCASourceFile, EntryPolicy, EntryPolicy+".c", HandlerFile, EntryHandler, nicsdk.DOCAShimHeaderName,
-		nicsdk.DOCAShimSourceName, p.Target, float64(p.Target)/nicsdk.Q16One, (uint64(p.Target)*uint64(p.Scale)+0xffff)>>16,
+		nicsdk.DOCAShimSourceName, p.Target, float64(p.Target)/nicsdk.Q16One, -nicsdk.ObsMin(p),
 		p.Beta, float64(p.Beta)/nicsdk.Q16One, p.Scale, float64(p.Scale)/nicsdk.Q16One, p.MinRate, p.InitRate, p.BaseRTT)
 	for _, n := range docaNames {
 		fmt.Fprintf(&b, "- %s: %s\n", n[0], n[1])

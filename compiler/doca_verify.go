@@ -3,7 +3,6 @@ package compiler
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -111,10 +110,7 @@ func (g *docaGen) policy(x [4]int32, state []uint32) int32 { return g.c.pol.Call
 // batch is an init, then sequences holding n events in all (each from a starting context,
 // after a parameter change one time in four), with their golden outputs.
 func (g *docaGen) batch(n int, r *DOCAReport) []docaCmd {
-	out := nicsdk.OutY
-	if g.c.pol.ReturnsMultiplier() {
-		out = nicsdk.OutM
-	}
+	out := policyOut(g.c.pol)
 	words := g.c.pol.StateWords()
 	cmds := []docaCmd{{tag: 'I', want: []uint32{g.rt.Init()}}}
 	for events := 0; events < n; {
@@ -261,7 +257,7 @@ func (c *compilation) docaVerify() error {
 		}
 		for _, i := range sampleIdx(len(cycles), longest(cyclesOf(cycles), 64), measureKeep) {
 			e := cycles[i]
-			cand = append(cand, measured{e.cycles, Vector{Line: len(cand) + 1, Args: []Arg{
+			cand = append(cand, measured{e.cycles, Vector{Args: []Arg{
 				{Bytes: e.d.ctx.Bytes()}, {Bytes: e.d.ev.Bytes()}, {Bytes: nicsdk.DOCAAttrBytes(e.d.slot, e.d.overload)},
 				{Bytes: make([]byte, nicsdk.DOCAResultsBytes)}}}})
 			r.MaxCycles = max(r.MaxCycles, e.cycles)
@@ -400,18 +396,6 @@ func newDOCAFwsim(c *compilation) (*docaFwsim, error) {
 	return f, nil
 }
 
-func (f *docaFwsim) words(addr uint64, n int) ([]uint32, error) {
-	b := make([]byte, 4*n)
-	if err := f.m.ReadBytes(addr, b); err != nil {
-		return nil, err
-	}
-	w := make([]uint32, n)
-	for i := range w {
-		w[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return w, nil
-}
-
 func (f *docaFwsim) run(cmds []docaCmd) ([][]uint32, []docaCycles, error) {
 	var out [][]uint32
 	var cycles []docaCycles
@@ -428,7 +412,7 @@ func (f *docaFwsim) run(cmds []docaCmd) ([][]uint32, []docaCycles, error) {
 			if _, err := m.Call(nicsdk.DOCAEntryInit, f.mask); err != nil {
 				return fail(err)
 			}
-			w, err := f.words(f.mask, 1)
+			w, err := readWords(f.m, f.mask, 1)
 			if err != nil {
 				return fail(err)
 			}
@@ -455,15 +439,15 @@ func (f *docaFwsim) run(cmds []docaCmd) ([][]uint32, []docaCycles, error) {
 			if d.slot == nicsdk.DOCASlot {
 				cycles = append(cycles, docaCycles{r.Cycles, d})
 			}
-			res, err := f.words(f.res, 2)
+			res, err := readWords(f.m, f.res, 2)
 			if err != nil {
 				return fail(err)
 			}
-			ctx, err := f.words(f.ctx, nicsdk.CtxWords)
+			ctx, err := readWords(f.m, f.ctx, nicsdk.CtxWords)
 			if err != nil {
 				return fail(err)
 			}
-			cnt, err := f.words(f.counters+nicsdk.DOCATableRow(uint32(d.ev.Port), d.slot), nicsdk.DOCACounters)
+			cnt, err := readWords(f.m, f.counters+nicsdk.DOCATableRow(uint32(d.ev.Port), d.slot), nicsdk.DOCACounters)
 			if err != nil {
 				return fail(err)
 			}
@@ -478,7 +462,7 @@ func (f *docaFwsim) run(cmds []docaCmd) ([][]uint32, []docaCycles, error) {
 			if err != nil {
 				return fail(err)
 			}
-			p, err := f.words(row, nicsdk.DOCAParams)
+			p, err := readWords(f.m, row, nicsdk.DOCAParams)
 			if err != nil {
 				return fail(err)
 			}

@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -168,13 +167,11 @@ func (e *FirmwareEval) Eval(row []float64) (*FirmwareRow, error) {
 	out.Golden = c.pol.Call(out.X, e.golden)
 	out.Agree = out.Golden == out.Firmware
 	if e.stAddr != 0 {
-		b := make([]byte, 4*len(e.fw))
-		if err := e.m.ReadBytes(e.stAddr, b); err != nil {
+		fw, err := readWords(e.m, e.stAddr, len(e.fw))
+		if err != nil {
 			return nil, err
 		}
-		for k := range e.fw {
-			e.fw[k] = binary.LittleEndian.Uint32(b[4*k:])
-		}
+		copy(e.fw, fw)
 		out.Agree = out.Agree && slices.Equal(e.fw, e.golden)
 	}
 	out.GoldenY, out.FirmwareY = e.value(out.Golden), e.value(out.Firmware)

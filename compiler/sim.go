@@ -243,6 +243,7 @@ func compiledController(opt SimOptions, rep *SimReport) (netsim.Controller, stri
 	return fw, core, nil
 }
 
+// policyOut is what the RL-CC handler takes from p: the multiplier (a folded output table) or y.
 func policyOut(p quantize.Policy) nicsdk.PolicyOut {
 	if p.ReturnsMultiplier() {
 		return nicsdk.OutM

@@ -21,7 +21,7 @@ type seqGen struct {
 
 	lstm *quantize.LSTMIR // the policy, when it is an LSTM: its raw y and float twin are traced
 
-	// the golden policy's last call; yRaw is its y before the multiplier fold (y unfolded)
+	// the golden policy's last call; for an LSTM, yRaw is its y before the output table
 	called bool
 	x      [nicsdk.RLCCInputs]int32
 	y      int32
@@ -39,7 +39,6 @@ func (c *compilation) newSeqGen(rng *rand.Rand, splits []splitPath) *seqGen {
 			return g.y
 		}
 		g.y = c.pol.Call(x[:], state)
-		g.yRaw = c.policyY(x[:], g.y)
 		return g.y
 	}
 	return g
@@ -71,11 +70,7 @@ func (g *seqGen) next(n int) []sequence {
 			oF := g.gen.FloatObs(ev, ctx)
 			before := ctx
 			g.called = false
-			out := nicsdk.OutY
-			if c.pol.ReturnsMultiplier() {
-				out = nicsdk.OutM
-			}
-			rate := nicsdk.OnEventEx(ev, &ctx, c.params, c.pol.StateWords(), out, g.policy)
+			rate := nicsdk.OnEventEx(ev, &ctx, c.params, c.pol.StateWords(), policyOut(c.pol), g.policy)
 			s.events = append(s.events, event{ev: ev, before: before, rate: rate, after: ctx})
 			if !g.called {
 				continue
@@ -94,7 +89,7 @@ func (g *seqGen) next(n int) []sequence {
 					oPrev = prevO
 				}
 				xf := []float64{float64(g.x[0]) / nicsdk.Q16One, oF, float64(g.x[2]) / nicsdk.Q16One, oPrev}
-				c.verify.decisions.add(xf, g.x[:], g.yRaw)
+				c.verify.decisions.add(xf, g.x[:], c.policyY(g.x[:], g.y))
 			}
 			// o_{t-1} in float is this o_t when it was drawn naturally; else the context's.
 			prevO, havePrev = oF, natural

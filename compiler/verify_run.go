@@ -40,6 +40,19 @@ func wordBytes(w []uint32) []byte {
 	return b
 }
 
+// readWords reads n little-endian 32-bit words from the emulator's memory at addr.
+func readWords(m *fwsim.Machine, addr uint64, n int) ([]uint32, error) {
+	b := make([]byte, 4*n)
+	if err := m.ReadBytes(addr, b); err != nil {
+		return nil, err
+	}
+	w := make([]uint32, n)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return w, nil
+}
+
 func int32Bytes(x []int32) []byte {
 	b := make([]byte, 4*len(x))
 	for i, v := range x {
@@ -208,12 +221,8 @@ func (v *verifier) fwsim(pvs []policyVec, seqs []sequence) (fwOut, error) {
 		}
 		var st []uint32
 		if p.state != nil {
-			b := make([]byte, 4*len(p.state))
-			if err := m.ReadBytes(v.stAddr, b); err != nil {
+			if st, err = readWords(m, v.stAddr, len(p.state)); err != nil {
 				return o, err
-			}
-			for k := range p.state {
-				st = append(st, binary.LittleEndian.Uint32(b[4*k:]))
 			}
 		}
 		o.sts = append(o.sts, st)

@@ -62,10 +62,6 @@ const (
 	DOCACounterClamps    = 1
 	DOCACounters         = 2
 	DOCADisabledEvents   = 1<<DOCAEvACK | 1<<DOCAEvTXForAckNack // rlcc_doca_init's bitmask
-	docaTargetMax        = 1 << 20
-	docaBetaMax          = 1 << 24
-	docaScaleMin         = 1
-	docaScaleMax         = 1 << 24
 	DOCAEntryAlgo        = "doca_pcc_dev_user_algo"
 	DOCAEntryInit        = "doca_pcc_dev_user_init"
 	DOCAEntrySetParams   = "doca_pcc_dev_user_set_algo_params"
@@ -115,17 +111,17 @@ type DOCARuntime struct {
 	Compiled Params // the compiled parameters: defaults, and min rate, init rate, base RTT
 	Params   [DOCAPorts][DOCASlots][docaShimParams]uint32
 	Counters [DOCAPorts][DOCASlots][docaShimCounters]uint32
-	defaults [docaShimParams]uint32
 }
 
 // Init is doca_pcc_dev_user_init: every port's slot DOCASlot takes the compiled target,
 // beta and scale, and its counters start at zero. It returns the disabled-event bitmask.
 func (r *DOCARuntime) Init() uint32 {
-	r.defaults[DOCAParamTarget] = r.Compiled.Target
-	r.defaults[DOCAParamBeta] = r.Compiled.Beta
-	r.defaults[DOCAParamScale] = r.Compiled.Scale
+	var defaults [docaShimParams]uint32
+	defaults[DOCAParamTarget] = r.Compiled.Target
+	defaults[DOCAParamBeta] = r.Compiled.Beta
+	defaults[DOCAParamScale] = r.Compiled.Scale
 	for port := range DOCAPorts {
-		r.Params[port][DOCASlot] = r.defaults
+		r.Params[port][DOCASlot] = defaults
 		r.Counters[port][DOCASlot] = [docaShimCounters]uint32{}
 	}
 	return DOCADisabledEvents
@@ -143,12 +139,13 @@ func (r *DOCARuntime) CountersOf(port, slot uint32) [DOCACounters]uint32 {
 	return [DOCACounters]uint32{c[0], c[1]}
 }
 
-// DOCAParamsOK is rlcc_doca_params_ok: target, beta and scale in rlcc.h's ranges, and the
-// observation's lower clamp no lower than the compiled policy's.
+// DOCAParamsOK is rlcc_doca_params_ok: target, beta and scale in rlcc.h's ranges (Validate,
+// compiled being valid), and the observation's lower clamp no lower than the compiled
+// policy's.
 func DOCAParamsOK(target, beta, scale uint32, compiled Params) bool {
-	ts, cts := uint64(target)*uint64(scale), uint64(compiled.Target)*uint64(compiled.Scale)
-	return target <= docaTargetMax && beta <= docaBetaMax && scale >= docaScaleMin && scale <= docaScaleMax &&
-		(ts+0xffff)>>16 <= (cts+0xffff)>>16
+	p := compiled
+	p.Target, p.Beta, p.Scale = target, beta, scale
+	return p.Validate() == nil && ObsMin(p) >= ObsMin(compiled)
 }
 
 // SetParams is doca_pcc_dev_user_set_algo_params(port, slot, base, len(values), values,
