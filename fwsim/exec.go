@@ -164,10 +164,7 @@ run:
 					idx = int(o.target)
 					continue run
 				}
-
-				if idx++; !o.last {
-					continue
-				}
+				idx++
 			case LB:
 				a := r[o.rs1] + uint64(o.imm)
 				off := a - m.base
@@ -701,11 +698,7 @@ run:
 					idx = int(o.target)
 					continue run
 				}
-				idx += int(o.n) - 1
-
-				if idx++; !o.last {
-					continue
-				}
+				idx += int(o.n)
 			}
 			continue run
 		}
