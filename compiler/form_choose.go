@@ -86,11 +86,17 @@ func (c *compilation) candidates(ir *quantize.TreeIR, limit MemoryBudget) ([]can
 	case f != codegen.FormRank:
 		cs = append(cs, candidate{form: f, detail: "--form " + c.opt.Form})
 	}
-	if c.opt.Form == "" || c.opt.Form == codegen.FormRank.String() {
+	if (c.opt.Form == "" || c.opt.Form == codegen.FormRank.String()) && len(c.rankGroups) > 0 {
+		// Each feature's bucket shifts for a table budget of 1/2, 1/4 and 1/8 of .rodata: the
+		// same for every grouping.
+		var shifts [][]int
+		for _, share := range []uint64{2, 4, 8} {
+			shifts = append(shifts, rankShifts(ir, limit.RodataBytes/share))
+		}
 		seen := map[string]bool{}
 		for _, groups := range c.rankGroups {
-			for _, share := range []uint64{2, 4, 8} {
-				l, err := ir.BuildRank(quantize.RankPlan{Groups: groups, Shift: rankShifts(ir, limit.RodataBytes/share)})
+			for _, shift := range shifts {
+				l, err := ir.BuildRank(quantize.RankPlan{Groups: groups, Shift: shift})
 				if err != nil || uint64(l.Bytes()) > limit.RodataBytes {
 					continue
 				}
