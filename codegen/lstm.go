@@ -369,7 +369,7 @@ func (g *lstmGen) lowerSource() []*node {
 	H := ir.Hidden
 	fn := g.fn
 	ps := g.products()
-	gws := g.gateWords(ps)
+	gws, _ := g.gateWords(ps)
 	tab := func(name, typ string, vals []string) *node {
 		return &node{Kind: kindTable, Name: fn + "_" + name, Type: typ, Values: vals}
 	}

@@ -343,7 +343,7 @@ func (g *lstmGen) gateSums(inputs []string, pre [][]*node, ps Products) []*node 
 			body = append(body, stmt("uint64_t a%d = gw[%d];", gi, gi))
 		}
 	}
-	off := g.gateOffsets(ps)
+	_, off := g.gateWords(ps)
 	for _, i := range order {
 		gs := liveGroups(l, i)
 		if len(gs) == 0 {
@@ -383,37 +383,23 @@ func (g *lstmGen) gateSums(inputs []string, pre [][]*node, ps Products) []*node 
 
 // gateWords are the gate layer's words the C multiplies, the gw table: the packed biases
 // (unless a table holds them), then every group's words of each input not read from a
-// table, in order; gateOffsets are where each input's words start in it.
-func (g *lstmGen) gateWords(ps Products) []string {
+// table, in order; off[i] is where input i's words start in it.
+func (g *lstmGen) gateWords(ps Products) (words []string, off []int) {
 	all := packed(&g.ir.Gates)
 	groups := g.ir.Gates.Groups()
-	var w []string
 	if ps.bias() < 0 {
 		for _, b := range g.biasWords(ps) {
-			w = append(w, fmt.Sprintf("UINT64_C(0x%016x)", b))
+			words = append(words, fmt.Sprintf("UINT64_C(0x%016x)", b))
 		}
 	}
+	off = make([]int, len(ps))
 	for i, p := range ps {
 		if _, _, ok := ProductRange(g.ir, i, p); !ok {
-			w = append(w, all[groups*(1+i):groups*(2+i)]...)
+			off[i] = len(words)
+			words = append(words, all[groups*(1+i):groups*(2+i)]...)
 		}
 	}
-	return w
-}
-
-func (g *lstmGen) gateOffsets(ps Products) []int {
-	groups := g.ir.Gates.Groups()
-	off := make([]int, len(ps))
-	next := 0
-	if ps.bias() < 0 {
-		next = groups
-	}
-	for i, p := range ps {
-		if _, _, ok := ProductRange(g.ir, i, p); !ok {
-			off[i], next = next, next+groups
-		}
-	}
-	return off
+	return words, off
 }
 
 // rowPointer declares Ri, the row of table tab (rows of n words from value lo) at value v.

@@ -179,13 +179,11 @@ func rankGroupings(ir *quantize.TreeIR) [][][]int {
 	}
 	var gs []group
 	for t := range ir.Trees {
-		g := group{trees: []int{t}, ts: make([][]int32, len(ir.Inputs))}
-		for _, nd := range ir.Trees[t].Nodes {
-			if nd.Kind == quantize.KindSplit {
-				g.ts[nd.Feature] = append(g.ts[nd.Feature], nd.T)
-			}
+		g := group{trees: []int{t}}
+		for f := range ir.Inputs {
+			g.ts = append(g.ts, ir.FeatureThresholds(g.trees, f))
 		}
-		gs = append(gs, merge(g, group{ts: make([][]int32, len(ir.Inputs))}))
+		gs = append(gs, g)
 	}
 	var out [][][]int
 	for len(gs) > 0 {

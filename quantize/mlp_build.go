@@ -230,10 +230,7 @@ func (b *mlpBuild) layer(k int, l *model.Layer, final bool, rng []Interval, step
 			lo = 0
 		}
 		for j := range l.Out {
-			top := qmax
-			if ql.Open {
-				top = ql.ReluTop(j)
-			}
+			top := ql.ReluTop(j)
 			next[j] = Interval{min(max(ql.Z[j].Lo, lo), top), min(max(ql.Z[j].Hi, lo), top)}
 			nstep[j] = ql.ZScale[j]
 		}

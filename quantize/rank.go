@@ -101,8 +101,8 @@ func RankPadWords(m int) int { return (RankEntryBytes(m) - rankUnpadded(m)) / 8 
 
 func rankUnpadded(m int) int { return (4*m+7)/8*8 + 8*(m+1) }
 
-// featureThresholds are the sorted distinct thresholds of feature f in the given trees.
-func (ir *TreeIR) featureThresholds(trees []int, f int) []int32 {
+// FeatureThresholds are the sorted distinct thresholds of feature f in the given trees.
+func (ir *TreeIR) FeatureThresholds(trees []int, f int) []int32 {
 	var ts []int32
 	for _, t := range trees {
 		for _, nd := range ir.Trees[t].Nodes {
@@ -124,7 +124,7 @@ func exceeded(ts []int32, x int32) int {
 // RankFixups is how many of feature f's thresholds can share one bucket at shift s:
 // the most thresholds t with x > t decided inside one bucket (t in [lo, hi−1]).
 func (ir *TreeIR) RankFixups(f, s int) (fixups, buckets int) {
-	return rankFixups(ir.featureThresholds(ir.allTrees(), f), ir.Inputs[f], s)
+	return rankFixups(ir.FeatureThresholds(ir.allTrees(), f), ir.Inputs[f], s)
 }
 
 // allTrees are the indices of every tree.
@@ -190,7 +190,7 @@ func (ir *TreeIR) BuildRank(plan RankPlan) (*RankLayout, error) {
 		stride[g] = make([]int, nf)
 		size := 1
 		for f := range nf {
-			local[g][f] = ir.featureThresholds(trees, f)
+			local[g][f] = ir.FeatureThresholds(trees, f)
 			stride[g][f] = size
 			size *= len(local[g][f]) + 1
 			if size > RankMaxEntries {
@@ -211,7 +211,7 @@ func (ir *TreeIR) BuildRank(plan RankPlan) (*RankLayout, error) {
 	}
 	first := true
 	for f := range nf {
-		ts := ir.featureThresholds(all, f)
+		ts := ir.FeatureThresholds(all, f)
 		if len(ts) == 0 {
 			continue
 		}
