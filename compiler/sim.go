@@ -37,7 +37,9 @@ type SimOptions struct {
 	LatencyNs int64
 	Threads   int    // engine threads per NIC; 0 is the core profile's
 	Core      string // the core profile; "" is a compile directory's, else DefaultCore
-	Net       netsim.Config
+	// Net is the network and the run: zero fields take netsim's defaults, except ClockPPM,
+	// which takes netsim.StandardClockPPM.
+	Net netsim.Config
 	// Progress, if set, hears of the simulated time done, in µs.
 	Progress ProgressFunc
 	// PFC is PFCAuto ("" too: on for DCQCN only), PFCOn or PFCOff.
@@ -96,6 +98,10 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	}
 	cfg.Threads = cmp.Or(opt.Threads, prof.Threads)
 	cfg.LatencyNs = opt.LatencyNs
+	// Each host's NIC paces by its own clock, as real NICs do: on one ideal clock, flows of
+	// different hosts that start together and decide alike stay in lockstep, and a herd of
+	// them measures the queue of its own synchronised bursts.
+	cfg.ClockPPM = cmp.Or(cfg.ClockPPM, netsim.StandardClockPPM)
 	if ctrl.Name() == "dcqcn" && cfg.ECN == nil {
 		// DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless.
 		ecn := netsim.DefaultECN

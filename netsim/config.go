@@ -21,6 +21,14 @@ type Config struct {
 	// leaves headroom for every host's burst in flight, so nothing is dropped.
 	PFC bool
 
+	// ClockPPM, when set, gives each host's NIC a clock of its own, off its nominal frequency
+	// by an amount drawn from the seed, uniform within ±ClockPPM parts per million (IEEE
+	// 802.3 allows a transmitter ±100: StandardClockPPM). The NIC's rate limiters pace, its
+	// CC timers tick and its RTTs are timed by it. Default 0: one ideal clock for every
+	// host, on which flows of different hosts that start together and decide alike send in
+	// lockstep for ever.
+	ClockPPM float64
+
 	Threads    int   // CC engine hardware threads per NIC; default 16
 	QueueDepth int   // CC event queue per NIC; default 1024 events
 	LatencyNs  int64 // decision latency of controllers that have no measured one; default 0
@@ -46,6 +54,13 @@ type ECN struct {
 // Defaults are the values zero Config fields take.
 var Defaults = Config{LinkGbps: 100, PropNs: 1000, MTU: 4096, ProbeBytes: 64, BurstBytes: 16384, BurstNs: 4000,
 	BufferBytes: 5 << 20, Threads: 16, QueueDepth: 1024, DurationNs: 20_000_000}
+
+// StandardClockPPM is the frequency tolerance IEEE 802.3 gives an Ethernet transmitter's
+// clock, ±100 ppm: nicc sim's Config.ClockPPM.
+const StandardClockPPM = 100
+
+// MaxClockPPM bounds Config.ClockPPM (1%).
+const MaxClockPPM = 10_000
 
 // DefaultECN is the DCQCN marking profile used when a run asks for ECN without one: Kmin
 // 100 KB, Kmax 400 KB, Pmax 20%.
@@ -104,6 +119,9 @@ func (c Config) resolved() (Config, error) {
 	}
 	if c.TraceNs > 0 && c.DurationNs/c.TraceNs > MaxTraceSamples {
 		return c, fmt.Errorf("netsim: a trace every %d ns over %d ns is over %d samples", c.TraceNs, c.DurationNs, MaxTraceSamples)
+	}
+	if !(c.ClockPPM >= 0 && c.ClockPPM <= MaxClockPPM) {
+		return c, fmt.Errorf("netsim: clock tolerance %v ppm: want 0 to %d", c.ClockPPM, MaxClockPPM)
 	}
 	if c.LatencyNs < 0 {
 		return c, fmt.Errorf("netsim: decision latency %d ns is negative", c.LatencyNs)

@@ -13,8 +13,19 @@
 //     MTU packets, one to BurstBytes; an RTT probe follows a burst when the flow has none in
 //     flight, so a flow decides about once an RTT however fast it sends (a probe after every
 //     burst made a fast flow cut its rate many times on one stale RTT, and a slow flow wait
-//     milliseconds between decisions). The next burst is due one burst's worth of time at
+//     milliseconds between decisions). That is how DOCA PCC's engine probes: the handler's
+//     rtt_req asks for an RTT probe, which the NIC's TX pipe sends with the flow's next
+//     transmission (the TX event that carries it is flagged RTT_REQ_SENT), so a flow at the
+//     minimum rate decides once a burst. The next burst is due one burst's worth of time at
 //     the flow's rate after this one started.
+//   - Clocks: with Config.ClockPPM each host's NIC has a clock of its own, off its nominal
+//     frequency by a seeded amount within ±ClockPPM (nicc sim: ±100 ppm, IEEE 802.3's
+//     tolerance); its rate limiters pace, its timers tick and its RTTs are timed by it.
+//     Without it every host shares one ideal clock, and flows of different hosts that start
+//     together and decide alike send in lockstep for the whole run: a herd of them measures
+//     the queue of its own synchronised bursts (a piecewise-constant policy, such as
+//     distilled trees, kept such herds at the minimum rate at 128→1, where the continuous
+//     teacher drifted apart).
 //   - Switch: one FIFO per egress port, packet by packet, sharing a BufferBytes buffer;
 //     data that does not fit is dropped (drop-tail), unless Config.PFC pauses the senders'
 //     data first. With Config.ECN, data is marked RED

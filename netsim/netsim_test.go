@@ -129,6 +129,40 @@ func TestSameSeedSameResult(t *testing.T) {
 	}
 }
 
+// With ClockPPM each host's NIC paces by a clock of its own: 16 flows of 16 hosts at one rate,
+// started together, no longer send in lockstep (on one ideal clock their bursts start at the
+// same picosecond for the whole run), and each host's pacing is off by at most ClockPPM.
+func TestHostClocks(t *testing.T) {
+	const flows, rate = 16, nicsdk.LineRate / 1000
+	lastStarts := func(ppm float64) map[int64]bool {
+		s, err := newSim(manyToOne(t, flows), FixedRate{rate}, Config{ClockPPM: ppm, DurationNs: 20_000_000, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.run(); err != nil {
+			t.Fatal(err)
+		}
+		starts := map[int64]bool{}
+		nominal := s.cfg.serPs(s.cfg.MTU) * nicsdk.LineRate / rate
+		for i := range s.flows {
+			f := &s.flows[i]
+			bursts := f.sent / int64(s.cfg.MTU)
+			off := float64(f.lastStart)/float64((bursts-1)*nominal) - 1
+			if bursts < 50 || math.Abs(off) > ppm*1e-6+1e-9 {
+				t.Errorf("ClockPPM %v: flow %d sent %d bursts, the last at %d ps, %+.1f ppm off its nominal pace", ppm, i, bursts, f.lastStart, off*1e6)
+			}
+			starts[f.lastStart] = true
+		}
+		return starts
+	}
+	if starts := lastStarts(0); len(starts) != 1 {
+		t.Errorf("one ideal clock: the flows' last bursts started at %d different times, want one", len(starts))
+	}
+	if starts := lastStarts(StandardClockPPM); len(starts) != flows {
+		t.Errorf("clocks of their own: the %d flows' last bursts started at only %d different times", flows, len(starts))
+	}
+}
+
 // The RL-CC controller is nicsdk's runtime: a policy that always asks for the largest
 // multiplier takes a lone flow from its initial rate to line rate, and the context holds
 // what the runtime keeps.
@@ -215,6 +249,7 @@ func TestBadInput(t *testing.T) {
 		{Config{LinkGbps: -1}, "link rate"}, {Config{BufferBytes: -5}, "buffer"}, {Config{DurationNs: -1}, "duration"},
 		{Config{BufferBytes: 100}, "smaller than one"}, {Config{WarmupNs: 30_000_000}, "warm-up"},
 		{Config{ECN: &ECN{KminBytes: 10, KmaxBytes: 5}}, "ECN"}, {Config{LinkGbps: math.NaN()}, "link rate"},
+		{Config{ClockPPM: -1}, "clock"}, {Config{ClockPPM: math.NaN()}, "clock"}, {Config{ClockPPM: MaxClockPPM + 1}, "clock"},
 	} {
 		if _, err := Run(s, FixedRate{nicsdk.LineRate}, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err = %v, want one naming %q", c.cfg, err, c.want)

@@ -53,6 +53,7 @@ type host struct {
 	uplink int64      // when its uplink is free
 	wake   int64      // time of its pending evHostSend, or -1
 	engine engine
+	clock  float64 // how long an interval its NIC times really takes, per nominal ps (Config.ClockPPM)
 }
 
 // port is a switch egress port: a FIFO of packets toward one host.
@@ -110,7 +111,10 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	s := &sim{cfg: c, ctrl: ctrl, scen: scen, hosts: make([]host, scen.Hosts), ports: make([]port, scen.Hosts),
 		flows: make([]flowState, len(scen.Flows)), rng: rand.New(rand.NewPCG(c.Seed, 0x6e65747369))}
 	s.stats.init(c)
+	// The clocks have a stream of their own, so that they do not move the ECN marks' draws.
+	clocks := rand.New(rand.NewPCG(c.Seed, 0x636c6f636b))
 	for i := range s.hosts {
+		s.hosts[i].clock = 1 + c.ClockPPM*1e-6*(2*clocks.Float64()-1)
 		s.hosts[i].wake = -1
 		s.hosts[i].engine = engine{threads: c.Threads, depth: c.QueueDepth}
 	}
@@ -178,7 +182,7 @@ func (s *sim) startFlow(i int) {
 	f.next = s.now
 	s.ready(i)
 	if p := s.ctrl.TimerNs(); p > 0 {
-		s.q.push(event{at: s.now + p*1000, kind: evTimer, idx: int32(i)})
+		s.q.push(event{at: s.now + s.hostTime(f.Src, p*1000), kind: evTimer, idx: int32(i)})
 	}
 }
 
@@ -259,7 +263,7 @@ func (s *sim) sendBurst(i int) {
 	f.sent += int64(burst)
 	f.sinceTick += uint32(burst)
 	f.lastStart, f.lastBurst = s.now, burst
-	f.next = s.now + s.gapPs(burst, f.rate)
+	f.next = s.now + s.gapPs(f.Src, burst, f.rate)
 	s.ready(i)
 }
 
@@ -272,9 +276,14 @@ func (s *sim) burstBytes(rate uint32) int {
 	return min(max(pkts, 1)*s.cfg.MTU, s.cfg.BurstBytes)
 }
 
-// gapPs is how long a flow at rate takes to be allowed bytes.
-func (s *sim) gapPs(bytes int, rate uint32) int64 {
-	return s.cfg.serPs(bytes) * nicsdk.LineRate / int64(max(rate, 1))
+// gapPs is how long a flow of host hi at rate takes to be allowed bytes, by the host's clock.
+func (s *sim) gapPs(hi, bytes int, rate uint32) int64 {
+	return s.hostTime(hi, s.cfg.serPs(bytes)*nicsdk.LineRate/int64(max(rate, 1)))
+}
+
+// hostTime is how long an interval of ps takes that host hi's NIC times by its own clock.
+func (s *sim) hostTime(hi int, ps int64) int64 {
+	return int64(float64(ps) * s.hosts[hi].clock)
 }
 
 func (s *sim) switchArrive(pk packet) {
@@ -372,7 +381,7 @@ func (s *sim) hostArrive(pk packet) {
 			s.stats.rttSum += float64(s.now - pk.sent)
 			s.stats.rtts++
 		}
-		rtt := (s.now - pk.sent) / 1000
+		rtt := s.hostTime(f.Src, s.now-pk.sent) / 1000 // the NIC times it by its own clock
 		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvRTT, RTTNs: uint32(min(rtt, 1<<32-1))})
 	case pktCNP:
 		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvCNP})
@@ -392,7 +401,7 @@ func (s *sim) timer(i int) {
 	}
 	s.ccEvent(i, nicsdk.Event{Type: nicsdk.EvTX, TxBytes: f.sinceTick})
 	f.sinceTick = 0
-	s.q.push(event{at: s.now + s.ctrl.TimerNs()*1000, kind: evTimer, idx: int32(i)})
+	s.q.push(event{at: s.now + s.hostTime(f.Src, s.ctrl.TimerNs()*1000), kind: evTimer, idx: int32(i)})
 }
 
 // ccEvent hands a CC event of flow i to its sender NIC's engine.
@@ -439,7 +448,7 @@ func (s *sim) decisionDone(i int, rate uint32) {
 	if rate != f.rate {
 		f.rate = min(max(rate, 1), nicsdk.LineRate)
 		// The burst in flight keeps its pace; the next is due at the new rate.
-		f.next = max(s.now, f.lastStart+s.gapPs(f.lastBurst, f.rate))
+		f.next = max(s.now, f.lastStart+s.gapPs(f.Src, f.lastBurst, f.rate))
 		s.ready(i)
 	}
 	if e.pending.len() > 0 {

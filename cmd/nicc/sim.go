@@ -48,7 +48,9 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
 The engine of each NIC has --threads hardware threads (default: the core profile's) and a
 1024-event queue; an event that finds both full is dropped and counted, as the NIC counts
 it. --latency fixes every decision's time (then the firmware and its golden model give the
-same run, bit for bit). The same seed gives the same output.
+same run, bit for bit). Each NIC paces its flows, ticks its CC timers and times its RTTs by a
+clock of its own, off the nominal frequency by up to ±100 ppm (IEEE 802.3's tolerance), drawn
+from --seed. The same seed gives the same output.
 
 Exit codes: 0 ran; 1 the firmware trapped during the run (the flow, time and pc are named;
 no partial result is printed); 2 bad input.
@@ -81,7 +83,7 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			&cli.IntFlag{Name: "flows", Usage: "flows (many-to-one), hosts (all-to-all) or short flows (long-short)", DefaultText: "16, 4, 2"},
 			&cli.StringFlag{Name: "duration", Value: "20ms", Usage: "simulated time"},
 			&cli.StringFlag{Name: "warmup", Usage: "start of the measurement window", DefaultText: "half the duration"},
-			&cli.Uint64Flag{Name: "seed", Usage: "the run's seed (ECN marks)"},
+			&cli.Uint64Flag{Name: "seed", Usage: "the run's seed (ECN marks, the NICs' clock offsets)"},
 			&cli.BoolFlag{Name: "golden", Usage: "with a compile DIR: its golden integer model decides, not the firmware"},
 			&cli.StringFlag{Name: "latency", Usage: "fix every decision's time, e.g. 500ns", DefaultText: "the firmware's measured cycles; none for other policies"},
 			&cli.IntFlag{Name: "threads", Usage: "CC engine hardware threads per NIC (and sharing the pipeline)", DefaultText: "the core profile's"},
