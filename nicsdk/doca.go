@@ -106,10 +106,11 @@ func DOCAAttrBytes(slot uint32, overload bool) []byte {
 
 // DOCARuntime is the DOCA entry points and the stand-in library's state: every port's
 // parameter and counter table (indices folded by masking, as the stand-in does). Its zero
-// value is the firmware's state before doca_pcc_dev_user_init. The C entry reads a port's
+// value is the firmware's tables before doca_pcc_dev_user_init. The C entry reads a port's
 // parameters as the terms init and set_algo_params work out from them (rlcc_doca_terms);
 // the twin decides from the parameters themselves, so terms that do not follow the
-// parameters show as a mismatch.
+// parameters show as a mismatch. Decisions before Init are outside the twin (DOCA runs
+// init first): the C terms are still zero then.
 type DOCARuntime struct {
 	Compiled Params // the compiled parameters: defaults, and min rate, init rate, base RTT
 	Params   [DOCAPorts][DOCASlots][docaShimParams]uint32
