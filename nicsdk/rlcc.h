@@ -282,7 +282,7 @@ static inline uint32_t rlcc_sqrt_rate(uint32_t rate)
 	return (uint32_t)rlcc_sqrt_fxp20(nicc_clamp_u32(rate, 1, NICC_LINE_RATE));
 }
 
-/* rlcc_obs_c returns c = ceil(target * scale / 2^16), below 2^28 (target * scale < 2^44). */
+/* rlcc_obs_c returns c = ceil(target * scale / 2^16), at most 2^28 (target * scale <= 2^44). */
 static inline uint64_t rlcc_obs_c(const struct rlcc_params *p)
 {
 	return ((uint64_t)p->target * p->scale + 0xffff) >> 16;
@@ -305,12 +305,12 @@ static inline int32_t rlcc_obs_min(const struct rlcc_params *p)
  * is taken as 65536).
  *
  * How, without a branch (rlcc_obs_u64, for infl < 2^32 and sqrt_rate <= 2^16): e < 2^32, the
- * product e * sqrt_rate < 2^48, big = prod * scale < 2^56, ts = target * scale < 2^44. For any
+ * product e * sqrt_rate < 2^48, big = prod * scale < 2^56, ts = target * scale <= 2^44. For any
  * c_max >= c = ceil(ts / 2^16) = -rlcc_obs_min(p), k = c_max 2^16 - ts >= 0 and
  * floor((big - ts) / 2^16) = v - c_max where v = floor((big + k) / 2^16), all unsigned; so
  * o = min(v - c_max, RLCC_O_MAX) = min(v, RLCC_O_MAX + c_max) - c_max, which is at least -c
  * since big >= 0: the lower clamp holds by itself. RLCC_O_MAX + c_max < 2^29 fits int32 for
- * c_max below 2^28, as c is. The parameters enter only as struct rlcc_obs_terms: beta, scale
+ * c_max up to 2^28, c's largest. The parameters enter only as struct rlcc_obs_terms: beta, scale
  * and k, for a c_max that rlcc_on_event_core takes from the compiled parameters; so a runtime
  * whose target, beta and scale change at run time (rlcc_doca.h), within c <= the compiled c,
  * can keep the terms worked out when they change, and c_max stays a constant. */
