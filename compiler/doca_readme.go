@@ -51,8 +51,8 @@ var docaUnchecked = []string{
 	"That the RTT is doca_pcc_dev_get_timestamp(event) - doca_pcc_dev_get_rtt_req_send_timestamp(event) on one clock, modulo 2^32, and whether the responder's turnaround should be subtracted.",
 	"How the hardware treats rtt_req (requested here on a new flow's first event, on each RTT response and on CNP and NACK events) and whether a lost probe is retried.",
 	"The disabled-event bitmask's meaning (bit n disables event type n, as in DOCA's samples), and that DPA threads may race on the counters (plain increments).",
-	"The cycles on the DPA: fwsim's profile is an assumption; DOCA's library calls (doca_pcc_dev_get_algo_params, doca_pcc_dev_get_counters) are timed with nicc's stand-in, not DOCA's.",
-	"Whether DOCA's library serialises doca_pcc_dev_user_set_algo_params against running decisions: if not, a decision racing a change of several parameters in one call may read some old and some new values (each combination of which may not have been checked); changing one parameter per call keeps every combination a decision can see a checked one.",
+	"The cycles on the DPA: fwsim's profile is an assumption; DOCA's library calls (doca_pcc_dev_get_counters in doca_pcc_dev_user_algo, doca_pcc_dev_get_algo_params in doca_pcc_dev_user_set_algo_params) are timed with nicc's stand-in, not DOCA's.",
+	"Whether DOCA's library serialises doca_pcc_dev_user_set_algo_params against running decisions: if not, a decision racing a change may read the port's precomputed terms (rlcc_doca.h, rlcc_doca_terms) half rewritten, a mix of the old and the new parameters' values. Each value is one of a checked parameter set, so the policy's inputs stay in the ranges it was proven on and no arithmetic overflows, but that one decision follows neither set exactly.",
 	"How the host sets parameters at run time (the PPCC access register, e.g. with mlxreg) and reads the counters: syntax not checked.",
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -350,29 +351,34 @@ func TestDOCAFilesCleared(t *testing.T) {
 	}
 }
 
-// TestDOCAVerifyCatches: a DOCA runtime that counts each decision twice differs from its Go
-// twin, and verify says so.
+// TestDOCAVerifyCatches: a DOCA runtime that counts each decision twice, or one whose
+// doca_pcc_dev_user_set_algo_params leaves the port's precomputed terms as they were (its
+// decisions keep the old parameters), differs from its Go twin, and verify says so.
 func TestDOCAVerifyCatches(t *testing.T) {
-	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 2000, Out: t.TempDir(),
-		docaTamper: func(dir string) error {
-			p := filepath.Join(dir, nicsdk.DOCAHeaderName)
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			old := []byte("counter[RLCC_DOCA_COUNTER_DECISIONS]++;")
-			if !bytes.Contains(b, old) {
-				return errors.New("rlcc_doca.h no longer counts decisions that way")
-			}
-			return os.WriteFile(p, bytes.Replace(b, old, []byte("counter[RLCC_DOCA_COUNTER_DECISIONS] += 2;"), 1), 0o644)
-		}}
-	r, err := Compile(opt)
-	var ce *CheckError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "verify (DOCA)") {
-		t.Fatalf("a tampered DOCA runtime: %v", err)
-	}
-	if r == nil || r.Failure == nil || r.Failure.Stage != "doca" || r.DOCA == nil || r.DOCA.Mismatches == 0 {
-		t.Fatalf("report of the failed compile: %+v", r)
+	for _, c := range []struct{ name, old, new string }{
+		{"decisions counted twice", "counter[RLCC_DOCA_COUNTER_DECISIONS]++;", "counter[RLCC_DOCA_COUNTER_DECISIONS] += 2;"},
+		{"terms not updated", "rlcc_doca_terms[port_num % DOCA_PCC_DEV_MAX_NUM_PORTS] =", "(void)"},
+	} {
+		opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 2000, Out: t.TempDir(),
+			docaTamper: func(dir string) error {
+				p := filepath.Join(dir, nicsdk.DOCAHeaderName)
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				if !bytes.Contains(b, []byte(c.old)) {
+					return fmt.Errorf("rlcc_doca.h no longer has %q", c.old)
+				}
+				return os.WriteFile(p, bytes.Replace(b, []byte(c.old), []byte(c.new), 1), 0o644)
+			}}
+		r, err := Compile(opt)
+		var ce *CheckError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "verify (DOCA)") {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if r == nil || r.Failure == nil || r.Failure.Stage != "doca" || r.DOCA == nil || r.DOCA.Mismatches == 0 {
+			t.Fatalf("%s: report of the failed compile: %+v", c.name, r)
+		}
 	}
 }
 

@@ -106,7 +106,11 @@ func DOCAAttrBytes(slot uint32, overload bool) []byte {
 
 // DOCARuntime is the DOCA entry points and the stand-in library's state: every port's
 // parameter and counter table (indices folded by masking, as the stand-in does). Its zero
-// value is the firmware's state before doca_pcc_dev_user_init.
+// value is the firmware's tables before doca_pcc_dev_user_init. The C entry reads a port's
+// parameters as the terms init and set_algo_params work out from them (rlcc_doca_terms);
+// the twin decides from the parameters themselves, so terms that do not follow the
+// parameters show as a mismatch. Decisions before Init are outside the twin (DOCA runs
+// init first): the C terms are still zero then.
 type DOCARuntime struct {
 	Compiled Params // the compiled parameters: defaults, and min rate, init rate, base RTT
 	Params   [DOCAPorts][DOCASlots][docaShimParams]uint32
@@ -222,10 +226,7 @@ doca_pcc_dev_error_t doca_pcc_dev_user_set_algo_params(uint32_t port_num, uint32
 						       uint32_t param_num, const uint32_t *new_param_values,
 						       uint32_t *params)
 {
-	if (algo_slot != RLCC_DOCA_SLOT)
-		return DOCA_PCC_DEV_STATUS_FAIL;
-	return rlcc_doca_set_params(param_id_base, param_num, new_param_values, params,
-				    doca_pcc_dev_get_algo_params(port_num, algo_slot), &%[1]s);
+	return rlcc_doca_set_params(port_num, algo_slot, param_id_base, param_num, new_param_values, params, &%[1]s);
 }
 `, ParamsName, fns, words, out.C())
 }

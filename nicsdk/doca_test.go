@@ -95,7 +95,7 @@ func TestDOCAAlgo(t *testing.T) {
 func TestDOCAEntriesC(t *testing.T) {
 	c := DOCAEntriesC(DefaultParams(), "pol", 3, OutM)
 	for _, want := range []string{"RLCC_DOCA_ENTRY void doca_pcc_dev_user_algo(", "(rlcc_policy_fn)0, pol, 3, RLCC_OUT_M",
-		"rlcc_doca_init(disable_event_bitmask, &nicc_params)", "rlcc_doca_set_params(param_id_base"} {
+		"rlcc_doca_init(disable_event_bitmask, &nicc_params)", "rlcc_doca_set_params(port_num, algo_slot, param_id_base"} {
 		if !strings.Contains(c, want) {
 			t.Errorf("DOCAEntriesC lacks %q:\n%s", want, c)
 		}

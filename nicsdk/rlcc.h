@@ -282,12 +282,17 @@ static inline uint32_t rlcc_sqrt_rate(uint32_t rate)
 	return (uint32_t)rlcc_sqrt_fxp20(nicc_clamp_u32(rate, 1, NICC_LINE_RATE));
 }
 
-/* rlcc_obs_min returns the smallest observation, the one at zero excess inflation:
+/* rlcc_obs_c returns c = ceil(target * scale / 2^16), at most 2^28 (target * scale <= 2^44). */
+static inline uint64_t rlcc_obs_c(const struct rlcc_params *p)
+{
+	return ((uint64_t)p->target * p->scale + 0xffff) >> 16;
+}
+
+/* rlcc_obs_min returns the smallest observation, the one at zero excess inflation: -c =
  * -ceil(target * scale / 2^16) in Q16. */
 static inline int32_t rlcc_obs_min(const struct rlcc_params *p)
 {
-	uint64_t ts = (uint64_t)p->target * p->scale;
-	return -(int32_t)((ts + 0xffff) >> 16);
+	return -(int32_t)rlcc_obs_c(p);
 }
 
 /* rlcc_observation returns o = (max(infl - beta, 0) * sqrt_rate - target) * scale in Q16,
@@ -300,24 +305,51 @@ static inline int32_t rlcc_obs_min(const struct rlcc_params *p)
  * is taken as 65536).
  *
  * How, without a branch (rlcc_obs_u64, for infl < 2^32 and sqrt_rate <= 2^16): e < 2^32, the
- * product e * sqrt_rate < 2^48, big = prod * scale < 2^56, ts = target * scale < 2^44. With
- * c = ceil(ts / 2^16) = -rlcc_obs_min(p), floor((big - ts) / 2^16) = v - c where v =
- * floor((big + c 2^16 - ts) / 2^16), all unsigned (c 2^16 - ts is in [0, 2^16)); so
- * o = min(v - c, RLCC_O_MAX) = min(v, RLCC_O_MAX + c) - c, which is at least -c since
- * big >= 0: the lower clamp holds by itself. RLCC_O_MAX + c < 2^29 fits int32. */
-static inline int32_t rlcc_obs_u64(uint64_t infl, uint64_t sqrt_rate, const struct rlcc_params *p)
+ * product e * sqrt_rate < 2^48, big = prod * scale < 2^56, ts = target * scale <= 2^44. For any
+ * c_max >= c = ceil(ts / 2^16) = -rlcc_obs_min(p), k = c_max 2^16 - ts >= 0 and
+ * floor((big - ts) / 2^16) = v - c_max where v = floor((big + k) / 2^16), all unsigned; so
+ * o = min(v - c_max, RLCC_O_MAX) = min(v, RLCC_O_MAX + c_max) - c_max, which is at least -c
+ * since big >= 0: the lower clamp holds by itself. RLCC_O_MAX + c_max < 2^29 fits int32 for
+ * c_max up to 2^28, c's largest. The parameters enter only as struct rlcc_obs_terms: beta, scale
+ * and k, for a c_max that rlcc_on_event_core takes from the compiled parameters; so a runtime
+ * whose target, beta and scale change at run time (rlcc_doca.h), within c <= the compiled c,
+ * can keep the terms worked out when they change, and c_max stays a constant. */
+struct rlcc_obs_terms {
+	uint64_t k; /* c_max * 2^16 - target * scale, in [0, c_max * 2^16] */
+	uint32_t beta;
+	uint32_t scale;
+};
+
+/* rlcc_obs_terms_of returns p's terms for c_max (at least rlcc_obs_c(p)). */
+static inline struct rlcc_obs_terms rlcc_obs_terms_of(const struct rlcc_params *p, uint64_t c_max)
 {
-	uint64_t beta = p->beta, ts = (uint64_t)p->target * p->scale;
-	uint64_t c = (ts + 0xffff) >> 16;  /* -rlcc_obs_min(p), below 2^28 */
+	struct rlcc_obs_terms t;
+	t.k = (c_max << 16) - (uint64_t)p->target * p->scale;
+	t.beta = p->beta;
+	t.scale = p->scale;
+	return t;
+}
+
+/* rlcc_obs_min_terms is rlcc_obs_min of the parameters of t: floor(k / 2^16) - c_max =
+ * c_max - c - c_max = -c. */
+static inline int32_t rlcc_obs_min_terms(const struct rlcc_obs_terms *t, uint64_t c_max)
+{
+	return (int32_t)(t->k >> 16) - (int32_t)c_max;
+}
+
+static inline int32_t rlcc_obs_u64(uint64_t infl, uint64_t sqrt_rate, const struct rlcc_obs_terms *t, uint64_t c_max)
+{
+	uint64_t beta = t->beta;
 	uint64_t e = (infl > beta ? infl : beta) - beta;
-	uint64_t big = ((e * sqrt_rate) >> 16) * p->scale;
-	uint64_t v = (big + ((c << 16) - ts)) >> 16;
-	return (int32_t)rlcc_min_u64(v, RLCC_O_MAX + c) - (int32_t)c;
+	uint64_t big = ((e * sqrt_rate) >> 16) * t->scale;
+	uint64_t v = (big + t->k) >> 16;
+	return (int32_t)rlcc_min_u64(v, RLCC_O_MAX + c_max) - (int32_t)c_max;
 }
 
 static inline int32_t rlcc_observation(uint32_t infl, uint32_t sqrt_rate, const struct rlcc_params *p)
 {
-	return rlcc_obs_u64(infl, nicc_min_u32(sqrt_rate, NICC_Q16_ONE), p);
+	struct rlcc_obs_terms t = rlcc_obs_terms_of(p, rlcc_obs_c(p));
+	return rlcc_obs_u64(infl, nicc_min_u32(sqrt_rate, NICC_Q16_ONE), &t, rlcc_obs_c(p));
 }
 
 /* rlcc_multiplier maps the model output y (Q16, clamped to [-1, 1]) to the rate multiplier in
@@ -407,19 +439,25 @@ typedef int32_t (*rlcc_policy_state_fn)(const int32_t *x, uint32_t *state);
  *      base_rtt alone and has inflation 0 (or 1.0 while there is no base yet): no congestion.
  * The result is in [min_rate, 1<<20]; words 6+words..11 of the context are never touched.
  * Inlined always, so constant arguments fold: with policy_st null, words 0 and RLCC_OUT_Y
- * the code is the stateless handler's alone. */
-static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_core(const struct nicc_event *ev,
-							     struct nicc_flow_ctx *ctx,
-							     const struct rlcc_params *p,
-							     rlcc_policy_fn policy,
-							     rlcc_policy_state_fn policy_st,
-							     unsigned words, int out)
+ * the code is the stateless handler's alone.
+ *
+ * rlcc_on_event_terms is the same with target, beta and scale taken from terms instead of p
+ * (rlcc_obs_terms_of(q, rlcc_obs_c(p)) of parameters q whose c = rlcc_obs_c(q) is at most
+ * p's), for a runtime whose parameters change at run time: the code reads terms where it
+ * uses them, and rlcc_obs_c(p), the compiled one, stays a constant. */
+static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_terms(const struct nicc_event *ev,
+							      struct nicc_flow_ctx *ctx,
+							      const struct rlcc_params *p,
+							      const struct rlcc_obs_terms *terms,
+							      rlcc_policy_fn policy,
+							      rlcc_policy_state_fn policy_st,
+							      unsigned words, int out)
 {
 	uint32_t *w = ctx->data, *st = ctx->data + RLCC_CTX_WORDS;
 	uint32_t flags = w[RLCC_CTX_FLAGS];
 	uint64_t rtt, rate, base, a1, a2, infl, sq, m;
 	int32_t x[4], o1, o, y;
-	const int32_t omin = rlcc_obs_min(p);
+	const uint64_t c_max = rlcc_obs_c(p);
 
 	/* Values are held in 64-bit registers, zero-extended, so nothing is extended twice. A new
 	 * flow takes its words from the parameters rather than reading them back; every path
@@ -435,7 +473,11 @@ static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_core(const struct nicc_e
 		rate = p->init_rate;
 		base = p->base_rtt_ns;
 		a1 = a2 = NICC_Q16_ONE;
-		o1 = omin;
+		/* o_{t-1} = rlcc_obs_min of the terms. An RTT event stores o_t over it and clamps it
+		 * into x[3] with that lower bound, so -c_max (at most that) does as well there and
+		 * spares reading the terms before the decision needs them; with the terms
+		 * constants (c == c_max) the two are one constant. */
+		o1 = ev->type == NICC_EV_RTT ? -(int32_t)c_max : rlcc_obs_min_terms(terms, c_max);
 		/* The policy's words, without a loop (words is a constant in a handler). */
 		if (words > 0) st[0] = 0;
 		if (words > 1) st[1] = 0;
@@ -468,11 +510,11 @@ static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_core(const struct nicc_e
 	/* rate is in [min_rate, 1<<20] with min_rate >= 1: rlcc_sqrt_rate's clamp is a no-op, and
 	 * its result is at most 65536: rlcc_observation's min is one too. */
 	sq = rlcc_sqrt_fxp20(rate);
-	o = rlcc_obs_u64(infl, sq, p);
+	o = rlcc_obs_u64(infl, sq, terms, c_max);
 	x[0] = (int32_t)rlcc_min_u64(rlcc_max_u64(a1, RLCC_A_MIN), RLCC_A_MAX);
 	x[1] = o;
 	x[2] = (int32_t)rlcc_min_u64(rlcc_max_u64(a2, RLCC_A_MIN), RLCC_A_MAX);
-	x[3] = nicc_clamp_i32(o1, omin, RLCC_O_MAX);
+	x[3] = nicc_clamp_i32(o1, rlcc_obs_min_terms(terms, c_max), RLCC_O_MAX);
 	w[RLCC_CTX_A2] = (uint32_t)x[0];
 	w[RLCC_CTX_O1] = (uint32_t)o;
 	y = policy_st ? policy_st(x, st) : policy(x);
@@ -503,6 +545,18 @@ static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_core(const struct nicc_e
 	w[RLCC_CTX_RATE] = (uint32_t)rate;
 	w[RLCC_CTX_A1] = (uint32_t)m;
 	return (uint32_t)rate;
+}
+
+/* rlcc_on_event_core (above) takes its terms from p: with p a constant, they fold. */
+static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_core(const struct nicc_event *ev,
+							     struct nicc_flow_ctx *ctx,
+							     const struct rlcc_params *p,
+							     rlcc_policy_fn policy,
+							     rlcc_policy_state_fn policy_st,
+							     unsigned words, int out)
+{
+	struct rlcc_obs_terms terms = rlcc_obs_terms_of(p, rlcc_obs_c(p));
+	return rlcc_on_event_terms(ev, ctx, p, &terms, policy, policy_st, words, out);
 }
 
 /* rlcc_on_event is rlcc_on_event_core for a stateless policy returning y in Q16: words 6..11

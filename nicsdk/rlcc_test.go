@@ -320,7 +320,10 @@ func TestObservation(t *testing.T) {
 		}
 		ins = append(ins, pRecord{infl, uint32(r.IntN(Q16One + 2)), ps[r.IntN(len(ps))]})
 	}
-	withParams(t, "obs", "t_obs", ins, func(a, b uint32, p Params) uint32 { return uint32(Observation(a, b, p)) })
+	obs := func(a, b uint32, p Params) uint32 { return uint32(Observation(a, b, p)) }
+	withParams(t, "obs", "t_obs", ins, obs)
+	// The same through the terms of a c_max above p's c, as the DOCA entry computes it.
+	withParams(t, "obscmax", "t_obs_cmax", ins, obs)
 
 	// Every result is in the declared range.
 	for _, in := range ins {

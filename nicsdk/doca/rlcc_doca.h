@@ -8,9 +8,10 @@
  * What the DOCA entry does with one event (rlcc_doca_algo):
  *   - The flow's state is the algorithm context, algo_ctxt->data[12], laid out as rlcc.h's
  *     struct nicc_flow_ctx (RLCC_CTX_*: words 0..5, a stateful policy's words after them).
- *   - RL-CC's target, beta and scale are the algorithm's parameters 0, 1, 2 (RLCC_DOCA_PARAM_*),
- *     read on each event from doca_pcc_dev_get_algo_params(port, slot); the other parameters
- *     (min and init rate, base RTT) are the compiled ones.
+ *   - RL-CC's target, beta and scale are the algorithm's parameters 0, 1, 2 (RLCC_DOCA_PARAM_*)
+ *     of the event's port; the other parameters (min and init rate, base RTT) are the
+ *     compiled ones. The entry reads them as the port's rlcc_doca_terms, which init and
+ *     set_algo_params work out whenever the parameters change.
  *   - An RTT event (DOCA_PCC_DEV_EVNT_RTT) runs the decision with the RTT
  *     doca_pcc_dev_get_timestamp(event) - doca_pcc_dev_get_rtt_req_send_timestamp(event)
  *     (ns, modulo 2^32); any other event does what rlcc.h does with a non-RTT event (the
@@ -48,6 +49,15 @@
 #define RLCC_DOCA_SCALE_MIN 1u          /* 2^-16 */
 #define RLCC_DOCA_SCALE_MAX (1u << 24)  /* 256.0 */
 
+/* rlcc_doca_terms[port] is the observation's terms (rlcc.h, struct rlcc_obs_terms) of the
+ * port's parameters, with c_max the compiled policy's c (rlcc_doca_port_terms). They are
+ * worked out when the parameters change (rlcc_doca_init, rlcc_doca_set_params), as DOCA's
+ * PCC sample suggests for values derived from parameters, rather than on every event: the
+ * entry then loads three words where it would load three and multiply, and its registers
+ * do not hold the derived values through the decision (measured with nicc's stand-in in
+ * fwsim: rlcc_xgb's WCET 353 cycles deriving them per event, 341 with this). */
+static struct rlcc_obs_terms rlcc_doca_terms[DOCA_PCC_DEV_MAX_NUM_PORTS];
+
 typedef char rlcc_doca_ctx_is_48_bytes[sizeof(doca_pcc_dev_algo_ctxt_t) == NICC_CTX_BYTES ? 1 : -1];
 
 /* rlcc_doca_params_ok says whether target, beta and scale may be the parameters of a policy
@@ -59,20 +69,36 @@ static inline int rlcc_doca_params_ok(uint32_t target, uint32_t beta, uint32_t s
 	       scale <= RLCC_DOCA_SCALE_MAX && ((ts + 0xffff) >> 16) <= ((cts + 0xffff) >> 16);
 }
 
-/* rlcc_doca_set_params is doca_pcc_dev_user_set_algo_params' body: params
- * param_id_base .. param_id_base + param_num - 1 are to take new_values. The values they
- * would give together with the current ones (cur, all RLCC_DOCA_PARAMS of them) are checked
- * first; only when all are in range (rlcc_doca_params_ok) are they written, into params[0 ..
- * param_num - 1] (the array DOCA passes, which starts at the first parameter changed), and
- * DOCA_PCC_DEV_STATUS_OK returned. Otherwise, or for parameters this algorithm does not
- * have, nothing is written and the result is DOCA_PCC_DEV_STATUS_FAIL. */
-static inline doca_pcc_dev_error_t rlcc_doca_set_params(uint32_t param_id_base, uint32_t param_num, const uint32_t *new_values,
-							 uint32_t *params, const uint32_t *cur,
+/* rlcc_doca_port_terms returns rlcc_doca_terms' entry for the parameters target, beta and
+ * scale of a policy compiled with *compiled (rlcc_doca_params_ok holds: their c is at most
+ * the compiled one). */
+static inline struct rlcc_obs_terms rlcc_doca_port_terms(uint32_t target, uint32_t beta, uint32_t scale,
+							 const struct rlcc_params *compiled)
+{
+	struct rlcc_params q = *compiled;
+	q.target = target;
+	q.beta = beta;
+	q.scale = scale;
+	return rlcc_obs_terms_of(&q, rlcc_obs_c(compiled));
+}
+
+/* rlcc_doca_set_params is doca_pcc_dev_user_set_algo_params' body: parameters
+ * param_id_base .. param_id_base + param_num - 1 of the algorithm in slot algo_slot of port
+ * port_num are to take new_values. The values they would give together with the current ones
+ * (doca_pcc_dev_get_algo_params) are checked first; only when all are in range
+ * (rlcc_doca_params_ok) are they written, into params[0 .. param_num - 1] (the array DOCA
+ * passes, which starts at the first parameter changed), the port's rlcc_doca_terms updated,
+ * and DOCA_PCC_DEV_STATUS_OK returned. Otherwise, or for parameters or a slot this algorithm
+ * does not have, nothing is written and the result is DOCA_PCC_DEV_STATUS_FAIL. */
+static inline doca_pcc_dev_error_t rlcc_doca_set_params(uint32_t port_num, uint32_t algo_slot, uint32_t param_id_base,
+							 uint32_t param_num, const uint32_t *new_values, uint32_t *params,
 							 const struct rlcc_params *compiled)
 {
 	uint32_t v[RLCC_DOCA_PARAMS], i;
-	if (param_id_base > RLCC_DOCA_PARAMS || param_num > RLCC_DOCA_PARAMS - param_id_base)
+	const uint32_t *cur;
+	if (algo_slot != RLCC_DOCA_SLOT || param_id_base > RLCC_DOCA_PARAMS || param_num > RLCC_DOCA_PARAMS - param_id_base)
 		return DOCA_PCC_DEV_STATUS_FAIL;
+	cur = doca_pcc_dev_get_algo_params(port_num, algo_slot);
 	for (i = 0; i < RLCC_DOCA_PARAMS; i++)
 		v[i] = cur[i];
 	for (i = 0; i < param_num; i++)
@@ -81,6 +107,8 @@ static inline doca_pcc_dev_error_t rlcc_doca_set_params(uint32_t param_id_base, 
 		return DOCA_PCC_DEV_STATUS_FAIL;
 	for (i = 0; i < param_num; i++)
 		params[i] = new_values[i];
+	rlcc_doca_terms[port_num % DOCA_PCC_DEV_MAX_NUM_PORTS] =
+		rlcc_doca_port_terms(v[RLCC_DOCA_PARAM_TARGET], v[RLCC_DOCA_PARAM_BETA], v[RLCC_DOCA_PARAM_SCALE], compiled);
 	return DOCA_PCC_DEV_STATUS_OK;
 }
 
@@ -115,18 +143,23 @@ static inline void rlcc_doca_init(uint32_t *disable_event_bitmask, const struct 
 				       sizeof decisions_desc, (uint64_t)(uintptr_t)decisions_desc);
 	doca_pcc_dev_algo_init_counter(RLCC_DOCA_ALGO_IDX, RLCC_DOCA_COUNTER_CLAMPS, UINT32_MAX, 0, sizeof clamps_desc,
 				       (uint64_t)(uintptr_t)clamps_desc);
-	for (port = 0; port < DOCA_PCC_DEV_MAX_NUM_PORTS; port++)
+	for (port = 0; port < DOCA_PCC_DEV_MAX_NUM_PORTS; port++) {
 		doca_pcc_dev_init_algo_slot(port, RLCC_DOCA_SLOT, RLCC_DOCA_ALGO_IDX, 1);
+		rlcc_doca_terms[port] = rlcc_doca_port_terms(compiled->target, compiled->beta, compiled->scale, compiled);
+	}
 	*disable_event_bitmask = (1u << DOCA_PCC_DEV_EVNT_ROCE_ACK) | (1u << DOCA_PCC_DEV_EVNT_ROCE_TX_FOR_ACK_NACK);
 }
 
-/* RLCC_DOCA_ENTRY goes on doca_pcc_dev_user_algo's definition. Under GCC it turns tree PRE
- * off in that function: PRE hoists what rlcc_doca_algo's two inlined runtime calls share
- * above their branch, and those values then live through the policy and spill (measured
- * with nicc's stand-in in fwsim: the shipped int8 LSTM's WCET 2605 cycles with PRE, 2497
- * without; rlcc_xgb's 376 and 363). A hint only; other compilers leave it out. */
+/* RLCC_DOCA_ENTRY goes on doca_pcc_dev_user_algo's definition. Under GCC it turns two
+ * passes off in that function. Tree PRE hoists what rlcc_doca_algo's two inlined runtime
+ * calls share above their branch, and those values then live through the policy and
+ * spill. CSE following the slot check's jump ties the entry's arguments to values it
+ * finds there, and the register allocator then moves them out of their argument
+ * registers. Measured with nicc's stand-in in fwsim (WCET cycles, rlcc_xgb, rlcc_xgb_seed2,
+ * the int8 MLP, the int8 LSTM): with both passes 354, 349, 932, 2584; without PRE 341, 334,
+ * 928, 2488; without either 338, 331, 925, 2482. A hint only; other compilers leave it out. */
 #if defined(__GNUC__) && !defined(__clang__)
-#define RLCC_DOCA_ENTRY __attribute__((optimize("no-tree-pre")))
+#define RLCC_DOCA_ENTRY __attribute__((optimize("no-tree-pre","no-cse-follow-jumps")))
 #else
 #define RLCC_DOCA_ENTRY
 #endif
@@ -141,8 +174,7 @@ static inline RLCC_ALWAYS_INLINE void rlcc_doca_algo(doca_pcc_dev_algo_ctxt_t *a
 	doca_pcc_dev_event_general_attr_t ev_attr;
 	struct nicc_flow_ctx *ctx;
 	struct nicc_event ev = {0, 0, 0, 0, 0};
-	struct rlcc_params p = *compiled;
-	const uint32_t *param;
+	const struct rlcc_obs_terms *terms;
 	uint32_t *counter, slot = attr->algo_slot, type, rate, fresh;
 
 	if (RLCC_UNLIKELY(slot != RLCC_DOCA_SLOT)) {
@@ -151,10 +183,7 @@ static inline RLCC_ALWAYS_INLINE void rlcc_doca_algo(doca_pcc_dev_algo_ctxt_t *a
 	}
 	ev_attr = doca_pcc_dev_get_ev_attr(event);
 	type = ev_attr.ev_type;
-	param = doca_pcc_dev_get_algo_params(ev_attr.port_num, slot);
-	p.target = param[RLCC_DOCA_PARAM_TARGET];
-	p.beta = param[RLCC_DOCA_PARAM_BETA];
-	p.scale = param[RLCC_DOCA_PARAM_SCALE];
+	terms = &rlcc_doca_terms[ev_attr.port_num % DOCA_PCC_DEV_MAX_NUM_PORTS];
 	/* The context is 12 words either way (checked above); rlcc.h names them. */
 	ctx = (struct nicc_flow_ctx *)(void *)algo_ctxt;
 	/* Two calls of the runtime, each inlined with the event type a constant: the RTT one is
@@ -162,19 +191,19 @@ static inline RLCC_ALWAYS_INLINE void rlcc_doca_algo(doca_pcc_dev_algo_ctxt_t *a
 	if (RLCC_LIKELY(type == DOCA_PCC_DEV_EVNT_RTT)) {
 		ev.type = NICC_EV_RTT;
 		ev.rtt_ns = doca_pcc_dev_get_timestamp(event) - doca_pcc_dev_get_rtt_req_send_timestamp(event);
-		rate = rlcc_on_event_core(&ev, ctx, &p, policy, policy_st, words, out);
+		rate = rlcc_on_event_terms(&ev, ctx, compiled, terms, policy, policy_st, words, out);
 		results->rate = rate;
 		results->rtt_req = 1;
 		counter = doca_pcc_dev_get_counters(ev_attr.port_num, slot);
 		counter[RLCC_DOCA_COUNTER_DECISIONS]++;
-		/* rate is in [min_rate, 1 << 20]: at a bound exactly when rate - min_rate - 1 wraps
-		 * or reaches (1 << 20) - min_rate - 1. */
-		counter[RLCC_DOCA_COUNTER_CLAMPS] += rate - p.min_rate - 1 >= NICC_LINE_RATE - p.min_rate - 1;
+		/* rate is in [min_rate, 1 << 20]: at line rate exactly when rate >> 20 is 1, at
+		 * min_rate when rate <= min_rate. */
+		counter[RLCC_DOCA_COUNTER_CLAMPS] += (rate >> NICC_FXP20_SHIFT) | (rate <= compiled->min_rate);
 		return;
 	}
 	fresh = !(ctx->data[RLCC_CTX_FLAGS] & RLCC_FLAG_INIT);
 	ev.type = NICC_EV_TX; /* rlcc.h treats every non-RTT event alike */
-	results->rate = rlcc_on_event_core(&ev, ctx, &p, policy, policy_st, words, out);
+	results->rate = rlcc_on_event_terms(&ev, ctx, compiled, terms, policy, policy_st, words, out);
 	results->rtt_req = fresh | (type == DOCA_PCC_DEV_EVNT_ROCE_CNP) | (type == DOCA_PCC_DEV_EVNT_ROCE_NACK);
 }
 

@@ -15,6 +15,7 @@
  *   infl    rtt base -> r     sqrt    rate -> r       mult  y -> m
  *   div     a d -> q          (rlcc_div_q16: d != 0, a < d * 2^16)
  *   obsmin  params[6] -> o    obs     infl sqrt params[6] -> o
+ *   obscmax infl sqrt params[6] -> o  (test_obs_cmax)
  *   update  rate m params[6] -> r
  *   event   params[6] coef[5] ctx[12] event[6] -> rate ctx[12]
  *   eventx  params[6] coef[5] words out ctx[12] event[6] -> rate ctx[12]
@@ -113,6 +114,12 @@ static int record(const char *mode, const uint32_t *in, uint32_t *out, size_t *n
 		if (in) {
 			p = params_of(in + 2);
 			out[0] = (uint32_t)rlcc_observation(in[0], in[1], &p);
+		}
+	} else if (strcmp(mode, "obscmax") == 0) {
+		*nin = 2 + PW;
+		if (in) {
+			p = params_of(in + 2);
+			out[0] = (uint32_t)test_obs_cmax(in[0], in[1], &p);
 		}
 	} else if (strcmp(mode, "update") == 0) {
 		*nin = 2 + PW;

@@ -14,6 +14,7 @@ uint32_t t_sqrt(uint32_t rate);
 uint32_t t_mult(int32_t y);
 int32_t t_obsmin(const struct rlcc_params *p);
 int32_t t_obs(uint32_t infl, uint32_t sqrt_rate, const struct rlcc_params *p);
+int32_t t_obs_cmax(uint32_t infl, uint32_t sqrt_rate, const struct rlcc_params *p);
 uint32_t t_update(uint32_t rate, uint32_t m, const struct rlcc_params *p);
 uint32_t t_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx, const struct rlcc_params *p,
 		 const int32_t *coef);
@@ -31,6 +32,10 @@ int32_t t_obsmin(const struct rlcc_params *p) { return rlcc_obs_min(p); }
 int32_t t_obs(uint32_t infl, uint32_t sqrt_rate, const struct rlcc_params *p)
 {
 	return rlcc_observation(infl, sqrt_rate, p);
+}
+int32_t t_obs_cmax(uint32_t infl, uint32_t sqrt_rate, const struct rlcc_params *p)
+{
+	return test_obs_cmax(infl, sqrt_rate, p);
 }
 uint32_t t_update(uint32_t rate, uint32_t m, const struct rlcc_params *p) { return rlcc_update_rate(rate, m, p); }
 

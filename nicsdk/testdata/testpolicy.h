@@ -82,4 +82,15 @@ static inline int32_t test_policy_st(const int32_t *x, uint32_t *state)
 	return test_policy_state(x, state, test_words, test_out);
 }
 
+/* test_obs_cmax is rlcc_observation through rlcc_obs_u64 with the terms for c_max =
+ * 2^28 (c's largest, at target 16.0 and scale 256.0) instead of p's own c, as a runtime
+ * whose parameters change below the compiled ones computes it (rlcc_doca.h): the same
+ * value for every p. */
+static inline int32_t test_obs_cmax(uint32_t infl, uint32_t sqrt_rate, const struct rlcc_params *p)
+{
+	const uint64_t c_max = 1u << 28;
+	struct rlcc_obs_terms t = rlcc_obs_terms_of(p, c_max);
+	return rlcc_obs_u64(infl, nicc_min_u32(sqrt_rate, NICC_Q16_ONE), &t, c_max);
+}
+
 #endif
