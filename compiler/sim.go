@@ -37,8 +37,8 @@ type SimOptions struct {
 	LatencyNs int64
 	Threads   int    // engine threads per NIC; 0 is the core profile's
 	Core      string // the core profile; "" is a compile directory's, else DefaultCore
-	// Net is the network and the run: zero fields take netsim's defaults, except ClockPPM,
-	// which takes netsim.StandardClockPPM.
+	// Net is the network and the run: zero fields take netsim's defaults (ClockPPM 0: every
+	// NIC on one ideal clock; nicc sim's default is netsim.StandardClockPPM).
 	Net netsim.Config
 	// Progress, if set, hears of the simulated time done, in µs.
 	Progress ProgressFunc
@@ -59,6 +59,12 @@ const (
 // SimNet is the network and run options of nicc sim (netsim.Config).
 type SimNet = netsim.Config
 
+// nicc sim's --clock-ppm: SimNet.ClockPPM's default, IEEE 802.3's ±100 ppm, and its bound.
+const (
+	StandardClockPPM = netsim.StandardClockPPM
+	MaxClockPPM      = netsim.MaxClockPPM
+)
+
 // DefaultSimFlows is the flow count when none is given: 16 flows into one receiver.
 const DefaultSimFlows = 16
 
@@ -70,6 +76,7 @@ type SimReport struct {
 	Threads  int      `json:"threads"`   // engine threads per NIC
 	Core     string   `json:"core"`      // the profile the engine's threads and clock come from
 	LinkGbps float64  `json:"link_gbps"` // the network's
+	ClockPPM float64  `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
 	Plots    []string `json:"plots,omitempty"`
 	*netsim.Result
 }
@@ -98,10 +105,6 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	}
 	cfg.Threads = cmp.Or(opt.Threads, prof.Threads)
 	cfg.LatencyNs = opt.LatencyNs
-	// Each host's NIC paces by its own clock, as real NICs do: on one ideal clock, flows of
-	// different hosts that start together and decide alike stay in lockstep, and a herd of
-	// them measures the queue of its own synchronised bursts.
-	cfg.ClockPPM = cmp.Or(cfg.ClockPPM, netsim.StandardClockPPM)
 	if ctrl.Name() == "dcqcn" && cfg.ECN == nil {
 		// DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless.
 		ecn := netsim.DefaultECN
@@ -119,7 +122,7 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	if ctrl.Name() == "dcqcn" && !cfg.PFC {
 		rep.Decides = "DCQCN (netsim.DefaultDCQCN), ECN at the switch, no PFC (lossy, --pfc off)"
 	}
-	rep.Threads, rep.Core, rep.LinkGbps = cfg.Threads, prof.Name, cmp.Or(cfg.LinkGbps, netsim.Defaults.LinkGbps)
+	rep.Threads, rep.Core, rep.LinkGbps, rep.ClockPPM = cfg.Threads, prof.Name, cmp.Or(cfg.LinkGbps, netsim.Defaults.LinkGbps), cfg.ClockPPM
 	if opt.PlotDir != "" {
 		cfg.TraceNs = simTraceNs(cmp.Or(cfg.DurationNs, netsim.Defaults.DurationNs))
 	}
@@ -333,7 +336,11 @@ func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint3
 func (r *SimReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	res := r.Result
-	fmt.Fprintf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, seed %d\n", res.Scenario, res.Flows, res.Hosts, num(r.LinkGbps), res.Seed)
+	clocks := "one ideal clock"
+	if r.ClockPPM > 0 {
+		clocks = "NIC clocks ±" + num(r.ClockPPM) + " ppm"
+	}
+	fmt.Fprintf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, %s, seed %d\n", res.Scenario, res.Flows, res.Hosts, num(r.LinkGbps), clocks, res.Seed)
 	fmt.Fprintf(tw, "policy\t%s\n", r.Decides)
 	fmt.Fprintf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
 	fmt.Fprintf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)\n", num(res.WindowStartUs), num(res.DurationUs), num(res.WindowStartUs))

@@ -138,7 +138,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 		evalFlows = []int{16, 128}
 	}
 	for _, n := range evalFlows {
-		s, err := Sim(SimOptions{Scenario: "many-to-one", Flows: n, Policy: r.Policy, Params: p, Net: netsim.Config{DurationNs: TrainEvalNs}})
+		s, err := Sim(SimOptions{Scenario: "many-to-one", Flows: n, Policy: r.Policy, Params: p, Net: netsim.Config{DurationNs: TrainEvalNs, ClockPPM: netsim.StandardClockPPM}})
 		if err != nil {
 			return nil, err
 		}

@@ -86,6 +86,7 @@ tree ensemble).
 			&cli.StringFlag{Name: "duration", Value: "100ms", Usage: "closed loop: simulated time of each run (the second half is measured; many flows starting at line rate take ~15 ms to drain the start's queue)"},
 			&cli.StringFlag{Name: "latency", Usage: "closed loop: fix every decision's time, teacher's and compile's, e.g. 500ns", DefaultText: "none for the teacher, the firmware's measured cycles"},
 			&cli.BoolFlag{Name: "golden", Usage: "closed loop: the compile's golden integer model decides instead of its firmware in fwsim"},
+			clockPPMFlag,
 			&cli.Float64Flag{Name: "max-goodput-diff", Value: compiler.DefaultMaxGoodputDiff, Usage: "closed loop: tolerance of the normalised goodput, absolute"},
 			&cli.Float64Flag{Name: "max-latency-diff", Value: compiler.DefaultMaxLatencyDiff, Usage: "closed loop: tolerance of the mean queue latency, relative to the teacher's"},
 			&cli.Float64Flag{Name: "latency-slack-us", Value: compiler.DefaultLatencySlackUs, Usage: "closed loop: a mean queue latency difference this small (µs) passes whatever the ratio"},
@@ -187,6 +188,9 @@ func runClosedLoop(c *cli.Context) error {
 		}
 	}
 	if err := durationFlags(c, map[string]*int64{"duration": &opt.Net.DurationNs, "latency": &opt.LatencyNs}, "latency"); err != nil {
+		return err
+	}
+	if opt.Net.ClockPPM, err = clockPPM(c); err != nil {
 		return err
 	}
 	var done func()

@@ -49,8 +49,10 @@ The engine of each NIC has --threads hardware threads (default: the core profile
 1024-event queue; an event that finds both full is dropped and counted, as the NIC counts
 it. --latency fixes every decision's time (then the firmware and its golden model give the
 same run, bit for bit). Each NIC paces its flows, ticks its CC timers and times its RTTs by a
-clock of its own, off the nominal frequency by up to ±100 ppm (IEEE 802.3's tolerance), drawn
-from --seed. The same seed gives the same output.
+clock of its own, off the nominal frequency by up to --clock-ppm (default ±100 ppm, IEEE
+802.3's tolerance), drawn from --seed; --clock-ppm 0 puts every NIC on one ideal clock, where
+flows of different hosts that start together and decide alike stay in lockstep. The same
+seed gives the same output.
 
 Exit codes: 0 ran; 1 the firmware trapped during the run (the flow, time and pc are named;
 no partial result is printed); 2 bad input.
@@ -84,6 +86,7 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			&cli.StringFlag{Name: "duration", Value: "20ms", Usage: "simulated time"},
 			&cli.StringFlag{Name: "warmup", Usage: "start of the measurement window", DefaultText: "half the duration"},
 			&cli.Uint64Flag{Name: "seed", Usage: "the run's seed (ECN marks, the NICs' clock offsets)"},
+			clockPPMFlag,
 			&cli.BoolFlag{Name: "golden", Usage: "with a compile DIR: its golden integer model decides, not the firmware"},
 			&cli.StringFlag{Name: "latency", Usage: "fix every decision's time, e.g. 500ns", DefaultText: "the firmware's measured cycles; none for other policies"},
 			&cli.IntFlag{Name: "threads", Usage: "CC engine hardware threads per NIC (and sharing the pipeline)", DefaultText: "the core profile's"},
@@ -159,8 +162,24 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 		return opt, fmt.Errorf("--mtu %d: want 64 to 1048576 bytes", v)
 	}
 	opt.Net.MTU = c.Int("mtu")
+	if opt.Net.ClockPPM, err = clockPPM(c); err != nil {
+		return opt, err
+	}
 	opt.Net.LinkGbps, opt.Net.BufferBytes, opt.Net.Seed = c.Float64("link-gbps"), c.Int("buffer"), c.Uint64("seed")
 	return opt, simBaseRTT(c, &opt.Params, opt.Net)
+}
+
+// clockPPMFlag is nicc sim's and diff --closed-loop's NIC clock tolerance.
+var clockPPMFlag = &cli.Float64Flag{Name: "clock-ppm", Value: compiler.StandardClockPPM,
+	Usage: fmt.Sprintf("each NIC's clock is off its nominal frequency by a seeded amount within ± this many ppm, 0 to %d (0: one ideal clock for every NIC)", compiler.MaxClockPPM)}
+
+// clockPPM is --clock-ppm, checked.
+func clockPPM(c *cli.Context) (float64, error) {
+	v := c.Float64("clock-ppm")
+	if !(v >= 0 && v <= compiler.MaxClockPPM) {
+		return 0, fmt.Errorf("--clock-ppm %v: want 0 to %d", v, compiler.MaxClockPPM)
+	}
+	return v, nil
 }
 
 // simBaseRTT gives a float policy, when --rlcc-base-rtt is not set, the simulated network's

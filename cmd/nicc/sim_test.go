@@ -41,6 +41,8 @@ func TestSimCommand(t *testing.T) {
 		{[]string{"sim", "many-to-one", "--policy", "swift", "--link-gbps", "0"}, "--link-gbps"},
 		{[]string{"sim", "many-to-one", "--policy", models + "xgb_small.json"}, "not the RL-CC observation window"},
 		{[]string{"sim", "many-to-one", "--policy", "swift", "--pfc", "maybe"}, `--pfc "maybe": want auto, on or off`},
+		{[]string{"sim", "many-to-one", "--policy", "swift", "--clock-ppm", "-1"}, "--clock-ppm -1: want 0 to 10000"},
+		{[]string{"diff", models + "rlcc_adpg.json", "--closed-loop", "--against", models, "--clock-ppm", "2e4"}, "--clock-ppm 20000: want 0 to 10000"},
 	} {
 		code, _, errOut := nicc(t, c.args...)
 		if code != exitBadInput || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
@@ -127,6 +129,29 @@ func TestSimNetworkFlags(t *testing.T) {
 		if code != exitBadInput || !strings.Contains(errOut, args[0]) {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
 		}
+	}
+}
+
+// --clock-ppm reaches the network: its default is IEEE 802.3's ±100 ppm, 0 is one ideal clock
+// for every NIC, and the two runs differ (Swift's pacing follows each NIC's clock).
+func TestSimClockPPM(t *testing.T) {
+	run := func(args ...string) (ppm float64, out string) {
+		code, out, errOut := nicc(t, append([]string{"sim", "many-to-one", "--policy", "swift", "--duration", "4ms", "--json"}, args...)...)
+		var r struct {
+			ClockPPM float64 `json:"clock_ppm"`
+		}
+		if code != exitOK || json.Unmarshal([]byte(out), &r) != nil {
+			t.Fatalf("%v: exit %d, %s", args, code, errOut)
+		}
+		return r.ClockPPM, out
+	}
+	std, stdOut := run()
+	ideal, idealOut := run("--clock-ppm", "0")
+	if std != 100 || ideal != 0 || stdOut == idealOut {
+		t.Errorf("clock_ppm %v by default, %v with --clock-ppm 0 (want 100 and 0, and different runs)", std, ideal)
+	}
+	if _, out, _ := nicc(t, "sim", "many-to-one", "--policy", "swift", "--duration", "4ms", "--clock-ppm", "0"); !strings.Contains(out, "one ideal clock") {
+		t.Errorf("the text report does not name the ideal clock:\n%s", out)
 	}
 }
 
