@@ -105,6 +105,7 @@ type ClosedLoopReport struct {
 	Decides        string          `json:"compiled_decides"`
 	Latency        string          `json:"compiled_latency"`
 	Params         *RLCCParams     `json:"rlcc_params"`
+	ClockPPM       float64         `json:"clock_ppm"` // each NIC's clock tolerance; 0 one ideal clock
 	MaxGoodputDiff float64         `json:"max_goodput_diff"`
 	MaxLatencyDiff float64         `json:"max_latency_diff_ratio"`
 	LatencySlackUs float64         `json:"latency_slack_us"`
@@ -126,7 +127,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		return nil, err
 	}
 	params := cr.params()
-	rep := &ClosedLoopReport{Teacher: opt.Teacher, Against: opt.Against, Params: newRLCCParams(params),
+	rep := &ClosedLoopReport{Teacher: opt.Teacher, Against: opt.Against, Params: newRLCCParams(params), ClockPPM: opt.Net.ClockPPM,
 		MaxGoodputDiff: cmp.Or(opt.MaxGoodputDiff, DefaultMaxGoodputDiff), MaxLatencyDiff: cmp.Or(opt.MaxLatencyDiff, DefaultMaxLatencyDiff),
 		LatencySlackUs: cmp.Or(opt.LatencySlackUs, DefaultLatencySlackUs), Pass: true}
 	runs := opt.Runs
@@ -199,6 +200,7 @@ func (r *ClosedLoopReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "teacher   %s\n", r.TeacherDecides)
 	fmt.Fprintf(w, "compiled  %s; latency %s\n", r.Decides, r.Latency)
 	fmt.Fprintf(w, "rl-cc     %s\n", r.Params)
+	fmt.Fprintf(w, "network   %s\n", clocksText(r.ClockPPM))
 	fmt.Fprintf(w, "tolerance goodput ±%s, mean queue latency ±%s%% (or ±%s µs)\n", num3(r.MaxGoodputDiff), num3(100*r.MaxLatencyDiff), num3(r.LatencySlackUs))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tN\tpolicy\tSU %\tFR\tQL µs\tQL p99\tDR Gb/s\tgoodput\trecovery µs\tΔgoodput\tΔQL\tverdict\t")

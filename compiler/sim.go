@@ -56,6 +56,14 @@ const (
 	PFCOff  = "off"
 )
 
+// clocksText says what clocks the NICs ran on (SimNet.ClockPPM).
+func clocksText(ppm float64) string {
+	if ppm > 0 {
+		return "NIC clocks ±" + num(ppm) + " ppm"
+	}
+	return "one ideal clock for every NIC"
+}
+
 // SimNet is the network and run options of nicc sim (netsim.Config).
 type SimNet = netsim.Config
 
@@ -336,11 +344,7 @@ func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint3
 func (r *SimReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	res := r.Result
-	clocks := "one ideal clock"
-	if r.ClockPPM > 0 {
-		clocks = "NIC clocks ±" + num(r.ClockPPM) + " ppm"
-	}
-	fmt.Fprintf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, %s, seed %d\n", res.Scenario, res.Flows, res.Hosts, num(r.LinkGbps), clocks, res.Seed)
+	fmt.Fprintf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, %s, seed %d\n", res.Scenario, res.Flows, res.Hosts, num(r.LinkGbps), clocksText(r.ClockPPM), res.Seed)
 	fmt.Fprintf(tw, "policy\t%s\n", r.Decides)
 	fmt.Fprintf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
 	fmt.Fprintf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)\n", num(res.WindowStartUs), num(res.DurationUs), num(res.WindowStartUs))

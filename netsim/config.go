@@ -24,7 +24,7 @@ type Config struct {
 	// ClockPPM, when set, gives each host's NIC a clock of its own, off its nominal frequency
 	// by an amount drawn from the seed, uniform within ±ClockPPM parts per million (IEEE
 	// 802.3 allows a transmitter ±100: StandardClockPPM). The NIC's rate limiters pace, its
-	// CC timers tick and its RTTs are timed by it. Default 0: one ideal clock for every
+	// CC timers tick, its CNPs are spaced and its RTTs are read by it. Default 0: one ideal clock for every
 	// host, on which flows of different hosts that start together and decide alike send in
 	// lockstep for ever.
 	ClockPPM float64

@@ -19,8 +19,10 @@
 //     minimum rate decides once a burst. The next burst is due one burst's worth of time at
 //     the flow's rate after this one started.
 //   - Clocks: with Config.ClockPPM each host's NIC has a clock of its own, off its nominal
-//     frequency by a seeded amount within ±ClockPPM (nicc sim's --clock-ppm, by default ±100 ppm, IEEE 802.3's
-//     tolerance); its rate limiters pace, its timers tick and its RTTs are timed by it.
+//     frequency by a seeded amount within ±ClockPPM (nicc sim's --clock-ppm, by default
+//     ±100 ppm, IEEE 802.3's tolerance); its rate limiters pace, its CC timers tick, its CNPs
+//     are spaced (as a receiver) and its RTTs are read (as a sender: real time ÷ its clock's
+//     period) by it.
 //     Without it every host shares one ideal clock, and flows of different hosts that start
 //     together and decide alike send in lockstep for the whole run: a herd of them measures
 //     the queue of its own synchronised bursts (a piecewise-constant policy, such as

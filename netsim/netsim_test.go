@@ -163,6 +163,43 @@ func TestHostClocks(t *testing.T) {
 	}
 }
 
+// rttReader is a fixed rate that keeps the RTTs its NIC hands it.
+type rttReader struct {
+	FixedRate
+	rtts []uint32
+}
+
+func (c *rttReader) Decide(ev nicsdk.Event, _ *nicsdk.FlowCtx) (uint32, int64, error) {
+	if ev.Type == nicsdk.EvRTT {
+		c.rtts = append(c.rtts, ev.RTTNs)
+	}
+	return c.Rate, 0, nil
+}
+
+// A NIC reads an RTT by its own clock: a fast clock (more ticks a real second) reads it long.
+// One flow alone at 1/1000 of line rate sees the same RTT every time.
+func TestHostClockReadsRTT(t *testing.T) {
+	c := &rttReader{FixedRate: FixedRate{nicsdk.LineRate / 1000}}
+	s, err := newSim(manyToOne(t, 1), c, Config{ClockPPM: MaxClockPPM, DurationNs: 5_000_000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.run(); err != nil {
+		t.Fatal(err)
+	}
+	clock := s.hosts[s.flows[0].Src].clock
+	real := s.stats.rttSum / float64(s.stats.rtts) / 1000 // ns
+	if math.Abs(clock-1) < 0.002 || len(c.rtts) < 10 || s.stats.rtts == 0 {
+		t.Fatalf("clock %v, %d RTTs read, %d in the window: the test needs a clock well off 1 and RTTs", clock, len(c.rtts), s.stats.rtts)
+	}
+	want := real / clock
+	for _, r := range c.rtts[len(c.rtts)/2:] {
+		if math.Abs(float64(r)-want) > 1 {
+			t.Fatalf("the NIC read %d ns for a real %.1f ns on a clock of %v real ps a tick: want %.1f", r, real, clock, want)
+		}
+	}
+}
+
 // The RL-CC controller is nicsdk's runtime: a policy that always asks for the largest
 // multiplier takes a lone flow from its initial rate to line rate, and the context holds
 // what the runtime keeps.

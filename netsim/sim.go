@@ -114,7 +114,9 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	// The clocks have a stream of their own, so that they do not move the ECN marks' draws.
 	clocks := rand.New(rand.NewPCG(c.Seed, 0x636c6f636b))
 	for i := range s.hosts {
-		s.hosts[i].clock = 1 + c.ClockPPM*1e-6*(2*clocks.Float64()-1)
+		// The conversion keeps the product from fusing into a multiply-add (which some
+		// builds do and others do not): the same seed gives the same clocks on every build.
+		s.hosts[i].clock = 1 + float64(c.ClockPPM*1e-6*(2*clocks.Float64()-1))
 		s.hosts[i].wake = -1
 		s.hosts[i].engine = engine{threads: c.Threads, depth: c.QueueDepth}
 	}
@@ -286,6 +288,11 @@ func (s *sim) hostTime(hi int, ps int64) int64 {
 	return int64(float64(ps) * s.hosts[hi].clock)
 }
 
+// hostReads is what host hi's NIC reads, by its own clock, for ps that really passed.
+func (s *sim) hostReads(hi int, ps int64) int64 {
+	return int64(float64(ps) / s.hosts[hi].clock)
+}
+
 func (s *sim) switchArrive(pk packet) {
 	p := &s.ports[pk.dst]
 	// Control packets (probes, replies, CNPs) are never dropped: switches keep headroom
@@ -369,7 +376,7 @@ func (s *sim) hostArrive(pk packet) {
 		if f.Bytes > 0 && f.delivered >= f.Bytes && f.finished < 0 {
 			f.finished = s.now
 		}
-		if pk.ecn && s.now-f.lastCNP >= cnpIntervalPs {
+		if pk.ecn && s.now-f.lastCNP >= s.hostTime(f.Dst, cnpIntervalPs) {
 			f.lastCNP = s.now
 			s.control(packet{kind: pktCNP, flow: pk.flow, size: int32(s.cfg.ProbeBytes), dst: int32(f.Src)})
 		}
@@ -381,7 +388,7 @@ func (s *sim) hostArrive(pk packet) {
 			s.stats.rttSum += float64(s.now - pk.sent)
 			s.stats.rtts++
 		}
-		rtt := s.hostTime(f.Src, s.now-pk.sent) / 1000 // the NIC times it by its own clock
+		rtt := s.hostReads(f.Src, s.now-pk.sent) / 1000
 		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvRTT, RTTNs: uint32(min(rtt, 1<<32-1))})
 	case pktCNP:
 		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvCNP})

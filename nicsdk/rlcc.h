@@ -37,8 +37,9 @@
  * and a stateless policy that returns m, int32_t POLICY(const int32_t *x), is
  * RLCC_DEFINE_HANDLER_M(NAME, POLICY) (nicsdk.HandlerMC).
  *
- * The macros expand to the one handler body, rlcc_on_event_core, with the word count and
- * the output kind as constants gcc folds: RLCC_DEFINE_HANDLER's machine code is what it was
+ * The macros expand to the one handler body, rlcc_on_event_core (rlcc_on_event_terms with
+ * the compiled parameters' terms), with the word count and the output kind as constants gcc
+ * folds: RLCC_DEFINE_HANDLER's machine code is what it was
  * before the stateful form existed.
  */
 #ifndef NICC_RLCC_H
@@ -417,8 +418,8 @@ static inline void rlcc_init(struct nicc_flow_ctx *ctx, const struct rlcc_params
 typedef int32_t (*rlcc_policy_fn)(const int32_t *x);
 typedef int32_t (*rlcc_policy_state_fn)(const int32_t *x, uint32_t *state);
 
-/* rlcc_on_event_core is the whole RL-CC decision for one event, the one body behind
- * rlcc_on_event, rlcc_on_event_ex and both handler macros. Exactly one of policy (stateless)
+/* rlcc_on_event_core is the whole RL-CC decision for one event, behind rlcc_on_event,
+ * rlcc_on_event_ex and the handler macros; its body is rlcc_on_event_terms, defined first. Exactly one of policy (stateless)
  * and policy_st (stateful) is non-null; words (0..RLCC_STATE_WORDS_MAX) is the number of
  * context words policy_st keeps, out what the policy returns (RLCC_OUT_Y or RLCC_OUT_M).
  *   1. A context without RLCC_FLAG_INIT is initialised (rlcc_init) first, and the policy's
