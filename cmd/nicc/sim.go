@@ -88,6 +88,7 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			&cli.Uint64Flag{Name: "seed", Usage: "the run's seed (ECN marks, the NICs' clock offsets)"},
 			clockPPMFlag,
 			&cli.BoolFlag{Name: "golden", Usage: "with a compile DIR: its golden integer model decides, not the firmware"},
+			&cli.StringFlag{Name: "sdk", Value: "nicc", Usage: "with a compile DIR: the program that decides, nicc (firmware.elf, nicc_on_event) or doca (doca_firmware.elf, the DOCA PCC program of nicc compile --sdk doca)"},
 			&cli.StringFlag{Name: "latency", Usage: "fix every decision's time, e.g. 500ns", DefaultText: "the firmware's measured cycles; none for other policies"},
 			&cli.IntFlag{Name: "threads", Usage: "CC engine hardware threads per NIC (and sharing the pipeline)", DefaultText: "the core profile's"},
 			&cli.StringFlag{Name: "core", Usage: "core profile for the engine's threads and clock (nicc budget --list-cores)", DefaultText: "the compile's, else " + compiler.DefaultCore},
@@ -136,6 +137,16 @@ func runSim(c *cli.Context) error {
 func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	opt := compiler.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc")}
 	var err error
+	if opt.SDK, err = compiler.ParseSDK(c.String("sdk")); err != nil {
+		return opt, fmt.Errorf("--sdk: %w", err)
+	}
+	if opt.SDK == compiler.SDKDOCA {
+		for _, f := range compiler.RLCCParamFields() {
+			if c.IsSet(f.Flag) {
+				opt.DOCASet = append(opt.DOCASet, compiler.DOCASetting{Flag: f.Flag, Given: c.Float64(f.Flag)})
+			}
+		}
+	}
 	if opt.Format, err = formats.Lookup(c.String("format")); err != nil {
 		return opt, err
 	}
