@@ -34,10 +34,10 @@ type SimOptions struct {
 	// DOCASet are the --rlcc-* flags given with SDKDOCA: target, beta and scale (their values
 	// Params') are set through doca_pcc_dev_user_set_algo_params after init on every NIC.
 	DOCASet []DOCASetting
-	Format *model.FileFormat // a model file's format; nil detects it
-	Inputs []string          // renames a model file's inputs
-	Model  string            // a compile directory's model file, when it has moved
-	Params Params            // a model file's RL-CC parameters; zero is the default
+	Format  *model.FileFormat // a model file's format; nil detects it
+	Inputs  []string          // renames a model file's inputs
+	Model   string            // a compile directory's model file, when it has moved
+	Params  Params            // a model file's RL-CC parameters; zero is the default
 	// LatencyNs fixes every decision's latency; 0 is the firmware's measured cycles at the
 	// core's clock (× the threads sharing its pipeline), and no latency for other policies.
 	LatencyNs int64
