@@ -93,6 +93,8 @@ type SimReport struct {
 	ClockPPM float64  `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
 	Plots    []string `json:"plots,omitempty"`
 	DOCA     *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
+	// Cycles are the firmware's decisions' cycles, when a firmware decides in fwsim.
+	Cycles *SimCycles `json:"decision_cycles,omitempty"`
 	*netsim.Result
 }
 
@@ -152,8 +154,12 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		return nil, err
 	}
 	rep.Result = r
-	if d, ok := ctrl.(*docaController); ok {
-		if rep.DOCA, err = d.summary(); err != nil {
+	switch c := ctrl.(type) {
+	case *firmwareController:
+		rep.Cycles = c.time.cycles()
+	case *docaController:
+		rep.Cycles = c.time.cycles()
+		if rep.DOCA, err = c.summary(); err != nil {
 			return nil, err
 		}
 	}
@@ -289,6 +295,16 @@ func goldenController(c *compilation, p nicsdk.Params) *netsim.RLCC {
 		Out: policyOut(pol), Policy: func(x [4]int32, state []uint32) int32 { return pol.Call(x[:], state) }}
 }
 
+// cycles is the decisions' cycles so far.
+func (d *decisionTime) cycles() *SimCycles {
+	c := d.seen
+	if c.Decisions > 0 {
+		c.Mean = float64(d.sum) / float64(c.Decisions)
+	}
+	c.MeanNs, c.MaxNs = c.Mean*d.psPerCycle/1000, float64(c.Max)*d.psPerCycle/1000
+	return &c
+}
+
 // policyOut is what the RL-CC handler takes from p: the multiplier (a folded output table) or y.
 func policyOut(p quantize.Policy) nicsdk.PolicyOut {
 	if p.ReturnsMultiplier() {
@@ -316,6 +332,19 @@ type decisionTime struct {
 	psPerCycle float64 // × threads sharing
 	fixedPs    int64
 	text       string
+	seen       SimCycles
+	sum        uint64
+}
+
+// SimCycles are the fwsim cycles of the firmware's decisions over the whole run, and the
+// time they take at the core's clock × the threads sharing the pipeline (the latency the loop
+// gives them unless --latency fixes it).
+type SimCycles struct {
+	Decisions int64   `json:"decisions"`
+	Mean      float64 `json:"mean"`
+	Max       uint64  `json:"max"`
+	MeanNs    float64 `json:"mean_ns"`
+	MaxNs     float64 `json:"max_ns"`
 }
 
 func newDecisionTime(prof *fwsim.Profile, threads int, latencyNs int64) decisionTime {
@@ -328,8 +357,11 @@ func newDecisionTime(prof *fwsim.Profile, threads int, latencyNs int64) decision
 	return d
 }
 
-// ps is the latency of a decision that ran cycles.
-func (d decisionTime) ps(cycles uint64) int64 {
+// ps is the latency of a decision that ran cycles, which it counts.
+func (d *decisionTime) ps(cycles uint64) int64 {
+	d.seen.Decisions++
+	d.sum += cycles
+	d.seen.Max = max(d.seen.Max, cycles)
 	if d.fixedPs > 0 {
 		return d.fixedPs
 	}
@@ -403,6 +435,10 @@ func (r *SimReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "recovery\t%s (the long flow back to 95%% of line rate after the short flows)\n", rec)
 	}
 	fmt.Fprintf(tw, "CC events\t%d decisions, %d dropped by full engines (in the window)\n", res.Decisions, res.EventsDropped)
+	if c := r.Cycles; c != nil {
+		fmt.Fprintf(tw, "fwsim\t%d decisions (the whole run): mean %.1f cycles = %s ns, max %d = %s ns at the core's clock × the threads sharing\n",
+			c.Decisions, c.Mean, num3(c.MeanNs), c.Max, num3(c.MaxNs))
+	}
 	if d := r.DOCA; d != nil {
 		fmt.Fprintf(tw, "DOCA counters\t%d decisions, %d at min or line rate (slot %d, port 0, the whole run, summed over %d NICs); the loop gave %s %d RTT events (%d events in all)\n",
 			d.Decisions, d.Clamps, nicsdk.DOCASlot, d.NICs, nicsdk.DOCAEntryAlgo, d.RTTEvents, d.Events)

@@ -25,7 +25,7 @@ func TestSimDOCAEqualsFirmware(t *testing.T) {
 			if key == "doca-lstm" {
 				opt = CompileOptions{Model: diffLSTM, SDK: SDKDOCA, Int8: &Int8Options{Samples: 2000}}
 			}
-			_, dir := compileOnce(t, key, opt)
+			r, dir := compileOnce(t, key, opt)
 			run := func(sdk SDK) *SimReport {
 				r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 8, Policy: dir, SDK: sdk, LatencyNs: 500, Net: docaSimNet})
 				if err != nil {
@@ -45,6 +45,13 @@ func TestSimDOCAEqualsFirmware(t *testing.T) {
 			}
 			if d.NICs != 9 || d.Decisions == 0 || d.Decisions != uint64(d.RTTEvents) || d.Events != d.RTTEvents || d.Decisions < uint64(b.Decisions) {
 				t.Errorf("DOCA counters %+v; the window holds %d decisions", d, b.Decisions)
+			}
+			// Every decision ran in fwsim, within its entry's WCET.
+			if c := doca.Cycles; c == nil || c.Decisions != d.Events || c.Max == 0 || c.Max > r.DOCA.Budget.WCETCycles {
+				t.Errorf("DOCA decisions' cycles %+v, %d events, WCET %d", c, d.Events, r.DOCA.Budget.WCETCycles)
+			}
+			if c := fw.Cycles; c == nil || c.Decisions == 0 || c.Max > r.Budget.WCETCycles {
+				t.Errorf("nicc firmware decisions' cycles %+v, WCET %d", c, r.Budget.WCETCycles)
 			}
 			if !strings.Contains(doca.Decides, nicsdk.DOCAEntryAlgo) || !strings.Contains(doca.Decides, "the compiled parameters") {
 				t.Errorf("decides %q", doca.Decides)
