@@ -154,3 +154,23 @@ func TestSimDOCARefusals(t *testing.T) {
 		}
 	}
 }
+
+// nicc diff --closed-loop --sdk doca puts the DOCA program against the teacher: at a fixed
+// latency its half of the table is the nicc firmware's, bit for bit.
+func TestDiffClosedLoopDOCA(t *testing.T) {
+	_, dir := docaReport(t)
+	run := func(sdk SDK) *ClosedLoopReport {
+		r, err := DiffClosedLoop(ClosedLoopOptions{Teacher: rlccXGB, Against: dir, SDK: sdk, LatencyNs: 500,
+			Runs: []ClosedLoopRun{{"many-to-one", 8}}, Net: docaSimNet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	fw, doca := run(SDKNicc), run(SDKDOCA)
+	a, b := *fw.Rows[0].Compiled, *doca.Rows[0].Compiled
+	a.Controller, b.Controller = "", ""
+	if a.Decisions == 0 || !reflect.DeepEqual(a, b) || !strings.Contains(doca.Decides, "the DOCA program") {
+		t.Errorf("closed loop: DOCA program (%s) and nicc firmware differ:\n%+v\n%+v", doca.Decides, b, a)
+	}
+}

@@ -23,7 +23,8 @@ loop, and prints the RL-CC papers' figures over the steady-state window (after t
 by default the first half of the run; for long-short the first eighth, before the short
 flows join): switch utilization (SU), fairness min/max × 100 (FR)
 and Jain's index, queue latency (QL, mean and p99), the drop rate (DR), CC events dropped by
-full engines, and for long-short the long flow's recovery time.
+full engines, and for long-short the long flow's recovery time; when a compile's firmware or
+DOCA program decides, its decisions' fwsim cycles (mean, max) and their time.
 
 SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
 

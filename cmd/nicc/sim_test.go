@@ -244,6 +244,13 @@ func TestSimSDKDOCA(t *testing.T) {
 	if code, _, errOut := nicc(t, "sim", "many-to-one", "--policy", "swift", "--sdk", "doca"); code != exitBadInput || !strings.Contains(errOut, "takes a compile output directory") {
 		t.Errorf("swift --sdk doca: exit %d, %q", code, errOut)
 	}
+	if code, out, errOut := nicc(t, "diff", models+"rlcc_xgb.json", "--closed-loop", "--against", dir, "--sdk", "doca", "--runs", "many-to-one:4",
+		"--duration", "1ms"); code == exitBadInput || !strings.Contains(out, "the DOCA program") {
+		t.Errorf("diff --closed-loop --sdk doca: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := nicc(t, "diff", models+"rlcc_xgb.json", "--sdk", "doca"); code != exitBadInput || errOut != "nicc: --sdk takes --closed-loop\n" {
+		t.Errorf("diff --sdk without --closed-loop: exit %d, %q", code, errOut)
+	}
 	if help := helpOf(t, "sim"); !strings.Contains(help, "nicc sim many-to-one --policy build/doca --sdk doca --rlcc-target 0.032") ||
 		!strings.Contains(help, "doca_pcc_dev_user_set_algo_params") {
 		t.Error("nicc sim --help does not teach --sdk doca")
