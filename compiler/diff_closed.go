@@ -74,6 +74,7 @@ type ClosedLoopOptions struct {
 	Inputs  []string          // renames the teacher's inputs
 	Against string            // a compile output directory (compiled with --handler rlcc)
 	Golden  bool              // the compile's integer model instead of its firmware in fwsim
+	SDK     SDK               // SDKDOCA: the compile's DOCA program instead of its firmware
 	Runs    []ClosedLoopRun   // nil is DefaultClosedLoopRuns
 	Net     netsim.Config     // the network and the run (duration, seed, ...)
 	// LatencyNs fixes every decision's latency, teacher's and compile's; 0 gives the teacher
@@ -139,7 +140,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		teacher, compiled := base, base
 		teacher.Policy, teacher.Format, teacher.Inputs, teacher.Params = opt.Teacher, opt.Format, opt.Inputs, params
 		teacher.Core = cr.Budget.Core.Name
-		compiled.Policy, compiled.Golden = opt.Against, opt.Golden
+		compiled.Policy, compiled.Golden, compiled.SDK = opt.Against, opt.Golden, opt.SDK
 		var tr, fr *SimReport
 		var terr, ferr error
 		var wg sync.WaitGroup

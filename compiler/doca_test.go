@@ -150,9 +150,7 @@ type docaMachine struct {
 
 func newDOCAMachine(t *testing.T, dir string) *docaMachine {
 	t.Helper()
-	c := &compilation{opt: CompileOptions{Out: dir}}
-	c.doca.elf = filepath.Join(dir, DOCAFirmwareFile)
-	f, err := newDOCAFwsim(c)
+	f, err := newDOCAFwsim(filepath.Join(dir, DOCAFirmwareFile), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,18 +160,14 @@ func (g *docaGen) docaEvent(ev nicsdk.Event) nicsdk.DOCAEvent {
 			d.Port = uint8(r.Uint32())
 		}
 	}
-	switch ev.Type {
-	case nicsdk.EvRTT:
-		d.Type, d.ReqSend = nicsdk.DOCAEvRTT, d.Timestamp-ev.RTTNs
-	case nicsdk.EvCNP:
-		d.Type = nicsdk.DOCAEvCNP
-	case nicsdk.EvNACK:
-		d.Type = nicsdk.DOCAEvNACK
-	case nicsdk.EvTX:
-		d.Type = nicsdk.DOCAEvTX
-	default:
-		d.Type = []uint8{nicsdk.DOCAEvNull, 1, nicsdk.DOCAEvACK, nicsdk.DOCAEvTXForAckNack, uint8(r.Uint32())}[r.IntN(5)]
+	t, ok := nicsdk.DOCAEventType(ev.Type)
+	switch {
+	case !ok:
+		t = []uint8{nicsdk.DOCAEvNull, 1, nicsdk.DOCAEvACK, nicsdk.DOCAEvTXForAckNack, uint8(r.Uint32())}[r.IntN(5)]
+	case ev.Type == nicsdk.EvRTT:
+		d.ReqSend = d.Timestamp - ev.RTTNs
 	}
+	d.Type = t
 	return d
 }
 
@@ -218,7 +214,7 @@ func (c *compilation) docaVerify() error {
 	c.doca.report = r
 	g := &docaGen{c: c, rng: rng, rt: nicsdk.DOCARuntime{Compiled: c.params},
 		gen: rlcc.EventGen{Rng: rng, Params: c.params, Thresholds: c.docaThresholds()}}
-	fw, err := newDOCAFwsim(c)
+	fw, err := newDOCAFwsim(c.doca.elf, c.opt.Core)
 	if err != nil {
 		return err
 	}
@@ -360,27 +356,27 @@ func runDOCADriver(bin string, in []byte) ([][]uint32, error) {
 }
 
 // docaFwsim is the DOCA ELF in the emulator, its memory (the stand-in's tables) kept across
-// batches as on the engine, and the arguments' memory.
+// calls as on the engine, and the arguments' memory.
 type docaFwsim struct {
 	m                              *fwsim.Machine
+	prof                           *fwsim.Profile
 	ctx, ev, attr, res, mask, vals uint64
 	params, counters               uint64 // the stand-in's tables
-
 }
 
-func newDOCAFwsim(c *compilation) (*docaFwsim, error) {
-	m, _, err := loadFirmware(c.doca.elf, c.opt.Core)
+func newDOCAFwsim(elf, core string) (*docaFwsim, error) {
+	m, prof, err := loadFirmware(elf, core)
 	if err != nil {
 		return nil, err
 	}
-	f := &docaFwsim{m: m}
+	f := &docaFwsim{m: m, prof: prof}
 	for _, t := range []struct {
 		dst  *uint64
 		name string
 	}{{&f.params, nicsdk.DOCAParamsTable}, {&f.counters, nicsdk.DOCACountersTable}} {
 		addr, size, ok := m.Image().Symbol(t.name)
 		if !ok || size != nicsdk.DOCAPorts*nicsdk.DOCASlots*nicsdk.DOCATableRow(0, 1) {
-			return nil, fmt.Errorf("%s: no table %s of the expected size", c.doca.elf, t.name)
+			return nil, fmt.Errorf("%s: no table %s of the expected size", elf, t.name)
 		}
 		*t.dst = addr
 	}
@@ -396,6 +392,59 @@ func newDOCAFwsim(c *compilation) (*docaFwsim, error) {
 	return f, nil
 }
 
+// init calls doca_pcc_dev_user_init: the disabled-event bitmask it wrote.
+func (f *docaFwsim) init() (uint32, error) {
+	if err := f.m.WriteBytes(f.mask, make([]byte, 4)); err != nil {
+		return 0, err
+	}
+	if _, err := f.m.Call(nicsdk.DOCAEntryInit, f.mask); err != nil {
+		return 0, err
+	}
+	w, err := readWords(f.m, f.mask, 1)
+	if err != nil {
+		return 0, err
+	}
+	return w[0], nil
+}
+
+// setParams calls doca_pcc_dev_user_set_algo_params as DOCA does: values for the parameters
+// from base on of port's and slot's algorithm, params pointing at the first of them in the
+// stand-in's table. It returns the status and the row's parameters after the call.
+func (f *docaFwsim) setParams(port, slot, base uint32, values []uint32) (uint32, []uint32, error) {
+	row := f.params + nicsdk.DOCATableRow(port, slot)
+	if err := f.m.WriteBytes(f.vals, wordBytes(append(slices.Clone(values), 0, 0, 0)[:nicsdk.DOCAParams])); err != nil {
+		return 0, nil, err
+	}
+	r, err := f.m.Call(nicsdk.DOCAEntrySetParams, uint64(port), uint64(slot), uint64(base),
+		uint64(len(values)), f.vals, row+4*uint64(base))
+	if err != nil {
+		return 0, nil, err
+	}
+	p, err := readWords(f.m, row, nicsdk.DOCAParams)
+	return uint32(r.A0), p, err
+}
+
+// algo calls doca_pcc_dev_user_algo for ev, of algorithm slot slot, on the context in the
+// emulator's memory (f.ctx), with zeroed results: the call's counts.
+func (f *docaFwsim) algo(ev nicsdk.DOCAEvent, slot uint32, overload bool) (fwsim.Result, error) {
+	err := f.m.WriteBytes(f.ev, ev.Bytes())
+	if err == nil {
+		err = f.m.WriteBytes(f.attr, nicsdk.DOCAAttrBytes(slot, overload))
+	}
+	if err == nil {
+		err = f.m.WriteBytes(f.res, make([]byte, nicsdk.DOCAResultsBytes))
+	}
+	if err != nil {
+		return fwsim.Result{}, err
+	}
+	return f.m.Call(nicsdk.DOCAEntryAlgo, f.ctx, f.ev, f.attr, f.res)
+}
+
+// countersOf reads port's and slot's first nicsdk.DOCACounters counters.
+func (f *docaFwsim) countersOf(port, slot uint32) ([]uint32, error) {
+	return readWords(f.m, f.counters+nicsdk.DOCATableRow(port, slot), nicsdk.DOCACounters)
+}
+
 func (f *docaFwsim) run(cmds []docaCmd) ([][]uint32, []docaCycles, error) {
 	var out [][]uint32
 	var cycles []docaCycles
@@ -406,33 +455,17 @@ func (f *docaFwsim) run(cmds []docaCmd) ([][]uint32, []docaCycles, error) {
 		}
 		switch d.tag {
 		case 'I':
-			if err := m.WriteBytes(f.mask, make([]byte, 4)); err != nil {
-				return fail(err)
-			}
-			if _, err := m.Call(nicsdk.DOCAEntryInit, f.mask); err != nil {
-				return fail(err)
-			}
-			w, err := readWords(f.m, f.mask, 1)
+			mask, err := f.init()
 			if err != nil {
 				return fail(err)
 			}
-			out = append(out, w)
+			out = append(out, []uint32{mask})
 		case 'C':
 			if err := m.WriteBytes(f.ctx, d.ctx.Bytes()); err != nil {
 				return fail(err)
 			}
 		case 'E':
-			err := m.WriteBytes(f.ev, d.ev.Bytes())
-			if err == nil {
-				err = m.WriteBytes(f.attr, nicsdk.DOCAAttrBytes(d.slot, d.overload))
-			}
-			if err == nil {
-				err = m.WriteBytes(f.res, make([]byte, nicsdk.DOCAResultsBytes))
-			}
-			if err != nil {
-				return fail(err)
-			}
-			r, err := m.Call(nicsdk.DOCAEntryAlgo, f.ctx, f.ev, f.attr, f.res)
+			r, err := f.algo(d.ev, d.slot, d.overload)
 			if err != nil {
 				return fail(err)
 			}
@@ -447,26 +480,17 @@ func (f *docaFwsim) run(cmds []docaCmd) ([][]uint32, []docaCycles, error) {
 			if err != nil {
 				return fail(err)
 			}
-			cnt, err := readWords(f.m, f.counters+nicsdk.DOCATableRow(uint32(d.ev.Port), d.slot), nicsdk.DOCACounters)
+			cnt, err := f.countersOf(uint32(d.ev.Port), d.slot)
 			if err != nil {
 				return fail(err)
 			}
 			out = append(out, slices.Concat(res, ctx, cnt))
 		case 'S':
-			row := f.params + nicsdk.DOCATableRow(d.port, d.slot)
-			if err := m.WriteBytes(f.vals, wordBytes(append(slices.Clone(d.vals), 0, 0, 0)[:nicsdk.DOCAParams])); err != nil {
-				return fail(err)
-			}
-			r, err := m.Call(nicsdk.DOCAEntrySetParams, uint64(d.port), uint64(d.slot), uint64(d.base),
-				uint64(len(d.vals)), f.vals, row+4*uint64(d.base))
+			status, p, err := f.setParams(d.port, d.slot, d.base, d.vals)
 			if err != nil {
 				return fail(err)
 			}
-			p, err := readWords(f.m, row, nicsdk.DOCAParams)
-			if err != nil {
-				return fail(err)
-			}
-			out = append(out, append([]uint32{uint32(r.A0)}, p...))
+			out = append(out, append([]uint32{status}, p...))
 		}
 	}
 	return out, cycles, nil

@@ -28,10 +28,16 @@ type SimOptions struct {
 	// fwsim, or with Golden its integer model), or swift or dcqcn.
 	Policy string
 	Golden bool
-	Format *model.FileFormat // a model file's format; nil detects it
-	Inputs []string          // renames a model file's inputs
-	Model  string            // a compile directory's model file, when it has moved
-	Params Params            // a model file's RL-CC parameters; zero is the default
+	// SDK is the program a compile directory runs: SDKNicc its firmware.elf (nicc_on_event),
+	// SDKDOCA its DOCA PCC program, doca_firmware.elf (compiled with --sdk doca).
+	SDK SDK
+	// DOCASet are the --rlcc-* flags given with SDKDOCA: target, beta and scale (their values
+	// Params') are set through doca_pcc_dev_user_set_algo_params after init on every NIC.
+	DOCASet []DOCASetting
+	Format  *model.FileFormat // a model file's format; nil detects it
+	Inputs  []string          // renames a model file's inputs
+	Model   string            // a compile directory's model file, when it has moved
+	Params  Params            // a model file's RL-CC parameters; zero is the default
 	// LatencyNs fixes every decision's latency; 0 is the firmware's measured cycles at the
 	// core's clock (× the threads sharing its pipeline), and no latency for other policies.
 	LatencyNs int64
@@ -86,6 +92,9 @@ type SimReport struct {
 	LinkGbps float64  `json:"link_gbps"` // the network's
 	ClockPPM float64  `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
 	Plots    []string `json:"plots,omitempty"`
+	DOCA     *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
+	// Cycles are the firmware's decisions' cycles, when a firmware decides in fwsim.
+	Cycles *SimCycles `json:"decision_cycles,omitempty"`
 	*netsim.Result
 }
 
@@ -98,7 +107,7 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		return nil, err
 	}
 	rep := &SimReport{Policy: opt.Policy}
-	ctrl, core, err := simController(opt, rep)
+	ctrl, core, err := simController(opt, scen, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +154,15 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		return nil, err
 	}
 	rep.Result = r
+	switch c := ctrl.(type) {
+	case *firmwareController:
+		rep.Cycles = c.time.cycles()
+	case *docaController:
+		rep.Cycles = c.time.cycles()
+		if rep.DOCA, err = c.summary(); err != nil {
+			return nil, err
+		}
+	}
 	if opt.PlotDir != "" {
 		if rep.Plots, err = plotSim(rep, opt.PlotDir); err != nil {
 			return nil, err
@@ -174,8 +192,16 @@ func simScenario(opt SimOptions) (netsim.Scenario, error) {
 }
 
 // simController is the controller opt.Policy names and the core profile its engine runs on.
-func simController(opt SimOptions, rep *SimReport) (netsim.Controller, string, error) {
+func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim.Controller, string, error) {
 	core := cmp.Or(opt.Core, DefaultCore)
+	if opt.SDK == SDKDOCA {
+		if opt.Golden {
+			return nil, "", fmt.Errorf("--sdk doca runs the compile's DOCA program, --golden its golden model: give one of them")
+		}
+		if !IsCompileDir(opt.Policy) {
+			return nil, "", fmt.Errorf("--sdk doca takes a compile output directory (nicc compile --sdk doca), not %q", opt.Policy)
+		}
+	}
 	switch opt.Policy {
 	case "swift":
 		rep.Decides, rep.Latency = "Swift (netsim.DefaultSwift)", latencyText(opt.LatencyNs)
@@ -187,7 +213,7 @@ func simController(opt SimOptions, rep *SimReport) (netsim.Controller, string, e
 		return nil, "", fmt.Errorf("sim needs --policy: a model file, a compile directory, swift or dcqcn")
 	}
 	if IsCompileDir(opt.Policy) {
-		return compiledController(opt, rep)
+		return compiledController(opt, scen, rep)
 	}
 	if opt.Golden {
 		return nil, "", fmt.Errorf("--golden takes a compile output directory, not %s", opt.Policy)
@@ -233,7 +259,7 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 }
 
 // compiledController is a compile's golden model (Golden) or its firmware in fwsim.
-func compiledController(opt SimOptions, rep *SimReport) (netsim.Controller, string, error) {
+func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim.Controller, string, error) {
 	cp, err := OpenCompiled(opt.Policy, opt.Model)
 	if err != nil {
 		return nil, "", err
@@ -244,20 +270,39 @@ func compiledController(opt SimOptions, rep *SimReport) (netsim.Controller, stri
 	}
 	core := cmp.Or(opt.Core, cp.Report.Budget.Core.Name)
 	if opt.Golden {
-		pol := c.pol
-		golden := &netsim.RLCC{Label: "golden " + c.m.Name, Params: c.params, Words: pol.StateWords(),
-			Out: policyOut(pol), Policy: func(x [4]int32, state []uint32) int32 { return pol.Call(x[:], state) }}
+		golden := goldenController(c, c.params)
 		rep.Decides = fmt.Sprintf("the golden model (quantize.%s inside nicsdk.OnEventEx) of %s", c.pol.Golden(), opt.Policy)
 		rep.Latency = latencyText(opt.LatencyNs)
 		return golden, core, nil
+	}
+	if opt.SDK == SDKDOCA {
+		d, err := newDOCAController(cp, scen, core, opt, rep)
+		return d, core, err
 	}
 	fw, err := newFirmwareController(cp, core, opt.LatencyNs, opt.Threads)
 	if err != nil {
 		return nil, "", err
 	}
 	rep.Decides = fmt.Sprintf("the firmware %s in fwsim (%s)", cp.Firmware, EntryHandler)
-	rep.Latency = fw.latencyText
+	rep.Latency = fw.time.text
 	return fw, core, nil
+}
+
+// goldenController is c's golden model in nicsdk's runtime, under the parameters p.
+func goldenController(c *compilation, p nicsdk.Params) *netsim.RLCC {
+	pol := c.pol
+	return &netsim.RLCC{Label: "golden " + c.m.Name, Params: p, Words: pol.StateWords(),
+		Out: policyOut(pol), Policy: func(x [4]int32, state []uint32) int32 { return pol.Call(x[:], state) }}
+}
+
+// cycles is the decisions' cycles so far.
+func (d *decisionTime) cycles() *SimCycles {
+	c := d.seen
+	if c.Decisions > 0 {
+		c.Mean = float64(d.sum) / float64(c.Decisions)
+	}
+	c.MeanNs, c.MaxNs = c.Mean*d.psPerCycle/1000, float64(c.Max)*d.psPerCycle/1000
+	return &c
 }
 
 // policyOut is what the RL-CC handler takes from p: the multiplier (a folded output table) or y.
@@ -277,10 +322,50 @@ type firmwareController struct {
 	m           *fwsim.Machine
 	evAddr, ctx uint64
 	params      nicsdk.Params
-	psPerCycle  float64 // × threads sharing
-	fixedPs     int64
+	time        decisionTime
 	buf         []byte
-	latencyText string
+}
+
+// decisionTime is how long a firmware decision takes in the loop: its fwsim cycles at the
+// core's clock, times the threads sharing the pipeline, or a fixed latency.
+type decisionTime struct {
+	psPerCycle float64 // × threads sharing
+	fixedPs    int64
+	text       string
+	seen       SimCycles
+	sum        uint64
+}
+
+// SimCycles are the fwsim cycles of the firmware's decisions over the whole run, and the
+// time they take at the core's clock × the threads sharing the pipeline (the latency the loop
+// gives them unless --latency fixes it).
+type SimCycles struct {
+	Decisions int64   `json:"decisions"`
+	Mean      float64 `json:"mean"`
+	Max       uint64  `json:"max"`
+	MeanNs    float64 `json:"mean_ns"`
+	MaxNs     float64 `json:"max_ns"`
+}
+
+func newDecisionTime(prof *fwsim.Profile, threads int, latencyNs int64) decisionTime {
+	sharing := cmp.Or(threads, prof.Threads)
+	d := decisionTime{psPerCycle: 1e12 / prof.ClockHz * float64(sharing), fixedPs: latencyNs * 1000,
+		text: fmt.Sprintf("measured: each decision's fwsim cycles at %s × %d thread(s) sharing the pipeline (%s)", clockText(prof.ClockHz), sharing, prof.Name)}
+	if latencyNs > 0 {
+		d.text = latencyText(latencyNs)
+	}
+	return d
+}
+
+// ps is the latency of a decision that ran cycles, which it counts.
+func (d *decisionTime) ps(cycles uint64) int64 {
+	d.seen.Decisions++
+	d.sum += cycles
+	d.seen.Max = max(d.seen.Max, cycles)
+	if d.fixedPs > 0 {
+		return d.fixedPs
+	}
+	return int64(math.Ceil(float64(cycles) * d.psPerCycle))
 }
 
 func newFirmwareController(cp *Compiled, core string, latencyNs int64, threads int) (*firmwareController, error) {
@@ -288,19 +373,13 @@ func newFirmwareController(cp *Compiled, core string, latencyNs int64, threads i
 	if err != nil {
 		return nil, err
 	}
-	f := &firmwareController{label: "firmware " + cp.c.m.Name, m: m, params: cp.c.params, fixedPs: latencyNs * 1000,
-		buf: make([]byte, nicsdk.CtxBytes)}
+	f := &firmwareController{label: "firmware " + cp.c.m.Name, m: m, params: cp.c.params,
+		time: newDecisionTime(prof, threads, latencyNs), buf: make([]byte, nicsdk.CtxBytes)}
 	if f.evAddr, err = m.Alloc(nicsdk.EventBytes, 8); err != nil {
 		return nil, err
 	}
 	if f.ctx, err = m.Alloc(nicsdk.CtxBytes, 16); err != nil {
 		return nil, err
-	}
-	sharing := cmp.Or(threads, prof.Threads)
-	f.psPerCycle = 1e12 / prof.ClockHz * float64(sharing)
-	f.latencyText = fmt.Sprintf("measured: each decision's fwsim cycles at %s × %d thread(s) sharing the pipeline (%s)", clockText(prof.ClockHz), sharing, prof.Name)
-	if latencyNs > 0 {
-		f.latencyText = latencyText(latencyNs)
 	}
 	return f, nil
 }
@@ -333,11 +412,7 @@ func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint3
 	if *ctx, err = nicsdk.ParseFlowCtx(f.buf); err != nil {
 		return 0, 0, err
 	}
-	lat := f.fixedPs
-	if lat == 0 {
-		lat = int64(math.Ceil(float64(r.Cycles) * f.psPerCycle))
-	}
-	return uint32(r.A0), lat, nil
+	return uint32(r.A0), f.time.ps(r.Cycles), nil
 }
 
 // WriteText prints the run's figures for a terminal.
@@ -360,6 +435,14 @@ func (r *SimReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "recovery\t%s (the long flow back to 95%% of line rate after the short flows)\n", rec)
 	}
 	fmt.Fprintf(tw, "CC events\t%d decisions, %d dropped by full engines (in the window)\n", res.Decisions, res.EventsDropped)
+	if c := r.Cycles; c != nil {
+		fmt.Fprintf(tw, "fwsim\t%d decisions (the whole run): mean %.1f cycles = %s ns, max %d = %s ns at the core's clock × the threads sharing\n",
+			c.Decisions, c.Mean, num3(c.MeanNs), c.Max, num3(c.MaxNs))
+	}
+	if d := r.DOCA; d != nil {
+		fmt.Fprintf(tw, "DOCA counters\t%d decisions, %d at min or line rate (slot %d, port 0, the whole run, summed over %d NICs); the loop gave %s %d RTT events (%d events in all)\n",
+			d.Decisions, d.Clamps, nicsdk.DOCASlot, d.NICs, nicsdk.DOCAEntryAlgo, d.RTTEvents, d.Events)
+	}
 	if res.PFCPauses > 0 {
 		fmt.Fprintf(tw, "PFC\t%d pauses of the senders (in the window)\n", res.PFCPauses)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/netsim"
+	"github.com/nicc-dev/nicc/nicsdk"
 )
 
 // compiledForSim compiles model into a temporary directory for the closed-loop tests.
@@ -105,10 +106,34 @@ func TestSimBadInput(t *testing.T) {
 }
 
 // A firmware that traps stops the run with a check error naming the flow, the time and the
-// pc, and no result.
+// pc, and no result: the nicc firmware, and the DOCA program (--sdk doca).
 func TestSimFirmwareTrap(t *testing.T) {
-	dir := compiledForSim(t, rlccXGB, false)
-	path := filepath.Join(dir, FirmwareFile)
+	_, doca := docaReport(t)
+	docaCopy := t.TempDir()
+	if err := os.CopyFS(docaCopy, os.DirFS(doca)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir, elf, entry string
+		sdk             SDK
+	}{
+		{compiledForSim(t, rlccXGB, false), FirmwareFile, EntryHandler, SDKNicc},
+		{docaCopy, DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, SDKDOCA},
+	} {
+		breakEntry(t, filepath.Join(c.dir, c.elf), c.entry)
+		r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: c.dir, SDK: c.sdk, Net: netsim.Config{DurationNs: 1_000_000}})
+		var ce *CheckError
+		if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "flow ") || !strings.Contains(err.Error(), " µs") ||
+			!strings.Contains(err.Error(), c.entry+": pc") {
+			t.Fatalf("trapping %s: %v, %v", c.elf, r, err)
+		}
+		t.Log(err)
+	}
+}
+
+// breakEntry writes an illegal instruction at the entry of function entry in the ELF at path.
+func breakEntry(t *testing.T, path, entry string) {
+	t.Helper()
 	f, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +144,7 @@ func TestSimFirmwareTrap(t *testing.T) {
 	}
 	var off int64 = -1
 	for _, s := range syms {
-		if s.Name == EntryHandler {
+		if s.Name == entry {
 			for _, p := range f.Progs {
 				if p.Type == elf.PT_LOAD && s.Value >= p.Vaddr && s.Value < p.Vaddr+p.Filesz {
 					off = int64(s.Value - p.Vaddr + p.Off)
@@ -129,20 +154,14 @@ func TestSimFirmwareTrap(t *testing.T) {
 	}
 	f.Close()
 	if off < 0 {
-		t.Fatalf("no %s in %s", EntryHandler, path)
+		t.Fatalf("no %s in %s", entry, path)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	copy(b[off:], []byte{0, 0, 0, 0}) // an illegal instruction at the handler's entry
+	copy(b[off:], []byte{0, 0, 0, 0})
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: dir, Net: netsim.Config{DurationNs: 1_000_000}})
-	var ce *CheckError
-	if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "flow ") || !strings.Contains(err.Error(), " µs") || !strings.Contains(err.Error(), "pc") {
-		t.Fatalf("trapping firmware: %v, %v", r, err)
-	}
-	t.Log(err)
 }

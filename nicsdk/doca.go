@@ -89,6 +89,22 @@ func (e DOCAEvent) Bytes() []byte {
 	return b
 }
 
+// DOCAEventType is the DOCA event type of a nicc event type: DOCA_PCC_DEV_EVNT_RTT,
+// ROCE_CNP, ROCE_NACK or ROCE_TX; false for a type DOCA has no event for.
+func DOCAEventType(t EventType) (uint8, bool) {
+	switch t {
+	case EvRTT:
+		return DOCAEvRTT, true
+	case EvCNP:
+		return DOCAEvCNP, true
+	case EvNACK:
+		return DOCAEvNACK, true
+	case EvTX:
+		return DOCAEvTX, true
+	}
+	return 0, false
+}
+
 // DOCATableRow is the byte offset of port's and slot's row in the stand-in's parameter or
 // counter table (indices masked as doca_pcc_dev_get_algo_params masks them).
 func DOCATableRow(port, slot uint32) uint64 {

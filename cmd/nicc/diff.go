@@ -53,9 +53,9 @@ control congestion as well as the network it came from? It runs each --runs scen
 all-to-all with 4 and 8 hosts; long-short with 2 short flows) twice in nicc sim's network,
 same seed (--seed), same --duration: once with the float teacher deciding in the RL-CC
 handler's real-number twin, once with DIR's firmware in fwsim (its golden model with
---golden), both under the compile's RL-CC parameters. It prints SU, FR, mean and p99 queue
-latency, drops, normalised goodput and long-short's recovery time side by side, and per
-scenario whether the compile is within --max-goodput-diff (absolute) and --max-latency-diff
+--golden, its DOCA PCC program with --sdk doca, as nicc sim runs them), both under the
+compile's RL-CC parameters. It prints SU, FR, mean and p99 queue latency, drops, normalised
+goodput and long-short's recovery time side by side, and per scenario whether the compile is within --max-goodput-diff (absolute) and --max-latency-diff
 (relative mean queue latency, or within --latency-slack-us); with --out DIR the bars go into
 diff_closed_loop.png/.svg. The firmware's decisions take its measured cycles and the
 teacher's none, unless --latency fixes both.
@@ -70,7 +70,8 @@ tree ensemble).
   nicc diff testdata/models/rlcc_teacher.json --against build/student.json --json
   nicc diff testdata/models/rlcc_teacher_unnamed.onnx --handler rlcc --rlcc-scale 6
   nicc diff build/train/policy.json --closed-loop --against build/rlcc-int --out build/closed
-  nicc diff build/train/policy.json --closed-loop --against build/rlcc-trees --runs many-to-one:64 --json`,
+  nicc diff build/train/policy.json --closed-loop --against build/rlcc-trees --runs many-to-one:64 --json
+  nicc diff testdata/models/rlcc_xgb.json --closed-loop --against build/doca --sdk doca`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "against", Value: compiler.AgainstInt, Usage: "int (the integer network; int8 is an alias), trees, or a student model `FILE`"},
 			&cli.IntFlag{Name: "samples", Value: compiler.DefaultCalibSamples, Usage: "RL-CC states to compare on (with --calib: at most this many rows, all unless given)"},
@@ -86,6 +87,7 @@ tree ensemble).
 			&cli.StringFlag{Name: "duration", Value: "100ms", Usage: "closed loop: simulated time of each run (the second half is measured; many flows starting at line rate take ~15 ms to drain the start's queue)"},
 			&cli.StringFlag{Name: "latency", Usage: "closed loop: fix every decision's time, teacher's and compile's, e.g. 500ns", DefaultText: "none for the teacher, the firmware's measured cycles"},
 			&cli.BoolFlag{Name: "golden", Usage: "closed loop: the compile's golden integer model decides instead of its firmware in fwsim"},
+			&cli.StringFlag{Name: "sdk", Value: "nicc", Usage: "closed loop: the compile's program that decides, nicc (firmware.elf) or doca (doca_firmware.elf, of nicc compile --sdk doca)"},
 			clockPPMFlag,
 			&cli.Float64Flag{Name: "max-goodput-diff", Value: compiler.DefaultMaxGoodputDiff, Usage: "closed loop: tolerance of the normalised goodput, absolute"},
 			&cli.Float64Flag{Name: "max-latency-diff", Value: compiler.DefaultMaxLatencyDiff, Usage: "closed loop: tolerance of the mean queue latency, relative to the teacher's"},
@@ -106,7 +108,7 @@ func runDiff(c *cli.Context) error {
 	if c.Bool("closed-loop") {
 		return runClosedLoop(c)
 	}
-	for _, name := range []string{"runs", "duration", "latency", "golden", "max-goodput-diff", "max-latency-diff", "latency-slack-us"} {
+	for _, name := range []string{"runs", "duration", "latency", "golden", "sdk", "max-goodput-diff", "max-latency-diff", "latency-slack-us"} {
 		if c.IsSet(name) {
 			return fmt.Errorf("--%s takes --closed-loop", name)
 		}
@@ -179,8 +181,12 @@ func runClosedLoop(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	sdk, err := compiler.ParseSDK(c.String("sdk"))
+	if err != nil {
+		return fmt.Errorf("--sdk: %w", err)
+	}
 	opt := compiler.ClosedLoopOptions{Teacher: c.Args().First(), Format: format, Inputs: inputs, Against: c.String("against"),
-		Golden: c.Bool("golden"), Runs: runs, Out: c.String("out"), Net: compiler.SimNet{Seed: c.Uint64("seed")},
+		Golden: c.Bool("golden"), SDK: sdk, Runs: runs, Out: c.String("out"), Net: compiler.SimNet{Seed: c.Uint64("seed")},
 		MaxGoodputDiff: c.Float64("max-goodput-diff"), MaxLatencyDiff: c.Float64("max-latency-diff"), LatencySlackUs: c.Float64("latency-slack-us")}
 	for _, tol := range []string{"max-goodput-diff", "max-latency-diff", "latency-slack-us"} {
 		if v := c.Float64(tol); !(v > 0) {

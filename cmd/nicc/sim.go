@@ -23,7 +23,8 @@ loop, and prints the RL-CC papers' figures over the steady-state window (after t
 by default the first half of the run; for long-short the first eighth, before the short
 flows join): switch utilization (SU), fairness min/max × 100 (FR)
 and Jain's index, queue latency (QL, mean and p99), the drop rate (DR), CC events dropped by
-full engines, and for long-short the long flow's recovery time.
+full engines, and for long-short the long flow's recovery time; when a compile's firmware or
+DOCA program decides, its decisions' fwsim cycles (mean, max) and their time.
 
 SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
 
@@ -38,7 +39,20 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
   DIR       a nicc compile output directory: its firmware.elf in fwsim, each decision a call
             of nicc_on_event with the flow's 48-byte context, taking its measured cycles at
             the core's clock times the threads sharing the pipeline; with --golden, its
-            integer golden model in nicsdk's runtime instead
+            integer golden model in nicsdk's runtime instead; the --rlcc-* parameters are
+            the compiled ones
+  DIR --sdk doca
+            the DOCA PCC program of nicc compile --sdk doca (DIR/doca_firmware.elf) in fwsim,
+            as a BlueField's engine runs it: doca_pcc_dev_user_init once per NIC, each NIC
+            with its own parameter and counter tables; every CC event of a flow a DOCA event
+            (RTT: timestamp now, its request sent one RTT before; CNP, NACK, TX) of slot 0,
+            port 0 on the flow's 48-byte context, the rate the results' rate, its time the
+            entry's measured cycles as above. --rlcc-target, --rlcc-beta and --rlcc-scale,
+            when given, are set on every NIC after init through
+            doca_pcc_dev_user_set_algo_params, as the host sets them (a value it refuses is
+            an error); the other --rlcc-* parameters are compiled into the program. The
+            report adds the program's counters (decisions, rates at a bound) summed over the
+            NICs, beside the RTT events the loop gave it
   swift     the Swift reference (delay target with flow scaling, AIMD)
   dcqcn     the DCQCN reference (ECN marking at the switch, CNPs, α, fast recovery), on a
             lossless network as RoCE deploys it (PFC pauses the senders before the buffer fills;
@@ -47,12 +61,12 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
 
 The engine of each NIC has --threads hardware threads (default: the core profile's) and a
 1024-event queue; an event that finds both full is dropped and counted, as the NIC counts
-it. --latency fixes every decision's time (then the firmware and its golden model give the
-same run, bit for bit). Each NIC paces its flows, ticks its CC timers and times its RTTs by a
-clock of its own, off the nominal frequency by up to --clock-ppm (default ±100 ppm, IEEE
-802.3's tolerance), drawn from --seed; --clock-ppm 0 puts every NIC on one ideal clock, where
-flows of different hosts that start together and decide alike stay in lockstep. The same
-seed gives the same output.
+it. --latency fixes every decision's time (then a compile's firmware, its DOCA program and its
+golden model give the same run, bit for bit, under the same parameters). Each NIC paces its
+flows, ticks its CC timers and times its RTTs by a clock of its own, off the nominal
+frequency by up to --clock-ppm (default ±100 ppm, IEEE 802.3's tolerance), drawn from
+--seed; --clock-ppm 0 puts every NIC on one ideal clock, where flows of different hosts that
+start together and decide alike stay in lockstep. The same seed gives the same output.
 
 Exit codes: 0 ran; 1 the firmware trapped during the run (the flow, time and pc are named;
 no partial result is printed); 2 bad input.
@@ -60,6 +74,7 @@ no partial result is printed); 2 bad input.
   nicc sim many-to-one --flows 16 --policy swift
   nicc sim many-to-one --flows 64 --policy build/rlcc --duration 40ms --json
   nicc sim many-to-one --policy build/rlcc --golden --latency 500ns
+  nicc sim many-to-one --policy build/doca --sdk doca --rlcc-target 0.032
   nicc sim long-short --flows 2 --policy testdata/models/rlcc_teacher.onnx --plot build/sim
   nicc sim --theory all --policy build/train/policy.json --plot build/theory
 
@@ -88,6 +103,7 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			&cli.Uint64Flag{Name: "seed", Usage: "the run's seed (ECN marks, the NICs' clock offsets)"},
 			clockPPMFlag,
 			&cli.BoolFlag{Name: "golden", Usage: "with a compile DIR: its golden integer model decides, not the firmware"},
+			&cli.StringFlag{Name: "sdk", Value: "nicc", Usage: "with a compile DIR: the program that decides, nicc (firmware.elf, nicc_on_event) or doca (doca_firmware.elf, the DOCA PCC program of nicc compile --sdk doca)"},
 			&cli.StringFlag{Name: "latency", Usage: "fix every decision's time, e.g. 500ns", DefaultText: "the firmware's measured cycles; none for other policies"},
 			&cli.IntFlag{Name: "threads", Usage: "CC engine hardware threads per NIC (and sharing the pipeline)", DefaultText: "the core profile's"},
 			&cli.StringFlag{Name: "core", Usage: "core profile for the engine's threads and clock (nicc budget --list-cores)", DefaultText: "the compile's, else " + compiler.DefaultCore},
@@ -136,6 +152,16 @@ func runSim(c *cli.Context) error {
 func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	opt := compiler.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc")}
 	var err error
+	if opt.SDK, err = compiler.ParseSDK(c.String("sdk")); err != nil {
+		return opt, fmt.Errorf("--sdk: %w", err)
+	}
+	if opt.SDK == compiler.SDKDOCA {
+		for _, f := range compiler.RLCCParamFields() {
+			if c.IsSet(f.Flag) {
+				opt.DOCASet = append(opt.DOCASet, compiler.DOCASetting{Flag: f.Flag, Given: c.Float64(f.Flag)})
+			}
+		}
+	}
 	if opt.Format, err = formats.Lookup(c.String("format")); err != nil {
 		return opt, err
 	}

@@ -203,3 +203,56 @@ func TestSimPFC(t *testing.T) {
 		t.Errorf("swift --pfc on: %+v; want PFC pauses at 64 flows starting at line rate", r)
 	}
 }
+
+// nicc sim --sdk doca runs a compile's DOCA program: its counters in the report (text and
+// JSON), --rlcc-target set at run time, and the refusals, each one line with exit 2.
+func TestSimSDKDOCA(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := nicc(t, "compile", models+"rlcc_xgb.json", "--out", dir, "--sdk", "doca", "--vectors", "2000"); code != exitOK {
+		t.Fatalf("compile --sdk doca: exit %d, %s", code, errOut)
+	}
+	args := []string{"sim", "many-to-one", "--flows", "4", "--policy", dir, "--sdk", "doca", "--duration", "2ms", "--buffer", "524288"}
+	var r struct {
+		Decides string `json:"decides"`
+		DOCA    struct {
+			NICs      int   `json:"nics"`
+			Decisions int64 `json:"counter_decisions"`
+			RTTEvents int64 `json:"rtt_events"`
+		} `json:"doca"`
+	}
+	jsonOf(t, &r, append(args, "--rlcc-target", "0.032", "--json")...)
+	if d := r.DOCA; d.NICs != 5 || d.Decisions == 0 || d.Decisions != d.RTTEvents || !strings.Contains(r.Decides, "target 0.032 (Q16 2097)") {
+		t.Errorf("--sdk doca --rlcc-target 0.032: %+v", r)
+	}
+	if code, out, errOut := nicc(t, args...); code != exitOK || !strings.Contains(out, "DOCA counters ") || !strings.Contains(out, "the compiled parameters") {
+		t.Errorf("--sdk doca: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--golden"}, "--golden its golden model"},
+		{[]string{"--rlcc-target", "1"}, "--rlcc-target 1: the DOCA program refused it"},
+		{[]string{"--rlcc-init-rate", "0.5"}, "--rlcc-init-rate 0.5: compiled into the DOCA program"},
+		{[]string{"--sdk", "dpdk"}, `sdk "dpdk": want one of nicc, doca`},
+	} {
+		code, _, errOut := nicc(t, append(args, c.args...)...)
+		if code != exitBadInput || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want exit 2 and one line containing %q", c.args, code, errOut, c.want)
+		}
+	}
+	if code, _, errOut := nicc(t, "sim", "many-to-one", "--policy", "swift", "--sdk", "doca"); code != exitBadInput || !strings.Contains(errOut, "takes a compile output directory") {
+		t.Errorf("swift --sdk doca: exit %d, %q", code, errOut)
+	}
+	if code, out, errOut := nicc(t, "diff", models+"rlcc_xgb.json", "--closed-loop", "--against", dir, "--sdk", "doca", "--runs", "many-to-one:4",
+		"--duration", "1ms"); code == exitBadInput || !strings.Contains(out, "the DOCA program") {
+		t.Errorf("diff --closed-loop --sdk doca: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := nicc(t, "diff", models+"rlcc_xgb.json", "--sdk", "doca"); code != exitBadInput || errOut != "nicc: --sdk takes --closed-loop\n" {
+		t.Errorf("diff --sdk without --closed-loop: exit %d, %q", code, errOut)
+	}
+	if help := helpOf(t, "sim"); !strings.Contains(help, "nicc sim many-to-one --policy build/doca --sdk doca --rlcc-target 0.032") ||
+		!strings.Contains(help, "doca_pcc_dev_user_set_algo_params") {
+		t.Error("nicc sim --help does not teach --sdk doca")
+	}
+}

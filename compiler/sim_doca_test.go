@@ -1,0 +1,176 @@
+package compiler
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/netsim"
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// docaSimNet is the closed-loop tests' network: short, seeded, ±100 ppm clocks (so that the
+// NICs do not decide in lockstep and their engine states are told apart), and a 512 KiB
+// buffer, so that the flows leave line rate's full queue and decide often in 3 ms.
+var docaSimNet = netsim.Config{DurationNs: 3_000_000, Seed: 5, ClockPPM: StandardClockPPM, BufferBytes: 512 << 10}
+
+// The DOCA program in the loop equals the nicc firmware of the same compile in the loop, bit
+// for bit, at a fixed latency (they compute the same rates): for trees, and for an LSTM
+// (state words in the context). Its counters agree with the events the loop gave it.
+func TestSimDOCAEqualsFirmware(t *testing.T) {
+	for _, key := range []string{"doca-xgb", "doca-lstm"} {
+		t.Run(key, func(t *testing.T) {
+			opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA}
+			if key == "doca-lstm" {
+				opt = CompileOptions{Model: diffLSTM, SDK: SDKDOCA, Int8: &Int8Options{Samples: 2000}}
+			}
+			r, dir := compileOnce(t, key, opt)
+			run := func(sdk SDK) *SimReport {
+				r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 8, Policy: dir, SDK: sdk, LatencyNs: 500, Net: docaSimNet})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			fw, doca := run(SDKNicc), run(SDKDOCA)
+			a, b := *fw.Result, *doca.Result
+			a.Controller, b.Controller = "", ""
+			if a.Decisions == 0 || !reflect.DeepEqual(a, b) {
+				t.Errorf("nicc firmware and DOCA program in the loop differ:\n%+v\n%+v", a, b)
+			}
+			d := doca.DOCA
+			if d == nil || fw.DOCA != nil {
+				t.Fatalf("DOCA report %+v with --sdk doca, %+v without", d, fw.DOCA)
+			}
+			if d.NICs != 9 || d.Decisions == 0 || d.Decisions != uint64(d.RTTEvents) || d.Events != d.RTTEvents || d.Decisions < uint64(b.Decisions) {
+				t.Errorf("DOCA counters %+v; the window holds %d decisions", d, b.Decisions)
+			}
+			// Every decision ran in fwsim, within its entry's WCET.
+			if c := doca.Cycles; c == nil || c.Decisions != d.Events || c.Max == 0 || c.Max > r.DOCA.Budget.WCETCycles {
+				t.Errorf("DOCA decisions' cycles %+v, %d events, WCET %d", c, d.Events, r.DOCA.Budget.WCETCycles)
+			}
+			if c := fw.Cycles; c == nil || c.Decisions == 0 || c.Max > r.Budget.WCETCycles {
+				t.Errorf("nicc firmware decisions' cycles %+v, WCET %d", c, r.Budget.WCETCycles)
+			}
+			if !strings.Contains(doca.Decides, nicsdk.DOCAEntryAlgo) || !strings.Contains(doca.Decides, "the compiled parameters") {
+				t.Errorf("decides %q", doca.Decides)
+			}
+			t.Logf("8→1, 500 ns: SU %.2f%%, QL %.2f µs, %d decisions in the window; DOCA counters %d decisions, %d clamps",
+				b.Utilization, b.QueueMeanUs, b.Decisions, d.Decisions, d.Clamps)
+		})
+	}
+}
+
+// Run-time parameters set through doca_pcc_dev_user_set_algo_params: the run equals the
+// golden model in nicsdk's runtime under those parameters, and differs from the compiled
+// parameters' run.
+func TestSimDOCARuntimeParams(t *testing.T) {
+	_, dir := docaReport(t)
+	cp, err := OpenCompiled(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := fwsim.LookupProfile(cp.Report.Budget.Core.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scen, err := netsim.ManyToOne(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := cp.c.params
+	for _, set := range [][]DOCASetting{
+		{{"rlcc-target", 0.032}},
+		{{"rlcc-scale", 20}, {"rlcc-target", 0.032}, {"rlcc-beta", 1}},
+	} {
+		vals := map[string]float64{"rlcc-target": 0.064, "rlcc-beta": 1.5, "rlcc-scale": 12}
+		for _, s := range set {
+			vals[s.Flag] = s.Given
+		}
+		p, err := NewParams([]float64{vals["rlcc-target"], vals["rlcc-beta"], vals["rlcc-scale"]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 8, Policy: dir, SDK: SDKDOCA, DOCASet: set, Params: p,
+			LatencyNs: 500, Net: docaSimNet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := base
+		want.Target, want.Beta, want.Scale = p.Target, p.Beta, p.Scale
+		if want == base {
+			t.Fatalf("%v: the parameters are the compiled ones", set)
+		}
+		cfg := docaSimNet
+		cfg.Threads, cfg.LatencyNs = prof.Threads, 500
+		golden, err := netsim.Run(scen, goldenController(cp.c, want), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compiled, err := netsim.Run(scen, goldenController(cp.c, base), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, g, c := *run.Result, *golden, *compiled
+		a.Controller, g.Controller, c.Controller = "", "", ""
+		if a.Decisions == 0 || !reflect.DeepEqual(a, g) {
+			t.Errorf("%v: the DOCA program and the golden model under the same parameters differ:\n%+v\n%+v", set, a, g)
+		}
+		if reflect.DeepEqual(a, c) {
+			t.Errorf("%v: the run equals the compiled parameters' run: the parameters did not reach the program", set)
+		}
+		if len(run.DOCA.SetParams) != len(set) || !strings.Contains(run.Decides, nicsdk.DOCAEntrySetParams+": target 0.032") {
+			t.Errorf("%v: set %+v, decides %q", set, run.DOCA.SetParams, run.Decides)
+		}
+		t.Logf("%v: QL %.2f µs (compiled parameters %.2f µs), SU %.2f%%", set, a.QueueMeanUs, c.QueueMeanUs, a.Utilization)
+	}
+}
+
+// --sdk doca refuses a compile without a DOCA program, --golden, a policy that is not a
+// compile, a parameter compiled into the program, and a parameter the program refuses.
+func TestSimDOCARefusals(t *testing.T) {
+	_, plain := rlccReport(t)
+	_, doca := docaReport(t)
+	big, err := NewParams([]float64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		opt  SimOptions
+		want string
+	}{
+		{SimOptions{Policy: plain}, "compiled without --sdk doca: it has no DOCA program"},
+		{SimOptions{Policy: doca, Golden: true}, "--sdk doca runs the compile's DOCA program, --golden its golden model"},
+		{SimOptions{Policy: "swift"}, `--sdk doca takes a compile output directory (nicc compile --sdk doca), not "swift"`},
+		{SimOptions{Policy: doca, DOCASet: []DOCASetting{{"rlcc-min-rate", 0.01}}}, "--rlcc-min-rate 0.01: compiled into the DOCA program"},
+		{SimOptions{Policy: doca, Params: big, DOCASet: []DOCASetting{{"rlcc-target", 1}}},
+			"--rlcc-target 1: the DOCA program refused it (doca_pcc_dev_user_set_algo_params returned DOCA_PCC_DEV_STATUS_FAIL)"},
+	} {
+		c.opt.Scenario, c.opt.SDK, c.opt.Net = "many-to-one", SDKDOCA, netsim.Config{DurationNs: 100_000}
+		_, err := Sim(c.opt)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: %v; want one line containing %q", c.opt, err, c.want)
+		}
+	}
+}
+
+// nicc diff --closed-loop --sdk doca puts the DOCA program against the teacher: at a fixed
+// latency its half of the table is the nicc firmware's, bit for bit.
+func TestDiffClosedLoopDOCA(t *testing.T) {
+	_, dir := docaReport(t)
+	run := func(sdk SDK) *ClosedLoopReport {
+		r, err := DiffClosedLoop(ClosedLoopOptions{Teacher: rlccXGB, Against: dir, SDK: sdk, LatencyNs: 500,
+			Runs: []ClosedLoopRun{{"many-to-one", 8}}, Net: docaSimNet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	fw, doca := run(SDKNicc), run(SDKDOCA)
+	a, b := *fw.Rows[0].Compiled, *doca.Rows[0].Compiled
+	a.Controller, b.Controller = "", ""
+	if a.Decisions == 0 || !reflect.DeepEqual(a, b) || !strings.Contains(doca.Decides, "the DOCA program") {
+		t.Errorf("closed loop: DOCA program (%s) and nicc firmware differ:\n%+v\n%+v", doca.Decides, b, a)
+	}
+}
