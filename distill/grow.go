@@ -131,7 +131,6 @@ func (t *trainer) grow() (model.Tree, bool) {
 func (t *trainer) partition(p int, open []int, cands []candidate, nodes []model.Node, summed []int32, lastLevel bool) {
 	hf := &t.halves[p]
 	nf := t.nf
-	bins := t.rowBins
 	var span [][2]int
 	children := 0
 	for s := range open {
@@ -156,19 +155,19 @@ func (t *trainer) partition(p int, open []int, cands []candidate, nodes []model.
 			}
 			continue
 		}
-		f, sb := c.feature, c.bin
+		col, sb := t.colBins[c.feature], c.bin
 		left := nodes[nd].Left
 		if lastLevel {
 			for _, r := range src {
 				// left, or right (left+1) when bin > sb: branch-free, the two are equally likely.
-				t.nid[r] = uint16(left + int(uint(sb-int(bins[int(r)*nf+f]))>>63))
+				t.nid[r] = uint16(left + int(uint(sb-int(col[r]))>>63))
 			}
 			continue
 		}
 		nl, nr := 0, 0
 		tmp := hf.tmp[:len(rows)]
 		for _, r := range src { // src is rows, or at the root hf.rows
-			right := int(uint(sb-int(bins[int(r)*nf+f])) >> 63)
+			right := int(uint(sb-int(col[r])) >> 63)
 			rows[nl] = r
 			tmp[nr] = r
 			nl += 1 - right

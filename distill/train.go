@@ -254,6 +254,7 @@ type trainer struct {
 
 	edges   [][]float64 // per feature: ascending thresholds; bin b holds (edges[b-1], edges[b]]
 	rowBins []uint8     // row-major: rowBins[r*nf+f] is row r's bin of feature f
+	colBins [][]uint8   // column-major copy: partition reads one feature, whose column stays in the cache
 	nb      []int       // per feature: len(edges)+1
 
 	x      [][]float64
@@ -327,15 +328,20 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 		binners[f] = newBinner(e)
 	}
 	t.rowBins = make([]uint8, t.n*t.nf)
+	t.colBins = make([][]uint8, t.nf)
+	for f := range t.colBins {
+		t.colBins[f] = make([]uint8, t.n)
+	}
 	t.forRows(t.n, func(lo, hi int) {
 		for f, bn := range binners {
-			col := d.X[f]
+			col, cb := d.X[f], t.colBins[f]
 			for r := lo; r < hi; r++ {
 				k, ok := bn.quick(col[r])
 				if !ok {
 					k = bn.search(col[r])
 				}
 				t.rowBins[r*t.nf+f] = uint8(k)
+				cb[r] = uint8(k)
 			}
 		}
 	})
