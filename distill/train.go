@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/nicc-dev/nicc/model"
@@ -133,7 +134,9 @@ type Report struct {
 // and Corrective solve for all leaves jointly on groups of rows that share every leaf.
 func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	start := time.Now()
-	if err := train.Check(); err != nil {
+	// The training set's values are checked for NaN and infinities by the trainer's passes
+	// over them (newTrainer), not by a pass of their own.
+	if err := train.checkShape(); err != nil {
 		return nil, nil, fmt.Errorf("training set: %w", err)
 	}
 	nf := len(train.X)
@@ -152,9 +155,17 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 		if train.Rows() < 2 {
 			return nil, nil, fmt.Errorf("distill: Refit with no validation set needs at least 2 training rows")
 		}
+		if err := train.Check(); err != nil { // before Split renumbers the rows
+			return nil, nil, fmt.Errorf("training set: %w", err)
+		}
 		train, valid = train.Split(RefitHeldOut, opt.Seed)
 	}
 	t := newTrainer(train, opt)
+	if t.nonFinite {
+		if err := train.Check(); err != nil {
+			return nil, nil, fmt.Errorf("training set: %w", err)
+		}
+	}
 	rep := &Report{Refit: opt.Refit, TrainRows: train.Rows(), HeldOutRows: valid.Rows(), HeldOutRMSE: math.NaN(), BoostHeldOutRMSE: math.NaN()}
 	for f := range t.edges {
 		rep.Thresholds = append(rep.Thresholds, len(t.edges[f]))
@@ -268,6 +279,7 @@ type trainer struct {
 	hist, prev []nodeStat
 	parts      [histParts][]nodeStat
 	rootSummed bool // parts hold the root's sums for the current gradients
+	nonFinite  bool // newTrainer met a NaN or infinity (or the targets' sum overflowed)
 	lastRound  bool // the tree being grown is the last boosting round's
 
 	trees []model.Tree
@@ -332,12 +344,16 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	for f := range t.colBins {
 		t.colBins[f] = make([]uint8, t.n)
 	}
+	var nonFinite atomic.Bool
 	t.forRows(t.n, func(lo, hi int) {
 		for f, bn := range binners {
 			col, cb := d.X[f], t.colBins[f]
 			for r := lo; r < hi; r++ {
-				k, ok := bn.quick(col[r])
+				k, ok := bn.quick(col[r]) // ok only for a finite value
 				if !ok {
+					if math.IsNaN(col[r]) || math.IsInf(col[r], 0) {
+						nonFinite.Store(true)
+					}
 					k = bn.search(col[r])
 				}
 				t.rowBins[r*t.nf+f] = uint8(k)
@@ -354,6 +370,7 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 		return [2]float64{s}
 	})
 	t.base = sums[0] / float64(t.n)
+	t.nonFinite = nonFinite.Load() || math.IsNaN(sums[0]) || math.IsInf(sums[0], 0)
 	sse := t.sumRows(func(lo, hi int) [2]float64 {
 		s := 0.0
 		for _, v := range t.y[lo:hi] {

@@ -179,6 +179,29 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// The trainer finds a NaN or infinity in its own passes over the values; the error names the
+// first one, as Dataset.Check does, with or without a grid, and with the refit's own hold-out.
+func TestNonFiniteNamed(t *testing.T) {
+	for _, c := range []struct {
+		set  func(d *Dataset)
+		want string
+	}{
+		{func(d *Dataset) { d.X[1][70] = math.Inf(-1); d.X[2][5] = math.NaN() }, "feature 1 (b) row 70 is -Inf"},
+		{func(d *Dataset) { d.X[3][0] = math.Inf(1) }, "feature 3 (d) row 0 is +Inf"},
+		{func(d *Dataset) { d.X[0][999] = math.NaN(); d.Y[3] = math.NaN() }, "feature 0 (a) row 999 is NaN"},
+		{func(d *Dataset) { d.Y[998] = math.Inf(1) }, "target row 998 is +Inf"},
+	} {
+		for _, opt := range []Options{{Trees: 2, Depth: 2}, {Trees: 2, Depth: 2, Grid: rlccGrid()}, {Trees: 2, Depth: 2, Refit: true}} {
+			d := synth(1000, 4, 3, smooth)
+			c.set(d)
+			_, _, err := Train(d, nil, opt)
+			if want := "training set: distill: " + c.want; err == nil || err.Error() != want {
+				t.Errorf("grid %v, refit %v: got %v, want %s", opt.Grid != nil, opt.Refit, err, want)
+			}
+		}
+	}
+}
+
 func TestSplit(t *testing.T) {
 	d := synth(1000, 3, 6, smooth)
 	a, b := d.Split(0.25, 9)
