@@ -211,12 +211,17 @@ func (t *trainer) addRows(h []nodeStat, rows []int32) {
 	}
 }
 
-// sumRoot sums half p's rows into its root histogram (t.parts[p], slot 0), in row order.
+// sumRoot sums half p's rows into its root histogram (t.parts[p], slot 0), in row order,
+// and keeps its counts (t.rootCounts[p]), which no tree changes.
 func (t *trainer) sumRoot(p int) {
 	hf := &t.halves[p]
 	t.parts[p] = resize(t.parts[p], t.nf*histBins)
 	clear(t.parts[p])
 	t.addRows(t.parts[p], hf.rows)
+	t.rootCounts[p] = resize(t.rootCounts[p], len(t.parts[p]))
+	for i, e := range t.parts[p] {
+		t.rootCounts[p][i] = nodeStat{n: e.n}
+	}
 }
 
 // finish adds the tree with leaf values val (per node; t.nid holds each row's leaf) to the
@@ -242,8 +247,9 @@ func (t *trainer) finish(val []float64, leafNum []int32, leaves []uint16, keep b
 			hf.seen = resize(hf.seen, (keys+63)/64)
 			clear(hf.seen)
 		}
+		// The next root's counts are the last root's: only the gradients are summed.
 		t.parts[p] = resize(t.parts[p], t.nf*histBins)
-		clear(t.parts[p])
+		copy(t.parts[p], t.rootCounts[p])
 		h := t.parts[p]
 		nf := t.nf
 		var hs [maxFeaturesFast]*[histBins]nodeStat
@@ -263,15 +269,11 @@ func (t *trainer) finish(val []float64, leafNum []int32, leaves []uint16, keep b
 			case !sum:
 			case nf <= maxFeaturesFast:
 				for f, b := range rb {
-					e := &hs[f][b]
-					e.g += g
-					e.n++
+					hs[f][b].g += g
 				}
 			default:
 				for f, b := range rb {
-					e := &h[f*histBins+int(b)]
-					e.g += g
-					e.n++
+					h[f*histBins+int(b)].g += g
 				}
 			}
 			if fused {

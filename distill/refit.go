@@ -143,7 +143,7 @@ func (t *trainer) orderGroups() (cnt, sy, sy2 []float64) {
 	G := t.ngroups
 	perm := make([]int32, G)
 	seen := make([]bool, G)
-	cnt, sy, sy2 = make([]float64, G), make([]float64, G), make([]float64, G)
+	sums := make([][3]float64, G) // count, Σy, Σy²: one cache line, not three, per row
 	next := int32(0)
 	for r, g := range t.gid {
 		if !seen[g] {
@@ -151,10 +151,14 @@ func (t *trainer) orderGroups() (cnt, sy, sy2 []float64) {
 			perm[g] = next
 			next++
 		}
-		p, y := perm[g], t.y[r]
-		cnt[p]++
-		sy[p] += y
-		sy2[p] += y * y
+		s, y := &sums[perm[g]], t.y[r]
+		s[0]++
+		s[1] += y
+		s[2] += y * y
+	}
+	cnt, sy, sy2 = make([]float64, G), make([]float64, G), make([]float64, G)
+	for g, s := range sums {
+		cnt[g], sy[g], sy2[g] = s[0], s[1], s[2]
 	}
 	t.forRows(t.n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {

@@ -281,6 +281,8 @@ type trainer struct {
 	rootSummed bool // parts hold the root's sums for the current gradients
 	nonFinite  bool // newTrainer met a NaN or infinity (or the targets' sum overflowed)
 	lastRound  bool // the tree being grown is the last boosting round's
+	// rootCounts are the halves' root histograms with gradient sums 0: no tree changes a count.
+	rootCounts [histParts][]nodeStat
 
 	trees []model.Tree
 	// For Refit: rows reaching the same leaf in every tree so far form a group (there are few:
