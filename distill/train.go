@@ -272,7 +272,7 @@ type trainer struct {
 	y      []float64
 	base   float64
 	grad   []float64 // per row: prediction − y
-	nid    []uint16  // per row: its leaf in the tree just grown
+	nid    []uint16  // per row: its node on the last level of the tree being grown (its leaf if above); finish moves it on
 	halves [histParts]half
 	// hist and prev are this level's and the previous level's histograms, parts the halves'
 	// sums: slot s, feature f, bin b at (s·nf+f)·histBins+b.
