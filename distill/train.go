@@ -384,7 +384,7 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	t.minGain = 1e-12 * sse[0]
 	t.grad = make([]float64, t.n)
 	t.nid = make([]uint16, t.n)
-	for p := range t.halves {
+	t.forEach(histParts, func(p int) { // each thread clears and fills its own
 		hf := &t.halves[p]
 		hf.lo, hf.hi = p*t.n/histParts, (p+1)*t.n/histParts
 		hf.rows = make([]int32, hf.hi-hf.lo)
@@ -394,7 +394,7 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 		hf.idx = make([]int32, hf.hi-hf.lo)
 		hf.tmp = make([]int32, hf.hi-hf.lo)
 		hf.atRoot = true
-	}
+	})
 	t.forRows(t.n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			t.grad[r] = t.base - t.y[r]
