@@ -123,15 +123,16 @@ type Report struct {
 // most opt.Depth whose splits are "x <= t goes left" (model.CmpLE); it passes Validate.
 //
 // The algorithm: per feature, candidate thresholds are fixed once (see Options.Grid and
-// Bins) and every row's bin index computed once (row-major bytes). Trees grow level by
-// level: per-node gradient histograms are summed for all features over each of two fixed
-// row halves (in parallel, each in row order, then added in order, so results do not depend
-// on Threads), only for the smaller child of each split (the larger is its parent minus it);
-// each node takes its best weighted-gain split (or the level its best common split when
-// Oblivious), subject to MinLeaf; each half's rows are partitioned stably among the nodes;
-// leaves take the second-order value −G/(H+λ)·η. One pass per half then adds the tree to
-// the predictions, sums the next root's histograms and splits the refit's row groups. Refit
-// and Corrective solve for all leaves jointly on groups of rows that share every leaf.
+// Bins) and every row's bin index computed once (row-major bytes, and a column-major copy
+// for partitioning). Trees grow level by level: per-node gradient histograms are summed for
+// all features over each of two fixed row halves (in parallel, each in row order, then added
+// in order, so results do not depend on Threads), only for the smaller child of each split
+// (the larger is its parent minus it); each node takes its best weighted-gain split (or the
+// level its best common split when Oblivious), subject to MinLeaf; each half's rows are
+// partitioned stably among the nodes (down to the last level); leaves take the second-order value −G/(H+λ)·η. One pass per half
+// then moves the rows down the last level, adds the tree to the predictions, sums the next
+// root's gradients (its counts never change) and splits the refit's row groups. Refit and
+// Corrective solve for all leaves jointly on groups of rows that share every leaf.
 func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	start := time.Now()
 	// The training set's values are checked for NaN and infinities by the trainer's passes
