@@ -491,15 +491,3 @@ func rmse(p, y []float64) float64 {
 	}
 	return math.Sqrt(s / float64(len(y)))
 }
-
-// rms is the root mean square of d (NaN when empty).
-func rms(d []float64) float64 {
-	if len(d) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, v := range d {
-		s += v * v
-	}
-	return math.Sqrt(s / float64(len(d)))
-}

@@ -200,7 +200,14 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 			rep.RefitApplied, rep.HeldOutRMSE = true, r
 		}
 	}
-	rep.TrainRMSE = rms(t.grad)
+	sq := t.sumRows(func(lo, hi int) [2]float64 {
+		s := 0.0
+		for _, g := range t.grad[lo:hi] {
+			s += g * g
+		}
+		return [2]float64{s}
+	})
+	rep.TrainRMSE = math.Sqrt(sq[0] / float64(t.n))
 	m := &model.Model{
 		Version: model.NativeVersion,
 		Doc:     fmt.Sprintf("distilled by nicc: %d trees, depth ≤ %d, oblivious %v, learning rate %g, λ %g, min leaf %d, grid %v, refit %v", rep.Rounds, opt.Depth, opt.Oblivious, t.lr, t.lambda, t.minLeaf, opt.Grid != nil, rep.RefitApplied),
