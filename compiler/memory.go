@@ -17,11 +17,12 @@ const MemoryLimit = 4 << 30
 // Peak resident bytes per item, measured on the 4-input RL-CC teacher and scaled by width.
 const (
 	// distillStateBase + distillStateInput·inputs a state: the labelled dataset, twice (the
-	// drawn states and the train/held-out split), the trainer's bins, gradients, predictions,
-	// node ids, the halves' row partitions and the refit's row groups (140 bytes at 4 inputs;
-	// 137 measured at nicc distill's defaults, 1M to 4M states).
+	// drawn states and the train/held-out split), the trainer's bins (row- and column-major),
+	// gradients, predictions, node ids, the halves' row partitions and the refit's row groups
+	// (144 bytes at 4 inputs; 137 measured at nicc distill's defaults, 1M to 4M states, before
+	// the column-major bins added a byte a state and input).
 	distillStateBase  = 72
-	distillStateInput = 17
+	distillStateInput = 18
 	// distillNode is a tree node: the trainer's, the model's, and its JSON when saved
 	// (270 measured).
 	distillNode = 300

@@ -38,7 +38,7 @@ func TestMemoryLimitEdges(t *testing.T) {
 	}
 	o := distill.Options{Trees: 10, Depth: 4}
 	n := int(maxDistillStates(4, o))
-	if n != 30673928 || checkDistillMemory("s", n, 4, o) != nil || checkDistillMemory("s", n+1, 4, o) == nil {
+	if n != 29821875 || checkDistillMemory("s", n, 4, o) != nil || checkDistillMemory("s", n+1, 4, o) == nil {
 		t.Errorf("at most %d states: %v; one more: %v", n, checkDistillMemory("s", n, 4, o), checkDistillMemory("s", n+1, 4, o))
 	}
 	if err := checkDistillMemory("s", 1, 4, distill.Options{Trees: 10_000, Depth: 12}); err != nil {

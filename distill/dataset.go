@@ -42,6 +42,22 @@ func (d *Dataset) RowMajor() [][]float64 {
 // Check reports the first structural problem of d: no features, no rows, a feature column whose
 // length differs from len(Y), a Names list of the wrong width, or a NaN or infinite value.
 func (d *Dataset) Check() error {
+	if err := d.checkShape(); err != nil {
+		return err
+	}
+	for f, col := range d.X {
+		if r := firstNonFinite(col); r >= 0 {
+			return fmt.Errorf("distill: feature %d (%s) row %d is %v", f, d.Names[f], r, col[r])
+		}
+	}
+	if r := firstNonFinite(d.Y); r >= 0 {
+		return fmt.Errorf("distill: target row %d is %v", r, d.Y[r])
+	}
+	return nil
+}
+
+// checkShape is Check without the scan for NaN and infinite values.
+func (d *Dataset) checkShape() error {
 	if d == nil {
 		return fmt.Errorf("distill: dataset is nil")
 	}
@@ -59,12 +75,6 @@ func (d *Dataset) Check() error {
 		if len(col) != n {
 			return fmt.Errorf("distill: feature %d (%s) has %d rows, targets have %d", f, d.Names[f], len(col), n)
 		}
-		if r := firstNonFinite(col); r >= 0 {
-			return fmt.Errorf("distill: feature %d (%s) row %d is %v", f, d.Names[f], r, col[r])
-		}
-	}
-	if r := firstNonFinite(d.Y); r >= 0 {
-		return fmt.Errorf("distill: target row %d is %v", r, d.Y[r])
 	}
 	return nil
 }

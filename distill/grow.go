@@ -53,6 +53,11 @@ func (t *trainer) grow() (model.Tree, bool) {
 	}
 	split := false
 	var sib, par []int32 // per slot of the level: see mergeHist
+	var lastOpen []int
+	var lastCands []candidate
+	if t.opt.Depth == 1 {
+		clear(t.nid) // the root is the last level: every row is at node 0
+	}
 	for depth := 0; len(open) > 0; depth++ {
 		t.mergeHist(len(open), sib, par)
 		if depth == 0 {
@@ -91,13 +96,25 @@ func (t *trainer) grow() (model.Tree, bool) {
 			stats = append(stats, c.left, nodeStat{ps.g - c.left.g, ps.n - c.left.n})
 			next = append(next, l, r)
 		}
-		lastLevel := depth == t.opt.Depth-1
-		t.hist, t.prev = t.prev, t.hist
-		t.forEach(histParts, func(p int) { t.partition(p, open, cands, nodes, summed, lastLevel) })
-		if lastLevel {
+		if depth == t.opt.Depth-1 {
+			lastOpen, lastCands = open, cands // finish moves their rows to the leaves
 			break
 		}
+		t.hist, t.prev = t.prev, t.hist
+		nextLast := depth+1 == t.opt.Depth-1
+		t.forEach(histParts, func(p int) { t.partition(p, open, cands, nodes, summed, nextLast) })
 		open = next
+	}
+	// The last step: a row at node i goes on to step[i].left, or the node after it when its
+	// bin of step[i].feature is above step[i].bin (never, for a leaf: it stays).
+	step := make([]lastStep, len(nodes))
+	for i := range step {
+		step[i] = lastStep{bin: histBins - 1, left: i}
+	}
+	for s, nd := range lastOpen {
+		if c := lastCands[s]; c.gain > 0 {
+			step[nd] = lastStep{c.feature, c.bin, nodes[nd].Left}
+		}
 	}
 	val := make([]float64, len(nodes))
 	for i := range nodes {
@@ -120,18 +137,20 @@ func (t *trainer) grow() (model.Tree, bool) {
 			leaves = append(leaves, uint16(i))
 		}
 	}
-	t.finish(val, leafNum, leaves, keep)
+	t.finish(step, val, leafNum, leaves, keep)
 	return model.Tree{Nodes: nodes}, split
 }
+
+// lastStep is a node's split on the last level (see grow).
+type lastStep struct{ feature, bin, left int }
 
 // partition moves the rows of half p on from the open nodes (slots) of a level: a node that
 // does not split (gain 0) is their leaf (t.nid); a split node's rows are partitioned, stably,
 // into its two children's spans, and the summed child's histogram is added into t.parts[p]
-// (slot summed[s]); on the last level, a split node's rows get their child as leaf instead.
-func (t *trainer) partition(p int, open []int, cands []candidate, nodes []model.Node, summed []int32, lastLevel bool) {
+// (slot summed[s]). When the next level is the last, t.nid gets each row's child too.
+func (t *trainer) partition(p int, open []int, cands []candidate, nodes []model.Node, summed []int32, nextLast bool) {
 	hf := &t.halves[p]
 	nf := t.nf
-	bins := t.rowBins
 	var span [][2]int
 	children := 0
 	for s := range open {
@@ -139,10 +158,8 @@ func (t *trainer) partition(p int, open []int, cands []candidate, nodes []model.
 			children += 2
 		}
 	}
-	if !lastLevel {
-		t.parts[p] = resize(t.parts[p], children*nf*histBins)
-		clear(t.parts[p])
-	}
+	t.parts[p] = resize(t.parts[p], children*nf*histBins)
+	clear(t.parts[p])
 	for s, nd := range open {
 		a, b := hf.span[s][0], hf.span[s][1]
 		rows, src := hf.idx[a:b], hf.idx[a:b]
@@ -156,23 +173,28 @@ func (t *trainer) partition(p int, open []int, cands []candidate, nodes []model.
 			}
 			continue
 		}
-		f, sb := c.feature, c.bin
-		left := nodes[nd].Left
-		if lastLevel {
-			for _, r := range src {
-				// left, or right (left+1) when bin > sb: branch-free, the two are equally likely.
-				t.nid[r] = uint16(left + int(uint(sb-int(bins[int(r)*nf+f]))>>63))
-			}
-			continue
-		}
+		col, sb := t.colBins[c.feature], c.bin
 		nl, nr := 0, 0
 		tmp := hf.tmp[:len(rows)]
-		for _, r := range src { // src is rows, or at the root hf.rows
-			right := int(uint(sb-int(bins[int(r)*nf+f])) >> 63)
-			rows[nl] = r
-			tmp[nr] = r
-			nl += 1 - right
-			nr += right
+		// right when bin > sb: branch-free, the two are equally likely.
+		if nextLast {
+			left := nodes[nd].Left
+			for _, r := range src { // src is rows, or at the root hf.rows
+				right := int(uint(sb-int(col[r])) >> 63)
+				rows[nl] = r
+				tmp[nr] = r
+				t.nid[r] = uint16(left + right)
+				nl += 1 - right
+				nr += right
+			}
+		} else {
+			for _, r := range src {
+				right := int(uint(sb-int(col[r])) >> 63)
+				rows[nl] = r
+				tmp[nr] = r
+				nl += 1 - right
+				nr += right
+			}
 		}
 		copy(rows[nl:], tmp[:nr])
 		span = append(span, [2]int{a, a + nl}, [2]int{a + nl, b})
@@ -212,19 +234,25 @@ func (t *trainer) addRows(h []nodeStat, rows []int32) {
 	}
 }
 
-// sumRoot sums half p's rows into its root histogram (t.parts[p], slot 0), in row order.
+// sumRoot sums half p's rows into its root histogram (t.parts[p], slot 0), in row order,
+// and keeps its counts (t.rootCounts[p]), which no tree changes.
 func (t *trainer) sumRoot(p int) {
 	hf := &t.halves[p]
 	t.parts[p] = resize(t.parts[p], t.nf*histBins)
 	clear(t.parts[p])
 	t.addRows(t.parts[p], hf.rows)
+	t.rootCounts[p] = resize(t.rootCounts[p], len(t.parts[p]))
+	for i, e := range t.parts[p] {
+		t.rootCounts[p][i] = nodeStat{n: e.n}
+	}
 }
 
-// finish adds the tree with leaf values val (per node; t.nid holds each row's leaf) to the
-// gradients (prediction − y, updated in place: no prediction array to read and write),
+// finish moves every row to its leaf (t.nid holds its node on the last level, or its leaf if
+// that is above; step is the last level's splits) and adds the tree with leaf values val (per
+// node) to the gradients (prediction − y, updated in place: no prediction array to read and write),
 // summing the next root's histograms (unless t.lastRound), one pass per half in row order;
 // when kept and the refit needs them, it splits the row groups.
-func (t *trainer) finish(val []float64, leafNum []int32, leaves []uint16, keep bool) {
+func (t *trainer) finish(step []lastStep, val []float64, leafNum []int32, leaves []uint16, keep bool) {
 	refine := (t.opt.Refit || t.opt.Corrective) && keep
 	if refine && t.gid == nil {
 		t.gid = make([]int32, t.n)
@@ -243,8 +271,9 @@ func (t *trainer) finish(val []float64, leafNum []int32, leaves []uint16, keep b
 			hf.seen = resize(hf.seen, (keys+63)/64)
 			clear(hf.seen)
 		}
+		// The next root's counts are the last root's: only the gradients are summed.
 		t.parts[p] = resize(t.parts[p], t.nf*histBins)
-		clear(t.parts[p])
+		copy(t.parts[p], t.rootCounts[p])
 		h := t.parts[p]
 		nf := t.nf
 		var hs [maxFeaturesFast]*[histBins]nodeStat
@@ -256,23 +285,23 @@ func (t *trainer) finish(val []float64, leafNum []int32, leaves []uint16, keep b
 		nl := int32(len(leaves))
 		hf.atRoot = true
 		for r := hf.lo; r < hf.hi; r++ {
-			l := t.nid[r]
+			rb := t.rowBins[int(r)*nf : int(r)*nf+nf]
+			st := &step[t.nid[r]]
+			l := st.left + int(uint(st.bin-int(rb[st.feature]))>>63)
+			if refine && !fused {
+				t.nid[r] = uint16(l) // for refine
+			}
 			g := t.grad[r] + val[l]
 			t.grad[r] = g
-			rb := t.rowBins[int(r)*nf : int(r)*nf+nf]
 			switch {
 			case !sum:
 			case nf <= maxFeaturesFast:
 				for f, b := range rb {
-					e := &hs[f][b]
-					e.g += g
-					e.n++
+					hs[f][b].g += g
 				}
 			default:
 				for f, b := range rb {
-					e := &h[f*histBins+int(b)]
-					e.g += g
-					e.n++
+					h[f*histBins+int(b)].g += g
 				}
 			}
 			if fused {

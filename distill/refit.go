@@ -143,7 +143,7 @@ func (t *trainer) orderGroups() (cnt, sy, sy2 []float64) {
 	G := t.ngroups
 	perm := make([]int32, G)
 	seen := make([]bool, G)
-	cnt, sy, sy2 = make([]float64, G), make([]float64, G), make([]float64, G)
+	sums := make([][3]float64, G) // count, Σy, Σy²: one cache line, not three, per row
 	next := int32(0)
 	for r, g := range t.gid {
 		if !seen[g] {
@@ -151,10 +151,14 @@ func (t *trainer) orderGroups() (cnt, sy, sy2 []float64) {
 			perm[g] = next
 			next++
 		}
-		p, y := perm[g], t.y[r]
-		cnt[p]++
-		sy[p] += y
-		sy2[p] += y * y
+		s, y := &sums[perm[g]], t.y[r]
+		s[0]++
+		s[1] += y
+		s[2] += y * y
+	}
+	cnt, sy, sy2 = make([]float64, G), make([]float64, G), make([]float64, G)
+	for g, s := range sums {
+		cnt[g], sy[g], sy2[g] = s[0], s[1], s[2]
 	}
 	t.forRows(t.n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -209,19 +213,24 @@ type groupSplit struct {
 // the splits, the last first.
 func (t *trainer) groupLeaves() {
 	t.groupLeaf = make([][]uint16, len(t.splits))
-	anc := make([]int32, t.ngroups) // each group's ancestor after tree ti
-	for g := range anc {
-		anc[g] = int32(g)
+	for ti := range t.groupLeaf {
+		t.groupLeaf[ti] = make([]uint16, t.ngroups)
 	}
-	for ti := len(t.splits) - 1; ti >= 0; ti-- {
-		sp := t.splits[ti]
-		gl := make([]uint16, t.ngroups)
-		for g, a := range anc {
-			gl[g] = sp.leafOf[a]
-			anc[g] = sp.from[a]
+	// Each group's ancestors are its own: the groups are split among the threads.
+	t.forEach(histParts, func(p int) {
+		lo, hi := p*t.ngroups/histParts, (p+1)*t.ngroups/histParts
+		anc := make([]int32, hi-lo) // each group's ancestor after tree ti
+		for i := range anc {
+			anc[i] = int32(lo + i)
 		}
-		t.groupLeaf[ti] = gl
-	}
+		for ti := len(t.splits) - 1; ti >= 0; ti-- {
+			sp, gl := t.splits[ti], t.groupLeaf[ti][lo:hi]
+			for i, a := range anc {
+				gl[i] = sp.leafOf[a]
+				anc[i] = sp.from[a]
+			}
+		}
+	})
 }
 
 // refit jointly refits every leaf value and the base by coordinate descent on the training
@@ -414,7 +423,9 @@ func (t *trainer) exactSolve(cnt, sy []float64, vals [][]float64) (float64, bool
 	for i := 1; i < L; i++ {
 		a[i*L+i] += t.lambda
 	}
-	// Cholesky a = R Rᵀ in the lower triangle.
+	// Cholesky a = R Rᵀ in the lower triangle. The rows below a column are independent: they
+	// are worked out in parallel, in blocks.
+	const block = 64
 	for j := range L {
 		d := a[j*L+j]
 		for k := range j {
@@ -425,14 +436,18 @@ func (t *trainer) exactSolve(cnt, sy []float64, vals [][]float64) (float64, bool
 		}
 		d = math.Sqrt(d)
 		a[j*L+j] = d
-		for i := j + 1; i < L; i++ {
-			v := a[i*L+j]
-			ri, rj := a[i*L:i*L+j], a[j*L:j*L+j]
-			for k := range ri {
-				v -= ri[k] * rj[k]
+		rows := L - j - 1
+		t.forEach((rows+block-1)/block, func(b int) {
+			rj := a[j*L : j*L+j]
+			for i := j + 1 + b*block; i < min(L, j+1+(b+1)*block); i++ {
+				v := a[i*L+j]
+				ri := a[i*L : i*L+j]
+				for k := range ri {
+					v -= ri[k] * rj[k]
+				}
+				a[i*L+j] = v / d
 			}
-			a[i*L+j] = v / d
-		}
+		})
 	}
 	x := rhs
 	for i := range L { // R y = rhs
@@ -475,16 +490,4 @@ func rmse(p, y []float64) float64 {
 		s += d * d
 	}
 	return math.Sqrt(s / float64(len(y)))
-}
-
-// rms is the root mean square of d (NaN when empty).
-func rms(d []float64) float64 {
-	if len(d) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, v := range d {
-		s += v * v
-	}
-	return math.Sqrt(s / float64(len(d)))
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/nicc-dev/nicc/model"
@@ -122,18 +123,21 @@ type Report struct {
 // most opt.Depth whose splits are "x <= t goes left" (model.CmpLE); it passes Validate.
 //
 // The algorithm: per feature, candidate thresholds are fixed once (see Options.Grid and
-// Bins) and every row's bin index computed once (row-major bytes). Trees grow level by
-// level: per-node gradient histograms are summed for all features over each of two fixed
-// row halves (in parallel, each in row order, then added in order, so results do not depend
-// on Threads), only for the smaller child of each split (the larger is its parent minus it);
-// each node takes its best weighted-gain split (or the level its best common split when
-// Oblivious), subject to MinLeaf; each half's rows are partitioned stably among the nodes;
-// leaves take the second-order value −G/(H+λ)·η. One pass per half then adds the tree to
-// the predictions, sums the next root's histograms and splits the refit's row groups. Refit
-// and Corrective solve for all leaves jointly on groups of rows that share every leaf.
+// Bins) and every row's bin index computed once (row-major bytes, and a column-major copy
+// for partitioning). Trees grow level by level: per-node gradient histograms are summed for
+// all features over each of two fixed row halves (in parallel, each in row order, then added
+// in order, so results do not depend on Threads), only for the smaller child of each split
+// (the larger is its parent minus it); each node takes its best weighted-gain split (or the
+// level its best common split when Oblivious), subject to MinLeaf; each half's rows are
+// partitioned stably among the nodes (down to the last level); leaves take the second-order value −G/(H+λ)·η. One pass per half
+// then moves the rows down the last level, adds the tree to the predictions, sums the next
+// root's gradients (its counts never change) and splits the refit's row groups. Refit and
+// Corrective solve for all leaves jointly on groups of rows that share every leaf.
 func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	start := time.Now()
-	if err := train.Check(); err != nil {
+	// The training set's values are checked for NaN and infinities by the trainer's passes
+	// over them (newTrainer), not by a pass of their own.
+	if err := train.checkShape(); err != nil {
 		return nil, nil, fmt.Errorf("training set: %w", err)
 	}
 	nf := len(train.X)
@@ -152,9 +156,17 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 		if train.Rows() < 2 {
 			return nil, nil, fmt.Errorf("distill: Refit with no validation set needs at least 2 training rows")
 		}
+		if err := train.Check(); err != nil { // before Split renumbers the rows
+			return nil, nil, fmt.Errorf("training set: %w", err)
+		}
 		train, valid = train.Split(RefitHeldOut, opt.Seed)
 	}
 	t := newTrainer(train, opt)
+	if t.nonFinite {
+		if err := train.Check(); err != nil {
+			return nil, nil, fmt.Errorf("training set: %w", err)
+		}
+	}
 	rep := &Report{Refit: opt.Refit, TrainRows: train.Rows(), HeldOutRows: valid.Rows(), HeldOutRMSE: math.NaN(), BoostHeldOutRMSE: math.NaN()}
 	for f := range t.edges {
 		rep.Thresholds = append(rep.Thresholds, len(t.edges[f]))
@@ -188,7 +200,14 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 			rep.RefitApplied, rep.HeldOutRMSE = true, r
 		}
 	}
-	rep.TrainRMSE = rms(t.grad)
+	sq := t.sumRows(func(lo, hi int) [2]float64 {
+		s := 0.0
+		for _, g := range t.grad[lo:hi] {
+			s += g * g
+		}
+		return [2]float64{s}
+	})
+	rep.TrainRMSE = math.Sqrt(sq[0] / float64(t.n))
 	m := &model.Model{
 		Version: model.NativeVersion,
 		Doc:     fmt.Sprintf("distilled by nicc: %d trees, depth ≤ %d, oblivious %v, learning rate %g, λ %g, min leaf %d, grid %v, refit %v", rep.Rounds, opt.Depth, opt.Oblivious, t.lr, t.lambda, t.minLeaf, opt.Grid != nil, rep.RefitApplied),
@@ -254,20 +273,24 @@ type trainer struct {
 
 	edges   [][]float64 // per feature: ascending thresholds; bin b holds (edges[b-1], edges[b]]
 	rowBins []uint8     // row-major: rowBins[r*nf+f] is row r's bin of feature f
+	colBins [][]uint8   // column-major copy: partition reads one feature, whose column stays in the cache
 	nb      []int       // per feature: len(edges)+1
 
 	x      [][]float64
 	y      []float64
 	base   float64
 	grad   []float64 // per row: prediction − y
-	nid    []uint16  // per row: its leaf in the tree just grown
+	nid    []uint16  // per row: its node on the last level of the tree being grown (its leaf if above); finish moves it on
 	halves [histParts]half
 	// hist and prev are this level's and the previous level's histograms, parts the halves'
 	// sums: slot s, feature f, bin b at (s·nf+f)·histBins+b.
 	hist, prev []nodeStat
 	parts      [histParts][]nodeStat
 	rootSummed bool // parts hold the root's sums for the current gradients
+	nonFinite  bool // newTrainer met a NaN or infinity (or the targets' sum overflowed)
 	lastRound  bool // the tree being grown is the last boosting round's
+	// rootCounts are the halves' root histograms with gradient sums 0: no tree changes a count.
+	rootCounts [histParts][]nodeStat
 
 	trees []model.Tree
 	// For Refit: rows reaching the same leaf in every tree so far form a group (there are few:
@@ -327,15 +350,24 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 		binners[f] = newBinner(e)
 	}
 	t.rowBins = make([]uint8, t.n*t.nf)
+	t.colBins = make([][]uint8, t.nf)
+	for f := range t.colBins {
+		t.colBins[f] = make([]uint8, t.n)
+	}
+	var nonFinite atomic.Bool
 	t.forRows(t.n, func(lo, hi int) {
 		for f, bn := range binners {
-			col := d.X[f]
+			col, cb := d.X[f], t.colBins[f]
 			for r := lo; r < hi; r++ {
-				k, ok := bn.quick(col[r])
+				k, ok := bn.quick(col[r]) // ok only for a finite value
 				if !ok {
+					if math.IsNaN(col[r]) || math.IsInf(col[r], 0) {
+						nonFinite.Store(true)
+					}
 					k = bn.search(col[r])
 				}
 				t.rowBins[r*t.nf+f] = uint8(k)
+				cb[r] = uint8(k)
 			}
 		}
 	})
@@ -348,6 +380,7 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 		return [2]float64{s}
 	})
 	t.base = sums[0] / float64(t.n)
+	t.nonFinite = nonFinite.Load() || math.IsNaN(sums[0]) || math.IsInf(sums[0], 0)
 	sse := t.sumRows(func(lo, hi int) [2]float64 {
 		s := 0.0
 		for _, v := range t.y[lo:hi] {
@@ -359,7 +392,7 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 	t.minGain = 1e-12 * sse[0]
 	t.grad = make([]float64, t.n)
 	t.nid = make([]uint16, t.n)
-	for p := range t.halves {
+	t.forEach(histParts, func(p int) { // each thread clears and fills its own
 		hf := &t.halves[p]
 		hf.lo, hf.hi = p*t.n/histParts, (p+1)*t.n/histParts
 		hf.rows = make([]int32, hf.hi-hf.lo)
@@ -369,7 +402,7 @@ func newTrainer(d *Dataset, opt Options) *trainer {
 		hf.idx = make([]int32, hf.hi-hf.lo)
 		hf.tmp = make([]int32, hf.hi-hf.lo)
 		hf.atRoot = true
-	}
+	})
 	t.forRows(t.n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			t.grad[r] = t.base - t.y[r]

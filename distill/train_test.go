@@ -80,6 +80,33 @@ func TestGroupSplitPaths(t *testing.T) {
 	}
 }
 
+// The gradients the trainer keeps are the model's residuals at every depth (finish moves each
+// row down the last level itself; at depth 1 the root is that level), also when a tree stops
+// growing above its depth (a target of few steps), and with refine's row groups (which take
+// each row's leaf from t.nid).
+func TestGradientsFollowTheModel(t *testing.T) {
+	defer func(k int) { maxGroupKeys = k }(maxGroupKeys)
+	steps := func(x []float64) float64 { return math.Floor(4*x[0]) + 2*math.Floor(2*x[1]) }
+	for _, target := range []func([]float64) float64{smooth, steps} {
+		d := synth(5000, 3, 4, target)
+		for _, depth := range []int{1, 2, 3, 5} {
+			for _, o := range []Options{{}, {Oblivious: true}, {Corrective: true}} {
+				for _, keys := range []int{1 << 24, 0} {
+					maxGroupKeys = keys
+					o.Trees, o.Depth, o.LearningRate, o.L2 = 3, depth, 0.7, 1
+					m, rep, err := Train(d, nil, o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := evalRMSE(m, d); math.Abs(got-rep.TrainRMSE) > 1e-9 {
+						t.Errorf("depth %d, %+v, group keys %d: reported train RMSE %v, model gives %v", depth, o, keys, rep.TrainRMSE, got)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestDeterministicOblivious(t *testing.T) {
 	d := synth(40000, 3, 2, smooth)
 	a, _, err := Train(d, nil, Options{Trees: 4, Depth: 3, LearningRate: 1, Oblivious: true, Threads: 1})
@@ -175,6 +202,29 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%s: no error", c.name)
 		} else {
 			t.Logf("%s: %v", c.name, err)
+		}
+	}
+}
+
+// The trainer finds a NaN or infinity in its own passes over the values; the error names the
+// first one, as Dataset.Check does, with or without a grid, and with the refit's own hold-out.
+func TestNonFiniteNamed(t *testing.T) {
+	for _, c := range []struct {
+		set  func(d *Dataset)
+		want string
+	}{
+		{func(d *Dataset) { d.X[1][70] = math.Inf(-1); d.X[2][5] = math.NaN() }, "feature 1 (b) row 70 is -Inf"},
+		{func(d *Dataset) { d.X[3][0] = math.Inf(1) }, "feature 3 (d) row 0 is +Inf"},
+		{func(d *Dataset) { d.X[0][999] = math.NaN(); d.Y[3] = math.NaN() }, "feature 0 (a) row 999 is NaN"},
+		{func(d *Dataset) { d.Y[998] = math.Inf(1) }, "target row 998 is +Inf"},
+	} {
+		for _, opt := range []Options{{Trees: 2, Depth: 2}, {Trees: 2, Depth: 2, Grid: rlccGrid()}, {Trees: 2, Depth: 2, Refit: true}} {
+			d := synth(1000, 4, 3, smooth)
+			c.set(d)
+			_, _, err := Train(d, nil, opt)
+			if want := "training set: distill: " + c.want; err == nil || err.Error() != want {
+				t.Errorf("grid %v, refit %v: got %v, want %s", opt.Grid != nil, opt.Refit, err, want)
+			}
 		}
 	}
 }
