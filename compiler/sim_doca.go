@@ -21,14 +21,14 @@ type DOCASetting struct {
 }
 
 // docaRunParams are the DOCA program's run-time parameters by flag: their index
-// (RLCC_DOCA_PARAM_*) and their value in nicsdk.Params.
+// (RLCC_DOCA_PARAM_*) and their field in nicsdk.Params.
 var docaRunParams = map[string]struct {
 	id    uint32
-	value func(nicsdk.Params) uint32
+	field func(*nicsdk.Params) *uint32
 }{
-	"rlcc-target": {nicsdk.DOCAParamTarget, func(p nicsdk.Params) uint32 { return p.Target }},
-	"rlcc-beta":   {nicsdk.DOCAParamBeta, func(p nicsdk.Params) uint32 { return p.Beta }},
-	"rlcc-scale":  {nicsdk.DOCAParamScale, func(p nicsdk.Params) uint32 { return p.Scale }},
+	"rlcc-target": {nicsdk.DOCAParamTarget, func(p *nicsdk.Params) *uint32 { return &p.Target }},
+	"rlcc-beta":   {nicsdk.DOCAParamBeta, func(p *nicsdk.Params) *uint32 { return &p.Beta }},
+	"rlcc-scale":  {nicsdk.DOCAParamScale, func(p *nicsdk.Params) *uint32 { return &p.Scale }},
 }
 
 // SimDOCA is what nicc sim --sdk doca reports of the DOCA program: the parameters set, and
@@ -125,7 +125,7 @@ func docaSettings(opt SimOptions) ([]SimDOCAParam, error) {
 		if !ok {
 			return nil, fmt.Errorf("--%s %v: compiled into the DOCA program; its run-time parameters are --rlcc-target, --rlcc-beta and --rlcc-scale", s.Flag, s.Given)
 		}
-		set = append(set, SimDOCAParam{Flag: s.Flag, Given: s.Given, Q16: p.value(opt.Params)})
+		set = append(set, SimDOCAParam{Flag: s.Flag, Given: s.Given, Q16: *p.field(&opt.Params)})
 	}
 	slices.SortFunc(set, func(a, b SimDOCAParam) int { return int(docaRunParams[a.Flag].id) - int(docaRunParams[b.Flag].id) })
 	return set, nil
@@ -150,8 +150,16 @@ func (d *docaController) setUp(pristine []byte, set []SimDOCAParam) error {
 	if err := d.load(pristine); err != nil {
 		return err
 	}
-	if _, err := d.fw.init(); err != nil {
-		return fmt.Errorf("%s: %w", nicsdk.DOCAEntryInit, err)
+	mask, err := d.fw.init()
+	if err != nil {
+		return &CheckError{fmt.Errorf("%s: %w", nicsdk.DOCAEntryInit, err)}
+	}
+	for _, t := range []nicsdk.EventType{nicsdk.EvRTT, nicsdk.EvCNP, nicsdk.EvNACK, nicsdk.EvTX} {
+		// DOCA would not deliver a disabled type; the loop gives the program every one of
+		// these, so a program that disables one cannot be judged here.
+		if dt, _ := nicsdk.DOCAEventType(t); mask&(1<<dt) != 0 {
+			return fmt.Errorf("%s disables DOCA event type %d, which the simulated NICs deliver (disable_event_bitmask %#x)", nicsdk.DOCAEntryInit, dt, mask)
+		}
 	}
 	if len(set) == 0 {
 		return nil
@@ -169,7 +177,7 @@ func (d *docaController) setUp(pristine []byte, set []SimDOCAParam) error {
 	values := cur[base : docaRunParams[set[len(set)-1].Flag].id+1]
 	status, _, err := d.fw.setParams(0, nicsdk.DOCASlot, base, values)
 	if err != nil {
-		return fmt.Errorf("%s: %w", nicsdk.DOCAEntrySetParams, err)
+		return &CheckError{fmt.Errorf("%s: %w", nicsdk.DOCAEntrySetParams, err)}
 	}
 	if status != nicsdk.DOCAStatusOK {
 		return fmt.Errorf("%s: the DOCA program refused it (%s returned DOCA_PCC_DEV_STATUS_FAIL): it takes target, beta and scale in rlcc.h's ranges with target × scale at most the compiled policy's",

@@ -131,6 +131,17 @@ func TestSimFirmwareTrap(t *testing.T) {
 		}
 		t.Log(err)
 	}
+	// A program whose init traps is at fault as well (exit 1), not the user's input.
+	initCopy := t.TempDir()
+	if err := os.CopyFS(initCopy, os.DirFS(doca)); err != nil {
+		t.Fatal(err)
+	}
+	breakEntry(t, filepath.Join(initCopy, DOCAFirmwareFile), nicsdk.DOCAEntryInit)
+	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: initCopy, SDK: SDKDOCA, Net: netsim.Config{DurationNs: 1_000_000}})
+	var ce *CheckError
+	if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), nicsdk.DOCAEntryInit) {
+		t.Errorf("trapping %s: %v, %v", nicsdk.DOCAEntryInit, r, err)
+	}
 }
 
 // breakEntry writes an illegal instruction at the entry of function entry in the ELF at path.

@@ -40,7 +40,7 @@ type TheoryReport struct {
 
 // SimTheory runs opt's policy on many-to-one at each flow count and compares its mean RTT
 // inflation with target·√N + β, under the RL-CC parameters the policy decides with (a compile's
-// own, or opt.Params).
+// own, with those a DOCA program is given at run time over them; or opt.Params).
 func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 	if flows == nil {
 		flows = TheoryFlows
@@ -54,7 +54,13 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		p = r.params()
+		compiled := r.params()
+		for _, s := range opt.DOCASet {
+			if rp, ok := docaRunParams[s.Flag]; ok {
+				*rp.field(&compiled) = *rp.field(&p)
+			}
+		}
+		p = compiled
 	}
 	target, beta, _ := rlcc.Real(p)
 	rep := &TheoryReport{Policy: opt.Policy, Target: target, Beta: beta}

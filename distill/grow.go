@@ -176,7 +176,8 @@ func (t *trainer) partition(p int, open []int, cands []candidate, nodes []model.
 		col, sb := t.colBins[c.feature], c.bin
 		nl, nr := 0, 0
 		tmp := hf.tmp[:len(rows)]
-		// right when bin > sb: branch-free, the two are equally likely.
+		// right when bin > sb: branch-free, the two are equally likely. Two copies of the
+		// loop, so that the common case does not test nextLast on every row.
 		if nextLast {
 			left := nodes[nd].Left
 			for _, r := range src { // src is rows, or at the root hf.rows

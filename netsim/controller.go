@@ -6,7 +6,8 @@ import (
 
 // Controller is a CC algorithm as the NIC's engine runs it: one decision per CC event, with
 // each flow's state in its 48-byte context (nicsdk.FlowCtx), as on the device. A controller
-// may keep read-only configuration of its own, never per-flow state outside the context.
+// may keep configuration and per-NIC engine state of its own (a DOCA program's parameter and
+// counter tables), never per-flow state outside the context.
 type Controller interface {
 	// Name says what decides, for reports.
 	Name() string

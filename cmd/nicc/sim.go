@@ -46,8 +46,9 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
             as a BlueField's engine runs it: doca_pcc_dev_user_init once per NIC, each NIC
             with its own parameter and counter tables; every CC event of a flow a DOCA event
             (RTT: timestamp now, its request sent one RTT before; CNP, NACK, TX) of slot 0,
-            port 0 on the flow's 48-byte context, the rate the results' rate, its time the
-            entry's measured cycles as above. --rlcc-target, --rlcc-beta and --rlcc-scale,
+            port 0 on the flow's 48-byte context, the rate the results' rate (its rtt_req is
+            not used: the simulated NIC keeps one RTT probe in flight), its time the entry's
+            measured cycles as above. --rlcc-target, --rlcc-beta and --rlcc-scale,
             when given, are set on every NIC after init through
             doca_pcc_dev_user_set_algo_params, as the host sets them (a value it refuses is
             an error); the other --rlcc-* parameters are compiled into the program. The
