@@ -96,6 +96,10 @@ echo
 $nicc sim many-to-one --flows 16 --policy swift --duration 100ms
 
 echo
+echo "== nicc sim --sdk doca: the shipped ensemble's DOCA PCC program (compiled above) deciding in the loop, its RL-CC target halved at run time through doca_pcc_dev_user_set_algo_params"
+$nicc sim many-to-one --flows 16 --policy "$tmp/rlcc" --sdk doca --rlcc-target 0.032 --duration 20ms
+
+echo
 echo "== nicc diff --closed-loop: the trained policy against those trees, each deciding in the same networks"
 $nicc diff testdata/models/rlcc_adpg.json --closed-loop --against "$tmp/adpg-trees" \
   --runs many-to-one:16,many-to-one:128,all-to-all:8,long-short:2 ||
