@@ -489,7 +489,7 @@ func (r *SimReport) setAtText() string {
 	if at > r.WindowStartUs {
 		return fmt.Sprintf("; the parameters were set at %s µs, inside the window (--warmup %sus or later measures after it)", num(at), num(at))
 	}
-	return fmt.Sprintf("; the parameters were set at %s µs, before it", num(at))
+	return fmt.Sprintf("; the parameters were set at %s µs, by its start", num(at))
 }
 
 func num3(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }

@@ -195,7 +195,7 @@ func TestSimDOCASetAt(t *testing.T) {
 		t.Errorf("report: set at %d ns, %+v, decides %q", d.SetAtNs, d.SetParams, set.Decides)
 	}
 	var text strings.Builder
-	if err := set.WriteText(&text); err != nil || !strings.Contains(text.String(), "the parameters were set at 1500 µs, before it") {
+	if err := set.WriteText(&text); err != nil || !strings.Contains(text.String(), "the parameters were set at 1500 µs, by its start") {
 		t.Errorf("text report (%v):\n%s", err, text.String())
 	}
 	t.Logf("the runs differ from %v µs on (target 0.016 set at %d µs); window QL %.2f µs → %.2f µs, SU %.2f%% → %.2f%%",
