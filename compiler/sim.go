@@ -34,10 +34,13 @@ type SimOptions struct {
 	// DOCASet are the --rlcc-* flags given with SDKDOCA: target, beta and scale (their values
 	// Params') are set through doca_pcc_dev_user_set_algo_params after init on every NIC.
 	DOCASet []DOCASetting
-	Format  *model.FileFormat // a model file's format; nil detects it
-	Inputs  []string          // renames a model file's inputs
-	Model   string            // a compile directory's model file, when it has moved
-	Params  Params            // a model file's RL-CC parameters; zero is the default
+	// DOCASetAtNs, when set, sets DOCASet at that simulated time, in (0, the duration), on
+	// every NIC's live engine instead (decisions that start from then on see them).
+	DOCASetAtNs int64
+	Format      *model.FileFormat // a model file's format; nil detects it
+	Inputs      []string          // renames a model file's inputs
+	Model       string            // a compile directory's model file, when it has moved
+	Params      Params            // a model file's RL-CC parameters; zero is the default
 	// LatencyNs fixes every decision's latency; 0 is the firmware's measured cycles at the
 	// core's clock (× the threads sharing its pipeline), and no latency for other policies.
 	LatencyNs int64
@@ -102,6 +105,9 @@ type SimReport struct {
 // or buffer, a policy whose inputs are not RL-CC's) is an error; a firmware trap during the
 // run is a *CheckError naming the flow, the time and the pc, with no result.
 func Sim(opt SimOptions) (*SimReport, error) {
+	if err := checkDOCASetAt(opt); err != nil {
+		return nil, err
+	}
 	scen, err := simScenario(opt)
 	if err != nil {
 		return nil, err
@@ -146,6 +152,9 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	if opt.Progress != nil {
 		cfg.Progress = func(done, total int64) { opt.Progress("sim", int(done/1000), int(total/1000)) }
 	}
+	if d, ok := ctrl.(*docaController); ok && opt.DOCASetAtNs > 0 {
+		cfg.Actions = append(cfg.Actions, netsim.Action{AtNs: opt.DOCASetAtNs, Do: d.setOnEveryNIC})
+	}
 	r, err := netsim.Run(scen, ctrl, cfg)
 	if errors.Is(err, netsim.ErrStopped) {
 		return nil, &CheckError{err}
@@ -169,6 +178,24 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// checkDOCASetAt refuses a --set-at that has nothing to set or no time to set it in.
+func checkDOCASetAt(opt SimOptions) error {
+	at := opt.DOCASetAtNs
+	if at == 0 {
+		return nil
+	}
+	if opt.SDK != SDKDOCA {
+		return fmt.Errorf("--set-at sets a DOCA program's run-time parameters on the live NICs: it takes --sdk doca")
+	}
+	if len(opt.DOCASet) == 0 {
+		return fmt.Errorf("--set-at has nothing to set: give --rlcc-target, --rlcc-beta or --rlcc-scale")
+	}
+	if dur := cmp.Or(opt.Net.DurationNs, netsim.Defaults.DurationNs); at < 0 || at >= dur {
+		return fmt.Errorf("--set-at %s µs: want a time inside the run, (0, the duration %s µs)", num(float64(at)/1000), num(float64(dur)/1000))
+	}
+	return nil
 }
 
 // SimScenarios are the scenarios nicc sim knows.
@@ -422,7 +449,7 @@ func (r *SimReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, %s, seed %d\n", res.Scenario, res.Flows, res.Hosts, num(r.LinkGbps), clocksText(r.ClockPPM), res.Seed)
 	fmt.Fprintf(tw, "policy\t%s\n", r.Decides)
 	fmt.Fprintf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
-	fmt.Fprintf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)\n", num(res.WindowStartUs), num(res.DurationUs), num(res.WindowStartUs))
+	fmt.Fprintf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)%s\n", num(res.WindowStartUs), num(res.DurationUs), num(res.WindowStartUs), r.setAtText())
 	fmt.Fprintf(tw, "SU\t%.2f%% switch utilization (normalized goodput %.4f)\n", res.Utilization, res.Goodput)
 	fmt.Fprintf(tw, "FR\t%.1f (min/max × 100; flows %s to %s Gb/s), Jain %.4f\n", res.Fairness, num3(res.MinFlowGbps), num3(res.MaxFlowGbps), res.Jain)
 	fmt.Fprintf(tw, "QL\tmean %s µs, p99 %s µs\n", num3(res.QueueMeanUs), num3(res.QueueP99Us))
@@ -450,6 +477,19 @@ func (r *SimReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "plots\t%s\n", strings.Join(r.Plots, ", "))
 	}
 	return tw.Flush()
+}
+
+// setAtText says, after the window, when a DOCA program's parameters were set during the run
+// and whether the window holds decisions under the old ones.
+func (r *SimReport) setAtText() string {
+	if r.DOCA == nil || r.DOCA.SetAtNs == 0 {
+		return ""
+	}
+	at := float64(r.DOCA.SetAtNs) / 1000
+	if at > r.WindowStartUs {
+		return fmt.Sprintf("; the parameters were set at %s µs, inside the window (--warmup %sus or later measures after it)", num(at), num(at))
+	}
+	return fmt.Sprintf("; the parameters were set at %s µs, by its start", num(at))
 }
 
 func num3(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }

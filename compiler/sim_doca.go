@@ -38,6 +38,9 @@ type SimDOCA struct {
 	Firmware  string         `json:"firmware"`
 	NICs      int            `json:"nics"` // each ran doca_pcc_dev_user_init on its own tables
 	SetParams []SimDOCAParam `json:"set_params,omitempty"`
+	// SetAtNs is when SetParams were set on every NIC's live engine (SimOptions.DOCASetAtNs);
+	// 0: right after init.
+	SetAtNs int64 `json:"set_at_ns,omitempty"`
 	// Decisions and Clamps are the counters RLCC_DOCA_COUNTER_DECISIONS and _CLAMPS.
 	Decisions uint64 `json:"counter_decisions"`
 	Clamps    uint64 `json:"counter_clamps"`
@@ -99,8 +102,18 @@ func newDOCAController(cp *Compiled, scen netsim.Scenario, core string, opt SimO
 	if err != nil {
 		return nil, err
 	}
-	for range scen.Hosts {
+	atInit := set
+	if opt.DOCASetAtNs > 0 {
+		// Set later on live engines, the parameters are tried now on a freshly initialised
+		// one, so that a refusal is bad input before the run, not a run stopped half way.
 		if err := d.setUp(pristine, set); err != nil {
+			return nil, err
+		}
+		atInit = nil
+		d.report.SetAtNs = opt.DOCASetAtNs
+	}
+	for range scen.Hosts {
+		if err := d.setUp(pristine, atInit); err != nil {
 			return nil, err
 		}
 		mem, err := d.save(nil)
@@ -111,7 +124,7 @@ func newDOCAController(cp *Compiled, scen netsim.Scenario, core string, opt SimO
 	}
 	d.cur = scen.Hosts - 1
 	rep.Decides = fmt.Sprintf("the DOCA program %s in fwsim (%s, slot %d, port 0; %s on each of %d NICs; %s)", elf,
-		nicsdk.DOCAEntryAlgo, nicsdk.DOCASlot, nicsdk.DOCAEntryInit, scen.Hosts, docaParamsText(set))
+		nicsdk.DOCAEntryAlgo, nicsdk.DOCASlot, nicsdk.DOCAEntryInit, scen.Hosts, docaParamsText(set, opt.DOCASetAtNs))
 	rep.Latency = d.time.text
 	return d, nil
 }
@@ -131,7 +144,7 @@ func docaSettings(opt SimOptions) ([]SimDOCAParam, error) {
 	return set, nil
 }
 
-func docaParamsText(set []SimDOCAParam) string {
+func docaParamsText(set []SimDOCAParam, atNs int64) string {
 	if len(set) == 0 {
 		return "the compiled parameters"
 	}
@@ -139,13 +152,15 @@ func docaParamsText(set []SimDOCAParam) string {
 	for _, p := range set {
 		s = append(s, fmt.Sprintf("%s %v (Q16 %d)", strings.TrimPrefix(p.Flag, "rlcc-"), p.Given, p.Q16))
 	}
-	return "set through " + nicsdk.DOCAEntrySetParams + ": " + strings.Join(s, ", ")
+	when := "set after init"
+	if atNs > 0 {
+		when = fmt.Sprintf("the compiled parameters until %s µs, then set on every NIC", num(float64(atNs)/1000))
+	}
+	return when + " through " + nicsdk.DOCAEntrySetParams + ": " + strings.Join(s, ", ")
 }
 
-// setUp starts a NIC's engine from the image's memory: doca_pcc_dev_user_init, then the
-// parameters set, in one call of doca_pcc_dev_user_set_algo_params on slot 0 of port 0 (from
-// the first parameter set to the last, the ones between keeping their values), as the host
-// sets them.
+// setUp starts a NIC's engine from the image's memory: doca_pcc_dev_user_init, then, unless
+// they are set later (SimOptions.DOCASetAtNs), the parameters set.
 func (d *docaController) setUp(pristine []byte, set []SimDOCAParam) error {
 	if err := d.load(pristine); err != nil {
 		return err
@@ -161,6 +176,13 @@ func (d *docaController) setUp(pristine []byte, set []SimDOCAParam) error {
 			return fmt.Errorf("%s disables DOCA event type %d, which the simulated NICs deliver (disable_event_bitmask %#x)", nicsdk.DOCAEntryInit, dt, mask)
 		}
 	}
+	return d.setParams(set)
+}
+
+// setParams sets the parameters on the NIC whose memory the emulator holds, in one call of
+// doca_pcc_dev_user_set_algo_params on slot 0 of port 0 (from the first parameter set to the
+// last, the ones between keeping their values), as the host sets them.
+func (d *docaController) setParams(set []SimDOCAParam) error {
 	if len(set) == 0 {
 		return nil
 	}
@@ -182,6 +204,20 @@ func (d *docaController) setUp(pristine []byte, set []SimDOCAParam) error {
 	if status != nicsdk.DOCAStatusOK {
 		return fmt.Errorf("%s: the DOCA program refused it (%s returned DOCA_PCC_DEV_STATUS_FAIL): it takes target, beta and scale in rlcc.h's ranges with target × scale at most the compiled policy's",
 			strings.Join(given, " "), nicsdk.DOCAEntrySetParams)
+	}
+	return nil
+}
+
+// setOnEveryNIC is the action at SimOptions.DOCASetAtNs: the parameters set on every NIC's
+// live engine.
+func (d *docaController) setOnEveryNIC() error {
+	for n := range d.mem {
+		if err := d.use(n); err != nil {
+			return err
+		}
+		if err := d.setParams(d.report.SetParams); err != nil {
+			return err
+		}
 	}
 	return nil
 }

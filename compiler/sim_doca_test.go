@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -149,8 +150,62 @@ func TestSimDOCARuntimeParams(t *testing.T) {
 	}
 }
 
+// Parameters set at a simulated time on the live NICs: the run's trace is the compiled
+// parameters' run's up to that time and differs after it, and the report says when.
+func TestSimDOCASetAt(t *testing.T) {
+	_, dir := docaReport(t)
+	p, err := NewParams([]float64{0.016})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const atNs = 1_500_000
+	net := docaSimNet
+	net.TraceNs = 10_000
+	run := func(opt SimOptions) *SimReport {
+		opt.Scenario, opt.Flows, opt.Policy, opt.SDK, opt.LatencyNs, opt.Net = "many-to-one", 8, dir, SDKDOCA, 500, net
+		r, err := Sim(opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	compiled := run(SimOptions{})
+	set := run(SimOptions{DOCASet: []DOCASetting{{"rlcc-target", 0.016}}, Params: p, DOCASetAtNs: atNs})
+	a, b := compiled.Trace, set.Trace
+	if len(a.TimesUs) != len(b.TimesUs) || len(a.TimesUs) != 301 {
+		t.Fatalf("traces of %d and %d samples; want 301", len(a.TimesUs), len(b.TimesUs))
+	}
+	firstDiff := -1
+	for k, us := range b.TimesUs {
+		same := a.QueueKB[k] == b.QueueKB[k]
+		for f := range b.Flows {
+			same = same && a.FlowGbps[f][k] == b.FlowGbps[f][k]
+		}
+		if !same && us <= atNs/1000 {
+			t.Fatalf("the runs differ at %v µs, before the parameters were set at %d µs", us, atNs/1000)
+		}
+		if !same && firstDiff < 0 {
+			firstDiff = k
+		}
+	}
+	if firstDiff < 0 {
+		t.Fatal("setting target 0.016 at 1.5 ms changed nothing")
+	}
+	if d := set.DOCA; d.SetAtNs != atNs || len(d.SetParams) != 1 || !strings.Contains(set.Decides, "the compiled parameters until 1500 µs, then set on every NIC through "+nicsdk.DOCAEntrySetParams+": target 0.016") {
+		t.Errorf("report: set at %d ns, %+v, decides %q", d.SetAtNs, d.SetParams, set.Decides)
+	}
+	var text strings.Builder
+	if err := set.WriteText(&text); err != nil || !strings.Contains(text.String(), "the parameters were set at 1500 µs, by its start") {
+		t.Errorf("text report (%v):\n%s", err, text.String())
+	}
+	t.Logf("the runs differ from %v µs on (target 0.016 set at %d µs); window QL %.2f µs → %.2f µs, SU %.2f%% → %.2f%%",
+		b.TimesUs[firstDiff], atNs/1000, compiled.QueueMeanUs, set.QueueMeanUs, compiled.Utilization, set.Utilization)
+}
+
 // --sdk doca refuses a compile without a DOCA program, --golden, a policy that is not a
-// compile, a parameter compiled into the program, and a parameter the program refuses.
+// compile, a parameter compiled into the program, and a parameter the program refuses (also
+// one set at a time, before the run); --set-at without --sdk doca, without a parameter to
+// set, or outside the run.
 func TestSimDOCARefusals(t *testing.T) {
 	_, plain := rlccReport(t)
 	_, doca := docaReport(t)
@@ -168,12 +223,24 @@ func TestSimDOCARefusals(t *testing.T) {
 		{SimOptions{Policy: doca, DOCASet: []DOCASetting{{"rlcc-min-rate", 0.01}}}, "--rlcc-min-rate 0.01: compiled into the DOCA program"},
 		{SimOptions{Policy: doca, Params: big, DOCASet: []DOCASetting{{"rlcc-target", 1}}},
 			"--rlcc-target 1: the DOCA program refused it (doca_pcc_dev_user_set_algo_params returned DOCA_PCC_DEV_STATUS_FAIL)"},
+		// Refused before the run, not half way through it.
+		{SimOptions{Policy: doca, Params: big, DOCASet: []DOCASetting{{"rlcc-target", 1}}, DOCASetAtNs: 50_000},
+			"--rlcc-target 1: the DOCA program refused it"},
+		{SimOptions{Policy: doca, DOCASetAtNs: 50_000}, "--set-at has nothing to set"},
+		{SimOptions{Policy: doca, DOCASet: []DOCASetting{{"rlcc-target", 0.016}}, DOCASetAtNs: 100_000}, "--set-at 100 µs: want a time inside the run, (0, the duration 100 µs)"},
+		{SimOptions{Policy: doca, DOCASet: []DOCASetting{{"rlcc-target", 0.016}}, DOCASetAtNs: -1}, "--set-at -0.001 µs: want a time inside the run"},
 	} {
-		c.opt.Scenario, c.opt.SDK, c.opt.Net = "many-to-one", SDKDOCA, netsim.Config{DurationNs: 100_000}
+		c.opt.Scenario, c.opt.Net = "many-to-one", netsim.Config{DurationNs: 100_000}
+		c.opt.SDK = SDKDOCA
 		_, err := Sim(c.opt)
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%+v: %v; want one line containing %q", c.opt, err, c.want)
+		var stopped *CheckError // a run stopped half way, or the program's fault: exit 1
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") || errors.As(err, &stopped) {
+			t.Errorf("%+v: %v; want bad input, one line containing %q", c.opt, err, c.want)
 		}
+	}
+	nicc := SimOptions{Scenario: "many-to-one", Policy: doca, DOCASet: []DOCASetting{{"rlcc-target", 0.016}}, DOCASetAtNs: 50_000}
+	if _, err := Sim(nicc); err == nil || err.Error() != "--set-at sets a DOCA program's run-time parameters on the live NICs: it takes --sdk doca" {
+		t.Errorf("--set-at with --sdk nicc: %v", err)
 	}
 }
 

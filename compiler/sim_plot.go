@@ -65,8 +65,13 @@ func plotSim(r *SimReport, dir string) ([]string, error) {
 	l.Color = color.RGBA{R: 30, G: 60, B: 160, A: 255}
 	queue.Add(l)
 	window := draw.LineStyle{Color: color.RGBA{R: 20, G: 90, B: 30, A: 255}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+	marks := vLines{{x: r.WindowStartUs, label: "measurement window →", style: window}}
+	if d := r.DOCA; d != nil && d.SetAtNs > 0 {
+		set := draw.LineStyle{Color: color.RGBA{R: 170, G: 30, B: 30, A: 255}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
+		marks = append(marks, vLine{x: float64(d.SetAtNs) / 1000, label: "parameters set →", style: set})
+	}
 	for _, p := range []*plot.Plot{rates, queue} {
-		p.Add(vLines{{x: r.WindowStartUs, label: "measurement window →", style: window}})
+		p.Add(marks)
 	}
 	return saveFigure(vg.Points(900), vg.Points(640), filepath.Join(dir, SimPlotBase), func(c draw.Canvas) {
 		drawTiles(c, [][]*plot.Plot{{rates}, {queue}})

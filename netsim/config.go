@@ -42,6 +42,17 @@ type Config struct {
 	Progress func(doneNs, totalNs int64)
 	WarmupNs int64 // start of the measurement window; default half the duration
 	Seed     uint64
+	// Actions run at simulated times within (0, DurationNs): see Action.
+	Actions []Action
+}
+
+// Action is something done to the run from outside at a simulated time, such as an operator
+// changing a controller's parameters on the live NICs. It runs before every event of its time
+// that the run scheduled (so before the decisions that start then), actions of one time in
+// their order in Config.Actions; an error stops the run as a controller's does.
+type Action struct {
+	AtNs int64
+	Do   func() error
 }
 
 // ECN is a RED-style marking profile on an egress queue's bytes: none below Kmin, all above
@@ -131,6 +142,11 @@ func (c Config) resolved() (Config, error) {
 	}
 	if c.WarmupNs == 0 {
 		c.WarmupNs = c.DurationNs / 2
+	}
+	for _, a := range c.Actions {
+		if a.AtNs <= 0 || a.AtNs >= c.DurationNs || a.Do == nil {
+			return c, fmt.Errorf("netsim: an action at %d ns: want a function at a time in (0, the duration %d ns)", a.AtNs, c.DurationNs)
+		}
 	}
 	if c.MTU > 1<<20 || c.BurstBytes > 1<<24 || c.ProbeBytes > c.MTU {
 		return c, fmt.Errorf("netsim: MTU %d (at most 1 MiB), burst %d (at most 16 MiB), probe %d (at most the MTU) out of range", c.MTU, c.BurstBytes, c.ProbeBytes)

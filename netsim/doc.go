@@ -43,6 +43,10 @@
 //     cycles at the core's clock, or Config.LatencyNs); the flow's context changes when the
 //     decision runs, its rate when the decision ends. Events are RTT probe replies, CNPs,
 //     and per-flow timer ticks for controllers that ask for them (EvTX, with the bytes sent).
+//   - Actions (Config.Actions): a function run at a simulated time, from outside the network,
+//     such as an operator setting a controller's parameters on the live NICs. It runs before
+//     any event of its time the run scheduled, so decisions that start at or after it see
+//     what it did, and decisions already running finish as they started.
 //
 // Defaults (Defaults): 100 Gb/s links, 1 µs propagation per link (base RTT about 4.7 µs
 // with serialization), 4 KB MTU, 64-byte probes, bursts of up to 16 KB (4 µs of the rate),

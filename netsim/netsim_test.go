@@ -287,6 +287,9 @@ func TestBadInput(t *testing.T) {
 		{Config{BufferBytes: 100}, "smaller than one"}, {Config{WarmupNs: 30_000_000}, "warm-up"},
 		{Config{ECN: &ECN{KminBytes: 10, KmaxBytes: 5}}, "ECN"}, {Config{LinkGbps: math.NaN()}, "link rate"},
 		{Config{ClockPPM: -1}, "clock"}, {Config{ClockPPM: math.NaN()}, "clock"}, {Config{ClockPPM: MaxClockPPM + 1}, "clock"},
+		{Config{Actions: []Action{{AtNs: 20_000_000, Do: func() error { return nil }}}}, "action at 20000000 ns"},
+		{Config{Actions: []Action{{AtNs: 0, Do: func() error { return nil }}}}, "action at 0 ns"},
+		{Config{Actions: []Action{{AtNs: 5}}}, "action at 5 ns"},
 	} {
 		if _, err := Run(s, FixedRate{nicsdk.LineRate}, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err = %v, want one naming %q", c.cfg, err, c.want)
@@ -324,6 +327,46 @@ func BenchmarkManyToOne8192(b *testing.B) {
 	b.ReportMetric(wall/simS, "wall-s/sim-s")
 	b.ReportMetric(r.Utilization, "SU%")
 	b.ReportMetric(0, "ns/op")
+}
+
+// An action changes a controller at its time: the run's trace equals the unchanged run's up to
+// that time and differs after it; an action's error stops the run.
+func TestAction(t *testing.T) {
+	p := nicsdk.DefaultParams()
+	p.InitRate = nicsdk.LineRate / 4
+	runWith := func(actions ...Action) *Trace {
+		y := int32(nicsdk.YMax)
+		c := &RLCC{Label: "constant", Params: p, Policy: func(x [4]int32, _ []uint32) int32 { return y }}
+		for i := range actions {
+			actions[i].Do = func() error { y = nicsdk.YMin; return nil }
+		}
+		cfg := Config{DurationNs: 1_000_000, TraceNs: 5_000, LatencyNs: 500, BufferBytes: 256 << 10, Actions: actions}
+		return run(t, manyToOne(t, 8), c, cfg).Trace
+	}
+	const atNs = 400_000
+	before := runWith()
+	after := runWith(Action{AtNs: atNs})
+	differ := -1
+	for k, us := range after.TimesUs {
+		same := before.QueueKB[k] == after.QueueKB[k]
+		for f := range after.Flows {
+			same = same && before.FlowGbps[f][k] == after.FlowGbps[f][k]
+		}
+		if us <= atNs/1000 && !same {
+			t.Fatalf("the runs differ at %v µs, before the action at %d µs", us, atNs/1000)
+		}
+		if !same && differ < 0 {
+			differ = k
+		}
+	}
+	if differ < 0 {
+		t.Fatal("the action changed nothing")
+	}
+	t.Logf("the runs differ from %v µs on (the action at %d µs)", after.TimesUs[differ], atNs/1000)
+	fail := Config{DurationNs: 1_000_000, Actions: []Action{{AtNs: 300_000, Do: func() error { return errors.New("refused") }}}}
+	if _, err := Run(manyToOne(t, 2), FixedRate{nicsdk.LineRate}, fail); !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "action at 300.000 µs: refused") {
+		t.Errorf("a failing action: %v", err)
+	}
 }
 
 // A trace samples every TraceNs: fixed-rate flows show their rate, and an overloaded

@@ -12,6 +12,7 @@ const (
 	evTimer                      // a flow's CC timer fired (controllers with a period)
 	evFlowStart                  // a flow starts sending
 	evSample                     // Config.TraceNs: a trace sample
+	evAction                     // Config.Actions[idx] runs
 )
 
 // event is one scheduled happening. Events fire in (at, seq) order: seq is the order of

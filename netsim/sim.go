@@ -133,6 +133,10 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 		s.trace = newTrace(s)
 		s.q.push(event{kind: evSample})
 	}
+	// Pushed before the run, an action precedes every event of its time the run schedules.
+	for i, a := range c.Actions {
+		s.q.push(event{at: a.AtNs * 1000, kind: evAction, idx: int32(i)})
+	}
 	return s, nil
 }
 
@@ -172,6 +176,10 @@ func (s *sim) fire(e event) {
 		s.timer(int(e.idx))
 	case evSample:
 		s.sample()
+	case evAction:
+		if err := s.cfg.Actions[e.idx].Do(); err != nil {
+			s.err = fmt.Errorf("%w: the action at %.3f µs: %v", ErrStopped, float64(s.now)/1e6, err)
+		}
 	}
 }
 

@@ -51,7 +51,14 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
             measured cycles as above. --rlcc-target, --rlcc-beta and --rlcc-scale,
             when given, are set on every NIC after init through
             doca_pcc_dev_user_set_algo_params, as the host sets them (a value it refuses is
-            an error); the other --rlcc-* parameters are compiled into the program. The
+            an error); the other --rlcc-* parameters are compiled into the program.
+            --set-at TIME sets them instead at that simulated time, on every NIC's live
+            engine, as an operator changes them: the run decides under the compiled
+            parameters until then, and decisions that start from then on under the new
+            ones (the values are tried on a scratch engine first, so a refusal is an error
+            before the run). The report says when; the window is still --warmup's (by
+            default the second half), so put --warmup after TIME to measure only the new
+            parameters, and --plot DIR shows the rates and queue across the change. The
             report adds the program's counters (decisions, rates at a bound) summed over the
             NICs, beside the RTT events the loop gave it
   swift     the Swift reference (delay target with flow scaling, AIMD)
@@ -76,6 +83,7 @@ no partial result is printed); 2 bad input.
   nicc sim many-to-one --flows 64 --policy build/rlcc --duration 40ms --json
   nicc sim many-to-one --policy build/rlcc --golden --latency 500ns
   nicc sim many-to-one --policy build/doca --sdk doca --rlcc-target 0.032
+  nicc sim many-to-one --policy build/doca --sdk doca --rlcc-target 0.016 --set-at 10ms --warmup 12ms --plot build/sim
   nicc sim long-short --flows 2 --policy testdata/models/rlcc_teacher.onnx --plot build/sim
   nicc sim --theory all --policy build/train/policy.json --plot build/theory
 
@@ -105,6 +113,7 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			clockPPMFlag,
 			&cli.BoolFlag{Name: "golden", Usage: "with a compile DIR: its golden integer model decides, not the firmware"},
 			&cli.StringFlag{Name: "sdk", Value: "nicc", Usage: "with a compile DIR: the program that decides, nicc (firmware.elf, nicc_on_event) or doca (doca_firmware.elf, the DOCA PCC program of nicc compile --sdk doca)"},
+			&cli.StringFlag{Name: "set-at", Usage: "with --sdk doca: set --rlcc-target, --rlcc-beta and --rlcc-scale on every NIC's live engine at this simulated time, e.g. 10ms", DefaultText: "right after init"},
 			&cli.StringFlag{Name: "latency", Usage: "fix every decision's time, e.g. 500ns", DefaultText: "the firmware's measured cycles; none for other policies"},
 			&cli.IntFlag{Name: "threads", Usage: "CC engine hardware threads per NIC (and sharing the pipeline)", DefaultText: "the core profile's"},
 			&cli.StringFlag{Name: "core", Usage: "core profile for the engine's threads and clock (nicc budget --list-cores)", DefaultText: "the compile's, else " + compiler.DefaultCore},
@@ -122,6 +131,9 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 }
 
 func runSim(c *cli.Context) error {
+	if c.IsSet("set-at") && (c.IsSet("matrix") || c.IsSet("theory")) {
+		return fmt.Errorf("--set-at takes one SCENARIO's run, not --matrix or --theory")
+	}
 	if c.IsSet("matrix") {
 		return runSimMatrix(c)
 	}
@@ -139,6 +151,9 @@ func runSim(c *cli.Context) error {
 		return err
 	}
 	opt.Scenario, opt.Flows, opt.Policy, opt.PlotDir = c.Args().First(), c.Int("flows"), c.String("policy"), c.String("plot")
+	if err := durationFlags(c, map[string]*int64{"set-at": &opt.DOCASetAtNs}, "set-at"); err != nil {
+		return err
+	}
 	var done func()
 	opt.Progress, done = progressBars(c)
 	defer done()

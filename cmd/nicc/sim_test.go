@@ -218,6 +218,7 @@ func TestSimSDKDOCA(t *testing.T) {
 			NICs      int   `json:"nics"`
 			Decisions int64 `json:"counter_decisions"`
 			RTTEvents int64 `json:"rtt_events"`
+			SetAtNs   int64 `json:"set_at_ns"`
 		} `json:"doca"`
 	}
 	jsonOf(t, &r, append(args, "--rlcc-target", "0.032", "--json")...)
@@ -227,6 +228,11 @@ func TestSimSDKDOCA(t *testing.T) {
 	if code, out, errOut := nicc(t, args...); code != exitOK || !strings.Contains(out, "DOCA counters ") || !strings.Contains(out, "the compiled parameters") {
 		t.Errorf("--sdk doca: exit %d\n%s%s", code, out, errOut)
 	}
+	r.DOCA.SetAtNs = 0
+	jsonOf(t, &r, append(args, "--rlcc-target", "0.032", "--set-at", "1500us", "--json")...)
+	if r.DOCA.SetAtNs != 1_500_000 || !strings.Contains(r.Decides, "the compiled parameters until 1500 µs, then set on every NIC") {
+		t.Errorf("--set-at 1500us: %+v", r)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -235,6 +241,12 @@ func TestSimSDKDOCA(t *testing.T) {
 		{[]string{"--rlcc-target", "1"}, "--rlcc-target 1: the DOCA program refused it"},
 		{[]string{"--rlcc-init-rate", "0.5"}, "--rlcc-init-rate 0.5: compiled into the DOCA program"},
 		{[]string{"--sdk", "dpdk"}, `sdk "dpdk": want one of nicc, doca`},
+		{[]string{"--sdk", "nicc", "--rlcc-target", "0.032", "--set-at", "1ms"}, "--set-at sets a DOCA program's run-time parameters on the live NICs: it takes --sdk doca"},
+		{[]string{"--set-at", "1ms"}, "--set-at has nothing to set: give --rlcc-target, --rlcc-beta or --rlcc-scale"},
+		{[]string{"--rlcc-target", "0.032", "--set-at", "2ms"}, "--set-at 2000 µs: want a time inside the run, (0, the duration 2000 µs)"},
+		{[]string{"--rlcc-target", "0.032", "--set-at", "0s"}, `--set-at "0s": want a positive time`},
+		{[]string{"--rlcc-target", "1", "--set-at", "1ms"}, "--rlcc-target 1: the DOCA program refused it"},
+		{[]string{"--rlcc-target", "0.032", "--set-at", "1ms", "--theory", "4"}, "--set-at takes one SCENARIO's run, not --matrix or --theory"},
 	} {
 		code, _, errOut := nicc(t, append(args, c.args...)...)
 		if code != exitBadInput || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
@@ -252,7 +264,7 @@ func TestSimSDKDOCA(t *testing.T) {
 		t.Errorf("diff --sdk without --closed-loop: exit %d, %q", code, errOut)
 	}
 	if help := helpOf(t, "sim"); !strings.Contains(help, "nicc sim many-to-one --policy build/doca --sdk doca --rlcc-target 0.032") ||
-		!strings.Contains(help, "doca_pcc_dev_user_set_algo_params") {
+		!strings.Contains(help, "doca_pcc_dev_user_set_algo_params") || !strings.Contains(help, "--set-at 10ms --warmup 12ms") {
 		t.Error("nicc sim --help does not teach --sdk doca")
 	}
 }
