@@ -1,12 +1,10 @@
 package catboost
 
 import (
-	"errors"
-	"math"
 	"testing"
 
 	"github.com/nicc-dev/nicc/internal/testutil"
-	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/model/modeltest"
 )
 
 // tiny is a CatBoost JSON model cut to what Parse reads: one tree of depth 2.
@@ -29,32 +27,12 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"features_info":{"float_features":[{"borders":[0]}]},"trees":[{"value":1}]}`))
 	f.Add([]byte(`{"features_info":{"float_features":[{"borders":[0]}]},"oblivious_trees":[{"leaf_values":[1,2,3],"splits":[]}],"scale_and_bias":[2,[1,2]]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := Parse(data)
-		if err != nil {
-			var pe *model.ParseError
-			if !errors.As(err, &pe) {
-				t.Fatalf("error %T is not a *model.ParseError: %v", err, err)
-			}
+		m := modeltest.CheckParsed(t, data, Parse, Detect)
+		if m == nil {
 			return
-		}
-		if err := m.Validate(); err != nil {
-			t.Fatalf("Parse returned an invalid model: %v", err)
-		}
-		if !Detect(data) {
-			t.Fatal("Parse read a model that Detect does not recognise: --format auto would not give it to Parse")
 		}
 		if !m.Ensemble.Float32Splits || m.Ensemble.Float32 {
 			t.Fatal("a CatBoost model compares in float32 and sums in float64")
-		}
-		for _, v := range []float64{0, math.NaN(), 1e30} {
-			x := make([]float64, m.NumInputs())
-			for i := range x {
-				x[i] = v
-			}
-			m.Eval(nil, x)
-		}
-		if _, err := model.Marshal(m); err != nil {
-			t.Fatalf("a parsed model does not write as native JSON: %v", err)
 		}
 	})
 }

@@ -1,13 +1,11 @@
 package xgboost
 
 import (
-	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/model/modeltest"
 )
 
 // FuzzParse: Parse never panics, every error is a *model.ParseError, and every model it
@@ -34,32 +32,12 @@ func FuzzParse(f *testing.F) {
 	f.Add(fiveNodes(f, "[1,3,-1,1,-1]", "[2,4,-1,2,-1]"))
 	f.Add(fiveNodes(f, "[1,-1,-1,-1,-1]", "[2,-1,-1,-1,-1]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := Parse(data)
-		if err != nil {
-			var fe *model.ParseError
-			if !errors.As(err, &fe) {
-				t.Fatalf("error %T is not a *model.ParseError: %v", err, err)
-			}
+		m := modeltest.CheckParsed(t, data, Parse, Detect)
+		if m == nil {
 			return
-		}
-		if err := m.Validate(); err != nil {
-			t.Fatalf("Parse returned an invalid model: %v", err)
-		}
-		if !Detect(data) {
-			t.Fatal("Parse read a model that Detect does not recognise: --format auto would not give it to Parse")
 		}
 		if !m.Ensemble.Float32 {
 			t.Fatal("an XGBoost model must compare in float32")
-		}
-		for _, v := range []float64{0, math.NaN(), 1e30} {
-			x := make([]float64, m.NumInputs())
-			for i := range x {
-				x[i] = v
-			}
-			m.Eval(nil, x)
-		}
-		if _, err := model.Marshal(m); err != nil {
-			t.Fatalf("a parsed model does not write as native JSON: %v", err)
 		}
 	})
 }
