@@ -36,7 +36,7 @@ var docaRunParams = map[string]struct {
 // events the loop gave it.
 type SimDOCA struct {
 	Firmware  string         `json:"firmware"`
-	NICs      int            `json:"nics"` // each ran doca_pcc_dev_user_init on its own tables
+	NICs      int            `json:"nics"` // each with its own tables, as doca_pcc_dev_user_init left them
 	SetParams []SimDOCAParam `json:"set_params,omitempty"`
 	// SetAtNs is when SetParams were set on every NIC's live engine (SimOptions.DOCASetAtNs);
 	// 0: right after init.
@@ -112,19 +112,20 @@ func newDOCAController(cp *Compiled, scen netsim.Scenario, core string, opt SimO
 		atInit = nil
 		d.report.SetAtNs = opt.DOCASetAtNs
 	}
-	for range scen.Hosts {
-		if err := d.setUp(pristine, atInit); err != nil {
-			return nil, err
-		}
-		mem, err := d.save(nil)
-		if err != nil {
-			return nil, err
-		}
-		d.mem = append(d.mem, mem)
+	// Setting up is deterministic: every NIC's engine starts from the one state it leaves.
+	if err := d.setUp(pristine, atInit); err != nil {
+		return nil, err
 	}
-	d.cur = scen.Hosts - 1
-	rep.Decides = fmt.Sprintf("the DOCA program %s in fwsim (%s, slot %d, port 0; %s on each of %d NICs; %s)", elf,
-		nicsdk.DOCAEntryAlgo, nicsdk.DOCASlot, nicsdk.DOCAEntryInit, scen.Hosts, docaParamsText(set, opt.DOCASetAtNs))
+	mem, err := d.save(nil)
+	if err != nil {
+		return nil, err
+	}
+	for range scen.Hosts {
+		d.mem = append(d.mem, slices.Clone(mem))
+	}
+	d.cur = 0
+	rep.Decides = fmt.Sprintf("the DOCA program %s in fwsim (%s, slot %d, port 0; each of %d NICs with its own tables as %s leaves them; %s)", elf,
+		nicsdk.DOCAEntryAlgo, nicsdk.DOCASlot, scen.Hosts, nicsdk.DOCAEntryInit, docaParamsText(set, opt.DOCASetAtNs))
 	rep.Latency = d.time.text
 	return d, nil
 }
