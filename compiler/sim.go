@@ -322,16 +322,6 @@ func goldenController(c *compilation, p nicsdk.Params) *netsim.RLCC {
 		Out: policyOut(pol), Policy: func(x [4]int32, state []uint32) int32 { return pol.Call(x[:], state) }}
 }
 
-// cycles is the decisions' cycles so far.
-func (d *decisionTime) cycles() *SimCycles {
-	c := d.seen
-	if c.Decisions > 0 {
-		c.Mean = float64(d.sum) / float64(c.Decisions)
-	}
-	c.MeanNs, c.MaxNs = c.Mean*d.psPerCycle/1000, float64(c.Max)*d.psPerCycle/1000
-	return &c
-}
-
 // policyOut is what the RL-CC handler takes from p: the multiplier (a folded output table) or y.
 func policyOut(p quantize.Policy) nicsdk.PolicyOut {
 	if p.ReturnsMultiplier() {
@@ -393,6 +383,16 @@ func (d *decisionTime) ps(cycles uint64) int64 {
 		return d.fixedPs
 	}
 	return int64(math.Ceil(float64(cycles) * d.psPerCycle))
+}
+
+// cycles is the decisions' cycles so far.
+func (d *decisionTime) cycles() *SimCycles {
+	c := d.seen
+	if c.Decisions > 0 {
+		c.Mean = float64(d.sum) / float64(c.Decisions)
+	}
+	c.MeanNs, c.MaxNs = c.Mean*d.psPerCycle/1000, float64(c.Max)*d.psPerCycle/1000
+	return &c
 }
 
 func newFirmwareController(cp *Compiled, core string, latencyNs int64, threads int) (*firmwareController, error) {
