@@ -129,10 +129,11 @@ type Report struct {
 // in order, so results do not depend on Threads), only for the smaller child of each split
 // (the larger is its parent minus it); each node takes its best weighted-gain split (or the
 // level its best common split when Oblivious), subject to MinLeaf; each half's rows are
-// partitioned stably among the nodes (down to the last level); leaves take the second-order value −G/(H+λ)·η. One pass per half
-// then moves the rows down the last level, adds the tree to the predictions, sums the next
-// root's gradients (its counts never change) and splits the refit's row groups. Refit and
-// Corrective solve for all leaves jointly on groups of rows that share every leaf.
+// partitioned stably among the nodes (down to the last level); leaves take the
+// second-order value −G/(H+λ)·η. One pass per half then moves the rows down the last level,
+// adds the tree to the predictions, sums the next root's gradients (its counts never change)
+// and splits the refit's row groups. Refit and Corrective solve for all leaves jointly on
+// groups of rows that share every leaf.
 func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	start := time.Now()
 	// The training set's values are checked for NaN and infinities by the trainer's passes
