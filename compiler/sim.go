@@ -433,13 +433,18 @@ func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint3
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: %w", EntryHandler, err)
 	}
-	if err := f.m.ReadBytes(f.ctx, f.buf); err != nil {
-		return 0, 0, err
-	}
-	if *ctx, err = nicsdk.ParseFlowCtx(f.buf); err != nil {
+	if *ctx, err = readFlowCtx(f.m, f.ctx, f.buf); err != nil {
 		return 0, 0, err
 	}
 	return uint32(r.A0), f.time.ps(r.Cycles), nil
+}
+
+// readFlowCtx reads back the flow context a decision left at addr, through buf.
+func readFlowCtx(m *fwsim.Machine, addr uint64, buf []byte) (nicsdk.FlowCtx, error) {
+	if err := m.ReadBytes(addr, buf); err != nil {
+		return nicsdk.FlowCtx{}, err
+	}
+	return nicsdk.ParseFlowCtx(buf)
 }
 
 // WriteText prints the run's figures for a terminal.

@@ -302,10 +302,7 @@ func (d *docaController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, i
 	if err != nil {
 		return 0, 0, err
 	}
-	if err := m.ReadBytes(d.fw.ctx, d.buf); err != nil {
-		return 0, 0, err
-	}
-	if *ctx, err = nicsdk.ParseFlowCtx(d.buf); err != nil {
+	if *ctx, err = readFlowCtx(m, d.fw.ctx, d.buf); err != nil {
 		return 0, 0, err
 	}
 	return rate[0], d.time.ps(r.Cycles), nil
