@@ -53,7 +53,7 @@ var docaUnchecked = []string{
 	"The disabled-event bitmask's meaning (bit n disables event type n, as in DOCA's samples), and that DPA threads may race on the counters (plain increments).",
 	"The cycles on the DPA: fwsim's profile is an assumption; doca_pcc_dev_get_counters, the one DOCA library call in doca_pcc_dev_user_algo, is timed with nicc's stand-in, not DOCA's; doca_pcc_dev_user_set_algo_params and doca_pcc_dev_user_init are not timed.",
 	"That DOCA changes the parameters only through doca_pcc_dev_user_set_algo_params and starts each slot at the declared defaults (doca_pcc_dev_init_algo_slot): the entry reads the port's precomputed terms (rlcc_doca_terms), which init and set_algo_params keep; parameters that DOCA's library wrote some other way (restored host-set values after a reload, say) would not reach the decisions, which would keep the values last accepted.",
-	"Whether DOCA's library serialises doca_pcc_dev_user_set_algo_params against running decisions: if not, a decision racing a change may read the port's precomputed terms (rlcc_doca.h, rlcc_doca_terms) half rewritten, a mix of the old and the new parameters' values. Each value is one of a checked parameter set, so the policy's inputs stay in the ranges it was proven on and no arithmetic overflows, but that one decision follows neither set exactly. Two set_algo_params calls racing each other may likewise leave DOCA's parameter table and the terms with different accepted sets (the host reads one, the decisions use the other), until the next change.",
+	"Whether DOCA's library serialises doca_pcc_dev_user_set_algo_params against running decisions (the reference does not say), so the source assumes it does not: each port's precomputed terms (rlcc_doca.h, rlcc_doca_terms) have two copies, set_algo_params writes the spare one whole and publishes it with a release store of its index, and a decision reads the index with acquire order and then that copy, the old terms or the new, never a mix (nicc's tests stop set_algo_params at every instruction in fwsim and run a decision on what it left). It assumes one set_algo_params call at a time per port (two racing each other would write the same spare copy and could leave DOCA's parameter table and the terms with different accepted sets), and that a decision reads its copy before a second later call of the same port rewrites it (its reads follow its load of the index, before the policy runs). A port number the device does not have (DOCA_PCC_DEV_MAX_NUM_PORTS or more) is refused with DOCA_PCC_DEV_STATUS_FAIL.",
 	"How the host sets parameters at run time (the PPCC access register, e.g. with mlxreg) and reads the counters: syntax not checked.",
 }
 
@@ -88,8 +88,9 @@ On a host with the DOCA SDK (DPACC under /opt/mellanox/doca/tools):
    headers and %[3]s on its device include path.
 3. Build the application as DOCA's guide says (meson/ninja; its device build runs DPACC on
    the device sources with -I/opt/mellanox/doca/include and links the doca_pcc_dev library).
-   Do not define NICC_DOCA_SHIM. The code is C99 with two GCC builtins (__builtin_clz,
-   __builtin_clzll) and the always_inline attribute.
+   Do not define NICC_DOCA_SHIM. The code is C99 with four GCC builtins (__builtin_clz,
+   __builtin_clzll, and __atomic_load_n and __atomic_store_n on a uintptr_t) and the
+   always_inline attribute.
 4. Run the application on the device (doca_pcc -d <ib device>): it loads the DPA program and
    starts the algorithm in slot 0 of every port.
 
@@ -104,7 +105,7 @@ On a host with the DOCA SDK (DPACC under /opt/mellanox/doca/tools):
 The target condition keeps the observation's lower clamp, -ceil(target x scale / 2^16), at or
 above the compiled one, so the policy never sees an input outside the range it was proven
 exact on. doca_pcc_dev_user_set_algo_params applies all new values or, when any is out of
-range, none (DOCA_PCC_DEV_STATUS_FAIL). Min rate %[15]d, init rate %[16]d (fxp20) and base RTT
+range or the port is not one the device has, none (DOCA_PCC_DEV_STATUS_FAIL). Min rate %[15]d, init rate %[16]d (fxp20) and base RTT
 %[17]d ns (0: learned) are compiled in.
 
 Counters: 0 decisions (RTT events), 1 decisions whose new rate is at min rate or line rate.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/fwsim/trap"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
@@ -356,11 +357,17 @@ func TestDOCAFilesCleared(t *testing.T) {
 
 // TestDOCAVerifyCatches: a DOCA runtime that counts each decision twice, or one whose
 // doca_pcc_dev_user_set_algo_params leaves the port's precomputed terms as they were (its
-// decisions keep the old parameters), differs from its Go twin, and verify says so.
+// decisions keep the old parameters), differs from its Go twin, and verify says so. One that
+// accepts a port the device does not have writes past its tables: verify fails on it too
+// (the host build crashes or reports it before the outputs are compared).
 func TestDOCAVerifyCatches(t *testing.T) {
-	for _, c := range []struct{ name, old, new string }{
-		{"decisions counted twice", "counter[RLCC_DOCA_COUNTER_DECISIONS]++;", "counter[RLCC_DOCA_COUNTER_DECISIONS] += 2;"},
-		{"terms not updated", "rlcc_doca_terms[port_num % DOCA_PCC_DEV_MAX_NUM_PORTS] =", "(void)"},
+	for _, c := range []struct {
+		name, old, new string
+		differs        bool // the failure is a mismatch with the Go twin
+	}{
+		{"decisions counted twice", "counter[RLCC_DOCA_COUNTER_DECISIONS]++;", "counter[RLCC_DOCA_COUNTER_DECISIONS] += 2;", true},
+		{"terms not updated", "rlcc_doca_terms[spare] =", "(void)", true},
+		{"a port beyond the device's accepted", "port_num >= DOCA_PCC_DEV_MAX_NUM_PORTS ||", "", false},
 	} {
 		opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 2000, Out: t.TempDir(),
 			docaTamper: func(dir string) error {
@@ -379,7 +386,8 @@ func TestDOCAVerifyCatches(t *testing.T) {
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "verify (DOCA)") {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if r == nil || r.Failure == nil || r.Failure.Stage != "doca" || r.DOCA == nil || r.DOCA.Mismatches == 0 {
+		t.Logf("%s: %v", c.name, err)
+		if r == nil || r.Failure == nil || r.Failure.Stage != "doca" || r.DOCA == nil || (c.differs && r.DOCA.Mismatches == 0) {
 			t.Fatalf("%s: report of the failed compile: %+v", c.name, r)
 		}
 	}
@@ -404,5 +412,84 @@ func TestDOCASourcesChecked(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(opt.Out, DOCAFirmwareFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s was built from the tampered source: %v", DOCAFirmwareFile, err)
+	}
+}
+
+// TestDOCATermsNeverTorn: doca_pcc_dev_user_set_algo_params stopped after each of its
+// instructions in fwsim, as a decision on another DPA thread could find it, then a decision
+// on the memory it left. Each such decision is the decision under the old parameters or the
+// one under the new, never a mix of their terms; the first stops give the old, and the new
+// appears only once the call has written the whole copy.
+func TestDOCATermsNeverTorn(t *testing.T) {
+	_, dir := docaReport(t)
+	d := newDOCAMachine(t, dir)
+	p := nicsdk.DefaultParams()
+	// Every parameter changes, so a decision on a mix of old and new terms has an
+	// observation of its own: the flow's RTT inflation 4 is above both betas.
+	vals := []uint32{p.Target / 2, 2 * p.Beta, p.Scale / 2}
+	ctx := nicsdk.FlowCtx{1 << 19, 10_000, nicsdk.Q16One, nicsdk.Q16One, 0, nicsdk.FlagInit}
+	ev := nicsdk.DOCAEvent{Type: nicsdk.DOCAEvRTT, Timestamp: 1_000_000, ReqSend: 1_000_000 - 40_000}
+	fresh := func() {
+		d.m.Reset()
+		if _, err := d.m.Call(nicsdk.DOCAEntryInit, d.mask); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := func(limit uint64) (fwsim.Result, error) {
+		if err := d.m.WriteBytes(d.vals, wordBytes(vals)); err != nil {
+			t.Fatal(err)
+		}
+		d.m.StepLimit = limit
+		defer func() { d.m.StepLimit = fwsim.DefaultStepLimit }()
+		return d.m.Call(nicsdk.DOCAEntrySetParams, 0, nicsdk.DOCASlot, nicsdk.DOCAParamTarget, uint64(len(vals)), d.vals, d.params)
+	}
+	// decide is the decision's rate and the flow's context after it.
+	decide := func() []uint32 {
+		for _, w := range []struct {
+			addr uint64
+			b    []byte
+		}{{d.ctx, ctx.Bytes()}, {d.ev, ev.Bytes()}, {d.attr, nicsdk.DOCAAttrBytes(nicsdk.DOCASlot, false)}, {d.res, make([]byte, nicsdk.DOCAResultsBytes)}} {
+			if err := d.m.WriteBytes(w.addr, w.b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := d.m.Call(nicsdk.DOCAEntryAlgo, d.ctx, d.ev, d.attr, d.res); err != nil {
+			t.Fatal(err)
+		}
+		return append(d.words(d.res, 1), d.words(d.ctx, nicsdk.CtxWords)...)
+	}
+	fresh()
+	old := decide()
+	fresh()
+	full, err := set(fwsim.DefaultStepLimit)
+	if err != nil || full.A0 != nicsdk.DOCAStatusOK {
+		t.Fatalf("set_algo_params %v: status %d, %v", vals, full.A0, err)
+	}
+	updated := decide()
+	if slices.Equal(old, updated) {
+		t.Fatalf("the new parameters decide as the old: %v", old)
+	}
+	firstNew := -1
+	for k := range full.Insns {
+		fresh()
+		if _, err := set(k); !errors.Is(err, trap.ErrStepLimit) {
+			t.Fatalf("set_algo_params stopped after %d of %d instructions: %v", k, full.Insns, err)
+		}
+		switch got := decide(); {
+		case slices.Equal(got, old):
+			if firstNew >= 0 {
+				t.Fatalf("stopped after %d instructions the decision is the old parameters' again (new from %d)", k, firstNew)
+			}
+		case slices.Equal(got, updated):
+			if firstNew < 0 {
+				firstNew = int(k)
+			}
+		default:
+			t.Fatalf("stopped after %d of %d instructions: the decision %v is neither the old parameters' %v nor the new ones' %v",
+				k, full.Insns, got, old, updated)
+		}
+	}
+	if firstNew < 0 {
+		t.Errorf("no stop of set_algo_params (%d instructions) publishes the new parameters", full.Insns)
 	}
 }

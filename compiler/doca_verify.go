@@ -107,20 +107,26 @@ type docaGen struct {
 
 func (g *docaGen) policy(x [4]int32, state []uint32) int32 { return g.c.pol.Call(x[:], state) }
 
-// batch is an init, then sequences holding n events in all (each from a starting context,
-// after a parameter change one time in four), with their golden outputs.
+// batch is an init, the parameter changes of ports beyond the device's, then sequences
+// holding n events in all (each from a starting context, after a parameter change one time
+// in four), with their golden outputs.
 func (g *docaGen) batch(n int, r *DOCAReport) []docaCmd {
 	out := policyOut(g.c.pol)
 	words := g.c.pol.StateWords()
 	cmds := []docaCmd{{tag: 'I', want: []uint32{g.rt.Init()}}}
+	set := func(s docaCmd) {
+		cmds = append(cmds, s)
+		r.SetParams++
+		if s.want[0] != nicsdk.DOCAStatusOK {
+			r.Refused++
+		}
+	}
+	for _, s := range g.beyondPorts() {
+		set(s)
+	}
 	for events := 0; events < n; {
 		if g.rng.IntN(4) == 0 {
-			s := g.setParams()
-			cmds = append(cmds, s)
-			r.SetParams++
-			if s.want[0] != nicsdk.DOCAStatusOK {
-				r.Refused++
-			}
+			set(g.setParams())
 		}
 		start, _ := g.gen.StartCtx()
 		ctx := start
@@ -171,14 +177,19 @@ func (g *docaGen) docaEvent(ev nicsdk.Event) nicsdk.DOCAEvent {
 	return d
 }
 
-// setParams draws a parameter change: mostly of the algorithm's slot on port 0, of one to
+// setParams draws a parameter change: mostly of the algorithm's slot on port 0 (at times of
+// another port, or of one beyond the device's), of one to
 // three parameters from any first one, each value the compiled one scaled by a factor, a
 // bound, or any word. The golden runtime applies it or refuses it.
 func (g *docaGen) setParams() docaCmd {
 	r := g.rng
 	d := docaCmd{tag: 'S', base: r.Uint32N(nicsdk.DOCAParams + 1)}
-	if r.IntN(4) == 0 {
+	switch k := r.IntN(16); {
+	case k < 4:
 		d.port = r.Uint32N(nicsdk.DOCAPorts)
+	case k == 4:
+		// ports the device does not have: refused, and no other port's terms change
+		d.port = []uint32{nicsdk.DOCAPorts, nicsdk.DOCAPorts + 1, 0xffffffff}[r.IntN(3)]
 	}
 	if r.IntN(16) == 0 {
 		d.slot = 1 + r.Uint32N(nicsdk.DOCASlots-1)
@@ -200,10 +211,27 @@ func (g *docaGen) setParams() docaCmd {
 		}
 		d.vals = append(d.vals, v)
 	}
+	return g.set(d)
+}
+
+// set is d, a parameter change, with what the golden runtime says of it.
+func (g *docaGen) set(d docaCmd) docaCmd {
 	status := g.rt.SetParams(d.port, d.slot, d.base, d.vals)
 	p := g.rt.ParamsOf(d.port, d.slot)
 	d.want = append([]uint32{status}, p[:]...)
 	return d
+}
+
+// beyondPorts are parameter changes that would be accepted but for their port, which the
+// device does not have: each batch starts with them, and each must be refused without
+// changing the port its number folds onto.
+func (g *docaGen) beyondPorts() []docaCmd {
+	p := g.c.params
+	var cmds []docaCmd
+	for _, port := range []uint32{nicsdk.DOCAPorts, nicsdk.DOCAPorts + 1, 0xffffffff} {
+		cmds = append(cmds, g.set(docaCmd{tag: 'S', port: port, slot: nicsdk.DOCASlot, vals: []uint32{p.Target / 2, p.Beta, p.Scale}}))
+	}
+	return cmds
 }
 
 // docaVerify runs at least opt.Vectors DOCA events, in batches, through golden, both host
@@ -415,7 +443,9 @@ func (f *docaFwsim) setParams(port, slot, base uint32, values []uint32) (uint32,
 	if err := f.m.WriteBytes(f.vals, wordBytes(append(slices.Clone(values), 0, 0, 0)[:nicsdk.DOCAParams])); err != nil {
 		return 0, nil, err
 	}
-	r, err := f.m.Call(nicsdk.DOCAEntrySetParams, uint64(port), uint64(slot), uint64(base),
+	// RISC-V's calling convention passes a uint32_t sign-extended to 64 bits.
+	arg := func(w uint32) uint64 { return uint64(int64(int32(w))) }
+	r, err := f.m.Call(nicsdk.DOCAEntrySetParams, arg(port), arg(slot), arg(base),
 		uint64(len(values)), f.vals, row+4*uint64(base))
 	if err != nil {
 		return 0, nil, err

@@ -169,10 +169,11 @@ func DOCAParamsOK(target, beta, scale uint32, compiled Params) bool {
 }
 
 // SetParams is doca_pcc_dev_user_set_algo_params(port, slot, base, len(values), values,
-// get_algo_params(port, slot) + base): all of values are applied, or (DOCAStatusFail) none.
+// get_algo_params(port, slot) + base): all of values are applied, or (DOCAStatusFail) none;
+// a port the device does not have (DOCAPorts or more) is refused.
 func (r *DOCARuntime) SetParams(port, slot, base uint32, values []uint32) uint32 {
 	num := uint32(len(values))
-	if slot != DOCASlot || base > DOCAParams || num > DOCAParams-base {
+	if port >= DOCAPorts || slot != DOCASlot || base > DOCAParams || num > DOCAParams-base {
 		return DOCAStatusFail
 	}
 	row := &r.Params[port&(DOCAPorts-1)][slot&(DOCASlots-1)]

@@ -40,11 +40,14 @@ func TestDOCASetParamsAllOrNothing(t *testing.T) {
 		port, slot, base uint32
 		vals             []uint32
 	}{
-		{0, DOCASlot, DOCAParamBeta, []uint32{1 << 20, 0}},  // beta fine, scale 0
-		{0, DOCASlot, DOCAParamScale, []uint32{1, 1}},       // a fourth parameter
-		{0, 1, DOCAParamTarget, []uint32{1}},                // not the algorithm's slot
-		{4, DOCASlot, DOCAParamTarget, []uint32{1<<20 + 1}}, // port 4 is port 0, masked; target too big
-		{0, DOCASlot, DOCAParams + 1, nil},                  // no such first parameter
+		{0, DOCASlot, DOCAParamBeta, []uint32{1 << 20, 0}}, // beta fine, scale 0
+		{0, DOCASlot, DOCAParamScale, []uint32{1, 1}},      // a fourth parameter
+		{0, 1, DOCAParamTarget, []uint32{1}},               // not the algorithm's slot
+		{0, DOCASlot, DOCAParams + 1, nil},                 // no such first parameter
+		// ports the device does not have, with values port 0 would take
+		{DOCAPorts, DOCASlot, DOCAParamBeta, []uint32{2 << 16}},
+		{DOCAPorts + 1, DOCASlot, DOCAParamBeta, []uint32{2 << 16}},
+		{0xffffffff, DOCASlot, DOCAParamBeta, []uint32{2 << 16}},
 	} {
 		if s := r.SetParams(c.port, c.slot, c.base, c.vals); s != DOCAStatusFail {
 			t.Errorf("SetParams(%+v) = %d, want refused", c, s)
@@ -53,11 +56,14 @@ func TestDOCASetParamsAllOrNothing(t *testing.T) {
 			t.Fatalf("after a refused change: %v, want %v", got, want)
 		}
 	}
-	if s := r.SetParams(5, DOCASlot, DOCAParamBeta, []uint32{2 << 16, 6 << 16}); s != DOCAStatusOK {
-		t.Fatalf("SetParams beta 2, scale 6 on port 5: %d", s)
+	if s := r.SetParams(5, DOCASlot, DOCAParamBeta, []uint32{2 << 16, 6 << 16}); s != DOCAStatusFail || r.ParamsOf(1, DOCASlot) != want {
+		t.Fatalf("SetParams beta 2, scale 6 on port 5: %d, port 1 then %v", s, r.ParamsOf(1, DOCASlot))
+	}
+	if s := r.SetParams(1, DOCASlot, DOCAParamBeta, []uint32{2 << 16, 6 << 16}); s != DOCAStatusOK {
+		t.Fatalf("SetParams beta 2, scale 6 on port 1: %d", s)
 	}
 	if got := r.ParamsOf(1, DOCASlot); got != [DOCAParams]uint32{want[0], 2 << 16, 6 << 16} || r.ParamsOf(0, DOCASlot) != want {
-		t.Errorf("port 1 (5 masked): %v; port 0: %v", r.ParamsOf(1, DOCASlot), r.ParamsOf(0, DOCASlot))
+		t.Errorf("port 1: %v; port 0: %v", r.ParamsOf(1, DOCASlot), r.ParamsOf(0, DOCASlot))
 	}
 }
 

@@ -49,14 +49,42 @@
 #define RLCC_DOCA_SCALE_MIN 1u          /* 2^-16 */
 #define RLCC_DOCA_SCALE_MAX (1u << 24)  /* 256.0 */
 
-/* rlcc_doca_terms[port] is the observation's terms (rlcc.h, struct rlcc_obs_terms) of the
- * port's parameters, with c_max the compiled policy's c (rlcc_doca_port_terms). They are
- * worked out when the parameters change (rlcc_doca_init, rlcc_doca_set_params), as DOCA's
- * PCC sample suggests for values derived from parameters, rather than on every event: the
- * entry then loads three words where it would load three and multiply, and its registers
- * do not hold the derived values through the decision (measured with nicc's stand-in in
- * fwsim: rlcc_xgb's WCET 353 cycles deriving them per event, 341 with this). */
-static struct rlcc_obs_terms rlcc_doca_terms[DOCA_PCC_DEV_MAX_NUM_PORTS];
+/* rlcc_doca_terms[rlcc_doca_live[port]] is the observation's terms (rlcc.h, struct
+ * rlcc_obs_terms) of the port's parameters, with c_max the compiled policy's c
+ * (rlcc_doca_port_terms). They are worked out when the parameters change (rlcc_doca_init,
+ * rlcc_doca_set_params), as DOCA's PCC sample suggests for values derived from parameters,
+ * rather than on every event: the entry then loads three words where it would load three and
+ * multiply, and its registers do not hold the derived values through the decision (measured
+ * with nicc's stand-in in fwsim: rlcc_xgb's WCET 353 cycles deriving them per event, 341 with
+ * this).
+ *
+ * Port p has two copies, rlcc_doca_terms[2p] and [2p + 1], and rlcc_doca_live[p] is the
+ * index of the one its decisions read, so that no decision reads a half-written set: the
+ * public API reference does not say whether DOCA runs doca_pcc_dev_user_set_algo_params
+ * while other DPA threads run decisions, so the terms are changed as if it did.
+ * set_algo_params writes the other copy, whole, then publishes it by one aligned store of
+ * its index (a uintptr_t, one machine word) with release order (RISC-V: fence; sd); a
+ * decision loads the index with acquire order (ld; fence) and reads that copy after it. A
+ * decision thus sees the copy its index names as it was when the index was published: the
+ * old terms or the new, never a mix. The index is only ever 2p or 2p + 1 (init stores 2p,
+ * set_algo_params the other one), or 0 before init. What this assumes:
+ *   - One writer at a time per port: set_algo_params calls are not run concurrently with
+ *     each other for the same port (two would write the same spare copy). The reference does
+ *     not say; without the A extension there is no compare-and-swap to guard it with.
+ *   - A decision reads its copy before a second later set_algo_params of the same port
+ *     rewrites it: between a decision's load of the index and its reads of the copy (before
+ *     the policy runs: the observation), another whole call (its checks, the getter, the
+ *     computation and the publish) would have to complete.
+ * The cost (rlcc_xgb, nicc's stand-in in fwsim): WCET 338 cycles with one copy and plain
+ * reads, 342 with this. */
+static struct rlcc_obs_terms rlcc_doca_terms[2 * DOCA_PCC_DEV_MAX_NUM_PORTS];
+static uintptr_t rlcc_doca_live[DOCA_PCC_DEV_MAX_NUM_PORTS];
+
+/* rlcc_doca_live_terms is the port's published copy of its terms (port < the port count). */
+static inline RLCC_ALWAYS_INLINE const struct rlcc_obs_terms *rlcc_doca_live_terms(uint32_t port)
+{
+	return &rlcc_doca_terms[__atomic_load_n(&rlcc_doca_live[port], __ATOMIC_ACQUIRE)];
+}
 
 typedef char rlcc_doca_ctx_is_48_bytes[sizeof(doca_pcc_dev_algo_ctxt_t) == NICC_CTX_BYTES ? 1 : -1];
 
@@ -88,15 +116,18 @@ static inline struct rlcc_obs_terms rlcc_doca_port_terms(uint32_t target, uint32
  * (doca_pcc_dev_get_algo_params) are checked first; only when all are in range
  * (rlcc_doca_params_ok) are they written, into params[0 .. param_num - 1] (the array DOCA
  * passes, which starts at the first parameter changed), the port's rlcc_doca_terms updated,
- * and DOCA_PCC_DEV_STATUS_OK returned. Otherwise, or for parameters or a slot this algorithm
- * does not have, nothing is written and the result is DOCA_PCC_DEV_STATUS_FAIL. */
+ * and DOCA_PCC_DEV_STATUS_OK returned. Otherwise, or for a port the device does not have
+ * (port_num >= DOCA_PCC_DEV_MAX_NUM_PORTS) or parameters or a slot this algorithm does not
+ * have, nothing is written and the result is DOCA_PCC_DEV_STATUS_FAIL, the API's one error
+ * status. The port's terms are changed as the comment on rlcc_doca_terms says. */
 static inline doca_pcc_dev_error_t rlcc_doca_set_params(uint32_t port_num, uint32_t algo_slot, uint32_t param_id_base,
 							 uint32_t param_num, const uint32_t *new_values, uint32_t *params,
 							 const struct rlcc_params *compiled)
 {
 	uint32_t v[RLCC_DOCA_PARAMS], i;
+	uintptr_t spare;
 	const uint32_t *cur;
-	if (algo_slot != RLCC_DOCA_SLOT || param_id_base > RLCC_DOCA_PARAMS || param_num > RLCC_DOCA_PARAMS - param_id_base)
+	if (port_num >= DOCA_PCC_DEV_MAX_NUM_PORTS || algo_slot != RLCC_DOCA_SLOT || param_id_base > RLCC_DOCA_PARAMS || param_num > RLCC_DOCA_PARAMS - param_id_base)
 		return DOCA_PCC_DEV_STATUS_FAIL;
 	cur = doca_pcc_dev_get_algo_params(port_num, algo_slot);
 	for (i = 0; i < RLCC_DOCA_PARAMS; i++)
@@ -107,8 +138,12 @@ static inline doca_pcc_dev_error_t rlcc_doca_set_params(uint32_t port_num, uint3
 		return DOCA_PCC_DEV_STATUS_FAIL;
 	for (i = 0; i < param_num; i++)
 		params[i] = new_values[i];
-	rlcc_doca_terms[port_num % DOCA_PCC_DEV_MAX_NUM_PORTS] =
+	/* The one writer (see rlcc_doca_terms): its plain read of the index is the last value it
+	 * stored. The spare copy is written whole before the release store publishes it. */
+	spare = 2u * port_num + ((rlcc_doca_live[port_num] & 1u) ^ 1u);
+	rlcc_doca_terms[spare] =
 		rlcc_doca_port_terms(v[RLCC_DOCA_PARAM_TARGET], v[RLCC_DOCA_PARAM_BETA], v[RLCC_DOCA_PARAM_SCALE], compiled);
+	__atomic_store_n(&rlcc_doca_live[port_num], spare, __ATOMIC_RELEASE);
 	return DOCA_PCC_DEV_STATUS_OK;
 }
 
@@ -145,7 +180,8 @@ static inline void rlcc_doca_init(uint32_t *disable_event_bitmask, const struct 
 				       (uint64_t)(uintptr_t)clamps_desc);
 	for (port = 0; port < DOCA_PCC_DEV_MAX_NUM_PORTS; port++) {
 		doca_pcc_dev_init_algo_slot(port, RLCC_DOCA_SLOT, RLCC_DOCA_ALGO_IDX, 1);
-		rlcc_doca_terms[port] = rlcc_doca_port_terms(compiled->target, compiled->beta, compiled->scale, compiled);
+		rlcc_doca_terms[2 * port] = rlcc_doca_port_terms(compiled->target, compiled->beta, compiled->scale, compiled);
+		__atomic_store_n(&rlcc_doca_live[port], 2u * port, __ATOMIC_RELEASE);
 	}
 	*disable_event_bitmask = (1u << DOCA_PCC_DEV_EVNT_ROCE_ACK) | (1u << DOCA_PCC_DEV_EVNT_ROCE_TX_FOR_ACK_NACK);
 }
@@ -175,7 +211,7 @@ static inline RLCC_ALWAYS_INLINE void rlcc_doca_algo(doca_pcc_dev_algo_ctxt_t *a
 	struct nicc_flow_ctx *ctx;
 	struct nicc_event ev = {0, 0, 0, 0, 0};
 	const struct rlcc_obs_terms *terms;
-	uint32_t *counter, slot = attr->algo_slot, type, rate, fresh;
+	uint32_t *counter, slot = attr->algo_slot, type, rate, fresh, port;
 
 	if (RLCC_UNLIKELY(slot != RLCC_DOCA_SLOT)) {
 		doca_pcc_dev_default_internal_algo(algo_ctxt, event, attr, results);
@@ -183,7 +219,7 @@ static inline RLCC_ALWAYS_INLINE void rlcc_doca_algo(doca_pcc_dev_algo_ctxt_t *a
 	}
 	ev_attr = doca_pcc_dev_get_ev_attr(event);
 	type = ev_attr.ev_type;
-	terms = &rlcc_doca_terms[ev_attr.port_num % DOCA_PCC_DEV_MAX_NUM_PORTS];
+	port = ev_attr.port_num % DOCA_PCC_DEV_MAX_NUM_PORTS;
 	/* The context is 12 words either way (checked above); rlcc.h names them. */
 	ctx = (struct nicc_flow_ctx *)(void *)algo_ctxt;
 	/* Two calls of the runtime, each inlined with the event type a constant: the RTT one is
@@ -191,6 +227,7 @@ static inline RLCC_ALWAYS_INLINE void rlcc_doca_algo(doca_pcc_dev_algo_ctxt_t *a
 	if (RLCC_LIKELY(type == DOCA_PCC_DEV_EVNT_RTT)) {
 		ev.type = NICC_EV_RTT;
 		ev.rtt_ns = doca_pcc_dev_get_timestamp(event) - doca_pcc_dev_get_rtt_req_send_timestamp(event);
+		terms = rlcc_doca_live_terms(port);
 		rate = rlcc_on_event_terms(&ev, ctx, compiled, terms, policy, policy_st, words, out);
 		results->rate = rate;
 		results->rtt_req = 1;
@@ -203,6 +240,7 @@ static inline RLCC_ALWAYS_INLINE void rlcc_doca_algo(doca_pcc_dev_algo_ctxt_t *a
 	}
 	fresh = !(ctx->data[RLCC_CTX_FLAGS] & RLCC_FLAG_INIT);
 	ev.type = NICC_EV_TX; /* rlcc.h treats every non-RTT event alike */
+	terms = rlcc_doca_live_terms(port);
 	results->rate = rlcc_on_event_terms(&ev, ctx, compiled, terms, policy, policy_st, words, out);
 	results->rtt_req = fresh | (type == DOCA_PCC_DEV_EVNT_ROCE_CNP) | (type == DOCA_PCC_DEV_EVNT_ROCE_NACK);
 }
