@@ -57,38 +57,38 @@ func bytesText(n uint64) string {
 // WriteText prints the budget report for a terminal.
 func (r *BudgetReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "firmware\t%s, entry %s\n", r.ELF, r.Entry)
+	textf(tw, "firmware\t%s, entry %s\n", r.ELF, r.Entry)
 	core := r.Core
-	fmt.Fprintf(tw, "core\t%s at %s (%s)\n", core.Name, clockText(core.ClockHz), core.ClockSource)
-	fmt.Fprintf(tw, "threads\t%d sharing the pipeline (%s)\n", core.ThreadsSharing, core.ThreadsSource)
+	textf(tw, "core\t%s at %s (%s)\n", core.Name, clockText(core.ClockHz), core.ClockSource)
+	textf(tw, "threads\t%d sharing the pipeline (%s)\n", core.ThreadsSharing, core.ThreadsSource)
 	switch n := len(core.Assumed); {
 	case n == len(fwsim.SourceKeys()):
-		fmt.Fprintf(tw, "assumed\tevery number of profile %s is an assumption (nicc budget --list-cores)\n", core.Name)
+		textf(tw, "assumed\tevery number of profile %s is an assumption (nicc budget --list-cores)\n", core.Name)
 	case n > 0:
-		fmt.Fprintf(tw, "assumed\t%d of %d numbers of profile %s are assumptions: %s (nicc budget --list-cores)\n",
+		textf(tw, "assumed\t%d of %d numbers of profile %s are assumptions: %s (nicc budget --list-cores)\n",
 			n, len(fwsim.SourceKeys()), core.Name, strings.Join(core.Assumed, ", "))
 	}
-	fmt.Fprintf(tw, "WCET\t%d cycles = %s µs (%d instructions on the worst path)\n", r.WCETCycles, fmtUs(r.WCETMicros), r.WCETInsns)
+	textf(tw, "WCET\t%d cycles = %s µs (%d instructions on the worst path)\n", r.WCETCycles, fmtUs(r.WCETMicros), r.WCETInsns)
 	if m := r.Measured; m != nil {
-		fmt.Fprintf(tw, "measured\t%d vectors: min %d, median %d, max %d cycles = %s, %s, %s µs\n",
+		textf(tw, "measured\t%d vectors: min %d, median %d, max %d cycles = %s, %s, %s µs\n",
 			m.Vectors, m.MinCycles, m.MedianCycles, m.MaxCycles, fmtUs(m.MinMicros), fmtUs(m.MedianMicros), fmtUs(m.MaxMicros))
-		fmt.Fprintf(tw, "tightness\t%s (WCET ÷ max measured)\n", strconv.FormatFloat(m.Tightness, 'f', 3, 64))
+		textf(tw, "tightness\t%s (WCET ÷ max measured)\n", strconv.FormatFloat(m.Tightness, 'f', 3, 64))
 	} else {
-		fmt.Fprintf(tw, "measured\tnothing: no --vectors\n")
+		textf(tw, "measured\tnothing: no --vectors\n")
 	}
-	fmt.Fprintf(tw, "budget\t%s µs\n", fmtUs(r.BudgetMicros))
-	fmt.Fprintf(tw, "headroom\t%s µs (%s%%)\n", fmtUs(r.HeadroomMicro), strconv.FormatFloat(r.HeadroomPct, 'f', 1, 64))
-	fmt.Fprintf(tw, "verdict\t%s\n", r.Verdict)
+	textf(tw, "budget\t%s µs\n", fmtUs(r.BudgetMicros))
+	textf(tw, "headroom\t%s µs (%s%%)\n", fmtUs(r.HeadroomMicro), strconv.FormatFloat(r.HeadroomPct, 'f', 1, 64))
+	textf(tw, "verdict\t%s\n", r.Verdict)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "functions (WCET of each, called on its own)")
 	for _, f := range r.Functions {
-		line := fmt.Sprintf("  %s\t0x%x\t%d cycles\t%d insns", f.Name, f.Addr, f.Cycles, f.Insns)
+		textf(tw, "  %s\t0x%x\t%d cycles\t%d insns", f.Name, f.Addr, f.Cycles, f.Insns)
 		if len(f.Calls) > 0 {
-			line += "\tcalls " + strings.Join(f.Calls, ", ")
+			textf(tw, "\tcalls %s", strings.Join(f.Calls, ", "))
 		}
-		fmt.Fprintln(tw, line)
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -100,7 +100,7 @@ func (r *BudgetReport) WriteText(w io.Writer) error {
 			if l.Counted {
 				how = "counted"
 			}
-			fmt.Fprintf(tw, "  %s+0x%x\t0x%x\thead runs <= %d (%s)\t%d cycles in all\n", l.Func, l.Offset, l.Head, l.Bound, how, l.Cycles)
+			textf(tw, "  %s+0x%x\t0x%x\thead runs <= %d (%s)\t%d cycles in all\n", l.Func, l.Offset, l.Head, l.Bound, how, l.Cycles)
 		}
 	}
 	return tw.Flush()
@@ -124,8 +124,8 @@ func WriteCores(w io.Writer) error {
 		if p.Name == fwsim.DefaultProfile {
 			def = " (default)"
 		}
-		fmt.Fprintf(tw, "%s%s\t%s, %d hardware thread(s) sharing the pipeline by default\n", p.Name, def, clockText(p.ClockHz), p.Threads)
-		fmt.Fprintf(tw, "  %s\n", p.Doc)
+		textf(tw, "%s%s\t%s, %d hardware thread(s) sharing the pipeline by default\n", p.Name, def, clockText(p.ClockHz), p.Threads)
+		textf(tw, "  %s\n", p.Doc)
 		costs := map[string]uint64{}
 		for _, c := range costKeys(p) {
 			costs[c.key] = c.v
@@ -142,7 +142,7 @@ func WriteCores(w io.Writer) error {
 			default:
 				v = strconv.FormatUint(costs[k], 10)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", k, v, p.Sources[k])
+			textf(tw, "  %s\t%s\t%s\n", k, v, p.Sources[k])
 		}
 	}
 	return tw.Flush()

@@ -198,11 +198,11 @@ func (r *ClosedLoopReport) CheckErr() error {
 
 // WriteText prints the table: per scenario the teacher's figures over the compile's.
 func (r *ClosedLoopReport) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "teacher   %s\n", r.TeacherDecides)
-	fmt.Fprintf(w, "compiled  %s; latency %s\n", r.Decides, r.Latency)
-	fmt.Fprintf(w, "rl-cc     %s\n", r.Params)
-	fmt.Fprintf(w, "network   %s\n", clocksText(r.ClockPPM))
-	fmt.Fprintf(w, "tolerance goodput ±%s, mean queue latency ±%s%% (or ±%s µs)\n", num3(r.MaxGoodputDiff), num3(100*r.MaxLatencyDiff), num3(r.LatencySlackUs))
+	textf(w, "teacher   %s\n", r.TeacherDecides)
+	textf(w, "compiled  %s; latency %s\n", r.Decides, r.Latency)
+	textf(w, "rl-cc     %s\n", r.Params)
+	textf(w, "network   %s\n", clocksText(r.ClockPPM))
+	textf(w, "tolerance goodput ±%s, mean queue latency ±%s%% (or ±%s µs)\n", num3(r.MaxGoodputDiff), num3(100*r.MaxLatencyDiff), num3(r.LatencySlackUs))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tN\tpolicy\tSU %\tFR\tQL µs\tQL p99\tDR Gb/s\tgoodput\trecovery µs\tΔgoodput\tΔQL\tverdict\t")
 	for _, row := range r.Rows {
@@ -215,7 +215,7 @@ func (r *ClosedLoopReport) WriteText(w io.Writer) error {
 				}
 				who, tail = "compiled", fmt.Sprintf("%+.4f\t%+.1f%%\t%s\t", row.GoodputDiff, 100*row.LatencyDiff, verdict)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%.4f\t%s\t%s\n", row.Scenario, row.Flows, who, res.Utilization, res.Fairness,
+			textf(tw, "%s\t%d\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%.4f\t%s\t%s\n", row.Scenario, row.Flows, who, res.Utilization, res.Fairness,
 				num3(res.QueueMeanUs), num3(res.QueueP99Us), num3(res.DropGbps), res.Goodput, recoveryText(res.RecoveryUs), tail)
 		}
 	}
@@ -224,11 +224,11 @@ func (r *ClosedLoopReport) WriteText(w io.Writer) error {
 	}
 	for _, row := range r.Rows {
 		if !row.Pass {
-			fmt.Fprintf(w, "FAIL      %s: %s\n", row, row.Why)
+			textf(w, "FAIL      %s: %s\n", row, row.Why)
 		}
 	}
 	for _, f := range r.Plots {
-		fmt.Fprintf(w, "plot      %s\n", f)
+		textf(w, "plot      %s\n", f)
 	}
 	return nil
 }

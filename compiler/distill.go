@@ -374,7 +374,7 @@ func (r *DistillReport) WriteText(w io.Writer) error {
 	if r.Oblivious {
 		obl = " oblivious"
 	}
-	_, err := fmt.Fprintf(w, `teacher    %s (%s)
+	_, err := textf(w, `teacher    %s (%s)
 states     %d from the %s, grid %s
 student    %d%s trees of depth %d, learning rate %g, L2 %g
 train      RMSE %.6f  max abs %.6f  direction disagreement %.3f%% (%d states)
@@ -385,18 +385,18 @@ time       label %s, train %s
 		r.HeldOut.RMSE, r.HeldOut.MaxAbs, 100*r.HeldOut.Disagree, r.HeldOut.Rows,
 		r.LabelTime, r.TrainTime)
 	if err == nil {
-		_, err = fmt.Fprintf(w, "refit      %s\n", r.refitText())
+		_, err = textf(w, "refit      %s\n", r.refitText())
 	}
 	if err == nil && r.Params != nil {
-		_, err = fmt.Fprintf(w, "rl-cc      %s\n", r.Params)
+		_, err = textf(w, "rl-cc      %s\n", r.Params)
 	}
 	for _, n := range r.Notes {
 		if err == nil {
-			_, err = fmt.Fprintf(w, "note       %s\n", n)
+			_, err = textf(w, "note       %s\n", n)
 		}
 	}
 	if err == nil && r.Student != "" {
-		_, err = fmt.Fprintf(w, "wrote      %s\n", r.Student)
+		_, err = textf(w, "wrote      %s\n", r.Student)
 	}
 	return err
 }
@@ -661,11 +661,11 @@ func cmpU(a, b uint64) int {
 
 // WriteText prints the sweep's table and its Pareto front.
 func (r *SweepReport) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "teacher %s, %d states from the %s, grid %s; WCET of %s on %s\n", r.Teacher, r.Samples, r.States, r.Grid, r.Entry, r.Core)
-	fmt.Fprintf(w, "budget %s\n", r.budgetText())
-	fmt.Fprintf(w, "WCET: of %s, the whole firmware entry; policy: of the trees alone, within it (0: not measured apart)\n\n", r.Entry)
-	fmt.Fprintf(w, "%5s %5s  %10s %10s %9s  %8s %8s %8s\n", "trees", "depth", "train RMSE", "held RMSE", "disagree", "WCET", "WCET", "policy")
-	fmt.Fprintf(w, "%5s %5s  %10s %10s %9s  %8s %8s %8s\n", "", "", "(y)", "(y)", "(%)", "(cycles)", "(µs)", "(cycles)")
+	textf(w, "teacher %s, %d states from the %s, grid %s; WCET of %s on %s\n", r.Teacher, r.Samples, r.States, r.Grid, r.Entry, r.Core)
+	textf(w, "budget %s\n", r.budgetText())
+	textf(w, "WCET: of %s, the whole firmware entry; policy: of the trees alone, within it (0: not measured apart)\n\n", r.Entry)
+	textf(w, "%5s %5s  %10s %10s %9s  %8s %8s %8s\n", "trees", "depth", "train RMSE", "held RMSE", "disagree", "WCET", "WCET", "policy")
+	textf(w, "%5s %5s  %10s %10s %9s  %8s %8s %8s\n", "", "", "(y)", "(y)", "(%)", "(cycles)", "(µs)", "(cycles)")
 	for _, p := range r.Points {
 		mark := ""
 		if p.Pareto {
@@ -680,14 +680,14 @@ func (r *SweepReport) WriteText(w io.Writer) error {
 		case !p.Fits:
 			mark += " over budget"
 		}
-		fmt.Fprintf(w, "%5d %5d  %10.6f %10.6f %9.3f  %8d %8.3f %8d  %s\n", p.Trees, p.Depth, p.Train.RMSE, p.HeldOut.RMSE,
+		textf(w, "%5d %5d  %10.6f %10.6f %9.3f  %8d %8.3f %8d  %s\n", p.Trees, p.Depth, p.Train.RMSE, p.HeldOut.RMSE,
 			100*p.HeldOut.Disagree, p.WCETCycles, p.WCETMicros, p.PolicyWCET, strings.TrimSpace(mark))
 	}
-	fmt.Fprintf(w, "\nPareto front (held-out RMSE vs WCET cycles):\n")
+	textf(w, "\nPareto front (held-out RMSE vs WCET cycles):\n")
 	for _, i := range r.Front {
 		p := r.Points[i]
-		fmt.Fprintf(w, "  %4d cycles (%.3f µs)  RMSE %.6f  trees %d depth %d\n", p.WCETCycles, p.WCETMicros, p.HeldOut.RMSE, p.Trees, p.Depth)
+		textf(w, "  %4d cycles (%.3f µs)  RMSE %.6f  trees %d depth %d\n", p.WCETCycles, p.WCETMicros, p.HeldOut.RMSE, p.Trees, p.Depth)
 	}
-	_, err := fmt.Fprintf(w, "\nwrote %s, %s, %s\n", r.JSON, r.PNG, r.SVG)
+	_, err := textf(w, "\nwrote %s, %s, %s\n", r.JSON, r.PNG, r.SVG)
 	return err
 }

@@ -546,10 +546,10 @@ func (c *compilation) docaBudget() error {
 
 // writeText prints the DOCA target's lines of the compile summary.
 func (r *DOCAReport) writeText(tw io.Writer) {
-	fmt.Fprintf(tw, "doca\t%s in %s: %d calls (%d events, %d decisions, in %d sequences; %d parameter changes, %d refused)",
+	textf(tw, "doca\t%s in %s: %d calls (%d events, %d decisions, in %d sequences; %d parameter changes, %d refused)",
 		r.Entry, r.Source, r.Vectors, r.Events, r.Decisions, r.Sequences, r.SetParams, r.Refused)
 	if r.Compared != nil {
-		fmt.Fprintf(tw, ": golden == host C == fwsim, %d mismatches; UBSan %s", r.Mismatches, r.UBSan)
+		textf(tw, ": golden == host C == fwsim, %d mismatches; UBSan %s", r.Mismatches, r.UBSan)
 	}
 	fmt.Fprintln(tw)
 	if b := r.Budget; b != nil {
@@ -557,7 +557,7 @@ func (r *DOCAReport) writeText(tw io.Writer) {
 		if b.Measured != nil {
 			measured = b.Measured.MaxCycles
 		}
-		fmt.Fprintf(tw, "\tWCET %d cycles = %s µs, %.3f × %s's %d; measured max %d; budget %s\n", b.WCETCycles,
+		textf(tw, "\tWCET %d cycles = %s µs, %.3f × %s's %d; measured max %d; budget %s\n", b.WCETCycles,
 			fmtUs(b.WCETMicros), r.WCETRatio, EntryHandler, r.HandlerWCETCycles, max(measured, r.MaxCycles), b.Verdict)
 	}
 }

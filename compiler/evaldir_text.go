@@ -151,16 +151,16 @@ func (p *dirPrinter) start() error {
 	if e.Stateful() {
 		args = "x, state"
 	}
-	fmt.Fprintf(p.w, "firmware  %s: %s(%s) in fwsim on %s; x = the row's %s quantized with %s's formats\n",
+	textf(p.w, "firmware  %s: %s(%s) in fwsim on %s; x = the row's %s quantized with %s's formats\n",
 		e.Firmware, EntryPolicy, args, r.Budget.Core.Name, strings.Join(e.Inputs(), ", "), ReportFile)
-	fmt.Fprintf(p.w, "golden    %s, rebuilt from %s (sha256 %.12s)\n", e.Golden(), r.Model.File, r.Model.Hash)
+	textf(p.w, "golden    %s, rebuilt from %s (sha256 %.12s)\n", e.Golden(), r.Model.File, r.Model.Hash)
 	if e.Stateful() {
 		fmt.Fprintf(p.w, "state     the rows are one flow's consecutive steps from the zero state; each step starts from the golden state\n")
 	}
 	if e.Handler() == HandlerRLCC {
-		fmt.Fprintf(p.w, "rl-cc     each row is one decision: the multiplier, and the new rate from %s of line rate\n", num(float64(e.Rate())/nicsdk.LineRate))
+		textf(p.w, "rl-cc     each row is one decision: the multiplier, and the new rate from %s of line rate\n", num(float64(e.Rate())/nicsdk.LineRate))
 	}
-	_, err := fmt.Fprintln(p.w, strings.Join(p.columns(), "  "))
+	_, err := textln(p.w, strings.Join(p.columns(), "  "))
 	return err
 }
 
@@ -230,7 +230,7 @@ func (p *dirPrinter) row(line int, r *FirmwareRow) error {
 		cycles = pad(cycles, 6) + "  DIFFERS from the golden model"
 	}
 	vals = append(vals, cycles)
-	_, err := fmt.Fprintln(p.w, strings.Join(vals, "  "))
+	_, err := textln(p.w, strings.Join(vals, "  "))
 	return err
 }
 
@@ -244,7 +244,7 @@ func (p *dirPrinter) missing(line int, r *FirmwareRow) error {
 		}
 		return jsonElement(p.w, p.rows == 1, b)
 	}
-	_, err := fmt.Fprintf(p.w, "%s  %s  not run: %s is NaN (missing), and the firmware's inputs are integers\n",
+	_, err := textf(p.w, "%s  %s  not run: %s is NaN (missing), and the firmware's inputs are integers\n",
 		pad(strconv.Itoa(line), 6), pad(short(r.Float[0]), 12), r.Missing)
 	return err
 }
@@ -296,7 +296,7 @@ func (p *dirPrinter) end() error {
 	if p.skipped > 0 {
 		rows += fmt.Sprintf(" (%d not run: a value is missing)", p.skipped)
 	}
-	_, err := fmt.Fprintf(p.w, "rows      %s: %s; max |firmware - float| %s (%s); %s cycles min %d, median %d, max %d\n",
+	_, err := textf(p.w, "rows      %s: %s; max |firmware - float| %s (%s); %s cycles min %d, median %d, max %d\n",
 		rows, agree, short(p.maxErr), what, EntryPolicy, lo, med, hi)
 	return err
 }

@@ -353,7 +353,7 @@ func (b BuildInfo) writeCandidates(tw io.Writer) {
 		return
 	}
 	m := b.Memory
-	fmt.Fprintf(tw, "forms\t%d built; memory budget .text %d bytes (%s), .rodata %d (%s)\n",
+	textf(tw, "forms\t%d built; memory budget .text %d bytes (%s), .rodata %d (%s)\n",
 		len(b.Candidates), m.TextBytes, sourceShort(m.TextSource), m.RodataBytes, sourceShort(m.RodataSource))
 	for _, c := range b.Candidates {
 		mark := " "
@@ -363,7 +363,7 @@ func (b BuildInfo) writeCandidates(tw io.Writer) {
 		case !c.Fits:
 			mark = "!"
 		}
-		fmt.Fprintf(tw, "\t%s %-6s WCET %d (%s %d), .text %d, .rodata %d: %s\n",
+		textf(tw, "\t%s %-6s WCET %d (%s %d), .text %d, .rodata %d: %s\n",
 			mark, c.Form, c.WCETCycles, EntryPolicy, c.PolicyWCET, c.TextBytes, c.RodataBytes, c.Detail)
 	}
 }

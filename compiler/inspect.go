@@ -33,19 +33,19 @@ func Inspect(path string, format *model.FileFormat, inputs []string) (*Inspectio
 func (in *Inspection) WriteText(w io.Writer) error {
 	s, path, f := in.Summary, in.File, in.Format
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "model\t%s (%s, %s)\n", s.Name, f, path)
-	fmt.Fprintf(tw, "kind\t%s\n", s.Kind)
-	fmt.Fprintf(tw, "shape\t%s\n", s.Shape)
-	fmt.Fprintf(tw, "inputs\t%d: %s\n", len(s.Inputs), strings.Join(s.Inputs, ", "))
-	fmt.Fprintf(tw, "outputs\t%d\n", s.Outputs)
-	fmt.Fprintf(tw, "params\t%d\n", s.Params)
-	fmt.Fprintf(tw, "ops\t%d FLOPs per decision (%d mul-add, %d add, %d compare, %d tanh/sigmoid)\n",
+	textf(tw, "model\t%s (%s, %s)\n", s.Name, f, path)
+	textf(tw, "kind\t%s\n", s.Kind)
+	textf(tw, "shape\t%s\n", s.Shape)
+	textf(tw, "inputs\t%d: %s\n", len(s.Inputs), strings.Join(s.Inputs, ", "))
+	textf(tw, "outputs\t%d\n", s.Outputs)
+	textf(tw, "params\t%d\n", s.Params)
+	textf(tw, "ops\t%d FLOPs per decision (%d mul-add, %d add, %d compare, %d tanh/sigmoid)\n",
 		s.Ops.FLOPs(), s.Ops.MulAdd, s.Ops.Add, s.Ops.Compare, s.Ops.Nonlinear)
 	if s.StateFloats > 0 {
-		fmt.Fprintf(tw, "state\t%d floats carried between decisions\n", s.StateFloats)
+		textf(tw, "state\t%d floats carried between decisions\n", s.StateFloats)
 	}
 	if s.Doc != "" {
-		fmt.Fprintf(tw, "doc\t%s\n", s.Doc)
+		textf(tw, "doc\t%s\n", s.Doc)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -61,19 +61,19 @@ func (in *Inspection) WriteText(w io.Writer) error {
 			if l.HasBias {
 				bias = "bias"
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%d→%d\t%s\t%d params\t%s\tweights [%s, %s]\n", i, l.Op, l.In, l.Out,
+			textf(tw, "  %d\t%s\t%d→%d\t%s\t%d params\t%s\tweights [%s, %s]\n", i, l.Op, l.In, l.Out,
 				act, l.Params, bias, num(l.Weights.Min), num(l.Weights.Max))
 		}
 	}
 	if t := s.Trees; t != nil {
-		fmt.Fprintf(tw, "trees\t%d trees, max depth %d, %d nodes, %d leaves\n", t.Count, t.MaxDepth, t.Nodes, t.Leaves)
-		fmt.Fprintf(tw, "score\t%s(%s + Σ leaf), leaves [%s, %s]\n", t.Transform, num(t.Base), num(t.LeafRange.Min), num(t.LeafRange.Max))
+		textf(tw, "trees\t%d trees, max depth %d, %d nodes, %d leaves\n", t.Count, t.MaxDepth, t.Nodes, t.Leaves)
+		textf(tw, "score\t%s(%s + Σ leaf), leaves [%s, %s]\n", t.Transform, num(t.Base), num(t.LeafRange.Min), num(t.LeafRange.Max))
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 		fmt.Fprintln(w, "thresholds")
 		for _, th := range s.Thresholds {
-			fmt.Fprintf(tw, "  %s\t%d splits\t[%s, %s]\n", th.Feature, th.Splits, num(th.Min), num(th.Max))
+			textf(tw, "  %s\t%d splits\t[%s, %s]\n", th.Feature, th.Splits, num(th.Min), num(th.Max))
 		}
 	}
 	return tw.Flush()

@@ -496,50 +496,50 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	switch {
 	case r.LSTM != nil:
-		fmt.Fprintf(tw, "model\t%s (%s, %s), LSTM network, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
+		textf(tw, "model\t%s (%s, %s), LSTM network, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
 	case r.Int8 != nil:
-		fmt.Fprintf(tw, "model\t%s (%s, %s), dense network, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
+		textf(tw, "model\t%s (%s, %s), dense network, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
 	default:
-		fmt.Fprintf(tw, "model\t%s (%s, %s), %d trees, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Trees, r.Model.Hash)
+		textf(tw, "model\t%s (%s, %s), %d trees, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Trees, r.Model.Hash)
 	}
 	if r.Handler == HandlerRLCC.String() {
 		if r.LSTM != nil {
-			fmt.Fprintf(tw, "handler\trlcc: %s(event, flow context) around %s(x, state)\n", EntryHandler, EntryPolicy)
+			textf(tw, "handler\trlcc: %s(event, flow context) around %s(x, state)\n", EntryHandler, EntryPolicy)
 		} else {
-			fmt.Fprintf(tw, "handler\trlcc: %s(event, flow context) around %s(x)\n", EntryHandler, EntryPolicy)
+			textf(tw, "handler\trlcc: %s(event, flow context) around %s(x)\n", EntryHandler, EntryPolicy)
 		}
 	} else {
 		if l := r.LSTM; l != nil {
-			fmt.Fprintf(tw, "handler\tnone: %s(x, state), x = %d raw int32 inputs, state = the flow's %d words, zeroed for a new flow\n", EntryPolicy, len(r.Inputs), l.StateWords)
+			textf(tw, "handler\tnone: %s(x, state), x = %d raw int32 inputs, state = the flow's %d words, zeroed for a new flow\n", EntryPolicy, len(r.Inputs), l.StateWords)
 		} else {
-			fmt.Fprintf(tw, "handler\tnone: %s(x), x = %d raw int32 inputs\n", EntryPolicy, len(r.Inputs))
+			textf(tw, "handler\tnone: %s(x), x = %d raw int32 inputs\n", EntryPolicy, len(r.Inputs))
 		}
 	}
 	if r.Params != nil {
-		fmt.Fprintf(tw, "rl-cc\t%s\n", r.Params)
+		textf(tw, "rl-cc\t%s\n", r.Params)
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(tw, "note\t%s\n", n)
+		textf(tw, "note\t%s\n", n)
 	}
 	var ins []string
 	for _, in := range r.Inputs {
 		ins = append(ins, fmt.Sprintf("%s Q%d", in.Name, in.Frac))
 	}
-	fmt.Fprintf(tw, "inputs\t%s\n", shorten(strings.Join(ins, ", "), 100))
+	textf(tw, "inputs\t%s\n", shorten(strings.Join(ins, ", "), 100))
 	q := r.Quant
 	if l := r.LSTM; l != nil {
 		fold := ""
 		if l.Folded {
 			fold = "; the output table holds the rate multiplier (action map folded in)"
 		}
-		fmt.Fprintf(tw, "quantized\tint LSTM: %d-bit packed lanes, x_t grid [0, %d], table gates, h and c int8 (%d bytes, %s)%s; calibration %s\n",
+		textf(tw, "quantized\tint LSTM: %d-bit packed lanes, x_t grid [0, %d], table gates, h and c int8 (%d bytes, %s)%s; calibration %s\n",
 			l.LaneBits, l.PreMax, l.StateBytes, l.StateLayout, fold, l.Calibration)
-		fmt.Fprintf(tw, "\tvs float teacher over %d calibration rows (sequences of %d from the zero state): max |dy| %s (%s/128), direction flips %s%%\n",
+		textf(tw, "\tvs float teacher over %d calibration rows (sequences of %d from the zero state): max |dy| %s (%s/128), direction flips %s%%\n",
 			l.CalibRows, l.SeqLen, fmtErr(l.MaxAbsDy), strconv.FormatFloat(l.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*l.FlipRate, 'f', 3, 64))
 	} else if i := r.Int8; i != nil {
-		fmt.Fprintf(tw, "quantized\tint MLP %s: weights int%d, hidden activations int%d, tanh grid int%d, output Q%d; calibration %s\n",
+		textf(tw, "quantized\tint MLP %s: weights int%d, hidden activations int%d, tanh grid int%d, output Q%d; calibration %s\n",
 			mlpWidths(i.WeightBits, i.ActBits, i.ChannelScales, i.Packed, i.UnitOutput), i.WeightBits, i.ActBits, i.TanhBits, i.OutFrac, i.Calibration)
-		fmt.Fprintf(tw, "\tvs float teacher on %d calibration rows: max |dy| %s (%s/128), direction flips %s%%\n",
+		textf(tw, "\tvs float teacher on %d calibration rows: max |dy| %s (%s/128), direction flips %s%%\n",
 			i.CalibRows, fmtErr(i.MaxAbsDy), strconv.FormatFloat(i.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*i.FlipRate, 'f', 3, 64))
 		if len(i.Trials) > 0 {
 			var tries []string
@@ -556,10 +556,10 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 				}
 				tries = append(tries, s)
 			}
-			fmt.Fprintf(tw, "\tchosen by measured error, cheapest first: %s\n", strings.Join(tries, "; "))
+			textf(tw, "\tchosen by measured error, cheapest first: %s\n", strings.Join(tries, "; "))
 		}
 	} else {
-		fmt.Fprintf(tw, "quantized\t%d splits (%d folded), %d leaves, int%d accumulator Q%d, output Q%d rounded once\n",
+		textf(tw, "quantized\t%d splits (%d folded), %d leaves, int%d accumulator Q%d, output Q%d rounded once\n",
 			q.Splits, q.Folded, q.Leaves, q.AccBits, q.AccFrac, q.OutFrac)
 	}
 	v := r.Verify
@@ -570,11 +570,11 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	switch {
 	case v.Vectors == 0: // the build failed
 	case v.Mismatches > 0:
-		fmt.Fprintf(tw, "verified\t%s: golden, host C and fwsim DIFFER on %d; UBSan %s\n", what, v.Mismatches, v.UBSan)
+		textf(tw, "verified\t%s: golden, host C and fwsim DIFFER on %d; UBSan %s\n", what, v.Mismatches, v.UBSan)
 	case v.UBSan != "clean":
-		fmt.Fprintf(tw, "verified\t%s: UBSan %s\n", what, v.UBSan)
+		textf(tw, "verified\t%s: UBSan %s\n", what, v.UBSan)
 	default:
-		fmt.Fprintf(tw, "verified\t%s: golden == host C == fwsim, %d mismatches; UBSan %s\n", what, v.Mismatches, v.UBSan)
+		textf(tw, "verified\t%s: golden == host C == fwsim, %d mismatches; UBSan %s\n", what, v.Mismatches, v.UBSan)
 	}
 	states := "sampled states"
 	if n := r.Verify.Kinds[VecRow.String()]; n > 0 {
@@ -585,28 +585,28 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		leaves = "integer network"
 	}
 	if f := r.Fidelity; f != nil {
-		fmt.Fprintf(tw, "fidelity\t%s over %d %s: %s (inputs: %s; %s: %s)\n",
+		textf(tw, "fidelity\t%s over %d %s: %s (inputs: %s; %s: %s)\n",
 			shortWhat(f.What), f.Vectors, states, f.Total, f.Inputs.short(), leaves, f.Leaves.short())
 	}
 	if h := r.HandlerFidelity; h != nil && r.LSTM != nil {
-		fmt.Fprintf(tw, "fidelity\tover %d RL-CC decisions along the event sequences of new flows (the float LSTM with its own state on the same inputs): %s\n", h.Vectors, h.Total)
+		textf(tw, "fidelity\tover %d RL-CC decisions along the event sequences of new flows (the float LSTM with its own state on the same inputs): %s\n", h.Vectors, h.Total)
 	} else if h != nil {
-		fmt.Fprintf(tw, "\tover %d RL-CC decisions: %s (inputs: %s; %s: %s)\n", h.Vectors, h.Total, h.Inputs.short(), leaves, h.Leaves.short())
+		textf(tw, "\tover %d RL-CC decisions: %s (inputs: %s; %s: %s)\n", h.Vectors, h.Total, h.Inputs.short(), leaves, h.Leaves.short())
 	}
 	if t := r.Tool; t != nil {
 		skipped := ""
 		if t.SkippedMissing > 0 {
 			skipped = fmt.Sprintf(" (%d with missing values left out)", t.SkippedMissing)
 		}
-		fmt.Fprintf(tw, "vs tool\t%d rows of %s%s: firmware %s (nicc's float import: %s)\n",
+		textf(tw, "vs tool\t%d rows of %s%s: firmware %s (nicc's float import: %s)\n",
 			t.Rows, filepath.Base(t.File), skipped, t.Firmware, t.Float.short())
 	}
 	if r.Budget != nil {
 		r.writeBudget(tw)
 	}
 	if r.Firmware != "" {
-		fmt.Fprintf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
-		fmt.Fprintf(tw, "built\t%s\n", r.Build)
+		textf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
+		textf(tw, "built\t%s\n", r.Build)
 		r.Build.writeCandidates(tw)
 	}
 	var times []string
@@ -615,7 +615,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		times = append(times, t.Stage+" "+secondsText(t.Seconds))
 		total += t.Seconds
 	}
-	fmt.Fprintf(tw, "times\t%s; total %s\n", strings.Join(times, ", "), secondsText(total))
+	textf(tw, "times\t%s; total %s\n", strings.Join(times, ", "), secondsText(total))
 	wrote := slices.Clone(r.Files)
 	for _, v := range r.VectorFiles {
 		wrote = append(wrote, v.File)
@@ -624,7 +624,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		wrote = append(wrote, r.Firmware)
 	}
 	wrote = append(wrote, ReportFile)
-	fmt.Fprintf(tw, "wrote\t%s: %s\n", r.Out, strings.Join(wrote, ", "))
+	textf(tw, "wrote\t%s: %s\n", r.Out, strings.Join(wrote, ", "))
 	if len(r.Host) > 0 {
 		var host []string
 		for _, h := range r.Host {
@@ -634,10 +634,10 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		if len(host) > 1 {
 			what += " and its strict and UBSan host builds"
 		}
-		fmt.Fprintf(tw, "\t%s/: %s (%s)\n", filepath.Join(r.Out, HostDir), strings.Join(host, ", "), what)
+		textf(tw, "\t%s/: %s (%s)\n", filepath.Join(r.Out, HostDir), strings.Join(host, ", "), what)
 	}
 	if f := r.Failure; f != nil {
-		fmt.Fprintf(tw, "FAILED\t%s (%s): %s\n", f.Stage, f.Kind, f.Message)
+		textf(tw, "FAILED\t%s (%s): %s\n", f.Stage, f.Kind, f.Message)
 	}
 	return tw.Flush()
 }
@@ -656,15 +656,15 @@ func (r *CompileReport) writeBudget(tw io.Writer) {
 	if b.Measured != nil {
 		measured = b.Measured.MaxCycles
 	}
-	fmt.Fprintf(tw, "WCET\t%s %d cycles = %s µs on %s (%s); measured max %d over the verify vectors\n",
+	textf(tw, "WCET\t%s %d cycles = %s µs on %s (%s); measured max %d over the verify vectors\n",
 		b.Entry, b.WCETCycles, fmtUs(b.WCETMicros), b.Core.Name, clock, max(measured, r.Verify.MaxCycles))
 	if p := r.PolicyAlone; p != nil {
-		fmt.Fprintf(tw, "\t%s alone %d cycles = %s µs; measured max %d\n", EntryPolicy, p.WCETCycles, fmtUs(p.WCETMicros), p.MaxCycles)
+		textf(tw, "\t%s alone %d cycles = %s µs; measured max %d\n", EntryPolicy, p.WCETCycles, fmtUs(p.WCETMicros), p.MaxCycles)
 	}
 	if lb := r.LowerBound; lb != nil {
-		fmt.Fprintf(tw, "\tany code form's lower bound %d cycles (%s)\n", lb.Cycles, lb.CyclesFrom)
+		textf(tw, "\tany code form's lower bound %d cycles (%s)\n", lb.Cycles, lb.CyclesFrom)
 	}
-	fmt.Fprintf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", fmtUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
+	textf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", fmtUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
 		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict)
 	if r.DOCA != nil {
 		r.DOCA.writeText(tw)

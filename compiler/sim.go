@@ -451,35 +451,35 @@ func readFlowCtx(m *fwsim.Machine, addr uint64, buf []byte) (nicsdk.FlowCtx, err
 func (r *SimReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	res := r.Result
-	fmt.Fprintf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, %s, seed %d\n", res.Scenario, res.Flows, res.Hosts, num(r.LinkGbps), clocksText(r.ClockPPM), res.Seed)
-	fmt.Fprintf(tw, "policy\t%s\n", r.Decides)
-	fmt.Fprintf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
-	fmt.Fprintf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)%s\n", num(res.WindowStartUs), num(res.DurationUs), num(res.WindowStartUs), r.setAtText())
-	fmt.Fprintf(tw, "SU\t%.2f%% switch utilization (normalized goodput %.4f)\n", res.Utilization, res.Goodput)
-	fmt.Fprintf(tw, "FR\t%.1f (min/max × 100; flows %s to %s Gb/s), Jain %.4f\n", res.Fairness, num3(res.MinFlowGbps), num3(res.MaxFlowGbps), res.Jain)
-	fmt.Fprintf(tw, "QL\tmean %s µs, p99 %s µs\n", num3(res.QueueMeanUs), num3(res.QueueP99Us))
-	fmt.Fprintf(tw, "DR\t%s Gb/s dropped (%s MB over the whole run, warm-up included)\n", num3(res.DropGbps), num3(res.DroppedAllRunMB))
+	textf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, %s, seed %d\n", res.Scenario, res.Flows, res.Hosts, num(r.LinkGbps), clocksText(r.ClockPPM), res.Seed)
+	textf(tw, "policy\t%s\n", r.Decides)
+	textf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
+	textf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)%s\n", num(res.WindowStartUs), num(res.DurationUs), num(res.WindowStartUs), r.setAtText())
+	textf(tw, "SU\t%.2f%% switch utilization (normalized goodput %.4f)\n", res.Utilization, res.Goodput)
+	textf(tw, "FR\t%.1f (min/max × 100; flows %s to %s Gb/s), Jain %.4f\n", res.Fairness, num3(res.MinFlowGbps), num3(res.MaxFlowGbps), res.Jain)
+	textf(tw, "QL\tmean %s µs, p99 %s µs\n", num3(res.QueueMeanUs), num3(res.QueueP99Us))
+	textf(tw, "DR\t%s Gb/s dropped (%s MB over the whole run, warm-up included)\n", num3(res.DropGbps), num3(res.DroppedAllRunMB))
 	if res.RecoveryUs != nil {
 		rec := "did not recover before the run ended"
 		if *res.RecoveryUs >= 0 {
 			rec = num3(*res.RecoveryUs) + " µs"
 		}
-		fmt.Fprintf(tw, "recovery\t%s (the long flow back to 95%% of line rate after the short flows)\n", rec)
+		textf(tw, "recovery\t%s (the long flow back to 95%% of line rate after the short flows)\n", rec)
 	}
-	fmt.Fprintf(tw, "CC events\t%d decisions, %d dropped by full engines (in the window)\n", res.Decisions, res.EventsDropped)
+	textf(tw, "CC events\t%d decisions, %d dropped by full engines (in the window)\n", res.Decisions, res.EventsDropped)
 	if c := r.Cycles; c != nil {
-		fmt.Fprintf(tw, "fwsim\t%d decisions (the whole run): mean %.1f cycles = %s ns, max %d = %s ns at the core's clock × the threads sharing\n",
+		textf(tw, "fwsim\t%d decisions (the whole run): mean %.1f cycles = %s ns, max %d = %s ns at the core's clock × the threads sharing\n",
 			c.Decisions, c.Mean, num3(c.MeanNs), c.Max, num3(c.MaxNs))
 	}
 	if d := r.DOCA; d != nil {
-		fmt.Fprintf(tw, "DOCA counters\t%d decisions, %d at min or line rate (slot %d, port 0, the whole run, summed over %d NICs); the loop gave %s %d RTT events (%d events in all)\n",
+		textf(tw, "DOCA counters\t%d decisions, %d at min or line rate (slot %d, port 0, the whole run, summed over %d NICs); the loop gave %s %d RTT events (%d events in all)\n",
 			d.Decisions, d.Clamps, nicsdk.DOCASlot, d.NICs, nicsdk.DOCAEntryAlgo, d.RTTEvents, d.Events)
 	}
 	if res.PFCPauses > 0 {
-		fmt.Fprintf(tw, "PFC\t%d pauses of the senders (in the window)\n", res.PFCPauses)
+		textf(tw, "PFC\t%d pauses of the senders (in the window)\n", res.PFCPauses)
 	}
 	if len(r.Plots) > 0 {
-		fmt.Fprintf(tw, "plots\t%s\n", strings.Join(r.Plots, ", "))
+		textf(tw, "plots\t%s\n", strings.Join(r.Plots, ", "))
 	}
 	return tw.Flush()
 }

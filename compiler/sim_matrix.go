@@ -208,11 +208,11 @@ func ReadSimShard(path string) (*SimMatrixReport, error) {
 // WriteText prints one line a run.
 func (r *SimMatrixReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "matrix %.12s, shard %s: %d runs\n", r.SHA256, r.Shard, len(r.Runs))
+	textf(w, "matrix %.12s, shard %s: %d runs\n", r.SHA256, r.Shard, len(r.Runs))
 	fmt.Fprintln(tw, "run\tscenario\tflows\tseed\tpolicy\tSU %\tFR\tJain\tQL µs\tQL p99 µs\tDR Gb/s\tdropped events\t")
 	for _, run := range r.Runs {
 		res := run.Result.Result
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%.2f\t%.1f\t%.4f\t%s\t%s\t%s\t%d\t\n", run.Index, run.Scenario, run.Flows, run.Seed, run.Policy,
+		textf(tw, "%d\t%s\t%d\t%d\t%s\t%.2f\t%.1f\t%.4f\t%s\t%s\t%s\t%d\t\n", run.Index, run.Scenario, run.Flows, run.Seed, run.Policy,
 			res.Utilization, res.Fairness, res.Jain, num3(res.QueueMeanUs), num3(res.QueueP99Us), num3(res.DropGbps), res.EventsDropped)
 	}
 	return tw.Flush()

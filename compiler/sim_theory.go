@@ -85,17 +85,17 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 
 // WriteText prints one line a flow count.
 func (r *TheoryReport) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "RTT inflation against the NIC paper's Eq. 2, target·√N + β (target %s, β %s), many-to-one, %s\n", num3(r.Target), num3(r.Beta), r.Policy)
+	textf(w, "RTT inflation against the NIC paper's Eq. 2, target·√N + β (target %s, β %s), many-to-one, %s\n", num3(r.Target), num3(r.Beta), r.Policy)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "flows\tmeasured\ttheory\tratio\tSU %\tDR Gb/s\t")
 	for _, p := range r.Points {
-		fmt.Fprintf(tw, "%d\t%.4f\t%.4f\t%.3f\t%.2f\t%s\t\n", p.Flows, p.Inflation, p.Theory, p.Ratio, p.SU, num3(p.DropGbps))
+		textf(tw, "%d\t%.4f\t%.4f\t%.3f\t%.2f\t%s\t\n", p.Flows, p.Inflation, p.Theory, p.Ratio, p.SU, num3(p.DropGbps))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, f := range r.Plots {
-		fmt.Fprintf(w, "plot      %s\n", f)
+		textf(w, "plot      %s\n", f)
 	}
 	return nil
 }

@@ -150,15 +150,15 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 // WriteText prints the training's summary for a terminal.
 func (r *TrainReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "trained\t%s, %d ADPG steps on many-to-one %v, seed %d (%s)\n", r.Kind, r.Iterations, r.Flows, r.Seed, r.Params)
-	fmt.Fprintf(tw, "reward\tmean |δ| %.4f → %.4f, mean δ %.4f → %.4f (δ = target − max(inflation − β, 0)·√rate)\n",
+	textf(tw, "trained\t%s, %d ADPG steps on many-to-one %v, seed %d (%s)\n", r.Kind, r.Iterations, r.Flows, r.Seed, r.Params)
+	textf(tw, "reward\tmean |δ| %.4f → %.4f, mean δ %.4f → %.4f (δ = target − max(inflation − β, 0)·√rate)\n",
 		r.First.MeanAbs, r.Last.MeanAbs, r.First.MeanDelta, r.Last.MeanDelta)
 	for _, e := range r.Eval {
 		theory := r.Params.TargetReal*math.Sqrt(float64(e.Flows)) + r.Params.BetaReal
-		fmt.Fprintf(tw, "unseen\t%s: SU %.2f%%, FR %.1f, Jain %.4f, QL %s µs (p99 %s), DR %s Gb/s, RTT inflation %.3f (Eq. 2: %.3f)\n", e.Scenario, e.Utilization,
+		textf(tw, "unseen\t%s: SU %.2f%%, FR %.1f, Jain %.4f, QL %s µs (p99 %s), DR %s Gb/s, RTT inflation %.3f (Eq. 2: %.3f)\n", e.Scenario, e.Utilization,
 			e.Fairness, e.Jain, num3(e.QueueMeanUs), num3(e.QueueP99Us), num3(e.DropGbps), e.RTTInflation, theory)
 	}
-	fmt.Fprintf(tw, "wrote\t%s\n", strings.Join(append([]string{r.Policy, r.ONNX, r.Curve}, r.Plots...), ", "))
+	textf(tw, "wrote\t%s\n", strings.Join(append([]string{r.Policy, r.ONNX, r.Curve}, r.Plots...), ", "))
 	return tw.Flush()
 }
 

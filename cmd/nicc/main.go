@@ -37,7 +37,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(app.ErrWriter, "nicc: %v\n", err)
+	// One line, as the terminal shows it: an error may quote a file's content.
+	fmt.Fprintf(app.ErrWriter, "nicc: %s\n", compiler.Printable(err.Error()))
 	var cf checkFailed
 	var ce *compiler.CheckError
 	if errors.As(err, &cf) || errors.As(err, &ce) {
