@@ -152,8 +152,19 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	if opt.Progress != nil {
 		cfg.Progress = func(done, total int64) { opt.Progress("sim", int(done/1000), int(total/1000)) }
 	}
-	if d, ok := ctrl.(*docaController); ok && opt.DOCASetAtNs > 0 {
-		cfg.Actions = append(cfg.Actions, netsim.Action{AtNs: opt.DOCASetAtNs, Do: d.setOnEveryNIC})
+	var kept float64 // the controller's memory beside the network's
+	if d, ok := ctrl.(*docaController); ok {
+		kept = d.bytes()
+		if opt.DOCASetAtNs > 0 {
+			cfg.Actions = append(cfg.Actions, netsim.Action{AtNs: opt.DOCASetAtNs, Do: d.setOnEveryNIC})
+		}
+	}
+	fp, err := netsim.Estimate(scen, cfg, ctrl.TimerNs())
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSimFootprint(simWhat(scen, cfg), cfg, fp, kept, "the NICs' copies of the DOCA program's memory"); err != nil {
+		return nil, err
 	}
 	r, err := netsim.Run(scen, ctrl, cfg)
 	if errors.Is(err, netsim.ErrStopped) {

@@ -120,6 +120,10 @@ func newDOCAController(cp *Compiled, scen netsim.Scenario, core string, opt SimO
 	if err != nil {
 		return nil, err
 	}
+	if b := float64(len(mem)) * float64(scen.Hosts); b > MemoryLimit {
+		return nil, fmt.Errorf("%s: %d NICs, each with its own copy of the DOCA program's %d bytes of writable memory, need about %.1f GiB, over nicc's %d GiB memory limit",
+			scen.Name, scen.Hosts, len(mem), b/(1<<30), MemoryLimit>>30)
+	}
 	for range scen.Hosts {
 		d.mem = append(d.mem, slices.Clone(mem))
 	}
@@ -221,6 +225,11 @@ func (d *docaController) setOnEveryNIC() error {
 		}
 	}
 	return nil
+}
+
+// bytes is the memory of the NICs' copies of the program's writable memory.
+func (d *docaController) bytes() float64 {
+	return float64(len(d.mem)) * float64(len(d.mem[0]))
 }
 
 // save copies the program's writable memory into buf (nil: a new one).
