@@ -122,21 +122,21 @@ const SimEventLimit = 1e11
 
 // checkSimFootprint refuses a simulation of what (a scenario, its duration and link rate)
 // whose estimate, with extra bytes kept beside it (what extraWhat says), is over MemoryLimit,
-// or whose events are over SimEventLimit, in one line with the estimate and what it is based
-// on.
-func checkSimFootprint(what string, cfg netsim.Config, fp netsim.Footprint, extra float64, extraWhat string) error {
+// or whose events are over SimEventLimit, in one line with the estimate, what it is based on
+// and hint, what would fit.
+func checkSimFootprint(what string, cfg netsim.Config, fp netsim.Footprint, extra float64, extraWhat, hint string) error {
 	mtu := cmp.Or(cfg.MTU, netsim.Defaults.MTU)
 	if b := fp.Bytes + extra; b > MemoryLimit {
-		msg := fmt.Sprintf("%s: the simulation needs about %.1f GiB (up to %.3g events in flight at %d bytes each: every data link's bandwidth-delay product in %d-byte packets, and each flow's control packets",
-			what, b/(1<<30), fp.InFlight, netsim.EventBytes, mtu)
+		msg := fmt.Sprintf("%s needs about %.1f GiB: %.0f MiB for the network (up to %.3g events in flight at %d bytes each: every data link's bandwidth-delay product in %d-byte packets, and each flow's control packets)",
+			what, b/(1<<30), fp.Bytes/(1<<20), fp.InFlight, netsim.EventBytes, mtu)
 		if extra > 0 {
-			msg += fmt.Sprintf("; plus %.1f GiB of %s", extra/(1<<30), extraWhat)
+			msg += fmt.Sprintf(" and %.1f GiB for %s", extra/(1<<30), extraWhat)
 		}
-		return fmt.Errorf("%s), over nicc's %d GiB memory limit", msg, MemoryLimit>>30)
+		return fmt.Errorf("%s, over nicc's %d GiB memory limit: %s", msg, MemoryLimit>>30, hint)
 	}
 	if fp.Events > SimEventLimit {
-		return fmt.Errorf("%s: the simulation may fire about %.3g events (the senders' uplinks at line rate for the whole run in %d-byte packets, %d events each, and every flow's RTT probes, one a base RTT), over nicc's limit of %.0e (hours at netsim's 5 to 10 million events a second): a shorter duration, fewer flows or a larger --mtu",
-			what, fp.Events, mtu, netsim.FiredPerPacket, float64(SimEventLimit))
+		return fmt.Errorf("%s may fire about %.3g events (the senders' uplinks at line rate for the whole run in %d-byte packets, %d events each, and every flow's RTT probes, one a base RTT), over nicc's limit of %.0e, hours at netsim's 5 to 10 million events a second: %s",
+			what, fp.Events, mtu, netsim.FiredPerPacket, float64(SimEventLimit), hint)
 	}
 	return nil
 }

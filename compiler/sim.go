@@ -76,10 +76,15 @@ func clocksText(ppm float64) string {
 // SimNet is the network and run options of nicc sim (netsim.Config).
 type SimNet = netsim.Config
 
-// nicc sim's --clock-ppm: SimNet.ClockPPM's default, IEEE 802.3's ±100 ppm, and its bound.
+// nicc sim's --clock-ppm: SimNet.ClockPPM's default, IEEE 802.3's ±100 ppm, and its bound;
+// and the bounds of --link-gbps, of every time flag and of --threads (netsim's).
 const (
 	StandardClockPPM = netsim.StandardClockPPM
 	MaxClockPPM      = netsim.MaxClockPPM
+	MinLinkGbps      = netsim.MinLinkGbps
+	MaxLinkGbps      = netsim.MaxLinkGbps
+	MaxSimTimeNs     = int64(netsim.MaxDurationNs)
+	MaxSimThreads    = netsim.MaxThreads
 )
 
 // DefaultSimFlows is the flow count when none is given: 16 flows into one receiver.
@@ -163,7 +168,8 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSimFootprint(simWhat(scen, cfg), cfg, fp, kept, "the NICs' copies of the DOCA program's memory"); err != nil {
+	if err := checkSimFootprint(simWhat(scen, cfg), cfg, fp, kept, "the NICs' copies of the DOCA program's memory",
+		"a shorter --duration or --link-delay, fewer flows, a larger --mtu or a slower --link-gbps"); err != nil {
 		return nil, err
 	}
 	r, err := netsim.Run(scen, ctrl, cfg)

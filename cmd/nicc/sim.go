@@ -150,6 +150,9 @@ func runSim(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.IsSet("flows") && c.Int("flows") < 1 {
+		return fmt.Errorf("--flows %d: want at least 1", c.Int("flows"))
+	}
 	opt.Scenario, opt.Flows, opt.Policy, opt.PlotDir = c.Args().First(), c.Int("flows"), c.String("policy"), c.String("plot")
 	if err := durationFlags(c, map[string]*int64{"set-at": &opt.DOCASetAtNs}, "set-at"); err != nil {
 		return err
@@ -191,11 +194,11 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	if err := durationFlags(c, durations, "warmup", "latency"); err != nil {
 		return opt, err
 	}
-	if c.Int("threads") < 0 || c.IsSet("threads") && c.Int("threads") == 0 {
-		return opt, fmt.Errorf("--threads %d: want at least 1", c.Int("threads"))
+	if v := c.Int("threads"); v < 0 || v > compiler.MaxSimThreads || c.IsSet("threads") && v == 0 {
+		return opt, fmt.Errorf("--threads %d: want 1 to %d", v, compiler.MaxSimThreads)
 	}
-	if v := c.Float64("link-gbps"); !(v > 0) {
-		return opt, fmt.Errorf("--link-gbps %v: want a positive rate", v)
+	if v := c.Float64("link-gbps"); !(v >= compiler.MinLinkGbps && v <= compiler.MaxLinkGbps) {
+		return opt, fmt.Errorf("--link-gbps %v: want %v to %v", v, compiler.MinLinkGbps, compiler.MaxLinkGbps)
 	}
 	if v := c.Int("buffer"); v <= 0 {
 		return opt, fmt.Errorf("--buffer %d: want a positive size in bytes", v)
@@ -239,7 +242,8 @@ func simBaseRTT(c *cli.Context, p *compiler.Params, net compiler.SimNet) error {
 }
 
 // durationFlags parses each named time flag (20ms, 500us, 800ns) into its nanoseconds; the
-// optional ones are left alone when not given. A time that is not positive is an error.
+// optional ones are left alone when not given. A time that is not positive, or is over an
+// hour (netsim's bound on a run), is an error.
 func durationFlags(c *cli.Context, dst map[string]*int64, optional ...string) error {
 	for _, name := range slices.Sorted(maps.Keys(dst)) {
 		ns := dst[name]
@@ -247,8 +251,8 @@ func durationFlags(c *cli.Context, dst map[string]*int64, optional ...string) er
 			continue
 		}
 		d, err := time.ParseDuration(c.String(name))
-		if err != nil || d <= 0 {
-			return fmt.Errorf("--%s %q: want a positive time such as 20ms, 500us or 800ns", name, c.String(name))
+		if err != nil || d <= 0 || d.Nanoseconds() > compiler.MaxSimTimeNs {
+			return fmt.Errorf("--%s %q: want a positive time up to %v, such as 20ms, 500us or 800ns", name, c.String(name), time.Duration(compiler.MaxSimTimeNs))
 		}
 		*ns = d.Nanoseconds()
 	}

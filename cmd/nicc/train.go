@@ -77,6 +77,15 @@ Then judge what a compile of it does in closed loop:
 				}
 				flows = append(flows, n)
 			}
+			if v := c.Int("iterations"); v < 1 || v > compiler.MaxTrainIterations {
+				return fmt.Errorf("--iterations %d: want 1 to %d", v, compiler.MaxTrainIterations)
+			}
+			if v := c.Float64("lr"); !(v > 0 && v < 1) {
+				return fmt.Errorf("--lr %v: want it in (0, 1)", v)
+			}
+			if v := c.Float64("action-penalty"); !(v >= 0 && v <= compiler.MaxActionPenalty) {
+				return fmt.Errorf("--action-penalty %v: want 0 to %v", v, compiler.MaxActionPenalty)
+			}
 			opt := compiler.ADPGOptions{Out: c.String("out"), Iterations: c.Int("iterations"), Seed: c.Uint64("seed"),
 				LR: c.Float64("lr"), Flows: flows, Params: p, ActionPenalty: c.Float64("action-penalty"), Policy: c.String("policy")}
 			if err := durationFlags(c, map[string]*int64{"rollout": &opt.DurationNs}); err != nil {
