@@ -453,7 +453,20 @@ func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint3
 	if *ctx, err = readFlowCtx(f.m, f.ctx, f.buf); err != nil {
 		return 0, 0, err
 	}
+	if err := checkRate(EntryHandler, uint32(r.A0), f.params); err != nil {
+		return 0, 0, err
+	}
 	return uint32(r.A0), f.time.ps(r.Cycles), nil
+}
+
+// checkRate is the firmware's fault when entry returned a rate outside [the compiled min
+// rate, line rate]: the handler clamps every rate it returns into that range, so a rate
+// beyond it stops the run as a trap does.
+func checkRate(entry string, rate uint32, p nicsdk.Params) error {
+	if rate < p.MinRate || rate > nicsdk.LineRate {
+		return fmt.Errorf("%s returned rate %d (%#x), outside [the min rate %d, line rate %d] in fxp20: the firmware's fault", entry, rate, rate, p.MinRate, nicsdk.LineRate)
+	}
+	return nil
 }
 
 // readFlowCtx reads back the flow context a decision left at addr, through buf.

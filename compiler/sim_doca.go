@@ -64,7 +64,7 @@ type SimDOCAParam struct {
 type docaController struct {
 	label    string
 	fw       *docaFwsim
-	initRate uint32
+	params   nicsdk.Params   // the compiled parameters: the rates are within [MinRate, LineRate]
 	nicOf    []int           // each flow's sender NIC
 	segs     []fwsim.Segment // the program's writable memory
 	mem      [][]byte        // each NIC's copy of it
@@ -87,7 +87,7 @@ func newDOCAController(cp *Compiled, scen netsim.Scenario, core string, opt SimO
 	if err != nil {
 		return nil, err
 	}
-	d := &docaController{label: "DOCA " + cp.c.m.Name, fw: fw, initRate: cp.c.params.InitRate,
+	d := &docaController{label: "DOCA " + cp.c.m.Name, fw: fw, params: cp.c.params,
 		time: newDecisionTime(fw.prof, opt.Threads, opt.LatencyNs), buf: make([]byte, nicsdk.CtxBytes),
 		report: SimDOCA{Firmware: elf, NICs: scen.Hosts, SetParams: set}}
 	for _, f := range scen.Flows {
@@ -279,7 +279,7 @@ func (d *docaController) TimerNs() int64 { return 0 }
 // the flow initialises it. Until then the flow sends at the compiled init rate.
 func (d *docaController) Init(ctx *nicsdk.FlowCtx) uint32 {
 	*ctx = nicsdk.FlowCtx{}
-	return d.initRate
+	return d.params.InitRate
 }
 
 // Decide hands ev to the flow's NIC as a DOCA event at its time: an RTT event's request sent
@@ -312,6 +312,9 @@ func (d *docaController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, i
 		return 0, 0, err
 	}
 	if *ctx, err = readFlowCtx(m, d.fw.ctx, d.buf); err != nil {
+		return 0, 0, err
+	}
+	if err := checkRate(nicsdk.DOCAEntryAlgo, rate[0], d.params); err != nil {
 		return 0, 0, err
 	}
 	return rate[0], d.time.ps(r.Cycles), nil
