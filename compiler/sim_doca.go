@@ -62,16 +62,16 @@ type SimDOCAParam struct {
 // parameter and counter tables, the program's per-port terms) is its own, swapped in for
 // its decisions.
 type docaController struct {
-	label    string
-	fw       *docaFwsim
-	params   nicsdk.Params   // the compiled parameters: the rates are within [MinRate, LineRate]
-	nicOf    []int           // each flow's sender NIC
-	segs     []fwsim.Segment // the program's writable memory
-	mem      [][]byte        // each NIC's copy of it
-	cur      int             // the NIC whose memory fw holds
-	time     decisionTime
-	buf      []byte
-	report   SimDOCA
+	label  string
+	fw     *docaFwsim
+	params nicsdk.Params   // the compiled parameters: the rates are within [MinRate, LineRate]
+	nicOf  []int           // each flow's sender NIC
+	segs   []fwsim.Segment // the program's writable memory
+	mem    [][]byte        // each NIC's copy of it
+	cur    int             // the NIC whose memory fw holds
+	time   decisionTime
+	buf    []byte
+	report SimDOCA
 }
 
 func newDOCAController(cp *Compiled, scen netsim.Scenario, core string, opt SimOptions, rep *SimReport) (*docaController, error) {
