@@ -2,10 +2,13 @@ package compiler
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -92,15 +95,18 @@ const DefaultSimFlows = 16
 
 // SimReport is a run's result with what ran.
 type SimReport struct {
-	Policy   string   `json:"policy"`    // what was given
-	Decides  string   `json:"decides"`   // what made the decisions
-	Latency  string   `json:"latency"`   // how long a decision took
-	Threads  int      `json:"threads"`   // engine threads per NIC
-	Core     string   `json:"core"`      // the profile the engine's threads and clock come from
-	LinkGbps float64  `json:"link_gbps"` // the network's
-	ClockPPM float64  `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
-	Plots    []string `json:"plots,omitempty"`
-	DOCA     *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
+	Policy string `json:"policy"` // what was given
+	// PolicySHA256 identifies what decided: a model file's model (model.Hash), a compile's
+	// report.json and the ELF it runs; absent for swift and dcqcn.
+	PolicySHA256 string   `json:"policy_sha256,omitempty"`
+	Decides      string   `json:"decides"`   // what made the decisions
+	Latency      string   `json:"latency"`   // how long a decision took
+	Threads      int      `json:"threads"`   // engine threads per NIC
+	Core         string   `json:"core"`      // the profile the engine's threads and clock come from
+	LinkGbps     float64  `json:"link_gbps"` // the network's
+	ClockPPM     float64  `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
+	Plots        []string `json:"plots,omitempty"`
+	DOCA         *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
 	// Cycles are the firmware's decisions' cycles, when a firmware decides in fwsim.
 	Cycles *SimCycles `json:"decision_cycles,omitempty"`
 	*netsim.Result
@@ -257,12 +263,33 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 		return nil, "", fmt.Errorf("sim needs --policy: a model file, a compile directory, swift or dcqcn")
 	}
 	if IsCompileDir(opt.Policy) {
+		elf := FirmwareFile
+		if opt.SDK == SDKDOCA {
+			elf = DOCAFirmwareFile
+		}
+		var err error
+		if rep.PolicySHA256, err = filesHash(opt.Policy, ReportFile, elf); err != nil {
+			return nil, "", err
+		}
 		return compiledController(opt, scen, rep)
 	}
 	if opt.Golden {
 		return nil, "", fmt.Errorf("--golden takes a compile output directory, not %s", opt.Policy)
 	}
 	return floatController(opt, rep, core)
+}
+
+// filesHash is the hex SHA-256 of the hashes of dir's files names, in order.
+func filesHash(dir string, names ...string) (string, error) {
+	h := sha256.New()
+	for _, n := range names {
+		fh, err := fileHash(filepath.Join(dir, n))
+		if err != nil {
+			return "", err
+		}
+		h.Write([]byte(fh))
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func latencyText(ns int64) string {
@@ -286,6 +313,9 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	}
 	p, err := paramsOrDefault(opt.Params)
 	if err != nil {
+		return nil, "", err
+	}
+	if rep.PolicySHA256, err = model.Hash(m); err != nil {
 		return nil, "", err
 	}
 	states := map[uint32]*model.State{}

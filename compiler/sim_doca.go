@@ -16,8 +16,8 @@ import (
 
 // DOCASetting is a --rlcc-* flag given to nicc sim --sdk doca.
 type DOCASetting struct {
-	Flag  string  // rlcc-target, rlcc-beta or rlcc-scale (others are compiled into the program)
-	Given float64 // the value as given; SimOptions.Params holds it in fixed point
+	Flag  string  `json:"flag"`  // rlcc-target, rlcc-beta or rlcc-scale (others are compiled into the program)
+	Given float64 `json:"given"` // the value as given; SimOptions.Params holds it in fixed point
 }
 
 // docaRunParams are the DOCA program's run-time parameters by flag: their index
