@@ -23,12 +23,13 @@ type Footprint struct {
 	Decisions float64
 }
 
-// Measured peak resident bytes per item (go test ./netsim -run TestEstimateBounds measures
-// them and checks the estimate against a real run), rounded up: Go's heap runs up to twice its
-// live data between collections, and a growing slice holds its old array until the next one.
+// Peak resident bytes per item, rounded up: Go's heap runs up to twice its live data between
+// collections, and a growing slice holds its old array until the next one. TestEstimateBounds
+// checks the event and decision bounds against real runs.
 const (
 	// EventBytes is one pending event: the event (64 bytes), its heap key (24) and its free
-	// slot (4), in slices that double.
+	// slot (4), in slices that double (about 230 measured with /usr/bin/time -v, nicc sim
+	// many-to-one --link-delay 20ms --mtu 1500: 650 MB for 2.8 million).
 	EventBytes = 400
 	// queuedBytes is a packet waiting in a switch port's FIFO (32 bytes).
 	queuedBytes = 128

@@ -76,8 +76,16 @@ frequency by up to --clock-ppm (default ±100 ppm, IEEE 802.3's tolerance), draw
 --seed; --clock-ppm 0 puts every NIC on one ideal clock, where flows of different hosts that
 start together and decide alike stay in lockstep. The same seed gives the same output.
 
-Exit codes: 0 ran; 1 the firmware trapped during the run (the flow, time and pc are named;
-no partial result is printed); 2 bad input.
+Exit codes: 0 ran; 1 the firmware trapped during the run, or returned a rate outside [the
+compiled min rate, line rate] (the flow, time and pc or rate are named; no partial result is
+printed); 2 bad input.
+
+Bounds: --link-gbps 0.1 to 10000, every time flag up to 1h, --link-delay up to 1s, --threads
+up to 65536, --flows at least 1. A run is estimated from its flags before it starts: one that
+needs more than ` + fmt.Sprint(compiler.MemoryLimit>>30) + ` GiB (400 bytes an event in flight: every data link's
+bandwidth-delay product in --mtu packets, and each flow's control packets) or may fire more
+than 1e11 events (the senders at line rate for --duration, and every flow's probes) is
+refused in one line with the estimate (exit 2).
 
   nicc sim many-to-one --flows 16 --policy swift
   nicc sim many-to-one --flows 64 --policy build/rlcc --duration 40ms --json
@@ -95,7 +103,10 @@ A sweep that outgrows one machine: --matrix FILE runs every combination of a JSO
 {"scenarios": [...], "flows": [...], "seeds": [...], "policies": [...], "duration": "20ms",
 "latency": "500ns"} (the last two optional), numbered in that nesting order; --shard i/n runs
 the runs whose number is i modulo n, and nicc sim merge SHARD.json... joins the shards' --json
-outputs into the whole matrix's, byte for byte what one unsharded run prints.
+outputs into the whole matrix's, byte for byte what one unsharded run prints; it refuses
+shards run with different flags (each records its setup), a policy file that changed between
+shards (each run records its policy_sha256), a run that contradicts its index and a run
+without a result.
 docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the merge.
 
   nicc sim --matrix sweep.json --shard 3/8 --json > shard-3.json
@@ -320,8 +331,10 @@ func simMergeCommand() *cli.Command {
 		Usage:     "join the --json outputs of a matrix's shards into the whole matrix's",
 		ArgsUsage: "SHARD.json...",
 		Description: `Reads the shards' nicc sim --matrix --json outputs and prints the whole matrix's, byte for
-byte what one unsharded run prints with --json. Shards of different matrices, a run given
-twice or a run missing is an error naming it (exit 2).
+byte what one unsharded run prints with --json. Shards of different matrices or run with
+different flags (the field is named), a policy file that changed between runs, a run given
+twice, missing, contradicting its index or without a result, and text after a shard's JSON
+are errors naming the shard (exit 2).
 
   nicc sim merge --json shard-*.json > sweep-result.json`,
 		Flags: []cli.Flag{jsonFlag},
