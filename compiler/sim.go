@@ -263,15 +263,16 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 		return nil, "", fmt.Errorf("sim needs --policy: a model file, a compile directory, swift or dcqcn")
 	}
 	if IsCompileDir(opt.Policy) {
+		ctrl, core, err := compiledController(opt, scen, rep)
+		if err != nil {
+			return nil, "", err
+		}
 		elf := FirmwareFile
 		if opt.SDK == SDKDOCA {
 			elf = DOCAFirmwareFile
 		}
-		var err error
-		if rep.PolicySHA256, err = filesHash(opt.Policy, ReportFile, elf); err != nil {
-			return nil, "", err
-		}
-		return compiledController(opt, scen, rep)
+		rep.PolicySHA256, err = filesHash(opt.Policy, ReportFile, elf)
+		return ctrl, core, err
 	}
 	if opt.Golden {
 		return nil, "", fmt.Errorf("--golden takes a compile output directory, not %s", opt.Policy)
