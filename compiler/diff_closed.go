@@ -135,6 +135,11 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 	if runs == nil {
 		runs = DefaultClosedLoopRuns
 	}
+	for _, run := range runs {
+		if err := checkClosedLoopMemory(run, opt.Net); err != nil {
+			return nil, err
+		}
+	}
 	for k, run := range runs {
 		base := SimOptions{Scenario: run.Scenario, Flows: run.Flows, Net: opt.Net, LatencyNs: opt.LatencyNs}
 		teacher, compiled := base, base
@@ -163,6 +168,22 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// checkClosedLoopMemory refuses a scenario whose two runs, the teacher's and the compile's,
+// which go in parallel, would need more than MemoryLimit together (or one of them more than
+// SimEventLimit events).
+func checkClosedLoopMemory(run ClosedLoopRun, net netsim.Config) error {
+	scen, err := simScenario(SimOptions{Scenario: run.Scenario, Flows: run.Flows, Net: net})
+	if err != nil {
+		return err
+	}
+	fp, err := netsim.Estimate(scen, net, 0)
+	if err != nil {
+		return err
+	}
+	return checkSimFootprint(fmt.Sprintf("%s: %s, run twice at once (the teacher and the compile)", run, simWhat(scen, net)), net, fp, fp.Bytes,
+		"the other run", "a shorter --duration or fewer flows in --runs")
 }
 
 func (r *ClosedLoopReport) row(run ClosedLoopRun, t, c *netsim.Result) ClosedLoopRow {

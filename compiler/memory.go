@@ -1,10 +1,13 @@
 package compiler
 
 import (
+	"cmp"
 	"fmt"
+	"time"
 
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/netsim"
 )
 
 // MemoryLimit is the most memory a user-given count may commit nicc to (distill's states and
@@ -109,4 +112,36 @@ func maxDistillStates(inputs int, o distill.Options) int64 {
 	big := distill.MaxSamples // enough states for the trees' and histograms' full size
 	trees := distillBytes(big, inputs, o) - float64(big)*per
 	return int64(max(MemoryLimit-trees, 0) / per)
+}
+
+// SimEventLimit bounds the events one closed-loop simulation may fire (netsim.Footprint's
+// upper bound): 1e11, hours at the 5 to 10 million events a second netsim runs on one core.
+// A run is finite whatever its flags (netsim.Config's bounds); this refuses one that would
+// not end in practice.
+const SimEventLimit = 1e11
+
+// checkSimFootprint refuses a simulation of what (a scenario, its duration and link rate)
+// whose estimate, with extra bytes kept beside it (what extraWhat says), is over MemoryLimit,
+// or whose events are over SimEventLimit, in one line with the estimate, what it is based on
+// and hint, what would fit.
+func checkSimFootprint(what string, cfg netsim.Config, fp netsim.Footprint, extra float64, extraWhat, hint string) error {
+	mtu := cmp.Or(cfg.MTU, netsim.Defaults.MTU)
+	if b := fp.Bytes + extra; b > MemoryLimit {
+		msg := fmt.Sprintf("%s needs about %.1f GiB: %.0f MiB for the network (up to %.3g events in flight at %d bytes each: every data link's bandwidth-delay product in %d-byte packets, and each flow's control packets)",
+			what, b/(1<<30), fp.Bytes/(1<<20), fp.InFlight, netsim.EventBytes, mtu)
+		if extra > 0 {
+			msg += fmt.Sprintf(" and %.1f GiB for %s", extra/(1<<30), extraWhat)
+		}
+		return fmt.Errorf("%s, over nicc's %d GiB memory limit: %s", msg, MemoryLimit>>30, hint)
+	}
+	if fp.Events > SimEventLimit {
+		return fmt.Errorf("%s may fire about %.3g events (the senders' uplinks at line rate for the whole run in %d-byte packets, %d events each, and every flow's RTT probes, one a base RTT), over nicc's limit of %.0e, hours at netsim's 5 to 10 million events a second: %s",
+			what, fp.Events, mtu, netsim.FiredPerPacket, float64(SimEventLimit), hint)
+	}
+	return nil
+}
+
+// simWhat names a run for checkSimFootprint: its scenario, duration and link rate.
+func simWhat(scen netsim.Scenario, cfg netsim.Config) string {
+	return fmt.Sprintf("%s for %s at %s Gb/s", scen.Name, time.Duration(cmp.Or(cfg.DurationNs, netsim.Defaults.DurationNs)), num(cmp.Or(cfg.LinkGbps, netsim.Defaults.LinkGbps)))
 }

@@ -2,10 +2,13 @@ package compiler
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -76,10 +79,15 @@ func clocksText(ppm float64) string {
 // SimNet is the network and run options of nicc sim (netsim.Config).
 type SimNet = netsim.Config
 
-// nicc sim's --clock-ppm: SimNet.ClockPPM's default, IEEE 802.3's ±100 ppm, and its bound.
+// nicc sim's --clock-ppm: SimNet.ClockPPM's default, IEEE 802.3's ±100 ppm, and its bound;
+// and the bounds of --link-gbps, of every time flag and of --threads (netsim's).
 const (
 	StandardClockPPM = netsim.StandardClockPPM
 	MaxClockPPM      = netsim.MaxClockPPM
+	MinLinkGbps      = netsim.MinLinkGbps
+	MaxLinkGbps      = netsim.MaxLinkGbps
+	MaxSimTimeNs     = int64(netsim.MaxDurationNs)
+	MaxSimThreads    = netsim.MaxThreads
 )
 
 // DefaultSimFlows is the flow count when none is given: 16 flows into one receiver.
@@ -87,15 +95,18 @@ const DefaultSimFlows = 16
 
 // SimReport is a run's result with what ran.
 type SimReport struct {
-	Policy   string   `json:"policy"`    // what was given
-	Decides  string   `json:"decides"`   // what made the decisions
-	Latency  string   `json:"latency"`   // how long a decision took
-	Threads  int      `json:"threads"`   // engine threads per NIC
-	Core     string   `json:"core"`      // the profile the engine's threads and clock come from
-	LinkGbps float64  `json:"link_gbps"` // the network's
-	ClockPPM float64  `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
-	Plots    []string `json:"plots,omitempty"`
-	DOCA     *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
+	Policy string `json:"policy"` // what was given
+	// PolicySHA256 identifies what decided: a model file's model (model.Hash), a compile's
+	// report.json and the ELF it runs; absent for swift and dcqcn.
+	PolicySHA256 string   `json:"policy_sha256,omitempty"`
+	Decides      string   `json:"decides"`   // what made the decisions
+	Latency      string   `json:"latency"`   // how long a decision took
+	Threads      int      `json:"threads"`   // engine threads per NIC
+	Core         string   `json:"core"`      // the profile the engine's threads and clock come from
+	LinkGbps     float64  `json:"link_gbps"` // the network's
+	ClockPPM     float64  `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
+	Plots        []string `json:"plots,omitempty"`
+	DOCA         *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
 	// Cycles are the firmware's decisions' cycles, when a firmware decides in fwsim.
 	Cycles *SimCycles `json:"decision_cycles,omitempty"`
 	*netsim.Result
@@ -152,8 +163,20 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	if opt.Progress != nil {
 		cfg.Progress = func(done, total int64) { opt.Progress("sim", int(done/1000), int(total/1000)) }
 	}
-	if d, ok := ctrl.(*docaController); ok && opt.DOCASetAtNs > 0 {
-		cfg.Actions = append(cfg.Actions, netsim.Action{AtNs: opt.DOCASetAtNs, Do: d.setOnEveryNIC})
+	var kept float64 // the controller's memory beside the network's
+	if d, ok := ctrl.(*docaController); ok {
+		kept = d.bytes()
+		if opt.DOCASetAtNs > 0 {
+			cfg.Actions = append(cfg.Actions, netsim.Action{AtNs: opt.DOCASetAtNs, Do: d.setOnEveryNIC})
+		}
+	}
+	fp, err := netsim.Estimate(scen, cfg, ctrl.TimerNs())
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSimFootprint(simWhat(scen, cfg), cfg, fp, kept, "the NICs' copies of the DOCA program's memory",
+		"a shorter --duration or --link-delay, fewer flows, a larger --mtu or a slower --link-gbps"); err != nil {
+		return nil, err
 	}
 	r, err := netsim.Run(scen, ctrl, cfg)
 	if errors.Is(err, netsim.ErrStopped) {
@@ -240,12 +263,34 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 		return nil, "", fmt.Errorf("sim needs --policy: a model file, a compile directory, swift or dcqcn")
 	}
 	if IsCompileDir(opt.Policy) {
-		return compiledController(opt, scen, rep)
+		ctrl, core, err := compiledController(opt, scen, rep)
+		if err != nil {
+			return nil, "", err
+		}
+		elf := FirmwareFile
+		if opt.SDK == SDKDOCA {
+			elf = DOCAFirmwareFile
+		}
+		rep.PolicySHA256, err = filesHash(opt.Policy, ReportFile, elf)
+		return ctrl, core, err
 	}
 	if opt.Golden {
 		return nil, "", fmt.Errorf("--golden takes a compile output directory, not %s", opt.Policy)
 	}
 	return floatController(opt, rep, core)
+}
+
+// filesHash is the hex SHA-256 of the hashes of dir's files names, in order.
+func filesHash(dir string, names ...string) (string, error) {
+	h := sha256.New()
+	for _, n := range names {
+		fh, err := fileHash(filepath.Join(dir, n))
+		if err != nil {
+			return "", err
+		}
+		h.Write([]byte(fh))
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func latencyText(ns int64) string {
@@ -269,6 +314,9 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	}
 	p, err := paramsOrDefault(opt.Params)
 	if err != nil {
+		return nil, "", err
+	}
+	if rep.PolicySHA256, err = model.Hash(m); err != nil {
 		return nil, "", err
 	}
 	states := map[uint32]*model.State{}
@@ -436,7 +484,20 @@ func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint3
 	if *ctx, err = readFlowCtx(f.m, f.ctx, f.buf); err != nil {
 		return 0, 0, err
 	}
+	if err := checkRate(EntryHandler, uint32(r.A0), f.params); err != nil {
+		return 0, 0, err
+	}
 	return uint32(r.A0), f.time.ps(r.Cycles), nil
+}
+
+// checkRate is the firmware's fault when entry returned a rate outside [the compiled min
+// rate, line rate]: the handler clamps every rate it returns into that range, so a rate
+// beyond it stops the run as a trap does.
+func checkRate(entry string, rate uint32, p nicsdk.Params) error {
+	if rate < p.MinRate || rate > nicsdk.LineRate {
+		return fmt.Errorf("%s returned rate %d (%#x), outside [the min rate %d, line rate %d] in fxp20: the firmware's fault", entry, rate, rate, p.MinRate, nicsdk.LineRate)
+	}
+	return nil
 }
 
 // readFlowCtx reads back the flow context a decision left at addr, through buf.

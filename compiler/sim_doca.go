@@ -16,8 +16,8 @@ import (
 
 // DOCASetting is a --rlcc-* flag given to nicc sim --sdk doca.
 type DOCASetting struct {
-	Flag  string  // rlcc-target, rlcc-beta or rlcc-scale (others are compiled into the program)
-	Given float64 // the value as given; SimOptions.Params holds it in fixed point
+	Flag  string  `json:"flag"`  // rlcc-target, rlcc-beta or rlcc-scale (others are compiled into the program)
+	Given float64 `json:"given"` // the value as given; SimOptions.Params holds it in fixed point
 }
 
 // docaRunParams are the DOCA program's run-time parameters by flag: their index
@@ -62,16 +62,16 @@ type SimDOCAParam struct {
 // parameter and counter tables, the program's per-port terms) is its own, swapped in for
 // its decisions.
 type docaController struct {
-	label    string
-	fw       *docaFwsim
-	initRate uint32
-	nicOf    []int           // each flow's sender NIC
-	segs     []fwsim.Segment // the program's writable memory
-	mem      [][]byte        // each NIC's copy of it
-	cur      int             // the NIC whose memory fw holds
-	time     decisionTime
-	buf      []byte
-	report   SimDOCA
+	label  string
+	fw     *docaFwsim
+	params nicsdk.Params   // the compiled parameters: the rates are within [MinRate, LineRate]
+	nicOf  []int           // each flow's sender NIC
+	segs   []fwsim.Segment // the program's writable memory
+	mem    [][]byte        // each NIC's copy of it
+	cur    int             // the NIC whose memory fw holds
+	time   decisionTime
+	buf    []byte
+	report SimDOCA
 }
 
 func newDOCAController(cp *Compiled, scen netsim.Scenario, core string, opt SimOptions, rep *SimReport) (*docaController, error) {
@@ -87,7 +87,7 @@ func newDOCAController(cp *Compiled, scen netsim.Scenario, core string, opt SimO
 	if err != nil {
 		return nil, err
 	}
-	d := &docaController{label: "DOCA " + cp.c.m.Name, fw: fw, initRate: cp.c.params.InitRate,
+	d := &docaController{label: "DOCA " + cp.c.m.Name, fw: fw, params: cp.c.params,
 		time: newDecisionTime(fw.prof, opt.Threads, opt.LatencyNs), buf: make([]byte, nicsdk.CtxBytes),
 		report: SimDOCA{Firmware: elf, NICs: scen.Hosts, SetParams: set}}
 	for _, f := range scen.Flows {
@@ -119,6 +119,10 @@ func newDOCAController(cp *Compiled, scen netsim.Scenario, core string, opt SimO
 	mem, err := d.save(nil)
 	if err != nil {
 		return nil, err
+	}
+	if b := float64(len(mem)) * float64(scen.Hosts); b > MemoryLimit {
+		return nil, fmt.Errorf("%s: %d NICs, each with its own copy of the DOCA program's %d bytes of writable memory, need about %.1f GiB, over nicc's %d GiB memory limit",
+			scen.Name, scen.Hosts, len(mem), b/(1<<30), MemoryLimit>>30)
 	}
 	for range scen.Hosts {
 		d.mem = append(d.mem, slices.Clone(mem))
@@ -223,6 +227,11 @@ func (d *docaController) setOnEveryNIC() error {
 	return nil
 }
 
+// bytes is the memory of the NICs' copies of the program's writable memory.
+func (d *docaController) bytes() float64 {
+	return float64(len(d.mem)) * float64(len(d.mem[0]))
+}
+
 // save copies the program's writable memory into buf (nil: a new one).
 func (d *docaController) save(buf []byte) ([]byte, error) {
 	off := 0
@@ -270,7 +279,7 @@ func (d *docaController) TimerNs() int64 { return 0 }
 // the flow initialises it. Until then the flow sends at the compiled init rate.
 func (d *docaController) Init(ctx *nicsdk.FlowCtx) uint32 {
 	*ctx = nicsdk.FlowCtx{}
-	return d.initRate
+	return d.params.InitRate
 }
 
 // Decide hands ev to the flow's NIC as a DOCA event at its time: an RTT event's request sent
@@ -303,6 +312,9 @@ func (d *docaController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, i
 		return 0, 0, err
 	}
 	if *ctx, err = readFlowCtx(m, d.fw.ctx, d.buf); err != nil {
+		return 0, 0, err
+	}
+	if err := checkRate(nicsdk.DOCAEntryAlgo, rate[0], d.params); err != nil {
 		return 0, 0, err
 	}
 	return rate[0], d.time.ps(r.Cycles), nil

@@ -1,12 +1,13 @@
 package compiler
 
 import (
-	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/netsim"
 )
 
 // SimMatrix is a sweep of nicc sim runs: every scenario × flow count × seed × policy, in that
@@ -45,8 +47,44 @@ type SimRun struct {
 type SimMatrixReport struct {
 	Matrix SimMatrix `json:"matrix"`
 	SHA256 string    `json:"matrix_sha256"` // of the matrix's canonical JSON: shards of one matrix share it
+	Setup  *SimSetup `json:"setup"`         // the flags every run shared: shards of one sweep share it
 	Shard  string    `json:"shard"`         // "i/n"; "0/1" for a whole matrix
 	Runs   []SimRun  `json:"runs"`
+}
+
+// SimSetup is everything besides the matrix that shapes a matrix's runs: the network, the
+// run's times, the engine and the RL-CC parameters (each run's result names its policy's
+// hash). Merge refuses shards whose setups differ in any field.
+type SimSetup struct {
+	DurationNs  int64         `json:"duration_ns"`
+	WarmupNs    int64         `json:"warmup_ns"`  // 0: the scenario's default
+	LatencyNs   int64         `json:"latency_ns"` // 0: the firmware's measured cycles
+	LinkGbps    float64       `json:"link_gbps"`
+	LinkDelayNs int64         `json:"link_delay_ns"`
+	MTU         int           `json:"mtu"`
+	BufferBytes int           `json:"buffer_bytes"`
+	ClockPPM    float64       `json:"clock_ppm"`
+	PFC         string        `json:"pfc"`
+	Threads     int           `json:"threads"` // 0: the core profile's
+	Core        string        `json:"core"`    // "": a compile's, else DefaultCore
+	Golden      bool          `json:"golden"`
+	SDK         string        `json:"sdk"`
+	DOCASet     []DOCASetting `json:"doca_set,omitempty"`
+	Params      *RLCCParams   `json:"rlcc_params"` // a model file's; a compile's are its own
+}
+
+// simSetup is the setup of runs with opt's options.
+func simSetup(opt SimOptions) (*SimSetup, error) {
+	p, err := paramsOrDefault(opt.Params)
+	if err != nil {
+		return nil, err
+	}
+	n := opt.Net
+	return &SimSetup{DurationNs: cmp.Or(n.DurationNs, netsim.Defaults.DurationNs), WarmupNs: n.WarmupNs, LatencyNs: opt.LatencyNs,
+		LinkGbps: cmp.Or(n.LinkGbps, netsim.Defaults.LinkGbps), LinkDelayNs: cmp.Or(n.PropNs, netsim.Defaults.PropNs),
+		MTU: cmp.Or(n.MTU, netsim.Defaults.MTU), BufferBytes: cmp.Or(n.BufferBytes, netsim.Defaults.BufferBytes), ClockPPM: n.ClockPPM,
+		PFC: cmp.Or(opt.PFC, PFCAuto), Threads: opt.Threads, Core: opt.Core, Golden: opt.Golden, SDK: opt.SDK.String(),
+		DOCASet: opt.DOCASet, Params: newRLCCParams(p)}, nil
 }
 
 // ReadSimMatrix reads a matrix file, refusing unknown fields, empty axes and more than
@@ -56,10 +94,8 @@ func ReadSimMatrix(path string) (*SimMatrix, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var m SimMatrix
-	if err := dec.Decode(&m); err != nil {
+	if err := model.DecodeJSON(data, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, ax := range []struct {
@@ -72,6 +108,16 @@ func ReadSimMatrix(path string) (*SimMatrix, error) {
 	}
 	if n := m.runs(); n > MaxMatrixRuns {
 		return nil, fmt.Errorf("%s: %d runs, over %d", path, n, MaxMatrixRuns)
+	}
+	for k, f := range m.Flows {
+		if f < 1 {
+			return nil, fmt.Errorf("%s: flows[%d] is %d: want a count of at least 1", path, k, f)
+		}
+	}
+	for k, sc := range m.Scenarios {
+		if !slices.Contains(SimScenarios, sc) {
+			return nil, fmt.Errorf("%s: scenarios[%d] %q: want one of %s", path, k, sc, strings.Join(SimScenarios, ", "))
+		}
 	}
 	return &m, nil
 }
@@ -131,7 +177,11 @@ func RunSimMatrix(m *SimMatrix, i, n int, base SimOptions, progress ProgressFunc
 		}
 		base.LatencyNs = d.Nanoseconds()
 	}
-	rep := &SimMatrixReport{Matrix: *m, SHA256: m.hash(), Shard: fmt.Sprintf("%d/%d", i, n), Runs: []SimRun{}}
+	setup, err := simSetup(base)
+	if err != nil {
+		return nil, err
+	}
+	rep := &SimMatrixReport{Matrix: *m, SHA256: m.hash(), Setup: setup, Shard: fmt.Sprintf("%d/%d", i, n), Runs: []SimRun{}}
 	total := (m.runs() - i + n - 1) / n
 	for k := i; k < m.runs(); k += n {
 		run := m.run(k)
@@ -152,26 +202,35 @@ func RunSimMatrix(m *SimMatrix, i, n int, base SimOptions, progress ProgressFunc
 }
 
 // MergeSimShards joins the shards of one matrix into the report of the whole: every run
-// once, in order. Shards of different matrices, a run given twice or a run missing is an
-// error naming it.
+// once, in order. Shards of different matrices or setups, a run given twice or missing, a run
+// that is not the matrix's run of its index, one without a result and a policy whose hash
+// differs between runs are errors naming the shard (and the other one).
 func MergeSimShards(shards []*SimMatrixReport, names []string) (*SimMatrixReport, error) {
 	if len(shards) == 0 {
 		return nil, fmt.Errorf("merge needs the shards' JSON files")
 	}
 	first := shards[0]
-	out := &SimMatrixReport{Matrix: first.Matrix, SHA256: first.SHA256, Shard: "0/1"}
+	out := &SimMatrixReport{Matrix: first.Matrix, SHA256: first.SHA256, Setup: first.Setup, Shard: "0/1"}
 	seen := map[int]string{}
+	policies := map[string][2]string{} // a policy's hash and the shard that first gave it
 	for s, sh := range shards {
 		if sh.SHA256 != first.SHA256 || sh.Matrix.hash() != sh.SHA256 {
 			return nil, fmt.Errorf("%s: matrix sha256 %.12s, %s's is %.12s: shards of different matrices (or an edited file)", names[s], sh.SHA256, names[0], first.SHA256)
+		}
+		if field, a, b := setupDiff(sh.Setup, first.Setup); field != "" {
+			return nil, fmt.Errorf("%s: setup %s %s, %s's is %s: shards run with different flags", names[s], field, a, names[0], b)
 		}
 		for _, r := range sh.Runs {
 			if prev, ok := seen[r.Index]; ok {
 				return nil, fmt.Errorf("%s: run %d is also in %s", names[s], r.Index, prev)
 			}
-			if r.Index < 0 || r.Index >= first.Matrix.runs() {
-				return nil, fmt.Errorf("%s: run %d is outside the matrix's %d runs", names[s], r.Index, first.Matrix.runs())
+			if err := first.Matrix.checkRun(r); err != nil {
+				return nil, fmt.Errorf("%s: %w", names[s], err)
 			}
+			if p, ok := policies[r.Policy]; ok && p[0] != r.Result.PolicySHA256 {
+				return nil, fmt.Errorf("%s: run %d's policy %s has sha256 %.12s, %s's %.12s: shards run different files under one name", names[s], r.Index, r.Policy, r.Result.PolicySHA256, p[1], p[0])
+			}
+			policies[r.Policy] = [2]string{r.Result.PolicySHA256, names[s]}
 			seen[r.Index] = names[s]
 			out.Runs = append(out.Runs, r)
 		}
@@ -189,14 +248,91 @@ func MergeSimShards(shards []*SimMatrixReport, names []string) (*SimMatrixReport
 	return out, nil
 }
 
-// ReadSimShard reads a shard's JSON (what nicc sim --matrix --json printed).
+// checkRun refuses a run that is not m's run of its index, or whose result is missing or of
+// another run.
+func (m *SimMatrix) checkRun(r SimRun) error {
+	if r.Index < 0 || r.Index >= m.runs() {
+		return fmt.Errorf("run %d is outside the matrix's %d runs", r.Index, m.runs())
+	}
+	want := m.run(r.Index)
+	if r.Scenario != want.Scenario || r.Flows != want.Flows || r.Seed != want.Seed || r.Policy != want.Policy {
+		return fmt.Errorf("run %d is %s, %d flows, seed %d, policy %s; the matrix's run %d is %s, %d flows, seed %d, policy %s",
+			r.Index, r.Scenario, r.Flows, r.Seed, r.Policy, r.Index, want.Scenario, want.Flows, want.Seed, want.Policy)
+	}
+	if r.Result == nil || r.Result.Result == nil {
+		return fmt.Errorf("run %d has no result", r.Index)
+	}
+	if res := r.Result; res.Seed != r.Seed || res.Policy != r.Policy || !strings.HasPrefix(res.Scenario, r.Scenario+" ") {
+		return fmt.Errorf("run %d (%s, seed %d, policy %s) holds the result of %s, seed %d, policy %s", r.Index, r.Scenario, r.Seed, r.Policy, res.Scenario, res.Seed, res.Policy)
+	}
+	return nil
+}
+
+// setupDiff is the first field, in JSON's names (rlcc_params.target_q16), in which a and b
+// differ, with its values in each; "" when they agree. A missing setup differs in "setup".
+func setupDiff(a, b *SimSetup) (field, va, vb string) {
+	if a == nil || b == nil {
+		if a == b {
+			return "", "", ""
+		}
+		return "setup", presence(a != nil), presence(b != nil)
+	}
+	fa, fb := flatJSON(a), flatJSON(b)
+	for _, k := range slices.Sorted(maps.Keys(fa)) {
+		if fa[k] != fb[k] {
+			return k, cmp.Or(fa[k], "absent"), cmp.Or(fb[k], "absent")
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(fb)) {
+		if _, ok := fa[k]; !ok {
+			return k, "absent", fb[k]
+		}
+	}
+	return "", "", ""
+}
+
+func presence(ok bool) string {
+	if ok {
+		return "present"
+	}
+	return "absent (an older nicc wrote it: run the shard again)"
+}
+
+// flatJSON is v's JSON as leaf paths (a.b, a[2]) to their values' JSON.
+func flatJSON(v any) map[string]string {
+	b, _ := json.Marshal(v)
+	var tree any
+	_ = json.Unmarshal(b, &tree)
+	out := map[string]string{}
+	var walk func(path string, t any)
+	walk = func(path string, t any) {
+		switch t := t.(type) {
+		case map[string]any:
+			for k, c := range t {
+				walk(strings.TrimPrefix(path+"."+k, "."), c)
+			}
+		case []any:
+			for i, c := range t {
+				walk(fmt.Sprintf("%s[%d]", path, i), c)
+			}
+		default:
+			leaf, _ := json.Marshal(t)
+			out[path] = string(leaf)
+		}
+	}
+	walk("", tree)
+	return out
+}
+
+// ReadSimShard reads a shard's JSON (what nicc sim --matrix --json printed): one JSON value,
+// nothing after it, no field nicc does not write.
 func ReadSimShard(path string) (*SimMatrixReport, error) {
 	data, err := model.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var r SimMatrixReport
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := model.DecodeJSON(data, &r); err != nil {
 		return nil, fmt.Errorf("%s: not a nicc sim --matrix --json output: %w", path, err)
 	}
 	if r.SHA256 == "" {

@@ -144,8 +144,49 @@ func TestSimFirmwareTrap(t *testing.T) {
 	}
 }
 
+// A firmware whose handler returns a rate outside [min rate, line rate] (0, or 0xffffffff)
+// is at fault, as one that traps: the run stops with a check error naming the entry and the
+// rate, the nicc firmware's and the DOCA program's alike.
+func TestSimFirmwareRateOutOfRange(t *testing.T) {
+	_, doca := docaReport(t)
+	fw := compiledForSim(t, rlccXGB, false)
+	for _, c := range []struct {
+		dir, elf, entry string
+		sdk             SDK
+		code            []byte // the entry's new first instructions
+		want            string
+	}{
+		// c.li a0, 0; c.ret
+		{fw, FirmwareFile, EntryHandler, SDKNicc, []byte{0x01, 0x45, 0x82, 0x80}, "returned rate 0 (0x0)"},
+		// c.li a0, -1; c.ret: the rate is a0's low 32 bits
+		{fw, FirmwareFile, EntryHandler, SDKNicc, []byte{0x7d, 0x55, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
+		// c.ret: the results (a3) stay as the caller zeroed them
+		{doca, DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, SDKDOCA, []byte{0x82, 0x80}, "returned rate 0 (0x0)"},
+		// c.li t0, -1; sw t0, 0(a3); c.ret
+		{doca, DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, SDKDOCA, []byte{0xfd, 0x52, 0x23, 0xa0, 0x56, 0x00, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
+	} {
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, os.DirFS(c.dir)); err != nil {
+			t.Fatal(err)
+		}
+		patchEntry(t, filepath.Join(dir, c.elf), c.entry, c.code)
+		r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: dir, SDK: c.sdk, Net: netsim.Config{DurationNs: 200_000}})
+		var ce *CheckError
+		if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), c.entry+" "+c.want) ||
+			!strings.Contains(err.Error(), "outside [the min rate 1049, line rate 1048576] in fxp20: the firmware's fault") || !strings.Contains(err.Error(), "flow 0 at ") {
+			t.Errorf("%s returning %s: %v, %v", c.entry, c.want, r, err)
+		}
+	}
+}
+
 // breakEntry writes an illegal instruction at the entry of function entry in the ELF at path.
 func breakEntry(t *testing.T, path, entry string) {
+	t.Helper()
+	patchEntry(t, path, entry, []byte{0, 0, 0, 0})
+}
+
+// patchEntry writes code at the entry of function entry in the ELF at path.
+func patchEntry(t *testing.T, path, entry string, code []byte) {
 	t.Helper()
 	f, err := elf.Open(path)
 	if err != nil {
@@ -173,7 +214,7 @@ func breakEntry(t *testing.T, path, entry string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	copy(b[off:], []byte{0, 0, 0, 0})
+	copy(b[off:], code)
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -53,8 +53,13 @@ const (
 	TrainLSTM = train.PolicyLSTM
 )
 
-// DefaultActionPenalty is nicc train's λ (train.DefaultActionPenalty).
-const DefaultActionPenalty = train.DefaultActionPenalty
+// DefaultActionPenalty is nicc train's λ (train.DefaultActionPenalty); MaxActionPenalty and
+// MaxTrainIterations bound λ and --iterations.
+const (
+	DefaultActionPenalty = train.DefaultActionPenalty
+	MaxActionPenalty     = train.MaxActionPenalty
+	MaxTrainIterations   = train.MaxIterations
+)
 
 // TrainedPolicy and TrainCurve are the files nicc train writes into its output directory.
 const (
@@ -93,8 +98,12 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if opt.Progress != nil {
 		prog = func(step, total int, _ train.Point) { opt.Progress("train", step, total) }
 	}
-	res, err := train.Train(train.Options{Iterations: opt.Iterations, Seed: opt.Seed, LR: opt.LR, Flows: opt.Flows,
-		DurationNs: opt.DurationNs, Params: p, ActionPenalty: opt.ActionPenalty, Policy: opt.Policy, Progress: prog})
+	topt := train.Options{Iterations: opt.Iterations, Seed: opt.Seed, LR: opt.LR, Flows: opt.Flows,
+		DurationNs: opt.DurationNs, Params: p, ActionPenalty: opt.ActionPenalty, Policy: opt.Policy, Progress: prog}
+	if err := checkTrainMemory(topt); err != nil {
+		return nil, err
+	}
+	res, err := train.Train(topt)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +154,20 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 		r.Eval = append(r.Eval, s)
 	}
 	return r, nil
+}
+
+// checkTrainMemory refuses a training whose largest rollout, with the decisions its policy
+// keeps for the gradient, is over MemoryLimit (or SimEventLimit).
+func checkTrainMemory(opt train.Options) error {
+	scen, cfg, fp, kept, err := train.Footprint(opt)
+	if err != nil {
+		return err
+	}
+	policy := cmp.Or(opt.Policy, train.PolicyMLP)
+	per := train.DecisionBytes[policy]
+	return checkSimFootprint("a rollout of "+simWhat(scen, cfg), cfg, fp, kept,
+		fmt.Sprintf("the %s's decisions kept for the gradient (up to %.3g, one a flow and base RTT, %.0f bytes each)", policy, fp.Decisions, per),
+		"a shorter --rollout or fewer --flows")
 }
 
 // WriteText prints the training's summary for a terminal.

@@ -139,24 +139,33 @@ func Hash(m *Model) (string, error) {
 	return hex.EncodeToString(h[:]), nil
 }
 
-// Unmarshal reads the native JSON form and validates it.
-func Unmarshal(data []byte) (*Model, error) {
+// DecodeJSON decodes data, one JSON value and nothing after it but white space, into v,
+// refusing fields v does not have. An error is a *ParseError at the offset it was found.
+func DecodeJSON(data []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
-	var m Model
-	if err := d.Decode(&m); err != nil {
+	if err := d.Decode(v); err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
-			return nil, &ParseError{Off: se.Offset, Msg: se.Error()}
+			return &ParseError{Off: se.Offset, Msg: se.Error()}
 		case errors.As(err, &te):
-			return nil, &ParseError{Off: te.Offset, Msg: te.Error()}
+			return &ParseError{Off: te.Offset, Msg: te.Error()}
 		}
-		return nil, &ParseError{Off: d.InputOffset(), Msg: err.Error()}
+		return &ParseError{Off: d.InputOffset(), Msg: err.Error()}
 	}
-	if d.More() {
-		return nil, &ParseError{Off: d.InputOffset(), Msg: "trailing data after the model"}
+	if off := d.InputOffset(); len(bytes.TrimSpace(data[off:])) > 0 {
+		return &ParseError{Off: off, Msg: "trailing data after the JSON value"}
+	}
+	return nil
+}
+
+// Unmarshal reads the native JSON form and validates it.
+func Unmarshal(data []byte) (*Model, error) {
+	var m Model
+	if err := DecodeJSON(data, &m); err != nil {
+		return nil, err
 	}
 	if m.Version != NativeVersion {
 		return nil, &ParseError{Off: -1, Msg: fmt.Sprintf("format is %q, want %q", m.Version, NativeVersion)}

@@ -115,6 +115,9 @@ func TestUnmarshalRejects(t *testing.T) {
 		{"no body", `{"format":"nicc.model/v1","inputs":["x"]}`, "neither layers nor a tree ensemble"},
 		{"no inputs", `{"format":"nicc.model/v1","inputs":[],"layers":[]}`, "0 inputs"},
 		{"trailing", `{"format":"nicc.model/v1","inputs":["x"],"ensemble":{"base":0,"transform":"identity","trees":[{"nodes":[{"leaf":1}]}]}} {}`, "trailing data"},
+		// A closing brace or bracket after the value (json.Decoder.More did not see them).
+		{"trailing brace", `{"format":"nicc.model/v1","inputs":["x"],"ensemble":{"base":0,"transform":"identity","trees":[{"nodes":[{"leaf":1}]}]}}}`, "trailing data"},
+		{"trailing bracket", `{"format":"nicc.model/v1","inputs":["x"],"ensemble":{"base":0,"transform":"identity","trees":[{"nodes":[{"leaf":1}]}]}} ]`, "trailing data"},
 		{"shape rows", dense(`{"op":"dense","in":2,"out":2,"w":[[1,2]],"act":"relu"}`), "layer 0 (dense): w has 1 rows, want 2"},
 		{"shape cols", dense(`{"op":"dense","in":2,"out":1,"w":[[1,2,3]],"act":"relu"}`), "w row 0 has 3 columns, want 2"},
 		{"in mismatch", dense(`{"op":"dense","in":3,"out":1,"w":[[1,2,3]],"act":"relu"}`), "in is 3, but the previous stage gives 2"},

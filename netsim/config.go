@@ -3,6 +3,8 @@ package netsim
 import (
 	"fmt"
 	"math"
+
+	"github.com/nicc-dev/nicc/nicsdk"
 )
 
 // Config is the network and the run. Zero fields take the defaults (Defaults); a negative
@@ -73,6 +75,17 @@ const StandardClockPPM = 100
 // MaxClockPPM bounds Config.ClockPPM (1%).
 const MaxClockPPM = 10_000
 
+// The bounds of a run's Config, which keep every time, in integer picoseconds, exact and far
+// from overflow: a packet's serialization is at least 1 ps and a flow's gap at its least rate
+// (one fxp20 step) fits an int64.
+const (
+	MinLinkGbps   = 0.1    // 100 Mb/s
+	MaxLinkGbps   = 10_000 // 10 Tb/s: a 64-byte probe takes 51 ps
+	MaxDurationNs = 3600e9 // an hour of simulated time; a decision's latency too
+	MaxPropNs     = 1e9    // a second a link, so that the base RTT fits a uint32 of ns
+	MaxThreads    = 1 << 16
+)
+
 // DefaultECN is the DCQCN marking profile used when a run asks for ECN without one: Kmin
 // 100 KB, Kmax 400 KB, Pmax 20%.
 var DefaultECN = ECN{KminBytes: 100 << 10, KmaxBytes: 400 << 10, Pmax: 0.2}
@@ -119,11 +132,18 @@ func (c Config) resolved() (Config, error) {
 			*f.v = f.def
 		}
 	}
-	if c.LinkGbps < 0 || math.IsNaN(c.LinkGbps) || math.IsInf(c.LinkGbps, 0) {
-		return c, fmt.Errorf("netsim: link rate %v Gb/s is not a positive number", c.LinkGbps)
-	}
 	if c.LinkGbps == 0 {
 		c.LinkGbps = d.LinkGbps
+	}
+	if !(c.LinkGbps >= MinLinkGbps && c.LinkGbps <= MaxLinkGbps) {
+		return c, fmt.Errorf("netsim: link rate %v Gb/s: want %v to %v", c.LinkGbps, MinLinkGbps, MaxLinkGbps)
+	}
+	if c.DurationNs > MaxDurationNs || c.PropNs > MaxPropNs || c.LatencyNs > MaxDurationNs {
+		return c, fmt.Errorf("netsim: duration %d ns, propagation delay %d ns, decision latency %d ns: want at most %d, %d and %d ns",
+			c.DurationNs, c.PropNs, c.LatencyNs, int64(MaxDurationNs), int64(MaxPropNs), int64(MaxDurationNs))
+	}
+	if c.Threads > MaxThreads {
+		return c, fmt.Errorf("netsim: %d engine threads: want at most %d", c.Threads, MaxThreads)
 	}
 	if c.TraceNs < 0 {
 		return c, fmt.Errorf("netsim: trace interval %d ns is negative", c.TraceNs)
@@ -150,6 +170,9 @@ func (c Config) resolved() (Config, error) {
 	}
 	if c.MTU > 1<<20 || c.BurstBytes > 1<<24 || c.ProbeBytes > c.MTU {
 		return c, fmt.Errorf("netsim: MTU %d (at most 1 MiB), burst %d (at most 16 MiB), probe %d (at most the MTU) out of range", c.MTU, c.BurstBytes, c.ProbeBytes)
+	}
+	if float64(c.BurstBytes)*8000/c.LinkGbps*nicsdk.LineRate > 1<<62 {
+		return c, fmt.Errorf("netsim: a burst of %d bytes at %v Gb/s: at a flow's least rate its gap would overflow the clock", c.BurstBytes, c.LinkGbps)
 	}
 	if c.BufferBytes < c.MTU {
 		return c, fmt.Errorf("netsim: buffer %d bytes is smaller than one %d-byte packet", c.BufferBytes, c.MTU)

@@ -77,8 +77,11 @@ type stats struct {
 	rtts          int64
 }
 
-func (st *stats) init(c Config) {
-	st.longBins = make([]int64, c.DurationNs*1000/longBinPs+1)
+// init allocates the long flow's throughput bins, for a scenario that has one.
+func (st *stats) init(c Config, scen Scenario) {
+	if scen.Long >= 0 {
+		st.longBins = make([]int64, c.DurationNs*1000/longBinPs+1)
+	}
 }
 
 func (st *stats) queued(s *sim, waitPs int64) {

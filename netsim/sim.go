@@ -110,7 +110,7 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	}
 	s := &sim{cfg: c, ctrl: ctrl, scen: scen, hosts: make([]host, scen.Hosts), ports: make([]port, scen.Hosts),
 		flows: make([]flowState, len(scen.Flows)), rng: rand.New(rand.NewPCG(c.Seed, 0x6e65747369))}
-	s.stats.init(c)
+	s.stats.init(c, scen)
 	// The clocks have a stream of their own, so that they do not move the ECN marks' draws.
 	clocks := rand.New(rand.NewPCG(c.Seed, 0x636c6f636b))
 	for i := range s.hosts {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/urfave/cli/v2"
@@ -189,8 +190,8 @@ func runClosedLoop(c *cli.Context) error {
 		Golden: c.Bool("golden"), SDK: sdk, Runs: runs, Out: c.String("out"), Net: compiler.SimNet{Seed: c.Uint64("seed")},
 		MaxGoodputDiff: c.Float64("max-goodput-diff"), MaxLatencyDiff: c.Float64("max-latency-diff"), LatencySlackUs: c.Float64("latency-slack-us")}
 	for _, tol := range []string{"max-goodput-diff", "max-latency-diff", "latency-slack-us"} {
-		if v := c.Float64(tol); !(v > 0) {
-			return fmt.Errorf("--%s %v: want a positive tolerance", tol, v)
+		if v := c.Float64(tol); !(v > 0 && v < math.Inf(1)) {
+			return fmt.Errorf("--%s %v: want a positive finite tolerance", tol, v)
 		}
 	}
 	if err := durationFlags(c, map[string]*int64{"duration": &opt.Net.DurationNs, "latency": &opt.LatencyNs}, "latency"); err != nil {

@@ -66,3 +66,52 @@ func TestHugeCountsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Simulations and trainings whose memory or events, estimated from their flags, would not fit
+// are refused before the run: exit 2, one line with the estimate and what it is based on, and
+// next to nothing allocated. Flags out of their range are refused by name.
+func TestHugeSimulationsRefused(t *testing.T) {
+	sim := []string{"sim", "many-to-one", "--policy", "swift"}
+	out := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(sim, "--link-gbps", "1e300"), "nicc: --link-gbps 1e+300: want 0.1 to 10000"},
+		{append(sim, "--link-gbps", "1e-300"), "nicc: --link-gbps 1e-300: want 0.1 to 10000"},
+		{append(sim, "--link-gbps", "1e6", "--mtu", "64"), "nicc: --link-gbps 1e+06: want 0.1 to 10000"},
+		{append(sim, "--link-gbps", "NaN"), "nicc: --link-gbps NaN: want 0.1 to 10000"},
+		{append(sim, "--duration", "2h"), `nicc: --duration "2h": want a positive time up to 1h0m0s, such as 20ms, 500us or 800ns`},
+		{append(sim, "--latency", "1000h"), `nicc: --latency "1000h": want a positive time up to 1h0m0s, such as 20ms, 500us or 800ns`},
+		{append(sim, "--threads", "100000"), "nicc: --threads 100000: want 1 to 65536"},
+		{append(sim, "--flows", "0"), "nicc: --flows 0: want at least 1"},
+		{append(sim, "--link-delay", "200ms", "--duration", "1s", "--link-gbps", "200", "--rlcc-base-rtt", "1000"),
+			"nicc: many-to-one 16 for 1s at 200 Gb/s needs about 7.7 GiB: 7920 MiB for the network (up to 2.08e+07 events in flight at 400 bytes each: every data link's bandwidth-delay product in 4096-byte packets, and each flow's control packets), over nicc's 4 GiB memory limit: a shorter --duration or --link-delay, fewer flows, a larger --mtu or a slower --link-gbps"},
+		{append(sim, "--duration", "1h"),
+			"nicc: many-to-one 16 for 1h0m0s at 100 Gb/s may fire about 8.03e+11 events (the senders' uplinks at line rate for the whole run in 4096-byte packets, 4 events each, and every flow's RTT probes, one a base RTT), over nicc's limit of 1e+11, hours at netsim's 5 to 10 million events a second: a shorter --duration or --link-delay, fewer flows, a larger --mtu or a slower --link-gbps"},
+		{[]string{"train", "--out", out, "--policy", "lstm", "--rollout", "5s"},
+			"nicc: a rollout of many-to-one 8 for 5s at 100 Gb/s needs about 22.2 GiB: 4 MiB for the network (up to 113 events in flight at 400 bytes each: every data link's bandwidth-delay product in 4096-byte packets, and each flow's control packets) and 22.2 GiB for the lstm's decisions kept for the gradient (up to 9.95e+06, one a flow and base RTT, 2400 bytes each), over nicc's 4 GiB memory limit: a shorter --rollout or fewer --flows"},
+		{[]string{"train", "--out", out, "--rollout", "1000s"},
+			"nicc: a rollout of many-to-one 8 for 16m40s at 100 Gb/s needs about 370.6 GiB: …"},
+		{[]string{"train", "--out", out, "--lr", "0"}, "nicc: --lr 0: want it in (0, 1)"},
+		{[]string{"train", "--out", out, "--iterations", "-1"}, "nicc: --iterations -1: want 1 to 1000000"},
+		{[]string{"train", "--out", out, "--action-penalty", "NaN"}, "nicc: --action-penalty NaN: want 0 to 100"},
+		{[]string{"diff", models + "rlcc_xgb.json", "--closed-loop", "--against", models, "--max-goodput-diff", "Inf"}, "nicc: --max-goodput-diff +Inf: want a positive finite tolerance"},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		code, stdout, stderr := nicc(t, c.args...)
+		runtime.ReadMemStats(&after)
+		line, ok := strings.CutSuffix(stderr, "\n")
+		match := line == c.want
+		if start, cut := strings.CutSuffix(c.want, "…"); cut {
+			match = strings.HasPrefix(line, start)
+		}
+		if code != exitBadInput || stdout != "" || !ok || strings.Contains(line, "\n") || !match {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and the one line %q", c.args, code, stdout, stderr, c.want)
+		}
+		if a := after.TotalAlloc - before.TotalAlloc; a > 64<<20 {
+			t.Errorf("%v: allocated %d MiB before refusing", c.args, a>>20)
+		}
+	}
+}

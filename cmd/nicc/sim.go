@@ -76,8 +76,16 @@ frequency by up to --clock-ppm (default ±100 ppm, IEEE 802.3's tolerance), draw
 --seed; --clock-ppm 0 puts every NIC on one ideal clock, where flows of different hosts that
 start together and decide alike stay in lockstep. The same seed gives the same output.
 
-Exit codes: 0 ran; 1 the firmware trapped during the run (the flow, time and pc are named;
-no partial result is printed); 2 bad input.
+Exit codes: 0 ran; 1 the firmware trapped during the run, or returned a rate outside [the
+compiled min rate, line rate] (the flow, time and pc or rate are named; no partial result is
+printed); 2 bad input.
+
+Bounds: --link-gbps 0.1 to 10000, every time flag up to 1h, --link-delay up to 1s, --threads
+up to 65536, --flows at least 1. A run is estimated from its flags before it starts: one that
+needs more than ` + fmt.Sprint(compiler.MemoryLimit>>30) + ` GiB (400 bytes an event in flight: every data link's
+bandwidth-delay product in --mtu packets, and each flow's control packets) or may fire more
+than 1e11 events (the senders at line rate for --duration, and every flow's probes) is
+refused in one line with the estimate (exit 2).
 
   nicc sim many-to-one --flows 16 --policy swift
   nicc sim many-to-one --flows 64 --policy build/rlcc --duration 40ms --json
@@ -95,7 +103,10 @@ A sweep that outgrows one machine: --matrix FILE runs every combination of a JSO
 {"scenarios": [...], "flows": [...], "seeds": [...], "policies": [...], "duration": "20ms",
 "latency": "500ns"} (the last two optional), numbered in that nesting order; --shard i/n runs
 the runs whose number is i modulo n, and nicc sim merge SHARD.json... joins the shards' --json
-outputs into the whole matrix's, byte for byte what one unsharded run prints.
+outputs into the whole matrix's, byte for byte what one unsharded run prints; it refuses
+shards run with different flags (each records its setup), a policy file that changed between
+shards (each run records its policy_sha256), a run that contradicts its index and a run
+without a result.
 docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the merge.
 
   nicc sim --matrix sweep.json --shard 3/8 --json > shard-3.json
@@ -150,6 +161,9 @@ func runSim(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.IsSet("flows") && c.Int("flows") < 1 {
+		return fmt.Errorf("--flows %d: want at least 1", c.Int("flows"))
+	}
 	opt.Scenario, opt.Flows, opt.Policy, opt.PlotDir = c.Args().First(), c.Int("flows"), c.String("policy"), c.String("plot")
 	if err := durationFlags(c, map[string]*int64{"set-at": &opt.DOCASetAtNs}, "set-at"); err != nil {
 		return err
@@ -191,11 +205,11 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	if err := durationFlags(c, durations, "warmup", "latency"); err != nil {
 		return opt, err
 	}
-	if c.Int("threads") < 0 || c.IsSet("threads") && c.Int("threads") == 0 {
-		return opt, fmt.Errorf("--threads %d: want at least 1", c.Int("threads"))
+	if v := c.Int("threads"); v < 0 || v > compiler.MaxSimThreads || c.IsSet("threads") && v == 0 {
+		return opt, fmt.Errorf("--threads %d: want 1 to %d", v, compiler.MaxSimThreads)
 	}
-	if v := c.Float64("link-gbps"); !(v > 0) {
-		return opt, fmt.Errorf("--link-gbps %v: want a positive rate", v)
+	if v := c.Float64("link-gbps"); !(v >= compiler.MinLinkGbps && v <= compiler.MaxLinkGbps) {
+		return opt, fmt.Errorf("--link-gbps %v: want %v to %v", v, compiler.MinLinkGbps, compiler.MaxLinkGbps)
 	}
 	if v := c.Int("buffer"); v <= 0 {
 		return opt, fmt.Errorf("--buffer %d: want a positive size in bytes", v)
@@ -239,7 +253,8 @@ func simBaseRTT(c *cli.Context, p *compiler.Params, net compiler.SimNet) error {
 }
 
 // durationFlags parses each named time flag (20ms, 500us, 800ns) into its nanoseconds; the
-// optional ones are left alone when not given. A time that is not positive is an error.
+// optional ones are left alone when not given. A time that is not positive, or is over an
+// hour (netsim's bound on a run), is an error.
 func durationFlags(c *cli.Context, dst map[string]*int64, optional ...string) error {
 	for _, name := range slices.Sorted(maps.Keys(dst)) {
 		ns := dst[name]
@@ -247,8 +262,8 @@ func durationFlags(c *cli.Context, dst map[string]*int64, optional ...string) er
 			continue
 		}
 		d, err := time.ParseDuration(c.String(name))
-		if err != nil || d <= 0 {
-			return fmt.Errorf("--%s %q: want a positive time such as 20ms, 500us or 800ns", name, c.String(name))
+		if err != nil || d <= 0 || d.Nanoseconds() > compiler.MaxSimTimeNs {
+			return fmt.Errorf("--%s %q: want a positive time up to %v, such as 20ms, 500us or 800ns", name, c.String(name), time.Duration(compiler.MaxSimTimeNs))
 		}
 		*ns = d.Nanoseconds()
 	}
@@ -316,8 +331,10 @@ func simMergeCommand() *cli.Command {
 		Usage:     "join the --json outputs of a matrix's shards into the whole matrix's",
 		ArgsUsage: "SHARD.json...",
 		Description: `Reads the shards' nicc sim --matrix --json outputs and prints the whole matrix's, byte for
-byte what one unsharded run prints with --json. Shards of different matrices, a run given
-twice or a run missing is an error naming it (exit 2).
+byte what one unsharded run prints with --json. Shards of different matrices or run with
+different flags (the field is named), a policy file that changed between runs, a run given
+twice, missing, contradicting its index or without a result, and text after a shard's JSON
+are errors naming the shard (exit 2).
 
   nicc sim merge --json shard-*.json > sweep-result.json`,
 		Flags: []cli.Flag{jsonFlag},

@@ -268,3 +268,99 @@ func TestSimSDKDOCA(t *testing.T) {
 		t.Error("nicc sim --help does not teach --sdk doca")
 	}
 }
+
+// Merge refuses shards that disagree on anything that shapes a result (a flag, a policy
+// file's contents), a run that is not the matrix's run of its index, a result of another run
+// and a run without a result, in one line naming the shard (text and --json alike).
+func TestSimMergeRefusesMismatches(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "policy.json")
+	copyFile(t, models+"rlcc_teacher.json", policy)
+	matrix := filepath.Join(dir, "m.json")
+	body := `{"scenarios": ["many-to-one"], "flows": [2], "seeds": [1, 2], "policies": ["` + policy + `"], "duration": "1ms"}`
+	if err := os.WriteFile(matrix, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shard := func(name string, args ...string) string {
+		t.Helper()
+		code, out, errOut := nicc(t, append([]string{"sim", "--matrix", matrix, "--json"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	s0, s1 := shard("s0.json", "--shard", "0/2"), shard("s1.json", "--shard", "1/2")
+	if code, _, errOut := nicc(t, "sim", "merge", s0, s1); code != exitOK {
+		t.Fatalf("merge of agreeing shards: exit %d: %s", code, errOut)
+	}
+	// edited is s1 with one change to its first run, as JSON.
+	edited := func(name string, edit func(run map[string]any)) string {
+		t.Helper()
+		var r map[string]any
+		b, _ := os.ReadFile(s1)
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		edit(r["runs"].([]any)[0].(map[string]any))
+		b, _ = json.Marshal(r)
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	cases := []struct {
+		shard string
+		want  string
+	}{
+		{shard("gbps.json", "--shard", "1/2", "--link-gbps", "25"), "s1gbps: setup link_gbps 25, s0's is 100: shards run with different flags"},
+		{shard("ppm.json", "--shard", "1/2", "--clock-ppm", "0"), "setup clock_ppm 0, s0's is 100"},
+		{shard("buffer.json", "--shard", "1/2", "--buffer", "1048576"), "setup buffer_bytes 1048576, s0's is 5242880"},
+		{shard("target.json", "--shard", "1/2", "--rlcc-target", "0.032"), "setup rlcc_params.target"},
+		{edited("seed.json", func(run map[string]any) { run["seed"] = 7 }), "run 1 is many-to-one, 2 flows, seed 7, policy " + policy + "; the matrix's run 1 is many-to-one, 2 flows, seed 2, policy " + policy},
+		{edited("other.json", func(run map[string]any) { run["result"].(map[string]any)["seed"] = 1 }), "run 1 (many-to-one, seed 2, policy " + policy + ") holds the result of many-to-one 2, seed 1"},
+		{edited("null.json", func(run map[string]any) { run["result"] = nil }), "run 1 has no result"},
+		{edited("extra.json", func(run map[string]any) { run["rate"] = 3 }), "unknown field"},
+	}
+	copyFile(t, models+"rlcc_adpg.json", policy) // another policy under the same name
+	cases = append(cases, struct{ shard, want string }{shard("renamed.json", "--shard", "1/2"), "run 1's policy " + policy + " has sha256"})
+	for _, c := range cases {
+		for _, mode := range [][]string{nil, {"--json"}} {
+			code, out, errOut := nicc(t, append([]string{"sim", "merge", s0, c.shard}, mode...)...)
+			want := strings.Replace(c.want, "s1gbps", c.shard, 1)
+			want = strings.Replace(want, "s0's", s0+"'s", 1)
+			if code != exitBadInput || out != "" || !strings.Contains(errOut, want) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("merge %s %v: exit %d, %q; want exit 2 and one line containing %q", c.shard, mode, code, errOut, want)
+			}
+		}
+	}
+	// Text after the JSON is refused, in a matrix and in a shard.
+	if err := os.WriteFile(matrix, []byte(body+"\n}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(s1)
+	tail := filepath.Join(dir, "tail.json")
+	if err := os.WriteFile(tail, append(b, "]"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"sim", "--matrix", matrix}, {"sim", "merge", s0, tail}} {
+		if code, _, errOut := nicc(t, args...); code != exitBadInput || !strings.Contains(errOut, "trailing data after the JSON value") {
+			t.Errorf("%v: exit %d, %q; want the trailing text refused", args, code, errOut)
+		}
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

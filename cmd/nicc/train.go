@@ -39,6 +39,12 @@ policy as DIR/policy.onnx (opset 13, float32 weights, the input names in the inp
 doc_string; the weights stay float32 values all through training, so both files hold exactly
 the policy trained), and DIR/reward_curve.csv (each step's mean δ and mean |δ|) with its plot
 (.png, .svg), and measures the policy on unseen many-to-one 16→1 and 128→1 for 100 ms each.
+Memory: a rollout keeps each decision for the gradient (200 bytes an MLP's, 2400 an LSTM's,
+at most one a flow and base RTT); a training whose largest rollout would need more than
+` + fmt.Sprint(compiler.MemoryLimit>>30) + ` GiB is refused before it starts, in one line with the estimate (--policy lstm fits
+rollouts up to about 0.85 s, the MLP about 10 s). --lr is in (0, 1), --iterations 1 to
+1000000, --action-penalty 0 to 100, --rollout at most 1h.
+
 Then judge what a compile of it does in closed loop:
 
   nicc compile build/train/policy.json --target trees --out build/trees
@@ -76,6 +82,15 @@ Then judge what a compile of it does in closed loop:
 					return fmt.Errorf("--flows %q: want flow counts from 1 to 64, comma separated", c.String("flows"))
 				}
 				flows = append(flows, n)
+			}
+			if v := c.Int("iterations"); v < 1 || v > compiler.MaxTrainIterations {
+				return fmt.Errorf("--iterations %d: want 1 to %d", v, compiler.MaxTrainIterations)
+			}
+			if v := c.Float64("lr"); !(v > 0 && v < 1) {
+				return fmt.Errorf("--lr %v: want it in (0, 1)", v)
+			}
+			if v := c.Float64("action-penalty"); !(v >= 0 && v <= compiler.MaxActionPenalty) {
+				return fmt.Errorf("--action-penalty %v: want 0 to %v", v, compiler.MaxActionPenalty)
 			}
 			opt := compiler.ADPGOptions{Out: c.String("out"), Iterations: c.Int("iterations"), Seed: c.Uint64("seed"),
 				LR: c.Float64("lr"), Flows: flows, Params: p, ActionPenalty: c.Float64("action-penalty"), Policy: c.String("policy")}
