@@ -139,8 +139,17 @@ func Hash(m *Model) (string, error) {
 	return hex.EncodeToString(h[:]), nil
 }
 
+// nativeLists are the caps on the lists of the native form (CheckLists).
+var nativeLists = []ListCap{
+	{"inputs", MaxInputs}, {"layers", MaxWidth}, {"layers[].w", MaxNodes}, {"layers[].r", MaxNodes},
+	{"ensemble.trees", MaxTrees}, {"ensemble.trees[].nodes", MaxNodes},
+}
+
 // Unmarshal reads the native JSON form and validates it.
 func Unmarshal(data []byte) (*Model, error) {
+	if err := CheckLists(data, nativeLists); err != nil {
+		return nil, err
+	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	var m Model
