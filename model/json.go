@@ -140,9 +140,9 @@ func Hash(m *Model) (string, error) {
 }
 
 // nativeLists are the caps on the lists of the native form (CheckLists).
-var nativeLists = []ListCap{
-	{"inputs", MaxInputs}, {"layers", MaxWidth}, {"layers[].w", MaxNodes}, {"layers[].r", MaxNodes},
-	{"ensemble.trees", MaxTrees}, {"ensemble.trees[].nodes", MaxNodes},
+var nativeLists = ListCaps{
+	"inputs": MaxInputs, "layers": MaxWidth, "layers[].w": MaxNodes, "layers[].r": MaxNodes,
+	"ensemble.trees": MaxTrees, "ensemble.trees[].nodes": MaxNodes,
 }
 
 // Unmarshal reads the native JSON form and validates it.

@@ -13,14 +13,11 @@ import (
 // tree (its decoded JSON, its IR) small beside the file.
 const MaxTrees = 1 << 16
 
-// A ListCap bounds the JSON lists a reader decodes at one place in a file: all the lists at
-// Path together may have at most Max entries. Path is the object keys from the top joined by
-// dots, "[]" standing for any entry of a list: "oblivious_trees[].splits" is the splits of
-// every tree. Keys match as encoding/json matches them, case-insensitively.
-type ListCap struct {
-	Path string
-	Max  int
-}
+// ListCaps bound the JSON lists a reader decodes: all the lists at a path together may have
+// at most its number of entries. A path is the object keys from the top joined by dots, "[]"
+// standing for any entry of a list: "oblivious_trees[].splits" is the splits of every tree.
+// Keys match as encoding/json matches them, case-insensitively.
+type ListCaps map[string]int
 
 // CheckLists counts, before anything is decoded, the entries of the lists at each cap's path
 // and refuses a file whose count is over the cap, in one line with the count. encoding/json
@@ -30,14 +27,14 @@ type ListCap struct {
 // object into a map) bounds its decoded memory by the caps and the file's size. Lists
 // elsewhere (fields the reader ignores) are skipped unread. Malformed JSON is left to the
 // decoder, which refuses it before allocating (CheckLists returns nil).
-func CheckLists(data []byte, caps []ListCap) error {
+func CheckLists(data []byte, caps ListCaps) error {
 	if !json.Valid(data) {
 		return nil
 	}
 	root := &capNode{}
-	for _, c := range caps {
+	for path, max := range caps {
 		n := root
-		for seg := range strings.SplitSeq(strings.ReplaceAll(c.Path, "[]", ".[]"), ".") {
+		for seg := range strings.SplitSeq(strings.ReplaceAll(path, "[]", ".[]"), ".") {
 			if seg == "" {
 				continue
 			}
@@ -50,7 +47,7 @@ func CheckLists(data []byte, caps []ListCap) error {
 			}
 			n = n.kids[k]
 		}
-		n.path, n.max = c.Path, c.Max
+		n.path, n.max = path, max
 	}
 	s := listScan{data: data}
 	s.value(root)

@@ -34,7 +34,7 @@ func TestUnmarshalRefusesLongListsEarly(t *testing.T) {
 // CheckLists counts the lists at its paths, summed over every list there, matching keys as
 // encoding/json does (case-insensitively, escapes decoded), and nothing elsewhere.
 func TestCheckLists(t *testing.T) {
-	caps := []model.ListCap{{"a.b", 3}, {"a.b[].c", 4}}
+	caps := model.ListCaps{"a.b": 3, "a.b[].c": 4}
 	for _, c := range []struct {
 		json, want string
 	}{
@@ -60,7 +60,7 @@ func FuzzCheckLists(f *testing.F) {
 	for _, s := range []string{`{"a":{"b":[1,2,3,4]}}`, `{"A":{"\u0042":[{"c":[1,2,3]},{"c":[4,5]}]}}`, `{"a":{"b":["]",{"c":"["}]}}`, `[[[`, `{"a":`} {
 		f.Add([]byte(s))
 	}
-	caps := []model.ListCap{{"a.b", 3}, {"a.b[].c", 4}}
+	caps := model.ListCaps{"a.b": 3, "a.b[].c": 4}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		err := model.CheckLists(data, caps)
 		var pe *model.ParseError

@@ -57,20 +57,20 @@ var multiOutput = map[string]string{
 
 // lists caps every list Parse decodes (model.CheckLists): a model has at most model.MaxInputs
 // features, model.MaxTrees trees of depth at most MaxDepth and model.MaxNodes leaves and borders.
-var lists = []model.ListCap{
-	{"features_info.float_features", model.MaxInputs},
-	{"features_info.float_features[].borders", model.MaxNodes},
-	{"features_info.categorical_features", model.MaxInputs},
-	{"features_info.ctrs", model.MaxInputs},
-	{"features_info.text_features", model.MaxInputs},
-	{"features_info.embedding_features", model.MaxInputs},
-	{"features_info.estimated_features", model.MaxInputs},
-	{"oblivious_trees", model.MaxTrees},
-	{"oblivious_trees[].splits", model.MaxTrees * MaxDepth},
-	{"oblivious_trees[].leaf_values", model.MaxNodes},
-	{"trees", model.MaxTrees},
-	{"scale_and_bias", model.MaxInputs},
-	{"scale_and_bias[]", model.MaxInputs},
+var lists = model.ListCaps{
+	"features_info.float_features":           model.MaxInputs,
+	"features_info.float_features[].borders": model.MaxNodes,
+	"features_info.categorical_features":     model.MaxInputs,
+	"features_info.ctrs":                     model.MaxInputs,
+	"features_info.text_features":            model.MaxInputs,
+	"features_info.embedding_features":       model.MaxInputs,
+	"features_info.estimated_features":       model.MaxInputs,
+	"oblivious_trees":                        model.MaxTrees,
+	"oblivious_trees[].splits":               model.MaxTrees * MaxDepth,
+	"oblivious_trees[].leaf_values":          model.MaxNodes,
+	"trees":                                  model.MaxTrees,
+	"scale_and_bias":                         model.MaxInputs,
+	"scale_and_bias[]":                       model.MaxInputs,
 }
 
 // The subset of CatBoost's JSON model that prediction needs. Unknown fields are ignored:

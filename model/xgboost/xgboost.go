@@ -113,12 +113,12 @@ func isUBJSON(trimmed []byte) bool {
 
 // lists caps every list Parse decodes (model.CheckLists): a model has at most model.MaxInputs
 // features, model.MaxTrees trees and model.MaxNodes nodes, in a gbtree or a dart's gbtree.
-var lists = func() []model.ListCap {
-	cs := []model.ListCap{{"version", 16}, {"learner.feature_names", model.MaxInputs}, {"learner.gradient_booster.weight_drop", model.MaxTrees}}
+var lists = func() model.ListCaps {
+	cs := model.ListCaps{"version": 16, "learner.feature_names": model.MaxInputs, "learner.gradient_booster.weight_drop": model.MaxTrees}
 	for _, g := range []string{"learner.gradient_booster.model.", "learner.gradient_booster.gbtree.model."} {
-		cs = append(cs, model.ListCap{Path: g + "trees", Max: model.MaxTrees}, model.ListCap{Path: g + "tree_info", Max: model.MaxTrees})
+		cs[g+"trees"], cs[g+"tree_info"] = model.MaxTrees, model.MaxTrees
 		for _, a := range []string{"left_children", "right_children", "split_indices", "split_conditions", "default_left", "split_type"} {
-			cs = append(cs, model.ListCap{Path: g + "trees[]." + a, Max: model.MaxNodes})
+			cs[g+"trees[]."+a] = model.MaxNodes
 		}
 	}
 	return cs
