@@ -65,10 +65,11 @@ func (c *compilation) fit() error {
 		return err
 	}
 	c.choosePlan()
+	limit := c.memoryBudget(p)
+	c.memory = limit
 	if err := c.checkBound(p); err != nil {
 		return err
 	}
-	limit := c.memoryBudget(p)
 	var cs []candidate
 	switch ir := c.pol.(type) {
 	case *quantize.TreeIR:
@@ -106,6 +107,11 @@ func (c *compilation) checkBound(p *fwsim.Profile) error {
 		over = append(over, fmt.Sprintf("at least %s cycles (%s) = %s µs on %s, over the %s µs budget (%s cycles)",
 			thousands(lb.Cycles), lb.CyclesFrom, fmtUs(us), p.Name, strconv.FormatFloat(budgetUs, 'f', -1, 64), thousands(budgetCycles)))
 	}
+	m := c.memory
+	if lb.Bytes > m.TextBytes+m.RodataBytes && lb.Bytes <= p.MemoryBytes {
+		over = append(over, fmt.Sprintf("at least %s bytes of code and tables (%s), over the memory budget of %s (%s .text, %s; %s .rodata, %s)",
+			thousands(lb.Bytes), lb.BytesFrom, thousands(m.TextBytes+m.RodataBytes), thousands(m.TextBytes), sourceShort(m.TextSource), thousands(m.RodataBytes), sourceShort(m.RodataSource)))
+	}
 	if lb.Bytes > p.MemoryBytes {
 		assumed := ""
 		if strings.HasPrefix(p.Sources["memory_bytes"], "assumption") {
@@ -123,6 +129,34 @@ func (c *compilation) checkBound(p *fwsim.Profile) error {
 		return nil
 	}
 	return &CheckError{&TooBigError{Bound: lb, msg: fmt.Sprintf("%s: model %s needs %s; --force builds it anyway", c.opt.Model, c.modelName(), what)}}
+}
+
+// checkMemory refuses a built firmware whose .text or .rodata is over the memory budget.
+func (c *compilation) checkMemory() error {
+	text, rodata, err := textBytes(c.elf)
+	if err != nil {
+		return err
+	}
+	if msg, over := c.memory.over(text, rodata); over {
+		hint := "; --force builds, verifies and bounds it anyway"
+		if c.opt.Force {
+			hint = " (built with --force)"
+		}
+		return &CheckError{&OverMemoryError{fmt.Sprintf("%s: the %s form's firmware has %s%s", c.opt.Model, c.plan.Form, msg, hint)}}
+	}
+	return nil
+}
+
+// over reports whether text and rodata bytes are over m, and says by how much in words.
+func (m MemoryBudget) over(text, rodata uint64) (string, bool) {
+	var over []string
+	if text > m.TextBytes {
+		over = append(over, fmt.Sprintf(".text %s bytes, over the %s-byte budget (%s)", thousands(text), thousands(m.TextBytes), sourceShort(m.TextSource)))
+	}
+	if rodata > m.RodataBytes {
+		over = append(over, fmt.Sprintf(".rodata %s bytes, over the %s-byte budget (%s)", thousands(rodata), thousands(m.RodataBytes), sourceShort(m.RodataSource)))
+	}
+	return strings.Join(over, " and "), len(over) > 0
 }
 
 // TooBigError is the fit stage's refusal of a model whose lower bound is over the budget or
