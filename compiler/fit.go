@@ -53,7 +53,41 @@ func (c *compilation) lowerBound(p *fwsim.Profile) LowerBound {
 	}
 	ir := c.pol.(*quantize.TreeIR)
 	c.rankGroups = rankGroupings(ir)
-	return treesBound(ir, unit, c.rankGroups)
+	lb := treesBound(ir, unit, c.rankGroups)
+	// Above BranchMaxSplits (or with --form walk) the walk form is the only candidate, and
+	// its own bound is higher: it takes every step, and loads.
+	if c.opt.Form == codegen.FormWalk.String() || c.opt.Form == "" && c.form == codegen.FormWalk {
+		if w, from := walkBound(ir, p); w > lb.Cycles {
+			lb.Cycles, lb.CyclesFrom = w, from
+		}
+	}
+	return lb
+}
+
+// walkBound is the walk form's lower bound in cycles (codegen.FormWalk): a walked tree takes
+// every step of its depth, whatever the input, each at least two dependent loads (its node,
+// then the input the node names) and an add (the child's index), then a load and an add of
+// its leaf; an oblivious tree, a table lookup, at least a compare per level and a load and an
+// add of its leaf.
+func walkBound(ir *quantize.TreeIR, p *fwsim.Profile) (uint64, string) {
+	cheapest := func(c fwsim.Class) uint64 { return min(p.Cost(c, false), p.Cost(c, true)) }
+	load, alu := cheapest(fwsim.ClassLoad), cheapest(fwsim.ClassALU)
+	var steps, levels, trees uint64
+	for t := range ir.Trees {
+		tr := &ir.Trees[t]
+		if tr.Depth == 0 {
+			continue // a constant: gcc adds it to the base
+		}
+		trees++
+		if tr.Oblivious {
+			levels += uint64(tr.Depth)
+		} else {
+			steps += uint64(tr.Depth)
+		}
+	}
+	return steps*(2*load+alu) + levels*alu + trees*(load+alu), fmt.Sprintf(
+		"the walk form: %s trees, %s walk steps of two loads and an add, %s oblivious levels of a compare, and a load and an add of each tree's leaf, at %d cycle(s) a load and %d an add",
+		thousands(trees), thousands(steps), thousands(levels), load, alu)
 }
 
 // fit chooses how to build the model (choosePlan) and refuses, before anything is built, a
