@@ -133,8 +133,10 @@ type CompileOptions struct {
 	// instead of a tree ensemble.
 	Int8 *Int8Options
 
-	// Force builds a model whose lower bound (LowerBound) is over the budget or the core's
-	// memory, which is otherwise refused before anything is built.
+	// Force builds a model that is otherwise refused before it is verified: one whose lower
+	// bound (LowerBound) is over the budget or the core's memory, or whose code form is over
+	// the memory budget (every candidate, or the firmware built). The compile still fails
+	// when the firmware it built and verified is over the time or the memory budget.
 	Force bool
 
 	// Form restricts the code form to one of codegen's (a tree ensemble's branch, walk or
@@ -208,10 +210,12 @@ type compilation struct {
 	rows       [][]float64
 	preds      []float64
 
-	bound *LowerBound  // the fit stage's
-	plan  BuildInfo    // code form and optimisation level (choosePlan)
-	form  codegen.Form // the form codegen.Trees prints
-	rank  *quantize.RankLayout
+	bound *LowerBound // the fit stage's
+	plan  BuildInfo   // code form and optimisation level (choosePlan)
+	// memory is the .text and .rodata every firmware must fit, whatever its form (fit).
+	memory MemoryBudget
+	form   codegen.Form // the form codegen.Trees prints
+	rank   *quantize.RankLayout
 	// rankGroups are a tree ensemble's rank-form groupings (rankGroupings), worked out once for
 	// the fit bound and the candidates.
 	rankGroups [][][]int
@@ -305,6 +309,11 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 			return nil, err
 		}
 		c.passedStages = append(c.passedStages, s.name)
+		if s.name == "build" && !c.opt.Force {
+			if err := c.checkMemory(); err != nil {
+				return c.failed(s.name, err)
+			}
+		}
 	}
 	return c.report()
 }

@@ -304,7 +304,7 @@ func (c *compilation) docaVerify() error {
 // docaThresholds are the tree thresholds the event generator aims observations at.
 func (c *compilation) docaThresholds() [][]int32 {
 	ir, _ := c.pol.(*quantize.TreeIR)
-	return thresholdsByFeature(nicsdk.RLCCInputs, splitPaths(ir))
+	return thresholdsByFeature(nicsdk.RLCCInputs, ir)
 }
 
 type docaCycles struct {

@@ -20,10 +20,12 @@ const (
 	FailUBSan
 	// FailOverBudget: the WCET does not fit the budget.
 	FailOverBudget
+	// FailOverMemory: the firmware's .text or .rodata is over the memory budget.
+	FailOverMemory
 	failKindEnd
 )
 
-var failKindNames = [...]string{FailCheck: "check", FailMismatch: "mismatch", FailUBSan: "ubsan", FailOverBudget: "over_budget"}
+var failKindNames = [...]string{FailCheck: "check", FailMismatch: "mismatch", FailUBSan: "ubsan", FailOverBudget: "over_budget", FailOverMemory: "over_memory"}
 
 func (k FailKind) String() string {
 	if k >= 0 && k < failKindEnd {
@@ -46,7 +48,10 @@ func failure(stage string, err error) *Failure {
 	f := &Failure{Stage: stage, Kind: FailCheck.String(), Message: err.Error()}
 	var me *MismatchError
 	var ue *UBSanError
+	var oe *OverMemoryError
 	switch {
+	case errors.As(err, &oe):
+		f.Kind = FailOverMemory.String()
 	case errors.As(err, &me):
 		f.Kind, f.Mismatch = FailMismatch.String(), me.First
 	case errors.As(err, &ue):
@@ -135,6 +140,11 @@ func (e *MismatchError) Error() string {
 
 // UBSanError is verify's failure when the UBSan host build reports anything.
 type UBSanError struct{ Err error }
+
+// OverMemoryError is a firmware, or every code form of it, over the memory budget.
+type OverMemoryError struct{ Msg string }
+
+func (e *OverMemoryError) Error() string { return e.Msg }
 
 func (e *UBSanError) Error() string {
 	return "verify: the UBSan host build did not run clean: " + e.Err.Error()

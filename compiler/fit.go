@@ -53,7 +53,41 @@ func (c *compilation) lowerBound(p *fwsim.Profile) LowerBound {
 	}
 	ir := c.pol.(*quantize.TreeIR)
 	c.rankGroups = rankGroupings(ir)
-	return treesBound(ir, unit, c.rankGroups)
+	lb := treesBound(ir, unit, c.rankGroups)
+	// Above BranchMaxSplits (or with --form walk) the walk form is the only candidate, and
+	// its own bound is higher: it takes every step, and loads.
+	if c.opt.Form == codegen.FormWalk.String() || c.opt.Form == "" && c.form == codegen.FormWalk {
+		if w, from := walkBound(ir, p); w > lb.Cycles {
+			lb.Cycles, lb.CyclesFrom = w, from
+		}
+	}
+	return lb
+}
+
+// walkBound is the walk form's lower bound in cycles (codegen.FormWalk): a walked tree takes
+// every step of its depth, whatever the input, each at least two dependent loads (its node,
+// then the input the node names) and an add (the child's index), then a load and an add of
+// its leaf; an oblivious tree, a table lookup, at least a compare per level and a load and an
+// add of its leaf.
+func walkBound(ir *quantize.TreeIR, p *fwsim.Profile) (uint64, string) {
+	cheapest := func(c fwsim.Class) uint64 { return min(p.Cost(c, false), p.Cost(c, true)) }
+	load, alu := cheapest(fwsim.ClassLoad), cheapest(fwsim.ClassALU)
+	var steps, levels, trees uint64
+	for t := range ir.Trees {
+		tr := &ir.Trees[t]
+		if tr.Depth == 0 {
+			continue // a constant: gcc adds it to the base
+		}
+		trees++
+		if tr.Oblivious {
+			levels += uint64(tr.Depth)
+		} else {
+			steps += uint64(tr.Depth)
+		}
+	}
+	return steps*(2*load+alu) + levels*alu + trees*(load+alu), fmt.Sprintf(
+		"the walk form: %s trees, %s walk steps of two loads and an add, %s oblivious levels of a compare, and a load and an add of each tree's leaf, at %d cycle(s) a load and %d an add",
+		thousands(trees), thousands(steps), thousands(levels), load, alu)
 }
 
 // fit chooses how to build the model (choosePlan) and refuses, before anything is built, a
@@ -65,10 +99,11 @@ func (c *compilation) fit() error {
 		return err
 	}
 	c.choosePlan()
+	limit := c.memoryBudget(p)
+	c.memory = limit
 	if err := c.checkBound(p); err != nil {
 		return err
 	}
-	limit := c.memoryBudget(p)
 	var cs []candidate
 	switch ir := c.pol.(type) {
 	case *quantize.TreeIR:
@@ -106,6 +141,11 @@ func (c *compilation) checkBound(p *fwsim.Profile) error {
 		over = append(over, fmt.Sprintf("at least %s cycles (%s) = %s µs on %s, over the %s µs budget (%s cycles)",
 			thousands(lb.Cycles), lb.CyclesFrom, fmtUs(us), p.Name, strconv.FormatFloat(budgetUs, 'f', -1, 64), thousands(budgetCycles)))
 	}
+	m := c.memory
+	if lb.Bytes > m.TextBytes+m.RodataBytes && lb.Bytes <= p.MemoryBytes {
+		over = append(over, fmt.Sprintf("at least %s bytes of code and tables (%s), over the memory budget of %s (%s .text, %s; %s .rodata, %s)",
+			thousands(lb.Bytes), lb.BytesFrom, thousands(m.TextBytes+m.RodataBytes), thousands(m.TextBytes), sourceShort(m.TextSource), thousands(m.RodataBytes), sourceShort(m.RodataSource)))
+	}
 	if lb.Bytes > p.MemoryBytes {
 		assumed := ""
 		if strings.HasPrefix(p.Sources["memory_bytes"], "assumption") {
@@ -123,6 +163,34 @@ func (c *compilation) checkBound(p *fwsim.Profile) error {
 		return nil
 	}
 	return &CheckError{&TooBigError{Bound: lb, msg: fmt.Sprintf("%s: model %s needs %s; --force builds it anyway", c.opt.Model, c.modelName(), what)}}
+}
+
+// checkMemory refuses a built firmware whose .text or .rodata is over the memory budget.
+func (c *compilation) checkMemory() error {
+	text, rodata, err := textBytes(c.elf)
+	if err != nil {
+		return err
+	}
+	if msg, over := c.memory.over(text, rodata); over {
+		hint := "; --force builds, verifies and bounds it anyway"
+		if c.opt.Force {
+			hint = " (built with --force)"
+		}
+		return &CheckError{&OverMemoryError{fmt.Sprintf("%s: the %s form's firmware has %s%s", c.opt.Model, c.plan.Form, msg, hint)}}
+	}
+	return nil
+}
+
+// over reports whether text and rodata bytes are over m, and says by how much in words.
+func (m MemoryBudget) over(text, rodata uint64) (string, bool) {
+	var over []string
+	if text > m.TextBytes {
+		over = append(over, fmt.Sprintf(".text %s bytes, over the %s-byte budget (%s)", thousands(text), thousands(m.TextBytes), sourceShort(m.TextSource)))
+	}
+	if rodata > m.RodataBytes {
+		over = append(over, fmt.Sprintf(".rodata %s bytes, over the %s-byte budget (%s)", thousands(rodata), thousands(m.RodataBytes), sourceShort(m.RodataSource)))
+	}
+	return strings.Join(over, " and "), len(over) > 0
 }
 
 // TooBigError is the fit stage's refusal of a model whose lower bound is over the budget or

@@ -198,10 +198,12 @@ func TestSweepRefusedPoint(t *testing.T) {
 }
 
 // A deep ensemble (10 trees of depth 12, 40950 splits) is built as walked node tables in
-// seconds and fits the budget; its code is straight-line, so every input costs its WCET.
+// seconds and fits the budget; its code is straight-line, so every input costs its WCET. Its
+// tables (983 KB) need a .rodata budget over dpa's 256 KiB. The lower bound is the walk
+// form's: every step of every tree.
 func TestCompileDeepEnsembleWalks(t *testing.T) {
 	m := modeltest.Trees("deep", modeltest.RLCCInputs, 10, 12, 1)
-	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Handler: HandlerNone, Vectors: 2000})
+	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Handler: HandlerNone, Vectors: 2000, MaxRodata: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,20 +214,22 @@ func TestCompileDeepEnsembleWalks(t *testing.T) {
 	if v.Mismatches != 0 || v.UBSan != "clean" || v.Vectors < 4*r.Quant.Splits || !b.Fits {
 		t.Errorf("verify %+v, budget %s", v, b.Verdict)
 	}
-	if lb.Cycles != 130 || b.WCETCycles < lb.Cycles || b.Measured == nil || b.Measured.MaxCycles != b.WCETCycles {
+	if lb.Cycles != 630 || !strings.HasPrefix(lb.CyclesFrom, "the walk form: 10 trees, 120 walk steps") || b.WCETCycles < lb.Cycles || b.Measured == nil || b.Measured.MaxCycles != b.WCETCycles {
 		t.Errorf("lower bound %d, WCET %d, measured %+v", lb.Cycles, b.WCETCycles, b.Measured)
 	}
-	t.Logf("10×12 walked: WCET %d cycles, %d bytes of code and %d of tables", b.WCETCycles, r.CodeBytes, r.RodataBytes)
+	t.Logf("10×12 walked: WCET %d cycles (bound %d: %.2f), %d bytes of code and %d of tables", b.WCETCycles, lb.Cycles, float64(lb.Cycles)/float64(b.WCETCycles), r.CodeBytes, r.RodataBytes)
 }
 
 // The fit stage's memory bound is a lower one: a firmware that passes it and is then bigger
 // than the core's memory gets a note. A 56×4 RL-CC handler at -O2 (jump threading copies code)
-// is over the 32 KiB of the sifive-e31 profile (given 10 µs: that core's clock is slow).
+// is over the 32 KiB of the sifive-e31 profile (given 10 µs: that core's clock is slow); it is
+// over that profile's 16 KiB .text budget too, so only --force builds it, and the compile fails.
 func TestReportNotesMemory(t *testing.T) {
 	m := modeltest.Trees("wide", modeltest.RLCCInputs, 56, 4, 3)
-	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Core: "sifive-e31", Budget: 10 * time.Microsecond, Vectors: 1000})
-	if err != nil {
-		t.Fatal(err)
+	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Core: "sifive-e31", Budget: 10 * time.Microsecond, Vectors: 1000, Force: true})
+	var oe *OverMemoryError
+	if !errors.As(err, &oe) || r == nil || r.Failure == nil || r.Failure.Kind != "over_memory" {
+		t.Fatalf("error %v, report %+v: want an over-memory failure", err, r)
 	}
 	if r.CodeBytes+r.RodataBytes <= 32768 {
 		t.Fatalf("%d bytes of code and tables: the test needs more than 32 KiB", r.CodeBytes+r.RodataBytes)

@@ -283,7 +283,12 @@ func (c *compilation) chooseForm(cs []candidate, limit MemoryBudget, p *fwsim.Pr
 	c.plan.Form, c.plan.Candidates = c.form.String(), costs
 	c.plan.Why = cs[best].detail
 	if !costs[best].Fits {
-		c.notes = append(c.notes, fmt.Sprintf("no code form fits the memory budget (.text %d, .rodata %d bytes); built the smallest WCET anyway", limit.TextBytes, limit.RodataBytes))
+		msg, _ := limit.over(costs[best].TextBytes, costs[best].RodataBytes)
+		if !c.opt.Force {
+			return &CheckError{&OverMemoryError{fmt.Sprintf("%s: no code form fits the memory budget: the least WCET's, the %s form, has %s; --force builds, verifies and bounds it anyway",
+				c.opt.Model, c.plan.Form, msg)}}
+		}
+		c.notes = append(c.notes, fmt.Sprintf("built with --force: no code form fits the memory budget; the %s form has %s", c.plan.Form, msg))
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -8,7 +9,7 @@ import (
 
 // The compile chooses the candidate form with the least WCET among those within the memory
 // budget, and honours the budget: a limit the cheapest form passes moves the choice to the
-// cheapest that fits, limits no form meets keep the least WCET with a note, and --form
+// cheapest that fits, limits no form meets are refused (with --force: built, verified, and failed), and --form
 // restricts the candidates. Each chosen form is verified by the compile.
 func TestChooseFormByCost(t *testing.T) {
 	compile := func(opt CompileOptions) *CompileReport {
@@ -81,10 +82,37 @@ func TestChooseFormByCost(t *testing.T) {
 		t.Errorf("under 4 KiB of .text: chose %+v", c)
 	}
 
-	// Nothing fits 256 bytes of code: the least WCET is built, with a note.
-	r = compile(CompileOptions{MaxText: 256})
-	if c := chosen(r); c.Fits || c.WCETCycles != first.WCETCycles || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "no code form fits the memory budget") }) {
-		t.Errorf("over every budget: chose %+v, notes %q", c, r.Notes)
+	// Nothing fits 256 bytes of code: refused once the forms are measured, before verify, in
+	// one line with the bytes; --force builds and verifies the least WCET, and still fails.
+	overMemory := func(opt CompileOptions, stage, want string) *CompileReport {
+		t.Helper()
+		opt.Model, opt.Out, opt.Handler, opt.Vectors = rlccXGB, t.TempDir(), HandlerNone, 1000
+		r, err := Compile(opt)
+		var oe *OverMemoryError
+		var ce *CheckError
+		if !errors.As(err, &oe) || !errors.As(err, &ce) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("%+v: error %v, want an over-memory check containing %q", opt, err, want)
+		}
+		if r == nil || r.Failure == nil || r.Failure.Stage != stage || r.Failure.Kind != "over_memory" || r.Failure.Message != err.Error() {
+			t.Fatalf("%+v: report %+v, want an over_memory failure at %s", opt, r, stage)
+		}
+		return r
+	}
+	r = overMemory(CompileOptions{MaxText: 256}, "fit", "no code form fits the memory budget: the least WCET's, the rank form, has .text ")
+	if r.Verify.Vectors != 0 || r.Firmware != "" {
+		t.Errorf("over every budget: built or verified %+v", r)
+	}
+	r = overMemory(CompileOptions{MaxText: 256, Force: true}, "budget", "over the 256-byte budget (--max-text) (built with --force)")
+	if c := chosen(r); c.Fits || c.WCETCycles != first.WCETCycles || r.Verify.Vectors == 0 || r.Verify.Mismatches != 0 ||
+		!slices.ContainsFunc(r.Notes, func(n string) bool {
+			return strings.HasPrefix(n, "built with --force: no code form fits the memory budget")
+		}) {
+		t.Errorf("over every budget with --force: chose %+v, notes %q", c, r.Notes)
+	}
+	// One candidate is held to the budget too: nested if/else is over 4 KiB of code.
+	r = overMemory(CompileOptions{Form: "branch", MaxText: 4096}, "build", "the branch form's firmware has .text ")
+	if r.Verify.Vectors != 0 || r.CodeBytes <= 4096 {
+		t.Errorf("--form branch within 4 KiB: %+v", r)
 	}
 
 	// --form restricts the candidates.

@@ -358,6 +358,12 @@ func (c *compilation) report() (*CompileReport, error) {
 			r.Entry, b.Core.Name, b.WCETCycles, fmtUs(b.WCETMicros), fmtUs(b.BudgetMicros))}
 		r.Failure = &Failure{Stage: "budget", Kind: FailOverBudget.String(), Message: check.Error()}
 	}
+	if err := c.checkMemory(); err != nil { // built with --force
+		if check != nil {
+			err = &CheckError{&OverMemoryError{err.Error() + "; and " + check.Error()}}
+		}
+		check, r.Failure = err, failure("budget", err)
+	}
 	return c.writeReport(r, start, check)
 }
 
@@ -708,9 +714,12 @@ func hzText(v float64) string {
 // reportTrees fills the report's tree-ensemble parts.
 func (c *compilation) reportTrees(r *CompileReport, ir *quantize.TreeIR) {
 	r.Model.Hash, r.Model.Trees, r.Model.Transform = ir.ModelHash, len(c.m.Ensemble.Trees), c.m.Ensemble.Transform.String()
-	splits := splitPaths(ir)
 	perFeature := make([]int, len(ir.Inputs))
-	for _, s := range splits {
+	for it := splits(ir); ; {
+		s, ok := it.next()
+		if !ok {
+			break
+		}
 		perFeature[s.f]++
 	}
 	for i, in := range ir.Inputs {

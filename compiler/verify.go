@@ -117,17 +117,16 @@ func (c *compilation) verifyStage() error {
 	rng := rand.New(rand.NewPCG(c.opt.Seed, 0x6e696363))
 	vr := &VerifyReport{Kinds: map[string]int{}, states: newFidAcc(c), decisions: newFidAcc(c)}
 	c.verify = vr
-	ir, _ := c.pol.(*quantize.TreeIR)
-	splits := splitPaths(ir) // none for a network
+	ir, _ := c.pol.(*quantize.TreeIR) // nil for a network
 
 	n := c.opt.Vectors
 	nPolicy := n
 	if c.handler == HandlerRLCC {
 		nPolicy = n / 4
 	}
-	fixed := c.fixedVectors(rng, splits)
+	fixed, nFixed := c.newFixed(rng, ir), c.fixedCount(ir)
 	// Sampled states however many split vectors there are: a quarter of nPolicy at least.
-	totalPolicy := max(nPolicy, len(fixed)+nPolicy/4)
+	totalPolicy := max(nPolicy, nFixed+nPolicy/4)
 	totalEvents := 0
 	if c.handler == HandlerRLCC {
 		// At least three quarters of the vectors are events.
@@ -137,15 +136,13 @@ func (c *compilation) verifyStage() error {
 	if err != nil {
 		return err
 	}
-	fill := c.newFiller(rng, splits)
+	fill := c.newFiller(rng, ir)
 	states := c.newStates(rng)
 	for start := 0; start < totalPolicy; start += verifyBatch {
 		pvs := make([]policyVec, 0, min(verifyBatch, totalPolicy-start))
 		for i := start; i < min(start+verifyBatch, totalPolicy); i++ {
-			var p policyVec
-			if i < len(fixed) {
-				p = fixed[i]
-			} else {
+			p, ok := fixed.next()
+			if !ok {
 				p = fill.next()
 			}
 			p.state = states.next(p.x)
@@ -156,7 +153,7 @@ func (c *compilation) verifyStage() error {
 		}
 	}
 	if totalEvents > 0 {
-		g := c.newSeqGen(rng, splits)
+		g := c.newSeqGen(rng, ir)
 		for done := 0; done < totalEvents; {
 			seqs := g.next(min(verifyBatch, totalEvents-done))
 			for _, s := range seqs {

@@ -28,8 +28,8 @@ type seqGen struct {
 	yRaw   int32
 }
 
-func (c *compilation) newSeqGen(rng *rand.Rand, splits []splitPath) *seqGen {
-	g := &seqGen{c: c, gen: rlcc.EventGen{Rng: rng, Params: c.params, Thresholds: thresholdsByFeature(nicsdk.RLCCInputs, splits)}}
+func (c *compilation) newSeqGen(rng *rand.Rand, ir *quantize.TreeIR) *seqGen {
+	g := &seqGen{c: c, gen: rlcc.EventGen{Rng: rng, Params: c.params, Thresholds: thresholdsByFeature(nicsdk.RLCCInputs, ir)}}
 	g.lstm, _ = c.pol.(*quantize.LSTMIR)
 	g.policy = func(x [4]int32, state []uint32) int32 {
 		g.called, g.x = true, x

@@ -22,46 +22,106 @@ type splitPath struct {
 	lo, hi     []int32
 }
 
-// splitPaths lists every split of the IR with its path's intervals.
-func splitPaths(ir *quantize.TreeIR) []splitPath {
-	var out []splitPath
-	if ir == nil {
-		return nil // an MLP has no splits
-	}
-	n := len(ir.Inputs)
-	type item struct {
-		node   int
-		lo, hi []int32
-	}
-	for t := range ir.Trees {
-		tr := &ir.Trees[t]
-		lo, hi := make([]int32, n), make([]int32, n)
-		for i, in := range ir.Inputs {
-			lo[i], hi[i] = in.Min, in.Max
-		}
-		stack := []item{{0, lo, hi}}
-		for len(stack) > 0 {
-			it := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			nd := &tr.Nodes[it.node]
-			if nd.Kind != quantize.KindSplit {
-				continue
-			}
-			out = append(out, splitPath{tree: tr.Src, node: nd.Src, f: nd.Feature, t: nd.T, lo: it.lo, hi: it.hi})
-			llo, lhi := slices.Clone(it.lo), slices.Clone(it.hi)
-			lhi[nd.Feature] = min(lhi[nd.Feature], nd.T)
-			rlo, rhi := slices.Clone(it.lo), slices.Clone(it.hi)
-			rlo[nd.Feature] = max(rlo[nd.Feature], nd.T+1)
-			stack = append(stack, item{nd.Right, rlo, rhi}, item{nd.Left, llo, lhi})
-		}
-	}
-	return out
+// splitIter yields every split of a tree IR, tree by tree, each tree's in preorder (a split,
+// then its left subtree, then its right), with its path's intervals. It holds one path at a
+// time, not a list of every split (31 trees of depth 16 have 2 million): a split's lo and hi
+// are valid until the next call of next.
+type splitIter struct {
+	ir     *quantize.TreeIR
+	tree   int
+	lo, hi []int32
+	stack  []splitFrame
 }
 
-// thresholdsByFeature is each input's distinct integer thresholds, sorted.
-func thresholdsByFeature(n int, splits []splitPath) [][]int32 {
+// splitFrame is a split on the path being walked: the bound its current side narrowed, saved,
+// and which side it is on (0: none yet, 1: left, 2: right).
+type splitFrame struct {
+	node  int
+	saved int32
+	side  int
+}
+
+// splits iterates over the splits of ir (none for a network, ir nil).
+func splits(ir *quantize.TreeIR) *splitIter {
+	it := &splitIter{ir: ir, tree: -1}
+	if ir != nil {
+		it.lo, it.hi = make([]int32, len(ir.Inputs)), make([]int32, len(ir.Inputs))
+	}
+	return it
+}
+
+// next is the next split, or false after the last.
+func (it *splitIter) next() (splitPath, bool) {
+	if it.ir == nil {
+		return splitPath{}, false
+	}
+	for {
+		if len(it.stack) == 0 {
+			if it.tree++; it.tree >= len(it.ir.Trees) {
+				return splitPath{}, false
+			}
+			for i, in := range it.ir.Inputs {
+				it.lo[i], it.hi[i] = in.Min, in.Max
+			}
+			if s, ok := it.enter(0); ok {
+				return s, true
+			}
+			continue
+		}
+		tr := &it.ir.Trees[it.tree]
+		fr := &it.stack[len(it.stack)-1]
+		nd := &tr.Nodes[fr.node]
+		f := nd.Feature
+		switch fr.side {
+		case 0: // go left: x <= T
+			fr.side, fr.saved = 1, it.hi[f]
+			it.hi[f] = min(it.hi[f], nd.T)
+			if s, ok := it.enter(nd.Left); ok {
+				return s, true
+			}
+		case 1: // go right: x > T
+			it.hi[f] = fr.saved
+			fr.side, fr.saved = 2, it.lo[f]
+			it.lo[f] = max(it.lo[f], nd.T+1)
+			if s, ok := it.enter(nd.Right); ok {
+				return s, true
+			}
+		default:
+			it.lo[f] = fr.saved
+			it.stack = it.stack[:len(it.stack)-1]
+		}
+	}
+}
+
+// enter visits node i of the current tree: a split is pushed and returned.
+func (it *splitIter) enter(i int) (splitPath, bool) {
+	tr := &it.ir.Trees[it.tree]
+	nd := &tr.Nodes[i]
+	if nd.Kind != quantize.KindSplit {
+		return splitPath{}, false
+	}
+	it.stack = append(it.stack, splitFrame{node: i})
+	return splitPath{tree: tr.Src, node: nd.Src, f: nd.Feature, t: nd.T, lo: it.lo, hi: it.hi}, true
+}
+
+// countSplits is the number of splits of ir (those reachable from a root, as splits yields).
+func countSplits(ir *quantize.TreeIR) int {
+	n := 0
+	for it := splits(ir); ; n++ {
+		if _, ok := it.next(); !ok {
+			return n
+		}
+	}
+}
+
+// thresholdsByFeature is each of n inputs' distinct integer thresholds in ir, sorted.
+func thresholdsByFeature(n int, ir *quantize.TreeIR) [][]int32 {
 	out := make([][]int32, n)
-	for _, s := range splits {
+	for it := splits(ir); ; {
+		s, ok := it.next()
+		if !ok {
+			break
+		}
 		out[s.f] = append(out[s.f], s.t)
 	}
 	for i := range out {
@@ -102,23 +162,77 @@ func (c *compilation) quantizeState(xf []float64) []int32 {
 	return x
 }
 
-// fixedVectors are the policy vectors every verify runs: every split at T-1..T+2 on a path
-// that reaches it, the range extremes, and the sample rows.
-func (c *compilation) fixedVectors(rng *rand.Rand, splits []splitPath) []policyVec {
+// fixedGen yields the policy vectors every verify runs, in this order: every split at
+// T-1..T+2 on a path that reaches it (drawn as they are taken, one split at a time, so that
+// verify's memory does not grow with the splits), then the range extremes and the sample rows
+// (drawn once the splits are done, from the same generator).
+type fixedGen struct {
+	c      *compilation
+	rng    *rand.Rand
+	splits *splitIter
+	cur    splitPath
+	d      int64 // the next offset from cur's threshold; 3: take the next split
+	rest   []policyVec
+	done   bool
+}
+
+func (c *compilation) newFixed(rng *rand.Rand, ir *quantize.TreeIR) *fixedGen {
+	return &fixedGen{c: c, rng: rng, splits: splits(ir), d: 3}
+}
+
+// fixedCount is how many vectors a fixedGen over ir yields.
+func (c *compilation) fixedCount(ir *quantize.TreeIR) int {
+	nIn := len(c.pol.InputFormats())
+	ext := 2
+	if nIn <= 8 {
+		ext = 1 << nIn
+	}
+	rows := 0
+	for _, row := range c.rows {
+		if !slices.ContainsFunc(row, math.IsNaN) {
+			rows++
+		}
+	}
+	return 4*countSplits(ir) + ext + 2*nIn + rows
+}
+
+// next is the next fixed vector, or false after the last.
+func (g *fixedGen) next() (policyVec, bool) {
+	ins := g.c.pol.InputFormats()
+	if !g.done {
+		if g.d > 2 {
+			s, ok := g.splits.next()
+			if ok {
+				g.cur, g.d = s, -1
+			} else {
+				g.done, g.rest = true, g.c.extremeVectors(g.rng)
+			}
+		}
+		if !g.done {
+			s := g.cur
+			x := make([]int32, len(ins))
+			for i := range x {
+				x[i] = randIn(g.rng, s.lo[i], s.hi[i])
+			}
+			x[s.f] = clamp32(int64(s.t)+g.d, s.lo[s.f], s.hi[s.f])
+			g.d++
+			return policyVec{kind: VecThreshold, x: x,
+				node: fmt.Sprintf(", tree %d node %d: %s <= %d", s.tree, s.node, ins[s.f].Name, s.t)}, true
+		}
+	}
+	if len(g.rest) == 0 {
+		return policyVec{}, false
+	}
+	p := g.rest[0]
+	g.rest = g.rest[1:]
+	return p, true
+}
+
+// extremeVectors are the range extremes and the sample rows.
+func (c *compilation) extremeVectors(rng *rand.Rand) []policyVec {
 	ins := c.pol.InputFormats()
 	nIn := len(ins)
 	var out []policyVec
-	for _, s := range splits {
-		for d := int64(-1); d <= 2; d++ {
-			x := make([]int32, nIn)
-			for g := range x {
-				x[g] = randIn(rng, s.lo[g], s.hi[g])
-			}
-			x[s.f] = clamp32(int64(s.t)+d, s.lo[s.f], s.hi[s.f])
-			out = append(out, policyVec{kind: VecThreshold, x: x,
-				node: fmt.Sprintf(", tree %d node %d: %s <= %d", s.tree, s.node, ins[s.f].Name, s.t)})
-		}
-	}
 	ends := func(i int, hi bool) int32 {
 		if hi {
 			return ins[i].Max
@@ -170,8 +284,8 @@ type filler struct {
 	k   int
 }
 
-func (c *compilation) newFiller(rng *rand.Rand, splits []splitPath) *filler {
-	return &filler{c: c, rng: rng, thr: thresholdsByFeature(len(c.pol.InputFormats()), splits)}
+func (c *compilation) newFiller(rng *rand.Rand, ir *quantize.TreeIR) *filler {
+	return &filler{c: c, rng: rng, thr: thresholdsByFeature(len(c.pol.InputFormats()), ir)}
 }
 
 func (f *filler) next() policyVec {

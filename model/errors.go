@@ -73,7 +73,23 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	// Read into one buffer of the file's size (io.ReadAll would grow one to twice that).
+	size := int64(512)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = min(st.Size(), MaxFileBytes) + 1
+	}
+	data := make([]byte, 0, size)
+	for len(data) <= MaxFileBytes && err == nil {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		var n int
+		n, err = f.Read(data[len(data):min(cap(data), MaxFileBytes+1)])
+		data = data[:len(data)+n]
+	}
+	if err == io.EOF {
+		err = nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -139,6 +139,12 @@ func Hash(m *Model) (string, error) {
 	return hex.EncodeToString(h[:]), nil
 }
 
+// nativeLists are the caps on the lists of the native form (CheckLists).
+var nativeLists = ListCaps{
+	"inputs": MaxInputs, "layers": MaxWidth, "layers[].w": MaxNodes, "layers[].r": MaxNodes,
+	"ensemble.trees": MaxTrees, "ensemble.trees[].nodes": MaxNodes,
+}
+
 // DecodeJSON decodes data, one JSON value and nothing after it but white space, into v,
 // refusing fields v does not have. An error is a *ParseError at the offset it was found.
 func DecodeJSON(data []byte, v any) error {
@@ -163,6 +169,9 @@ func DecodeJSON(data []byte, v any) error {
 
 // Unmarshal reads the native JSON form and validates it.
 func Unmarshal(data []byte) (*Model, error) {
+	if err := CheckLists(data, nativeLists); err != nil {
+		return nil, err
+	}
 	var m Model
 	if err := DecodeJSON(data, &m); err != nil {
 		return nil, err

@@ -127,6 +127,9 @@ func (e *Ensemble) validate(numInputs int) error {
 	if len(e.Trees) == 0 {
 		return Errorf("ensemble has no trees")
 	}
+	if len(e.Trees) > MaxTrees {
+		return Errorf("ensemble has %d trees, over %d", len(e.Trees), MaxTrees)
+	}
 	if !finite(e.Base) {
 		return Errorf("ensemble base score is %v", e.Base)
 	}

@@ -33,7 +33,10 @@ trees), in stages: load → quantize → fit → emit → build → verify → b
             --force. Then it picks a tree ensemble's code form by cost: each candidate is
             built and its WCET taken on --core, and the least WCET whose .text and .rodata
             fit the memory budget (the profile's text_bytes and rodata_bytes, or --max-text
-            and --max-rodata) wins; --form restricts the choice. The candidates: nested
+            and --max-rodata) wins; --form restricts the choice. The memory budget holds for
+            every form: when no candidate fits, or the one built does not, the compile exits
+            1 before verify with the bytes against the budget; --force builds, verifies and
+            bounds it anyway, and still exits 1. The candidates: nested
             if/else (up to 512 splits at -O2, up to 16384 at -O1, above that node tables
             walked level by level, which gcc builds in seconds); beside nested if/else, for
             an ensemble with oblivious trees (CatBoost's), the table form (each oblivious

@@ -20,9 +20,9 @@ var formatFlag = &cli.StringFlag{
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
 
-// forceFlag builds what the fit stage would refuse: a model whose lower bound is over the
-// budget or the core's memory.
-var forceFlag = &cli.BoolFlag{Name: "force", Usage: "build a model even when its lower bound is over the budget or the core's memory (refused otherwise, exit 1)"}
+// forceFlag builds what would be refused before verify: a model whose lower bound is over the
+// budget or the core's memory, or whose code form is over the memory budget.
+var forceFlag = &cli.BoolFlag{Name: "force", Usage: "build, verify and bound a model even when its lower bound is over the budget or the core's memory, or its code form over the memory budget (refused otherwise, exit 1); a firmware over the time or memory budget still exits 1"}
 
 // modelArg is the one MODEL argument, its --format (nil: detect it) and its --inputs.
 func modelArg(c *cli.Context) (path string, format *formats.Format, inputs []string, err error) {

@@ -55,6 +55,24 @@ var multiOutput = map[string]string{
 	"RMSEWithUncertainty": "two-output (RMSEWithUncertainty)",
 }
 
+// lists caps every list Parse decodes (model.CheckLists): a model has at most model.MaxInputs
+// features, model.MaxTrees trees of depth at most MaxDepth and model.MaxNodes leaves and borders.
+var lists = model.ListCaps{
+	"features_info.float_features":           model.MaxInputs,
+	"features_info.float_features[].borders": model.MaxNodes,
+	"features_info.categorical_features":     model.MaxInputs,
+	"features_info.ctrs":                     model.MaxInputs,
+	"features_info.text_features":            model.MaxInputs,
+	"features_info.embedding_features":       model.MaxInputs,
+	"features_info.estimated_features":       model.MaxInputs,
+	"oblivious_trees":                        model.MaxTrees,
+	"oblivious_trees[].splits":               model.MaxTrees * MaxDepth,
+	"oblivious_trees[].leaf_values":          model.MaxNodes,
+	"trees":                                  model.MaxTrees,
+	"scale_and_bias":                         model.MaxInputs,
+	"scale_and_bias[]":                       model.MaxInputs,
+}
+
 // The subset of CatBoost's JSON model that prediction needs. Unknown fields are ignored:
 // releases add some.
 type jsonFile struct {
@@ -112,6 +130,9 @@ func Parse(data []byte) (*model.Model, error) {
 	if trimmed[0] != '{' {
 		return nil, &model.ParseError{Off: int64(len(data) - len(trimmed)),
 			Msg: `not a CatBoost JSON model: it does not start with '{' (the binary .cbm format is not read; save the model with save_model("model.json", format="json"))`}
+	}
+	if err := model.CheckLists(data, lists); err != nil {
+		return nil, err
 	}
 	var f jsonFile
 	if err := json.Unmarshal(data, &f); err != nil {

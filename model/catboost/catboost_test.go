@@ -8,6 +8,7 @@ import (
 
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/model/modeltest"
 )
 
 const testdata = "../../testdata/catboost"
@@ -148,5 +149,34 @@ func TestFloat32Compare(t *testing.T) {
 	}
 	if !root.GoesLeft(float64(math.Nextafter32(float32(b), 2*float32(math.Abs(b))+1)), m.Ensemble.SplitsFloat32()) {
 		t.Errorf("the next float32 above border %v did not go to the x > border side", b)
+	}
+}
+
+// A list longer than a model may have is refused before it is decoded, in one line, with at
+// most twice the file allocated: 2 MiB of empty float features took 75 times the file
+// (a 64 MiB file, 5 GB and an out-of-memory crash).
+func TestParseRefusesLongListsEarly(t *testing.T) {
+	const loss = `"model_info":{"params":{"loss_function":{"type":"RMSE"}}},`
+	const feature = `"features_info":{"float_features":[{"feature_id":"a","borders":[0.5]}]},`
+	split := `{"split_type":"FloatFeature","float_feature_index":0,"border":0.5}`
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty float features", modeltest.Repeat(`{`+loss+`"features_info":{"float_features":[`, `{}`, 2<<20/3, `]},"oblivious_trees":[]}`),
+			"features_info.float_features: over 4096 entries"},
+		{"empty trees", modeltest.Repeat(`{`+loss+feature+`"oblivious_trees":[`, `{}`, model.MaxTrees+1, `]}`),
+			"oblivious_trees: over 65536 entries"},
+		{"empty splits", modeltest.Repeat(`{`+loss+feature+`"oblivious_trees":[{"leaf_values":[0],"splits":[`, `{}`, model.MaxTrees*MaxDepth+1, `]}]}`),
+			"oblivious_trees[].splits: over 1048576 entries"},
+		{"splits of all trees together", modeltest.Repeat(`{`+loss+feature+`"oblivious_trees":[`, `{"splits":[`+strings.Repeat(`{},`, MaxDepth)+split+`]}`, model.MaxTrees, `]}`),
+			"oblivious_trees[].splits: over 1048576 entries"},
+		{"case-folded keys", modeltest.Repeat(`{`+loss+`"Features_Info":{"FLOAT_features":[`, `{}`, 5000, `]},"oblivious_trees":[]}`),
+			"features_info.float_features: over 4096 entries"},
+		{"escaped keys", modeltest.Repeat(`{`+loss+`"features_info":{"float_feature\u0073":[`, `{}`, 5000, `]},"oblivious_trees":[]}`),
+			"features_info.float_features: over 4096 entries"},
+	} {
+		t.Run(c.name, func(t *testing.T) { modeltest.CheckRefusedSmall(t, c.data, Parse, c.want) })
 	}
 }

@@ -68,9 +68,24 @@ func Parse(data []byte) (*model.Model, error) {
 	return m, nil
 }
 
+// headerKeys and treeKeys are the keys Parse reads, of the header and of a tree; the others do
+// not change predictions and are skipped unstored.
+var (
+	headerKeys = keySet("version", "num_class", "num_tree_per_iteration", "average_output", "max_feature_idx", "feature_names", "objective", "tree_sizes")
+	treeKeys   = keySet("num_leaves", "num_cat", "is_linear", "leaf_value", "split_feature", "threshold", "decision_type", "left_child", "right_child")
+)
+
+func keySet(keys ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, k := range keys {
+		m[k] = true
+	}
+	return m
+}
+
 // parse reads the header and the trees, checking everything the IR conversion relies on.
 func parse(data []byte) (*header, []*rawTree, error) {
-	p := &parser{lines: lineReader{data: data}}
+	p := &parser{lines: lineReader{data: string(data)}} // one copy, which every line's text shares
 	h, err := p.header()
 	if err != nil {
 		return nil, nil, err
@@ -89,6 +104,9 @@ func parse(data []byte) (*header, []*rawTree, error) {
 		case l.text == "end of trees":
 			end = l
 		case strings.HasPrefix(l.text, "Tree="):
+			if len(trees) == model.MaxTrees {
+				return nil, nil, p.errAt(l, "the model has over %d trees", model.MaxTrees)
+			}
 			t, err := p.tree(l, h.numInputs, model.MaxNodes-nodes)
 			if err != nil {
 				return nil, nil, err
@@ -118,7 +136,7 @@ type line struct {
 }
 
 type lineReader struct {
-	data []byte
+	data string
 	pos  int
 	num  int
 }
@@ -128,15 +146,15 @@ func (r *lineReader) next() (line, bool) {
 		return line{}, false
 	}
 	rest := r.data[r.pos:]
-	n := bytes.IndexByte(rest, '\n')
+	n := strings.IndexByte(rest, '\n')
 	adv := n + 1
 	if n < 0 {
 		n, adv = len(rest), len(rest)
 	}
 	text := rest[:n]
-	text = bytes.TrimSuffix(text, []byte("\r"))
+	text = strings.TrimSuffix(text, "\r")
 	r.num++
-	l := line{num: r.num, off: int64(r.pos), text: string(text)}
+	l := line{num: r.num, off: int64(r.pos), text: text}
 	r.pos += adv
 	return l, true
 }
@@ -213,6 +231,9 @@ func (p *parser) header() (*header, error) {
 			continue
 		}
 		k, v, _ := strings.Cut(l.text, "=")
+		if !headerKeys[k] {
+			continue // keeping every key would cost a map entry of about 100 bytes a line
+		}
 		if _, dup := kv[k]; dup {
 			return nil, p.errAt(l, "%s appears twice", quote(k))
 		}

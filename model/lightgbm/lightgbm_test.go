@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/model/modeltest"
 )
 
 // repoDir holds copies of LightGBM's own models and predictions from
@@ -321,7 +322,7 @@ func TestErrors(t *testing.T) {
 		{"multiclass", edit("num_class=1", "num_class=23"), "multiclass models (num_class=23) are not supported"},
 		{"trees per iteration", edit("num_tree_per_iteration=1", "num_tree_per_iteration=3"), "3 trees per iteration"},
 		{"average_output", edit("label_index=0\n", "label_index=0\naverage_output\n"), "random-forest models (average_output) are not supported"},
-		{"duplicate header key", edit("label_index=0\n", "label_index=0\nlabel_index=0\n"), `"label_index" appears twice`},
+		{"duplicate header key", edit("label_index=0\n", "label_index=0\nversion=v3\n"), `"version" appears twice`},
 		{"max_feature_idx", edit("max_feature_idx=1", "max_feature_idx=99999999"), "max_feature_idx is 99999999"},
 		{"bad max_feature_idx", edit("max_feature_idx=1", "max_feature_idx=one"), `max_feature_idx: "one" is not a 32-bit integer`},
 		{"feature_names count", edit("feature_names=f0 f1", "feature_names=f0"), "feature_names has 1 names, want max_feature_idx+1 = 2"},
@@ -331,7 +332,7 @@ func TestErrors(t *testing.T) {
 		{"junk between trees", edit("\nend of trees", "\nwhat\nend of trees"), `want "Tree=N" or "end of trees", got "what"`},
 		{"bad tree index", edit("Tree=0", "Tree=x"), `"Tree=x": the tree index is not a number`},
 		{"not key=value", edit("shrinkage=1", "shrinkage"), `want key=value, got "shrinkage"`},
-		{"duplicate tree key", edit("shrinkage=1", "shrinkage=1\nshrinkage=1"), "shrinkage appears twice"},
+		{"duplicate tree key", edit("shrinkage=1", "shrinkage=1\nnum_leaves=2"), "num_leaves appears twice"},
 		{"no num_leaves", edit("num_leaves=3\n", ""), "Tree=0: the tree has no num_leaves"},
 		{"zero leaves", edit("num_leaves=3", "num_leaves=0"), "num_leaves is 0, want 1.."},
 		{"huge num_leaves", edit("num_leaves=3", "num_leaves=2000000000"), "num_leaves is 2000000000, want 1..2097152"},
@@ -634,4 +635,22 @@ func TestLoad(t *testing.T) {
 	if !errors.As(err, &fe) || fe.File == "" || !strings.Contains(err.Error(), "tree_2leaves.txt: offset 0: line 1: not a LightGBM text model") {
 		t.Fatalf("model.LoadWith(bare tree, Parse) = %v", err)
 	}
+}
+
+// Header and tree lines Parse does not read are skipped, not stored: 2 MiB of them allocate
+// at most twice the file (a map entry a line took 27 times a 64 MiB file).
+func TestParseSkipsUnreadLines(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("tree\n")
+	for i := 0; b.Len() < 2<<20; i++ {
+		fmt.Fprintf(&b, "k%x\n", i)
+	}
+	modeltest.CheckRefusedSmall(t, []byte(b.String()), Parse, "the header has no version")
+	tree := "tree\nversion=v3\nnum_class=1\nmax_feature_idx=0\nfeature_names=a\n\nTree=0\nnum_leaves=1\nnum_cat=0\nleaf_value=1\n"
+	b.Reset()
+	b.WriteString(tree)
+	for i := 0; b.Len() < 2<<20; i++ {
+		fmt.Fprintf(&b, "k%x=\n", i)
+	}
+	modeltest.CheckRefusedSmall(t, []byte(b.String()), Parse, "the file ends before")
 }

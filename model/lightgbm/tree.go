@@ -38,6 +38,9 @@ func (p *parser) tree(head line, numInputs, maxNodes int) (*rawTree, error) {
 		if !ok {
 			return nil, p.errAt(l, "%s: want key=value, got %s", name, quote(l.text))
 		}
+		if !treeKeys[k] {
+			continue
+		}
 		if _, dup := kv[k]; dup {
 			return nil, p.errAt(l, "%s: %s appears twice", name, k)
 		}

@@ -3,6 +3,8 @@ package modeltest
 import (
 	"errors"
 	"math"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/nicc-dev/nicc/model"
@@ -39,4 +41,38 @@ func CheckParsed(t testing.TB, data []byte, parse func([]byte) (*model.Model, er
 		t.Fatalf("a parsed model does not write as native JSON: %v", err)
 	}
 	return m
+}
+
+// Repeat is head, then item n times separated by commas, then tail: a file of n list entries.
+func Repeat(head, item string, n int, tail string) []byte {
+	b := make([]byte, 0, len(head)+n*(len(item)+1)+len(tail))
+	b = append(b, head...)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, item...)
+	}
+	return append(b, tail...)
+}
+
+// CheckRefusedSmall checks that parse refuses data with a *model.ParseError containing want,
+// having allocated at most 2 bytes per byte of data: a reader must refuse an over-long list
+// before it decodes it (encoding/json took 75 bytes per byte of a list of empty objects).
+func CheckRefusedSmall(t testing.TB, data []byte, parse func([]byte) (*model.Model, error), want string) {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := parse(data)
+	runtime.ReadMemStats(&after)
+	var pe *model.ParseError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error = %v, want a *model.ParseError containing %q", err, want)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error is not one line: %q", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 2*uint64(len(data)) {
+		t.Fatalf("parse allocated %d bytes for a file of %d before refusing it; want at most twice the file", got, len(data))
+	}
 }

@@ -74,8 +74,12 @@ func Parse(data []byte) (*model.Model, error) {
 		}
 		return nil, model.Errorf(`this is %s; nicc reads XGBoost JSON: save it with save_model("model.json")`, what)
 	}
+	quoted := quoteNonFinite(data)
+	if err := model.CheckLists(quoted, lists); err != nil {
+		return nil, err
+	}
 	var f jsonFile
-	if err := json.Unmarshal(quoteNonFinite(data), &f); err != nil {
+	if err := json.Unmarshal(quoted, &f); err != nil {
 		return nil, model.JSONError(err)
 	}
 	m, err := convert(&f)
@@ -107,6 +111,19 @@ func isUBJSON(trimmed []byte) bool {
 	return len(trimmed) > 1 && trimmed[0] == '{' && bytes.IndexByte([]byte("iUIlL$#"), trimmed[1]) >= 0
 }
 
+// lists caps every list Parse decodes (model.CheckLists): a model has at most model.MaxInputs
+// features, model.MaxTrees trees and model.MaxNodes nodes, in a gbtree or a dart's gbtree.
+var lists = func() model.ListCaps {
+	cs := model.ListCaps{"version": 16, "learner.feature_names": model.MaxInputs, "learner.gradient_booster.weight_drop": model.MaxTrees}
+	for _, g := range []string{"learner.gradient_booster.model.", "learner.gradient_booster.gbtree.model."} {
+		cs[g+"trees"], cs[g+"tree_info"] = model.MaxTrees, model.MaxTrees
+		for _, a := range []string{"left_children", "right_children", "split_indices", "split_conditions", "default_left", "split_type"} {
+			cs[g+"trees[]."+a] = model.MaxNodes
+		}
+	}
+	return cs
+}()
+
 // The subset of XGBoost's JSON model schema (doc/model.schema) that prediction needs. Unknown
 // fields are ignored: each XGBoost release adds some.
 type jsonFile struct {
@@ -115,9 +132,11 @@ type jsonFile struct {
 }
 
 type jsonLearner struct {
-	Attributes        map[string]any `json:"attributes"`
-	FeatureNames      []string       `json:"feature_names"`
-	GradientBooster   *jsonBooster   `json:"gradient_booster"`
+	Attributes *struct {
+		BestIteration json.RawMessage `json:"best_iteration"`
+	} `json:"attributes"`
+	FeatureNames      []string     `json:"feature_names"`
+	GradientBooster   *jsonBooster `json:"gradient_booster"`
 	LearnerModelParam *struct {
 		BaseScore  *string `json:"base_score"`
 		NumClass   string  `json:"num_class"`
@@ -130,12 +149,17 @@ type jsonLearner struct {
 }
 
 // jsonBooster is a gbtree ({name, model}), a dart ({name, gbtree, weight_drop}) or a
-// gblinear ({name, model{weights}}, whose model decodes to an empty jsonGBTree).
+// gblinear ({name, model{weights}}, whose model decodes to an empty jsonGBTree). A dart's
+// gbtree is a jsonGBTreeBooster, so that nothing decodes a dart nested in a dart.
 type jsonBooster struct {
-	Name       string       `json:"name"`
-	Model      *jsonGBTree  `json:"model"`
-	GBTree     *jsonBooster `json:"gbtree"`
-	WeightDrop []f32        `json:"weight_drop"`
+	jsonGBTreeBooster
+	GBTree     *jsonGBTreeBooster `json:"gbtree"`
+	WeightDrop []f32              `json:"weight_drop"`
+}
+
+type jsonGBTreeBooster struct {
+	Name  string      `json:"name"`
+	Model *jsonGBTree `json:"model"`
 }
 
 type jsonGBTree struct {
@@ -348,7 +372,8 @@ func convert(f *jsonFile) (*model.Model, error) {
 	if dart {
 		doc += "; dart weight_drop folded into the leaves"
 	}
-	if bi, ok := l.Attributes["best_iteration"].(string); ok {
+	var bi string
+	if l.Attributes != nil && json.Unmarshal(l.Attributes.BestIteration, &bi) == nil {
 		if n, err := strconv.Atoi(bi); err == nil && n+1 < numTrees {
 			doc += fmt.Sprintf("; all trees are used, though best_iteration is %d", n)
 		}
@@ -359,19 +384,19 @@ func convert(f *jsonFile) (*model.Model, error) {
 // boosterTrees checks the gradient booster (gbtree, or dart around a gbtree) and its trees'
 // parameters, and returns its trees' model with, for dart, each tree's weight (nil for gbtree).
 func boosterTrees(booster *jsonBooster) (*jsonGBTree, []f32, error) {
-	g := booster // the gbtree itself, inside a dart booster
-	if g == nil {
+	if booster == nil {
 		return nil, nil, model.Errorf("learner has no gradient_booster")
 	}
+	g := &booster.jsonGBTreeBooster // the gbtree itself, inside a dart booster
 	dart := false
 	switch g.Name {
 	case "gbtree":
 	case "dart":
 		dart = true
-		if g.GBTree == nil || g.GBTree.Name != "gbtree" {
+		if booster.GBTree == nil || booster.GBTree.Name != "gbtree" {
 			return nil, nil, model.Errorf("dart booster has no gbtree inside")
 		}
-		g = g.GBTree
+		g = booster.GBTree
 	case "gblinear":
 		return nil, nil, model.Errorf("gblinear (a linear booster, not trees) is not supported")
 	default:

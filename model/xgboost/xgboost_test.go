@@ -2,6 +2,7 @@ package xgboost
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/model/modeltest"
 )
 
 const models = "../../testdata/models"
@@ -400,4 +402,37 @@ func TestDetect(t *testing.T) {
 	if string(ja) != string(jb) {
 		t.Error("the edited file parses to a different model")
 	}
+}
+
+// A list longer than a model may have is refused before it is decoded, in one line, with at
+// most twice the file allocated (a 64 MiB file of empty trees took 4 GB).
+func TestParseRefusesLongListsEarly(t *testing.T) {
+	const head = `{"learner":{"objective":{"name":"reg:squarederror"},"learner_model_param":{"base_score":"0.5","num_feature":"1"},"gradient_booster":`
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty trees", modeltest.Repeat(head+`{"name":"gbtree","model":{"gbtree_model_param":{"num_trees":"1"},"trees":[`, `{}`, model.MaxTrees+1, `]}}}}`),
+			"learner.gradient_booster.model.trees: over 65536 entries"},
+		{"dart's empty trees", modeltest.Repeat(head+`{"name":"dart","gbtree":{"name":"gbtree","model":{"trees":[`, `{}`, model.MaxTrees+1, `]}}}}}`),
+			"learner.gradient_booster.gbtree.model.trees: over 65536 entries"},
+		{"empty feature names", modeltest.Repeat(`{"learner":{"feature_names":[`, `""`, 2<<20/3, `]}}`),
+			"learner.feature_names: over 4096 entries"},
+		{"nodes of all trees together", modeltest.Repeat(head+`{"name":"gbtree","model":{"trees":[`, `{"default_left":[`+strings.Repeat(`0,`, 127)+`0]}`, model.MaxNodes/128+1, `]}}}}`),
+			"learner.gradient_booster.model.trees[].default_left: over 4194304 entries"},
+	} {
+		t.Run(c.name, func(t *testing.T) { modeltest.CheckRefusedSmall(t, c.data, Parse, c.want) })
+	}
+}
+
+// The learner's attributes are read for best_iteration alone: 2 MiB of others decode to
+// nothing (a map of them took 600 MB for 64 MiB).
+func TestParseIgnoresOtherAttributes(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 2<<20; i++ {
+		fmt.Fprintf(&b, `"a%d":[0],`, i)
+	}
+	data := []byte(`{"learner":{"attributes":{` + b.String() + `"best_iteration":"1"}}}`)
+	modeltest.CheckRefusedSmall(t, data, Parse, "learner has no objective name")
 }
