@@ -78,14 +78,12 @@ func (c *compilation) render(neutral bool) (*rendered, error) {
 }
 
 // emit writes the policy C, the nicsdk sources, the RL-CC entry and the host driver into the
-// output directory, after proving that the model file's strings change nothing outside the
-// comments. It records what it wrote (c.wrote) for checkSources.
+// compile's fresh directory, after proving that the model file's strings change nothing
+// outside the comments. It records what it wrote (c.expect) for checkSources.
 func (c *compilation) emit() error {
-	dir := c.opt.Out
-	for _, d := range []string{dir, filepath.Join(dir, HostDir)} {
-		if err := outDir(d); err != nil {
-			return err
-		}
+	dir := c.dir
+	if err := outDir(filepath.Join(dir, HostDir)); err != nil {
+		return err
 	}
 	r, err := c.render(false)
 	if err != nil {
@@ -103,26 +101,13 @@ func (c *compilation) emit() error {
 			return err
 		}
 	}
-	// The model alone needs only the ABI header and the linker script; files of an earlier
-	// RL-CC compile into the same directory are removed.
+	// The model alone needs only the ABI header and the linker script.
 	sdk := nicsdk.Sources()
 	if c.handler != HandlerRLCC {
 		delete(sdk, nicsdk.RLCCHeaderName)
 	}
 	for n, b := range sdk {
 		gen[n], c.expect[n] = b, b
-	}
-	for _, n := range []string{HandlerFile, nicsdk.RLCCHeaderName} {
-		if _, ok := gen[n]; !ok {
-			if err := clearOut(filepath.Join(dir, n)); err != nil {
-				return err
-			}
-		}
-	}
-	if c.opt.SDK != SDKDOCA {
-		if err := clearDOCA(dir); err != nil {
-			return err
-		}
 	}
 	c.files = nil
 	for n, b := range gen {
@@ -176,7 +161,7 @@ func handlerC(name, hash, kind, policySource string, p nicsdk.Params, words int,
 // RL-CC handler includes the policy's .c.
 func (c *compilation) sources() []string {
 	_, file := c.entry()
-	return []string{filepath.Join(c.opt.Out, file)}
+	return []string{filepath.Join(c.dir, file)}
 }
 
 // entry is the firmware's entry point and the C file that defines it: the RL-CC handler, or
@@ -196,23 +181,18 @@ func (c *compilation) build() error {
 	if err := c.checkSources(); err != nil {
 		return err
 	}
-	dir := c.opt.Out
+	dir := c.dir
 	c.elf = filepath.Join(dir, FirmwareFile)
 	c.hostBin = filepath.Join(dir, HostDir, "driver")
 	c.ubsan = filepath.Join(dir, HostDir, "driver-ubsan")
 	driver := filepath.Join(dir, HostDir, "driver.c")
-	for _, out := range []string{c.elf, c.hostBin, c.ubsan} {
-		if err := clearOut(out); err != nil {
-			return err
-		}
-	}
 	tmp, err := os.MkdirTemp("", "nicc-build-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 	gcc := func(args ...string) error {
-		if msg, err := exec.Command(c.opt.HostCC, args...).CombinedOutput(); err != nil {
+		if msg, err := exec.CommandContext(c.context(), c.opt.HostCC, args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("%s %s: %v\n%s", c.opt.HostCC, strings.Join(args, " "), err, msg)
 		}
 		return nil

@@ -28,6 +28,9 @@ func copyReport(t *testing.T, dir string, edit func(r map[string]any)) string {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
+	if err := os.CopyFS(out, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(out, ReportFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +119,7 @@ func TestWriteVectorsRoundTrip(t *testing.T) {
 // A report for the parser's tests: the fields ReadReport checks.
 const seedReport = `{"model":{"inputs":["a","b"]},"handler":"none","entry":"nicc_policy",
 "inputs":[{"name":"a","frac":16,"min":-5,"max":5},{"name":"b","frac":0,"min":0,"max":9}],
-"budget":{"core":{"name":"dpa"}}}`
+"budget":{"core":{"name":"dpa"}},"manifest":{"files":[],"verdicts":{"verify":"pass"}}}`
 
 func TestCSVVectors(t *testing.T) {
 	r, err := parseReport([]byte(seedReport))

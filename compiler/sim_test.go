@@ -177,4 +177,5 @@ func breakEntry(t *testing.T, path, entry string) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	reseal(t, filepath.Dir(path)) // a firmware as compile might have written it
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/model/formats"
@@ -174,8 +176,8 @@ func runCompile(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("compile takes one POLICY file, got %d arguments", c.NArg())
 	}
-	if c.String("out") == "" {
-		return fmt.Errorf("compile needs --out DIR")
+	if err := compiler.CheckOut(c.String("out")); err != nil {
+		return err
 	}
 	format, err := compiler.ParseFormat(c.String("format"))
 	if err != nil {
@@ -223,7 +225,10 @@ func runCompile(c *cli.Context) error {
 	var done func()
 	opt.Progress, done = progressBars(c)
 	defer done()
-	r, err := compiler.Compile(opt)
+	// An interrupt stops the compile, which removes what it wrote and leaves --out as it was.
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := compiler.CompileContext(ctx, opt)
 	var ce *compiler.CheckError
 	if err != nil && (r == nil || !errors.As(err, &ce)) {
 		if errors.As(err, &ce) {
