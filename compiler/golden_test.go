@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,26 +11,14 @@ import (
 	"github.com/nicc-dev/nicc/model"
 )
 
-// copyReport writes dir's report.json, edited by edit, into a new directory.
+// copyReport copies the compile directory dir into a new one, its report.json edited by edit.
 func copyReport(t *testing.T, dir string, edit func(r map[string]any)) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, ReportFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r map[string]any
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
-	edit(r)
-	if b, err = json.Marshal(r); err != nil {
-		t.Fatal(err)
-	}
 	out := t.TempDir()
 	if err := os.CopyFS(out, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(out, ReportFile), b, 0o644); err != nil {
+	if err := editReport(out, edit); err != nil {
 		t.Fatal(err)
 	}
 	return out

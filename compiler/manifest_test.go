@@ -17,31 +17,21 @@ import (
 // test's stand-in for a compile that wrote them so.
 func reseal(t *testing.T, dir string) {
 	t.Helper()
-	path := filepath.Join(dir, ReportFile)
-	b, err := os.ReadFile(path)
+	err := editReport(dir, func(r map[string]any) {
+		for _, f := range r["manifest"].(map[string]any)["files"].([]any) {
+			f := f.(map[string]any)
+			p := filepath.Join(dir, filepath.FromSlash(f["path"].(string)))
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f["sha256"], err = fileHash(p); err != nil {
+				t.Fatal(err)
+			}
+			f["bytes"] = fi.Size()
+		}
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	var r map[string]any
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range r["manifest"].(map[string]any)["files"].([]any) {
-		f := f.(map[string]any)
-		p := filepath.Join(dir, filepath.FromSlash(f["path"].(string)))
-		fi, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f["sha256"], err = fileHash(p); err != nil {
-			t.Fatal(err)
-		}
-		f["bytes"] = fi.Size()
-	}
-	if b, err = json.Marshal(r); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -85,8 +75,8 @@ func onlyOut(t *testing.T, parent, out string) {
 }
 
 // An interrupted compile leaves the old directory byte for byte as it was and nothing beside
-// it: cancelled before each stage, while gcc builds (the new sources and a failure report
-// already written), during verify, after report.json is written but before it is put in
+// it: cancelled before each stage, as the builds start (gcc killed, the new sources written),
+// as verify starts (the new ELF built), after report.json is written but before it is put in
 // place; and into a new directory, it leaves nothing.
 func TestCompileInterrupted(t *testing.T) {
 	parent := t.TempDir()

@@ -126,7 +126,7 @@ type stagedOut struct {
 func CheckOut(out string) error {
 	switch base := filepath.Base(filepath.Clean(out)); {
 	case out == "":
-		return fmt.Errorf("compile needs an output directory (--out DIR)")
+		return fmt.Errorf("compile needs --out DIR")
 	case strings.HasPrefix(out, "-"):
 		return fmt.Errorf("--out %q starts with '-' and would read as an option (write ./%s for a directory of that name)", out, out)
 	case base == string(filepath.Separator) || base == "." || base == "..":
