@@ -4,7 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"maps"
-	"os/exec"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -132,10 +132,15 @@ func (c *compilation) docaBuild() error {
 	d.hostBin = filepath.Join(dir, HostDir, "doca_driver")
 	d.ubsan = filepath.Join(dir, HostDir, "doca_driver-ubsan")
 	srcs := []string{filepath.Join(dir, DOCASourceFile), filepath.Join(dir, nicsdk.DOCAShimSourceName)}
+	tmp, err := os.MkdirTemp("", "nicc-build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
 	host := func(out string, extra ...string) error {
 		args := slices.Concat(c.withOpt(HostFlags), extra, []string{"-DNICC_DOCA_SHIM", "-I", dir, "-o", out,
 			filepath.Join(dir, HostDir, docaDriverFile)}, srcs)
-		if msg, err := exec.CommandContext(c.context(), c.opt.HostCC, args...).CombinedOutput(); err != nil {
+		if msg, err := c.hostCC(tmp, args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("%s %s: %v\n%s", c.opt.HostCC, strings.Join(args, " "), err, msg)
 		}
 		return nil

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -157,6 +159,18 @@ func handlerC(name, hash, kind, policySource string, p nicsdk.Params, words int,
 	return b.String()
 }
 
+// hostCC runs the host compiler under the compile's context, in a process group of its own
+// with its temporary files in tmp (which the caller removes): cancelled, the group gets
+// SIGTERM, and a temporary file it leaves goes with tmp.
+func (c *compilation) hostCC(tmp string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(c.context(), c.opt.HostCC, args...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
+}
+
 // sources are the C files the firmware and the host builds compile (the driver aside): the
 // RL-CC handler includes the policy's .c.
 func (c *compilation) sources() []string {
@@ -192,7 +206,7 @@ func (c *compilation) build() error {
 	}
 	defer os.RemoveAll(tmp)
 	gcc := func(args ...string) error {
-		if msg, err := exec.CommandContext(c.context(), c.opt.HostCC, args...).CombinedOutput(); err != nil {
+		if msg, err := c.hostCC(tmp, args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("%s %s: %v\n%s", c.opt.HostCC, strings.Join(args, " "), err, msg)
 		}
 		return nil

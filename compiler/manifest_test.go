@@ -75,9 +75,9 @@ func onlyOut(t *testing.T, parent, out string) {
 }
 
 // An interrupted compile leaves the old directory byte for byte as it was and nothing beside
-// it: cancelled before each stage, as the builds start (gcc killed, the new sources written),
-// as verify starts (the new ELF built), after report.json is written but before it is put in
-// place; and into a new directory, it leaves nothing.
+// it: cancelled before it starts, as the builds start (gcc stopped, the new sources written),
+// as verify starts (the new ELF built), before the DOCA stage, after report.json is written but
+// before it is put in place; and into a new directory, it leaves nothing.
 func TestCompileInterrupted(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "out")
@@ -90,8 +90,7 @@ func TestCompileInterrupted(t *testing.T) {
 		stage    string // cancelled before it
 		progress string // cancelled as it starts, from inside
 	}{
-		{stage: "load"}, {stage: "emit"}, {progress: "build"}, {stage: "verify"}, {progress: "verify"}, {stage: "doca"},
-		{stage: "report"}, {stage: "commit"},
+		{stage: "load"}, {progress: "build"}, {progress: "verify"}, {stage: "doca"}, {stage: "commit"},
 	}
 	for _, c := range cases {
 		ctx, cancel := context.WithCancel(context.Background())
