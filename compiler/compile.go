@@ -2,6 +2,8 @@ package compiler
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -149,10 +151,19 @@ type CompileOptions struct {
 	// SDKDOCA, which adds a DOCA PCC device source around the same policy (compiler/doca.go).
 	SDK SDK
 
+	// Student, when set, is a model distilled for this compile (nicc compile --target
+	// trees): compile writes it into Out as StudentFile and compiles it in place of Model.
+	Student *model.Model
+
 	// tamper, for tests, edits the emitted sources before they are built; docaTamper the
-	// DOCA target's.
+	// DOCA target's. atStage, for tests, is called before each stage runs, and before the
+	// "report" and the "commit" that renames the new directory into place.
 	tamper, docaTamper func(dir string) error
+	atStage            func(stage string)
 }
+
+// StudentFile is CompileOptions.Student's file in the output directory.
+const StudentFile = "student.json"
 
 // DefaultCalibSamples is how many RL-CC states Int8Options.Samples 0 draws to calibrate.
 const DefaultCalibSamples = 20_000
@@ -195,6 +206,10 @@ const (
 type compilation struct {
 	opt    CompileOptions
 	params nicsdk.Params
+	ctx    context.Context // nil: never cancelled
+	// dir is where the compile writes: the fresh directory beside opt.Out (stageOut), renamed
+	// into its place at the end. modelFile is where load reads the model, when not opt.Model.
+	dir, modelFile string
 
 	m       *model.Model
 	format  *model.FileFormat
@@ -223,9 +238,9 @@ type compilation struct {
 	// nil means codegen.AllRows).
 	products codegen.Products
 
-	files []string // written into opt.Out, sorted
+	files []string // written into dir, sorted
 	// expect is what each source nicc writes must hold outside its comments, by its path in
-	// opt.Out: the render with neutral names for the policy and the handler (see emit).
+	// dir: the render with neutral names for the policy and the handler (see emit).
 	expect map[string][]byte
 	idents map[string]bool // the identifiers of expect's code
 	// sourcesHash is hashSources of the policy and handler C, for the report's golden model.
@@ -253,8 +268,17 @@ type compilation struct {
 // report, which is written too and says in Failure what failed. A model whose lower bound is
 // over the budget or the core's memory is refused before emit with a *TooBigError (a
 // *CheckError) and no report, unless opt.Force.
+//
+// Everything is written into a fresh directory beside opt.Out (stageOut), which replaces
+// opt.Out whole once report.json is written; without a report, opt.Out is left as it was.
 func Compile(opt CompileOptions) (*CompileReport, error) {
-	c := &compilation{opt: opt}
+	return CompileContext(context.Background(), opt)
+}
+
+// CompileContext is Compile, stopped when ctx is done: the fresh directory is removed and
+// opt.Out left as it was (or not created).
+func CompileContext(ctx context.Context, opt CompileOptions) (*CompileReport, error) {
+	c := &compilation{opt: opt, ctx: ctx}
 	var err error
 	if c.params, err = paramsOrDefault(opt.Params); err != nil {
 		return nil, err
@@ -265,8 +289,8 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 	if c.opt.Vectors < 0 {
 		return nil, fmt.Errorf("vectors %d: want a positive count", c.opt.Vectors)
 	}
-	if c.opt.Out == "" {
-		return nil, fmt.Errorf("compile needs an output directory")
+	if err := CheckOut(c.opt.Out); err != nil {
+		return nil, err
 	}
 	if _, err := fwsim.LookupProfile(c.opt.Core); err != nil {
 		return nil, err
@@ -283,6 +307,42 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 	if c.opt.HostCC == "" {
 		c.opt.HostCC = "gcc"
 	}
+	if err := c.inputsOutside(); err != nil {
+		return nil, err
+	}
+	st, err := stageOut(c.opt.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer st.discard()
+	c.dir = st.dir
+	r, err := c.run()
+	c.hook("commit")
+	if ctx.Err() != nil {
+		what := "left as it was"
+		if !st.existed {
+			what = "not created"
+		}
+		return nil, fmt.Errorf("compile interrupted: %s %s", c.opt.Out, what)
+	}
+	if r == nil {
+		return nil, c.named(err)
+	}
+	if cerr := st.commit(); cerr != nil {
+		return nil, fmt.Errorf("%s: putting the new compile in place: %w", c.opt.Out, cerr)
+	}
+	return r, c.named(err)
+}
+
+// run runs the stages into c.dir and writes the report.
+func (c *compilation) run() (*CompileReport, error) {
+	if s := c.opt.Student; s != nil {
+		c.modelFile = filepath.Join(c.dir, StudentFile)
+		if err := writeModel(c.modelFile, s); err != nil {
+			return nil, err
+		}
+		c.opt.Model, c.opt.Format = filepath.Join(c.opt.Out, StudentFile), &model.NativeFormat
+	}
 	stages := []struct {
 		name string
 		run  func() error
@@ -290,19 +350,25 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 		{"load", c.load}, {"quantize", c.quantize}, {"fit", c.fit}, {"emit", c.emit}, {"build", c.build},
 		{"verify", c.verifyStage}, {"budget", c.budgetStage},
 	}
-	if opt.SDK == SDKDOCA {
+	if c.opt.SDK == SDKDOCA {
 		stages = append(stages, struct {
 			name string
 			run  func() error
 		}{"doca", c.docaStage})
 	}
 	for _, s := range stages {
+		if err := c.hook(s.name); err != nil {
+			return nil, err
+		}
 		start := time.Now()
 		err := s.run()
 		c.times = append(c.times, StageTime{Stage: s.name, Seconds: time.Since(start).Seconds()})
 		var big *TooBigError
 		var ce *CheckError
 		if errors.As(err, &ce) && !errors.As(err, &big) {
+			if err := c.hook("report"); err != nil {
+				return nil, err
+			}
 			return c.failed(s.name, err)
 		}
 		if err != nil {
@@ -315,8 +381,69 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 			}
 		}
 	}
+	if err := c.hook("report"); err != nil {
+		return nil, err
+	}
 	return c.report()
 }
+
+// hook calls the tests' atStage and says whether the compile has been cancelled.
+func (c *compilation) hook(stage string) error {
+	if c.opt.atStage != nil {
+		c.opt.atStage(stage)
+	}
+	return c.context().Err()
+}
+
+// context is the compile's context.
+func (c *compilation) context() context.Context {
+	if c.ctx == nil {
+		return context.Background()
+	}
+	return c.ctx
+}
+
+// inputsOutside refuses an input file inside opt.Out, which compile replaces whole.
+func (c *compilation) inputsOutside() error {
+	out, err := filepath.Abs(c.opt.Out)
+	if err != nil {
+		return err
+	}
+	files := [][2]string{{"the model", c.opt.Model}, {"--ranges", c.opt.Ranges}, {"--predictions", c.opt.Predictions}}
+	if c.opt.Int8 != nil {
+		files = append(files, [2]string{"--calib", c.opt.Int8.Calib})
+	}
+	for _, f := range files {
+		if f[1] == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f[1])
+		if err != nil {
+			return err
+		}
+		if rel, err := filepath.Rel(out, abs); err == nil && filepath.IsLocal(rel) {
+			return fmt.Errorf("%s %s lies inside --out %s, which compile replaces whole: move it out first", f[0], f[1], c.opt.Out)
+		}
+	}
+	return nil
+}
+
+// named is err with the fresh directory's path written as opt.Out, where its files end up.
+func (c *compilation) named(err error) error {
+	if err == nil || c.dir == "" || !strings.Contains(err.Error(), c.dir) {
+		return err
+	}
+	return &namedError{err, strings.ReplaceAll(err.Error(), c.dir, c.opt.Out)}
+}
+
+// namedError is an error with another message.
+type namedError struct {
+	err error
+	msg string
+}
+
+func (e *namedError) Error() string { return e.msg }
+func (e *namedError) Unwrap() error { return e.err }
 
 func (c *compilation) progress(stage string, done, total int) {
 	if c.opt.Progress != nil {
@@ -339,7 +466,7 @@ func resolveHandler(h Handler, inputs []string) Handler {
 // load reads the model and checks that the chosen handler can run it: tree ensembles only,
 // no wider than the handler's inputs, state within the flow context.
 func (c *compilation) load() error {
-	m, f, err := LoadModelAs(c.opt.Model, c.opt.Format, c.opt.Inputs)
+	m, f, err := LoadModelAs(cmp.Or(c.modelFile, c.opt.Model), c.opt.Format, c.opt.Inputs)
 	if err != nil {
 		return err
 	}
@@ -558,6 +685,7 @@ func (c *compilation) budgetStage() error {
 	if err != nil {
 		return err
 	}
+	r.ELF = filepath.Join(c.opt.Out, FirmwareFile) // where it ends up
 	c.budget = r
 	if c.handler == HandlerRLCC {
 		if err := c.writeVectors(PolicyVectorsFile, FirmwareFile, EntryPolicy, c.verify.measurePolicy); err != nil {
@@ -591,7 +719,7 @@ func (c *compilation) writeVectors(name, elf, entry string, vs []Vector) error {
 		return err
 	}
 	c.vectorFiles = append(c.vectorFiles, VectorsInfo{Entry: entry, File: name, Vectors: len(vs)})
-	return writeOut(filepath.Join(c.opt.Out, name), b.Bytes())
+	return writeOut(filepath.Join(c.dir, name), b.Bytes())
 }
 
 // textBytes is the size of the ELF's .text and .rodata sections.

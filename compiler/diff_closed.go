@@ -123,7 +123,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 	if !IsCompileDir(opt.Against) {
 		return nil, fmt.Errorf("--closed-loop: --against %q is not a compile output directory (nicc compile --out DIR writes one)", opt.Against)
 	}
-	cr, err := ReadReport(opt.Against)
+	cr, err := ReadReport(opt.Against, opt.SDK.firmware())
 	if err != nil {
 		return nil, err
 	}

@@ -570,11 +570,7 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 				return nil, err
 			}
 			dir := filepath.Join(opt.Out, fmt.Sprintf("trees%d_depth%d", trees, depth))
-			file := filepath.Join(dir, "student.json")
-			if err := writeModel(file, s.Model); err != nil {
-				return nil, err
-			}
-			c, err := Compile(CompileOptions{Model: file, Format: &model.NativeFormat, Out: dir, Core: opt.Core,
+			c, err := Compile(CompileOptions{Student: s.Model, Out: dir, Core: opt.Core,
 				Handler: d.studentHandler(), Params: d.params, Vectors: opt.Vectors, Seed: opt.Seed, HostCC: opt.HostCC, Force: opt.Force})
 			p := SweepPoint{Trees: trees, Depth: depth, Train: s.Train, HeldOut: s.HeldOut, TrainTime: s.TrainTime, Dir: dir}
 			var big *TooBigError

@@ -4,7 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"maps"
-	"os/exec"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,6 +31,14 @@ const (
 var sdkNames = [...]string{SDKNicc: "nicc", SDKDOCA: "doca"}
 
 func (s SDK) String() string { return sdkNames[s] }
+
+// firmware is the ELF of a compile directory that runs the firmware written for s.
+func (s SDK) firmware() string {
+	if s == SDKDOCA {
+		return DOCAFirmwareFile
+	}
+	return FirmwareFile
+}
 
 // ParseSDK reads an --sdk value.
 func ParseSDK(s string) (SDK, error) {
@@ -94,7 +102,7 @@ func (c *compilation) docaEmit() error {
 	files[DOCAReadmeFile] = []byte(docaReadme(c.params))
 	files[filepath.Join(HostDir, docaDriverFile)] = docaDriver
 	for _, n := range slices.Sorted(maps.Keys(files)) {
-		if err := writeOut(filepath.Join(c.opt.Out, n), files[n]); err != nil {
+		if err := writeOut(filepath.Join(c.dir, n), files[n]); err != nil {
 			return err
 		}
 		if n != DOCAReadmeFile {
@@ -106,22 +114,7 @@ func (c *compilation) docaEmit() error {
 	}
 	slices.Sort(c.files)
 	if c.opt.docaTamper != nil {
-		return c.opt.docaTamper(c.opt.Out)
-	}
-	return nil
-}
-
-// clearDOCA removes the DOCA target's files of an earlier compile into dir.
-func clearDOCA(dir string) error {
-	names := []string{DOCASourceFile, DOCAFirmwareFile, DOCAReadmeFile, DOCAVectorsFile,
-		filepath.Join(HostDir, docaDriverFile), filepath.Join(HostDir, "doca_driver"), filepath.Join(HostDir, "doca_driver-ubsan")}
-	for n := range nicsdk.DOCASources() {
-		names = append(names, n)
-	}
-	for _, n := range names {
-		if err := clearOut(filepath.Join(dir, n)); err != nil {
-			return err
-		}
+		return c.opt.docaTamper(c.dir)
 	}
 	return nil
 }
@@ -133,21 +126,21 @@ func (c *compilation) docaBuild() error {
 	if err := c.checkSources(); err != nil {
 		return err
 	}
-	dir := c.opt.Out
+	dir := c.dir
 	d := &c.doca
 	d.elf = filepath.Join(dir, DOCAFirmwareFile)
 	d.hostBin = filepath.Join(dir, HostDir, "doca_driver")
 	d.ubsan = filepath.Join(dir, HostDir, "doca_driver-ubsan")
-	for _, out := range []string{d.elf, d.hostBin, d.ubsan} {
-		if err := clearOut(out); err != nil {
-			return err
-		}
-	}
 	srcs := []string{filepath.Join(dir, DOCASourceFile), filepath.Join(dir, nicsdk.DOCAShimSourceName)}
+	tmp, err := os.MkdirTemp("", "nicc-build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
 	host := func(out string, extra ...string) error {
 		args := slices.Concat(c.withOpt(HostFlags), extra, []string{"-DNICC_DOCA_SHIM", "-I", dir, "-o", out,
 			filepath.Join(dir, HostDir, docaDriverFile)}, srcs)
-		if msg, err := exec.Command(c.opt.HostCC, args...).CombinedOutput(); err != nil {
+		if msg, err := c.hostCC(tmp, args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("%s %s: %v\n%s", c.opt.HostCC, strings.Join(args, " "), err, msg)
 		}
 		return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/fwsim/trap"
+	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
@@ -329,7 +330,8 @@ func TestDOCANeedsRLCC(t *testing.T) {
 }
 
 // TestDOCAFilesCleared: a compile without --sdk doca into a directory that holds an earlier
-// DOCA compile's files removes them, so the directory holds one compile's outputs.
+// DOCA compile's files, and a file of someone else's, leaves none of them: the directory
+// holds exactly the files its manifest lists, and report.json.
 func TestDOCAFilesCleared(t *testing.T) {
 	dir := t.TempDir()
 	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 200, Out: dir}
@@ -337,6 +339,9 @@ func TestDOCAFilesCleared(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, DOCASourceFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "host", "notes.txt"), []byte("stale\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	opt.SDK = SDKNicc
@@ -351,6 +356,15 @@ func TestDOCAFilesCleared(t *testing.T) {
 		nicsdk.DOCAShimHeaderName, nicsdk.DOCAShimSourceName, "host/doca_driver.c", "host/doca_driver"} {
 		if _, err := os.Stat(filepath.Join(dir, n)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s after a compile without --sdk doca: %v", n, err)
+		}
+	}
+	want := map[string]bool{ReportFile: true}
+	for _, f := range r.Manifest.Files {
+		want[f.Path] = true
+	}
+	for p, st := range dirState(t, dir) {
+		if !strings.HasPrefix(st, "d") && !want[filepath.ToSlash(p)] {
+			t.Errorf("%s is left from before: the manifest does not list it", p)
 		}
 	}
 }
@@ -389,6 +403,15 @@ func TestDOCAVerifyCatches(t *testing.T) {
 		t.Logf("%s: %v", c.name, err)
 		if r == nil || r.Failure == nil || r.Failure.Stage != "doca" || r.DOCA == nil || (c.differs && r.DOCA.Mismatches == 0) {
 			t.Fatalf("%s: report of the failed compile: %+v", c.name, r)
+		}
+		// Its DOCA program failed verification: no reader runs it; its nicc firmware passed.
+		_, err = Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: opt.Out, SDK: SDKDOCA, Net: netsim.Config{DurationNs: 100_000}})
+		want := filepath.Join(opt.Out, DOCAFirmwareFile) + ": the compile's doca stage did not pass (fail), so it is not verified; compile again"
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: sim --sdk doca: %v; want %q", c.name, err, want)
+		}
+		if _, err := OpenCompiled(opt.Out, ""); err != nil {
+			t.Errorf("%s: the nicc firmware: %v", c.name, err)
 		}
 	}
 }

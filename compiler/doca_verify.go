@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -249,6 +250,9 @@ func (c *compilation) docaVerify() error {
 	var cand []measured
 	var first string
 	for done := 0; done < c.opt.Vectors; {
+		if err := c.context().Err(); err != nil {
+			return err
+		}
 		n := min(verifyBatch, c.opt.Vectors-done)
 		cmds := g.batch(n, r)
 		done += n
@@ -537,6 +541,7 @@ func (c *compilation) docaBudget() error {
 	if err != nil {
 		return err
 	}
+	b.ELF = filepath.Join(c.opt.Out, DOCAFirmwareFile) // where it ends up
 	r := c.doca.report
 	r.Budget = b
 	r.HandlerWCETCycles = c.budget.WCETCycles

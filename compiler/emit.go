@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -78,14 +80,12 @@ func (c *compilation) render(neutral bool) (*rendered, error) {
 }
 
 // emit writes the policy C, the nicsdk sources, the RL-CC entry and the host driver into the
-// output directory, after proving that the model file's strings change nothing outside the
-// comments. It records what it wrote (c.wrote) for checkSources.
+// compile's fresh directory, after proving that the model file's strings change nothing
+// outside the comments. It records what it wrote (c.expect) for checkSources.
 func (c *compilation) emit() error {
-	dir := c.opt.Out
-	for _, d := range []string{dir, filepath.Join(dir, HostDir)} {
-		if err := outDir(d); err != nil {
-			return err
-		}
+	dir := c.dir
+	if err := outDir(filepath.Join(dir, HostDir)); err != nil {
+		return err
 	}
 	r, err := c.render(false)
 	if err != nil {
@@ -103,26 +103,13 @@ func (c *compilation) emit() error {
 			return err
 		}
 	}
-	// The model alone needs only the ABI header and the linker script; files of an earlier
-	// RL-CC compile into the same directory are removed.
+	// The model alone needs only the ABI header and the linker script.
 	sdk := nicsdk.Sources()
 	if c.handler != HandlerRLCC {
 		delete(sdk, nicsdk.RLCCHeaderName)
 	}
 	for n, b := range sdk {
 		gen[n], c.expect[n] = b, b
-	}
-	for _, n := range []string{HandlerFile, nicsdk.RLCCHeaderName} {
-		if _, ok := gen[n]; !ok {
-			if err := clearOut(filepath.Join(dir, n)); err != nil {
-				return err
-			}
-		}
-	}
-	if c.opt.SDK != SDKDOCA {
-		if err := clearDOCA(dir); err != nil {
-			return err
-		}
 	}
 	c.files = nil
 	for n, b := range gen {
@@ -172,11 +159,23 @@ func handlerC(name, hash, kind, policySource string, p nicsdk.Params, words int,
 	return b.String()
 }
 
+// hostCC runs the host compiler under the compile's context, in a process group of its own
+// with its temporary files in tmp (which the caller removes): cancelled, the group gets
+// SIGTERM, and a temporary file it leaves goes with tmp.
+func (c *compilation) hostCC(tmp string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(c.context(), c.opt.HostCC, args...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
+}
+
 // sources are the C files the firmware and the host builds compile (the driver aside): the
 // RL-CC handler includes the policy's .c.
 func (c *compilation) sources() []string {
 	_, file := c.entry()
-	return []string{filepath.Join(c.opt.Out, file)}
+	return []string{filepath.Join(c.dir, file)}
 }
 
 // entry is the firmware's entry point and the C file that defines it: the RL-CC handler, or
@@ -196,23 +195,18 @@ func (c *compilation) build() error {
 	if err := c.checkSources(); err != nil {
 		return err
 	}
-	dir := c.opt.Out
+	dir := c.dir
 	c.elf = filepath.Join(dir, FirmwareFile)
 	c.hostBin = filepath.Join(dir, HostDir, "driver")
 	c.ubsan = filepath.Join(dir, HostDir, "driver-ubsan")
 	driver := filepath.Join(dir, HostDir, "driver.c")
-	for _, out := range []string{c.elf, c.hostBin, c.ubsan} {
-		if err := clearOut(out); err != nil {
-			return err
-		}
-	}
 	tmp, err := os.MkdirTemp("", "nicc-build-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 	gcc := func(args ...string) error {
-		if msg, err := exec.Command(c.opt.HostCC, args...).CombinedOutput(); err != nil {
+		if msg, err := c.hostCC(tmp, args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("%s %s: %v\n%s", c.opt.HostCC, strings.Join(args, " "), err, msg)
 		}
 		return nil

@@ -52,7 +52,7 @@ func (c *compilation) checkSources() error {
 		return err
 	}
 	for _, n := range slices.Sorted(maps.Keys(c.expect)) {
-		path := filepath.Join(c.opt.Out, n)
+		path := filepath.Join(c.dir, n)
 		got, err := os.ReadFile(path)
 		if err != nil {
 			return err

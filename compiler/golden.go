@@ -177,11 +177,15 @@ func IsCompileDir(dir string) bool {
 	return true
 }
 
-// ReadReport reads dir/report.json and checks what nicc eval and budget rely on: a handler
-// and an entry nicc knows, one finite format per model input, the core's name.
-func ReadReport(dir string) (*CompileReport, error) {
+// ReadReport opens the compile directory dir for a reader: it reads dir/report.json, checks
+// what the readers rely on (a manifest of the files with verify passed, a handler and an
+// entry nicc knows, one finite format per model input, the core's name), then checks every
+// file the manifest lists against it, and that its verdicts vouch for each file of use (the
+// files the reader runs: firmware.elf, doca_firmware.elf). Every reader of a compile
+// directory comes through here.
+func ReadReport(dir string, use ...string) (*CompileReport, error) {
 	path := filepath.Join(dir, ReportFile)
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil, err
 	}
@@ -201,6 +205,9 @@ func ReadReport(dir string) (*CompileReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := r.checkFiles(dir, use...); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -212,6 +219,9 @@ func parseReport(data []byte) (*CompileReport, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("not a nicc compile report: %v", err)
+	}
+	if err := r.checkManifest(); err != nil {
+		return nil, err
 	}
 	h, err := ParseHandler(r.Handler)
 	if err != nil || h == HandlerAuto {
@@ -262,12 +272,13 @@ func (r *CompileReport) params() nicsdk.Params {
 	return nicsdk.Params{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate, BaseRTT: p.BaseRTT}
 }
 
-// OpenCompiled reads the compile output directory dir and rebuilds its golden model from the
+// OpenCompiled reads the compile output directory dir (ReadReport, using firmware.elf and
+// the files of use) and rebuilds its golden model from the
 // model file the report records, or from modelPath when it is not "" (the same model moved:
 // its hash must match). A model, or a calibration file, that changed since the compile is
 // refused, and so is a rebuild that does not render the C the compile emitted.
-func OpenCompiled(dir, modelPath string) (*Compiled, error) {
-	r, err := ReadReport(dir)
+func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
+	r, err := ReadReport(dir, append([]string{FirmwareFile}, use...)...)
 	if err != nil {
 		return nil, err
 	}

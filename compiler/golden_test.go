@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,23 +11,14 @@ import (
 	"github.com/nicc-dev/nicc/model"
 )
 
-// copyReport writes dir's report.json, edited by edit, into a new directory.
+// copyReport copies the compile directory dir into a new one, its report.json edited by edit.
 func copyReport(t *testing.T, dir string, edit func(r map[string]any)) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, ReportFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r map[string]any
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
-	edit(r)
-	if b, err = json.Marshal(r); err != nil {
-		t.Fatal(err)
-	}
 	out := t.TempDir()
-	if err := os.WriteFile(filepath.Join(out, ReportFile), b, 0o644); err != nil {
+	if err := os.CopyFS(out, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := editReport(out, edit); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -116,7 +106,7 @@ func TestWriteVectorsRoundTrip(t *testing.T) {
 // A report for the parser's tests: the fields ReadReport checks.
 const seedReport = `{"model":{"inputs":["a","b"]},"handler":"none","entry":"nicc_policy",
 "inputs":[{"name":"a","frac":16,"min":-5,"max":5},{"name":"b","frac":0,"min":0,"max":9}],
-"budget":{"core":{"name":"dpa"}}}`
+"budget":{"core":{"name":"dpa"}},"manifest":{"files":[],"verdicts":{"verify":"pass"}}}`
 
 func TestCSVVectors(t *testing.T) {
 	r, err := parseReport([]byte(seedReport))

@@ -89,6 +89,8 @@ type CompileReport struct {
 
 	// Times are the stages run, in order, with how long each took.
 	Times []StageTime `json:"stage_times"`
+	// Manifest lists every file the compile wrote, with its SHA-256, and its verdicts.
+	Manifest *Manifest `json:"manifest"`
 }
 
 // StageTime is how long one stage of compile took.
@@ -375,7 +377,7 @@ func (c *compilation) failed(stage string, check error) (*CompileReport, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w (%s not written: %v)", check, ReportFile, err)
 	}
-	r.Failure = failure(stage, check)
+	r.Failure = failure(stage, c.named(check))
 	return c.writeReport(r, start, check)
 }
 
@@ -383,9 +385,14 @@ func (c *compilation) failed(stage string, check error) (*CompileReport, error) 
 func (c *compilation) writeReport(r *CompileReport, start time.Time, check error) (*CompileReport, error) {
 	c.times = append(c.times, StageTime{Stage: "report", Seconds: time.Since(start).Seconds()})
 	r.Times = c.times
-	data, err := json.MarshalIndent(r, "", "  ")
+	var data []byte
+	m, err := c.manifest(r)
+	r.Manifest = m
 	if err == nil {
-		err = writeOut(filepath.Join(c.opt.Out, ReportFile), append(data, '\n'))
+		data, err = json.MarshalIndent(r, "", "  ")
+	}
+	if err == nil {
+		err = writeOut(filepath.Join(c.dir, ReportFile), append(data, '\n'))
 	}
 	switch {
 	case err != nil && check != nil:

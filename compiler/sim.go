@@ -335,7 +335,7 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 
 // compiledController is a compile's golden model (Golden) or its firmware in fwsim.
 func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim.Controller, string, error) {
-	cp, err := OpenCompiled(opt.Policy, opt.Model)
+	cp, err := OpenCompiled(opt.Policy, opt.Model, opt.SDK.firmware())
 	if err != nil {
 		return nil, "", err
 	}

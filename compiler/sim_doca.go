@@ -75,10 +75,7 @@ type docaController struct {
 }
 
 func newDOCAController(cp *Compiled, scen netsim.Scenario, core string, opt SimOptions, rep *SimReport) (*docaController, error) {
-	elf := filepath.Join(cp.Dir, DOCAFirmwareFile)
-	if cp.Report.DOCA == nil {
-		return nil, fmt.Errorf("%s was compiled without --sdk doca: it has no DOCA program (%s); compile it with --sdk doca", cp.Dir, DOCAFirmwareFile)
-	}
+	elf := filepath.Join(cp.Dir, DOCAFirmwareFile) // OpenCompiled checked it
 	set, err := docaSettings(opt)
 	if err != nil {
 		return nil, err

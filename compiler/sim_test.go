@@ -218,4 +218,5 @@ func patchEntry(t *testing.T, path, entry string, code []byte) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	reseal(t, filepath.Dir(path)) // a firmware as compile might have written it
 }

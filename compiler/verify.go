@@ -232,6 +232,9 @@ func (c *compilation) newVerifier(total int) (*verifier, error) {
 // host build over all of them, and fwsim.
 func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	c, vr := v.c, v.vr
+	if err := c.context().Err(); err != nil {
+		return err
+	}
 	nEvents := 0
 	for _, s := range seqs {
 		nEvents += len(s.events)

@@ -140,7 +140,7 @@ func budgetDir(c *cli.Context, dir string, opt *compiler.BudgetOptions) (*compil
 	if !compiler.IsCompileDir(dir) {
 		return nil, "", fmt.Errorf("%s is a directory without %s and %s: budget takes an ELF file or a nicc compile output directory", dir, compiler.ReportFile, compiler.FirmwareFile)
 	}
-	rep, err := compiler.ReadReport(dir)
+	rep, err := compiler.ReadReport(dir, compiler.FirmwareFile)
 	if err != nil {
 		return nil, "", err
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/model/formats"
@@ -85,6 +87,18 @@ trees), in stages: load → quantize → fit → emit → build → verify → b
             stage failed, how, and for a mismatch the first differing vector and what each
             implementation returned.
 
+--out DIR is one verified unit: compile writes into a fresh directory beside it
+(.DIR.nicc-tmp) and renames that into DIR's place once report.json is written, so no file of an
+earlier compile into DIR is left. DIR must be new, empty or an earlier compile's (holding
+report.json); a directory of other files, a file, a link, /, ., .., a name starting with '-'
+(write ./-foo), or an input file inside DIR exits 2. Bad input, a model refused by fit, or an
+interrupt (SIGINT, SIGTERM) leaves DIR as it was and nothing beside it; a second compile into
+a DIR another is writing fails at once. report.json's manifest lists every file written with
+its SHA-256, and the verdicts reached; eval DIR, budget DIR, sim --policy DIR and diff
+--closed-loop --against DIR check the files against it first and refuse, in one line naming
+the file, one changed since, missing or linked, a DOCA program that did not pass, a compile
+that did not pass verify, or a report without a manifest (an older nicc).
+
 --handler rlcc wraps the model in the RL-CC event handler (features, model, action →
 multiplier map, rate update; nicsdk rlcc.h). Its model takes x = (a_prev, o, a_prev2, o_prev)
 in Q16 over nicsdk's declared ranges. It is the default (auto) for a model whose 4 inputs are
@@ -153,7 +167,7 @@ ranges that cannot represent a threshold).
 // compileFlags are nicc compile's flags.
 func compileFlags() []cli.Flag {
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: "out", Usage: "output directory (created if missing)"},
+		&cli.StringFlag{Name: "out", Usage: "output directory: created, or replaced whole when it holds an earlier compile"},
 		&cli.StringFlag{Name: "handler", Value: "auto", Usage: "rlcc (the whole RL-CC event handler), none (the model alone) or auto"},
 		&cli.StringFlag{Name: "sdk", Value: "nicc", Usage: "device API of the firmware: nicc (nicc_on_event) or doca (also a DOCA PCC device source, verified and bounded the same way; needs --handler rlcc)"},
 		&cli.StringFlag{Name: "core", Value: compiler.DefaultCore, Usage: "core profile for the WCET (nicc budget --list-cores)"},
@@ -177,8 +191,8 @@ func runCompile(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("compile takes one POLICY file, got %d arguments", c.NArg())
 	}
-	if c.String("out") == "" {
-		return fmt.Errorf("compile needs --out DIR")
+	if err := compiler.CheckOut(c.String("out")); err != nil {
+		return err
 	}
 	format, err := compiler.ParseFormat(c.String("format"))
 	if err != nil {
@@ -226,7 +240,10 @@ func runCompile(c *cli.Context) error {
 	var done func()
 	opt.Progress, done = progressBars(c)
 	defer done()
-	r, err := compiler.Compile(opt)
+	// An interrupt stops the compile, which removes what it wrote and leaves --out as it was.
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := compiler.CompileContext(ctx, opt)
 	var ce *compiler.CheckError
 	if err != nil && (r == nil || !errors.As(err, &ce)) {
 		if errors.As(err, &ce) {

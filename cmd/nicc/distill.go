@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/nicc-dev/nicc/compiler"
-	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 )
@@ -298,9 +296,9 @@ func int8ForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 	return nil
 }
 
-// distillForCompile serves nicc compile --target: it distills the teacher opt.Model into
-// opt.Out/student.json and compiles that instead. Without --target, or with auto on a tree
-// ensemble, opt is left as it is.
+// distillForCompile serves nicc compile --target: it distills the teacher opt.Model into the
+// student that compile writes as opt.Out/student.json and compiles instead. Without
+// --target, or with auto on a tree ensemble, opt is left as it is.
 func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 	switch target := c.String("target"); target {
 	case "":
@@ -325,8 +323,7 @@ func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 		do.Train.Progress = b.update
 		defer b.finish()
 	}
-	out := filepath.Join(opt.Out, "student.json")
-	r, err := compiler.Distill(do, out)
+	r, err := compiler.Distill(do, "")
 	if err != nil {
 		return err
 	}
@@ -336,6 +333,6 @@ func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 		}
 		fmt.Fprintln(c.App.Writer)
 	}
-	opt.Model, opt.Format = out, formats.Native
+	opt.Model, opt.Student = "", r.Model
 	return nil
 }

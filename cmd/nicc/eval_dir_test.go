@@ -255,15 +255,19 @@ func TestEvalDirText(t *testing.T) {
 	}
 
 	tampered := filepath.Join(work, "tampered")
-	os.MkdirAll(tampered, 0o755)
-	for _, f := range []string{"report.json", "firmware.elf"} {
-		src := filepath.Join(none, f)
-		if f == "firmware.elf" {
-			src = filepath.Join(rlcc, f) // Q16 inputs where the golden model has its own formats
-		}
-		b, _ := os.ReadFile(src)
-		os.WriteFile(filepath.Join(tampered, f), b, 0o644)
+	if err := os.CopyFS(tampered, os.DirFS(none)); err != nil {
+		t.Fatal(err)
 	}
+	b, _ := os.ReadFile(filepath.Join(rlcc, "firmware.elf")) // Q16 inputs where the golden model has its own formats
+	os.WriteFile(filepath.Join(tampered, "firmware.elf"), b, 0o644)
+	// Copied in from another compile, the firmware is refused before it runs.
+	code, _, stderr = nicc(t, "eval", tampered, "-i", models+"rlcc_xgb.ref.csv")
+	if want := "nicc: " + filepath.Join(tampered, "firmware.elf") + ": changed since nicc compile wrote it ("; code != exitBadInput ||
+		!strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("swapped firmware: exit %d, %q; want exit 2 and one line %q", code, stderr, want)
+	}
+	// With a report that vouches for it (a compile gone wrong), each row that differs is flagged.
+	reseal(t, tampered)
 	code, out, stderr = nicc(t, "eval", tampered, "-i", models+"rlcc_xgb.ref.csv")
 	if code != exitCheck {
 		t.Fatalf("tampered firmware: exit %d, want %d: %s", code, exitCheck, stderr)

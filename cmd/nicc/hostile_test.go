@@ -58,24 +58,3 @@ func TestCompileCraftedNames(t *testing.T) {
 		}
 	}
 }
-
-// A symbolic link planted in --out is refused with one line, exit 2, and its target is left
-// alone.
-func TestCompilePlantedSymlinkExits2(t *testing.T) {
-	victim := filepath.Join(t.TempDir(), "victim")
-	if err := os.WriteFile(victim, []byte("keep\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	if err := os.Symlink(victim, filepath.Join(out, "firmware.elf")); err != nil {
-		t.Fatal(err)
-	}
-	code, _, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--vectors", "2000")
-	want := filepath.Join(out, "firmware.elf") + " is a symbolic link; nicc does not write through links (remove it)\n"
-	if code != exitBadInput || stderr != "nicc: "+want && !strings.HasSuffix(stderr, want) || strings.Count(stderr, "\n") != 1 {
-		t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, stderr, want)
-	}
-	if b, _ := os.ReadFile(victim); string(b) != "keep\n" {
-		t.Error("the link's target was overwritten")
-	}
-}
