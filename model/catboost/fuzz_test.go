@@ -26,6 +26,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(tiny))
 	f.Add([]byte(`{"features_info":{"float_features":[{"borders":[0]}]},"trees":[{"value":1}]}`))
 	f.Add([]byte(`{"features_info":{"float_features":[{"borders":[0]}]},"oblivious_trees":[{"leaf_values":[1,2,3],"splits":[]}],"scale_and_bias":[2,[1,2]]}`))
+	// Keys as encoding/json matches them, which the list caps must match too.
+	f.Add([]byte(`{"model_info":{"params":{"loss_function":{"type":"RMSE"}}},"Features_Info":{"float_feature\u0073":[{"borders":[0]}]},"OBLIVIOUS_trees":[{"leaf_values":[1],"splits":[]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := modeltest.CheckParsed(t, data, Parse, Detect)
 		if m == nil {

@@ -31,6 +31,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(fiveNodes(f, "[1,3,-1,-1,-1]", "[2,4,-1,-1,-1]"))
 	f.Add(fiveNodes(f, "[1,3,-1,1,-1]", "[2,4,-1,2,-1]"))
 	f.Add(fiveNodes(f, "[1,-1,-1,-1,-1]", "[2,-1,-1,-1,-1]"))
+	// A dart nested in a dart (not decoded), and best_iteration as a number (ignored).
+	f.Add(edit(f, `"gradient_booster":{"model"`, `"gradient_booster":{"name":"dart","weight_drop":[5E-1],"gbtree":{"name":"dart","gbtree":{},"model"`, `"name":"gbtree"},`, `"name":"gbtree"}},`))
+	f.Add([]byte(`{"learner":{"attributes":{"best_iteration":2,"Best_Iteration":["1"]}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := modeltest.CheckParsed(t, data, Parse, Detect)
 		if m == nil {
