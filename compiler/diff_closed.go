@@ -228,16 +228,16 @@ func (r *ClosedLoopReport) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw, "scenario\tN\tpolicy\tSU %\tFR\tQL µs\tQL p99\tDR Gb/s\tgoodput\trecovery µs\tΔgoodput\tΔQL\tverdict\t")
 	for _, row := range r.Rows {
 		for i, res := range []*netsim.Result{row.Teacher, row.Compiled} {
-			who, tail := "teacher", "\t\t\t"
+			who, dGoodput, dQL, verdict := "teacher", "", "", ""
 			if i == 1 {
-				verdict := "pass"
+				verdict = "pass"
 				if !row.Pass {
 					verdict = "FAIL"
 				}
-				who, tail = "compiled", fmt.Sprintf("%+.4f\t%+.1f%%\t%s\t", row.GoodputDiff, 100*row.LatencyDiff, verdict)
+				who, dGoodput, dQL = "compiled", fmt.Sprintf("%+.4f", row.GoodputDiff), fmt.Sprintf("%+.1f%%", 100*row.LatencyDiff)
 			}
-			textf(tw, "%s\t%d\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%.4f\t%s\t%s\n", row.Scenario, row.Flows, who, res.Utilization, res.Fairness,
-				num3(res.QueueMeanUs), num3(res.QueueP99Us), num3(res.DropGbps), res.Goodput, recoveryText(res.RecoveryUs), tail)
+			textf(tw, "%s\t%d\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t\n", row.Scenario, row.Flows, who, res.Utilization, res.Fairness,
+				num3(res.QueueMeanUs), num3(res.QueueP99Us), num3(res.DropGbps), res.Goodput, recoveryText(res.RecoveryUs), dGoodput, dQL, verdict)
 		}
 	}
 	if err := tw.Flush(); err != nil {

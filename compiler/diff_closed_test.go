@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -72,6 +73,11 @@ func TestDiffClosedLoop(t *testing.T) {
 	var text strings.Builder
 	if err := r.WriteText(&text); err != nil || strings.Count(text.String(), "compiled ") < len(runs) {
 		t.Errorf("text: %v\n%s", err, text.String())
+	}
+	// The table's columns are tabwriter's: no tab reaches the text escaped (as Printable
+	// escapes one inside an operand), and each compiled row ends in its verdict.
+	if strings.Contains(text.String(), `\t`) || !regexp.MustCompile(`(?m)compiled .* (pass|FAIL)$`).MatchString(text.String()) {
+		t.Errorf("the table's columns:\n%s", text.String())
 	}
 
 	strict, err := DiffClosedLoop(ClosedLoopOptions{Teacher: teacherNN, Against: dir, Runs: runs[:1], Net: net,
