@@ -96,18 +96,7 @@ func TestReadersRefuseChangedCompileDir(t *testing.T) {
 		{"doca_firmware.elf edited", flip("doca_firmware.elf"), "/doca_firmware.elf: changed since nicc compile wrote it (sha256 "},
 		{"vectors.txt edited", flip("vectors.txt"), "/vectors.txt: changed since nicc compile wrote it (sha256 "},
 		{"report from an older nicc", func(dir string) error {
-			p := filepath.Join(dir, "report.json")
-			var r map[string]any
-			data, err := os.ReadFile(p)
-			if err == nil {
-				err = json.Unmarshal(data, &r)
-			}
-			if err != nil {
-				return err
-			}
-			delete(r, "manifest")
-			data, _ = json.Marshal(r)
-			return os.WriteFile(p, data, 0o644)
+			return editReport(dir, func(r map[string]any) error { delete(r, "manifest"); return nil })
 		}, "/report.json: lists no files (written by an older nicc): compile again"},
 	} {
 		dir := filepath.Join(t.TempDir(), "c")
@@ -235,26 +224,37 @@ wait:
 // test's stand-in for a compile that wrote them so.
 func reseal(t *testing.T, dir string) {
 	t.Helper()
+	err := editReport(dir, func(r map[string]any) error {
+		for _, f := range r["manifest"].(map[string]any)["files"].([]any) {
+			f := f.(map[string]any)
+			b, err := os.ReadFile(filepath.Join(dir, f["path"].(string)))
+			if err != nil {
+				return err
+			}
+			h := sha256.Sum256(b)
+			f["sha256"], f["bytes"] = hex.EncodeToString(h[:]), len(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// editReport rewrites dir's report.json as edit leaves it, decoded as JSON objects.
+func editReport(dir string, edit func(map[string]any) error) error {
 	p := filepath.Join(dir, "report.json")
 	var r map[string]any
 	data, err := os.ReadFile(p)
 	if err == nil {
 		err = json.Unmarshal(data, &r)
 	}
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		err = edit(r)
 	}
-	for _, f := range r["manifest"].(map[string]any)["files"].([]any) {
-		f := f.(map[string]any)
-		b, err := os.ReadFile(filepath.Join(dir, f["path"].(string)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := sha256.Sum256(b)
-		f["sha256"], f["bytes"] = hex.EncodeToString(h[:]), len(b)
+	if err != nil {
+		return err
 	}
 	data, _ = json.Marshal(r)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return os.WriteFile(p, data, 0o644)
 }
