@@ -66,6 +66,7 @@ func TestEvalCatBoost(t *testing.T) {
 // within 1e-5 of CatBoost's own predictions on its rows without a missing value, and the
 // oblivious trees' table form is a candidate beside nested if/else.
 func TestCompileCatBoost(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"kiwicom-xor", "single_tree", "shallow_trees", "nan_as_true"} {
 		t.Run(name, func(t *testing.T) {
 			fx, _, path, csv := catboostFiles(t, name)
@@ -101,6 +102,7 @@ func TestCompileCatBoost(t *testing.T) {
 // +FLT_MAX borders (nan_mode Max) on the clamped observation fold rather than being refused,
 // and the handler verifies bit for bit.
 func TestCompileCatBoostRLCC(t *testing.T) {
+	t.Parallel()
 	_, _, path, _ := catboostFiles(t, "nan_as_true")
 	r, err := Compile(CompileOptions{Model: path, Handler: HandlerRLCC, Out: t.TempDir(), Vectors: testVectors})
 	if err != nil {

@@ -34,42 +34,45 @@ const (
 	teacherNN = "../testdata/models/rlcc_teacher.onnx"
 )
 
-// compiled caches one compile per configuration for the tests that only read its report.
-var compiled sync.Map
+// compiled caches one compile per configuration for the tests that only read its report; the
+// tests run in parallel, and the first to ask for a key compiles it while the others wait.
+var compiled sync.Map // key → *compileResult
 
 type compileResult struct {
-	r   *CompileReport
-	dir string
-	err error
+	once sync.Once
+	r    *CompileReport
+	dir  string
+	err  error
 }
 
 func compileOnce(t *testing.T, key string, opt CompileOptions) (*CompileReport, string) {
 	t.Helper()
-	if v, ok := compiled.Load(key); ok {
-		res := v.(*compileResult)
+	v, _ := compiled.LoadOrStore(key, &compileResult{})
+	res := v.(*compileResult)
+	res.once.Do(func() {
+		res.dir, res.err = os.MkdirTemp("", "nicc-compile-test-")
 		if res.err != nil {
-			t.Fatal(res.err)
+			return
 		}
-		return res.r, res.dir
+		tempDirsMu.Lock()
+		tempDirs = append(tempDirs, res.dir) // outlives the test, for the cache; TestMain removes it
+		tempDirsMu.Unlock()
+		opt.Out = res.dir
+		if opt.Vectors == 0 {
+			opt.Vectors = testVectors
+		}
+		res.r, res.err = Compile(opt)
+	})
+	if res.err != nil {
+		t.Fatal(res.err)
 	}
-	dir, err := os.MkdirTemp("", "nicc-compile-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tempDirs = append(tempDirs, dir) // outlives the test, for the cache; TestMain removes it
-	opt.Out = dir
-	if opt.Vectors == 0 {
-		opt.Vectors = testVectors
-	}
-	r, err := Compile(opt)
-	compiled.Store(key, &compileResult{r, dir, err})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, dir
+	return res.r, res.dir
 }
 
-var tempDirs []string
+var (
+	tempDirsMu sync.Mutex
+	tempDirs   []string
+)
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -108,6 +111,7 @@ func TestHandlerNames(t *testing.T) {
 }
 
 func TestCompileRLCC(t *testing.T) {
+	t.Parallel()
 	r, dir := rlccReport(t)
 	if r.Handler != "rlcc" || r.Entry != EntryHandler {
 		t.Errorf("handler %q entry %q, want rlcc (the default for the RL-CC layout) and %s", r.Handler, r.Entry, EntryHandler)
@@ -249,6 +253,7 @@ func TestCompileLightGBMThresholdRanges(t *testing.T) {
 
 // The same model gives byte-identical C.
 func TestCompileDeterministic(t *testing.T) {
+	t.Parallel()
 	_, dir1 := rlccReport(t)
 	dir2 := t.TempDir()
 	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir2, Vectors: 2000}); err != nil {
@@ -299,6 +304,7 @@ func tamperFirst(t *testing.T, name string, re *regexp.Regexp, repl func(m []str
 // error names the first mismatching input and the outputs: in nested if/else, and in the
 // rank form's bucket tables.
 func TestCompileCatchesMismatch(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		model, form string
 		re          *regexp.Regexp
@@ -344,6 +350,7 @@ func TestCompileCatchesUndefinedBehaviour(t *testing.T) {
 }
 
 func TestCompileOverBudget(t *testing.T) {
+	t.Parallel()
 	r, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Vectors: 2000, Budget: 100 * time.Nanosecond})
 	var ce *CheckError
 	if !errors.As(err, &ce) || r == nil || r.Budget.Fits {

@@ -175,6 +175,7 @@ func TestParetoFront(t *testing.T) {
 }
 
 func TestSweep(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds firmware")
 	}

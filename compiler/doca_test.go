@@ -31,6 +31,7 @@ const docaLSTM = "../testdata/models/rlcc_adpg_lstm.onnx"
 // The int8 MLP and LSTM are held to the 10% of nicc_on_event's WCET; the tree
 // ensemble, whose handler is a fifth of the MLP's, is not (its figure is in the report).
 func TestCompileDOCA(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		key      string
 		opt      CompileOptions
@@ -333,6 +334,7 @@ func TestDOCANeedsRLCC(t *testing.T) {
 // DOCA compile's files, and a file of someone else's, leaves none of them: the directory
 // holds exactly the files its manifest lists, and report.json.
 func TestDOCAFilesCleared(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 200, Out: dir}
 	if _, err := Compile(opt); err != nil {
@@ -375,6 +377,7 @@ func TestDOCAFilesCleared(t *testing.T) {
 // accepts a port the device does not have writes past its tables: verify fails on it too
 // (the host build crashes or reports it before the outputs are compared).
 func TestDOCAVerifyCatches(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, old, new string
 		differs        bool // the failure is a mismatch with the Go twin

@@ -88,6 +88,7 @@ func checkOnlyNiccsC(t *testing.T, dir, benign string) {
 // A model whose names carry C compiles into the firmware its trees define: the names reach
 // the C only as escaped comment text.
 func TestCompileHostileNames(t *testing.T) {
+	t.Parallel()
 	benign := t.TempDir()
 	if _, err := Compile(CompileOptions{Model: hostileXGBoost(t, "a_prev"), Out: benign, Handler: HandlerNone, Vectors: 2000}); err != nil {
 		t.Fatal(err)
@@ -112,6 +113,7 @@ func TestCompileHostileNames(t *testing.T) {
 // Sources changed on disk after emit are refused before they are built: a directive nicc did
 // not write, a weak or extra global symbol, a static function no code of nicc's names.
 func TestCompileRefusesForeignC(t *testing.T) {
+	t.Parallel()
 	entry := regexp.MustCompile(`(?m)^int32_t nicc_policy\(const int32_t \*x\)\n`)
 	for _, c := range []struct {
 		what, add, want string
@@ -134,6 +136,7 @@ func TestCompileRefusesForeignC(t *testing.T) {
 // through a link planted in an earlier compile's directory, which the new compile replaces
 // whole (its links gone, their targets untouched).
 func TestCompileRefusesSymlinks(t *testing.T) {
+	t.Parallel()
 	victim := filepath.Join(t.TempDir(), "victim")
 	if err := os.WriteFile(victim, []byte("precious\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -144,6 +144,7 @@ func TestFitRefusesOverMemory(t *testing.T) {
 
 // Force builds what would be refused: here it is then over budget, with the report.
 func TestFitForce(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	r, err := Compile(CompileOptions{Model: rlccXGB, Out: out, Handler: HandlerNone, Budget: 2 * time.Nanosecond, Force: true, Vectors: 1000})
 	var ce *CheckError
@@ -202,6 +203,7 @@ func TestSweepRefusedPoint(t *testing.T) {
 // tables (983 KB) need a .rodata budget over dpa's 256 KiB. The lower bound is the walk
 // form's: every step of every tree.
 func TestCompileDeepEnsembleWalks(t *testing.T) {
+	t.Parallel()
 	m := modeltest.Trees("deep", modeltest.RLCCInputs, 10, 12, 1)
 	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Handler: HandlerNone, Vectors: 2000, MaxRodata: 1 << 20})
 	if err != nil {
@@ -225,6 +227,7 @@ func TestCompileDeepEnsembleWalks(t *testing.T) {
 // is over the 32 KiB of the sifive-e31 profile (given 10 µs: that core's clock is slow); it is
 // over that profile's 16 KiB .text budget too, so only --force builds it, and the compile fails.
 func TestReportNotesMemory(t *testing.T) {
+	t.Parallel()
 	m := modeltest.Trees("wide", modeltest.RLCCInputs, 56, 4, 3)
 	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Core: "sifive-e31", Budget: 10 * time.Microsecond, Vectors: 1000, Force: true})
 	var oe *OverMemoryError

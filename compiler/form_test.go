@@ -12,6 +12,7 @@ import (
 // cheapest that fits, limits no form meets are refused (with --force: built, verified, and failed), and --form
 // restricts the candidates. Each chosen form is verified by the compile.
 func TestChooseFormByCost(t *testing.T) {
+	t.Parallel()
 	compile := func(opt CompileOptions) *CompileReport {
 		t.Helper()
 		opt.Model, opt.Out, opt.Handler, opt.Vectors = rlccXGB, t.TempDir(), HandlerNone, 1000

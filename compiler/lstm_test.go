@@ -18,6 +18,7 @@ const lstmONNX = "../testdata/models/rlcc_lstm.onnx"
 // state, and event sequences carrying h and c in the flow context) bit-exact, the state in
 // words 6..11, the action map folded into the output table, the handler within 2 µs on dpa.
 func TestCompileLSTMRLCC(t *testing.T) {
+	t.Parallel()
 	r, dir := compileOnce(t, "lstm-rlcc", CompileOptions{Model: lstmONNX, Core: "dpa", Vectors: DefaultVectors, Int8: &Int8Options{}})
 	v := r.Verify
 	if v.Mismatches != 0 || v.Vectors < DefaultVectors || v.Events < DefaultVectors/2 || v.UBSan != "clean" {
@@ -94,6 +95,7 @@ func TestCompileLSTMRLCC(t *testing.T) {
 // at most issue 15's 2,700 cycles; report.json's golden records the form and its plan (what
 // eval DIR and sim rebuild).
 func TestCompileLSTMTableForm(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	r, err := Compile(CompileOptions{Model: lstmONNX, Out: out, Vectors: 20000, MaxRodata: 1 << 20, Int8: &Int8Options{}})
 	if err != nil {
@@ -112,6 +114,7 @@ func TestCompileLSTMTableForm(t *testing.T) {
 
 // --handler none: the policy alone takes its state as a pointer and returns y.
 func TestCompileLSTMNone(t *testing.T) {
+	t.Parallel()
 	r, dir := compileOnce(t, "lstm-none", CompileOptions{Model: lstmONNX, Handler: HandlerNone, Vectors: 5000, Int8: &Int8Options{Calib: teacherRef}})
 	if r.Entry != EntryPolicy || r.Verify.Mismatches != 0 || r.Verify.Events != 0 || r.LSTM == nil || r.LSTM.Folded {
 		t.Fatalf("entry %s verify %+v lstm %+v", r.Entry, r.Verify, r.LSTM)
@@ -133,6 +136,7 @@ func TestCompileLSTMNone(t *testing.T) {
 // A wrong entry in a gate table, and a wrong update of the stored state, are each caught:
 // the first by the outputs, the second by the state words compared after every call.
 func TestCompileLSTMCatchesMismatch(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		re   *regexp.Regexp

@@ -87,6 +87,7 @@ func compileForOutputs(opt CompileOptions) error {
 }
 
 func TestShippedOutputsUnchanged(t *testing.T) {
+	t.Parallel()
 	for _, c := range outputCases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

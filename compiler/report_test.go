@@ -99,6 +99,7 @@ func TestCompileMismatchWritesReport(t *testing.T) {
 // A wrong initial rate in the handler is a mismatch on an event: the report gives the event,
 // the flow context before it and each implementation's rate and context after.
 func TestCompileEventMismatchWritesReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	re := regexp.MustCompile(`\.init_rate = (\d+)u`)
 	_, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000,

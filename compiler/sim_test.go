@@ -31,6 +31,7 @@ func compiledForSim(t *testing.T, model string, int8 bool) string {
 // to the same value, the same seed gives the same run, bit for bit, for trees (y) and for an
 // LSTM (state words in the context, the multiplier folded into its table).
 func TestSimFirmwareEqualsGolden(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		model string
 		int8  bool
