@@ -19,11 +19,8 @@ import (
 const lgbDir = "../../testdata/lightgbm/"
 
 func TestCompileRLCC(t *testing.T) {
-	out := t.TempDir()
-	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--vectors", "20000")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	c := compiledOK(t, models+"rlcc_xgb.json")
+	out, stdout, stderr := c.dir, c.stdout, c.stderr
 	if stderr != "" {
 		t.Errorf("stderr (no progress bar off a terminal): %q", stderr)
 	}

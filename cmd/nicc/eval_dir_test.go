@@ -83,14 +83,20 @@ func readReportOf(t *testing.T, dir string) *reportOf {
 	return &r
 }
 
+// compileDir is a compile with 3000 vectors that tests only read (sharedCompile).
 func compileDir(t *testing.T, args ...string) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "out")
-	code, _, stderr := nicc(t, append([]string{"compile", "--out", out, "--vectors", "3000"}, args...)...)
-	if code != exitOK {
-		t.Fatalf("compile %v: exit %d: %s", args, code, stderr)
+	return compiledOK(t, args...).dir
+}
+
+// compiledOK is compileDir's compile with its output; a compile that fails fails the test.
+func compiledOK(t *testing.T, args ...string) *compiled {
+	t.Helper()
+	c := sharedCompile(t, append([]string{"--vectors", "3000"}, args...)...)
+	if c.code != exitOK {
+		t.Fatalf("compile %v: exit %d: %s", args, c.code, c.stderr)
 	}
-	return out
+	return c
 }
 
 func evalDirJSON(t *testing.T, dir, rows string, extra ...string) *evalDirOut {

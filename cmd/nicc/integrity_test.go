@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("NICC_TEST_MAIN") == "1" {
 		os.Exit(run(append([]string{"nicc"}, os.Args[1:]...), os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(runShared(m))
 }
 
 // tree is every entry under dir with its mode and, for a file, its SHA-256.

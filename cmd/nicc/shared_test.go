@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// compiled is one nicc compile: its exit code, its output and its --out directory.
+type compiled struct {
+	code           int
+	stdout, stderr string
+	dir            string
+}
+
+// The compiles tests share: a test that only reads a compile directory (and its summary)
+// takes it from sharedCompile, which compiles each argument list once a package run into a
+// directory under sharedRoot (TestMain makes it and removes it). A test that changes a
+// compile directory copies it first (os.CopyFS) or compiles its own.
+var (
+	sharedRoot string
+	sharedMu   sync.Mutex
+	shared     = map[string]*compiled{}
+)
+
+// sharedCompile runs nicc compile --out DIR args..., once for each args.
+func sharedCompile(t *testing.T, args ...string) *compiled {
+	t.Helper()
+	key := strings.Join(args, "\x00")
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if c, ok := shared[key]; ok {
+		return c
+	}
+	c := &compiled{dir: filepath.Join(sharedRoot, strconv.Itoa(len(shared)), "out")}
+	c.code, c.stdout, c.stderr = nicc(t, append([]string{"compile", "--out", c.dir}, args...)...)
+	shared[key] = c
+	return c
+}
+
+// runShared runs the package's tests with sharedRoot made for their shared compiles.
+func runShared(m *testing.M) int {
+	root, err := os.MkdirTemp("", "nicc-cmd-test-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(root)
+	sharedRoot = root
+	return m.Run()
+}
