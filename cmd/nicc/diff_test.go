@@ -191,6 +191,7 @@ func TestDiffClosedLoopCLI(t *testing.T) {
 // 0.90 against the teacher's 0.98, FR about 2), and whether a herd formed turned on a 2-cycle
 // change of the handler. Each NIC pacing by its own clock (netsim.Config.ClockPPM) ends that.
 func TestDiffClosedLoopTreesAt128(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir() + "/trees"
 	if code, _, errOut := nicc(t, "compile", models+"rlcc_adpg.json", "--target", "trees", "--out", dir, "--rlcc-base-rtt", "4.02", "--vectors", "2000"); code != exitOK {
 		t.Fatalf("compile --target trees: exit %d: %s", code, errOut)

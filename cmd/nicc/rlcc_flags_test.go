@@ -249,6 +249,7 @@ func TestIntTargetAlias(t *testing.T) {
 // --rlcc-base-rtt configures the base RTT the handler starts every flow with: it is in the
 // emitted parameters and the report, and the compile verifies (golden == host C == fwsim) with it.
 func TestCompileBaseRTT(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "c")
 	var r struct {
 		Params struct {

@@ -9,6 +9,10 @@ import (
 	"testing"
 )
 
+// Tests that mostly wait on training, simulation or gcc call t.Parallel, so that they run two
+// at a time (go test's -parallel is GOMAXPROCS) once the sequential tests are done; a test that
+// sets the environment, changes directory, drives a terminal or sends a signal stays sequential.
+
 // compiled is one nicc compile: its exit code, its output and its --out directory.
 type compiled struct {
 	code           int

@@ -207,6 +207,7 @@ func TestSimPFC(t *testing.T) {
 // nicc sim --sdk doca runs a compile's DOCA program: its counters in the report (text and
 // JSON), --rlcc-target set at run time, and the refusals, each one line with exit 2.
 func TestSimSDKDOCA(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, _, errOut := nicc(t, "compile", models+"rlcc_xgb.json", "--out", dir, "--sdk", "doca", "--vectors", "2000"); code != exitOK {
 		t.Fatalf("compile --sdk doca: exit %d, %s", code, errOut)
