@@ -137,6 +137,7 @@ func TestDiffBadInput(t *testing.T) {
 // diff --closed-loop: the table as text and JSON, exit 1 when a scenario is out of tolerance,
 // exit 2 for flags it cannot take.
 func TestDiffClosedLoopCLI(t *testing.T) {
+	t.Parallel()
 	dir := compileDir(t, models+"rlcc_xgb.json")
 	args := []string{"diff", models + "rlcc_xgb.json", "--closed-loop", "--against", dir, "--runs", "many-to-one:4", "--duration", "1ms"}
 	code, out, errOut := nicc(t, append(args, "--json")...)

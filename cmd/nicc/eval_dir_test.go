@@ -142,6 +142,7 @@ func quantizeRaw(v float64, frac int, lo, hi int32) int32 {
 // rate nicsdk's Go twins give from the firmware's y; the 64 rows with a missing value are
 // printed, not run.
 func TestEvalDirTrees(t *testing.T) {
+	t.Parallel()
 	ref := models + "rlcc_xgb.ref.csv"
 	refRows, err := model.ReadCSVFile(ref)
 	if err != nil {
@@ -212,6 +213,7 @@ func hasNaN(x []float64) bool {
 // the golden model on the rows it flags and exits 1; a model file changed since the compile,
 // a directory that is no compile output, or an LSTM's h and c named in the rows exit 2.
 func TestEvalDirText(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	modelCopy := filepath.Join(work, "rlcc_xgb.json")
 	data, err := os.ReadFile(models + "rlcc_xgb.json")
@@ -314,6 +316,7 @@ func TestEvalDirText(t *testing.T) {
 // measures the same cycles. Under the RL-CC handler both return the multiplier (the action
 // map folded into their output tables).
 func TestEvalDirNetworks(t *testing.T) {
+	t.Parallel()
 	teacherRef := models + "rlcc_teacher.ref.csv"
 	for _, c := range []struct {
 		name, model, rows, golden, returns string
@@ -384,6 +387,7 @@ func TestEvalDirNetworks(t *testing.T) {
 // TestBudgetReRunsCompileVectors: the vectors compile wrote beside the ELF give the report's
 // measured cycles again, through nicc budget DIR and through the bare ELF with --vectors.
 func TestBudgetReRunsCompileVectors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{models + "rlcc_xgb.json"},
 		{models + "rlcc_xgb.json", "--handler", "none"},
@@ -431,6 +435,7 @@ func TestBudgetReRunsCompileVectors(t *testing.T) {
 // TestBudgetCSVVectors: CSV rows for a bare ELF are raw int32 inputs, and anything else is
 // refused naming the line; CSV rows go to nicc_policy only.
 func TestBudgetCSVVectors(t *testing.T) {
+	t.Parallel()
 	dir := compileDir(t, models+"rlcc_xgb.json", "--handler", "none")
 	work := t.TempDir()
 	raw := filepath.Join(work, "raw.csv")

@@ -52,6 +52,7 @@ func tree(t *testing.T, dir string) map[string]string {
 // either edited in place, the vectors budget re-runs edited, a report from before manifests;
 // one line naming the file, exit 2.
 func TestReadersRefuseChangedCompileDir(t *testing.T) {
+	t.Parallel()
 	a, b := compileDir(t, models+"rlcc_xgb.json", "--sdk", "doca", "--form", "walk"), compileDir(t, models+"rlcc_xgb.json", "--form", "branch")
 	if code, _, errOut := nicc(t, "budget", a); code != exitOK {
 		t.Fatalf("budget of the compile: exit %d: %s", code, errOut)

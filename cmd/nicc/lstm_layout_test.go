@@ -112,6 +112,7 @@ func TestEvalLSTMSequencesMatchTorch(t *testing.T) {
 // compileDir's, shared with TestEvalDirNetworks; their report.json is what --json prints
 // (TestCompileJSON).
 func TestCompileBatchFirstLSTM(t *testing.T) {
+	t.Parallel()
 	type report struct {
 		Model struct {
 			Name   string `json:"name"`

@@ -168,6 +168,7 @@ func TestCompileUBSanWritesReport(t *testing.T) {
 
 // Over budget: the report (printed with --json, and written) carries the failure too.
 func TestCompileOverBudgetWritesReport(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--vectors", "1000", "--budget", "100ns", "--json")
 	if code != exitCheck {

@@ -139,6 +139,7 @@ func TestDistillUnnamedInputs(t *testing.T) {
 // compile --target int of the export: the same error naming the flags, and with either flag
 // the RL-CC firmware, the parameters in report.json and the summary.
 func TestCompileUnnamedInputs(t *testing.T) {
+	t.Parallel()
 	wantBadInput(t, needsRows, "compile", unnamed, "--target", "int", "--out", t.TempDir())
 	base := []string{"--target", "int", "--samples", "1000", "--vectors", "1000"}
 

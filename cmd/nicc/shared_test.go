@@ -18,6 +18,7 @@ type compiled struct {
 	code           int
 	stdout, stderr string
 	dir            string
+	once           sync.Once
 }
 
 // The compiles tests share: a test that only reads a compile directory (and its summary)
@@ -35,13 +36,13 @@ func sharedCompile(t *testing.T, args ...string) *compiled {
 	t.Helper()
 	key := strings.Join(args, "\x00")
 	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if c, ok := shared[key]; ok {
-		return c
+	c, ok := shared[key]
+	if !ok {
+		c = &compiled{dir: filepath.Join(sharedRoot, strconv.Itoa(len(shared)), "out")}
+		shared[key] = c
 	}
-	c := &compiled{dir: filepath.Join(sharedRoot, strconv.Itoa(len(shared)), "out")}
-	c.code, c.stdout, c.stderr = nicc(t, append([]string{"compile", "--out", c.dir}, args...)...)
-	shared[key] = c
+	sharedMu.Unlock()
+	c.once.Do(func() { c.code, c.stdout, c.stderr = nicc(t, append([]string{"compile", "--out", c.dir}, args...)...) })
 	return c
 }
 

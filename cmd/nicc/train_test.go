@@ -28,7 +28,7 @@ type trainJSON struct {
 func TestTrainCommand(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "train")
-	args := []string{"train", "--out", dir, "--iterations", "40", "--json"}
+	args := []string{"train", "--out", dir, "--iterations", "10", "--json"}
 	code, out, errOut := nicc(t, args...)
 	var r struct {
 		trainJSON
@@ -122,7 +122,7 @@ func TestTrainLSTM(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "lstm")
 	var r trainJSON
-	jsonOf(t, &r, "train", "--out", dir, "--policy", "lstm", "--iterations", "30")
+	jsonOf(t, &r, "train", "--out", dir, "--policy", "lstm", "--iterations", "10")
 	if r.Kind != "lstm" || r.ONNX == "" || !(r.Last.MeanAbs < r.First.MeanAbs) {
 		t.Errorf("train --policy lstm: %+v", r)
 	}
