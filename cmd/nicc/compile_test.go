@@ -19,11 +19,9 @@ import (
 const lgbDir = "../../testdata/lightgbm/"
 
 func TestCompileRLCC(t *testing.T) {
-	out := t.TempDir()
-	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--vectors", "20000")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	t.Parallel()
+	c := compiledOK(t, models+"rlcc_xgb.json")
+	out, stdout, stderr := c.dir, c.stdout, c.stderr
 	if stderr != "" {
 		t.Errorf("stderr (no progress bar off a terminal): %q", stderr)
 	}
@@ -51,6 +49,7 @@ func TestCompileRLCC(t *testing.T) {
 }
 
 func TestCompileJSON(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	code, stdout, stderr := nicc(t, "compile", lgbDir+"lg_dart_breast_cancer.model", "--out", out, "--handler", "none",
 		"--ranges", lgbDir+"breast_cancer_test.tsv", "--predictions", lgbDir+"lg_dart_breast_cancer_true_predictions.txt",
@@ -86,6 +85,7 @@ func TestCompileJSON(t *testing.T) {
 }
 
 func TestCompileOverBudgetExits1(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", t.TempDir(), "--vectors", "1000", "--budget", "100ns")
 	if code != exitCheck {
 		t.Fatalf("exit %d, want %d: %s", code, exitCheck, stderr)
@@ -130,6 +130,7 @@ func TestCompileBadInputExits2(t *testing.T) {
 }
 
 func TestCompileInt8(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	code, stdout, stderr := nicc(t, "compile", models+"rlcc_teacher.json", "--target", "int8", "--out", out,
 		"--core", "dpa", "--samples", "3000", "--vectors", "5000")

@@ -137,10 +137,8 @@ func TestDiffBadInput(t *testing.T) {
 // diff --closed-loop: the table as text and JSON, exit 1 when a scenario is out of tolerance,
 // exit 2 for flags it cannot take.
 func TestDiffClosedLoopCLI(t *testing.T) {
-	dir := t.TempDir() + "/c"
-	if code, _, errOut := nicc(t, "compile", models+"rlcc_xgb.json", "--out", dir, "--vectors", "2000"); code != exitOK {
-		t.Fatalf("compile: exit %d: %s", code, errOut)
-	}
+	t.Parallel()
+	dir := compileDir(t, models+"rlcc_xgb.json")
 	args := []string{"diff", models + "rlcc_xgb.json", "--closed-loop", "--against", dir, "--runs", "many-to-one:4", "--duration", "1ms"}
 	code, out, errOut := nicc(t, append(args, "--json")...)
 	var r struct {
@@ -194,6 +192,7 @@ func TestDiffClosedLoopCLI(t *testing.T) {
 // 0.90 against the teacher's 0.98, FR about 2), and whether a herd formed turned on a 2-cycle
 // change of the handler. Each NIC pacing by its own clock (netsim.Config.ClockPPM) ends that.
 func TestDiffClosedLoopTreesAt128(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir() + "/trees"
 	if code, _, errOut := nicc(t, "compile", models+"rlcc_adpg.json", "--target", "trees", "--out", dir, "--rlcc-base-rtt", "4.02", "--vectors", "2000"); code != exitOK {
 		t.Fatalf("compile --target trees: exit %d: %s", code, errOut)

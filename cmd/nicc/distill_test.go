@@ -89,6 +89,7 @@ func TestDistillBadInput(t *testing.T) {
 }
 
 func TestDistillSweepCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, stdout, stderr := nicc(t, "distill", models+"rlcc_teacher.json", "--sweep", "trees=2..4:2,depth=2..3",
 		"--samples", "3000", "--vectors", "300", "--out", dir)
@@ -114,6 +115,7 @@ func TestDistillSweepCLI(t *testing.T) {
 // nicc compile --target trees distills the teacher and compiles the student, which verifies
 // bit-exactly (golden == host C == fwsim).
 func TestCompileTargetTrees(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	code, stdout, stderr := nicc(t, "compile", models+"rlcc_teacher.onnx", "--target", "trees", "--trees", "4", "--depth", "3",
 		"--samples", "3000", "--out", out, "--vectors", "5000")

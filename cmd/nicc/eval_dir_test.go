@@ -83,14 +83,20 @@ func readReportOf(t *testing.T, dir string) *reportOf {
 	return &r
 }
 
+// compileDir is a compile with 3000 vectors that tests only read (sharedCompile).
 func compileDir(t *testing.T, args ...string) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "out")
-	code, _, stderr := nicc(t, append([]string{"compile", "--out", out, "--vectors", "3000"}, args...)...)
-	if code != exitOK {
-		t.Fatalf("compile %v: exit %d: %s", args, code, stderr)
+	return compiledOK(t, args...).dir
+}
+
+// compiledOK is compileDir's compile with its output; a compile that fails fails the test.
+func compiledOK(t *testing.T, args ...string) *compiled {
+	t.Helper()
+	c := sharedCompile(t, append([]string{"--vectors", "3000"}, args...)...)
+	if c.code != exitOK {
+		t.Fatalf("compile %v: exit %d: %s", args, c.code, c.stderr)
 	}
-	return out
+	return c
 }
 
 func evalDirJSON(t *testing.T, dir, rows string, extra ...string) *evalDirOut {
@@ -136,6 +142,7 @@ func quantizeRaw(v float64, frac int, lo, hi int32) int32 {
 // rate nicsdk's Go twins give from the firmware's y; the 64 rows with a missing value are
 // printed, not run.
 func TestEvalDirTrees(t *testing.T) {
+	t.Parallel()
 	ref := models + "rlcc_xgb.ref.csv"
 	refRows, err := model.ReadCSVFile(ref)
 	if err != nil {
@@ -206,6 +213,7 @@ func hasNaN(x []float64) bool {
 // the golden model on the rows it flags and exits 1; a model file changed since the compile,
 // a directory that is no compile output, or an LSTM's h and c named in the rows exit 2.
 func TestEvalDirText(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	modelCopy := filepath.Join(work, "rlcc_xgb.json")
 	data, err := os.ReadFile(models + "rlcc_xgb.json")
@@ -308,6 +316,7 @@ func TestEvalDirText(t *testing.T) {
 // measures the same cycles. Under the RL-CC handler both return the multiplier (the action
 // map folded into their output tables).
 func TestEvalDirNetworks(t *testing.T) {
+	t.Parallel()
 	teacherRef := models + "rlcc_teacher.ref.csv"
 	for _, c := range []struct {
 		name, model, rows, golden, returns string
@@ -378,6 +387,7 @@ func TestEvalDirNetworks(t *testing.T) {
 // TestBudgetReRunsCompileVectors: the vectors compile wrote beside the ELF give the report's
 // measured cycles again, through nicc budget DIR and through the bare ELF with --vectors.
 func TestBudgetReRunsCompileVectors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{models + "rlcc_xgb.json"},
 		{models + "rlcc_xgb.json", "--handler", "none"},
@@ -425,6 +435,7 @@ func TestBudgetReRunsCompileVectors(t *testing.T) {
 // TestBudgetCSVVectors: CSV rows for a bare ELF are raw int32 inputs, and anything else is
 // refused naming the line; CSV rows go to nicc_policy only.
 func TestBudgetCSVVectors(t *testing.T) {
+	t.Parallel()
 	dir := compileDir(t, models+"rlcc_xgb.json", "--handler", "none")
 	work := t.TempDir()
 	raw := filepath.Join(work, "raw.csv")

@@ -71,6 +71,7 @@ func TestCompileRefusesWhatCannotFit(t *testing.T) {
 // --force builds it anyway: the whole pipeline runs, and then it is over budget. --form
 // branch builds nested if/else, which the choice by cost would not.
 func TestCompileForce(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--handler", "none", "--budget", "2ns", "--force", "--vectors", "1000", "--form", "branch")
 	if code != exitCheck || !strings.Contains(stderr, "nicc_policy is over budget on dpa") {

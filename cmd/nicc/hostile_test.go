@@ -32,6 +32,7 @@ func withFeatureName(t *testing.T, name string) string {
 // a magic input and renames the host driver's call compiles into the firmware its trees
 // define: nicc_policy is the one global function, and it is verified.
 func TestCompileCraftedNames(t *testing.T) {
+	t.Parallel()
 	crafted := "a */\n#ifndef NICC_EVIL\n#define NICC_EVIL\nint nicc_policy_real(const int *x);\n" +
 		"__attribute__((weak)) int nicc_policy(const int *x) { return x[0] == 12345 ? 2147483647 : nicc_policy_real(x); }\n" +
 		"#define nicc_policy nicc_policy_real\n#endif\n/*"

@@ -108,8 +108,11 @@ func TestEvalLSTMSequencesMatchTorch(t *testing.T) {
 }
 
 // TestCompileBatchFirstLSTM: compile --target int8 builds the same firmware from both layouts.
-// The sources differ only in the model's name and hash in their comments.
+// The sources differ only in the model's name and hash in their comments. The compiles are
+// compileDir's, shared with TestEvalDirNetworks; their report.json is what --json prints
+// (TestCompileJSON).
 func TestCompileBatchFirstLSTM(t *testing.T) {
+	t.Parallel()
 	type report struct {
 		Model struct {
 			Name   string `json:"name"`
@@ -123,13 +126,13 @@ func TestCompileBatchFirstLSTM(t *testing.T) {
 	var reps [2]report
 	var dirs [2]string
 	for i, m := range []string{lstmSeqFirst, lstmBatchFirst} {
-		dirs[i] = filepath.Join(t.TempDir(), "fw")
-		code, out, errOut := nicc(t, "compile", m, "--target", "int8", "--samples", "4000", "--vectors", "4000", "--out", dirs[i], "--json")
-		if code != exitOK {
-			t.Fatalf("%s: exit %d: %s", m, code, errOut)
+		dirs[i] = compileDir(t, m, "--target", "int8", "--samples", "4000")
+		out, err := os.ReadFile(filepath.Join(dirs[i], "report.json"))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if err := json.Unmarshal([]byte(out), &reps[i]); err != nil {
-			t.Fatalf("%s: --json: %v", m, err)
+		if err := json.Unmarshal(out, &reps[i]); err != nil {
+			t.Fatalf("%s: report.json: %v", m, err)
 		}
 	}
 	a, b := reps[0], reps[1]

@@ -139,6 +139,7 @@ func TestDistillUnnamedInputs(t *testing.T) {
 // compile --target int of the export: the same error naming the flags, and with either flag
 // the RL-CC firmware, the parameters in report.json and the summary.
 func TestCompileUnnamedInputs(t *testing.T) {
+	t.Parallel()
 	wantBadInput(t, needsRows, "compile", unnamed, "--target", "int", "--out", t.TempDir())
 	base := []string{"--target", "int", "--samples", "1000", "--vectors", "1000"}
 
@@ -248,7 +249,9 @@ func TestIntTargetAlias(t *testing.T) {
 
 // --rlcc-base-rtt configures the base RTT the handler starts every flow with: it is in the
 // emitted parameters and the report, and the compile verifies (golden == host C == fwsim) with it.
+// One compile: its summary, and its report.json (what --json prints: TestCompileJSON).
 func TestCompileBaseRTT(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "c")
 	var r struct {
 		Params struct {
@@ -260,15 +263,18 @@ func TestCompileBaseRTT(t *testing.T) {
 			UBSan      string `json:"ubsan"`
 		} `json:"verify"`
 	}
-	jsonOf(t, &r, "compile", models+"rlcc_xgb.json", "--out", out, "--vectors", "5000", "--rlcc-base-rtt", "4.02")
+	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--vectors", "5000", "--rlcc-base-rtt", "4.02")
+	if code != exitOK || !strings.Contains(stdout, "base RTT 4.02 µs") {
+		t.Errorf("text report: exit %d, no base RTT line:\n%s%s", code, stdout, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "report.json")); err != nil || json.Unmarshal(b, &r) != nil {
+		t.Fatalf("report.json: %v", err)
+	}
 	if v := r.Verify; r.Params.BaseRTT != 4020 || v.Mismatches != 0 || v.Vectors < 5000 || v.UBSan != "clean" {
 		t.Errorf("report: base RTT %d ns, verify %+v; want 4020 and 0 mismatches over 5000 vectors, UBSan clean", r.Params.BaseRTT, v)
 	}
 	c, err := os.ReadFile(filepath.Join(out, "handler.c"))
 	if err != nil || !strings.Contains(string(c), ".base_rtt_ns = 4020u,") {
 		t.Errorf("handler.c does not set .base_rtt_ns = 4020u: %v", err)
-	}
-	if code, stdout, _ := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--force", "--vectors", "2000", "--rlcc-base-rtt", "4.02"); code != exitOK || !strings.Contains(stdout, "base RTT 4.02 µs") {
-		t.Errorf("text report: exit %d, no base RTT line:\n%s", code, stdout)
 	}
 }

@@ -207,10 +207,8 @@ func TestSimPFC(t *testing.T) {
 // nicc sim --sdk doca runs a compile's DOCA program: its counters in the report (text and
 // JSON), --rlcc-target set at run time, and the refusals, each one line with exit 2.
 func TestSimSDKDOCA(t *testing.T) {
-	dir := t.TempDir()
-	if code, _, errOut := nicc(t, "compile", models+"rlcc_xgb.json", "--out", dir, "--sdk", "doca", "--vectors", "2000"); code != exitOK {
-		t.Fatalf("compile --sdk doca: exit %d, %s", code, errOut)
-	}
+	t.Parallel()
+	dir := compileDir(t, models+"rlcc_xgb.json", "--sdk", "doca")
 	args := []string{"sim", "many-to-one", "--flows", "4", "--policy", dir, "--sdk", "doca", "--duration", "2ms", "--buffer", "524288"}
 	var r struct {
 		Decides string `json:"decides"`

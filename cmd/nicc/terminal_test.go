@@ -102,6 +102,7 @@ func craftedModels(t *testing.T) map[string]string {
 // inside files of every format, reach nicc inspect's text, the compile summary, eval DIR and
 // budget DIR (which read them back from report.json), and error messages only escaped.
 func TestCraftedNamesReachNoTerminal(t *testing.T) {
+	t.Parallel()
 	for format, p := range craftedModels(t) {
 		code, stdout, stderr := nicc(t, "inspect", p)
 		if code != exitOK {

@@ -26,8 +26,9 @@ type trainJSON struct {
 // nicc train writes a policy nicc reads back, its reward curve, and measures it unseen; a seed
 // gives the same bytes.
 func TestTrainCommand(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "train")
-	args := []string{"train", "--out", dir, "--iterations", "40", "--json"}
+	args := []string{"train", "--out", dir, "--iterations", "10", "--json"}
 	code, out, errOut := nicc(t, args...)
 	var r struct {
 		trainJSON
@@ -64,6 +65,7 @@ func TestTrainCommand(t *testing.T) {
 // JSON and as ONNX (checked by onnx's own checker: testdata/gen/README.md), and the two files
 // are one policy.
 func TestTrainReproducesTestdata(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "train")
 	if code, _, errOut := nicc(t, "train", "--out", dir); code != exitOK {
 		t.Fatalf("train: exit %d: %s", code, errOut)
@@ -95,6 +97,7 @@ func TestTrainReproducesTestdata(t *testing.T) {
 // least 90%, nothing is dropped, the mean RTT inflation is within 25% of the NIC paper's Eq. 2,
 // target·√N + β, and at 16 and 128 flows fairness (min/max × 100) is at least 80.
 func TestTrainedPolicyControlsCongestion(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{16, 128, 1024} {
 		var r struct {
 			SU        float64 `json:"su_percent"`
@@ -116,9 +119,10 @@ func TestTrainedPolicyControlsCongestion(t *testing.T) {
 // nicc train --policy lstm trains the testdata LSTM's shape and writes it as nicc JSON and as
 // ONNX in torch's LSTM layout, the two files one policy.
 func TestTrainLSTM(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "lstm")
 	var r trainJSON
-	jsonOf(t, &r, "train", "--out", dir, "--policy", "lstm", "--iterations", "30")
+	jsonOf(t, &r, "train", "--out", dir, "--policy", "lstm", "--iterations", "10")
 	if r.Kind != "lstm" || r.ONNX == "" || !(r.Last.MeanAbs < r.First.MeanAbs) {
 		t.Errorf("train --policy lstm: %+v", r)
 	}
