@@ -197,3 +197,26 @@ func TestLoadErrorsNameTheFormat(t *testing.T) {
 		t.Errorf("--format onnx on a .pt file: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
+
+// A usage error is one line on stderr, nothing on stdout, exit 2: the flag the command does
+// not define, and the nearest one it does when that is a slip.
+func TestUsageErrorOneLine(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sim", "--flowz", "3"}, "nicc: sim: no flag --flowz; did you mean --flows? (nicc sim --help lists them)"},
+		{[]string{"compile", "--vector", "5", "x"}, "nicc: compile: no flag --vector; did you mean --vectors? (nicc compile --help lists them)"},
+		{[]string{"diff", "--closedloop"}, "nicc: diff: no flag --closedloop; did you mean --closed-loop? (nicc diff --help lists them)"},
+		{[]string{"sim", "merge", "--jsn", "a.json"}, "nicc: sim merge: no flag --jsn; did you mean --json? (nicc sim merge --help lists them)"},
+		{[]string{"budget", "--list-core"}, "nicc: budget: no flag --list-core; did you mean --list-cores? (nicc budget --help lists them)"},
+		{[]string{"sim", "--xyzzyq"}, "nicc: sim: no flag --xyzzyq (nicc sim --help lists them)"},
+		{[]string{"--bogus"}, "nicc: no flag --bogus (nicc --help lists them)"},
+		{[]string{"sim", "--flows"}, "nicc: sim: --flows needs a value (nicc sim --help)"},
+	} {
+		code, stdout, stderr := nicc(t, c.args...)
+		if code != exitBadInput || stdout != "" || stderr != c.want+"\n" {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want exit 2, no stdout and %q", c.args, code, len(stdout), stderr, c.want)
+		}
+	}
+}

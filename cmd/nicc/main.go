@@ -87,7 +87,8 @@ Exit codes: 0 success; 1 a check failed (the model is readable but over budget o
 		HideHelpCommand: true,
 		Version:         version(debug.ReadBuildInfo()),
 		ExitErrHandler:  func(*cli.Context, error) {},
-		Commands:        []*cli.Command{inspectCommand(), evalCommand(), budgetCommand(), compileCommand(), distillCommand(), diffCommand(), simCommand(), trainCommand()},
+		Commands:        withUsageErrors([]*cli.Command{inspectCommand(), evalCommand(), budgetCommand(), compileCommand(), distillCommand(), diffCommand(), simCommand(), trainCommand()}),
+		OnUsageError:    usageError,
 		Action:          noCommand,
 	}
 }
