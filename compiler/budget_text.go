@@ -139,6 +139,10 @@ func WriteCores(w io.Writer) error {
 				v = strconv.Itoa(p.Threads)
 			case "memory_bytes":
 				v = bytesText(p.MemoryBytes)
+			case "text_bytes":
+				v = bytesText(p.TextBytes)
+			case "rodata_bytes":
+				v = bytesText(p.RodataBytes)
 			default:
 				v = strconv.FormatUint(costs[k], 10)
 			}

@@ -261,7 +261,9 @@ func TestBudgetListCores(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^  clock_hz +1\.8 GHz +assumption: third-party figure`).MatchString(out) {
 		t.Errorf("dpa's clock is not labelled an assumption:\n%s", out)
 	}
-	for _, re := range []string{`(?m)^  memory_bytes +1\.5 MiB +assumption: `, `(?m)^  memory_bytes +1 MiB +Ibex repository`, `(?m)^  memory_bytes +32 KiB +assumption: `} {
+	for _, re := range []string{`(?m)^  memory_bytes +1\.5 MiB +assumption: `, `(?m)^  memory_bytes +1 MiB +Ibex repository`, `(?m)^  memory_bytes +32 KiB +assumption: `,
+		// The memory budget a code form is chosen within, as --json gives it (it printed 0).
+		`(?m)^  text_bytes +64 KiB +assumption: `, `(?m)^  rodata_bytes +256 KiB +assumption: `} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("--list-cores lacks %s:\n%s", re, out)
 		}
