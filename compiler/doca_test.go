@@ -13,6 +13,7 @@ import (
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/fwsim/trap"
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
@@ -364,7 +365,7 @@ func TestDOCAFilesCleared(t *testing.T) {
 	for _, f := range r.Manifest.Files {
 		want[f.Path] = true
 	}
-	for p, st := range dirState(t, dir) {
+	for p, st := range testutil.DirState(t, dir) {
 		if !strings.HasPrefix(st, "d") && !want[filepath.ToSlash(p)] {
 			t.Errorf("%s is left from before: the manifest does not list it", p)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nicc-dev/nicc/internal/testutil"
 )
 
 // reseal rewrites dir's report.json so that its manifest lists the files as they now are: a
@@ -34,29 +35,6 @@ func reseal(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// dirState is every file under dir (report.json too) with its mode and SHA-256.
-func dirState(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	st := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.Type().IsRegular() {
-			h, err := fileHash(p)
-			st[rel] = d.Type().String() + " " + h
-			return err
-		}
-		st[rel] = d.Type().String()
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
 }
 
 // onlyOut fails unless parent holds just out (or nothing, when out is ""): no directory a
@@ -85,7 +63,7 @@ func TestCompileInterrupted(t *testing.T) {
 	if _, err := Compile(opt); err != nil {
 		t.Fatal(err)
 	}
-	before := dirState(t, out)
+	before := testutil.DirState(t, out)
 	cases := []struct {
 		stage    string // cancelled before it
 		progress string // cancelled as it starts, from inside
@@ -111,7 +89,7 @@ func TestCompileInterrupted(t *testing.T) {
 		if want := "compile interrupted: " + out + " left as it was"; r != nil || err == nil || err.Error() != want {
 			t.Errorf("%+v: %v, %v; want %q", c, r, err, want)
 		}
-		if d := cmp.Diff(before, dirState(t, out)); d != "" {
+		if d := cmp.Diff(before, testutil.DirState(t, out)); d != "" {
 			t.Errorf("%+v: the old directory changed (-before +after):\n%s", c, d)
 		}
 		onlyOut(t, parent, "out")
@@ -180,13 +158,13 @@ func TestCompileFailureReplacesWhole(t *testing.T) {
 	if _, err := Compile(opt); err != nil {
 		t.Fatal(err)
 	}
-	before := dirState(t, out)
+	before := testutil.DirState(t, out)
 	bad := opt
 	bad.Model = "../testdata/models/rlcc_teacher.onnx" // a network without --target: bad input
 	if r, err := Compile(bad); r != nil || err == nil || !strings.Contains(err.Error(), "nicc compile takes tree ensembles") {
 		t.Fatalf("bad input: %v, %v", r, err)
 	}
-	if d := cmp.Diff(before, dirState(t, out)); d != "" {
+	if d := cmp.Diff(before, testutil.DirState(t, out)); d != "" {
 		t.Errorf("bad input changed the old directory (-before +after):\n%s", d)
 	}
 	failing := opt

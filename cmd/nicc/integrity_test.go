@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nicc-dev/nicc/internal/testutil"
 )
 
 // TestMain runs the CLI itself when NICC_TEST_MAIN is set: the interrupt test's nicc process.
@@ -21,30 +21,6 @@ func TestMain(m *testing.M) {
 		os.Exit(run(append([]string{"nicc"}, os.Args[1:]...), os.Stdout, os.Stderr))
 	}
 	os.Exit(runShared(m))
-}
-
-// tree is every entry under dir with its mode and, for a file, its SHA-256.
-func tree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	st := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		st[rel] = d.Type().String()
-		if d.Type().IsRegular() {
-			b, err := os.ReadFile(p)
-			h := sha256.Sum256(b)
-			st[rel] += " " + hex.EncodeToString(h[:])
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
 }
 
 // Every reader of a compile directory refuses a file that is not the one compile wrote: a
@@ -135,7 +111,7 @@ func TestCompileOutRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := tree(t, parent)
+	before := testutil.DirState(t, parent)
 	model := filepath.Join(other, "m.json")
 	for _, c := range []struct {
 		args []string
@@ -161,7 +137,7 @@ func TestCompileOutRefused(t *testing.T) {
 	if code, _, errOut := nicc(t, "compile", model, "--out", other); code != exitBadInput || !strings.Contains(errOut, "the model "+model+" lies inside --out") {
 		t.Errorf("a model inside --out: exit %d, %q", code, errOut)
 	}
-	if d := cmp.Diff(before, tree(t, parent)); d != "" {
+	if d := cmp.Diff(before, testutil.DirState(t, parent)); d != "" {
 		t.Errorf("a refused compile wrote (-before +after):\n%s", d)
 	}
 	if _, err := os.Stat("-foo"); !os.IsNotExist(err) {
@@ -177,7 +153,7 @@ func TestCompileSIGINT(t *testing.T) {
 	if err := os.CopyFS(out, os.DirFS(compileDir(t, models+"rlcc_xgb.json"))); err != nil {
 		t.Fatal(err)
 	}
-	before := tree(t, out)
+	before := testutil.DirState(t, out)
 	tmp := t.TempDir()
 	cmd := exec.Command(os.Args[0], "compile", models+"rlcc_xgb.json", "--out", out, "--seed", "2")
 	cmd.Env = append(os.Environ(), "NICC_TEST_MAIN=1", "TMPDIR="+tmp)
@@ -210,7 +186,7 @@ wait:
 	if want := "nicc: compile interrupted: " + out + " left as it was\n"; cmd.ProcessState.ExitCode() != exitBadInput || stderr.String() != want {
 		t.Errorf("exit %d (%v), stderr %q; want exit 2 and %q", cmd.ProcessState.ExitCode(), err, stderr.String(), want)
 	}
-	if d := cmp.Diff(before, tree(t, out)); d != "" {
+	if d := cmp.Diff(before, testutil.DirState(t, out)); d != "" {
 		t.Errorf("the old directory changed (-before +after):\n%s", d)
 	}
 	for dir, want := range map[string]int{parent: 1, tmp: 0} {

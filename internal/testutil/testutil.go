@@ -1,7 +1,8 @@
 // Package testutil holds what the tests of codegen, internal/softfloat, compiler and cmd/nicc
 // share: snapshots of generated files, RL-CC sample rows, the strict C flags, a machine on the
 // dpa profile, a model with a bad weight, and the CatBoost models with CatBoost's own
-// predictions (catboost.go, which model/catboost's tests read too).
+// predictions (catboost.go, which model/catboost's tests read too), and the state of a
+// directory's files (dirstate.go, for the compile-directory tests).
 // Only tests import it.
 package testutil
 
