@@ -214,7 +214,10 @@ type compilation struct {
 	m       *model.Model
 	format  *model.FileFormat
 	handler Handler
-	notes   []string
+	// layout is how the model's inputs map onto the RL-CC handler's window (HandlerRLCC):
+	// load put m in the policy's order.
+	layout *InputLayout
+	notes  []string
 
 	pol        quantize.Policy // the integer policy: a *TreeIR, *MLPIR or *LSTMIR
 	calib      string          // where the Int8 calibration rows came from
@@ -452,12 +455,12 @@ func (c *compilation) progress(stage string, done, total int) {
 }
 
 // resolveHandler is h, or for HandlerAuto the handler the input names choose: HandlerRLCC
-// for the RL-CC inputs in order, HandlerNone otherwise.
+// for inputs named in any RL-CC layout (rlcc.ParseLayout), HandlerNone otherwise.
 func resolveHandler(h Handler, inputs []string) Handler {
 	if h != HandlerAuto {
 		return h
 	}
-	if inOrder, _ := rlcc.Layout(inputs); inOrder {
+	if isRLCCNamed(inputs) {
 		return HandlerRLCC
 	}
 	return HandlerNone
@@ -471,7 +474,6 @@ func (c *compilation) load() error {
 		return err
 	}
 	c.m, c.format = m, f
-	inOrder, rlccNamed := rlcc.Layout(m.Inputs)
 	h := resolveHandler(c.opt.Handler, m.Inputs)
 	if h < 0 || h >= handlerEnd {
 		return fmt.Errorf("unknown handler %d", int(h))
@@ -480,21 +482,14 @@ func (c *compilation) load() error {
 	if c.opt.SDK == SDKDOCA && h != HandlerRLCC {
 		return fmt.Errorf("--sdk doca needs the RL-CC handler (the DOCA entry is RL-CC's event handler)")
 	}
-	n := m.NumInputs()
 	if h == HandlerRLCC {
-		switch {
-		case n != nicsdk.RLCCInputs:
-			wider := "wider than"
-			if n < nicsdk.RLCCInputs {
-				wider = "narrower than"
-			}
-			return fmt.Errorf("%s: model %s has %d inputs, %s the RL-CC handler's %d (%s); compile it with --handler none",
-				c.opt.Model, m.Name, n, wider, nicsdk.RLCCInputs, rlcc.NameList)
-		case rlccNamed && !inOrder:
-			return fmt.Errorf("%s: model %s's inputs are (%s); the RL-CC handler feeds (%s) in that order",
-				c.opt.Model, m.Name, strings.Join(m.Inputs, ", "), rlcc.NameList)
-		case !inOrder:
-			c.notes = append(c.notes, fmt.Sprintf("inputs (%s) taken by position as (%s)", strings.Join(m.Inputs, ", "), rlcc.NameList))
+		var note string
+		if m, c.layout, note, err = policyOrder(c.opt.Model, m); err != nil {
+			return err
+		}
+		c.m = m
+		if note != "" {
+			c.notes = append(c.notes, note)
 		}
 	}
 	if h == HandlerRLCC && m.Ensemble != nil && m.Ensemble.Transform != model.TransformIdentity {

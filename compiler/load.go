@@ -40,23 +40,3 @@ func LoadModelAs(path string, format *model.FileFormat, inputs []string) (*model
 	m.Inputs = slices.Clone(inputs)
 	return m, f, nil
 }
-
-// ParseInputs reads the --inputs flag: comma-separated input names, each non-empty and
-// unique; "" is nil, the model's own names.
-func ParseInputs(s string) ([]string, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	names := strings.Split(s, ",")
-	for i, n := range names {
-		n = strings.TrimSpace(n)
-		if n == "" {
-			return nil, fmt.Errorf("--inputs %q: name %d is empty", s, i+1)
-		}
-		if slices.Contains(names[:i], n) {
-			return nil, fmt.Errorf("--inputs %q: %q is named twice", s, n)
-		}
-		names[i] = n
-	}
-	return names, nil
-}

@@ -37,7 +37,10 @@ type CompileReport struct {
 	Host   []string    `json:"host,omitempty"`
 	Inputs []InputInfo `json:"inputs"`
 	Params *RLCCParams `json:"rlcc_params,omitempty"`
-	Quant  QuantInfo   `json:"quantization"`
+	// Layout is how the model's inputs map onto the RL-CC handler's window (the model was
+	// put in the policy's order when it was loaded); every reader of the directory reads it.
+	Layout *InputLayout `json:"rlcc_layout,omitempty"`
+	Quant  QuantInfo    `json:"quantization"`
 	// Int8 is the integer MLP's quantization (--target int), in place of Quant's trees.
 	Int8 *Int8Info `json:"int8,omitempty"`
 	// LSTM is the integer LSTM's quantization (--target int on a recurrent network).
@@ -416,6 +419,7 @@ func (c *compilation) assemble() (*CompileReport, error) {
 	if c.handler == HandlerRLCC {
 		r.Entry = EntryHandler
 		r.Params = newRLCCParams(c.params)
+		r.Layout = c.layout
 	}
 	if c.passed("emit") {
 		r.Host = []string{path.Join(HostDir, "driver.c")}

@@ -47,6 +47,9 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if r.Params != nil {
 		textf(tw, "rl-cc\t%s\n", r.Params)
 	}
+	if l := r.Layout; l != nil && !l.ByPosition && !isIdentity(l.Permutation) {
+		textf(tw, "layout\t%s\n", l)
+	}
 	for _, n := range r.Notes {
 		textf(tw, "note\t%s\n", n)
 	}

@@ -182,7 +182,7 @@ func compileFlags() []cli.Flag {
 		&cli.Uint64Flag{Name: "max-rodata", Usage: "most `BYTES` of .rodata the chosen code form may have", DefaultText: "the core profile's rodata_bytes"},
 		forceFlag,
 		formatFlag,
-		inputsFlag,
+		inputsFlag, historyFlag, featuresFlag,
 		jsonFlag,
 	}, append(rlccFlags(), targetFlags()...)...)
 }

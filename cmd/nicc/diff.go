@@ -95,7 +95,7 @@ tree ensemble).
 			&cli.Float64Flag{Name: "latency-slack-us", Value: compiler.DefaultLatencySlackUs, Usage: "closed loop: a mean queue latency difference this small (µs) passes whatever the ratio"},
 			handlerFlag,
 			formatFlag,
-			inputsFlag,
+			inputsFlag, historyFlag, featuresFlag,
 			jsonFlag,
 		}, rlccFlags()...),
 		Action: runDiff,

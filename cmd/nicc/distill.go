@@ -40,7 +40,7 @@ func distillCommand() *cli.Command {
 		handlerFlag,
 		forceFlag,
 		formatFlag,
-		inputsFlag,
+		inputsFlag, historyFlag, featuresFlag,
 		jsonFlag,
 	)
 	flags = append(flags, rlccFlags()...)

@@ -47,7 +47,7 @@ comparisons on their longest paths.
 
   nicc inspect testdata/models/rlcc_teacher.onnx
   nicc inspect --json testdata/models/rlcc_xgb.json`,
-		Flags: []cli.Flag{formatFlag, inputsFlag, jsonFlag},
+		Flags: []cli.Flag{formatFlag, inputsFlag, historyFlag, featuresFlag, jsonFlag},
 		Action: func(c *cli.Context) error {
 			path, format, inputs, err := modelArg(c)
 			if err != nil {
@@ -98,7 +98,7 @@ missing value (NaN) is printed, not run.
   nicc eval testdata/models/rlcc_lstm.onnx --input testdata/models/rlcc_lstm.ref.csv
   nicc eval build/rlcc --input testdata/models/rlcc_xgb.ref.csv`,
 		Flags: []cli.Flag{
-			formatFlag, inputsFlag, jsonFlag,
+			formatFlag, inputsFlag, historyFlag, featuresFlag, jsonFlag,
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "CSV file of input rows (- for standard input)", Required: true},
 			&cli.StringFlag{Name: "model", Usage: "eval DIR: the model file compiled, when it has moved since (its hash must match the report's)"},
 			&cli.Float64Flag{Name: "rate", Value: compiler.DefaultEvalRate, Usage: "eval DIR under the RL-CC handler: the rate before each decision, as a fraction of line rate"},

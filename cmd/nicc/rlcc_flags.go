@@ -5,14 +5,21 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// inputsFlag renames a model's inputs after loading, on every command that reads a model.
+// inputsFlag names a model's inputs after loading, on every command that reads a model, with
+// historyFlag and featuresFlag shaping its generators.
 var inputsFlag = &cli.StringFlag{Name: "inputs",
-	Usage: "rename the model's inputs, e.g. a_prev,o,a_prev2,o_prev for an export that calls them input[0]..input[3] (one name per input)"}
+	Usage: "name the model's inputs, one name per input in the model's order, in any RL-CC layout (a_prev2,o_prev,a_prev,o is NVlabs/RLCC's; names: a_prev, a_prev2 ..., o, o_prev, o_prev2 ..., or action, adpg_reward, rtt_inflation, cur_rate with _prev, _prev2 ...): the model is reordered to the handler's window when loaded. Or generate them: 'authors' (NVlabs/RLCC's FeatureHistory, oldest state first) or 'nicc' (newest first), shaped by --history and --features"}
+
+var historyFlag = &cli.IntFlag{Name: "history",
+	Usage: "with --inputs authors or nicc: the `K` states of the window (the authors' history_length; default 2)"}
+
+var featuresFlag = &cli.StringFlag{Name: "features",
+	Usage: "with --inputs authors or nicc: each state's features, in the authors' agent_features order (`LIST` of action, adpg_reward, rtt_inflation, cur_rate; default " + compiler.DefaultFeatures + ", the authors' config/rlcc.yaml)"}
 
 // handlerFlag is --handler of the commands that sample RL-CC states without compiling (diff,
 // distill); compile's own says what it compiles.
 var handlerFlag = &cli.StringFlag{Name: "handler", Value: "auto",
-	Usage: "rlcc (the model is an RL-CC policy: sample its states, use its Q16 grid), none, or auto (rlcc when the 4 inputs are named a_prev, o, a_prev2, o_prev)"}
+	Usage: "rlcc (the model is an RL-CC policy: sample its states, use its Q16 grid), none, or auto (rlcc when the inputs are named in an RL-CC layout: see --inputs)"}
 
 // rlccFlags are the RL-CC parameters' flags (rlcc.ParamFields, through compiler).
 func rlccFlags() []cli.Flag {
@@ -33,7 +40,7 @@ func rlccParams(c *cli.Context) (compiler.Params, error) {
 	return compiler.NewParams(v)
 }
 
-// modelInputs is --inputs, parsed.
+// modelInputs are the input names --inputs, --history and --features give.
 func modelInputs(c *cli.Context) ([]string, error) {
-	return compiler.ParseInputs(c.String("inputs"))
+	return compiler.ParseInputs(compiler.InputsSpec{Names: c.String("inputs"), History: c.Int("history"), Features: c.String("features")})
 }

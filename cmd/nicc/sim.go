@@ -135,7 +135,7 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
 			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
 			&cli.StringFlag{Name: "plot", Usage: "write the first 16 flows' rates and the receiver queue over time into `DIR` (" + compiler.SimPlotBase + ".png and .svg)"},
-			formatFlag, inputsFlag, jsonFlag,
+			formatFlag, inputsFlag, historyFlag, featuresFlag, jsonFlag,
 		}, rlccFlags()...),
 		Action: runSim,
 	}

@@ -1,0 +1,214 @@
+package compiler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/rlcc"
+)
+
+// The --inputs generators: InputsNicc names the inputs in the policy's order (newest state
+// first), InputsAuthors in NVlabs/RLCC's FeatureHistory order (oldest state first).
+const (
+	InputsNicc    = "nicc"
+	InputsAuthors = "authors"
+)
+
+// DefaultFeatures is --features' default: the authors' config/rlcc.yaml agent_features.
+var DefaultFeatures = strings.Join(rlcc.AuthorsFeatures, ",")
+
+// InputsSpec is what --inputs, --history and --features say: Names, explicit names or a
+// generator (InputsNicc, InputsAuthors); History and Features (a comma-separated list) are
+// the generator's window (0 and "": the authors' defaults).
+type InputsSpec struct {
+	Names    string
+	History  int
+	Features string
+}
+
+// ParseInputs resolves the --inputs flags to one name per model input ("" is nil, the
+// model's own names): a generator's names, or comma-separated names, each non-empty and
+// unique. The names are taken as given; loading a policy reads them as an RL-CC layout.
+func ParseInputs(spec InputsSpec) ([]string, error) {
+	s := strings.TrimSpace(spec.Names)
+	gen := strings.ToLower(s)
+	if (spec.History != 0 || spec.Features != "") && gen != InputsNicc && gen != InputsAuthors {
+		return nil, fmt.Errorf("--history and --features shape --inputs %s or --inputs %s; --inputs %q names the inputs itself", InputsAuthors, InputsNicc, s)
+	}
+	switch gen {
+	case "":
+		return nil, nil
+	case InputsNicc, InputsAuthors:
+		h := spec.History
+		if h == 0 {
+			h = rlcc.AuthorsHistory
+		}
+		if h < 1 || h >= rlcc.MaxHistory {
+			return nil, fmt.Errorf("--history %d: want 1 to %d states", h, rlcc.MaxHistory-1)
+		}
+		list := spec.Features
+		if list == "" {
+			list = DefaultFeatures
+		}
+		mask, _, err := rlcc.ParseFeatures(list)
+		if err != nil {
+			return nil, fmt.Errorf("--features %q: %w", list, err)
+		}
+		if gen == InputsNicc {
+			return rlcc.LayoutNames(nicsdk.Layout{History: h, Features: mask}), nil
+		}
+		return rlcc.AuthorsNames(strings.Split(list, ","), h), nil
+	}
+	names := strings.Split(s, ",")
+	for i, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			return nil, fmt.Errorf("--inputs %q: name %d is empty", s, i+1)
+		}
+		if slices.Contains(names[:i], n) {
+			return nil, fmt.Errorf("--inputs %q: %q is named twice", s, n)
+		}
+		names[i] = n
+	}
+	return names, nil
+}
+
+// LayoutsAccepted names the ways to give a model's inputs an RL-CC layout, for errors.
+var LayoutsAccepted = "--inputs " + InputsNicc + " (newest state first: " + strings.Join(rlcc.Names, ",") + "), --inputs " + InputsAuthors +
+	" [--history K --features LIST] (NVlabs/RLCC, oldest first: a_prev2,o_prev,a_prev,o), or the names in the model's order, e.g. --inputs a_prev2,o_prev,a_prev,o"
+
+// InputLayout is how a policy's inputs map onto the RL-CC handler's window, as report.json
+// records it: the names as given (the file's, or --inputs), the layout they form, and the
+// permutation that put the model in the policy's order (model input i is slot Permutation[i]).
+type InputLayout struct {
+	Given       []string `json:"inputs_given"`
+	History     int      `json:"history"`
+	Features    []string `json:"features"`
+	Permutation []int    `json:"permutation"`
+	// ByPosition says the names were not RL-CC names and the inputs were taken by position
+	// (--handler rlcc on an unnamed model).
+	ByPosition bool `json:"by_position,omitempty"`
+}
+
+// Layout is the nicsdk.Layout l records.
+func (l *InputLayout) Layout() nicsdk.Layout {
+	var m nicsdk.FeatureMask
+	for _, f := range l.Features {
+		if x, ok := rlcc.ParseFeature(f); ok {
+			m |= 1 << x
+		}
+	}
+	return nicsdk.Layout{History: l.History, Features: m}
+}
+
+// String is the layout in prose with its order: "history 2, features action+obs, inputs
+// a_prev2,o_prev,a_prev,o (the policy's slots 2,3,0,1)".
+func (l *InputLayout) String() string {
+	s := fmt.Sprintf("%s, inputs %s", l.Layout(), strings.Join(l.Given, ","))
+	if l.ByPosition {
+		return s + " taken by position"
+	}
+	if !isIdentity(l.Permutation) {
+		s += fmt.Sprintf(" reordered to the policy's %s", strings.Join(rlcc.LayoutNames(l.Layout()), ","))
+	}
+	return s
+}
+
+func isIdentity(perm []int) bool {
+	for i, p := range perm {
+		if p != i {
+			return false
+		}
+	}
+	return true
+}
+
+// newInputLayout records layout l and perm for names.
+func newInputLayout(names []string, l nicsdk.Layout, perm []int) *InputLayout {
+	return &InputLayout{Given: slices.Clone(names), History: l.History, Features: featureWords(l.Features), Permutation: perm}
+}
+
+// featureWords names the features of m, in nicsdk.Feature order.
+func featureWords(m nicsdk.FeatureMask) []string {
+	words := [nicsdk.NumFeatures]string{"action", "obs", "infl", "rate"}
+	var s []string
+	for f := range nicsdk.NumFeatures {
+		if m.Has(f) {
+			s = append(s, words[f])
+		}
+	}
+	return s
+}
+
+// isRLCCNamed reports whether names form an RL-CC layout (rlcc.ParseLayout).
+func isRLCCNamed(names []string) bool {
+	_, _, err := rlcc.ParseLayout(names)
+	return err == nil
+}
+
+// policyOrder puts a model the RL-CC handler runs in the policy's order: its names read as an
+// RL-CC layout (rlcc.ParseLayout), the model permuted (model.PermuteInputs) and its inputs
+// renamed to the layout's canonical names. A model whose names are not RL-CC names is taken
+// by position as the default layout when it has its width (note says so). A layout the handler
+// cannot feed yet is refused.
+func policyOrder(path string, m *model.Model) (*model.Model, *InputLayout, string, error) {
+	l, perm, err := rlcc.ParseLayout(m.Inputs)
+	if err != nil {
+		if isRLCCNamedLoosely(m.Inputs) {
+			return nil, nil, "", fmt.Errorf("%s: model %s's inputs (%s): %w", path, m.Name, strings.Join(m.Inputs, ", "), err)
+		}
+		if n := nicsdk.DefaultLayout.Inputs(); m.NumInputs() != n {
+			return nil, nil, "", fmt.Errorf("%s: model %s has %d inputs, not named in an RL-CC layout; name them (%s), or compile it with --handler none", path, m.Name, m.NumInputs(), LayoutsAccepted)
+		}
+		l, perm = nicsdk.DefaultLayout, []int{0, 1, 2, 3}
+		il := newInputLayout(m.Inputs, l, perm)
+		il.ByPosition = true
+		note := fmt.Sprintf("inputs (%s) taken by position as (%s); name them if the model reads another order: %s", strings.Join(m.Inputs, ", "), rlcc.NameList, LayoutsAccepted)
+		out := *m
+		out.Inputs = slices.Clone(rlcc.Names)
+		return &out, il, note, nil
+	}
+	if err := layoutSupported(l); err != nil {
+		return nil, nil, "", fmt.Errorf("%s: model %s's inputs (%s) form the RL-CC layout %s: %w", path, m.Name, strings.Join(m.Inputs, ", "), l, err)
+	}
+	p, err := model.PermuteInputs(m, perm)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	p.Inputs = rlcc.LayoutNames(l)
+	return p, newInputLayout(m.Inputs, l, perm), "", nil
+}
+
+// isRLCCNamedLoosely reports whether any of names is an RL-CC input name: the model meant a
+// layout, and a name that does not fit it is an error, not a reason to take it by position.
+func isRLCCNamedLoosely(names []string) bool {
+	for _, n := range names {
+		if _, ok := rlcc.ParseSlot(n); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// layoutSupported refuses a layout the RL-CC handler cannot feed yet: it feeds the default
+// window, two states of (action, o).
+func layoutSupported(l nicsdk.Layout) error {
+	d := nicsdk.DefaultLayout
+	switch {
+	case l.Features&^d.Features != 0:
+		return fmt.Errorf("the handler does not feed %s yet (it feeds action and o)", strings.Join(featureWords(l.Features&^d.Features), " and "))
+	case l.Features != d.Features:
+		return fmt.Errorf("the handler feeds both action and o in every state; a layout without one is not supported yet")
+	case l.History != d.History:
+		return fmt.Errorf("the handler feeds history %d; history %d is not supported yet", d.History, l.History)
+	}
+	return nil
+}
+
+// sameLayout says whether two recorded layouts feed the model alike.
+func sameLayout(a, b *InputLayout) bool {
+	return a.Layout() == b.Layout() && slices.Equal(a.Permutation, b.Permutation) && a.ByPosition == b.ByPosition
+}
