@@ -469,12 +469,12 @@ func resolveHandler(h Handler, inputs []string) Handler {
 // load reads the model and checks that the chosen handler can run it: tree ensembles only,
 // no wider than the handler's inputs, state within the flow context.
 func (c *compilation) load() error {
-	m, f, err := LoadModelAs(cmp.Or(c.modelFile, c.opt.Model), c.opt.Format, c.opt.Inputs)
+	lp, err := loadPolicy(cmp.Or(c.modelFile, c.opt.Model), c.opt.Format, c.opt.Inputs, c.opt.Handler)
 	if err != nil {
 		return err
 	}
-	c.m, c.format = m, f
-	h := resolveHandler(c.opt.Handler, m.Inputs)
+	m, h := lp.m, lp.handler
+	c.m, c.format, c.layout = m, lp.format, lp.layout
 	if h < 0 || h >= handlerEnd {
 		return fmt.Errorf("unknown handler %d", int(h))
 	}
@@ -482,15 +482,8 @@ func (c *compilation) load() error {
 	if c.opt.SDK == SDKDOCA && h != HandlerRLCC {
 		return fmt.Errorf("--sdk doca needs the RL-CC handler (the DOCA entry is RL-CC's event handler)")
 	}
-	if h == HandlerRLCC {
-		var note string
-		if m, c.layout, note, err = policyOrder(c.opt.Model, m); err != nil {
-			return err
-		}
-		c.m = m
-		if note != "" {
-			c.notes = append(c.notes, note)
-		}
+	if lp.note != "" {
+		c.notes = append(c.notes, lp.note)
 	}
 	if h == HandlerRLCC && m.Ensemble != nil && m.Ensemble.Transform != model.TransformIdentity {
 		c.notes = append(c.notes, fmt.Sprintf("the model's %s is not applied: the handler maps the raw score y to the multiplier", m.Ensemble.Transform))

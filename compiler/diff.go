@@ -200,16 +200,11 @@ func (d *differ) load() error {
 			return err
 		}
 	} else {
-		m, f, err := LoadModelAs(d.opt.Teacher, d.opt.Format, d.opt.Inputs)
+		lp, err := loadPolicy(d.opt.Teacher, d.opt.Format, d.opt.Inputs, d.opt.Handler)
 		if err != nil {
 			return err
 		}
-		c.m, c.format = m, f
-		c.handler = resolveHandler(d.opt.Handler, m.Inputs)
-		if c.handler == HandlerRLCC && m.NumInputs() != nicsdk.RLCCInputs {
-			return fmt.Errorf("%s: teacher %s has %d inputs; the RL-CC handler takes %d (%s): use --handler none with --calib ROWS.csv",
-				d.opt.Teacher, m.Name, m.NumInputs(), nicsdk.RLCCInputs, rlcc.NameList)
-		}
+		c.m, c.format, c.handler, c.layout = lp.m, lp.format, lp.handler, lp.layout
 	}
 	if n := c.m.NumOutputs(); n != 1 {
 		return fmt.Errorf("%s: teacher %s has %d outputs; diff takes a single-output policy", d.opt.Teacher, c.m.Name, n)

@@ -128,6 +128,10 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		return nil, err
 	}
 	params := cr.params()
+	inputs, err := teacherInputs(opt.Teacher, opt.Format, opt.Inputs, opt.Against, cr.Layout)
+	if err != nil {
+		return nil, err
+	}
 	rep := &ClosedLoopReport{Teacher: opt.Teacher, Against: opt.Against, Params: newRLCCParams(params), ClockPPM: opt.Net.ClockPPM,
 		MaxGoodputDiff: cmp.Or(opt.MaxGoodputDiff, DefaultMaxGoodputDiff), MaxLatencyDiff: cmp.Or(opt.MaxLatencyDiff, DefaultMaxLatencyDiff),
 		LatencySlackUs: cmp.Or(opt.LatencySlackUs, DefaultLatencySlackUs), Pass: true}
@@ -143,7 +147,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 	for k, run := range runs {
 		base := SimOptions{Scenario: run.Scenario, Flows: run.Flows, Net: opt.Net, LatencyNs: opt.LatencyNs}
 		teacher, compiled := base, base
-		teacher.Policy, teacher.Format, teacher.Inputs, teacher.Params = opt.Teacher, opt.Format, opt.Inputs, params
+		teacher.Policy, teacher.Format, teacher.Inputs, teacher.Params = opt.Teacher, opt.Format, inputs, params
 		teacher.Core = cr.Budget.Core.Name
 		compiled.Policy, compiled.Golden, compiled.SDK = opt.Against, opt.Golden, opt.SDK
 		var tr, fr *SimReport

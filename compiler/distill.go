@@ -182,14 +182,18 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, _, err := LoadModelAs(opt.Teacher, opt.Format, opt.Inputs)
+	lp, err := loadPolicy(opt.Teacher, opt.Format, opt.Inputs, opt.Handler)
 	if err != nil {
 		return nil, err
 	}
+	t := lp.m
 	if t.NumOutputs() != 1 {
 		return nil, fmt.Errorf("%s: teacher %s has %d outputs; distill takes a single-output policy", opt.Teacher, t.Name, t.NumOutputs())
 	}
 	d := &distillation{opt: opt, teacher: t, params: params}
+	if lp.note != "" {
+		d.notes = append(d.notes, lp.note)
+	}
 	var s distill.Sampler
 	n := opt.Samples
 	if opt.States != "" {
@@ -258,7 +262,7 @@ func prepare(opt DistillOptions) (*distillation, error) {
 		case resolveHandler(opt.Handler, t.Inputs) == HandlerRLCC:
 			d.grid = "rlcc"
 		case opt.Handler == HandlerAuto && t.NumInputs() == nicsdk.RLCCInputs:
-			d.notes = append(d.notes, fmt.Sprintf("grid none: the teacher's inputs (%s) are not named %s; %s puts the thresholds on the RL-CC Q16 grid",
+			d.notes = append(d.notes, fmt.Sprintf("grid none: the teacher's inputs (%s) are not named in an RL-CC layout (%s); %s puts the thresholds on the RL-CC Q16 grid",
 				strings.Join(t.Inputs, ", "), rlcc.NameList, rlccHint))
 		}
 	case "rlcc":

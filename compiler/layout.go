@@ -143,10 +143,15 @@ func featureWords(m nicsdk.FeatureMask) []string {
 	return s
 }
 
-// isRLCCNamed reports whether names form an RL-CC layout (rlcc.ParseLayout).
+// isRLCCNamed reports whether every name is an RL-CC input name (rlcc.ParseSlot): the model
+// means an RL-CC layout, and a repeated or missing slot is an error that names it.
 func isRLCCNamed(names []string) bool {
-	_, _, err := rlcc.ParseLayout(names)
-	return err == nil
+	for _, n := range names {
+		if _, ok := rlcc.ParseSlot(n); !ok {
+			return false
+		}
+	}
+	return len(names) > 0
 }
 
 // policyOrder puts a model the RL-CC handler runs in the policy's order: its names read as an
@@ -208,7 +213,63 @@ func layoutSupported(l nicsdk.Layout) error {
 	return nil
 }
 
-// sameLayout says whether two recorded layouts feed the model alike.
+// sameLayout says whether two recorded layouts feed the model alike (inputs taken by position
+// are the default layout in order).
 func sameLayout(a, b *InputLayout) bool {
-	return a.Layout() == b.Layout() && slices.Equal(a.Permutation, b.Permutation) && a.ByPosition == b.ByPosition
+	return a.Layout() == b.Layout() && slices.Equal(a.Permutation, b.Permutation)
+}
+
+// loadedPolicy is a model loaded for a handler: under HandlerRLCC in the policy's order, with
+// the layout that put it there and a note when its inputs were taken by position.
+type loadedPolicy struct {
+	m       *model.Model
+	format  *model.FileFormat
+	handler Handler
+	layout  *InputLayout
+	note    string
+}
+
+// loadPolicy loads path with its inputs renamed (LoadModelAs), resolves handler h by the names,
+// and under the RL-CC handler puts the model in the policy's order (policyOrder).
+func loadPolicy(path string, format *model.FileFormat, inputs []string, h Handler) (*loadedPolicy, error) {
+	m, f, err := LoadModelAs(path, format, inputs)
+	if err != nil {
+		return nil, err
+	}
+	lp := &loadedPolicy{m: m, format: f, handler: resolveHandler(h, m.Inputs)}
+	if lp.handler == HandlerRLCC {
+		if lp.m, lp.layout, lp.note, err = policyOrder(path, m); err != nil {
+			return nil, err
+		}
+	}
+	return lp, nil
+}
+
+// teacherInputs are the names the teacher of diff --closed-loop is loaded with: the layout the
+// compile directory recorded (rec; nil for a report without one keeps given), so that teacher
+// and firmware read the same window. Names the user gave (given), or the teacher's own RL-CC
+// names, must form that layout: otherwise it is an error naming both.
+func teacherInputs(teacher string, format *model.FileFormat, given []string, dir string, rec *InputLayout) ([]string, error) {
+	if rec == nil {
+		return given, nil
+	}
+	names, from := given, "--inputs"
+	if names == nil {
+		m, _, err := LoadModel(teacher, format)
+		if err != nil {
+			return nil, err
+		}
+		if !isRLCCNamedLoosely(m.Inputs) {
+			if rec.ByPosition {
+				return slices.Clone(rlcc.Names), nil
+			}
+			return rec.Given, nil
+		}
+		names, from = m.Inputs, "its inputs"
+	}
+	l, perm, err := rlcc.ParseLayout(names)
+	if err != nil || !sameLayout(newInputLayout(names, l, perm), rec) {
+		return nil, fmt.Errorf("teacher %s: %s (%s) do not form the layout %s was compiled with (%s); leave --inputs out to use the compile's", teacher, from, strings.Join(names, ","), dir, rec)
+	}
+	return names, nil
 }

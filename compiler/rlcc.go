@@ -38,14 +38,14 @@ func paramsOrDefault(p nicsdk.Params) (nicsdk.Params, error) {
 
 // rlccHint is how a user turns on the RL-CC handler for a model whose inputs are not named
 // in its layout.
-var rlccHint = "--handler rlcc (or name the inputs with --inputs " + strings.Join(rlcc.Names, ",") + ")"
+var rlccHint = "--handler rlcc (inputs by position, newest state first), or name the inputs: " + LayoutsAccepted
 
 // noRLCCStates is the error for a command that would sample RL-CC states under a handler
 // that is not RL-CC: it names the flags that fix it.
 func noRLCCStates(path string, asked Handler, inputs []string) error {
 	why := "--handler none"
 	if asked == HandlerAuto {
-		why = fmt.Sprintf("a model whose inputs (%s) are not named %s", strings.Join(inputs, ", "), rlcc.NameList)
+		why = fmt.Sprintf("a model whose inputs (%s) are not named in an RL-CC layout", strings.Join(inputs, ", "))
 	}
 	return fmt.Errorf("%s: %s needs calibration rows: sample RL-CC states with %s, or give rows with --calib ROWS.csv", path, why, rlccHint)
 }

@@ -109,6 +109,9 @@ type SimReport struct {
 	DOCA         *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
 	// Cycles are the firmware's decisions' cycles, when a firmware decides in fwsim.
 	Cycles *SimCycles `json:"decision_cycles,omitempty"`
+	// Layout is how the policy's inputs map onto the RL-CC handler's window: a model file's,
+	// or the one a compile directory's report.json records.
+	Layout *InputLayout `json:"rlcc_layout,omitempty"`
 	*netsim.Result
 }
 
@@ -302,13 +305,15 @@ func latencyText(ns int64) string {
 
 // floatController is the float teacher in the RL-CC handler's real-number twin.
 func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Controller, string, error) {
-	m, _, err := LoadModelAs(opt.Policy, opt.Format, opt.Inputs)
+	lp, err := loadPolicy(opt.Policy, opt.Format, opt.Inputs, HandlerAuto)
 	if err != nil {
 		return nil, "", err
 	}
-	if h := resolveHandler(HandlerAuto, m.Inputs); h != HandlerRLCC {
-		return nil, "", fmt.Errorf("%s: model %s's inputs (%s) are not the RL-CC observation window: %s", opt.Policy, m.Name, strings.Join(m.Inputs, ", "), rlccHint)
+	m := lp.m
+	if lp.handler != HandlerRLCC {
+		return nil, "", fmt.Errorf("%s: model %s's inputs (%s) are not named in an RL-CC layout: name them with %s", opt.Policy, m.Name, strings.Join(m.Inputs, ", "), LayoutsAccepted)
 	}
+	rep.Layout = lp.layout
 	if m.NumOutputs() != 1 {
 		return nil, "", fmt.Errorf("%s: model %s has %d outputs; an RL-CC policy has one", opt.Policy, m.Name, m.NumOutputs())
 	}
@@ -343,6 +348,7 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 	if c.handler != HandlerRLCC {
 		return nil, "", fmt.Errorf("%s: compiled with --handler none: its firmware is not an RL-CC event handler", opt.Policy)
 	}
+	rep.Layout = cp.Report.Layout
 	core := cmp.Or(opt.Core, cp.Report.Budget.Core.Name)
 	if opt.Golden {
 		golden := goldenController(c, c.params)
@@ -514,6 +520,9 @@ func (r *SimReport) WriteText(w io.Writer) error {
 	res := r.Result
 	textf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, %s, seed %d\n", res.Scenario, res.Flows, res.Hosts, num(r.LinkGbps), clocksText(r.ClockPPM), res.Seed)
 	textf(tw, "policy\t%s\n", r.Decides)
+	if r.Layout != nil {
+		textf(tw, "inputs\t%s\n", r.Layout)
+	}
 	textf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
 	textf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)%s\n", num(res.WindowStartUs), num(res.DurationUs), num(res.WindowStartUs), r.setAtText())
 	textf(tw, "SU\t%.2f%% switch utilization (normalized goodput %.4f)\n", res.Utilization, res.Goodput)

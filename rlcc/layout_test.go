@@ -27,10 +27,10 @@ func TestSlotNames(t *testing.T) {
 
 func TestParseSlotAliases(t *testing.T) {
 	for n, want := range map[string]nicsdk.Slot{
-		"obs": {nicsdk.FeatObs, 0}, "OBS_PREV": {nicsdk.FeatObs, 1}, " adpg_reward_prev2 ": {nicsdk.FeatObs, 2},
-		"action": {nicsdk.FeatAction, 0}, "action_prev": {nicsdk.FeatAction, 1}, "action_prev3": {nicsdk.FeatAction, 3},
-		"a_prev4": {nicsdk.FeatAction, 3}, "rtt_inflation_prev": {nicsdk.FeatInfl, 1}, "cur_rate": {nicsdk.FeatRate, 0},
-		"rate_prev11": {nicsdk.FeatRate, 11},
+		"obs": {Feature: nicsdk.FeatObs, Lag: 0}, "OBS_PREV": {Feature: nicsdk.FeatObs, Lag: 1}, " adpg_reward_prev2 ": {Feature: nicsdk.FeatObs, Lag: 2},
+		"action": {Feature: nicsdk.FeatAction, Lag: 0}, "action_prev": {Feature: nicsdk.FeatAction, Lag: 1}, "action_prev3": {Feature: nicsdk.FeatAction, Lag: 3},
+		"a_prev4": {Feature: nicsdk.FeatAction, Lag: 3}, "rtt_inflation_prev": {Feature: nicsdk.FeatInfl, Lag: 1}, "cur_rate": {Feature: nicsdk.FeatRate, Lag: 0},
+		"rate_prev11": {Feature: nicsdk.FeatRate, Lag: 11},
 	} {
 		if s, ok := ParseSlot(n); !ok || s != want {
 			t.Errorf("ParseSlot(%q) = %v, %v; want %v", n, s, ok, want)
