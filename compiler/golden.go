@@ -299,8 +299,13 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	if err := params.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	// The model's input names as compiled: --inputs may have renamed the file's.
-	opt := CompileOptions{Model: modelPath, Format: format, Inputs: r.Model.Inputs, Handler: handler, Params: params, Seed: g.Seed}
+	// The model's input names as compiled: --inputs may have renamed the file's. Under RL-CC,
+	// the names as given, which put the model in the policy's order again.
+	inputs := r.Model.Inputs
+	if r.Layout != nil {
+		inputs = r.Layout.Given
+	}
+	opt := CompileOptions{Model: modelPath, Format: format, Inputs: inputs, Handler: handler, Params: params, Seed: g.Seed}
 	if g.IR != "trees" {
 		opt.Int8 = &Int8Options{Samples: g.Samples}
 		if g.Calib != nil {
@@ -319,6 +324,9 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 		return nil, fmt.Errorf("%s: the model compiled: %w (pass --model with the file if it moved)", where, err)
 	} else if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if (c.layout == nil) != (r.Layout == nil) || c.layout != nil && !sameLayout(c.layout, r.Layout) {
+		return nil, fmt.Errorf("%s: the model's inputs as recorded (%v) load as another RL-CC layout (%v)", where, r.Layout, c.layout)
 	}
 	h, err := model.Hash(c.m)
 	if err != nil {
