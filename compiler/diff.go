@@ -345,7 +345,7 @@ func (d *differ) file() error {
 // treeStudent compares s (its name, and where it came from) as its integer IR on the RL-CC
 // grid when its inputs are the RL-CC layout, in float otherwise.
 func (d *differ) treeStudent(s *model.Model, name, from string) error {
-	if inOrder, _ := rlcc.Layout(s.Inputs); !inOrder && !d.rep.rlcc {
+	if !inDefaultOrder(s.Inputs) && !d.rep.rlcc {
 		d.rep.headline = name + ", float"
 		d.rep.Student = name + " " + from + ", in float (inputs not in the RL-CC layout)"
 		d.rep.student = func(x []float64) float64 { return s.Ensemble.Eval(x) }

@@ -187,6 +187,12 @@ func policyOrder(path string, m *model.Model) (*model.Model, *InputLayout, strin
 	return p, newInputLayout(m.Inputs, l, perm), "", nil
 }
 
+// inDefaultOrder reports whether names are the default RL-CC layout in the policy's order.
+func inDefaultOrder(names []string) bool {
+	l, perm, err := rlcc.ParseLayout(names)
+	return err == nil && l.IsDefault() && isIdentity(perm)
+}
+
 // isRLCCNamedLoosely reports whether any of names is an RL-CC input name: the model meant a
 // layout, and a name that does not fit it is an error, not a reason to take it by position.
 func isRLCCNamedLoosely(names []string) bool {

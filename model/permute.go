@@ -62,12 +62,3 @@ func PermuteInputs(m *Model, perm []int) (*Model, error) {
 	}
 	return &out, nil
 }
-
-// PermuteRow is x in the order PermuteInputs(m, perm) reads: x'[perm[i]] = x[i].
-func PermuteRow(x []float64, perm []int) []float64 {
-	y := make([]float64, len(x))
-	for i, p := range perm {
-		y[p] = x[i]
-	}
-	return y
-}

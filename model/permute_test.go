@@ -105,3 +105,12 @@ func TestPermuteInputsRefuses(t *testing.T) {
 		}
 	}
 }
+
+// PermuteRow is x in the order PermuteInputs(m, perm) reads: x'[perm[i]] = x[i].
+func PermuteRow(x []float64, perm []int) []float64 {
+	y := make([]float64, len(x))
+	for i, p := range perm {
+		y[p] = x[i]
+	}
+	return y
+}

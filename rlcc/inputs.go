@@ -1,7 +1,6 @@
 package rlcc
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -13,31 +12,6 @@ var Names = []string{"a_prev", "o", "a_prev2", "o_prev"}
 
 // NameList is Names as prose: "a_prev, o, a_prev2, o_prev".
 var NameList = strings.Join(Names, ", ")
-
-// aliases are the input names that put a 4-input model in the RL-CC layout, by position: the
-// distiller's and XGBoost's names, and nicsdk's (RLCCInputRanges).
-var aliases = [nicsdk.RLCCInputs][]string{{"a_prev"}, {"o", "obs"}, {"a_prev2"}, {"o_prev", "obs_prev"}}
-
-// Layout reports whether names are the RL-CC inputs in order, and whether they are RL-CC
-// names at all (in any order). Names are compared in lower case, trimmed.
-func Layout(names []string) (inOrder, named bool) {
-	if len(names) != nicsdk.RLCCInputs {
-		return false, false
-	}
-	inOrder, named = true, true
-	for i, n := range names {
-		n = strings.ToLower(strings.TrimSpace(n))
-		if !slices.Contains(aliases[i], n) {
-			inOrder = false
-		}
-		found := false
-		for _, alts := range aliases {
-			found = found || slices.Contains(alts, n)
-		}
-		named = named && found
-	}
-	return inOrder, named
-}
 
 // GridInput is one RL-CC input on the handler's fixed-point grid: Frac fraction bits, raw
 // values Min..Max (the handler clamps what it reads to them).

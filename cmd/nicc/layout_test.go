@@ -65,6 +65,22 @@ func TestAuthorsLayoutControlsCongestion(t *testing.T) {
 		l.History != 2 || !reflect.DeepEqual(l.Features, []string{"action", "obs"}) || !reflect.DeepEqual(l.Perm, []int{2, 3, 0, 1}) {
 		t.Errorf("report.json rlcc_layout %+v", l)
 	}
+	// diff --closed-loop loads the unnamed teacher with the layout the compile recorded.
+	var diff struct {
+		Pass bool `json:"pass"`
+		Rows []struct {
+			Teacher simFigures `json:"teacher"`
+		} `json:"rows"`
+	}
+	jsonOf(t, &diff, "diff", authors, "--closed-loop", "--against", named.dir, "--runs", "many-to-one:16")
+	if !diff.Pass || len(diff.Rows) != 1 {
+		t.Fatalf("diff --closed-loop with the recorded layout: %+v", diff)
+	}
+	controls(t, "diff's teacher 16→1", diff.Rows[0].Teacher)
+	code, _, stderr := nicc(t, "diff", authors, "--closed-loop", "--against", named.dir, "--runs", "many-to-one:16", "--inputs", "nicc")
+	if code != exitBadInput || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "do not form the layout "+named.dir+" was compiled with") {
+		t.Errorf("diff --closed-loop --inputs nicc against an authors'-order compile: exit %d %q", code, stderr)
+	}
 	for _, run := range []struct{ flows, duration string }{{"16", "20ms"}, {"128", "100ms"}} {
 		var teacher, fw simFigures
 		jsonOf(t, &teacher, "sim", "many-to-one", "--flows", run.flows, "--duration", run.duration, "--policy", authors, "--inputs", authorsOrder, "--rlcc-base-rtt", "4.02")

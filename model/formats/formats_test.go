@@ -16,6 +16,7 @@ func TestDetectShippedModels(t *testing.T) {
 	for path, want := range map[string]string{
 		"../../testdata/models/rlcc_teacher.onnx":             "onnx",
 		"../../testdata/models/rlcc_teacher_unnamed.onnx":     "onnx",
+		"../../testdata/models/rlcc_authors.onnx":             "onnx",
 		"../../testdata/models/rlcc_lstm.onnx":                "onnx",
 		"../../testdata/models/rlcc_lstm_batch_first.onnx":    "onnx",
 		"../../testdata/models/ops_mix.onnx":                  "onnx",
