@@ -41,9 +41,10 @@ under-utilised, congested; y beyond [-1, 1] marked and counted; an LSTM's cells 
 step from the zero state) and diff_histogram.png/.svg (Δy and |Δy| on a log count axis,
 |Δy|'s percentiles marked).
 
-RL-CC states are sampled for a teacher whose 4 inputs are named a_prev, o, a_prev2, o_prev,
-or under --handler rlcc (any 4-input teacher, by position); --inputs a_prev,o,a_prev2,o_prev
-renames an export's inputs (input[0]..input[3]) instead. The sampler's o spans [-T, 100T],
+RL-CC states are sampled for a teacher whose inputs are named in an RL-CC layout (any order;
+see nicc compile --help), or under --handler rlcc (a 4-input teacher, by position); --inputs
+names an export's inputs (names, authors or nicc). --closed-loop loads the teacher with the
+layout the compile DIR recorded; an --inputs that disagrees with it is an error. The sampler's o spans [-T, 100T],
 T = target·scale of the --rlcc-* parameters, which also set the handler's input ranges.
 
 ` + compiler.MemoryHelp + `

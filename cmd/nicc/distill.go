@@ -60,7 +60,7 @@ otherwise they are the inputs by position), --samples of them drawn at random (0
 --held-out of them are kept out of training.
 
 With --grid rlcc (the default under --handler rlcc, which auto picks for a teacher whose
-inputs are a_prev, o, a_prev2, o_prev; --inputs renames an export's inputs to those) split
+inputs are named in an RL-CC layout, put in the handler's order; --inputs names an export's) split
 thresholds are midpoints of nicsdk's Q16 grid, so the compiled comparisons lose nothing. A
 4-input teacher with other names gets --grid none, and the output says so. The --rlcc-*
 parameters set T (target·scale) and the grid's range of o.

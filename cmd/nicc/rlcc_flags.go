@@ -10,8 +10,8 @@ import (
 var inputsFlag = &cli.StringFlag{Name: "inputs",
 	Usage: "name the model's inputs, one name per input in the model's order, in any RL-CC layout (a_prev2,o_prev,a_prev,o is NVlabs/RLCC's; names: a_prev, a_prev2 ..., o, o_prev, o_prev2 ..., or action, adpg_reward, rtt_inflation, cur_rate with _prev, _prev2 ...): the model is reordered to the handler's window when loaded. Or generate them: 'authors' (NVlabs/RLCC's FeatureHistory, oldest state first) or 'nicc' (newest first), shaped by --history and --features"}
 
-var historyFlag = &cli.IntFlag{Name: "history",
-	Usage: "with --inputs authors or nicc: the `K` states of the window (the authors' history_length; default 2)"}
+var historyFlag = &cli.IntFlag{Name: "history", DefaultText: "2",
+	Usage: "with --inputs authors or nicc: the `K` states of the window (the authors' history_length)"}
 
 var featuresFlag = &cli.StringFlag{Name: "features",
 	Usage: "with --inputs authors or nicc: each state's features, in the authors' agent_features order (`LIST` of action, adpg_reward, rtt_inflation, cur_rate; default " + compiler.DefaultFeatures + ", the authors' config/rlcc.yaml)"}
