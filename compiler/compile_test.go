@@ -425,8 +425,8 @@ func TestCompileBadInput(t *testing.T) {
 	}{
 		{"wider than the handler", CompileOptions{Model: bcModel, Handler: HandlerRLCC},
 			"model lg_dart_breast_cancer has 30 inputs, wider than the RL-CC handler's 4 (a_prev, o, a_prev2, o_prev); compile it with --handler none"},
-		{"RL-CC inputs out of order", CompileOptions{Model: saveModel(t, treeModel([]string{"o", "a_prev", "a_prev2", "o_prev"}, stump(0, 1))), Handler: HandlerRLCC},
-			"the RL-CC handler feeds (a_prev, o, a_prev2, o_prev) in that order"},
+		{"RL-CC inputs with a bad name", CompileOptions{Model: saveModel(t, treeModel([]string{"o", "a_prev", "a_prev2", "x"}, stump(0, 1))), Handler: HandlerRLCC},
+			`inputs (o, a_prev, a_prev2, x): input 4 "x" is not an RL-CC input name`},
 		{"flow state over 48 bytes", CompileOptions{Model: saveModel(t, lstm(16)), Handler: HandlerRLCC},
 			"model wide_lstm needs 56 bytes of flow state (the rlcc handler's 24 + h and c of 16 values each at int8 (32)), over the engine's 48-byte flow context"},
 		{"network", CompileOptions{Model: teacherNN},

@@ -191,9 +191,6 @@ func prepare(opt DistillOptions) (*distillation, error) {
 		return nil, fmt.Errorf("%s: teacher %s has %d outputs; distill takes a single-output policy", opt.Teacher, t.Name, t.NumOutputs())
 	}
 	d := &distillation{opt: opt, teacher: t, params: params}
-	if lp.note != "" {
-		d.notes = append(d.notes, lp.note)
-	}
 	var s distill.Sampler
 	n := opt.Samples
 	if opt.States != "" {

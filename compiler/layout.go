@@ -166,12 +166,17 @@ func policyOrder(path string, m *model.Model) (*model.Model, *InputLayout, strin
 			return nil, nil, "", fmt.Errorf("%s: model %s's inputs (%s): %w", path, m.Name, strings.Join(m.Inputs, ", "), err)
 		}
 		if n := nicsdk.DefaultLayout.Inputs(); m.NumInputs() != n {
-			return nil, nil, "", fmt.Errorf("%s: model %s has %d inputs, not named in an RL-CC layout; name them (%s), or compile it with --handler none", path, m.Name, m.NumInputs(), LayoutsAccepted)
+			wider := "wider than"
+			if m.NumInputs() < n {
+				wider = "narrower than"
+			}
+			return nil, nil, "", fmt.Errorf("%s: model %s has %d inputs, %s the RL-CC handler's %d (%s); compile it with --handler none, or name its inputs in an RL-CC layout: %s",
+				path, m.Name, m.NumInputs(), wider, n, rlcc.NameList, LayoutsAccepted)
 		}
 		l, perm = nicsdk.DefaultLayout, []int{0, 1, 2, 3}
 		il := newInputLayout(m.Inputs, l, perm)
 		il.ByPosition = true
-		note := fmt.Sprintf("inputs (%s) taken by position as (%s); name them if the model reads another order: %s", strings.Join(m.Inputs, ", "), rlcc.NameList, LayoutsAccepted)
+		note := fmt.Sprintf("inputs (%s) taken by position as (%s)", strings.Join(m.Inputs, ", "), rlcc.NameList)
 		out := *m
 		out.Inputs = slices.Clone(rlcc.Names)
 		return &out, il, note, nil

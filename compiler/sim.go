@@ -311,7 +311,7 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	}
 	m := lp.m
 	if lp.handler != HandlerRLCC {
-		return nil, "", fmt.Errorf("%s: model %s's inputs (%s) are not named in an RL-CC layout: name them with %s", opt.Policy, m.Name, strings.Join(m.Inputs, ", "), LayoutsAccepted)
+		return nil, "", fmt.Errorf("%s: model %s's inputs (%s) are not the RL-CC observation window (not named in an RL-CC layout): name them with %s", opt.Policy, m.Name, strings.Join(m.Inputs, ", "), LayoutsAccepted)
 	}
 	rep.Layout = lp.layout
 	if m.NumOutputs() != 1 {

@@ -13,7 +13,7 @@ import (
 const (
 	unnamed    = models + "rlcc_teacher_unnamed.onnx"
 	rlccInputs = "a_prev,o,a_prev2,o_prev"
-	needsRows  = "nicc: " + unnamed + ": a model whose inputs (input[0], input[1], input[2], input[3]) are not named a_prev, o, a_prev2, o_prev needs calibration rows: sample RL-CC states with --handler rlcc (or name the inputs with --inputs a_prev,o,a_prev2,o_prev), or give rows with --calib ROWS.csv\n"
+	needsRows  = "nicc: " + unnamed + ": a model whose inputs (input[0], input[1], input[2], input[3]) are not named in an RL-CC layout needs calibration rows: sample RL-CC states with --handler rlcc (inputs by position, newest state first), or name the inputs: --inputs nicc (newest state first: a_prev,o,a_prev2,o_prev), --inputs authors [--history K --features LIST] (NVlabs/RLCC, oldest first: a_prev2,o_prev,a_prev,o), or the names in the model's order, e.g. --inputs a_prev2,o_prev,a_prev,o, or give rows with --calib ROWS.csv\n"
 )
 
 // wantBadInput runs the CLI and wants exit 2 with exactly the stderr line want.
@@ -103,7 +103,7 @@ func TestDistillUnnamedInputs(t *testing.T) {
 	}
 	var plain, named, byHandler, byInputs distillJSON
 	jsonOf(t, &plain, args(unnamed)...)
-	wantNote := "grid none: the teacher's inputs (input[0], input[1], input[2], input[3]) are not named a_prev, o, a_prev2, o_prev; --handler rlcc (or name the inputs with --inputs a_prev,o,a_prev2,o_prev) puts the thresholds on the RL-CC Q16 grid"
+	wantNote := "grid none: the teacher's inputs (input[0], input[1], input[2], input[3]) are not named in an RL-CC layout (a_prev, o, a_prev2, o_prev); --handler rlcc (inputs by position, newest state first), or name the inputs: --inputs nicc (newest state first: a_prev,o,a_prev2,o_prev), --inputs authors [--history K --features LIST] (NVlabs/RLCC, oldest first: a_prev2,o_prev,a_prev,o), or the names in the model's order, e.g. --inputs a_prev2,o_prev,a_prev,o puts the thresholds on the RL-CC Q16 grid"
 	if plain.Grid != "none" || len(plain.Notes) != 1 || plain.Notes[0] != wantNote {
 		t.Errorf("unnamed teacher: grid %q, notes %q; want none and %q", plain.Grid, plain.Notes, wantNote)
 	}
