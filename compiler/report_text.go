@@ -44,12 +44,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 			textf(tw, "handler\tnone: %s(x), x = %d raw int32 inputs\n", EntryPolicy, len(r.Inputs))
 		}
 	}
-	if r.Params != nil {
-		textf(tw, "rl-cc\t%s\n", r.Params)
-	}
-	if l := r.Layout; l != nil && !l.ByPosition && !isIdentity(l.Permutation) {
-		textf(tw, "layout\t%s\n", l)
-	}
+	r.writeRLCC(tw)
 	for _, n := range r.Notes {
 		textf(tw, "note\t%s\n", n)
 	}
@@ -235,4 +230,14 @@ func hzText(v float64) string {
 		return strconv.FormatFloat(v/1e9, 'g', 4, 64) + " GHz"
 	}
 	return strconv.FormatFloat(v/1e6, 'g', 4, 64) + " MHz"
+}
+
+// writeRLCC prints the RL-CC parameters and, when load reordered the model, its layout.
+func (r *CompileReport) writeRLCC(tw io.Writer) {
+	if r.Params != nil {
+		textf(tw, "rl-cc\t%s\n", r.Params)
+	}
+	if l := r.Layout; l != nil && !l.ByPosition && !isIdentity(l.Permutation) {
+		textf(tw, "layout\t%s\n", l)
+	}
 }

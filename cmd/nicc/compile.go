@@ -102,13 +102,10 @@ that did not pass verify, or a report without a manifest (an older nicc).
 --handler rlcc wraps the model in the RL-CC event handler (features, model, action →
 multiplier map, rate update; nicsdk rlcc.h). Its model takes x = (a_prev, o, a_prev2, o_prev)
 in Q16 over nicsdk's declared ranges. It is the default (auto) for a model whose inputs are
-named in an RL-CC layout, in any order: nicc's names (a_prev, a_prev2 ..., o or obs, o_prev
-...) or NVlabs/RLCC's (action, adpg_reward, rtt_inflation, cur_rate with _prev, _prev2 ...);
-the model is permuted into the handler's order when loaded, and report.json records the
-layout (rlcc_layout). --inputs names an export's inputs (input[0]..input[3]): explicit names
-in the model's order (a_prev2,o_prev,a_prev,o for a network trained with NVlabs/RLCC, which
-reads its states oldest first), --inputs authors [--history K --features LIST] (the same,
-generated; defaults the authors' config/rlcc.yaml), or --inputs nicc (newest first). Without
+named in an RL-CC layout, in any order (see --inputs); the model is permuted into the
+handler's order when loaded, and report.json records the layout (rlcc_layout). --inputs names
+an export's inputs (input[0]..input[3]): a_prev2,o_prev,a_prev,o, or --inputs authors, for a
+network trained with NVlabs/RLCC (states oldest first), --inputs nicc for newest first. Without
 names, --handler rlcc takes a 4-input model by position in nicc's order. A split on o above 128, where the
 handler clamps the observation, is refused. The handler's parameters are --rlcc-target,
 --rlcc-beta, --rlcc-scale, --rlcc-min-rate and --rlcc-init-rate (nicsdk's defaults: the NIC
