@@ -300,7 +300,8 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	// The model's input names as compiled: --inputs may have renamed the file's.
-	opt := CompileOptions{Model: modelPath, Format: format, Inputs: r.Model.Inputs, Handler: handler, Params: params, Seed: g.Seed}
+	opt := CompileOptions{Model: modelPath, Format: format, Inputs: r.Model.Inputs, Handler: handler, Params: params,
+		ParamSources: sourcesAll(SourceCompile), Seed: g.Seed}
 	if g.IR != "trees" {
 		opt.Int8 = &Int8Options{Samples: g.Samples}
 		if g.Calib != nil {

@@ -223,12 +223,12 @@ func runCompile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	params, err := rlccParams(c)
+	params, src, err := rlccParams(c)
 	if err != nil {
 		return err
 	}
 	opt := compiler.CompileOptions{
-		Model: c.Args().First(), Format: format, Inputs: inputs, Out: c.String("out"), Handler: handler, Params: params, SDK: sdk,
+		Model: c.Args().First(), Format: format, Inputs: inputs, Out: c.String("out"), Handler: handler, Params: params, ParamSources: src, SDK: sdk,
 		Core: c.String("core"), Budget: budget, ThreadsSharing: c.Int("threads-sharing"),
 		Vectors: c.Int("vectors"), Seed: c.Uint64("seed"),
 		Ranges: c.String("ranges"), Predictions: c.String("predictions"), Force: c.Bool("force"),

@@ -198,7 +198,7 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	if opt.Inputs, err = modelInputs(c); err != nil {
 		return opt, err
 	}
-	if opt.Params, err = rlccParams(c); err != nil {
+	if opt.Params, opt.ParamSources, err = rlccParams(c); err != nil {
 		return opt, err
 	}
 	durations := map[string]*int64{"duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs, "link-delay": &opt.Net.PropNs}
@@ -222,7 +222,7 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 		return opt, err
 	}
 	opt.Net.LinkGbps, opt.Net.BufferBytes, opt.Net.Seed = c.Float64("link-gbps"), c.Int("buffer"), c.Uint64("seed")
-	return opt, simBaseRTT(c, &opt.Params, opt.Net)
+	return opt, nil
 }
 
 // clockPPMFlag is nicc sim's and diff --closed-loop's NIC clock tolerance.
@@ -236,20 +236,6 @@ func clockPPM(c *cli.Context) (float64, error) {
 		return 0, fmt.Errorf("--clock-ppm %v: want 0 to %d", v, compiler.MaxClockPPM)
 	}
 	return v, nil
-}
-
-// simBaseRTT gives a float policy, when --rlcc-base-rtt is not set, the simulated network's
-// empty-path RTT as its base RTT: the simulator knows the papers' base-RTT exactly.
-func simBaseRTT(c *cli.Context, p *compiler.Params, net compiler.SimNet) error {
-	if c.IsSet("rlcc-base-rtt") {
-		return nil
-	}
-	ns, err := net.BaseRTTNs()
-	if err != nil {
-		return err
-	}
-	p.BaseRTT = ns
-	return p.Validate()
 }
 
 // durationFlags parses each named time flag (20ms, 500us, 800ns) into its nanoseconds; the
