@@ -210,10 +210,10 @@ const (
 
 // compilation is one run of the pipeline; each stage fills its part.
 type compilation struct {
-	opt    CompileOptions
+	opt      CompileOptions
 	params   nicsdk.Params
-	paramSrc ParamSources // where each of params came from
-	ctx    context.Context // nil: never cancelled
+	paramSrc ParamSources    // where each of params came from
+	ctx      context.Context // nil: never cancelled
 	// dir is where the compile writes: the fresh directory beside opt.Out (stageOut), renamed
 	// into its place at the end. modelFile is where load reads the model, when not opt.Model.
 	dir, modelFile string
