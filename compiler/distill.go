@@ -123,8 +123,7 @@ func (r *DistillReport) ForCompile(opt *CompileOptions) {
 	opt.Model, opt.Student = "", r.Model
 	opt.Distilled = &DistilledFrom{Teacher: r.Teacher, TeacherKind: r.TeacherKind, States: r.States, Train: r.Train, HeldOut: r.HeldOut}
 	if p := r.Params; p != nil {
-		opt.Params = Params{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate, BaseRTT: p.BaseRTT}
-		opt.ParamSources = p.Sources
+		opt.Params, opt.ParamSources = p.fixed(), p.Sources
 	}
 }
 

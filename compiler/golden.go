@@ -269,6 +269,11 @@ func (r *CompileReport) params() nicsdk.Params {
 	if p == nil {
 		return nicsdk.DefaultParams()
 	}
+	return p.fixed()
+}
+
+// fixed are the parameters p records, in the handler's fixed point.
+func (p *RLCCParams) fixed() nicsdk.Params {
 	return nicsdk.Params{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate, BaseRTT: p.BaseRTT}
 }
 
