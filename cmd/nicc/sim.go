@@ -35,7 +35,8 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
 
 --policy decides for every flow:
   MODEL     a model file (` + formats.Titles("networks") + `): the float teacher in the RL-CC
-            handler's real-number twin, under the --rlcc-* parameters
+            handler's real-number twin, under the --rlcc-* parameters: each from its flag
+            when given, else from the file (nicc train writes them), else the default
   DIR       a nicc compile output directory: its firmware.elf in fwsim, each decision a call
             of nicc_on_event with the flow's 48-byte context, taking its measured cycles at
             the core's clock times the threads sharing the pipeline; with --golden, its
@@ -66,6 +67,12 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
             lossless network as RoCE deploys it (PFC pauses the senders before the buffer fills;
             --pfc off runs it on the same lossy network as the others, --pfc on gives any
             policy PFC)
+
+A base RTT of 0 (the default: nothing set it) runs as the scenario's path RTT, which the host
+provisions in every flow's context at flow start, for a model file and a compile's firmware
+or golden model alike (a DOCA program inits its flows itself and learns it from the smallest
+RTT seen); the rl-cc line (--json: rlcc_params) gives each parameter and where it came
+from: model, flag, default, compile or scenario path RTT.
 
 The engine of each NIC has --threads hardware threads (default: the core profile's) and a
 1024-event queue; an event that finds both full is dropped and counted, as the NIC counts
