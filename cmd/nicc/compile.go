@@ -124,10 +124,7 @@ first serves as both.
 
 --target trees distills a network teacher first (nicc distill's flags and defaults: --trees,
 --depth, --samples, default 200000 states, learning rate 0.5 then the joint leaf refit, ...)
-into --out/student.json and compiles the student, under the RL-CC parameters the
-distillation used; the summary's "vs network" line (report.json's fidelity_teacher) is the
-trees' error against the network teacher on the distillation's states, and its "fidelity"
-line the firmware's against the trees;
+into --out/student.json and compiles the student (its "vs network" line: the trees against the teacher);
 --target auto does that only when the model is a network. --target int (int8 is its old name)
 quantizes a network itself into integer weights and activations of 8 or 16 bits on
 calibration rows: --calib CSV, or --samples (here default 20000) RL-CC states sampled under
