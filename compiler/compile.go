@@ -101,8 +101,11 @@ type CompileOptions struct {
 	Out    string // output directory, created if missing
 
 	Handler Handler
-	// Params are the RL-CC handler's parameters; the zero value is nicsdk.DefaultParams.
-	Params nicsdk.Params
+	// Params are the RL-CC handler's parameters: those ParamSources names (the flags set),
+	// over the model file's, over the defaults; without ParamSources, Params whole (the zero
+	// value: the model file's over the defaults).
+	Params       nicsdk.Params
+	ParamSources ParamSources
 
 	Core   string        // core profile; "" is fwsim.DefaultProfile
 	Budget time.Duration // 0 is DefaultBudget
@@ -154,6 +157,9 @@ type CompileOptions struct {
 	// Student, when set, is a model distilled for this compile (nicc compile --target
 	// trees): compile writes it into Out as StudentFile and compiles it in place of Model.
 	Student *model.Model
+	// Distilled says where Student came from: its teacher and the trees' fidelity against it
+	// (report.json's fidelity_teacher).
+	Distilled *DistilledFrom
 
 	// tamper, for tests, edits the emitted sources before they are built; docaTamper the
 	// DOCA target's. atStage, for tests, is called before each stage runs, and before the
@@ -204,9 +210,10 @@ const (
 
 // compilation is one run of the pipeline; each stage fills its part.
 type compilation struct {
-	opt    CompileOptions
-	params nicsdk.Params
-	ctx    context.Context // nil: never cancelled
+	opt      CompileOptions
+	params   nicsdk.Params
+	paramSrc ParamSources    // where each of params came from
+	ctx      context.Context // nil: never cancelled
 	// dir is where the compile writes: the fresh directory beside opt.Out (stageOut), renamed
 	// into its place at the end. modelFile is where load reads the model, when not opt.Model.
 	dir, modelFile string
@@ -282,10 +289,6 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 // opt.Out left as it was (or not created).
 func CompileContext(ctx context.Context, opt CompileOptions) (*CompileReport, error) {
 	c := &compilation{opt: opt, ctx: ctx}
-	var err error
-	if c.params, err = paramsOrDefault(opt.Params); err != nil {
-		return nil, err
-	}
 	if c.opt.Vectors == 0 {
 		c.opt.Vectors = DefaultVectors
 	}
@@ -475,6 +478,9 @@ func (c *compilation) load() error {
 	}
 	m, h := lp.m, lp.handler
 	c.m, c.format, c.layout = m, lp.format, lp.layout
+	if c.params, c.paramSrc, err = resolveParams(cmp.Or(c.modelFile, c.opt.Model), m, c.opt.Params, c.opt.ParamSources); err != nil {
+		return err
+	}
 	if h < 0 || h >= handlerEnd {
 		return fmt.Errorf("unknown handler %d", int(h))
 	}

@@ -36,8 +36,10 @@ type DiffOptions struct {
 	// HandlerAuto decides by the input names as compile does.
 	Handler Handler
 	// Params are the RL-CC parameters: the sampler's T = target·scale, the handler's input
-	// ranges; the zero value is nicsdk.DefaultParams.
-	Params nicsdk.Params
+	// ranges; those ParamSources names over the teacher file's over the defaults (see
+	// CompileOptions.Params).
+	Params       nicsdk.Params
+	ParamSources ParamSources
 	// Against is AgainstInt (or AgainstInt8), AgainstTrees, or a student model file; "" is
 	// AgainstInt.
 	Against string
@@ -132,10 +134,6 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 	if opt.Samples < 0 {
 		return nil, fmt.Errorf("samples %d: want a positive count", opt.Samples)
 	}
-	params, err := paramsOrDefault(opt.Params)
-	if err != nil {
-		return nil, err
-	}
 	if opt.Against != AgainstInt && opt.Against != AgainstTrees {
 		if _, err := os.Stat(opt.Against); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("--against %q: want %s (or %s), %s, or a student model file, and there is no file %s", opt.Against, AgainstInt, AgainstInt8, AgainstTrees, opt.Against)
@@ -143,9 +141,8 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 	}
 	q := opt.Quant
 	d := &differ{opt: opt, c: &compilation{
-		opt: CompileOptions{Model: opt.Teacher, Format: opt.Format, Inputs: opt.Inputs, Handler: opt.Handler, Params: params,
-			Seed: opt.Seed, Int8: &Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}},
-		params: params,
+		opt: CompileOptions{Model: opt.Teacher, Format: opt.Format, Inputs: opt.Inputs, Handler: opt.Handler, Params: opt.Params,
+			ParamSources: opt.ParamSources, Seed: opt.Seed, Int8: &Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}},
 	}}
 	if err := d.load(); err != nil {
 		return nil, err
@@ -153,6 +150,7 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 	if err := d.source(); err != nil {
 		return nil, err
 	}
+	var err error
 	switch opt.Against {
 	case AgainstInt:
 		err = d.int8()
@@ -205,6 +203,9 @@ func (d *differ) load() error {
 			return err
 		}
 		c.m, c.format, c.handler, c.layout = lp.m, lp.format, lp.handler, lp.layout
+		if c.params, c.paramSrc, err = resolveParams(d.opt.Teacher, lp.m, d.opt.Params, d.opt.ParamSources); err != nil {
+			return err
+		}
 	}
 	if n := c.m.NumOutputs(); n != 1 {
 		return fmt.Errorf("%s: teacher %s has %d outputs; diff takes a single-output policy", d.opt.Teacher, c.m.Name, n)
@@ -214,7 +215,7 @@ func (d *differ) load() error {
 	d.rep.rlcc = c.handler == HandlerRLCC
 	d.rep.sampler = rlcc.SamplerFor(c.params)
 	if d.rep.rlcc {
-		d.rep.Params = newRLCCParams(c.params)
+		d.rep.Params = newRLCCParams(c.params).withSources(c.paramSrc)
 	}
 	d.rep.teacher = func(x []float64) float64 { return m.Eval(m.NewState(), x)[0] }
 	if m.Kind() == model.KindLSTM && d.opt.Against != AgainstInt {
@@ -303,7 +304,7 @@ func (d *differ) int8LSTM(ir *quantize.LSTMIR) {
 func (d *differ) trees() error {
 	o := d.opt.Distill
 	o.Teacher, o.Format, o.Seed = d.opt.Teacher, d.opt.Format, d.opt.Seed
-	o.Inputs, o.Handler, o.Params = d.opt.Inputs, d.c.handler, d.c.params
+	o.Inputs, o.Handler, o.Params, o.ParamSources = d.opt.Inputs, d.c.handler, d.c.params, d.c.paramSrc
 	train := DefaultTrain
 	if o.Train.Trees != 0 {
 		train.Trees = o.Train.Trees

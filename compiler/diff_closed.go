@@ -148,6 +148,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		base := SimOptions{Scenario: run.Scenario, Flows: run.Flows, Net: opt.Net, LatencyNs: opt.LatencyNs}
 		teacher, compiled := base, base
 		teacher.Policy, teacher.Format, teacher.Inputs, teacher.Params = opt.Teacher, opt.Format, inputs, params
+		teacher.ParamSources, teacher.learnBaseRTT = sourcesAll(SourceCompile), opt.SDK == SDKDOCA
 		teacher.Core = cr.Budget.Core.Name
 		compiled.Policy, compiled.Golden, compiled.SDK = opt.Against, opt.Golden, opt.SDK
 		var tr, fr *SimReport
@@ -159,7 +160,10 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		if err := cmp.Or(terr, ferr); err != nil {
 			return nil, fmt.Errorf("%s: %w", run, err)
 		}
-		rep.TeacherDecides, rep.Decides, rep.Latency = tr.Decides, fr.Decides, fr.Latency
+		if tp, fp := tr.Params.String(), fr.Params.String(); tp != fp {
+			return nil, fmt.Errorf("%s: the teacher would run under %s, the compile under %s", run, tp, fp)
+		}
+		rep.TeacherDecides, rep.Decides, rep.Latency, rep.Params = tr.Decides, fr.Decides, fr.Latency, fr.Params
 		rep.Rows = append(rep.Rows, rep.row(run, tr.Result, fr.Result))
 		rep.Pass = rep.Pass && rep.Rows[k].Pass
 		if opt.Progress != nil {

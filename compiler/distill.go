@@ -50,9 +50,10 @@ type DistillOptions struct {
 	// the RL-CC grid (GridName ""), and a sweep compiles its students under that handler;
 	// HandlerAuto decides by the input names as compile does.
 	Handler Handler
-	// Params are the RL-CC parameters the sampler (T = target·scale) and the grid use; the
-	// zero value is nicsdk.DefaultParams.
-	Params nicsdk.Params
+	// Params are the RL-CC parameters the sampler (T = target·scale) and the grid use: those
+	// ParamSources names over the teacher file's over the defaults (see CompileOptions.Params).
+	Params       nicsdk.Params
+	ParamSources ParamSources
 
 	// Samples is how many states the sampler draws (0: DefaultSamples); with States, how
 	// many of the recorded states are used (0: all).
@@ -103,6 +104,29 @@ type DistillReport struct {
 	Model  *model.Model `json:"-"`
 }
 
+// DistilledFrom is where a compile's student (CompileOptions.Student) came from: the
+// network teacher, and how closely the trees follow it on the distillation's states. The
+// firmware computes the trees exactly (verify); this is its error against the network.
+type DistilledFrom struct {
+	Teacher     string      `json:"teacher"`
+	TeacherKind string      `json:"teacher_kind"`
+	States      string      `json:"states"`
+	Train       distill.Fit `json:"train"`
+	HeldOut     distill.Fit `json:"held_out"`
+}
+
+// ForCompile sets what a compile of r's student carries over from the distillation: the
+// student, the teacher and the trees' fidelity against it, and the RL-CC parameters the
+// distillation ran under (with their sources), so that compile does not resolve them again
+// from the student (whose file carries none).
+func (r *DistillReport) ForCompile(opt *CompileOptions) {
+	opt.Model, opt.Student = "", r.Model
+	opt.Distilled = &DistilledFrom{Teacher: r.Teacher, TeacherKind: r.TeacherKind, States: r.States, Train: r.Train, HeldOut: r.HeldOut}
+	if p := r.Params; p != nil {
+		opt.Params, opt.ParamSources = p.fixed(), p.Sources
+	}
+}
+
 // What became of the joint leaf refit (DistillReport.Refit).
 const (
 	RefitKept    = "kept"
@@ -138,6 +162,7 @@ type distillation struct {
 	states       string
 	grid         string
 	params       nicsdk.Params
+	paramSrc     ParamSources
 	rlccUsed     bool     // the RL-CC sampler or grid ran: the report gives the parameters
 	notes        []string // for the report
 	train, valid *distill.Dataset
@@ -178,19 +203,19 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	if opt.Samples < 0 {
 		return nil, fmt.Errorf("samples %d: want a positive count", opt.Samples)
 	}
-	params, err := paramsOrDefault(opt.Params)
-	if err != nil {
-		return nil, err
-	}
 	lp, err := loadPolicy(opt.Teacher, opt.Format, opt.Inputs, opt.Handler)
 	if err != nil {
 		return nil, err
 	}
 	t := lp.m
+	params, src, err := resolveParams(opt.Teacher, t, opt.Params, opt.ParamSources)
+	if err != nil {
+		return nil, err
+	}
 	if t.NumOutputs() != 1 {
 		return nil, fmt.Errorf("%s: teacher %s has %d outputs; distill takes a single-output policy", opt.Teacher, t.Name, t.NumOutputs())
 	}
-	d := &distillation{opt: opt, teacher: t, params: params}
+	d := &distillation{opt: opt, teacher: t, params: params, paramSrc: src}
 	var s distill.Sampler
 	n := opt.Samples
 	if opt.States != "" {
@@ -344,7 +369,7 @@ func (d *distillation) reportParams() *RLCCParams {
 	if !d.rlccUsed {
 		return nil
 	}
-	return newRLCCParams(d.params)
+	return newRLCCParams(d.params).withSources(d.paramSrc)
 }
 
 // Distill trains a tree student of the teacher and, with out set, writes it as a native
@@ -572,7 +597,7 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 			}
 			dir := filepath.Join(opt.Out, fmt.Sprintf("trees%d_depth%d", trees, depth))
 			c, err := Compile(CompileOptions{Student: s.Model, Out: dir, Core: opt.Core,
-				Handler: d.studentHandler(), Params: d.params, Vectors: opt.Vectors, Seed: opt.Seed, HostCC: opt.HostCC, Force: opt.Force})
+				Handler: d.studentHandler(), Params: d.params, ParamSources: d.paramSrc, Vectors: opt.Vectors, Seed: opt.Seed, HostCC: opt.HostCC, Force: opt.Force})
 			p := SweepPoint{Trees: trees, Depth: depth, Train: s.Train, HeldOut: s.HeldOut, TrainTime: s.TrainTime, Dir: dir}
 			var big *TooBigError
 			switch {

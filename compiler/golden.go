@@ -269,6 +269,11 @@ func (r *CompileReport) params() nicsdk.Params {
 	if p == nil {
 		return nicsdk.DefaultParams()
 	}
+	return p.fixed()
+}
+
+// fixed are the parameters p records, in the handler's fixed point.
+func (p *RLCCParams) fixed() nicsdk.Params {
 	return nicsdk.Params{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate, BaseRTT: p.BaseRTT}
 }
 
@@ -305,7 +310,8 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	if r.Layout != nil {
 		inputs = r.Layout.Given
 	}
-	opt := CompileOptions{Model: modelPath, Format: format, Inputs: inputs, Handler: handler, Params: params, Seed: g.Seed}
+	opt := CompileOptions{Model: modelPath, Format: format, Inputs: inputs, Handler: handler, Params: params,
+		ParamSources: sourcesAll(SourceCompile), Seed: g.Seed}
 	if g.IR != "trees" {
 		opt.Int8 = &Int8Options{Samples: g.Samples}
 		if g.Calib != nil {

@@ -62,6 +62,10 @@ type CompileReport struct {
 	HandlerFidelity *Fidelity `json:"fidelity_handler,omitempty"`
 	// Tool compares with the source tool's own predictions on the sample rows.
 	Tool *ToolFidelity `json:"fidelity_tool,omitempty"`
+	// Teacher, for a network distilled into trees (compile --target trees), is the trees'
+	// error against the network teacher (the float model the user trained) on the
+	// distillation's states; Fidelity above is the firmware against the trees.
+	Teacher *DistilledFrom `json:"fidelity_teacher,omitempty"`
 
 	Budget *BudgetReport `json:"budget,omitempty"`
 	// PolicyAlone is the model's own WCET inside the RL-CC firmware.
@@ -138,6 +142,10 @@ type RLCCParams struct {
 	ScaleReal    float64 `json:"scale"`
 	MinRateReal  float64 `json:"min_rate"`
 	InitRateReal float64 `json:"init_rate"`
+
+	// Sources say where each parameter came from, by its key (model.RLCCKeys): the model
+	// file, a flag, the default, ... (the Source constants).
+	Sources ParamSources `json:"sources,omitempty"`
 }
 
 // Int8Info summarises an integer MLP: the configuration chosen and its fidelity against the
@@ -418,7 +426,7 @@ func (c *compilation) assemble() (*CompileReport, error) {
 	r.LowerBound, r.Build, r.VectorFiles = c.bound, c.plan, c.vectorFiles
 	if c.handler == HandlerRLCC {
 		r.Entry = EntryHandler
-		r.Params = newRLCCParams(c.params)
+		r.Params = newRLCCParams(c.params).withSources(c.paramSrc)
 		r.Layout = c.layout
 	}
 	if c.passed("emit") {
@@ -477,6 +485,7 @@ func (c *compilation) assemble() (*CompileReport, error) {
 	if c.policy != nil {
 		r.PolicyAlone = &PolicyCost{WCETCycles: c.policy.WCETCycles, WCETMicros: c.policy.WCETMicros, MaxCycles: c.verify.MaxPolicyCycles}
 	}
+	r.Teacher = c.opt.Distilled
 	if c.preds != nil {
 		var fw, fl errAcc
 		missing := 0
@@ -574,8 +583,30 @@ func newRLCCParams(p nicsdk.Params) *RLCCParams {
 		InitRateReal: float64(p.InitRate) / nicsdk.LineRate}
 }
 
-// String is the parameters in one line, as the flags that set them would.
+// withSources is p with where each parameter came from.
+func (p *RLCCParams) withSources(src ParamSources) *RLCCParams {
+	p.Sources = src
+	return p
+}
+
+// String is the parameters in one line, as the flags that set them would, each with where
+// it came from when the report knows.
 func (p *RLCCParams) String() string {
+	from := func(key string) string {
+		if s, ok := p.Sources[key]; ok {
+			return " (" + s + ")"
+		}
+		return ""
+	}
+	if p.Sources != nil {
+		base := "0 (the host provisions it at flow start, else learned)"
+		if p.BaseRTT != 0 {
+			base = fmt.Sprintf("%.4g µs", float64(p.BaseRTT)/1000)
+		}
+		return fmt.Sprintf("target %.4g%s, beta %.4g%s, scale %.4g%s, min rate %.4g%s, init rate %.4g%s (of line rate), base RTT %s%s",
+			p.TargetReal, from("target"), p.BetaReal, from("beta"), p.ScaleReal, from("scale"), p.MinRateReal, from("min_rate"),
+			p.InitRateReal, from("init_rate"), base, from("base_rtt_us"))
+	}
 	s := fmt.Sprintf("target %.4g, beta %.4g, scale %.4g, min rate %.4g, init rate %.4g (of line rate)",
 		p.TargetReal, p.BetaReal, p.ScaleReal, p.MinRateReal, p.InitRateReal)
 	if p.BaseRTT != 0 {

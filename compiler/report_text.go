@@ -111,9 +111,10 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if r.Int8 != nil {
 		leaves = "integer network"
 	}
+	r.Teacher.writeText(tw)
 	if f := r.Fidelity; f != nil {
-		textf(tw, "fidelity\t%s over %d %s: %s (inputs: %s; %s: %s)\n",
-			shortWhat(f.What), f.Vectors, states, f.Total, f.Inputs.short(), leaves, f.Leaves.short())
+		textf(tw, "fidelity\t%s%s over %d %s: %s (inputs: %s; %s: %s)\n",
+			r.Teacher.vsTrees(), shortWhat(f.What), f.Vectors, states, f.Total, f.Inputs.short(), leaves, f.Leaves.short())
 	}
 	if h := r.HandlerFidelity; h != nil && r.LSTM != nil {
 		textf(tw, "fidelity\tover %d RL-CC decisions along the event sequences of new flows (the float LSTM with its own state on the same inputs): %s\n", h.Vectors, h.Total)
@@ -240,4 +241,24 @@ func (r *CompileReport) writeRLCC(tw io.Writer) {
 	if l := r.Layout; l != nil && !l.ByPosition && !isIdentity(l.Permutation) {
 		textf(tw, "layout\t%s\n", l)
 	}
+}
+
+// writeText prints the trees' fidelity against the network they were distilled from (none
+// for a compile of a model as it is).
+func (t *DistilledFrom) writeText(tw io.Writer) {
+	if t == nil {
+		return
+	}
+	textf(tw, "vs network\tthe trees against the network teacher %s (%s), on the distillation's states from the %s:\n", t.Teacher, t.TeacherKind, t.States)
+	textf(tw, "\theld-out %d states: max |err| %s, RMSE %s, direction disagreement %.3f%%; train %d states: max |err| %s, RMSE %s\n",
+		t.HeldOut.Rows, num3(t.HeldOut.MaxAbs), num3(t.HeldOut.RMSE), 100*t.HeldOut.Disagree, t.Train.Rows, num3(t.Train.MaxAbs), num3(t.Train.RMSE))
+}
+
+// vsTrees labels the firmware's fidelity when the model it was measured against is the
+// trees distilled from t.
+func (t *DistilledFrom) vsTrees() string {
+	if t == nil {
+		return ""
+	}
+	return "vs the trees: "
 }

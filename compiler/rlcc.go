@@ -28,14 +28,6 @@ func NewParams(values []float64) (Params, error) {
 	return p.Fixed()
 }
 
-// paramsOrDefault is p, or nicsdk.DefaultParams for the zero value, validated.
-func paramsOrDefault(p nicsdk.Params) (nicsdk.Params, error) {
-	if p == (nicsdk.Params{}) {
-		return nicsdk.DefaultParams(), nil
-	}
-	return p, p.Validate()
-}
-
 // rlccHint is how a user turns on the RL-CC handler for a model whose inputs are not named
 // in its layout.
 var rlccHint = "--handler rlcc (inputs by position, newest state first), or name the inputs: " + LayoutsAccepted

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -43,7 +44,15 @@ type SimOptions struct {
 	Format      *model.FileFormat // a model file's format; nil detects it
 	Inputs      []string          // renames a model file's inputs
 	Model       string            // a compile directory's model file, when it has moved
-	Params      Params            // a model file's RL-CC parameters; zero is the default
+	// Params are a model file's RL-CC parameters: those ParamSources names (the flags set)
+	// over the file's over the defaults (see CompileOptions.Params); a compile runs under its
+	// own. A base RTT of 0 runs as the scenario's path RTT, for every RL-CC policy alike
+	// (simBaseRTT), unless learnBaseRTT.
+	Params       Params
+	ParamSources ParamSources
+	// learnBaseRTT leaves a base RTT of 0 learned by each flow: diff --closed-loop's teacher
+	// beside a DOCA program, which nicc sim cannot provision.
+	learnBaseRTT bool
 	// LatencyNs fixes every decision's latency; 0 is the firmware's measured cycles at the
 	// core's clock (× the threads sharing its pipeline), and no latency for other policies.
 	LatencyNs int64
@@ -112,6 +121,9 @@ type SimReport struct {
 	// Layout is how the policy's inputs map onto the RL-CC handler's window: a model file's,
 	// or the one a compile directory's report.json records.
 	Layout *InputLayout `json:"rlcc_layout,omitempty"`
+	// Params are the RL-CC parameters the policy decided under, with where each came from;
+	// absent for swift and dcqcn.
+	Params *RLCCParams `json:"rlcc_params,omitempty"`
 	*netsim.Result
 }
 
@@ -317,8 +329,11 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	if m.NumOutputs() != 1 {
 		return nil, "", fmt.Errorf("%s: model %s has %d outputs; an RL-CC policy has one", opt.Policy, m.Name, m.NumOutputs())
 	}
-	p, err := paramsOrDefault(opt.Params)
+	p, src, err := resolveParams(opt.Policy, m, opt.Params, opt.ParamSources)
 	if err != nil {
+		return nil, "", err
+	}
+	if p, err = rep.simParams(p, src, opt); err != nil {
 		return nil, "", err
 	}
 	if rep.PolicySHA256, err = model.Hash(m); err != nil {
@@ -350,8 +365,17 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 	}
 	rep.Layout = cp.Report.Layout
 	core := cmp.Or(opt.Core, cp.Report.Budget.Core.Name)
+	src := sourcesAll(SourceCompile)
+	if opt.SDK == SDKDOCA {
+		// The DOCA program inits its flows itself: nothing provisions their base RTT.
+		opt.learnBaseRTT = true
+	}
+	p, err := rep.simParams(c.params, src, opt)
+	if err != nil {
+		return nil, "", err
+	}
 	if opt.Golden {
-		golden := goldenController(c, c.params)
+		golden := goldenController(c, p)
 		rep.Decides = fmt.Sprintf("the golden model (quantize.%s inside nicsdk.OnEventEx) of %s", c.pol.Golden(), opt.Policy)
 		rep.Latency = latencyText(opt.LatencyNs)
 		return golden, core, nil
@@ -360,13 +384,35 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 		d, err := newDOCAController(cp, scen, core, opt, rep)
 		return d, core, err
 	}
-	fw, err := newFirmwareController(cp, core, opt.LatencyNs, opt.Threads)
+	fw, err := newFirmwareController(cp, p, core, opt.LatencyNs, opt.Threads)
 	if err != nil {
 		return nil, "", err
 	}
 	rep.Decides = fmt.Sprintf("the firmware %s in fwsim (%s)", cp.Firmware, EntryHandler)
 	rep.Latency = fw.time.text
 	return fw, core, nil
+}
+
+// simParams are p, with where each came from (src), as the run gives them to the policy,
+// recorded in the report: a base RTT of 0 becomes the scenario's empty-path RTT, which the
+// host provisions in each flow's context at flow start (rlcc_init's base RTT word; the
+// handler still lowers it to any smaller RTT it sees), so that a float teacher and a
+// compile's firmware or golden model run under the same base RTT, never the teacher under
+// the path's and the firmware under a learned one. A flow that learns its base RTT from
+// the smallest RTT it sees learns an inflated one under incast (flows starting at line rate
+// never see an empty path), and a policy trained under the path's RTT fails. learnBaseRTT
+// (a DOCA program, which inits its flows itself) leaves it learned.
+func (r *SimReport) simParams(p Params, src ParamSources, opt SimOptions) (Params, error) {
+	src = maps.Clone(src)
+	if p.BaseRTT == 0 && !opt.learnBaseRTT {
+		ns, err := opt.Net.BaseRTTNs()
+		if err != nil {
+			return Params{}, err
+		}
+		p.BaseRTT, src["base_rtt_us"] = ns, SourcePathRTT
+	}
+	r.Params = newRLCCParams(p).withSources(src)
+	return p, p.Validate()
 }
 
 // goldenController is c's golden model in nicsdk's runtime, under the parameters p.
@@ -449,12 +495,14 @@ func (d *decisionTime) cycles() *SimCycles {
 	return &c
 }
 
-func newFirmwareController(cp *Compiled, core string, latencyNs int64, threads int) (*firmwareController, error) {
+// newFirmwareController runs cp's firmware, its flows started under p (the compiled
+// parameters, the base RTT as simBaseRTT provisions it).
+func newFirmwareController(cp *Compiled, p nicsdk.Params, core string, latencyNs int64, threads int) (*firmwareController, error) {
 	m, prof, err := loadFirmware(cp.Firmware, core)
 	if err != nil {
 		return nil, err
 	}
-	f := &firmwareController{label: "firmware " + cp.c.m.Name, m: m, params: cp.c.params,
+	f := &firmwareController{label: "firmware " + cp.c.m.Name, m: m, params: p,
 		time: newDecisionTime(prof, threads, latencyNs), buf: make([]byte, nicsdk.CtxBytes)}
 	if f.evAddr, err = m.Alloc(nicsdk.EventBytes, 8); err != nil {
 		return nil, err
@@ -520,6 +568,9 @@ func (r *SimReport) WriteText(w io.Writer) error {
 	res := r.Result
 	textf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, %s, seed %d\n", res.Scenario, res.Flows, res.Hosts, num(r.LinkGbps), clocksText(r.ClockPPM), res.Seed)
 	textf(tw, "policy\t%s\n", r.Decides)
+	if r.Params != nil {
+		textf(tw, "rl-cc\t%s\n", r.Params)
+	}
 	if r.Layout != nil {
 		textf(tw, "inputs\t%s\n", r.Layout)
 	}

@@ -31,7 +31,11 @@ type ADPGOptions struct {
 	LR         float64
 	Flows      []int // training scenarios, many-to-one; nil is 2, 4, 8
 	DurationNs int64 // a rollout's simulated time
-	Params     Params
+	// Params are the RL-CC parameters to train under: those ParamSources names (the flags
+	// set) over the defaults, a base RTT of 0 the training network's path RTT. The policy
+	// files record them (model.Model.RLCC) and every command reads them back.
+	Params       Params
+	ParamSources ParamSources
 	// Policy is train.PolicyMLP ("" too) or train.PolicyLSTM.
 	Policy string
 	// ActionPenalty is train.Options.ActionPenalty (0: pure ADPG).
@@ -90,9 +94,16 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if opt.Out == "" {
 		return nil, fmt.Errorf("train needs an output directory (--out)")
 	}
-	p, err := paramsOrDefault(opt.Params)
+	p, src, err := resolveParams("train", nil, opt.Params, opt.ParamSources)
 	if err != nil {
 		return nil, err
+	}
+	if p.BaseRTT == 0 {
+		// The rollouts' network's empty-path RTT (train's is netsim's default network).
+		if p.BaseRTT, err = (netsim.Config{}).BaseRTTNs(); err != nil {
+			return nil, err
+		}
+		src["base_rtt_us"] = SourcePathRTT
 	}
 	var prog func(step, total int, pt train.Point)
 	if opt.Progress != nil {
@@ -112,10 +123,11 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	}
 	r := &TrainReport{Policy: filepath.Join(opt.Out, TrainedPolicy), Curve: filepath.Join(opt.Out, TrainCurve),
 		Iterations: opt.Iterations, Flows: opt.Flows, Seed: opt.Seed, First: res.Curve[0], Last: res.Curve[len(res.Curve)-1],
-		Params: newRLCCParams(p), Kind: cmp.Or(opt.Policy, train.PolicyMLP)}
+		Params: newRLCCParams(p).withSources(src), Kind: cmp.Or(opt.Policy, train.PolicyMLP)}
 	if r.Flows == nil {
 		r.Flows = []int{2, 4, 8}
 	}
+	res.Model.RLCC = modelParams(p) // one truth: every command reads them back from the files
 	js, err := model.Marshal(res.Model)
 	if err != nil {
 		return nil, err
@@ -147,7 +159,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 		evalFlows = []int{16, 128}
 	}
 	for _, n := range evalFlows {
-		s, err := Sim(SimOptions{Scenario: "many-to-one", Flows: n, Policy: r.Policy, Params: p, Net: netsim.Config{DurationNs: TrainEvalNs, ClockPPM: netsim.StandardClockPPM}})
+		s, err := Sim(SimOptions{Scenario: "many-to-one", Flows: n, Policy: r.Policy, Net: netsim.Config{DurationNs: TrainEvalNs, ClockPPM: netsim.StandardClockPPM}})
 		if err != nil {
 			return nil, err
 		}

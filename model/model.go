@@ -12,6 +12,9 @@ type Model struct {
 	// Doc says where the model came from and anything a user must know about it.
 	Doc    string   `json:"doc,omitempty"`
 	Inputs []string `json:"inputs"`
+	// RLCC are the RL-CC handler parameters the policy was trained under (nicc train writes
+	// them), by RLCCKeys' names; nil when the file gives none.
+	RLCC map[string]float64 `json:"rlcc,omitempty"`
 
 	// Layers run in order; at most one is an LSTM.
 	Layers   []Layer   `json:"layers,omitempty"`

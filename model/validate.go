@@ -18,6 +18,9 @@ func (m *Model) Validate() error {
 	if n == 0 || n > MaxInputs {
 		return Errorf("model declares %d inputs, want 1..%d", n, MaxInputs)
 	}
+	if err := validateRLCC(m.RLCC); err != nil {
+		return err
+	}
 	switch {
 	case m.Ensemble != nil && len(m.Layers) > 0:
 		return Errorf("model has both layers and a tree ensemble")

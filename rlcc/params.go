@@ -29,6 +29,7 @@ func Defaults() Params {
 // ParamField is one parameter as the CLI sets it: its flag, its default, what it means.
 type ParamField struct {
 	Flag    string
+	Key     string // its name in a policy file's parameters (model.RLCCKeys) and in report.json's sources
 	Default float64
 	Usage   string
 	field   func(*Params) *float64
@@ -36,12 +37,12 @@ type ParamField struct {
 
 // ParamFields are the parameters, in Params' order.
 var ParamFields = []ParamField{
-	{"rlcc-target", nicsdk.DefaultTarget, "RL-CC target queueing (inflation over beta), 0 to 16", func(p *Params) *float64 { return &p.Target }},
-	{"rlcc-beta", nicsdk.DefaultBeta, "RL-CC RTT inflation taken as no queue, 0 to 256", func(p *Params) *float64 { return &p.Beta }},
-	{"rlcc-scale", nicsdk.DefaultScale, "RL-CC observation scale, above 0 up to 256 (the sampler's o spans [-T, 100T], T = target·scale)", func(p *Params) *float64 { return &p.Scale }},
-	{"rlcc-min-rate", nicsdk.DefaultMinRate, "RL-CC lowest rate, a fraction of line rate above 0", func(p *Params) *float64 { return &p.MinRate }},
-	{"rlcc-init-rate", nicsdk.DefaultInitRate, "RL-CC rate of a new flow, a fraction of line rate from the min rate to 1", func(p *Params) *float64 { return &p.InitRate }},
-	{"rlcc-base-rtt", 0, "RL-CC base RTT in µs, the path's RTT in an empty system (the papers' base-RTT), up to 1e6; 0 learns it as each flow's smallest RTT seen", func(p *Params) *float64 { return &p.BaseRTT }},
+	{"rlcc-target", "target", nicsdk.DefaultTarget, "RL-CC target queueing (inflation over beta), 0 to 16", func(p *Params) *float64 { return &p.Target }},
+	{"rlcc-beta", "beta", nicsdk.DefaultBeta, "RL-CC RTT inflation taken as no queue, 0 to 256", func(p *Params) *float64 { return &p.Beta }},
+	{"rlcc-scale", "scale", nicsdk.DefaultScale, "RL-CC observation scale, above 0 up to 256 (the sampler's o spans [-T, 100T], T = target·scale). nicc's default is 12, the scale of the published trained network nicc's distillation and tests are built on (o on [-0.768, 76.8]); the authors' public config (NVlabs/RLCC config/rlcc.yaml) trains with 12.5, so a network trained with it wants --rlcc-scale 12.5 unless its file carries the scale", func(p *Params) *float64 { return &p.Scale }},
+	{"rlcc-min-rate", "min_rate", nicsdk.DefaultMinRate, "RL-CC lowest rate, a fraction of line rate above 0", func(p *Params) *float64 { return &p.MinRate }},
+	{"rlcc-init-rate", "init_rate", nicsdk.DefaultInitRate, "RL-CC rate of a new flow, a fraction of line rate from the min rate to 1", func(p *Params) *float64 { return &p.InitRate }},
+	{"rlcc-base-rtt", "base_rtt_us", 0, "RL-CC base RTT in µs, the path's RTT in an empty system (the papers' base-RTT), up to 1e6; 0: the host provisions it in each flow's context at flow start (nicc sim gives every RL-CC policy, teacher and firmware alike, the scenario's path RTT), else the flow learns it as the smallest RTT seen, which incast inflates", func(p *Params) *float64 { return &p.BaseRTT }},
 }
 
 // Set sets the parameter f.
@@ -53,11 +54,17 @@ func (f ParamField) Get(p Params) float64 { return *f.field(&p) }
 // Fixed is p in the handler's fixed point, validated. An error names the flag of the
 // parameter at fault, or both rate flags when the rates only clash together.
 func (p Params) Fixed() (nicsdk.Params, error) {
+	return p.FixedAs(func(f ParamField) string { return "--" + f.Flag })
+}
+
+// FixedAs is Fixed, an error naming the parameter at fault as name gives it (its flag, or
+// the file it came from).
+func (p Params) FixedAs(name func(ParamField) string) (nicsdk.Params, error) {
 	fp, err := nicsdk.NewParams(p.Target, p.Beta, p.Scale, p.MinRate, p.InitRate)
 	if err == nil {
 		ns := math.Round(p.BaseRTT * 1000)
 		if !(ns >= 0 && ns <= nicsdk.MaxBaseRTT) {
-			return nicsdk.Params{}, fmt.Errorf("--rlcc-base-rtt %v: want 0 (learned) to 1e6 µs", p.BaseRTT)
+			return nicsdk.Params{}, fmt.Errorf("%s %v: want 0 (learned) to 1e6 µs", name(ParamFields[5]), p.BaseRTT)
 		}
 		fp.BaseRTT = uint32(ns)
 		return fp, nil
@@ -66,8 +73,8 @@ func (p Params) Fixed() (nicsdk.Params, error) {
 		alone := Defaults()
 		f.Set(&alone, f.Get(p))
 		if _, e := nicsdk.NewParams(alone.Target, alone.Beta, alone.Scale, alone.MinRate, alone.InitRate); e != nil {
-			return nicsdk.Params{}, fmt.Errorf("--%s %v: %v", f.Flag, f.Get(p), e)
+			return nicsdk.Params{}, fmt.Errorf("%s %v: %v", name(f), f.Get(p), e)
 		}
 	}
-	return nicsdk.Params{}, fmt.Errorf("--rlcc-min-rate %v --rlcc-init-rate %v: %v", p.MinRate, p.InitRate, err)
+	return nicsdk.Params{}, fmt.Errorf("%s %v %s %v: %v", name(ParamFields[3]), p.MinRate, name(ParamFields[4]), p.InitRate, err)
 }

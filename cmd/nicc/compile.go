@@ -126,7 +126,7 @@ first serves as both.
 
 --target trees distills a network teacher first (nicc distill's flags and defaults: --trees,
 --depth, --samples, default 200000 states, learning rate 0.5 then the joint leaf refit, ...)
-into --out/student.json and compiles the student;
+into --out/student.json and compiles the student (its "vs network" line: the trees against the teacher);
 --target auto does that only when the model is a network. --target int (int8 is its old name)
 quantizes a network itself into integer weights and activations of 8 or 16 bits on
 calibration rows: --calib CSV, or --samples (here default 20000) RL-CC states sampled under
@@ -225,12 +225,12 @@ func runCompile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	params, err := rlccParams(c)
+	params, src, err := rlccParams(c)
 	if err != nil {
 		return err
 	}
 	opt := compiler.CompileOptions{
-		Model: c.Args().First(), Format: format, Inputs: inputs, Out: c.String("out"), Handler: handler, Params: params, SDK: sdk,
+		Model: c.Args().First(), Format: format, Inputs: inputs, Out: c.String("out"), Handler: handler, Params: params, ParamSources: src, SDK: sdk,
 		Core: c.String("core"), Budget: budget, ThreadsSharing: c.Int("threads-sharing"),
 		Vectors: c.Int("vectors"), Seed: c.Uint64("seed"),
 		Ranges: c.String("ranges"), Predictions: c.String("predictions"), Force: c.Bool("force"),

@@ -144,13 +144,13 @@ func runDiff(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	params, err := rlccParams(c)
+	params, src, err := rlccParams(c)
 	if err != nil {
 		return err
 	}
 	q := int8Quant(c, wb, ab)
 	r, err := compiler.Diff(compiler.DiffOptions{
-		Teacher: c.Args().First(), Format: format, Inputs: inputs, Handler: handler, Params: params, Against: c.String("against"),
+		Teacher: c.Args().First(), Format: format, Inputs: inputs, Handler: handler, Params: params, ParamSources: src, Against: c.String("against"),
 		Calib: c.String("calib"), Samples: samples, Seed: c.Uint64("seed"), Quant: q, Out: c.String("out"),
 		Distill: compiler.DistillOptions{Train: compiler.TrainOptions{Trees: c.Int("trees"), Depth: c.Int("depth")}},
 	})

@@ -117,7 +117,7 @@ func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, er
 	if err != nil {
 		return compiler.DistillOptions{}, err
 	}
-	params, err := rlccParams(c)
+	params, src, err := rlccParams(c)
 	if err != nil {
 		return compiler.DistillOptions{}, err
 	}
@@ -150,7 +150,7 @@ func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, er
 		samples = 0 // every recorded state
 	}
 	return compiler.DistillOptions{
-		Teacher: teacher, Format: format, Inputs: inputs, Handler: handler, Params: params,
+		Teacher: teacher, Format: format, Inputs: inputs, Handler: handler, Params: params, ParamSources: src,
 		Samples: samples, HeldOut: c.Float64("held-out"), States: c.String("states"), HeldOutStates: c.String("held-out-states"), Seed: c.Uint64("seed"),
 		GridName: grid,
 		Train: compiler.TrainOptions{
@@ -333,6 +333,6 @@ func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 		}
 		fmt.Fprintln(c.App.Writer)
 	}
-	opt.Model, opt.Student = "", r.Model
+	r.ForCompile(opt)
 	return nil
 }

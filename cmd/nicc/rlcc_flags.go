@@ -30,14 +30,21 @@ func rlccFlags() []cli.Flag {
 	return fs
 }
 
-// rlccParams are the RL-CC parameters the flags give, in fixed point and validated. An error
-// names the flag (or, for rates that only clash together, both rate flags).
-func rlccParams(c *cli.Context) (compiler.Params, error) {
+// rlccParams are the RL-CC parameters the flags give (over the defaults), in fixed point and
+// validated, and the flags the command line set: a command takes those from the flags, the
+// others from the model file when it carries them. An error names the flag (or, for rates
+// that only clash together, both rate flags).
+func rlccParams(c *cli.Context) (compiler.Params, compiler.ParamSources, error) {
 	var v []float64
+	var set []string
 	for _, f := range compiler.RLCCParamFields() {
 		v = append(v, c.Float64(f.Flag))
+		if c.IsSet(f.Flag) {
+			set = append(set, f.Flag)
+		}
 	}
-	return compiler.NewParams(v)
+	p, err := compiler.NewParams(v)
+	return p, compiler.FlagSources(set), err
 }
 
 // modelInputs are the input names --inputs, --history and --features give.

@@ -82,7 +82,7 @@ func TestDiffUnnamedInputs(t *testing.T) {
 		t.Error("--rlcc-scale 6 compared on the same states as scale 12")
 	}
 	code, stdout, stderr := nicc(t, "diff", unnamed, "--samples", "500", "--handler", "rlcc", "--rlcc-beta", "2")
-	if want := "rl-cc target 0.064, beta 2, scale 12, min rate 0.001, init rate 1 (of line rate)"; code != exitOK || line(stdout, "rl-cc") != want {
+	if want := "rl-cc target 0.064 (default), beta 2 (flag), scale 12 (default), min rate 0.001 (default), init rate 1 (default) (of line rate), base RTT 0 (the host provisions it at flow start, else learned) (default)"; code != exitOK || line(stdout, "rl-cc") != want {
 		t.Errorf("--rlcc-beta 2: exit %d, rl-cc line %q, want %q; stderr %s", code, line(stdout, "rl-cc"), want, stderr)
 	}
 }

@@ -35,7 +35,8 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
 
 --policy decides for every flow:
   MODEL     a model file (` + formats.Titles("networks") + `): the float teacher in the RL-CC
-            handler's real-number twin, under the --rlcc-* parameters
+            handler's real-number twin, under the --rlcc-* parameters: each from its flag
+            when given, else from the file (nicc train writes them), else the default
   DIR       a nicc compile output directory: its firmware.elf in fwsim, each decision a call
             of nicc_on_event with the flow's 48-byte context, taking its measured cycles at
             the core's clock times the threads sharing the pipeline; with --golden, its
@@ -66,6 +67,12 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
             lossless network as RoCE deploys it (PFC pauses the senders before the buffer fills;
             --pfc off runs it on the same lossy network as the others, --pfc on gives any
             policy PFC)
+
+A base RTT of 0 (the default: nothing set it) runs as the scenario's path RTT, which the host
+provisions in every flow's context at flow start, for a model file and a compile's firmware
+or golden model alike (a DOCA program inits its flows itself and learns it from the smallest
+RTT seen); the rl-cc line (--json: rlcc_params) gives each parameter and where it came
+from: model, flag, default, compile or scenario path RTT.
 
 The engine of each NIC has --threads hardware threads (default: the core profile's) and a
 1024-event queue; an event that finds both full is dropped and counted, as the NIC counts
@@ -198,7 +205,7 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	if opt.Inputs, err = modelInputs(c); err != nil {
 		return opt, err
 	}
-	if opt.Params, err = rlccParams(c); err != nil {
+	if opt.Params, opt.ParamSources, err = rlccParams(c); err != nil {
 		return opt, err
 	}
 	durations := map[string]*int64{"duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs, "link-delay": &opt.Net.PropNs}
@@ -222,7 +229,7 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 		return opt, err
 	}
 	opt.Net.LinkGbps, opt.Net.BufferBytes, opt.Net.Seed = c.Float64("link-gbps"), c.Int("buffer"), c.Uint64("seed")
-	return opt, simBaseRTT(c, &opt.Params, opt.Net)
+	return opt, nil
 }
 
 // clockPPMFlag is nicc sim's and diff --closed-loop's NIC clock tolerance.
@@ -236,20 +243,6 @@ func clockPPM(c *cli.Context) (float64, error) {
 		return 0, fmt.Errorf("--clock-ppm %v: want 0 to %d", v, compiler.MaxClockPPM)
 	}
 	return v, nil
-}
-
-// simBaseRTT gives a float policy, when --rlcc-base-rtt is not set, the simulated network's
-// empty-path RTT as its base RTT: the simulator knows the papers' base-RTT exactly.
-func simBaseRTT(c *cli.Context, p *compiler.Params, net compiler.SimNet) error {
-	if c.IsSet("rlcc-base-rtt") {
-		return nil
-	}
-	ns, err := net.BaseRTTNs()
-	if err != nil {
-		return err
-	}
-	p.BaseRTT = ns
-	return p.Validate()
 }
 
 // durationFlags parses each named time flag (20ms, 500us, 800ns) into its nanoseconds; the

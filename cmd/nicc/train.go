@@ -68,11 +68,8 @@ Then judge what a compile of it does in closed loop:
 			if c.NArg() > 0 {
 				return fmt.Errorf("train takes no arguments, got %d", c.NArg())
 			}
-			p, err := rlccParams(c)
+			p, src, err := rlccParams(c)
 			if err != nil {
-				return err
-			}
-			if err := simBaseRTT(c, &p, compiler.SimNet{}); err != nil {
 				return err
 			}
 			var flows []int
@@ -93,7 +90,7 @@ Then judge what a compile of it does in closed loop:
 				return fmt.Errorf("--action-penalty %v: want 0 to %v", v, compiler.MaxActionPenalty)
 			}
 			opt := compiler.ADPGOptions{Out: c.String("out"), Iterations: c.Int("iterations"), Seed: c.Uint64("seed"),
-				LR: c.Float64("lr"), Flows: flows, Params: p, ActionPenalty: c.Float64("action-penalty"), Policy: c.String("policy")}
+				LR: c.Float64("lr"), Flows: flows, Params: p, ParamSources: src, ActionPenalty: c.Float64("action-penalty"), Policy: c.String("policy")}
 			if err := durationFlags(c, map[string]*int64{"rollout": &opt.DurationNs}); err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ type pbModel struct {
 	graph    pbGraph
 	producer string
 	doc      string
+	metadata [][2]string // metadata_props: key, value
 }
 
 type pbGraph struct {
@@ -89,6 +90,9 @@ func (m pbModel) encode() []byte {
 		o = str(o, 1, "")
 		o = varint(o, 2, uint64(m.opset))
 		b = msg(b, 8, o)
+	}
+	for _, kv := range m.metadata {
+		b = msg(b, 14, str(str(nil, 1, kv[0]), 2, kv[1]))
 	}
 	return b
 }

@@ -18,7 +18,8 @@ const ExportOpset = 13
 // lstm_h0 and lstm_c0 and its final state as outputs lstm_hn and lstm_cn ([1, 1, hidden] each), the chain
 // unsqueezed into the LSTM and squeezed out of it. Weights are stored as float32, as torch
 // exports them: a model whose weights are not float32 values is refused, so the file holds
-// exactly the network given.
+// exactly the network given. The model's RL-CC parameters (model.Model.RLCC) are written as
+// metadata_props named RLCCPrefix + key, which Parse reads back.
 func Encode(m *model.Model) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
@@ -48,7 +49,7 @@ func Encode(m *model.Model) ([]byte, error) {
 	// The last value is the output, renamed y by an Identity when it has another name.
 	g.nodes = append(g.nodes, node("Identity", "output", []string{h}, "y"))
 	g.outputs = append([]pbValue{{name: "y", dims: []int64{batch, int64(m.NumOutputs())}}}, g.outputs...)
-	return pbModel{opset: ExportOpset, graph: g, producer: "nicc", doc: m.Doc}.encode(), nil
+	return pbModel{opset: ExportOpset, graph: g, producer: "nicc", doc: m.Doc, metadata: rlccProps(m.RLCC)}.encode(), nil
 }
 
 // denseNodes adds layer k, dense, on value h: its Gemm and activation; it returns the output.

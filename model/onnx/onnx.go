@@ -92,6 +92,9 @@ func Parse(data []byte) (*model.Model, error) {
 		Inputs:  b.inputNames(),
 		Layers:  b.layers,
 	}
+	if m.RLCC, err = rlccMetadata(mp.metadata); err != nil {
+		return nil, err
+	}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 // Field numbers:
 //
 //	ModelProto         1 ir_version, 2 producer_name, 3 producer_version, 6 doc_string, 7 graph,
-//	                   8 opset_import
+//	                   8 opset_import, 14 metadata_props (StringStringEntryProto: 1 key, 2 value)
 //	OperatorSetIdProto 1 domain, 2 version
 //	GraphProto         1 node, 2 name, 5 initializer, 11 input, 12 output
 //	NodeProto          1 input, 2 output, 3 name, 4 op_type, 5 attribute, 7 domain
@@ -98,6 +98,7 @@ type modelProto struct {
 	doc             string
 	graph           *graphProto
 	opsets          []opsetID
+	metadata        [][2]string // metadata_props: key, value
 }
 
 type opsetID struct {
@@ -348,9 +349,38 @@ func decodeModel(data []byte) (*modelProto, error) {
 				o, err = decodeOpset(sr)
 				m.opsets = append(m.opsets, o)
 			}
+		case 14:
+			if len(m.metadata) >= maxValues {
+				return nil, wireErr(f.off, "model has over %d metadata_props", maxValues)
+			}
+			var sr *reader
+			if sr, err = f.sub("metadata_props"); err == nil {
+				var kv [2]string
+				kv, err = decodeStringPair(sr)
+				m.metadata = append(m.metadata, kv)
+			}
 		}
 		if err != nil {
 			return nil, err
+		}
+	}
+}
+
+// decodeStringPair is a StringStringEntryProto: 1 key, 2 value.
+func decodeStringPair(r *reader) (kv [2]string, err error) {
+	for {
+		f, ok, err := r.next()
+		if err != nil || !ok {
+			return kv, err
+		}
+		switch f.num {
+		case 1:
+			kv[0], err = f.str("metadata_props key")
+		case 2:
+			kv[1], err = f.str("metadata_props value")
+		}
+		if err != nil {
+			return kv, err
 		}
 	}
 }

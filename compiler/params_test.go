@@ -1,0 +1,227 @@
+package compiler
+
+import (
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/model/onnx"
+	"github.com/nicc-dev/nicc/netsim"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/rlcc"
+)
+
+// withRLCC writes the teacher network with RL-CC parameters in its file, as nicc JSON and as
+// ONNX, and returns both paths.
+func withRLCC(t *testing.T, params map[string]float64) (string, string) {
+	t.Helper()
+	m, _, err := LoadModel(teacherJSON, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.RLCC = params
+	js, err := model.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := onnx.Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	jp, op := filepath.Join(dir, "policy.json"), filepath.Join(dir, "policy.onnx")
+	if err := os.WriteFile(jp, js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(op, pb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return jp, op
+}
+
+// The parameters a file carries come back from both formats; a flag overrides the model's,
+// the rest are the defaults, and each says where it came from.
+func TestParamsFromModelFlagDefault(t *testing.T) {
+	t.Parallel()
+	jp, op := withRLCC(t, map[string]float64{"target": 0.032, "scale": 12.5, "base_rtt_us": 8.4})
+	flags, src, err := flagParams(map[string]float64{"rlcc-scale": 6, "rlcc-beta": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{jp, op} {
+		m, _, err := LoadModel(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, got, err := resolveParams(path, m, flags, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target, beta, scale := rlcc.Real(p)
+		if math.Abs(target-0.032) > 1.0/nicsdk.Q16One || beta != 2 || scale != 6 || p.BaseRTT != 8400 || p.MinRate != nicsdk.DefaultParams().MinRate {
+			t.Errorf("%s: target %v beta %v scale %v base %d ns min rate %d", path, target, beta, scale, p.BaseRTT, p.MinRate)
+		}
+		want := ParamSources{"target": SourceModel, "beta": SourceFlag, "scale": SourceFlag, "min_rate": SourceDefault,
+			"init_rate": SourceDefault, "base_rtt_us": SourceModel}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s: sources %v, want %v", path, got, want)
+		}
+		line := newRLCCParams(p).withSources(got).String()
+		for _, w := range []string{"target 0.032 (model)", "beta 2 (flag)", "scale 6 (flag)", "min rate 0.001 (default)", "base RTT 8.4 µs (model)"} {
+			if !strings.Contains(line, w) {
+				t.Errorf("%s: %q lacks %q", path, line, w)
+			}
+		}
+	}
+}
+
+// flagParams are the parameters the CLI gives for these flags set (over the defaults).
+func flagParams(set map[string]float64) (Params, ParamSources, error) {
+	var v []float64
+	var names []string
+	for _, f := range rlcc.ParamFields {
+		val := f.Default
+		if s, ok := set[f.Flag]; ok {
+			val = s
+			names = append(names, f.Flag)
+		}
+		v = append(v, val)
+	}
+	p, err := NewParams(v)
+	return p, FlagSources(names), err
+}
+
+// A file's parameter out of the handler's range, or one nicc does not know, is one line
+// naming the file and the parameter.
+func TestParamsFromModelRefused(t *testing.T) {
+	t.Parallel()
+	jp, op := withRLCC(t, map[string]float64{"scale": 300})
+	for _, path := range []string{jp, op} {
+		_, err := Compile(CompileOptions{Model: path, Out: t.TempDir(), Int8: &Int8Options{}})
+		if err == nil || !strings.Contains(err.Error(), path+": rlcc parameter scale 300") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+	m, _, err := LoadModel(teacherJSON, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.RLCC = map[string]float64{"hidden": 12}
+	if _, err := model.Marshal(m); err == nil || !strings.Contains(err.Error(), `rlcc parameter "hidden"`) {
+		t.Errorf("unknown key: %v", err)
+	}
+}
+
+// Every parameter a flag sets has its key in the policy file's form.
+func TestParamKeysAreModelKeys(t *testing.T) {
+	var keys []string
+	for _, f := range rlcc.ParamFields {
+		keys = append(keys, f.Key)
+	}
+	if !slices.Equal(keys, model.RLCCKeys) {
+		t.Errorf("rlcc keys %v, model keys %v", keys, model.RLCCKeys)
+	}
+}
+
+// nicc sim gives the float teacher and a compile's firmware the same base RTT, the path's,
+// when neither the model nor a flag sets it (the firmware was compiled with 0); and a
+// compile's own base RTT wins over the path's for the firmware, and over the scenario for
+// the teacher in diff --closed-loop.
+func TestSimSameBaseRTTForTeacherAndFirmware(t *testing.T) {
+	t.Parallel()
+	net := netsim.Config{DurationNs: 1_000_000}
+	path, err := net.BaseRTTNs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := compiledForSim(t, rlccXGB, false)
+	teacher, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 4, Policy: teacherNN, Net: net})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 4, Policy: dir, Net: net})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*SimReport{teacher, fw} {
+		if r.Params.BaseRTT != path || r.Params.Sources["base_rtt_us"] != SourcePathRTT {
+			t.Errorf("%s: base RTT %d ns from %q, want the path's %d", r.Decides, r.Params.BaseRTT, r.Params.Sources["base_rtt_us"], path)
+		}
+	}
+	if teacher.Params.Sources["target"] != SourceDefault || fw.Params.Sources["target"] != SourceCompile {
+		t.Errorf("sources: teacher %v, firmware %v", teacher.Params.Sources, fw.Params.Sources)
+	}
+	// Compiled with a base RTT of its own: the firmware's flows start with it, and the teacher
+	// of diff --closed-loop gets the same.
+	dir2 := t.TempDir()
+	flags, src, err := flagParams(map[string]float64{"rlcc-base-rtt": 8.4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir2, Vectors: 2000, Seed: 1, Params: flags, ParamSources: src}); err != nil {
+		t.Fatal(err)
+	}
+	fw2, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 4, Policy: dir2, Net: net})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fw2.Params.BaseRTT != 8400 || fw2.Params.Sources["base_rtt_us"] != SourceCompile {
+		t.Errorf("compiled 8.4 µs: the firmware ran under %v", fw2.Params)
+	}
+	var ctx nicsdk.FlowCtx
+	c, _, err := simController(SimOptions{Policy: dir2, Net: net}, netsim.Scenario{}, &SimReport{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Init(&ctx)
+	if ctx[nicsdk.CtxBaseRTT] != 8400 {
+		t.Errorf("the firmware's flow starts with base RTT %d ns, want 8400", ctx[nicsdk.CtxBaseRTT])
+	}
+}
+
+// compile --target trees: the report gives the trees' fidelity against the network teacher
+// (the distillation's held-out figures), labelled apart from the firmware's against the
+// trees, and the parameters the distillation ran under (the teacher file's).
+func TestCompileTreesFidelityAgainstNetwork(t *testing.T) {
+	t.Parallel()
+	jp, _ := withRLCC(t, map[string]float64{"scale": 12.5})
+	do := smallDistill()
+	do.Teacher = jp
+	d, err := Distill(do, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := CompileOptions{Out: t.TempDir(), Vectors: 2000, Seed: 1}
+	d.ForCompile(&opt)
+	r, err := Compile(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Teacher == nil || r.Teacher.Teacher != jp || r.Teacher.HeldOut != d.HeldOut || r.Teacher.HeldOut.Rows == 0 {
+		t.Fatalf("fidelity against the network: %+v, distill held-out %+v", r.Teacher, d.HeldOut)
+	}
+	if _, _, scale := rlcc.Real(r.params()); scale != 12.5 || r.Params.Sources["scale"] != SourceModel {
+		t.Errorf("compiled under scale %v from %q, want the teacher file's 12.5", scale, r.Params.Sources["scale"])
+	}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"vs network  the trees against the network teacher " + jp, "fidelity    vs the trees: "} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("text lacks %q:\n%s", w, b.String())
+		}
+	}
+	back, err := ReadReport(opt.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Teacher == nil || back.Teacher.HeldOut != d.HeldOut {
+		t.Errorf("report.json's fidelity_teacher: %+v", back.Teacher)
+	}
+}
