@@ -144,7 +144,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		base := SimOptions{Scenario: run.Scenario, Flows: run.Flows, Net: opt.Net, LatencyNs: opt.LatencyNs}
 		teacher, compiled := base, base
 		teacher.Policy, teacher.Format, teacher.Inputs, teacher.Params = opt.Teacher, opt.Format, opt.Inputs, params
-		teacher.Core = cr.Budget.Core.Name
+		teacher.Core, teacher.noHandlerFlag = cr.Budget.Core.Name, true
 		compiled.Policy, compiled.Golden, compiled.SDK = opt.Against, opt.Golden, opt.SDK
 		var tr, fr *SimReport
 		var terr, ferr error

@@ -101,7 +101,7 @@ func TestCompileInt8BadInput(t *testing.T) {
 		{"calibration of the wrong width", CompileOptions{Model: teacherJSON, Int8: &Int8Options{Calib: bcRows}},
 			"breast_cancer_test.tsv: row 1 has 30 values; model rlcc_teacher takes 4 inputs"},
 		{"none without calibration rows", CompileOptions{Model: teacherJSON, Handler: HandlerNone, Int8: &Int8Options{}},
-			"--handler none needs calibration rows: sample RL-CC states with --handler rlcc (or name the inputs with --inputs a_prev,o,a_prev2,o_prev), or give rows with --calib ROWS.csv"},
+			"--handler none needs calibration rows: sample RL-CC states with --handler rlcc (the 4 inputs by position), or name the inputs with --inputs (e.g. --inputs a_prev,o,a_prev2,o_prev, or --inputs authors for the NVlabs/RLCC oldest-first layout), or give rows with --calib ROWS.csv"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -36,9 +36,14 @@ func paramsOrDefault(p nicsdk.Params) (nicsdk.Params, error) {
 	return p, p.Validate()
 }
 
+// inputsHint is how a user names a model's inputs so that the RL-CC handler reads them: the
+// one fix every command that reads a model has (--inputs).
+var inputsHint = "name the inputs with --inputs (e.g. --inputs " + strings.Join(rlcc.Names, ",") +
+	", or --inputs authors for the NVlabs/RLCC oldest-first layout)"
+
 // rlccHint is how a user turns on the RL-CC handler for a model whose inputs are not named
-// in its layout.
-var rlccHint = "--handler rlcc (or name the inputs with --inputs " + strings.Join(rlcc.Names, ",") + ")"
+// in its layout, on a command that has --handler.
+var rlccHint = "--handler rlcc (the 4 inputs by position), or " + inputsHint
 
 // noRLCCStates is the error for a command that would sample RL-CC states under a handler
 // that is not RL-CC: it names the flags that fix it.

@@ -44,6 +44,12 @@ type SimOptions struct {
 	Inputs      []string          // renames a model file's inputs
 	Model       string            // a compile directory's model file, when it has moved
 	Params      Params            // a model file's RL-CC parameters; zero is the default
+	// Handler is how a model file's inputs are read: HandlerAuto by their names, HandlerRLCC
+	// as the RL-CC window by position (a compile's --handler rlcc); HandlerNone is refused.
+	Handler Handler
+	// noHandlerFlag: the command has no --handler (diff --closed-loop), so errors do not
+	// suggest it.
+	noHandlerFlag bool
 	// LatencyNs fixes every decision's latency; 0 is the firmware's measured cycles at the
 	// core's clock (× the threads sharing its pipeline), and no latency for other policies.
 	LatencyNs int64
@@ -252,6 +258,9 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 			return nil, "", fmt.Errorf("--sdk doca takes a compile output directory (nicc compile --sdk doca), not %q", opt.Policy)
 		}
 	}
+	if opt.Handler != HandlerAuto && (opt.Policy == "swift" || opt.Policy == "dcqcn" || IsCompileDir(opt.Policy)) {
+		return nil, "", fmt.Errorf("--handler %s reads a model file's inputs; policy %s is not a model file (a compile directory keeps the handler it was compiled with)", opt.Handler, opt.Policy)
+	}
 	switch opt.Policy {
 	case "swift":
 		rep.Decides, rep.Latency = "Swift (netsim.DefaultSwift)", latencyText(opt.LatencyNs)
@@ -306,8 +315,17 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	if err != nil {
 		return nil, "", err
 	}
-	if h := resolveHandler(HandlerAuto, m.Inputs); h != HandlerRLCC {
-		return nil, "", fmt.Errorf("%s: model %s's inputs (%s) are not the RL-CC observation window: %s", opt.Policy, m.Name, strings.Join(m.Inputs, ", "), rlccHint)
+	switch {
+	case opt.Handler == HandlerNone:
+		return nil, "", fmt.Errorf("%s: --handler none: a model decides in nicc sim only as an RL-CC policy (--handler rlcc or auto)", opt.Policy)
+	case opt.Handler == HandlerRLCC && m.NumInputs() != nicsdk.RLCCInputs:
+		return nil, "", fmt.Errorf("%s: --handler rlcc reads %d inputs; model %s takes %d", opt.Policy, nicsdk.RLCCInputs, m.Name, m.NumInputs())
+	case resolveHandler(opt.Handler, m.Inputs) != HandlerRLCC:
+		hint := rlccHint
+		if opt.noHandlerFlag {
+			hint = inputsHint
+		}
+		return nil, "", fmt.Errorf("%s: model %s's inputs (%s) are not the RL-CC observation window: %s", opt.Policy, m.Name, strings.Join(m.Inputs, ", "), hint)
 	}
 	if m.NumOutputs() != 1 {
 		return nil, "", fmt.Errorf("%s: model %s has %d outputs; an RL-CC policy has one", opt.Policy, m.Name, m.NumOutputs())

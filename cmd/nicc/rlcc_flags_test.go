@@ -13,7 +13,7 @@ import (
 const (
 	unnamed    = models + "rlcc_teacher_unnamed.onnx"
 	rlccInputs = "a_prev,o,a_prev2,o_prev"
-	needsRows  = "nicc: " + unnamed + ": a model whose inputs (input[0], input[1], input[2], input[3]) are not named a_prev, o, a_prev2, o_prev needs calibration rows: sample RL-CC states with --handler rlcc (or name the inputs with --inputs a_prev,o,a_prev2,o_prev), or give rows with --calib ROWS.csv\n"
+	needsRows  = "nicc: " + unnamed + ": a model whose inputs (input[0], input[1], input[2], input[3]) are not named a_prev, o, a_prev2, o_prev needs calibration rows: sample RL-CC states with --handler rlcc (the 4 inputs by position), or name the inputs with --inputs (e.g. --inputs a_prev,o,a_prev2,o_prev, or --inputs authors for the NVlabs/RLCC oldest-first layout), or give rows with --calib ROWS.csv\n"
 )
 
 // wantBadInput runs the CLI and wants exit 2 with exactly the stderr line want.
@@ -103,7 +103,7 @@ func TestDistillUnnamedInputs(t *testing.T) {
 	}
 	var plain, named, byHandler, byInputs distillJSON
 	jsonOf(t, &plain, args(unnamed)...)
-	wantNote := "grid none: the teacher's inputs (input[0], input[1], input[2], input[3]) are not named a_prev, o, a_prev2, o_prev; --handler rlcc (or name the inputs with --inputs a_prev,o,a_prev2,o_prev) puts the thresholds on the RL-CC Q16 grid"
+	wantNote := "grid none: the teacher's inputs (input[0], input[1], input[2], input[3]) are not named a_prev, o, a_prev2, o_prev; --handler rlcc (the 4 inputs by position), or name the inputs with --inputs (e.g. --inputs a_prev,o,a_prev2,o_prev, or --inputs authors for the NVlabs/RLCC oldest-first layout) puts the thresholds on the RL-CC Q16 grid"
 	if plain.Grid != "none" || len(plain.Notes) != 1 || plain.Notes[0] != wantNote {
 		t.Errorf("unnamed teacher: grid %q, notes %q; want none and %q", plain.Grid, plain.Notes, wantNote)
 	}

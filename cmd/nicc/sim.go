@@ -35,7 +35,9 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
 
 --policy decides for every flow:
   MODEL     a model file (` + formats.Titles("networks") + `): the float teacher in the RL-CC
-            handler's real-number twin, under the --rlcc-* parameters
+            handler's real-number twin, under the --rlcc-* parameters; its 4 inputs named
+            a_prev, o, a_prev2, o_prev (--inputs names an export's), or read in that order by
+            position with --handler rlcc, as nicc compile --handler rlcc reads them
   DIR       a nicc compile output directory: its firmware.elf in fwsim, each decision a call
             of nicc_on_event with the flow's 48-byte context, taking its measured cycles at
             the core's clock times the threads sharing the pipeline; with --golden, its
@@ -135,7 +137,7 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
 			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
 			&cli.StringFlag{Name: "plot", Usage: "write the first 16 flows' rates and the receiver queue over time into `DIR` (" + compiler.SimPlotBase + ".png and .svg)"},
-			formatFlag, inputsFlag, jsonFlag,
+			simHandlerFlag, formatFlag, inputsFlag, jsonFlag,
 		}, rlccFlags()...),
 		Action: runSim,
 	}
@@ -197,6 +199,9 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	}
 	if opt.Inputs, err = modelInputs(c); err != nil {
 		return opt, err
+	}
+	if opt.Handler, err = compiler.ParseHandler(c.String("handler")); err != nil {
+		return opt, fmt.Errorf("--handler: %w", err)
 	}
 	if opt.Params, err = rlccParams(c); err != nil {
 		return opt, err
