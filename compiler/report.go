@@ -354,7 +354,7 @@ func (c *compilation) report() (*CompileReport, error) {
 	var check error
 	if b := r.Budget; !b.Fits {
 		check = &CheckError{fmt.Errorf("%s is over budget on %s: WCET %d cycles = %s µs > budget %s µs",
-			r.Entry, b.Core.Name, b.WCETCycles, fmtUs(b.WCETMicros), fmtUs(b.BudgetMicros))}
+			r.Entry, b.Core.Name, b.WCETCycles, fmtUs(b.WCETMicros), budgetUs(b.BudgetMicros))}
 		r.Failure = &Failure{Stage: "budget", Kind: FailOverBudget.String(), Message: check.Error()}
 	}
 	if err := c.checkMemory(); err != nil { // built with --force

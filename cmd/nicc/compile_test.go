@@ -30,7 +30,7 @@ func TestCompileRLCC(t *testing.T) {
 		"verified": "golden == host C == fwsim, 0 mismatches; UBSan clean",
 		"fidelity": "policy output y over ",
 		"WCET":     "WCET nicc_on_event ",
-		"budget":   "budget 2.000 µs: headroom ",
+		"budget":   "budget 2 µs: headroom ",
 		"size":     "flow state 24 of 48 bytes",
 	} {
 		if l := line(stdout, label); !strings.Contains(l, want) {
@@ -90,7 +90,7 @@ func TestCompileOverBudgetExits1(t *testing.T) {
 	if code != exitCheck {
 		t.Fatalf("exit %d, want %d: %s", code, exitCheck, stderr)
 	}
-	if !regexp.MustCompile(`^nicc: nicc_on_event is over budget on dpa: WCET \d+ cycles = 0\.\d{3} µs > budget 0\.100 µs\n$`).MatchString(stderr) {
+	if !regexp.MustCompile(`^nicc: nicc_on_event is over budget on dpa: WCET \d+ cycles = 0\.\d{3} µs > budget 0\.1 µs\n$`).MatchString(stderr) {
 		t.Errorf("stderr %q", stderr)
 	}
 	if !strings.Contains(line(stdout, "budget"), "over budget") {
