@@ -153,7 +153,7 @@ func (p *dirPrinter) start() error {
 	}
 	textf(p.w, "firmware  %s: %s(%s) in fwsim on %s; x = the row's %s quantized with %s's formats\n",
 		e.Firmware, EntryPolicy, args, r.Budget.Core.Name, strings.Join(e.Inputs(), ", "), ReportFile)
-	textf(p.w, "golden    %s, rebuilt from %s (sha256 %.12s)\n", e.Golden(), r.Model.File, r.Model.Hash)
+	textf(p.w, "golden    %s, rebuilt from %s (model IR sha256 %.12s)\n", e.Golden(), r.Model.File, r.Model.Hash)
 	if e.Stateful() {
 		fmt.Fprintf(p.w, "state     the rows are one flow's consecutive steps from the zero state; each step starts from the golden state\n")
 	}

@@ -98,9 +98,12 @@ type StageTime struct {
 
 // ModelInfo names the compiled model.
 type ModelInfo struct {
-	File      string   `json:"file"`
-	Format    string   `json:"format"`
-	Name      string   `json:"name"`
+	File   string `json:"file"`
+	Format string `json:"format"`
+	Name   string `json:"name"`
+	// Hash is the model IR's SHA-256 (model.Hash: nicc's canonical JSON of the model as read,
+	// input names included), not the file's: the text labels it "model IR sha256". The JSON
+	// name stays "sha256" (golden.go and older reports read it).
 	Hash      string   `json:"sha256"`
 	Inputs    []string `json:"inputs"`
 	Trees     int      `json:"trees"`

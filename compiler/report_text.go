@@ -34,11 +34,11 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	switch {
 	case r.LSTM != nil:
-		textf(tw, "model\t%s (%s, %s), LSTM network, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
+		textf(tw, "model\t%s (%s, %s), LSTM network, model IR sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
 	case r.Int8 != nil:
-		textf(tw, "model\t%s (%s, %s), dense network, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
+		textf(tw, "model\t%s (%s, %s), dense network, model IR sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
 	default:
-		textf(tw, "model\t%s (%s, %s), %d trees, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Trees, r.Model.Hash)
+		textf(tw, "model\t%s (%s, %s), %d trees, model IR sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Trees, r.Model.Hash)
 	}
 	if r.Handler == HandlerRLCC.String() {
 		if r.LSTM != nil {

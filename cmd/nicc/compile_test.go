@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"os"
@@ -45,6 +47,34 @@ func TestCompileRLCC(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "report.json")); err != nil {
 		t.Error(err)
+	}
+	checkModelIRHash(t, stdout, out, models+"rlcc_xgb.json")
+}
+
+// checkModelIRHash checks that the summary's model line labels its hash as the model IR's
+// (it said "sha256" beside the file's path, but hashes nicc's model, not the file, issue 26):
+// the hash is report.json's model.sha256, and not the file's.
+func checkModelIRHash(t *testing.T, stdout, dir, file string) {
+	t.Helper()
+	var rep struct {
+		Model struct {
+			Hash string `json:"sha256"`
+		} `json:"model"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Model.Hash) != 64 {
+		t.Fatalf("report.json model.sha256 %q: %v", rep.Model.Hash, err)
+	}
+	fb, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileHash := sha256.Sum256(fb)
+	if l := line(stdout, "model"); !strings.HasSuffix(l, ", model IR sha256 "+rep.Model.Hash[:12]) || strings.Contains(l, hex.EncodeToString(fileHash[:])[:12]) {
+		t.Errorf("model line %q: want it to end in \", model IR sha256 %.12s\" (report.json's), not the file's %x", l, rep.Model.Hash, fileHash[:6])
 	}
 }
 

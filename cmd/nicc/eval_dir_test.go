@@ -236,7 +236,7 @@ func TestEvalDirText(t *testing.T) {
 	}
 	for i, want := range []string{
 		"firmware  " + rlcc + "/firmware.elf: nicc_policy(x) in fwsim on dpa; x = the row's a_prev, o, a_prev2, o_prev quantized with report.json's formats",
-		"golden    quantize.TreeIR.Eval, rebuilt from " + models + "rlcc_xgb.json (sha256 ",
+		"golden    quantize.TreeIR.Eval, rebuilt from " + models + "rlcc_xgb.json (model IR sha256 ",
 		"rl-cc     each row is one decision: the multiplier, and the new rate from 0.25 of line rate",
 		"line    float_y       golden_y      firmware_y    multiplier    new_rate      cycles",
 	} {
@@ -296,7 +296,7 @@ func TestEvalDirText(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{none}, "model " + modelCopy + " has changed since the compile (sha256 "},
+		{[]string{none}, "model " + modelCopy + " has changed since the compile (model IR sha256 "},
 		{[]string{work}, "is a directory without report.json and firmware.elf"},
 		{[]string{rlcc, "--rate", "2"}, "rate 2: want a fraction of line rate in ["},
 	} {
