@@ -227,7 +227,8 @@ func TestBudgetBadInput(t *testing.T) {
 		{[]string{"--entry", "on_event"}, "budget takes one ELF file or compile directory, got 0"},
 		{[]string{elf, "--entry", "on_event", "--budget", "2"}, `budget "2": want a time such as 2us`},
 		{[]string{elf, "--entry", "on_event", "--core", "z80"}, `no core profile "z80"`},
-		{[]string{elf, "--entry", "on_event", "--threads-sharing", "0"}, "--threads-sharing 0"},
+		{[]string{elf, "--entry", "on_event", "--threads", "0"}, "--threads 0: want at least 1"},
+		{[]string{elf, "--entry", "on_event", "--threads-sharing", "0"}, "--threads 0: want at least 1"}, // the old spelling
 		{[]string{elf, "--entry", "on_event", "--loop-bound", "x"}, `loop bound "x": want HEAD=N`},
 		{[]string{elf, "--entry", "on_event", "--vectors", writeFile(t, "bad.txt", "1 hex:0g\n")}, "bad.txt: line 1: argument 2"},
 	}

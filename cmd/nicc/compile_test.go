@@ -138,7 +138,8 @@ func TestCompileBadInputExits2(t *testing.T) {
 		{[]string{models + "rlcc_teacher.onnx"}, "is an mlp network; nicc compile takes tree ensembles"},
 		{[]string{models + "rlcc_xgb.json", "--handler", "lstm"}, `unknown handler "lstm"`},
 		{[]string{models + "rlcc_xgb.json", "--budget", "fast"}, `budget "fast"`},
-		{[]string{models + "rlcc_xgb.json", "--vectors", "0"}, "--vectors 0: want at least 1"},
+		{[]string{models + "rlcc_xgb.json", "--num-vectors", "0"}, "--num-vectors 0: want at least 1"},
+		{[]string{models + "rlcc_xgb.json", "--vectors", "0"}, "--num-vectors 0: want at least 1"}, // the old spelling
 		{[]string{lgbDir + "lg_kddcup99.model"}, "lg_kddcup99.model"},
 		{[]string{models + "rlcc_lstm.onnx", "--target", "int8", "--predictions", models + "rlcc_lstm.ref.csv", "--ranges", models + "rlcc_teacher.ref.csv"}, "--predictions compares one-step outputs"},
 		{[]string{models + "rlcc_lstm.onnx", "--target", "int8", "--weight-bits", "8"}, "--weight-bits and --act-bits apply to dense networks"},

@@ -60,7 +60,7 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
             ones (the values are tried on a scratch engine first, so a refusal is an error
             before the run). The report says when; the window is still --warmup's (by
             default the second half), so put --warmup after TIME to measure only the new
-            parameters, and --plot DIR shows the rates and queue across the change. The
+            parameters, and --out DIR plots the rates and queue across the change. The
             report adds the program's counters (decisions, rates at a bound) summed over the
             NICs, beside the RTT events the loop gave it
   swift     the Swift reference (delay target with flow scaling, AIMD)
@@ -93,13 +93,13 @@ refused in one line with the estimate (exit 2).
   nicc sim many-to-one --flows 64 --policy build/rlcc --duration 40ms --json
   nicc sim many-to-one --policy build/rlcc --golden --latency 500ns
   nicc sim many-to-one --policy build/doca --sdk doca --rlcc-target 0.032
-  nicc sim many-to-one --policy build/doca --sdk doca --rlcc-target 0.016 --set-at 10ms --warmup 12ms --plot build/sim
-  nicc sim long-short --flows 2 --policy testdata/models/rlcc_teacher.onnx --plot build/sim
-  nicc sim --theory all --policy build/train/policy.json --plot build/theory
+  nicc sim many-to-one --policy build/doca --sdk doca --rlcc-target 0.016 --set-at 10ms --warmup 12ms --out build/sim
+  nicc sim long-short --flows 2 --policy testdata/models/rlcc_teacher.onnx --out build/sim
+  nicc sim --theory all --policy build/train/policy.json --out build/theory
 
 --theory runs many-to-one at each flow count it lists (all: 2, 4, ..., 1024) and prints the
 policy's mean RTT inflation (RTT ÷ the path's base RTT) beside the NIC paper's Eq. 2,
-target·√N + β, with --plot the curve.
+target·√N + β, with --out DIR the curve.
 
 A sweep that outgrows one machine: --matrix FILE runs every combination of a JSON file's
 {"scenarios": [...], "flows": [...], "seeds": [...], "policies": [...], "duration": "20ms",
@@ -136,7 +136,7 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			&cli.StringFlag{Name: "pfc", Value: compiler.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on or off"},
 			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
 			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
-			&cli.StringFlag{Name: "plot", Usage: "write the first 16 flows' rates and the receiver queue over time into `DIR` (" + compiler.SimPlotBase + ".png and .svg)"},
+			&cli.StringFlag{Name: "out", Usage: "plot the first 16 flows' rates and the receiver queue over time into `DIR` (" + compiler.SimPlotBase + ".png and .svg)"},
 			simHandlerFlag, formatFlag, inputsFlag, jsonFlag,
 		}, rlccFlags()...),
 		Action: runSim,
@@ -166,7 +166,7 @@ func runSim(c *cli.Context) error {
 	if c.IsSet("flows") && c.Int("flows") < 1 {
 		return fmt.Errorf("--flows %d: want at least 1", c.Int("flows"))
 	}
-	opt.Scenario, opt.Flows, opt.Policy, opt.PlotDir = c.Args().First(), c.Int("flows"), c.String("policy"), c.String("plot")
+	opt.Scenario, opt.Flows, opt.Policy, opt.PlotDir = c.Args().First(), c.Int("flows"), c.String("policy"), c.String("out")
 	if err := durationFlags(c, map[string]*int64{"set-at": &opt.DOCASetAtNs}, "set-at"); err != nil {
 		return err
 	}
@@ -295,7 +295,7 @@ func runSimTheory(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opt.Policy, opt.PlotDir = c.String("policy"), c.String("plot")
+	opt.Policy, opt.PlotDir = c.String("policy"), c.String("out")
 	r, err := compiler.SimTheory(opt, flows)
 	if err != nil {
 		return err
@@ -306,8 +306,8 @@ func runSimTheory(c *cli.Context) error {
 // runSimMatrix is nicc sim --matrix: the runs of one shard, with a progress bar on a
 // terminal.
 func runSimMatrix(c *cli.Context) error {
-	if c.NArg() > 0 || c.IsSet("policy") || c.IsSet("flows") || c.IsSet("plot") {
-		return fmt.Errorf("--matrix takes no SCENARIO, --policy, --flows or --plot: the matrix file gives them")
+	if c.NArg() > 0 || c.IsSet("policy") || c.IsSet("flows") || c.IsSet("out") {
+		return fmt.Errorf("--matrix takes no SCENARIO, --policy, --flows or --out: the matrix file gives them")
 	}
 	i, n, err := compiler.ParseShard(c.String("shard"))
 	if err != nil {
