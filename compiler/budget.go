@@ -72,7 +72,7 @@ type CoreInfo struct {
 	ClockHz        float64 `json:"clock_hz"`
 	ClockSource    string  `json:"clock_source"`
 	ThreadsSharing int     `json:"threads_sharing"`
-	ThreadsSource  string  `json:"threads_source"` // "--threads-sharing" when given
+	ThreadsSource  string  `json:"threads_source"` // "--threads" when given ("--threads-sharing" in older reports)
 	// Assumed lists the profile's numbers whose source is an assumption.
 	Assumed []string `json:"assumed"`
 }
@@ -145,7 +145,7 @@ func Budget(opt BudgetOptions) (*BudgetReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	threads, threadsSrc := opt.ThreadsSharing, "--threads-sharing"
+	threads, threadsSrc := opt.ThreadsSharing, "--threads"
 	if threads == 0 {
 		threads, threadsSrc = p.Threads, p.Sources["threads"]
 	}

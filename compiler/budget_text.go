@@ -30,7 +30,7 @@ func (r *BudgetReport) OverBudget() error {
 	if r.Fits {
 		return nil
 	}
-	return &CheckError{fmt.Errorf("%s: %s is over budget: WCET %s µs > %s µs", r.ELF, r.Entry, fmtUs(r.WCETMicros), fmtUs(r.BudgetMicros))}
+	return &CheckError{fmt.Errorf("%s: %s is over budget: WCET %s µs > %s µs", r.ELF, r.Entry, fmtUs(r.WCETMicros), budgetUs(r.BudgetMicros))}
 }
 
 // clockText formats a clock in GHz or MHz, at full precision (hzText rounds to 4 digits).
@@ -76,7 +76,7 @@ func (r *BudgetReport) WriteText(w io.Writer) error {
 	} else {
 		textf(tw, "measured\tnothing: no --vectors\n")
 	}
-	textf(tw, "budget\t%s µs\n", fmtUs(r.BudgetMicros))
+	textf(tw, "budget\t%s µs\n", budgetUs(r.BudgetMicros))
 	textf(tw, "headroom\t%s µs (%s%%)\n", fmtUs(r.HeadroomMicro), strconv.FormatFloat(r.HeadroomPct, 'f', 1, 64))
 	textf(tw, "verdict\t%s\n", r.Verdict)
 	if err := tw.Flush(); err != nil {

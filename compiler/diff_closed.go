@@ -149,7 +149,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		teacher, compiled := base, base
 		teacher.Policy, teacher.Format, teacher.Inputs, teacher.Params = opt.Teacher, opt.Format, inputs, params
 		teacher.ParamSources, teacher.learnBaseRTT = sourcesAll(SourceCompile), opt.SDK == SDKDOCA
-		teacher.Core = cr.Budget.Core.Name
+		teacher.Core, teacher.noHandlerFlag = cr.Budget.Core.Name, true
 		compiled.Policy, compiled.Golden, compiled.SDK = opt.Against, opt.Golden, opt.SDK
 		var tr, fr *SimReport
 		var terr, ferr error

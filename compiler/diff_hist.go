@@ -27,6 +27,9 @@ func percentileLines(s DiffStats) vLines {
 	return ls
 }
 
+// histWidth is the histograms' figure width.
+const histWidth = 8 * vg.Inch
+
 // plotHistograms draws Δy signed (does the student lean one way?) and |Δy| with its
 // percentiles marked, both with a log count axis so that the rare large errors show.
 func plotHistograms(r *DiffReport, base string) ([]string, error) {
@@ -46,7 +49,10 @@ func plotHistograms(r *DiffReport, base string) ([]string, error) {
 	abso.Title.Text = "|Δy| with its percentiles over the rows (as printed)"
 	abso.X.Label.Text = "|Δy| (policy output y)"
 	logHist(abso, histogram(abs, histBins, 0, m), percentileLines(r.Stats))
-	return saveFigure(8*vg.Inch, 8*vg.Inch, base, func(c draw.Canvas) {
+	for _, p := range []*plot.Plot{signed, abso} {
+		wrapTitle(p, histWidth-vg.Inch)
+	}
+	return saveFigure(histWidth, 8*vg.Inch, base, func(c draw.Canvas) {
 		drawTiles(c, [][]*plot.Plot{{signed}, {abso}})
 	})
 }

@@ -216,7 +216,7 @@ func plotHeatmaps(r *DiffReport, f *heatFigure, base string) ([]string, error) {
 	title := fmt.Sprintf("nicc diff: %s (%s) against %s — the policy's output over (a_{t-1}, o_t) for three previous states (a_{t-2}, o_{t-1})",
 		filepath.Base(r.Teacher), r.TeacherKind, r.headline)
 	return saveFigure(14*vg.Inch, 15*vg.Inch, base, func(c draw.Canvas) {
-		head, c := cutTop(c, 0.4*vg.Inch)
+		head, c := cutTop(c, 0.6*vg.Inch) // two lines of the title, wrapped to the width
 		drawLines(head, vg.Points(13), true, title)
 		foot, c := cutBottom(c, vg.Inch)
 		bars, c := cutBottom(c, 1.1*vg.Inch)

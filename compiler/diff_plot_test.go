@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/rlcc"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 func TestNiceCeil(t *testing.T) {
@@ -231,4 +233,33 @@ func TestDiffPlotFiles(t *testing.T) {
 		return checkFigures(t, d.Plots)
 	}
 	sameFigures(t, render(t.TempDir()), render(t.TempDir()), 4)
+}
+
+// The diff figures' titles fit their canvas: measured in the font they are drawn with, every
+// wrapped line is within the width, and no word is lost (issue 26: the heatmap's and the
+// histogram's titles were one line wider than the figure, cut at both edges).
+func TestPlotTitlesFit(t *testing.T) {
+	headline := "integer network w16/a16, per-channel scales, packed lanes, unit output weights"
+	for _, c := range []struct {
+		title string
+		size  vg.Length
+		width vg.Length
+	}{
+		{"nicc diff: rlcc_teacher.json (mlp) against " + headline + " — the policy's output over (a_{t-1}, o_t) for three previous states (a_{t-2}, o_{t-1})", vg.Points(13), 14*vg.Inch - 6*vg.Millimeter},
+		{"Δy = student − float teacher over 20000 rows (student: " + headline + ")", vg.Points(11), histWidth - vg.Inch},
+	} {
+		sty := textStyle(c.size, draw.XCenter, draw.YTop)
+		if sty.Width(c.title) <= c.width {
+			t.Fatalf("%q fits in one line: the case tests nothing", c.title)
+		}
+		wrapped := wrapText(sty, c.title, c.width)
+		for _, l := range strings.Split(wrapped, "\n") {
+			if w := sty.Width(l); w > c.width {
+				t.Errorf("line %q is %v wide, over %v", l, w, c.width)
+			}
+		}
+		if strings.Join(strings.Fields(wrapped), " ") != c.title {
+			t.Errorf("wrapping changed the words: %q", wrapped)
+		}
+	}
 }

@@ -507,8 +507,9 @@ func ParseSweep(spec string, defTrees, defDepth int) (trees, depth SweepRange, e
 type SweepOptions struct {
 	DistillOptions
 	Trees, Depth SweepRange
-	Out          string // directory: one subdirectory per configuration, sweep.json, sweep.png, sweep.svg
-	Core         string // core profile; "" is the default
+	Out          string        // directory: one subdirectory per configuration, sweep.json, sweep.png, sweep.svg
+	Core         string        // core profile; "" is the default
+	Budget       time.Duration // each configuration's time budget; 0 is DefaultBudget
 	// Vectors is how many calls verify compares for each configuration (0: 2000).
 	Vectors int
 	HostCC  string
@@ -596,7 +597,7 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 				return nil, err
 			}
 			dir := filepath.Join(opt.Out, fmt.Sprintf("trees%d_depth%d", trees, depth))
-			c, err := Compile(CompileOptions{Student: s.Model, Out: dir, Core: opt.Core,
+			c, err := Compile(CompileOptions{Student: s.Model, Out: dir, Core: opt.Core, Budget: opt.Budget,
 				Handler: d.studentHandler(), Params: d.params, ParamSources: d.paramSrc, Vectors: opt.Vectors, Seed: opt.Seed, HostCC: opt.HostCC, Force: opt.Force})
 			p := SweepPoint{Trees: trees, Depth: depth, Train: s.Train, HeldOut: s.HeldOut, TrainTime: s.TrainTime, Dir: dir}
 			var big *TooBigError

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // EvalDirOptions are nicc eval DIR's.
@@ -153,12 +154,15 @@ func (p *dirPrinter) start() error {
 	}
 	textf(p.w, "firmware  %s: %s(%s) in fwsim on %s; x = the row's %s quantized with %s's formats\n",
 		e.Firmware, EntryPolicy, args, r.Budget.Core.Name, strings.Join(e.Inputs(), ", "), ReportFile)
-	textf(p.w, "golden    %s, rebuilt from %s (sha256 %.12s)\n", e.Golden(), r.Model.File, r.Model.Hash)
+	textf(p.w, "golden    %s, rebuilt from %s (model IR sha256 %.12s)\n", e.Golden(), r.Model.File, r.Model.Hash)
 	if e.Stateful() {
 		fmt.Fprintf(p.w, "state     the rows are one flow's consecutive steps from the zero state; each step starts from the golden state\n")
 	}
 	if e.Handler() == HandlerRLCC {
 		textf(p.w, "rl-cc     each row is one decision: the multiplier, and the new rate from %s of line rate\n", num(float64(e.Rate())/nicsdk.LineRate))
+	}
+	if e.Folded() {
+		fmt.Fprintf(p.w, "y         nicc_policy returns the multiplier m (the action map is folded into its output table); golden_y* and firmware_y* are the network output y it stands for, derived: (m - 1)/0.2 for m >= 1, (1 - 1/m)/0.2 below, to compare with float_y and your framework\n")
 	}
 	_, err := textln(p.w, strings.Join(p.columns(), "  "))
 	return err
@@ -168,7 +172,7 @@ func (p *dirPrinter) columns() []string {
 	cols := []string{pad("line", 6), pad("float_y", 12)}
 	switch {
 	case p.e.Folded():
-		cols = append(cols, pad("float_m", 12), pad("golden_m", 12), pad("firmware_m", 12), pad("new_rate", 12))
+		cols = append(cols, pad("float_m", 12), pad("golden_m", 12), pad("firmware_m", 12), pad("golden_y*", 12), pad("firmware_y*", 12), pad("new_rate", 12))
 	case p.e.Handler() == HandlerRLCC:
 		cols = append(cols, pad("golden_y", 12), pad("firmware_y", 12), pad("multiplier", 12), pad("new_rate", 12))
 	default:
@@ -196,16 +200,23 @@ func (p *dirPrinter) row(line int, r *FirmwareRow) error {
 	floatY := r.Float[0]
 	compared := p.e.Comparable(floatY)
 	p.maxErr = max(p.maxErr, math.Abs(r.FirmwareY-compared))
-	rlcc := p.e.Handler() == HandlerRLCC
+	isRLCC := p.e.Handler() == HandlerRLCC
 	if p.json {
 		type jsonRow struct {
 			Line int `json:"line"`
 			*FirmwareRow
 			Multiplier float64 `json:"multiplier,omitempty"`
 			Rate       float64 `json:"new_rate,omitempty"`
+			// The y the returned multipliers stand for, when nicc_policy returns the multiplier.
+			GoldenY   *float64 `json:"golden_y_derived,omitempty"`
+			FirmwareY *float64 `json:"firmware_y_derived,omitempty"`
 		}
 		jr := jsonRow{Line: line, FirmwareRow: r}
-		if rlcc {
+		if p.e.Folded() {
+			gy, fy := rlcc.OutputOf(r.GoldenY), rlcc.OutputOf(r.FirmwareY)
+			jr.GoldenY, jr.FirmwareY = &gy, &fy
+		}
+		if isRLCC {
 			jr.Multiplier, jr.Rate = float64(r.Multiplier)/nicsdk.Q16One, float64(r.Rate)/nicsdk.LineRate
 		}
 		b, err := json.Marshal(jr)
@@ -219,10 +230,13 @@ func (p *dirPrinter) row(line int, r *FirmwareRow) error {
 		vals = append(vals, pad(short(compared), 12))
 	}
 	vals = append(vals, pad(short(r.GoldenY), 12), pad(short(r.FirmwareY), 12))
-	if rlcc && !p.e.Folded() {
+	if p.e.Folded() {
+		vals = append(vals, pad(short(rlcc.OutputOf(r.GoldenY)), 12), pad(short(rlcc.OutputOf(r.FirmwareY)), 12))
+	}
+	if isRLCC && !p.e.Folded() {
 		vals = append(vals, pad(short(float64(r.Multiplier)/nicsdk.Q16One), 12))
 	}
-	if rlcc {
+	if isRLCC {
 		vals = append(vals, pad(short(float64(r.Rate)/nicsdk.LineRate), 12))
 	}
 	cycles := strconv.FormatUint(r.Cycles, 10)

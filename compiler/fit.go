@@ -134,12 +134,11 @@ func (c *compilation) checkBound(p *fwsim.Profile) error {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	budgetUs := budget.Seconds() * 1e6
 	var over []string
-	if us := p.Seconds(lb.Cycles, threads) * 1e6; us > budgetUs {
+	if us := p.Seconds(lb.Cycles, threads) * 1e6; us > float64(budget.Nanoseconds())/1e3 {
 		budgetCycles := uint64(budget.Seconds() * p.ClockHz / float64(threads))
 		over = append(over, fmt.Sprintf("at least %s cycles (%s) = %s µs on %s, over the %s µs budget (%s cycles)",
-			thousands(lb.Cycles), lb.CyclesFrom, fmtUs(us), p.Name, strconv.FormatFloat(budgetUs, 'f', -1, 64), thousands(budgetCycles)))
+			thousands(lb.Cycles), lb.CyclesFrom, fmtUs(us), p.Name, durationUs(budget), thousands(budgetCycles)))
 	}
 	m := c.memory
 	if lb.Bytes > m.TextBytes+m.RodataBytes && lb.Bytes <= p.MemoryBytes {

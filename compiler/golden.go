@@ -320,7 +320,7 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 				return nil, fmt.Errorf("%s: calibration file: %w", where, err)
 			}
 			if h != g.Calib.Hash {
-				return nil, fmt.Errorf("%s: calibration file %s has changed since the compile (sha256 %.12s, the report says %.12s)", where, g.Calib.Path, h, g.Calib.Hash)
+				return nil, fmt.Errorf("%s: calibration file %s has changed since the compile (model IR sha256 %.12s, the report says %.12s)", where, g.Calib.Path, h, g.Calib.Hash)
 			}
 			opt.Int8.Calib = g.Calib.Path
 		}
@@ -339,7 +339,7 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 		return nil, model.InFile(modelPath, err)
 	}
 	if h != r.Model.Hash {
-		return nil, fmt.Errorf("%s: model %s has changed since the compile (sha256 %.12s, the report says %.12s): pass --model with the file compiled, or compile again", where, modelPath, h, r.Model.Hash)
+		return nil, fmt.Errorf("%s: model %s has changed since the compile (model IR sha256 %.12s, the report says %.12s): pass --model with the file compiled, or compile again", where, modelPath, h, r.Model.Hash)
 	}
 	if len(r.Inputs) != c.m.NumInputs() {
 		return nil, fmt.Errorf("%s: %d input formats; model %s takes %d inputs", where, len(r.Inputs), c.m.Name, c.m.NumInputs())

@@ -63,7 +63,7 @@ func TestOpenCompiledRebuildsGolden(t *testing.T) {
 	}{
 		{rlcc, func(r map[string]any) { delete(r, "golden") }, "records no golden model (an older nicc wrote it): compile again"},
 		{rlcc, func(r map[string]any) { r["golden"].(map[string]any)["sources_sha256"] = "00" }, "renders other C than the compile emitted"},
-		{rlcc, func(r map[string]any) { r["model"].(map[string]any)["sha256"] = "ab" }, "has changed since the compile (sha256 "},
+		{rlcc, func(r map[string]any) { r["model"].(map[string]any)["sha256"] = "ab" }, "has changed since the compile (model IR sha256 "},
 		{rlcc, func(r map[string]any) { r["golden"].(map[string]any)["ir"] = "mlp" }, "model rlcc_xgb is a tree ensemble; --target int takes a dense network"},
 		{rlcc, func(r map[string]any) { r["handler"] = "auto" }, `handler "auto": want rlcc or none`},
 		{rlcc, func(r map[string]any) { r["entry"] = "main" }, `entry "main": the rlcc handler's is nicc_on_event`},

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -73,6 +74,30 @@ func textStyle(size vg.Length, x draw.XAlignment, y draw.YAlignment) text.Style 
 		XAlign: x, YAlign: y}
 }
 
+// wrapText breaks each line of s at spaces so that no line is wider than width in sty's font
+// (a word wider than width stays whole on its own line): titles were cut at both edges.
+func wrapText(sty text.Style, s string, width vg.Length) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		cur := ""
+		for _, w := range strings.Fields(line) {
+			if next := strings.TrimPrefix(cur+" "+w, " "); cur == "" || sty.Width(next) <= width {
+				cur = next
+				continue
+			}
+			out = append(out, cur)
+			cur = w
+		}
+		out = append(out, cur)
+	}
+	return strings.Join(out, "\n")
+}
+
+// wrapTitle wraps p's title to width in its own font.
+func wrapTitle(p *plot.Plot, width vg.Length) {
+	p.Title.Text = wrapText(p.Title.TextStyle, p.Title.Text, width)
+}
+
 // drawLines writes lines of text from the top left of c (centred when centre is set).
 func drawLines(c draw.Canvas, size vg.Length, centre bool, lines ...string) {
 	sty := textStyle(size, draw.XLeft, draw.YTop)
@@ -82,8 +107,10 @@ func drawLines(c draw.Canvas, size vg.Length, centre bool, lines ...string) {
 	}
 	y := c.Max.Y - vg.Millimeter
 	for _, l := range lines {
-		c.FillText(sty, vg.Point{X: x, Y: y}, l)
-		y -= sty.Height(l) + size/4
+		for _, l := range strings.Split(wrapText(sty, l, c.Max.X-c.Min.X-vg.Millimeter*6), "\n") {
+			c.FillText(sty, vg.Point{X: x, Y: y}, l)
+			y -= sty.Height(l) + size/4
+		}
 	}
 }
 

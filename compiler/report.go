@@ -105,9 +105,12 @@ type StageTime struct {
 
 // ModelInfo names the compiled model.
 type ModelInfo struct {
-	File      string   `json:"file"`
-	Format    string   `json:"format"`
-	Name      string   `json:"name"`
+	File   string `json:"file"`
+	Format string `json:"format"`
+	Name   string `json:"name"`
+	// Hash is the model IR's SHA-256 (model.Hash: nicc's canonical JSON of the model as read,
+	// input names included), not the file's: the text labels it "model IR sha256". The JSON
+	// name stays "sha256" (golden.go and older reports read it).
 	Hash      string   `json:"sha256"`
 	Inputs    []string `json:"inputs"`
 	Trees     int      `json:"trees"`
@@ -365,7 +368,7 @@ func (c *compilation) report() (*CompileReport, error) {
 	var check error
 	if b := r.Budget; !b.Fits {
 		check = &CheckError{fmt.Errorf("%s is over budget on %s: WCET %d cycles = %s µs > budget %s µs",
-			r.Entry, b.Core.Name, b.WCETCycles, fmtUs(b.WCETMicros), fmtUs(b.BudgetMicros))}
+			r.Entry, b.Core.Name, b.WCETCycles, fmtUs(b.WCETMicros), budgetUs(b.BudgetMicros))}
 		r.Failure = &Failure{Stage: "budget", Kind: FailOverBudget.String(), Message: check.Error()}
 	}
 	if err := c.checkMemory(); err != nil { // built with --force

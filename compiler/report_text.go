@@ -10,9 +10,18 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 func fmtUs(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+// budgetUs is a budget in µs as the user wrote it: the shortest decimal of its nanoseconds ÷
+// 1000 (100ns is 0.1, not 0.09999999999999999 nor 0.100). A report read back holds the same
+// float64, so it prints the same.
+func budgetUs(us float64) string { return strconv.FormatFloat(us, 'f', -1, 64) }
+
+// durationUs is budgetUs of a time.Duration.
+func durationUs(d time.Duration) string { return budgetUs(float64(d.Nanoseconds()) / 1e3) }
 
 func fmtErr(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
 
@@ -25,11 +34,11 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	switch {
 	case r.LSTM != nil:
-		textf(tw, "model\t%s (%s, %s), LSTM network, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
+		textf(tw, "model\t%s (%s, %s), LSTM network, model IR sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
 	case r.Int8 != nil:
-		textf(tw, "model\t%s (%s, %s), dense network, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
+		textf(tw, "model\t%s (%s, %s), dense network, model IR sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
 	default:
-		textf(tw, "model\t%s (%s, %s), %d trees, sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Trees, r.Model.Hash)
+		textf(tw, "model\t%s (%s, %s), %d trees, model IR sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Trees, r.Model.Hash)
 	}
 	if r.Handler == HandlerRLCC.String() {
 		if r.LSTM != nil {
@@ -192,7 +201,7 @@ func (r *CompileReport) writeBudget(tw io.Writer) {
 	if lb := r.LowerBound; lb != nil {
 		textf(tw, "\tany code form's lower bound %d cycles (%s)\n", lb.Cycles, lb.CyclesFrom)
 	}
-	textf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", fmtUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
+	textf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", budgetUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
 		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict)
 	if r.DOCA != nil {
 		r.DOCA.writeText(tw)

@@ -28,9 +28,13 @@ func NewParams(values []float64) (Params, error) {
 	return p.Fixed()
 }
 
+// inputsHint is how a user names a model's inputs so that the RL-CC handler reads them: the
+// one fix every command that reads a model has (--inputs).
+var inputsHint = "name the inputs: " + LayoutsAccepted
+
 // rlccHint is how a user turns on the RL-CC handler for a model whose inputs are not named
-// in its layout.
-var rlccHint = "--handler rlcc (inputs by position, newest state first), or name the inputs: " + LayoutsAccepted
+// in its layout, on a command that has --handler.
+var rlccHint = "--handler rlcc (inputs by position, newest state first), or " + inputsHint
 
 // noRLCCStates is the error for a command that would sample RL-CC states under a handler
 // that is not RL-CC: it names the flags that fix it.

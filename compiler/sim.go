@@ -53,6 +53,12 @@ type SimOptions struct {
 	// learnBaseRTT leaves a base RTT of 0 learned by each flow: diff --closed-loop's teacher
 	// beside a DOCA program, which nicc sim cannot provision.
 	learnBaseRTT bool
+	// Handler is how a model file's inputs are read: HandlerAuto by their names, HandlerRLCC
+	// as the RL-CC window by position (a compile's --handler rlcc); HandlerNone is refused.
+	Handler Handler
+	// noHandlerFlag: the command has no --handler (diff --closed-loop), so errors do not
+	// suggest it.
+	noHandlerFlag bool
 	// LatencyNs fixes every decision's latency; 0 is the firmware's measured cycles at the
 	// core's clock (× the threads sharing its pipeline), and no latency for other policies.
 	LatencyNs int64
@@ -267,6 +273,9 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 			return nil, "", fmt.Errorf("--sdk doca takes a compile output directory (nicc compile --sdk doca), not %q", opt.Policy)
 		}
 	}
+	if opt.Handler != HandlerAuto && (opt.Policy == "swift" || opt.Policy == "dcqcn" || IsCompileDir(opt.Policy)) {
+		return nil, "", fmt.Errorf("--handler %s reads a model file's inputs; policy %s is not a model file (a compile directory keeps the handler it was compiled with)", opt.Handler, opt.Policy)
+	}
 	switch opt.Policy {
 	case "swift":
 		rep.Decides, rep.Latency = "Swift (netsim.DefaultSwift)", latencyText(opt.LatencyNs)
@@ -317,13 +326,20 @@ func latencyText(ns int64) string {
 
 // floatController is the float teacher in the RL-CC handler's real-number twin.
 func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Controller, string, error) {
-	lp, err := loadPolicy(opt.Policy, opt.Format, opt.Inputs, HandlerAuto)
+	if opt.Handler == HandlerNone {
+		return nil, "", fmt.Errorf("%s: --handler none: a model decides in nicc sim only as an RL-CC policy (--handler rlcc or auto)", opt.Policy)
+	}
+	lp, err := loadPolicy(opt.Policy, opt.Format, opt.Inputs, opt.Handler)
 	if err != nil {
 		return nil, "", err
 	}
 	m := lp.m
 	if lp.handler != HandlerRLCC {
-		return nil, "", fmt.Errorf("%s: model %s's inputs (%s) are not the RL-CC observation window (not named in an RL-CC layout): name them with %s", opt.Policy, m.Name, strings.Join(m.Inputs, ", "), LayoutsAccepted)
+		hint := rlccHint
+		if opt.noHandlerFlag {
+			hint = inputsHint
+		}
+		return nil, "", fmt.Errorf("%s: model %s's inputs (%s) are not the RL-CC observation window (not named in an RL-CC layout): %s", opt.Policy, m.Name, strings.Join(m.Inputs, ", "), hint)
 	}
 	rep.Layout = lp.layout
 	if m.NumOutputs() != 1 {

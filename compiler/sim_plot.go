@@ -32,6 +32,11 @@ func plotSim(r *SimReport, dir string) ([]string, error) {
 	rates.X.Label.Text = "time (µs)"
 	rates.Y.Label.Text = "rate set by CC (Gb/s)"
 	rates.Add(plotter.NewGrid())
+	// The legend names every traced flow (at most 16), in a column beside the plot where it
+	// hides no line; the flows beyond the trace are counted. It listed 8 of 16.
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	legend.TextStyle.Font.Size = vg.Points(9)
 	for k, flow := range tr.Flows {
 		xy := make(plotter.XYs, len(tr.TimesUs))
 		for i, t := range tr.TimesUs {
@@ -43,12 +48,15 @@ func plotSim(r *SimReport, dir string) ([]string, error) {
 		}
 		l.Color = flowColour(k)
 		l.Width = vg.Points(1)
-		rates.Add(l)
-		if k < 8 {
-			rates.Legend.Add(fmt.Sprintf("flow %d", flow), l)
+		if k >= len(flowPalette) {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)} // the palette's second round
 		}
+		rates.Add(l)
+		legend.Add(fmt.Sprintf("flow %d", flow), l)
 	}
-	rates.Legend.Top = true
+	if more := r.Flows - len(tr.Flows); r.Result != nil && more > 0 {
+		legend.Add(fmt.Sprintf("+%d not drawn", more))
+	}
 	queue := plot.New()
 	queue.Title.Text = "the deepest receiver queue at the switch"
 	queue.X.Label.Text = "time (µs)"
@@ -74,17 +82,20 @@ func plotSim(r *SimReport, dir string) ([]string, error) {
 		p.Add(marks)
 	}
 	return saveFigure(vg.Points(900), vg.Points(640), filepath.Join(dir, SimPlotBase), func(c draw.Canvas) {
+		side := c
+		c.Max.X -= vg.Points(90)
+		side.Min.X = c.Max.X
+		side.Max.Y -= vg.Points(20)
+		legend.Draw(side)
 		drawTiles(c, [][]*plot.Plot{{rates}, {queue}})
 	})
 }
 
 // flowColour is a distinct colour for the k-th flow of a plot.
 func flowColour(k int) color.Color {
-	palette := []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
-		{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255}}
-	c := palette[k%len(palette)]
-	if k >= len(palette) {
-		c.A = 140
-	}
-	return c
+	return flowPalette[k%len(flowPalette)]
 }
+
+// flowPalette are the flows' colours; a plot's flows past it are dashed.
+var flowPalette = []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+	{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255}}

@@ -26,7 +26,7 @@ func (r *SweepReport) budgetText() string {
 	if r.ThreadsSharing != 1 {
 		threads = fmt.Sprintf("%d threads", r.ThreadsSharing)
 	}
-	return fmt.Sprintf("%.4g µs = %.0f cycles (%g GHz, %s sharing)", r.BudgetMicros, math.Floor(r.BudgetCycles), r.ClockHz/1e9, threads)
+	return fmt.Sprintf("%s µs = %.0f cycles (%g GHz, %s sharing)", budgetUs(r.BudgetMicros), math.Floor(r.BudgetCycles), r.ClockHz/1e9, threads)
 }
 
 // budgetAxisReach is how far past the largest WCET the cycle axis stretches to show the

@@ -48,3 +48,13 @@ func HandlerMultiplier(y float64) float64 { return Multiplier(min(max(y, -1), 1)
 // FixedMultiplier is the handler's integer action map (nicsdk.Multiplier): y in Q16, clamped
 // to [-1, 1], as the rate multiplier in Q16.
 func FixedMultiplier(y int32) uint32 { return nicsdk.Multiplier(y) }
+
+// OutputOf is the policy output y a multiplier m > 0 stands for, Multiplier inverted:
+// (m − 1)/0.2 for m ≥ 1, (1 − 1/m)/0.2 below. It is how eval DIR shows the network's y
+// beside a firmware that returns the multiplier (the action map folded into its table).
+func OutputOf(m float64) float64 {
+	if m >= 1 {
+		return (m - 1) / 0.2
+	}
+	return (1 - 1/m) / 0.2
+}

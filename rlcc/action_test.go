@@ -37,3 +37,17 @@ func TestMultiplierAndDirection(t *testing.T) {
 		t.Errorf("HandlerMultiplier(-3) = %v, want 1/1.2 (y clamped to -1)", m)
 	}
 }
+
+// OutputOf inverts Multiplier on the handler's y range, both branches and the kink at 1.
+func TestOutputOfInvertsMultiplier(t *testing.T) {
+	for _, c := range []struct{ m, y float64 }{{1.2, 1}, {1, 0}, {1.1, 0.5}, {1 / 1.2, -1}, {1 / 1.1, -0.5}} {
+		if got := OutputOf(c.m); math.Abs(got-c.y) > 1e-12 {
+			t.Errorf("OutputOf(%v) = %v, want %v", c.m, got, c.y)
+		}
+	}
+	for y := -1.0; y <= 1; y += 1.0 / 64 {
+		if got := OutputOf(Multiplier(y)); math.Abs(got-y) > 1e-12 {
+			t.Errorf("OutputOf(Multiplier(%v)) = %v", y, got)
+		}
+	}
+}

@@ -7,10 +7,22 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// renamed are, per command, the old spellings of flags renamed so that one name means one
+// thing across commands (issue 26): old scripts still run, the help lists the new name only.
+// An old spelling is here only where it meant what the new name means in that command.
+var renamed = map[string]map[string]string{
+	"compile": {"threads-sharing": "threads", "vectors": "num-vectors"},
+	"budget":  {"threads-sharing": "threads"},
+	"distill": {"vectors": "num-vectors"},
+	"sim":     {"plot": "out"},
+	"train":   {"policy": "arch"},
+}
+
 // flagsFirst moves a subcommand's flags ahead of its positional arguments, so that
 // `nicc eval MODEL --input ROWS.csv` parses: urfave/cli stops reading flags at the first
 // positional argument. A flag takes the next argument as its value unless it is a bool flag
-// or is written --name=value; "--" ends the flags.
+// or is written --name=value; "--" ends the flags. A renamed flag's old spelling becomes its
+// new one.
 func flagsFirst(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
@@ -24,6 +36,10 @@ func flagsFirst(app *cli.App, args []string) []string {
 		if sub := cmd.Command(args[2]); sub != nil {
 			cmd, head = sub, 3
 		}
+	}
+	renames := renamed[cmd.Name]
+	if head == 3 {
+		renames = nil
 	}
 	takesValue := map[string]bool{}
 	for _, f := range cmd.Flags {
@@ -44,6 +60,13 @@ func flagsFirst(app *cli.App, args []string) []string {
 		if !strings.HasPrefix(a, "-") || a == "-" || name == "" {
 			positional = append(positional, a)
 			continue
+		}
+		if n, v, hasV := strings.Cut(name, "="); renames[n] != "" {
+			name = renames[n]
+			if hasV {
+				name += "=" + v
+			}
+			a = "--" + name
 		}
 		flags = append(flags, a)
 		if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(rest) {

@@ -51,7 +51,7 @@ in-order core: assumptions, labelled as such. --list-cores shows every profile a
 source of each number.
 
   nicc budget fw.elf --entry on_rtt_event
-  nicc budget fw.elf --entry on_rtt_event --vectors events.txt --budget 1.5us --threads-sharing 16
+  nicc budget fw.elf --entry on_rtt_event --vectors events.txt --budget 1.5us --threads 16
   nicc budget fw.elf --entry sum_window --loop-bound sum_window+0x14=8 --json
   nicc budget build/rlcc
   nicc budget build/rlcc --vectors states.csv
@@ -60,8 +60,8 @@ source of each number.
 			&cli.StringFlag{Name: "entry", Usage: "function symbol to bound and run"},
 			&cli.StringFlag{Name: "core", Value: compiler.DefaultCore, Usage: "core profile (see --list-cores)"},
 			&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
-			&cli.IntFlag{Name: "threads-sharing", Usage: "hardware threads sharing the pipeline", DefaultText: "the profile's"},
-			&cli.StringFlag{Name: "vectors", Usage: "`FILE` of calls to run and measure, format above, or .csv/.tsv rows of nicc_policy's inputs (a file here; nicc compile --vectors is a count of calls to verify)"},
+			threadsFlag,
+			&cli.StringFlag{Name: "vectors", Usage: "`FILE` of calls to run and measure, format above, or .csv/.tsv rows of nicc_policy's inputs (nicc compile --num-vectors is how many calls verify compares)"},
 			&cli.StringSliceFlag{Name: "loop-bound", Usage: "HEAD=N: the loop with head HEAD (0xADDR or func+0xOFF) runs its head at most N times per entry; repeatable"},
 			&cli.BoolFlag{Name: "list-cores", Usage: "list the core profiles with their clocks, threads and cost tables, and exit"},
 			jsonFlag,
@@ -88,12 +88,12 @@ func runBudget(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.IsSet("threads-sharing") && c.Int("threads-sharing") < 1 {
-		return fmt.Errorf("--threads-sharing %d: want at least 1", c.Int("threads-sharing"))
+	if err := checkThreads(c); err != nil {
+		return err
 	}
 	opt := compiler.BudgetOptions{
 		ELF: c.Args().First(), Entry: c.String("entry"), Core: c.String("core"),
-		Budget: budget, ThreadsSharing: c.Int("threads-sharing"),
+		Budget: budget, ThreadsSharing: c.Int("threads"),
 		LoopBounds: c.StringSlice("loop-bound"),
 	}
 	vectors := c.String("vectors")
@@ -156,7 +156,7 @@ func budgetDir(c *cli.Context, dir string, opt *compiler.BudgetOptions) (*compil
 	if !c.IsSet("budget") && b.BudgetMicros > 0 && b.BudgetMicros < 1e9 {
 		opt.Budget = time.Duration(math.Round(b.BudgetMicros * float64(time.Microsecond)))
 	}
-	if !c.IsSet("threads-sharing") && b.Core.ThreadsSource == "--threads-sharing" {
+	if !c.IsSet("threads") && (b.Core.ThreadsSource == "--threads" || b.Core.ThreadsSource == "--threads-sharing") { // the old name in older reports
 		opt.ThreadsSharing = b.Core.ThreadsSharing
 	}
 	if vectors == "" {

@@ -60,7 +60,7 @@ func TestBudgetFits(t *testing.T) {
 		"WCET":      "µs (",
 		"measured":  "measured 3 vectors: min ",
 		"tightness": "(WCET ÷ max measured)",
-		"budget":    "budget 2.000 µs",
+		"budget":    "budget 2 µs",
 		"headroom":  "headroom ",
 		"verdict":   "verdict fits",
 	} {
@@ -90,6 +90,10 @@ func TestBudgetOverBudgetExits1(t *testing.T) {
 	}
 	if !strings.Contains(out, "\nloops\n  "+head) || !strings.Contains(out, "head runs <= 17 (given)") {
 		t.Errorf("loops section:\n%s", out)
+	}
+	// 100ns is the budget as written, 0.1 µs (it printed 0.100, and 0.09999999999999999 in fit's refusal).
+	if line(out, "budget") != "budget 0.1 µs" || !strings.HasSuffix(errOut, " µs > 0.1 µs\n") {
+		t.Errorf("budget line %q, stderr %q: want the budget as 0.1 µs", line(out, "budget"), errOut)
 	}
 	if !strings.Contains(errOut, "popcount16 is over budget: WCET ") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("stderr %q", errOut)
@@ -223,7 +227,8 @@ func TestBudgetBadInput(t *testing.T) {
 		{[]string{"--entry", "on_event"}, "budget takes one ELF file or compile directory, got 0"},
 		{[]string{elf, "--entry", "on_event", "--budget", "2"}, `budget "2": want a time such as 2us`},
 		{[]string{elf, "--entry", "on_event", "--core", "z80"}, `no core profile "z80"`},
-		{[]string{elf, "--entry", "on_event", "--threads-sharing", "0"}, "--threads-sharing 0"},
+		{[]string{elf, "--entry", "on_event", "--threads", "0"}, "--threads 0: want at least 1"},
+		{[]string{elf, "--entry", "on_event", "--threads-sharing", "0"}, "--threads 0: want at least 1"}, // the old spelling
 		{[]string{elf, "--entry", "on_event", "--loop-bound", "x"}, `loop bound "x": want HEAD=N`},
 		{[]string{elf, "--entry", "on_event", "--vectors", writeFile(t, "bad.txt", "1 hex:0g\n")}, "bad.txt: line 1: argument 2"},
 	}

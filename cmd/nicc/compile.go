@@ -58,7 +58,7 @@ trees), in stages: load → quantize → fit → emit → build → verify → b
             -fsanitize=undefined, each with a driver (host/driver.c); and firmware.elf with
             riscv64-unknown-elf-gcc (RV64IMC+Zbb, same warnings, -O2).
   verify    the golden model (the integer IR's Go evaluator, inside nicsdk's Go handler for
-            rlcc), both host builds and the ELF in fwsim agree bit for bit on --vectors calls
+            rlcc), both host builds and the ELF in fwsim agree bit for bit on --num-vectors calls
             (default 100000): every split's threshold at T-1, T, T+1, T+2 on a path reaching
             it, the extremes of every input range, sampled states; for rlcc also event
             sequences (new, valid, garbage and extreme flow contexts; RTT, CNP, NACK, TX
@@ -77,7 +77,7 @@ trees), in stages: load → quantize → fit → emit → build → verify → b
             fwsim, then the WCET of doca_pcc_dev_user_algo beside nicc_on_event's.
   budget    the static WCET of the entry on --core, cycles × threads sharing / clock, must
             fit --budget; over budget exits 1 showing both. The dpa core's clock and costs
-            are assumptions (nicc budget --list-cores); --threads-sharing models busy
+            are assumptions (nicc budget --list-cores); --threads models busy
             hardware threads.
   report    --out/report.json and a summary: fidelity against the float model (max abs
             error and RMSE, split into the inputs' and the leaves' share; a probability for a
@@ -158,12 +158,24 @@ ranges that cannot represent a threshold).
   nicc compile testdata/models/rlcc_xgb.json --out build/doca --sdk doca
   nicc compile testdata/models/rlcc_lstm.onnx --out build/lstm --target int
   nicc compile testdata/models/rlcc_teacher.onnx --out build/student --target trees --trees 10 --depth 4
-  nicc compile policy.json --out build/p --core dpa --budget 1.5us --vectors 1000000 --json
+  nicc compile policy.json --out build/p --core dpa --budget 1.5us --num-vectors 1000000 --json
   nicc compile testdata/models/rlcc_teacher_unnamed.onnx --target int --out build/int \
       --inputs a_prev,o,a_prev2,o_prev --rlcc-beta 2`,
 		Flags:  compileFlags(),
 		Action: runCompile,
 	}
+}
+
+// threadsFlag is compile's and budget's --threads: the hardware threads sharing one pipeline,
+// which multiply a decision's time (nicc sim's --threads is the same number).
+var threadsFlag = &cli.IntFlag{Name: "threads", Usage: "hardware threads sharing the pipeline (a decision's time is its cycles × threads / clock)", DefaultText: "the profile's"}
+
+// checkThreads refuses a --threads below 1.
+func checkThreads(c *cli.Context) error {
+	if c.IsSet("threads") && c.Int("threads") < 1 {
+		return fmt.Errorf("--threads %d: want at least 1", c.Int("threads"))
+	}
+	return nil
 }
 
 // compileFlags are nicc compile's flags.
@@ -174,8 +186,8 @@ func compileFlags() []cli.Flag {
 		&cli.StringFlag{Name: "sdk", Value: "nicc", Usage: "device API of the firmware: nicc (nicc_on_event) or doca (also a DOCA PCC device source, verified and bounded the same way; needs --handler rlcc)"},
 		&cli.StringFlag{Name: "core", Value: compiler.DefaultCore, Usage: "core profile for the WCET (nicc budget --list-cores)"},
 		&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
-		&cli.IntFlag{Name: "threads-sharing", Usage: "hardware threads sharing the pipeline", DefaultText: "the profile's"},
-		&cli.IntFlag{Name: "vectors", Value: compiler.DefaultVectors, Usage: "verify compares at least `N` calls (a count here; nicc budget --vectors takes a file of calls)"},
+		threadsFlag,
+		&cli.IntFlag{Name: "num-vectors", Value: compiler.DefaultVectors, Usage: "verify compares at least `N` calls (nicc budget --vectors is a file of calls)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the vector sampler"},
 		&cli.StringFlag{Name: "ranges", Usage: "CSV/TSV of sample rows: verify vectors, fidelity samples, and the input ranges of --handler none"},
 		&cli.StringFlag{Name: "predictions", Usage: "the source tool's outputs on the --ranges rows: one a line, or the last column"},
@@ -212,11 +224,11 @@ func runCompile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.IsSet("threads-sharing") && c.Int("threads-sharing") < 1 {
-		return fmt.Errorf("--threads-sharing %d: want at least 1", c.Int("threads-sharing"))
+	if err := checkThreads(c); err != nil {
+		return err
 	}
-	if c.Int("vectors") < 1 {
-		return fmt.Errorf("--vectors %d: want at least 1", c.Int("vectors"))
+	if c.Int("num-vectors") < 1 {
+		return fmt.Errorf("--num-vectors %d: want at least 1", c.Int("num-vectors"))
 	}
 	if c.String("predictions") != "" && c.String("ranges") == "" {
 		return fmt.Errorf("--predictions needs the rows they were made on (--ranges)")
@@ -231,8 +243,8 @@ func runCompile(c *cli.Context) error {
 	}
 	opt := compiler.CompileOptions{
 		Model: c.Args().First(), Format: format, Inputs: inputs, Out: c.String("out"), Handler: handler, Params: params, ParamSources: src, SDK: sdk,
-		Core: c.String("core"), Budget: budget, ThreadsSharing: c.Int("threads-sharing"),
-		Vectors: c.Int("vectors"), Seed: c.Uint64("seed"),
+		Core: c.String("core"), Budget: budget, ThreadsSharing: c.Int("threads"),
+		Vectors: c.Int("num-vectors"), Seed: c.Uint64("seed"),
 		Ranges: c.String("ranges"), Predictions: c.String("predictions"), Force: c.Bool("force"),
 		Form: c.String("form"), MaxText: c.Uint64("max-text"), MaxRodata: c.Uint64("max-rodata"),
 	}

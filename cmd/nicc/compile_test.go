@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"os"
@@ -30,7 +32,7 @@ func TestCompileRLCC(t *testing.T) {
 		"verified": "golden == host C == fwsim, 0 mismatches; UBSan clean",
 		"fidelity": "policy output y over ",
 		"WCET":     "WCET nicc_on_event ",
-		"budget":   "budget 2.000 µs: headroom ",
+		"budget":   "budget 2 µs: headroom ",
 		"size":     "flow state 24 of 48 bytes",
 	} {
 		if l := line(stdout, label); !strings.Contains(l, want) {
@@ -45,6 +47,34 @@ func TestCompileRLCC(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "report.json")); err != nil {
 		t.Error(err)
+	}
+	checkModelIRHash(t, stdout, out, models+"rlcc_xgb.json")
+}
+
+// checkModelIRHash checks that the summary's model line labels its hash as the model IR's
+// (it said "sha256" beside the file's path, but hashes nicc's model, not the file, issue 26):
+// the hash is report.json's model.sha256, and not the file's.
+func checkModelIRHash(t *testing.T, stdout, dir, file string) {
+	t.Helper()
+	var rep struct {
+		Model struct {
+			Hash string `json:"sha256"`
+		} `json:"model"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Model.Hash) != 64 {
+		t.Fatalf("report.json model.sha256 %q: %v", rep.Model.Hash, err)
+	}
+	fb, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileHash := sha256.Sum256(fb)
+	if l := line(stdout, "model"); !strings.HasSuffix(l, ", model IR sha256 "+rep.Model.Hash[:12]) || strings.Contains(l, hex.EncodeToString(fileHash[:])[:12]) {
+		t.Errorf("model line %q: want it to end in \", model IR sha256 %.12s\" (report.json's), not the file's %x", l, rep.Model.Hash, fileHash[:6])
 	}
 }
 
@@ -90,7 +120,7 @@ func TestCompileOverBudgetExits1(t *testing.T) {
 	if code != exitCheck {
 		t.Fatalf("exit %d, want %d: %s", code, exitCheck, stderr)
 	}
-	if !regexp.MustCompile(`^nicc: nicc_on_event is over budget on dpa: WCET \d+ cycles = 0\.\d{3} µs > budget 0\.100 µs\n$`).MatchString(stderr) {
+	if !regexp.MustCompile(`^nicc: nicc_on_event is over budget on dpa: WCET \d+ cycles = 0\.\d{3} µs > budget 0\.1 µs\n$`).MatchString(stderr) {
 		t.Errorf("stderr %q", stderr)
 	}
 	if !strings.Contains(line(stdout, "budget"), "over budget") {
@@ -108,7 +138,8 @@ func TestCompileBadInputExits2(t *testing.T) {
 		{[]string{models + "rlcc_teacher.onnx"}, "is an mlp network; nicc compile takes tree ensembles"},
 		{[]string{models + "rlcc_xgb.json", "--handler", "lstm"}, `unknown handler "lstm"`},
 		{[]string{models + "rlcc_xgb.json", "--budget", "fast"}, `budget "fast"`},
-		{[]string{models + "rlcc_xgb.json", "--vectors", "0"}, "--vectors 0: want at least 1"},
+		{[]string{models + "rlcc_xgb.json", "--num-vectors", "0"}, "--num-vectors 0: want at least 1"},
+		{[]string{models + "rlcc_xgb.json", "--vectors", "0"}, "--num-vectors 0: want at least 1"}, // the old spelling
 		{[]string{lgbDir + "lg_kddcup99.model"}, "lg_kddcup99.model"},
 		{[]string{models + "rlcc_lstm.onnx", "--target", "int8", "--predictions", models + "rlcc_lstm.ref.csv", "--ranges", models + "rlcc_teacher.ref.csv"}, "--predictions compares one-step outputs"},
 		{[]string{models + "rlcc_lstm.onnx", "--target", "int8", "--weight-bits", "8"}, "--weight-bits and --act-bits apply to dense networks"},

@@ -36,7 +36,8 @@ func distillCommand() *cli.Command {
 		&cli.StringFlag{Name: "out", Usage: "the student model file (native JSON); with --sweep, a directory"},
 		&cli.StringFlag{Name: "sweep", Usage: "train and compile every configuration of trees=LO..HI[:STEP],depth=LO..HI[:STEP]"},
 		&cli.StringFlag{Name: "core", Value: compiler.DefaultCore, Usage: "core profile for the sweep's WCET (nicc budget --list-cores)"},
-		&cli.IntFlag{Name: "vectors", Value: 2000, Usage: "verify compares `N` calls for each configuration of a sweep (a count, as nicc compile's)"},
+		&cli.IntFlag{Name: "num-vectors", Value: 2000, Usage: "verify compares `N` calls for each configuration of a sweep (as nicc compile's)"},
+		&cli.StringFlag{Name: "budget", Value: "2us", Usage: "the sweep's time one decision may take, as nicc compile's: 2us, 1.5µs, 900ns"},
 		handlerFlag,
 		forceFlag,
 		formatFlag,
@@ -79,9 +80,9 @@ it in between), and the time taken.
 
 --sweep trees=4..20,depth=2..6 trains every configuration (trees in steps of 4, depth in
 steps of 1 unless :STEP says otherwise) on the same states, compiles each into --out/
-treesT_depthD/ with nicc compile's pipeline (verified on --vectors calls) and prints held-out
+treesT_depthD/ with nicc compile's pipeline (verified on --num-vectors calls) and prints held-out
 RMSE against the WCET cycles of the firmware entry on --core, with the Pareto front and
-the budget in cycles (2 µs × clock ÷ threads sharing); it writes --out/sweep.json,
+the budget in cycles (--budget, default 2 µs, × clock ÷ threads sharing); it writes --out/sweep.json,
 sweep.png and sweep.svg. A configuration that surely cannot fit (nicc compile's lower
 bound, over the budget or the core's memory) is listed as refused and not built, unless
 --force.
@@ -178,11 +179,15 @@ func runDistill(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if c.Int("vectors") < 1 {
-			return fmt.Errorf("--vectors %d: want at least 1", c.Int("vectors"))
+		if c.Int("num-vectors") < 1 {
+			return fmt.Errorf("--num-vectors %d: want at least 1", c.Int("num-vectors"))
+		}
+		budget, err := compiler.ParseBudget(c.String("budget"))
+		if err != nil {
+			return err
 		}
 		so := compiler.SweepOptions{DistillOptions: opt, Trees: trees, Depth: depth, Out: c.String("out"),
-			Core: c.String("core"), Vectors: c.Int("vectors"), Force: c.Bool("force")}
+			Core: c.String("core"), Budget: budget, Vectors: c.Int("num-vectors"), Force: c.Bool("force")}
 		if bw != nil {
 			p := &progress{w: bw}
 			so.Progress = func(done, total, t, d int) { p.update("sweep", done, total) }
@@ -203,8 +208,10 @@ func runDistill(c *cli.Context) error {
 		}
 		return nil
 	}
-	if c.Bool("force") {
-		return fmt.Errorf("--force applies to --sweep, which compiles; nicc distill alone builds nothing")
+	for _, name := range []string{"force", "budget", "num-vectors", "core"} {
+		if c.IsSet(name) {
+			return fmt.Errorf("--%s applies to --sweep, which compiles; nicc distill alone builds nothing", name)
+		}
 	}
 	if bw != nil {
 		b := roundsBar(c, bw)

@@ -92,12 +92,12 @@ func TestDistillSweepCLI(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	code, stdout, stderr := nicc(t, "distill", models+"rlcc_teacher.json", "--sweep", "trees=2..4:2,depth=2..3",
-		"--samples", "3000", "--vectors", "300", "--out", dir)
+		"--samples", "3000", "--num-vectors", "300", "--budget", "1500ns", "--out", dir)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"budget 2 µs = 3600 cycles (1.8 GHz, 1 thread sharing)\n",
+		"budget 1.5 µs = 2700 cycles (1.8 GHz, 1 thread sharing)\n", // --budget, which the sweep lacked
 		"trees depth  train RMSE  held RMSE  disagree      WCET     WCET   policy\n" +
 			"                    (y)        (y)       (%)  (cycles)     (µs) (cycles)\n",
 		"Pareto front (held-out RMSE vs WCET cycles):", "pareto", "sweep.svg"} {
@@ -105,6 +105,8 @@ func TestDistillSweepCLI(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
+	wantBadInput(t, "nicc: --budget applies to --sweep, which compiles; nicc distill alone builds nothing\n",
+		"distill", models+"rlcc_teacher.json", "--out", filepath.Join(dir, "s.json"), "--budget", "1us")
 	for _, f := range []string{"sweep.json", "sweep.png", "sweep.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)

@@ -35,6 +35,8 @@ type evalDirOut struct {
 		Rate        uint32    `json:"rate_fxp20"`
 		Multiplier  float64   `json:"multiplier"`
 		NewRate     float64   `json:"new_rate"`
+		GoldenYD    *float64  `json:"golden_y_derived"`
+		FirmwareYD  *float64  `json:"firmware_y_derived"`
 		Cycles      uint64    `json:"cycles"`
 		Agree       bool      `json:"agree"`
 		Missing     string    `json:"missing"`
@@ -236,7 +238,7 @@ func TestEvalDirText(t *testing.T) {
 	}
 	for i, want := range []string{
 		"firmware  " + rlcc + "/firmware.elf: nicc_policy(x) in fwsim on dpa; x = the row's a_prev, o, a_prev2, o_prev quantized with report.json's formats",
-		"golden    quantize.TreeIR.Eval, rebuilt from " + models + "rlcc_xgb.json (sha256 ",
+		"golden    quantize.TreeIR.Eval, rebuilt from " + models + "rlcc_xgb.json (model IR sha256 ",
 		"rl-cc     each row is one decision: the multiplier, and the new rate from 0.25 of line rate",
 		"line    float_y       golden_y      firmware_y    multiplier    new_rate      cycles",
 	} {
@@ -296,7 +298,7 @@ func TestEvalDirText(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{none}, "model " + modelCopy + " has changed since the compile (sha256 "},
+		{[]string{none}, "model " + modelCopy + " has changed since the compile (model IR sha256 "},
 		{[]string{work}, "is a directory without report.json and firmware.elf"},
 		{[]string{rlcc, "--rate", "2"}, "rate 2: want a fraction of line rate in ["},
 	} {
@@ -350,6 +352,20 @@ func TestEvalDirNetworks(t *testing.T) {
 				if math.Abs(row.Firmware-want) > 0.05 {
 					t.Fatalf("row %d: firmware %v, float %v", i+1, row.Firmware, want)
 				}
+				// A firmware that returns the multiplier shows the y it stands for too, derived by
+				// inverting the action map, beside the network's y (issue 26).
+				if c.returns == "multiplier" {
+					y := min(max(row.Float[0], -1), 1)
+					if row.FirmwareYD == nil || row.GoldenYD == nil || *row.FirmwareYD != rlcc.OutputOf(row.Firmware) ||
+						*row.GoldenYD != rlcc.OutputOf(row.Golden) || math.Abs(*row.FirmwareYD-y) > 0.05 {
+						t.Fatalf("row %d: y derived %v (golden %v), want OutputOf(%v) near the float y %v", i+1, row.FirmwareYD, row.GoldenYD, row.Firmware, y)
+					}
+				}
+			}
+			code, text, stderr := nicc(t, "eval", dir, "-i", c.rows)
+			if code != exitOK || !strings.HasPrefix(line(text, "y"), "y nicc_policy returns the multiplier m (the action map is folded into its output table); golden_y* and firmware_y* are the network output y it stands for, derived: (m - 1)/0.2 for m >= 1") ||
+				!strings.Contains(text, "\nline    float_y       float_m       golden_m      firmware_m    golden_y*     firmware_y*   new_rate      cycles\n") {
+				t.Errorf("eval DIR text: exit %d, %s\n%s", code, stderr, text)
 			}
 			code, out, stderr := nicc(t, "budget", dir, "--vectors", c.rows, "--json")
 			var b struct {

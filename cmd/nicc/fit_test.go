@@ -43,6 +43,9 @@ func TestCompileRefusesWhatCannotFit(t *testing.T) {
 	}{
 		{"budget", []string{models + "rlcc_xgb.json", "--handler", "none", "--budget", "2ns"}, []string{
 			"nicc: " + models + "rlcc_xgb.json: model rlcc_xgb needs at least 5 cycles (the rank form: a compare for each of 4 features and a table add, at least 1 cycle(s) each) = 0.003 µs on dpa, over the 0.002 µs budget (3 cycles); --force builds it anyway\n"}},
+		// 100 ns is 0.1 µs as written: it printed 0.09999999999999999 (issue 26).
+		{"budget 100ns", []string{models + "rlcc_teacher.json", "--target", "int", "--budget", "100ns"}, []string{
+			"nicc: " + models + "rlcc_teacher.json: model rlcc_teacher needs at least 229 cycles (204 nonzero weights and 25 channels, at least 1 cycle(s) each) = 0.127 µs on dpa, over the 0.1 µs budget (180 cycles); --force builds it anyway\n"}},
 		// 83,008 multiply-accumulates, a few of them zero in int8.
 		{"int8 MLP 4→256→256→64→1", []string{mlp, "--target", "int8", "--handler", "none", "--calib", calibFile, "--weight-bits", "8", "--act-bits", "8"}, []string{
 			"nicc: " + mlp + ": model mlp needs at least ", " nonzero weights and ", " channels, at least 1 cycle(s) each) = ",

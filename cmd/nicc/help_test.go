@@ -89,16 +89,16 @@ func TestHelpShowsOneDefaultPerFlag(t *testing.T) {
 	}
 	compile := helpOf(t, "compile")
 	for name, want := range map[string]string{
-		"weight-bits":     "--weight-bits value --target int: weight width, 8 or 16 (16 when only --act-bits is given) (default: chosen by the measured error)",
-		"threads-sharing": "--threads-sharing value hardware threads sharing the pipeline (default: the profile's)",
-		"samples":         "(default: 200000 for --target trees, 20000 for --target int)",
-		"vectors":         "--vectors N verify compares at least N calls (a count here; nicc budget --vectors takes a file of calls) (default: 100000)",
+		"weight-bits": "--weight-bits value --target int: weight width, 8 or 16 (16 when only --act-bits is given) (default: chosen by the measured error)",
+		"threads":     "--threads value hardware threads sharing the pipeline (a decision's time is its cycles × threads / clock) (default: the profile's)",
+		"samples":     "(default: 200000 for --target trees, 20000 for --target int)",
+		"num-vectors": "--num-vectors N verify compares at least N calls (nicc budget --vectors is a file of calls) (default: 100000)",
 	} {
 		if l := flagLine(compile, name); !strings.Contains(l, want) {
 			t.Errorf("compile --%s: %q, want it to contain %q", name, l, want)
 		}
 	}
-	if l := flagLine(helpOf(t, "budget"), "vectors"); !strings.HasPrefix(l, "--vectors FILE FILE of calls to run and measure") || !strings.Contains(l, "nicc compile --vectors is a count") {
+	if l := flagLine(helpOf(t, "budget"), "vectors"); !strings.HasPrefix(l, "--vectors FILE FILE of calls to run and measure") || !strings.Contains(l, "nicc compile --num-vectors is how many calls verify compares") {
 		t.Errorf("budget --vectors: %q", l)
 	}
 	distill := helpOf(t, "distill")
@@ -206,7 +206,7 @@ func TestUsageErrorOneLine(t *testing.T) {
 		want string
 	}{
 		{[]string{"sim", "--flowz", "3"}, "nicc: sim: no flag --flowz; did you mean --flows? (nicc sim --help lists them)"},
-		{[]string{"compile", "--vector", "5", "x"}, "nicc: compile: no flag --vector; did you mean --vectors? (nicc compile --help lists them)"},
+		{[]string{"compile", "--vector", "5", "x"}, "nicc: compile: no flag --vector; did you mean --num-vectors? (nicc compile --help lists them)"},
 		{[]string{"diff", "--closedloop"}, "nicc: diff: no flag --closedloop; did you mean --closed-loop? (nicc diff --help lists them)"},
 		{[]string{"sim", "merge", "--jsn", "a.json"}, "nicc: sim merge: no flag --jsn; did you mean --json? (nicc sim merge --help lists them)"},
 		{[]string{"budget", "--list-core"}, "nicc: budget: no flag --list-core; did you mean --list-cores? (nicc budget --help lists them)"},

@@ -89,7 +89,11 @@ float model's (on the row as given, what eval MODEL prints) and the golden model
 integer model verify compared the firmware with, rebuilt from the model file the report
 names, whose hash must match: --model gives it if it moved), and the cycles. Under the
 RL-CC handler a row is the state (a_prev, o, a_prev2, o_prev) of one decision: it also prints
-the multiplier and the new rate from --rate (a fraction of line rate, default 0.5). An
+the multiplier and the new rate from --rate (a fraction of line rate, default 0.5); when
+nicc_policy returns the multiplier m (an integer network's or an LSTM's output table holds the
+action map), also the network output y it stands for (golden_y*, firmware_y*), derived by
+inverting the map: (m - 1)/0.2 for m >= 1, (1 - 1/m)/0.2 below, to compare with your
+framework's y. An
 LSTM's rows are one flow's consecutive steps from the zero state. A row where the firmware
 and the golden model differ is flagged, and eval exits 1 after the last row; a row with a
 missing value (NaN) is printed, not run.

@@ -21,6 +21,11 @@ var featuresFlag = &cli.StringFlag{Name: "features",
 var handlerFlag = &cli.StringFlag{Name: "handler", Value: "auto",
 	Usage: "rlcc (the model is an RL-CC policy: sample its states, use its Q16 grid), none, or auto (rlcc when the inputs are named in an RL-CC layout: see --inputs)"}
 
+// simHandlerFlag is nicc sim's --handler: the same flag as compile's, for a model file that
+// decides (sim runs RL-CC policies only, so none is refused).
+var simHandlerFlag = &cli.StringFlag{Name: "handler", Value: "auto",
+	Usage: "with a model FILE: rlcc (read its 4 inputs as the RL-CC window by position, as nicc compile --handler rlcc does) or auto (rlcc when the 4 inputs are named a_prev, o, a_prev2, o_prev); none is refused: a model decides only as an RL-CC policy"}
+
 // rlccFlags are the RL-CC parameters' flags (rlcc.ParamFields, through compiler).
 func rlccFlags() []cli.Flag {
 	var fs []cli.Flag

@@ -36,7 +36,10 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
 --policy decides for every flow:
   MODEL     a model file (` + formats.Titles("networks") + `): the float teacher in the RL-CC
             handler's real-number twin, under the --rlcc-* parameters: each from its flag
-            when given, else from the file (nicc train writes them), else the default
+            when given, else from the file (nicc train writes them), else the default; its
+            inputs named in an RL-CC layout (--inputs names an export's), or read as
+            a_prev, o, a_prev2, o_prev by position with --handler rlcc, as nicc compile
+            --handler rlcc reads them
   DIR       a nicc compile output directory: its firmware.elf in fwsim, each decision a call
             of nicc_on_event with the flow's 48-byte context, taking its measured cycles at
             the core's clock times the threads sharing the pipeline; with --golden, its
@@ -59,7 +62,7 @@ SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
             ones (the values are tried on a scratch engine first, so a refusal is an error
             before the run). The report says when; the window is still --warmup's (by
             default the second half), so put --warmup after TIME to measure only the new
-            parameters, and --plot DIR shows the rates and queue across the change. The
+            parameters, and --out DIR plots the rates and queue across the change. The
             report adds the program's counters (decisions, rates at a bound) summed over the
             NICs, beside the RTT events the loop gave it
   swift     the Swift reference (delay target with flow scaling, AIMD)
@@ -98,13 +101,13 @@ refused in one line with the estimate (exit 2).
   nicc sim many-to-one --flows 64 --policy build/rlcc --duration 40ms --json
   nicc sim many-to-one --policy build/rlcc --golden --latency 500ns
   nicc sim many-to-one --policy build/doca --sdk doca --rlcc-target 0.032
-  nicc sim many-to-one --policy build/doca --sdk doca --rlcc-target 0.016 --set-at 10ms --warmup 12ms --plot build/sim
-  nicc sim long-short --flows 2 --policy testdata/models/rlcc_teacher.onnx --plot build/sim
-  nicc sim --theory all --policy build/train/policy.json --plot build/theory
+  nicc sim many-to-one --policy build/doca --sdk doca --rlcc-target 0.016 --set-at 10ms --warmup 12ms --out build/sim
+  nicc sim long-short --flows 2 --policy testdata/models/rlcc_teacher.onnx --out build/sim
+  nicc sim --theory all --policy build/train/policy.json --out build/theory
 
 --theory runs many-to-one at each flow count it lists (all: 2, 4, ..., 1024) and prints the
 policy's mean RTT inflation (RTT ÷ the path's base RTT) beside the NIC paper's Eq. 2,
-target·√N + β, with --plot the curve.
+target·√N + β, with --out DIR the curve.
 
 A sweep that outgrows one machine: --matrix FILE runs every combination of a JSON file's
 {"scenarios": [...], "flows": [...], "seeds": [...], "policies": [...], "duration": "20ms",
@@ -141,8 +144,8 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			&cli.StringFlag{Name: "pfc", Value: compiler.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on or off"},
 			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
 			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
-			&cli.StringFlag{Name: "plot", Usage: "write the first 16 flows' rates and the receiver queue over time into `DIR` (" + compiler.SimPlotBase + ".png and .svg)"},
-			formatFlag, inputsFlag, historyFlag, featuresFlag, jsonFlag,
+			&cli.StringFlag{Name: "out", Usage: "plot the first 16 flows' rates and the receiver queue over time into `DIR` (" + compiler.SimPlotBase + ".png and .svg)"},
+			simHandlerFlag, formatFlag, inputsFlag, historyFlag, featuresFlag, jsonFlag,
 		}, rlccFlags()...),
 		Action: runSim,
 	}
@@ -171,7 +174,7 @@ func runSim(c *cli.Context) error {
 	if c.IsSet("flows") && c.Int("flows") < 1 {
 		return fmt.Errorf("--flows %d: want at least 1", c.Int("flows"))
 	}
-	opt.Scenario, opt.Flows, opt.Policy, opt.PlotDir = c.Args().First(), c.Int("flows"), c.String("policy"), c.String("plot")
+	opt.Scenario, opt.Flows, opt.Policy, opt.PlotDir = c.Args().First(), c.Int("flows"), c.String("policy"), c.String("out")
 	if err := durationFlags(c, map[string]*int64{"set-at": &opt.DOCASetAtNs}, "set-at"); err != nil {
 		return err
 	}
@@ -204,6 +207,9 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	}
 	if opt.Inputs, err = modelInputs(c); err != nil {
 		return opt, err
+	}
+	if opt.Handler, err = compiler.ParseHandler(c.String("handler")); err != nil {
+		return opt, fmt.Errorf("--handler: %w", err)
 	}
 	if opt.Params, opt.ParamSources, err = rlccParams(c); err != nil {
 		return opt, err
@@ -283,7 +289,7 @@ func runSimTheory(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opt.Policy, opt.PlotDir = c.String("policy"), c.String("plot")
+	opt.Policy, opt.PlotDir = c.String("policy"), c.String("out")
 	r, err := compiler.SimTheory(opt, flows)
 	if err != nil {
 		return err
@@ -294,8 +300,8 @@ func runSimTheory(c *cli.Context) error {
 // runSimMatrix is nicc sim --matrix: the runs of one shard, with a progress bar on a
 // terminal.
 func runSimMatrix(c *cli.Context) error {
-	if c.NArg() > 0 || c.IsSet("policy") || c.IsSet("flows") || c.IsSet("plot") {
-		return fmt.Errorf("--matrix takes no SCENARIO, --policy, --flows or --plot: the matrix file gives them")
+	if c.NArg() > 0 || c.IsSet("policy") || c.IsSet("flows") || c.IsSet("out") {
+		return fmt.Errorf("--matrix takes no SCENARIO, --policy, --flows or --out: the matrix file gives them")
 	}
 	i, n, err := compiler.ParseShard(c.String("shard"))
 	if err != nil {

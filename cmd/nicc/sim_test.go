@@ -54,9 +54,9 @@ func TestSimCommand(t *testing.T) {
 
 func TestSimPlot(t *testing.T) {
 	dir := t.TempDir() + "/plots"
-	code, out, errOut := nicc(t, "sim", "long-short", "--policy", "swift", "--duration", "4ms", "--plot", dir)
+	code, out, errOut := nicc(t, "sim", "long-short", "--policy", "swift", "--duration", "4ms", "--out", dir)
 	if code != exitOK || !strings.Contains(out, "recovery") || !strings.Contains(out, "plots ") {
-		t.Fatalf("sim --plot: exit %d\n%s\n%s", code, out, errOut)
+		t.Fatalf("sim --out: exit %d\n%s\n%s", code, out, errOut)
 	}
 	for _, ext := range []string{".png", ".svg"} {
 		b, err := os.ReadFile(filepath.Join(dir, "sim_rates_queue"+ext))

@@ -15,7 +15,7 @@ func trainCommand() *cli.Command {
 		Usage:     "train an RL-CC policy in closed loop (ADPG in nicc's network simulator) and write it as a nicc model",
 		ArgsUsage: " ",
 		Description: `Trains the RL-CC MLP, (a_{t-1}, o_t, a_{t-2}, o_{t-1}) → 12 → 12 → 1 (ReLU, no biases,
-tanh), or with --policy lstm the RL-CC LSTM (the window → 12 ReLU → LSTM 12 → 1 tanh, each
+tanh), or with --arch lstm the RL-CC LSTM (the window → 12 ReLU → LSTM 12 → 1 tanh, each
 flow with its own h and c, backpropagated through each flow's whole rollout), with ADPG, the RL-CC papers' deterministic on-policy gradient: each step runs one
 rollout of every training scenario (many-to-one with --flows flows, by default 2, 4 and 8)
 in nicc sim's network, the policy deciding in the handler's real-number twin, and weighs the
@@ -41,7 +41,7 @@ the policy trained), and DIR/reward_curve.csv (each step's mean δ and mean |δ|
 (.png, .svg), and measures the policy on unseen many-to-one 16→1 and 128→1 for 100 ms each.
 Memory: a rollout keeps each decision for the gradient (200 bytes an MLP's, 2400 an LSTM's,
 at most one a flow and base RTT); a training whose largest rollout would need more than
-` + fmt.Sprint(compiler.MemoryLimit>>30) + ` GiB is refused before it starts, in one line with the estimate (--policy lstm fits
+` + fmt.Sprint(compiler.MemoryLimit>>30) + ` GiB is refused before it starts, in one line with the estimate (--arch lstm fits
 rollouts up to about 0.85 s, the MLP about 10 s). --lr is in (0, 1), --iterations 1 to
 1000000, --action-penalty 0 to 100, --rollout at most 1h.
 
@@ -52,7 +52,7 @@ Then judge what a compile of it does in closed loop:
 
   nicc train --out build/train
   nicc train --out build/train --iterations 1000 --lr 0.003 --seed 7 --rlcc-target 0.05
-  nicc train --out build/train-lstm --policy lstm`,
+  nicc train --out build/train-lstm --arch lstm`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "output `DIR`", Required: true},
 			&cli.IntFlag{Name: "iterations", Value: 400, Usage: "Adam steps (each runs every training scenario once)"},
@@ -60,7 +60,7 @@ Then judge what a compile of it does in closed loop:
 			&cli.Float64Flag{Name: "action-penalty", Value: compiler.DefaultActionPenalty, Usage: "λ: each decision's gradient weight is δ − λ·y (0 is the papers' ADPG, which trains a bang-bang, unfair policy)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the initial weights and the rollouts"},
 			&cli.StringFlag{Name: "flows", Value: "2,4,8", Usage: "the many-to-one training scenarios' flow counts"},
-			&cli.StringFlag{Name: "policy", Value: compiler.TrainMLP, Usage: "what to train: mlp (4 → 12 → 12 → 1) or lstm (4 → 12 ReLU → LSTM 12 → 1 tanh, the testdata LSTM's shape; backpropagated through each flow's whole rollout)"},
+			&cli.StringFlag{Name: "arch", Value: compiler.TrainMLP, Usage: "the network to train: mlp (4 → 12 → 12 → 1) or lstm (4 → 12 ReLU → LSTM 12 → 1 tanh, the testdata LSTM's shape; backpropagated through each flow's whole rollout)"},
 			&cli.StringFlag{Name: "rollout", Value: "10ms", Usage: "simulated time of one rollout"},
 			jsonFlag,
 		}, rlccFlags()...),
@@ -80,6 +80,9 @@ Then judge what a compile of it does in closed loop:
 				}
 				flows = append(flows, n)
 			}
+			if v := c.String("arch"); v != compiler.TrainMLP && v != compiler.TrainLSTM {
+				return fmt.Errorf("--arch %q: want %s or %s", v, compiler.TrainMLP, compiler.TrainLSTM)
+			}
 			if v := c.Int("iterations"); v < 1 || v > compiler.MaxTrainIterations {
 				return fmt.Errorf("--iterations %d: want 1 to %d", v, compiler.MaxTrainIterations)
 			}
@@ -90,7 +93,7 @@ Then judge what a compile of it does in closed loop:
 				return fmt.Errorf("--action-penalty %v: want 0 to %v", v, compiler.MaxActionPenalty)
 			}
 			opt := compiler.ADPGOptions{Out: c.String("out"), Iterations: c.Int("iterations"), Seed: c.Uint64("seed"),
-				LR: c.Float64("lr"), Flows: flows, Params: p, ParamSources: src, ActionPenalty: c.Float64("action-penalty"), Policy: c.String("policy")}
+				LR: c.Float64("lr"), Flows: flows, Params: p, ParamSources: src, ActionPenalty: c.Float64("action-penalty"), Policy: c.String("arch")}
 			if err := durationFlags(c, map[string]*int64{"rollout": &opt.DurationNs}); err != nil {
 				return err
 			}

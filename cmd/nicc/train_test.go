@@ -116,15 +116,15 @@ func TestTrainedPolicyControlsCongestion(t *testing.T) {
 	}
 }
 
-// nicc train --policy lstm trains the testdata LSTM's shape and writes it as nicc JSON and as
+// nicc train --arch lstm trains the testdata LSTM's shape and writes it as nicc JSON and as
 // ONNX in torch's LSTM layout, the two files one policy.
 func TestTrainLSTM(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "lstm")
 	var r trainJSON
-	jsonOf(t, &r, "train", "--out", dir, "--policy", "lstm", "--iterations", "10")
+	jsonOf(t, &r, "train", "--out", dir, "--arch", "lstm", "--iterations", "10")
 	if r.Kind != "lstm" || r.ONNX == "" || !(r.Last.MeanAbs < r.First.MeanAbs) {
-		t.Errorf("train --policy lstm: %+v", r)
+		t.Errorf("train --arch lstm: %+v", r)
 	}
 	for _, f := range []string{r.Policy, r.ONNX} {
 		if code, out, _ := nicc(t, "inspect", f); code != exitOK || !strings.Contains(out, "4 → 12 relu → LSTM 12 → 1 tanh") {
@@ -137,5 +137,6 @@ func TestTrainLSTM(t *testing.T) {
 	if fromJSON == "" || fromJSON != fromONNX {
 		t.Errorf("the JSON and ONNX checkpoints evaluate differently:\n%.300s\n%.300s", fromJSON, fromONNX)
 	}
-	wantBadInput(t, "nicc: train: policy \"gru\": want mlp or lstm\n", "train", "--out", dir, "--policy", "gru", "--iterations", "1")
+	wantBadInput(t, "nicc: --arch \"gru\": want mlp or lstm\n", "train", "--out", dir, "--arch", "gru", "--iterations", "1")
+	wantBadInput(t, "nicc: --arch \"gru\": want mlp or lstm\n", "train", "--out", dir, "--policy", "gru", "--iterations", "1") // the old spelling
 }

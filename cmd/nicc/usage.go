@@ -42,7 +42,7 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	name = strings.TrimLeft(name, "-")
 	hint := ""
 	if c.Command != nil {
-		if near := nearestFlag(name, c.Command.Flags); near != "" {
+		if near := nearestFlag(name, c.Command.Flags, renamed[c.Command.Name]); near != "" {
 			hint = fmt.Sprintf("; did you mean --%s?", near)
 		}
 	}
@@ -50,15 +50,22 @@ func usageError(c *cli.Context, err error, _ bool) error {
 }
 
 // nearestFlag is the name among flags' closest to given by edit distance, when it is close
-// enough to be a slip (at most a third of its letters, and at least one), else "".
-func nearestFlag(given string, flags []cli.Flag) string {
+// enough to be a slip (at most a third of its letters, and at least one), else "". A slip of
+// a renamed flag's old spelling names the new one.
+func nearestFlag(given string, flags []cli.Flag, renames map[string]string) string {
 	best, bestDist := "", len(given)/3+1
+	try := func(name, suggest string) {
+		if d := editDistance(given, name); d < bestDist || d == bestDist && best == "" {
+			best, bestDist = suggest, d
+		}
+	}
 	for _, f := range flags {
 		for _, name := range f.Names() {
-			if d := editDistance(given, name); d < bestDist || d == bestDist && best == "" {
-				best, bestDist = name, d
-			}
+			try(name, name)
 		}
+	}
+	for old, now := range renames {
+		try(old, now)
 	}
 	return best
 }
