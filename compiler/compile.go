@@ -472,7 +472,7 @@ func resolveHandler(h Handler, inputs []string) Handler {
 // load reads the model and checks that the chosen handler can run it: tree ensembles only,
 // no wider than the handler's inputs, state within the flow context.
 func (c *compilation) load() error {
-	lp, err := loadPolicy(cmp.Or(c.modelFile, c.opt.Model), c.opt.Format, c.opt.Inputs, c.opt.Handler)
+	lp, err := loadPolicy(cmp.Or(c.modelFile, c.opt.Model), c.opt.Format, c.opt.Inputs, c.opt.Handler, "compile it with --handler none, or ")
 	if err != nil {
 		return err
 	}

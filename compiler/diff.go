@@ -198,7 +198,7 @@ func (d *differ) load() error {
 			return err
 		}
 	} else {
-		lp, err := loadPolicy(d.opt.Teacher, d.opt.Format, d.opt.Inputs, d.opt.Handler)
+		lp, err := loadPolicy(d.opt.Teacher, d.opt.Format, d.opt.Inputs, d.opt.Handler, "diff it with --handler none, or ")
 		if err != nil {
 			return err
 		}

@@ -203,7 +203,7 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	if opt.Samples < 0 {
 		return nil, fmt.Errorf("samples %d: want a positive count", opt.Samples)
 	}
-	lp, err := loadPolicy(opt.Teacher, opt.Format, opt.Inputs, opt.Handler)
+	lp, err := loadPolicy(opt.Teacher, opt.Format, opt.Inputs, opt.Handler, "distill it with --handler none, or ")
 	if err != nil {
 		return nil, err
 	}

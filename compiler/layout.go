@@ -158,8 +158,9 @@ func isRLCCNamed(names []string) bool {
 // RL-CC layout (rlcc.ParseLayout), the model permuted (model.PermuteInputs) and its inputs
 // renamed to the layout's canonical names. A model whose names are not RL-CC names is taken
 // by position as the default layout when it has its width (note says so). A layout the handler
-// cannot feed yet is refused.
-func policyOrder(path string, m *model.Model) (*model.Model, *InputLayout, string, error) {
+// cannot feed yet is refused. A model of another width is refused, with noneHint (how the
+// command takes a model that is no RL-CC policy, or "") before the layouts it could name.
+func policyOrder(path string, m *model.Model, noneHint string) (*model.Model, *InputLayout, string, error) {
 	l, perm, err := rlcc.ParseLayout(m.Inputs)
 	if err != nil {
 		if isRLCCNamedLoosely(m.Inputs) {
@@ -170,8 +171,8 @@ func policyOrder(path string, m *model.Model) (*model.Model, *InputLayout, strin
 			if m.NumInputs() < n {
 				wider = "narrower than"
 			}
-			return nil, nil, "", fmt.Errorf("%s: model %s has %d inputs, %s the RL-CC handler's %d (%s); compile it with --handler none, or name its inputs in an RL-CC layout: %s",
-				path, m.Name, m.NumInputs(), wider, n, rlcc.NameList, LayoutsAccepted)
+			return nil, nil, "", fmt.Errorf("%s: model %s has %d inputs, %s the RL-CC handler's %d (%s); %sname its inputs in an RL-CC layout: %s",
+				path, m.Name, m.NumInputs(), wider, n, rlcc.NameList, noneHint, LayoutsAccepted)
 		}
 		l, perm = nicsdk.DefaultLayout, []int{0, 1, 2, 3}
 		il := newInputLayout(m.Inputs, l, perm)
@@ -241,15 +242,15 @@ type loadedPolicy struct {
 }
 
 // loadPolicy loads path with its inputs renamed (LoadModelAs), resolves handler h by the names,
-// and under the RL-CC handler puts the model in the policy's order (policyOrder).
-func loadPolicy(path string, format *model.FileFormat, inputs []string, h Handler) (*loadedPolicy, error) {
+// and under the RL-CC handler puts the model in the policy's order (policyOrder, with noneHint).
+func loadPolicy(path string, format *model.FileFormat, inputs []string, h Handler, noneHint string) (*loadedPolicy, error) {
 	m, f, err := LoadModelAs(path, format, inputs)
 	if err != nil {
 		return nil, err
 	}
 	lp := &loadedPolicy{m: m, format: f, handler: resolveHandler(h, m.Inputs)}
 	if lp.handler == HandlerRLCC {
-		if lp.m, lp.layout, lp.note, err = policyOrder(path, m); err != nil {
+		if lp.m, lp.layout, lp.note, err = policyOrder(path, m, noneHint); err != nil {
 			return nil, err
 		}
 	}
@@ -269,6 +270,9 @@ func teacherInputs(teacher string, format *model.FileFormat, given []string, dir
 		m, _, err := LoadModel(teacher, format)
 		if err != nil {
 			return nil, err
+		}
+		if m.NumInputs() != len(rec.Given) {
+			return nil, fmt.Errorf("teacher %s: model %s takes %d inputs; %s was compiled for %d (%s)", teacher, m.Name, m.NumInputs(), dir, len(rec.Given), rec)
 		}
 		if !isRLCCNamedLoosely(m.Inputs) {
 			if rec.ByPosition {

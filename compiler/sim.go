@@ -329,7 +329,7 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	if opt.Handler == HandlerNone {
 		return nil, "", fmt.Errorf("%s: --handler none: a model decides in nicc sim only as an RL-CC policy (--handler rlcc or auto)", opt.Policy)
 	}
-	lp, err := loadPolicy(opt.Policy, opt.Format, opt.Inputs, opt.Handler)
+	lp, err := loadPolicy(opt.Policy, opt.Format, opt.Inputs, opt.Handler, "")
 	if err != nil {
 		return nil, "", err
 	}

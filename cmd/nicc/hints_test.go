@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // flagRef is a flag named in a message: --name, not a negative number or a bare "--".
@@ -42,8 +45,8 @@ func TestHintsNameOnlyTheCommandsFlags(t *testing.T) {
 		want    string // a fragment of the error
 		without string // a flag the hint must not name, "" for none
 	}{
-		{[]string{"sim", "many-to-one", "--flows", "2", "--duration", "1ms", "--policy", unnamed}, "--handler rlcc (the 4 inputs by position), or name the inputs with --inputs", ""},
-		{[]string{"diff", unnamed, "--closed-loop", "--against", xgb.dir, "--runs", "many-to-one:2", "--duration", "1ms"}, "not the RL-CC observation window: name the inputs with --inputs (e.g. --inputs a_prev,o,a_prev2,o_prev", "--handler"},
+		{[]string{"sim", "many-to-one", "--flows", "2", "--duration", "1ms", "--policy", unnamed}, "--handler rlcc (inputs by position, newest state first), or name the inputs: --inputs nicc", ""},
+		{[]string{"diff", models + "xgb_small.json", "--closed-loop", "--against", xgb.dir, "--runs", "many-to-one:2", "--duration", "1ms"}, "xgb_small", "--handler"},
 		{[]string{"diff", unnamed, "--samples", "100"}, "sample RL-CC states with --handler rlcc", ""},
 		{[]string{"compile", unnamed, "--target", "int", "--out", t.TempDir() + "/int"}, "sample RL-CC states with --handler rlcc", ""},
 	} {
@@ -78,10 +81,24 @@ func TestSimHandler(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("--inputs: exit %d: %s", code, stderr)
 	}
-	// The policy's hash is of the model as read, input names included: the one line that differs.
-	sha := regexp.MustCompile(`"policy_sha256": "[0-9a-f]+"`)
-	if byHandler, byInputs = sha.ReplaceAllString(byHandler, ""), sha.ReplaceAllString(byInputs, ""); byHandler != byInputs {
-		t.Errorf("--handler rlcc and --inputs %s run differently:\n%s\n%s", rlccInputs, byHandler, byInputs)
+	// The policy's hash is of the model as read, input names included, and the layout record
+	// says how the names were read: the two fields that differ. The run is the same.
+	var h, i map[string]any
+	if err := json.Unmarshal([]byte(byHandler), &h); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(byInputs), &i); err != nil {
+		t.Fatal(err)
+	}
+	if h["rlcc_layout"].(map[string]any)["by_position"] != true {
+		t.Errorf("--handler rlcc: layout %v, want by_position", h["rlcc_layout"])
+	}
+	for _, k := range []string{"policy_sha256", "rlcc_layout"} {
+		delete(h, k)
+		delete(i, k)
+	}
+	if d := cmp.Diff(h, i); d != "" {
+		t.Errorf("--handler rlcc and --inputs %s run differently (-handler +inputs):\n%s", rlccInputs, d)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -89,7 +106,7 @@ func TestSimHandler(t *testing.T) {
 	}{
 		{[]string{"--policy", unnamed, "--handler", "none"}, "--handler none: a model decides in nicc sim only as an RL-CC policy"},
 		{[]string{"--policy", "swift", "--handler", "rlcc"}, "--handler rlcc reads a model file's inputs; policy swift is not a model file"},
-		{[]string{"--policy", models + "xgb_small.json", "--handler", "rlcc"}, "--handler rlcc reads 4 inputs"},
+		{[]string{"--policy", models + "xgb_small.json", "--handler", "rlcc"}, "has 2 inputs, narrower than the RL-CC handler's 4 (a_prev, o, a_prev2, o_prev); name its inputs"},
 		{[]string{"--policy", unnamed, "--handler", "trees"}, "--handler: unknown handler \"trees\""},
 	} {
 		code, _, stderr := nicc(t, append(run[:6], tc.args...)...)
