@@ -56,6 +56,8 @@ type SimOptions struct {
 	Progress ProgressFunc
 	// PFC is PFCAuto ("" too: on for DCQCN only), PFCOn or PFCOff.
 	PFC string
+	// Health are the limits the run is judged by (SimReport.Health); nil is DefaultHealth.
+	Health *HealthLimits
 	// PlotDir, when set, receives the flows' rates and the queue over time (SimPlotBase .png
 	// and .svg).
 	PlotDir string
@@ -109,6 +111,9 @@ type SimReport struct {
 	DOCA         *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
 	// Cycles are the firmware's decisions' cycles, when a firmware decides in fwsim.
 	Cycles *SimCycles `json:"decision_cycles,omitempty"`
+	// Health is whether the policy controlled congestion in the window: drops, the queue
+	// against Eq. 2 and utilization, against SimOptions.Health.
+	Health *Health `json:"health"`
 	*netsim.Result
 }
 
@@ -121,6 +126,13 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	}
 	scen, err := simScenario(opt)
 	if err != nil {
+		return nil, err
+	}
+	lim := DefaultHealth
+	if opt.Health != nil {
+		lim = *opt.Health
+	}
+	if err := checkHealthLimits(lim); err != nil {
 		return nil, err
 	}
 	rep := &SimReport{Policy: opt.Policy}
@@ -186,6 +198,11 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		return nil, err
 	}
 	rep.Result = r
+	params, err := simParams(opt)
+	if err != nil {
+		return nil, err
+	}
+	rep.Health = judgeHealth(r, params, opt.Policy != "swift" && opt.Policy != "dcqcn", lim)
 	switch c := ctrl.(type) {
 	case *firmwareController:
 		rep.Cycles = c.time.cycles()
@@ -536,6 +553,7 @@ func (r *SimReport) WriteText(w io.Writer) error {
 		textf(tw, "DOCA counters\t%d decisions, %d at min or line rate (slot %d, port 0, the whole run, summed over %d NICs); the loop gave %s %d RTT events (%d events in all)\n",
 			d.Decisions, d.Clamps, nicsdk.DOCASlot, d.NICs, nicsdk.DOCAEntryAlgo, d.RTTEvents, d.Events)
 	}
+	textf(tw, "health\t%s\n", r.Health.text())
 	if res.PFCPauses > 0 {
 		textf(tw, "PFC\t%d pauses of the senders (in the window)\n", res.PFCPauses)
 	}

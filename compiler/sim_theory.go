@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"math"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -45,22 +44,9 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 	if flows == nil {
 		flows = TheoryFlows
 	}
-	p, err := paramsOrDefault(opt.Params)
+	p, err := simParams(opt)
 	if err != nil {
 		return nil, err
-	}
-	if IsCompileDir(opt.Policy) {
-		r, err := ReadReport(opt.Policy)
-		if err != nil {
-			return nil, err
-		}
-		compiled := r.params()
-		for _, s := range opt.DOCASet {
-			if rp, ok := docaRunParams[s.Flag]; ok {
-				*rp.field(&compiled) = *rp.field(&p)
-			}
-		}
-		p = compiled
 	}
 	target, beta, _ := rlcc.Real(p)
 	rep := &TheoryReport{Policy: opt.Policy, Target: target, Beta: beta}
@@ -71,7 +57,7 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		th := target*math.Sqrt(float64(n)) + beta
+		th := eq2(target, beta, float64(n))
 		rep.Points = append(rep.Points, TheoryPoint{Flows: n, Inflation: r.RTTInflation, Theory: th, Ratio: r.RTTInflation / th,
 			SU: r.Utilization, DropGbps: r.DropGbps})
 	}
@@ -81,6 +67,26 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// simParams are the RL-CC parameters opt's policy decides with: a compile's own, with those a
+// DOCA program is given at run time over them; or opt.Params.
+func simParams(opt SimOptions) (Params, error) {
+	p, err := paramsOrDefault(opt.Params)
+	if err != nil || !IsCompileDir(opt.Policy) {
+		return p, err
+	}
+	r, err := ReadReport(opt.Policy)
+	if err != nil {
+		return p, err
+	}
+	compiled := r.params()
+	for _, s := range opt.DOCASet {
+		if rp, ok := docaRunParams[s.Flag]; ok {
+			*rp.field(&compiled) = *rp.field(&p)
+		}
+	}
+	return compiled, nil
 }
 
 // WriteText prints one line a flow count.

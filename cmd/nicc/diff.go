@@ -97,7 +97,7 @@ tree ensemble).
 			formatFlag,
 			inputsFlag,
 			jsonFlag,
-		}, rlccFlags()...),
+		}, append(healthFlags("closed loop: "), rlccFlags()...)...),
 		Action: runDiff,
 	}
 }
@@ -109,7 +109,7 @@ func runDiff(c *cli.Context) error {
 	if c.Bool("closed-loop") {
 		return runClosedLoop(c)
 	}
-	for _, name := range []string{"runs", "duration", "latency", "golden", "sdk", "max-goodput-diff", "max-latency-diff", "latency-slack-us"} {
+	for _, name := range append([]string{"runs", "duration", "latency", "golden", "sdk", "max-goodput-diff", "max-latency-diff", "latency-slack-us"}, healthFlagNames...) {
 		if c.IsSet(name) {
 			return fmt.Errorf("--%s takes --closed-loop", name)
 		}
@@ -188,7 +188,8 @@ func runClosedLoop(c *cli.Context) error {
 	}
 	opt := compiler.ClosedLoopOptions{Teacher: c.Args().First(), Format: format, Inputs: inputs, Against: c.String("against"),
 		Golden: c.Bool("golden"), SDK: sdk, Runs: runs, Out: c.String("out"), Net: compiler.SimNet{Seed: c.Uint64("seed")},
-		MaxGoodputDiff: c.Float64("max-goodput-diff"), MaxLatencyDiff: c.Float64("max-latency-diff"), LatencySlackUs: c.Float64("latency-slack-us")}
+		MaxGoodputDiff: c.Float64("max-goodput-diff"), MaxLatencyDiff: c.Float64("max-latency-diff"), LatencySlackUs: c.Float64("latency-slack-us"),
+		Health: healthLimits(c)}
 	for _, tol := range []string{"max-goodput-diff", "max-latency-diff", "latency-slack-us"} {
 		if v := c.Float64(tol); !(v > 0 && v < math.Inf(1)) {
 			return fmt.Errorf("--%s %v: want a positive finite tolerance", tol, v)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -135,8 +136,9 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
 			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
 			&cli.StringFlag{Name: "plot", Usage: "write the first 16 flows' rates and the receiver queue over time into `DIR` (" + compiler.SimPlotBase + ".png and .svg)"},
+			&cli.BoolFlag{Name: "require-healthy", Usage: "exit 1 when a run is unhealthy (see Health above); without it an unhealthy run is reported and exits 0"},
 			formatFlag, inputsFlag, jsonFlag,
-		}, rlccFlags()...),
+		}, append(healthFlags(""), rlccFlags()...)...),
 		Action: runSim,
 	}
 }
@@ -175,12 +177,27 @@ func runSim(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return printReport(c, r)
+	return printHealthy(c, r)
+}
+
+// printHealthy prints r and, under --require-healthy, fails when a run was unhealthy.
+func printHealthy(c *cli.Context, r interface {
+	WriteText(io.Writer) error
+	HealthErr() error
+}) error {
+	if err := printReport(c, r); err != nil {
+		return err
+	}
+	if c.Bool("require-healthy") {
+		return r.HealthErr()
+	}
+	return nil
 }
 
 // simOptions are the options of every run the flags give (scenario, flows and policy aside).
 func simOptions(c *cli.Context) (compiler.SimOptions, error) {
-	opt := compiler.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc")}
+	opt := compiler.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc"),
+		Health: healthLimits(c)}
 	var err error
 	if opt.SDK, err = compiler.ParseSDK(c.String("sdk")); err != nil {
 		return opt, fmt.Errorf("--sdk: %w", err)
@@ -322,7 +339,7 @@ func runSimMatrix(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return printReport(c, r)
+	return printHealthy(c, r)
 }
 
 func simMergeCommand() *cli.Command {
