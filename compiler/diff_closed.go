@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,6 +121,8 @@ type ClosedLoopReport struct {
 	Rows           []ClosedLoopRow `json:"rows"`
 	Pass           bool            `json:"pass"`
 	Plots          []string        `json:"plots,omitempty"`
+	// Warnings are the sanity probe's on the teacher and the compile's model (probeWarnings).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // DiffClosedLoop runs every scenario twice, with the float teacher and with the compile
@@ -169,6 +172,9 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 			return nil, fmt.Errorf("%s: %w", run, err)
 		}
 		rep.TeacherDecides, rep.Decides, rep.Latency = tr.Decides, fr.Decides, fr.Latency
+		if k == 0 {
+			rep.Warnings = slices.Compact(append(tr.Warnings, fr.Warnings...))
+		}
 		rep.Rows = append(rep.Rows, rep.row(run, tr, fr))
 		rep.Pass = rep.Pass && rep.Rows[k].Pass
 		if opt.Progress != nil {

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
 )
 
 // Inspection is what nicc inspect prints of a model: its summary, as loaded.
@@ -15,6 +16,9 @@ type Inspection struct {
 	File   string `json:"file"`
 	Format string `json:"format"`
 	FLOPs  int    `json:"flops_per_decision"`
+	// Warnings are the sanity probe's, under the default RL-CC parameters, for a model whose
+	// inputs are named the RL-CC window (probeWarnings).
+	Warnings []string `json:"warnings,omitempty"`
 	*model.Summary
 }
 
@@ -26,7 +30,11 @@ func Inspect(path string, format *model.FileFormat, inputs []string) (*Inspectio
 		return nil, err
 	}
 	s := m.Summarize()
-	return &Inspection{File: path, Format: f.Name, FLOPs: s.Ops.FLOPs(), Summary: s}, nil
+	in := &Inspection{File: path, Format: f.Name, FLOPs: s.Ops.FLOPs(), Summary: s}
+	if resolveHandler(HandlerAuto, m.Inputs) == HandlerRLCC {
+		in.Warnings = probeWarnings(m, nicsdk.DefaultParams())
+	}
+	return in, nil
 }
 
 // WriteText prints the inspection for a terminal.

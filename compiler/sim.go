@@ -108,7 +108,9 @@ type SimReport struct {
 	LinkGbps     float64  `json:"link_gbps"` // the network's
 	ClockPPM     float64  `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
 	Plots        []string `json:"plots,omitempty"`
-	DOCA         *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
+	// Warnings are the sanity probe's on the policy's float model (probeWarnings).
+	Warnings []string `json:"warnings,omitempty"`
+	DOCA     *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
 	// Cycles are the firmware's decisions' cycles, when a firmware decides in fwsim.
 	Cycles *SimCycles `json:"decision_cycles,omitempty"`
 	// Health is whether the policy controlled congestion in the window: drops, the queue
@@ -336,6 +338,7 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	if rep.PolicySHA256, err = model.Hash(m); err != nil {
 		return nil, "", err
 	}
+	rep.Warnings = probeWarnings(m, p)
 	states := map[uint32]*model.State{}
 	policy := func(flow uint32, x []float64) float64 {
 		st, ok := states[flow]
@@ -361,6 +364,7 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 		return nil, "", fmt.Errorf("%s: compiled with --handler none: its firmware is not an RL-CC event handler", opt.Policy)
 	}
 	core := cmp.Or(opt.Core, cp.Report.Budget.Core.Name)
+	rep.Warnings = probeWarnings(c.m, c.params)
 	if opt.Golden {
 		golden := goldenController(c, c.params)
 		rep.Decides = fmt.Sprintf("the golden model (quantize.%s inside nicsdk.OnEventEx) of %s", c.pol.Golden(), opt.Policy)

@@ -35,6 +35,8 @@ type TheoryReport struct {
 	Beta   float64       `json:"beta"`
 	Points []TheoryPoint `json:"points"`
 	Plots  []string      `json:"plots,omitempty"`
+	// Warnings are the sanity probe's on the policy (SimReport.Warnings).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // SimTheory runs opt's policy on many-to-one at each flow count and compares its mean RTT
@@ -57,6 +59,7 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 		if err != nil {
 			return nil, err
 		}
+		rep.Warnings = r.Warnings
 		th := eq2(target, beta, float64(n))
 		rep.Points = append(rep.Points, TheoryPoint{Flows: n, Inflation: r.RTTInflation, Theory: th, Ratio: r.RTTInflation / th,
 			SU: r.Utilization, DropGbps: r.DropGbps})

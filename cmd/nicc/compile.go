@@ -251,6 +251,7 @@ func runCompile(c *cli.Context) error {
 		}
 		return err
 	}
+	warn(c, r.Warnings)
 	perr := printReport(c, r)
 	if err != nil {
 		return checkFailed{err}

@@ -156,6 +156,7 @@ func runDiff(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warn(c, r.Warnings)
 	return printReport(c, r)
 }
 
@@ -208,6 +209,7 @@ func runClosedLoop(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warn(c, r.Warnings)
 	if err := printReport(c, r); err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/urfave/cli/v2"
 )
@@ -23,4 +25,12 @@ func healthFlags(prefix string) []cli.Flag {
 // healthLimits are the health flags' values (compiler checks them).
 func healthLimits(c *cli.Context) *compiler.HealthLimits {
 	return &compiler.HealthLimits{MaxDropGbps: c.Float64("max-drop-gbps"), MaxEq2Ratio: c.Float64("max-eq2-ratio"), MinSU: c.Float64("min-su")}
+}
+
+// warn prints each of a report's warnings (the sanity probe's) as one line on standard error,
+// whatever the output format: --json carries them in the report too.
+func warn(c *cli.Context, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(c.App.ErrWriter, "nicc: warning: %s\n", compiler.Printable(w))
+	}
 }

@@ -57,6 +57,7 @@ comparisons on their longest paths.
 			if err != nil {
 				return err
 			}
+			warn(c, in.Warnings)
 			return printReport(c, in)
 		},
 	}

@@ -177,6 +177,7 @@ func runSim(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warn(c, r.Warnings)
 	return printHealthy(c, r)
 }
 
@@ -312,6 +313,7 @@ func runSimTheory(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warn(c, r.Warnings)
 	return printReport(c, r)
 }
 
@@ -339,6 +341,7 @@ func runSimMatrix(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warn(c, r.Warnings())
 	return printHealthy(c, r)
 }
 
