@@ -140,12 +140,8 @@ ones tried), max |dy| and the flip rate.
 
 ` + compiler.MemoryHelp + `
 
-Under the RL-CC handler the float model goes through the sanity probe (see nicc sim --help):
-a policy that raises the rate where o is far above target, or cuts it where o is at its idle
-minimum, gets one warning line on standard error naming the probe row and its multiplier, and
-warnings in report.json (a wrong input order is the usual cause); the compile goes on.
-
-Exit codes: 0 compiled, verified and within budget; 1 a check failed (a mismatch,
+Under the RL-CC handler, a float model that fails the sanity probe (nicc sim --help) gets one
+warning line on standard error and warnings in report.json; the compile goes on. Exit codes: 0 compiled, verified and within budget; 1 a check failed (a mismatch,
 undefined behaviour, over budget, or refused before building as surely over the budget or
 the core's memory); 2 bad input (an unreadable or unsupported model, a model
 wider than the handler's inputs, flow state over 48 bytes, NaN or Inf in the model, input
