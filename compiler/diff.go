@@ -99,6 +99,8 @@ type DiffReport struct {
 	Plots       []string     `json:"plots,omitempty"`
 	// Params are the RL-CC parameters, for an RL-CC teacher.
 	Params *RLCCParams `json:"rlcc_params,omitempty"`
+	// Warnings are the sanity probe's on an RL-CC teacher (probeWarnings).
+	Warnings []string `json:"warnings,omitempty"`
 
 	dy       []float64                 // student − teacher, per row, sorted by |Δy|
 	teacher  func(x []float64) float64 // for the heatmaps
@@ -147,6 +149,10 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 	if err := d.load(); err != nil {
 		return nil, err
 	}
+	var warnings []string
+	if d.c.handler == HandlerRLCC {
+		warnings = probeWarnings(d.c.m, d.c.params)
+	}
 	if err := d.source(); err != nil {
 		return nil, err
 	}
@@ -182,6 +188,7 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 			d.rep.Notes = append(d.rep.Notes, "LSTM heatmaps: each cell is one step from the zero recurrent state, float and integer alike")
 		}
 	}
+	d.rep.Warnings = warnings
 	return d.rep, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,8 +83,10 @@ type ClosedLoopOptions struct {
 	LatencyNs int64
 	// Tolerances; zero takes the defaults above.
 	MaxGoodputDiff, MaxLatencyDiff, LatencySlackUs float64
-	Out                                            string // the plot's directory; "" draws none
-	Progress                                       ProgressFunc
+	// Health are the absolute limits each side is judged by; nil is DefaultHealth.
+	Health   *HealthLimits
+	Out      string // the plot's directory; "" draws none
+	Progress ProgressFunc
 }
 
 // ClosedLoopRow is one scenario: both runs' figures and whether the compile is within the
@@ -94,8 +97,12 @@ type ClosedLoopRow struct {
 	Compiled    *netsim.Result `json:"compiled"`
 	GoodputDiff float64        `json:"goodput_diff"`       // compiled − teacher
 	LatencyDiff float64        `json:"latency_diff_ratio"` // (compiled − teacher) ÷ teacher, mean queue latency
-	Pass        bool           `json:"pass"`
-	Why         string         `json:"why,omitempty"` // what is out of tolerance
+	// TeacherHealth and CompiledHealth are each side's absolute verdict: a scenario where the
+	// teacher is unhealthy does not pass, whatever the differences.
+	TeacherHealth  *Health `json:"teacher_health"`
+	CompiledHealth *Health `json:"compiled_health"`
+	Pass           bool    `json:"pass"`
+	Why            string  `json:"why,omitempty"` // what is out of tolerance
 }
 
 // ClosedLoopReport is nicc diff --closed-loop's table.
@@ -110,9 +117,12 @@ type ClosedLoopReport struct {
 	MaxGoodputDiff float64         `json:"max_goodput_diff"`
 	MaxLatencyDiff float64         `json:"max_latency_diff_ratio"`
 	LatencySlackUs float64         `json:"latency_slack_us"`
+	Health         HealthLimits    `json:"health_limits"`
 	Rows           []ClosedLoopRow `json:"rows"`
 	Pass           bool            `json:"pass"`
 	Plots          []string        `json:"plots,omitempty"`
+	// Warnings are the sanity probe's on the teacher and the compile's model (probeWarnings).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // DiffClosedLoop runs every scenario twice, with the float teacher and with the compile
@@ -134,7 +144,13 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 	}
 	rep := &ClosedLoopReport{Teacher: opt.Teacher, Against: opt.Against, Params: newRLCCParams(params), ClockPPM: opt.Net.ClockPPM,
 		MaxGoodputDiff: cmp.Or(opt.MaxGoodputDiff, DefaultMaxGoodputDiff), MaxLatencyDiff: cmp.Or(opt.MaxLatencyDiff, DefaultMaxLatencyDiff),
-		LatencySlackUs: cmp.Or(opt.LatencySlackUs, DefaultLatencySlackUs), Pass: true}
+		LatencySlackUs: cmp.Or(opt.LatencySlackUs, DefaultLatencySlackUs), Health: DefaultHealth, Pass: true}
+	if opt.Health != nil {
+		rep.Health = *opt.Health
+	}
+	if err := checkHealthLimits(rep.Health); err != nil {
+		return nil, err
+	}
 	runs := opt.Runs
 	if runs == nil {
 		runs = DefaultClosedLoopRuns
@@ -145,7 +161,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		}
 	}
 	for k, run := range runs {
-		base := SimOptions{Scenario: run.Scenario, Flows: run.Flows, Net: opt.Net, LatencyNs: opt.LatencyNs}
+		base := SimOptions{Scenario: run.Scenario, Flows: run.Flows, Net: opt.Net, LatencyNs: opt.LatencyNs, Health: &rep.Health}
 		teacher, compiled := base, base
 		teacher.Policy, teacher.Format, teacher.Inputs, teacher.Params = opt.Teacher, opt.Format, inputs, params
 		teacher.ParamSources, teacher.learnBaseRTT = sourcesAll(SourceCompile), opt.SDK == SDKDOCA
@@ -164,7 +180,10 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 			return nil, fmt.Errorf("%s: the teacher would run under %s, the compile under %s", run, tp, fp)
 		}
 		rep.TeacherDecides, rep.Decides, rep.Latency, rep.Params = tr.Decides, fr.Decides, fr.Latency, fr.Params
-		rep.Rows = append(rep.Rows, rep.row(run, tr.Result, fr.Result))
+		if k == 0 {
+			rep.Warnings = slices.Compact(append(tr.Warnings, fr.Warnings...))
+		}
+		rep.Rows = append(rep.Rows, rep.row(run, tr, fr))
 		rep.Pass = rep.Pass && rep.Rows[k].Pass
 		if opt.Progress != nil {
 			opt.Progress("closed loop", k+1, len(runs))
@@ -194,13 +213,21 @@ func checkClosedLoopMemory(run ClosedLoopRun, net netsim.Config) error {
 		"the other run", "a shorter --duration or fewer flows in --runs")
 }
 
-func (r *ClosedLoopReport) row(run ClosedLoopRun, t, c *netsim.Result) ClosedLoopRow {
-	row := ClosedLoopRow{ClosedLoopRun: run, Teacher: t, Compiled: c, GoodputDiff: c.Goodput - t.Goodput, Pass: true}
+// row is a scenario's verdict: each side's health, then the compile against the teacher.
+func (r *ClosedLoopReport) row(run ClosedLoopRun, tr, fr *SimReport) ClosedLoopRow {
+	t, c := tr.Result, fr.Result
+	row := ClosedLoopRow{ClosedLoopRun: run, Teacher: t, Compiled: c, GoodputDiff: c.Goodput - t.Goodput,
+		TeacherHealth: tr.Health, CompiledHealth: fr.Health, Pass: true}
 	dq := c.QueueMeanUs - t.QueueMeanUs
 	if t.QueueMeanUs > 0 {
 		row.LatencyDiff = dq / t.QueueMeanUs
 	}
 	var why []string
+	if !tr.Health.Healthy {
+		why = append(why, fmt.Sprintf("the teacher does not control congestion here (%s); the comparison says nothing", tr.Health.failText()))
+	} else if !fr.Health.Healthy {
+		why = append(why, fmt.Sprintf("the compile does not control congestion here (%s)", fr.Health.failText()))
+	}
 	if math.Abs(row.GoodputDiff) > r.MaxGoodputDiff {
 		why = append(why, fmt.Sprintf("goodput %+.4f (tolerance %s)", row.GoodputDiff, num3(r.MaxGoodputDiff)))
 	}
@@ -222,7 +249,16 @@ func (r *ClosedLoopReport) CheckErr() error {
 			bad = append(bad, row.String())
 		}
 	}
-	return &CheckError{fmt.Errorf("closed loop: %s out of tolerance against the teacher", strings.Join(bad, ", "))}
+	var teacher []string
+	for _, row := range r.Rows {
+		if !row.TeacherHealth.Healthy {
+			teacher = append(teacher, row.String())
+		}
+	}
+	if len(teacher) > 0 {
+		return &CheckError{fmt.Errorf("closed loop: %s failed; the teacher does not control congestion in %s, where the comparison says nothing", strings.Join(bad, ", "), strings.Join(teacher, ", "))}
+	}
+	return &CheckError{fmt.Errorf("closed loop: %s out of tolerance or unhealthy", strings.Join(bad, ", "))}
 }
 
 // WriteText prints the table: per scenario the teacher's figures over the compile's.
@@ -232,11 +268,20 @@ func (r *ClosedLoopReport) WriteText(w io.Writer) error {
 	textf(w, "rl-cc     %s\n", r.Params)
 	textf(w, "network   %s\n", clocksText(r.ClockPPM))
 	textf(w, "tolerance goodput ±%s, mean queue latency ±%s%% (or ±%s µs)\n", num3(r.MaxGoodputDiff), num3(100*r.MaxLatencyDiff), num3(r.LatencySlackUs))
+	textf(w, "health    each side: drops ≤ %s Gb/s, RTT inflation ≤ %s× Eq. 2 (target·√N + β, N flows per receiver port), SU ≥ %s%%\n",
+		num3(r.Health.MaxDropGbps), num3(r.Health.MaxEq2Ratio), num3(r.Health.MinSU))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tN\tpolicy\tSU %\tFR\tQL µs\tQL p99\tDR Gb/s\tgoodput\trecovery µs\tΔgoodput\tΔQL\tverdict\t")
+	fmt.Fprintln(tw, "scenario\tN\tpolicy\tSU %\tFR\tQL µs\tQL p99\tDR Gb/s\tgoodput\trecovery µs\thealth\tΔgoodput\tΔQL\tverdict\t")
 	for _, row := range r.Rows {
 		for i, res := range []*netsim.Result{row.Teacher, row.Compiled} {
-			who, dGoodput, dQL, verdict := "teacher", "", "", ""
+			who, dGoodput, dQL, verdict, health := "teacher", "", "", "", row.TeacherHealth
+			if i == 1 {
+				health = row.CompiledHealth
+			}
+			healthy := "ok"
+			if !health.Healthy {
+				healthy = "FAIL"
+			}
 			if i == 1 {
 				verdict = "pass"
 				if !row.Pass {
@@ -244,8 +289,8 @@ func (r *ClosedLoopReport) WriteText(w io.Writer) error {
 				}
 				who, dGoodput, dQL = "compiled", fmt.Sprintf("%+.4f", row.GoodputDiff), fmt.Sprintf("%+.1f%%", 100*row.LatencyDiff)
 			}
-			textf(tw, "%s\t%d\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t\n", row.Scenario, row.Flows, who, res.Utilization, res.Fairness,
-				num3(res.QueueMeanUs), num3(res.QueueP99Us), num3(res.DropGbps), res.Goodput, recoveryText(res.RecoveryUs), dGoodput, dQL, verdict)
+			textf(tw, "%s\t%d\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t\n", row.Scenario, row.Flows, who, res.Utilization, res.Fairness,
+				num3(res.QueueMeanUs), num3(res.QueueP99Us), num3(res.DropGbps), res.Goodput, recoveryText(res.RecoveryUs), healthy, dGoodput, dQL, verdict)
 		}
 	}
 	if err := tw.Flush(); err != nil {

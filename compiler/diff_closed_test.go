@@ -42,7 +42,8 @@ func TestDiffClosedLoop(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(row.Teacher, teacher.Result) || !reflect.DeepEqual(row.Compiled, compiled.Result) {
+		if !reflect.DeepEqual(row.Teacher, teacher.Result) || !reflect.DeepEqual(row.Compiled, compiled.Result) ||
+			!reflect.DeepEqual(row.TeacherHealth, teacher.Health) || !reflect.DeepEqual(row.CompiledHealth, compiled.Health) {
 			t.Errorf("%s: the table's runs differ from nicc sim's", runs[i])
 		}
 		if row.Compiled.Decisions == 0 || row.Teacher.Decisions == 0 {
@@ -52,7 +53,8 @@ func TestDiffClosedLoop(t *testing.T) {
 			t.Errorf("%s: goodput diff %v", runs[i], row.GoodputDiff)
 		}
 		dq := math.Abs(row.Compiled.QueueMeanUs - row.Teacher.QueueMeanUs)
-		want := math.Abs(row.GoodputDiff) <= DefaultMaxGoodputDiff && (dq <= DefaultLatencySlackUs || dq <= DefaultMaxLatencyDiff*row.Teacher.QueueMeanUs)
+		want := math.Abs(row.GoodputDiff) <= DefaultMaxGoodputDiff && (dq <= DefaultLatencySlackUs || dq <= DefaultMaxLatencyDiff*row.Teacher.QueueMeanUs) &&
+			row.TeacherHealth.Healthy && row.CompiledHealth.Healthy
 		if row.Pass != want {
 			t.Errorf("%s: pass %v, want %v (%+v)", runs[i], row.Pass, want, row)
 		}

@@ -15,6 +15,9 @@ type Inspection struct {
 	File   string `json:"file"`
 	Format string `json:"format"`
 	FLOPs  int    `json:"flops_per_decision"`
+	// Warnings are the sanity probe's, under the model's RL-CC parameters (else the defaults),
+	// for a model whose inputs are named in an RL-CC layout (probeWarnings).
+	Warnings []string `json:"warnings,omitempty"`
 	*model.Summary
 }
 
@@ -26,7 +29,18 @@ func Inspect(path string, format *model.FileFormat, inputs []string) (*Inspectio
 		return nil, err
 	}
 	s := m.Summarize()
-	return &Inspection{File: path, Format: f.Name, FLOPs: s.Ops.FLOPs(), Summary: s}, nil
+	in := &Inspection{File: path, Format: f.Name, FLOPs: s.Ops.FLOPs(), Summary: s}
+	if resolveHandler(HandlerAuto, m.Inputs) == HandlerRLCC {
+		// Probed as the handler would run it: in the policy's order, under the parameters
+		// the file carries (else the defaults). A layout the handler cannot run is only
+		// described here; compile says why.
+		pm, _, _, err := policyOrder(path, m, "")
+		p, _, perr := resolveParams(path, m, Params{}, nil)
+		if err == nil && perr == nil {
+			in.Warnings = probeWarnings(pm, p)
+		}
+	}
+	return in, nil
 }
 
 // WriteText prints the inspection for a terminal.

@@ -26,7 +26,10 @@ type CompileReport struct {
 	Entry   string    `json:"entry"`
 	// Notes are things a user should know that are not errors.
 	Notes []string `json:"notes,omitempty"`
-	Out   string   `json:"out"`
+	// Warnings are the sanity probe's (probeWarnings): the policy moves the rate the wrong
+	// way in a plain situation.
+	Warnings []string `json:"warnings,omitempty"`
+	Out      string   `json:"out"`
 	// Files are the sources written into Out (the firmware ELF, the host driver and this
 	// report aside).
 	Files []string `json:"files"`
@@ -431,6 +434,7 @@ func (c *compilation) assemble() (*CompileReport, error) {
 		r.Entry = EntryHandler
 		r.Params = newRLCCParams(c.params).withSources(c.paramSrc)
 		r.Layout = c.layout
+		r.Warnings = probeWarnings(c.m, c.params)
 	}
 	if c.passed("emit") {
 		r.Host = []string{path.Join(HostDir, "driver.c")}

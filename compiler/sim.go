@@ -71,6 +71,8 @@ type SimOptions struct {
 	Progress ProgressFunc
 	// PFC is PFCAuto ("" too: on for DCQCN only), PFCOn or PFCOff.
 	PFC string
+	// Health are the limits the run is judged by (SimReport.Health); nil is DefaultHealth.
+	Health *HealthLimits
 	// PlotDir, when set, receives the flows' rates and the queue over time (SimPlotBase .png
 	// and .svg).
 	PlotDir string
@@ -121,7 +123,9 @@ type SimReport struct {
 	LinkGbps     float64  `json:"link_gbps"` // the network's
 	ClockPPM     float64  `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
 	Plots        []string `json:"plots,omitempty"`
-	DOCA         *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
+	// Warnings are the sanity probe's on the policy's float model (probeWarnings).
+	Warnings []string `json:"warnings,omitempty"`
+	DOCA     *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
 	// Cycles are the firmware's decisions' cycles, when a firmware decides in fwsim.
 	Cycles *SimCycles `json:"decision_cycles,omitempty"`
 	// Layout is how the policy's inputs map onto the RL-CC handler's window: a model file's,
@@ -130,6 +134,9 @@ type SimReport struct {
 	// Params are the RL-CC parameters the policy decided under, with where each came from;
 	// absent for swift and dcqcn.
 	Params *RLCCParams `json:"rlcc_params,omitempty"`
+	// Health is whether the policy controlled congestion in the window: drops, the queue
+	// against Eq. 2 and utilization, against SimOptions.Health.
+	Health *Health `json:"health"`
 	*netsim.Result
 }
 
@@ -142,6 +149,13 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	}
 	scen, err := simScenario(opt)
 	if err != nil {
+		return nil, err
+	}
+	lim := DefaultHealth
+	if opt.Health != nil {
+		lim = *opt.Health
+	}
+	if err := checkHealthLimits(lim); err != nil {
 		return nil, err
 	}
 	rep := &SimReport{Policy: opt.Policy}
@@ -207,6 +221,11 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		return nil, err
 	}
 	rep.Result = r
+	params, err := simParams(opt)
+	if err != nil {
+		return nil, err
+	}
+	rep.Health = judgeHealth(r, params, opt.Policy != "swift" && opt.Policy != "dcqcn", lim)
 	switch c := ctrl.(type) {
 	case *firmwareController:
 		rep.Cycles = c.time.cycles()
@@ -355,6 +374,7 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	if rep.PolicySHA256, err = model.Hash(m); err != nil {
 		return nil, "", err
 	}
+	rep.Warnings = probeWarnings(m, p)
 	states := map[uint32]*model.State{}
 	policy := func(flow uint32, x []float64) float64 {
 		st, ok := states[flow]
@@ -390,6 +410,7 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 	if err != nil {
 		return nil, "", err
 	}
+	rep.Warnings = probeWarnings(c.m, c.params)
 	if opt.Golden {
 		golden := goldenController(c, p)
 		rep.Decides = fmt.Sprintf("the golden model (quantize.%s inside nicsdk.OnEventEx) of %s", c.pol.Golden(), opt.Policy)
@@ -612,6 +633,7 @@ func (r *SimReport) WriteText(w io.Writer) error {
 		textf(tw, "DOCA counters\t%d decisions, %d at min or line rate (slot %d, port 0, the whole run, summed over %d NICs); the loop gave %s %d RTT events (%d events in all)\n",
 			d.Decisions, d.Clamps, nicsdk.DOCASlot, d.NICs, nicsdk.DOCAEntryAlgo, d.RTTEvents, d.Events)
 	}
+	textf(tw, "health\t%s\n", r.Health.text())
 	if res.PFCPauses > 0 {
 		textf(tw, "PFC\t%d pauses of the senders (in the window)\n", res.PFCPauses)
 	}

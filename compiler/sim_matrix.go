@@ -52,6 +52,19 @@ type SimMatrixReport struct {
 	Runs   []SimRun  `json:"runs"`
 }
 
+// Warnings are the runs' sanity-probe warnings, each once.
+func (r *SimMatrixReport) Warnings() []string {
+	var all []string
+	for _, run := range r.Runs {
+		for _, w := range run.Result.Warnings {
+			if !slices.Contains(all, w) {
+				all = append(all, w)
+			}
+		}
+	}
+	return all
+}
+
 // SimSetup is everything besides the matrix that shapes a matrix's runs: the network, the
 // run's times, the engine and the RL-CC parameters (each run's result names its policy's
 // hash). Merge refuses shards whose setups differ in any field.

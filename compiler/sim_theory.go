@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"math"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -36,6 +35,8 @@ type TheoryReport struct {
 	Beta   float64       `json:"beta"`
 	Points []TheoryPoint `json:"points"`
 	Plots  []string      `json:"plots,omitempty"`
+	// Warnings are the sanity probe's on the policy (SimReport.Warnings).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // SimTheory runs opt's policy on many-to-one at each flow count and compares its mean RTT
@@ -45,22 +46,9 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 	if flows == nil {
 		flows = TheoryFlows
 	}
-	p, err := paramsOrDefault(opt.Params)
+	p, err := simParams(opt)
 	if err != nil {
 		return nil, err
-	}
-	if IsCompileDir(opt.Policy) {
-		r, err := ReadReport(opt.Policy)
-		if err != nil {
-			return nil, err
-		}
-		compiled := r.params()
-		for _, s := range opt.DOCASet {
-			if rp, ok := docaRunParams[s.Flag]; ok {
-				*rp.field(&compiled) = *rp.field(&p)
-			}
-		}
-		p = compiled
 	}
 	target, beta, _ := rlcc.Real(p)
 	rep := &TheoryReport{Policy: opt.Policy, Target: target, Beta: beta}
@@ -71,7 +59,8 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		th := target*math.Sqrt(float64(n)) + beta
+		rep.Warnings = r.Warnings
+		th := eq2(target, beta, float64(n))
 		rep.Points = append(rep.Points, TheoryPoint{Flows: n, Inflation: r.RTTInflation, Theory: th, Ratio: r.RTTInflation / th,
 			SU: r.Utilization, DropGbps: r.DropGbps})
 	}
@@ -81,6 +70,26 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// simParams are the RL-CC parameters opt's policy decides with: a compile's own, with those a
+// DOCA program is given at run time over them; or opt.Params.
+func simParams(opt SimOptions) (Params, error) {
+	p, err := paramsOrDefault(opt.Params)
+	if err != nil || !IsCompileDir(opt.Policy) {
+		return p, err
+	}
+	r, err := ReadReport(opt.Policy)
+	if err != nil {
+		return p, err
+	}
+	compiled := r.params()
+	for _, s := range opt.DOCASet {
+		if rp, ok := docaRunParams[s.Flag]; ok {
+			*rp.field(&compiled) = *rp.field(&p)
+		}
+	}
+	return compiled, nil
 }
 
 // WriteText prints one line a flow count.

@@ -142,7 +142,8 @@ ones tried), max |dy| and the flip rate.
 
 ` + compiler.MemoryHelp + `
 
-Exit codes: 0 compiled, verified and within budget; 1 a check failed (a mismatch,
+Under the RL-CC handler, a float model that fails the sanity probe (nicc sim --help) gets one
+warning line on standard error and warnings in report.json; the compile goes on. Exit codes: 0 compiled, verified and within budget; 1 a check failed (a mismatch,
 undefined behaviour, over budget, or refused before building as surely over the budget or
 the core's memory); 2 bad input (an unreadable or unsupported model, a model
 wider than the handler's inputs, flow state over 48 bytes, NaN or Inf in the model, input
@@ -265,6 +266,7 @@ func runCompile(c *cli.Context) error {
 		}
 		return err
 	}
+	warn(c, r.Warnings)
 	perr := printReport(c, r)
 	if err != nil {
 		return checkFailed{err}

@@ -58,12 +58,21 @@ handler's real-number twin, once with DIR's firmware in fwsim (its golden model 
 --golden, its DOCA PCC program with --sdk doca, as nicc sim runs them), both under the
 compile's RL-CC parameters. It prints SU, FR, mean and p99 queue latency, drops, normalised
 goodput and long-short's recovery time side by side, and per scenario whether the compile is within --max-goodput-diff (absolute) and --max-latency-diff
-(relative mean queue latency, or within --latency-slack-us); with --out DIR the bars go into
+(relative mean queue latency, or within --latency-slack-us). Each side is also judged on its
+own, as nicc sim judges a run's health (--max-drop-gbps, --max-eq2-ratio, --min-su; see nicc
+sim --help): where the teacher is unhealthy the scenario fails, "the teacher does not control
+congestion here (...); the comparison says nothing", however close the two sides are, and an
+unhealthy compile beside a healthy teacher fails too; --json has teacher_health and
+compiled_health per scenario. With --out DIR the bars go into
 diff_closed_loop.png/.svg. The firmware's decisions take its measured cycles and the
 teacher's none, unless --latency fixes both.
 
-Exit codes: 0 compared (closed loop: every scenario within tolerance); 1 closed loop: a
-scenario out of tolerance (named on standard error); 2 bad input (an unreadable model, a
+An RL-CC teacher goes through the sanity probe first (see nicc sim --help): a policy that
+moves the rate the wrong way in a plain situation gets one warning line on standard error,
+and warnings in --json.
+
+Exit codes: 0 compared (closed loop: every scenario healthy and within tolerance); 1 closed
+loop: a scenario out of tolerance or unhealthy (named on standard error); 2 bad input (an unreadable model, a
 calibration set of the wrong width, a comparison the teacher does not support, e.g. int of a
 tree ensemble).
 
@@ -98,7 +107,7 @@ tree ensemble).
 			formatFlag,
 			inputsFlag, historyFlag, featuresFlag,
 			jsonFlag,
-		}, rlccFlags()...),
+		}, append(healthFlags("closed loop: "), rlccFlags()...)...),
 		Action: runDiff,
 	}
 }
@@ -110,7 +119,7 @@ func runDiff(c *cli.Context) error {
 	if c.Bool("closed-loop") {
 		return runClosedLoop(c)
 	}
-	for _, name := range []string{"runs", "duration", "latency", "golden", "sdk", "max-goodput-diff", "max-latency-diff", "latency-slack-us"} {
+	for _, name := range append([]string{"runs", "duration", "latency", "golden", "sdk", "max-goodput-diff", "max-latency-diff", "latency-slack-us"}, healthFlagNames...) {
 		if c.IsSet(name) {
 			return fmt.Errorf("--%s takes --closed-loop", name)
 		}
@@ -157,6 +166,7 @@ func runDiff(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warn(c, r.Warnings)
 	return printReport(c, r)
 }
 
@@ -189,7 +199,8 @@ func runClosedLoop(c *cli.Context) error {
 	}
 	opt := compiler.ClosedLoopOptions{Teacher: c.Args().First(), Format: format, Inputs: inputs, Against: c.String("against"),
 		Golden: c.Bool("golden"), SDK: sdk, Runs: runs, Out: c.String("out"), Net: compiler.SimNet{Seed: c.Uint64("seed")},
-		MaxGoodputDiff: c.Float64("max-goodput-diff"), MaxLatencyDiff: c.Float64("max-latency-diff"), LatencySlackUs: c.Float64("latency-slack-us")}
+		MaxGoodputDiff: c.Float64("max-goodput-diff"), MaxLatencyDiff: c.Float64("max-latency-diff"), LatencySlackUs: c.Float64("latency-slack-us"),
+		Health: healthLimits(c)}
 	for _, tol := range []string{"max-goodput-diff", "max-latency-diff", "latency-slack-us"} {
 		if v := c.Float64(tol); !(v > 0 && v < math.Inf(1)) {
 			return fmt.Errorf("--%s %v: want a positive finite tolerance", tol, v)
@@ -208,6 +219,7 @@ func runClosedLoop(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warn(c, r.Warnings)
 	if err := printReport(c, r); err != nil {
 		return err
 	}

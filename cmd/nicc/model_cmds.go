@@ -43,7 +43,9 @@ func inspectCommand() *cli.Command {
 		ArgsUsage: "MODEL",
 		Description: `Loads MODEL with the same importer compile uses and prints what it found. Operations per
 decision count the float model's work: a multiply-accumulate is two FLOPs; trees count the
-comparisons on their longest paths.
+comparisons on their longest paths. A model whose inputs are named the RL-CC window goes
+through the sanity probe under the default RL-CC parameters (see nicc sim --help): one
+warning line on standard error, and warnings in --json, when it moves the rate the wrong way.
 
   nicc inspect testdata/models/rlcc_teacher.onnx
   nicc inspect --json testdata/models/rlcc_xgb.json`,
@@ -57,6 +59,7 @@ comparisons on their longest paths.
 			if err != nil {
 				return err
 			}
+			warn(c, in.Warnings)
 			return printReport(c, in)
 		},
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -86,9 +87,27 @@ frequency by up to --clock-ppm (default ±100 ppm, IEEE 802.3's tolerance), draw
 --seed; --clock-ppm 0 puts every NIC on one ideal clock, where flows of different hosts that
 start together and decide alike stay in lockstep. The same seed gives the same output.
 
+Health: every run (each run of --matrix too) is judged on its own, whatever any other policy
+does: the window's drops (--max-drop-gbps, default 0), the mean RTT inflation against the NIC
+paper's Eq. 2, target·√N + β with N the flows per receiver port under the RL-CC parameters the
+run decided with (--max-eq2-ratio, default 2×), and the switch utilization (--min-su, default
+92%). The defaults are measured: on many-to-one 16 and 128 the shipped RL-CC models drop
+nothing, sit at 0.93-1.02× Eq. 2 and 97.5-100% SU, Swift at up to 1.47× and 94.9%; a full
+buffer is 20× Eq. 2, and rlcc_adpg fed its inputs in the wrong order keeps the link 88-91%
+busy. The health line says ok or FAIL and why (and, past the flows the RL-CC min rate allows,
+that no RL-CC policy avoids drops there); --json carries it as health. An unhealthy run exits
+0 (a sweep or --theory measures where a policy breaks); --require-healthy makes it exit 1,
+the gate a CI wants.
+
+Before it runs, an RL-CC policy's float model goes through the sanity probe: o far above
+target must cut the rate and o at its idle minimum must raise it, at a few previous
+multipliers, with the previous state the same or the opposite. A policy that does the
+opposite gets one warning line on standard error naming the probe row and its multiplier
+(warnings in --json); the run goes on.
+
 Exit codes: 0 ran; 1 the firmware trapped during the run, or returned a rate outside [the
 compiled min rate, line rate] (the flow, time and pc or rate are named; no partial result is
-printed); 2 bad input.
+printed), or --require-healthy and a run was unhealthy; 2 bad input.
 
 Bounds: --link-gbps 0.1 to 10000, every time flag up to 1h, --link-delay up to 1s, --threads
 up to 65536, --flows at least 1. A run is estimated from its flags before it starts: one that
@@ -145,8 +164,9 @@ docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the m
 			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
 			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
 			&cli.StringFlag{Name: "out", Usage: "plot the first 16 flows' rates and the receiver queue over time into `DIR` (" + compiler.SimPlotBase + ".png and .svg)"},
+			&cli.BoolFlag{Name: "require-healthy", Usage: "exit 1 when a run is unhealthy (see Health above); without it an unhealthy run is reported and exits 0"},
 			simHandlerFlag, formatFlag, inputsFlag, historyFlag, featuresFlag, jsonFlag,
-		}, rlccFlags()...),
+		}, append(healthFlags(""), rlccFlags()...)...),
 		Action: runSim,
 	}
 }
@@ -185,12 +205,28 @@ func runSim(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return printReport(c, r)
+	warn(c, r.Warnings)
+	return printHealthy(c, r)
+}
+
+// printHealthy prints r and, under --require-healthy, fails when a run was unhealthy.
+func printHealthy(c *cli.Context, r interface {
+	WriteText(io.Writer) error
+	HealthErr() error
+}) error {
+	if err := printReport(c, r); err != nil {
+		return err
+	}
+	if c.Bool("require-healthy") {
+		return r.HealthErr()
+	}
+	return nil
 }
 
 // simOptions are the options of every run the flags give (scenario, flows and policy aside).
 func simOptions(c *cli.Context) (compiler.SimOptions, error) {
-	opt := compiler.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc")}
+	opt := compiler.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc"),
+		Health: healthLimits(c)}
 	var err error
 	if opt.SDK, err = compiler.ParseSDK(c.String("sdk")); err != nil {
 		return opt, fmt.Errorf("--sdk: %w", err)
@@ -294,6 +330,7 @@ func runSimTheory(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warn(c, r.Warnings)
 	return printReport(c, r)
 }
 
@@ -321,7 +358,8 @@ func runSimMatrix(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return printReport(c, r)
+	warn(c, r.Warnings())
+	return printHealthy(c, r)
 }
 
 func simMergeCommand() *cli.Command {

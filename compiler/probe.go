@@ -1,0 +1,76 @@
+package compiler
+
+import (
+	"fmt"
+
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/rlcc"
+)
+
+// probeSteps is how many decisions a stateful policy runs each probe row for, from its zero
+// state: a short constant sequence, so its state reflects the situation.
+const probeSteps = 8
+
+// ProbeResult is the sanity probe of one policy: the rows where it moves the rate the wrong
+// way.
+type ProbeResult struct {
+	Rows int        // probe rows run
+	Bad  []ProbeBad // the rows it fails, in order
+}
+
+// ProbeBad is a probe row the policy fails and the multiplier it gave there.
+type ProbeBad struct {
+	rlcc.ProbeRow
+	Multiplier float64
+}
+
+// probe runs rlcc.ProbeRows under p through the float model m (its inputs in the RL-CC order)
+// and the handler's action map.
+func probe(m *model.Model, p Params) ProbeResult {
+	rows := rlcc.ProbeRows(p)
+	res := ProbeResult{Rows: len(rows)}
+	for _, r := range rows {
+		st := m.NewState()
+		var y float64
+		for range probeSteps {
+			y = m.Eval(st, r.X[:])[0]
+		}
+		if mult := rlcc.HandlerMultiplier(y); !r.Passes(mult) {
+			res.Bad = append(res.Bad, ProbeBad{r, mult})
+		}
+	}
+	return res
+}
+
+// warning is the probe's one line when m fails it, naming the first row failed ("" when it
+// passes).
+func (r ProbeResult) warning(m *model.Model) string {
+	if len(r.Bad) == 0 {
+		return ""
+	}
+	b, want, does := r.Bad[0], "cuts", "holds"
+	if !b.Cut {
+		want = "raises"
+	}
+	switch {
+	case b.Multiplier > 1+rlcc.HoldBand:
+		does = "raises"
+	case b.Multiplier < 1-rlcc.HoldBand:
+		does = "cuts"
+	}
+	x := b.X
+	return fmt.Sprintf("sanity probe: model %q %s the rate where %s (x = a_prev %s, o %s, a_prev2 %s, o_prev %s gives multiplier %.4f), where a policy that controls congestion %s it; %d of %d probe rows disagree: are its inputs in the order the handler feeds them, %s?",
+		m.Name, does, b.What, num3(x[0]), num3(x[1]), num3(x[2]), num3(x[3]), b.Multiplier, want, len(r.Bad), r.Rows, rlcc.NameList)
+}
+
+// probeWarnings are the sanity probe's warnings for the float model m under the RL-CC handler
+// with parameters p: none or one.
+func probeWarnings(m *model.Model, p Params) []string {
+	if m.NumOutputs() != 1 {
+		return nil
+	}
+	if w := probe(m, p).warning(m); w != "" {
+		return []string{w}
+	}
+	return nil
+}

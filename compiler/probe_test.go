@@ -1,0 +1,79 @@
+package compiler
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/rlcc"
+)
+
+// Every trained RL-CC model nicc ships passes the sanity probe: it cuts where o is far above
+// target and raises where o is at its idle minimum, whatever the previous state (an LSTM run
+// as a constant sequence). The untrained LSTM fixtures (torch's initialisation) and
+// rlcc_adpg fed its inputs in the wrong order fail it, with one line naming the row.
+func TestSanityProbe(t *testing.T) {
+	t.Parallel()
+	p := nicsdk.DefaultParams()
+	for _, c := range []struct {
+		file   string
+		inputs []string
+	}{
+		{"rlcc_adpg.json", nil}, {"rlcc_adpg.onnx", nil}, {"rlcc_teacher.json", nil}, {"rlcc_teacher.onnx", nil},
+		{"rlcc_xgb.json", nil}, {"rlcc_xgb_seed2.json", nil}, {"rlcc_adpg_lstm.json", nil}, {"rlcc_adpg_lstm.onnx", nil},
+		{"rlcc_teacher_unnamed.onnx", rlcc.Names},
+	} {
+		m, _, err := LoadModelAs("../testdata/models/"+c.file, nil, c.inputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := probe(m, p); len(res.Bad) != 0 || res.Rows != 12 {
+			t.Errorf("%s: %d of %d probe rows fail: %+v", c.file, len(res.Bad), res.Rows, res.Bad)
+		}
+		if w := probeWarnings(m, p); w != nil {
+			t.Errorf("%s: %q", c.file, w)
+		}
+	}
+	for _, c := range []struct{ file, want string }{
+		{wrongOrderModel(t), `model "rlcc_adpg_wrong_order" raises the rate where congestion arrives (x = a_prev 0.9, o 7.68, a_prev2 0.9, o_prev -0.768 gives multiplier 1.08`},
+		{"../testdata/models/rlcc_lstm.onnx", `model "rlcc_lstm" raises the rate where congested (x = a_prev 0.9, o 7.68, a_prev2 0.9, o_prev 7.68 gives multiplier 1.01`},
+	} {
+		m, _, err := LoadModelAs(c.file, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := probeWarnings(m, p)
+		if len(w) != 1 || !strings.Contains(w[0], c.want) || strings.Contains(w[0], "\n") {
+			t.Errorf("%s: %q, want one line with %q", c.file, w, c.want)
+		}
+	}
+}
+
+// The probe's rows: o far above target cuts and o at the idle minimum raises, each with the
+// previous state the same and the opposite, at every probe action; 10·T within the handler's
+// clamp under a large target and scale.
+func TestProbeRows(t *testing.T) {
+	p := nicsdk.DefaultParams()
+	rows := rlcc.ProbeRows(p)
+	if len(rows) != 4*len(rlcc.ProbeActions) {
+		t.Fatalf("%d rows", len(rows))
+	}
+	tt := rlcc.SamplerFor(p).T()
+	for _, r := range rows {
+		if r.Cut != (r.X[1] > 0) || (r.X[1] != 10*tt && r.X[1] != -tt) || r.X[0] != r.X[2] {
+			t.Errorf("row %+v", r)
+		}
+		if r.Passes(1) || r.Passes(1+rlcc.HoldBand/2) || r.Passes(0.9) == !r.Cut || r.Passes(1.1) == r.Cut {
+			t.Errorf("row %+v: Passes", r)
+		}
+	}
+	big, err := NewParams([]float64{16, 1.5, 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rlcc.ProbeRows(big) {
+		if r.X[1] > float64(nicsdk.OMax)/nicsdk.Q16One {
+			t.Errorf("o %v beyond the handler's clamp", r.X[1])
+		}
+	}
+}
