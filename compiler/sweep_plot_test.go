@@ -78,3 +78,17 @@ func TestSweepPlotFiles(t *testing.T) {
 		sameFigures(t, render(t.TempDir()), render(t.TempDir()), 2)
 	}
 }
+
+// The reward curve's log axis labels 1, 2 and 5 of each decade, so a curve within one decade
+// (the later-half |δ| of a training, 0.1 to 0.16) has numbers beside it.
+func TestLogTicks125(t *testing.T) {
+	var labels []string
+	for _, tk := range (logTicks125{}).Ticks(0.09, 1.1) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if want := []string{"0.1", "0.2", "0.5", "1"}; !slices.Equal(labels, want) {
+		t.Errorf("labels %q, want %q", labels, want)
+	}
+}

@@ -144,9 +144,10 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 		return nil, err
 	}
 	var csv bytes.Buffer
-	csv.WriteString("step,mean_delta,mean_abs_delta,decisions\n")
+	csv.WriteString("step,mean_delta,mean_abs_delta,steady_abs_delta,decisions\n")
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, pt := range res.Curve {
-		fmt.Fprintf(&csv, "%d,%s,%s,%d\n", pt.Step, strconv.FormatFloat(pt.MeanDelta, 'g', -1, 64), strconv.FormatFloat(pt.MeanAbs, 'g', -1, 64), pt.Decisions)
+		fmt.Fprintf(&csv, "%d,%s,%s,%s,%d\n", pt.Step, g(pt.MeanDelta), g(pt.MeanAbs), g(pt.SteadyAbs), pt.Decisions)
 	}
 	if err := writeOut(r.Curve, csv.Bytes()); err != nil {
 		return nil, err
@@ -197,23 +198,31 @@ func (r *TrainReport) WriteText(w io.Writer) error {
 	return tw.Flush()
 }
 
-// plotTrainCurve draws the mean |δ| and mean δ of each step into base .png and .svg.
+// plotTrainCurve draws the reward curve into base .png and .svg: mean |δ| over each step's
+// decisions, and over the later half of them, on a log scale. Every rollout starts with its
+// flows at line rate, and that burst's |δ| dominates the whole-rollout mean, which a linear
+// scale shows flat after the first steps whatever the policy learns; the later half is where
+// the policy holds the queue, and the log scale shows it move by factors.
 func plotTrainCurve(curve []train.Point, base string) ([]string, error) {
 	p := plot.New()
-	p.Title.Text = "ADPG reward curve: δ = target − max(RTT-inflation − β, 0)·√rate over each step's decisions"
+	p.Title.Text = "ADPG reward curve: |δ| = |target − max(RTT-inflation − β, 0)·√rate|, 0 at the target"
 	p.X.Label.Text = "step"
-	p.Y.Label.Text = "δ"
+	p.Y.Label.Text = "mean |δ| (log scale)"
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks125{}
 	p.Add(plotter.NewGrid())
-	abs, mean := make(plotter.XYs, len(curve)), make(plotter.XYs, len(curve))
+	abs, steady := make(plotter.XYs, len(curve)), make(plotter.XYs, len(curve))
+	// A log scale cannot show 0: |δ| that small is drawn at the floor.
+	const floor = 1e-6
 	for i, pt := range curve {
-		abs[i] = plotter.XY{X: float64(pt.Step), Y: pt.MeanAbs}
-		mean[i] = plotter.XY{X: float64(pt.Step), Y: pt.MeanDelta}
+		abs[i] = plotter.XY{X: float64(pt.Step), Y: max(pt.MeanAbs, floor)}
+		steady[i] = plotter.XY{X: float64(pt.Step), Y: max(pt.SteadyAbs, floor)}
 	}
 	for _, l := range []struct {
 		xy    plotter.XYs
 		name  string
 		color color.RGBA
-	}{{abs, "mean |δ| (0 at the target)", color.RGBA{R: 200, G: 30, B: 30, A: 255}}, {mean, "mean δ (below 0: above the target)", color.RGBA{R: 30, G: 60, B: 160, A: 255}}} {
+	}{{abs, "whole rollout (the start's burst dominates)", color.RGBA{R: 200, G: 30, B: 30, A: 255}},
+		{steady, "later half of each rollout (the policy holding the queue)", color.RGBA{R: 30, G: 60, B: 160, A: 255}}} {
 		ln, err := plotter.NewLine(l.xy)
 		if err != nil {
 			return nil, err
@@ -224,4 +233,27 @@ func plotTrainCurve(curve []train.Point, base string) ([]string, error) {
 	}
 	p.Legend.Top = true
 	return saveFigure(vg.Points(720), vg.Points(420), base, func(c draw.Canvas) { p.Draw(c) })
+}
+
+// logTicks125 marks a log axis at 1, 2 and 5 of every decade (labelled) and the other
+// integers (unlabelled): plot.LogTicks labels decades only, which leaves a curve within one
+// decade without a number beside it.
+type logTicks125 struct{}
+
+func (logTicks125) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for d := math.Pow(10, math.Floor(math.Log10(lo))); d <= hi; d *= 10 {
+		for k := 1; k <= 9; k++ {
+			v := float64(k) * d
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if k == 1 || k == 2 || k == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', 3, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
 }

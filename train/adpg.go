@@ -82,32 +82,41 @@ type net interface {
 	model(name string) *model.Model
 }
 
-// rollout runs the policy on scen in netsim and returns the gradient of the ADPG objective,
-// the mean δ and mean |δ| over its decisions, and how many decisions it made.
-func rollout(pol net, scen netsim.Scenario, p nicsdk.Params, cfg netsim.Config, penalty float64) ([]float64, float64, float64, int, error) {
+// rollout runs the policy on scen in netsim and returns the gradient of the ADPG objective
+// and its point of the curve (Step unset): the mean δ and mean |δ| over its decisions, the
+// mean |δ| over the later half of them, and how many decisions it made.
+func rollout(pol net, scen netsim.Scenario, p nicsdk.Params, cfg netsim.Config, penalty float64) ([]float64, Point, error) {
 	_, _, scale := rlcc.Real(p)
-	var w []float64
-	var sum, abs float64
+	var w, deltas []float64
 	ctrl := &netsim.FloatRLCC{Label: "training", Params: p, Policy: func(flow uint32, x []float64) float64 {
 		y := pol.decide(flow, x)
 		delta := -x[1] / scale
 		w = append(w, delta-penalty*y)
-		sum += delta
-		abs += math.Abs(delta)
+		deltas = append(deltas, delta)
 		return y
 	}}
 	if _, err := netsim.Run(scen, ctrl, cfg); err != nil {
-		return nil, 0, 0, 0, err
+		return nil, Point{}, err
 	}
 	if len(w) == 0 {
-		return nil, 0, 0, 0, fmt.Errorf("train: a rollout of %s made no decisions", scen.Name)
+		return nil, Point{}, fmt.Errorf("train: a rollout of %s made no decisions", scen.Name)
 	}
 	for k := range w {
 		w[k] /= float64(len(w))
 	}
 	g := make([]float64, len(pol.params()))
 	pol.backward(w, g)
-	return g, sum / float64(len(w)), abs / float64(len(w)), len(w), nil
+	var sum, abs, steady float64
+	half := len(deltas) / 2
+	for k, d := range deltas {
+		sum += d
+		abs += math.Abs(d)
+		if k >= half {
+			steady += math.Abs(d)
+		}
+	}
+	n := float64(len(deltas))
+	return g, Point{MeanDelta: sum / n, MeanAbs: abs / n, SteadyAbs: steady / (n - float64(half)), Decisions: len(deltas)}, nil
 }
 
 // Options say how to train.
@@ -133,6 +142,10 @@ type Point struct {
 	Step      int     `json:"step"`
 	MeanDelta float64 `json:"mean_delta"`
 	MeanAbs   float64 `json:"mean_abs_delta"`
+	// SteadyAbs is the mean |δ| over the later half of each rollout's decisions: where the
+	// policy holds the queue, after the start's burst (every flow at line rate), which
+	// dominates MeanAbs whatever the policy learns.
+	SteadyAbs float64 `json:"steady_abs_delta"`
 	Decisions int     `json:"decisions"`
 }
 
@@ -237,16 +250,17 @@ func Train(opt Options) (*Result, error) {
 		pt := Point{Step: step}
 		for k, s := range scens {
 			cfg := netsim.Config{DurationNs: opt.DurationNs, WarmupNs: 1, Seed: opt.Seed + uint64(step*len(scens)+k)}
-			g, mean, abs, n, err := rollout(pol, s, opt.Params, cfg, opt.ActionPenalty)
+			g, r, err := rollout(pol, s, opt.Params, cfg, opt.ActionPenalty)
 			if err != nil {
 				return nil, err
 			}
 			for i := range total {
 				total[i] += g[i] / float64(len(scens))
 			}
-			pt.MeanDelta += mean / float64(len(scens))
-			pt.MeanAbs += abs / float64(len(scens))
-			pt.Decisions += n
+			pt.MeanDelta += r.MeanDelta / float64(len(scens))
+			pt.MeanAbs += r.MeanAbs / float64(len(scens))
+			pt.SteadyAbs += r.SteadyAbs / float64(len(scens))
+			pt.Decisions += r.Decisions
 		}
 		optimizer.step(pol.params(), total)
 		res.Curve = append(res.Curve, pt)

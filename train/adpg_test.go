@@ -51,6 +51,12 @@ func TestTrainLearnsAndIsDeterministic(t *testing.T) {
 	if !(last < 0.95*first) {
 		t.Errorf("mean |δ| from %.4f to %.4f over 60 steps; want it to fall by a twentieth", first, last)
 	}
+	// The later half of each rollout, after the start's burst, is where the learning shows:
+	// its |δ| is well below the whole rollout's and falls by more.
+	sFirst, sLast := a.Curve[0].SteadyAbs, a.Curve[len(a.Curve)-1].SteadyAbs
+	if !(sFirst < first && sLast < last && sLast < 0.8*sFirst) {
+		t.Errorf("later-half |δ| from %.4f to %.4f (whole %.4f to %.4f); want it below the whole rollout's and to fall by a fifth", sFirst, sLast, first, last)
+	}
 	b, err := Train(opt)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +64,7 @@ func TestTrainLearnsAndIsDeterministic(t *testing.T) {
 	if !reflect.DeepEqual(a, b) {
 		t.Error("one seed, two different trainings")
 	}
-	t.Logf("mean |δ| %.4f → %.4f over 60 steps", first, last)
+	t.Logf("mean |δ| %.4f → %.4f, later half %.4f → %.4f over 60 steps", first, last, sFirst, sLast)
 	if _, err := Train(Options{Iterations: 1, Params: p, ActionPenalty: -1}); err == nil {
 		t.Error("a negative action penalty: no error")
 	}
