@@ -606,11 +606,11 @@ func (p *RLCCParams) String() string {
 		return ""
 	}
 	if p.Sources != nil {
-		base := "0 (the host provisions it at flow start, else learned)"
+		base := "0 = provisioned by the host at flow start, else learned"
 		if p.BaseRTT != 0 {
 			base = fmt.Sprintf("%.4g µs", float64(p.BaseRTT)/1000)
 		}
-		return fmt.Sprintf("target %.4g%s, beta %.4g%s, scale %.4g%s, min rate %.4g%s, init rate %.4g%s (of line rate), base RTT %s%s",
+		return fmt.Sprintf("target %.4g%s, beta %.4g%s, scale %.4g%s, min rate %.4g%s and init rate %.4g%s of line rate, base RTT %s%s",
 			p.TargetReal, from("target"), p.BetaReal, from("beta"), p.ScaleReal, from("scale"), p.MinRateReal, from("min_rate"),
 			p.InitRateReal, from("init_rate"), base, from("base_rtt_us"))
 	}

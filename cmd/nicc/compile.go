@@ -15,12 +15,8 @@ import (
 	"golang.org/x/term"
 )
 
-func compileCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "compile",
-		Usage:     "compile a policy into verified NIC firmware (a tree ensemble as it is, a network with --target int or --target trees): C, RISC-V ELF, bit-exact verification, WCET against the budget",
-		ArgsUsage: "POLICY",
-		Description: `Compiles a tree ensemble (` + formats.Titles("tree ensembles") + `) as it is, or a network
+// compileHelp is nicc compile --help's description.
+var compileHelp = `Compiles a tree ensemble (` + formats.Titles("tree ensembles") + `) as it is, or a network
 (` + formats.Titles("networks") + `) quantized to integers (--target int) or distilled into trees (--target
 trees), in stages: load → quantize → fit → emit → build → verify → budget → report.
 
@@ -161,9 +157,16 @@ ranges that cannot represent a threshold).
   nicc compile testdata/models/rlcc_teacher.onnx --out build/student --target trees --trees 10 --depth 4
   nicc compile policy.json --out build/p --core dpa --budget 1.5us --num-vectors 1000000 --json
   nicc compile testdata/models/rlcc_teacher_unnamed.onnx --target int --out build/int \
-      --inputs a_prev,o,a_prev2,o_prev --rlcc-beta 2`,
-		Flags:  compileFlags(),
-		Action: runCompile,
+      --inputs a_prev,o,a_prev2,o_prev --rlcc-beta 2`
+
+func compileCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "compile",
+		Usage:       "compile a policy into verified NIC firmware (a tree ensemble as it is, a network with --target int or --target trees): C, RISC-V ELF, bit-exact verification, WCET against the budget",
+		ArgsUsage:   "POLICY",
+		Description: compileHelp,
+		Flags:       compileFlags(),
+		Action:      runCompile,
 	}
 }
 

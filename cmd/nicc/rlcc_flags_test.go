@@ -82,7 +82,7 @@ func TestDiffUnnamedInputs(t *testing.T) {
 		t.Error("--rlcc-scale 6 compared on the same states as scale 12")
 	}
 	code, stdout, stderr := nicc(t, "diff", unnamed, "--samples", "500", "--handler", "rlcc", "--rlcc-beta", "2")
-	if want := "rl-cc target 0.064 (default), beta 2 (flag), scale 12 (default), min rate 0.001 (default), init rate 1 (default) (of line rate), base RTT 0 (the host provisions it at flow start, else learned) (default)"; code != exitOK || line(stdout, "rl-cc") != want {
+	if want := "rl-cc target 0.064 (default), beta 2 (flag), scale 12 (default), min rate 0.001 (default) and init rate 1 (default) of line rate, base RTT 0 = provisioned by the host at flow start, else learned (default)"; code != exitOK || line(stdout, "rl-cc") != want {
 		t.Errorf("--rlcc-beta 2: exit %d, rl-cc line %q, want %q; stderr %s", code, line(stdout, "rl-cc"), want, stderr)
 	}
 }
@@ -150,7 +150,7 @@ func TestCompileUnnamedInputs(t *testing.T) {
 	}
 	for label, want := range map[string]string{
 		"handler": "handler rlcc: nicc_on_event(event, flow context) around nicc_policy(x)",
-		"rl-cc":   "rl-cc target 0.064, beta 2, scale 12, min rate 0.001, init rate 0.5 (of line rate)",
+		"rl-cc":   "rl-cc target 0.064 (default), beta 2 (flag), scale 12 (default), min rate 0.001 (default) and init rate 0.5 (flag) of line rate, base RTT 0 = provisioned by the host at flow start, else learned (default)",
 		"inputs":  "inputs a_prev Q16, o Q16, a_prev2 Q16, o_prev Q16",
 	} {
 		if l := line(stdout, label); l != want {

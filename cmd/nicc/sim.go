@@ -14,12 +14,8 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func simCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "sim",
-		Usage:     "run a policy in closed loop: a packet-level datacenter simulation with the NIC's CC engine, and the firmware itself, deciding",
-		ArgsUsage: "SCENARIO",
-		Description: `Simulates hosts on one switch, packet by packet, with every sender NIC's CC engine in the
+// simHelp is nicc sim --help's description.
+var simHelp = `Simulates hosts on one switch, packet by packet, with every sender NIC's CC engine in the
 loop, and prints the RL-CC papers' figures over the steady-state window (after the warm-up,
 by default the first half of the run; for long-short the first eighth, before the short
 flows join): switch utilization (SU), fairness min/max × 100 (FR)
@@ -139,7 +135,14 @@ without a result.
 docs/k8s/sim-matrix.yaml runs the shards as a Kubernetes Indexed Job, then the merge.
 
   nicc sim --matrix sweep.json --shard 3/8 --json > shard-3.json
-  nicc sim merge --json shard-*.json > sweep-result.json`,
+  nicc sim merge --json shard-*.json > sweep-result.json`
+
+func simCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "sim",
+		Usage:       "run a policy in closed loop: a packet-level datacenter simulation with the NIC's CC engine, and the firmware itself, deciding",
+		ArgsUsage:   "SCENARIO",
+		Description: simHelp,
 		Subcommands: []*cli.Command{simMergeCommand()},
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "policy", Usage: "a model `FILE`, a compile output DIR, swift or dcqcn"},
