@@ -356,7 +356,7 @@ func TestCompileOverBudget(t *testing.T) {
 	if !errors.As(err, &ce) || r == nil || r.Budget.Fits {
 		t.Fatalf("100 ns budget: %v, report %v; want a CheckError and the report", err, r)
 	}
-	want := regexp.MustCompile(`^nicc_on_event is over budget on dpa: WCET \d+ cycles = 0\.\d{3} µs > budget 0\.100 µs$`)
+	want := regexp.MustCompile(`^nicc_on_event is over budget on dpa: WCET \d+ cycles = 0\.\d{3} µs > budget 0\.1 µs$`)
 	if !want.MatchString(err.Error()) {
 		t.Errorf("error %q", err)
 	}
