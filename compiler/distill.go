@@ -294,7 +294,7 @@ func (d *distillation) student(o distill.Options) (*DistillReport, error) {
 		return nil, err
 	}
 	if d.grid == "rlcc" {
-		o.Grid = quantize.GridInputs(rlcc.Grid(d.params))
+		o.Grid = quantize.GridInputs(rlcc.Grid(d.params, nicsdk.DefaultLayout))
 	}
 	if o.Seed == 0 {
 		o.Seed = d.opt.Seed

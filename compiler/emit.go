@@ -149,13 +149,13 @@ func handlerC(name, hash, kind, policySource string, p nicsdk.Params, words int,
 `, HandlerFile, kind, EntryPolicy, codegen.CommentName(name), hash, EntryHandler, nicsdk.RLCCWords+words-1, nicsdk.RLCCHeaderName, policySource)
 	if words == 0 {
 		if out == nicsdk.OutM {
-			b.WriteString(nicsdk.HandlerMC(p, EntryPolicy+"_inline"))
+			b.WriteString(nicsdk.HandlerMC(p, nicsdk.DefaultLayout, EntryPolicy+"_inline"))
 		} else {
-			b.WriteString(nicsdk.HandlerC(p, EntryPolicy+"_inline"))
+			b.WriteString(nicsdk.HandlerC(p, nicsdk.DefaultLayout, EntryPolicy+"_inline"))
 		}
 		return b.String()
 	}
-	b.WriteString(nicsdk.HandlerExC(p, EntryPolicy+"_inline", words, out))
+	b.WriteString(nicsdk.HandlerExC(p, nicsdk.DefaultLayout, EntryPolicy+"_inline", words, out))
 	return b.String()
 }
 

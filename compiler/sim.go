@@ -367,7 +367,7 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 func goldenController(c *compilation, p nicsdk.Params) *netsim.RLCC {
 	pol := c.pol
 	return &netsim.RLCC{Label: "golden " + c.m.Name, Params: p, Words: pol.StateWords(),
-		Out: policyOut(pol), Policy: func(x [4]int32, state []uint32) int32 { return pol.Call(x[:], state) }}
+		Out: policyOut(pol), Policy: pol.Call}
 }
 
 // policyOut is what the RL-CC handler takes from p: the multiplier (a folded output table) or y.

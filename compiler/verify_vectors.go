@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
 )
@@ -146,7 +147,7 @@ func (c *compilation) sampleState(rng *rand.Rand) []float64 {
 	xf := make([]float64, len(c.pol.InputFormats()))
 	for i, in := range c.pol.InputFormats() {
 		lo, hi := in.Value(in.Min), in.Value(in.Max)
-		if c.handler == HandlerRLCC && rlcc.Clamped[i] {
+		if c.handler == HandlerRLCC && rlcc.Clamped(nicsdk.DefaultLayout)[i] {
 			hi = rlcc.SampleOMax(c.params)
 		}
 		xf[i] = lo + rng.Float64()*(hi-lo)

@@ -313,11 +313,11 @@ func TestHandlerExFwsim(t *testing.T) {
 
 func TestHandlerExC(t *testing.T) {
 	p := DefaultParams()
-	got := HandlerExC(p, "pol", 3, OutM)
+	got := HandlerExC(p, DefaultLayout, "pol", 3, OutM)
 	if want := p.C(ParamsName) + "\nRLCC_DEFINE_HANDLER_EX(nicc_params, pol, 3, RLCC_OUT_M)\n"; got != want {
 		t.Errorf("HandlerExC:\n%s\nwant\n%s", got, want)
 	}
-	if !strings.HasSuffix(HandlerExC(p, "pol", 0, OutY), "RLCC_DEFINE_HANDLER_EX(nicc_params, pol, 0, RLCC_OUT_Y)\n") {
+	if !strings.HasSuffix(HandlerExC(p, DefaultLayout, "pol", 0, OutY), "RLCC_DEFINE_HANDLER_EX(nicc_params, pol, 0, RLCC_OUT_Y)\n") {
 		t.Error("HandlerExC(0, OutY)")
 	}
 	for _, bad := range []struct {
@@ -330,7 +330,7 @@ func TestHandlerExC(t *testing.T) {
 					t.Errorf("HandlerExC(%d, %d) did not panic", bad.words, bad.out)
 				}
 			}()
-			HandlerExC(p, "pol", bad.words, bad.out)
+			HandlerExC(p, DefaultLayout, "pol", bad.words, bad.out)
 		}()
 	}
 	if StateWordsMax != 6 || CtxWords-RLCCWords != StateWordsMax {
@@ -365,7 +365,7 @@ func p0C() string { return DefaultParams().C(ParamsName) }
 
 func TestHandlerMC(t *testing.T) {
 	p := DefaultParams()
-	if got, want := HandlerMC(p, "pol"), p.C(ParamsName)+"\nRLCC_DEFINE_HANDLER_M(nicc_params, pol)\n"; got != want {
+	if got, want := HandlerMC(p, DefaultLayout, "pol"), p.C(ParamsName)+"\nRLCC_DEFINE_HANDLER_M(nicc_params, pol)\n"; got != want {
 		t.Errorf("HandlerMC:\n%s\nwant\n%s", got, want)
 	}
 }
