@@ -572,7 +572,7 @@ func (c *compilation) quantize() error {
 	switch c.handler {
 	case HandlerRLCC:
 		inputs = c.rlccInputs()
-		if err := quantize.CheckClampedSplits(m, inputs, rlcc.Clamped(nicsdk.DefaultLayout)); err != nil {
+		if err := quantize.CheckClampedSplits(m, inputs, rlcc.Clamped(c.layout())); err != nil {
 			return fmt.Errorf("%s: %w", c.opt.Model, err)
 		}
 	default:

@@ -356,7 +356,7 @@ func (d *differ) treeStudent(s *model.Model, name, from string) error {
 		d.rep.student = func(x []float64) float64 { return s.Ensemble.Eval(x) }
 		return nil
 	}
-	ir, err := quantize.Trees(s, quantize.GridInputs(rlcc.Grid(d.c.params, nicsdk.DefaultLayout)), quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
+	ir, err := quantize.Trees(s, quantize.GridInputs(rlcc.Grid(d.c.params, d.c.layout())), quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.opt.Against, err)
 	}

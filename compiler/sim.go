@@ -366,7 +366,7 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 // goldenController is c's golden model in nicsdk's runtime, under the parameters p.
 func goldenController(c *compilation, p nicsdk.Params) *netsim.RLCC {
 	pol := c.pol
-	return &netsim.RLCC{Label: "golden " + c.m.Name, Params: p, Words: pol.StateWords(),
+	return &netsim.RLCC{Label: "golden " + c.m.Name, Params: p, Layout: c.layout(), Words: pol.StateWords(),
 		Out: policyOut(pol), Policy: pol.Call}
 }
 
@@ -387,6 +387,7 @@ type firmwareController struct {
 	m           *fwsim.Machine
 	evAddr, ctx uint64
 	params      nicsdk.Params
+	layout      nicsdk.Layout // the window the firmware's handler feeds (a new flow's top words)
 	time        decisionTime
 	buf         []byte
 }
@@ -448,7 +449,7 @@ func newFirmwareController(cp *Compiled, core string, latencyNs int64, threads i
 	if err != nil {
 		return nil, err
 	}
-	f := &firmwareController{label: "firmware " + cp.c.m.Name, m: m, params: cp.c.params,
+	f := &firmwareController{label: "firmware " + cp.c.m.Name, m: m, params: cp.c.params, layout: cp.c.layout(),
 		time: newDecisionTime(prof, threads, latencyNs), buf: make([]byte, nicsdk.CtxBytes)}
 	if f.evAddr, err = m.Alloc(nicsdk.EventBytes, 8); err != nil {
 		return nil, err
@@ -466,7 +467,7 @@ func (f *firmwareController) TimerNs() int64 { return 0 }
 // firmware's first call would write too), so a flow's first rate is the init rate.
 func (f *firmwareController) Init(ctx *nicsdk.FlowCtx) uint32 {
 	*ctx = nicsdk.FlowCtx{}
-	nicsdk.Init(ctx, f.params)
+	nicsdk.InitLayout(ctx, f.params, f.layout)
 	return ctx[nicsdk.CtxRate]
 }
 

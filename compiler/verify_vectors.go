@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
 )
@@ -147,7 +146,7 @@ func (c *compilation) sampleState(rng *rand.Rand) []float64 {
 	xf := make([]float64, len(c.pol.InputFormats()))
 	for i, in := range c.pol.InputFormats() {
 		lo, hi := in.Value(in.Min), in.Value(in.Max)
-		if c.handler == HandlerRLCC && rlcc.Clamped(nicsdk.DefaultLayout)[i] {
+		if c.handler == HandlerRLCC && rlcc.Clamped(c.layout())[i] {
 			hi = rlcc.SampleOMax(c.params)
 		}
 		xf[i] = lo + rng.Float64()*(hi-lo)

@@ -251,6 +251,48 @@ func TestOnEventExFwsim(t *testing.T) {
 	t.Logf("fwsim t_event_ex: %d events identical", events)
 }
 
+// runHandler runs events through m's engine entry after set_policy(coef), from the context
+// ctx0, the context recycled now and then (refresh), and fails at the first rate or context
+// that differs from step's, the Go twin's (show names the flow); it returns the events run.
+func runHandler(t *testing.T, m *fwsim.Machine, r *rand.Rand, coef []byte, ctx0 FlowCtx, events []Event,
+	step func(ev Event, ctx *FlowCtx) uint32, show string) int {
+	t.Helper()
+	m.ResetAlloc()
+	ca, _ := m.Alloc(uint64(len(coef)), 4)
+	cx, _ := m.Alloc(CtxBytes, 4)
+	ea, _ := m.Alloc(EventBytes, EventAlign)
+	m.WriteBytes(ca, coef)
+	if _, err := m.Call("set_policy", ca); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctx0
+	m.WriteBytes(cx, ctx.Bytes())
+	for k, ev := range events {
+		if refresh(r, &ctx) {
+			m.WriteBytes(cx, ctx.Bytes())
+		}
+		m.WriteBytes(ea, ev.Bytes())
+		res, err := m.Call(HandlerEntry, ea, cx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := ctx
+		want := step(ev, &ctx)
+		gotCtx, _ := ParseFlowCtx(readBytes(m, cx, CtxBytes))
+		if uint32(res.A0) != want || gotCtx != ctx {
+			t.Fatalf("%s event %d %+v from ctx %v:\nfwsim rate %d ctx %v\nGo    rate %d ctx %v",
+				show, k, ev, before, uint32(res.A0), gotCtx, want, ctx)
+		}
+	}
+	return len(events)
+}
+
+func readBytes(m *fwsim.Machine, addr uint64, n int) []byte {
+	b := make([]byte, n)
+	m.ReadBytes(addr, b)
+	return b
+}
+
 func coefBytes(c [5]int32) []byte {
 	b := make([]byte, 0, 20)
 	for _, v := range c {
@@ -275,36 +317,9 @@ func TestHandlerExFwsim(t *testing.T) {
 			for events < 10_000 {
 				f := randFlowEx(r, 1+r.IntN(300))
 				f.p, f.words, f.out = DefaultParams(), c.words, c.out
-				m.ResetAlloc()
-				ca, _ := m.Alloc(20, 4)
-				cx, _ := m.Alloc(CtxBytes, 4)
-				ea, _ := m.Alloc(EventBytes, EventAlign)
-				m.WriteBytes(ca, coefBytes(f.coef))
-				if _, err := m.Call("set_policy", ca); err != nil {
-					t.Fatal(err)
-				}
-				ctx := f.ctx0
-				m.WriteBytes(cx, ctx.Bytes())
-				for k, ev := range f.events {
-					if refresh(r, &ctx) {
-						m.WriteBytes(cx, ctx.Bytes())
-					}
-					m.WriteBytes(ea, ev.Bytes())
-					res, err := m.Call(HandlerEntry, ea, cx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					before := ctx
-					want := stepEx(t, ev, &ctx, f, &st)
-					b := make([]byte, CtxBytes)
-					m.ReadBytes(cx, b)
-					gotCtx, _ := ParseFlowCtx(b)
-					if uint32(res.A0) != want || gotCtx != ctx {
-						t.Fatalf("coef %v event %d %+v from ctx %v:\nfwsim rate %d ctx %v\nGo    rate %d ctx %v",
-							f.coef, k, ev, before, uint32(res.A0), gotCtx, want, ctx)
-					}
-					events++
-				}
+				events += runHandler(t, m, r, coefBytes(f.coef), f.ctx0, f.events, func(ev Event, ctx *FlowCtx) uint32 {
+					return stepEx(t, ev, ctx, f, &st)
+				}, fmt.Sprintf("coef %v", f.coef))
 			}
 			t.Logf("%d events identical", events)
 		})

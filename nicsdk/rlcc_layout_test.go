@@ -177,7 +177,7 @@ func TestOnEventLayoutHost(t *testing.T) {
 	var shows []string
 	seen := map[Layout]bool{}
 	events := 0
-	for events < hostRandom/4 {
+	for events < hostRandom/8 {
 		f := randLayoutFlow(r, 1+r.IntN(300))
 		seen[f.l] = true
 		ctx := f.ctx0
@@ -257,36 +257,9 @@ func TestHandlerLayoutFwsim(t *testing.T) {
 			for events < 5_000 {
 				f := randLayoutFlow(r, 1+r.IntN(300))
 				f.p, f.l, f.words, f.out = DefaultParams(), c.l, c.words, c.out
-				m.ResetAlloc()
-				ca, _ := m.Alloc(uint64(len(f.lc))*4, 4)
-				cx, _ := m.Alloc(CtxBytes, 4)
-				ea, _ := m.Alloc(EventBytes, EventAlign)
-				m.WriteBytes(ca, lcoefBytes(f.lc))
-				if _, err := m.Call("set_policy", ca); err != nil {
-					t.Fatal(err)
-				}
-				ctx := f.ctx0
-				m.WriteBytes(cx, ctx.Bytes())
-				for k, ev := range f.events {
-					if refresh(r, &ctx) {
-						m.WriteBytes(cx, ctx.Bytes())
-					}
-					m.WriteBytes(ea, ev.Bytes())
-					res, err := m.Call(HandlerEntry, ea, cx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					before := ctx
-					want := stepLayout(t, ev, &ctx, f)
-					b := make([]byte, CtxBytes)
-					m.ReadBytes(cx, b)
-					gotCtx, _ := ParseFlowCtx(b)
-					if uint32(res.A0) != want || gotCtx != ctx {
-						t.Fatalf("coef %v event %d %+v from ctx %v:\nfwsim rate %d ctx %v\nGo    rate %d ctx %v",
-							f.lc, k, ev, before, uint32(res.A0), gotCtx, want, ctx)
-					}
-					events++
-				}
+				events += runHandler(t, m, r, lcoefBytes(f.lc), f.ctx0, f.events, func(ev Event, ctx *FlowCtx) uint32 {
+					return stepLayout(t, ev, ctx, f)
+				}, fmt.Sprintf("coef %v", f.lc))
 			}
 			t.Logf("%v, %d words, %v: %d events identical", c.l, c.words, c.out, events)
 		})
@@ -305,38 +278,11 @@ func TestHandlerLayoutWCET(t *testing.T) {
 	// cycles within the WCET, and the WCET a layout costs over the default's.
 	var def uint64
 	for _, l := range wcetLayouts {
-		im := firmware(t, hwName(l))
-		rep, err := fwsim.WCET(im, HandlerEntry, nil, fwsim.WCETOptions{})
-		if err != nil {
-			t.Fatalf("%v: %v", l, err)
-		}
-		if len(rep.Loops) != 0 {
-			t.Errorf("%v: the handler has loops: %+v", l, rep.Loops)
-		}
-		m, err := fwsim.NewMachine(im, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		r := rng(300)
-		var maxc uint64
-		for range 40 {
+		rep, maxc, _, _ := skeletonWCET(t, hwName(l), 40, func() (FlowCtx, []Event) {
 			f := randFlow(r, 100)
-			m.ResetAlloc()
-			cx, _ := m.Alloc(CtxBytes, 4)
-			m.WriteBytes(cx, f.ctx0.Bytes())
-			ea, _ := m.Alloc(EventBytes, EventAlign)
-			for _, ev := range f.events {
-				m.WriteBytes(ea, ev.Bytes())
-				res, err := m.Call(HandlerEntry, ea, cx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if res.Cycles > rep.Cycles {
-					t.Fatalf("%v: event %+v took %d cycles, above the WCET %d", l, ev, res.Cycles, rep.Cycles)
-				}
-				maxc = max(maxc, res.Cycles)
-			}
-		}
+			return f.ctx0, f.events
+		})
 		if l.IsDefault() {
 			def = rep.Cycles
 		} else if l.ExtraWords() > 0 && rep.Cycles <= def {
