@@ -160,6 +160,9 @@ type CompileOptions struct {
 	// "report" and the "commit" that renames the new directory into place.
 	tamper, docaTamper func(dir string) error
 	atStage            func(stage string)
+	// layout, for tests until the --inputs/--history/--features plumbing sets it (issue 26),
+	// is the input layout the handler feeds; the zero Layout is nicsdk.DefaultLayout.
+	layout nicsdk.Layout
 }
 
 // StudentFile is CompileOptions.Student's file in the output directory.
@@ -483,13 +486,13 @@ func (c *compilation) load() error {
 	n := m.NumInputs()
 	if h == HandlerRLCC {
 		switch {
-		case n != nicsdk.RLCCInputs:
+		case n != c.layout().Inputs():
 			wider := "wider than"
-			if n < nicsdk.RLCCInputs {
+			if n < c.layout().Inputs() {
 				wider = "narrower than"
 			}
 			return fmt.Errorf("%s: model %s has %d inputs, %s the RL-CC handler's %d (%s); compile it with --handler none",
-				c.opt.Model, m.Name, n, wider, nicsdk.RLCCInputs, rlcc.NameList)
+				c.opt.Model, m.Name, n, wider, c.layout().Inputs(), rlcc.NameList)
 		case rlccNamed && !inOrder:
 			return fmt.Errorf("%s: model %s's inputs are (%s); the RL-CC handler feeds (%s) in that order",
 				c.opt.Model, m.Name, strings.Join(m.Inputs, ", "), rlcc.NameList)

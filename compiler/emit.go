@@ -144,12 +144,12 @@ func handlerC(name, hash, kind, policySource string, p nicsdk.Params, l nicsdk.L
  *
  *     uint32_t %s(const struct nicc_event *ev, struct nicc_flow_ctx *ctx);
  *
- * returns the flow's new rate in fxp20 and keeps its state in ctx->data[0..%d]. */
+ * returns the flow's new rate in fxp20 and keeps its state in ctx->data[0..%d]%s. */
 #include <stdint.h>
 #include "%s"
 #include "%s"
 
-`, HandlerFile, kind, EntryPolicy, codegen.CommentName(name), hash, EntryHandler, nicsdk.RLCCWords+words-1, nicsdk.RLCCHeaderName, policySource)
+`, HandlerFile, kind, EntryPolicy, codegen.CommentName(name), hash, EntryHandler, nicsdk.RLCCWords+words-1, layoutWords(l), nicsdk.RLCCHeaderName, policySource)
 	b.WriteString(handlerGlue(p, l, EntryPolicy+"_inline", words, out))
 	return b.String()
 }

@@ -13,9 +13,15 @@ import (
 // golden and firmware controllers.
 
 // layout is the window the RL-CC handler feeds this compile's policy: the one place to wire
-// the layout a compile was asked for (--inputs, --history, --features; issue 26). Until then
-// it is the default, x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}).
-func (c *compilation) layout() nicsdk.Layout { return nicsdk.DefaultLayout }
+// the layout a compile was asked for (--inputs, --history, --features; issue 26; today
+// CompileOptions.layout, which only tests set). The zero Layout is the default, x = (a_{t-1},
+// o_t, a_{t-2}, o_{t-1}).
+func (c *compilation) layout() nicsdk.Layout {
+	if c.opt.layout == (nicsdk.Layout{}) {
+		return nicsdk.DefaultLayout
+	}
+	return c.opt.layout
+}
 
 // checkLayout refuses a layout the handler cannot feed beside the policy's state words (an
 // LSTM keeps some in the same six context words as the layout's older states), and another
@@ -53,4 +59,13 @@ func slotIndex(l nicsdk.Layout, f nicsdk.Feature, lag int) int {
 		}
 	}
 	return -1
+}
+
+// layoutWords names the context words a layout's older states take, for handler.c's header
+// comment: "" for none (the default layout).
+func layoutWords(l nicsdk.Layout) string {
+	if n := l.ExtraWords(); n > 0 {
+		return fmt.Sprintf(" and ctx->data[%d..%d] (the input layout's older states: %v)", nicsdk.CtxWords-n, nicsdk.CtxWords-1, l)
+	}
+	return ""
 }
