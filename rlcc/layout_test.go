@@ -114,3 +114,25 @@ func TestEventGenLayout(t *testing.T) {
 		t.Errorf("top words landed on thresholds %v (of %d), RTTs aimed at the inflation's threshold %d", landed, l.ExtraWords(), aimed)
 	}
 }
+
+func TestHeatInputIn(t *testing.T) {
+	// The default layout's cell is Input's; another layout puts a and o_t in its newest state,
+	// the held state in the older ones, and an inflation that gives o at line rate.
+	h := HeatStates(DefaultSampler)[2]
+	x := h.InputIn(nicsdk.DefaultLayout, 0.9, 10)
+	if y := h.Input(0.9, 10); len(x) != 4 || x[0] != y[0] || x[1] != y[1] || x[2] != y[2] || x[3] != y[3] {
+		t.Fatalf("default layout %v, Input %v", x, y)
+	}
+	x = h.InputIn(allFour, 0.9, 10)
+	o := 10 * DefaultSampler.T()
+	target, scale := DefaultSampler.Target, DefaultSampler.Scale
+	want := []float64{0.9, o, SampleBeta + o/scale + target, 1, 1, h.OPrev, SampleBeta + h.OPrev/scale + target, 1, 1, h.OPrev, SampleBeta + h.OPrev/scale + target, 1}
+	for i := range want {
+		if math.Abs(x[i]-want[i]) > 1e-12 {
+			t.Fatalf("history 3, all four: %v, want %v", x, want)
+		}
+	}
+	if back := (max(x[2]-SampleBeta, 0)*math.Sqrt(x[3]) - target) * scale; math.Abs(back-o) > 1e-9 {
+		t.Errorf("the newest inflation %v gives o %v, want %v", x[2], back, o)
+	}
+}
