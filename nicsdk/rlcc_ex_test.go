@@ -222,33 +222,47 @@ func TestOnEventExFwsim(t *testing.T) {
 	events := 0
 	for events < simRandom/2 {
 		f := randFlowEx(r, 1+r.IntN(400))
-		sm.m.ResetAlloc()
-		pa := sm.alloc(paramsBytes(f.p), 4)
-		ca := sm.alloc(coefBytes(f.coef), 4)
-		ctx := f.ctx0
-		cx := sm.alloc(ctx.Bytes(), 4)
-		ea := sm.alloc(make([]byte, EventBytes), EventAlign)
-		for k, ev := range f.events {
-			if refresh(r, &ctx) {
-				if err := sm.m.WriteBytes(cx, ctx.Bytes()); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := sm.m.WriteBytes(ea, ev.Bytes()); err != nil {
-				t.Fatal(err)
-			}
-			got := sm.call("t_event_ex", ea, cx, pa, ca, uint64(f.words), uint64(f.out))
-			before := ctx
-			want := stepEx(t, ev, &ctx, f, &st)
-			gotCtx, _ := ParseFlowCtx(sm.read(cx, CtxBytes))
-			if got != want || gotCtx != ctx {
-				t.Fatalf("flow %+v coef %v words %d %v event %d %+v from ctx %v:\nfwsim rate %d ctx %v\nGo    rate %d ctx %v",
-					f.p, f.coef, f.words, f.out, k, ev, before, got, gotCtx, want, ctx)
-			}
-			events++
-		}
+		events += sm.runSeq(r, f.p, coefBytes(f.coef), f.ctx0, f.events, func(ea, cx, pa, ca uint64) uint32 {
+			return sm.call("t_event_ex", ea, cx, pa, ca, uint64(f.words), uint64(f.out))
+		}, func(ev Event, ctx *FlowCtx) uint32 { return stepEx(t, ev, ctx, f, &st) },
+			fmt.Sprintf("flow %+v coef %v words %d %v", f.p, f.coef, f.words, f.out))
 	}
 	t.Logf("fwsim t_event_ex: %d events identical", events)
+}
+
+// runSeq runs events through a test entry of the fw firmware, call(event, ctx, params, coef
+// addresses), with p and coef in emulator memory, from the context ctx0, the context recycled
+// now and then (refresh), and fails at the first rate or context that differs from step's, the
+// Go twin's (show names the flow); it returns the events run.
+func (s *sim) runSeq(r *rand.Rand, p Params, coef []byte, ctx0 FlowCtx, events []Event,
+	call func(ea, cx, pa, ca uint64) uint32, step func(ev Event, ctx *FlowCtx) uint32, show string) int {
+	t := s.tb
+	t.Helper()
+	s.m.ResetAlloc()
+	pa := s.alloc(paramsBytes(p), 4)
+	ca := s.alloc(coef, 4)
+	ctx := ctx0
+	cx := s.alloc(ctx.Bytes(), 4)
+	ea := s.alloc(make([]byte, EventBytes), EventAlign)
+	for k, ev := range events {
+		if refresh(r, &ctx) {
+			if err := s.m.WriteBytes(cx, ctx.Bytes()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.m.WriteBytes(ea, ev.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		got := call(ea, cx, pa, ca)
+		before := ctx
+		want := step(ev, &ctx)
+		gotCtx, _ := ParseFlowCtx(s.read(cx, CtxBytes))
+		if got != want || gotCtx != ctx {
+			t.Fatalf("%s event %d %+v from ctx %v:\nfwsim rate %d ctx %v\nGo    rate %d ctx %v",
+				show, k, ev, before, got, gotCtx, want, ctx)
+		}
+	}
+	return len(events)
 }
 
 // runHandler runs events through m's engine entry after set_policy(coef), from the context

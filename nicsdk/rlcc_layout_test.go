@@ -205,31 +205,10 @@ func TestOnEventLayoutFwsim(t *testing.T) {
 	events := 0
 	for events < simRandom/4 {
 		f := randLayoutFlow(r, 1+r.IntN(300))
-		sm.m.ResetAlloc()
-		pa := sm.alloc(paramsBytes(f.p), 4)
-		ca := sm.alloc(lcoefBytes(f.lc), 4)
-		ctx := f.ctx0
-		cx := sm.alloc(ctx.Bytes(), 4)
-		ea := sm.alloc(make([]byte, EventBytes), EventAlign)
-		for k, ev := range f.events {
-			if refresh(r, &ctx) {
-				if err := sm.m.WriteBytes(cx, ctx.Bytes()); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := sm.m.WriteBytes(ea, ev.Bytes()); err != nil {
-				t.Fatal(err)
-			}
-			got := sm.call("t_event_layout", ea, cx, pa, ca, uint64(f.words), uint64(f.out), uint64(f.l.History), uint64(f.l.Features))
-			before := ctx
-			want := stepLayout(t, ev, &ctx, f)
-			gotCtx, _ := ParseFlowCtx(sm.read(cx, CtxBytes))
-			if got != want || gotCtx != ctx {
-				t.Fatalf("flow %+v layout %v words %d %v event %d %+v from ctx %v:\nfwsim rate %d ctx %v\nGo    rate %d ctx %v",
-					f.p, f.l, f.words, f.out, k, ev, before, got, gotCtx, want, ctx)
-			}
-			events++
-		}
+		events += sm.runSeq(r, f.p, lcoefBytes(f.lc), f.ctx0, f.events, func(ea, cx, pa, ca uint64) uint32 {
+			return sm.call("t_event_layout", ea, cx, pa, ca, uint64(f.words), uint64(f.out), uint64(f.l.History), uint64(f.l.Features))
+		}, func(ev Event, ctx *FlowCtx) uint32 { return stepLayout(t, ev, ctx, f) },
+			fmt.Sprintf("flow %+v layout %v words %d %v coef %v", f.p, f.l, f.words, f.out, f.lc))
 	}
 	t.Logf("fwsim t_event_layout: %d events identical", events)
 }
