@@ -315,9 +315,12 @@ func OnEvent(ev Event, ctx *FlowCtx, p Params, policy func(x [4]int32) int32) ui
 // rlcc_on_event_core (rlcc_on_event_ex, RLCC_DEFINE_HANDLER_EX).
 func OnEventEx(ev Event, ctx *FlowCtx, p Params, words int, out PolicyOut,
 	policy func(x [4]int32, state []uint32) int32) uint32 {
-	return OnEventLayout(ev, ctx, p, DefaultLayout, words, out, func(x []int32, state []uint32) int32 {
-		return policy([4]int32(x), state)
-	})
+	var x [CtxWords]int32 // passed to the policy by value: no allocation
+	s := stepIn(ev, ctx, p, DefaultLayout, words, out, &x)
+	if !s.rtt {
+		return s.rate
+	}
+	return s.out(ctx, p, out, policy([4]int32(x[:4]), s.state))
 }
 
 // InitLayout is Init and, for l, the history words above RL-CC's six (Layout.Word) set to what
@@ -412,69 +415,95 @@ func clampFeature(f Feature, v uint32, p Params) int32 {
 // OutM.
 func OnEventLayout(ev Event, ctx *FlowCtx, p Params, l Layout, words int, out PolicyOut,
 	policy func(x []int32, state []uint32) int32) uint32 {
+	var x [CtxWords]int32 // the window, l.Slots() in order (at most CtxWords inputs: Check)
+	s := stepIn(ev, ctx, p, l, words, out, &x)
+	if !s.rtt {
+		return s.rate
+	}
+	return s.out(ctx, p, out, policy(x[:s.n:s.n], s.state))
+}
+
+// step is OnEventLayout's decision between the window and the policy's result.
+type step struct {
+	rtt   bool // an RTT event: the policy runs
+	rate  uint32
+	base  uint32
+	o, a1 int32 // o_t and a_{t-1} clamped
+	n     int   // the window's inputs
+	state []uint32
+}
+
+// stepIn is OnEventLayout up to the policy (steps 1 to 4 before it): the window in x, the
+// history shifted.
+func stepIn(ev Event, ctx *FlowCtx, p Params, l Layout, words int, out PolicyOut, x *[CtxWords]int32) step {
 	checkEx(words, out)
 	if err := l.Check(words); err != nil {
 		panic(err.Error())
 	}
-	state := ctx[RLCCWords : RLCCWords+words : RLCCWords+words]
+	s := step{state: ctx[RLCCWords : RLCCWords+words : RLCCWords+words]}
 	if ctx[CtxFlags]&FlagInit == 0 {
 		InitLayout(ctx, p, l)
-		clear(state)
+		clear(s.state)
 	}
-	rate := min(max(ctx[CtxRate], p.MinRate), LineRate)
+	s.rate = min(max(ctx[CtxRate], p.MinRate), LineRate)
 	if ev.Type != EvRTT {
-		ctx[CtxRate] = rate
-		return rate
+		ctx[CtxRate] = s.rate
+		return s
 	}
+	s.rtt = true
 	rtt, base := ev.RTTNs, ctx[CtxBaseRTT]
 	if rtt != 0 && (base == 0 || rtt < base) {
 		base = rtt
 	}
+	s.base = base
 	infl := RTTInflation(rtt, base)
-	o := Observation(infl, SqrtRate(rate), p)
-	now := [NumFeatures]int32{clampFeature(FeatAction, ctx[CtxA1], p), o, int32(min(infl, InflMax)), int32(rate >> 4)}
-	var buf [CtxWords]int32 // the window, l.Slots() in order (at most CtxWords inputs: Check)
-	n := 0
+	s.o = Observation(infl, SqrtRate(s.rate), p)
+	s.a1 = clampFeature(FeatAction, ctx[CtxA1], p)
+	now := [NumFeatures]int32{s.a1, s.o, int32(min(infl, InflMax)), int32(s.rate >> 4)}
 	for lag := range l.History {
 		for f := range NumFeatures {
 			if !l.Features.Has(f) {
 				continue
 			}
 			if lag == 0 {
-				buf[n] = now[f]
+				x[s.n] = now[f]
 			} else {
-				buf[n] = clampFeature(f, ctx[l.Word(f, lag)], p)
+				x[s.n] = clampFeature(f, ctx[l.Word(f, lag)], p)
 			}
-			n++
+			s.n++
 		}
 	}
-	x := buf[:n:n]
 	// The history shifts: each value the context keeps at lag+1 takes this window's at lag.
-	n = 0
+	i := 0
 	for lag := range l.History {
 		for f := range NumFeatures {
 			if !l.Features.Has(f) {
 				continue
 			}
 			if w := l.Word(f, lag+1); w >= RLCCWords {
-				ctx[w] = uint32(x[n])
+				ctx[w] = uint32(x[i])
 			}
-			n++
+			i++
 		}
 	}
-	v := policy(x, state)
+	return s
+}
+
+// out is OnEventLayout after the policy returned v: the multiplier, the rate update and the
+// words 0..4 it stores.
+func (s step) out(ctx *FlowCtx, p Params, out PolicyOut, v int32) uint32 {
 	var m uint32
 	if out == OutM {
 		m = uint32(min(max(v, AMin), AMax))
 	} else {
 		m = Multiplier(v)
 	}
-	rate = UpdateRate(rate, m, p)
+	rate := UpdateRate(s.rate, m, p)
 	ctx[CtxRate] = rate
-	ctx[CtxBaseRTT] = base
-	ctx[CtxA2] = uint32(now[FeatAction])
+	ctx[CtxBaseRTT] = s.base
+	ctx[CtxA2] = uint32(s.a1)
 	ctx[CtxA1] = m
-	ctx[CtxO1] = uint32(o)
+	ctx[CtxO1] = uint32(s.o)
 	return rate
 }
 
