@@ -28,7 +28,7 @@ func TestCellTableExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ir, err := quantize.LSTM(m, quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams())), rows, quantize.LSTMOptions{})
+	ir, err := quantize.LSTM(m, quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout)), rows, quantize.LSTMOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

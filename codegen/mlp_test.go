@@ -47,7 +47,7 @@ func mlpCases(t *testing.T) []mlpCase {
 
 // rlccRanges are the RL-CC handler's declared Q16 input formats.
 func rlccRanges() []quantize.Input {
-	return quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
+	return quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout))
 }
 
 // rlccRows are n RL-CC sampled states as rows.

@@ -223,8 +223,8 @@ type compilation struct {
 	handler Handler
 	// layout is how the model's inputs map onto the RL-CC handler's window (HandlerRLCC):
 	// load put m in the policy's order.
-	layout *InputLayout
-	notes  []string
+	inLayout *InputLayout
+	notes    []string
 
 	pol        quantize.Policy // the integer policy: a *TreeIR, *MLPIR or *LSTMIR
 	calib      string          // where the Int8 calibration rows came from
@@ -477,7 +477,7 @@ func (c *compilation) load() error {
 		return err
 	}
 	m, h := lp.m, lp.handler
-	c.m, c.format, c.layout = m, lp.format, lp.layout
+	c.m, c.format, c.inLayout = m, lp.format, lp.layout
 	if c.params, c.paramSrc, err = resolveParams(cmp.Or(c.modelFile, c.opt.Model), m, c.opt.Params, c.opt.ParamSources); err != nil {
 		return err
 	}
@@ -494,7 +494,7 @@ func (c *compilation) load() error {
 	if h == HandlerRLCC && m.Ensemble != nil && m.Ensemble.Transform != model.TransformIdentity {
 		c.notes = append(c.notes, fmt.Sprintf("the model's %s is not applied: the handler maps the raw score y to the multiplier", m.Ensemble.Transform))
 	}
-	if err := checkState(c.opt.Model, m, h); err != nil {
+	if err := checkState(c.opt.Model, m, h, c.layout()); err != nil {
 		return err
 	}
 	if c.opt.Int8 != nil {
@@ -515,10 +515,11 @@ func (c *compilation) load() error {
 	return nil
 }
 
-// StateBytes is the flow context the handler's decision keeps per flow.
-func StateBytes(h Handler) int {
+// StateBytes is the flow context the handler's decision keeps per flow feeding layout l: its
+// words, and the older states of l beyond the default's.
+func StateBytes(h Handler, l nicsdk.Layout) int {
 	if h == HandlerRLCC {
-		return nicsdk.RLCCBytes
+		return nicsdk.RLCCBytes + 4*l.ExtraWords()
 	}
 	return 0
 }
@@ -526,8 +527,8 @@ func StateBytes(h Handler) int {
 // checkState refuses a decision whose per-flow state cannot fit the engine's 48-byte
 // context: the handler's words, plus a recurrent model's h and c at one byte each (int8,
 // the narrowest nicc would ever keep them).
-func checkState(path string, m *model.Model, h Handler) error {
-	bytes := StateBytes(h)
+func checkState(path string, m *model.Model, h Handler, l nicsdk.Layout) error {
+	bytes := StateBytes(h, l)
 	what := fmt.Sprintf("the %s handler's %d", h, bytes)
 	for _, l := range m.Layers {
 		if l.Op == model.OpLSTM {
@@ -566,7 +567,7 @@ func (c *compilation) quantize() error {
 	switch c.handler {
 	case HandlerRLCC:
 		inputs = c.rlccInputs()
-		if err := quantize.CheckClampedSplits(m, inputs, rlcc.Clamped[:]); err != nil {
+		if err := quantize.CheckClampedSplits(m, inputs, rlcc.Clamped(c.layout())); err != nil {
 			return fmt.Errorf("%s: %w", c.opt.Model, err)
 		}
 	default:

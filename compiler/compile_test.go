@@ -133,7 +133,7 @@ func TestCompileRLCC(t *testing.T) {
 		t.Errorf("%d events (%d RTT) in %d sequences", v.Events, v.RTTEvents, v.Sequences)
 	}
 	for i, in := range r.Inputs {
-		rg := nicsdk.RLCCInputRanges(nicsdk.DefaultParams())[i]
+		rg := nicsdk.RLCCInputRanges(nicsdk.DefaultParams(), nicsdk.DefaultLayout)[i]
 		if in.Frac != 16 || in.Min != rg.Min || in.Max != rg.Max {
 			t.Errorf("input %d: %+v, want nicsdk's range %+v", i, in, rg)
 		}

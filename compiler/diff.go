@@ -108,6 +108,7 @@ type DiffReport struct {
 	headline string                    // the student in a few words with its widths (plot titles)
 	rlcc     bool                      // the teacher takes the 4 RL-CC inputs (heatmaps)
 	sampler  rlcc.Sampler              // the RL-CC state ranges under the parameters (heatmaps)
+	layout   nicsdk.Layout             // the window the heatmaps' states fill
 	// repr is a row as an integer student sees it: quantized to its input formats, clamped
 	// to their ranges (nil for a float student).
 	repr func(x []float64) []float64
@@ -209,7 +210,7 @@ func (d *differ) load() error {
 		if err != nil {
 			return err
 		}
-		c.m, c.format, c.handler, c.layout = lp.m, lp.format, lp.handler, lp.layout
+		c.m, c.format, c.handler, c.inLayout = lp.m, lp.format, lp.handler, lp.layout
 		if c.params, c.paramSrc, err = resolveParams(d.opt.Teacher, lp.m, d.opt.Params, d.opt.ParamSources); err != nil {
 			return err
 		}
@@ -220,7 +221,7 @@ func (d *differ) load() error {
 	m := c.m
 	d.rep = &DiffReport{Teacher: d.opt.Teacher, TeacherKind: m.Kind().String(), Against: d.opt.Against}
 	d.rep.rlcc = c.handler == HandlerRLCC
-	d.rep.sampler = rlcc.SamplerFor(c.params)
+	d.rep.sampler, d.rep.layout = rlcc.SamplerFor(c.params), c.layout()
 	if d.rep.rlcc {
 		d.rep.Params = newRLCCParams(c.params).withSources(c.paramSrc)
 	}
@@ -359,7 +360,7 @@ func (d *differ) treeStudent(s *model.Model, name, from string) error {
 		d.rep.student = func(x []float64) float64 { return s.Ensemble.Eval(x) }
 		return nil
 	}
-	ir, err := quantize.Trees(s, quantize.GridInputs(rlcc.Grid(d.c.params)), quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
+	ir, err := quantize.Trees(s, quantize.GridInputs(rlcc.Grid(d.c.params, d.c.layout())), quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.opt.Against, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
@@ -28,13 +29,13 @@ type heatGrid struct {
 }
 
 // evalGrid is f over p's grid (rlcc.HeatState.Axes), at the RL-CC input of each cell.
-func evalGrid(f func([]float64) float64, p rlcc.HeatState) *heatGrid {
+func evalGrid(f func([]float64) float64, p rlcc.HeatState, l nicsdk.Layout) *heatGrid {
 	g := &heatGrid{z: make([][]float64, rlcc.HeatRows)}
 	g.xs, g.ys = p.Axes()
 	for r := range rlcc.HeatRows {
 		g.z[r] = make([]float64, rlcc.HeatCols)
 		for c := range rlcc.HeatCols {
-			g.z[r][c] = f(p.Input(g.xs[c], g.ys[r]))
+			g.z[r][c] = f(p.InputIn(l, g.xs[c], g.ys[r]))
 		}
 	}
 	return g
@@ -65,8 +66,8 @@ func newHeatFigure(r *DiffReport) *heatFigure {
 	}
 	seen := func(x []float64) float64 { return r.teacher(at(x)) }
 	for _, p := range rlcc.HeatStates(r.sampler) {
-		tg, sg := evalGrid(r.teacher, p), evalGrid(r.student, p)
-		dg := evalGrid(seen, p)
+		tg, sg := evalGrid(r.teacher, p, r.layout), evalGrid(r.student, p, r.layout)
+		dg := evalGrid(seen, p, r.layout)
 		for i, row := range dg.z {
 			for j := range row {
 				row[j] = sg.z[i][j] - row[j]

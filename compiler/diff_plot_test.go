@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -120,7 +121,7 @@ func TestHeatFigureComparesWhatTheStudentSees(t *testing.T) {
 	}
 	// The grid's y axis is o_t in units of T: the teacher sees o_t = y·T.
 	var seen []float64
-	g := evalGrid(func(x []float64) float64 { seen = append(seen, x[1]); return 0 }, rlcc.HeatStates(rlcc.DefaultSampler)[0])
+	g := evalGrid(func(x []float64) float64 { seen = append(seen, x[1]); return 0 }, rlcc.HeatStates(rlcc.DefaultSampler)[0], nicsdk.DefaultLayout)
 	if g.ys[0] != -1 || g.ys[rlcc.HeatRows-1] != 100 || seen[0] != -rlcc.DefaultSampler.T() || math.Abs(seen[len(seen)-1]-100*rlcc.DefaultSampler.T()) > 1e-12 {
 		t.Errorf("grid o_t/T %v..%v, teacher saw %v..%v", g.ys[0], g.ys[rlcc.HeatRows-1], seen[0], seen[len(seen)-1])
 	}

@@ -163,8 +163,9 @@ type distillation struct {
 	grid         string
 	params       nicsdk.Params
 	paramSrc     ParamSources
-	rlccUsed     bool     // the RL-CC sampler or grid ran: the report gives the parameters
-	notes        []string // for the report
+	layout       nicsdk.Layout // the RL-CC window the teacher reads (its names' layout, else the default)
+	rlccUsed     bool          // the RL-CC sampler or grid ran: the report gives the parameters
+	notes        []string      // for the report
 	train, valid *distill.Dataset
 	samples      int
 	labelTime    time.Duration
@@ -215,7 +216,10 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	if t.NumOutputs() != 1 {
 		return nil, fmt.Errorf("%s: teacher %s has %d outputs; distill takes a single-output policy", opt.Teacher, t.Name, t.NumOutputs())
 	}
-	d := &distillation{opt: opt, teacher: t, params: params, paramSrc: src}
+	d := &distillation{opt: opt, teacher: t, params: params, paramSrc: src, layout: nicsdk.DefaultLayout}
+	if lp.layout != nil {
+		d.layout = lp.layout.Layout()
+	}
 	var s distill.Sampler
 	n := opt.Samples
 	if opt.States != "" {
@@ -225,7 +229,7 @@ func prepare(opt DistillOptions) (*distillation, error) {
 		}
 		s, d.states = ss, opt.States
 	} else {
-		s, d.states, d.rlccUsed = distill.RLCCSampler{Sampler: rlcc.SamplerFor(params)}, "RL-CC sampler", true
+		s, d.states, d.rlccUsed = distill.RLCCSampler{Sampler: rlcc.SamplerFor(params), Layout: d.layout}, "RL-CC sampler", true
 		if n == 0 {
 			n = DefaultSamples
 		}
@@ -288,16 +292,16 @@ func prepare(opt DistillOptions) (*distillation, error) {
 				strings.Join(t.Inputs, ", "), rlcc.NameList, rlccHint))
 		}
 	case "rlcc":
-		if t.NumInputs() != nicsdk.RLCCInputs {
-			return nil, fmt.Errorf("%s: --grid rlcc is the grid of the %d RL-CC inputs; teacher %s takes %d", opt.Teacher, nicsdk.RLCCInputs, t.Name, t.NumInputs())
+		if t.NumInputs() != d.layout.Inputs() {
+			return nil, fmt.Errorf("%s: --grid rlcc is the grid of the %d RL-CC inputs (%v); teacher %s takes %d", opt.Teacher, d.layout.Inputs(), d.layout, t.Name, t.NumInputs())
 		}
 	case "none":
 	default:
 		return nil, fmt.Errorf("unknown grid %q (want rlcc or none)", opt.GridName)
 	}
 	if d.grid == "rlcc" {
-		if t.NumInputs() != nicsdk.RLCCInputs {
-			return nil, fmt.Errorf("%s: the RL-CC handler takes %d inputs (%s); teacher %s takes %d", opt.Teacher, nicsdk.RLCCInputs, rlcc.NameList, t.Name, t.NumInputs())
+		if t.NumInputs() != d.layout.Inputs() {
+			return nil, fmt.Errorf("%s: the RL-CC handler takes %d inputs (%v); teacher %s takes %d", opt.Teacher, d.layout.Inputs(), d.layout, t.Name, t.NumInputs())
 		}
 		d.rlccUsed = true
 	}
@@ -320,7 +324,7 @@ func (d *distillation) student(o distill.Options) (*DistillReport, error) {
 		return nil, err
 	}
 	if d.grid == "rlcc" {
-		o.Grid = quantize.GridInputs(rlcc.Grid(d.params))
+		o.Grid = quantize.GridInputs(rlcc.Grid(d.params, d.layout))
 	}
 	if o.Seed == 0 {
 		o.Seed = d.opt.Seed

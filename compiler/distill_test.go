@@ -44,7 +44,7 @@ func TestDistill(t *testing.T) {
 	}
 	// Every threshold lies between two points of the RL-CC Q16 grid: no grid point changes
 	// branch when the split is quantized.
-	grid := quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
+	grid := quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout))
 	for ti, tr := range m.Ensemble.Trees {
 		for ni := range tr.Nodes {
 			n := &tr.Nodes[ni]

@@ -331,8 +331,8 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	if (c.layout == nil) != (r.Layout == nil) || c.layout != nil && !sameLayout(c.layout, r.Layout) {
-		return nil, fmt.Errorf("%s: the model's inputs as recorded (%v) load as another RL-CC layout (%v)", where, r.Layout, c.layout)
+	if (c.inLayout == nil) != (r.Layout == nil) || c.inLayout != nil && !sameLayout(c.inLayout, r.Layout) {
+		return nil, fmt.Errorf("%s: the model's inputs as recorded (%v) load as another RL-CC layout (%v)", where, r.Layout, c.inLayout)
 	}
 	h, err := model.Hash(c.m)
 	if err != nil {

@@ -203,10 +203,10 @@ func (c *compilation) calibStream() (int, func(row []float64), error) {
 		return 0, nil, fmt.Errorf("samples %d: want 1 to %d", k, distill.MaxSamples)
 	}
 	s := rlcc.SamplerFor(c.params)
-	if w := len(rlcc.Names); w != n {
+	if w := c.layout().Inputs(); w != n {
 		return 0, nil, fmt.Errorf("internal error: the RL-CC sampler gives %d inputs, model %s takes %d", w, c.m.Name, n)
 	}
-	next, err := s.Stream(c.opt.Seed)
+	next, err := s.StreamLayout(c.opt.Seed, c.layout())
 	if err != nil {
 		return 0, nil, err
 	}

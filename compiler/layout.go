@@ -157,8 +157,8 @@ func isRLCCNamed(names []string) bool {
 // policyOrder puts a model the RL-CC handler runs in the policy's order: its names read as an
 // RL-CC layout (rlcc.ParseLayout), the model permuted (model.PermuteInputs) and its inputs
 // renamed to the layout's canonical names. A model whose names are not RL-CC names is taken
-// by position as the default layout when it has its width (note says so). A layout the handler
-// cannot feed yet is refused. A model of another width is refused, with noneHint (how the
+// by position as the default layout when it has its width (note says so). A layout that does
+// not fit the flow context is refused (a stateful policy's words are checked at compile). A model of another width is refused, with noneHint (how the
 // command takes a model that is no RL-CC policy, or "") before the layouts it could name.
 func policyOrder(path string, m *model.Model, noneHint string) (*model.Model, *InputLayout, string, error) {
 	l, perm, err := rlcc.ParseLayout(m.Inputs)
@@ -182,7 +182,7 @@ func policyOrder(path string, m *model.Model, noneHint string) (*model.Model, *I
 		out.Inputs = slices.Clone(rlcc.Names)
 		return &out, il, note, nil
 	}
-	if err := layoutSupported(l); err != nil {
+	if err := l.Check(0); err != nil {
 		return nil, nil, "", fmt.Errorf("%s: model %s's inputs (%s) form the RL-CC layout %s: %w", path, m.Name, strings.Join(m.Inputs, ", "), l, err)
 	}
 	p, err := model.PermuteInputs(m, perm)
@@ -208,21 +208,6 @@ func isRLCCNamedLoosely(names []string) bool {
 		}
 	}
 	return false
-}
-
-// layoutSupported refuses a layout the RL-CC handler cannot feed yet: it feeds the default
-// window, two states of (action, o).
-func layoutSupported(l nicsdk.Layout) error {
-	d := nicsdk.DefaultLayout
-	switch {
-	case l.Features&^d.Features != 0:
-		return fmt.Errorf("the handler does not feed %s yet (it feeds action and o)", strings.Join(featureWords(l.Features&^d.Features), " and "))
-	case l.Features != d.Features:
-		return fmt.Errorf("the handler feeds both action and o in every state; a layout without one is not supported yet")
-	case l.History != d.History:
-		return fmt.Errorf("the handler feeds history %d; history %d is not supported yet", d.History, l.History)
-	}
-	return nil
 }
 
 // sameLayout says whether two recorded layouts feed the model alike (inputs taken by position

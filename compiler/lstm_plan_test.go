@@ -107,7 +107,7 @@ func shippedLSTMIR(t *testing.T, n int) *quantize.LSTMIR {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ir, err := quantize.LSTM(m, quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams())), rows, quantize.LSTMOptions{})
+	ir, err := quantize.LSTM(m, quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout)), rows, quantize.LSTMOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

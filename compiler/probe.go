@@ -2,8 +2,10 @@ package compiler
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
@@ -24,16 +26,16 @@ type ProbeBad struct {
 	Multiplier float64
 }
 
-// probe runs rlcc.ProbeRows under p through the float model m (its inputs in the RL-CC order)
-// and the handler's action map.
-func probe(m *model.Model, p Params) ProbeResult {
-	rows := rlcc.ProbeRows(p)
+// probe runs rlcc.ProbeRows under p through the float model m (its inputs in the policy's
+// order: their names are layout l's slots) and the handler's action map.
+func probe(m *model.Model, p Params, l nicsdk.Layout) ProbeResult {
+	rows := rlcc.ProbeRows(p, l)
 	res := ProbeResult{Rows: len(rows)}
 	for _, r := range rows {
 		st := m.NewState()
 		var y float64
 		for range probeSteps {
-			y = m.Eval(st, r.X[:])[0]
+			y = m.Eval(st, r.X)[0]
 		}
 		if mult := rlcc.HandlerMultiplier(y); !r.Passes(mult) {
 			res.Bad = append(res.Bad, ProbeBad{r, mult})
@@ -58,18 +60,23 @@ func (r ProbeResult) warning(m *model.Model) string {
 	case b.Multiplier < 1-rlcc.HoldBand:
 		does = "cuts"
 	}
-	x := b.X
-	return fmt.Sprintf("sanity probe: model %q %s the rate where %s (x = a_prev %s, o %s, a_prev2 %s, o_prev %s gives multiplier %.4f), where a policy that controls congestion %s it; %d of %d probe rows disagree: are its inputs in the order the handler feeds them, %s?",
-		m.Name, does, b.What, num3(x[0]), num3(x[1]), num3(x[2]), num3(x[3]), b.Multiplier, want, len(r.Bad), r.Rows, rlcc.NameList)
+	var x []string
+	for i, name := range m.Inputs {
+		x = append(x, name+" "+num3(b.X[i]))
+	}
+	return fmt.Sprintf("sanity probe: model %q %s the rate where %s (x = %s gives multiplier %.4f), where a policy that controls congestion %s it; %d of %d probe rows disagree: are its inputs in the order the handler feeds them, %s (for a network trained oldest first, --inputs authors)?",
+		m.Name, does, b.What, strings.Join(x, ", "), b.Multiplier, want, len(r.Bad), r.Rows, strings.Join(m.Inputs, ", "))
 }
 
 // probeWarnings are the sanity probe's warnings for the float model m under the RL-CC handler
 // with parameters p: none or one.
 func probeWarnings(m *model.Model, p Params) []string {
-	if m.NumOutputs() != 1 {
+	// m is in the policy's order: its names are its layout's slots, in order.
+	l, perm, err := rlcc.ParseLayout(m.Inputs)
+	if m.NumOutputs() != 1 || err != nil || !isIdentity(perm) {
 		return nil
 	}
-	if w := probe(m, p).warning(m); w != "" {
+	if w := probe(m, p, l).warning(m); w != "" {
 		return []string{w}
 	}
 	return nil

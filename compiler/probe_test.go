@@ -21,13 +21,14 @@ func TestSanityProbe(t *testing.T) {
 	}{
 		{"rlcc_adpg.json", nil}, {"rlcc_adpg.onnx", nil}, {"rlcc_teacher.json", nil}, {"rlcc_teacher.onnx", nil},
 		{"rlcc_xgb.json", nil}, {"rlcc_xgb_seed2.json", nil}, {"rlcc_adpg_lstm.json", nil}, {"rlcc_adpg_lstm.onnx", nil},
-		{"rlcc_teacher_unnamed.onnx", rlcc.Names},
+		{"rlcc_teacher_unnamed.onnx", rlcc.Names}, {"rlcc_authors.onnx", rlcc.AuthorsNames(rlcc.AuthorsFeatures, rlcc.AuthorsHistory)},
 	} {
-		m, _, err := LoadModelAs("../testdata/models/"+c.file, nil, c.inputs)
+		lp, err := loadPolicy("../testdata/models/"+c.file, nil, c.inputs, HandlerAuto, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res := probe(m, p); len(res.Bad) != 0 || res.Rows != 12 {
+		m := lp.m
+		if res := probe(m, p, nicsdk.DefaultLayout); len(res.Bad) != 0 || res.Rows != 12 {
 			t.Errorf("%s: %d of %d probe rows fail: %+v", c.file, len(res.Bad), res.Rows, res.Bad)
 		}
 		if w := probeWarnings(m, p); w != nil {
@@ -54,7 +55,7 @@ func TestSanityProbe(t *testing.T) {
 // clamp under a large target and scale.
 func TestProbeRows(t *testing.T) {
 	p := nicsdk.DefaultParams()
-	rows := rlcc.ProbeRows(p)
+	rows := rlcc.ProbeRows(p, nicsdk.DefaultLayout)
 	if len(rows) != 4*len(rlcc.ProbeActions) {
 		t.Fatalf("%d rows", len(rows))
 	}
@@ -71,9 +72,38 @@ func TestProbeRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rlcc.ProbeRows(big) {
+	for _, r := range rlcc.ProbeRows(big, nicsdk.DefaultLayout) {
 		if r.X[1] > float64(nicsdk.OMax)/nicsdk.Q16One {
 			t.Errorf("o %v beyond the handler's clamp", r.X[1])
 		}
+	}
+}
+
+// The probe runs any layout's window: the RL-CC teacher widened to three states (a synthetic
+// network: its first layer reads a_{t-3} and o_{t-2} too) is probed on 6-wide windows, cuts
+// in every congested one and raises in every idle one; where it disagrees (the older states
+// weigh as much as the newest), the warning names every slot with its value.
+func TestProbeLayout(t *testing.T) {
+	l := nicsdk.Layout{History: 3, Features: 1<<nicsdk.FeatAction | 1<<nicsdk.FeatObs}
+	p := nicsdk.DefaultParams()
+	rows := rlcc.ProbeRows(p, l)
+	for _, r := range rows {
+		if len(r.X) != 6 || r.X[0] != r.X[2] || r.X[2] != r.X[4] || r.X[3] != r.X[5] {
+			t.Errorf("row %+v: want the window's older states alike", r)
+		}
+	}
+	lp, err := loadPolicy(teacherWide(t), nil, rlcc.LayoutNames(l), HandlerAuto, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := probe(lp.m, p, l)
+	for _, b := range res.Bad {
+		if b.What == "congested" || b.What == "idle" {
+			t.Errorf("history 3 fails a window of one situation: %+v", b)
+		}
+	}
+	w := probeWarnings(lp.m, p)
+	if res.Rows != len(rows) || len(res.Bad) > 0 && (len(w) != 1 || !strings.Contains(w[0], "a_prev3 0.9, o_prev2 ")) {
+		t.Errorf("history 3: %d rows, %d fail, warnings %q", res.Rows, len(res.Bad), w)
 	}
 }

@@ -428,12 +428,12 @@ func (c *compilation) assemble() (*CompileReport, error) {
 	}
 	r.Model = ModelInfo{File: c.opt.Model, Format: c.format.Name, Name: c.m.Name, Inputs: c.m.Inputs}
 	r.Handler, r.Entry, r.Notes = c.handler.String(), EntryPolicy, c.notes
-	r.StateBytes = StateBytes(c.handler)
+	r.StateBytes = StateBytes(c.handler, c.layout())
 	r.LowerBound, r.Build, r.VectorFiles = c.bound, c.plan, c.vectorFiles
 	if c.handler == HandlerRLCC {
 		r.Entry = EntryHandler
 		r.Params = newRLCCParams(c.params).withSources(c.paramSrc)
-		r.Layout = c.layout
+		r.Layout = c.inLayout
 		r.Warnings = probeWarnings(c.m, c.params)
 	}
 	if c.passed("emit") {

@@ -386,7 +386,7 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	}
 	rep.Decides = fmt.Sprintf("the float model %s (float64, the handler's real-number twin)", m.Name)
 	rep.Latency = latencyText(opt.LatencyNs)
-	return &netsim.FloatRLCC{Label: "float " + m.Name, Params: p, Policy: policy}, core, nil
+	return &netsim.FloatRLCC{Label: "float " + m.Name, Params: p, Layout: lp.layout.Layout(), Policy: policy}, core, nil
 }
 
 // compiledController is a compile's golden model (Golden) or its firmware in fwsim.
@@ -455,8 +455,8 @@ func (r *SimReport) simParams(p Params, src ParamSources, opt SimOptions) (Param
 // goldenController is c's golden model in nicsdk's runtime, under the parameters p.
 func goldenController(c *compilation, p nicsdk.Params) *netsim.RLCC {
 	pol := c.pol
-	return &netsim.RLCC{Label: "golden " + c.m.Name, Params: p, Words: pol.StateWords(),
-		Out: policyOut(pol), Policy: func(x [4]int32, state []uint32) int32 { return pol.Call(x[:], state) }}
+	return &netsim.RLCC{Label: "golden " + c.m.Name, Params: p, Layout: c.layout(), Words: pol.StateWords(),
+		Out: policyOut(pol), Policy: pol.Call}
 }
 
 // policyOut is what the RL-CC handler takes from p: the multiplier (a folded output table) or y.
@@ -476,6 +476,7 @@ type firmwareController struct {
 	m           *fwsim.Machine
 	evAddr, ctx uint64
 	params      nicsdk.Params
+	layout      nicsdk.Layout // the window the firmware's handler feeds (a new flow's top words)
 	time        decisionTime
 	buf         []byte
 }
@@ -539,7 +540,7 @@ func newFirmwareController(cp *Compiled, p nicsdk.Params, core string, latencyNs
 	if err != nil {
 		return nil, err
 	}
-	f := &firmwareController{label: "firmware " + cp.c.m.Name, m: m, params: p,
+	f := &firmwareController{label: "firmware " + cp.c.m.Name, m: m, params: p, layout: cp.c.layout(),
 		time: newDecisionTime(prof, threads, latencyNs), buf: make([]byte, nicsdk.CtxBytes)}
 	if f.evAddr, err = m.Alloc(nicsdk.EventBytes, 8); err != nil {
 		return nil, err
@@ -557,7 +558,7 @@ func (f *firmwareController) TimerNs() int64 { return 0 }
 // firmware's first call would write too), so a flow's first rate is the init rate.
 func (f *firmwareController) Init(ctx *nicsdk.FlowCtx) uint32 {
 	*ctx = nicsdk.FlowCtx{}
-	nicsdk.Init(ctx, f.params)
+	nicsdk.InitLayout(ctx, f.params, f.layout)
 	return ctx[nicsdk.CtxRate]
 }
 

@@ -17,28 +17,31 @@ type seqGen struct {
 	c      *compilation
 	gen    rlcc.EventGen
 	seq    int
-	policy func(x [4]int32, state []uint32) int32
+	policy func(x []int32, state []uint32) int32
 
 	lstm *quantize.LSTMIR // the policy, when it is an LSTM: its raw y and float twin are traced
 
 	// the golden policy's last call; for an LSTM, yRaw is its y before the output table
 	called bool
-	x      [nicsdk.RLCCInputs]int32
+	x      []int32
 	y      int32
 	yRaw   int32
 }
 
 func (c *compilation) newSeqGen(rng *rand.Rand, ir *quantize.TreeIR) *seqGen {
-	g := &seqGen{c: c, gen: rlcc.EventGen{Rng: rng, Params: c.params, Thresholds: thresholdsByFeature(nicsdk.RLCCInputs, ir)}}
+	l := c.layout()
+	g := &seqGen{c: c, gen: rlcc.EventGen{Rng: rng, Params: c.params, Layout: l, Thresholds: thresholdsByFeature(l.Inputs(), ir)}}
 	g.lstm, _ = c.pol.(*quantize.LSTMIR)
-	g.policy = func(x [4]int32, state []uint32) int32 {
-		g.called, g.x = true, x
+	g.x = make([]int32, l.Inputs())
+	g.policy = func(x []int32, state []uint32) int32 {
+		g.called = true
+		copy(g.x, x)
 		if g.lstm != nil {
-			g.yRaw = g.lstm.Step(x[:], state)
+			g.yRaw = g.lstm.Step(x, state)
 			g.y = g.lstm.Returned(g.yRaw)
 			return g.y
 		}
-		g.y = c.pol.Call(x[:], state)
+		g.y = c.pol.Call(x, state)
 		return g.y
 	}
 	return g
@@ -70,7 +73,7 @@ func (g *seqGen) next(n int) []sequence {
 			oF := g.gen.FloatObs(ev, ctx)
 			before := ctx
 			g.called = false
-			rate := nicsdk.OnEventEx(ev, &ctx, c.params, c.pol.StateWords(), policyOut(c.pol), g.policy)
+			rate := nicsdk.OnEventLayout(ev, &ctx, c.params, c.layout(), c.pol.StateWords(), policyOut(c.pol), g.policy)
 			s.events = append(s.events, event{ev: ev, before: before, rate: rate, after: ctx})
 			if !g.called {
 				continue
@@ -84,12 +87,19 @@ func (g *seqGen) next(n int) []sequence {
 				c.verify.decisions.addOutputs(g.lstm.OutValue(g.yRaw), c.m.Eval(floatSt, xq)[0])
 			}
 			if natural && (how == "new flow" || how == "valid") && g.lstm == nil {
-				oPrev := float64(g.x[3]) / nicsdk.Q16One
-				if havePrev {
-					oPrev = prevO
+				// The window in float: the quantized inputs, but o_t as drawn and o_{t-1}
+				// as drawn the event before, where the layout has them.
+				xf := make([]float64, len(g.x))
+				for i, v := range g.x {
+					xf[i] = float64(v) / nicsdk.Q16One
 				}
-				xf := []float64{float64(g.x[0]) / nicsdk.Q16One, oF, float64(g.x[2]) / nicsdk.Q16One, oPrev}
-				c.verify.decisions.add(xf, g.x[:], c.policyY(g.x[:], g.y))
+				if i := slotIndex(c.layout(), nicsdk.FeatObs, 0); i >= 0 {
+					xf[i] = oF
+				}
+				if i := slotIndex(c.layout(), nicsdk.FeatObs, 1); i >= 0 && havePrev {
+					xf[i] = prevO
+				}
+				c.verify.decisions.add(xf, g.x, c.policyY(g.x, g.y))
 			}
 			// o_{t-1} in float is this o_t when it was drawn naturally; else the context's.
 			prevO, havePrev = oF, natural

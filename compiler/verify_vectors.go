@@ -146,7 +146,7 @@ func (c *compilation) sampleState(rng *rand.Rand) []float64 {
 	xf := make([]float64, len(c.pol.InputFormats()))
 	for i, in := range c.pol.InputFormats() {
 		lo, hi := in.Value(in.Min), in.Value(in.Max)
-		if c.handler == HandlerRLCC && rlcc.Clamped[i] {
+		if c.handler == HandlerRLCC && rlcc.Clamped(c.layout())[i] {
 			hi = rlcc.SampleOMax(c.params)
 		}
 		xf[i] = lo + rng.Float64()*(hi-lo)

@@ -3,6 +3,7 @@ package distill
 import (
 	"fmt"
 
+	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
@@ -18,31 +19,45 @@ type Sampler interface {
 
 // RLCCSampler draws RL-CC states (rlcc.Sampler) as a distill Sampler; its zero value is
 // DefaultRLCC.
-type RLCCSampler struct{ rlcc.Sampler }
+type RLCCSampler struct {
+	rlcc.Sampler
+	// Layout is the window the states fill, in the policy's order; the zero Layout is
+	// nicsdk.DefaultLayout.
+	Layout nicsdk.Layout
+}
+
+// layout is s.Layout, or the default for the zero Layout.
+func (s RLCCSampler) layout() nicsdk.Layout {
+	if s.Layout == (nicsdk.Layout{}) {
+		return nicsdk.DefaultLayout
+	}
+	return s.Layout
+}
 
 // DefaultRLCC is the RL-CC sampler with the published network's parameters.
-var DefaultRLCC = RLCCSampler{rlcc.DefaultSampler}
+var DefaultRLCC = RLCCSampler{Sampler: rlcc.DefaultSampler}
 
 // MaxSamples caps a sampler's n (the dataset of 4 inputs and a label is 40 bytes a row).
 const MaxSamples = 100_000_000
 
-// Inputs is 4: the two-state window.
-func (RLCCSampler) Inputs() int { return len(rlcc.Names) }
+// Inputs is the window's width: 4 for the default two states of (action, o).
+func (s RLCCSampler) Inputs() int { return s.layout().Inputs() }
 
 // Sample draws n states with a PCG seeded by seed.
 func (s RLCCSampler) Sample(n int, seed uint64) (*Dataset, error) {
 	if n < 1 || n > MaxSamples {
 		return nil, fmt.Errorf("samples %d: want 1 to %d", n, MaxSamples)
 	}
-	next, err := s.Stream(seed)
+	l := s.layout()
+	next, err := s.StreamLayout(seed, l)
 	if err != nil {
 		return nil, err
 	}
-	d := &Dataset{Names: append([]string(nil), rlcc.Names...), X: make([][]float64, len(rlcc.Names))}
+	d := &Dataset{Names: rlcc.LayoutNames(l), X: make([][]float64, l.Inputs())}
 	for i := range d.X {
 		d.X[i] = make([]float64, n)
 	}
-	row := make([]float64, len(rlcc.Names))
+	row := make([]float64, l.Inputs())
 	for r := range n {
 		next(row)
 		for i, v := range row {

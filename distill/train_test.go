@@ -257,7 +257,7 @@ func TestSplit(t *testing.T) {
 }
 
 func rlccGrid() []quantize.Input {
-	return quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
+	return quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout))
 }
 
 // With Grid, every threshold is a grid midpoint, quantize.Trees compiles every split to the

@@ -163,7 +163,7 @@ var policyBench = loopBench{
 		}
 		handler := filepath.Join(dir, "handler.c")
 		src := "#include <stdint.h>\n#include \"rlcc.h\"\n#include \"nicc_policy.c\"\n\n" +
-			nicsdk.HandlerC(nicsdk.DefaultParams(), "nicc_policy_inline")
+			nicsdk.HandlerC(nicsdk.DefaultParams(), nicsdk.DefaultLayout, "nicc_policy_inline")
 		if err := os.WriteFile(handler, []byte(src), 0o644); err != nil {
 			tb.Fatal(err)
 		}

@@ -34,31 +34,45 @@ func (c FixedRate) Decide(_ nicsdk.Event, _ *nicsdk.FlowCtx) (uint32, int64, err
 	return c.Rate, 0, nil
 }
 
-// RLCC is the RL-CC handler's runtime (nicsdk.OnEventEx, the bit-exact Go twin of rlcc.h)
-// around an integer policy: the golden model of a compiled policy, or any function of the
-// four Q16 inputs. Its decisions take Config.LatencyNs unless Latency gives one.
+// RLCC is the RL-CC handler's runtime (nicsdk.OnEventLayout, the bit-exact Go twin of rlcc.h)
+// around an integer policy: the golden model of a compiled policy, or any function of the Q16
+// inputs. Its decisions take Config.LatencyNs unless Latency gives one.
 type RLCC struct {
 	Label  string
 	Params nicsdk.Params
+	// Layout is the window the policy is fed; the zero Layout is nicsdk.DefaultLayout. With
+	// Words it must pass Layout.Check (NewRun refuses the run otherwise).
+	Layout nicsdk.Layout
 	Words  int              // context words the policy keeps (0..nicsdk.StateWordsMax)
 	Out    nicsdk.PolicyOut // what the policy returns: y (OutY) or the multiplier (OutM)
-	Policy func(x [4]int32, state []uint32) int32
+	Policy func(x []int32, state []uint32) int32
 	// Latency, if set, is the decision's latency in ps; it is called after the policy ran.
 	Latency func() int64
 }
 
+// layoutOr is l, or nicsdk.DefaultLayout for the zero Layout.
+func layoutOr(l nicsdk.Layout) nicsdk.Layout {
+	if l == (nicsdk.Layout{}) {
+		return nicsdk.DefaultLayout
+	}
+	return l
+}
+
 func (c *RLCC) Name() string { return c.Label }
 
+// check refuses a layout the handler cannot feed beside the policy's words.
+func (c *RLCC) check() error { return layoutOr(c.Layout).Check(c.Words) }
+
 func (c *RLCC) Init(ctx *nicsdk.FlowCtx) uint32 {
-	nicsdk.Init(ctx, c.Params)
 	clear(ctx[nicsdk.RLCCWords:])
+	nicsdk.InitLayout(ctx, c.Params, layoutOr(c.Layout))
 	return ctx[nicsdk.CtxRate]
 }
 
 func (c *RLCC) TimerNs() int64 { return 0 }
 
 func (c *RLCC) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
-	rate := nicsdk.OnEventEx(ev, ctx, c.Params, c.Words, c.Out, c.Policy)
+	rate := nicsdk.OnEventLayout(ev, ctx, c.Params, layoutOr(c.Layout), c.Words, c.Out, c.Policy)
 	var lat int64
 	if c.Latency != nil {
 		lat = c.Latency()

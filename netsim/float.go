@@ -14,12 +14,18 @@ import (
 type FloatRLCC struct {
 	Label  string
 	Params nicsdk.Params // target, beta, scale, rates: the same parameters as the firmware's
-	// Policy is y for the flow's window x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}); flow names the
-	// flow for a policy with state of its own (a recurrent teacher).
+	// Layout is the window the policy is fed (the zero Layout is nicsdk.DefaultLayout), each
+	// feature a real number, unclamped: the action, o, the inflation RTT/base and the rate
+	// as a fraction of line rate, the newest state's rate the one in force when the RTT came.
+	Layout nicsdk.Layout
+	// Policy is y for the flow's window x (by default (a_{t-1}, o_t, a_{t-2}, o_{t-1})); flow
+	// names the flow for a policy with state of its own (a recurrent teacher).
 	Policy func(flow uint32, x []float64) float64
 }
 
-// FloatRLCC's context words.
+// FloatRLCC's context words: words 0..5 as the firmware's, in float32 where the firmware has
+// Q16 or fxp20, and the layout's older states in the same top words as the firmware's
+// (nicsdk.Layout.Word: data[11] down), float32 too; all twelve words at most.
 const (
 	frRate  = 0 // float32: the rate, a fraction of line rate
 	frBase  = 1 // ns
@@ -32,6 +38,9 @@ const (
 func (c *FloatRLCC) Name() string   { return c.Label }
 func (c *FloatRLCC) TimerNs() int64 { return 0 }
 
+// check refuses a layout that does not fit the context.
+func (c *FloatRLCC) check() error { return layoutOr(c.Layout).Check(0) }
+
 func (c *FloatRLCC) Init(ctx *nicsdk.FlowCtx) uint32 {
 	p := c.Params
 	target, _, scale := rlcc.Real(p)
@@ -42,6 +51,14 @@ func (c *FloatRLCC) Init(ctx *nicsdk.FlowCtx) uint32 {
 	ctx[frO1] = math.Float32bits(float32(-target * scale))
 	ctx[frFlags] = 1
 	ctx[frBase] = p.BaseRTT
+	// An idle link's past states, as the firmware's (nicsdk.HistoryInit) in real numbers.
+	init := [nicsdk.NumFeatures]float64{1, -target * scale, 1, rate}
+	l := layoutOr(c.Layout)
+	for _, s := range l.Slots() {
+		if w := l.Word(s.Feature, s.Lag); w >= nicsdk.RLCCWords {
+			ctx[w] = math.Float32bits(float32(init[s.Feature]))
+		}
+	}
 	return p.InitRate
 }
 
@@ -57,7 +74,31 @@ func (c *FloatRLCC) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64,
 		base = ev.RTTNs
 	}
 	o := rlcc.Observation(ev.RTTNs, base, fixed, c.Params)
-	x := []float64{f32(frA1), o, f32(frA2), f32(frO1)}
+	l := layoutOr(c.Layout)
+	var x []float64
+	if l.IsDefault() {
+		x = []float64{f32(frA1), o, f32(frA2), f32(frO1)}
+	} else {
+		infl := 1.0
+		if base != 0 {
+			infl = float64(ev.RTTNs) / float64(base)
+		}
+		now := [nicsdk.NumFeatures]float64{f32(frA1), o, infl, rate}
+		slots := l.Slots()
+		x = make([]float64, len(slots))
+		for i, s := range slots {
+			if s.Lag == 0 {
+				x[i] = now[s.Feature]
+			} else {
+				x[i] = f32(l.Word(s.Feature, s.Lag))
+			}
+		}
+		for i, s := range slots { // the older states shift one back, as the firmware's
+			if w := l.Word(s.Feature, s.Lag+1); w >= nicsdk.RLCCWords {
+				ctx[w] = math.Float32bits(float32(x[i]))
+			}
+		}
+	}
 	m := rlcc.HandlerMultiplier(c.Policy(ev.FlowID, x))
 	minRate := float64(c.Params.MinRate) / nicsdk.LineRate
 	rate = min(max(rate*m, minRate), 1)

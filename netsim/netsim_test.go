@@ -207,7 +207,7 @@ func TestRLCCController(t *testing.T) {
 	p := nicsdk.DefaultParams()
 	p.InitRate = nicsdk.LineRate / 100
 	calls := 0
-	c := &RLCC{Label: "up", Params: p, Policy: func(x [4]int32, _ []uint32) int32 { calls++; return nicsdk.YMax },
+	c := &RLCC{Label: "up", Params: p, Policy: func(x []int32, _ []uint32) int32 { calls++; return nicsdk.YMax },
 		Latency: func() int64 { return 1_000_000 }}
 	r := run(t, manyToOne(t, 1), c, Config{})
 	if r.Utilization < 95 || calls == 0 || int64(calls) < r.Decisions {
@@ -313,7 +313,7 @@ func BenchmarkManyToOne8192(b *testing.B) {
 	// 8192 flows need a minimum rate below 1/8192 of line rate (the default 0.001 would
 	// overload the receiver 8×), and start at their fair share.
 	p.InitRate, p.MinRate = nicsdk.LineRate/8192, 32
-	c := &RLCC{Label: "proportional", Params: p, Policy: func(x [4]int32, _ []uint32) int32 {
+	c := &RLCC{Label: "proportional", Params: p, Policy: func(x []int32, _ []uint32) int32 {
 		return min(max(-4*x[1], nicsdk.YMin), nicsdk.YMax) // slow down as o grows
 	}}
 	cfg := Config{DurationNs: 10_000_000}
@@ -336,7 +336,7 @@ func TestAction(t *testing.T) {
 	p.InitRate = nicsdk.LineRate / 4
 	runWith := func(actions ...Action) *Trace {
 		y := int32(nicsdk.YMax)
-		c := &RLCC{Label: "constant", Params: p, Policy: func(x [4]int32, _ []uint32) int32 { return y }}
+		c := &RLCC{Label: "constant", Params: p, Policy: func(x []int32, _ []uint32) int32 { return y }}
 		for i := range actions {
 			actions[i].Do = func() error { y = nicsdk.YMin; return nil }
 		}

@@ -108,6 +108,11 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	if err := scen.check(); err != nil {
 		return nil, err
 	}
+	if ch, ok := ctrl.(interface{ check() error }); ok {
+		if err := ch.check(); err != nil {
+			return nil, err
+		}
+	}
 	s := &sim{cfg: c, ctrl: ctrl, scen: scen, hosts: make([]host, scen.Hosts), ports: make([]port, scen.Hosts),
 		flows: make([]flowState, len(scen.Flows)), rng: rand.New(rand.NewPCG(c.Seed, 0x6e65747369))}
 	s.stats.init(c, scen)

@@ -28,7 +28,7 @@ var buildDir = sync.OnceValues(func() (string, error) {
 	if err := WriteSources(dir); err != nil {
 		return "", err
 	}
-	for _, n := range []string{"testpolicy.h", "driver.c", "fw.c", "handler.c", "handler_ex.c", "handler_state.c"} {
+	for _, n := range []string{"testpolicy.h", "driver.c", "fw.c", "handler.c", "handler_ex.c", "handler_state.c", "handler_layout.c", "handler_wcet.c"} {
 		b, err := os.ReadFile(filepath.Join("testdata", n))
 		if err != nil {
 			return "", err
@@ -37,25 +37,47 @@ var buildDir = sync.OnceValues(func() (string, error) {
 			return "", err
 		}
 	}
-	glue := "/* handler_glue.h: written by harness_test.go, HandlerC(DefaultParams(), PolicyEntry). */\n" + HandlerC(DefaultParams(), PolicyEntry)
+	glue := "/* handler_glue.h: written by harness_test.go, HandlerC(DefaultParams(), DefaultLayout, PolicyEntry). */\n" + HandlerC(DefaultParams(), DefaultLayout, PolicyEntry)
 	if err := os.WriteFile(filepath.Join(dir, "handler_glue.h"), []byte(glue), 0o644); err != nil {
 		return "", err
 	}
-	glue = "/* handler_state_glue.h: written by harness_test.go, HandlerExC(DefaultParams(), PolicyEntry, 2, OutM). */\n" +
-		HandlerExC(DefaultParams(), PolicyEntry, 2, OutM)
+	glue = "/* handler_state_glue.h: written by harness_test.go, HandlerExC(DefaultParams(), DefaultLayout, PolicyEntry, 2, OutM). */\n" +
+		HandlerExC(DefaultParams(), DefaultLayout, PolicyEntry, 2, OutM)
 	if err := os.WriteFile(filepath.Join(dir, "handler_state_glue.h"), []byte(glue), 0o644); err != nil {
 		return "", err
 	}
 	// handler_ex.c in each configuration exConfigs lists, as hxName(words, out).c.
 	for _, c := range exConfigs {
 		name := hxName(c.words, c.out)
-		glue := fmt.Sprintf("/* %s_glue.h: written by harness_test.go, HandlerExC(DefaultParams(), \"test_policy_st\", %d, %s). */\n",
-			name, c.words, c.out.C()) + HandlerExC(DefaultParams(), "test_policy_st", c.words, c.out)
+		glue := fmt.Sprintf("/* %s_glue.h: written by harness_test.go, HandlerExC(DefaultParams(), DefaultLayout, \"test_policy_st\", %d, %s). */\n",
+			name, c.words, c.out.C()) + HandlerExC(DefaultParams(), DefaultLayout, "test_policy_st", c.words, c.out)
 		src := fmt.Sprintf("/* %s.c: written by harness_test.go. */\n#define HX_WORDS %d\n#define HX_OUT %s\n#define HX_GLUE \"%s_glue.h\"\n#include \"handler_ex.c\"\n",
 			name, c.words, c.out.C(), name)
 		if err := os.WriteFile(filepath.Join(dir, name+"_glue.h"), []byte(glue), 0o644); err != nil {
 			return "", err
 		}
+		if err := os.WriteFile(filepath.Join(dir, name+".c"), []byte(src), 0o644); err != nil {
+			return "", err
+		}
+	}
+	// handler_layout.c in each configuration layoutConfigs lists, as c.name().c.
+	for _, c := range layoutConfigs {
+		name := c.name()
+		src := fmt.Sprintf("/* %s.c: written by harness_test.go. */\n#define HL_WORDS %d\n#define HL_OUT %s\n#define HL_N %d\n#define HL_GLUE \"%s_glue.h\"\n#include \"handler_layout.c\"\n",
+			name, c.words, c.out.C(), c.l.Inputs(), name)
+		glue := fmt.Sprintf("/* %s_glue.h: written by harness_test.go, %s. */\n", name, c.glueCall()) + c.glue()
+		if err := os.WriteFile(filepath.Join(dir, name+"_glue.h"), []byte(glue), 0o644); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".c"), []byte(src), 0o644); err != nil {
+			return "", err
+		}
+	}
+	// handler_wcet.c for each layout of wcetLayouts, as hwName(l).c.
+	for _, l := range wcetLayouts {
+		name := hwName(l)
+		src := fmt.Sprintf("/* %s.c: written by harness_test.go, HandlerC(DefaultParams(), {%d, %#x}, PolicyEntry). */\n#define HW_N %d\n#include \"handler_wcet.c\"\n%s",
+			name, l.History, uint8(l.Features), l.Inputs(), HandlerC(DefaultParams(), l, PolicyEntry))
 		if err := os.WriteFile(filepath.Join(dir, name+".c"), []byte(src), 0o644); err != nil {
 			return "", err
 		}

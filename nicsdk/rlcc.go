@@ -166,26 +166,50 @@ const (
 )
 
 // HandlerC is the C that turns a policy into the engine entry: p as ParamsName, then
-// RLCC_DEFINE_HANDLER over the C function policy. It goes after #include "rlcc.h" and after
-// policy is declared or defined (a static inline, always_inline definition in the same file
-// is inlined into the handler, so x stays in registers).
-func HandlerC(p Params, policy string) string {
-	return p.C(ParamsName) + "\nRLCC_DEFINE_HANDLER(" + ParamsName + ", " + policy + ")\n"
+// RLCC_DEFINE_HANDLER over the C function policy, fed the window l (RLCC_DEFINE_HANDLER_L, with
+// l's history and features as constants; the default layout prints RLCC_DEFINE_HANDLER, the
+// same code). It goes after #include "rlcc.h" and after policy is declared or defined (a
+// static inline, always_inline definition in the same file is inlined into the handler, so x
+// stays in registers). It panics if l.Check(0) fails.
+func HandlerC(p Params, l Layout, policy string) string {
+	if l.IsDefault() {
+		return p.C(ParamsName) + "\nRLCC_DEFINE_HANDLER(" + ParamsName + ", " + policy + ")\n"
+	}
+	return p.C(ParamsName) + handlerL(l, policy, OutY)
 }
 
 // HandlerMC is HandlerC for a stateless policy that returns the multiplier in Q16 (OnEventEx
-// with no words and OutM): p as ParamsName, then RLCC_DEFINE_HANDLER_M.
-func HandlerMC(p Params, policy string) string {
-	return p.C(ParamsName) + "\nRLCC_DEFINE_HANDLER_M(" + ParamsName + ", " + policy + ")\n"
+// with no words and OutM): p as ParamsName, then RLCC_DEFINE_HANDLER_M (RLCC_DEFINE_HANDLER_L
+// with RLCC_OUT_M for another layout than the default).
+func HandlerMC(p Params, l Layout, policy string) string {
+	if l.IsDefault() {
+		return p.C(ParamsName) + "\nRLCC_DEFINE_HANDLER_M(" + ParamsName + ", " + policy + ")\n"
+	}
+	return p.C(ParamsName) + handlerL(l, policy, OutM)
+}
+
+func handlerL(l Layout, policy string, out PolicyOut) string {
+	if err := l.Check(0); err != nil {
+		panic(err.Error())
+	}
+	return fmt.Sprintf("\nRLCC_DEFINE_HANDLER_L(%s, %s, %s, %d, %s)\n", ParamsName, policy, out.C(), l.History, l.Features.C())
 }
 
 // HandlerExC is HandlerC for a stateful policy, int32_t policy(const int32_t *x, uint32_t
-// *state), that keeps words context words (OnEventEx) and returns what out says: p as
-// ParamsName, then RLCC_DEFINE_HANDLER_EX. It panics if words is outside [0, StateWordsMax]
-// or out is neither OutY nor OutM.
-func HandlerExC(p Params, policy string, words int, out PolicyOut) string {
+// *state), that keeps words context words (OnEventLayout) and returns what out says: p as
+// ParamsName, then RLCC_DEFINE_HANDLER_EX (RLCC_DEFINE_HANDLER_EX_L for another layout than the
+// default). It panics if words is outside [0, StateWordsMax], out is neither OutY nor OutM, or
+// l.Check(words) fails.
+func HandlerExC(p Params, l Layout, policy string, words int, out PolicyOut) string {
 	checkEx(words, out)
-	return p.C(ParamsName) + fmt.Sprintf("\nRLCC_DEFINE_HANDLER_EX(%s, %s, %d, %s)\n", ParamsName, policy, words, out.C())
+	if l.IsDefault() {
+		return p.C(ParamsName) + fmt.Sprintf("\nRLCC_DEFINE_HANDLER_EX(%s, %s, %d, %s)\n", ParamsName, policy, words, out.C())
+	}
+	if err := l.Check(words); err != nil {
+		panic(err.Error())
+	}
+	return p.C(ParamsName) + fmt.Sprintf("\nRLCC_DEFINE_HANDLER_EX_L(%s, %s, %d, %s, %d, %s)\n",
+		ParamsName, policy, words, out.C(), l.History, l.Features.C())
 }
 
 func checkEx(words int, out PolicyOut) {
@@ -287,64 +311,199 @@ func OnEvent(ev Event, ctx *FlowCtx, p Params, policy func(x [4]int32) int32) ui
 	return OnEventEx(ev, ctx, p, 0, OutY, func(x [4]int32, _ []uint32) int32 { return policy(x) })
 }
 
-// OnEventEx is rlcc_on_event_core (rlcc_on_event_ex, RLCC_DEFINE_HANDLER_EX), the whole RL-CC
-// decision for one event with a policy that keeps words (0..StateWordsMax) context words,
-// state = ctx[RLCCWords : RLCCWords+words], and returns y (OutY) or the multiplier (OutM):
-//
-//  1. A context without FlagInit is initialised (Init), and its state words are zeroed,
-//     whatever the event.
-//  2. The stored rate is clamped to [MinRate, LineRate], a_{t-1} and a_{t-2} to [AMin, AMax],
-//     o_{t-1} to [ObsMin(p), OMax].
-//  3. Not an RTT event: the clamped rate is stored and returned, nothing else changes (an
-//     initialised flow's state words are untouched).
-//  4. An RTT event: base = rtt if rtt != 0 and (base == 0 or rtt < base); o_t =
-//     Observation(RTTInflation(rtt, base), SqrtRate(rate), p); v = policy(x, state) with
-//     x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}), which may rewrite state; m = Multiplier(v) (OutY)
-//     or v clamped to [AMin, AMax] (OutM); rate = UpdateRate(rate, m, p); the history shifts
-//     (a_{t-2} = a_{t-1}, a_{t-1} = m, o_{t-1} = o_t); the rate is stored and returned. An
-//     RTT of 0 (no sample) leaves the base alone and has inflation 0 (1.0 while there is no
-//     base yet).
-//
-// The result is in [MinRate, LineRate]; words RLCCWords+words..11 of ctx are never touched
-// (state's capacity ends at its length). It panics if words is outside [0, StateWordsMax] or
-// out is neither OutY nor OutM.
+// OnEventEx is OnEventLayout with the default layout, x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}):
+// rlcc_on_event_core (rlcc_on_event_ex, RLCC_DEFINE_HANDLER_EX).
 func OnEventEx(ev Event, ctx *FlowCtx, p Params, words int, out PolicyOut,
 	policy func(x [4]int32, state []uint32) int32) uint32 {
+	var x [CtxWords]int32 // passed to the policy by value: no allocation
+	s := stepIn(ev, ctx, p, DefaultLayout, words, out, &x)
+	if !s.rtt {
+		return s.rate
+	}
+	return s.out(ctx, p, out, policy([4]int32(x[:4]), s.state))
+}
+
+// InitLayout is Init and, for l, the history words above RL-CC's six (Layout.Word) set to what
+// a flow that has only seen an idle link holds (HistoryInit); other words are left alone.
+func InitLayout(ctx *FlowCtx, p Params, l Layout) {
+	Init(ctx, p)
+	initHistory(ctx, p, l)
+}
+
+func initHistory(ctx *FlowCtx, p Params, l Layout) {
+	for f := range NumFeatures {
+		for lag := range l.History {
+			if w := l.Word(f, lag); w >= RLCCWords {
+				ctx[w] = uint32(HistoryInit(f, p))
+			}
+		}
+	}
+}
+
+// HistoryInit is a new flow's value of feature f in every past state of its window (rlcc.h's
+// rlcc_hist_init): what a flow that has only seen an idle link would hold. The action 1.0 (no
+// decision yet changed the rate), the observation ObsMin(p) (no excess inflation), the
+// inflation 1.0 (RTT = base RTT) and the rate the flow starts at, InitRate >> 4.
+func HistoryInit(f Feature, p Params) int32 {
+	switch f {
+	case FeatAction:
+		return Q16One
+	case FeatObs:
+		return ObsMin(p)
+	case FeatInfl:
+		return Q16One
+	}
+	return int32(p.InitRate >> 4)
+}
+
+// InflMax is the inflation feature's upper clamp, OMax (128 - 2^-16 times the base RTT): an
+// RTT 128 times the path's empty one is far past any queue a policy is trained on (the
+// observation saturates at the same OMax sooner), it keeps the value an int32 Q16 the
+// quantizer's grid spans, and the lower bound 0 is the inflation's own (an RTT of 0).
+const InflMax = OMax
+
+// FeatureRange is the declared range of feature f under p, raw Q16 [lo, hi]: the handler
+// feeds every state's value clamped to it. Action [AMin, AMax]; observation [ObsMin(p), OMax];
+// inflation [0, InflMax]; rate [MinRate >> 4, Q16One], the rate in force, a fraction of line
+// rate floored to Q16 (rate >> 4 of an fxp20 rate in [MinRate, LineRate], so the bounds hold
+// without a clamp; the low one is 0 for a MinRate below 16).
+func FeatureRange(f Feature, p Params) (lo, hi int32) {
+	switch f {
+	case FeatAction:
+		return AMin, AMax
+	case FeatObs:
+		return ObsMin(p), OMax
+	case FeatInfl:
+		return 0, InflMax
+	}
+	return int32(p.MinRate >> 4), Q16One
+}
+
+// clampFeature clamps a stored word of feature f to its declared range, as rlcc_hist_clamp:
+// the action, the inflation and the rate as unsigned words, the observation as int32.
+func clampFeature(f Feature, v uint32, p Params) int32 {
+	lo, hi := FeatureRange(f, p)
+	if f == FeatObs {
+		return min(max(int32(v), lo), hi)
+	}
+	return int32(min(max(v, uint32(lo)), uint32(hi)))
+}
+
+// OnEventLayout is rlcc_on_event_core with a layout (rlcc_on_event_window,
+// RLCC_DEFINE_HANDLER_EX_L), the whole RL-CC decision for one event with a policy that keeps
+// words (0..StateWordsMax) context words, state = ctx[RLCCWords : RLCCWords+words], fed the
+// window l, and returns y (OutY) or the multiplier (OutM):
+//
+//  1. A context without FlagInit is initialised (InitLayout), and its state words are zeroed,
+//     whatever the event.
+//  2. The stored rate is clamped to [MinRate, LineRate], and every stored value the window
+//     reads to its feature's range (FeatureRange).
+//  3. Not an RTT event: the clamped rate is stored and returned, nothing else changes (an
+//     initialised flow's state and history words are untouched).
+//  4. An RTT event: base = rtt if rtt != 0 and (base == 0 or rtt < base); infl =
+//     RTTInflation(rtt, base); o_t = Observation(infl, SqrtRate(rate), p); the newest state
+//     is (a_{t-1}, o_t, min(infl, InflMax), rate >> 4), the older ones are read from the
+//     context (Layout.Word); x is the window, l.Slots() in order; v = policy(x, state), which
+//     may rewrite state; m = Multiplier(v) (OutY) or v clamped to [AMin, AMax] (OutM); rate =
+//     UpdateRate(rate, m, p); the history shifts: every kept value takes the one a lag newer
+//     in this window (a_{t-2} = a_{t-1}, o_{t-1} = o_t, ...), a_{t-1} = m; the rate is stored
+//     and returned. An RTT of 0 (no sample) leaves the base alone and has inflation 0 (1.0
+//     while there is no base yet).
+//
+// The result is in [MinRate, LineRate]; words of ctx beyond RL-CC's, the policy's and the
+// layout's are never touched. It panics if l.Check(words) fails or out is neither OutY nor
+// OutM.
+func OnEventLayout(ev Event, ctx *FlowCtx, p Params, l Layout, words int, out PolicyOut,
+	policy func(x []int32, state []uint32) int32) uint32 {
+	var x [CtxWords]int32 // the window, l.Slots() in order (at most CtxWords inputs: Check)
+	s := stepIn(ev, ctx, p, l, words, out, &x)
+	if !s.rtt {
+		return s.rate
+	}
+	return s.out(ctx, p, out, policy(x[:s.n:s.n], s.state))
+}
+
+// step is OnEventLayout's decision between the window and the policy's result.
+type step struct {
+	rtt   bool // an RTT event: the policy runs
+	rate  uint32
+	base  uint32
+	o, a1 int32 // o_t and a_{t-1} clamped
+	n     int   // the window's inputs
+	state []uint32
+}
+
+// stepIn is OnEventLayout up to the policy (steps 1 to 4 before it): the window in x, the
+// history shifted.
+func stepIn(ev Event, ctx *FlowCtx, p Params, l Layout, words int, out PolicyOut, x *[CtxWords]int32) step {
 	checkEx(words, out)
-	state := ctx[RLCCWords : RLCCWords+words : RLCCWords+words]
+	if err := l.Check(words); err != nil {
+		panic(err.Error())
+	}
+	s := step{state: ctx[RLCCWords : RLCCWords+words : RLCCWords+words]}
 	if ctx[CtxFlags]&FlagInit == 0 {
-		Init(ctx, p)
-		clear(state)
+		InitLayout(ctx, p, l)
+		clear(s.state)
 	}
-	rate := min(max(ctx[CtxRate], p.MinRate), LineRate)
+	s.rate = min(max(ctx[CtxRate], p.MinRate), LineRate)
 	if ev.Type != EvRTT {
-		ctx[CtxRate] = rate
-		return rate
+		ctx[CtxRate] = s.rate
+		return s
 	}
+	s.rtt = true
 	rtt, base := ev.RTTNs, ctx[CtxBaseRTT]
 	if rtt != 0 && (base == 0 || rtt < base) {
 		base = rtt
 	}
-	o := Observation(RTTInflation(rtt, base), SqrtRate(rate), p)
-	x := [4]int32{
-		int32(min(max(ctx[CtxA1], AMin), AMax)),
-		o,
-		int32(min(max(ctx[CtxA2], AMin), AMax)),
-		min(max(int32(ctx[CtxO1]), ObsMin(p)), OMax),
+	s.base = base
+	infl := RTTInflation(rtt, base)
+	s.o = Observation(infl, SqrtRate(s.rate), p)
+	s.a1 = clampFeature(FeatAction, ctx[CtxA1], p)
+	now := [NumFeatures]int32{s.a1, s.o, int32(min(infl, InflMax)), int32(s.rate >> 4)}
+	for lag := range l.History {
+		for f := range NumFeatures {
+			if !l.Features.Has(f) {
+				continue
+			}
+			if lag == 0 {
+				x[s.n] = now[f]
+			} else {
+				x[s.n] = clampFeature(f, ctx[l.Word(f, lag)], p)
+			}
+			s.n++
+		}
 	}
-	v := policy(x, state)
+	// The history shifts: each value the context keeps at lag+1 takes this window's at lag.
+	i := 0
+	for lag := range l.History {
+		for f := range NumFeatures {
+			if !l.Features.Has(f) {
+				continue
+			}
+			if w := l.Word(f, lag+1); w >= RLCCWords {
+				ctx[w] = uint32(x[i])
+			}
+			i++
+		}
+	}
+	return s
+}
+
+// out is OnEventLayout after the policy returned v: the multiplier, the rate update and the
+// words 0..4 it stores.
+func (s step) out(ctx *FlowCtx, p Params, out PolicyOut, v int32) uint32 {
 	var m uint32
 	if out == OutM {
 		m = uint32(min(max(v, AMin), AMax))
 	} else {
 		m = Multiplier(v)
 	}
-	rate = UpdateRate(rate, m, p)
+	rate := UpdateRate(s.rate, m, p)
 	ctx[CtxRate] = rate
-	ctx[CtxBaseRTT] = base
-	ctx[CtxA2] = uint32(x[0])
+	ctx[CtxBaseRTT] = s.base
+	ctx[CtxA2] = uint32(s.a1)
 	ctx[CtxA1] = m
-	ctx[CtxO1] = uint32(o)
+	ctx[CtxO1] = uint32(s.o)
 	return rate
 }
 
@@ -360,17 +519,16 @@ type InputRange struct {
 	FracBits int // 16
 }
 
-// RLCCInputRanges are the declared ranges of x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}) under p. The
-// handler enforces them (it clamps what it reads from the context), so they hold for any
-// context; the quantizer proves thresholds and sums over them.
-func RLCCInputRanges(p Params) [RLCCInputs]InputRange {
-	r := func(name string, lo, hi int32) InputRange {
-		return InputRange{Name: name, Min: lo, Max: hi, Lo: q16(int64(lo)), Hi: q16(int64(hi)), FracBits: 16}
+// RLCCInputRanges are the declared ranges of the window l under p, in the policy's order
+// (l.Slots()), each named by Slot.Name: for the default layout x = (a_{t-1}, o_t, a_{t-2},
+// o_{t-1}), "a_prev", "obs", "a_prev2", "obs_prev". The handler enforces them (it clamps what it
+// reads from the context, FeatureRange), so they hold for any context; the quantizer proves
+// thresholds and sums over them.
+func RLCCInputRanges(p Params, l Layout) []InputRange {
+	var rs []InputRange
+	for _, s := range l.Slots() {
+		lo, hi := FeatureRange(s.Feature, p)
+		rs = append(rs, InputRange{Name: s.Name(), Min: lo, Max: hi, Lo: q16(int64(lo)), Hi: q16(int64(hi)), FracBits: 16})
 	}
-	return [RLCCInputs]InputRange{
-		r("a_prev", AMin, AMax),
-		r("obs", ObsMin(p), OMax),
-		r("a_prev2", AMin, AMax),
-		r("obs_prev", ObsMin(p), OMax),
-	}
+	return rs
 }

@@ -10,9 +10,10 @@
  * floor everywhere: a product is shifted right (unsigned), a quotient is truncated (unsigned),
  * and a negative result is formed as minus the ceiling of a non-negative one.
  *
- * The model sees x[4] = (a_{t-1}, o_t, a_{t-2}, o_{t-1}), each int32 Q16, and returns y in Q16.
- * Declared ranges of x, which the quantizer relies on and the handler enforces by clamping
- * whatever the context holds:
+ * The model sees a window of states (an input layout, "Input layouts" below: history and
+ * features, nicsdk.Layout); by default x[4] = (a_{t-1}, o_t, a_{t-2}, o_{t-1}), each int32 Q16,
+ * and returns y in Q16. Declared ranges of the default x, which the quantizer relies on and the
+ * handler enforces by clamping whatever the context holds (other features' below):
  *   a_{t-1}, a_{t-2}  [RLCC_A_MIN, RLCC_A_MAX] = [54613, 78643] = [0.83333, 1.19999]
  *   o_t, o_{t-1}      [rlcc_obs_min(p), RLCC_O_MAX]; rlcc_obs_min(p) = -ceil(target*scale/2^16)
  *                     in Q16 (-50328 = -0.76794 with the defaults), RLCC_O_MAX = 128 - 2^-16.
@@ -37,10 +38,12 @@
  * and a stateless policy that returns m, int32_t POLICY(const int32_t *x), is
  * RLCC_DEFINE_HANDLER_M(NAME, POLICY) (nicsdk.HandlerMC).
  *
- * The macros expand to the one handler body, rlcc_on_event_core (rlcc_on_event_terms with
- * the compiled parameters' terms), with the word count and the output kind as constants gcc
- * folds: RLCC_DEFINE_HANDLER's machine code is what it was
- * before the stateful form existed.
+ * The macros expand to the one handler body, rlcc_on_event_window (through
+ * rlcc_on_event_core and rlcc_on_event_terms, with the compiled parameters' terms), with the
+ * word count, the output kind and the layout as constants gcc folds: RLCC_DEFINE_HANDLER's
+ * machine code is what it was before the stateful form and the layouts existed. Another
+ * layout is RLCC_DEFINE_HANDLER_L(NAME, POLICY, OUT, HIST, FEATS) (stateless: nicsdk.HandlerC,
+ * HandlerMC) or RLCC_DEFINE_HANDLER_EX_L(NAME, POLICY, WORDS, OUT, HIST, FEATS) (HandlerExC).
  */
 #ifndef NICC_RLCC_H
 #define NICC_RLCC_H
@@ -48,9 +51,16 @@
 #include <stdint.h>
 #include "nicsdk.h"
 
-/* Flow context words (struct nicc_flow_ctx.data[i]) used by RL-CC: words 0..5, 24 bytes.
- * Words 6..11 are left untouched for other runtimes (the LSTM state), except the first WORDS
- * of them, which a stateful policy keeps (RLCC_DEFINE_HANDLER_EX). */
+/* Flow context words (struct nicc_flow_ctx.data[i]) used by RL-CC, for every layout: words
+ * 0..5, 24 bytes. Words 6..11 are left untouched, except the first WORDS of them, which a
+ * stateful policy keeps (RLCC_DEFINE_HANDLER_EX: data[6 .. 6+WORDS-1]), and the last
+ * RLCC_LAYOUT_WORDS(HIST, FEATS) of them, which a layout longer than the default keeps
+ * (data[11] down: rlcc_hist_word); the two together are at most 6 words:
+ *   data[0]             rate                   data[6 ..]   the policy's WORDS, upward
+ *   data[1]             base RTT               ...
+ *   data[2..4]          a_{t-1}, a_{t-2}, o_{t-1}
+ *   data[5]             flags                  data[.. 11]  the layout's older states, downward
+ * The default layout (history 2, action + obs) keeps nothing in data[6..11]. */
 #define RLCC_CTX_RATE 0     /* uint32 fxp20: the current rate, in [min_rate, 1<<20] */
 #define RLCC_CTX_BASE_RTT 1 /* uint32 ns: base_rtt_ns or the smallest nonzero RTT seen; 0 = none yet */
 #define RLCC_CTX_A1 2       /* uint32 Q16: a_{t-1}, the last multiplier */
@@ -413,6 +423,152 @@ static inline void rlcc_init(struct nicc_flow_ctx *ctx, const struct rlcc_params
 	ctx->data[RLCC_CTX_FLAGS] |= RLCC_FLAG_INIT;
 }
 
+/* Input layouts (nicsdk.Layout): the window the handler feeds the policy is HIST states (1 to
+ * RLCC_HISTORY_MAX), newest first, each the features of the mask FEATS in this order:
+ *   RLCC_FEAT_ACTION  the multiplier the decision before that state applied (a_{t-1} for the
+ *                     newest), [RLCC_A_MIN, RLCC_A_MAX]
+ *   RLCC_FEAT_OBS     the observation o, [rlcc_obs_min(p), RLCC_O_MAX]
+ *   RLCC_FEAT_INFL    the RTT inflation rlcc_rtt_infl, [0, RLCC_INFL_MAX]: an upper clamp (the
+ *                     value saturates at 65536.0); 128 times the base RTT is far past any queue
+ *                     a policy is trained on (o saturates at the same RLCC_O_MAX sooner), and
+ *                     keeps the input an int32 Q16 the quantizer's grid spans
+ *   RLCC_FEAT_RATE    the rate in force when the RTT arrives (before this decision), a fraction
+ *                     of line rate in Q16, rate >> 4 (floor), [min_rate >> 4, 65536]: the
+ *                     rate is in [min_rate, 1<<20], so the bounds hold without a clamp
+ * x[lag * nfeats + rank of the feature] (nicsdk.Layout.Slots). The default, history 2 and
+ * action + obs, is x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}), with words 2..4 its whole history.
+ * Words 0..5 are the same for every layout; the older states and every past inflation and
+ * rate live in the top words, data[11], data[10], ... (rlcc_hist_word), feature by feature,
+ * lag by lag from the first kept there (2 for action and obs, 1 for infl and rate), so a
+ * layout takes RLCC_LAYOUT_WORDS(HIST, FEATS) words and a stateful policy's WORDS (from data[6]
+ * up) must fit beside them: RLCC_LAYOUT_WORDS + WORDS <= RLCC_STATE_WORDS_MAX. A new flow's
+ * kept values are an idle link's (rlcc_hist_init): action 1.0, o = rlcc_obs_min(p), inflation
+ * 1.0, rate init_rate >> 4. */
+#define RLCC_FEAT_ACTION 1u
+#define RLCC_FEAT_OBS 2u
+#define RLCC_FEAT_INFL 4u
+#define RLCC_FEAT_RATE 8u
+#define RLCC_FEAT_ALL 15u
+#define RLCC_HISTORY_DEFAULT 2u
+#define RLCC_FEATS_DEFAULT (RLCC_FEAT_ACTION | RLCC_FEAT_OBS)
+#define RLCC_HISTORY_MAX 8u
+#define RLCC_INPUTS_MAX 12 /* the most inputs a layout that fits has (history 3, all four) */
+#define RLCC_INFL_MAX RLCC_O_MAX
+/* The top words feature f takes for a window of H states, FIRST its first lag kept there. */
+#define RLCC_HIST_KEEP(H, FIRST) ((unsigned)(H) > (FIRST) ? (unsigned)(H) - (FIRST) : 0u)
+#define RLCC_LAYOUT_WORDS(H, F)                                                                   \
+	(((F)&RLCC_FEAT_ACTION ? RLCC_HIST_KEEP(H, 2u) : 0u) + ((F)&RLCC_FEAT_OBS ? RLCC_HIST_KEEP(H, 2u) : 0u) + \
+	 ((F)&RLCC_FEAT_INFL ? RLCC_HIST_KEEP(H, 1u) : 0u) + ((F)&RLCC_FEAT_RATE ? RLCC_HIST_KEEP(H, 1u) : 0u))
+#define RLCC_NFEATS(F) (((F)&1u) + ((F) >> 1 & 1u) + ((F) >> 2 & 1u) + ((F) >> 3 & 1u))
+#define RLCC_INPUTS(H, F) ((unsigned)(H)*RLCC_NFEATS(F))
+/* RLCC_LAYOUT_OK: a layout the handler can feed beside WORDS words of policy state. */
+#define RLCC_LAYOUT_OK(H, F, WORDS)                                                               \
+	((unsigned)(H) >= 1u && (unsigned)(H) <= RLCC_HISTORY_MAX && (unsigned)(F) >= 1u &&           \
+	 (unsigned)(F) <= RLCC_FEAT_ALL && (unsigned)(WORDS) <= RLCC_STATE_WORDS_MAX &&               \
+	 RLCC_LAYOUT_WORDS(H, F) + (unsigned)(WORDS) <= RLCC_STATE_WORDS_MAX)
+
+/* rlcc_hist_first is the first lag of feature f (0..3, the RLCC_FEAT_* bit) kept in the top
+ * words; rlcc_hist_word the word holding f at lag (lag >= rlcc_hist_first(f), lag < hist). */
+static inline unsigned rlcc_hist_first(unsigned f) { return f < 2u ? 2u : 1u; }
+
+static inline unsigned rlcc_hist_word(unsigned hist, unsigned feats, unsigned f, unsigned lag)
+{
+	unsigned n = (f > 0u && (feats & RLCC_FEAT_ACTION) ? RLCC_HIST_KEEP(hist, 2u) : 0u) +
+		     (f > 1u && (feats & RLCC_FEAT_OBS) ? RLCC_HIST_KEEP(hist, 2u) : 0u) +
+		     (f > 2u && (feats & RLCC_FEAT_INFL) ? RLCC_HIST_KEEP(hist, 1u) : 0u);
+	return NICC_CTX_WORDS - 1u - n - (lag - rlcc_hist_first(f));
+}
+
+/* rlcc_hist_kept: whether the top words keep feature f at lag. */
+static inline int rlcc_hist_kept(unsigned hist, unsigned feats, unsigned f, unsigned lag)
+{
+	return (feats >> f & 1u) && lag < hist && lag >= rlcc_hist_first(f);
+}
+
+/* rlcc_hist_clamp clamps a kept word of feature f to the feature's range (the action, the
+ * inflation and the rate as unsigned words, the observation as int32). */
+static inline int32_t rlcc_hist_clamp(unsigned f, uint32_t v, int32_t obs_min, uint32_t rate_lo)
+{
+	if (f == 0u)
+		return (int32_t)nicc_clamp_u32(v, RLCC_A_MIN, RLCC_A_MAX);
+	if (f == 1u)
+		return nicc_clamp_i32(rlcc_u32_to_i32(v), obs_min, RLCC_O_MAX);
+	if (f == 2u)
+		return (int32_t)nicc_min_u32(v, RLCC_INFL_MAX);
+	return (int32_t)nicc_clamp_u32(v, rate_lo, NICC_Q16_ONE);
+}
+
+/* rlcc_hist_init_f sets feature f's top words to v (a new flow's), one statement a lag. */
+static inline RLCC_ALWAYS_INLINE void rlcc_hist_init_f(uint32_t *w, unsigned hist, unsigned feats, unsigned f, uint32_t v)
+{
+	if (rlcc_hist_kept(hist, feats, f, 1u)) w[rlcc_hist_word(hist, feats, f, 1u)] = v;
+	if (rlcc_hist_kept(hist, feats, f, 2u)) w[rlcc_hist_word(hist, feats, f, 2u)] = v;
+	if (rlcc_hist_kept(hist, feats, f, 3u)) w[rlcc_hist_word(hist, feats, f, 3u)] = v;
+	if (rlcc_hist_kept(hist, feats, f, 4u)) w[rlcc_hist_word(hist, feats, f, 4u)] = v;
+	if (rlcc_hist_kept(hist, feats, f, 5u)) w[rlcc_hist_word(hist, feats, f, 5u)] = v;
+	if (rlcc_hist_kept(hist, feats, f, 6u)) w[rlcc_hist_word(hist, feats, f, 6u)] = v;
+	if (rlcc_hist_kept(hist, feats, f, 7u)) w[rlcc_hist_word(hist, feats, f, 7u)] = v;
+}
+
+/* rlcc_hist_init sets a new flow's top words: an idle link's values (see above). Nothing for
+ * the default layout. */
+static inline RLCC_ALWAYS_INLINE void rlcc_hist_init(uint32_t *w, unsigned hist, unsigned feats, int32_t obs_min,
+						       const struct rlcc_params *p)
+{
+	rlcc_hist_init_f(w, hist, feats, 0u, NICC_Q16_ONE);
+	rlcc_hist_init_f(w, hist, feats, 1u, (uint32_t)obs_min);
+	rlcc_hist_init_f(w, hist, feats, 2u, NICC_Q16_ONE);
+	rlcc_hist_init_f(w, hist, feats, 3u, p->init_rate >> 4);
+}
+
+/* rlcc_window_put writes feature f at lag into x, if the layout has it: lag 0 from now[f], the
+ * action and obs at lag 1 from prev[f] (words 3 and 4, read and clamped already), the others
+ * from their top word, clamped. */
+static inline RLCC_ALWAYS_INLINE void rlcc_window_put(int32_t *x, const uint32_t *w, unsigned hist, unsigned feats,
+							unsigned f, unsigned lag, const int32_t *now,
+							const int32_t *prev, int32_t obs_min, uint32_t rate_lo)
+{
+	int32_t v;
+	if (lag >= hist || !(feats >> f & 1u))
+		return;
+	if (lag == 0u)
+		v = now[f];
+	else if (lag == 1u && f < 2u)
+		v = prev[f];
+	else
+		v = rlcc_hist_clamp(f, w[rlcc_hist_word(hist, feats, f, lag)], obs_min, rate_lo);
+	x[lag * RLCC_NFEATS(feats) + RLCC_NFEATS(feats & ((1u << f) - 1u))] = v;
+}
+
+static inline RLCC_ALWAYS_INLINE void rlcc_window_lag(int32_t *x, const uint32_t *w, unsigned hist, unsigned feats,
+							unsigned lag, const int32_t *now, const int32_t *prev,
+							int32_t obs_min, uint32_t rate_lo)
+{
+	rlcc_window_put(x, w, hist, feats, 0u, lag, now, prev, obs_min, rate_lo);
+	rlcc_window_put(x, w, hist, feats, 1u, lag, now, prev, obs_min, rate_lo);
+	rlcc_window_put(x, w, hist, feats, 2u, lag, now, prev, obs_min, rate_lo);
+	rlcc_window_put(x, w, hist, feats, 3u, lag, now, prev, obs_min, rate_lo);
+}
+
+/* rlcc_window_shift moves the window's value of feature f at lag into its top word of lag + 1,
+ * if kept; rlcc_window_shift_lag does it for each feature. */
+static inline RLCC_ALWAYS_INLINE void rlcc_window_shift(uint32_t *w, const int32_t *x, unsigned hist, unsigned feats,
+							  unsigned f, unsigned lag)
+{
+	if (rlcc_hist_kept(hist, feats, f, lag + 1u))
+		w[rlcc_hist_word(hist, feats, f, lag + 1u)] =
+			(uint32_t)x[lag * RLCC_NFEATS(feats) + RLCC_NFEATS(feats & ((1u << f) - 1u))];
+}
+
+static inline RLCC_ALWAYS_INLINE void rlcc_window_shift_lag(uint32_t *w, const int32_t *x, unsigned hist,
+							      unsigned feats, unsigned lag)
+{
+	rlcc_window_shift(w, x, hist, feats, 0u, lag);
+	rlcc_window_shift(w, x, hist, feats, 1u, lag);
+	rlcc_window_shift(w, x, hist, feats, 2u, lag);
+	rlcc_window_shift(w, x, hist, feats, 3u, lag);
+}
+
 /* Policies as the handler calls them: stateless, y or m from x; stateful, from x and its
  * words of the flow context (state[0 .. WORDS-1] = ctx->data[6 .. 6+WORDS-1]). */
 typedef int32_t (*rlcc_policy_fn)(const int32_t *x);
@@ -431,7 +587,10 @@ typedef int32_t (*rlcc_policy_state_fn)(const int32_t *x, uint32_t *state);
  *      returned; nothing else changes (an initialised flow's state words are untouched).
  *   4. RTT event: base_rtt = rtt_ns if rtt_ns != 0 and (base_rtt == 0 or rtt_ns < base_rtt);
  *      infl = rlcc_rtt_infl(rtt_ns, base_rtt); o_t = rlcc_observation(infl,
- *      rlcc_sqrt_rate(rate), p); x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}); the policy runs,
+ *      rlcc_sqrt_rate(rate), p); x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}) (the default layout;
+ *      rlcc_on_event_window's x is the window hist x feats, its older states read from the
+ *      layout's top words, clamped, and shifted one state back before the policy runs; a new
+ *      flow's top words are set by rlcc_hist_init); the policy runs,
  *      policy(x) or policy_st(x, ctx->data + 6), which may rewrite its words (and no
  *      others). RLCC_OUT_Y: m = rlcc_multiplier(result); RLCC_OUT_M: m = the result clamped
  *      to [RLCC_A_MIN, RLCC_A_MAX] (any int32 is safe). rate = rlcc_update_rate(rate, m, p);
@@ -446,18 +605,19 @@ typedef int32_t (*rlcc_policy_state_fn)(const int32_t *x, uint32_t *state);
  * (rlcc_obs_terms_of(q, rlcc_obs_c(p)) of parameters q whose c = rlcc_obs_c(q) is at most
  * p's), for a runtime whose parameters change at run time: the code reads terms where it
  * uses them, and rlcc_obs_c(p), the compiled one, stays a constant. */
-static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_terms(const struct nicc_event *ev,
-							      struct nicc_flow_ctx *ctx,
-							      const struct rlcc_params *p,
-							      const struct rlcc_obs_terms *terms,
-							      rlcc_policy_fn policy,
-							      rlcc_policy_state_fn policy_st,
-							      unsigned words, int out)
+static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_window(const struct nicc_event *ev,
+							       struct nicc_flow_ctx *ctx,
+							       const struct rlcc_params *p,
+							       const struct rlcc_obs_terms *terms,
+							       rlcc_policy_fn policy,
+							       rlcc_policy_state_fn policy_st,
+							       unsigned words, int out, unsigned hist,
+							       unsigned feats, int32_t *x)
 {
 	uint32_t *w = ctx->data, *st = ctx->data + RLCC_CTX_WORDS;
 	uint32_t flags = w[RLCC_CTX_FLAGS];
 	uint64_t rtt, rate, base, a1, a2, infl, sq, m;
-	int32_t x[4], o1, o, y;
+	int32_t o1, o, y, now[4], prev[2];
 	const uint64_t c_max = rlcc_obs_c(p);
 
 	/* Values are held in 64-bit registers, zero-extended, so nothing is extended twice. A new
@@ -486,6 +646,8 @@ static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_terms(const struct nicc_
 		if (words > 3) st[3] = 0;
 		if (words > 4) st[4] = 0;
 		if (words > 5) st[5] = 0;
+		/* The layout's top words (none for the default), read back below. */
+		rlcc_hist_init(w, hist, feats, rlcc_obs_min_terms(terms, c_max), p);
 		w[RLCC_CTX_FLAGS] = flags | RLCC_FLAG_INIT;
 	}
 	rate = rlcc_min_u64(rlcc_max_u64(rate, p->min_rate), NICC_LINE_RATE);
@@ -512,11 +674,35 @@ static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_terms(const struct nicc_
 	 * its result is at most 65536: rlcc_observation's min is one too. */
 	sq = rlcc_sqrt_fxp20(rate);
 	o = rlcc_obs_u64(infl, sq, terms, c_max);
-	x[0] = (int32_t)rlcc_min_u64(rlcc_max_u64(a1, RLCC_A_MIN), RLCC_A_MAX);
-	x[1] = o;
-	x[2] = (int32_t)rlcc_min_u64(rlcc_max_u64(a2, RLCC_A_MIN), RLCC_A_MAX);
-	x[3] = nicc_clamp_i32(o1, rlcc_obs_min_terms(terms, c_max), RLCC_O_MAX);
-	w[RLCC_CTX_A2] = (uint32_t)x[0];
+	/* The window, state by state (the layout is a constant in a handler: one store an input,
+	 * no loop), then the history's shift into the top words (before the policy, which
+	 * touches only its own words). */
+	now[0] = (int32_t)rlcc_min_u64(rlcc_max_u64(a1, RLCC_A_MIN), RLCC_A_MAX);
+	now[1] = o;
+	now[2] = (int32_t)rlcc_min_u64(infl, RLCC_INFL_MAX);
+	now[3] = (int32_t)(rate >> 4);
+	prev[0] = (int32_t)rlcc_min_u64(rlcc_max_u64(a2, RLCC_A_MIN), RLCC_A_MAX);
+	prev[1] = nicc_clamp_i32(o1, rlcc_obs_min_terms(terms, c_max), RLCC_O_MAX);
+	{
+		const int32_t om = rlcc_obs_min_terms(terms, c_max);
+		const uint32_t rl = p->min_rate >> 4;
+		rlcc_window_lag(x, w, hist, feats, 0u, now, prev, om, rl);
+		rlcc_window_lag(x, w, hist, feats, 1u, now, prev, om, rl);
+		rlcc_window_lag(x, w, hist, feats, 2u, now, prev, om, rl);
+		rlcc_window_lag(x, w, hist, feats, 3u, now, prev, om, rl);
+		rlcc_window_lag(x, w, hist, feats, 4u, now, prev, om, rl);
+		rlcc_window_lag(x, w, hist, feats, 5u, now, prev, om, rl);
+		rlcc_window_lag(x, w, hist, feats, 6u, now, prev, om, rl);
+		rlcc_window_lag(x, w, hist, feats, 7u, now, prev, om, rl);
+		rlcc_window_shift_lag(w, x, hist, feats, 6u);
+		rlcc_window_shift_lag(w, x, hist, feats, 5u);
+		rlcc_window_shift_lag(w, x, hist, feats, 4u);
+		rlcc_window_shift_lag(w, x, hist, feats, 3u);
+		rlcc_window_shift_lag(w, x, hist, feats, 2u);
+		rlcc_window_shift_lag(w, x, hist, feats, 1u);
+		rlcc_window_shift_lag(w, x, hist, feats, 0u);
+	}
+	w[RLCC_CTX_A2] = (uint32_t)now[0];
 	w[RLCC_CTX_O1] = (uint32_t)o;
 	y = policy_st ? policy_st(x, st) : policy(x);
 	if (out == RLCC_OUT_M) {
@@ -546,6 +732,21 @@ static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_terms(const struct nicc_
 	w[RLCC_CTX_RATE] = (uint32_t)rate;
 	w[RLCC_CTX_A1] = (uint32_t)m;
 	return (uint32_t)rate;
+}
+
+/* rlcc_on_event_terms is rlcc_on_event_window with the default layout, x = (a_{t-1}, o_t,
+ * a_{t-2}, o_{t-1}). */
+static inline RLCC_ALWAYS_INLINE uint32_t rlcc_on_event_terms(const struct nicc_event *ev,
+							      struct nicc_flow_ctx *ctx,
+							      const struct rlcc_params *p,
+							      const struct rlcc_obs_terms *terms,
+							      rlcc_policy_fn policy,
+							      rlcc_policy_state_fn policy_st,
+							      unsigned words, int out)
+{
+	int32_t x[4];
+	return rlcc_on_event_window(ev, ctx, p, terms, policy, policy_st, words, out, RLCC_HISTORY_DEFAULT,
+				    RLCC_FEATS_DEFAULT, x);
 }
 
 /* rlcc_on_event_core (above) takes its terms from p: with p a constant, they fold. */
@@ -579,6 +780,20 @@ static inline uint32_t rlcc_on_event_ex(const struct nicc_event *ev, struct nicc
 					int out)
 {
 	return rlcc_on_event_core(ev, ctx, p, (rlcc_policy_fn)0, policy, words, out);
+}
+
+/* rlcc_on_event_layout is rlcc_on_event_ex fed the window of hist states of the features
+ * feats (RLCC_FEAT_*), the layout a run-time value here (tests, runtimes; the handler macros
+ * below fold it as a constant). The layout and words must satisfy RLCC_LAYOUT_OK (the caller's
+ * duty: nicsdk.Layout.Check): its top words and the policy's are then disjoint. */
+static inline uint32_t rlcc_on_event_layout(const struct nicc_event *ev, struct nicc_flow_ctx *ctx,
+					    const struct rlcc_params *p,
+					    int32_t (*policy)(const int32_t *x, uint32_t *state), unsigned words,
+					    int out, unsigned hist, unsigned feats)
+{
+	int32_t x[RLCC_INPUTS_MAX];
+	struct rlcc_obs_terms terms = rlcc_obs_terms_of(p, rlcc_obs_c(p));
+	return rlcc_on_event_window(ev, ctx, p, &terms, (rlcc_policy_fn)0, policy, words, out, hist, feats, x);
 }
 
 /* RLCC_DEFINE_HANDLER(PARAMS, POLICY) defines the engine entry over the generated model
@@ -618,6 +833,40 @@ static inline uint32_t rlcc_on_event_ex(const struct nicc_event *ev, struct nicc
 	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx)           \
 	{                                                                                        \
 		return rlcc_on_event_core(ev, ctx, &(PARAMS), (rlcc_policy_fn)0, POLICY, (WORDS), (OUT)); \
+	}
+
+/* RLCC_DEFINE_HANDLER_L(PARAMS, POLICY, OUT, HIST, FEATS) is RLCC_DEFINE_HANDLER (OUT
+ * RLCC_OUT_Y) or RLCC_DEFINE_HANDLER_M (RLCC_OUT_M) for a stateless model fed the window of
+ * HIST states of the features FEATS (RLCC_FEAT_* ORed), both constants, x[RLCC_INPUTS(HIST,
+ * FEATS)]. Words 6..11 beyond the layout's top words (RLCC_LAYOUT_WORDS) are never touched. A
+ * layout that does not fit, or another OUT, fails to compile (a negative array size). */
+#define RLCC_DEFINE_HANDLER_L(PARAMS, POLICY, OUT, HIST, FEATS)                                  \
+	typedef char rlcc_check_handler_l[RLCC_LAYOUT_OK(HIST, FEATS, 0) &&                         \
+					  ((OUT) == RLCC_OUT_Y || (OUT) == RLCC_OUT_M) ? 1 : -1];     \
+	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx);          \
+	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx)           \
+	{                                                                                        \
+		int32_t x[RLCC_INPUTS(HIST, FEATS)];                                              \
+		struct rlcc_obs_terms terms = rlcc_obs_terms_of(&(PARAMS), rlcc_obs_c(&(PARAMS))); \
+		return rlcc_on_event_window(ev, ctx, &(PARAMS), &terms, POLICY, (rlcc_policy_state_fn)0, \
+					    0, (OUT), (HIST), (FEATS), x);                        \
+	}
+
+/* RLCC_DEFINE_HANDLER_EX_L(PARAMS, POLICY, WORDS, OUT, HIST, FEATS) is RLCC_DEFINE_HANDLER_EX
+ * fed the window of HIST states of the features FEATS, constants: the policy's WORDS (from
+ * data[6] up) and the layout's top words (from data[11] down) must fit the six words together,
+ * RLCC_LAYOUT_WORDS(HIST, FEATS) + WORDS <= RLCC_STATE_WORDS_MAX, or it fails to compile (a
+ * negative array size), as does another OUT. */
+#define RLCC_DEFINE_HANDLER_EX_L(PARAMS, POLICY, WORDS, OUT, HIST, FEATS)                        \
+	typedef char rlcc_check_handler_ex_l[RLCC_LAYOUT_OK(HIST, FEATS, WORDS) &&                  \
+					     ((OUT) == RLCC_OUT_Y || (OUT) == RLCC_OUT_M) ? 1 : -1];  \
+	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx);          \
+	uint32_t nicc_on_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx)           \
+	{                                                                                        \
+		int32_t x[RLCC_INPUTS(HIST, FEATS)];                                              \
+		struct rlcc_obs_terms terms = rlcc_obs_terms_of(&(PARAMS), rlcc_obs_c(&(PARAMS))); \
+		return rlcc_on_event_window(ev, ctx, &(PARAMS), &terms, (rlcc_policy_fn)0, POLICY, \
+					    (WORDS), (OUT), (HIST), (FEATS), x);                  \
 	}
 
 #endif /* NICC_RLCC_H */

@@ -222,33 +222,89 @@ func TestOnEventExFwsim(t *testing.T) {
 	events := 0
 	for events < simRandom/2 {
 		f := randFlowEx(r, 1+r.IntN(400))
-		sm.m.ResetAlloc()
-		pa := sm.alloc(paramsBytes(f.p), 4)
-		ca := sm.alloc(coefBytes(f.coef), 4)
-		ctx := f.ctx0
-		cx := sm.alloc(ctx.Bytes(), 4)
-		ea := sm.alloc(make([]byte, EventBytes), EventAlign)
-		for k, ev := range f.events {
-			if refresh(r, &ctx) {
-				if err := sm.m.WriteBytes(cx, ctx.Bytes()); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := sm.m.WriteBytes(ea, ev.Bytes()); err != nil {
-				t.Fatal(err)
-			}
-			got := sm.call("t_event_ex", ea, cx, pa, ca, uint64(f.words), uint64(f.out))
-			before := ctx
-			want := stepEx(t, ev, &ctx, f, &st)
-			gotCtx, _ := ParseFlowCtx(sm.read(cx, CtxBytes))
-			if got != want || gotCtx != ctx {
-				t.Fatalf("flow %+v coef %v words %d %v event %d %+v from ctx %v:\nfwsim rate %d ctx %v\nGo    rate %d ctx %v",
-					f.p, f.coef, f.words, f.out, k, ev, before, got, gotCtx, want, ctx)
-			}
-			events++
-		}
+		events += sm.runSeq(r, f.p, coefBytes(f.coef), f.ctx0, f.events, func(ea, cx, pa, ca uint64) uint32 {
+			return sm.call("t_event_ex", ea, cx, pa, ca, uint64(f.words), uint64(f.out))
+		}, func(ev Event, ctx *FlowCtx) uint32 { return stepEx(t, ev, ctx, f, &st) },
+			fmt.Sprintf("flow %+v coef %v words %d %v", f.p, f.coef, f.words, f.out))
 	}
 	t.Logf("fwsim t_event_ex: %d events identical", events)
+}
+
+// runSeq runs events through a test entry of the fw firmware, call(event, ctx, params, coef
+// addresses), with p and coef in emulator memory, from the context ctx0, the context recycled
+// now and then (refresh), and fails at the first rate or context that differs from step's, the
+// Go twin's (show names the flow); it returns the events run.
+func (s *sim) runSeq(r *rand.Rand, p Params, coef []byte, ctx0 FlowCtx, events []Event,
+	call func(ea, cx, pa, ca uint64) uint32, step func(ev Event, ctx *FlowCtx) uint32, show string) int {
+	t := s.tb
+	t.Helper()
+	s.m.ResetAlloc()
+	pa := s.alloc(paramsBytes(p), 4)
+	ca := s.alloc(coef, 4)
+	ctx := ctx0
+	cx := s.alloc(ctx.Bytes(), 4)
+	ea := s.alloc(make([]byte, EventBytes), EventAlign)
+	for k, ev := range events {
+		if refresh(r, &ctx) {
+			if err := s.m.WriteBytes(cx, ctx.Bytes()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.m.WriteBytes(ea, ev.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		got := call(ea, cx, pa, ca)
+		before := ctx
+		want := step(ev, &ctx)
+		gotCtx, _ := ParseFlowCtx(s.read(cx, CtxBytes))
+		if got != want || gotCtx != ctx {
+			t.Fatalf("%s event %d %+v from ctx %v:\nfwsim rate %d ctx %v\nGo    rate %d ctx %v",
+				show, k, ev, before, got, gotCtx, want, ctx)
+		}
+	}
+	return len(events)
+}
+
+// runHandler runs events through m's engine entry after set_policy(coef), from the context
+// ctx0, the context recycled now and then (refresh), and fails at the first rate or context
+// that differs from step's, the Go twin's (show names the flow); it returns the events run.
+func runHandler(t *testing.T, m *fwsim.Machine, r *rand.Rand, coef []byte, ctx0 FlowCtx, events []Event,
+	step func(ev Event, ctx *FlowCtx) uint32, show string) int {
+	t.Helper()
+	m.ResetAlloc()
+	ca, _ := m.Alloc(uint64(len(coef)), 4)
+	cx, _ := m.Alloc(CtxBytes, 4)
+	ea, _ := m.Alloc(EventBytes, EventAlign)
+	m.WriteBytes(ca, coef)
+	if _, err := m.Call("set_policy", ca); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctx0
+	m.WriteBytes(cx, ctx.Bytes())
+	for k, ev := range events {
+		if refresh(r, &ctx) {
+			m.WriteBytes(cx, ctx.Bytes())
+		}
+		m.WriteBytes(ea, ev.Bytes())
+		res, err := m.Call(HandlerEntry, ea, cx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := ctx
+		want := step(ev, &ctx)
+		gotCtx, _ := ParseFlowCtx(readBytes(m, cx, CtxBytes))
+		if uint32(res.A0) != want || gotCtx != ctx {
+			t.Fatalf("%s event %d %+v from ctx %v:\nfwsim rate %d ctx %v\nGo    rate %d ctx %v",
+				show, k, ev, before, uint32(res.A0), gotCtx, want, ctx)
+		}
+	}
+	return len(events)
+}
+
+func readBytes(m *fwsim.Machine, addr uint64, n int) []byte {
+	b := make([]byte, n)
+	m.ReadBytes(addr, b)
+	return b
 }
 
 func coefBytes(c [5]int32) []byte {
@@ -275,36 +331,9 @@ func TestHandlerExFwsim(t *testing.T) {
 			for events < 10_000 {
 				f := randFlowEx(r, 1+r.IntN(300))
 				f.p, f.words, f.out = DefaultParams(), c.words, c.out
-				m.ResetAlloc()
-				ca, _ := m.Alloc(20, 4)
-				cx, _ := m.Alloc(CtxBytes, 4)
-				ea, _ := m.Alloc(EventBytes, EventAlign)
-				m.WriteBytes(ca, coefBytes(f.coef))
-				if _, err := m.Call("set_policy", ca); err != nil {
-					t.Fatal(err)
-				}
-				ctx := f.ctx0
-				m.WriteBytes(cx, ctx.Bytes())
-				for k, ev := range f.events {
-					if refresh(r, &ctx) {
-						m.WriteBytes(cx, ctx.Bytes())
-					}
-					m.WriteBytes(ea, ev.Bytes())
-					res, err := m.Call(HandlerEntry, ea, cx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					before := ctx
-					want := stepEx(t, ev, &ctx, f, &st)
-					b := make([]byte, CtxBytes)
-					m.ReadBytes(cx, b)
-					gotCtx, _ := ParseFlowCtx(b)
-					if uint32(res.A0) != want || gotCtx != ctx {
-						t.Fatalf("coef %v event %d %+v from ctx %v:\nfwsim rate %d ctx %v\nGo    rate %d ctx %v",
-							f.coef, k, ev, before, uint32(res.A0), gotCtx, want, ctx)
-					}
-					events++
-				}
+				events += runHandler(t, m, r, coefBytes(f.coef), f.ctx0, f.events, func(ev Event, ctx *FlowCtx) uint32 {
+					return stepEx(t, ev, ctx, f, &st)
+				}, fmt.Sprintf("coef %v", f.coef))
 			}
 			t.Logf("%d events identical", events)
 		})
@@ -313,11 +342,11 @@ func TestHandlerExFwsim(t *testing.T) {
 
 func TestHandlerExC(t *testing.T) {
 	p := DefaultParams()
-	got := HandlerExC(p, "pol", 3, OutM)
+	got := HandlerExC(p, DefaultLayout, "pol", 3, OutM)
 	if want := p.C(ParamsName) + "\nRLCC_DEFINE_HANDLER_EX(nicc_params, pol, 3, RLCC_OUT_M)\n"; got != want {
 		t.Errorf("HandlerExC:\n%s\nwant\n%s", got, want)
 	}
-	if !strings.HasSuffix(HandlerExC(p, "pol", 0, OutY), "RLCC_DEFINE_HANDLER_EX(nicc_params, pol, 0, RLCC_OUT_Y)\n") {
+	if !strings.HasSuffix(HandlerExC(p, DefaultLayout, "pol", 0, OutY), "RLCC_DEFINE_HANDLER_EX(nicc_params, pol, 0, RLCC_OUT_Y)\n") {
 		t.Error("HandlerExC(0, OutY)")
 	}
 	for _, bad := range []struct {
@@ -330,7 +359,7 @@ func TestHandlerExC(t *testing.T) {
 					t.Errorf("HandlerExC(%d, %d) did not panic", bad.words, bad.out)
 				}
 			}()
-			HandlerExC(p, "pol", bad.words, bad.out)
+			HandlerExC(p, DefaultLayout, "pol", bad.words, bad.out)
 		}()
 	}
 	if StateWordsMax != 6 || CtxWords-RLCCWords != StateWordsMax {
@@ -365,7 +394,7 @@ func p0C() string { return DefaultParams().C(ParamsName) }
 
 func TestHandlerMC(t *testing.T) {
 	p := DefaultParams()
-	if got, want := HandlerMC(p, "pol"), p.C(ParamsName)+"\nRLCC_DEFINE_HANDLER_M(nicc_params, pol)\n"; got != want {
+	if got, want := HandlerMC(p, DefaultLayout, "pol"), p.C(ParamsName)+"\nRLCC_DEFINE_HANDLER_M(nicc_params, pol)\n"; got != want {
 		t.Errorf("HandlerMC:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -562,7 +562,7 @@ func TestOnEventInputsInDeclaredRanges(t *testing.T) {
 	}
 	for range 3000 {
 		f := randFlow(r, 200)
-		ranges := RLCCInputRanges(f.p)
+		ranges := RLCCInputRanges(f.p, DefaultLayout)
 		ctx := f.ctx0
 		pol := linearPolicy(f.coef)
 		for _, ev := range f.events {
@@ -580,14 +580,14 @@ func TestOnEventInputsInDeclaredRanges(t *testing.T) {
 			}
 		}
 	}
-	for i, rg := range RLCCInputRanges(DefaultParams()) {
+	for i, rg := range RLCCInputRanges(DefaultParams(), DefaultLayout) {
 		t.Logf("%-8s declared [%d, %d] = [%.6g, %.6g]; seen under random params [%d, %d]",
 			rg.Name, rg.Min, rg.Max, rg.Lo, rg.Hi, seen[i][0], seen[i][1])
 	}
 }
 
 func TestInputRanges(t *testing.T) {
-	rg := RLCCInputRanges(DefaultParams())
+	rg := RLCCInputRanges(DefaultParams(), DefaultLayout)
 	want := [RLCCInputs][2]int32{{AMin, AMax}, {-50328, OMax}, {AMin, AMax}, {-50328, OMax}}
 	for i := range rg {
 		if [2]int32{rg[i].Min, rg[i].Max} != want[i] || rg[i].Lo != float64(want[i][0])/Q16One ||

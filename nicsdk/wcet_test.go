@@ -14,43 +14,54 @@ import (
 // 64-bit registers.
 const handlerWCETLimit = 205
 
-func TestHandlerWCET(t *testing.T) {
-	im := firmware(t, "handler")
-	rep, err := fwsim.WCET(im, "nicc_on_event", nil, fwsim.WCETOptions{})
+// skeletonWCET is the static WCET of the engine entry of the test firmware name, checked
+// loop-free and against the cycles of every event of flows random flows (draw) run through it:
+// the report, the most cycles measured, the events run and the profile's clock.
+func skeletonWCET(t *testing.T, name string, flows int, draw func() (FlowCtx, []Event)) (rep *fwsim.WCETReport, maxc, n uint64, clockHz float64) {
+	t.Helper()
+	im := firmware(t, name)
+	rep, err := fwsim.WCET(im, HandlerEntry, nil, fwsim.WCETOptions{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	if len(rep.Loops) != 0 {
-		t.Errorf("the handler has loops: %+v", rep.Loops)
+		t.Errorf("%s: the handler has loops: %+v", name, rep.Loops)
 	}
 	m, err := fwsim.NewMachine(im, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Measured cycles over random flows never exceed the bound.
-	r := rng(10)
-	var maxc, n uint64
-	for range 100 {
-		f := randFlow(r, 200)
+	for range flows {
+		ctx0, events := draw()
 		m.ResetAlloc()
 		ctx, _ := m.Alloc(CtxBytes, 4)
-		m.WriteBytes(ctx, f.ctx0.Bytes())
+		m.WriteBytes(ctx, ctx0.Bytes())
 		ev, _ := m.Alloc(EventBytes, EventAlign)
-		for _, e := range f.events {
+		for _, e := range events {
 			m.WriteBytes(ev, e.Bytes())
-			res, err := m.Call("nicc_on_event", ev, ctx)
+			res, err := m.Call(HandlerEntry, ev, ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.Cycles > rep.Cycles {
-				t.Fatalf("event %+v took %d cycles, above the WCET %d", e, res.Cycles, rep.Cycles)
+				t.Fatalf("%s: event %+v took %d cycles, above the WCET %d", name, e, res.Cycles, rep.Cycles)
 			}
 			maxc, n = max(maxc, res.Cycles), n+1
 		}
 	}
+	return rep, maxc, n, m.Profile().ClockHz
+}
+
+func TestHandlerWCET(t *testing.T) {
+	// Measured cycles over random flows never exceed the bound.
+	r := rng(10)
+	rep, maxc, n, clock := skeletonWCET(t, "handler", 100, func() (FlowCtx, []Event) {
+		f := randFlow(r, 200)
+		return f.ctx0, f.events
+	})
 	t.Logf("handler skeleton on %s: WCET %d cycles (%d instructions, %.3f µs at %.3g Hz, an assumed clock); "+
 		"max measured over %d events %d (tightness %.2f)", rep.Profile, rep.Cycles, rep.Insns,
-		float64(rep.Cycles)/m.Profile().ClockHz*1e6, m.Profile().ClockHz, n, maxc, float64(rep.Cycles)/float64(maxc))
+		float64(rep.Cycles)/clock*1e6, clock, n, maxc, float64(rep.Cycles)/float64(maxc))
 	if rep.Cycles > handlerWCETLimit {
 		t.Errorf("handler skeleton WCET %d cycles, over %d", rep.Cycles, handlerWCETLimit)
 	}
@@ -60,38 +71,11 @@ func TestHandlerStateWCET(t *testing.T) {
 	// The skeleton of a stateful policy returning the multiplier (testdata/handler_state.c:
 	// RLCC_DEFINE_HANDLER_EX with two state words and RLCC_OUT_M), for the record, next to
 	// the stateless one; loop-free, and every measured event within the bound.
-	im := firmware(t, "handler_state")
-	rep, err := fwsim.WCET(im, HandlerEntry, nil, fwsim.WCETOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Loops) != 0 {
-		t.Errorf("the handler has loops: %+v", rep.Loops)
-	}
-	m, err := fwsim.NewMachine(im, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := rng(14)
-	var maxc uint64
-	for range 50 {
+	rep, maxc, _, _ := skeletonWCET(t, "handler_state", 50, func() (FlowCtx, []Event) {
 		f := randFlowEx(r, 200)
-		m.ResetAlloc()
-		ctx, _ := m.Alloc(CtxBytes, 4)
-		m.WriteBytes(ctx, f.ctx0.Bytes())
-		ev, _ := m.Alloc(EventBytes, EventAlign)
-		for _, e := range f.events {
-			m.WriteBytes(ev, e.Bytes())
-			res, err := m.Call(HandlerEntry, ev, ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Cycles > rep.Cycles {
-				t.Fatalf("event %+v took %d cycles, above the WCET %d", e, res.Cycles, rep.Cycles)
-			}
-			maxc = max(maxc, res.Cycles)
-		}
-	}
+		return f.ctx0, f.events
+	})
 	t.Logf("stateful (2 words, RLCC_OUT_M) skeleton on %s: WCET %d cycles (%d instructions); max measured %d",
 		rep.Profile, rep.Cycles, rep.Insns, maxc)
 }

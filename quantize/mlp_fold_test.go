@@ -28,7 +28,7 @@ func TestMLPPolicyFold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs := GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
+	inputs := GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout))
 	for _, opt := range []MLPOptions{
 		{WeightBits: 16, ChannelScales: true, Packed: true, OpenReLU: true},
 		{ActBits: 8, TanhBits: 8},

@@ -24,7 +24,7 @@ func packedTeacher(t *testing.T, open bool) *MLPIR {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ir, err := MLP(m, GridInputs(rlcc.Grid(nicsdk.DefaultParams())), rows, MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true, OpenReLU: open})
+	ir, err := MLP(m, GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout)), rows, MLPOptions{WeightBits: 16, ChannelScales: true, Packed: true, OpenReLU: open})
 	if err != nil {
 		t.Fatal(err)
 	}

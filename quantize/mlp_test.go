@@ -14,7 +14,7 @@ import (
 
 // rlccInputs are the RL-CC handler's declared Q16 input formats.
 func rlccInputs() []quantize.Input {
-	return quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
+	return quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout))
 }
 
 // rlccStates are n RL-CC states of the default sampler, row by row (distill's sample).

@@ -68,7 +68,7 @@ func TestUnitOutputSameFunction(t *testing.T) {
 // channel shifts by 1 bit). The packed pairs still equal the golden model, and on the teacher
 // and a random network the fidelity is at least as good as without unit weights.
 func TestUnitOutputLayers(t *testing.T) {
-	inputs := GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
+	inputs := GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout))
 	rows, err := testutil.RLCCRows(5000, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestUnitOutputZeroWeight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ir, err := MLP(m, GridInputs(rlcc.Grid(nicsdk.DefaultParams())), rows, unitOpts(true))
+	ir, err := MLP(m, GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout)), rows, unitOpts(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestUnitOutputRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs := GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
+	inputs := GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout))
 	if _, err := MLP(m, inputs, rows, MLPOptions{WeightBits: 16, UnitOutput: true}); err == nil || !strings.Contains(err.Error(), "need packed lanes") {
 		t.Errorf("without Packed: %v", err)
 	}

@@ -15,10 +15,43 @@ import (
 type EventGen struct {
 	Rng    *rand.Rand
 	Params nicsdk.Params
-	// Thresholds are, per RL-CC input, raw values worth landing on (a tree's split
-	// thresholds); nil or empty for an input without any.
+	// Layout is the window the handler feeds (the zero Layout is nicsdk.DefaultLayout): the
+	// context words a starting context fills and the inputs Thresholds are for.
+	Layout nicsdk.Layout
+	// Thresholds are, per RL-CC input of the layout, raw values worth landing on (a tree's
+	// split thresholds); nil or empty for an input without any.
 	Thresholds [][]int32
 	ts         uint64 // the last event's timestamp
+}
+
+func (g *EventGen) layout() nicsdk.Layout {
+	if g.Layout == (nicsdk.Layout{}) {
+		return nicsdk.DefaultLayout
+	}
+	return g.Layout
+}
+
+// input is the index of feature f at lag in the layout's inputs, or -1.
+func (g *EventGen) input(f nicsdk.Feature, lag int) int {
+	for i, s := range g.layout().Slots() {
+		if s == (nicsdk.Slot{Feature: f, Lag: lag}) {
+			return i
+		}
+	}
+	return -1
+}
+
+// validWord is a value of feature f in its range, as a context word: the observation up to
+// SampleOMax, the inflation up to 20 (an RTT 20 times the base).
+func (g *EventGen) validWord(f nicsdk.Feature) uint32 {
+	lo, hi := nicsdk.FeatureRange(f, g.Params)
+	switch f {
+	case nicsdk.FeatObs:
+		hi = int32(math.Round(SampleOMax(g.Params) * float64(nicsdk.Q16One)))
+	case nicsdk.FeatInfl:
+		hi = 20 * nicsdk.Q16One
+	}
+	return uint32(randIn(g.Rng, lo, hi))
 }
 
 func randIn(rng *rand.Rand, lo, hi int32) int32 {
@@ -30,6 +63,9 @@ func randIn(rng *rand.Rand, lo, hi int32) int32 {
 
 // pickThr is a threshold of input f ±2 LSB, or false when f has none.
 func (g *EventGen) pickThr(f int) (int64, bool) {
+	if f < 0 || f >= len(g.Thresholds) {
+		return 0, false
+	}
 	ts := g.Thresholds[f]
 	if len(ts) == 0 {
 		return 0, false
@@ -42,7 +78,7 @@ func (g *EventGen) pickThr(f int) (int64, bool) {
 // thresholds), "garbage" (random words) or "extreme" (words at and beyond their limits).
 // Words RLCCWords and up are random: RL-CC must leave them alone.
 func (g *EventGen) StartCtx() (nicsdk.FlowCtx, string) {
-	r, p := g.Rng, g.Params
+	r, p, l := g.Rng, g.Params, g.layout()
 	var ctx nicsdk.FlowCtx
 	for i := nicsdk.RLCCWords; i < nicsdk.CtxWords; i++ {
 		ctx[i] = r.Uint32() // words RL-CC must leave alone
@@ -57,6 +93,11 @@ func (g *EventGen) StartCtx() (nicsdk.FlowCtx, string) {
 		if r.IntN(4) == 0 {
 			ctx[nicsdk.CtxFlags] |= r.Uint32() &^ 1
 		}
+		for _, s := range l.Slots() { // the layout's top words (none for the default)
+			if w := l.Word(s.Feature, s.Lag); w >= nicsdk.RLCCWords {
+				ctx[w] = g.validWord(s.Feature)
+			}
+		}
 	}
 	switch k := r.IntN(20); {
 	case k < 5:
@@ -69,9 +110,11 @@ func (g *EventGen) StartCtx() (nicsdk.FlowCtx, string) {
 		return ctx, "valid"
 	case k < 16:
 		valid()
-		for _, w := range []struct{ word, f int }{{nicsdk.CtxA1, 0}, {nicsdk.CtxA2, 2}, {nicsdk.CtxO1, 3}} {
-			if v, ok := g.pickThr(w.f); ok && r.IntN(4) != 0 {
-				ctx[w.word] = uint32(int32(v))
+		for i, s := range l.Slots() { // every input the context holds (words 2..4 and the top)
+			if w := l.Word(s.Feature, s.Lag); w >= 0 {
+				if v, ok := g.pickThr(i); ok && r.IntN(4) != 0 {
+					ctx[w] = uint32(int32(v))
+				}
 			}
 		}
 		return ctx, "thresholds"
@@ -152,8 +195,10 @@ func (g *EventGen) Event(ctx nicsdk.FlowCtx, seq int) (_ nicsdk.Event, natural b
 		ev.RTTNs = toRTT(float64(nicsdk.ObsMin(g.Params))/nicsdk.Q16One + r.Float64()*(SampleOMax(g.Params)+1))
 		natural = true
 	case k < 13:
-		if v, ok := g.pickThr(1); ok {
+		if v, ok := g.pickThr(g.input(nicsdk.FeatObs, 0)); ok {
 			ev.RTTNs = toRTT(float64(v) / nicsdk.Q16One)
+		} else if v, ok := g.pickThr(g.input(nicsdk.FeatInfl, 0)); ok {
+			ev.RTTNs = uint32(min(max(math.Round(float64(v)*float64(base)/nicsdk.Q16One), 0), math.MaxUint32))
 		} else {
 			ev.RTTNs = toRTT(r.Float64() * SampleOMax(g.Params))
 		}

@@ -21,16 +21,24 @@ type GridInput struct {
 	Min, Max int32
 }
 
-// Grid is the grid the RL-CC handler computes its inputs on under p (nicsdk's declared Q16
-// ranges), in the policy's input order.
-func Grid(p nicsdk.Params) []GridInput {
+// Grid is the grid the RL-CC handler computes its inputs on under p for the window l (nicsdk's
+// declared Q16 ranges, nicsdk.RLCCInputRanges), in the policy's input order.
+func Grid(p nicsdk.Params, l nicsdk.Layout) []GridInput {
 	var g []GridInput
-	for _, r := range nicsdk.RLCCInputRanges(p) {
+	for _, r := range nicsdk.RLCCInputRanges(p, l) {
 		g = append(g, GridInput{Name: r.Name, Frac: r.FracBits, Min: r.Min, Max: r.Max})
 	}
 	return g
 }
 
-// Clamped marks the inputs whose upper bound is a clamp of a value that can grow without bound
-// (the observations o_t and o_{t-1}): a split above it has a branch the firmware never takes.
-var Clamped = [nicsdk.RLCCInputs]bool{false, true, false, true}
+// Clamped marks, in the policy's input order of l, the inputs whose upper bound is a clamp of a
+// value that can grow without bound (every observation and RTT inflation; for the default
+// layout o_t and o_{t-1}): a split above it has a branch the firmware never takes. The action
+// and the rate are bounded by the handler's own arithmetic.
+func Clamped(l nicsdk.Layout) []bool {
+	var c []bool
+	for _, s := range l.Slots() {
+		c = append(c, s.Feature == nicsdk.FeatObs || s.Feature == nicsdk.FeatInfl)
+	}
+	return c
+}

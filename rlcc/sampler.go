@@ -2,6 +2,7 @@ package rlcc
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -60,11 +61,33 @@ func (s Sampler) T() float64 {
 }
 
 // Stream draws states with a PCG seeded by seed, one at a time: each call of next writes the
-// next state into row (len 4), so a caller that needs each state once holds none.
+// next state into row (len 4), so a caller that needs each state once holds none. It is
+// StreamLayout of the default layout.
 func (s Sampler) Stream(seed uint64) (next func(row []float64), err error) {
+	return s.StreamLayout(seed, nicsdk.DefaultLayout)
+}
+
+// The rates and the RTT inflation StreamLayout draws for the rate and inflation features.
+const (
+	SampleRateMin = 0.001              // the default minimum rate, a fraction of line rate
+	SampleBeta    = nicsdk.DefaultBeta // the inflation below which o is at its minimum
+	SampleInflMax = float64(nicsdk.OMax) / nicsdk.Q16One
+)
+
+// StreamLayout is Stream for the window l (row len l.Inputs(), l.Slots() in order): each state
+// independently, its multiplier uniform on [AMin, AMax] and its observation as Stream's; its
+// rate (the rate feature) log-uniform on [SampleRateMin, 1]; its RTT inflation the one that
+// gives that o at that rate, beta + (o/scale + target)/sqrt(rate) (SampleBeta; at most
+// SampleInflMax), or uniform on [1, beta] where o is at its minimum (no excess inflation). The
+// draws are, state by state, a, o, rate, inflation, each only when a feature needs it, so the
+// default layout's states are Stream's.
+func (s Sampler) StreamLayout(seed uint64, l nicsdk.Layout) (next func(row []float64), err error) {
 	p := s.params()
 	if !(p.AMin < p.AMax) || !(p.T() > 0) {
 		return nil, fmt.Errorf("RL-CC sampler: multipliers [%v, %v] and T %v: want a non-empty range and T > 0", p.AMin, p.AMax, p.T())
+	}
+	if err := l.Check(0); err != nil {
+		return nil, fmt.Errorf("RL-CC sampler: %w", err)
 	}
 	t := p.T()
 	rng := rand.New(rand.NewPCG(seed, 0x6e6963632d726c63)) // "nicc-rlc"
@@ -75,10 +98,35 @@ func (s Sampler) Stream(seed uint64) (next func(row []float64), err error) {
 		}
 		return uniform(t, 100*t)
 	}
+	has := l.Features.Has
+	needO := has(nicsdk.FeatObs) || has(nicsdk.FeatInfl)
+	needRate := has(nicsdk.FeatRate) || has(nicsdk.FeatInfl)
 	return func(row []float64) {
-		row[0] = uniform(p.AMin, p.AMax)
-		row[1] = obs()
-		row[2] = uniform(p.AMin, p.AMax)
-		row[3] = obs()
+		i := 0
+		for range l.History {
+			var st [nicsdk.NumFeatures]float64
+			if has(nicsdk.FeatAction) {
+				st[nicsdk.FeatAction] = uniform(p.AMin, p.AMax)
+			}
+			if needO {
+				st[nicsdk.FeatObs] = obs()
+			}
+			if needRate {
+				st[nicsdk.FeatRate] = math.Exp(uniform(math.Log(SampleRateMin), 0))
+			}
+			if has(nicsdk.FeatInfl) {
+				if e := st[nicsdk.FeatObs]/p.Scale + p.Target; e > 0 {
+					st[nicsdk.FeatInfl] = min(SampleBeta+e/math.Sqrt(st[nicsdk.FeatRate]), SampleInflMax)
+				} else {
+					st[nicsdk.FeatInfl] = uniform(1, SampleBeta)
+				}
+			}
+			for f := range nicsdk.NumFeatures {
+				if has(f) {
+					row[i] = st[f]
+					i++
+				}
+			}
+		}
 	}, nil
 }

@@ -125,7 +125,7 @@ func BenchmarkInt8VsSoftFloat(b *testing.B) {
 
 // rlccRanges are the RL-CC inputs' Q16 formats under the default parameters.
 func rlccRanges() []quantize.Input {
-	return quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams()))
+	return quantize.GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout))
 }
 
 // policyELF builds an integer policy's C for the engine.

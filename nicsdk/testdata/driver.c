@@ -20,6 +20,8 @@
  *   event   params[6] coef[5] ctx[12] event[6] -> rate ctx[12]
  *   eventx  params[6] coef[5] words out ctx[12] event[6] -> rate ctx[12]
  *           (rlcc_on_event_ex with test_policy_st keeping words words, returning out)
+ *   eventl  params[6] hist feats words out coef[13] ctx[12] event[6] -> rate ctx[12]
+ *           (rlcc_on_event_layout with test_policy_layout fed the window hist x feats)
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -157,6 +159,25 @@ static int record(const char *mode, const uint32_t *in, uint32_t *out, size_t *n
 			memcpy(ctx.data, in + PW + 7, sizeof ctx.data);
 			memcpy(&ev, in + PW + 7 + NICC_CTX_WORDS, sizeof ev);
 			out[0] = rlcc_on_event_ex(&ev, &ctx, &p, test_policy_st, test_words, test_out);
+			memcpy(out + 1, ctx.data, sizeof ctx.data);
+		}
+	} else if (strcmp(mode, "eventl") == 0) {
+		*nin = PW + 4 + RLCC_INPUTS_MAX + 1 + NICC_CTX_WORDS + NICC_EVENT_BYTES / 4;
+		*nout = 1 + NICC_CTX_WORDS;
+		if (in) {
+			struct nicc_flow_ctx ctx;
+			struct nicc_event ev;
+			unsigned hist = in[PW], feats = in[PW + 1];
+			int i;
+			p = params_of(in);
+			test_words = in[PW + 2];
+			test_out = (int)in[PW + 3];
+			test_n = RLCC_INPUTS(hist, feats);
+			for (i = 0; i <= RLCC_INPUTS_MAX; i++)
+				test_lcoef[i] = rlcc_u32_to_i32(in[PW + 4 + i]);
+			memcpy(ctx.data, in + PW + 5 + RLCC_INPUTS_MAX, sizeof ctx.data);
+			memcpy(&ev, in + PW + 5 + RLCC_INPUTS_MAX + NICC_CTX_WORDS, sizeof ev);
+			out[0] = rlcc_on_event_layout(&ev, &ctx, &p, test_policy_layout, test_words, test_out, hist, feats);
 			memcpy(out + 1, ctx.data, sizeof ctx.data);
 		}
 	} else {

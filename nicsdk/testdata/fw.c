@@ -20,6 +20,8 @@ uint32_t t_event(const struct nicc_event *ev, struct nicc_flow_ctx *ctx, const s
 		 const int32_t *coef);
 uint32_t t_event_ex(const struct nicc_event *ev, struct nicc_flow_ctx *ctx, const struct rlcc_params *p,
 		    const int32_t *coef, uint32_t words, uint32_t out);
+uint32_t t_event_layout(const struct nicc_event *ev, struct nicc_flow_ctx *ctx, const struct rlcc_params *p,
+			const int32_t *coef, uint32_t words, uint32_t out, uint32_t hist, uint32_t feats);
 uint64_t t_layout(void);
 
 uint32_t t_fxpmul(uint32_t a, uint32_t b) { return nicc_fxp16_mul(a, b); }
@@ -57,6 +59,18 @@ uint32_t t_event_ex(const struct nicc_event *ev, struct nicc_flow_ctx *ctx, cons
 	test_words = words;
 	test_out = (int)out;
 	return rlcc_on_event_ex(ev, ctx, p, test_policy_st, test_words, test_out);
+}
+
+uint32_t t_event_layout(const struct nicc_event *ev, struct nicc_flow_ctx *ctx, const struct rlcc_params *p,
+			const int32_t *coef, uint32_t words, uint32_t out, uint32_t hist, uint32_t feats)
+{
+	int i;
+	for (i = 0; i <= RLCC_INPUTS_MAX; i++)
+		test_lcoef[i] = coef[i];
+	test_words = words;
+	test_out = (int)out;
+	test_n = RLCC_INPUTS(hist, feats);
+	return rlcc_on_event_layout(ev, ctx, p, test_policy_layout, words, (int)out, hist, feats);
 }
 
 /* Sizes and offsets, a byte each: ctx, event, its five field offsets, params. */

@@ -93,4 +93,39 @@ static inline int32_t test_obs_cmax(uint32_t infl, uint32_t sqrt_rate, const str
 	return rlcc_obs_u64(infl, nicc_min_u32(sqrt_rate, NICC_Q16_ONE), &t, c_max);
 }
 
+/* test_policy_layout(x, state), for a layout of test_n inputs (rlcc_layout_test.go,
+ * layoutPolicy in Go), keeping test_words words and returning test_out:
+ *   v = bias + trunc(sum_{i < test_n} c_i x_i / 2^16), clamped to [-2^18, 2^18]
+ *   words >= 1: state[0] += (uint32)x[test_n - 1]; state[i] += state[i - 1] * 0x9e3779b1
+ *               for i = 1 .. words-1 in turn; v += trunc((int32)state[words - 1] / 2^12)
+ *   out == RLCC_OUT_M: v += 2^16
+ * with c = test_lcoef[0 .. RLCC_INPUTS_MAX-1], bias = test_lcoef[RLCC_INPUTS_MAX]. test_policy_l
+ * is its stateless form (no words). */
+static int32_t test_lcoef[RLCC_INPUTS_MAX + 1];
+static unsigned test_n;
+
+static inline int32_t test_policy_layout(const int32_t *x, uint32_t *state)
+{
+	int64_t s = 0, v;
+	unsigned i;
+	for (i = 0; i < test_n; i++)
+		s += (int64_t)test_lcoef[i] * x[i];
+	v = test_lcoef[RLCC_INPUTS_MAX] + s / 65536;
+	if (v < -(1 << 18))
+		v = -(1 << 18);
+	if (v > (1 << 18))
+		v = 1 << 18;
+	if (test_words > 0) {
+		state[0] += (uint32_t)x[test_n - 1];
+		for (i = 1; i < test_words; i++)
+			state[i] += state[i - 1] * 0x9e3779b1u;
+		v += (int64_t)rlcc_u32_to_i32(state[test_words - 1]) / 4096;
+	}
+	if (test_out == RLCC_OUT_M)
+		v += 65536;
+	return (int32_t)v;
+}
+
+static inline int32_t test_policy_l(const int32_t *x) { return test_policy_layout(x, (uint32_t *)0); }
+
 #endif
