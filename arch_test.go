@@ -26,7 +26,7 @@ const module = "github.com/nicc-dev/nicc"
 var allowedImports = map[string][]string{
 	"cmd/nicc":           {"compiler", "model/formats"},
 	"compiler":           belowCompiler,
-	"distill":            {"model", "quantize", "rlcc"},
+	"distill":            {"model", "nicsdk", "quantize", "rlcc"},
 	"quantize":           {"model", "rlcc"},
 	"codegen":            {"quantize"},
 	"internal/softfloat": {"model", "codegen"},

@@ -41,7 +41,7 @@ func controls(t *testing.T, what string, r simFigures) {
 // many-to-one 16 (20 ms) and 128 (100 ms: 20 ms is still settling at 128).
 func TestAuthorsLayoutControlsCongestion(t *testing.T) {
 	t.Parallel()
-	base := []string{authors, "--target", "int", "--rlcc-base-rtt", "4.02"}
+	base := []string{authors, "--target", "int"}
 	named := sharedCompile(t, append(base, "--inputs", authorsOrder)...)
 	gen := sharedCompile(t, append(base, "--inputs", "authors")...)
 	for _, c := range []*compiled{named, gen} {
@@ -83,7 +83,7 @@ func TestAuthorsLayoutControlsCongestion(t *testing.T) {
 	}
 	for _, run := range []struct{ flows, duration string }{{"16", "20ms"}, {"128", "100ms"}} {
 		var teacher, fw simFigures
-		jsonOf(t, &teacher, "sim", "many-to-one", "--flows", run.flows, "--duration", run.duration, "--policy", authors, "--inputs", authorsOrder, "--rlcc-base-rtt", "4.02")
+		jsonOf(t, &teacher, "sim", "many-to-one", "--flows", run.flows, "--duration", run.duration, "--policy", authors, "--inputs", authorsOrder)
 		controls(t, "teacher "+run.flows+"→1", teacher)
 		jsonOf(t, &fw, "sim", "many-to-one", "--flows", run.flows, "--duration", run.duration, "--policy", named.dir)
 		controls(t, "firmware "+run.flows+"→1", fw)
@@ -97,15 +97,20 @@ func TestAuthorsLayoutControlsCongestion(t *testing.T) {
 func TestAuthorsNetworkInNiccOrderFails(t *testing.T) {
 	t.Parallel()
 	var r simFigures
-	jsonOf(t, &r, "sim", "many-to-one", "--flows", "16", "--duration", "20ms", "--policy", authors, "--inputs", "nicc", "--rlcc-base-rtt", "4.02")
+	jsonOf(t, &r, "sim", "many-to-one", "--flows", "16", "--duration", "20ms", "--policy", authors, "--inputs", "nicc")
 	if r.SU >= 95 && r.FR >= 80 && r.DR == 0 {
 		t.Errorf("authors' network fed newest first: SU %.2f%%, FR %.1f, DR %v: it should not control congestion", r.SU, r.FR, r.DR)
 	}
 	t.Logf("fed newest first, 16→1: SU %.2f%%, FR %.1f, DR %v", r.SU, r.FR, r.DR)
 	// The wrong explicit order still compiles (flagging it is the sanity probe's job).
 	c := sharedCompile(t, authors, "--target", "int", "--inputs", "a_prev,o,a_prev2,o_prev")
-	if c.code != exitOK {
-		t.Errorf("compile in the wrong order: exit %d %s", c.code, c.stderr)
+	if c.code != exitOK || strings.Count(c.stderr, "\n") != 1 || !strings.Contains(c.stderr, "nicc: warning: sanity probe: model \"rlcc_authors\" raises the rate where congestion arrives") {
+		t.Errorf("compile in the wrong order: exit %d, stderr %q; want it built, with the sanity probe's one warning", c.code, c.stderr)
+	}
+	for _, names := range []string{authorsOrder, "authors"} {
+		if c := sharedCompile(t, authors, "--target", "int", "--inputs", names); strings.Contains(c.stderr, "sanity probe") {
+			t.Errorf("--inputs %s: %q", names, c.stderr)
+		}
 	}
 }
 
