@@ -65,9 +65,13 @@ func newHeatFigure(r *DiffReport) *heatFigure {
 		at = r.repr
 	}
 	seen := func(x []float64) float64 { return r.teacher(at(x)) }
+	l := r.layout
+	if l == (nicsdk.Layout{}) {
+		l = nicsdk.DefaultLayout
+	}
 	for _, p := range rlcc.HeatStates(r.sampler) {
-		tg, sg := evalGrid(r.teacher, p, r.layout), evalGrid(r.student, p, r.layout)
-		dg := evalGrid(seen, p, r.layout)
+		tg, sg := evalGrid(r.teacher, p, l), evalGrid(r.student, p, l)
+		dg := evalGrid(seen, p, l)
 		for i, row := range dg.z {
 			for j := range row {
 				row[j] = sg.z[i][j] - row[j]
