@@ -134,9 +134,9 @@ func TestLayoutErrors(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "o")
 	for inputs, want := range map[string]string{
-		"a_prev,o,o_prev2,a_prev2":                  "o_prev2 needs history 3, features action+obs (6 inputs), but o_prev is missing",
-		"o,o_prev,obs,a_prev":                       `inputs "o" and "obs" are both o`,
-		"a_prev,o,cur_rate,rate_prev":               "but a_prev2 is missing",
+		"a_prev,o,o_prev2,a_prev2":    "o_prev2 needs history 3, features action+obs (6 inputs), but o_prev is missing",
+		"o,o_prev,obs,a_prev":         `inputs "o" and "obs" are both o`,
+		"a_prev,o,cur_rate,rate_prev": "but a_prev2 is missing",
 	} {
 		code, _, stderr := nicc(t, "compile", authors, "--target", "int", "--inputs", inputs, "--out", out)
 		if code == exitOK || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
