@@ -78,35 +78,59 @@ func EvalDir(w io.Writer, opt EvalDirOptions) error {
 	return err
 }
 
-// dirColumns is the column of each model input in the rows: all of them in order, or, when
-// the header names every input, those columns (the others ignored). An LSTM's h and c cannot
-// be given: its rows are one flow's steps from the zero state.
+// dirColumns is the column of each policy input in the rows: when the header names every
+// input (by the policy's names, or by the names the model was compiled with), those columns
+// (the others ignored); else all of them in the model file's order, which the compile's
+// recorded layout maps onto the policy's (a network of the authors' oldest-first order takes
+// its rows oldest first, as its framework does). An LSTM's h and c cannot be given: its rows
+// are one flow's steps from the zero state.
 func dirColumns(in *model.RowReader, path string, e *FirmwareEval) ([]int, error) {
 	inputs := e.Inputs()
 	n := len(inputs)
+	given, perm := inputs, make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	if l := e.c.inLayout; l != nil && !l.ByPosition && len(l.Given) == n && len(l.Permutation) == n {
+		given, perm = l.Given, l.Permutation
+	}
 	if in.Names != nil {
-		cols := make([]int, 0, n)
-		for _, name := range inputs {
-			if i := slices.Index(in.Names, name); i >= 0 {
-				cols = append(cols, i)
-			}
+		if e.Stateful() && (stateColumns(in.Names, 1) != nil) {
+			return nil, fmt.Errorf("%s: the header names the LSTM's h and c; eval DIR runs the rows as one flow's consecutive steps from the zero state, so give the inputs alone", path)
 		}
-		if len(cols) == n {
-			if e.Stateful() && (stateColumns(in.Names, 1) != nil) {
-				return nil, fmt.Errorf("%s: the header names the LSTM's h and c; eval DIR runs the rows as one flow's consecutive steps from the zero state, so give the inputs alone", path)
+		if cols := namedColumns(in.Names, inputs); cols != nil {
+			return cols, nil
+		}
+		if byGiven := namedColumns(in.Names, given); byGiven != nil {
+			cols := make([]int, n)
+			for i, c := range byGiven {
+				cols[perm[i]] = c
 			}
 			return cols, nil
 		}
 	}
 	if in.Width() != n {
 		return nil, fmt.Errorf("%s: rows have %d values; the firmware takes %d inputs (%s): give them in order, or a header naming each",
-			path, in.Width(), n, strings.Join(inputs, ", "))
+			path, in.Width(), n, strings.Join(given, ", "))
 	}
 	cols := make([]int, n)
 	for i := range cols {
-		cols[i] = i
+		cols[perm[i]] = i
 	}
 	return cols, nil
+}
+
+// namedColumns is the column of each of names in header, or nil unless header names them all.
+func namedColumns(header, names []string) []int {
+	cols := make([]int, 0, len(names))
+	for _, name := range names {
+		i := slices.Index(header, name)
+		if i < 0 {
+			return nil
+		}
+		cols = append(cols, i)
+	}
+	return cols
 }
 
 // dirPrinter writes eval DIR's output a row at a time: a header, one line a row and a

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -161,5 +163,48 @@ func TestLayoutErrors(t *testing.T) {
 	code, _, stderr = nicc(t, "compile", authors, "--target", "int", "--inputs", authorsOrder, "--history", "3", "--out", out)
 	if code == exitOK || !strings.Contains(stderr, "--history and --features shape --inputs authors") {
 		t.Errorf("--history with names: exit %d %q", code, stderr)
+	}
+}
+
+// eval DIR takes rows as the model file orders its inputs (the authors' oldest first, for a
+// compile of their network), by position or by the names it was compiled with, and gives the
+// float network's y the framework gives on the same row.
+func TestEvalDirTakesTheModelsOrder(t *testing.T) {
+	t.Parallel()
+	c := sharedCompile(t, authors, "--target", "int", "--inputs", authorsOrder)
+	if c.code != exitOK {
+		t.Fatalf("compile: exit %d %s", c.code, c.stderr)
+	}
+	dir := t.TempDir()
+	row := "1.0,0.5,1.0,7.0\n" // a_{t-2}, o_{t-1}, a_{t-1}, o_t: congestion arrives
+	want := ""
+	for i, header := range []string{"input[0],input[1],input[2],input[3]\n", authorsOrder + "\n", "a_prev,o,a_prev2,o_prev\n"} {
+		if i == 2 {
+			row = "1.0,7.0,1.0,0.5\n" // the same state in the policy's order, by its names
+		}
+		f := filepath.Join(dir, fmt.Sprintf("rows%d.csv", i))
+		if err := os.WriteFile(f, []byte(header+row), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := nicc(t, "eval", c.dir, "--input", f, "--json")
+		if code != exitOK {
+			t.Fatalf("eval %s: exit %d %s", header, code, stderr)
+		}
+		var out struct {
+			Rows []struct {
+				Float []float64 `json:"float"`
+			} `json:"rows"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.Rows) != 1 || len(out.Rows[0].Float) != 1 {
+			t.Fatalf("eval %s: %v %s", header, err, stdout)
+		}
+		if got := fmt.Sprint(out.Rows[0].Float[0]); want == "" {
+			want = got
+		} else if got != want {
+			t.Errorf("header %q: float_y %s, want %s", header, got, want)
+		}
+	}
+	if y, err := strconv.ParseFloat(want, 64); err != nil || y > -0.999 {
+		t.Errorf("float y %s where congestion arrives; the network cuts hard there (-1)", want)
 	}
 }
