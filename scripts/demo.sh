@@ -21,9 +21,16 @@ split() {
 
 for m in testdata/models/rlcc_teacher.onnx testdata/models/rlcc_lstm.onnx testdata/models/rlcc_xgb.json; do
   echo "== nicc inspect $m"
-  $nicc inspect "$m"
+  [ "$m" = testdata/models/rlcc_lstm.onnx ] && echo "(an LSTM straight from torch's initialisation, untrained: the sanity probe warns that it moves the rate the wrong way)"
+  $nicc inspect "$m" 2>&1
   echo
 done
+
+echo "== the RL-CC authors' network as a torch export (one unnamed input, their oldest-first window): --inputs authors names it"
+$nicc compile testdata/models/rlcc_authors.onnx --target int --inputs authors --out "$tmp/authors" | grep -E '^(layout|verified|budget) '
+echo "(fed in nicc's newest-first order instead, the probe flags it:)"
+$nicc inspect testdata/models/rlcc_authors.onnx --inputs nicc 2>&1 >/dev/null || true
+echo
 
 echo "== nicc eval, against the producing tool's own outputs"
 split testdata/models/rlcc_teacher.ref.csv 4
@@ -81,12 +88,12 @@ echo "== nicc compile --target int: the RL-CC teacher MLP as an integer network 
 $nicc compile testdata/models/rlcc_teacher.json --target int --out "$tmp/mlp"
 
 echo
-echo "== nicc compile --target int: the LSTM policy, h and c in the flow context, within 2 µs"
-$nicc compile testdata/models/rlcc_lstm.onnx --target int --out "$tmp/lstm"
+echo "== nicc compile --target int: the ADPG-trained LSTM policy (nicc train --arch lstm), h and c in the flow context, within 2 µs"
+$nicc compile testdata/models/rlcc_adpg_lstm.onnx --target int --out "$tmp/lstm"
 
 echo
 echo "== nicc diff: the float LSTM against its integer network, per value along the sequences"
-$nicc diff testdata/models/rlcc_lstm.onnx --samples 5000
+$nicc diff testdata/models/rlcc_adpg_lstm.onnx --samples 5000
 
 echo
 echo "== nicc sim: closed loop, 16 flows into one receiver; the ADPG-trained policy (nicc train's defaults), compiled to 10×4 trees, decides in fwsim, its measured cycles its latency, against Swift in the same network"
