@@ -225,3 +225,17 @@ func TestCompileTreesFidelityAgainstNetwork(t *testing.T) {
 		t.Errorf("report.json's fidelity_teacher: %+v", back.Teacher)
 	}
 }
+
+// nicc sim --theory sets a model file's runs beside Eq. 2 under the parameters the file
+// carries, which the runs decide with: its target, not the default's.
+func TestSimTheoryTakesTheModelsParams(t *testing.T) {
+	t.Parallel()
+	file, _ := withRLCC(t, map[string]float64{"target": 0.032})
+	rep, err := SimTheory(SimOptions{Policy: file, Net: netsim.Config{DurationNs: 1_000_000}}, []int{4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(rep.Target-0.032) > 1e-4 || len(rep.Points) != 1 || math.Abs(rep.Points[0].Theory-(rep.Target*2+rep.Beta)) > 1e-12 {
+		t.Errorf("--theory of a model carrying target 0.032: target %v, points %+v", rep.Target, rep.Points)
+	}
+}

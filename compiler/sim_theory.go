@@ -41,7 +41,8 @@ type TheoryReport struct {
 
 // SimTheory runs opt's policy on many-to-one at each flow count and compares its mean RTT
 // inflation with target·√N + β, under the RL-CC parameters the policy decides with (a compile's
-// own, with those a DOCA program is given at run time over them; or opt.Params).
+// own, with those a DOCA program is given at run time over them; a model file's, each from its
+// flag, else the file, else the default, as the runs report them).
 func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 	if flows == nil {
 		flows = TheoryFlows
@@ -60,6 +61,12 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 			return nil, err
 		}
 		rep.Warnings = r.Warnings
+		if r.Params != nil && !IsCompileDir(opt.Policy) {
+			// A model file decides under the parameters it carries unless a flag says
+			// otherwise: Eq. 2 is of those (the run reports them).
+			target, beta = r.Params.TargetReal, r.Params.BetaReal
+			rep.Target, rep.Beta = target, beta
+		}
 		th := eq2(target, beta, float64(n))
 		rep.Points = append(rep.Points, TheoryPoint{Flows: n, Inflation: r.RTTInflation, Theory: th, Ratio: r.RTTInflation / th,
 			SU: r.Utilization, DropGbps: r.DropGbps})
