@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nicc-dev/nicc/netsim"
 )
 
 func TestReadSimMatrixRefuses(t *testing.T) {
@@ -54,4 +56,23 @@ func FuzzReadSimMatrix(f *testing.F) {
 			t.Fatalf("run %d is %+v", n-1, last)
 		}
 	})
+}
+
+// The matrix's table has each run's health, and a line for each unhealthy run saying why.
+func TestSimMatrixTextHealth(t *testing.T) {
+	run := func(i int, h *Health) SimRun {
+		return SimRun{Index: i, Scenario: "many-to-one", Flows: 16, Policy: "p", Result: &SimReport{Health: h, Result: &netsim.Result{}}}
+	}
+	r := &SimMatrixReport{Shard: "1/1", Runs: []SimRun{
+		run(0, &Health{Healthy: true}), run(1, &Health{Why: "drops 3 Gb/s > 0"}), run(2, nil),
+	}}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 6 || !strings.HasSuffix(lines[1], "health") || !strings.HasSuffix(lines[2], " ok") ||
+		!strings.HasSuffix(lines[3], " FAIL") || !strings.HasSuffix(lines[4], " -") || lines[5] != "run 1: health FAIL: drops 3 Gb/s > 0" {
+		t.Errorf("matrix text:\n%s", b.String())
+	}
 }
