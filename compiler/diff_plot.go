@@ -65,10 +65,7 @@ func newHeatFigure(r *DiffReport) *heatFigure {
 		at = r.repr
 	}
 	seen := func(x []float64) float64 { return r.teacher(at(x)) }
-	l := r.layout
-	if l == (nicsdk.Layout{}) {
-		l = nicsdk.DefaultLayout
-	}
+	l := r.layout.OrDefault()
 	for _, p := range rlcc.HeatStates(r.sampler) {
 		tg, sg := evalGrid(r.teacher, p, l), evalGrid(r.student, p, l)
 		dg := evalGrid(seen, p, l)

@@ -21,6 +21,10 @@ type seqGen struct {
 
 	lstm *quantize.LSTMIR // the policy, when it is an LSTM: its raw y and float twin are traced
 
+	// layout is the compile's input layout; obs0 and obs1 its slots of o_t and o_{t-1} (-1: none).
+	layout     nicsdk.Layout
+	obs0, obs1 int
+
 	// the golden policy's last call; for an LSTM, yRaw is its y before the output table
 	called bool
 	x      []int32
@@ -30,7 +34,8 @@ type seqGen struct {
 
 func (c *compilation) newSeqGen(rng *rand.Rand, ir *quantize.TreeIR) *seqGen {
 	l := c.layout()
-	g := &seqGen{c: c, gen: rlcc.EventGen{Rng: rng, Params: c.params, Layout: l, Thresholds: thresholdsByFeature(l.Inputs(), ir)}}
+	g := &seqGen{c: c, gen: rlcc.EventGen{Rng: rng, Params: c.params, Layout: l, Thresholds: thresholdsByFeature(l.Inputs(), ir)},
+		layout: l, obs0: slotIndex(l, nicsdk.FeatObs, 0), obs1: slotIndex(l, nicsdk.FeatObs, 1)}
 	g.lstm, _ = c.pol.(*quantize.LSTMIR)
 	g.x = make([]int32, l.Inputs())
 	g.policy = func(x []int32, state []uint32) int32 {
@@ -73,7 +78,7 @@ func (g *seqGen) next(n int) []sequence {
 			oF := g.gen.FloatObs(ev, ctx)
 			before := ctx
 			g.called = false
-			rate := nicsdk.OnEventLayout(ev, &ctx, c.params, c.layout(), c.pol.StateWords(), policyOut(c.pol), g.policy)
+			rate := nicsdk.OnEventLayout(ev, &ctx, c.params, g.layout, c.pol.StateWords(), policyOut(c.pol), g.policy)
 			s.events = append(s.events, event{ev: ev, before: before, rate: rate, after: ctx})
 			if !g.called {
 				continue
@@ -93,11 +98,11 @@ func (g *seqGen) next(n int) []sequence {
 				for i, v := range g.x {
 					xf[i] = float64(v) / nicsdk.Q16One
 				}
-				if i := slotIndex(c.layout(), nicsdk.FeatObs, 0); i >= 0 {
-					xf[i] = oF
+				if g.obs0 >= 0 {
+					xf[g.obs0] = oF
 				}
-				if i := slotIndex(c.layout(), nicsdk.FeatObs, 1); i >= 0 && havePrev {
-					xf[i] = prevO
+				if g.obs1 >= 0 && havePrev {
+					xf[g.obs1] = prevO
 				}
 				c.verify.decisions.add(xf, g.x, c.policyY(g.x, g.y))
 			}

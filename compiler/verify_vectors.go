@@ -144,9 +144,13 @@ func clamp32(v int64, lo, hi int32) int32 { return int32(min(max(v, int64(lo)), 
 // rlcc.SampleOMax, the distiller's sampler under the parameters, rather than the handler's clamp).
 func (c *compilation) sampleState(rng *rand.Rand) []float64 {
 	xf := make([]float64, len(c.pol.InputFormats()))
+	var clamped []bool
+	if c.handler == HandlerRLCC {
+		clamped = rlcc.Clamped(c.layout())
+	}
 	for i, in := range c.pol.InputFormats() {
 		lo, hi := in.Value(in.Min), in.Value(in.Max)
-		if c.handler == HandlerRLCC && rlcc.Clamped(c.layout())[i] {
+		if clamped != nil && clamped[i] {
 			hi = rlcc.SampleOMax(c.params)
 		}
 		xf[i] = lo + rng.Float64()*(hi-lo)

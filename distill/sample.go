@@ -27,12 +27,7 @@ type RLCCSampler struct {
 }
 
 // layout is s.Layout, or the default for the zero Layout.
-func (s RLCCSampler) layout() nicsdk.Layout {
-	if s.Layout == (nicsdk.Layout{}) {
-		return nicsdk.DefaultLayout
-	}
-	return s.Layout
-}
+func (s RLCCSampler) layout() nicsdk.Layout { return s.Layout.OrDefault() }
 
 // DefaultRLCC is the RL-CC sampler with the published network's parameters.
 var DefaultRLCC = RLCCSampler{Sampler: rlcc.DefaultSampler}

@@ -50,29 +50,21 @@ type RLCC struct {
 	Latency func() int64
 }
 
-// layoutOr is l, or nicsdk.DefaultLayout for the zero Layout.
-func layoutOr(l nicsdk.Layout) nicsdk.Layout {
-	if l == (nicsdk.Layout{}) {
-		return nicsdk.DefaultLayout
-	}
-	return l
-}
-
 func (c *RLCC) Name() string { return c.Label }
 
 // check refuses a layout the handler cannot feed beside the policy's words.
-func (c *RLCC) check() error { return layoutOr(c.Layout).Check(c.Words) }
+func (c *RLCC) check() error { return c.Layout.OrDefault().Check(c.Words) }
 
 func (c *RLCC) Init(ctx *nicsdk.FlowCtx) uint32 {
 	clear(ctx[nicsdk.RLCCWords:])
-	nicsdk.InitLayout(ctx, c.Params, layoutOr(c.Layout))
+	nicsdk.InitLayout(ctx, c.Params, c.Layout.OrDefault())
 	return ctx[nicsdk.CtxRate]
 }
 
 func (c *RLCC) TimerNs() int64 { return 0 }
 
 func (c *RLCC) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
-	rate := nicsdk.OnEventLayout(ev, ctx, c.Params, layoutOr(c.Layout), c.Words, c.Out, c.Policy)
+	rate := nicsdk.OnEventLayout(ev, ctx, c.Params, c.Layout.OrDefault(), c.Words, c.Out, c.Policy)
 	var lat int64
 	if c.Latency != nil {
 		lat = c.Latency()

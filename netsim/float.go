@@ -39,7 +39,7 @@ func (c *FloatRLCC) Name() string   { return c.Label }
 func (c *FloatRLCC) TimerNs() int64 { return 0 }
 
 // check refuses a layout that does not fit the context.
-func (c *FloatRLCC) check() error { return layoutOr(c.Layout).Check(0) }
+func (c *FloatRLCC) check() error { return c.Layout.OrDefault().Check(0) }
 
 func (c *FloatRLCC) Init(ctx *nicsdk.FlowCtx) uint32 {
 	p := c.Params
@@ -53,7 +53,7 @@ func (c *FloatRLCC) Init(ctx *nicsdk.FlowCtx) uint32 {
 	ctx[frBase] = p.BaseRTT
 	// An idle link's past states, as the firmware's (nicsdk.HistoryInit) in real numbers.
 	init := [nicsdk.NumFeatures]float64{1, -target * scale, 1, rate}
-	l := layoutOr(c.Layout)
+	l := c.Layout.OrDefault()
 	for _, s := range l.Slots() {
 		if w := l.Word(s.Feature, s.Lag); w >= nicsdk.RLCCWords {
 			ctx[w] = math.Float32bits(float32(init[s.Feature]))
@@ -74,7 +74,7 @@ func (c *FloatRLCC) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64,
 		base = ev.RTTNs
 	}
 	o := rlcc.Observation(ev.RTTNs, base, fixed, c.Params)
-	l := layoutOr(c.Layout)
+	l := c.Layout.OrDefault()
 	var x []float64
 	if l.IsDefault() {
 		x = []float64{f32(frA1), o, f32(frA2), f32(frO1)}

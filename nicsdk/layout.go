@@ -39,6 +39,14 @@ type Layout struct {
 // DefaultLayout is the RL-CC papers' window: two states of (action, observation).
 var DefaultLayout = Layout{History: 2, Features: 1<<FeatAction | 1<<FeatObs}
 
+// OrDefault is l, or DefaultLayout for the zero Layout (a field left unset).
+func (l Layout) OrDefault() Layout {
+	if l == (Layout{}) {
+		return DefaultLayout
+	}
+	return l
+}
+
 // Inputs is the number of policy inputs: History times the features per state.
 func (l Layout) Inputs() int { return l.History * l.Features.Count() }
 

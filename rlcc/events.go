@@ -24,12 +24,7 @@ type EventGen struct {
 	ts         uint64 // the last event's timestamp
 }
 
-func (g *EventGen) layout() nicsdk.Layout {
-	if g.Layout == (nicsdk.Layout{}) {
-		return nicsdk.DefaultLayout
-	}
-	return g.Layout
-}
+func (g *EventGen) layout() nicsdk.Layout { return g.Layout.OrDefault() }
 
 // input is the index of feature f at lag in the layout's inputs, or -1.
 func (g *EventGen) input(f nicsdk.Feature, lag int) int {
