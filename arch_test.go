@@ -214,6 +214,107 @@ func longFuncs(t *testing.T, path string, src []byte) []funcSize {
 	return long
 }
 
+// maxPackageLines is the most non-test lines a package may hold: past it, it has more than
+// one job (fwsim's emulator and its static WCET analysis were one package until they were not).
+const maxPackageLines = 4000
+
+func TestPackageSizes(t *testing.T) {
+	for _, p := range goList(t) {
+		total := 0
+		for _, f := range p.GoFiles {
+			src, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += bytes.Count(src, []byte("\n"))
+		}
+		if total > maxPackageLines {
+			t.Errorf("%s: %d non-test lines, over %d: give one of its jobs a package of its own", rel(p), total, maxPackageLines)
+		}
+	}
+}
+
+// maxStructFields is the most fields a struct may have unless it is plain data: a struct that
+// stages or methods read and write field by field (a blackboard) hides who hands what to whom.
+const maxStructFields = 20
+
+// plainData are the structs over maxStructFields that are data, not blackboards, each with why.
+var plainData = map[string]string{
+	"quantize.MLPLayer":       "an IR: one integer layer's weights, scales and formats",
+	"quantize.LSTMIR":         "an IR: the integer LSTM",
+	"netsim.Result":           "a result: one run's figures",
+	"fwsim.Machine":           "the emulated hart's architectural state (registers, memory, decoded code), private to the interpreter",
+	"compiler.CompileOptions": "options: what the user asked",
+	"compiler.CompileReport":  "a result: report.json's schema",
+	"compiler.SimOptions":     "options: what the user asked",
+	"lab.SimOptions":          "options: what the user asked",
+}
+
+func TestNoBlackboards(t *testing.T) {
+	for _, p := range goList(t) {
+		for _, f := range p.GoFiles {
+			path := filepath.Join(p.Dir, f)
+			file, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				ts, ok := n.(*ast.TypeSpec)
+				if !ok {
+					return true
+				}
+				st, ok := ts.Type.(*ast.StructType)
+				if !ok {
+					return true
+				}
+				fields := 0
+				for _, fl := range st.Fields.List {
+					fields += max(1, len(fl.Names))
+				}
+				name := filepath.Base(p.ImportPath) + "." + ts.Name.Name
+				if _, ok := plainData[name]; fields > maxStructFields && !ok {
+					t.Errorf("%s/%s: struct %s has %d fields, over %d: hand its data between stages as typed values (or, if it is plain data, say so in plainData)", rel(p), f, ts.Name.Name, fields, maxStructFields)
+				}
+				return true
+			})
+		}
+	}
+}
+
+// nevers are imports that must not happen even indirectly: each package's room stays below the
+// rooms that use it.
+var nevers = map[string][]string{
+	"pipeline": {"lab", "plot", "cmd/nicc"},
+	"target":   {"pipeline", "artifact", "lab"},
+	"artifact": {"pipeline", "lab"},
+	"netsim":   {"fwsim", "compiler", "pipeline", "lab"},
+	"fwsim":    {"fwsim/wcet"},
+	"plot":     {"compiler", "pipeline", "lab", "netsim"},
+	"quantize": {"codegen", "fwsim"},
+	"model":    {"quantize"},
+	"compiler": {"lab", "plot"},
+}
+
+func TestNevers(t *testing.T) {
+	pkgs := goList(t)
+	deps := map[string][]string{}
+	for _, p := range pkgs {
+		deps[rel(p)] = ours(p.Imports)
+	}
+	for from, tos := range nevers {
+		for pkg := range deps {
+			if pkg != from && !strings.HasPrefix(pkg, from+"/") {
+				continue
+			}
+			for _, to := range tos {
+				if dependsOn(deps, pkg, to) {
+					t.Errorf("%s reaches %s through its imports: never", pkg, to)
+				}
+			}
+		}
+	}
+}
+
 // TestDependsOn keeps the floor check honest: it must see compiler above codegen and not
 // below it.
 func TestDependsOn(t *testing.T) {
