@@ -44,11 +44,14 @@ var allowedImports = map[string][]string{
 	"model/modeltest":    {"model"},
 	"netsim":             {"rlcc", "nicsdk"},
 	"train":              {"model", "netsim", "nicsdk", "rlcc"},
+	"target":             {"fwsim"},
+	"target/abi":         {"codegen", "fwsim", "nicsdk", "target"},
+	"target/doca":        {"fwsim", "nicsdk", "target"},
 }
 
 // belowCompiler is every package of ours but the CLI and compiler itself.
 var belowCompiler = []string{"codegen", "distill", "fwsim", "fwsim/trap", "internal/softfloat", "internal/testutil", "model", "model/catboost", "model/formats",
-	"model/lightgbm", "model/modeltest", "model/onnx", "model/xgboost", "netsim", "nicsdk", "quantize", "rlcc", "train"}
+	"model/lightgbm", "model/modeltest", "model/onnx", "model/xgboost", "netsim", "nicsdk", "quantize", "rlcc", "target", "target/abi", "target/doca", "train"}
 
 // listedPackage is what `go list -json` says of one package that the test uses.
 type listedPackage struct {
