@@ -917,11 +917,10 @@ func TestQemuRefereeC(t *testing.T) {
 	requireCC(t)
 	requireTool(t, qemuRV)
 	dir := t.TempDir()
-	decision := writeDecision(t, dir)
 	progs := []cProgram{
 		{name: "arith", srcs: []string{"arith.c"}, ncases: 32 * 32, caseSize: 768},
 		{name: "fixed", srcs: []string{"fixed.c"}, ncases: 2000, caseSize: 512},
-		{name: "decision", srcs: []string{"decision_case.c", decision}, ncases: 1000, caseSize: 128},
+		{name: "decision", srcs: []string{"decision_case.c", "decision.c"}, ncases: 1000, caseSize: 128},
 	}
 	type job struct {
 		p   cProgram

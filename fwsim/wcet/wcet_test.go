@@ -1,4 +1,4 @@
-package fwsim_test
+package wcet_test
 
 // Static WCET against measurement: C programs from testdata/wcet, compiled at -O0, -O2 and
 // -Os, each run on many inputs. Every run must take at most the WCET's cycles; on
@@ -17,10 +17,11 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/fwsim/wcet"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
-const wcetDir = "testdata/wcet"
+const wcetDir = "../testdata/wcet"
 
 var wcetOpts = []string{"-O0", "-O2", "-Os"}
 
@@ -239,16 +240,16 @@ func wcetPrograms() []wcetProg {
 }
 
 // wcetWithBounds runs WCET, giving bound to every loop it reports as unbounded, one at a time.
-func wcetWithBounds(tb testing.TB, im *fwsim.Image, entry string, p *fwsim.Profile, bound int) *fwsim.WCETReport {
+func wcetWithBounds(tb testing.TB, im *fwsim.Image, entry string, p *fwsim.Profile, bound int) *wcet.Report {
 	tb.Helper()
-	opt := fwsim.WCETOptions{LoopBounds: map[uint64]int{}}
+	opt := wcet.Options{LoopBounds: map[uint64]int{}}
 	for {
-		r, err := fwsim.WCET(im, entry, p, opt)
+		r, err := wcet.Bound(im, entry, p, opt)
 		if err == nil {
 			return r
 		}
-		var we *fwsim.WCETError
-		if bound == 0 || !errors.Is(err, fwsim.ErrUnboundedLoop) || !errors.As(err, &we) {
+		var we *wcet.Error
+		if bound == 0 || !errors.Is(err, wcet.ErrUnboundedLoop) || !errors.As(err, &we) {
 			tb.Fatalf("WCET(%s): %v", entry, err)
 		}
 		if _, dup := opt.LoopBounds[we.PC]; dup {
@@ -451,7 +452,7 @@ func TestWCETTailCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, entry := range []string{"tailer", "maybe_trap"} {
-		r, err := fwsim.WCET(im, entry, nil, fwsim.WCETOptions{})
+		r, err := wcet.Bound(im, entry, nil, wcet.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -478,7 +479,7 @@ func TestWCETTailCalls(t *testing.T) {
 		}
 		t.Logf("%s: WCET %d cycles, functions %+v", entry, r.Cycles, r.Functions)
 	}
-	r, _ := fwsim.WCET(im, "tailer", nil, fwsim.WCETOptions{})
+	r, _ := wcet.Bound(im, "tailer", nil, wcet.Options{})
 	if len(r.Functions) != 3 || r.Functions[0].Name != "tailer" || strings.Join(r.Functions[0].Calls, ",") != "negdiv,square" {
 		t.Errorf("tailer: functions %+v, want tailer calling negdiv and square", r.Functions)
 	}
@@ -503,15 +504,15 @@ func TestWCETRefuses(t *testing.T) {
 		pc    uint64 // offset from the function, or ^0 for any
 		text  string
 	}{
-		{"irreducible", fwsim.ErrIrreducible, ^uint64(0), "irreducible"},
-		{"never", fwsim.ErrNoReturn, 0, "never"},
-		{"badcode", fwsim.ErrBadCode, 4, "badcode+0x4"},
-		{"jump_arg", fwsim.ErrIndirectJump, 0, "jump through a0"},
-		{"joined", fwsim.ErrUnboundedLoop, 8, "joined+0x8"},
+		{"irreducible", wcet.ErrIrreducible, ^uint64(0), "irreducible"},
+		{"never", wcet.ErrNoReturn, 0, "never"},
+		{"badcode", wcet.ErrBadCode, 4, "badcode+0x4"},
+		{"jump_arg", wcet.ErrIndirectJump, 0, "jump through a0"},
+		{"joined", wcet.ErrUnboundedLoop, 8, "joined+0x8"},
 		{"nosuch", fwsim.ErrNoSymbol, ^uint64(0), "nosuch"},
 	}
 	for _, c := range cases {
-		_, err := fwsim.WCET(shapes, c.entry, nil, fwsim.WCETOptions{})
+		_, err := wcet.Bound(shapes, c.entry, nil, wcet.Options{})
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: got %v, want %v", c.entry, err, c.want)
 			continue
@@ -519,7 +520,7 @@ func TestWCETRefuses(t *testing.T) {
 		if !strings.Contains(err.Error(), c.text) {
 			t.Errorf("%s: error %q does not say %q", c.entry, err, c.text)
 		}
-		var we *fwsim.WCETError
+		var we *wcet.Error
 		if c.pc != ^uint64(0) {
 			if !errors.As(err, &we) || we.PC != addrOf(shapes, c.entry, c.pc) {
 				t.Errorf("%s: error %v: want a *WCETError at %s+0x%x", c.entry, err, c.entry, c.pc)
@@ -528,15 +529,15 @@ func TestWCETRefuses(t *testing.T) {
 	}
 	// joined with a bound is fine.
 	head := addrOf(shapes, "joined", 8)
-	if _, err := fwsim.WCET(shapes, "joined", nil, fwsim.WCETOptions{LoopBounds: map[uint64]int{head: 1000}}); err != nil {
+	if _, err := wcet.Bound(shapes, "joined", nil, wcet.Options{LoopBounds: map[uint64]int{head: 1000}}); err != nil {
 		t.Errorf("joined with a bound: %v", err)
 	}
 	// A bound of 0, and a bound on an address that is no loop head.
-	if _, err := fwsim.WCET(shapes, "joined", nil, fwsim.WCETOptions{LoopBounds: map[uint64]int{head: 0}}); !errors.Is(err, fwsim.ErrUnboundedLoop) {
+	if _, err := wcet.Bound(shapes, "joined", nil, wcet.Options{LoopBounds: map[uint64]int{head: 0}}); !errors.Is(err, wcet.ErrUnboundedLoop) {
 		t.Errorf("bound 0: got %v", err)
 	}
-	_, err = fwsim.WCET(shapes, "joined", nil, fwsim.WCETOptions{LoopBounds: map[uint64]int{head: 9, head + 2: 9}})
-	if !errors.Is(err, fwsim.ErrNoSuchLoop) || !strings.Contains(err.Error(), fmt.Sprintf("0x%x", head+2)) {
+	_, err = wcet.Bound(shapes, "joined", nil, wcet.Options{LoopBounds: map[uint64]int{head: 9, head + 2: 9}})
+	if !errors.Is(err, wcet.ErrNoSuchLoop) || !strings.Contains(err.Error(), fmt.Sprintf("0x%x", head+2)) {
 		t.Errorf("bound on a non-head: got %v", err)
 	}
 
@@ -545,13 +546,13 @@ func TestWCETRefuses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = fwsim.WCET(refuse, "depth", nil, fwsim.WCETOptions{})
-		var we *fwsim.WCETError
-		if !errors.Is(err, fwsim.ErrRecursion) || !errors.As(err, &we) || we.Func != "depth" || !strings.Contains(err.Error(), "depth -> depth") {
+		_, err = wcet.Bound(refuse, "depth", nil, wcet.Options{})
+		var we *wcet.Error
+		if !errors.Is(err, wcet.ErrRecursion) || !errors.As(err, &we) || we.Func != "depth" || !strings.Contains(err.Error(), "depth -> depth") {
 			t.Errorf("%s depth: got %v, want recursion in depth", opt, err)
 		}
-		_, err = fwsim.WCET(refuse, "indirect", nil, fwsim.WCETOptions{})
-		if !errors.Is(err, fwsim.ErrIndirectJump) || !errors.As(err, &we) || we.Func != "indirect" {
+		_, err = wcet.Bound(refuse, "indirect", nil, wcet.Options{})
+		if !errors.Is(err, wcet.ErrIndirectJump) || !errors.As(err, &we) || we.Func != "indirect" {
 			t.Errorf("%s indirect: got %v, want an indirect call in indirect", opt, err)
 		}
 
@@ -561,19 +562,19 @@ func TestWCETRefuses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = fwsim.WCET(loops, "sum_window", nil, fwsim.WCETOptions{})
-		if !errors.Is(err, fwsim.ErrUnboundedLoop) || !errors.As(err, &we) || we.Func != "sum_window" {
+		_, err = wcet.Bound(loops, "sum_window", nil, wcet.Options{})
+		if !errors.Is(err, wcet.ErrUnboundedLoop) || !errors.As(err, &we) || we.Func != "sum_window" {
 			t.Fatalf("%s sum_window: got %v, want an unbounded loop in sum_window", opt, err)
 		}
 		spec := fmt.Sprintf("sum_window+0x%x", we.PC-addrOf(loops, "sum_window", 0))
 		if !strings.Contains(err.Error(), spec) {
 			t.Errorf("%s: error %q does not name the head as %s", opt, err, spec)
 		}
-		h, err := fwsim.ParseLoopHead(loops, spec)
+		h, err := wcet.ParseLoopHead(loops, spec)
 		if err != nil || h != we.PC {
 			t.Fatalf("ParseLoopHead(%q) = 0x%x, %v; want 0x%x", spec, h, err, we.PC)
 		}
-		r, err := fwsim.WCET(loops, "sum_window", nil, fwsim.WCETOptions{LoopBounds: map[uint64]int{h: 9}})
+		r, err := wcet.Bound(loops, "sum_window", nil, wcet.Options{LoopBounds: map[uint64]int{h: 9}})
 		if err != nil || len(r.Loops) != 1 || r.Loops[0].Head != h || r.Loops[0].Bound != 9 || r.Loops[0].Counted {
 			t.Errorf("%s sum_window bounded: %+v, %v", opt, r, err)
 		}
@@ -597,32 +598,35 @@ func TestParseLoopHead(t *testing.T) {
 		{" joined + 8 ", j + 8},
 		{"joined", j},
 	} {
-		got, err := fwsim.ParseLoopHead(im, c.in)
+		got, err := wcet.ParseLoopHead(im, c.in)
 		if err != nil || got != c.want {
 			t.Errorf("ParseLoopHead(%q) = 0x%x, %v; want 0x%x", c.in, got, err, c.want)
 		}
 	}
 	for _, bad := range []string{"", "nosuch+4", "joined+zz", "zzz"} {
-		if _, err := fwsim.ParseLoopHead(im, bad); err == nil {
+		if _, err := wcet.ParseLoopHead(im, bad); err == nil {
 			t.Errorf("ParseLoopHead(%q): no error", bad)
 		}
 	}
 }
 
-// TestWCETDecision: the benchmark's decision function (decide from bench_test.go: 10 trees
-// of depth 4 over shared features, then the action map and the clamped rate update) stays
-// under its WCET on random features and flow contexts. Its trees test the same features
-// more than once, so some static paths are infeasible and random inputs need not reach the
+// TestWCETDecision: the benchmark's decision function (decide in
+// fwsim/testdata/referee/decision.c: 10 trees of depth 4 over shared features, then the action
+// map and the clamped rate update) stays under its WCET on random features and flow
+// contexts. Its trees test the same features more than once, so some static paths are infeasible and random inputs need not reach the
 // WCET: the tightness is logged, not asserted.
 func TestWCETDecision(t *testing.T) {
-	src := writeDecision(t, t.TempDir())
+	src, err := filepath.Abs("../testdata/referee/decision.c")
+	if err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, opt := range wcetOpts {
 		im, err := fwsim.LoadELF(buildWCET(t, src, opt))
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := fwsim.WCET(im, "decide", nil, fwsim.WCETOptions{})
+		r, err := wcet.Bound(im, "decide", nil, wcet.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
