@@ -11,7 +11,8 @@ import (
 )
 
 // TestWCETReturnAddress: a ret or tail call is a return to the caller only where ra provably
-// holds the address the function was called with. Hand-written shapes of testdata/wcet/shapes.S.
+// holds the address the function was called with. Hand-written shapes of
+// fwsim/testdata/wcet/shapes.S.
 func TestWCETReturnAddress(t *testing.T) {
 	im, err := fwsim.LoadELF(buildWCET(t, "shapes.S", "-O2"))
 	if err != nil {
