@@ -35,6 +35,7 @@ var allowedImports = map[string][]string{
 	"nicsdk":             nil,
 	"fwsim":              {"fwsim/trap"},
 	"fwsim/trap":         nil,
+	"fwsim/wcet":         {"fwsim"},
 	"model":              nil,
 	"model/onnx":         {"model"},
 	"model/xgboost":      {"model"},
@@ -50,7 +51,7 @@ var allowedImports = map[string][]string{
 }
 
 // belowCompiler is every package of ours but the CLI and compiler itself.
-var belowCompiler = []string{"codegen", "distill", "fwsim", "fwsim/trap", "internal/softfloat", "internal/testutil", "model", "model/catboost", "model/formats",
+var belowCompiler = []string{"codegen", "distill", "fwsim", "fwsim/trap", "fwsim/wcet", "internal/softfloat", "internal/testutil", "model", "model/catboost", "model/formats",
 	"model/lightgbm", "model/modeltest", "model/onnx", "model/xgboost", "netsim", "nicsdk", "quantize", "rlcc", "target", "target/abi", "target/doca", "train"}
 
 // listedPackage is what `go list -json` says of one package that the test uses.

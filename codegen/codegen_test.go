@@ -18,6 +18,7 @@ import (
 
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/fwsim/wcet"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/lightgbm"
@@ -386,9 +387,9 @@ func TestBitExact(t *testing.T) {
 			fn := strings.TrimSuffix(b.files.SourceName, ".c")
 			vs := vectors(c.ir, 10000, 1)
 
-			wcet, maxCycles, size := agreeThreeWay(t, b.driver, b.elf, fn, len(c.ir.Inputs), vs, c.ir.Eval)
+			bound, maxCycles, size := agreeThreeWay(t, b.driver, b.elf, fn, len(c.ir.Inputs), vs, c.ir.Eval)
 			t.Logf("%s: %d vectors bit-exact; dpa: WCET %d cycles (%d insns), max measured %d, code %d bytes; %s",
-				c.name, len(vs), wcet.Cycles, wcet.Insns, maxCycles, size, lowerBound(c.ir, prof, wcet.Cycles))
+				c.name, len(vs), bound.Cycles, bound.Insns, maxCycles, size, lowerBound(c.ir, prof, bound.Cycles))
 		})
 	}
 }
@@ -396,20 +397,20 @@ func TestBitExact(t *testing.T) {
 // lowerBound is the lower bound for the trees: one compare-and-branch per level of
 // every tree (a taken branch: at each split one way or the other must jump) plus one add per
 // tree, with the profile's costs.
-func lowerBound(ir *quantize.TreeIR, p *fwsim.Profile, wcet uint64) string {
+func lowerBound(ir *quantize.TreeIR, p *fwsim.Profile, bound uint64) string {
 	var lb uint64
 	for _, tr := range ir.Trees {
 		lb += uint64(tr.Depth)*uint64(p.Costs.BranchTaken) + uint64(p.Costs.ALU)
 	}
 	return fmt.Sprintf("lower bound %d (%d trees: depth × branch_taken %d + alu %d), WCET/bound %.2f",
-		lb, len(ir.Trees), p.Costs.BranchTaken, p.Costs.ALU, float64(wcet)/float64(lb))
+		lb, len(ir.Trees), p.Costs.BranchTaken, p.Costs.ALU, float64(bound)/float64(lb))
 }
 
 // agreeThreeWay runs vs through golden, the host driver (int32 vectors on stdin, int32 results
 // on stdout) and the ELF's fn in fwsim on dpa, fails on the first disagreement, and checks
 // every measured cycle count against the static WCET. It returns the WCET, the most cycles
 // measured and fn's code size.
-func agreeThreeWay(t *testing.T, driver, elfPath, fn string, nIn int, vs [][]int32, golden func([]int32) int32) (*fwsim.WCETReport, uint64, uint64) {
+func agreeThreeWay(t *testing.T, driver, elfPath, fn string, nIn int, vs [][]int32, golden func([]int32) int32) (*wcet.Report, uint64, uint64) {
 	t.Helper()
 	var in bytes.Buffer
 	for _, x := range vs {
@@ -429,7 +430,7 @@ func agreeThreeWay(t *testing.T, driver, elfPath, fn string, nIn int, vs [][]int
 	if err != nil {
 		t.Fatal(err)
 	}
-	wcet, err := fwsim.WCET(im, fn, prof, fwsim.WCETOptions{})
+	bound, err := wcet.Bound(im, fn, prof, wcet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,11 +458,11 @@ func agreeThreeWay(t *testing.T, driver, elfPath, fn string, nIn int, vs [][]int
 		}
 		maxCycles = max(maxCycles, res.Cycles)
 	}
-	if maxCycles > wcet.Cycles {
-		t.Errorf("measured %d cycles > WCET %d", maxCycles, wcet.Cycles)
+	if maxCycles > bound.Cycles {
+		t.Errorf("measured %d cycles > WCET %d", maxCycles, bound.Cycles)
 	}
 	_, size, _ := im.Symbol(fn)
-	return wcet, maxCycles, size
+	return bound, maxCycles, size
 }
 
 // dpaMachine loads the ELF at path into an emulator on the dpa profile.

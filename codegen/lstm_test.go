@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/codegen"
-	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/fwsim/wcet"
 	"github.com/nicc-dev/nicc/model/onnx"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -175,7 +175,7 @@ func checkLSTMBitExact(t *testing.T, ir *quantize.LSTMIR, rows [][]float64, f *c
 	if err != nil {
 		t.Fatal(err)
 	}
-	wcet, err := fwsim.WCET(im, codegen.DefaultFunc, prof, fwsim.WCETOptions{})
+	bound, err := wcet.Bound(im, codegen.DefaultFunc, prof, wcet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,12 +217,12 @@ func checkLSTMBitExact(t *testing.T, ir *quantize.LSTMIR, rows [][]float64, f *c
 		}
 		maxCycles = max(maxCycles, res.Cycles)
 	}
-	if maxCycles > wcet.Cycles {
-		t.Errorf("measured %d cycles > WCET %d", maxCycles, wcet.Cycles)
+	if maxCycles > bound.Cycles {
+		t.Errorf("measured %d cycles > WCET %d", maxCycles, bound.Cycles)
 	}
 	fd := ir.Fidelity
 	t.Logf("%d steps bit-exact; dpa: nicc_policy WCET %d cycles (%.3f us, %d insns), max measured %d; state %d bytes; fidelity on %d rows: max |dy| %.5f (%.2f/128), flips %.3f%%",
-		len(steps), wcet.Cycles, float64(wcet.Cycles)/prof.ClockHz*1e6, wcet.Insns, maxCycles, ir.StateBytes(), fd.Rows, fd.MaxAbs, 128*fd.MaxAbs, 100*fd.Flips)
+		len(steps), bound.Cycles, float64(bound.Cycles)/prof.ClockHz*1e6, bound.Insns, maxCycles, ir.StateBytes(), fd.Rows, fd.MaxAbs, 128*fd.MaxAbs, 100*fd.Flips)
 }
 
 // buildLSTM builds an LSTM policy's C: a host driver (strict, then with UBSan) that reads x

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/fwsim/wcet"
 )
 
 // DefaultBudget is the time the engine gives one decision (docs/ARCHITECTURE.md: about 2 µs).
@@ -166,21 +167,21 @@ func Budget(opt BudgetOptions) (*BudgetReport, error) {
 	if _, _, ok := im.Symbol(opt.Entry); !ok {
 		return nil, fmt.Errorf("%s: entry %q: %w%s", opt.ELF, opt.Entry, fwsim.ErrNoSymbol, funcList(im))
 	}
-	wopt := fwsim.WCETOptions{LoopBounds: map[uint64]int{}}
+	wopt := wcet.Options{LoopBounds: map[uint64]int{}}
 	for _, s := range opt.LoopBounds {
 		spec, n, err := ParseLoopBound(s)
 		if err != nil {
 			return nil, err
 		}
-		head, err := fwsim.ParseLoopHead(im, spec)
+		head, err := wcet.ParseLoopHead(im, spec)
 		if err != nil {
 			return nil, fmt.Errorf("loop bound %q: %v", s, err)
 		}
 		wopt.LoopBounds[head] = n
 	}
-	w, err := fwsim.WCET(im, opt.Entry, p, wopt)
+	w, err := wcet.Bound(im, opt.Entry, p, wopt)
 	if err != nil {
-		if errors.Is(err, fwsim.ErrNoSuchLoop) {
+		if errors.Is(err, wcet.ErrNoSuchLoop) {
 			return nil, fmt.Errorf("%s: %w", opt.ELF, err)
 		}
 		return nil, &CheckError{fmt.Errorf("%s: cannot bound %s: %w", opt.ELF, opt.Entry, err)}
@@ -234,7 +235,7 @@ func Budget(opt BudgetOptions) (*BudgetReport, error) {
 // measure runs every vector on one machine: memory arguments in fresh arena memory, the
 // image's own data kept across calls as on the engine. A run above the WCET fails: a loop
 // bound it was given is too low (overWCET), or the analysis is wrong.
-func measure(im *fwsim.Image, p *fwsim.Profile, entry, file string, vs []Vector, w *fwsim.WCETReport) (*Measured, error) {
+func measure(im *fwsim.Image, p *fwsim.Profile, entry, file string, vs []Vector, w *wcet.Report) (*Measured, error) {
 	m, err := fwsim.NewMachine(im, p)
 	if err != nil {
 		return nil, err
@@ -290,7 +291,7 @@ func vectorArgs(m *fwsim.Machine, file string, v Vector) ([]uint64, error) {
 // on a fresh machine (memory carries over from one call to the next) and runs the last one
 // again counting loop heads. A loop whose head ran more times per entry than its given bound
 // is named with that count; otherwise the analysis itself is wrong.
-func overWCET(im *fwsim.Image, p *fwsim.Profile, entry, file string, vs []Vector, w *fwsim.WCETReport, cycles uint64) error {
+func overWCET(im *fwsim.Image, p *fwsim.Profile, entry, file string, vs []Vector, w *wcet.Report, cycles uint64) error {
 	last := vs[len(vs)-1]
 	unsound := &CheckError{fmt.Errorf("INTERNAL ERROR, the WCET analysis is unsound: %s line %d ran %d cycles, above the static WCET of %d; please report it with the ELF and the vector",
 		file, last.Line, cycles, w.Cycles)}
@@ -314,7 +315,7 @@ func overWCET(im *fwsim.Image, p *fwsim.Profile, entry, file string, vs []Vector
 		if i < len(vs)-1 {
 			_, err = m.Call(entry, args...)
 		} else {
-			runs, _, err = m.LoopRuns(w.Loops, entry, args...)
+			runs, _, err = wcet.LoopRuns(m, w.Loops, entry, args...)
 		}
 		if err != nil {
 			return unsound // a replay that differs: not a bound's fault

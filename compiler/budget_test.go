@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/fwsim/wcet"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
@@ -117,7 +118,7 @@ func TestBudgetLoops(t *testing.T) {
 	}
 	// A bound at an address that is not a loop head is bad input, not a check failure.
 	_, err = Budget(BudgetOptions{ELF: elf, Entry: "sum_window", LoopBounds: []string{head + "=8", "sum_window+0x0=3"}})
-	if err == nil || errors.As(err, &ce) || !errors.Is(err, fwsim.ErrNoSuchLoop) {
+	if err == nil || errors.As(err, &ce) || !errors.Is(err, wcet.ErrNoSuchLoop) {
 		t.Errorf("bound on a non-head: %v", err)
 	}
 	// Counted loops need nothing.
@@ -132,8 +133,8 @@ func loopHead(t *testing.T, elf, entry string) string {
 	t.Helper()
 	_, err := Budget(BudgetOptions{ELF: elf, Entry: entry})
 	var ce *CheckError
-	var we *fwsim.WCETError
-	if !errors.As(err, &ce) || !errors.Is(err, fwsim.ErrUnboundedLoop) || !errors.As(err, &we) {
+	var we *wcet.Error
+	if !errors.As(err, &ce) || !errors.Is(err, wcet.ErrUnboundedLoop) || !errors.As(err, &we) {
 		t.Fatalf("%s without a bound: %v, want a CheckError for an unbounded loop", entry, err)
 	}
 	return fmt.Sprintf("%s+0x%x", entry, we.PC-we.FuncAddr)
@@ -154,7 +155,7 @@ func TestBudgetFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := fwsim.LookupProfile("")
-	_, err = measure(im, p, "mix12", "v.txt", vectors(t, "5\n"), &fwsim.WCETReport{Cycles: 3})
+	_, err = measure(im, p, "mix12", "v.txt", vectors(t, "5\n"), &wcet.Report{Cycles: 3})
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "INTERNAL ERROR, the WCET analysis is unsound: v.txt line 1") {
 		t.Errorf("unsound: %v", err)
 	}

@@ -9,13 +9,14 @@ import (
 	"text/tabwriter"
 
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/fwsim/wcet"
 )
 
 // BudgetHint adds to a budget error what the CLI can do about it: an unbounded loop names
 // the --loop-bound that bounds it.
 func BudgetHint(err error) error {
-	var we *fwsim.WCETError
-	if errors.Is(err, fwsim.ErrUnboundedLoop) && errors.As(err, &we) {
+	var we *wcet.Error
+	if errors.Is(err, wcet.ErrUnboundedLoop) && errors.As(err, &we) {
 		head := we.Where
 		if head == "" {
 			head = fmt.Sprintf("0x%x", we.PC)

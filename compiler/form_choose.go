@@ -10,6 +10,7 @@ import (
 
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/fwsim/wcet"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 )
@@ -342,7 +343,7 @@ func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string
 		name string
 		to   *uint64
 	}{{entry, &fc.WCETCycles}, {EntryPolicy, &fc.PolicyWCET}} {
-		w, err := fwsim.WCET(im, e.name, p, fwsim.WCETOptions{})
+		w, err := wcet.Bound(im, e.name, p, wcet.Options{})
 		if err != nil {
 			return fc, &CheckError{fmt.Errorf("%s form: cannot bound %s: %w", fc.Form, e.name, err)}
 		}

@@ -260,8 +260,8 @@ func TestRawImage(t *testing.T) {
 }
 
 // FuzzLoadELF: any bytes give an image or an *ELFError, never a panic; an image runs
-// without panicking either, and WCET on each of its functions gives a report or a
-// *WCETError. Where it gives a report, LoopRuns makes the same run as Call.
+// without panicking either, and Trace makes the same run as Call, visiting each instruction
+// it counts from the entry on (fwsim/wcet's FuzzBound analyses the same inputs).
 func FuzzLoadELF(f *testing.F) {
 	// Small seeds: the engine minimizes every new input, which takes long for big ones.
 	for _, name := range []string{"tiny.elf", "tiny_stripped.elf", "rv32.elf", "ret.elf"} {
@@ -295,20 +295,13 @@ func FuzzLoadELF(f *testing.F) {
 			if s.Func {
 				m.CallAddr(s.Addr, 3, 4)
 				im.Disassemble(s.Addr, min(s.Size, 4096))
-				fuzzWCET(t, im, s.Name)
+				fuzzTrace(t, im, s.Name)
 			}
 		}
 	})
 }
 
-func fuzzWCET(t *testing.T, im *Image, name string) {
-	r, err := WCET(im, name, nil, WCETOptions{})
-	if err != nil {
-		if !errors.As(err, new(*WCETError)) {
-			t.Fatalf("WCET(%s): error %v (%T) is not a *WCETError", name, err, err)
-		}
-		return
-	}
+func fuzzTrace(t *testing.T, im *Image, name string) {
 	m1, err := NewMachine(im, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -316,8 +309,15 @@ func fuzzWCET(t *testing.T, im *Image, name string) {
 	m2, _ := NewMachine(im, nil)
 	m1.StepLimit, m2.StepLimit = 1000, 1000
 	want, err1 := m1.Call(name, 5, 6)
-	runs, got, err2 := m2.LoopRuns(r.Loops, name, 5, 6)
-	if got != want || (err1 == nil) != (err2 == nil) || len(runs) != len(r.Loops) {
-		t.Fatalf("%s: LoopRuns %+v, %v; Call %+v, %v", name, got, err2, want, err1)
+	var visits, first uint64
+	got, err2 := m2.Trace(name, func(in Inst) {
+		if visits == 0 {
+			first = in.PC
+		}
+		visits++
+	}, 5, 6)
+	addr, _, _ := im.Symbol(name)
+	if got != want || (err1 == nil) != (err2 == nil) || err1 == nil && (visits != got.Insns || first != addr) || m2.StepLimit != 1000 {
+		t.Fatalf("%s: Trace %+v, %v after %d visits; Call %+v, %v", name, got, err2, visits, want, err1)
 	}
 }

@@ -5,7 +5,7 @@ import "math"
 // The fast path. run executes one of two op slices built from the same decoding:
 //
 //   - m.ops: one op per instruction, each a run of its own, so the step limit is checked
-//     before every instruction (LoopRuns steps through it);
+//     before every instruction (Trace steps through it);
 //   - m.fast: the same ops where common sequences are fused into one op (the superinstructions
 //     below), and where every op knows the instructions and cycles from it to the end of its
 //     run, the straight line up to the next control transfer (jal does not end it: its run

@@ -1,6 +1,6 @@
 // Package fwsim runs nicc's RISC-V firmware on an ordinary machine and counts its cycles.
 //
-// It has five parts:
+// It has four parts:
 //
 //   - a decoder for user-level RV64IMC + Zbb (Decode, Inst, Kind), exactly what
 //     riscv64-unknown-elf-gcc -march=rv64imc_zbb -mabi=lp64 emits;
@@ -9,10 +9,10 @@
 //   - an ELF64 loader (LoadELF, ReadELF, Image) with symbols by name;
 //   - an interpreter and call harness (Machine) that decodes the text once into a flat op
 //     slice, then runs a named function with the standard calling convention until it returns,
-//     counting instructions and cycles (LoopRuns also counts a loop's iterations);
-//   - static WCET (WCET, WCETReport): the longest path through the CFG of a function and its
-//     callees at the profile's costs, refusing a loop without a bound; measured cycles never
-//     exceed it.
+//     counting instructions and cycles (Trace runs it one instruction at a time).
+//
+// The static WCET of a function, the bound its measured cycles never exceed, is package
+// fwsim/wcet's: it reads an Image's code and costs it with a Profile.
 //
 // Faults are errors (see package fwsim/trap), never panics.
 package fwsim

@@ -68,7 +68,7 @@ type Machine struct {
 	lastAddr  uint64
 
 	takenDelta uint64 // BranchTaken - BranchNotTaken, modulo 2^64
-	stopIdx    int    // the op a run stopped at on reaching StepLimit: LoopRuns resumes there
+	stopIdx    int    // the op a run stopped at on reaching StepLimit: Trace resumes there
 }
 
 // sinkReg receives writes to x0.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/fwsim/wcet"
 )
 
 // handlerWCETLimit guards the WCET of the handler skeleton (testdata/handler.c: rlcc.h's
@@ -17,10 +18,10 @@ const handlerWCETLimit = 205
 // skeletonWCET is the static WCET of the engine entry of the test firmware name, checked
 // loop-free and against the cycles of every event of flows random flows (draw) run through it:
 // the report, the most cycles measured, the events run and the profile's clock.
-func skeletonWCET(t *testing.T, name string, flows int, draw func() (FlowCtx, []Event)) (rep *fwsim.WCETReport, maxc, n uint64, clockHz float64) {
+func skeletonWCET(t *testing.T, name string, flows int, draw func() (FlowCtx, []Event)) (rep *wcet.Report, maxc, n uint64, clockHz float64) {
 	t.Helper()
 	im := firmware(t, name)
-	rep, err := fwsim.WCET(im, HandlerEntry, nil, fwsim.WCETOptions{})
+	rep, err := wcet.Bound(im, HandlerEntry, nil, wcet.Options{})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -84,7 +85,7 @@ func TestHelperWCET(t *testing.T) {
 	// The helpers are loop-free; their bounds, for the record.
 	im := firmware(t, "fw")
 	for _, e := range []string{"t_infl", "t_div", "t_sqrt", "t_obs", "t_mult", "t_update"} {
-		rep, err := fwsim.WCET(im, e, nil, fwsim.WCETOptions{})
+		rep, err := wcet.Bound(im, e, nil, wcet.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

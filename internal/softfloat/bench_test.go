@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/fwsim/wcet"
 )
 
 // BenchmarkSoftFloatBaseline times the float MLP and LSTM, compiled for the FPU-less engine
@@ -55,8 +56,8 @@ func BenchmarkSoftFloatBaseline(b *testing.B) {
 			b.ReportMetric(float64(insns[len(insns)-1]), "insns-max")
 			b.ReportMetric(float64(med(insns)), "insns-median")
 			b.ReportMetric(0, "ns/op")
-			w, err := fwsim.WCET(sim.m.Image(), sim.fn, prof, fwsim.WCETOptions{})
-			var we *fwsim.WCETError
+			w, err := wcet.Bound(sim.m.Image(), sim.fn, prof, wcet.Options{})
+			var we *wcet.Error
 			switch {
 			case err == nil:
 				if w.Cycles < cyc[len(cyc)-1] {

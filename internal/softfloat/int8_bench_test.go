@@ -8,6 +8,7 @@ import (
 
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/fwsim/wcet"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -70,7 +71,7 @@ func BenchmarkInt8VsSoftFloat(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			wcet, err := fwsim.WCET(im, codegen.DefaultFunc, prof, fwsim.WCETOptions{})
+			bound, err := wcet.Bound(im, codegen.DefaultFunc, prof, wcet.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -106,18 +107,18 @@ func BenchmarkInt8VsSoftFloat(b *testing.B) {
 			}
 			slices.Sort(soft)
 			slices.Sort(fixed)
-			if fixed[len(fixed)-1] > wcet.Cycles {
-				b.Fatalf("measured %d cycles > WCET %d", fixed[len(fixed)-1], wcet.Cycles)
+			if fixed[len(fixed)-1] > bound.Cycles {
+				b.Fatalf("measured %d cycles > WCET %d", fixed[len(fixed)-1], bound.Cycles)
 			}
 			us := func(c uint64) float64 { return prof.Seconds(c, 1) * 1e6 }
 			sm, im8 := soft[len(soft)/2], fixed[len(fixed)/2]
 			b.ReportMetric(float64(sm), "softfloat-cycles-median")
 			b.ReportMetric(us(sm), "softfloat-µs-median")
 			b.ReportMetric(float64(im8), "int8-cycles-median")
-			b.ReportMetric(float64(wcet.Cycles), "int8-wcet-cycles")
-			b.ReportMetric(us(wcet.Cycles), "int8-wcet-µs")
+			b.ReportMetric(float64(bound.Cycles), "int8-wcet-cycles")
+			b.ReportMetric(us(bound.Cycles), "int8-wcet-µs")
 			b.ReportMetric(float64(sm)/float64(im8), "ratio-median")
-			b.ReportMetric(float64(sm)/float64(wcet.Cycles), "ratio-softmedian/int8wcet")
+			b.ReportMetric(float64(sm)/float64(bound.Cycles), "ratio-softmedian/int8wcet")
 			b.ReportMetric(0, "ns/op")
 		})
 	}

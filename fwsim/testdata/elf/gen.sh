@@ -15,8 +15,8 @@ echo 'long add(long a, long b) { return a + b; } long k = 3; long get(void) { re
 $CC -march=rv64imc_zbb -mabi=lp64 -O2 $FLAGS -fno-ident -o tiny.elf tiny.c
 riscv64-unknown-elf-strip --strip-unneeded -R .riscv.attributes -R .comment tiny.elf -o tiny_stripped.elf
 rm tiny.c
-# A small seed with calls, a counted loop and ra overwritten before a ret, for the WCET and
-# LoopRuns checks of FuzzLoadELF.
+# A small seed with calls, a counted loop and ra overwritten before a ret, for the Trace
+# checks of FuzzLoadELF and the WCET and LoopRuns checks of fwsim/wcet's FuzzBound.
 cat > ret.S <<'ASM'
 	.text
 	.globl saved

@@ -1,5 +1,5 @@
-/* The compiled-C referee for the benchmark's decision function (decide, generated into
- * decision.c by bench_test.go): case i runs decide on hashed features and a flow context. */
+/* The compiled-C referee for the benchmark's decision function (decide, decision.c): case i
+ * runs decide on hashed features and a flow context. */
 #include "referee.h"
 
 uint32_t decide(const int32_t *f, uint32_t *ctx);

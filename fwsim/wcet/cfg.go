@@ -1,4 +1,4 @@
-package fwsim
+package wcet
 
 // WCET: exploring each function's control flow into a graph of instructions, with calls,
 // tail calls and returns.
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/bits"
 	"strings"
+
+	"github.com/nicc-dev/nicc/fwsim"
 )
 
 // wt is a path weight: cycles, then instructions.
@@ -14,18 +16,18 @@ type wt struct{ c, n uint64 }
 
 func (x wt) less(y wt) bool { return x.c < y.c || x.c == y.c && x.n < y.n }
 
-// limit caps every weight: far beyond any decision, far below overflow.
-const wcetLimit = 1 << 60
+// weightLimit caps every weight: far beyond any decision, far below overflow.
+const weightLimit = 1 << 60
 
 func (x wt) add(y wt) (wt, bool) {
 	c, n := x.c+y.c, x.n+y.n
-	return wt{c, n}, c <= wcetLimit && n <= wcetLimit && c >= x.c && n >= x.n
+	return wt{c, n}, c <= weightLimit && n <= weightLimit && c >= x.c && n >= x.n
 }
 
 func (x wt) mul(k uint64) (wt, bool) {
 	hc, c := bits.Mul64(x.c, k)
 	hn, n := bits.Mul64(x.n, k)
-	return wt{c, n}, hc == 0 && hn == 0 && c <= wcetLimit && n <= wcetLimit
+	return wt{c, n}, hc == 0 && hn == 0 && c <= weightLimit && n <= weightLimit
 }
 
 // exitNode is the target of edges that leave the function (ret, tail call).
@@ -36,32 +38,32 @@ type wedge struct {
 	w  wt
 }
 
-type wcetAnalysis struct {
-	im     *Image
-	p      *Profile
-	opt    WCETOptions
-	funcs  map[uint64]*wcetFunc
+type analysis struct {
+	im     *fwsim.Image
+	p      *fwsim.Profile
+	opt    Options
+	funcs  map[uint64]*fnBound
 	active map[uint64]bool
 	stack  []uint64
 	starts map[uint64]string // function symbols by address
 	used   map[uint64]bool   // loop bounds consumed
-	mach   *Machine          // lazily, to read jump tables
+	mach   *fwsim.Machine    // lazily, to read jump tables
 }
 
-type wcetFunc struct {
+type fnBound struct {
 	name    string
 	addr    uint64
 	w       wt
 	returns bool
 	calls   map[uint64]bool
-	loops   []LoopWCET
+	loops   []Loop
 	// keepsSP: sp is back at its value on entry wherever the function returns.
 	// writesAbove: it (or a function it calls) may store at or above sp on entry, into its
 	// caller's frame. See checkReturns.
 	keepsSP, writesAbove bool
 }
 
-func (a *wcetAnalysis) name(addr uint64) string {
+func (a *analysis) name(addr uint64) string {
 	if n, ok := a.starts[addr]; ok {
 		return n
 	}
@@ -70,31 +72,31 @@ func (a *wcetAnalysis) name(addr uint64) string {
 
 // fbuild is the state of one function's analysis.
 type fbuild struct {
-	a     *wcetAnalysis
-	f     *wcetFunc
-	insts map[uint64]Inst
+	a     *analysis
+	f     *fnBound
+	insts map[uint64]fwsim.Inst
 	edges map[uint64][]pedge // by source pc
 	preds map[uint64]int     // number of intra-function predecessors
 	// resolved jalr: pc -> abstract value of rs1 used, re-checked once the graph is complete
 	resolved map[uint64]absVal
-	callees  map[uint64]*wcetFunc // by the pc of the call, for calls that return
+	callees  map[uint64]*fnBound // by the pc of the call, for calls that return
 }
 
 // pedge is an edge by pc: to is a pc, or exit (a return, or a tail call to tail).
 type pedge struct {
 	to   uint64
 	exit bool
-	tail *wcetFunc
+	tail *fnBound
 	w    wt
 }
 
 func (b *fbuild) errf(pc uint64, err error, format string, args ...any) error {
-	return &WCETError{Func: b.f.name, FuncAddr: b.f.addr, PC: pc, Where: b.a.where(pc, b.f), Err: err, Detail: fmt.Sprintf(format, args...)}
+	return &Error{Func: b.f.name, FuncAddr: b.f.addr, PC: pc, Where: b.a.where(pc, b.f), Err: err, Detail: fmt.Sprintf(format, args...)}
 }
 
 // locate names pc by the function symbol that holds it, else by f (the function being
 // analysed, which a jump may have led outside its symbol) when pc is past f's start.
-func (a *wcetAnalysis) locate(pc uint64, f *wcetFunc) (name string, off uint64, ok bool) {
+func (a *analysis) locate(pc uint64, f *fnBound) (name string, off uint64, ok bool) {
 	if s, found := a.im.SymbolAt(pc); found && s.Func {
 		return a.name(s.Addr), pc - s.Addr, true
 	}
@@ -105,7 +107,7 @@ func (a *wcetAnalysis) locate(pc uint64, f *wcetFunc) (name string, off uint64, 
 }
 
 // where is locate as "func+0xoff", or "".
-func (a *wcetAnalysis) where(pc uint64, f *wcetFunc) string {
+func (a *analysis) where(pc uint64, f *fnBound) string {
 	if name, off, ok := a.locate(pc, f); ok {
 		return fmt.Sprintf("%s+0x%x", name, off)
 	}
@@ -113,7 +115,7 @@ func (a *wcetAnalysis) where(pc uint64, f *wcetFunc) string {
 }
 
 // whereOr is where, or pc in hex: either is a loop head ParseLoopHead reads.
-func (a *wcetAnalysis) whereOr(pc uint64, f *wcetFunc) string {
+func (a *analysis) whereOr(pc uint64, f *fnBound) string {
 	if w := a.where(pc, f); w != "" {
 		return w
 	}
@@ -121,7 +123,7 @@ func (a *wcetAnalysis) whereOr(pc uint64, f *wcetFunc) string {
 }
 
 // function analyses the function at addr (memoised). site is the pc of the call, for errors.
-func (a *wcetAnalysis) function(addr, site uint64) (*wcetFunc, error) {
+func (a *analysis) function(addr, site uint64) (*fnBound, error) {
 	if f, ok := a.funcs[addr]; ok {
 		return f, nil
 	}
@@ -132,7 +134,7 @@ func (a *wcetAnalysis) function(addr, site uint64) (*wcetFunc, error) {
 		}
 		chain = append(chain, a.name(addr))
 		caller := a.stack[len(a.stack)-1]
-		return nil, &WCETError{Func: a.name(caller), FuncAddr: caller, PC: site, Where: a.where(site, nil), Err: ErrRecursion,
+		return nil, &Error{Func: a.name(caller), FuncAddr: caller, PC: site, Where: a.where(site, nil), Err: ErrRecursion,
 			Detail: "call chain " + strings.Join(chain, " -> ")}
 	}
 	a.active[addr] = true
@@ -141,9 +143,9 @@ func (a *wcetAnalysis) function(addr, site uint64) (*wcetFunc, error) {
 		delete(a.active, addr)
 		a.stack = a.stack[:len(a.stack)-1]
 	}()
-	f := &wcetFunc{name: a.name(addr), addr: addr, calls: map[uint64]bool{}}
-	b := &fbuild{a: a, f: f, insts: map[uint64]Inst{}, edges: map[uint64][]pedge{},
-		preds: map[uint64]int{}, resolved: map[uint64]absVal{}, callees: map[uint64]*wcetFunc{}}
+	f := &fnBound{name: a.name(addr), addr: addr, calls: map[uint64]bool{}}
+	b := &fbuild{a: a, f: f, insts: map[uint64]fwsim.Inst{}, edges: map[uint64][]pedge{},
+		preds: map[uint64]int{}, resolved: map[uint64]absVal{}, callees: map[uint64]*fnBound{}}
 	if err := b.explore(); err != nil {
 		return nil, err
 	}
@@ -157,7 +159,7 @@ func (a *wcetAnalysis) function(addr, site uint64) (*wcetFunc, error) {
 	return f, nil
 }
 
-func (a *wcetAnalysis) cost(in Inst) wt { return wt{a.p.MaxCost(in.Class()), 1} }
+func (a *analysis) cost(in fwsim.Inst) wt { return wt{a.p.MaxCost(in.Class()), 1} }
 
 // explore decodes every instruction reachable from the function's entry and builds its edges.
 func (b *fbuild) explore() error {
@@ -173,7 +175,7 @@ func (b *fbuild) explore() error {
 		if err != nil {
 			return b.errf(pc, ErrBadCode, "control reaches it but %v", err)
 		}
-		in, err := Decode(raw, pc)
+		in, err := fwsim.Decode(raw, pc)
 		if err != nil {
 			return b.errf(pc, ErrBadCode, "control reaches it but %v", err)
 		}
@@ -234,7 +236,7 @@ func (b *fbuild) edgeTo(from, pc uint64, w wt) ([]pedge, error) {
 }
 
 // call is a call from the instruction in to the function at target, returning to in.Next().
-func (b *fbuild) call(in Inst, target uint64) ([]pedge, error) {
+func (b *fbuild) call(in fwsim.Inst, target uint64) ([]pedge, error) {
 	if _, isFunc := b.a.starts[target]; !isFunc {
 		return nil, b.errf(in.PC, ErrIndirectJump, "call to 0x%x, which is not the start of a function symbol", target)
 	}
@@ -257,22 +259,22 @@ func (b *fbuild) call(in Inst, target uint64) ([]pedge, error) {
 	return []pedge{{to: in.Next(), w: w}}, nil
 }
 
-func (b *fbuild) successors(in Inst) ([]pedge, error) {
+func (b *fbuild) successors(in fwsim.Inst) ([]pedge, error) {
 	a := b.a
 	p := a.p
 	switch {
 	case in.Kind.IsBranch():
 		t, _ := in.Target()
-		taken, err := b.edgeTo(in.PC, t, wt{p.Cost(ClassBranch, true), 1})
+		taken, err := b.edgeTo(in.PC, t, wt{p.Cost(fwsim.ClassBranch, true), 1})
 		if err != nil {
 			return nil, err
 		}
-		fall, err := b.edgeTo(in.PC, in.Next(), wt{p.Cost(ClassBranch, false), 1})
+		fall, err := b.edgeTo(in.PC, in.Next(), wt{p.Cost(fwsim.ClassBranch, false), 1})
 		if err != nil {
 			return nil, err
 		}
 		return append(taken, fall...), nil
-	case in.Kind == JAL:
+	case in.Kind == fwsim.JAL:
 		t, _ := in.Target()
 		switch in.Rd {
 		case 0:
@@ -280,8 +282,8 @@ func (b *fbuild) successors(in Inst) ([]pedge, error) {
 		case 1:
 			return b.call(in, t)
 		}
-		return nil, b.errf(in.PC, ErrIndirectJump, "jal with link register %s: only ra calls are analysed", RegName(in.Rd))
-	case in.Kind == JALR:
+		return nil, b.errf(in.PC, ErrIndirectJump, "jal with link register %s: only ra calls are analysed", fwsim.RegName(in.Rd))
+	case in.Kind == fwsim.JALR:
 		v := b.track(in.PC, in.Rs1)
 		switch {
 		case v.kind == absConst:
@@ -293,7 +295,7 @@ func (b *fbuild) successors(in Inst) ([]pedge, error) {
 			case 1:
 				return b.call(in, t)
 			}
-			return nil, b.errf(in.PC, ErrIndirectJump, "jalr with link register %s: only ra calls are analysed", RegName(in.Rd))
+			return nil, b.errf(in.PC, ErrIndirectJump, "jalr with link register %s: only ra calls are analysed", fwsim.RegName(in.Rd))
 		case v.kind == absLoad && in.Rd == 0 && in.Imm == 0:
 			b.resolved[in.PC] = v
 			targets, err := b.jumpTable(in, v)
@@ -316,8 +318,8 @@ func (b *fbuild) successors(in Inst) ([]pedge, error) {
 		if in.Rd != 0 {
 			what = "call"
 		}
-		return nil, b.errf(in.PC, ErrIndirectJump, "%s through %s, whose value is not a link-time constant (%s)", what, RegName(in.Rs1), in)
-	case in.Kind == ECALL || in.Kind == EBREAK:
+		return nil, b.errf(in.PC, ErrIndirectJump, "%s through %s, whose value is not a link-time constant (%s)", what, fwsim.RegName(in.Rs1), in)
+	case in.Kind == fwsim.ECALL || in.Kind == fwsim.EBREAK:
 		return nil, nil // traps: the run ends in an error, not a measurement
 	}
 	return b.edgeTo(in.PC, in.Next(), a.cost(in))

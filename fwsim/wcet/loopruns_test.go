@@ -1,4 +1,4 @@
-package fwsim_test
+package wcet_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/fwsim/trap"
+	"github.com/nicc-dev/nicc/fwsim/wcet"
 )
 
 // TestLoopRuns: the most runs of each loop head per entry into the loop, through calls made
@@ -53,7 +54,7 @@ func TestLoopRuns(t *testing.T) {
 				args[i] = p
 			}
 		}
-		runs, res, err := m.LoopRuns(r.Loops, c.entry, args...)
+		runs, res, err := wcet.LoopRuns(m, r.Loops, c.entry, args...)
 		if err != nil || res != want {
 			t.Errorf("%s: LoopRuns result %+v, %v; Call's %+v", c.entry, res, err, want)
 		}
@@ -74,14 +75,14 @@ func TestLoopRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := m.Alloc(256, 16)
-	runs, _, err := m.LoopRuns(r.Loops, "scale_all", p, 3, 5)
+	runs, _, err := wcet.LoopRuns(m, r.Loops, "scale_all", p, 3, 5)
 	slices.Sort(runs)
 	if err != nil || !slices.Equal(runs, []int{4, 6}) {
 		t.Errorf("scale_all(3, 5): runs %v, %v; want 4 and 6", runs, err)
 	}
 	// The step limit holds as in Call.
 	m.StepLimit = 50
-	if _, res, err := m.LoopRuns(r.Loops, "scale_all", p, 8, 8); !errors.Is(err, trap.ErrStepLimit) || res.Insns != 50 {
+	if _, res, err := wcet.LoopRuns(m, r.Loops, "scale_all", p, 8, 8); !errors.Is(err, trap.ErrStepLimit) || res.Insns != 50 {
 		t.Errorf("step limit 50: %+v, %v", res, err)
 	}
 }
@@ -93,17 +94,17 @@ func TestWCETLoopHeadName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = fwsim.WCET(im, "tail_into", nil, fwsim.WCETOptions{})
-	var we *fwsim.WCETError
-	if !errors.Is(err, fwsim.ErrUnboundedLoop) || !errors.As(err, &we) || we.Func != "tail_into" || we.Where != "count_up+0x2" ||
+	_, err = wcet.Bound(im, "tail_into", nil, wcet.Options{})
+	var we *wcet.Error
+	if !errors.Is(err, wcet.ErrUnboundedLoop) || !errors.As(err, &we) || we.Func != "tail_into" || we.Where != "count_up+0x2" ||
 		!strings.Contains(err.Error(), "(count_up+0x2): loop without a bound") || !strings.Contains(err.Error(), "bound head count_up+0x2 with") {
 		t.Fatalf("got %v, want the head named count_up+0x2", err)
 	}
-	head, err := fwsim.ParseLoopHead(im, we.Where)
+	head, err := wcet.ParseLoopHead(im, we.Where)
 	if err != nil || head != we.PC {
 		t.Fatalf("ParseLoopHead(%s) = 0x%x, %v; want 0x%x", we.Where, head, err, we.PC)
 	}
-	r, err := fwsim.WCET(im, "tail_into", nil, fwsim.WCETOptions{LoopBounds: map[uint64]int{head: 6}})
+	r, err := wcet.Bound(im, "tail_into", nil, wcet.Options{LoopBounds: map[uint64]int{head: 6}})
 	if err != nil || len(r.Loops) != 1 || r.Loops[0].Func != "count_up" || r.Loops[0].Offset != 2 || r.Loops[0].Head != head {
 		t.Fatalf("with a bound: %+v, %v", r, err)
 	}

@@ -1,4 +1,4 @@
-package fwsim_test
+package wcet_test
 
 import (
 	"errors"
@@ -7,10 +7,12 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/fwsim/wcet"
 )
 
 // TestWCETReturnAddress: a ret or tail call is a return to the caller only where ra provably
-// holds the address the function was called with. Hand-written shapes of testdata/wcet/shapes.S.
+// holds the address the function was called with. Hand-written shapes of
+// fwsim/testdata/wcet/shapes.S.
 func TestWCETReturnAddress(t *testing.T) {
 	im, err := fwsim.LoadELF(buildWCET(t, "shapes.S", "-O2"))
 	if err != nil {
@@ -38,9 +40,9 @@ func TestWCETReturnAddress(t *testing.T) {
 		// The callee returns with sp moved, so the caller's ld ra reads another slot.
 		{"calls_leaky", "calls_leaky", 0x10, "calls_leaky+0xc (c:ld ra, 8(sp)) overwrote it"},
 	} {
-		_, err := fwsim.WCET(im, c.entry, nil, fwsim.WCETOptions{})
-		var we *fwsim.WCETError
-		if !errors.Is(err, fwsim.ErrReturnAddress) || !errors.As(err, &we) {
+		_, err := wcet.Bound(im, c.entry, nil, wcet.Options{})
+		var we *wcet.Error
+		if !errors.Is(err, wcet.ErrReturnAddress) || !errors.As(err, &we) {
 			t.Errorf("%s: got %v, want ErrReturnAddress", c.entry, err)
 			continue
 		}
@@ -58,7 +60,7 @@ func TestWCETReturnAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, entry := range []string{"saved_call", "ra_in_t0", "leaky", "tailer", "maybe_trap"} {
-		r, err := fwsim.WCET(im, entry, nil, fwsim.WCETOptions{})
+		r, err := wcet.Bound(im, entry, nil, wcet.Options{})
 		if err != nil {
 			t.Errorf("%s: %v", entry, err)
 			continue

@@ -1,7 +1,9 @@
-package fwsim
+package wcet
 
 // WCET: link-time constants in registers along straight runs of code, for jalr targets,
 // jump tables and counted loops.
+
+import "github.com/nicc-dev/nicc/fwsim"
 
 // Abstract register values for resolving jalr targets along a straight run of code.
 const (
@@ -22,7 +24,7 @@ type absVal struct {
 // the straight run of code that leads to it: back through single-predecessor fall-throughs,
 // then forward from the start of the run with every register unknown.
 func (b *fbuild) track(pc uint64, r uint8) absVal {
-	var run []Inst
+	var run []fwsim.Inst
 	cur := pc
 	for len(run) < 64 {
 		if cur == b.f.addr || b.preds[cur] != 1 {
@@ -38,7 +40,7 @@ func (b *fbuild) track(pc uint64, r uint8) absVal {
 	var regs [32]absVal
 	for i := len(run) - 1; i >= 0; i-- {
 		in := run[i]
-		if (in.Kind == JAL || in.Kind == JALR) && in.Rd != 0 {
+		if (in.Kind == fwsim.JAL || in.Kind == fwsim.JALR) && in.Rd != 0 {
 			regs = [32]absVal{} // a call clobbers what we know
 			continue
 		}
@@ -55,7 +57,7 @@ func (b *fbuild) track(pc uint64, r uint8) absVal {
 
 // prevFall finds the instruction just before pc in memory that has an edge to pc (a
 // fall-through, the return of a call, a branch's not-taken edge).
-func (b *fbuild) prevFall(pc uint64) (Inst, bool) {
+func (b *fbuild) prevFall(pc uint64) (fwsim.Inst, bool) {
 	for _, d := range []uint64{2, 4} {
 		p, ok := b.insts[pc-d]
 		if !ok || p.Next() != pc {
@@ -67,10 +69,10 @@ func (b *fbuild) prevFall(pc uint64) (Inst, bool) {
 			}
 		}
 	}
-	return Inst{}, false
+	return fwsim.Inst{}, false
 }
 
-func absStep(in Inst, regs *[32]absVal) absVal {
+func absStep(in fwsim.Inst, regs *[32]absVal) absVal {
 	get := func(r uint8) absVal {
 		if r == 0 {
 			return absVal{kind: absConst}
@@ -79,24 +81,24 @@ func absStep(in Inst, regs *[32]absVal) absVal {
 	}
 	s1, s2 := get(in.Rs1), get(in.Rs2)
 	switch in.Kind {
-	case LUI:
+	case fwsim.LUI:
 		return absVal{kind: absConst, v: uint64(in.Imm)}
-	case AUIPC:
+	case fwsim.AUIPC:
 		return absVal{kind: absConst, v: in.PC + uint64(in.Imm)}
-	case ADDI:
+	case fwsim.ADDI:
 		switch s1.kind {
 		case absConst, absBase:
 			return absVal{kind: s1.kind, v: s1.v + uint64(in.Imm)}
 		}
-	case ADDIW:
+	case fwsim.ADDIW:
 		if s1.kind == absConst {
 			return absVal{kind: absConst, v: uint64(int64(int32(uint32(s1.v + uint64(in.Imm)))))}
 		}
-	case SLLI:
+	case fwsim.SLLI:
 		if s1.kind == absConst {
 			return absVal{kind: absConst, v: s1.v << uint(in.Imm&63)}
 		}
-	case ADD:
+	case fwsim.ADD:
 		switch {
 		case s1.kind == absConst && s2.kind == absConst:
 			return absVal{kind: absConst, v: s1.v + s2.v}
@@ -105,9 +107,9 @@ func absStep(in Inst, regs *[32]absVal) absVal {
 		case s2.kind == absConst && s1.kind == absUnknown:
 			return absVal{kind: absBase, v: s2.v}
 		}
-	case LW, LWU, LD:
+	case fwsim.LW, fwsim.LWU, fwsim.LD:
 		if s1.kind == absBase {
-			return absVal{kind: absLoad, v: s1.v + uint64(in.Imm), size: uint8(in.Kind.AccessSize()), signed: in.Kind == LW}
+			return absVal{kind: absLoad, v: s1.v + uint64(in.Imm), size: uint8(in.Kind.AccessSize()), signed: in.Kind == fwsim.LW}
 		}
 	}
 	return absVal{}
@@ -118,13 +120,13 @@ const maxTable = 4096
 
 // jumpTable reads the targets of a table jump: entries of v.size bytes from v.v, while each
 // is an address inside the function's symbol.
-func (b *fbuild) jumpTable(in Inst, v absVal) ([]uint64, error) {
+func (b *fbuild) jumpTable(in fwsim.Inst, v absVal) ([]uint64, error) {
 	a := b.a
 	sym, ok := a.im.SymbolAt(in.PC)
 	if !ok || !sym.Func || sym.Size == 0 {
 		return nil, b.errf(in.PC, ErrIndirectJump, "table jump outside a sized function symbol")
 	}
-	var seg Segment
+	var seg fwsim.Segment
 	found := false
 	for _, s := range a.im.Segments() {
 		if v.v >= s.Addr && v.v-s.Addr < s.Size {
@@ -135,7 +137,7 @@ func (b *fbuild) jumpTable(in Inst, v absVal) ([]uint64, error) {
 		return nil, b.errf(in.PC, ErrIndirectJump, "jump table at 0x%x is not in read-only memory", v.v)
 	}
 	if a.mach == nil {
-		m, err := NewMachine(a.im, a.p)
+		m, err := fwsim.NewMachine(a.im, a.p)
 		if err != nil {
 			return nil, err
 		}
@@ -177,11 +179,11 @@ func (b *fbuild) jumpTable(in Inst, v absVal) ([]uint64, error) {
 
 // valueAfter is the link-time constant register r holds after the instruction in runs, when
 // in is not a branch, jalr or call.
-func (b *fbuild) valueAfter(in Inst, r uint8) (int64, bool) {
+func (b *fbuild) valueAfter(in fwsim.Inst, r uint8) (int64, bool) {
 	if r == 0 {
 		return 0, true
 	}
-	if in.Kind.IsBranch() || in.Kind == JALR || in.Kind == JAL && in.Rd != 0 {
+	if in.Kind.IsBranch() || in.Kind == fwsim.JALR || in.Kind == fwsim.JAL && in.Rd != 0 {
 		return 0, false
 	}
 	v := b.track(in.PC, r)
@@ -195,12 +197,12 @@ func (b *fbuild) valueAfter(in Inst, r uint8) (int64, bool) {
 }
 
 // writesRd reports whether in writes its rd.
-func writesRd(in Inst) bool {
+func writesRd(in fwsim.Inst) bool {
 	if in.Rd == 0 {
 		return false
 	}
 	switch in.Kind.OperandForm() {
-	case FormR, FormI, FormUnary, FormLoad, FormU, FormJ, FormJALR:
+	case fwsim.FormR, fwsim.FormI, fwsim.FormUnary, fwsim.FormLoad, fwsim.FormU, fwsim.FormJ, fwsim.FormJALR:
 		return true
 	}
 	return false

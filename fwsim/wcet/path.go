@@ -1,4 +1,4 @@
-package fwsim
+package wcet
 
 // WCET: loop bounds applied, loops collapsed, and the longest path.
 
@@ -109,7 +109,7 @@ func (b *fbuild) solve() error {
 		}
 		head := pcs[l.head]
 		name, off, _ := b.a.locate(head, b.f)
-		b.f.loops = append(b.f.loops, LoopWCET{Func: name, Head: head, Offset: off,
+		b.f.loops = append(b.f.loops, Loop{Func: name, Head: head, Offset: off,
 			Bound: l.bound, Counted: l.counted, IterMax: iter.c, Cycles: worst.c, Latches: g.latches(l)})
 	}
 	_, exits, err := g.longest(rep[entry], -2, nil, rep, coll)

@@ -1,10 +1,12 @@
-package fwsim
+package wcet
 
 // WCET: natural loops, and the counted loops the analysis bounds itself.
 
 import (
 	"slices"
 	"sort"
+
+	"github.com/nicc-dev/nicc/fwsim"
 )
 
 type graph struct {
@@ -212,7 +214,7 @@ func (b *fbuild) countedLoop(g *graph, l *loop, all []*loop) (int, bool) {
 		return 0, false
 	}
 	br := b.insts[g.pcs[back[0]]]
-	if br.Kind != BNE {
+	if br.Kind != fwsim.BNE {
 		return 0, false
 	}
 	if tgt, _ := br.Target(); tgt != g.pcs[l.head] || br.Next() == tgt {
@@ -222,7 +224,7 @@ func (b *fbuild) countedLoop(g *graph, l *loop, all []*loop) (int, bool) {
 	written := map[uint8][]int{}
 	for v := range l.body {
 		in := b.insts[g.pcs[v]]
-		if (in.Kind == JAL || in.Kind == JALR) && in.Rd != 0 {
+		if (in.Kind == fwsim.JAL || in.Kind == fwsim.JALR) && in.Rd != 0 {
 			return 0, false
 		}
 		if writesRd(in) {
@@ -238,7 +240,7 @@ func (b *fbuild) countedLoop(g *graph, l *loop, all []*loop) (int, bool) {
 	}
 	dec := written[t][0]
 	step := b.insts[g.pcs[dec]]
-	if (step.Kind != ADDI && step.Kind != ADDIW) || step.Rs1 != t || step.Imm == 0 {
+	if (step.Kind != fwsim.ADDI && step.Kind != fwsim.ADDIW) || step.Rs1 != t || step.Imm == 0 {
 		return 0, false
 	}
 	// Every path from the head to the branch passes the step: without it, the branch is

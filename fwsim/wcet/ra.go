@@ -1,4 +1,4 @@
-package fwsim
+package wcet
 
 // WCET: the return address. A path that leaves a function by ret or by a tail call is
 // bounded as a return to its caller, which holds only if ra still holds the address the
@@ -7,6 +7,8 @@ package fwsim
 import (
 	"fmt"
 	"slices"
+
+	"github.com/nicc-dev/nicc/fwsim"
 )
 
 // raState is what the analysis knows, at one point of a function, about where the return
@@ -46,8 +48,8 @@ func (s raState) equal(t raState) bool {
 }
 
 // raStep is the state after in, from the state s before it.
-func (b *fbuild) raStep(s raState, in Inst) raState {
-	if (in.Kind == JAL || in.Kind == JALR) && in.Rd != 0 { // a call (explore refuses the others)
+func (b *fbuild) raStep(s raState, in fwsim.Inst) raState {
+	if (in.Kind == fwsim.JAL || in.Kind == fwsim.JALR) && in.Rd != 0 { // a call (explore refuses the others)
 		r := raState{lost: in.PC} // the callee may change any register
 		g := b.callees[in.PC]
 		if g == nil { // it never returns: no path goes on
@@ -70,7 +72,7 @@ func (b *fbuild) raStep(s raState, in Inst) raState {
 			}
 			at, n := s.sp+in.Imm, int64(in.Kind.AccessSize())
 			r.slots = slices.DeleteFunc(slices.Clone(s.slots), func(x int64) bool { return x < at+n && at < x+8 })
-			if in.Kind == SD && s.ret&(1<<in.Rs2) != 0 {
+			if in.Kind == fwsim.SD && s.ret&(1<<in.Rs2) != 0 {
 				r.slots = append(r.slots, at)
 				slices.Sort(r.slots)
 			}
@@ -83,11 +85,11 @@ func (b *fbuild) raStep(s raState, in Inst) raState {
 	}
 	holds := false
 	switch {
-	case in.Kind == ADDI && in.Imm == 0: // mv
+	case in.Kind == fwsim.ADDI && in.Imm == 0: // mv
 		holds = s.ret&(1<<in.Rs1) != 0
-	case in.Kind == ADD && (in.Rs1 == 0 || in.Rs2 == 0): // c.mv
+	case in.Kind == fwsim.ADD && (in.Rs1 == 0 || in.Rs2 == 0): // c.mv
 		holds = s.ret&(1<<(in.Rs1|in.Rs2)) != 0
-	case in.Kind == LD && in.Rs1 == 2 && s.spOK:
+	case in.Kind == fwsim.LD && in.Rs1 == 2 && s.spOK:
 		holds = slices.Contains(s.slots, s.sp+in.Imm)
 	}
 	if holds {
@@ -99,7 +101,7 @@ func (b *fbuild) raStep(s raState, in Inst) raState {
 		}
 	}
 	if in.Rd == 2 {
-		r.sp, r.spOK = s.sp+in.Imm, s.spOK && in.Kind == ADDI && in.Rs1 == 2
+		r.sp, r.spOK = s.sp+in.Imm, s.spOK && in.Kind == fwsim.ADDI && in.Rs1 == 2
 		if !r.spOK {
 			r.sp = 0
 		}
@@ -111,7 +113,7 @@ func (b *fbuild) raStep(s raState, in Inst) raState {
 }
 
 // writesCaller reports whether in, run in state s, may store at or above sp on entry.
-func writesCaller(s raState, in Inst) bool {
+func writesCaller(s raState, in fwsim.Inst) bool {
 	return in.Kind.IsStore() && in.Rs1 == 2 && (!s.spOK || s.sp+in.Imm+int64(in.Kind.AccessSize()) > 0)
 }
 

@@ -1,6 +1,7 @@
-package fwsim
-
-// Static worst-case execution time (WCET): see WCET.
+// Package wcet bounds the worst-case execution time (WCET) of firmware statically: the longest
+// path through an ELF's machine code from an entry function, at the costs the emulator
+// (fwsim) counts, so that every fwsim.Machine.Call of it takes at most the bound. See Bound.
+package wcet
 
 import (
 	"errors"
@@ -8,9 +9,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nicc-dev/nicc/fwsim"
 )
 
-// Sentinel errors of WCET; a *WCETError wraps one. Test with errors.Is.
+// Sentinel errors of Bound; a *Error wraps one. Test with errors.Is.
 var (
 	ErrUnboundedLoop = errors.New("loop without a bound")
 	ErrIndirectJump  = errors.New("indirect jump or call the analysis cannot resolve")
@@ -22,11 +25,11 @@ var (
 	ErrReturnAddress = errors.New("return address not preserved")
 )
 
-// WCETError is a reason WCET cannot bound a function. Func and FuncAddr name the function
+// Error is a reason Bound cannot bound a function. Func and FuncAddr name the function
 // being analysed, PC the instruction (for ErrUnboundedLoop, the loop head). Where names PC
 // as function+offset, by the function symbol that holds PC: control can reach another
 // function's code by a jump, so that need not be Func. ParseLoopHead reads it back.
-type WCETError struct {
+type Error struct {
 	Func     string
 	FuncAddr uint64
 	PC       uint64
@@ -35,7 +38,7 @@ type WCETError struct {
 	Detail   string
 }
 
-func (e *WCETError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("fwsim: wcet: ")
 	if e.Func != "" {
@@ -53,10 +56,10 @@ func (e *WCETError) Error() string {
 	return b.String()
 }
 
-func (e *WCETError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// WCETOptions are the user's facts about the code that the analysis cannot see.
-type WCETOptions struct {
+// Options are the user's facts about the code that the analysis cannot see.
+type Options struct {
 	// LoopBounds bounds loops by the address of their head: the loop's first instruction,
 	// which every path into the loop and every iteration passes through (the address an
 	// ErrUnboundedLoop error names; ParseLoopHead turns "func+0x1c" into it). The bound N
@@ -64,28 +67,29 @@ type WCETOptions struct {
 	// outside it, so N counts the last, exiting pass too: gcc's -O0 loop `for (i = 0; i < n;
 	// i++)` tests i < n at its head n+1 times, while the rotated -O2 form runs its head n
 	// times. A bound too large is safe (the WCET is looser); too small is unsound, which a
-	// run above the WCET shows: Machine.LoopRuns then counts the runs to name the loop.
+	// run above the WCET shows: LoopRuns then counts the runs to name the loop.
 	LoopBounds map[uint64]int
 }
 
-// WCETReport is the result of WCET.
-type WCETReport struct {
+// Report is the result of Bound.
+type Report struct {
 	Entry   string
 	Addr    uint64
 	Profile string
-	// Cycles bounds Machine.Call(Entry, ...).Cycles for every input, with the same profile.
+	// Cycles bounds fwsim.Machine.Call(Entry, ...).Cycles for every input, with the same
+	// profile.
 	Cycles uint64
 	// Insns is the number of instructions on the worst-case path (loops unrolled to their
-	// bounds, callees included): comparable to Result.Insns.
+	// bounds, callees included): comparable to fwsim.Result.Insns.
 	Insns uint64
 	// Functions are the entry and every function it reaches, entry first, then by address.
-	Functions []FuncWCET
+	Functions []Func
 	// Loops are the loops found, with the bound used, by function then head address.
-	Loops []LoopWCET
+	Loops []Loop
 }
 
-// FuncWCET is the bound of one function called on its own, its ret included.
-type FuncWCET struct {
+// Func is the bound of one function called on its own, its ret included.
+type Func struct {
 	Name   string
 	Addr   uint64
 	Cycles uint64
@@ -93,8 +97,8 @@ type FuncWCET struct {
 	Calls  []string // functions it calls or tail-calls, by name, sorted
 }
 
-// LoopWCET is one loop and how it was bounded.
-type LoopWCET struct {
+// Loop is one loop and how it was bounded.
+type Loop struct {
 	Func    string // the function symbol that holds Head
 	Head    uint64
 	Offset  uint64 // Head - Func's address
@@ -104,13 +108,13 @@ type LoopWCET struct {
 	Cycles  uint64 // cycles of the whole loop at its bound, exit included
 	// Latches are the loop's instructions with an edge back to Head, by address: a run of
 	// Head right after one (in the same call) is another iteration, any other run of Head
-	// a new entry into the loop. Machine.LoopRuns counts with them.
+	// a new entry into the loop. LoopRuns counts with them.
 	Latches []uint64
 }
 
 // ParseLoopHead resolves a loop head written as an address ("0x10040", "10040" is hex too)
 // or as a function symbol plus an offset ("on_event+0x40", "on_event+64").
-func ParseLoopHead(im *Image, s string) (uint64, error) {
+func ParseLoopHead(im *fwsim.Image, s string) (uint64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, errors.New("empty loop head")
@@ -118,7 +122,7 @@ func ParseLoopHead(im *Image, s string) (uint64, error) {
 	if name, off, ok := strings.Cut(s, "+"); ok {
 		addr, _, found := im.Symbol(strings.TrimSpace(name))
 		if !found {
-			return 0, fmt.Errorf("loop head %q: %w", s, fmt.Errorf("%q: %w", name, ErrNoSymbol))
+			return 0, fmt.Errorf("loop head %q: %w", s, fmt.Errorf("%q: %w", name, fwsim.ErrNoSymbol))
 		}
 		o, err := strconv.ParseUint(strings.TrimSpace(off), 0, 64)
 		if err != nil {
@@ -137,13 +141,13 @@ func ParseLoopHead(im *Image, s string) (uint64, error) {
 	return v, nil
 }
 
-// WCET bounds the cycles of a call to the function entry under profile p (nil: the default
-// profile): every Machine.Call(entry, ...) with the same profile takes at most
-// WCETReport.Cycles, whatever the arguments and memory.
+// Bound bounds the cycles of a call to the function entry under profile p (nil: the default
+// profile): every fwsim.Machine.Call(entry, ...) with the same profile takes at most
+// Report.Cycles, whatever the arguments and memory.
 //
 // The analysis works on the machine code of the ELF, with the same per-instruction costs the
-// interpreter counts (see Profile), so its bound and Machine.Call's count are in the same
-// units and cover the same instructions:
+// interpreter counts (see fwsim.Profile), so its bound and fwsim.Machine.Call's count are in
+// the same units and cover the same instructions:
 //
 //   - Each function reachable from the entry is explored from its first instruction by
 //     following control flow (not by a linear sweep of its symbol), one graph node per
@@ -157,7 +161,7 @@ func ParseLoopHead(im *Image, s string) (uint64, error) {
 //     call: it costs that function's WCET and ends the path, since that function returns to
 //     our caller. `ret` (jalr x0, 0(ra)) ends a path.
 //   - A ret or a tail call returns to the caller only if ra still holds the address the
-//     function was called with, so each must be proven to (see checkReturns in wcet_ra.go):
+//     function was called with, so each must be proven to (see checkReturns in ra.go):
 //     ra holds it until written, a copy (mv) or a stack slot saved by `sd ra, k(sp)` holds
 //     it until overwritten, and `ld ra, k(sp)` from that slot, with sp where it was,
 //     restores it. A call loses every register but sp, which it keeps when the callee
@@ -171,39 +175,44 @@ func ParseLoopHead(im *Image, s string) (uint64, error) {
 //     past the real table can only add targets, never miss one.
 //   - ecall and ebreak, and calls to functions that never return, end a path without a
 //     cost: a run that gets there traps, so there is no measurement to bound.
-//   - Loops are natural loops of a reducible graph. Each needs a bound (WCETOptions) unless
+//   - Loops are natural loops of a reducible graph. Each needs a bound (Options) unless
 //     it is a simple counted loop the analysis recognises: no inner loop or call, one back
 //     edge `bne t, u`, t stepped by a single addi/addiw on every iteration, t and u link-time
 //     constants on the single way in (gcc -O2's `li t, 12 ... addiw t, t, -1; bnez t`).
 //     Loops are collapsed innermost first, at (bound-1) × the costliest iteration plus the
 //     costliest way out; then the longest path of the remaining DAG is the WCET.
 //
-// Refused with a *WCETError: a loop without a bound (ErrUnboundedLoop), an indirect jump or
+// Refused with a *Error: a loop without a bound (ErrUnboundedLoop), an indirect jump or
 // call that is none of the above (ErrIndirectJump), recursion (ErrRecursion), irreducible
 // control flow (ErrIrreducible), an entry that never returns (ErrNoReturn), bytes that do
 // not decode or code outside executable memory (ErrBadCode), a bound for an address that is
 // no loop head (ErrNoSuchLoop), a ret or tail call where ra may not hold the return address
 // (ErrReturnAddress, naming the instruction that overwrote ra).
 //
-// What Call and WCET count: Machine.Call counts every instruction from the entry's first one
-// to the final ret that jumps to ReturnAddress, that ret included; WCET bounds exactly that
-// sequence (the entry's paths end with the ret's cost). The harness itself runs no
+// What Call and Bound count: fwsim.Machine.Call counts every instruction from the entry's
+// first one to the final ret that jumps to fwsim.ReturnAddress, that ret included; Bound
+// bounds exactly that sequence (the entry's paths end with the ret's cost). The harness itself runs no
 // instructions of its own, so there is no call overhead to add or subtract.
-func WCET(im *Image, entry string, p *Profile, opt WCETOptions) (*WCETReport, error) {
+func Bound(im *fwsim.Image, entry string, p *fwsim.Profile, opt Options) (*Report, error) {
 	if im == nil {
 		return nil, errors.New("fwsim: wcet: nil image")
 	}
-	p, err := orDefault(p)
+	var err error
+	if p == nil {
+		p, err = fwsim.LookupProfile(fwsim.DefaultProfile)
+	} else {
+		err = p.Validate()
+	}
 	if err != nil {
 		return nil, err
 	}
 	addr, _, ok := im.Symbol(entry)
 	if !ok {
-		return nil, fmt.Errorf("fwsim: wcet: %q: %w", entry, ErrNoSymbol)
+		return nil, fmt.Errorf("fwsim: wcet: %q: %w", entry, fwsim.ErrNoSymbol)
 	}
-	a := &wcetAnalysis{
+	a := &analysis{
 		im: im, p: p, opt: opt,
-		funcs:  map[uint64]*wcetFunc{},
+		funcs:  map[uint64]*fnBound{},
 		active: map[uint64]bool{},
 		starts: map[uint64]string{},
 		used:   map[uint64]bool{},
@@ -223,7 +232,7 @@ func WCET(im *Image, entry string, p *Profile, opt WCETOptions) (*WCETReport, er
 		return nil, err
 	}
 	if !f.returns {
-		return nil, &WCETError{Func: f.name, FuncAddr: addr, PC: addr, Where: f.name + "+0x0", Err: ErrNoReturn,
+		return nil, &Error{Func: f.name, FuncAddr: addr, PC: addr, Where: f.name + "+0x0", Err: ErrNoReturn,
 			Detail: "no path from its entry reaches a ret"}
 	}
 	var unused []string
@@ -238,10 +247,10 @@ func WCET(im *Image, entry string, p *Profile, opt WCETOptions) (*WCETReport, er
 		if len(unused) > 1 {
 			detail += "; nor at " + strings.Join(unused[1:], ", ")
 		}
-		return nil, &WCETError{PC: firstHex(unused), Err: ErrNoSuchLoop, Detail: detail}
+		return nil, &Error{PC: firstHex(unused), Err: ErrNoSuchLoop, Detail: detail}
 	}
-	r := &WCETReport{Entry: entry, Addr: addr, Profile: p.Name, Cycles: f.w.c, Insns: f.w.n}
-	var fs []*wcetFunc
+	r := &Report{Entry: entry, Addr: addr, Profile: p.Name, Cycles: f.w.c, Insns: f.w.n}
+	var fs []*fnBound
 	for _, g := range a.funcs {
 		fs = append(fs, g)
 	}
@@ -257,7 +266,7 @@ func WCET(im *Image, entry string, p *Profile, opt WCETOptions) (*WCETReport, er
 			calls = append(calls, a.funcs[c].name)
 		}
 		sort.Strings(calls)
-		r.Functions = append(r.Functions, FuncWCET{Name: g.name, Addr: g.addr, Cycles: g.w.c, Insns: g.w.n, Calls: calls})
+		r.Functions = append(r.Functions, Func{Name: g.name, Addr: g.addr, Cycles: g.w.c, Insns: g.w.n, Calls: calls})
 		r.Loops = append(r.Loops, g.loops...)
 	}
 	sort.SliceStable(r.Loops, func(i, j int) bool {
