@@ -162,6 +162,21 @@ type Compiled struct {
 	c        *compilation
 }
 
+// Policy is the golden integer policy: a *quantize.TreeIR, *quantize.MLPIR or *quantize.LSTMIR.
+func (cp *Compiled) Policy() quantize.Policy { return cp.c.pol }
+
+// Model is the float model, its inputs in the policy's order.
+func (cp *Compiled) Model() *model.Model { return cp.c.m }
+
+// Params are the RL-CC parameters the compile recorded (the defaults without the handler).
+func (cp *Compiled) Params() nicsdk.Params { return cp.c.params }
+
+// Layout is the window the RL-CC handler feeds the policy (see compilation.layout).
+func (cp *Compiled) Layout() nicsdk.Layout { return cp.c.layout() }
+
+// Handler is the handler the compile wrapped around the policy: HandlerRLCC or HandlerNone.
+func (cp *Compiled) Handler() Handler { return cp.c.handler }
+
 // IsCompileDir reports whether dir is a nicc compile output directory: a directory holding
 // report.json and firmware.elf.
 func IsCompileDir(dir string) bool {
