@@ -308,10 +308,11 @@ func better(a, b FormCandidate) bool {
 // costCandidate prints cand as emit would, builds the firmware in dir and bounds it.
 func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string) (FormCandidate, error) {
 	fc := FormCandidate{Form: cand.form.String(), Detail: cand.detail}
-	form, rank, products := c.form, c.rank, c.products
-	c.form, c.rank, c.products = cand.form, cand.rank, cand.products
-	r, err := c.render(false)
-	c.form, c.rank, c.products = form, rank, products
+	plan, err := c.codePlan(cand)
+	if err != nil {
+		return fc, err
+	}
+	r, err := render(c.pol, plan, fileNames)
 	if err != nil {
 		return fc, err
 	}

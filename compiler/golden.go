@@ -362,7 +362,11 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	if err := c.requantize(g, r.formats()); err != nil {
 		return nil, fmt.Errorf("%s: rebuilding the golden model: %w", where, err)
 	}
-	rd, err := c.render(false)
+	plan, err := c.codePlan(c.chosen())
+	if err != nil {
+		return nil, err
+	}
+	rd, err := render(c.pol, plan, fileNames)
 	if err != nil {
 		return nil, err
 	}
