@@ -143,10 +143,8 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 		}
 	}
 	q := opt.Quant
-	d := &differ{opt: opt, c: &compilation{
-		opt: CompileOptions{Model: opt.Teacher, Format: opt.Format, Inputs: opt.Inputs, Handler: opt.Handler, Params: opt.Params,
-			ParamSources: opt.ParamSources, Seed: opt.Seed, Int8: &Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}},
-	}}
+	d := &differ{opt: opt, c: newCompilation(CompileOptions{Model: opt.Teacher, Format: opt.Format, Inputs: opt.Inputs, Handler: opt.Handler, Params: opt.Params,
+		ParamSources: opt.ParamSources, Seed: opt.Seed, Int8: &Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}})}
 	if err := d.load(); err != nil {
 		return nil, err
 	}

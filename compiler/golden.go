@@ -340,7 +340,8 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 			opt.Int8.Calib = g.Calib.Path
 		}
 	}
-	c := &compilation{opt: opt, params: params}
+	c := newCompilation(opt)
+	c.params = params
 	if err := c.load(); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: the model compiled: %w (pass --model with the file if it moved)", where, err)
 	} else if err != nil {

@@ -15,11 +15,11 @@ import (
 // layout is the window the RL-CC handler feeds this compile's policy: the layout its
 // inputs' names form (--inputs, --history, --features; load's InputLayout), else the default,
 // x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}).
-func (c *compilation) layout() nicsdk.Layout {
-	if c.inLayout == nil {
+func (ld *loaded) layout() nicsdk.Layout {
+	if ld.inLayout == nil {
 		return nicsdk.DefaultLayout
 	}
-	return c.inLayout.Layout()
+	return ld.inLayout.Layout()
 }
 
 // checkLayout refuses a layout the handler cannot feed beside the policy's state words (an
