@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -275,6 +276,10 @@ type planned struct {
 	// rankGroups are a tree ensemble's rank-form groupings (rankGroupings), worked out once for
 	// the fit bound and the candidates.
 	rankGroups [][][]int
+	// chosenBuild is the chosen form as chooseForm built it (nil when there was no choice), in
+	// formsDir, which the compile removes when it ends.
+	chosenBuild *formBuild
+	formsDir    string
 }
 
 // emitted is the emit stage's artifact: what it wrote and what each file must hold.
@@ -350,6 +355,11 @@ func CompileContext(ctx context.Context, opt CompileOptions) (*CompileReport, er
 		return nil, err
 	}
 	defer st.discard()
+	defer func() {
+		if c.formsDir != "" {
+			os.RemoveAll(c.formsDir)
+		}
+	}()
 	c.dir = st.dir
 	r, err := c.run()
 	c.hook("commit")

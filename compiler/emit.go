@@ -113,6 +113,14 @@ func (c *compilation) codePlan(cand candidate) (codePlan, error) {
 	return codePlan{form: cand.form, rank: cand.rank, products: cand.products, handler: c.handler, params: c.params, layout: c.layout()}, nil
 }
 
+// rendered is the chosen form's C as fit rendered it, nil when fit rendered none.
+func (c *compilation) rendered() *rendered {
+	if c.chosenBuild == nil {
+		return nil
+	}
+	return c.chosenBuild.rendered
+}
+
 // chosen is the form fit chose, as a candidate.
 func (c *compilation) chosen() candidate {
 	return candidate{form: c.form, rank: c.rank, products: c.products}
@@ -130,9 +138,11 @@ func (c *compilation) emit() error {
 	if err != nil {
 		return err
 	}
-	r, err := render(c.pol, plan, fileNames)
-	if err != nil {
-		return err
+	r := c.rendered()
+	if r == nil {
+		if r, err = render(c.pol, plan, fileNames); err != nil {
+			return err
+		}
 	}
 	neutral, err := render(c.pol, plan, neutralNames)
 	if err != nil {
@@ -258,6 +268,16 @@ func (c *compilation) build() error {
 		return gcc(append(flags, "-o", out, driver, obj)...)
 	}
 	firmware := func() error {
+		if fb := c.chosenBuild; fb != nil && fb.builtAs(dir, c.files) {
+			// fit built these very sources with these flags: its firmware is this one.
+			if err := c.checkSymbols(fb.obj, ""); err != nil {
+				return err
+			}
+			if err := copyFile(fb.elf, c.elf); err != nil {
+				return err
+			}
+			return c.checkSymbols(c.elf, fb.obj)
+		}
 		obj := filepath.Join(tmp, "firmware.o")
 		extra := append(c.withOpt(FirmwareWarnFlags), "-I", dir)
 		if err := nicsdk.Object(obj, extra, c.sources()...); err != nil {
