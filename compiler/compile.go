@@ -218,10 +218,8 @@ type compilation struct {
 	// dir is where the compile writes: the fresh directory beside opt.Out (stageOut), renamed
 	// into its place at the end. modelFile is where load reads the model, when not opt.Model.
 	dir, modelFile string
-	notes          []string
 
-	*loaded
-	*quantized
+	*golden
 	*planned
 	*emitted
 	*built
@@ -236,8 +234,24 @@ type compilation struct {
 // newCompilation is a compilation under opt with no artifact yet: each is empty until its
 // stage runs.
 func newCompilation(opt CompileOptions) *compilation {
-	return &compilation{opt: opt, loaded: &loaded{}, quantized: &quantized{}, planned: &planned{},
-		emitted: &emitted{}, built: &built{}, budgeted: &budgeted{}}
+	c := &compilation{opt: opt, planned: &planned{}, emitted: &emitted{}, built: &built{}, budgeted: &budgeted{}}
+	c.golden = newGolden(&c.opt)
+	return c
+}
+
+// golden is what the load and quantize stages make of the model under opt: the model loaded
+// (loaded) and its integer policy (quantized), the golden model a compile verifies its
+// firmware against and OpenCompiled rebuilds, with the notes they make for the report.
+type golden struct {
+	opt *CompileOptions
+	*loaded
+	*quantized
+	notes []string
+}
+
+// newGolden is a golden model under opt, not loaded yet.
+func newGolden(opt *CompileOptions) *golden {
+	return &golden{opt: opt, loaded: &loaded{}, quantized: &quantized{}}
 }
 
 // loaded is the load stage's artifact: the model, in the policy's order, and what runs it.
@@ -435,7 +449,7 @@ type stage struct {
 // docaStage after them.
 var compileStages = []stage{
 	{"load", (*compilation).load},
-	{"quantize", (*compilation).quantize},
+	{"quantize", func(c *compilation) error { return c.quantize() }},
 	{"fit", (*compilation).fit},
 	{"emit", (*compilation).emit},
 	{"build", (*compilation).build},
@@ -525,8 +539,11 @@ func resolveHandler(h Handler, inputs []string) Handler {
 // load reads the model and checks that the chosen handler can run it: tree ensembles only,
 // no wider than the handler's inputs, state within the flow context. It is the load stage
 // (loadModel) on the compilation's options.
-func (c *compilation) load() error {
-	ld, notes, err := loadModel(c.opt, c.modelFile)
+func (c *compilation) load() error { return c.golden.load(c.modelFile) }
+
+// load is the load stage (loadModel) of the model file modelFile ("" is opt.Model).
+func (c *golden) load(modelFile string) error {
+	ld, notes, err := loadModel(*c.opt, modelFile)
 	if ld != nil {
 		c.loaded = ld
 	}
@@ -621,7 +638,7 @@ func checkState(path string, m *model.Model, h Handler, l nicsdk.Layout) error {
 // threshold lies strictly inside. A caller clamps inputs to these ranges, which changes no
 // branch. Two distinct thresholds of one feature that the chosen format cannot tell apart
 // are refused.
-func (c *compilation) quantize() error {
+func (c *golden) quantize() error {
 	m := c.m
 	n := m.NumInputs()
 	var inputs []quantize.Input
@@ -660,7 +677,7 @@ func (c *compilation) quantize() error {
 }
 
 // readRows reads the Ranges rows and the source tool's Predictions on them.
-func (c *compilation) readRows() error {
+func (c *golden) readRows() error {
 	if c.opt.Ranges == "" {
 		if c.opt.Predictions != "" {
 			return fmt.Errorf("predictions %s need the rows they were made on (--ranges)", c.opt.Predictions)

@@ -104,7 +104,7 @@ func render(pol quantize.Policy, plan codePlan, names sourceNames) (*rendered, e
 
 // codePlan is the compile's plan for printing its policy in the form cand, once its layout
 // passes checkLayout.
-func (c *compilation) codePlan(cand candidate) (codePlan, error) {
+func (c *golden) codePlan(cand candidate) (codePlan, error) {
 	if c.handler == HandlerRLCC {
 		if err := c.checkLayout(); err != nil {
 			return codePlan{}, err

@@ -26,7 +26,7 @@ func (ld *loaded) layout() nicsdk.Layout {
 // LSTM keeps some in the same six context words as the layout's older states), and another
 // layout than the default for the DOCA program, whose runtime (rlcc_doca.h and its Go twin
 // nicsdk.DOCARuntime) feeds the default one.
-func (c *compilation) checkLayout() error {
+func (c *golden) checkLayout() error {
 	l := c.layout()
 	if err := l.Check(c.pol.StateWords()); err != nil {
 		return fmt.Errorf("%s: %w", c.opt.Model, err)

@@ -83,13 +83,11 @@ func TestRecordedProducts(t *testing.T) {
 		{GoldenInfo{Tables: 13}, "error"},
 		{GoldenInfo{Products: "bq"}, "error"},
 	} {
-		cp := newCompilation(CompileOptions{})
-		cp.pol = ir
 		got := ""
-		if err := cp.recordedProducts(&c.g); err != nil {
+		if ps, err := recordedProducts(ir, &c.g); err != nil {
 			got = "error"
 		} else {
-			got = cp.products.String()
+			got = ps.String()
 		}
 		if got != c.want {
 			t.Errorf("%+v: plan %q, want %q", c.g, got, c.want)
