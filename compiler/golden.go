@@ -171,7 +171,7 @@ func (cp *Compiled) Model() *model.Model { return cp.c.m }
 // Params are the RL-CC parameters the compile recorded (the defaults without the handler).
 func (cp *Compiled) Params() nicsdk.Params { return cp.c.params }
 
-// Layout is the window the RL-CC handler feeds the policy (see compilation.layout).
+// Layout is the window the RL-CC handler feeds the policy (see loaded.layout).
 func (cp *Compiled) Layout() nicsdk.Layout { return cp.c.layout() }
 
 // Handler is the handler the compile wrapped around the policy: HandlerRLCC or HandlerNone.

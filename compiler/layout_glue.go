@@ -7,7 +7,7 @@ import (
 )
 
 // The RL-CC input layout in the compiler. Every stage that depends on the window the handler
-// feeds a compiled policy reads it from compilation.layout: the grid and clamp marks of the
+// feeds a compiled policy reads it from loaded.layout: the grid and clamp marks of the
 // policy's inputs (rlccInputs, quantize's clamped splits, verify's policy vectors), the
 // handler glue (handlerC), verify's golden handler and event sequences (seqGen), and sim's
 // golden and firmware controllers.
