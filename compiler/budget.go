@@ -32,6 +32,11 @@ type BudgetOptions struct {
 	// LoopBounds are "HEAD=N": the loop whose head is HEAD (an address, or function+offset
 	// as WCET errors print it) runs its head at most N times per entry.
 	LoopBounds []string
+
+	// bound, when not nil, is Entry's static WCET on this very ELF and Core, already
+	// analysed (the compile's fit stage bounded the firmware it built): without LoopBounds,
+	// Budget uses it instead of analysing again.
+	bound *fwsim.WCETReport
 }
 
 // CheckError is a budget check that failed on readable input: the firmware cannot be
@@ -178,7 +183,10 @@ func Budget(opt BudgetOptions) (*BudgetReport, error) {
 		}
 		wopt.LoopBounds[head] = n
 	}
-	w, err := fwsim.WCET(im, opt.Entry, p, wopt)
+	w := opt.bound
+	if w == nil || len(opt.LoopBounds) > 0 {
+		w, err = fwsim.WCET(im, opt.Entry, p, wopt)
+	}
 	if err != nil {
 		if errors.Is(err, fwsim.ErrNoSuchLoop) {
 			return nil, fmt.Errorf("%s: %w", opt.ELF, err)

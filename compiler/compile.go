@@ -651,7 +651,7 @@ func (c *compilation) budgetStage() error {
 		return err
 	}
 	r, err := Budget(BudgetOptions{ELF: c.elf, Entry: entry, Core: c.opt.Core, Budget: c.opt.Budget,
-		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measure, VectorsFile: "verify vectors"})
+		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measure, VectorsFile: "verify vectors", bound: c.fitBound(entry)})
 	if err != nil {
 		return err
 	}
@@ -662,13 +662,22 @@ func (c *compilation) budgetStage() error {
 			return err
 		}
 		p, err := Budget(BudgetOptions{ELF: c.elf, Entry: EntryPolicy, Core: c.opt.Core, Budget: c.opt.Budget,
-			ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measurePolicy, VectorsFile: "verify vectors"})
+			ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measurePolicy, VectorsFile: "verify vectors", bound: c.fitBound(EntryPolicy)})
 		if err != nil {
 			return err
 		}
 		c.policy = p
 	}
 	return nil
+}
+
+// fitBound is entry's static WCET as fit analysed it, when the firmware is fit's build
+// (built.fromFit); nil otherwise.
+func (c *compilation) fitBound(entry string) *fwsim.WCETReport {
+	if !c.fromFit {
+		return nil
+	}
+	return c.chosenBuild.bounds[entry]
 }
 
 // VectorsInfo names a file of calls of entry that compile wrote for nicc budget.

@@ -276,6 +276,7 @@ func (c *compilation) build() error {
 			if err := copyFile(fb.elf, c.elf); err != nil {
 				return err
 			}
+			c.fromFit = true
 			return c.checkSymbols(c.elf, fb.obj)
 		}
 		obj := filepath.Join(tmp, "firmware.o")

@@ -249,6 +249,8 @@ type formBuild struct {
 	dir      string
 	obj, elf string
 	wcet     FormCandidate
+	// bounds are the static WCET reports of the entry and of EntryPolicy on elf.
+	bounds map[string]*fwsim.WCETReport
 }
 
 // chooseForm builds every candidate and keeps the least WCET within the memory budget, and
@@ -330,7 +332,7 @@ func better(a, b FormCandidate) bool {
 // costCandidate prints cand as emit would, builds the firmware in dir as the build stage
 // would (an object, then the ELF) and bounds it.
 func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string) (*formBuild, error) {
-	fb := &formBuild{dir: dir, wcet: FormCandidate{Form: cand.form.String(), Detail: cand.detail}}
+	fb := &formBuild{dir: dir, wcet: FormCandidate{Form: cand.form.String(), Detail: cand.detail}, bounds: map[string]*fwsim.WCETReport{}}
 	fc := &fb.wcet
 	plan, err := c.codePlan(cand)
 	if err != nil {
@@ -373,6 +375,7 @@ func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string
 			return nil, &CheckError{fmt.Errorf("%s form: cannot bound %s: %w", fc.Form, e.name, err)}
 		}
 		*e.to = w.Cycles
+		fb.bounds[e.name] = w
 	}
 	fc.TextBytes, fc.RodataBytes, err = textBytes(fb.elf)
 	return fb, err

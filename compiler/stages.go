@@ -109,7 +109,11 @@ type emitted struct {
 }
 
 // built is the build stage's artifact: the firmware and the two host builds.
-type built struct{ elf, hostBin, ubsan string }
+type built struct {
+	elf, hostBin, ubsan string
+	// fromFit says elf is fit's chosen build (planned.chosenBuild), copied, not built again.
+	fromFit bool
+}
 
 // budgeted is the budget stage's artifact.
 type budgeted struct {
