@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,5 +169,42 @@ func TestLoadQuantizeStages(t *testing.T) {
 				t.Errorf("input %s: range [%v, %v] does not cover its column [-1000, 1000]", in.Name, lo, hi)
 			}
 		}
+	}
+}
+
+// build takes the chosen form's firmware from fit instead of building it again: it is byte
+// for byte what building the emitted sources gives, and budget's WCET taken from fit is the
+// one nicc budget analyses on it afresh.
+func TestBuildReusesFitFirmware(t *testing.T) {
+	t.Parallel()
+	r, dir := rlccReport(t)
+	if len(r.Build.Candidates) < 2 {
+		t.Fatalf("%d candidates: fit chose nothing, so build reused nothing", len(r.Build.Candidates))
+	}
+	extra := slices.Clone(FirmwareWarnFlags)
+	if i := slices.Index(extra, "-O2"); i >= 0 {
+		extra = slices.Concat(extra[:i], r.Build.Opt, extra[i+1:])
+	}
+	elf := filepath.Join(t.TempDir(), FirmwareFile)
+	if err := nicsdk.Build(elf, filepath.Join(dir, nicsdk.LinkerScriptName), append(extra, "-I", dir), filepath.Join(dir, HandlerFile)); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(elf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, FirmwareFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("the compile's firmware.elf is not what its sources build")
+	}
+	b, err := Budget(BudgetOptions{ELF: filepath.Join(dir, FirmwareFile), Entry: EntryHandler, Core: r.Budget.Core.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.WCETCycles != r.Budget.WCETCycles || b.WCETInsns != r.Budget.WCETInsns {
+		t.Errorf("WCET %d cycles, %d insns analysed afresh; the compile reported %d, %d", b.WCETCycles, b.WCETInsns, r.Budget.WCETCycles, r.Budget.WCETInsns)
 	}
 }
