@@ -33,6 +33,11 @@ type BudgetOptions struct {
 	// LoopBounds are "HEAD=N": the loop whose head is HEAD (an address, or function+offset
 	// as WCET errors print it) runs its head at most N times per entry.
 	LoopBounds []string
+
+	// bound, when not nil, is Entry's static WCET on this very ELF and Core, already
+	// analysed (the compile's fit stage bounded the firmware it built): without LoopBounds,
+	// Budget uses it instead of analysing again.
+	bound *wcet.Report
 }
 
 // CheckError is a budget check that failed on readable input: the firmware cannot be
@@ -179,7 +184,10 @@ func Budget(opt BudgetOptions) (*BudgetReport, error) {
 		}
 		wopt.LoopBounds[head] = n
 	}
-	w, err := wcet.Bound(im, opt.Entry, p, wopt)
+	w := opt.bound
+	if w == nil || len(opt.LoopBounds) > 0 {
+		w, err = wcet.Bound(im, opt.Entry, p, wopt)
+	}
 	if err != nil {
 		if errors.Is(err, wcet.ErrNoSuchLoop) {
 			return nil, fmt.Errorf("%s: %w", opt.ELF, err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/fwsim/wcet"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -208,62 +210,22 @@ const (
 	Int8MaxFlips = 0.001
 )
 
-// compilation is one run of the pipeline; each stage fills its part.
+// compilation is one run of the pipeline: the options, and the artifact each stage hands on
+// (compileStages): loaded, quantized, planned, emitted, built, the verify report, budgeted and
+// the DOCA target's docaState. A stage reads the artifacts of the stages before it.
 type compilation struct {
-	opt      CompileOptions
-	params   nicsdk.Params
-	paramSrc ParamSources    // where each of params came from
-	ctx      context.Context // nil: never cancelled
+	opt CompileOptions
+	ctx context.Context // nil: never cancelled
 	// dir is where the compile writes: the fresh directory beside opt.Out (stageOut), renamed
 	// into its place at the end. modelFile is where load reads the model, when not opt.Model.
 	dir, modelFile string
 
-	m       *model.Model
-	format  *model.FileFormat
-	handler Handler
-	// layout is how the model's inputs map onto the RL-CC handler's window (HandlerRLCC):
-	// load put m in the policy's order.
-	inLayout *InputLayout
-	notes    []string
-
-	pol        quantize.Policy // the integer policy: a *TreeIR, *MLPIR or *LSTMIR
-	calib      string          // where the Int8 calibration rows came from
-	calibSet   [][]float64     // the Int8 calibration rows, once read (calibRows)
-	int8Quant  quantize.MLPOptions
-	int8Trials []Int8Trial // the configurations tried when none was given
-	inputSrc   []string    // where each input's range came from
-	rows       [][]float64
-	preds      []float64
-
-	bound *LowerBound // the fit stage's
-	plan  BuildInfo   // code form and optimisation level (choosePlan)
-	// memory is the .text and .rodata every firmware must fit, whatever its form (fit).
-	memory MemoryBudget
-	form   codegen.Form // the form codegen.Trees prints
-	rank   *quantize.RankLayout
-	// rankGroups are a tree ensemble's rank-form groupings (rankGroupings), worked out once for
-	// the fit bound and the candidates.
-	rankGroups [][][]int
-	// products is an LSTM's table form's plan of product tables (codegen.Options.Products:
-	// nil means codegen.AllRows).
-	products codegen.Products
-
-	files []string // written into dir, sorted
-	// expect is what each source nicc writes must hold outside its comments, by its path in
-	// dir: the render with neutral names for the policy and the handler (see emit).
-	expect map[string][]byte
-	idents map[string]bool // the identifiers of expect's code
-	// sourcesHash is hashSources of the policy and handler C, for the report's golden model.
-	sourcesHash string
-	elf         string
-	hostBin     string
-	ubsan       string
-
-	verify      *VerifyReport
-	budget      *BudgetReport
-	policy      *BudgetReport // the model alone, inside the RL-CC firmware
-	vectorFiles []VectorsInfo // the measured calls, written for nicc budget
-
+	*golden
+	*planned
+	*emitted
+	*built
+	verify *VerifyReport
+	*budgeted
 	doca docaState // the DOCA target (SDKDOCA)
 
 	times        []StageTime // the stages run so far, each timed
@@ -288,7 +250,8 @@ func Compile(opt CompileOptions) (*CompileReport, error) {
 // CompileContext is Compile, stopped when ctx is done: the fresh directory is removed and
 // opt.Out left as it was (or not created).
 func CompileContext(ctx context.Context, opt CompileOptions) (*CompileReport, error) {
-	c := &compilation{opt: opt, ctx: ctx}
+	c := newCompilation(opt)
+	c.ctx = ctx
 	if c.opt.Vectors == 0 {
 		c.opt.Vectors = DefaultVectors
 	}
@@ -321,6 +284,11 @@ func CompileContext(ctx context.Context, opt CompileOptions) (*CompileReport, er
 		return nil, err
 	}
 	defer st.discard()
+	defer func() {
+		if c.formsDir != "" {
+			os.RemoveAll(c.formsDir)
+		}
+	}()
 	c.dir = st.dir
 	r, err := c.run()
 	c.hook("commit")
@@ -349,25 +317,16 @@ func (c *compilation) run() (*CompileReport, error) {
 		}
 		c.opt.Model, c.opt.Format = filepath.Join(c.opt.Out, StudentFile), &model.NativeFormat
 	}
-	stages := []struct {
-		name string
-		run  func() error
-	}{
-		{"load", c.load}, {"quantize", c.quantize}, {"fit", c.fit}, {"emit", c.emit}, {"build", c.build},
-		{"verify", c.verifyStage}, {"budget", c.budgetStage},
-	}
+	stages := compileStages
 	if c.opt.SDK == SDKDOCA {
-		stages = append(stages, struct {
-			name string
-			run  func() error
-		}{"doca", c.docaStage})
+		stages = append(slices.Clip(stages), docaStage)
 	}
 	for _, s := range stages {
 		if err := c.hook(s.name); err != nil {
 			return nil, err
 		}
 		start := time.Now()
-		err := s.run()
+		err := s.run(c)
 		c.times = append(c.times, StageTime{Stage: s.name, Seconds: time.Since(start).Seconds()})
 		var big *TooBigError
 		var ce *CheckError
@@ -470,49 +429,66 @@ func resolveHandler(h Handler, inputs []string) Handler {
 }
 
 // load reads the model and checks that the chosen handler can run it: tree ensembles only,
-// no wider than the handler's inputs, state within the flow context.
-func (c *compilation) load() error {
-	lp, err := loadPolicy(cmp.Or(c.modelFile, c.opt.Model), c.opt.Format, c.opt.Inputs, c.opt.Handler, "compile it with --handler none, or ")
+// no wider than the handler's inputs, state within the flow context. It is the load stage
+// (loadModel) on the compilation's options.
+func (c *compilation) load() error { return c.golden.load(c.modelFile) }
+
+// load is the load stage (loadModel) of the model file modelFile ("" is opt.Model).
+func (c *golden) load(modelFile string) error {
+	ld, notes, err := loadModel(*c.opt, modelFile)
+	if ld != nil {
+		c.loaded = ld
+	}
+	c.notes = append(c.notes, notes...)
+	return err
+}
+
+// loadModel is the load stage: the model file (modelFile, or opt.Model when ""), loaded for
+// opt's handler, with the notes on what the handler does not do of it. On an error past
+// reading the model, the model loaded so far comes with it.
+func loadModel(opt CompileOptions, modelFile string) (*loaded, []string, error) {
+	lp, err := loadPolicy(cmp.Or(modelFile, opt.Model), opt.Format, opt.Inputs, opt.Handler, "compile it with --handler none, or ")
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	m, h := lp.m, lp.handler
-	c.m, c.format, c.inLayout = m, lp.format, lp.layout
-	if c.params, c.paramSrc, err = resolveParams(cmp.Or(c.modelFile, c.opt.Model), m, c.opt.Params, c.opt.ParamSources); err != nil {
-		return err
+	ld := &loaded{m: m, format: lp.format, inLayout: lp.layout}
+	if ld.params, ld.paramSrc, err = resolveParams(cmp.Or(modelFile, opt.Model), m, opt.Params, opt.ParamSources); err != nil {
+		return ld, nil, err
 	}
 	if h < 0 || h >= handlerEnd {
-		return fmt.Errorf("unknown handler %d", int(h))
+		return ld, nil, fmt.Errorf("unknown handler %d", int(h))
 	}
-	c.handler = h
-	if c.opt.SDK == SDKDOCA && h != HandlerRLCC {
-		return fmt.Errorf("--sdk doca needs the RL-CC handler (the DOCA entry is RL-CC's event handler)")
+	ld.handler = h
+	if opt.SDK == SDKDOCA && h != HandlerRLCC {
+		return ld, nil, fmt.Errorf("--sdk doca needs the RL-CC handler (the DOCA entry is RL-CC's event handler)")
 	}
+	var notes []string
 	if lp.note != "" {
-		c.notes = append(c.notes, lp.note)
+		notes = append(notes, lp.note)
 	}
 	if h == HandlerRLCC && m.Ensemble != nil && m.Ensemble.Transform != model.TransformIdentity {
-		c.notes = append(c.notes, fmt.Sprintf("the model's %s is not applied: the handler maps the raw score y to the multiplier", m.Ensemble.Transform))
+		notes = append(notes, fmt.Sprintf("the model's %s is not applied: the handler maps the raw score y to the multiplier", m.Ensemble.Transform))
 	}
-	if err := checkState(c.opt.Model, m, h, c.layout()); err != nil {
-		return err
+	if err := checkState(opt.Model, m, h, ld.layout()); err != nil {
+		return ld, notes, err
 	}
-	if c.opt.Int8 != nil {
+	if opt.Int8 != nil {
 		switch m.Kind() {
 		case model.KindLSTM:
-			if c.opt.Predictions != "" {
-				return fmt.Errorf("%s: --predictions compares one-step outputs, which a recurrent model does not have; leave it out for an LSTM", c.opt.Model)
+			if opt.Predictions != "" {
+				return ld, notes, fmt.Errorf("%s: --predictions compares one-step outputs, which a recurrent model does not have; leave it out for an LSTM", opt.Model)
 			}
 		case model.KindTrees:
-			return fmt.Errorf("%s: model %s is a tree ensemble; --target int takes a dense network", c.opt.Model, m.Name)
+			return ld, notes, fmt.Errorf("%s: model %s is a tree ensemble; --target int takes a dense network", opt.Model, m.Name)
 		}
-		return nil
+		return ld, notes, nil
 	}
 	if k := m.Kind(); k != model.KindTrees {
-		return fmt.Errorf("%s: model %s is an %s network; nicc compile takes tree ensembles: quantize a dense network with --target int, or distill it into trees (--target trees)",
-			c.opt.Model, m.Name, k)
+		return ld, notes, fmt.Errorf("%s: model %s is an %s network; nicc compile takes tree ensembles: quantize a dense network with --target int, or distill it into trees (--target trees)",
+			opt.Model, m.Name, k)
 	}
-	return nil
+	return ld, notes, nil
 }
 
 // StateBytes is the flow context the handler's decision keeps per flow feeding layout l: its
@@ -554,7 +530,7 @@ func checkState(path string, m *model.Model, h Handler, l nicsdk.Layout) error {
 // threshold lies strictly inside. A caller clamps inputs to these ranges, which changes no
 // branch. Two distinct thresholds of one feature that the chosen format cannot tell apart
 // are refused.
-func (c *compilation) quantize() error {
+func (c *golden) quantize() error {
 	m := c.m
 	n := m.NumInputs()
 	var inputs []quantize.Input
@@ -593,7 +569,7 @@ func (c *compilation) quantize() error {
 }
 
 // readRows reads the Ranges rows and the source tool's Predictions on them.
-func (c *compilation) readRows() error {
+func (c *golden) readRows() error {
 	if c.opt.Ranges == "" {
 		if c.opt.Predictions != "" {
 			return fmt.Errorf("predictions %s need the rows they were made on (--ranges)", c.opt.Predictions)
@@ -676,7 +652,7 @@ func (c *compilation) budgetStage() error {
 		return err
 	}
 	r, err := Budget(BudgetOptions{ELF: c.elf, Entry: entry, Core: c.opt.Core, Budget: c.opt.Budget,
-		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measure, VectorsFile: "verify vectors"})
+		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measure, VectorsFile: "verify vectors", bound: c.fitBound(entry)})
 	if err != nil {
 		return err
 	}
@@ -687,13 +663,22 @@ func (c *compilation) budgetStage() error {
 			return err
 		}
 		p, err := Budget(BudgetOptions{ELF: c.elf, Entry: EntryPolicy, Core: c.opt.Core, Budget: c.opt.Budget,
-			ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measurePolicy, VectorsFile: "verify vectors"})
+			ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measurePolicy, VectorsFile: "verify vectors", bound: c.fitBound(EntryPolicy)})
 		if err != nil {
 			return err
 		}
 		c.policy = p
 	}
 	return nil
+}
+
+// fitBound is entry's static WCET as fit analysed it, when the firmware is fit's build
+// (built.fromFit); nil otherwise.
+func (c *compilation) fitBound(entry string) *wcet.Report {
+	if !c.fromFit {
+		return nil
+	}
+	return c.chosenBuild.bounds[entry]
 }
 
 // VectorsInfo names a file of calls of entry that compile wrote for nicc budget.

@@ -117,7 +117,7 @@ type DiffReport struct {
 // differ is one comparison: the teacher, the rows, the student as a function of a float row.
 type differ struct {
 	opt DiffOptions
-	c   *compilation // the teacher, the handler, the calibration rows (shared with compile)
+	c   *golden // the teacher, the handler, the calibration rows: compile's load and quantize stages
 	// rows are the comparison rows when they are in memory: a --calib CSV, or the sampled
 	// states int8 calibrates on. Otherwise (nil) the n sampled states are streamed (each).
 	rows [][]float64
@@ -143,10 +143,8 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 		}
 	}
 	q := opt.Quant
-	d := &differ{opt: opt, c: &compilation{
-		opt: CompileOptions{Model: opt.Teacher, Format: opt.Format, Inputs: opt.Inputs, Handler: opt.Handler, Params: opt.Params,
-			ParamSources: opt.ParamSources, Seed: opt.Seed, Int8: &Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}},
-	}}
+	d := &differ{opt: opt, c: newGolden(&CompileOptions{Model: opt.Teacher, Format: opt.Format, Inputs: opt.Inputs, Handler: opt.Handler, Params: opt.Params,
+		ParamSources: opt.ParamSources, Seed: opt.Seed, Int8: &Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}})}
 	if err := d.load(); err != nil {
 		return nil, err
 	}
@@ -198,7 +196,7 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 func (d *differ) load() error {
 	c := d.c
 	if d.opt.Against == AgainstInt {
-		if err := c.load(); err != nil {
+		if err := c.load(""); err != nil {
 			if c.m != nil && c.m.Kind() == model.KindTrees {
 				return fmt.Errorf("%s: model %s is a tree ensemble, and diff --against int (the default) needs a neural teacher (a dense or LSTM network) to quantize; to compare tree models, give the other one with --against FILE",
 					d.opt.Teacher, c.m.Name)

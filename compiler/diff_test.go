@@ -145,8 +145,8 @@ func TestDiffInt8LSTM(t *testing.T) {
 		t.Fatal(err)
 	}
 	// compile --target int8's quantization of the same rows, independently of Diff.
-	c := &compilation{opt: CompileOptions{Model: diffLSTM, Seed: 1, Int8: &Int8Options{Samples: 2000}},
-		params: nicsdk.DefaultParams()}
+	c := newCompilation(CompileOptions{Model: diffLSTM, Seed: 1, Int8: &Int8Options{Samples: 2000}})
+	c.params = nicsdk.DefaultParams()
 	if err := c.load(); err != nil {
 		t.Fatal(err)
 	}

@@ -33,12 +33,33 @@ func (r *rendered) sources() map[string][]byte {
 	return m
 }
 
-// render prints the IR as C. neutral replaces every string read from the model file (its name
-// and its input names) with a fixed one: emit compares the two renders to prove that nothing
-// from the file reaches the C outside its comments.
-func (c *compilation) render(neutral bool) (*rendered, error) {
-	names := func(name string, ins []quantize.Input) (string, []quantize.Input) {
-		if !neutral {
+// codePlan is how an integer policy is printed: its code form (with a tree ensemble's rank
+// layout or an LSTM's plan of product tables) and the handler around it, with the handler's
+// parameters and input layout.
+type codePlan struct {
+	form     codegen.Form
+	rank     *quantize.RankLayout
+	products codegen.Products
+	handler  Handler
+	params   nicsdk.Params
+	layout   nicsdk.Layout
+}
+
+// sourceNames says which names render prints: the model file's own, or neutral ones.
+type sourceNames bool
+
+const (
+	fileNames    sourceNames = false
+	neutralNames sourceNames = true
+)
+
+// render prints the integer policy pol as C under plan. neutralNames replaces every string read
+// from the model file (its name and its input names) with a fixed one: emit compares the two
+// renders to prove that nothing from the file reaches the C outside its comments. plan's
+// layout must pass checkLayout.
+func render(pol quantize.Policy, plan codePlan, names sourceNames) (*rendered, error) {
+	rename := func(name string, ins []quantize.Input) (string, []quantize.Input) {
+		if names == fileNames {
 			return name, ins
 		}
 		ins = slices.Clone(ins)
@@ -48,38 +69,61 @@ func (c *compilation) render(neutral bool) (*rendered, error) {
 		return "model", ins
 	}
 	// The RL-CC handler includes the policy's .c and calls its always-inlined form.
-	gopt := codegen.Options{Inline: c.handler == HandlerRLCC, Form: c.form, Rank: c.rank, Products: c.products}
+	gopt := codegen.Options{Inline: plan.handler == HandlerRLCC, Form: plan.form, Rank: plan.rank, Products: plan.products}
 	var files *codegen.Files
 	var err error
 	name, hash, kind := "", "", "tree"
-	switch p := c.pol.(type) {
+	switch p := pol.(type) {
 	case *quantize.LSTMIR:
 		ir := *p
-		ir.Name, ir.Inputs = names(ir.Name, ir.Inputs)
+		ir.Name, ir.Inputs = rename(ir.Name, ir.Inputs)
 		files, err = codegen.LSTM(&ir, gopt)
 		name, hash, kind = ir.Name, ir.ModelHash, "int8 LSTM"
 	case *quantize.MLPIR:
 		ir := *p
-		ir.Name, ir.Inputs = names(ir.Name, ir.Inputs)
+		ir.Name, ir.Inputs = rename(ir.Name, ir.Inputs)
 		files, err = codegen.MLP(&ir, gopt)
 		name, hash, kind = ir.Name, ir.ModelHash, "int8 MLP"
 	case *quantize.TreeIR:
 		ir := *p
-		ir.Name, ir.Inputs = names(ir.Name, ir.Inputs)
+		ir.Name, ir.Inputs = rename(ir.Name, ir.Inputs)
 		files, err = codegen.Trees(&ir, gopt)
 		name, hash = ir.Name, ir.ModelHash
+	default:
+		return nil, fmt.Errorf("internal error: no C for a %T policy", pol)
 	}
 	if err != nil {
 		return nil, err
 	}
 	r := &rendered{policy: files}
-	if c.handler == HandlerRLCC {
-		if err := c.checkLayout(); err != nil {
-			return nil, err
-		}
-		r.handler = []byte(handlerC(name, hash, kind, files.SourceName, c.params, c.layout(), c.pol.StateWords(), policyOut(c.pol)))
+	if plan.handler == HandlerRLCC {
+		r.handler = []byte(handlerC(name, hash, kind, files.SourceName, plan.params, plan.layout, pol.StateWords(), policyOut(pol)))
 	}
 	return r, nil
+}
+
+// codePlan is the compile's plan for printing its policy in the form cand, once its layout
+// passes checkLayout.
+func (c *golden) codePlan(cand candidate) (codePlan, error) {
+	if c.handler == HandlerRLCC {
+		if err := c.checkLayout(); err != nil {
+			return codePlan{}, err
+		}
+	}
+	return codePlan{form: cand.form, rank: cand.rank, products: cand.products, handler: c.handler, params: c.params, layout: c.layout()}, nil
+}
+
+// rendered is the chosen form's C as fit rendered it, nil when fit rendered none.
+func (c *compilation) rendered() *rendered {
+	if c.chosenBuild == nil {
+		return nil
+	}
+	return c.chosenBuild.rendered
+}
+
+// chosen is the form fit chose, as a candidate.
+func (c *compilation) chosen() candidate {
+	return candidate{form: c.form, rank: c.rank, products: c.products}
 }
 
 // emit writes the policy C, the nicsdk sources, the RL-CC entry and the host driver into the
@@ -90,11 +134,17 @@ func (c *compilation) emit() error {
 	if err := outDir(filepath.Join(dir, HostDir)); err != nil {
 		return err
 	}
-	r, err := c.render(false)
+	plan, err := c.codePlan(c.chosen())
 	if err != nil {
 		return err
 	}
-	neutral, err := c.render(true)
+	r := c.rendered()
+	if r == nil {
+		if r, err = render(c.pol, plan, fileNames); err != nil {
+			return err
+		}
+	}
+	neutral, err := render(c.pol, plan, neutralNames)
 	if err != nil {
 		return err
 	}
@@ -218,6 +268,17 @@ func (c *compilation) build() error {
 		return gcc(append(flags, "-o", out, driver, obj)...)
 	}
 	firmware := func() error {
+		if fb := c.chosenBuild; fb != nil && fb.builtAs(dir, c.files) {
+			// fit built these very sources with these flags: its firmware is this one.
+			if err := c.checkSymbols(fb.obj, ""); err != nil {
+				return err
+			}
+			if err := copyFile(fb.elf, c.elf); err != nil {
+				return err
+			}
+			c.fromFit = true
+			return c.checkSymbols(c.elf, fb.obj)
+		}
 		obj := filepath.Join(tmp, "firmware.o")
 		extra := append(c.withOpt(FirmwareWarnFlags), "-I", dir)
 		if err := nicsdk.Object(obj, extra, c.sources()...); err != nil {

@@ -81,7 +81,8 @@ func TestChoosePlan(t *testing.T) {
 		{70, 8, codegen.FormWalk, OptO1},
 	} {
 		ir := q12(t, modeltest.Trees("m", modeltest.RLCCInputs, c.trees, c.depth, 1))
-		p := &compilation{pol: ir}
+		p := newCompilation(CompileOptions{})
+		p.pol = ir
 		p.choosePlan()
 		if p.form != c.form || p.plan.Form != c.form.String() || !slices.Equal(p.plan.Opt, c.opt) {
 			t.Errorf("%d×%d (%d splits): form %v, plan %+v", c.trees, c.depth, ir.Stats.Splits, p.form, p.plan)
@@ -91,7 +92,8 @@ func TestChoosePlan(t *testing.T) {
 			t.Errorf("%d×%d: host flags %v", c.trees, c.depth, flags)
 		}
 	}
-	p := &compilation{pol: &quantize.MLPIR{}}
+	p := newCompilation(CompileOptions{})
+	p.pol = &quantize.MLPIR{}
 	if p.choosePlan(); p.form != codegen.FormBranch || !slices.Equal(p.plan.Opt, []string{"-O2"}) {
 		t.Errorf("network: plan %+v", p.plan)
 	}

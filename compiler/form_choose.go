@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -240,7 +241,21 @@ func (c *compilation) lstmCandidates() ([]candidate, error) {
 	return nil, fmt.Errorf("%s: --form %s: an LSTM is built in the table or branch form", c.opt.Model, c.opt.Form)
 }
 
-// chooseForm builds every candidate and keeps the least WCET within the memory budget.
+// formBuild is a candidate form as fit built it: its rendered C, the files it was built from
+// (by name, in dir), the firmware object and the ELF. The build stage uses the chosen form's
+// firmware instead of building it again when the sources emit wrote are these.
+type formBuild struct {
+	rendered *rendered
+	files    map[string][]byte
+	dir      string
+	obj, elf string
+	wcet     FormCandidate
+	// bounds are the static WCET reports of the entry and of EntryPolicy on elf.
+	bounds map[string]*wcet.Report
+}
+
+// chooseForm builds every candidate and keeps the least WCET within the memory budget, and
+// the chosen form's build (c.chosenBuild) in a directory the compile removes when it ends.
 func (c *compilation) chooseForm(cs []candidate, limit MemoryBudget, p *fwsim.Profile) error {
 	c.plan.Memory = &limit
 	if len(cs) == 1 { // nothing to choose: the build stage builds it once
@@ -252,15 +267,18 @@ func (c *compilation) chooseForm(cs []candidate, limit MemoryBudget, p *fwsim.Pr
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	c.formsDir = tmp
 	var costs []FormCandidate
+	var builds []*formBuild
 	best := -1
 	for i := 0; i < len(cs); i++ {
 		c.progress("choose form", i, len(cs))
-		fc, err := c.costCandidate(cs[i], p, filepath.Join(tmp, fmt.Sprint(i)))
+		fb, err := c.costCandidate(cs[i], p, filepath.Join(tmp, fmt.Sprint(i)))
 		if err != nil {
 			return err
 		}
+		fc := fb.wcet
+		builds = append(builds, fb)
 		fc.Fits = fc.TextBytes <= limit.TextBytes && fc.RodataBytes <= limit.RodataBytes
 		costs = append(costs, fc)
 		if best < 0 || better(fc, costs[best]) {
@@ -280,6 +298,12 @@ func (c *compilation) chooseForm(cs []candidate, limit MemoryBudget, p *fwsim.Pr
 	}
 	c.progress("choose form", len(cs), len(cs))
 	costs[best].Chosen = true
+	for i, b := range builds {
+		if i != best {
+			os.RemoveAll(b.dir)
+		}
+	}
+	c.chosenBuild = builds[best]
 	c.form, c.rank, c.products = cs[best].form, cs[best].rank, cs[best].products
 	c.plan.Form, c.plan.Candidates = c.form.String(), costs
 	c.plan.Why = cs[best].detail
@@ -306,38 +330,42 @@ func better(a, b FormCandidate) bool {
 	return a.TextBytes+a.RodataBytes < b.TextBytes+b.RodataBytes
 }
 
-// costCandidate prints cand as emit would, builds the firmware in dir and bounds it.
-func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string) (FormCandidate, error) {
-	fc := FormCandidate{Form: cand.form.String(), Detail: cand.detail}
-	form, rank, products := c.form, c.rank, c.products
-	c.form, c.rank, c.products = cand.form, cand.rank, cand.products
-	r, err := c.render(false)
-	c.form, c.rank, c.products = form, rank, products
+// costCandidate prints cand as emit would, builds the firmware in dir as the build stage
+// would (an object, then the ELF) and bounds it.
+func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string) (*formBuild, error) {
+	fb := &formBuild{dir: dir, wcet: FormCandidate{Form: cand.form.String(), Detail: cand.detail}, bounds: map[string]*wcet.Report{}}
+	fc := &fb.wcet
+	plan, err := c.codePlan(cand)
 	if err != nil {
-		return fc, err
+		return nil, err
+	}
+	if fb.rendered, err = render(c.pol, plan, fileNames); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fc, err
+		return nil, err
 	}
-	files := r.sources()
+	fb.files = fb.rendered.sources()
 	for n, b := range nicsdk.Sources() {
-		files[n] = b
+		fb.files[n] = b
 	}
-	for n, b := range files {
+	for n, b := range fb.files {
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
-			return fc, err
+			return nil, err
 		}
 	}
 	entry, file := c.entry()
-	src := filepath.Join(dir, file)
-	elfPath := filepath.Join(dir, FirmwareFile)
+	fb.obj, fb.elf = filepath.Join(dir, "firmware.o"), filepath.Join(dir, FirmwareFile)
 	extra := append(c.withOpt(FirmwareWarnFlags), "-I", dir)
-	if err := nicsdk.Build(elfPath, filepath.Join(dir, nicsdk.LinkerScriptName), extra, src); err != nil {
-		return fc, &CheckError{fmt.Errorf("building the %s form failed (an internal error; please report it): %w", fc.Form, err)}
+	if err := nicsdk.Object(fb.obj, extra, filepath.Join(dir, file)); err != nil {
+		return nil, &CheckError{fmt.Errorf("building the %s form failed (an internal error; please report it): %w", fc.Form, err)}
 	}
-	im, err := fwsim.ReadELF(elfPath)
+	if err := nicsdk.Build(fb.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, fb.obj); err != nil {
+		return nil, &CheckError{fmt.Errorf("building the %s form failed (an internal error; please report it): %w", fc.Form, err)}
+	}
+	im, err := fwsim.ReadELF(fb.elf)
 	if err != nil {
-		return fc, err
+		return nil, err
 	}
 	for _, e := range []struct {
 		name string
@@ -345,12 +373,26 @@ func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string
 	}{{entry, &fc.WCETCycles}, {EntryPolicy, &fc.PolicyWCET}} {
 		w, err := wcet.Bound(im, e.name, p, wcet.Options{})
 		if err != nil {
-			return fc, &CheckError{fmt.Errorf("%s form: cannot bound %s: %w", fc.Form, e.name, err)}
+			return nil, &CheckError{fmt.Errorf("%s form: cannot bound %s: %w", fc.Form, e.name, err)}
 		}
 		*e.to = w.Cycles
+		fb.bounds[e.name] = w
 	}
-	fc.TextBytes, fc.RodataBytes, err = textBytes(elfPath)
-	return fc, err
+	fc.TextBytes, fc.RodataBytes, err = textBytes(fb.elf)
+	return fb, err
+}
+
+// builtAs reports whether the sources emit wrote into dir (files) are, byte for byte, those
+// fb was built from.
+func (fb *formBuild) builtAs(dir string, files []string) bool {
+	for _, n := range files {
+		want, ok := fb.files[n]
+		got, err := os.ReadFile(filepath.Join(dir, n))
+		if !ok || err != nil || !bytes.Equal(got, want) {
+			return false
+		}
+	}
+	return true
 }
 
 // writeCandidates prints the cost of every form built to choose this one, one line each.

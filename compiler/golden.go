@@ -159,8 +159,23 @@ type Compiled struct {
 	Dir      string
 	Report   *CompileReport
 	Firmware string // the ELF's path
-	c        *compilation
+	c        *golden
 }
+
+// Policy is the golden integer policy: a *quantize.TreeIR, *quantize.MLPIR or *quantize.LSTMIR.
+func (cp *Compiled) Policy() quantize.Policy { return cp.c.pol }
+
+// Model is the float model, its inputs in the policy's order.
+func (cp *Compiled) Model() *model.Model { return cp.c.m }
+
+// Params are the RL-CC parameters the compile recorded (the defaults without the handler).
+func (cp *Compiled) Params() nicsdk.Params { return cp.c.params }
+
+// Layout is the window the RL-CC handler feeds the policy (see loaded.layout).
+func (cp *Compiled) Layout() nicsdk.Layout { return cp.c.layout() }
+
+// Handler is the handler the compile wrapped around the policy: HandlerRLCC or HandlerNone.
+func (cp *Compiled) Handler() Handler { return cp.c.handler }
 
 // IsCompileDir reports whether dir is a nicc compile output directory: a directory holding
 // report.json and firmware.elf.
@@ -325,8 +340,8 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 			opt.Int8.Calib = g.Calib.Path
 		}
 	}
-	c := &compilation{opt: opt, params: params}
-	if err := c.load(); errors.Is(err, fs.ErrNotExist) {
+	c := newGolden(&opt)
+	if err := c.load(""); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: the model compiled: %w (pass --model with the file if it moved)", where, err)
 	} else if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
@@ -344,10 +359,15 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	if len(r.Inputs) != c.m.NumInputs() {
 		return nil, fmt.Errorf("%s: %d input formats; model %s takes %d inputs", where, len(r.Inputs), c.m.Name, c.m.NumInputs())
 	}
-	if err := c.requantize(g, r.formats()); err != nil {
+	form, err := c.requantize(g, r.formats())
+	if err != nil {
 		return nil, fmt.Errorf("%s: rebuilding the golden model: %w", where, err)
 	}
-	rd, err := c.render(false)
+	plan, err := c.codePlan(form)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := render(c.pol, plan, fileNames)
 	if err != nil {
 		return nil, err
 	}
@@ -357,71 +377,70 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	return &Compiled{Dir: dir, Report: r, Firmware: filepath.Join(dir, FirmwareFile), c: c}, nil
 }
 
-// requantize turns the loaded model into the integer IR the report describes, over its input
-// formats.
-func (c *compilation) requantize(g *GoldenInfo, inputs []quantize.Input) error {
+// requantize is the quantize stage with the choices the report g records: it turns the
+// loaded model into the integer IR g describes, over its input formats, and gives the code
+// form g records.
+func (c *golden) requantize(g *GoldenInfo, inputs []quantize.Input) (candidate, error) {
+	var form candidate
 	if g.Form != "" { // a report before code forms, or an LSTM's before the table form: branch, the zero form
 		var err error
-		if c.form, err = codegen.ParseForm(g.Form); err != nil {
-			return err
+		if form.form, err = codegen.ParseForm(g.Form); err != nil {
+			return form, err
 		}
 	}
 	switch g.IR {
 	case "trees":
 		if c.m.Ensemble == nil {
-			return fmt.Errorf("model %s is not a tree ensemble", c.m.Name)
+			return form, fmt.Errorf("model %s is not a tree ensemble", c.m.Name)
 		}
 		ir, err := quantize.Trees(c.m, inputs, quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
 		if err != nil {
-			return err
+			return form, err
 		}
 		c.pol = ir
 		if g.Rank != nil {
-			c.rank, err = ir.BuildRank(*g.Rank)
+			form.rank, err = ir.BuildRank(*g.Rank)
 		}
-		return err
+		return form, err
 	case "mlp", "lstm":
 		if (g.IR == "lstm") != (c.m.Kind() == model.KindLSTM) || c.m.Ensemble != nil {
-			return fmt.Errorf("model %s is not an %s network", c.m.Name, g.IR)
+			return form, fmt.Errorf("model %s is not an %s network", c.m.Name, g.IR)
 		}
 		calib, err := c.calibRows()
 		if err != nil {
-			return err
+			return form, err
 		}
 		if g.IR == "lstm" {
 			if err := c.quantizeLSTM(inputs, calib); err != nil {
-				return err
+				return form, err
 			}
-			return c.recordedProducts(g)
+			form.products, err = recordedProducts(c.pol.(*quantize.LSTMIR), g)
+			return form, err
 		}
 		if g.MLP == nil {
-			return fmt.Errorf("the report records no MLP configuration")
+			return form, fmt.Errorf("the report records no MLP configuration")
 		}
 		c.opt.Int8.Quant = g.MLP.options()
 		calib, _ = withCorners(calib, inputs)
-		return c.chooseMLP(inputs, calib)
+		return form, c.chooseMLP(inputs, calib)
 	}
-	return fmt.Errorf("golden ir %q: want trees, mlp or lstm", g.IR)
+	return form, fmt.Errorf("golden ir %q: want trees, mlp or lstm", g.IR)
 }
 
-// recordedProducts sets the LSTM's plan of product tables from what the report records.
-func (c *compilation) recordedProducts(g *GoldenInfo) error {
-	ir := c.pol.(*quantize.LSTMIR)
+// recordedProducts is the LSTM's plan of product tables the report g records.
+func recordedProducts(ir *quantize.LSTMIR, g *GoldenInfo) (codegen.Products, error) {
 	switch {
 	case g.Products != "":
-		ps, err := codegen.ParseProducts(g.Products)
-		if err != nil {
-			return err
-		}
-		c.products = ps
+		return codegen.ParseProducts(g.Products)
 	case g.Tables > 0:
 		if g.Tables > ir.Hidden {
-			return fmt.Errorf("the report records %d product tables for %d units", g.Tables, ir.Hidden)
+			return nil, fmt.Errorf("the report records %d product tables for %d units", g.Tables, ir.Hidden)
 		}
-		c.products = codegen.AllRows(ir)
+		ps := codegen.AllRows(ir)
 		for i := ir.Pre.Out; i < ir.Gates.In-g.Tables; i++ {
-			c.products[i] = codegen.ProductMul
+			ps[i] = codegen.ProductMul
 		}
+		return ps, nil
 	}
-	return nil
+	return nil, nil
 }

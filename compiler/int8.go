@@ -16,7 +16,7 @@ import (
 // quantizeInt8 is the quantize stage for --target int: the input formats (RL-CC: nicsdk's
 // Q16 ranges; none: the hull of the calibration rows, padded), the calibration rows, and
 // quantize.MLP (chooseMLP) or quantize.LSTM (quantizeLSTM).
-func (c *compilation) quantizeInt8() error {
+func (c *golden) quantizeInt8() error {
 	m := c.m
 	for k, l := range m.Layers {
 		for j, row := range l.W {
@@ -84,7 +84,7 @@ func withCorners(calib [][]float64, inputs []quantize.Input) ([][]float64, bool)
 // chooseMLP quantizes the dense network with Int8Options.Quant, or, when that is zero, with
 // each of Int8Candidates in turn until one meets the fidelity targets (else the most
 // accurate), recording each try for the report.
-func (c *compilation) chooseMLP(inputs []quantize.Input, calib [][]float64) error {
+func (c *golden) chooseMLP(inputs []quantize.Input, calib [][]float64) error {
 	cands := []quantize.MLPOptions{c.opt.Int8.Quant}
 	if cands[0] == (quantize.MLPOptions{}) {
 		cands = Int8Candidates
@@ -132,7 +132,7 @@ func (c *compilation) chooseMLP(inputs []quantize.Input, calib [][]float64) erro
 // inputRangeError names the row behind a --handler none input range that no int32 format
 // can hold: the value of largest magnitude of the first such input, in the calibration rows
 // or the Ranges rows.
-func (c *compilation) inputRangeError(calib [][]float64, lo, hi []float64, err error) error {
+func (c *golden) inputRangeError(calib [][]float64, lo, hi []float64, err error) error {
 	for i, name := range c.m.Inputs {
 		if _, e := quantize.ChooseInputs([]string{name}, lo[i:i+1], hi[i:i+1]); e == nil {
 			continue
@@ -160,7 +160,7 @@ func (c *compilation) inputRangeError(calib [][]float64, lo, hi []float64, err e
 // lanes are proven over the whole declared ranges either way). Under the RL-CC
 // handler the int8 output grid's 256 values of y fold with the action → multiplier map into
 // one table: the policy returns the multiplier (nicsdk.OutM).
-func (c *compilation) quantizeLSTM(inputs []quantize.Input, calib [][]float64) error {
+func (c *golden) quantizeLSTM(inputs []quantize.Input, calib [][]float64) error {
 	if c.opt.Int8.Quant != (quantize.MLPOptions{}) {
 		return fmt.Errorf("%s: --weight-bits and --act-bits apply to dense networks; the int8 LSTM path chooses its own formats", c.opt.Model)
 	}
@@ -177,7 +177,7 @@ func (c *compilation) quantizeLSTM(inputs []quantize.Input, calib [][]float64) e
 
 // calibRows are the Int8 calibration rows: the Calib CSV, or sampled RL-CC states (refused
 // beyond MemoryLimit). They are read once; nicc diff compares on the rows compile calibrated on.
-func (c *compilation) calibRows() ([][]float64, error) {
+func (c *golden) calibRows() ([][]float64, error) {
 	if c.calibSet == nil {
 		rows, err := c.readCalib()
 		if err != nil {
@@ -190,7 +190,7 @@ func (c *compilation) calibRows() ([][]float64, error) {
 
 // calibStream is how many RL-CC states Int8Options.Samples draws and a stream of them (the
 // rows calibRows holds, one at a time); it names them in c.calib.
-func (c *compilation) calibStream() (int, func(row []float64), error) {
+func (c *golden) calibStream() (int, func(row []float64), error) {
 	o, n := c.opt.Int8, c.m.NumInputs()
 	if c.handler != HandlerRLCC {
 		return 0, nil, noRLCCStates(c.opt.Model, c.opt.Handler, c.m.Inputs)
@@ -215,7 +215,7 @@ func (c *compilation) calibStream() (int, func(row []float64), error) {
 }
 
 // readCalib reads the Calib CSV, or draws the sampled states.
-func (c *compilation) readCalib() ([][]float64, error) {
+func (c *golden) readCalib() ([][]float64, error) {
 	o, n := c.opt.Int8, c.m.NumInputs()
 	if o.Calib == "" {
 		k, next, err := c.calibStream()
@@ -273,7 +273,7 @@ func (c *compilation) readCalib() ([][]float64, error) {
 }
 
 // teacherEval is the float model's output at x.
-func (c *compilation) teacherEval(x []float64) float64 {
+func (c *golden) teacherEval(x []float64) float64 {
 	if c.m.Ensemble != nil {
 		return c.m.Ensemble.Eval(x)
 	}
@@ -283,7 +283,7 @@ func (c *compilation) teacherEval(x []float64) float64 {
 // policyY is the policy's y, what the report's fidelity measures, for a stateless call on the
 // raw inputs x that returned returned: that, except from a folded MLP, whose Call returns the
 // multiplier instead of y.
-func (c *compilation) policyY(x []int32, returned int32) int32 {
+func (c *golden) policyY(x []int32, returned int32) int32 {
 	if ir, ok := c.pol.(*quantize.MLPIR); ok && ir.Fold != nil {
 		return ir.Eval(x)
 	}
@@ -291,7 +291,7 @@ func (c *compilation) policyY(x []int32, returned int32) int32 {
 }
 
 // predict maps the firmware's raw output to the model's output (trees: with the transform).
-func (c *compilation) predict(y int32) float64 {
+func (c *golden) predict(y int32) float64 {
 	if ir, ok := c.pol.(*quantize.TreeIR); ok {
 		return ir.Predict(y)
 	}

@@ -128,7 +128,8 @@ func TestCompileInt8NonFiniteWeights(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.Layers[1].W[3][2] = bad
-		c := &compilation{opt: CompileOptions{Model: "m", Int8: &Int8Options{Samples: 100}}, m: m, handler: HandlerRLCC}
+		c := newCompilation(CompileOptions{Model: "m", Int8: &Int8Options{Samples: 100}})
+		c.m, c.handler = m, HandlerRLCC
 		c.params = nicsdk.DefaultParams()
 		err = c.quantizeInt8()
 		if err == nil || !strings.Contains(err.Error(), "layer 1 weight [3][2] is") || !strings.Contains(err.Error(), "weights must be finite") {
@@ -310,7 +311,8 @@ func TestCalibRowsHeaderSelectsByName(t *testing.T) {
 		"y,o,a_prev,extra,o_prev,a_prev2\n9,2,1,8,4,3\n",
 		"1,2,3,4\n",
 	} {
-		c := &compilation{opt: CompileOptions{Model: teacherJSON, Int8: &Int8Options{Calib: writeText(t, "calib.csv", text)}}, m: m, handler: HandlerRLCC}
+		c := newCompilation(CompileOptions{Model: teacherJSON, Int8: &Int8Options{Calib: writeText(t, "calib.csv", text)}})
+		c.m, c.handler = m, HandlerRLCC
 		rows, err := c.calibRows()
 		if err != nil || len(rows) != 1 || !slices.Equal(rows[0], []float64{1, 2, 3, 4}) {
 			t.Errorf("%q: rows %v, %v; want [[1 2 3 4]]", text, rows, err)

@@ -7,7 +7,7 @@ import (
 )
 
 // The RL-CC input layout in the compiler. Every stage that depends on the window the handler
-// feeds a compiled policy reads it from compilation.layout: the grid and clamp marks of the
+// feeds a compiled policy reads it from loaded.layout: the grid and clamp marks of the
 // policy's inputs (rlccInputs, quantize's clamped splits, verify's policy vectors), the
 // handler glue (handlerC), verify's golden handler and event sequences (seqGen), and sim's
 // golden and firmware controllers.
@@ -15,18 +15,18 @@ import (
 // layout is the window the RL-CC handler feeds this compile's policy: the layout its
 // inputs' names form (--inputs, --history, --features; load's InputLayout), else the default,
 // x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}).
-func (c *compilation) layout() nicsdk.Layout {
-	if c.inLayout == nil {
+func (ld *loaded) layout() nicsdk.Layout {
+	if ld.inLayout == nil {
 		return nicsdk.DefaultLayout
 	}
-	return c.inLayout.Layout()
+	return ld.inLayout.Layout()
 }
 
 // checkLayout refuses a layout the handler cannot feed beside the policy's state words (an
 // LSTM keeps some in the same six context words as the layout's older states), and another
 // layout than the default for the DOCA program, whose runtime (rlcc_doca.h and its Go twin
 // nicsdk.DOCARuntime) feeds the default one.
-func (c *compilation) checkLayout() error {
+func (c *golden) checkLayout() error {
 	l := c.layout()
 	if err := l.Check(c.pol.StateWords()); err != nil {
 		return fmt.Errorf("%s: %w", c.opt.Model, err)

@@ -13,8 +13,8 @@ import (
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
-// planned is a plan's estimated bytes and cycles saved (productOptions).
-func planned(ir *quantize.LSTMIR, ps codegen.Products, k fwsim.Costs) (bytes uint64, saving int64) {
+// planCost is a plan's estimated bytes and cycles saved (productOptions).
+func planCost(ir *quantize.LSTMIR, ps codegen.Products, k fwsim.Costs) (bytes uint64, saving int64) {
 	for i, p := range ps {
 		for _, o := range productOptions(ir, i, k) {
 			if o.p == p {
@@ -43,7 +43,7 @@ func TestPlanProducts(t *testing.T) {
 		if err := checkPlan(ir, ps); err != nil {
 			t.Fatalf("room %d: %v", room, err)
 		}
-		bytes, saving := planned(ir, ps, p.Costs)
+		bytes, saving := planCost(ir, ps, p.Costs)
 		t.Logf("room %7d: %s, %d bytes, saves %d cycles", room, ps, bytes, saving)
 		if bytes > room || saving < last || strings.Count(ps.String(), "b") != 1 {
 			t.Errorf("room %d: plan %s takes %d bytes and saves %d cycles (%d with less room)", room, ps, bytes, saving, last)
@@ -83,12 +83,11 @@ func TestRecordedProducts(t *testing.T) {
 		{GoldenInfo{Tables: 13}, "error"},
 		{GoldenInfo{Products: "bq"}, "error"},
 	} {
-		cp := &compilation{pol: ir}
 		got := ""
-		if err := cp.recordedProducts(&c.g); err != nil {
+		if ps, err := recordedProducts(ir, &c.g); err != nil {
 			got = "error"
 		} else {
-			got = cp.products.String()
+			got = ps.String()
 		}
 		if got != c.want {
 			t.Errorf("%+v: plan %q, want %q", c.g, got, c.want)

@@ -47,7 +47,7 @@ func noRLCCStates(path string, asked Handler, inputs []string) error {
 }
 
 // rlccInputs are the RL-CC grid under the model's input names, noting where each format came from.
-func (c *compilation) rlccInputs() []quantize.Input {
+func (c *golden) rlccInputs() []quantize.Input {
 	inputs := quantize.GridInputs(rlcc.Grid(c.params, c.layout()))
 	for i := range inputs {
 		c.inputSrc = append(c.inputSrc, "nicsdk RL-CC range of "+inputs[i].Name)

@@ -453,7 +453,7 @@ func (r *SimReport) simParams(p Params, src ParamSources, opt SimOptions) (Param
 }
 
 // goldenController is c's golden model in nicsdk's runtime, under the parameters p.
-func goldenController(c *compilation, p nicsdk.Params) *netsim.RLCC {
+func goldenController(c *golden, p nicsdk.Params) *netsim.RLCC {
 	pol := c.pol
 	return &netsim.RLCC{Label: "golden " + c.m.Name, Params: p, Layout: c.layout(), Words: pol.StateWords(),
 		Out: policyOut(pol), Policy: pol.Call}

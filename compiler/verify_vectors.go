@@ -142,7 +142,7 @@ func clamp32(v int64, lo, hi int32) int32 { return int32(min(max(v, int64(lo)), 
 
 // sampleState draws a float state uniformly from the input ranges (RL-CC: o up to
 // rlcc.SampleOMax, the distiller's sampler under the parameters, rather than the handler's clamp).
-func (c *compilation) sampleState(rng *rand.Rand) []float64 {
+func (c *golden) sampleState(rng *rand.Rand) []float64 {
 	xf := make([]float64, len(c.pol.InputFormats()))
 	var clamped []bool
 	if c.handler == HandlerRLCC {
@@ -158,7 +158,7 @@ func (c *compilation) sampleState(rng *rand.Rand) []float64 {
 	return xf
 }
 
-func (c *compilation) quantizeState(xf []float64) []int32 {
+func (c *golden) quantizeState(xf []float64) []int32 {
 	x := make([]int32, len(xf))
 	for i, v := range xf {
 		x[i] = c.pol.InputFormats()[i].Quantize(v)

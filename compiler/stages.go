@@ -1,0 +1,123 @@
+package compiler
+
+import (
+	"github.com/nicc-dev/nicc/codegen"
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// The compile's stages, as data, and the typed artifact each hands on to the next.
+
+// stage is one pass of the compile over the compilation's artifacts. Its name is what
+// report.json's stage_times, a failure report's stage, the manifest's verdicts and the tests'
+// atStage hook call it.
+type stage struct {
+	name string
+	run  func(*compilation) error
+}
+
+// compileStages are the compile's stages, in order (run walks them); the DOCA target adds
+// docaStage after them.
+var compileStages = []stage{
+	{"load", (*compilation).load},
+	{"quantize", func(c *compilation) error { return c.quantize() }},
+	{"fit", (*compilation).fit},
+	{"emit", (*compilation).emit},
+	{"build", (*compilation).build},
+	{"verify", (*compilation).verifyStage},
+	{"budget", (*compilation).budgetStage},
+}
+
+// docaStage emits, builds, verifies and bounds the DOCA target's firmware (SDKDOCA).
+var docaStage = stage{"doca", (*compilation).docaStage}
+
+// newCompilation is a compilation under opt with no artifact yet: each is empty until its
+// stage runs.
+func newCompilation(opt CompileOptions) *compilation {
+	c := &compilation{opt: opt, planned: &planned{}, emitted: &emitted{}, built: &built{}, budgeted: &budgeted{}}
+	c.golden = newGolden(&c.opt)
+	return c
+}
+
+// golden is what the load and quantize stages make of the model under opt: the model loaded
+// (loaded) and its integer policy (quantized), the golden model a compile verifies its
+// firmware against and OpenCompiled rebuilds, with the notes they make for the report.
+type golden struct {
+	opt *CompileOptions
+	*loaded
+	*quantized
+	notes []string
+}
+
+// newGolden is a golden model under opt, not loaded yet.
+func newGolden(opt *CompileOptions) *golden {
+	return &golden{opt: opt, loaded: &loaded{}, quantized: &quantized{}}
+}
+
+// loaded is the load stage's artifact: the model, in the policy's order, and what runs it.
+type loaded struct {
+	m       *model.Model
+	format  *model.FileFormat
+	handler Handler
+	// inLayout is how the model's inputs map onto the RL-CC handler's window (HandlerRLCC):
+	// load put m in the policy's order.
+	inLayout *InputLayout
+	params   nicsdk.Params
+	paramSrc ParamSources // where each of params came from
+}
+
+// quantized is the quantize stage's artifact: the integer policy and the rows it was made on.
+type quantized struct {
+	pol        quantize.Policy     // the integer policy: a *TreeIR, *MLPIR or *LSTMIR
+	calib      string              // where the Int8 calibration rows came from
+	calibSet   [][]float64         // the Int8 calibration rows, once read (calibRows)
+	int8Quant  quantize.MLPOptions // the configuration chosen
+	int8Trials []Int8Trial         // the configurations tried when none was given
+	inputSrc   []string            // where each input's range came from
+	rows       [][]float64         // the Ranges rows
+	preds      []float64           // the source tool's Predictions on them
+}
+
+// planned is the fit stage's artifact: the bound, the memory budget and the code form chosen.
+type planned struct {
+	bound *LowerBound
+	plan  BuildInfo // code form and optimisation level (choosePlan), with the candidates
+	// memory is the .text and .rodata every firmware must fit, whatever its form (fit).
+	memory   MemoryBudget
+	form     codegen.Form // the form codegen prints
+	rank     *quantize.RankLayout
+	products codegen.Products // an LSTM's table form's product tables (nil: codegen.AllRows)
+	// rankGroups are a tree ensemble's rank-form groupings (rankGroupings), worked out once for
+	// the fit bound and the candidates.
+	rankGroups [][][]int
+	// chosenBuild is the chosen form as chooseForm built it (nil when there was no choice), in
+	// formsDir, which the compile removes when it ends.
+	chosenBuild *formBuild
+	formsDir    string
+}
+
+// emitted is the emit stage's artifact: what it wrote and what each file must hold.
+type emitted struct {
+	files []string // written into dir, sorted
+	// expect is what each source nicc writes must hold outside its comments, by its path in
+	// dir: the render with neutral names for the policy and the handler (see emit).
+	expect map[string][]byte
+	idents map[string]bool // the identifiers of expect's code
+	// sourcesHash is hashSources of the policy and handler C, for the report's golden model.
+	sourcesHash string
+}
+
+// built is the build stage's artifact: the firmware and the two host builds.
+type built struct {
+	elf, hostBin, ubsan string
+	// fromFit says elf is fit's chosen build (planned.chosenBuild), copied, not built again.
+	fromFit bool
+}
+
+// budgeted is the budget stage's artifact.
+type budgeted struct {
+	budget      *BudgetReport
+	policy      *BudgetReport // the model alone, inside the RL-CC firmware
+	vectorFiles []VectorsInfo // the measured calls, written for nicc budget
+}

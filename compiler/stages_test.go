@@ -1,0 +1,210 @@
+package compiler
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/codegen"
+	"github.com/nicc-dev/nicc/model/modeltest"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+)
+
+// Stage-level tests: each stage through its own types, without a whole compile.
+
+// render is a function of its arguments: the same policy and plan print the same C, the
+// handler and the form come from the plan alone, the model file's names reach the C only
+// inside comments, and the C builds with the strict host flags.
+func TestRenderStage(t *testing.T) {
+	m := modeltest.Trees("m */ evil(); /*", modeltest.RLCCInputs, 3, 2, 1)
+	ir := q12(t, m)
+	none := codePlan{form: codegen.FormBranch, handler: HandlerNone}
+	rlccPlan := codePlan{form: codegen.FormBranch, handler: HandlerRLCC, params: nicsdk.DefaultParams(), layout: nicsdk.DefaultLayout}
+	a, err := render(ir, none, fileNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := render(ir, none, fileNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hashSources(a.sources()) != hashSources(b.sources()) {
+		t.Error("two renders of one policy and plan differ")
+	}
+	if a.handler != nil {
+		t.Error("HandlerNone rendered a handler")
+	}
+	neutral, err := render(ir, none, neutralNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, src := range a.sources() {
+		if err := sameCode(n, src, neutral.sources()[n]); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+		if bytes.Contains(neutral.sources()[n], []byte("evil")) {
+			t.Errorf("%s: the neutral render holds the model's name", n)
+		}
+	}
+	r, err := render(ir, rlccPlan, fileNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.handler == nil || !bytes.Contains(r.handler, []byte(`#include "`+r.policy.SourceName+`"`)) || !bytes.Contains(r.handler, []byte(EntryHandler)) {
+		t.Errorf("the RL-CC plan's handler.c does not wrap the policy:\n%s", r.handler)
+	}
+	if bytes.Equal(r.policy.Source, a.policy.Source) {
+		t.Error("the RL-CC plan renders the policy as HandlerNone does (no inlined form)")
+	}
+	walk, err := render(ir, codePlan{form: codegen.FormWalk, handler: HandlerNone}, fileNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(walk.policy.Source, a.policy.Source) {
+		t.Error("the walk and branch forms render the same C")
+	}
+	dir := t.TempDir()
+	for n, src := range a.sources() {
+		if err := os.WriteFile(filepath.Join(dir, n), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := append(append([]string{}, HostFlags...), "-c", "-o", filepath.Join(dir, "p.o"), filepath.Join(dir, a.policy.SourceName))
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// fit's choice over given candidates: fitting the memory budget first, then the least WCET,
+// then the smaller firmware.
+func TestFitChoosesBetter(t *testing.T) {
+	fits := FormCandidate{Form: "branch", WCETCycles: 300, TextBytes: 900, Fits: true}
+	for _, c := range []struct {
+		name string
+		a, b FormCandidate
+		want bool
+	}{
+		{"fits beats faster", fits, FormCandidate{WCETCycles: 100, Fits: false}, true},
+		{"faster wins", FormCandidate{WCETCycles: 299, TextBytes: 5000, Fits: true}, fits, true},
+		{"slower loses", FormCandidate{WCETCycles: 301, Fits: true}, fits, false},
+		{"tie: smaller wins", FormCandidate{WCETCycles: 300, TextBytes: 800, RodataBytes: 99, Fits: true}, fits, true},
+		{"tie: same size loses", fits, fits, false},
+	} {
+		if got := better(c.a, c.b); got != c.want {
+			t.Errorf("%s: better = %v", c.name, got)
+		}
+	}
+}
+
+// build reuses fit's firmware only when the sources emit wrote are byte for byte those fit
+// built it from.
+func TestFormBuildBuiltAs(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{"handler.c": []byte("int x;\n"), "nicc_policy.c": []byte("int y;\n")}
+	for n, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fb := &formBuild{files: files}
+	names := []string{"handler.c", "nicc_policy.c"}
+	if !fb.builtAs(dir, names) {
+		t.Fatal("the same sources are not the ones built")
+	}
+	if fb.builtAs(dir, append(names, "rlcc.h")) {
+		t.Error("a source fit did not build counts as built")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "handler.c"), []byte("int x; /* */\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fb.builtAs(dir, names) {
+		t.Error("an edited source counts as built")
+	}
+}
+
+// The load and quantize stages on a small ensemble: the handler the input names choose, and
+// the input formats (the RL-CC grid, or each feature's range covering its --ranges column).
+func TestLoadQuantizeStages(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		inputs  []string
+		handler Handler
+	}{
+		{modeltest.RLCCInputs, HandlerRLCC},
+		{[]string{"f0", "f1", "f2"}, HandlerNone},
+	} {
+		path := filepath.Join(dir, c.inputs[0]+".json")
+		if err := modeltest.Save(path, modeltest.Trees("small", c.inputs, 4, 3, 2)); err != nil {
+			t.Fatal(err)
+		}
+		opt := CompileOptions{Model: path}
+		if c.handler == HandlerNone {
+			opt.Ranges = writeText(t, "rows.csv", "f0,f1,f2\n-1000,0,5\n1000,0.5,6\n")
+		}
+		g := newGolden(&opt)
+		if err := g.load(""); err != nil {
+			t.Fatal(err)
+		}
+		if g.handler != c.handler || g.m.NumInputs() != len(c.inputs) {
+			t.Fatalf("%v: loaded handler %v, %d inputs", c.inputs, g.handler, g.m.NumInputs())
+		}
+		if err := g.quantize(); err != nil {
+			t.Fatal(err)
+		}
+		ir, ok := g.pol.(*quantize.TreeIR)
+		if !ok {
+			t.Fatalf("%v: policy %T", c.inputs, g.pol)
+		}
+		for i, in := range ir.Inputs {
+			lo, hi := in.Value(in.Min), in.Value(in.Max)
+			switch {
+			case c.handler == HandlerRLCC && in != g.rlccInputs()[i]:
+				t.Errorf("input %s: %+v, not the RL-CC grid's", in.Name, in)
+			case c.handler == HandlerNone && i == 0 && (lo > -1000 || hi < 1000):
+				t.Errorf("input %s: range [%v, %v] does not cover its column [-1000, 1000]", in.Name, lo, hi)
+			}
+		}
+	}
+}
+
+// build takes the chosen form's firmware from fit instead of building it again: it is byte
+// for byte what building the emitted sources gives, and budget's WCET taken from fit is the
+// one nicc budget analyses on it afresh.
+func TestBuildReusesFitFirmware(t *testing.T) {
+	t.Parallel()
+	r, dir := rlccReport(t)
+	if len(r.Build.Candidates) < 2 {
+		t.Fatalf("%d candidates: fit chose nothing, so build reused nothing", len(r.Build.Candidates))
+	}
+	extra := slices.Clone(FirmwareWarnFlags)
+	if i := slices.Index(extra, "-O2"); i >= 0 {
+		extra = slices.Concat(extra[:i], r.Build.Opt, extra[i+1:])
+	}
+	elf := filepath.Join(t.TempDir(), FirmwareFile)
+	if err := nicsdk.Build(elf, filepath.Join(dir, nicsdk.LinkerScriptName), append(extra, "-I", dir), filepath.Join(dir, HandlerFile)); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(elf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, FirmwareFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("the compile's firmware.elf is not what its sources build")
+	}
+	b, err := Budget(BudgetOptions{ELF: filepath.Join(dir, FirmwareFile), Entry: EntryHandler, Core: r.Budget.Core.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.WCETCycles != r.Budget.WCETCycles || b.WCETInsns != r.Budget.WCETInsns {
+		t.Errorf("WCET %d cycles, %d insns analysed afresh; the compile reported %d, %d", b.WCETCycles, b.WCETInsns, r.Budget.WCETCycles, r.Budget.WCETInsns)
+	}
+}
