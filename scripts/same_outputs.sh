@@ -59,8 +59,13 @@ run() {
     mkdir -p "$d"
     status=0
     # shellcheck disable=SC2086 # the arguments are split on purpose (no path has a space)
-    "$bin" $(echo "$args" | sed "s#OUT#$d/out#g") > "$d/stdout" 2> "$d/stderr" < /dev/null || status=$?
+    # Both binaries write at the same path, moved aside after: a UBSan build embeds its path,
+    # and the manifest hashes it.
+    w=$tmp/run/$name
+    rm -rf "$w" && mkdir -p "$w"
+    "$bin" $(echo "$args" | sed "s#OUT#$w/out#g") > "$d/stdout" 2> "$d/stderr" < /dev/null || status=$?
     echo "$status" > "$d/status"
+    if [ -e "$w/out" ]; then mv "$w/out" "$d/out"; fi
   done < "$tmp/commands"
 }
 run "$tmp/nicc-old" old
@@ -71,7 +76,7 @@ run "$tmp/nicc-new" new
 cat > "$tmp/normalize.py" <<'EOF'
 import json, sys
 path, side, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
-text = open(path, encoding="utf-8", errors="replace").read().replace(tmp + "/" + side + "/", "TMP/")
+text = open(path, encoding="utf-8", errors="replace").read().replace(tmp + "/" + side + "/", "TMP/").replace(tmp + "/run/", "TMP/")
 def strip(v):
     if isinstance(v, dict):
         return {k: strip(x) for k, x in v.items() if k not in ("stage_times", "seconds", "elapsed", "wall", "duration") and not k.endswith("_seconds")}
