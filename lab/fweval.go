@@ -1,7 +1,8 @@
-package compiler
+package lab
 
 import (
 	"fmt"
+	"github.com/nicc-dev/nicc/compiler"
 	"math"
 	"slices"
 
@@ -19,7 +20,7 @@ import (
 // multiplier and the new rate from a stated current rate (nicsdk's Multiplier and
 // UpdateRate, the Go twins of rlcc.h), so a row reads as one decision.
 type FirmwareEval struct {
-	*Compiled
+	*compiler.Compiled
 	m      *fwsim.Machine
 	float  *RowEval
 	xAddr  uint64
@@ -55,8 +56,7 @@ type FirmwareRow struct {
 
 // NewFirmwareEval prepares the firmware of cp to run on rows. rate is the RL-CC rate before
 // each decision as a fraction of line rate (0 is 0.5); it is ignored without the handler.
-func NewFirmwareEval(cp *Compiled, rate float64) (*FirmwareEval, error) {
-	c := cp.c
+func NewFirmwareEval(cp *compiler.Compiled, rate float64) (*FirmwareEval, error) {
 	p, err := fwsim.LookupProfile(cp.Report.Budget.Core.Name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cp.Dir, err)
@@ -65,34 +65,35 @@ func NewFirmwareEval(cp *Compiled, rate float64) (*FirmwareEval, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, ok := im.Symbol(EntryPolicy); !ok {
-		return nil, fmt.Errorf("%s: entry %q: %w", cp.Firmware, EntryPolicy, fwsim.ErrNoSymbol)
+	if _, _, ok := im.Symbol(compiler.EntryPolicy); !ok {
+		return nil, fmt.Errorf("%s: entry %q: %w", cp.Firmware, compiler.EntryPolicy, fwsim.ErrNoSymbol)
 	}
 	m, err := fwsim.NewMachine(im, p)
 	if err != nil {
 		return nil, err
 	}
-	fl, err := NewRowEval(c.m, c.m.NumInputs())
+	pol, fm := cp.Policy(), cp.Model()
+	fl, err := NewRowEval(fm, fm.NumInputs())
 	if err != nil {
 		return nil, err
 	}
 	e := &FirmwareEval{Compiled: cp, m: m, float: fl}
-	if e.xAddr, err = m.Alloc(uint64(4*len(c.pol.InputFormats())), 16); err != nil {
+	if e.xAddr, err = m.Alloc(uint64(4*len(pol.InputFormats())), 16); err != nil {
 		return nil, err
 	}
-	if w := c.pol.StateWords(); w > 0 {
+	if w := pol.StateWords(); w > 0 {
 		if e.stAddr, err = m.Alloc(uint64(4*w), 16); err != nil {
 			return nil, err
 		}
 		e.golden, e.fw = make([]uint32, w), make([]uint32, w)
 	}
-	if c.handler == HandlerRLCC {
+	if params := cp.Params(); cp.Handler() == compiler.HandlerRLCC {
 		if rate == 0 {
 			rate = DefaultEvalRate
 		}
 		r := math.Round(rate * nicsdk.LineRate)
-		if !(r >= float64(c.params.MinRate) && r <= nicsdk.LineRate) {
-			return nil, fmt.Errorf("rate %v: want a fraction of line rate in [%v, 1] (the minimum rate to line rate)", rate, float64(c.params.MinRate)/nicsdk.LineRate)
+		if !(r >= float64(params.MinRate) && r <= nicsdk.LineRate) {
+			return nil, fmt.Errorf("rate %v: want a fraction of line rate in [%v, 1] (the minimum rate to line rate)", rate, float64(params.MinRate)/nicsdk.LineRate)
 		}
 		e.rate = uint32(r)
 	}
@@ -104,17 +105,14 @@ func NewFirmwareEval(cp *Compiled, rate float64) (*FirmwareEval, error) {
 // increase is clamped away).
 const DefaultEvalRate = 0.5
 
-// Handler is the compile's handler.
-func (e *FirmwareEval) Handler() Handler { return e.c.handler }
-
 // Inputs are the model's input names, in order.
-func (e *FirmwareEval) Inputs() []string { return e.c.m.Inputs }
+func (e *FirmwareEval) Inputs() []string { return e.Model().Inputs }
 
 // Stateful reports whether rows are steps of one flow (an LSTM).
-func (e *FirmwareEval) Stateful() bool { return e.c.pol.StateWords() > 0 }
+func (e *FirmwareEval) Stateful() bool { return e.Policy().StateWords() > 0 }
 
 // Folded reports whether nicc_policy returns the RL-CC multiplier rather than y.
-func (e *FirmwareEval) Folded() bool { return e.c.pol.ReturnsMultiplier() }
+func (e *FirmwareEval) Folded() bool { return e.Policy().ReturnsMultiplier() }
 
 // Comparable is the float model's output y in what nicc_policy returns: the RL-CC multiplier
 // (rlcc.HandlerMultiplier) when Folded, else y.
@@ -129,45 +127,45 @@ func (e *FirmwareEval) Comparable(y float64) float64 {
 func (e *FirmwareEval) Rate() uint32 { return e.rate }
 
 // Golden names the golden model's evaluator.
-func (e *FirmwareEval) Golden() string { return "quantize." + e.c.pol.Golden() }
+func (e *FirmwareEval) Golden() string { return "quantize." + e.Policy().Golden() }
 
 // Eval runs one row of the model's inputs. A row with NaN runs the float model alone (see
 // FirmwareRow.Missing).
 func (e *FirmwareEval) Eval(row []float64) (*FirmwareRow, error) {
-	c := e.c
-	if len(row) != len(c.pol.InputFormats()) {
-		return nil, fmt.Errorf("%d values; the firmware takes %d inputs", len(row), len(c.pol.InputFormats()))
+	pol := e.Policy()
+	if len(row) != len(pol.InputFormats()) {
+		return nil, fmt.Errorf("%d values; the firmware takes %d inputs", len(row), len(pol.InputFormats()))
 	}
 	y, err := e.float.Eval(row) // networks refuse NaN
 	if err != nil {
 		return nil, err
 	}
 	if i := slices.IndexFunc(row, math.IsNaN); i >= 0 {
-		return &FirmwareRow{Float: slices.Clone(y), Missing: c.m.Inputs[i], Agree: true}, nil
+		return &FirmwareRow{Float: slices.Clone(y), Missing: e.Model().Inputs[i], Agree: true}, nil
 	}
-	out := &FirmwareRow{X: c.quantizeState(row), Float: slices.Clone(y)}
-	if err := e.m.WriteBytes(e.xAddr, int32Bytes(out.X)); err != nil {
+	out := &FirmwareRow{X: e.QuantizeRow(row), Float: slices.Clone(y)}
+	if err := e.m.WriteBytes(e.xAddr, compiler.Int32Bytes(out.X)); err != nil {
 		return nil, err
 	}
 	var res fwsim.Result
 	if e.stAddr != 0 {
 		// Each step starts from the golden state, so a row that differs does not carry its
 		// difference into the next.
-		if err := e.m.WriteBytes(e.stAddr, wordBytes(e.golden)); err != nil {
+		if err := e.m.WriteBytes(e.stAddr, compiler.WordBytes(e.golden)); err != nil {
 			return nil, err
 		}
-		res, err = e.m.Call(EntryPolicy, e.xAddr, e.stAddr)
+		res, err = e.m.Call(compiler.EntryPolicy, e.xAddr, e.stAddr)
 	} else {
-		res, err = e.m.Call(EntryPolicy, e.xAddr)
+		res, err = e.m.Call(compiler.EntryPolicy, e.xAddr)
 	}
 	if err != nil {
-		return nil, &CheckError{fmt.Errorf("%s faulted on x = %v: %w", EntryPolicy, out.X, err)}
+		return nil, &compiler.CheckError{Err: fmt.Errorf("%s faulted on x = %v: %w", compiler.EntryPolicy, out.X, err)}
 	}
 	out.Firmware, out.Cycles = int32(uint32(res.A0)), res.Cycles
-	out.Golden = c.pol.Call(out.X, e.golden)
+	out.Golden = pol.Call(out.X, e.golden)
 	out.Agree = out.Golden == out.Firmware
 	if e.stAddr != 0 {
-		fw, err := readWords(e.m, e.stAddr, len(e.fw))
+		fw, err := compiler.ReadWords(e.m, e.stAddr, len(e.fw))
 		if err != nil {
 			return nil, err
 		}
@@ -175,9 +173,9 @@ func (e *FirmwareEval) Eval(row []float64) (*FirmwareRow, error) {
 		out.Agree = out.Agree && slices.Equal(e.fw, e.golden)
 	}
 	out.GoldenY, out.FirmwareY = e.value(out.Golden), e.value(out.Firmware)
-	if c.handler == HandlerRLCC {
+	if e.Handler() == compiler.HandlerRLCC {
 		out.Multiplier, out.GoldenMultiplier = e.multiplier(out.Firmware), e.multiplier(out.Golden)
-		out.Rate = nicsdk.UpdateRate(e.rate, out.Multiplier, c.params)
+		out.Rate = nicsdk.UpdateRate(e.rate, out.Multiplier, e.Params())
 	}
 	return out, nil
 }
@@ -185,18 +183,18 @@ func (e *FirmwareEval) Eval(row []float64) (*FirmwareRow, error) {
 // value is what nicc_policy's return v stands for: the multiplier (Q16) when an LSTM's table
 // holds it, else the model's output (trees: with their transform, as the report's fidelity).
 func (e *FirmwareEval) value(v int32) float64 {
-	switch c := e.c; {
-	case c.pol.ReturnsMultiplier():
+	switch pol := e.Policy(); {
+	case pol.ReturnsMultiplier():
 		return float64(v) / nicsdk.Q16One
-	case c.pol.StateWords() > 0:
-		return c.pol.OutValue(v) // an LSTM's y: no transform
+	case pol.StateWords() > 0:
+		return pol.OutValue(v) // an LSTM's y: no transform
 	}
-	return e.c.predict(v)
+	return e.Predict(v)
 }
 
 // multiplier is the RL-CC handler's multiplier for the policy's return v (OnEventEx).
 func (e *FirmwareEval) multiplier(v int32) uint32 {
-	if e.c.pol.ReturnsMultiplier() {
+	if e.Policy().ReturnsMultiplier() {
 		return uint32(min(max(v, nicsdk.AMin), nicsdk.AMax))
 	}
 	return nicsdk.Multiplier(v)

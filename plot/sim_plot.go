@@ -1,9 +1,8 @@
-package compiler
+package plot
 
 import (
 	"fmt"
 	"image/color"
-	"path/filepath"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -11,24 +10,26 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// SimPlotBase is the name, without extension, of nicc sim --plot's figure.
-const SimPlotBase = "sim_rates_queue"
+// SimTrace is a run's trace as the sim figure draws it.
+type SimTrace struct {
+	Scenario, Controller string
+	TimesUs              []float64
+	Flows                []int       // the traced flows' numbers
+	FlowGbps             [][]float64 // each traced flow's rate at TimesUs
+	QueueKB              []float64   // the deepest receiver queue at TimesUs
+	NotDrawn             int         // the flows beyond the trace
+	WindowStartUs        float64
+	SetAtUs              float64 // when a DOCA program's parameters were set; 0: not during the run
+}
 
-// simTraceNs is how often --plot samples the run: 500 samples over it, at least 1 µs apart.
-func simTraceNs(durationNs int64) int64 { return max(durationNs/500, 1000) }
-
-// plotSim draws the run's trace into dir: each traced flow's rate over time above, the
-// deepest receiver queue below, the measurement window shaded in both. It returns the files.
-func plotSim(r *SimReport, dir string) ([]string, error) {
-	tr := r.Trace
-	if tr == nil || len(tr.TimesUs) == 0 {
+// Sim draws the run's trace: each traced flow's rate over time above, the deepest receiver
+// queue below, the measurement window marked in both.
+func Sim(tr SimTrace) (*Figure, error) {
+	if len(tr.TimesUs) == 0 {
 		return nil, fmt.Errorf("internal error: no trace to plot")
 	}
-	if err := outDir(dir); err != nil {
-		return nil, err
-	}
 	rates := plot.New()
-	rates.Title.Text = fmt.Sprintf("%s, %s: the rate of each of the first %d flows", r.Scenario, r.Controller, len(tr.Flows))
+	rates.Title.Text = fmt.Sprintf("%s, %s: the rate of each of the first %d flows", tr.Scenario, tr.Controller, len(tr.Flows))
 	rates.X.Label.Text = "time (µs)"
 	rates.Y.Label.Text = "rate set by CC (Gb/s)"
 	rates.Add(plotter.NewGrid())
@@ -54,8 +55,8 @@ func plotSim(r *SimReport, dir string) ([]string, error) {
 		rates.Add(l)
 		legend.Add(fmt.Sprintf("flow %d", flow), l)
 	}
-	if more := r.Flows - len(tr.Flows); r.Result != nil && more > 0 {
-		legend.Add(fmt.Sprintf("+%d not drawn", more))
+	if tr.NotDrawn > 0 {
+		legend.Add(fmt.Sprintf("+%d not drawn", tr.NotDrawn))
 	}
 	queue := plot.New()
 	queue.Title.Text = "the deepest receiver queue at the switch"
@@ -73,15 +74,15 @@ func plotSim(r *SimReport, dir string) ([]string, error) {
 	l.Color = color.RGBA{R: 30, G: 60, B: 160, A: 255}
 	queue.Add(l)
 	window := draw.LineStyle{Color: color.RGBA{R: 20, G: 90, B: 30, A: 255}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
-	marks := vLines{{x: r.WindowStartUs, label: "measurement window →", style: window}}
-	if d := r.DOCA; d != nil && d.SetAtNs > 0 {
+	marks := vLines{{x: tr.WindowStartUs, label: "measurement window →", style: window}}
+	if tr.SetAtUs > 0 {
 		set := draw.LineStyle{Color: color.RGBA{R: 170, G: 30, B: 30, A: 255}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
-		marks = append(marks, vLine{x: float64(d.SetAtNs) / 1000, label: "parameters set →", style: set})
+		marks = append(marks, vLine{x: tr.SetAtUs, label: "parameters set →", style: set})
 	}
 	for _, p := range []*plot.Plot{rates, queue} {
 		p.Add(marks)
 	}
-	return saveFigure(vg.Points(900), vg.Points(640), filepath.Join(dir, SimPlotBase), func(c draw.Canvas) {
+	return saveFigure(vg.Points(900), vg.Points(640), func(c draw.Canvas) {
 		side := c
 		c.Max.X -= vg.Points(90)
 		side.Min.X = c.Max.X

@@ -1,16 +1,13 @@
-package compiler
+package lab
 
 import (
 	"fmt"
-	"image/color"
+	"github.com/nicc-dev/nicc/compiler"
 	"io"
 	"path/filepath"
 	"text/tabwriter"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
+	"github.com/nicc-dev/nicc/plot"
 
 	"github.com/nicc-dev/nicc/rlcc"
 )
@@ -61,7 +58,7 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 			return nil, err
 		}
 		rep.Warnings = r.Warnings
-		if r.Params != nil && !IsCompileDir(opt.Policy) {
+		if r.Params != nil && !compiler.IsCompileDir(opt.Policy) {
 			// A model file decides under the parameters it carries unless a flag says
 			// otherwise: Eq. 2 is of those (the run reports them).
 			target, beta = r.Params.TargetReal, r.Params.BetaReal
@@ -81,16 +78,16 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 
 // simParams are the RL-CC parameters opt's policy decides with: a compile's own, with those a
 // DOCA program is given at run time over them; or opt.Params.
-func simParams(opt SimOptions) (Params, error) {
-	p, err := paramsOrDefault(opt.Params)
-	if err != nil || !IsCompileDir(opt.Policy) {
+func simParams(opt SimOptions) (compiler.Params, error) {
+	p, err := compiler.ParamsOrDefault(opt.Params)
+	if err != nil || !compiler.IsCompileDir(opt.Policy) {
 		return p, err
 	}
-	r, err := ReadReport(opt.Policy)
+	r, err := compiler.ReadReport(opt.Policy)
 	if err != nil {
 		return p, err
 	}
-	compiled := r.params()
+	compiled := r.FixedParams()
 	for _, s := range opt.DOCASet {
 		if rp, ok := docaRunParams[s.Flag]; ok {
 			*rp.field(&compiled) = *rp.field(&p)
@@ -117,34 +114,13 @@ func (r *TheoryReport) WriteText(w io.Writer) error {
 }
 
 func plotTheory(r *TheoryReport, dir string) ([]string, error) {
-	if err := outDir(dir); err != nil {
-		return nil, err
+	t := plot.Theory{Title: fmt.Sprintf("RTT inflation of %s against target·√N + β", filepath.Base(r.Policy))}
+	for _, pt := range r.Points {
+		t.Flows, t.Measured, t.Eq2 = append(t.Flows, float64(pt.Flows)), append(t.Measured, pt.Inflation), append(t.Eq2, pt.Theory)
 	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("RTT inflation of %s against target·√N + β", filepath.Base(r.Policy))
-	p.X.Label.Text = "flows N (many-to-one)"
-	p.Y.Label.Text = "mean RTT ÷ base RTT"
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Add(plotter.NewGrid())
-	meas, theory := make(plotter.XYs, len(r.Points)), make(plotter.XYs, len(r.Points))
-	for i, pt := range r.Points {
-		meas[i] = plotter.XY{X: float64(pt.Flows), Y: pt.Inflation}
-		theory[i] = plotter.XY{X: float64(pt.Flows), Y: pt.Theory}
-	}
-	th, err := plotter.NewLine(theory)
+	f, err := plot.TheoryFigure(t)
 	if err != nil {
 		return nil, err
 	}
-	th.Color, th.Dashes = color.RGBA{R: 20, G: 90, B: 30, A: 255}, []vg.Length{vg.Points(6), vg.Points(3)}
-	ml, mp, err := plotter.NewLinePoints(meas)
-	if err != nil {
-		return nil, err
-	}
-	ml.Color, mp.Color, mp.Shape = color.RGBA{R: 200, G: 30, B: 30, A: 255}, color.RGBA{R: 200, G: 30, B: 30, A: 255}, draw.CircleGlyph{}
-	p.Add(th, ml, mp)
-	p.Legend.Add("target·√N + β", th)
-	p.Legend.Add("measured", ml, mp)
-	p.Legend.Top, p.Legend.Left = true, true
-	return saveFigure(vg.Points(640), vg.Points(420), filepath.Join(dir, "sim_theory"), func(c draw.Canvas) { p.Draw(c) })
+	return writeFigure(dir, "sim_theory", f)
 }

@@ -1,50 +1,44 @@
-package compiler
+package plot
 
 import (
 	"fmt"
 	"image/color"
 	"math"
-	"path/filepath"
 	"strings"
 
-	"github.com/nicc-dev/nicc/nicsdk"
-	"github.com/nicc-dev/nicc/rlcc"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Files nicc diff writes into its --out directory (each as .png and .svg).
-const (
-	DiffHeatmaps  = "diff_heatmaps"  // the action over (a_{t-1}, o_t): float, student, difference
-	DiffHistogram = "diff_histogram" // histograms of Δy and |Δy| with its percentiles
-)
-
-// heatGrid is a value over (a_{t-1}, o_t) cells for one previous state: xs are a_{t-1},
-// ys are o_t in units of T.
-type heatGrid struct {
-	xs, ys []float64
-	z      [][]float64 // z[row][col]
+// Grid is a value over (a_{t-1}, o_t) cells for one previous state: Xs are a_{t-1}, Ys are
+// o_t in units of T, Z[row][col].
+type Grid struct {
+	Xs, Ys []float64
+	Z      [][]float64
 }
 
-// evalGrid is f over p's grid (rlcc.HeatState.Axes), at the RL-CC input of each cell.
-func evalGrid(f func([]float64) float64, p rlcc.HeatState, l nicsdk.Layout) *heatGrid {
-	g := &heatGrid{z: make([][]float64, rlcc.HeatRows)}
-	g.xs, g.ys = p.Axes()
-	for r := range rlcc.HeatRows {
-		g.z[r] = make([]float64, rlcc.HeatCols)
-		for c := range rlcc.HeatCols {
-			g.z[r][c] = f(p.InputIn(l, g.xs[c], g.ys[r]))
-		}
-	}
-	return g
+// HeatRow is one previous state's panels: the float teacher's y, the student's y, and
+// Δy = student − teacher at the input the student sees.
+type HeatRow struct {
+	Name                 string
+	Float, Student, Diff *Grid
 }
 
-// heatFigure is what the heatmaps show for each previous state of rlcc.HeatStates: the float
-// teacher's y, the student's y and Δy = student − teacher, with their colour scales.
+// Heatmaps is nicc diff's heatmap figure: a row of panels per previous state, the colour
+// bars, and notes under them.
+type Heatmaps struct {
+	Title   string
+	Student string // the student in a few words (the panels' titles)
+	Rows    []HeatRow
+	Notes   []string
+}
+
+// heatFigure is what the heatmaps show for each previous state: the float teacher's y, the
+// student's y and Δy = student − teacher, with their colour scales.
 type heatFigure struct {
-	float, student, diff []*heatGrid
+	float, student, diff []*Grid
 	// The y panels share the scale [−yLim, yLim]: ±1, the range the RL-CC handler clamps y
 	// to, or the smallest round bound holding every value when that is narrower (an LSTM's
 	// one step from the zero state stays near 0). Values beyond ±1 are drawn in the scale's
@@ -56,40 +50,30 @@ type heatFigure struct {
 	dLim, maxDiff float64
 }
 
-// newHeatFigure evaluates the grids. Δy compares the teacher at the input the student sees
-// (an integer student's row quantized and clamped to its formats), as the statistics do.
-func newHeatFigure(r *DiffReport) *heatFigure {
+// newHeatFigure works out the scales of h's grids.
+func newHeatFigure(h Heatmaps) *heatFigure {
 	f := &heatFigure{}
-	at := func(x []float64) []float64 { return x }
-	if r.repr != nil {
-		at = r.repr
-	}
-	seen := func(x []float64) float64 { return r.teacher(at(x)) }
-	l := r.layout.OrDefault()
-	for _, p := range rlcc.HeatStates(r.sampler) {
-		tg, sg := evalGrid(r.teacher, p, l), evalGrid(r.student, p, l)
-		dg := evalGrid(seen, p, l)
-		for i, row := range dg.z {
-			for j := range row {
-				row[j] = sg.z[i][j] - row[j]
-				f.maxDiff = max(f.maxDiff, math.Abs(row[j]))
+	for _, row := range h.Rows {
+		for _, r := range row.Diff.Z {
+			for _, v := range r {
+				f.maxDiff = max(f.maxDiff, math.Abs(v))
 			}
 		}
-		for _, g := range []*heatGrid{tg, sg} {
-			for _, row := range g.z {
-				for _, v := range row {
+		for _, g := range []*Grid{row.Float, row.Student} {
+			for _, r := range g.Z {
+				for _, v := range r {
 					f.maxY = max(f.maxY, math.Abs(v))
 				}
 			}
 		}
-		f.float, f.student, f.diff = append(f.float, tg), append(f.student, sg), append(f.diff, dg)
+		f.float, f.student, f.diff = append(f.float, row.Float), append(f.student, row.Student), append(f.diff, row.Diff)
 	}
 	f.yLim = 1
 	if f.maxY > 0 && f.maxY < 1 {
 		f.yLim = min(1, niceCeil(f.maxY))
 	}
 	for _, g := range append(f.float[:len(f.float):len(f.float)], f.student...) {
-		for _, row := range g.z {
+		for _, row := range g.Z {
 			for _, v := range row {
 				f.cells++
 				switch {
@@ -130,32 +114,15 @@ func (f *heatFigure) diffScale() colourScale {
 	return colourScale{lo: -f.dLim, hi: f.dLim, pal: cm.Palette(255).Colors(), under: nanColour, over: nanColour}
 }
 
-// plotDiff writes the heatmaps (teachers of the 4 RL-CC inputs only) and the Δy histograms
-// into dir, adding the file names to r.Plots.
-func plotDiff(r *DiffReport, dir string) error {
-	if r.rlcc {
-		files, err := plotHeatmaps(r, newHeatFigure(r), filepath.Join(dir, DiffHeatmaps))
-		if err != nil {
-			return err
-		}
-		r.Plots = append(r.Plots, files...)
-	}
-	files, err := plotHistograms(r, filepath.Join(dir, DiffHistogram))
-	if err != nil {
-		return err
-	}
-	r.Plots = append(r.Plots, files...)
-	return nil
-}
-
-// plotHeatmaps draws f: a row per previous state (float, student, Δy), the two colour bars
-// and the definitions of the axes.
-func plotHeatmaps(r *DiffReport, f *heatFigure, base string) ([]string, error) {
+// HeatmapFigure draws h: a row per previous state (float, student, Δy), the two colour bars
+// and the notes (the definitions of the axes).
+func HeatmapFigure(h Heatmaps) (*Figure, error) {
+	f := newHeatFigure(h)
 	ys, ds := f.yScale(), f.diffScale()
 	var tiles [][]*plot.Plot
-	for i, p := range rlcc.HeatStates(r.sampler) {
+	for i, p := range h.Rows {
 		var row []*plot.Plot
-		for k, who := range []string{"float teacher", "student: " + r.headline, "Δy = student − float teacher"} {
+		for k, who := range []string{"float teacher", "student: " + h.Student, "Δy = student − float teacher"} {
 			pl := plot.New()
 			pl.Title.Text = who + "\n" + p.Name
 			pl.Title.TextStyle.Font.Size = vg.Points(10)
@@ -203,23 +170,9 @@ func plotHeatmaps(r *DiffReport, f *heatFigure, base string) ([]string, error) {
 		b.Title.TextStyle.Font.Size = vg.Points(10)
 	}
 
-	s := r.sampler
-	notes := []string{
-		"y maps to the rate multiplier 1 + 0.2y (y ≥ 0) or 1/(1 − 0.2y) (y < 0): |y| ≤ 0.025 holds the rate within ±0.5%.",
-		fmt.Sprintf("o_t = (max(RTT_t/baseRTT − β, 0)·√rate_t − target)·scale; T = target·scale = %g·%g = %g: o_t = −T on an idle link, and grows with the queue.", s.Target, s.Scale, s.T()),
-		fmt.Sprintf("The grid spans the distillation sampler's ranges: a_{t-1} on [%g, %g], o_t on [−T, 100T].", s.AMin, s.AMax),
-	}
-	if r.repr != nil {
-		notes = append(notes, "The integer student sees its inputs on the handler's Q16 grid (a_{t-1} below 0.8333, the smallest multiplier, as 0.8333); Δy compares the teacher at that input, as the statistics do.")
-	}
-	if r.TeacherKind == "lstm" {
-		notes = append(notes, "LSTM: each cell is one step from the zero recurrent state, float and student alike.")
-	}
-	title := fmt.Sprintf("nicc diff: %s (%s) against %s — the policy's output over (a_{t-1}, o_t) for three previous states (a_{t-2}, o_{t-1})",
-		filepath.Base(r.Teacher), r.TeacherKind, r.headline)
-	return saveFigure(14*vg.Inch, 15*vg.Inch, base, func(c draw.Canvas) {
+	return saveFigure(14*vg.Inch, 15*vg.Inch, func(c draw.Canvas) {
 		head, c := cutTop(c, 0.6*vg.Inch) // two lines of the title, wrapped to the width
-		drawLines(head, vg.Points(13), true, title)
+		drawLines(head, vg.Points(13), true, h.Title)
 		foot, c := cutBottom(c, vg.Inch)
 		bars, c := cutBottom(c, 1.1*vg.Inch)
 		drawTiles(c, tiles)
@@ -229,6 +182,6 @@ func plotHeatmaps(r *DiffReport, f *heatFigure, base string) ([]string, error) {
 		right.Min.X = left.Max.X
 		yBar.Draw(draw.Crop(left, 0.9*vg.Inch, -0.5*vg.Inch, 0, 0))
 		dBar.Draw(draw.Crop(right, 0.5*vg.Inch, -0.3*vg.Inch, 0, 0))
-		drawLines(foot, vg.Points(10), false, notes...)
+		drawLines(foot, vg.Points(10), false, h.Notes...)
 	})
 }

@@ -1,6 +1,7 @@
-package compiler
+package plot
 
 import (
+	"bytes"
 	"image/color"
 	"io"
 	"math"
@@ -16,28 +17,36 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Pieces the diff and sweep figures share: the PNG+SVG writer, strips of text, a heatmap
-// without seams, a colour bar that marks clipped values, labelled vertical lines and
-// integer ticks.
+// Package plot draws nicc's figures (sim, diff, closed-loop diff, sweep, train) from plain
+// series: slices of points, labels and titles, never the lab's or the compiler's types. Each
+// figure comes back as its PNG and SVG bytes; the caller writes them.
+//
+// Pieces the figures share: the PNG+SVG renderer, strips of text, a heatmap without seams,
+// a colour bar that marks clipped values, labelled vertical lines and integer ticks.
 
-// saveFigure draws the figure at w×h into base.png and base.svg (through writeOutTo) and
-// returns the two file names.
-func saveFigure(w, h vg.Length, base string, render func(draw.Canvas)) ([]string, error) {
+// Figure is a drawn figure, as a PNG (96 dpi) and an SVG of the same size.
+type Figure struct {
+	PNG, SVG []byte
+}
+
+// saveFigure draws the figure at w×h as a PNG and an SVG.
+func saveFigure(w, h vg.Length, render func(draw.Canvas)) (*Figure, error) {
 	png := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
 	render(draw.New(png))
 	svg := vgsvg.New(w, h)
 	render(draw.New(svg))
-	var files []string
+	var f Figure
 	for _, out := range []struct {
-		file string
-		wt   io.WriterTo
-	}{{base + ".png", vgimg.PngCanvas{Canvas: png}}, {base + ".svg", svg}} {
-		if err := writeOutTo(out.file, out.wt); err != nil {
+		dst *[]byte
+		wt  io.WriterTo
+	}{{&f.PNG, vgimg.PngCanvas{Canvas: png}}, {&f.SVG, svg}} {
+		var b bytes.Buffer
+		if _, err := out.wt.WriteTo(&b); err != nil {
 			return nil, err
 		}
-		files = append(files, out.file)
+		*out.dst = b.Bytes()
 	}
-	return files, nil
+	return &f, nil
 }
 
 // cutBottom splits c into a strip of height h at its bottom and the rest above it.
@@ -139,31 +148,31 @@ func (s colourScale) colour(v float64) color.Color {
 // cells is a heatmap of a grid: every cell filled with its value's colour, overlapping the
 // next cell by a hair so that no anti-aliased seam shows between them.
 type cells struct {
-	g     *heatGrid
+	g     *Grid
 	scale colourScale
 }
 
 func (h cells) halfSteps() (hx, hy float64) {
-	return (h.g.xs[1] - h.g.xs[0]) / 2, (h.g.ys[1] - h.g.ys[0]) / 2
+	return (h.g.Xs[1] - h.g.Xs[0]) / 2, (h.g.Ys[1] - h.g.Ys[0]) / 2
 }
 
 func (h cells) DataRange() (xmin, xmax, ymin, ymax float64) {
 	hx, hy := h.halfSteps()
-	return h.g.xs[0] - hx, h.g.xs[len(h.g.xs)-1] + hx, h.g.ys[0] - hy, h.g.ys[len(h.g.ys)-1] + hy
+	return h.g.Xs[0] - hx, h.g.Xs[len(h.g.Xs)-1] + hx, h.g.Ys[0] - hy, h.g.Ys[len(h.g.Ys)-1] + hy
 }
 
 func (h cells) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	hx, hy := h.halfSteps()
 	hair := vg.Points(0.5)
-	for r, row := range h.g.z {
+	for r, row := range h.g.Z {
 		for k, v := range row {
-			x0, x1 := trX(h.g.xs[k]-hx), trX(h.g.xs[k]+hx)
-			y0, y1 := trY(h.g.ys[r]-hy), trY(h.g.ys[r]+hy)
+			x0, x1 := trX(h.g.Xs[k]-hx), trX(h.g.Xs[k]+hx)
+			y0, y1 := trY(h.g.Ys[r]-hy), trY(h.g.Ys[r]+hy)
 			if k < len(row)-1 {
 				x1 += hair
 			}
-			if r < len(h.g.z)-1 {
+			if r < len(h.g.Z)-1 {
 				y1 += hair
 			}
 			c.FillPolygon(h.scale.colour(v), []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})

@@ -1,9 +1,10 @@
-package compiler
+package lab
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/nicc-dev/nicc/compiler"
 	"io"
 	"slices"
 	"strconv"
@@ -23,7 +24,7 @@ type EvalModelOptions struct {
 // EvalModel is nicc eval MODEL: the float model's output for each row of opt.Rows, printed
 // to w as the rows stream (see evalRows).
 func EvalModel(w io.Writer, opt EvalModelOptions) error {
-	m, _, err := LoadModelAs(opt.Model, opt.Format, opt.Inputs)
+	m, _, err := compiler.LoadModelAs(opt.Model, opt.Format, opt.Inputs)
 	if err != nil {
 		return err
 	}

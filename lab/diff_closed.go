@@ -1,8 +1,9 @@
-package compiler
+package lab
 
 import (
 	"cmp"
 	"fmt"
+	"github.com/nicc-dev/nicc/compiler"
 	"io"
 	"math"
 	"slices"
@@ -75,7 +76,7 @@ type ClosedLoopOptions struct {
 	Inputs  []string          // renames the teacher's inputs
 	Against string            // a compile output directory (compiled with --handler rlcc)
 	Golden  bool              // the compile's integer model instead of its firmware in fwsim
-	SDK     SDK               // SDKDOCA: the compile's DOCA program instead of its firmware
+	SDK     compiler.SDK      // SDKDOCA: the compile's DOCA program instead of its firmware
 	Runs    []ClosedLoopRun   // nil is DefaultClosedLoopRuns
 	Net     netsim.Config     // the network and the run (duration, seed, ...)
 	// LatencyNs fixes every decision's latency, teacher's and compile's; 0 gives the teacher
@@ -86,7 +87,7 @@ type ClosedLoopOptions struct {
 	// Health are the absolute limits each side is judged by; nil is DefaultHealth.
 	Health   *HealthLimits
 	Out      string // the plot's directory; "" draws none
-	Progress ProgressFunc
+	Progress compiler.ProgressFunc
 }
 
 // ClosedLoopRow is one scenario: both runs' figures and whether the compile is within the
@@ -107,20 +108,20 @@ type ClosedLoopRow struct {
 
 // ClosedLoopReport is nicc diff --closed-loop's table.
 type ClosedLoopReport struct {
-	Teacher        string          `json:"teacher"`
-	Against        string          `json:"against"`
-	TeacherDecides string          `json:"teacher_decides"`
-	Decides        string          `json:"compiled_decides"`
-	Latency        string          `json:"compiled_latency"`
-	Params         *RLCCParams     `json:"rlcc_params"`
-	ClockPPM       float64         `json:"clock_ppm"` // each NIC's clock tolerance; 0 one ideal clock
-	MaxGoodputDiff float64         `json:"max_goodput_diff"`
-	MaxLatencyDiff float64         `json:"max_latency_diff_ratio"`
-	LatencySlackUs float64         `json:"latency_slack_us"`
-	Health         HealthLimits    `json:"health_limits"`
-	Rows           []ClosedLoopRow `json:"rows"`
-	Pass           bool            `json:"pass"`
-	Plots          []string        `json:"plots,omitempty"`
+	Teacher        string               `json:"teacher"`
+	Against        string               `json:"against"`
+	TeacherDecides string               `json:"teacher_decides"`
+	Decides        string               `json:"compiled_decides"`
+	Latency        string               `json:"compiled_latency"`
+	Params         *compiler.RLCCParams `json:"rlcc_params"`
+	ClockPPM       float64              `json:"clock_ppm"` // each NIC's clock tolerance; 0 one ideal clock
+	MaxGoodputDiff float64              `json:"max_goodput_diff"`
+	MaxLatencyDiff float64              `json:"max_latency_diff_ratio"`
+	LatencySlackUs float64              `json:"latency_slack_us"`
+	Health         HealthLimits         `json:"health_limits"`
+	Rows           []ClosedLoopRow      `json:"rows"`
+	Pass           bool                 `json:"pass"`
+	Plots          []string             `json:"plots,omitempty"`
 	// Warnings are the sanity probe's on the teacher and the compile's model (probeWarnings).
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -130,19 +131,19 @@ type ClosedLoopReport struct {
 // The two runs of a scenario go in parallel. Bad input is an error; a compile out of
 // tolerance is a report with Pass false (CheckErr says so).
 func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
-	if !IsCompileDir(opt.Against) {
+	if !compiler.IsCompileDir(opt.Against) {
 		return nil, fmt.Errorf("--closed-loop: --against %q is not a compile output directory (nicc compile --out DIR writes one)", opt.Against)
 	}
-	cr, err := ReadReport(opt.Against, opt.SDK.firmware())
+	cr, err := compiler.ReadReport(opt.Against, opt.SDK.Firmware())
 	if err != nil {
 		return nil, err
 	}
-	params := cr.params()
-	inputs, err := teacherInputs(opt.Teacher, opt.Format, opt.Inputs, opt.Against, cr.Layout)
+	params := cr.FixedParams()
+	inputs, err := compiler.TeacherInputs(opt.Teacher, opt.Format, opt.Inputs, opt.Against, cr.Layout)
 	if err != nil {
 		return nil, err
 	}
-	rep := &ClosedLoopReport{Teacher: opt.Teacher, Against: opt.Against, Params: newRLCCParams(params), ClockPPM: opt.Net.ClockPPM,
+	rep := &ClosedLoopReport{Teacher: opt.Teacher, Against: opt.Against, Params: compiler.NewRLCCParams(params), ClockPPM: opt.Net.ClockPPM,
 		MaxGoodputDiff: cmp.Or(opt.MaxGoodputDiff, DefaultMaxGoodputDiff), MaxLatencyDiff: cmp.Or(opt.MaxLatencyDiff, DefaultMaxLatencyDiff),
 		LatencySlackUs: cmp.Or(opt.LatencySlackUs, DefaultLatencySlackUs), Health: DefaultHealth, Pass: true}
 	if opt.Health != nil {
@@ -164,7 +165,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		base := SimOptions{Scenario: run.Scenario, Flows: run.Flows, Net: opt.Net, LatencyNs: opt.LatencyNs, Health: &rep.Health}
 		teacher, compiled := base, base
 		teacher.Policy, teacher.Format, teacher.Inputs, teacher.Params = opt.Teacher, opt.Format, inputs, params
-		teacher.ParamSources, teacher.learnBaseRTT = sourcesAll(SourceCompile), opt.SDK == SDKDOCA
+		teacher.ParamSources, teacher.learnBaseRTT = compiler.SourcesAll(compiler.SourceCompile), opt.SDK == compiler.SDKDOCA
 		teacher.Core, teacher.noHandlerFlag = cr.Budget.Core.Name, true
 		compiled.Policy, compiled.Golden, compiled.SDK = opt.Against, opt.Golden, opt.SDK
 		var tr, fr *SimReport
@@ -209,7 +210,7 @@ func checkClosedLoopMemory(run ClosedLoopRun, net netsim.Config) error {
 	if err != nil {
 		return err
 	}
-	return checkSimFootprint(fmt.Sprintf("%s: %s, run twice at once (the teacher and the compile)", run, simWhat(scen, net)), net, fp, fp.Bytes,
+	return compiler.CheckSimFootprint(fmt.Sprintf("%s: %s, run twice at once (the teacher and the compile)", run, compiler.SimWhat(scen, net)), net, fp, fp.Bytes,
 		"the other run", "a shorter --duration or fewer flows in --runs")
 }
 
@@ -256,9 +257,9 @@ func (r *ClosedLoopReport) CheckErr() error {
 		}
 	}
 	if len(teacher) > 0 {
-		return &CheckError{fmt.Errorf("closed loop: %s failed; the teacher does not control congestion in %s, where the comparison says nothing", strings.Join(bad, ", "), strings.Join(teacher, ", "))}
+		return &compiler.CheckError{Err: fmt.Errorf("closed loop: %s failed; the teacher does not control congestion in %s, where the comparison says nothing", strings.Join(bad, ", "), strings.Join(teacher, ", "))}
 	}
-	return &CheckError{fmt.Errorf("closed loop: %s out of tolerance or unhealthy", strings.Join(bad, ", "))}
+	return &compiler.CheckError{Err: fmt.Errorf("closed loop: %s out of tolerance or unhealthy", strings.Join(bad, ", "))}
 }
 
 // WriteText prints the table: per scenario the teacher's figures over the compile's.

@@ -1,9 +1,9 @@
-package compiler
+package lab
 
 import (
 	"fmt"
+	"github.com/nicc-dev/nicc/compiler"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -24,20 +24,20 @@ type Inspection struct {
 // Inspect loads path (in format, nil to detect it; inputs renames its inputs, nil keeps them)
 // and summarizes it.
 func Inspect(path string, format *model.FileFormat, inputs []string) (*Inspection, error) {
-	m, f, err := LoadModelAs(path, format, inputs)
+	m, f, err := compiler.LoadModelAs(path, format, inputs)
 	if err != nil {
 		return nil, err
 	}
 	s := m.Summarize()
 	in := &Inspection{File: path, Format: f.Name, FLOPs: s.Ops.FLOPs(), Summary: s}
-	if resolveHandler(HandlerAuto, m.Inputs) == HandlerRLCC {
+	if compiler.ResolveHandler(compiler.HandlerAuto, m.Inputs) == compiler.HandlerRLCC {
 		// Probed as the handler would run it: in the policy's order, under the parameters
 		// the file carries (else the defaults). A layout the handler cannot run is only
 		// described here; compile says why.
-		pm, _, _, err := policyOrder(path, m, "")
-		p, _, perr := resolveParams(path, m, Params{}, nil)
+		pm, _, _, err := compiler.PolicyOrder(path, m, "")
+		p, _, perr := compiler.ResolveParams(path, m, compiler.Params{}, nil)
 		if err == nil && perr == nil {
-			in.Warnings = probeWarnings(pm, p)
+			in.Warnings = compiler.ProbeWarnings(pm, p)
 		}
 	}
 	return in, nil
@@ -94,4 +94,3 @@ func (in *Inspection) WriteText(w io.Writer) error {
 }
 
 // num is v in the shortest form that reads back the same.
-func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

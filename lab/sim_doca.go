@@ -1,7 +1,8 @@
-package compiler
+package lab
 
 import (
 	"fmt"
+	"github.com/nicc-dev/nicc/compiler"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -63,7 +64,7 @@ type SimDOCAParam struct {
 // its decisions.
 type docaController struct {
 	label  string
-	fw     *docaFwsim
+	fw     *compiler.DOCAFwsim
 	params nicsdk.Params   // the compiled parameters: the rates are within [MinRate, LineRate]
 	nicOf  []int           // each flow's sender NIC
 	segs   []fwsim.Segment // the program's writable memory
@@ -74,23 +75,23 @@ type docaController struct {
 	report SimDOCA
 }
 
-func newDOCAController(cp *Compiled, scen netsim.Scenario, core string, opt SimOptions, rep *SimReport) (*docaController, error) {
-	elf := filepath.Join(cp.Dir, DOCAFirmwareFile) // OpenCompiled checked it
+func newDOCAController(dir string, rb *readBack, scen netsim.Scenario, core string, opt SimOptions, rep *SimReport) (*docaController, error) {
+	elf := filepath.Join(dir, compiler.DOCAFirmwareFile) // ReadReport checked it
 	set, err := docaSettings(opt)
 	if err != nil {
 		return nil, err
 	}
-	fw, err := newDOCAFwsim(elf, core)
+	fw, err := compiler.NewDOCAFwsim(elf, core)
 	if err != nil {
 		return nil, err
 	}
-	d := &docaController{label: "DOCA " + cp.c.m.Name, fw: fw, params: cp.c.params,
-		time: newDecisionTime(fw.prof, opt.Threads, opt.LatencyNs), buf: make([]byte, nicsdk.CtxBytes),
+	d := &docaController{label: "DOCA " + rb.report.Model.Name, fw: fw, params: rb.params,
+		time: newDecisionTime(fw.Profile(), opt.Threads, opt.LatencyNs), buf: make([]byte, nicsdk.CtxBytes),
 		report: SimDOCA{Firmware: elf, NICs: scen.Hosts, SetParams: set}}
 	for _, f := range scen.Flows {
 		d.nicOf = append(d.nicOf, f.Src)
 	}
-	for _, s := range fw.m.Image().Segments() {
+	for _, s := range fw.Machine().Image().Segments() {
 		if s.Write {
 			d.segs = append(d.segs, s)
 		}
@@ -117,9 +118,9 @@ func newDOCAController(cp *Compiled, scen netsim.Scenario, core string, opt SimO
 	if err != nil {
 		return nil, err
 	}
-	if b := float64(len(mem)) * float64(scen.Hosts); b > MemoryLimit {
+	if b := float64(len(mem)) * float64(scen.Hosts); b > compiler.MemoryLimit {
 		return nil, fmt.Errorf("%s: %d NICs, each with its own copy of the DOCA program's %d bytes of writable memory, need about %.1f GiB, over nicc's %d GiB memory limit",
-			scen.Name, scen.Hosts, len(mem), b/(1<<30), MemoryLimit>>30)
+			scen.Name, scen.Hosts, len(mem), b/(1<<30), compiler.MemoryLimit>>30)
 	}
 	for range scen.Hosts {
 		d.mem = append(d.mem, slices.Clone(mem))
@@ -167,9 +168,9 @@ func (d *docaController) setUp(pristine []byte, set []SimDOCAParam) error {
 	if err := d.load(pristine); err != nil {
 		return err
 	}
-	mask, err := d.fw.init()
+	mask, err := d.fw.Init()
 	if err != nil {
-		return &CheckError{fmt.Errorf("%s: %w", nicsdk.DOCAEntryInit, err)}
+		return &compiler.CheckError{Err: fmt.Errorf("%s: %w", nicsdk.DOCAEntryInit, err)}
 	}
 	for _, t := range []nicsdk.EventType{nicsdk.EvRTT, nicsdk.EvCNP, nicsdk.EvNACK, nicsdk.EvTX} {
 		// DOCA would not deliver a disabled type; the loop gives the program every one of
@@ -189,7 +190,7 @@ func (d *docaController) setParams(set []SimDOCAParam) error {
 		return nil
 	}
 	base := docaRunParams[set[0].Flag].id
-	cur, err := readWords(d.fw.m, d.fw.params+nicsdk.DOCATableRow(0, nicsdk.DOCASlot), nicsdk.DOCAParams)
+	cur, err := compiler.ReadWords(d.fw.Machine(), d.fw.ParamsTable()+nicsdk.DOCATableRow(0, nicsdk.DOCASlot), nicsdk.DOCAParams)
 	if err != nil {
 		return err
 	}
@@ -199,9 +200,9 @@ func (d *docaController) setParams(set []SimDOCAParam) error {
 		given = append(given, fmt.Sprintf("--%s %v", p.Flag, p.Given))
 	}
 	values := cur[base : docaRunParams[set[len(set)-1].Flag].id+1]
-	status, _, err := d.fw.setParams(0, nicsdk.DOCASlot, base, values)
+	status, _, err := d.fw.SetParams(0, nicsdk.DOCASlot, base, values)
 	if err != nil {
-		return &CheckError{fmt.Errorf("%s: %w", nicsdk.DOCAEntrySetParams, err)}
+		return &compiler.CheckError{Err: fmt.Errorf("%s: %w", nicsdk.DOCAEntrySetParams, err)}
 	}
 	if status != nicsdk.DOCAStatusOK {
 		return fmt.Errorf("%s: the DOCA program refused it (%s returned DOCA_PCC_DEV_STATUS_FAIL): it takes target, beta and scale in rlcc.h's ranges with target × scale at most the compiled policy's",
@@ -234,7 +235,7 @@ func (d *docaController) save(buf []byte) ([]byte, error) {
 	off := 0
 	for _, s := range d.segs {
 		buf = slices.Grow(buf, int(s.Size))[:off+int(s.Size)]
-		if err := d.fw.m.ReadBytes(s.Addr, buf[off:]); err != nil {
+		if err := d.fw.Machine().ReadBytes(s.Addr, buf[off:]); err != nil {
 			return nil, err
 		}
 		off += int(s.Size)
@@ -246,7 +247,7 @@ func (d *docaController) save(buf []byte) ([]byte, error) {
 func (d *docaController) load(mem []byte) error {
 	off := 0
 	for _, s := range d.segs {
-		if err := d.fw.m.WriteBytes(s.Addr, mem[off:off+int(s.Size)]); err != nil {
+		if err := d.fw.Machine().WriteBytes(s.Addr, mem[off:off+int(s.Size)]); err != nil {
 			return err
 		}
 		off += int(s.Size)
@@ -296,19 +297,19 @@ func (d *docaController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, i
 		d.report.RTTEvents++
 	}
 	d.report.Events++
-	m := d.fw.m
-	if err := m.WriteBytes(d.fw.ctx, ctx.Bytes()); err != nil {
+	m := d.fw.Machine()
+	if err := m.WriteBytes(d.fw.Ctx(), ctx.Bytes()); err != nil {
 		return 0, 0, err
 	}
-	r, err := d.fw.algo(dev, nicsdk.DOCASlot, false)
+	r, err := d.fw.Algo(dev, nicsdk.DOCASlot, false)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: %w", nicsdk.DOCAEntryAlgo, err)
 	}
-	rate, err := readWords(m, d.fw.res, 1)
+	rate, err := compiler.ReadWords(m, d.fw.Result(), 1)
 	if err != nil {
 		return 0, 0, err
 	}
-	if *ctx, err = readFlowCtx(m, d.fw.ctx, d.buf); err != nil {
+	if *ctx, err = readFlowCtx(m, d.fw.Ctx(), d.buf); err != nil {
 		return 0, 0, err
 	}
 	if err := checkRate(nicsdk.DOCAEntryAlgo, rate[0], d.params); err != nil {
@@ -324,7 +325,7 @@ func (d *docaController) summary() (*SimDOCA, error) {
 		if err := d.use(n); err != nil {
 			return nil, err
 		}
-		c, err := d.fw.countersOf(0, nicsdk.DOCASlot)
+		c, err := d.fw.CountersOf(0, nicsdk.DOCASlot)
 		if err != nil {
 			return nil, err
 		}

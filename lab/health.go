@@ -1,7 +1,8 @@
-package compiler
+package lab
 
 import (
 	"fmt"
+	"github.com/nicc-dev/nicc/compiler"
 	"math"
 	"strings"
 
@@ -111,7 +112,7 @@ func (r *SimReport) HealthErr() error {
 	if r.Health.Healthy {
 		return nil
 	}
-	return &CheckError{fmt.Errorf("unhealthy: %s does not control congestion here: %s", r.Scenario, r.Health.failText())}
+	return &compiler.CheckError{Err: fmt.Errorf("unhealthy: %s does not control congestion here: %s", r.Scenario, r.Health.failText())}
 }
 
 // HealthErr is a *CheckError naming the unhealthy runs of the matrix (nicc sim --matrix
@@ -126,5 +127,5 @@ func (r *SimMatrixReport) HealthErr() error {
 	if len(bad) == 0 {
 		return nil
 	}
-	return &CheckError{fmt.Errorf("unhealthy: %d of %d runs do not control congestion: %s", len(bad), len(r.Runs), strings.Join(bad, ", "))}
+	return &compiler.CheckError{Err: fmt.Errorf("unhealthy: %d of %d runs do not control congestion: %s", len(bad), len(r.Runs), strings.Join(bad, ", "))}
 }

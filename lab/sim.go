@@ -1,4 +1,4 @@
-package compiler
+package lab
 
 import (
 	"cmp"
@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/nicc-dev/nicc/compiler"
 	"io"
 	"maps"
 	"math"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -18,7 +18,6 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
-	"github.com/nicc-dev/nicc/quantize"
 )
 
 // SimOptions say what nicc sim runs: a scenario, a policy deciding for every flow, the
@@ -34,7 +33,7 @@ type SimOptions struct {
 	Golden bool
 	// SDK is the program a compile directory runs: SDKNicc its firmware.elf (nicc_on_event),
 	// SDKDOCA its DOCA PCC program, doca_firmware.elf (compiled with --sdk doca).
-	SDK SDK
+	SDK compiler.SDK
 	// DOCASet are the --rlcc-* flags given with SDKDOCA: target, beta and scale (their values
 	// Params') are set through doca_pcc_dev_user_set_algo_params after init on every NIC.
 	DOCASet []DOCASetting
@@ -48,14 +47,14 @@ type SimOptions struct {
 	// over the file's over the defaults (see CompileOptions.Params); a compile runs under its
 	// own. A base RTT of 0 runs as the scenario's path RTT, for every RL-CC policy alike
 	// (simBaseRTT), unless learnBaseRTT.
-	Params       Params
-	ParamSources ParamSources
+	Params       compiler.Params
+	ParamSources compiler.ParamSources
 	// learnBaseRTT leaves a base RTT of 0 learned by each flow: diff --closed-loop's teacher
 	// beside a DOCA program, which nicc sim cannot provision.
 	learnBaseRTT bool
 	// Handler is how a model file's inputs are read: HandlerAuto by their names, HandlerRLCC
 	// as the RL-CC window by position (a compile's --handler rlcc); HandlerNone is refused.
-	Handler Handler
+	Handler compiler.Handler
 	// noHandlerFlag: the command has no --handler (diff --closed-loop), so errors do not
 	// suggest it.
 	noHandlerFlag bool
@@ -68,7 +67,7 @@ type SimOptions struct {
 	// NIC on one ideal clock; nicc sim's default is netsim.StandardClockPPM).
 	Net netsim.Config
 	// Progress, if set, hears of the simulated time done, in µs.
-	Progress ProgressFunc
+	Progress compiler.ProgressFunc
 	// PFC is PFCAuto ("" too: on for DCQCN only), PFCOn or PFCOff.
 	PFC string
 	// Health are the limits the run is judged by (SimReport.Health); nil is DefaultHealth.
@@ -130,10 +129,10 @@ type SimReport struct {
 	Cycles *SimCycles `json:"decision_cycles,omitempty"`
 	// Layout is how the policy's inputs map onto the RL-CC handler's window: a model file's,
 	// or the one a compile directory's report.json records.
-	Layout *InputLayout `json:"rlcc_layout,omitempty"`
+	Layout *compiler.InputLayout `json:"rlcc_layout,omitempty"`
 	// Params are the RL-CC parameters the policy decided under, with where each came from;
 	// absent for swift and dcqcn.
-	Params *RLCCParams `json:"rlcc_params,omitempty"`
+	Params *compiler.RLCCParams `json:"rlcc_params,omitempty"`
 	// Health is whether the policy controlled congestion in the window: drops, the queue
 	// against Eq. 2 and utilization, against SimOptions.Health.
 	Health *Health `json:"health"`
@@ -209,13 +208,13 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSimFootprint(simWhat(scen, cfg), cfg, fp, kept, "the NICs' copies of the DOCA program's memory",
+	if err := compiler.CheckSimFootprint(compiler.SimWhat(scen, cfg), cfg, fp, kept, "the NICs' copies of the DOCA program's memory",
 		"a shorter --duration or --link-delay, fewer flows, a larger --mtu or a slower --link-gbps"); err != nil {
 		return nil, err
 	}
 	r, err := netsim.Run(scen, ctrl, cfg)
 	if errors.Is(err, netsim.ErrStopped) {
-		return nil, &CheckError{err}
+		return nil, &compiler.CheckError{Err: err}
 	}
 	if err != nil {
 		return nil, err
@@ -249,7 +248,7 @@ func checkDOCASetAt(opt SimOptions) error {
 	if at == 0 {
 		return nil
 	}
-	if opt.SDK != SDKDOCA {
+	if opt.SDK != compiler.SDKDOCA {
 		return fmt.Errorf("--set-at sets a DOCA program's run-time parameters on the live NICs: it takes --sdk doca")
 	}
 	if len(opt.DOCASet) == 0 {
@@ -283,16 +282,16 @@ func simScenario(opt SimOptions) (netsim.Scenario, error) {
 
 // simController is the controller opt.Policy names and the core profile its engine runs on.
 func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim.Controller, string, error) {
-	core := cmp.Or(opt.Core, DefaultCore)
-	if opt.SDK == SDKDOCA {
+	core := cmp.Or(opt.Core, compiler.DefaultCore)
+	if opt.SDK == compiler.SDKDOCA {
 		if opt.Golden {
 			return nil, "", fmt.Errorf("--sdk doca runs the compile's DOCA program, --golden its golden model: give one of them")
 		}
-		if !IsCompileDir(opt.Policy) {
+		if !compiler.IsCompileDir(opt.Policy) {
 			return nil, "", fmt.Errorf("--sdk doca takes a compile output directory (nicc compile --sdk doca), not %q", opt.Policy)
 		}
 	}
-	if opt.Handler != HandlerAuto && (opt.Policy == "swift" || opt.Policy == "dcqcn" || IsCompileDir(opt.Policy)) {
+	if opt.Handler != compiler.HandlerAuto && (opt.Policy == "swift" || opt.Policy == "dcqcn" || compiler.IsCompileDir(opt.Policy)) {
 		return nil, "", fmt.Errorf("--handler %s reads a model file's inputs; policy %s is not a model file (a compile directory keeps the handler it was compiled with)", opt.Handler, opt.Policy)
 	}
 	switch opt.Policy {
@@ -305,16 +304,16 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 	case "":
 		return nil, "", fmt.Errorf("sim needs --policy: a model file, a compile directory, swift or dcqcn")
 	}
-	if IsCompileDir(opt.Policy) {
+	if compiler.IsCompileDir(opt.Policy) {
 		ctrl, core, err := compiledController(opt, scen, rep)
 		if err != nil {
 			return nil, "", err
 		}
-		elf := FirmwareFile
-		if opt.SDK == SDKDOCA {
-			elf = DOCAFirmwareFile
+		elf := compiler.FirmwareFile
+		if opt.SDK == compiler.SDKDOCA {
+			elf = compiler.DOCAFirmwareFile
 		}
-		rep.PolicySHA256, err = filesHash(opt.Policy, ReportFile, elf)
+		rep.PolicySHA256, err = filesHash(opt.Policy, compiler.ReportFile, elf)
 		return ctrl, core, err
 	}
 	if opt.Golden {
@@ -327,7 +326,7 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 func filesHash(dir string, names ...string) (string, error) {
 	h := sha256.New()
 	for _, n := range names {
-		fh, err := fileHash(filepath.Join(dir, n))
+		fh, err := compiler.FileHash(filepath.Join(dir, n))
 		if err != nil {
 			return "", err
 		}
@@ -345,26 +344,26 @@ func latencyText(ns int64) string {
 
 // floatController is the float teacher in the RL-CC handler's real-number twin.
 func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Controller, string, error) {
-	if opt.Handler == HandlerNone {
+	if opt.Handler == compiler.HandlerNone {
 		return nil, "", fmt.Errorf("%s: --handler none: a model decides in nicc sim only as an RL-CC policy (--handler rlcc or auto)", opt.Policy)
 	}
-	lp, err := loadPolicy(opt.Policy, opt.Format, opt.Inputs, opt.Handler, "")
+	lp, err := compiler.LoadPolicy(opt.Policy, opt.Format, opt.Inputs, opt.Handler)
 	if err != nil {
 		return nil, "", err
 	}
-	m := lp.m
-	if lp.handler != HandlerRLCC {
-		hint := rlccHint
+	m := lp.Model
+	if lp.Handler != compiler.HandlerRLCC {
+		hint := compiler.RLCCHint
 		if opt.noHandlerFlag {
-			hint = inputsHint
+			hint = compiler.InputsHint
 		}
 		return nil, "", fmt.Errorf("%s: model %s's inputs (%s) are not the RL-CC observation window (not named in an RL-CC layout): %s", opt.Policy, m.Name, strings.Join(m.Inputs, ", "), hint)
 	}
-	rep.Layout = lp.layout
+	rep.Layout = lp.Layout
 	if m.NumOutputs() != 1 {
 		return nil, "", fmt.Errorf("%s: model %s has %d outputs; an RL-CC policy has one", opt.Policy, m.Name, m.NumOutputs())
 	}
-	p, src, err := resolveParams(opt.Policy, m, opt.Params, opt.ParamSources)
+	p, src, err := compiler.ResolveParams(opt.Policy, m, opt.Params, opt.ParamSources)
 	if err != nil {
 		return nil, "", err
 	}
@@ -374,7 +373,7 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	if rep.PolicySHA256, err = model.Hash(m); err != nil {
 		return nil, "", err
 	}
-	rep.Warnings = probeWarnings(m, p)
+	rep.Warnings = compiler.ProbeWarnings(m, p)
 	states := map[uint32]*model.State{}
 	policy := func(flow uint32, x []float64) float64 {
 		st, ok := states[flow]
@@ -386,46 +385,43 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	}
 	rep.Decides = fmt.Sprintf("the float model %s (float64, the handler's real-number twin)", m.Name)
 	rep.Latency = latencyText(opt.LatencyNs)
-	return &netsim.FloatRLCC{Label: "float " + m.Name, Params: p, Layout: lp.layout.Layout(), Policy: policy}, core, nil
+	return &netsim.FloatRLCC{Label: "float " + m.Name, Params: p, Layout: lp.Layout.Layout(), Policy: policy}, core, nil
 }
 
 // compiledController is a compile's golden model (Golden) or its firmware in fwsim.
 func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim.Controller, string, error) {
-	cp, err := OpenCompiled(opt.Policy, opt.Model, opt.SDK.firmware())
+	rb, err := readCompiled(opt)
 	if err != nil {
 		return nil, "", err
 	}
-	c := cp.c
-	if c.handler != HandlerRLCC {
-		return nil, "", fmt.Errorf("%s: compiled with --handler none: its firmware is not an RL-CC event handler", opt.Policy)
-	}
-	rep.Layout = cp.Report.Layout
-	core := cmp.Or(opt.Core, cp.Report.Budget.Core.Name)
-	src := sourcesAll(SourceCompile)
-	if opt.SDK == SDKDOCA {
+	rep.Layout = rb.report.Layout
+	core := cmp.Or(opt.Core, rb.report.Budget.Core.Name)
+	src := compiler.SourcesAll(compiler.SourceCompile)
+	if opt.SDK == compiler.SDKDOCA {
 		// The DOCA program inits its flows itself: nothing provisions their base RTT.
 		opt.learnBaseRTT = true
 	}
-	p, err := rep.simParams(c.params, src, opt)
+	p, err := rep.simParams(rb.params, src, opt)
 	if err != nil {
 		return nil, "", err
 	}
-	rep.Warnings = probeWarnings(c.m, c.params)
-	if opt.Golden {
-		golden := goldenController(c, p)
-		rep.Decides = fmt.Sprintf("the golden model (quantize.%s inside nicsdk.OnEventEx) of %s", c.pol.Golden(), opt.Policy)
+	rep.Warnings = rb.warnings
+	if cp := rb.golden; cp != nil {
+		golden := goldenController(cp, p)
+		rep.Decides = fmt.Sprintf("the golden model (quantize.%s inside nicsdk.OnEventEx) of %s", cp.Policy().Golden(), opt.Policy)
 		rep.Latency = latencyText(opt.LatencyNs)
 		return golden, core, nil
 	}
-	if opt.SDK == SDKDOCA {
-		d, err := newDOCAController(cp, scen, core, opt, rep)
+	if opt.SDK == compiler.SDKDOCA {
+		d, err := newDOCAController(opt.Policy, rb, scen, core, opt, rep)
 		return d, core, err
 	}
-	fw, err := newFirmwareController(cp, p, core, opt.LatencyNs, opt.Threads)
+	elf := filepath.Join(opt.Policy, compiler.FirmwareFile)
+	fw, err := newFirmwareController(elf, rb, p, core, opt.LatencyNs, opt.Threads)
 	if err != nil {
 		return nil, "", err
 	}
-	rep.Decides = fmt.Sprintf("the firmware %s in fwsim (%s)", cp.Firmware, EntryHandler)
+	rep.Decides = fmt.Sprintf("the firmware %s in fwsim (%s)", elf, compiler.EntryHandler)
 	rep.Latency = fw.time.text
 	return fw, core, nil
 }
@@ -439,32 +435,24 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 // the smallest RTT it sees learns an inflated one under incast (flows starting at line rate
 // never see an empty path), and a policy trained under the path's RTT fails. learnBaseRTT
 // (a DOCA program, which inits its flows itself) leaves it learned.
-func (r *SimReport) simParams(p Params, src ParamSources, opt SimOptions) (Params, error) {
+func (r *SimReport) simParams(p compiler.Params, src compiler.ParamSources, opt SimOptions) (compiler.Params, error) {
 	src = maps.Clone(src)
 	if p.BaseRTT == 0 && !opt.learnBaseRTT {
 		ns, err := opt.Net.BaseRTTNs()
 		if err != nil {
-			return Params{}, err
+			return compiler.Params{}, err
 		}
-		p.BaseRTT, src["base_rtt_us"] = ns, SourcePathRTT
+		p.BaseRTT, src["base_rtt_us"] = ns, compiler.SourcePathRTT
 	}
-	r.Params = newRLCCParams(p).withSources(src)
+	r.Params = compiler.NewRLCCParams(p).WithSources(src)
 	return p, p.Validate()
 }
 
 // goldenController is c's golden model in nicsdk's runtime, under the parameters p.
-func goldenController(c *compilation, p nicsdk.Params) *netsim.RLCC {
-	pol := c.pol
-	return &netsim.RLCC{Label: "golden " + c.m.Name, Params: p, Layout: c.layout(), Words: pol.StateWords(),
-		Out: policyOut(pol), Policy: pol.Call}
-}
-
-// policyOut is what the RL-CC handler takes from p: the multiplier (a folded output table) or y.
-func policyOut(p quantize.Policy) nicsdk.PolicyOut {
-	if p.ReturnsMultiplier() {
-		return nicsdk.OutM
-	}
-	return nicsdk.OutY
+func goldenController(cp *compiler.Compiled, p nicsdk.Params) *netsim.RLCC {
+	pol := cp.Policy()
+	return &netsim.RLCC{Label: "golden " + cp.Model().Name, Params: p, Layout: cp.Layout(), Words: pol.StateWords(),
+		Out: compiler.PolicyOut(pol), Policy: pol.Call}
 }
 
 // firmwareController runs a compile's event handler in fwsim for every decision: the flow's
@@ -505,7 +493,7 @@ type SimCycles struct {
 func newDecisionTime(prof *fwsim.Profile, threads int, latencyNs int64) decisionTime {
 	sharing := cmp.Or(threads, prof.Threads)
 	d := decisionTime{psPerCycle: 1e12 / prof.ClockHz * float64(sharing), fixedPs: latencyNs * 1000,
-		text: fmt.Sprintf("measured: each decision's fwsim cycles at %s × %d thread(s) sharing the pipeline (%s)", clockText(prof.ClockHz), sharing, prof.Name)}
+		text: fmt.Sprintf("measured: each decision's fwsim cycles at %s × %d thread(s) sharing the pipeline (%s)", compiler.ClockText(prof.ClockHz), sharing, prof.Name)}
 	if latencyNs > 0 {
 		d.text = latencyText(latencyNs)
 	}
@@ -533,14 +521,14 @@ func (d *decisionTime) cycles() *SimCycles {
 	return &c
 }
 
-// newFirmwareController runs cp's firmware, its flows started under p (the compiled
-// parameters, the base RTT as simBaseRTT provisions it).
-func newFirmwareController(cp *Compiled, p nicsdk.Params, core string, latencyNs int64, threads int) (*firmwareController, error) {
-	m, prof, err := loadFirmware(cp.Firmware, core)
+// newFirmwareController runs the compile's firmware elf, its flows started under p (the
+// compiled parameters, the base RTT as simBaseRTT provisions it).
+func newFirmwareController(elf string, rb *readBack, p nicsdk.Params, core string, latencyNs int64, threads int) (*firmwareController, error) {
+	m, prof, err := compiler.LoadFirmware(elf, core)
 	if err != nil {
 		return nil, err
 	}
-	f := &firmwareController{label: "firmware " + cp.c.m.Name, m: m, params: p, layout: cp.c.layout(),
+	f := &firmwareController{label: "firmware " + rb.report.Model.Name, m: m, params: p, layout: rb.layout,
 		time: newDecisionTime(prof, threads, latencyNs), buf: make([]byte, nicsdk.CtxBytes)}
 	if f.evAddr, err = m.Alloc(nicsdk.EventBytes, 8); err != nil {
 		return nil, err
@@ -569,14 +557,14 @@ func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint3
 	if err := f.m.WriteBytes(f.ctx, ctx.Bytes()); err != nil {
 		return 0, 0, err
 	}
-	r, err := f.m.Call(EntryHandler, f.evAddr, f.ctx)
+	r, err := f.m.Call(compiler.EntryHandler, f.evAddr, f.ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", EntryHandler, err)
+		return 0, 0, fmt.Errorf("%s: %w", compiler.EntryHandler, err)
 	}
 	if *ctx, err = readFlowCtx(f.m, f.ctx, f.buf); err != nil {
 		return 0, 0, err
 	}
-	if err := checkRate(EntryHandler, uint32(r.A0), f.params); err != nil {
+	if err := checkRate(compiler.EntryHandler, uint32(r.A0), f.params); err != nil {
 		return 0, 0, err
 	}
 	return uint32(r.A0), f.time.ps(r.Cycles), nil
@@ -656,5 +644,3 @@ func (r *SimReport) setAtText() string {
 	}
 	return fmt.Sprintf("; the parameters were set at %s µs, by its start", num(at))
 }
-
-func num3(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }

@@ -1,4 +1,4 @@
-package compiler
+package lab
 
 import (
 	"cmp"
@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/nicc-dev/nicc/compiler"
 	"io"
 	"maps"
 	"slices"
@@ -69,26 +70,26 @@ func (r *SimMatrixReport) Warnings() []string {
 // run's times, the engine and the RL-CC parameters (each run's result names its policy's
 // hash). Merge refuses shards whose setups differ in any field.
 type SimSetup struct {
-	DurationNs  int64         `json:"duration_ns"`
-	WarmupNs    int64         `json:"warmup_ns"`  // 0: the scenario's default
-	LatencyNs   int64         `json:"latency_ns"` // 0: the firmware's measured cycles
-	LinkGbps    float64       `json:"link_gbps"`
-	LinkDelayNs int64         `json:"link_delay_ns"`
-	MTU         int           `json:"mtu"`
-	BufferBytes int           `json:"buffer_bytes"`
-	ClockPPM    float64       `json:"clock_ppm"`
-	PFC         string        `json:"pfc"`
-	Threads     int           `json:"threads"` // 0: the core profile's
-	Core        string        `json:"core"`    // "": a compile's, else DefaultCore
-	Golden      bool          `json:"golden"`
-	SDK         string        `json:"sdk"`
-	DOCASet     []DOCASetting `json:"doca_set,omitempty"`
-	Params      *RLCCParams   `json:"rlcc_params"` // a model file's; a compile's are its own
+	DurationNs  int64                `json:"duration_ns"`
+	WarmupNs    int64                `json:"warmup_ns"`  // 0: the scenario's default
+	LatencyNs   int64                `json:"latency_ns"` // 0: the firmware's measured cycles
+	LinkGbps    float64              `json:"link_gbps"`
+	LinkDelayNs int64                `json:"link_delay_ns"`
+	MTU         int                  `json:"mtu"`
+	BufferBytes int                  `json:"buffer_bytes"`
+	ClockPPM    float64              `json:"clock_ppm"`
+	PFC         string               `json:"pfc"`
+	Threads     int                  `json:"threads"` // 0: the core profile's
+	Core        string               `json:"core"`    // "": a compile's, else DefaultCore
+	Golden      bool                 `json:"golden"`
+	SDK         string               `json:"sdk"`
+	DOCASet     []DOCASetting        `json:"doca_set,omitempty"`
+	Params      *compiler.RLCCParams `json:"rlcc_params"` // a model file's; a compile's are its own
 }
 
 // simSetup is the setup of runs with opt's options.
 func simSetup(opt SimOptions) (*SimSetup, error) {
-	p, err := paramsOrDefault(opt.Params)
+	p, err := compiler.ParamsOrDefault(opt.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +98,7 @@ func simSetup(opt SimOptions) (*SimSetup, error) {
 		LinkGbps: cmp.Or(n.LinkGbps, netsim.Defaults.LinkGbps), LinkDelayNs: cmp.Or(n.PropNs, netsim.Defaults.PropNs),
 		MTU: cmp.Or(n.MTU, netsim.Defaults.MTU), BufferBytes: cmp.Or(n.BufferBytes, netsim.Defaults.BufferBytes), ClockPPM: n.ClockPPM,
 		PFC: cmp.Or(opt.PFC, PFCAuto), Threads: opt.Threads, Core: opt.Core, Golden: opt.Golden, SDK: opt.SDK.String(),
-		DOCASet: opt.DOCASet, Params: newRLCCParams(p)}, nil
+		DOCASet: opt.DOCASet, Params: compiler.NewRLCCParams(p)}, nil
 }
 
 // ReadSimMatrix reads a matrix file, refusing unknown fields, empty axes and more than
@@ -175,7 +176,7 @@ func ParseShard(s string) (i, n int, err error) {
 
 // RunSimMatrix runs shard i of n of the matrix (the runs whose index is i modulo n), each with
 // base's options otherwise; progress, if set, hears of each run done.
-func RunSimMatrix(m *SimMatrix, i, n int, base SimOptions, progress ProgressFunc) (*SimMatrixReport, error) {
+func RunSimMatrix(m *SimMatrix, i, n int, base SimOptions, progress compiler.ProgressFunc) (*SimMatrixReport, error) {
 	if m.Duration != "" {
 		d, err := time.ParseDuration(m.Duration)
 		if err != nil || d <= 0 {

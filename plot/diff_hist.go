@@ -1,4 +1,4 @@
-package compiler
+package plot
 
 import (
 	"fmt"
@@ -14,15 +14,27 @@ import (
 // histBins is how many bins each histogram of Δy has.
 const histBins = 80
 
-// percentileLines mark |Δy|'s percentiles and maximum, the statistics' own values.
-func percentileLines(s DiffStats) vLines {
+// Histograms are an open-loop diff's Δy = student − teacher per row, and the marks on |Δy|
+// (its percentiles and maximum, the statistics' own values).
+type Histograms struct {
+	Student string // the student in a few words
+	Rows    int    // the rows compared
+	DY      []float64
+	Marks   []Mark
+}
+
+// Mark is a named value on an axis.
+type Mark struct {
+	Name  string
+	Value float64
+}
+
+// percentileLines mark |Δy|'s percentiles and maximum.
+func percentileLines(marks []Mark) vLines {
 	red := draw.LineStyle{Color: color.RGBA{R: 190, G: 20, B: 20, A: 255}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}
 	var ls vLines
-	for _, p := range []struct {
-		name string
-		v    float64
-	}{{"p50", s.P50}, {"p90", s.P90}, {"p99", s.P99}, {"p99.9", s.P999}, {"max", s.MaxAbs}} {
-		ls = append(ls, vLine{x: p.v, label: fmt.Sprintf("%s %.4g", p.name, p.v), style: red})
+	for _, p := range marks {
+		ls = append(ls, vLine{x: p.Value, label: fmt.Sprintf("%s %.4g", p.Name, p.Value), style: red})
 	}
 	return ls
 }
@@ -30,29 +42,29 @@ func percentileLines(s DiffStats) vLines {
 // histWidth is the histograms' figure width.
 const histWidth = 8 * vg.Inch
 
-// plotHistograms draws Δy signed (does the student lean one way?) and |Δy| with its
+// HistogramFigure draws Δy signed (does the student lean one way?) and |Δy| with its
 // percentiles marked, both with a log count axis so that the rare large errors show.
-func plotHistograms(r *DiffReport, base string) ([]string, error) {
+func HistogramFigure(r Histograms) (*Figure, error) {
 	m := 0.0
-	abs := make([]float64, len(r.dy))
-	for i, v := range r.dy {
+	abs := make([]float64, len(r.DY))
+	for i, v := range r.DY {
 		abs[i] = math.Abs(v)
 		m = max(m, abs[i])
 	}
 	signed := plot.New()
-	signed.Title.Text = fmt.Sprintf("Δy = student − float teacher over %d rows (student: %s)", r.Stats.Rows, r.headline)
+	signed.Title.Text = fmt.Sprintf("Δy = student − float teacher over %d rows (student: %s)", r.Rows, r.Student)
 	signed.X.Label.Text = "Δy (policy output y)"
 	grey := draw.LineStyle{Color: color.Gray{Y: 110}, Width: vg.Points(0.8)}
-	logHist(signed, histogram(r.dy, histBins, -m, m), vLines{{x: 0, label: "0", style: grey}})
+	logHist(signed, histogram(r.DY, histBins, -m, m), vLines{{x: 0, label: "0", style: grey}})
 
 	abso := plot.New()
 	abso.Title.Text = "|Δy| with its percentiles over the rows (as printed)"
 	abso.X.Label.Text = "|Δy| (policy output y)"
-	logHist(abso, histogram(abs, histBins, 0, m), percentileLines(r.Stats))
+	logHist(abso, histogram(abs, histBins, 0, m), percentileLines(r.Marks))
 	for _, p := range []*plot.Plot{signed, abso} {
 		wrapTitle(p, histWidth-vg.Inch)
 	}
-	return saveFigure(histWidth, 8*vg.Inch, base, func(c draw.Canvas) {
+	return saveFigure(histWidth, 8*vg.Inch, func(c draw.Canvas) {
 		drawTiles(c, [][]*plot.Plot{{signed}, {abso}})
 	})
 }

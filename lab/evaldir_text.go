@@ -1,9 +1,10 @@
-package compiler
+package lab
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/nicc-dev/nicc/compiler"
 	"io"
 	"math"
 	"slices"
@@ -28,7 +29,7 @@ type EvalDirOptions struct {
 // beside the golden and the float model, printed to w. It streams as EvalModel does; a row
 // where firmware and golden model differ is flagged, and a *CheckError ends it.
 func EvalDir(w io.Writer, opt EvalDirOptions) error {
-	cp, err := OpenCompiled(opt.Dir, opt.Model)
+	cp, err := compiler.OpenCompiled(opt.Dir, opt.Model)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func EvalDir(w io.Writer, opt EvalDirOptions) error {
 		err = ferr
 	}
 	if err == nil && p.differ > 0 {
-		err = &CheckError{fmt.Errorf("%s: the firmware and the golden model differ on %d of %d rows of %s (first: line %d)",
+		err = &compiler.CheckError{Err: fmt.Errorf("%s: the firmware and the golden model differ on %d of %d rows of %s (first: line %d)",
 			cp.Firmware, p.differ, p.rows, path, p.firstDiffer)}
 	}
 	return err
@@ -91,7 +92,7 @@ func dirColumns(in *model.RowReader, path string, e *FirmwareEval) ([]int, error
 	for i := range perm {
 		perm[i] = i
 	}
-	if l := e.c.inLayout; l != nil && !l.ByPosition && len(l.Given) == n && len(l.Permutation) == n {
+	if l := e.Report.Layout; l != nil && !l.ByPosition && len(l.Given) == n && len(l.Permutation) == n {
 		given, perm = l.Given, l.Permutation
 	}
 	if in.Names != nil {
@@ -153,11 +154,11 @@ func (p *dirPrinter) start() error {
 	e, r := p.e, p.e.Report
 	if p.json {
 		head := map[string]any{
-			"dir": e.Dir, "firmware": e.Firmware, "entry": EntryPolicy, "handler": r.Handler,
+			"dir": e.Dir, "firmware": e.Firmware, "entry": compiler.EntryPolicy, "handler": r.Handler,
 			"core": r.Budget.Core.Name, "golden": e.Golden(), "model": r.Model.File, "inputs": e.Inputs(),
 			"state": e.Stateful(),
 		}
-		if e.Handler() == HandlerRLCC {
+		if e.Handler() == compiler.HandlerRLCC {
 			head["rate_before"] = float64(e.Rate()) / nicsdk.LineRate
 			head["returns"] = "y"
 			if e.Folded() {
@@ -177,12 +178,12 @@ func (p *dirPrinter) start() error {
 		args = "x, state"
 	}
 	textf(p.w, "firmware  %s: %s(%s) in fwsim on %s; x = the row's %s quantized with %s's formats\n",
-		e.Firmware, EntryPolicy, args, r.Budget.Core.Name, strings.Join(e.Inputs(), ", "), ReportFile)
+		e.Firmware, compiler.EntryPolicy, args, r.Budget.Core.Name, strings.Join(e.Inputs(), ", "), compiler.ReportFile)
 	textf(p.w, "golden    %s, rebuilt from %s (model IR sha256 %.12s)\n", e.Golden(), r.Model.File, r.Model.Hash)
 	if e.Stateful() {
 		fmt.Fprintf(p.w, "state     the rows are one flow's consecutive steps from the zero state; each step starts from the golden state\n")
 	}
-	if e.Handler() == HandlerRLCC {
+	if e.Handler() == compiler.HandlerRLCC {
 		textf(p.w, "rl-cc     each row is one decision: the multiplier, and the new rate from %s of line rate\n", num(float64(e.Rate())/nicsdk.LineRate))
 	}
 	if e.Folded() {
@@ -197,7 +198,7 @@ func (p *dirPrinter) columns() []string {
 	switch {
 	case p.e.Folded():
 		cols = append(cols, pad("float_m", 12), pad("golden_m", 12), pad("firmware_m", 12), pad("golden_y*", 12), pad("firmware_y*", 12), pad("new_rate", 12))
-	case p.e.Handler() == HandlerRLCC:
+	case p.e.Handler() == compiler.HandlerRLCC:
 		cols = append(cols, pad("golden_y", 12), pad("firmware_y", 12), pad("multiplier", 12), pad("new_rate", 12))
 	default:
 		cols = append(cols, pad("golden_y", 12), pad("firmware_y", 12))
@@ -224,7 +225,7 @@ func (p *dirPrinter) row(line int, r *FirmwareRow) error {
 	floatY := r.Float[0]
 	compared := p.e.Comparable(floatY)
 	p.maxErr = max(p.maxErr, math.Abs(r.FirmwareY-compared))
-	isRLCC := p.e.Handler() == HandlerRLCC
+	isRLCC := p.e.Handler() == compiler.HandlerRLCC
 	if p.json {
 		type jsonRow struct {
 			Line int `json:"line"`
@@ -335,6 +336,6 @@ func (p *dirPrinter) end() error {
 		rows += fmt.Sprintf(" (%d not run: a value is missing)", p.skipped)
 	}
 	_, err := textf(p.w, "rows      %s: %s; max |firmware - float| %s (%s); %s cycles min %d, median %d, max %d\n",
-		rows, agree, short(p.maxErr), what, EntryPolicy, lo, med, hi)
+		rows, agree, short(p.maxErr), what, compiler.EntryPolicy, lo, med, hi)
 	return err
 }

@@ -1,21 +1,16 @@
-package compiler
+package lab
 
 import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"image/color"
+	"github.com/nicc-dev/nicc/compiler"
 	"io"
 	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/onnx"
@@ -34,8 +29,8 @@ type ADPGOptions struct {
 	// Params are the RL-CC parameters to train under: those ParamSources names (the flags
 	// set) over the defaults, a base RTT of 0 the training network's path RTT. The policy
 	// files record them (model.Model.RLCC) and every command reads them back.
-	Params       Params
-	ParamSources ParamSources
+	Params       compiler.Params
+	ParamSources compiler.ParamSources
 	// Policy is train.PolicyMLP ("" too) or train.PolicyLSTM.
 	Policy string
 	// ActionPenalty is train.Options.ActionPenalty (0: pure ADPG).
@@ -43,7 +38,7 @@ type ADPGOptions struct {
 	// EvalFlows are the unseen many-to-one scenarios the trained policy is measured on
 	// (EvalNs each); nil is 16 and 128.
 	EvalFlows []int
-	Progress  ProgressFunc
+	Progress  compiler.ProgressFunc
 }
 
 // TrainEvalNs is how long nicc train measures the trained policy on each unseen scenario:
@@ -74,18 +69,18 @@ const (
 
 // TrainReport is what nicc train did.
 type TrainReport struct {
-	Policy     string       `json:"policy"`      // the trained model's file
-	ONNX       string       `json:"onnx"`        // the same policy as ONNX
-	Kind       string       `json:"policy_kind"` // mlp or lstm
-	Curve      string       `json:"curve"`       // the reward curve's CSV
-	Iterations int          `json:"iterations"`
-	Flows      []int        `json:"training_flows"`
-	Seed       uint64       `json:"seed"`
-	First      train.Point  `json:"first"`
-	Last       train.Point  `json:"last"`
-	Eval       []*SimReport `json:"eval"` // the trained policy on unseen many-to-one
-	Params     *RLCCParams  `json:"rlcc"`
-	Plots      []string     `json:"plots"` // the reward curve, PNG and SVG
+	Policy     string               `json:"policy"`      // the trained model's file
+	ONNX       string               `json:"onnx"`        // the same policy as ONNX
+	Kind       string               `json:"policy_kind"` // mlp or lstm
+	Curve      string               `json:"curve"`       // the reward curve's CSV
+	Iterations int                  `json:"iterations"`
+	Flows      []int                `json:"training_flows"`
+	Seed       uint64               `json:"seed"`
+	First      train.Point          `json:"first"`
+	Last       train.Point          `json:"last"`
+	Eval       []*SimReport         `json:"eval"` // the trained policy on unseen many-to-one
+	Params     *compiler.RLCCParams `json:"rlcc"`
+	Plots      []string             `json:"plots"` // the reward curve, PNG and SVG
 }
 
 // Train runs nicc train: ADPG in netsim (package train), the policy written as nicc JSON,
@@ -94,7 +89,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if opt.Out == "" {
 		return nil, fmt.Errorf("train needs an output directory (--out)")
 	}
-	p, src, err := resolveParams("train", nil, opt.Params, opt.ParamSources)
+	p, src, err := compiler.ResolveParams("train", nil, opt.Params, opt.ParamSources)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +98,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 		if p.BaseRTT, err = (netsim.Config{}).BaseRTTNs(); err != nil {
 			return nil, err
 		}
-		src["base_rtt_us"] = SourcePathRTT
+		src["base_rtt_us"] = compiler.SourcePathRTT
 	}
 	var prog func(step, total int, pt train.Point)
 	if opt.Progress != nil {
@@ -118,21 +113,21 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := outDir(opt.Out); err != nil {
+	if err := compiler.OutDir(opt.Out); err != nil {
 		return nil, err
 	}
 	r := &TrainReport{Policy: filepath.Join(opt.Out, TrainedPolicy), Curve: filepath.Join(opt.Out, TrainCurve),
 		Iterations: opt.Iterations, Flows: opt.Flows, Seed: opt.Seed, First: res.Curve[0], Last: res.Curve[len(res.Curve)-1],
-		Params: newRLCCParams(p).withSources(src), Kind: cmp.Or(opt.Policy, train.PolicyMLP)}
+		Params: compiler.NewRLCCParams(p).WithSources(src), Kind: cmp.Or(opt.Policy, train.PolicyMLP)}
 	if r.Flows == nil {
 		r.Flows = []int{2, 4, 8}
 	}
-	res.Model.RLCC = modelParams(p) // one truth: every command reads them back from the files
+	res.Model.RLCC = compiler.ModelParams(p) // one truth: every command reads them back from the files
 	js, err := model.Marshal(res.Model)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeOut(r.Policy, js); err != nil {
+	if err := compiler.WriteOut(r.Policy, js); err != nil {
 		return nil, err
 	}
 	r.ONNX = filepath.Join(opt.Out, TrainedONNX)
@@ -140,7 +135,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeOut(r.ONNX, pb); err != nil {
+	if err := compiler.WriteOut(r.ONNX, pb); err != nil {
 		return nil, err
 	}
 	var csv bytes.Buffer
@@ -149,10 +144,10 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	for _, pt := range res.Curve {
 		fmt.Fprintf(&csv, "%d,%s,%s,%s,%d\n", pt.Step, g(pt.MeanDelta), g(pt.MeanAbs), g(pt.SteadyAbs), pt.Decisions)
 	}
-	if err := writeOut(r.Curve, csv.Bytes()); err != nil {
+	if err := compiler.WriteOut(r.Curve, csv.Bytes()); err != nil {
 		return nil, err
 	}
-	if r.Plots, err = plotTrainCurve(res.Curve, filepath.Join(opt.Out, "reward_curve")); err != nil {
+	if r.Plots, err = plotTrainCurve(res.Curve, opt.Out, "reward_curve"); err != nil {
 		return nil, err
 	}
 	evalFlows := opt.EvalFlows
@@ -178,7 +173,7 @@ func checkTrainMemory(opt train.Options) error {
 	}
 	policy := cmp.Or(opt.Policy, train.PolicyMLP)
 	per := train.DecisionBytes[policy]
-	return checkSimFootprint("a rollout of "+simWhat(scen, cfg), cfg, fp, kept,
+	return compiler.CheckSimFootprint("a rollout of "+compiler.SimWhat(scen, cfg), cfg, fp, kept,
 		fmt.Sprintf("the %s's decisions kept for the gradient (up to %.3g, one a flow and base RTT, %.0f bytes each)", policy, fp.Decisions, per),
 		"a shorter --rollout or fewer --flows")
 }
@@ -196,64 +191,4 @@ func (r *TrainReport) WriteText(w io.Writer) error {
 	}
 	textf(tw, "wrote\t%s\n", strings.Join(append([]string{r.Policy, r.ONNX, r.Curve}, r.Plots...), ", "))
 	return tw.Flush()
-}
-
-// plotTrainCurve draws the reward curve into base .png and .svg: mean |δ| over each step's
-// decisions, and over the later half of them, on a log scale. Every rollout starts with its
-// flows at line rate, and that burst's |δ| dominates the whole-rollout mean, which a linear
-// scale shows flat after the first steps whatever the policy learns; the later half is where
-// the policy holds the queue, and the log scale shows it move by factors.
-func plotTrainCurve(curve []train.Point, base string) ([]string, error) {
-	p := plot.New()
-	p.Title.Text = "ADPG reward curve: |δ| = |target − max(RTT-inflation − β, 0)·√rate|, 0 at the target"
-	p.X.Label.Text = "step"
-	p.Y.Label.Text = "mean |δ| (log scale)"
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks125{}
-	p.Add(plotter.NewGrid())
-	abs, steady := make(plotter.XYs, len(curve)), make(plotter.XYs, len(curve))
-	// A log scale cannot show 0: |δ| that small is drawn at the floor.
-	const floor = 1e-6
-	for i, pt := range curve {
-		abs[i] = plotter.XY{X: float64(pt.Step), Y: max(pt.MeanAbs, floor)}
-		steady[i] = plotter.XY{X: float64(pt.Step), Y: max(pt.SteadyAbs, floor)}
-	}
-	for _, l := range []struct {
-		xy    plotter.XYs
-		name  string
-		color color.RGBA
-	}{{abs, "whole rollout (the start's burst dominates)", color.RGBA{R: 200, G: 30, B: 30, A: 255}},
-		{steady, "later half of each rollout (the policy holding the queue)", color.RGBA{R: 30, G: 60, B: 160, A: 255}}} {
-		ln, err := plotter.NewLine(l.xy)
-		if err != nil {
-			return nil, err
-		}
-		ln.Color = l.color
-		p.Add(ln)
-		p.Legend.Add(l.name, ln)
-	}
-	p.Legend.Top = true
-	return saveFigure(vg.Points(720), vg.Points(420), base, func(c draw.Canvas) { p.Draw(c) })
-}
-
-// logTicks125 marks a log axis at 1, 2 and 5 of every decade (labelled) and the other
-// integers (unlabelled): plot.LogTicks labels decades only, which leaves a curve within one
-// decade without a number beside it.
-type logTicks125 struct{}
-
-func (logTicks125) Ticks(lo, hi float64) []plot.Tick {
-	var ticks []plot.Tick
-	for d := math.Pow(10, math.Floor(math.Log10(lo))); d <= hi; d *= 10 {
-		for k := 1; k <= 9; k++ {
-			v := float64(k) * d
-			if v < lo || v > hi {
-				continue
-			}
-			t := plot.Tick{Value: v}
-			if k == 1 || k == 2 || k == 5 {
-				t.Label = strconv.FormatFloat(v, 'g', 3, 64)
-			}
-			ticks = append(ticks, t)
-		}
-	}
-	return ticks
 }

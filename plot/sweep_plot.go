@@ -1,12 +1,10 @@
-package compiler
+package plot
 
 import (
 	"fmt"
 	"image/color"
 	"math"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -14,19 +12,19 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// budgetCycles is how many cycles of the entry fit b's budget on its core: budget × clock
-// / threads sharing the pipeline (Budget's Fits is WCET cycles ≤ this).
-func budgetCycles(b *BudgetReport) float64 {
-	return b.BudgetMicros * 1e-6 * b.Core.ClockHz / float64(b.Core.ThreadsSharing)
+// Sweep is a distill sweep's figure: held-out RMSE against WCET cycles.
+type Sweep struct {
+	Title, XLabel string
+	Points        []Point // every configuration built: X its WCET cycles, Y its held-out RMSE
+	Front         []Point // the Pareto front, cheapest first
+	BudgetCycles  float64
+	BudgetText    string // the budget line's legend entry, "budget 2 µs = 3600 cycles (...)"
 }
 
-// budgetText is "2 µs = 3600 cycles (1.8 GHz, 1 thread sharing)".
-func (r *SweepReport) budgetText() string {
-	threads := "1 thread"
-	if r.ThreadsSharing != 1 {
-		threads = fmt.Sprintf("%d threads", r.ThreadsSharing)
-	}
-	return fmt.Sprintf("%s µs = %.0f cycles (%g GHz, %s sharing)", budgetUs(r.BudgetMicros), math.Floor(r.BudgetCycles), r.ClockHz/1e9, threads)
+// Point is a labelled point.
+type Point struct {
+	X, Y  float64
+	Label string
 }
 
 // budgetAxisReach is how far past the largest WCET the cycle axis stretches to show the
@@ -44,13 +42,11 @@ type sweepAxes struct {
 	maxWCET                float64
 }
 
-func newSweepAxes(r *SweepReport) sweepAxes {
+func newSweepAxes(r Sweep) sweepAxes {
 	var a sweepAxes
 	var xs, ys []float64
 	for _, p := range r.Points {
-		if p.Refused == "" {
-			xs, ys = append(xs, float64(p.WCETCycles)), append(ys, p.HeldOut.RMSE)
-		}
+		xs, ys = append(xs, p.X), append(ys, p.Y)
 	}
 	lo, hi := slices.Min(xs), slices.Max(xs)
 	a.maxWCET = hi
@@ -69,18 +65,17 @@ func newSweepAxes(r *SweepReport) sweepAxes {
 	return a
 }
 
-// plotSweep draws held-out RMSE against WCET cycles, every configuration built a labelled point,
-// the Pareto front a line and the budget a dashed line, into r.PNG and r.SVG; the legend
-// sits below the axes, clear of the points.
-func plotSweep(r *SweepReport) error {
-	if !slices.ContainsFunc(r.Points, func(p SweepPoint) bool { return p.Refused == "" }) {
-		r.PNG, r.SVG = "", "" // every configuration refused: nothing to plot
-		return nil
+// SweepFigure draws held-out RMSE against WCET cycles, every configuration built a labelled
+// point, the Pareto front a line and the budget a dashed line; the legend sits below the
+// axes, clear of the points. Without a point it draws nothing (nil).
+func SweepFigure(r Sweep) (*Figure, error) {
+	if len(r.Points) == 0 {
+		return nil, nil
 	}
 	ax := newSweepAxes(r)
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("distilled students of %s (%d states): held-out RMSE vs WCET", filepath.Base(r.Teacher), r.Samples)
-	p.X.Label.Text = fmt.Sprintf("WCET of %s on %s (cycles)", r.Entry, r.Core)
+	p.Title.Text = r.Title
+	p.X.Label.Text = r.XLabel
 	p.Y.Label.Text = "held-out RMSE of y vs the teacher"
 	p.X.Tick.Marker = intTicks{}
 	p.Add(plotter.NewGrid())
@@ -88,25 +83,18 @@ func plotSweep(r *SweepReport) error {
 	var all plotter.XYs
 	var labels []string
 	for _, pt := range r.Points {
-		if pt.Refused != "" {
-			continue // not built: no WCET
-		}
-		all = append(all, plotter.XY{X: float64(pt.WCETCycles), Y: pt.HeldOut.RMSE})
-		label := fmt.Sprintf("%d×%d", pt.Trees, pt.Depth)
-		if !pt.Fits {
-			label += " over budget"
-		}
-		labels = append(labels, label)
+		all = append(all, plotter.XY{X: pt.X, Y: pt.Y})
+		labels = append(labels, pt.Label)
 	}
 	sc, err := plotter.NewScatter(all)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sc.GlyphStyle.Color = color.RGBA{R: 120, G: 120, B: 120, A: 255}
 	sc.GlyphStyle.Shape = draw.CircleGlyph{}
 	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: all, Labels: labels})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i := range lb.TextStyle {
 		lb.TextStyle[i].Font.Size = vg.Points(9)
@@ -114,12 +102,12 @@ func plotSweep(r *SweepReport) error {
 	lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(3)}
 
 	front := make(plotter.XYs, len(r.Front))
-	for i, j := range r.Front {
-		front[i] = plotter.XY{X: float64(r.Points[j].WCETCycles), Y: r.Points[j].HeldOut.RMSE}
+	for i, pt := range r.Front {
+		front[i] = plotter.XY{X: pt.X, Y: pt.Y}
 	}
 	ln, pts, err := plotter.NewLinePoints(front)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ln.Color = color.RGBA{R: 200, G: 30, B: 30, A: 255}
 	ln.Width = vg.Points(1.5)
@@ -128,7 +116,7 @@ func plotSweep(r *SweepReport) error {
 
 	budget := draw.LineStyle{Color: color.RGBA{R: 20, G: 90, B: 30, A: 255}, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
 	p.Add(sc, ln, pts, lb)
-	budgetText := "budget " + r.budgetText()
+	budgetText := r.BudgetText
 	budgetLine := vLines{{x: r.BudgetCycles, label: fmt.Sprintf("budget %.0f cycles", math.Floor(r.BudgetCycles)), style: budget}}
 	var overview *plot.Plot
 	if ax.budgetShown {
@@ -154,7 +142,7 @@ func plotSweep(r *SweepReport) error {
 	leg.Add("configuration (trees×depth)", sc)
 	bl, err := plotter.NewLine(plotter.XYs{{}, {X: 1}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bl.LineStyle = budget
 	leg.Add(budgetText, bl)
@@ -164,7 +152,7 @@ func plotSweep(r *SweepReport) error {
 	if overview != nil {
 		h += 1.8 * vg.Inch
 	}
-	_, err = saveFigure(9*vg.Inch, h, strings.TrimSuffix(r.PNG, ".png"), func(c draw.Canvas) {
+	return saveFigure(9*vg.Inch, h, func(c draw.Canvas) {
 		strip, c := cutBottom(c, 0.8*vg.Inch)
 		leg.Draw(draw.Crop(strip, vg.Inch, 0, 0, -vg.Millimeter*2))
 		if overview != nil {
@@ -174,7 +162,6 @@ func plotSweep(r *SweepReport) error {
 		}
 		p.Draw(draw.Crop(c, 0, -vg.Millimeter*2, 0, -vg.Millimeter*2))
 	})
-	return err
 }
 
 // xBand shades [x0, x1] across the plot's height (no DataRange: the plot's range holds it).
