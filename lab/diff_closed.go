@@ -3,7 +3,6 @@ package lab
 import (
 	"cmp"
 	"fmt"
-	"github.com/nicc-dev/nicc/compiler"
 	"io"
 	"math"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+
+	"github.com/nicc-dev/nicc/compiler"
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/netsim"

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/netsim"
 )
 
@@ -29,12 +30,12 @@ func TestDiffClosedLoop(t *testing.T) {
 	if len(r.Rows) != len(runs) {
 		t.Fatalf("%d rows for %d runs", len(r.Rows), len(runs))
 	}
-	cr, err := ReadReport(dir)
+	cr, err := compiler.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, row := range r.Rows {
-		teacher, err := Sim(SimOptions{Scenario: runs[i].Scenario, Flows: runs[i].Flows, Policy: teacherNN, Params: cr.params(), Net: net})
+		teacher, err := Sim(SimOptions{Scenario: runs[i].Scenario, Flows: runs[i].Flows, Policy: teacherNN, Params: cr.FixedParams(), Net: net})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +88,7 @@ func TestDiffClosedLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ce *CheckError
+	var ce *compiler.CheckError
 	if strict.Pass || !errors.As(strict.CheckErr(), &ce) || !strings.Contains(ce.Error(), "many-to-one:8") {
 		t.Errorf("tolerances of 1e-12: pass %v, %v", strict.Pass, strict.CheckErr())
 	}

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/nicc-dev/nicc/compiler"
 	"io"
 	"slices"
 	"strconv"
+
+	"github.com/nicc-dev/nicc/compiler"
 
 	"github.com/nicc-dev/nicc/model"
 )

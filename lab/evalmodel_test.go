@@ -1,11 +1,17 @@
 package lab
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 )
 
@@ -40,7 +46,7 @@ func (g *genRows) Read(p []byte) (int, error) {
 // that the live heap does not grow with them: holding the rows, or the outputs, would add at
 // least 32 bytes a row, 30 MiB over the run.
 func TestEvalMemoryStaysFlat(t *testing.T) {
-	m, _, err := LoadModel("../testdata/models/rlcc_xgb.json", nil)
+	m, _, err := compiler.LoadModel("../testdata/models/rlcc_xgb.json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,5 +66,38 @@ func TestEvalMemoryStaysFlat(t *testing.T) {
 		if last > first+1<<20 {
 			t.Errorf("json %v: live heap grew from %d to %d bytes over 900k rows (samples %v)", asJSON, first, last, g.heap)
 		}
+	}
+}
+
+// nicc eval on every real CatBoost model, its format detected, prints CatBoost's own
+// prediction for every row within 1e-6 relative (the probability for Logloss, NaN rows
+// included).
+func TestEvalCatBoost(t *testing.T) {
+	for _, name := range testutil.CatBoostConforming {
+		t.Run(name, func(t *testing.T) {
+			fx, m, path, csv := catboostFiles(t, name)
+			var out bytes.Buffer
+			if err := EvalModel(&out, EvalModelOptions{Model: path, Rows: csv}); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Fields(out.String())
+			if len(lines) != len(fx.Rows) {
+				t.Fatalf("%d outputs for %d rows", len(lines), len(fx.Rows))
+			}
+			worst := 0.0
+			for i, l := range lines {
+				got, err := strconv.ParseFloat(l, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := fx.Output(i, m.Ensemble.Transform == model.TransformSigmoid)
+				if e := math.Abs(got-want) / math.Abs(want); e > 1e-6 || math.IsNaN(e) {
+					t.Errorf("row %d: nicc eval %v, CatBoost %v", i, got, want)
+				} else {
+					worst = max(worst, e)
+				}
+			}
+			t.Logf("%d rows: max relative error %.3g", len(lines), worst)
+		})
 	}
 }

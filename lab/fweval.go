@@ -2,9 +2,10 @@ package lab
 
 import (
 	"fmt"
-	"github.com/nicc-dev/nicc/compiler"
 	"math"
 	"slices"
+
+	"github.com/nicc-dev/nicc/compiler"
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/nicsdk"

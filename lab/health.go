@@ -2,9 +2,10 @@ package lab
 
 import (
 	"fmt"
-	"github.com/nicc-dev/nicc/compiler"
 	"math"
 	"strings"
+
+	"github.com/nicc-dev/nicc/compiler"
 
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"

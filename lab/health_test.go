@@ -3,50 +3,21 @@ package lab
 import (
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
 const adpgJSON = "../testdata/models/rlcc_adpg.json"
 
-// wrongOrderModel is rlcc_adpg.json with its inputs swapped into the wrong order, written to a
-// temporary file: the first dense layer's columns (a_prev, o, a_prev2, o_prev) read as
-// (a_prev2, o_prev, a_prev, o), which is what a network trained on the authors' oldest-first
-// window does when nicc's handler feeds it.
-func wrongOrderModel(t *testing.T) string {
-	t.Helper()
-	data, err := os.ReadFile(adpgJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.Unmarshal(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, row := range m.Layers[0].W {
-		row[0], row[1], row[2], row[3] = row[2], row[3], row[0], row[1]
-	}
-	m.Name = "rlcc_adpg_wrong_order"
-	out, err := model.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "wrong_order.json")
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // exactBaseRTT are the default RL-CC parameters with the simulated path's exact base RTT, as
 // nicc sim gives a float teacher.
-func exactBaseRTT(t *testing.T, net netsim.Config) Params {
+func exactBaseRTT(t *testing.T, net netsim.Config) compiler.Params {
 	t.Helper()
 	p := nicsdk.DefaultParams()
 	ns, err := net.BaseRTTNs()
@@ -62,7 +33,7 @@ func exactBaseRTT(t *testing.T, net netsim.Config) Params {
 // (its utilization under the floor), and the verdict's figures are the run's.
 func TestSimHealth(t *testing.T) {
 	t.Parallel()
-	wrong := wrongOrderModel(t)
+	wrong := testutil.WrongOrderModel(t, adpgJSON)
 	net := netsim.Config{DurationNs: 30_000_000, Seed: 1, ClockPPM: netsim.StandardClockPPM}
 	for _, c := range []struct {
 		policy  string
@@ -88,7 +59,7 @@ func TestSimHealth(t *testing.T) {
 		if err := r.WriteText(&text); err != nil || !strings.Contains(text.String(), "health     "+map[bool]string{true: "ok: ", false: "FAIL: "}[c.healthy]) {
 			t.Errorf("text: %v\n%s", err, text.String())
 		}
-		var ce *CheckError
+		var ce *compiler.CheckError
 		if err := r.HealthErr(); (err == nil) != c.healthy || !c.healthy && !errors.As(err, &ce) {
 			t.Errorf("%s at %d flows: HealthErr %v", c.policy, c.flows, err)
 		}
@@ -114,7 +85,7 @@ func TestSimHealth(t *testing.T) {
 // control congestion, and the check error names it.
 func TestDiffClosedLoopUnhealthyTeacher(t *testing.T) {
 	t.Parallel()
-	wrong := wrongOrderModel(t)
+	wrong := testutil.WrongOrderModel(t, adpgJSON)
 	dir := compiledForSim(t, wrong, true)
 	runs := []ClosedLoopRun{{"many-to-one", 512}}
 	r, err := DiffClosedLoop(ClosedLoopOptions{Teacher: wrong, Against: dir, Golden: true, Runs: runs, Net: netsim.Config{DurationNs: 10_000_000, Seed: 1}})
@@ -130,7 +101,7 @@ func TestDiffClosedLoopUnhealthyTeacher(t *testing.T) {
 		!strings.Contains(row.Why, "the comparison says nothing") {
 		t.Errorf("row: pass %v, why %q", row.Pass, row.Why)
 	}
-	var ce *CheckError
+	var ce *compiler.CheckError
 	if err := r.CheckErr(); !errors.As(err, &ce) || !strings.Contains(err.Error(), "the teacher does not control congestion in many-to-one:512") {
 		t.Errorf("check error %v", err)
 	}

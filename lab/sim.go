@@ -6,13 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/nicc-dev/nicc/compiler"
 	"io"
 	"maps"
 	"math"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/nicc-dev/nicc/compiler"
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/model"

@@ -2,10 +2,11 @@ package lab
 
 import (
 	"fmt"
-	"github.com/nicc-dev/nicc/compiler"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/nicc-dev/nicc/compiler"
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/netsim"

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -23,12 +24,12 @@ var docaSimNet = netsim.Config{DurationNs: 3_000_000, Seed: 5, ClockPPM: Standar
 func TestSimDOCAEqualsFirmware(t *testing.T) {
 	for _, key := range []string{"doca-xgb", "doca-lstm"} {
 		t.Run(key, func(t *testing.T) {
-			opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA}
+			opt := compiler.CompileOptions{Model: rlccXGB, SDK: compiler.SDKDOCA}
 			if key == "doca-lstm" {
-				opt = CompileOptions{Model: docaLSTM, SDK: SDKDOCA, Int8: &Int8Options{Samples: 2000}}
+				opt = compiler.CompileOptions{Model: docaLSTM, SDK: compiler.SDKDOCA, Int8: &compiler.Int8Options{Samples: 2000}}
 			}
 			r, dir := compileOnce(t, key, opt)
-			run := func(sdk SDK) *SimReport {
+			run := func(sdk compiler.SDK) *SimReport {
 				// A DOCA program's flows learn their base RTT (nothing provisions their
 				// contexts): the nicc firmware's do the same here, so both run one world.
 				r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 8, Policy: dir, SDK: sdk, LatencyNs: 500, Net: docaSimNet, learnBaseRTT: true})
@@ -37,7 +38,7 @@ func TestSimDOCAEqualsFirmware(t *testing.T) {
 				}
 				return r
 			}
-			fw, doca := run(SDKNicc), run(SDKDOCA)
+			fw, doca := run(compiler.SDKNicc), run(compiler.SDKDOCA)
 			a, b := *fw.Result, *doca.Result
 			a.Controller, b.Controller = "", ""
 			if a.Decisions == 0 || !reflect.DeepEqual(a, b) {
@@ -73,12 +74,12 @@ func TestSimDOCAEqualsFirmware(t *testing.T) {
 // those, not under the compiled ones.
 func TestSimTheoryDOCAParams(t *testing.T) {
 	_, dir := docaReport(t)
-	p, err := NewParams([]float64{0.032, 1, 12})
+	p, err := compiler.NewParams([]float64{0.032, 1, 12})
 	if err != nil {
 		t.Fatal(err)
 	}
 	set := []DOCASetting{{"rlcc-target", 0.032}, {"rlcc-beta", 1}}
-	r, err := SimTheory(SimOptions{Policy: dir, SDK: SDKDOCA, DOCASet: set, Params: p, LatencyNs: 500, Net: docaSimNet}, []int{4})
+	r, err := SimTheory(SimOptions{Policy: dir, SDK: compiler.SDKDOCA, DOCASet: set, Params: p, LatencyNs: 500, Net: docaSimNet}, []int{4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestSimTheoryDOCAParams(t *testing.T) {
 // parameters' run.
 func TestSimDOCARuntimeParams(t *testing.T) {
 	_, dir := docaReport(t)
-	cp, err := OpenCompiled(dir, "")
+	cp, err := compiler.OpenCompiled(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestSimDOCARuntimeParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := cp.c.params
+	base := cp.Params()
 	for _, set := range [][]DOCASetting{
 		{{"rlcc-target", 0.032}},
 		{{"rlcc-scale", 20}, {"rlcc-target", 0.032}, {"rlcc-beta", 1}},
@@ -113,11 +114,11 @@ func TestSimDOCARuntimeParams(t *testing.T) {
 		for _, s := range set {
 			vals[s.Flag] = s.Given
 		}
-		p, err := NewParams([]float64{vals["rlcc-target"], vals["rlcc-beta"], vals["rlcc-scale"]})
+		p, err := compiler.NewParams([]float64{vals["rlcc-target"], vals["rlcc-beta"], vals["rlcc-scale"]})
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 8, Policy: dir, SDK: SDKDOCA, DOCASet: set, Params: p,
+		run, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 8, Policy: dir, SDK: compiler.SDKDOCA, DOCASet: set, Params: p,
 			LatencyNs: 500, Net: docaSimNet})
 		if err != nil {
 			t.Fatal(err)
@@ -129,11 +130,11 @@ func TestSimDOCARuntimeParams(t *testing.T) {
 		}
 		cfg := docaSimNet
 		cfg.Threads, cfg.LatencyNs = prof.Threads, 500
-		golden, err := netsim.Run(scen, goldenController(cp.c, want), cfg)
+		golden, err := netsim.Run(scen, goldenController(cp, want), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		compiled, err := netsim.Run(scen, goldenController(cp.c, base), cfg)
+		compiled, err := netsim.Run(scen, goldenController(cp, base), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +157,7 @@ func TestSimDOCARuntimeParams(t *testing.T) {
 // parameters' run's up to that time and differs after it, and the report says when.
 func TestSimDOCASetAt(t *testing.T) {
 	_, dir := docaReport(t)
-	p, err := NewParams([]float64{0.016})
+	p, err := compiler.NewParams([]float64{0.016})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestSimDOCASetAt(t *testing.T) {
 	net := docaSimNet
 	net.TraceNs = 10_000
 	run := func(opt SimOptions) *SimReport {
-		opt.Scenario, opt.Flows, opt.Policy, opt.SDK, opt.LatencyNs, opt.Net = "many-to-one", 8, dir, SDKDOCA, 500, net
+		opt.Scenario, opt.Flows, opt.Policy, opt.SDK, opt.LatencyNs, opt.Net = "many-to-one", 8, dir, compiler.SDKDOCA, 500, net
 		r, err := Sim(opt)
 		if err != nil {
 			t.Fatal(err)
@@ -211,7 +212,7 @@ func TestSimDOCASetAt(t *testing.T) {
 func TestSimDOCARefusals(t *testing.T) {
 	_, plain := rlccReport(t)
 	_, doca := docaReport(t)
-	big, err := NewParams([]float64{1})
+	big, err := compiler.NewParams([]float64{1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,9 +234,9 @@ func TestSimDOCARefusals(t *testing.T) {
 		{SimOptions{Policy: doca, DOCASet: []DOCASetting{{"rlcc-target", 0.016}}, DOCASetAtNs: -1}, "--set-at -0.001 µs: want a time inside the run"},
 	} {
 		c.opt.Scenario, c.opt.Net = "many-to-one", netsim.Config{DurationNs: 100_000}
-		c.opt.SDK = SDKDOCA
+		c.opt.SDK = compiler.SDKDOCA
 		_, err := Sim(c.opt)
-		var stopped *CheckError // a run stopped half way, or the program's fault: exit 1
+		var stopped *compiler.CheckError // a run stopped half way, or the program's fault: exit 1
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") || errors.As(err, &stopped) {
 			t.Errorf("%+v: %v; want bad input, one line containing %q", c.opt, err, c.want)
 		}
@@ -250,7 +251,7 @@ func TestSimDOCARefusals(t *testing.T) {
 // latency its half of the table is the nicc firmware's, bit for bit.
 func TestDiffClosedLoopDOCA(t *testing.T) {
 	_, dir := docaReport(t)
-	doca, err := DiffClosedLoop(ClosedLoopOptions{Teacher: rlccXGB, Against: dir, SDK: SDKDOCA, LatencyNs: 500,
+	doca, err := DiffClosedLoop(ClosedLoopOptions{Teacher: rlccXGB, Against: dir, SDK: compiler.SDKDOCA, LatencyNs: 500,
 		Runs: []ClosedLoopRun{{"many-to-one", 8}}, Net: docaSimNet})
 	if err != nil {
 		t.Fatal(err)

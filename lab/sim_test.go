@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
@@ -17,11 +18,11 @@ import (
 func compiledForSim(t *testing.T, model string, int8 bool) string {
 	t.Helper()
 	dir := t.TempDir()
-	opt := CompileOptions{Model: model, Out: dir, Vectors: 2000, Seed: 1}
+	opt := compiler.CompileOptions{Model: model, Out: dir, Vectors: 2000, Seed: 1}
 	if int8 {
-		opt.Int8 = &Int8Options{}
+		opt.Int8 = &compiler.Int8Options{}
 	}
-	if _, err := Compile(opt); err != nil {
+	if _, err := compiler.Compile(opt); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -101,7 +102,7 @@ func TestSimBadInput(t *testing.T) {
 		{SimOptions{Scenario: "many-to-one", Policy: "swift", Net: netsim.Config{BufferBytes: -1}}, "buffer"},
 	} {
 		_, err := Sim(c.opt)
-		var ce *CheckError
+		var ce *compiler.CheckError
 		if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, &ce) {
 			t.Errorf("%+v: %v; want a bad-input error containing %q", c.opt, err, c.want)
 		}
@@ -118,14 +119,14 @@ func TestSimFirmwareTrap(t *testing.T) {
 	}
 	for _, c := range []struct {
 		dir, elf, entry string
-		sdk             SDK
+		sdk             compiler.SDK
 	}{
-		{compiledForSim(t, rlccXGB, false), FirmwareFile, EntryHandler, SDKNicc},
-		{docaCopy, DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, SDKDOCA},
+		{compiledForSim(t, rlccXGB, false), compiler.FirmwareFile, compiler.EntryHandler, compiler.SDKNicc},
+		{docaCopy, compiler.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA},
 	} {
 		breakEntry(t, filepath.Join(c.dir, c.elf), c.entry)
 		r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: c.dir, SDK: c.sdk, Net: netsim.Config{DurationNs: 1_000_000}})
-		var ce *CheckError
+		var ce *compiler.CheckError
 		if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "flow ") || !strings.Contains(err.Error(), " µs") ||
 			!strings.Contains(err.Error(), c.entry+": pc") {
 			t.Fatalf("trapping %s: %v, %v", c.elf, r, err)
@@ -137,9 +138,9 @@ func TestSimFirmwareTrap(t *testing.T) {
 	if err := os.CopyFS(initCopy, os.DirFS(doca)); err != nil {
 		t.Fatal(err)
 	}
-	breakEntry(t, filepath.Join(initCopy, DOCAFirmwareFile), nicsdk.DOCAEntryInit)
-	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: initCopy, SDK: SDKDOCA, Net: netsim.Config{DurationNs: 1_000_000}})
-	var ce *CheckError
+	breakEntry(t, filepath.Join(initCopy, compiler.DOCAFirmwareFile), nicsdk.DOCAEntryInit)
+	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: initCopy, SDK: compiler.SDKDOCA, Net: netsim.Config{DurationNs: 1_000_000}})
+	var ce *compiler.CheckError
 	if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), nicsdk.DOCAEntryInit) {
 		t.Errorf("trapping %s: %v, %v", nicsdk.DOCAEntryInit, r, err)
 	}
@@ -153,18 +154,18 @@ func TestSimFirmwareRateOutOfRange(t *testing.T) {
 	fw := compiledForSim(t, rlccXGB, false)
 	for _, c := range []struct {
 		dir, elf, entry string
-		sdk             SDK
+		sdk             compiler.SDK
 		code            []byte // the entry's new first instructions
 		want            string
 	}{
 		// c.li a0, 0; c.ret
-		{fw, FirmwareFile, EntryHandler, SDKNicc, []byte{0x01, 0x45, 0x82, 0x80}, "returned rate 0 (0x0)"},
+		{fw, compiler.FirmwareFile, compiler.EntryHandler, compiler.SDKNicc, []byte{0x01, 0x45, 0x82, 0x80}, "returned rate 0 (0x0)"},
 		// c.li a0, -1; c.ret: the rate is a0's low 32 bits
-		{fw, FirmwareFile, EntryHandler, SDKNicc, []byte{0x7d, 0x55, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
+		{fw, compiler.FirmwareFile, compiler.EntryHandler, compiler.SDKNicc, []byte{0x7d, 0x55, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
 		// c.ret: the results (a3) stay as the caller zeroed them
-		{doca, DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, SDKDOCA, []byte{0x82, 0x80}, "returned rate 0 (0x0)"},
+		{doca, compiler.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA, []byte{0x82, 0x80}, "returned rate 0 (0x0)"},
 		// c.li t0, -1; sw t0, 0(a3); c.ret
-		{doca, DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, SDKDOCA, []byte{0xfd, 0x52, 0x23, 0xa0, 0x56, 0x00, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
+		{doca, compiler.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA, []byte{0xfd, 0x52, 0x23, 0xa0, 0x56, 0x00, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
 	} {
 		dir := t.TempDir()
 		if err := os.CopyFS(dir, os.DirFS(c.dir)); err != nil {
@@ -172,7 +173,7 @@ func TestSimFirmwareRateOutOfRange(t *testing.T) {
 		}
 		patchEntry(t, filepath.Join(dir, c.elf), c.entry, c.code)
 		r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: dir, SDK: c.sdk, Net: netsim.Config{DurationNs: 200_000}})
-		var ce *CheckError
+		var ce *compiler.CheckError
 		if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), c.entry+" "+c.want) ||
 			!strings.Contains(err.Error(), "outside [the min rate 1049, line rate 1048576] in fxp20: the firmware's fault") || !strings.Contains(err.Error(), "flow 0 at ") {
 			t.Errorf("%s returning %s: %v, %v", c.entry, c.want, r, err)

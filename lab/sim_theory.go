@@ -2,10 +2,11 @@ package lab
 
 import (
 	"fmt"
-	"github.com/nicc-dev/nicc/compiler"
 	"io"
 	"path/filepath"
 	"text/tabwriter"
+
+	"github.com/nicc-dev/nicc/compiler"
 
 	"github.com/nicc-dev/nicc/plot"
 

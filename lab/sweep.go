@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/nicc-dev/nicc/compiler"
 	"io"
 	"math"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nicc-dev/nicc/compiler"
 
 	"github.com/nicc-dev/nicc/distill"
 )

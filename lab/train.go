@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"github.com/nicc-dev/nicc/compiler"
 	"io"
 	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/nicc-dev/nicc/compiler"
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/onnx"

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,16 +31,38 @@ func TestNiceCeil(t *testing.T) {
 	}
 }
 
-// heatReport is a diff report of the 4 RL-CC inputs comparing teacher with student.
-func heatReport(teacher, student func([]float64) float64) *DiffReport {
-	return &DiffReport{Teacher: "t.json", TeacherKind: "mlp", Against: "trees", headline: "test student", rlcc: true, sampler: rlcc.DefaultSampler,
-		teacher: teacher, student: student}
+// heatReport is the heatmaps of teacher and student over the default sampler's grid (the
+// student's row as the teacher's, a float student).
+func heatReport(teacher, student func([]float64) float64) Heatmaps {
+	var h Heatmaps
+	grid := func(f func([]float64) float64, p rlcc.HeatState) *Grid {
+		g := &Grid{Z: make([][]float64, rlcc.HeatRows)}
+		g.Xs, g.Ys = p.Axes()
+		for r := range rlcc.HeatRows {
+			g.Z[r] = make([]float64, rlcc.HeatCols)
+			for c := range rlcc.HeatCols {
+				g.Z[r][c] = f(p.InputIn(nicsdk.DefaultLayout, g.Xs[c], g.Ys[r]))
+			}
+		}
+		return g
+	}
+	for _, p := range rlcc.HeatStates(rlcc.DefaultSampler) {
+		row := HeatRow{Name: p.Name, Float: grid(teacher, p), Student: grid(student, p), Diff: grid(teacher, p)}
+		for i, z := range row.Diff.Z {
+			for j := range z {
+				z[j] = row.Student.Z[i][j] - z[j]
+			}
+		}
+		h.Rows = append(h.Rows, row)
+	}
+	h.Title, h.Student, h.Notes = "nicc diff: t.json (mlp) against test student", "test student", []string{"a note"}
+	return h
 }
 
 // countBeyond is how many cells of the grids lie below −lim and above lim.
-func countBeyond(gs []*heatGrid, lim float64) (under, over, cells int) {
+func countBeyond(gs []*Grid, lim float64) (under, over, cells int) {
 	for _, g := range gs {
-		for _, row := range g.z {
+		for _, row := range g.Z {
 			for _, v := range row {
 				cells++
 				if v < -lim {
@@ -106,51 +126,16 @@ func TestHeatFigureNarrowScale(t *testing.T) {
 	}
 }
 
-func TestHeatFigureComparesWhatTheStudentSees(t *testing.T) {
-	// An integer student sees a_{t-1} clamped to 0.8333; Δy compares the teacher there too.
-	teacher := func(x []float64) float64 { return x[0] }
-	clamped := func(x []float64) []float64 { return []float64{max(x[0], 0.8333), x[1], x[2], x[3]} }
-	student := func(x []float64) float64 { return teacher(clamped(x)) }
-	r := heatReport(teacher, student)
-	if f := newHeatFigure(r); math.Abs(f.maxDiff-0.0333) > 1e-9 {
-		t.Errorf("float student: max diff %v, want 0.0333", f.maxDiff)
-	}
-	r.repr = clamped
-	if f := newHeatFigure(r); f.maxDiff != 0 {
-		t.Errorf("integer student: max diff %v, want 0", f.maxDiff)
-	}
-	// The grid's y axis is o_t in units of T: the teacher sees o_t = y·T.
-	var seen []float64
-	g := evalGrid(func(x []float64) float64 { seen = append(seen, x[1]); return 0 }, rlcc.HeatStates(rlcc.DefaultSampler)[0], nicsdk.DefaultLayout)
-	if g.ys[0] != -1 || g.ys[rlcc.HeatRows-1] != 100 || seen[0] != -rlcc.DefaultSampler.T() || math.Abs(seen[len(seen)-1]-100*rlcc.DefaultSampler.T()) > 1e-12 {
-		t.Errorf("grid o_t/T %v..%v, teacher saw %v..%v", g.ys[0], g.ys[rlcc.HeatRows-1], seen[0], seen[len(seen)-1])
-	}
-}
-
 func TestPercentileLines(t *testing.T) {
-	r, err := Diff(DiffOptions{Teacher: diffTeacher, Against: AgainstTrees, Samples: 1000, Seed: 3,
-		Distill: DistillOptions{Samples: 5000}})
-	if err != nil {
-		t.Fatal(err)
+	marks := []Mark{{"p50", 0.01}, {"p90", 0.02}, {"p99", 0.125}, {"p99.9", 0.3}, {"max", 0.31234567}}
+	lines := percentileLines(marks)
+	if len(lines) != len(marks) {
+		t.Fatalf("%d lines, want %d", len(lines), len(marks))
 	}
-	abs := make([]float64, len(r.dy))
-	for i, v := range r.dy {
-		abs[i] = math.Abs(v)
-	}
-	slices.Sort(abs)
-	// Nearest rank: p50 of 1000 rows is the 500th smallest, p99.9 the 999th.
-	want := []struct {
-		name string
-		v    float64
-	}{{"p50", abs[499]}, {"p90", abs[899]}, {"p99", abs[989]}, {"p99.9", abs[998]}, {"max", abs[999]}}
-	lines := percentileLines(r.Stats)
-	if len(lines) != len(want) {
-		t.Fatalf("%d lines, want %d", len(lines), len(want))
-	}
-	for i, w := range want {
+	for i, w := range marks {
 		l := lines[i]
-		if l.x != w.v || l.label != fmt.Sprintf("%s %.4g", w.name, w.v) {
-			t.Errorf("line %d at %v %q, want %v %q", i, l.x, l.label, w.v, w.name)
+		if l.x != w.Value || l.label != fmt.Sprintf("%s %.4g", w.Name, w.Value) {
+			t.Errorf("line %d at %v %q, want %v %q", i, l.x, l.label, w.Value, w.Name)
 		}
 	}
 }
@@ -191,25 +176,20 @@ func TestIntTicks(t *testing.T) {
 	}
 }
 
-// checkFigures reads the files, checks each is the format its name says, and returns their
-// bytes by base name.
-func checkFigures(t *testing.T, files []string) map[string][]byte {
+// checkFigures checks each figure is a PNG and an SVG, and returns their bytes by name.
+func checkFigures(t *testing.T, figs map[string]*Figure) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	for name, f := range figs {
+		if !bytes.HasPrefix(f.PNG, []byte("\x89PNG\r\n")) || len(f.PNG) < 1000 || !bytes.Contains(f.SVG[:min(len(f.SVG), 300)], []byte("<svg")) || len(f.SVG) < 1000 {
+			t.Errorf("%s: %d and %d bytes, not a PNG and an SVG", name, len(f.PNG), len(f.SVG))
 		}
-		if strings.HasSuffix(f, ".png") && !bytes.HasPrefix(b, []byte("\x89PNG\r\n")) || strings.HasSuffix(f, ".svg") && !bytes.Contains(b[:min(len(b), 300)], []byte("<svg")) || len(b) < 1000 {
-			t.Errorf("%s: %d bytes, not its format", f, len(b))
-		}
-		out[filepath.Base(f)] = b
+		out[name+".png"], out[name+".svg"] = f.PNG, f.SVG
 	}
 	return out
 }
 
-// sameFigures fails unless two renders wrote the same bytes.
+// sameFigures fails unless two renders gave the same bytes.
 func sameFigures(t *testing.T, a, b map[string][]byte, n int) {
 	t.Helper()
 	if len(a) != n || len(b) != n {
@@ -222,18 +202,21 @@ func sameFigures(t *testing.T, a, b map[string][]byte, n int) {
 	}
 }
 
-// The figures are files of the right format, the same bytes on every run.
+// The figures are a PNG and an SVG, the same bytes on every run.
 func TestDiffPlotFiles(t *testing.T) {
-	render := func(dir string) map[string][]byte {
-		d := heatReport(func(x []float64) float64 { return math.Tanh(x[1] - 3) }, func(x []float64) float64 { return 1.1 * math.Tanh(x[1]-3) })
-		d.dy = []float64{-0.2, 0, 0.01, 0.3, 0.3}
-		d.Stats = DiffStats{Rows: 5, P50: 0.2, P90: 0.3, P99: 0.3, P999: 0.3, MaxAbs: 0.3}
-		if err := plotDiff(d, dir); err != nil {
+	render := func() map[string][]byte {
+		h, err := HeatmapFigure(heatReport(func(x []float64) float64 { return math.Tanh(x[1] - 3) }, func(x []float64) float64 { return 1.1 * math.Tanh(x[1]-3) }))
+		if err != nil {
 			t.Fatal(err)
 		}
-		return checkFigures(t, d.Plots)
+		g, err := HistogramFigure(Histograms{Student: "test student", Rows: 5, DY: []float64{-0.2, 0, 0.01, 0.3, 0.3},
+			Marks: []Mark{{"p50", 0.2}, {"p90", 0.3}, {"p99", 0.3}, {"p99.9", 0.3}, {"max", 0.3}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return checkFigures(t, map[string]*Figure{"heatmaps": h, "histogram": g})
 	}
-	sameFigures(t, render(t.TempDir()), render(t.TempDir()), 4)
+	sameFigures(t, render(), render(), 4)
 }
 
 // The diff figures' titles fit their canvas: measured in the font they are drawn with, every

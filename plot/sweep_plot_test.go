@@ -1,32 +1,19 @@
 package plot
 
 import (
-	"path/filepath"
+	"fmt"
 	"slices"
 	"testing"
-
-	"github.com/nicc-dev/nicc/distill"
 )
 
-func TestBudgetCycles(t *testing.T) {
-	b := &BudgetReport{BudgetMicros: 2, Core: CoreInfo{ClockHz: 1.8e9, ThreadsSharing: 1}}
-	if c := budgetCycles(b); c != 3600 {
-		t.Errorf("2 µs at 1.8 GHz: %v cycles, want 3600", c)
-	}
-	b.Core.ThreadsSharing = 4
-	if c := budgetCycles(b); c != 900 {
-		t.Errorf("4 threads: %v cycles, want 900", c)
-	}
-}
-
-func sweepReport(budgetCycles float64, wcets ...uint64) *SweepReport {
-	r := &SweepReport{Teacher: "t.json", Samples: 100, Entry: EntryHandler, Core: "dpa", BudgetCycles: budgetCycles,
-		BudgetMicros: budgetCycles / 1800, ClockHz: 1.8e9, ThreadsSharing: 1}
+func sweepReport(budgetCycles float64, wcets ...uint64) Sweep {
+	r := Sweep{Title: "distilled students of t.json (100 states): held-out RMSE vs WCET", XLabel: "WCET of nicc_on_event on dpa (cycles)",
+		BudgetCycles: budgetCycles, BudgetText: "budget"}
 	for i, w := range wcets {
-		r.Points = append(r.Points, SweepPoint{Trees: 2 + 2*i, Depth: 3, WCETCycles: w, HeldOut: distill.Fit{RMSE: 0.3 / float64(i+1)},
-			Fits: float64(w) <= budgetCycles})
+		p := Point{X: float64(w), Y: 0.3 / float64(i+1), Label: fmt.Sprintf("%d×3", 2+2*i)}
+		r.Points = append(r.Points, p)
+		r.Front = append(r.Front, p) // each cheaper point is less accurate
 	}
-	r.Front = ParetoFront(r.Points)
 	return r
 }
 
@@ -50,7 +37,7 @@ func TestSweepAxes(t *testing.T) {
 		// Every point lies inside, with room for its label on its right and above it.
 		xroom, yroom := 0.1*(a.xmax-a.xmin), 0.08*(a.ymax-a.ymin)
 		for _, p := range r.Points {
-			x, y := float64(p.WCETCycles), p.HeldOut.RMSE
+			x, y := p.X, p.Y
 			if !(x > a.xmin && x+xroom < a.xmax && y > a.ymin && y+yroom < a.ymax) {
 				t.Errorf("budget %v: point (%v, %v) outside %+v", c.budget, x, y, a)
 			}
@@ -67,15 +54,17 @@ func TestSweepAxes(t *testing.T) {
 
 func TestSweepPlotFiles(t *testing.T) {
 	for _, budget := range []float64{230, 3600} { // on the axes (two points over), in the overview
-		render := func(dir string) map[string][]byte {
-			r := sweepReport(budget, 191, 211, 235, 260)
-			r.PNG, r.SVG = filepath.Join(dir, "sweep.png"), filepath.Join(dir, "sweep.svg")
-			if err := plotSweep(r); err != nil {
+		render := func() map[string][]byte {
+			f, err := SweepFigure(sweepReport(budget, 191, 211, 235, 260))
+			if err != nil {
 				t.Fatal(err)
 			}
-			return checkFigures(t, []string{r.PNG, r.SVG})
+			return checkFigures(t, map[string]*Figure{"sweep": f})
 		}
-		sameFigures(t, render(t.TempDir()), render(t.TempDir()), 2)
+		sameFigures(t, render(), render(), 2)
+	}
+	if f, err := SweepFigure(Sweep{}); f != nil || err != nil {
+		t.Errorf("no point: %v, %v; want nothing drawn", f, err)
 	}
 }
 

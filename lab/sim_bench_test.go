@@ -1,7 +1,9 @@
-package compiler
+package lab
 
 import (
 	"testing"
+
+	"github.com/nicc-dev/nicc/compiler"
 )
 
 // benchSim runs nicc sim's many-to-one with flows flows for 5 simulated ms and reports the
@@ -42,12 +44,12 @@ func BenchmarkSimFirmware1024(b *testing.B) {
 // minimum rate below their fair share and new flows starting at it (the defaults, 1/1000 of
 // line rate and line rate, would overload the receiver whatever the policy decides).
 func compiledFor(b *testing.B, flows int) string {
-	p, err := NewParams([]float64{0.064, 1.5, 12, 0.25 / float64(flows), 1 / float64(flows)})
+	p, err := compiler.NewParams([]float64{0.064, 1.5, 12, 0.25 / float64(flows), 1 / float64(flows)})
 	if err != nil {
 		b.Fatal(err)
 	}
 	dir := b.TempDir()
-	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000, Seed: 1, Params: p}); err != nil {
+	if _, err := compiler.Compile(compiler.CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000, Seed: 1, Params: p}); err != nil {
 		b.Fatal(err)
 	}
 	return dir
