@@ -196,7 +196,8 @@ func Diff(opt compiler.DiffOptions) (*compiler.DiffReport, error) {
 		return nil, err
 	}
 	r.Plots = append(r.Plots, files...)
-	if opt.Against == compiler.AgainstInt && r.TeacherKind == "lstm" && v.RLCC { // an integer LSTM student
+	if intStudent := opt.Against == "" || opt.Against == compiler.AgainstInt || opt.Against == compiler.AgainstInt8; intStudent && r.TeacherKind == "lstm" && v.RLCC {
+		// an integer LSTM student (Diff takes "" and int8 as int)
 		r.Notes = append(r.Notes, "LSTM heatmaps: each cell is one step from the zero recurrent state, float and integer alike")
 	}
 	return r, nil
