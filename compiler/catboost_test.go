@@ -1,11 +1,8 @@
 package compiler
 
 import (
-	"bytes"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/nicc-dev/nicc/internal/testutil"
@@ -26,39 +23,6 @@ func catboostFiles(t *testing.T, name string) (*testutil.CatBoostFixture, *model
 	}
 	path, csv := fx.WriteFiles(t, t.TempDir(), m.Inputs, m.Ensemble.Transform == model.TransformSigmoid)
 	return fx, m, path, csv
-}
-
-// nicc eval on every real CatBoost model, its format detected, prints CatBoost's own
-// prediction for every row within 1e-6 relative (the probability for Logloss, NaN rows
-// included).
-func TestEvalCatBoost(t *testing.T) {
-	for _, name := range testutil.CatBoostConforming {
-		t.Run(name, func(t *testing.T) {
-			fx, m, path, csv := catboostFiles(t, name)
-			var out bytes.Buffer
-			if err := EvalModel(&out, EvalModelOptions{Model: path, Rows: csv}); err != nil {
-				t.Fatal(err)
-			}
-			lines := strings.Fields(out.String())
-			if len(lines) != len(fx.Rows) {
-				t.Fatalf("%d outputs for %d rows", len(lines), len(fx.Rows))
-			}
-			worst := 0.0
-			for i, l := range lines {
-				got, err := strconv.ParseFloat(l, 64)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want := fx.Output(i, m.Ensemble.Transform == model.TransformSigmoid)
-				if e := math.Abs(got-want) / math.Abs(want); e > 1e-6 || math.IsNaN(e) {
-					t.Errorf("row %d: nicc eval %v, CatBoost %v", i, got, want)
-				} else {
-					worst = max(worst, e)
-				}
-			}
-			t.Logf("%d rows: max relative error %.3g", len(lines), worst)
-		})
-	}
 }
 
 // nicc compile --handler none on real CatBoost models (oblivious trees of depth 1, 2, 4 and

@@ -15,8 +15,7 @@ import (
 const diffTeacher = "../testdata/models/rlcc_teacher.json"
 
 func TestDiffInt8(t *testing.T) {
-	out := t.TempDir()
-	r, err := Diff(DiffOptions{Teacher: diffTeacher, Samples: 2000, Seed: 1, Out: out})
+	r, err := Diff(DiffOptions{Teacher: diffTeacher, Samples: 2000, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,21 +59,6 @@ func TestDiffInt8(t *testing.T) {
 	}
 	if len(r8.Trace) != 3 || r8.Trace[0].Bits != 8 {
 		t.Errorf("8-bit trace %+v", r8.Trace)
-	}
-	if len(r.Plots) != 4 {
-		t.Fatalf("plots %v, want 4", r.Plots)
-	}
-	for _, f := range r.Plots {
-		b, err := os.ReadFile(f)
-		if err != nil || len(b) < 1000 {
-			t.Errorf("%s: %d bytes, %v", f, len(b), err)
-		}
-		if filepath.Dir(f) != out {
-			t.Errorf("%s is not in %s", f, out)
-		}
-		if strings.HasSuffix(f, ".png") && string(b[1:4]) != "PNG" || strings.HasSuffix(f, ".svg") && !strings.Contains(string(b[:200]), "<svg") {
-			t.Errorf("%s: not the format its name says", f)
-		}
 	}
 }
 
@@ -139,8 +123,7 @@ const diffLSTM = "../testdata/models/rlcc_lstm.onnx"
 // The LSTM's statistics are quantize's fidelity on the same rows (sequences from the zero
 // state, each side with its own state); the trace has every value of the cell and ends on y.
 func TestDiffInt8LSTM(t *testing.T) {
-	out := t.TempDir()
-	r, err := Diff(DiffOptions{Teacher: diffLSTM, Samples: 2000, Seed: 1, Out: out})
+	r, err := Diff(DiffOptions{Teacher: diffLSTM, Samples: 2000, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,24 +167,11 @@ func TestDiffInt8LSTM(t *testing.T) {
 	}
 	notes := strings.Join(r.Notes, "\n")
 	if strings.Contains(notes, "internal error") || strings.Count(notes, "sequences of 32 steps from the zero recurrent state") != 1 ||
-		strings.Count(notes, "heatmaps: each cell is one step from the zero recurrent state") != 1 || strings.Contains(notes, "every row is evaluated") {
+		strings.Contains(notes, "heatmaps") || strings.Contains(notes, "every row is evaluated") { // lab.Diff draws the heatmaps
 		t.Errorf("notes:\n%s", notes)
 	}
-	if len(r.Plots) != 4 {
-		t.Fatalf("plots %v, want 4", r.Plots)
-	}
-	for _, p := range r.Plots {
-		if b, err := os.ReadFile(p); err != nil || len(b) < 1000 || filepath.Dir(p) != out {
-			t.Errorf("%s: %d bytes, %v", p, len(b), err)
-		}
-	}
-	// Without --out, no plots and no heatmap note.
-	r, err = Diff(DiffOptions{Teacher: diffLSTM, Samples: 100, Seed: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Plots) != 0 || strings.Contains(strings.Join(r.Notes, "\n"), "heatmaps") {
-		t.Errorf("plots %v, notes %q", r.Plots, r.Notes)
+	if len(r.Plots) != 0 {
+		t.Errorf("plots %v: compiler draws none", r.Plots)
 	}
 }
 

@@ -166,40 +166,6 @@ func TestFitForce(t *testing.T) {
 	}
 }
 
-// A sweep lists the configurations the fit stage refuses, builds the others, and keeps the
-// refused ones off the front. On ibex (100 MHz) 2 µs is 200 cycles: 64 trees of depth 3 need
-// at least 256.
-func TestSweepRefusedPoint(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds firmware")
-	}
-	out := t.TempDir()
-	r, err := Sweep(SweepOptions{DistillOptions: smallDistill(), Trees: SweepRange{4, 64, 60}, Depth: SweepRange{3, 3, 1}, Out: out, Core: "ibex", Vectors: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Points) != 2 {
-		t.Fatalf("points %+v", r.Points)
-	}
-	built, refused := r.Points[0], r.Points[1]
-	if built.Refused != "" || built.WCETCycles == 0 || built.Verified < 500 {
-		t.Errorf("4×3: %+v", built)
-	}
-	if !strings.Contains(refused.Refused, "needs at least 256 cycles") || refused.WCETCycles != 0 || refused.Fits || refused.Pareto {
-		t.Errorf("64×3: %+v", refused)
-	}
-	if !slices.Equal(r.Front, []int{0}) {
-		t.Errorf("front %v", r.Front)
-	}
-	if _, err := os.Stat(filepath.Join(out, "trees64_depth3", FirmwareFile)); err == nil {
-		t.Error("the refused configuration was built")
-	}
-	var txt strings.Builder
-	if err := r.WriteText(&txt); err != nil || !strings.Contains(txt.String(), "refused before building") {
-		t.Errorf("text:\n%s", txt.String())
-	}
-}
-
 // A deep ensemble (10 trees of depth 12, 40950 splits) is built as walked node tables in
 // seconds and fits the budget; its code is straight-line, so every input costs its WCET. Its
 // tables (983 KB) need a .rodata budget over dpa's 256 KiB. The lower bound is the walk

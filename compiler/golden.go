@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -307,28 +308,9 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	if g == nil {
 		return nil, fmt.Errorf("%s: records no golden model (an older nicc wrote it): compile again", where)
 	}
-	if modelPath == "" {
-		modelPath = g.ModelPath
-	}
-	handler, _ := ParseHandler(r.Handler)
-	format, err := ParseFormat(r.Model.Format)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	params := r.params()
-	if err := params.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	// The model's input names as compiled: --inputs may have renamed the file's. Under RL-CC,
-	// the names as given, which put the model in the policy's order again.
-	inputs := r.Model.Inputs
-	if r.Layout != nil {
-		inputs = r.Layout.Given
-	}
-	opt := CompileOptions{Model: modelPath, Format: format, Inputs: inputs, Handler: handler, Params: params,
-		ParamSources: sourcesAll(SourceCompile), Seed: g.Seed}
+	var int8 *Int8Options
 	if g.IR != "trees" {
-		opt.Int8 = &Int8Options{Samples: g.Samples}
+		int8 = &Int8Options{Samples: g.Samples}
 		if g.Calib != nil {
 			h, err := fileHash(g.Calib.Path)
 			if err != nil {
@@ -337,24 +319,12 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 			if h != g.Calib.Hash {
 				return nil, fmt.Errorf("%s: calibration file %s has changed since the compile (model IR sha256 %.12s, the report says %.12s)", where, g.Calib.Path, h, g.Calib.Hash)
 			}
-			opt.Int8.Calib = g.Calib.Path
+			int8.Calib = g.Calib.Path
 		}
 	}
-	c := newGolden(&opt)
-	if err := c.load(""); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: the model compiled: %w (pass --model with the file if it moved)", where, err)
-	} else if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	if (c.inLayout == nil) != (r.Layout == nil) || c.inLayout != nil && !sameLayout(c.inLayout, r.Layout) {
-		return nil, fmt.Errorf("%s: the model's inputs as recorded (%v) load as another RL-CC layout (%v)", where, r.Layout, c.inLayout)
-	}
-	h, err := model.Hash(c.m)
+	c, err := loadRecorded(dir, r, modelPath, int8)
 	if err != nil {
-		return nil, model.InFile(modelPath, err)
-	}
-	if h != r.Model.Hash {
-		return nil, fmt.Errorf("%s: model %s has changed since the compile (model IR sha256 %.12s, the report says %.12s): pass --model with the file compiled, or compile again", where, modelPath, h, r.Model.Hash)
+		return nil, err
 	}
 	if len(r.Inputs) != c.m.NumInputs() {
 		return nil, fmt.Errorf("%s: %d input formats; model %s takes %d inputs", where, len(r.Inputs), c.m.Name, c.m.NumInputs())
@@ -375,6 +345,69 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 		return nil, fmt.Errorf("%s: the golden model rebuilt from %s renders other C than the compile emitted (sources sha256 %.12s, the report says %.12s)", where, modelPath, got, g.SourcesHash)
 	}
 	return &Compiled{Dir: dir, Report: r, Firmware: filepath.Join(dir, FirmwareFile), c: c}, nil
+}
+
+// LoadRecordedModel loads the float model the compile of r (in dir) read, as it read it (its
+// format, its inputs as given, its handler, in the policy's order), from the path r records
+// or modelPath when not "" (the same model moved), and checks it against r's model hash. It
+// quantizes nothing: the golden model is OpenCompiled's.
+func LoadRecordedModel(dir string, r *CompileReport, modelPath string) (*model.Model, error) {
+	var int8 *Int8Options
+	if g := r.Golden; g != nil && g.IR != "trees" {
+		int8 = &Int8Options{Samples: g.Samples} // load takes a network for --target int only
+	}
+	c, err := loadRecorded(dir, r, modelPath, int8)
+	if err != nil {
+		return nil, err
+	}
+	return c.m, nil
+}
+
+// loadRecorded is the load stage as the compile of r ran it, on the model file r records (or
+// modelPath, the same model moved), checked against r's layout and model hash.
+func loadRecorded(dir string, r *CompileReport, modelPath string, int8 *Int8Options) (*golden, error) {
+	where := filepath.Join(dir, ReportFile)
+	var seed uint64
+	if g := r.Golden; g != nil {
+		modelPath, seed = cmp.Or(modelPath, g.ModelPath), g.Seed
+	}
+	if modelPath == "" {
+		return nil, fmt.Errorf("%s: records no model file (an older nicc wrote it): compile again", where)
+	}
+	handler, _ := ParseHandler(r.Handler)
+	format, err := ParseFormat(r.Model.Format)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	params := r.params()
+	if err := params.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	// The model's input names as compiled: --inputs may have renamed the file's. Under RL-CC,
+	// the names as given, which put the model in the policy's order again.
+	inputs := r.Model.Inputs
+	if r.Layout != nil {
+		inputs = r.Layout.Given
+	}
+	opt := CompileOptions{Model: modelPath, Format: format, Inputs: inputs, Handler: handler, Params: params,
+		ParamSources: sourcesAll(SourceCompile), Seed: seed, Int8: int8}
+	c := newGolden(&opt)
+	if err := c.load(""); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: the model compiled: %w (pass --model with the file if it moved)", where, err)
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if (c.inLayout == nil) != (r.Layout == nil) || c.inLayout != nil && !sameLayout(c.inLayout, r.Layout) {
+		return nil, fmt.Errorf("%s: the model's inputs as recorded (%v) load as another RL-CC layout (%v)", where, r.Layout, c.inLayout)
+	}
+	h, err := model.Hash(c.m)
+	if err != nil {
+		return nil, model.InFile(modelPath, err)
+	}
+	if h != r.Model.Hash {
+		return nil, fmt.Errorf("%s: model %s has changed since the compile (model IR sha256 %.12s, the report says %.12s): pass --model with the file compiled, or compile again", where, modelPath, h, r.Model.Hash)
+	}
+	return c, nil
 }
 
 // requantize is the quantize stage with the choices the report g records: it turns the

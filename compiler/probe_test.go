@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
 )
@@ -36,7 +37,7 @@ func TestSanityProbe(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ file, want string }{
-		{wrongOrderModel(t), `model "rlcc_adpg_wrong_order" raises the rate where congestion arrives (x = a_prev 0.9, o 7.68, a_prev2 0.9, o_prev -0.768 gives multiplier 1.08`},
+		{testutil.WrongOrderModel(t, "../testdata/models/rlcc_adpg.json"), `model "rlcc_adpg_wrong_order" raises the rate where congestion arrives (x = a_prev 0.9, o 7.68, a_prev2 0.9, o_prev -0.768 gives multiplier 1.08`},
 		{"../testdata/models/rlcc_lstm.onnx", `model "rlcc_lstm" raises the rate where congested (x = a_prev 0.9, o 7.68, a_prev2 0.9, o_prev 7.68 gives multiplier 1.01`},
 	} {
 		m, _, err := LoadModelAs(c.file, nil, nil)

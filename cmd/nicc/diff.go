@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/lab"
 	"github.com/urfave/cli/v2"
 )
 
@@ -94,15 +95,15 @@ tree ensemble).
 			&cli.IntFlag{Name: "trees", Value: 10, Usage: "trees: number of boosted trees"},
 			&cli.IntFlag{Name: "depth", Value: 4, Usage: "trees: depth of each tree"},
 			&cli.BoolFlag{Name: "closed-loop", Usage: "run the teacher and the compile --against DIR in nicc sim's network and compare what they do to it (see above)"},
-			&cli.StringFlag{Name: "runs", Value: compiler.FormatClosedLoopRuns(compiler.DefaultClosedLoopRuns), Usage: "closed loop: the scenarios, SCENARIO:N comma separated"},
+			&cli.StringFlag{Name: "runs", Value: lab.FormatClosedLoopRuns(lab.DefaultClosedLoopRuns), Usage: "closed loop: the scenarios, SCENARIO:N comma separated"},
 			&cli.StringFlag{Name: "duration", Value: "100ms", Usage: "closed loop: simulated time of each run (the second half is measured; many flows starting at line rate take ~15 ms to drain the start's queue)"},
 			&cli.StringFlag{Name: "latency", Usage: "closed loop: fix every decision's time, teacher's and compile's, e.g. 500ns", DefaultText: "none for the teacher, the firmware's measured cycles"},
 			&cli.BoolFlag{Name: "golden", Usage: "closed loop: the compile's golden integer model decides instead of its firmware in fwsim"},
 			&cli.StringFlag{Name: "sdk", Value: "nicc", Usage: "closed loop: the compile's program that decides, nicc (firmware.elf) or doca (doca_firmware.elf, of nicc compile --sdk doca)"},
 			clockPPMFlag,
-			&cli.Float64Flag{Name: "max-goodput-diff", Value: compiler.DefaultMaxGoodputDiff, Usage: "closed loop: tolerance of the normalised goodput, absolute"},
-			&cli.Float64Flag{Name: "max-latency-diff", Value: compiler.DefaultMaxLatencyDiff, Usage: "closed loop: tolerance of the mean queue latency, relative to the teacher's"},
-			&cli.Float64Flag{Name: "latency-slack-us", Value: compiler.DefaultLatencySlackUs, Usage: "closed loop: a mean queue latency difference this small (µs) passes whatever the ratio"},
+			&cli.Float64Flag{Name: "max-goodput-diff", Value: lab.DefaultMaxGoodputDiff, Usage: "closed loop: tolerance of the normalised goodput, absolute"},
+			&cli.Float64Flag{Name: "max-latency-diff", Value: lab.DefaultMaxLatencyDiff, Usage: "closed loop: tolerance of the mean queue latency, relative to the teacher's"},
+			&cli.Float64Flag{Name: "latency-slack-us", Value: lab.DefaultLatencySlackUs, Usage: "closed loop: a mean queue latency difference this small (µs) passes whatever the ratio"},
 			handlerFlag,
 			formatFlag,
 			inputsFlag, historyFlag, featuresFlag,
@@ -158,7 +159,7 @@ func runDiff(c *cli.Context) error {
 		return err
 	}
 	q := int8Quant(c, wb, ab)
-	r, err := compiler.Diff(compiler.DiffOptions{
+	r, err := lab.Diff(compiler.DiffOptions{
 		Teacher: c.Args().First(), Format: format, Inputs: inputs, Handler: handler, Params: params, ParamSources: src, Against: c.String("against"),
 		Calib: c.String("calib"), Samples: samples, Seed: c.Uint64("seed"), Quant: q, Out: c.String("out"),
 		Distill: compiler.DistillOptions{Train: compiler.TrainOptions{Trees: c.Int("trees"), Depth: c.Int("depth")}},
@@ -189,7 +190,7 @@ func runClosedLoop(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	runs, err := compiler.ParseClosedLoopRuns(c.String("runs"))
+	runs, err := lab.ParseClosedLoopRuns(c.String("runs"))
 	if err != nil {
 		return err
 	}
@@ -197,8 +198,8 @@ func runClosedLoop(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--sdk: %w", err)
 	}
-	opt := compiler.ClosedLoopOptions{Teacher: c.Args().First(), Format: format, Inputs: inputs, Against: c.String("against"),
-		Golden: c.Bool("golden"), SDK: sdk, Runs: runs, Out: c.String("out"), Net: compiler.SimNet{Seed: c.Uint64("seed")},
+	opt := lab.ClosedLoopOptions{Teacher: c.Args().First(), Format: format, Inputs: inputs, Against: c.String("against"),
+		Golden: c.Bool("golden"), SDK: sdk, Runs: runs, Out: c.String("out"), Net: lab.SimNet{Seed: c.Uint64("seed")},
 		MaxGoodputDiff: c.Float64("max-goodput-diff"), MaxLatencyDiff: c.Float64("max-latency-diff"), LatencySlackUs: c.Float64("latency-slack-us"),
 		Health: healthLimits(c)}
 	for _, tol := range []string{"max-goodput-diff", "max-latency-diff", "latency-slack-us"} {
@@ -215,7 +216,7 @@ func runClosedLoop(c *cli.Context) error {
 	var done func()
 	opt.Progress, done = progressBars(c)
 	defer done()
-	r, err := compiler.DiffClosedLoop(opt)
+	r, err := lab.DiffClosedLoop(opt)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/lab"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 )
@@ -175,7 +176,7 @@ func runDistill(c *cli.Context) error {
 	}
 	bw := barWriter(c)
 	if c.IsSet("sweep") {
-		trees, depth, err := compiler.ParseSweep(c.String("sweep"), opt.Train.Trees, opt.Train.Depth)
+		trees, depth, err := lab.ParseSweep(c.String("sweep"), opt.Train.Trees, opt.Train.Depth)
 		if err != nil {
 			return err
 		}
@@ -186,14 +187,14 @@ func runDistill(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		so := compiler.SweepOptions{DistillOptions: opt, Trees: trees, Depth: depth, Out: c.String("out"),
+		so := lab.SweepOptions{DistillOptions: opt, Trees: trees, Depth: depth, Out: c.String("out"),
 			Core: c.String("core"), Budget: budget, Vectors: c.Int("num-vectors"), Force: c.Bool("force")}
 		if bw != nil {
 			p := &progress{w: bw}
 			so.Progress = func(done, total, t, d int) { p.update("sweep", done, total) }
 			defer p.finish()
 		}
-		r, err := compiler.Sweep(so)
+		r, err := lab.Sweep(so)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/lab"
 	"github.com/urfave/cli/v2"
 )
 
@@ -12,9 +13,9 @@ import (
 var healthFlagNames = []string{"max-drop-gbps", "max-eq2-ratio", "min-su"}
 
 // healthFlags are the absolute limits of a closed-loop run, nicc sim's and each side of nicc
-// diff --closed-loop's (compiler.HealthLimits); what the defaults rest on is in their usage.
+// diff --closed-loop's (lab.HealthLimits); what the defaults rest on is in their usage.
 func healthFlags(prefix string) []cli.Flag {
-	d := compiler.DefaultHealth
+	d := lab.DefaultHealth
 	return []cli.Flag{
 		&cli.Float64Flag{Name: "max-drop-gbps", Value: d.MaxDropGbps, Usage: prefix + "health: the most data the switch may drop in the window, Gb/s (a policy in control drops nothing)"},
 		&cli.Float64Flag{Name: "max-eq2-ratio", Value: d.MaxEq2Ratio, Usage: prefix + "health: the most mean RTT inflation over the NIC paper's Eq. 2, target·√N + β (N flows per receiver port); the shipped RL-CC models measure 0.93-1.02×, Swift up to 1.5× at 128 flows, a full buffer 20×"},
@@ -23,8 +24,8 @@ func healthFlags(prefix string) []cli.Flag {
 }
 
 // healthLimits are the health flags' values (compiler checks them).
-func healthLimits(c *cli.Context) *compiler.HealthLimits {
-	return &compiler.HealthLimits{MaxDropGbps: c.Float64("max-drop-gbps"), MaxEq2Ratio: c.Float64("max-eq2-ratio"), MinSU: c.Float64("min-su")}
+func healthLimits(c *cli.Context) *lab.HealthLimits {
+	return &lab.HealthLimits{MaxDropGbps: c.Float64("max-drop-gbps"), MaxEq2Ratio: c.Float64("max-eq2-ratio"), MinSU: c.Float64("min-su")}
 }
 
 // warn prints each of a report's warnings (the sanity probe's) as one line on standard error,

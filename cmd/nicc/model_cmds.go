@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/lab"
 	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/urfave/cli/v2"
 )
@@ -55,7 +56,7 @@ warning line on standard error, and warnings in --json, when it moves the rate t
 			if err != nil {
 				return err
 			}
-			in, err := compiler.Inspect(path, format, inputs)
+			in, err := lab.Inspect(path, format, inputs)
 			if err != nil {
 				return err
 			}
@@ -108,7 +109,7 @@ missing value (NaN) is printed, not run.
 			formatFlag, inputsFlag, historyFlag, featuresFlag, jsonFlag,
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "CSV file of input rows (- for standard input)", Required: true},
 			&cli.StringFlag{Name: "model", Usage: "eval DIR: the model file compiled, when it has moved since (its hash must match the report's)"},
-			&cli.Float64Flag{Name: "rate", Value: compiler.DefaultEvalRate, Usage: "eval DIR under the RL-CC handler: the rate before each decision, as a fraction of line rate"},
+			&cli.Float64Flag{Name: "rate", Value: lab.DefaultEvalRate, Usage: "eval DIR under the RL-CC handler: the rate before each decision, as a fraction of line rate"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 1 {
@@ -116,7 +117,7 @@ missing value (NaN) is printed, not run.
 					if !compiler.IsCompileDir(dir) {
 						return fmt.Errorf("%s is a directory without %s and %s: eval takes a model file or a nicc compile output directory", dir, compiler.ReportFile, compiler.FirmwareFile)
 					}
-					return compiler.EvalDir(c.App.Writer, compiler.EvalDirOptions{Dir: dir, Model: c.String("model"),
+					return lab.EvalDir(c.App.Writer, lab.EvalDirOptions{Dir: dir, Model: c.String("model"),
 						Rows: c.String("input"), Rate: c.Float64("rate"), JSON: c.Bool("json")})
 				}
 			}
@@ -124,7 +125,7 @@ missing value (NaN) is printed, not run.
 			if err != nil {
 				return err
 			}
-			return compiler.EvalModel(c.App.Writer, compiler.EvalModelOptions{Model: path, Format: format, Inputs: inputs,
+			return lab.EvalModel(c.App.Writer, lab.EvalModelOptions{Model: path, Format: format, Inputs: inputs,
 				Rows: c.String("input"), JSON: c.Bool("json")})
 		},
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/lab"
 	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/urfave/cli/v2"
 )
@@ -23,7 +24,7 @@ and Jain's index, queue latency (QL, mean and p99), the drop rate (DR), CC event
 full engines, and for long-short the long flow's recovery time; when a compile's firmware or
 DOCA program decides, its decisions' fwsim cycles (mean, max) and their time.
 
-SCENARIO is one of ` + strings.Join(compiler.SimScenarios, ", ") + `:
+SCENARIO is one of ` + strings.Join(lab.SimScenarios, ", ") + `:
 
   many-to-one  --flows N senders' flows into one receiver, with the papers' host mapping
                (N <= 64: one flow a host; 128 ... 8192 as in the papers' table)
@@ -163,10 +164,10 @@ func simCommand() *cli.Command {
 			&cli.Float64Flag{Name: "link-gbps", Value: 100, Usage: "every link's rate in Gb/s"},
 			&cli.IntFlag{Name: "buffer", Value: 5 << 20, Usage: "the switch's shared buffer in bytes"},
 			&cli.IntFlag{Name: "mtu", Value: 4096, Usage: "data packet size in bytes"},
-			&cli.StringFlag{Name: "pfc", Value: compiler.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on or off"},
+			&cli.StringFlag{Name: "pfc", Value: lab.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on or off"},
 			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
 			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
-			&cli.StringFlag{Name: "out", Usage: "plot the first 16 flows' rates and the receiver queue over time into `DIR` (" + compiler.SimPlotBase + ".png and .svg)"},
+			&cli.StringFlag{Name: "out", Usage: "plot the first 16 flows' rates and the receiver queue over time into `DIR` (" + lab.SimPlotBase + ".png and .svg)"},
 			&cli.BoolFlag{Name: "require-healthy", Usage: "exit 1 when a run is unhealthy (see Health above); without it an unhealthy run is reported and exits 0"},
 			simHandlerFlag, formatFlag, inputsFlag, historyFlag, featuresFlag, jsonFlag,
 		}, append(healthFlags(""), rlccFlags()...)...),
@@ -188,7 +189,7 @@ func runSim(c *cli.Context) error {
 		return fmt.Errorf("--shard takes --matrix")
 	}
 	if c.NArg() != 1 {
-		return fmt.Errorf("sim takes one SCENARIO (%s), got %d arguments", strings.Join(compiler.SimScenarios, ", "), c.NArg())
+		return fmt.Errorf("sim takes one SCENARIO (%s), got %d arguments", strings.Join(lab.SimScenarios, ", "), c.NArg())
 	}
 	opt, err := simOptions(c)
 	if err != nil {
@@ -204,7 +205,7 @@ func runSim(c *cli.Context) error {
 	var done func()
 	opt.Progress, done = progressBars(c)
 	defer done()
-	r, err := compiler.Sim(opt)
+	r, err := lab.Sim(opt)
 	if err != nil {
 		return err
 	}
@@ -227,8 +228,8 @@ func printHealthy(c *cli.Context, r interface {
 }
 
 // simOptions are the options of every run the flags give (scenario, flows and policy aside).
-func simOptions(c *cli.Context) (compiler.SimOptions, error) {
-	opt := compiler.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc"),
+func simOptions(c *cli.Context) (lab.SimOptions, error) {
+	opt := lab.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc"),
 		Health: healthLimits(c)}
 	var err error
 	if opt.SDK, err = compiler.ParseSDK(c.String("sdk")); err != nil {
@@ -237,7 +238,7 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	if opt.SDK == compiler.SDKDOCA {
 		for _, f := range compiler.RLCCParamFields() {
 			if c.IsSet(f.Flag) {
-				opt.DOCASet = append(opt.DOCASet, compiler.DOCASetting{Flag: f.Flag, Given: c.Float64(f.Flag)})
+				opt.DOCASet = append(opt.DOCASet, lab.DOCASetting{Flag: f.Flag, Given: c.Float64(f.Flag)})
 			}
 		}
 	}
@@ -257,11 +258,11 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 	if err := durationFlags(c, durations, "warmup", "latency"); err != nil {
 		return opt, err
 	}
-	if v := c.Int("threads"); v < 0 || v > compiler.MaxSimThreads || c.IsSet("threads") && v == 0 {
-		return opt, fmt.Errorf("--threads %d: want 1 to %d", v, compiler.MaxSimThreads)
+	if v := c.Int("threads"); v < 0 || v > lab.MaxSimThreads || c.IsSet("threads") && v == 0 {
+		return opt, fmt.Errorf("--threads %d: want 1 to %d", v, lab.MaxSimThreads)
 	}
-	if v := c.Float64("link-gbps"); !(v >= compiler.MinLinkGbps && v <= compiler.MaxLinkGbps) {
-		return opt, fmt.Errorf("--link-gbps %v: want %v to %v", v, compiler.MinLinkGbps, compiler.MaxLinkGbps)
+	if v := c.Float64("link-gbps"); !(v >= lab.MinLinkGbps && v <= lab.MaxLinkGbps) {
+		return opt, fmt.Errorf("--link-gbps %v: want %v to %v", v, lab.MinLinkGbps, lab.MaxLinkGbps)
 	}
 	if v := c.Int("buffer"); v <= 0 {
 		return opt, fmt.Errorf("--buffer %d: want a positive size in bytes", v)
@@ -278,14 +279,14 @@ func simOptions(c *cli.Context) (compiler.SimOptions, error) {
 }
 
 // clockPPMFlag is nicc sim's and diff --closed-loop's NIC clock tolerance.
-var clockPPMFlag = &cli.Float64Flag{Name: "clock-ppm", Value: compiler.StandardClockPPM,
-	Usage: fmt.Sprintf("each NIC's clock is off its nominal frequency by a seeded amount within ± this many ppm, 0 to %d (0: one ideal clock for every NIC)", compiler.MaxClockPPM)}
+var clockPPMFlag = &cli.Float64Flag{Name: "clock-ppm", Value: lab.StandardClockPPM,
+	Usage: fmt.Sprintf("each NIC's clock is off its nominal frequency by a seeded amount within ± this many ppm, 0 to %d (0: one ideal clock for every NIC)", lab.MaxClockPPM)}
 
 // clockPPM is --clock-ppm, checked.
 func clockPPM(c *cli.Context) (float64, error) {
 	v := c.Float64("clock-ppm")
-	if !(v >= 0 && v <= compiler.MaxClockPPM) {
-		return 0, fmt.Errorf("--clock-ppm %v: want 0 to %d", v, compiler.MaxClockPPM)
+	if !(v >= 0 && v <= lab.MaxClockPPM) {
+		return 0, fmt.Errorf("--clock-ppm %v: want 0 to %d", v, lab.MaxClockPPM)
 	}
 	return v, nil
 }
@@ -300,8 +301,8 @@ func durationFlags(c *cli.Context, dst map[string]*int64, optional ...string) er
 			continue
 		}
 		d, err := time.ParseDuration(c.String(name))
-		if err != nil || d <= 0 || d.Nanoseconds() > compiler.MaxSimTimeNs {
-			return fmt.Errorf("--%s %q: want a positive time up to %v, such as 20ms, 500us or 800ns", name, c.String(name), time.Duration(compiler.MaxSimTimeNs))
+		if err != nil || d <= 0 || d.Nanoseconds() > lab.MaxSimTimeNs {
+			return fmt.Errorf("--%s %q: want a positive time up to %v, such as 20ms, 500us or 800ns", name, c.String(name), time.Duration(lab.MaxSimTimeNs))
 		}
 		*ns = d.Nanoseconds()
 	}
@@ -329,7 +330,7 @@ func runSimTheory(c *cli.Context) error {
 		return err
 	}
 	opt.Policy, opt.PlotDir = c.String("policy"), c.String("out")
-	r, err := compiler.SimTheory(opt, flows)
+	r, err := lab.SimTheory(opt, flows)
 	if err != nil {
 		return err
 	}
@@ -343,11 +344,11 @@ func runSimMatrix(c *cli.Context) error {
 	if c.NArg() > 0 || c.IsSet("policy") || c.IsSet("flows") || c.IsSet("out") {
 		return fmt.Errorf("--matrix takes no SCENARIO, --policy, --flows or --out: the matrix file gives them")
 	}
-	i, n, err := compiler.ParseShard(c.String("shard"))
+	i, n, err := lab.ParseShard(c.String("shard"))
 	if err != nil {
 		return err
 	}
-	m, err := compiler.ReadSimMatrix(c.String("matrix"))
+	m, err := lab.ReadSimMatrix(c.String("matrix"))
 	if err != nil {
 		return err
 	}
@@ -357,7 +358,7 @@ func runSimMatrix(c *cli.Context) error {
 	}
 	bar, done := progressBars(c)
 	defer done()
-	r, err := compiler.RunSimMatrix(m, i, n, opt, bar)
+	r, err := lab.RunSimMatrix(m, i, n, opt, bar)
 	if err != nil {
 		return err
 	}
@@ -379,15 +380,15 @@ are errors naming the shard (exit 2).
   nicc sim merge --json shard-*.json > sweep-result.json`,
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			var shards []*compiler.SimMatrixReport
+			var shards []*lab.SimMatrixReport
 			for _, f := range c.Args().Slice() {
-				r, err := compiler.ReadSimShard(f)
+				r, err := lab.ReadSimShard(f)
 				if err != nil {
 					return err
 				}
 				shards = append(shards, r)
 			}
-			r, err := compiler.MergeSimShards(shards, c.Args().Slice())
+			r, err := lab.MergeSimShards(shards, c.Args().Slice())
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/lab"
 	"github.com/urfave/cli/v2"
 )
 
@@ -57,10 +58,10 @@ Then judge what a compile of it does in closed loop:
 			&cli.StringFlag{Name: "out", Usage: "output `DIR`", Required: true},
 			&cli.IntFlag{Name: "iterations", Value: 400, Usage: "Adam steps (each runs every training scenario once)"},
 			&cli.Float64Flag{Name: "lr", Value: 0.003, Usage: "Adam's learning rate"},
-			&cli.Float64Flag{Name: "action-penalty", Value: compiler.DefaultActionPenalty, Usage: "λ: each decision's gradient weight is δ − λ·y (0 is the papers' ADPG, which trains a bang-bang, unfair policy)"},
+			&cli.Float64Flag{Name: "action-penalty", Value: lab.DefaultActionPenalty, Usage: "λ: each decision's gradient weight is δ − λ·y (0 is the papers' ADPG, which trains a bang-bang, unfair policy)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the initial weights and the rollouts"},
 			&cli.StringFlag{Name: "flows", Value: "2,4,8", Usage: "the many-to-one training scenarios' flow counts"},
-			&cli.StringFlag{Name: "arch", Value: compiler.TrainMLP, Usage: "the network to train: mlp (4 → 12 → 12 → 1) or lstm (4 → 12 ReLU → LSTM 12 → 1 tanh, the testdata LSTM's shape; backpropagated through each flow's whole rollout)"},
+			&cli.StringFlag{Name: "arch", Value: lab.TrainMLP, Usage: "the network to train: mlp (4 → 12 → 12 → 1) or lstm (4 → 12 ReLU → LSTM 12 → 1 tanh, the testdata LSTM's shape; backpropagated through each flow's whole rollout)"},
 			&cli.StringFlag{Name: "rollout", Value: "10ms", Usage: "simulated time of one rollout"},
 			jsonFlag,
 		}, rlccFlags()...),
@@ -80,19 +81,19 @@ Then judge what a compile of it does in closed loop:
 				}
 				flows = append(flows, n)
 			}
-			if v := c.String("arch"); v != compiler.TrainMLP && v != compiler.TrainLSTM {
-				return fmt.Errorf("--arch %q: want %s or %s", v, compiler.TrainMLP, compiler.TrainLSTM)
+			if v := c.String("arch"); v != lab.TrainMLP && v != lab.TrainLSTM {
+				return fmt.Errorf("--arch %q: want %s or %s", v, lab.TrainMLP, lab.TrainLSTM)
 			}
-			if v := c.Int("iterations"); v < 1 || v > compiler.MaxTrainIterations {
-				return fmt.Errorf("--iterations %d: want 1 to %d", v, compiler.MaxTrainIterations)
+			if v := c.Int("iterations"); v < 1 || v > lab.MaxTrainIterations {
+				return fmt.Errorf("--iterations %d: want 1 to %d", v, lab.MaxTrainIterations)
 			}
 			if v := c.Float64("lr"); !(v > 0 && v < 1) {
 				return fmt.Errorf("--lr %v: want it in (0, 1)", v)
 			}
-			if v := c.Float64("action-penalty"); !(v >= 0 && v <= compiler.MaxActionPenalty) {
-				return fmt.Errorf("--action-penalty %v: want 0 to %v", v, compiler.MaxActionPenalty)
+			if v := c.Float64("action-penalty"); !(v >= 0 && v <= lab.MaxActionPenalty) {
+				return fmt.Errorf("--action-penalty %v: want 0 to %v", v, lab.MaxActionPenalty)
 			}
-			opt := compiler.ADPGOptions{Out: c.String("out"), Iterations: c.Int("iterations"), Seed: c.Uint64("seed"),
+			opt := lab.ADPGOptions{Out: c.String("out"), Iterations: c.Int("iterations"), Seed: c.Uint64("seed"),
 				LR: c.Float64("lr"), Flows: flows, Params: p, ParamSources: src, ActionPenalty: c.Float64("action-penalty"), Policy: c.String("arch")}
 			if err := durationFlags(c, map[string]*int64{"rollout": &opt.DurationNs}); err != nil {
 				return err
@@ -100,7 +101,7 @@ Then judge what a compile of it does in closed loop:
 			var done func()
 			opt.Progress, done = progressBars(c)
 			defer done()
-			r, err := compiler.Train(opt)
+			r, err := lab.Train(opt)
 			if err != nil {
 				return err
 			}

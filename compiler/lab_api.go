@@ -1,0 +1,198 @@
+package compiler
+
+import (
+	"errors"
+	"io"
+
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/netsim"
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/rlcc"
+)
+
+// The lab's way in: what lab/ (sim and its controllers, closed-loop diff, sweep, eval, train
+// glue) needs of the compile's unexported parts, as thin exported wrappers, in this one file.
+
+// FixedParams are the RL-CC parameters r records, in the handler's fixed point (the defaults
+// without the handler).
+func (r *CompileReport) FixedParams() nicsdk.Params { return r.params() }
+
+// WithSources is p with where each parameter came from.
+func (p *RLCCParams) WithSources(src ParamSources) *RLCCParams { return p.withSources(src) }
+
+// NewRLCCParams records p in real numbers.
+func NewRLCCParams(p nicsdk.Params) *RLCCParams { return newRLCCParams(p) }
+
+// Firmware is the ELF a compile directory runs under s.
+func (s SDK) Firmware() string { return s.firmware() }
+
+// Textf and Textln print for a terminal (textf, textln).
+func Textf(w io.Writer, format string, a ...any) (int, error) { return textf(w, format, a...) }
+func Textln(w io.Writer, a ...any) (int, error)               { return textln(w, a...) }
+
+// Num prints v in the fewest digits that read back as v; Num3 in 4 significant digits.
+func Num(v float64) string  { return num(v) }
+func Num3(v float64) string { return num3(v) }
+
+// ClockText is a clock rate for a terminal ("1.8 GHz").
+func ClockText(hz float64) string { return clockText(hz) }
+
+// OutDir, WriteOut: output directories and files, never through links (outdir.go).
+func OutDir(dir string) error                 { return outDir(dir) }
+func WriteOut(path string, data []byte) error { return writeOut(path, data) }
+
+// FileHash is the hex SHA-256 of a file's bytes.
+func FileHash(path string) (string, error) { return fileHash(path) }
+
+// SimWhat and CheckSimFootprint: a simulation's memory refused beyond MemoryLimit (memory.go).
+func SimWhat(scen netsim.Scenario, cfg netsim.Config) string { return simWhat(scen, cfg) }
+func CheckSimFootprint(what string, cfg netsim.Config, fp netsim.Footprint, extra float64, extraWhat, hint string) error {
+	return checkSimFootprint(what, cfg, fp, extra, extraWhat, hint)
+}
+
+// ResolveParams, SourcesAll, ParamsOrDefault, ModelParams: the RL-CC parameters as one truth
+// (params.go).
+func ResolveParams(path string, m *model.Model, given Params, src ParamSources) (Params, ParamSources, error) {
+	return resolveParams(path, m, given, src)
+}
+func SourcesAll(source string) ParamSources                  { return sourcesAll(source) }
+func ParamsOrDefault(p nicsdk.Params) (nicsdk.Params, error) { return paramsOrDefault(p) }
+func ModelParams(p Params) map[string]float64                { return modelParams(p) }
+
+// ProbeWarnings are the sanity probe's warnings for the float model m (probeWarnings).
+func ProbeWarnings(m *model.Model, p Params) []string { return probeWarnings(m, p) }
+
+// ResolveHandler is h, with HandlerAuto decided by the input names.
+func ResolveHandler(h Handler, inputs []string) Handler { return resolveHandler(h, inputs) }
+
+// Hints that end the errors of a model whose inputs are not an RL-CC window.
+var (
+	RLCCHint   = rlccHint
+	InputsHint = inputsHint
+)
+
+// PolicyOrder puts m in the RL-CC policy's order (policyOrder).
+func PolicyOrder(path string, m *model.Model, noneHint string) (*model.Model, *InputLayout, string, error) {
+	return policyOrder(path, m, noneHint)
+}
+
+// LoadedPolicy is a model file loaded as a policy (loadPolicy).
+type LoadedPolicy struct {
+	Model   *model.Model
+	Handler Handler
+	Layout  *InputLayout // under the RL-CC handler
+}
+
+// LoadPolicy loads path with its inputs renamed, resolves h by the names, and under the RL-CC
+// handler puts the model in the policy's order.
+func LoadPolicy(path string, format *model.FileFormat, inputs []string, h Handler) (*LoadedPolicy, error) {
+	lp, err := loadPolicy(path, format, inputs, h, "")
+	if err != nil {
+		return nil, err
+	}
+	return &LoadedPolicy{Model: lp.m, Handler: lp.handler, Layout: lp.layout}, nil
+}
+
+// TeacherInputs are the names diff --closed-loop's teacher is loaded with (teacherInputs).
+func TeacherInputs(teacher string, format *model.FileFormat, given []string, dir string, rec *InputLayout) ([]string, error) {
+	return teacherInputs(teacher, format, given, dir, rec)
+}
+
+// LoadFirmware, ReadWords, WordBytes, Int32Bytes: firmware in fwsim (verify_run.go).
+func LoadFirmware(elf, core string) (*fwsim.Machine, *fwsim.Profile, error) {
+	return loadFirmware(elf, core)
+}
+func ReadWords(m *fwsim.Machine, addr uint64, n int) ([]uint32, error) { return readWords(m, addr, n) }
+func WordBytes(w []uint32) []byte                                      { return wordBytes(w) }
+func Int32Bytes(x []int32) []byte                                      { return int32Bytes(x) }
+
+// DOCAFwsim is a DOCA program in fwsim through the verifier's harness (docaFwsim): its
+// machine, its profile, the three entry points and the stand-in's tables.
+type DOCAFwsim struct{ f *docaFwsim }
+
+// NewDOCAFwsim loads the DOCA program elf on the core.
+func NewDOCAFwsim(elf, core string) (*DOCAFwsim, error) {
+	f, err := newDOCAFwsim(elf, core)
+	if err != nil {
+		return nil, err
+	}
+	return &DOCAFwsim{f}, nil
+}
+
+func (d *DOCAFwsim) Machine() *fwsim.Machine { return d.f.m }
+func (d *DOCAFwsim) Profile() *fwsim.Profile { return d.f.prof }
+func (d *DOCAFwsim) Init() (uint32, error)   { return d.f.init() }
+func (d *DOCAFwsim) ParamsTable() uint64     { return d.f.params }
+func (d *DOCAFwsim) Ctx() uint64             { return d.f.ctx }
+func (d *DOCAFwsim) Result() uint64          { return d.f.res }
+func (d *DOCAFwsim) SetParams(port, slot, base uint32, values []uint32) (uint32, []uint32, error) {
+	return d.f.setParams(port, slot, base, values)
+}
+func (d *DOCAFwsim) Algo(ev nicsdk.DOCAEvent, slot uint32, overload bool) (fwsim.Result, error) {
+	return d.f.algo(ev, slot, overload)
+}
+func (d *DOCAFwsim) CountersOf(port, slot uint32) ([]uint32, error) {
+	return d.f.countersOf(port, slot)
+}
+
+// Distillation is a teacher with its labelled states, shared by every configuration of a
+// sweep (prepare).
+type Distillation struct{ d *distillation }
+
+// PrepareDistill loads the teacher, draws and labels the states and splits them.
+func PrepareDistill(opt DistillOptions) (*Distillation, error) {
+	d, err := prepare(opt)
+	if err != nil {
+		return nil, err
+	}
+	return &Distillation{d}, nil
+}
+
+// Student trains one configuration on the shared states.
+func (d *Distillation) Student(o TrainOptions) (*DistillReport, error) { return d.d.student(o) }
+
+// StudentHandler is the handler the students compile under.
+func (d *Distillation) StudentHandler() Handler { return d.d.studentHandler() }
+
+// Params are the RL-CC parameters the distillation ran under, with their sources.
+func (d *Distillation) Params() (nicsdk.Params, ParamSources) { return d.d.params, d.d.paramSrc }
+
+// States, Samples and Grid say where the states came from, how many, and the thresholds' grid.
+func (d *Distillation) States() string { return d.d.states }
+func (d *Distillation) Samples() int   { return d.d.samples }
+func (d *Distillation) Grid() string   { return d.d.grid }
+
+// plotDiff: compiler draws no figures (it never imports plot/); lab.Diff draws an open-loop
+// diff's after Diff returns, and calls Diff with DiffOptions.Out "".
+func plotDiff(*DiffReport, string) error {
+	return errors.New("compiler.Diff draws no figures: lab.Diff draws them (DiffOptions.Out)")
+}
+
+// DiffView is what an open-loop diff's figures are drawn from (lab.Diff).
+type DiffView struct {
+	RLCC             bool                      // the teacher takes an RL-CC window (heatmaps)
+	Teacher, Student func(x []float64) float64 // y at a float row
+	// Repr is a row as an integer student sees it (nil for a float student).
+	Repr     func(x []float64) []float64
+	Sampler  rlcc.Sampler  // the RL-CC state ranges under the parameters
+	Layout   nicsdk.Layout // the window the heatmaps' states fill
+	Headline string        // the student in a few words with its widths
+	DY       []float64     // student − teacher, per row, sorted by |Δy|
+}
+
+// View is what r's figures are drawn from.
+func (r *DiffReport) View() DiffView {
+	return DiffView{RLCC: r.rlcc, Teacher: r.teacher, Student: r.student, Repr: r.repr, Sampler: r.sampler, Layout: r.layout,
+		Headline: r.headline, DY: r.dy}
+}
+
+// PolicyOut is what the RL-CC handler takes from p: the multiplier or y.
+func PolicyOut(p quantize.Policy) nicsdk.PolicyOut { return policyOut(p) }
+
+// QuantizeRow is a row of float inputs in the policy's input formats, clamped to their ranges.
+func (cp *Compiled) QuantizeRow(x []float64) []int32 { return cp.c.quantizeState(x) }
+
+// Predict is the policy's return y as the model's output (trees: with their transform).
+func (cp *Compiled) Predict(y int32) float64 { return cp.c.predict(y) }

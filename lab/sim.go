@@ -1,0 +1,647 @@
+package lab
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/nicc-dev/nicc/compiler"
+
+	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/netsim"
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// SimOptions say what nicc sim runs: a scenario, a policy deciding for every flow, the
+// network and the run.
+type SimOptions struct {
+	Scenario string // many-to-one, all-to-all or long-short
+	// Flows is many-to-one's flow count, all-to-all's host count, long-short's short flows;
+	// 0 takes DefaultSimFlows.
+	Flows int
+	// Policy is a model file (the float teacher), a compile output directory (its firmware in
+	// fwsim, or with Golden its integer model), or swift or dcqcn.
+	Policy string
+	Golden bool
+	// SDK is the program a compile directory runs: SDKNicc its firmware.elf (nicc_on_event),
+	// SDKDOCA its DOCA PCC program, doca_firmware.elf (compiled with --sdk doca).
+	SDK compiler.SDK
+	// DOCASet are the --rlcc-* flags given with SDKDOCA: target, beta and scale (their values
+	// Params') are set through doca_pcc_dev_user_set_algo_params after init on every NIC.
+	DOCASet []DOCASetting
+	// DOCASetAtNs, when set, sets DOCASet at that simulated time, in (0, the duration), on
+	// every NIC's live engine instead (decisions that start from then on see them).
+	DOCASetAtNs int64
+	Format      *model.FileFormat // a model file's format; nil detects it
+	Inputs      []string          // renames a model file's inputs
+	Model       string            // a compile directory's model file, when it has moved
+	// Params are a model file's RL-CC parameters: those ParamSources names (the flags set)
+	// over the file's over the defaults (see CompileOptions.Params); a compile runs under its
+	// own. A base RTT of 0 runs as the scenario's path RTT, for every RL-CC policy alike
+	// (simBaseRTT), unless learnBaseRTT.
+	Params       compiler.Params
+	ParamSources compiler.ParamSources
+	// learnBaseRTT leaves a base RTT of 0 learned by each flow: diff --closed-loop's teacher
+	// beside a DOCA program, which nicc sim cannot provision.
+	learnBaseRTT bool
+	// Handler is how a model file's inputs are read: HandlerAuto by their names, HandlerRLCC
+	// as the RL-CC window by position (a compile's --handler rlcc); HandlerNone is refused.
+	Handler compiler.Handler
+	// noHandlerFlag: the command has no --handler (diff --closed-loop), so errors do not
+	// suggest it.
+	noHandlerFlag bool
+	// LatencyNs fixes every decision's latency; 0 is the firmware's measured cycles at the
+	// core's clock (× the threads sharing its pipeline), and no latency for other policies.
+	LatencyNs int64
+	Threads   int    // engine threads per NIC; 0 is the core profile's
+	Core      string // the core profile; "" is a compile directory's, else DefaultCore
+	// Net is the network and the run: zero fields take netsim's defaults (ClockPPM 0: every
+	// NIC on one ideal clock; nicc sim's default is netsim.StandardClockPPM).
+	Net netsim.Config
+	// Progress, if set, hears of the simulated time done, in µs.
+	Progress compiler.ProgressFunc
+	// PFC is PFCAuto ("" too: on for DCQCN only), PFCOn or PFCOff.
+	PFC string
+	// Health are the limits the run is judged by (SimReport.Health); nil is DefaultHealth.
+	Health *HealthLimits
+	// PlotDir, when set, receives the flows' rates and the queue over time (SimPlotBase .png
+	// and .svg).
+	PlotDir string
+}
+
+// nicc sim's --pfc: whether the switch pauses the senders before its buffer fills.
+const (
+	PFCAuto = "auto" // on for DCQCN, which RoCE runs lossless; off for every other policy
+	PFCOn   = "on"
+	PFCOff  = "off"
+)
+
+// clocksText says what clocks the NICs ran on (SimNet.ClockPPM).
+func clocksText(ppm float64) string {
+	if ppm > 0 {
+		return "NIC clocks ±" + num(ppm) + " ppm"
+	}
+	return "one ideal clock for every NIC"
+}
+
+// SimNet is the network and run options of nicc sim (netsim.Config).
+type SimNet = netsim.Config
+
+// nicc sim's --clock-ppm: SimNet.ClockPPM's default, IEEE 802.3's ±100 ppm, and its bound;
+// and the bounds of --link-gbps, of every time flag and of --threads (netsim's).
+const (
+	StandardClockPPM = netsim.StandardClockPPM
+	MaxClockPPM      = netsim.MaxClockPPM
+	MinLinkGbps      = netsim.MinLinkGbps
+	MaxLinkGbps      = netsim.MaxLinkGbps
+	MaxSimTimeNs     = int64(netsim.MaxDurationNs)
+	MaxSimThreads    = netsim.MaxThreads
+)
+
+// DefaultSimFlows is the flow count when none is given: 16 flows into one receiver.
+const DefaultSimFlows = 16
+
+// SimReport is a run's result with what ran.
+type SimReport struct {
+	Policy string `json:"policy"` // what was given
+	// PolicySHA256 identifies what decided: a model file's model (model.Hash), a compile's
+	// report.json and the ELF it runs; absent for swift and dcqcn.
+	PolicySHA256 string   `json:"policy_sha256,omitempty"`
+	Decides      string   `json:"decides"`   // what made the decisions
+	Latency      string   `json:"latency"`   // how long a decision took
+	Threads      int      `json:"threads"`   // engine threads per NIC
+	Core         string   `json:"core"`      // the profile the engine's threads and clock come from
+	LinkGbps     float64  `json:"link_gbps"` // the network's
+	ClockPPM     float64  `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
+	Plots        []string `json:"plots,omitempty"`
+	// Warnings are the sanity probe's on the policy's float model (probeWarnings).
+	Warnings []string `json:"warnings,omitempty"`
+	DOCA     *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
+	// Cycles are the firmware's decisions' cycles, when a firmware decides in fwsim.
+	Cycles *SimCycles `json:"decision_cycles,omitempty"`
+	// Layout is how the policy's inputs map onto the RL-CC handler's window: a model file's,
+	// or the one a compile directory's report.json records.
+	Layout *compiler.InputLayout `json:"rlcc_layout,omitempty"`
+	// Params are the RL-CC parameters the policy decided under, with where each came from;
+	// absent for swift and dcqcn.
+	Params *compiler.RLCCParams `json:"rlcc_params,omitempty"`
+	// Health is whether the policy controlled congestion in the window: drops, the queue
+	// against Eq. 2 and utilization, against SimOptions.Health.
+	Health *Health `json:"health"`
+	*netsim.Result
+}
+
+// Sim runs nicc sim. Bad input (an unknown scenario or policy, a non-positive duration, rate
+// or buffer, a policy whose inputs are not RL-CC's) is an error; a firmware trap during the
+// run is a *CheckError naming the flow, the time and the pc, with no result.
+func Sim(opt SimOptions) (*SimReport, error) {
+	if err := checkDOCASetAt(opt); err != nil {
+		return nil, err
+	}
+	scen, err := simScenario(opt)
+	if err != nil {
+		return nil, err
+	}
+	lim := DefaultHealth
+	if opt.Health != nil {
+		lim = *opt.Health
+	}
+	if err := checkHealthLimits(lim); err != nil {
+		return nil, err
+	}
+	rep := &SimReport{Policy: opt.Policy}
+	ctrl, core, err := simController(opt, scen, rep)
+	if err != nil {
+		return nil, err
+	}
+	prof, err := fwsim.LookupProfile(core)
+	if err != nil {
+		return nil, err
+	}
+	cfg := opt.Net
+	if opt.Scenario == "long-short" && cfg.WarmupNs == 0 {
+		// The window opens before the short flows join (a quarter in), so it holds their drops.
+		cfg.WarmupNs = cmp.Or(cfg.DurationNs, netsim.Defaults.DurationNs) / 8
+	}
+	cfg.Threads = cmp.Or(opt.Threads, prof.Threads)
+	cfg.LatencyNs = opt.LatencyNs
+	if ctrl.Name() == "dcqcn" && cfg.ECN == nil {
+		// DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless.
+		ecn := netsim.DefaultECN
+		cfg.ECN, cfg.PFC = &ecn, true
+	}
+	switch opt.PFC {
+	case PFCOn:
+		cfg.PFC = true
+	case PFCOff:
+		cfg.PFC = false
+	case PFCAuto, "":
+	default:
+		return nil, fmt.Errorf("--pfc %q: want %s, %s or %s", opt.PFC, PFCAuto, PFCOn, PFCOff)
+	}
+	if ctrl.Name() == "dcqcn" && !cfg.PFC {
+		rep.Decides = "DCQCN (netsim.DefaultDCQCN), ECN at the switch, no PFC (lossy, --pfc off)"
+	}
+	rep.Threads, rep.Core, rep.LinkGbps, rep.ClockPPM = cfg.Threads, prof.Name, cmp.Or(cfg.LinkGbps, netsim.Defaults.LinkGbps), cfg.ClockPPM
+	if opt.PlotDir != "" {
+		cfg.TraceNs = simTraceNs(cmp.Or(cfg.DurationNs, netsim.Defaults.DurationNs))
+	}
+	if opt.Progress != nil {
+		cfg.Progress = func(done, total int64) { opt.Progress("sim", int(done/1000), int(total/1000)) }
+	}
+	var kept float64 // the controller's memory beside the network's
+	if d, ok := ctrl.(*docaController); ok {
+		kept = d.bytes()
+		if opt.DOCASetAtNs > 0 {
+			cfg.Actions = append(cfg.Actions, netsim.Action{AtNs: opt.DOCASetAtNs, Do: d.setOnEveryNIC})
+		}
+	}
+	fp, err := netsim.Estimate(scen, cfg, ctrl.TimerNs())
+	if err != nil {
+		return nil, err
+	}
+	if err := compiler.CheckSimFootprint(compiler.SimWhat(scen, cfg), cfg, fp, kept, "the NICs' copies of the DOCA program's memory",
+		"a shorter --duration or --link-delay, fewer flows, a larger --mtu or a slower --link-gbps"); err != nil {
+		return nil, err
+	}
+	r, err := netsim.Run(scen, ctrl, cfg)
+	if errors.Is(err, netsim.ErrStopped) {
+		return nil, &compiler.CheckError{Err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep.Result = r
+	params, err := simParams(opt)
+	if err != nil {
+		return nil, err
+	}
+	rep.Health = judgeHealth(r, params, opt.Policy != "swift" && opt.Policy != "dcqcn", lim)
+	switch c := ctrl.(type) {
+	case *firmwareController:
+		rep.Cycles = c.time.cycles()
+	case *docaController:
+		rep.Cycles = c.time.cycles()
+		if rep.DOCA, err = c.summary(); err != nil {
+			return nil, err
+		}
+	}
+	if opt.PlotDir != "" {
+		if rep.Plots, err = plotSim(rep, opt.PlotDir); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// checkDOCASetAt refuses a --set-at that has nothing to set or no time to set it in.
+func checkDOCASetAt(opt SimOptions) error {
+	at := opt.DOCASetAtNs
+	if at == 0 {
+		return nil
+	}
+	if opt.SDK != compiler.SDKDOCA {
+		return fmt.Errorf("--set-at sets a DOCA program's run-time parameters on the live NICs: it takes --sdk doca")
+	}
+	if len(opt.DOCASet) == 0 {
+		return fmt.Errorf("--set-at has nothing to set: give --rlcc-target, --rlcc-beta or --rlcc-scale")
+	}
+	if dur := cmp.Or(opt.Net.DurationNs, netsim.Defaults.DurationNs); at < 0 || at >= dur {
+		return fmt.Errorf("--set-at %s µs: want a time inside the run, (0, the duration %s µs)", num(float64(at)/1000), num(float64(dur)/1000))
+	}
+	return nil
+}
+
+// SimScenarios are the scenarios nicc sim knows.
+var SimScenarios = []string{"many-to-one", "all-to-all", "long-short"}
+
+func simScenario(opt SimOptions) (netsim.Scenario, error) {
+	if opt.Flows < 0 {
+		return netsim.Scenario{}, fmt.Errorf("--flows %d: want a positive count", opt.Flows)
+	}
+	n := cmp.Or(opt.Flows, DefaultSimFlows)
+	switch opt.Scenario {
+	case "many-to-one":
+		return netsim.ManyToOne(n)
+	case "all-to-all":
+		return netsim.AllToAll(cmp.Or(opt.Flows, 4))
+	case "long-short":
+		dur := cmp.Or(opt.Net.DurationNs, netsim.Defaults.DurationNs)
+		return netsim.LongShort(cmp.Or(opt.Flows, 2), 2<<20, dur/4)
+	}
+	return netsim.Scenario{}, fmt.Errorf("unknown scenario %q (want one of %s)", opt.Scenario, strings.Join(SimScenarios, ", "))
+}
+
+// simController is the controller opt.Policy names and the core profile its engine runs on.
+func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim.Controller, string, error) {
+	core := cmp.Or(opt.Core, compiler.DefaultCore)
+	if opt.SDK == compiler.SDKDOCA {
+		if opt.Golden {
+			return nil, "", fmt.Errorf("--sdk doca runs the compile's DOCA program, --golden its golden model: give one of them")
+		}
+		if !compiler.IsCompileDir(opt.Policy) {
+			return nil, "", fmt.Errorf("--sdk doca takes a compile output directory (nicc compile --sdk doca), not %q", opt.Policy)
+		}
+	}
+	if opt.Handler != compiler.HandlerAuto && (opt.Policy == "swift" || opt.Policy == "dcqcn" || compiler.IsCompileDir(opt.Policy)) {
+		return nil, "", fmt.Errorf("--handler %s reads a model file's inputs; policy %s is not a model file (a compile directory keeps the handler it was compiled with)", opt.Handler, opt.Policy)
+	}
+	switch opt.Policy {
+	case "swift":
+		rep.Decides, rep.Latency = "Swift (netsim.DefaultSwift)", latencyText(opt.LatencyNs)
+		return netsim.DefaultSwift, core, nil
+	case "dcqcn":
+		rep.Decides, rep.Latency = "DCQCN (netsim.DefaultDCQCN), ECN at the switch, PFC (lossless)", latencyText(opt.LatencyNs)
+		return netsim.DefaultDCQCN, core, nil
+	case "":
+		return nil, "", fmt.Errorf("sim needs --policy: a model file, a compile directory, swift or dcqcn")
+	}
+	if compiler.IsCompileDir(opt.Policy) {
+		ctrl, core, err := compiledController(opt, scen, rep)
+		if err != nil {
+			return nil, "", err
+		}
+		elf := compiler.FirmwareFile
+		if opt.SDK == compiler.SDKDOCA {
+			elf = compiler.DOCAFirmwareFile
+		}
+		rep.PolicySHA256, err = filesHash(opt.Policy, compiler.ReportFile, elf)
+		return ctrl, core, err
+	}
+	if opt.Golden {
+		return nil, "", fmt.Errorf("--golden takes a compile output directory, not %s", opt.Policy)
+	}
+	return floatController(opt, rep, core)
+}
+
+// filesHash is the hex SHA-256 of the hashes of dir's files names, in order.
+func filesHash(dir string, names ...string) (string, error) {
+	h := sha256.New()
+	for _, n := range names {
+		fh, err := compiler.FileHash(filepath.Join(dir, n))
+		if err != nil {
+			return "", err
+		}
+		h.Write([]byte(fh))
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func latencyText(ns int64) string {
+	if ns == 0 {
+		return "none: decisions take no time"
+	}
+	return fmt.Sprintf("%d ns each (--latency)", ns)
+}
+
+// floatController is the float teacher in the RL-CC handler's real-number twin.
+func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Controller, string, error) {
+	if opt.Handler == compiler.HandlerNone {
+		return nil, "", fmt.Errorf("%s: --handler none: a model decides in nicc sim only as an RL-CC policy (--handler rlcc or auto)", opt.Policy)
+	}
+	lp, err := compiler.LoadPolicy(opt.Policy, opt.Format, opt.Inputs, opt.Handler)
+	if err != nil {
+		return nil, "", err
+	}
+	m := lp.Model
+	if lp.Handler != compiler.HandlerRLCC {
+		hint := compiler.RLCCHint
+		if opt.noHandlerFlag {
+			hint = compiler.InputsHint
+		}
+		return nil, "", fmt.Errorf("%s: model %s's inputs (%s) are not the RL-CC observation window (not named in an RL-CC layout): %s", opt.Policy, m.Name, strings.Join(m.Inputs, ", "), hint)
+	}
+	rep.Layout = lp.Layout
+	if m.NumOutputs() != 1 {
+		return nil, "", fmt.Errorf("%s: model %s has %d outputs; an RL-CC policy has one", opt.Policy, m.Name, m.NumOutputs())
+	}
+	p, src, err := compiler.ResolveParams(opt.Policy, m, opt.Params, opt.ParamSources)
+	if err != nil {
+		return nil, "", err
+	}
+	if p, err = rep.simParams(p, src, opt); err != nil {
+		return nil, "", err
+	}
+	if rep.PolicySHA256, err = model.Hash(m); err != nil {
+		return nil, "", err
+	}
+	rep.Warnings = compiler.ProbeWarnings(m, p)
+	states := map[uint32]*model.State{}
+	policy := func(flow uint32, x []float64) float64 {
+		st, ok := states[flow]
+		if !ok {
+			st = m.NewState()
+			states[flow] = st
+		}
+		return m.Eval(st, x)[0]
+	}
+	rep.Decides = fmt.Sprintf("the float model %s (float64, the handler's real-number twin)", m.Name)
+	rep.Latency = latencyText(opt.LatencyNs)
+	return &netsim.FloatRLCC{Label: "float " + m.Name, Params: p, Layout: lp.Layout.Layout(), Policy: policy}, core, nil
+}
+
+// compiledController is a compile's golden model (Golden) or its firmware in fwsim.
+func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim.Controller, string, error) {
+	rb, err := readCompiled(opt)
+	if err != nil {
+		return nil, "", err
+	}
+	rep.Layout = rb.report.Layout
+	core := cmp.Or(opt.Core, rb.report.Budget.Core.Name)
+	src := compiler.SourcesAll(compiler.SourceCompile)
+	if opt.SDK == compiler.SDKDOCA {
+		// The DOCA program inits its flows itself: nothing provisions their base RTT.
+		opt.learnBaseRTT = true
+	}
+	p, err := rep.simParams(rb.params, src, opt)
+	if err != nil {
+		return nil, "", err
+	}
+	rep.Warnings = rb.warnings
+	if cp := rb.golden; cp != nil {
+		golden := goldenController(cp, p)
+		rep.Decides = fmt.Sprintf("the golden model (quantize.%s inside nicsdk.OnEventEx) of %s", cp.Policy().Golden(), opt.Policy)
+		rep.Latency = latencyText(opt.LatencyNs)
+		return golden, core, nil
+	}
+	if opt.SDK == compiler.SDKDOCA {
+		d, err := newDOCAController(opt.Policy, rb, scen, core, opt, rep)
+		return d, core, err
+	}
+	elf := filepath.Join(opt.Policy, compiler.FirmwareFile)
+	fw, err := newFirmwareController(elf, rb, p, core, opt.LatencyNs, opt.Threads)
+	if err != nil {
+		return nil, "", err
+	}
+	rep.Decides = fmt.Sprintf("the firmware %s in fwsim (%s)", elf, compiler.EntryHandler)
+	rep.Latency = fw.time.text
+	return fw, core, nil
+}
+
+// simParams are p, with where each came from (src), as the run gives them to the policy,
+// recorded in the report: a base RTT of 0 becomes the scenario's empty-path RTT, which the
+// host provisions in each flow's context at flow start (rlcc_init's base RTT word; the
+// handler still lowers it to any smaller RTT it sees), so that a float teacher and a
+// compile's firmware or golden model run under the same base RTT, never the teacher under
+// the path's and the firmware under a learned one. A flow that learns its base RTT from
+// the smallest RTT it sees learns an inflated one under incast (flows starting at line rate
+// never see an empty path), and a policy trained under the path's RTT fails. learnBaseRTT
+// (a DOCA program, which inits its flows itself) leaves it learned.
+func (r *SimReport) simParams(p compiler.Params, src compiler.ParamSources, opt SimOptions) (compiler.Params, error) {
+	src = maps.Clone(src)
+	if p.BaseRTT == 0 && !opt.learnBaseRTT {
+		ns, err := opt.Net.BaseRTTNs()
+		if err != nil {
+			return compiler.Params{}, err
+		}
+		p.BaseRTT, src["base_rtt_us"] = ns, compiler.SourcePathRTT
+	}
+	r.Params = compiler.NewRLCCParams(p).WithSources(src)
+	return p, p.Validate()
+}
+
+// goldenController is c's golden model in nicsdk's runtime, under the parameters p.
+func goldenController(cp *compiler.Compiled, p nicsdk.Params) *netsim.RLCC {
+	pol := cp.Policy()
+	return &netsim.RLCC{Label: "golden " + cp.Model().Name, Params: p, Layout: cp.Layout(), Words: pol.StateWords(),
+		Out: compiler.PolicyOut(pol), Policy: pol.Call}
+}
+
+// firmwareController runs a compile's event handler in fwsim for every decision: the flow's
+// 48-byte context is copied into the emulator's memory for the call and back, and the
+// decision takes the cycles it ran at the core's clock, times the threads sharing its
+// pipeline (or a fixed latency).
+type firmwareController struct {
+	label       string
+	m           *fwsim.Machine
+	evAddr, ctx uint64
+	params      nicsdk.Params
+	layout      nicsdk.Layout // the window the firmware's handler feeds (a new flow's top words)
+	time        decisionTime
+	buf         []byte
+}
+
+// decisionTime is how long a firmware decision takes in the loop: its fwsim cycles at the
+// core's clock, times the threads sharing the pipeline, or a fixed latency.
+type decisionTime struct {
+	psPerCycle float64 // × threads sharing
+	fixedPs    int64
+	text       string
+	seen       SimCycles
+	sum        uint64
+}
+
+// SimCycles are the fwsim cycles of the firmware's decisions over the whole run, and the
+// time they take at the core's clock × the threads sharing the pipeline (the latency the loop
+// gives them unless --latency fixes it).
+type SimCycles struct {
+	Decisions int64   `json:"decisions"`
+	Mean      float64 `json:"mean"`
+	Max       uint64  `json:"max"`
+	MeanNs    float64 `json:"mean_ns"`
+	MaxNs     float64 `json:"max_ns"`
+}
+
+func newDecisionTime(prof *fwsim.Profile, threads int, latencyNs int64) decisionTime {
+	sharing := cmp.Or(threads, prof.Threads)
+	d := decisionTime{psPerCycle: 1e12 / prof.ClockHz * float64(sharing), fixedPs: latencyNs * 1000,
+		text: fmt.Sprintf("measured: each decision's fwsim cycles at %s × %d thread(s) sharing the pipeline (%s)", compiler.ClockText(prof.ClockHz), sharing, prof.Name)}
+	if latencyNs > 0 {
+		d.text = latencyText(latencyNs)
+	}
+	return d
+}
+
+// ps is the latency of a decision that ran cycles, which it counts.
+func (d *decisionTime) ps(cycles uint64) int64 {
+	d.seen.Decisions++
+	d.sum += cycles
+	d.seen.Max = max(d.seen.Max, cycles)
+	if d.fixedPs > 0 {
+		return d.fixedPs
+	}
+	return int64(math.Ceil(float64(cycles) * d.psPerCycle))
+}
+
+// cycles is the decisions' cycles so far.
+func (d *decisionTime) cycles() *SimCycles {
+	c := d.seen
+	if c.Decisions > 0 {
+		c.Mean = float64(d.sum) / float64(c.Decisions)
+	}
+	c.MeanNs, c.MaxNs = c.Mean*d.psPerCycle/1000, float64(c.Max)*d.psPerCycle/1000
+	return &c
+}
+
+// newFirmwareController runs the compile's firmware elf, its flows started under p (the
+// compiled parameters, the base RTT as simBaseRTT provisions it).
+func newFirmwareController(elf string, rb *readBack, p nicsdk.Params, core string, latencyNs int64, threads int) (*firmwareController, error) {
+	m, prof, err := compiler.LoadFirmware(elf, core)
+	if err != nil {
+		return nil, err
+	}
+	f := &firmwareController{label: "firmware " + rb.report.Model.Name, m: m, params: p, layout: rb.layout,
+		time: newDecisionTime(prof, threads, latencyNs), buf: make([]byte, nicsdk.CtxBytes)}
+	if f.evAddr, err = m.Alloc(nicsdk.EventBytes, 8); err != nil {
+		return nil, err
+	}
+	if f.ctx, err = m.Alloc(nicsdk.CtxBytes, 16); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *firmwareController) Name() string   { return f.label }
+func (f *firmwareController) TimerNs() int64 { return 0 }
+
+// Init is a new flow's context as the handler starts it (what rlcc_init writes, which the
+// firmware's first call would write too), so a flow's first rate is the init rate.
+func (f *firmwareController) Init(ctx *nicsdk.FlowCtx) uint32 {
+	*ctx = nicsdk.FlowCtx{}
+	nicsdk.InitLayout(ctx, f.params, f.layout)
+	return ctx[nicsdk.CtxRate]
+}
+
+func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
+	if err := f.m.WriteBytes(f.evAddr, ev.Bytes()); err != nil {
+		return 0, 0, err
+	}
+	if err := f.m.WriteBytes(f.ctx, ctx.Bytes()); err != nil {
+		return 0, 0, err
+	}
+	r, err := f.m.Call(compiler.EntryHandler, f.evAddr, f.ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", compiler.EntryHandler, err)
+	}
+	if *ctx, err = readFlowCtx(f.m, f.ctx, f.buf); err != nil {
+		return 0, 0, err
+	}
+	if err := checkRate(compiler.EntryHandler, uint32(r.A0), f.params); err != nil {
+		return 0, 0, err
+	}
+	return uint32(r.A0), f.time.ps(r.Cycles), nil
+}
+
+// checkRate is the firmware's fault when entry returned a rate outside [the compiled min
+// rate, line rate]: the handler clamps every rate it returns into that range, so a rate
+// beyond it stops the run as a trap does.
+func checkRate(entry string, rate uint32, p nicsdk.Params) error {
+	if rate < p.MinRate || rate > nicsdk.LineRate {
+		return fmt.Errorf("%s returned rate %d (%#x), outside [the min rate %d, line rate %d] in fxp20: the firmware's fault", entry, rate, rate, p.MinRate, nicsdk.LineRate)
+	}
+	return nil
+}
+
+// readFlowCtx reads back the flow context a decision left at addr, through buf.
+func readFlowCtx(m *fwsim.Machine, addr uint64, buf []byte) (nicsdk.FlowCtx, error) {
+	if err := m.ReadBytes(addr, buf); err != nil {
+		return nicsdk.FlowCtx{}, err
+	}
+	return nicsdk.ParseFlowCtx(buf)
+}
+
+// WriteText prints the run's figures for a terminal.
+func (r *SimReport) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	res := r.Result
+	textf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, %s, seed %d\n", res.Scenario, res.Flows, res.Hosts, num(r.LinkGbps), clocksText(r.ClockPPM), res.Seed)
+	textf(tw, "policy\t%s\n", r.Decides)
+	if r.Params != nil {
+		textf(tw, "rl-cc\t%s\n", r.Params)
+	}
+	if r.Layout != nil {
+		textf(tw, "inputs\t%s\n", r.Layout)
+	}
+	textf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
+	textf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)%s\n", num(res.WindowStartUs), num(res.DurationUs), num(res.WindowStartUs), r.setAtText())
+	textf(tw, "SU\t%.2f%% switch utilization (normalized goodput %.4f)\n", res.Utilization, res.Goodput)
+	textf(tw, "FR\t%.1f (min/max × 100; flows %s to %s Gb/s), Jain %.4f\n", res.Fairness, num3(res.MinFlowGbps), num3(res.MaxFlowGbps), res.Jain)
+	textf(tw, "QL\tmean %s µs, p99 %s µs\n", num3(res.QueueMeanUs), num3(res.QueueP99Us))
+	textf(tw, "DR\t%s Gb/s dropped (%s MB over the whole run, warm-up included)\n", num3(res.DropGbps), num3(res.DroppedAllRunMB))
+	if res.RecoveryUs != nil {
+		rec := "did not recover before the run ended"
+		if *res.RecoveryUs >= 0 {
+			rec = num3(*res.RecoveryUs) + " µs"
+		}
+		textf(tw, "recovery\t%s (the long flow back to 95%% of line rate after the short flows)\n", rec)
+	}
+	textf(tw, "CC events\t%d decisions, %d dropped by full engines (in the window)\n", res.Decisions, res.EventsDropped)
+	if c := r.Cycles; c != nil {
+		textf(tw, "fwsim\t%d decisions (the whole run): mean %.1f cycles = %s ns, max %d = %s ns at the core's clock × the threads sharing\n",
+			c.Decisions, c.Mean, num3(c.MeanNs), c.Max, num3(c.MaxNs))
+	}
+	if d := r.DOCA; d != nil {
+		textf(tw, "DOCA counters\t%d decisions, %d at min or line rate (slot %d, port 0, the whole run, summed over %d NICs); the loop gave %s %d RTT events (%d events in all)\n",
+			d.Decisions, d.Clamps, nicsdk.DOCASlot, d.NICs, nicsdk.DOCAEntryAlgo, d.RTTEvents, d.Events)
+	}
+	textf(tw, "health\t%s\n", r.Health.text())
+	if res.PFCPauses > 0 {
+		textf(tw, "PFC\t%d pauses of the senders (in the window)\n", res.PFCPauses)
+	}
+	if len(r.Plots) > 0 {
+		textf(tw, "plots\t%s\n", strings.Join(r.Plots, ", "))
+	}
+	return tw.Flush()
+}
+
+// setAtText says, after the window, when a DOCA program's parameters were set during the run
+// and whether the window holds decisions under the old ones.
+func (r *SimReport) setAtText() string {
+	if r.DOCA == nil || r.DOCA.SetAtNs == 0 {
+		return ""
+	}
+	at := float64(r.DOCA.SetAtNs) / 1000
+	if at > r.WindowStartUs {
+		return fmt.Sprintf("; the parameters were set at %s µs, inside the window (--warmup %sus or later measures after it)", num(at), num(at))
+	}
+	return fmt.Sprintf("; the parameters were set at %s µs, by its start", num(at))
+}

@@ -1,0 +1,224 @@
+package lab
+
+import (
+	"debug/elf"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/netsim"
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// compiledForSim compiles model into a temporary directory for the closed-loop tests.
+func compiledForSim(t *testing.T, model string, int8 bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	opt := compiler.CompileOptions{Model: model, Out: dir, Vectors: 2000, Seed: 1}
+	if int8 {
+		opt.Int8 = &compiler.Int8Options{}
+	}
+	if _, err := compiler.Compile(opt); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Firmware in the loop equals the golden model in the loop: with the decision latency fixed
+// to the same value, the same seed gives the same run, bit for bit, for trees (y) and for an
+// LSTM (state words in the context, the multiplier folded into its table).
+func TestSimFirmwareEqualsGolden(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		model string
+		int8  bool
+	}{{rlccXGB, false}, {"../testdata/models/rlcc_lstm.onnx", true}} {
+		dir := compiledForSim(t, c.model, c.int8)
+		run := func(golden bool) *SimReport {
+			r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 16, Policy: dir, Golden: golden, LatencyNs: 500,
+				Net: netsim.Config{DurationNs: 3_000_000, Seed: 5, BufferBytes: 512 << 10}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		// A 512 KiB buffer: with the default 5 MB one, 3 ms do not get past the start's
+		// line-rate burst (64 decisions in the window, all at the longest queue).
+		fw, golden := run(false), run(true)
+		if fw.Decisions < 200 || fw.SimEvents == 0 {
+			t.Fatalf("%s: too few decisions in the window: %+v", c.model, fw.Result)
+		}
+		a, b := *fw.Result, *golden.Result
+		a.Controller, b.Controller = "", ""
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: firmware and golden model in the loop differ:\n%+v\n%+v", c.model, a, b)
+		}
+		t.Logf("%s 16→1, 500 ns decisions: SU %.2f%%, Jain %.4f, QL %.2f µs, %d decisions: firmware == golden",
+			c.model, a.Utilization, a.Jain, a.QueueMeanUs, a.Decisions)
+	}
+}
+
+// With its measured latency, the firmware's decisions take its cycles: on the dpa profile a
+// few hundred ns, and no event is dropped at 16 flows.
+func TestSimFirmwareMeasuredLatency(t *testing.T) {
+	dir := compiledForSim(t, rlccXGB, false)
+	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 16, Policy: dir, Net: netsim.Config{DurationNs: 2_000_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.Latency, "measured") || r.EventsDropped != 0 || r.Decisions == 0 {
+		t.Errorf("latency %q, %d events dropped, %d decisions", r.Latency, r.EventsDropped, r.Decisions)
+	}
+}
+
+func TestSimFloatTeacher(t *testing.T) {
+	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 16, Policy: "../testdata/models/rlcc_teacher.onnx",
+		Net: netsim.Config{DurationNs: 3_000_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Decisions == 0 || !strings.Contains(r.Decides, "float model") {
+		t.Errorf("float teacher: %+v", r)
+	}
+	t.Logf("float teacher 16→1: SU %.2f%%, Jain %.4f, QL %.2f µs, DR %.3g Gb/s", r.Utilization, r.Jain, r.QueueMeanUs, r.DropGbps)
+}
+
+func TestSimBadInput(t *testing.T) {
+	for _, c := range []struct {
+		opt  SimOptions
+		want string
+	}{
+		{SimOptions{Scenario: "fat-tree", Policy: "swift"}, `unknown scenario "fat-tree"`},
+		{SimOptions{Scenario: "many-to-one", Flows: -1, Policy: "swift"}, "--flows -1"},
+		{SimOptions{Scenario: "many-to-one", Policy: ""}, "sim needs --policy"},
+		{SimOptions{Scenario: "many-to-one", Policy: "../testdata/models/xgb_small.json"}, "not the RL-CC observation window"},
+		{SimOptions{Scenario: "many-to-one", Policy: "../testdata/models/rlcc_teacher.onnx", Golden: true}, "--golden takes a compile output directory"},
+		{SimOptions{Scenario: "many-to-one", Policy: "swift", Net: netsim.Config{DurationNs: -5}}, "duration"},
+		{SimOptions{Scenario: "many-to-one", Policy: "swift", Net: netsim.Config{LinkGbps: -1}}, "link rate"},
+		{SimOptions{Scenario: "many-to-one", Policy: "swift", Net: netsim.Config{BufferBytes: -1}}, "buffer"},
+	} {
+		_, err := Sim(c.opt)
+		var ce *compiler.CheckError
+		if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, &ce) {
+			t.Errorf("%+v: %v; want a bad-input error containing %q", c.opt, err, c.want)
+		}
+	}
+}
+
+// A firmware that traps stops the run with a check error naming the flow, the time and the
+// pc, and no result: the nicc firmware, and the DOCA program (--sdk doca).
+func TestSimFirmwareTrap(t *testing.T) {
+	_, doca := docaReport(t)
+	docaCopy := t.TempDir()
+	if err := os.CopyFS(docaCopy, os.DirFS(doca)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir, elf, entry string
+		sdk             compiler.SDK
+	}{
+		{compiledForSim(t, rlccXGB, false), compiler.FirmwareFile, compiler.EntryHandler, compiler.SDKNicc},
+		{docaCopy, compiler.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA},
+	} {
+		breakEntry(t, filepath.Join(c.dir, c.elf), c.entry)
+		r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: c.dir, SDK: c.sdk, Net: netsim.Config{DurationNs: 1_000_000}})
+		var ce *compiler.CheckError
+		if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "flow ") || !strings.Contains(err.Error(), " µs") ||
+			!strings.Contains(err.Error(), c.entry+": pc") {
+			t.Fatalf("trapping %s: %v, %v", c.elf, r, err)
+		}
+		t.Log(err)
+	}
+	// A program whose init traps is at fault as well (exit 1), not the user's input.
+	initCopy := t.TempDir()
+	if err := os.CopyFS(initCopy, os.DirFS(doca)); err != nil {
+		t.Fatal(err)
+	}
+	breakEntry(t, filepath.Join(initCopy, compiler.DOCAFirmwareFile), nicsdk.DOCAEntryInit)
+	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: initCopy, SDK: compiler.SDKDOCA, Net: netsim.Config{DurationNs: 1_000_000}})
+	var ce *compiler.CheckError
+	if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), nicsdk.DOCAEntryInit) {
+		t.Errorf("trapping %s: %v, %v", nicsdk.DOCAEntryInit, r, err)
+	}
+}
+
+// A firmware whose handler returns a rate outside [min rate, line rate] (0, or 0xffffffff)
+// is at fault, as one that traps: the run stops with a check error naming the entry and the
+// rate, the nicc firmware's and the DOCA program's alike.
+func TestSimFirmwareRateOutOfRange(t *testing.T) {
+	_, doca := docaReport(t)
+	fw := compiledForSim(t, rlccXGB, false)
+	for _, c := range []struct {
+		dir, elf, entry string
+		sdk             compiler.SDK
+		code            []byte // the entry's new first instructions
+		want            string
+	}{
+		// c.li a0, 0; c.ret
+		{fw, compiler.FirmwareFile, compiler.EntryHandler, compiler.SDKNicc, []byte{0x01, 0x45, 0x82, 0x80}, "returned rate 0 (0x0)"},
+		// c.li a0, -1; c.ret: the rate is a0's low 32 bits
+		{fw, compiler.FirmwareFile, compiler.EntryHandler, compiler.SDKNicc, []byte{0x7d, 0x55, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
+		// c.ret: the results (a3) stay as the caller zeroed them
+		{doca, compiler.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA, []byte{0x82, 0x80}, "returned rate 0 (0x0)"},
+		// c.li t0, -1; sw t0, 0(a3); c.ret
+		{doca, compiler.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA, []byte{0xfd, 0x52, 0x23, 0xa0, 0x56, 0x00, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
+	} {
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, os.DirFS(c.dir)); err != nil {
+			t.Fatal(err)
+		}
+		patchEntry(t, filepath.Join(dir, c.elf), c.entry, c.code)
+		r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: dir, SDK: c.sdk, Net: netsim.Config{DurationNs: 200_000}})
+		var ce *compiler.CheckError
+		if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), c.entry+" "+c.want) ||
+			!strings.Contains(err.Error(), "outside [the min rate 1049, line rate 1048576] in fxp20: the firmware's fault") || !strings.Contains(err.Error(), "flow 0 at ") {
+			t.Errorf("%s returning %s: %v, %v", c.entry, c.want, r, err)
+		}
+	}
+}
+
+// breakEntry writes an illegal instruction at the entry of function entry in the ELF at path.
+func breakEntry(t *testing.T, path, entry string) {
+	t.Helper()
+	patchEntry(t, path, entry, []byte{0, 0, 0, 0})
+}
+
+// patchEntry writes code at the entry of function entry in the ELF at path.
+func patchEntry(t *testing.T, path, entry string, code []byte) {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off int64 = -1
+	for _, s := range syms {
+		if s.Name == entry {
+			for _, p := range f.Progs {
+				if p.Type == elf.PT_LOAD && s.Value >= p.Vaddr && s.Value < p.Vaddr+p.Filesz {
+					off = int64(s.Value - p.Vaddr + p.Off)
+				}
+			}
+		}
+	}
+	f.Close()
+	if off < 0 {
+		t.Fatalf("no %s in %s", entry, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(b[off:], code)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reseal(t, filepath.Dir(path)) // a firmware as compile might have written it
+}
