@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/target"
 )
 
 // IsCSVVectors reports whether a vectors file is read as CSV rows (CSVVectors): its name ends
@@ -103,7 +104,7 @@ func csvVectors(in *model.RowReader, r *CompileReport) ([]Vector, error) {
 			}
 			x[j] = int32(v)
 		}
-		v := Vector{Line: in.Line(), Args: []Arg{{Bytes: int32Bytes(x)}}}
+		v := Vector{Line: in.Line(), Args: []Arg{{Bytes: target.Int32Bytes(x)}}}
 		if stateWords > 0 {
 			v.Args = append(v.Args, Arg{Bytes: make([]byte, 4*stateWords)})
 		}

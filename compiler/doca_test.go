@@ -15,6 +15,7 @@ import (
 	"github.com/nicc-dev/nicc/fwsim/trap"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/target"
 )
 
 func docaReport(t *testing.T) (*CompileReport, string) {
@@ -158,14 +159,29 @@ type docaMachine struct {
 
 func newDOCAMachine(t *testing.T, dir string) *docaMachine {
 	t.Helper()
-	f, err := newDOCAFwsim(filepath.Join(dir, DOCAFirmwareFile), "")
+	// Raw addresses, not target/doca's Firmware: these tests stop calls mid-way and pass
+	// arguments the harness never would.
+	m, _, err := target.Load(filepath.Join(dir, DOCAFirmwareFile), DefaultCore)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.mask, err = f.m.Alloc(4, 4); err != nil {
-		t.Fatal(err)
+	d := &docaMachine{t: t, m: m}
+	for _, a := range []struct {
+		dst         *uint64
+		size, align uint64
+	}{{&d.ctx, nicsdk.CtxBytes, 16}, {&d.ev, nicsdk.DOCAEventBytes, 8}, {&d.attr, 4, 4},
+		{&d.res, nicsdk.DOCAResultsBytes, 8}, {&d.mask, 4, 4}, {&d.vals, 4 * nicsdk.DOCAParams, 8}} {
+		if *a.dst, err = m.Alloc(a.size, a.align); err != nil {
+			t.Fatal(err)
+		}
 	}
-	d := &docaMachine{t: t, m: f.m, ctx: f.ctx, ev: f.ev, attr: f.attr, res: f.res, vals: f.vals, mask: f.mask, params: f.params, counters: f.counters}
+	var ok bool
+	if d.params, _, ok = m.Image().Symbol(nicsdk.DOCAParamsTable); !ok {
+		t.Fatal("no params table")
+	}
+	if d.counters, _, ok = m.Image().Symbol(nicsdk.DOCACountersTable); !ok {
+		t.Fatal("no counters table")
+	}
 	if _, err := d.m.Call(nicsdk.DOCAEntryInit, d.mask); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +204,7 @@ func (d *docaMachine) words(addr uint64, n int) []uint32 {
 // set calls doca_pcc_dev_user_set_algo_params on port 0, slot 0 and returns its status.
 func (d *docaMachine) set(base uint32, vals ...uint32) uint32 {
 	d.t.Helper()
-	if err := d.m.WriteBytes(d.vals, wordBytes(append(slices.Clone(vals), 0, 0, 0)[:3])); err != nil {
+	if err := d.m.WriteBytes(d.vals, target.WordBytes(append(slices.Clone(vals), 0, 0, 0)[:3])); err != nil {
 		d.t.Fatal(err)
 	}
 	r, err := d.m.Call(nicsdk.DOCAEntrySetParams, 0, nicsdk.DOCASlot, uint64(base), uint64(len(vals)), d.vals, d.params+4*uint64(base))
@@ -462,7 +478,7 @@ func TestDOCATermsNeverTorn(t *testing.T) {
 		}
 	}
 	set := func(limit uint64) (fwsim.Result, error) {
-		if err := d.m.WriteBytes(d.vals, wordBytes(vals)); err != nil {
+		if err := d.m.WriteBytes(d.vals, target.WordBytes(vals)); err != nil {
 			t.Fatal(err)
 		}
 		d.m.StepLimit = limit

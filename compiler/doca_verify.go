@@ -12,10 +12,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
+	"github.com/nicc-dev/nicc/target/doca"
 )
 
 // The DOCA target's triad: the same commands (init, a flow context, DOCA events, parameter
@@ -243,7 +243,7 @@ func (c *compilation) docaVerify() error {
 	c.doca.report = r
 	g := &docaGen{c: c, rng: rng, rt: nicsdk.DOCARuntime{Compiled: c.params},
 		gen: rlcc.EventGen{Rng: rng, Params: c.params, Thresholds: c.docaThresholds()}}
-	fw, err := newDOCAFwsim(c.doca.elf, c.opt.Core)
+	fw, err := doca.Load(c.doca.elf, c.opt.Core)
 	if err != nil {
 		return err
 	}
@@ -326,7 +326,7 @@ func cyclesOf(v []docaCycles) []uint64 {
 
 // docaRun runs cmds through the host build, the UBSan build and fwsim at once: each one's
 // output lines as words, and the algorithm-slot events' cycles in fwsim.
-func (c *compilation) docaRun(fw *docaFwsim, cmds []docaCmd) ([3][][]uint32, []docaCycles, error) {
+func (c *compilation) docaRun(fw *doca.Firmware, cmds []docaCmd) ([3][][]uint32, []docaCycles, error) {
 	var in bytes.Buffer
 	for _, d := range cmds {
 		d.input(&in)
@@ -338,7 +338,7 @@ func (c *compilation) docaRun(fw *docaFwsim, cmds []docaCmd) ([3][][]uint32, []d
 	for i, bin := range []string{c.doca.hostBin, c.doca.ubsan} {
 		wg.Go(func() { got[i], errs[i] = runDOCADriver(bin, in.Bytes()) })
 	}
-	wg.Go(func() { got[2], cycles, errs[2] = fw.run(cmds) })
+	wg.Go(func() { got[2], cycles, errs[2] = docaFwsim(fw, cmds) })
 	wg.Wait()
 	if errs[0] != nil {
 		return got, nil, &CheckError{fmt.Errorf("verify (DOCA): host build: %w", errs[0])}
@@ -387,140 +387,49 @@ func runDOCADriver(bin string, in []byte) ([][]uint32, error) {
 	return lines, sc.Err()
 }
 
-// docaFwsim is the DOCA ELF in the emulator, its memory (the stand-in's tables) kept across
-// calls as on the engine, and the arguments' memory.
-type docaFwsim struct {
-	m                              *fwsim.Machine
-	prof                           *fwsim.Profile
-	ctx, ev, attr, res, mask, vals uint64
-	params, counters               uint64 // the stand-in's tables
-}
-
-func newDOCAFwsim(elf, core string) (*docaFwsim, error) {
-	m, prof, err := loadFirmware(elf, core)
-	if err != nil {
-		return nil, err
-	}
-	f := &docaFwsim{m: m, prof: prof}
-	for _, t := range []struct {
-		dst  *uint64
-		name string
-	}{{&f.params, nicsdk.DOCAParamsTable}, {&f.counters, nicsdk.DOCACountersTable}} {
-		addr, size, ok := m.Image().Symbol(t.name)
-		if !ok || size != nicsdk.DOCAPorts*nicsdk.DOCASlots*nicsdk.DOCATableRow(0, 1) {
-			return nil, fmt.Errorf("%s: no table %s of the expected size", elf, t.name)
-		}
-		*t.dst = addr
-	}
-	for _, a := range []struct {
-		dst         *uint64
-		size, align uint64
-	}{{&f.ctx, nicsdk.CtxBytes, 16}, {&f.ev, nicsdk.DOCAEventBytes, 8}, {&f.attr, 4, 4},
-		{&f.res, nicsdk.DOCAResultsBytes, 8}, {&f.mask, 4, 4}, {&f.vals, 4 * nicsdk.DOCAParams, 8}} {
-		if *a.dst, err = m.Alloc(a.size, a.align); err != nil {
-			return nil, err
-		}
-	}
-	return f, nil
-}
-
-// init calls doca_pcc_dev_user_init: the disabled-event bitmask it wrote.
-func (f *docaFwsim) init() (uint32, error) {
-	if err := f.m.WriteBytes(f.mask, make([]byte, 4)); err != nil {
-		return 0, err
-	}
-	if _, err := f.m.Call(nicsdk.DOCAEntryInit, f.mask); err != nil {
-		return 0, err
-	}
-	w, err := readWords(f.m, f.mask, 1)
-	if err != nil {
-		return 0, err
-	}
-	return w[0], nil
-}
-
-// setParams calls doca_pcc_dev_user_set_algo_params as DOCA does: values for the parameters
-// from base on of port's and slot's algorithm, params pointing at the first of them in the
-// stand-in's table. It returns the status and the row's parameters after the call.
-func (f *docaFwsim) setParams(port, slot, base uint32, values []uint32) (uint32, []uint32, error) {
-	row := f.params + nicsdk.DOCATableRow(port, slot)
-	if err := f.m.WriteBytes(f.vals, wordBytes(append(slices.Clone(values), 0, 0, 0)[:nicsdk.DOCAParams])); err != nil {
-		return 0, nil, err
-	}
-	// RISC-V's calling convention passes a uint32_t sign-extended to 64 bits.
-	arg := func(w uint32) uint64 { return uint64(int64(int32(w))) }
-	r, err := f.m.Call(nicsdk.DOCAEntrySetParams, arg(port), arg(slot), arg(base),
-		uint64(len(values)), f.vals, row+4*uint64(base))
-	if err != nil {
-		return 0, nil, err
-	}
-	p, err := readWords(f.m, row, nicsdk.DOCAParams)
-	return uint32(r.A0), p, err
-}
-
-// algo calls doca_pcc_dev_user_algo for ev, of algorithm slot slot, on the context in the
-// emulator's memory (f.ctx), with zeroed results: the call's counts.
-func (f *docaFwsim) algo(ev nicsdk.DOCAEvent, slot uint32, overload bool) (fwsim.Result, error) {
-	err := f.m.WriteBytes(f.ev, ev.Bytes())
-	if err == nil {
-		err = f.m.WriteBytes(f.attr, nicsdk.DOCAAttrBytes(slot, overload))
-	}
-	if err == nil {
-		err = f.m.WriteBytes(f.res, make([]byte, nicsdk.DOCAResultsBytes))
-	}
-	if err != nil {
-		return fwsim.Result{}, err
-	}
-	return f.m.Call(nicsdk.DOCAEntryAlgo, f.ctx, f.ev, f.attr, f.res)
-}
-
-// countersOf reads port's and slot's first nicsdk.DOCACounters counters.
-func (f *docaFwsim) countersOf(port, slot uint32) ([]uint32, error) {
-	return readWords(f.m, f.counters+nicsdk.DOCATableRow(port, slot), nicsdk.DOCACounters)
-}
-
-func (f *docaFwsim) run(cmds []docaCmd) ([][]uint32, []docaCycles, error) {
+// docaFwsim runs cmds through the DOCA program in fwsim, its memory kept across them as on
+// the engine: each command's output words, and the algorithm-slot events' cycles.
+func docaFwsim(f *doca.Firmware, cmds []docaCmd) ([][]uint32, []docaCycles, error) {
 	var out [][]uint32
 	var cycles []docaCycles
-	m := f.m
 	for i, d := range cmds {
 		fail := func(err error) ([][]uint32, []docaCycles, error) {
 			return nil, nil, fmt.Errorf("command %d (%s): %w", i+1, d, err)
 		}
 		switch d.tag {
 		case 'I':
-			mask, err := f.init()
+			mask, err := f.Init()
 			if err != nil {
 				return fail(err)
 			}
 			out = append(out, []uint32{mask})
 		case 'C':
-			if err := m.WriteBytes(f.ctx, d.ctx.Bytes()); err != nil {
+			if err := f.SetContext(d.ctx); err != nil {
 				return fail(err)
 			}
 		case 'E':
-			r, err := f.algo(d.ev, d.slot, d.overload)
+			r, err := f.Algo(d.ev, d.slot, d.overload)
 			if err != nil {
 				return fail(err)
 			}
 			if d.slot == nicsdk.DOCASlot {
 				cycles = append(cycles, docaCycles{r.Cycles, d})
 			}
-			res, err := readWords(f.m, f.res, 2)
+			res, err := f.Results()
 			if err != nil {
 				return fail(err)
 			}
-			ctx, err := readWords(f.m, f.ctx, nicsdk.CtxWords)
+			ctx, err := f.Context()
 			if err != nil {
 				return fail(err)
 			}
-			cnt, err := f.countersOf(uint32(d.ev.Port), d.slot)
+			cnt, err := f.Counters(uint32(d.ev.Port), d.slot)
 			if err != nil {
 				return fail(err)
 			}
-			out = append(out, slices.Concat(res, ctx, cnt))
+			out = append(out, slices.Concat(res, ctx[:], cnt))
 		case 'S':
-			status, p, err := f.setParams(d.port, d.slot, d.base, d.vals)
+			status, p, err := f.SetParams(d.port, d.slot, d.base, d.vals)
 			if err != nil {
 				return fail(err)
 			}

@@ -2,9 +2,10 @@ package compiler
 
 import (
 	"fmt"
-	"github.com/nicc-dev/nicc/quantize"
 	"slices"
 	"strings"
+
+	"github.com/nicc-dev/nicc/quantize"
 
 	"github.com/nicc-dev/nicc/codegen"
 )

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/target"
 )
 
 // copyReport copies the compile directory dir into a new one, its report.json edited by edit.
@@ -123,8 +124,8 @@ func TestCSVVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Vector{
-		{Line: 2, Args: []Arg{{Bytes: int32Bytes([]int32{1, 3})}}},
-		{Line: 3, Args: []Arg{{Bytes: int32Bytes([]int32{-5, 9})}}},
+		{Line: 2, Args: []Arg{{Bytes: target.Int32Bytes([]int32{1, 3})}}},
+		{Line: 3, Args: []Arg{{Bytes: target.Int32Bytes([]int32{-5, 9})}}},
 	}
 	if d := cmp.Diff(want, vs); d != "" {
 		t.Errorf("(-want +got):\n%s", d)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 
-	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -98,43 +97,6 @@ func LoadPolicy(path string, format *model.FileFormat, inputs []string, h Handle
 // TeacherInputs are the names diff --closed-loop's teacher is loaded with (teacherInputs).
 func TeacherInputs(teacher string, format *model.FileFormat, given []string, dir string, rec *InputLayout) ([]string, error) {
 	return teacherInputs(teacher, format, given, dir, rec)
-}
-
-// LoadFirmware, ReadWords, WordBytes, Int32Bytes: firmware in fwsim (verify_run.go).
-func LoadFirmware(elf, core string) (*fwsim.Machine, *fwsim.Profile, error) {
-	return loadFirmware(elf, core)
-}
-func ReadWords(m *fwsim.Machine, addr uint64, n int) ([]uint32, error) { return readWords(m, addr, n) }
-func WordBytes(w []uint32) []byte                                      { return wordBytes(w) }
-func Int32Bytes(x []int32) []byte                                      { return int32Bytes(x) }
-
-// DOCAFwsim is a DOCA program in fwsim through the verifier's harness (docaFwsim): its
-// machine, its profile, the three entry points and the stand-in's tables.
-type DOCAFwsim struct{ f *docaFwsim }
-
-// NewDOCAFwsim loads the DOCA program elf on the core.
-func NewDOCAFwsim(elf, core string) (*DOCAFwsim, error) {
-	f, err := newDOCAFwsim(elf, core)
-	if err != nil {
-		return nil, err
-	}
-	return &DOCAFwsim{f}, nil
-}
-
-func (d *DOCAFwsim) Machine() *fwsim.Machine { return d.f.m }
-func (d *DOCAFwsim) Profile() *fwsim.Profile { return d.f.prof }
-func (d *DOCAFwsim) Init() (uint32, error)   { return d.f.init() }
-func (d *DOCAFwsim) ParamsTable() uint64     { return d.f.params }
-func (d *DOCAFwsim) Ctx() uint64             { return d.f.ctx }
-func (d *DOCAFwsim) Result() uint64          { return d.f.res }
-func (d *DOCAFwsim) SetParams(port, slot, base uint32, values []uint32) (uint32, []uint32, error) {
-	return d.f.setParams(port, slot, base, values)
-}
-func (d *DOCAFwsim) Algo(ev nicsdk.DOCAEvent, slot uint32, overload bool) (fwsim.Result, error) {
-	return d.f.algo(ev, slot, overload)
-}
-func (d *DOCAFwsim) CountersOf(port, slot uint32) ([]uint32, error) {
-	return d.f.countersOf(port, slot)
 }
 
 // Distillation is a teacher with its labelled states, shared by every configuration of a

@@ -3,14 +3,16 @@ package compiler
 import (
 	"bytes"
 	"fmt"
-	"github.com/nicc-dev/nicc/quantize"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/target"
+	"github.com/nicc-dev/nicc/target/abi"
+
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
@@ -189,41 +191,24 @@ func (c *compilation) verifyStage() error {
 
 // verifier runs verify's batches on one emulator, whose memory persists across calls.
 type verifier struct {
-	c                      *compilation
-	vr                     *VerifyReport
-	m                      *fwsim.Machine
-	xAddr, evAddr, ctxAddr uint64
-	stAddr                 uint64 // a stateful policy's words
-	done, total            int    // calls, for progress
-	nPolicy, nSeqs         int    // policy vectors and sequences so far, for messages
-	first                  *Mismatch
+	c              *compilation
+	vr             *VerifyReport
+	fw             *abi.Firmware
+	done, total    int // calls, for progress
+	nPolicy, nSeqs int // policy vectors and sequences so far, for messages
+	first          *Mismatch
 	// cand and candPolicy are the calls Budget may measure: the longest of each batch and a
 	// sample of the rest.
 	cand, candPolicy []measured
 }
 
 func (c *compilation) newVerifier(total int) (*verifier, error) {
-	m, _, err := loadFirmware(c.elf, c.opt.Core)
+	fw, err := abi.Load(c.elf, c.opt.Core, abi.Shape{Inputs: max(1, len(c.pol.InputFormats())), StateWords: c.pol.StateWords(),
+		Handler: c.handler == HandlerRLCC})
 	if err != nil {
 		return nil, err
 	}
-	v := &verifier{c: c, vr: c.verify, m: m, total: total}
-	if v.xAddr, err = m.Alloc(uint64(4*max(1, len(c.pol.InputFormats()))), 16); err != nil {
-		return nil, err
-	}
-	if w := c.pol.StateWords(); w > 0 {
-		if v.stAddr, err = m.Alloc(uint64(4*w), 16); err != nil {
-			return nil, err
-		}
-	}
-	if c.handler == HandlerRLCC {
-		if v.evAddr, err = m.Alloc(nicsdk.EventBytes, 8); err != nil {
-			return nil, err
-		}
-		if v.ctxAddr, err = m.Alloc(nicsdk.CtxBytes, 16); err != nil {
-			return nil, err
-		}
-	}
+	v := &verifier{c: c, vr: c.verify, fw: fw, total: total}
 	c.progress("verify", 0, total)
 	return v, nil
 }
@@ -344,9 +329,9 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 		}
 	}
 	for _, i := range sampleIdx(len(pvs), fw.longestPolicy, measureKeep) {
-		args := []Arg{{Bytes: int32Bytes(pvs[i].x)}}
+		args := []Arg{{Bytes: target.Int32Bytes(pvs[i].x)}}
 		if pvs[i].state != nil {
-			args = append(args, Arg{Bytes: wordBytes(pvs[i].state)})
+			args = append(args, Arg{Bytes: target.WordBytes(pvs[i].state)})
 		}
 		v.candPolicy = append(v.candPolicy, measured{fw.policyCycles[i], Vector{Line: v.nPolicy + i + 1, Args: args}})
 	}

@@ -1,8 +1,9 @@
 package compiler
 
 import (
-	"github.com/nicc-dev/nicc/quantize"
 	"math/rand/v2"
+
+	"github.com/nicc-dev/nicc/quantize"
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"

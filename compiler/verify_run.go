@@ -3,14 +3,12 @@ package compiler
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
@@ -32,35 +30,6 @@ func writeWords(b *bytes.Buffer, ws []uint32) {
 	}
 }
 
-func wordBytes(w []uint32) []byte {
-	b := make([]byte, 4*len(w))
-	for i, v := range w {
-		binary.LittleEndian.PutUint32(b[4*i:], v)
-	}
-	return b
-}
-
-// readWords reads n little-endian 32-bit words from the emulator's memory at addr.
-func readWords(m *fwsim.Machine, addr uint64, n int) ([]uint32, error) {
-	b := make([]byte, 4*n)
-	if err := m.ReadBytes(addr, b); err != nil {
-		return nil, err
-	}
-	w := make([]uint32, n)
-	for i := range w {
-		w[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return w, nil
-}
-
-func int32Bytes(x []int32) []byte {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
-	}
-	return b
-}
-
 // sampleIdx is the indices in longest, then every stride-th index, up to limit in all.
 func sampleIdx(n int, longest []int, limit int) []int {
 	seen := map[int]bool{}
@@ -80,23 +49,6 @@ func sampleIdx(n int, longest []int, limit int) []int {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// loadFirmware loads a firmware ELF into an emulator with the named core profile's costs.
-func loadFirmware(elf, core string) (*fwsim.Machine, *fwsim.Profile, error) {
-	im, err := fwsim.ReadELF(elf)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := fwsim.LookupProfile(core)
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := fwsim.NewMachine(im, p)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, p, nil
 }
 
 // runHost runs a host build of a verification driver over in and returns its output. Any
@@ -191,11 +143,11 @@ type fwOut struct {
 }
 
 // fwsim runs a batch on the firmware in the emulator: the policy vectors through
-// nicc_policy, or each sequence through nicc_on_event with its flow context kept in
-// emulator memory across the sequence's calls, as on the engine.
+// nicc_policy, or each sequence through nicc_on_event, its flow context carried from call to
+// call as the engine keeps it.
 func (v *verifier) fwsim(pvs []policyVec, seqs []sequence) (fwOut, error) {
 	var o fwOut
-	m, vr := v.m, v.vr
+	vr := v.vr
 	tick := func() {
 		v.done++
 		if v.done%4096 == 0 {
@@ -203,57 +155,30 @@ func (v *verifier) fwsim(pvs []policyVec, seqs []sequence) (fwOut, error) {
 		}
 	}
 	for i, p := range pvs {
-		if err := m.WriteBytes(v.xAddr, int32Bytes(p.x)); err != nil {
-			return o, err
-		}
-		var r fwsim.Result
-		var err error
-		if p.state != nil {
-			if err := m.WriteBytes(v.stAddr, wordBytes(p.state)); err != nil {
-				return o, err
-			}
-			r, err = m.Call(EntryPolicy, v.xAddr, v.stAddr)
-		} else {
-			r, err = m.Call(EntryPolicy, v.xAddr)
-		}
+		st := slices.Clone(p.state)
+		y, cycles, err := v.fw.Policy(p.x, st)
 		if err != nil {
 			return o, fmt.Errorf("%s faulted on vector %d (%s), x = %v, state %v: %w", EntryPolicy, v.nPolicy+i+1, p.kind, p.x, p.state, err)
 		}
-		var st []uint32
-		if p.state != nil {
-			if st, err = readWords(m, v.stAddr, len(p.state)); err != nil {
-				return o, err
-			}
-		}
 		o.sts = append(o.sts, st)
-		o.ys = append(o.ys, int32(uint32(r.A0)))
-		o.policyCycles = append(o.policyCycles, r.Cycles)
-		vr.MaxPolicyCycles = max(vr.MaxPolicyCycles, r.Cycles)
+		o.ys = append(o.ys, y)
+		o.policyCycles = append(o.policyCycles, cycles)
+		vr.MaxPolicyCycles = max(vr.MaxPolicyCycles, cycles)
 		tick()
 	}
 	o.longestPolicy = longest(o.policyCycles, 64)
-	buf := make([]byte, nicsdk.CtxBytes)
 	for si, s := range seqs {
-		if err := m.WriteBytes(v.ctxAddr, s.start.Bytes()); err != nil {
-			return o, err
-		}
+		ctx := s.start
 		for ei, e := range s.events {
-			if err := m.WriteBytes(v.evAddr, e.ev.Bytes()); err != nil {
-				return o, err
-			}
-			r, err := m.Call(EntryHandler, v.evAddr, v.ctxAddr)
+			rate, cycles, err := v.fw.OnEvent(e.ev, &ctx)
 			if err != nil {
 				return o, fmt.Errorf("%s faulted on event %d of sequence %d (%+v, context before %v): %w",
 					EntryHandler, ei+1, v.nSeqs+si+1, e.ev, e.before, err)
 			}
-			if err := m.ReadBytes(v.ctxAddr, buf); err != nil {
-				return o, err
-			}
-			ctx, _ := nicsdk.ParseFlowCtx(buf)
-			o.rates = append(o.rates, uint32(r.A0))
+			o.rates = append(o.rates, rate)
 			o.ctxs = append(o.ctxs, ctx)
-			o.eventCycles = append(o.eventCycles, r.Cycles)
-			vr.MaxCycles = max(vr.MaxCycles, r.Cycles)
+			o.eventCycles = append(o.eventCycles, cycles)
+			vr.MaxCycles = max(vr.MaxCycles, cycles)
 			tick()
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/target/abi"
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -22,12 +23,10 @@ import (
 // UpdateRate, the Go twins of rlcc.h), so a row reads as one decision.
 type FirmwareEval struct {
 	*compiler.Compiled
-	m      *fwsim.Machine
+	fw     *abi.Firmware
 	float  *RowEval
-	xAddr  uint64
-	stAddr uint64
 	golden []uint32 // an LSTM's golden state words
-	fw     []uint32 // the state words the firmware left
+	state  []uint32 // the state words the firmware left
 	rate   uint32   // fxp20, the rate before each decision (RL-CC)
 }
 
@@ -62,31 +61,18 @@ func NewFirmwareEval(cp *compiler.Compiled, rate float64) (*FirmwareEval, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cp.Dir, err)
 	}
-	im, err := fwsim.ReadELF(cp.Firmware)
-	if err != nil {
-		return nil, err
-	}
-	if _, _, ok := im.Symbol(compiler.EntryPolicy); !ok {
-		return nil, fmt.Errorf("%s: entry %q: %w", cp.Firmware, compiler.EntryPolicy, fwsim.ErrNoSymbol)
-	}
-	m, err := fwsim.NewMachine(im, p)
-	if err != nil {
-		return nil, err
-	}
 	pol, fm := cp.Policy(), cp.Model()
+	fw, err := abi.Load(cp.Firmware, p.Name, abi.Shape{Inputs: len(pol.InputFormats()), StateWords: pol.StateWords()})
+	if err != nil {
+		return nil, err
+	}
 	fl, err := NewRowEval(fm, fm.NumInputs())
 	if err != nil {
 		return nil, err
 	}
-	e := &FirmwareEval{Compiled: cp, m: m, float: fl}
-	if e.xAddr, err = m.Alloc(uint64(4*len(pol.InputFormats())), 16); err != nil {
-		return nil, err
-	}
+	e := &FirmwareEval{Compiled: cp, fw: fw, float: fl}
 	if w := pol.StateWords(); w > 0 {
-		if e.stAddr, err = m.Alloc(uint64(4*w), 16); err != nil {
-			return nil, err
-		}
-		e.golden, e.fw = make([]uint32, w), make([]uint32, w)
+		e.golden, e.state = make([]uint32, w), make([]uint32, w)
 	}
 	if params := cp.Params(); cp.Handler() == compiler.HandlerRLCC {
 		if rate == 0 {
@@ -145,34 +131,15 @@ func (e *FirmwareEval) Eval(row []float64) (*FirmwareRow, error) {
 		return &FirmwareRow{Float: slices.Clone(y), Missing: e.Model().Inputs[i], Agree: true}, nil
 	}
 	out := &FirmwareRow{X: e.QuantizeRow(row), Float: slices.Clone(y)}
-	if err := e.m.WriteBytes(e.xAddr, compiler.Int32Bytes(out.X)); err != nil {
-		return nil, err
-	}
-	var res fwsim.Result
-	if e.stAddr != 0 {
-		// Each step starts from the golden state, so a row that differs does not carry its
-		// difference into the next.
-		if err := e.m.WriteBytes(e.stAddr, compiler.WordBytes(e.golden)); err != nil {
-			return nil, err
-		}
-		res, err = e.m.Call(compiler.EntryPolicy, e.xAddr, e.stAddr)
-	} else {
-		res, err = e.m.Call(compiler.EntryPolicy, e.xAddr)
-	}
+	// Each step starts from the golden state, so a row that differs does not carry its
+	// difference into the next.
+	copy(e.state, e.golden)
+	out.Firmware, out.Cycles, err = e.fw.Policy(out.X, e.state)
 	if err != nil {
-		return nil, &compiler.CheckError{Err: fmt.Errorf("%s faulted on x = %v: %w", compiler.EntryPolicy, out.X, err)}
+		return nil, &compiler.CheckError{Err: fmt.Errorf("%s faulted on x = %v: %w", abi.EntryPolicy, out.X, err)}
 	}
-	out.Firmware, out.Cycles = int32(uint32(res.A0)), res.Cycles
 	out.Golden = pol.Call(out.X, e.golden)
-	out.Agree = out.Golden == out.Firmware
-	if e.stAddr != 0 {
-		fw, err := compiler.ReadWords(e.m, e.stAddr, len(e.fw))
-		if err != nil {
-			return nil, err
-		}
-		copy(e.fw, fw)
-		out.Agree = out.Agree && slices.Equal(e.fw, e.golden)
-	}
+	out.Agree = out.Golden == out.Firmware && slices.Equal(e.state, e.golden)
 	out.GoldenY, out.FirmwareY = e.value(out.Golden), e.value(out.Firmware)
 	if e.Handler() == compiler.HandlerRLCC {
 		out.Multiplier, out.GoldenMultiplier = e.multiplier(out.Firmware), e.multiplier(out.Golden)

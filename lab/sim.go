@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/target/abi"
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/model"
@@ -461,13 +462,11 @@ func goldenController(cp *compiler.Compiled, p nicsdk.Params) *netsim.RLCC {
 // decision takes the cycles it ran at the core's clock, times the threads sharing its
 // pipeline (or a fixed latency).
 type firmwareController struct {
-	label       string
-	m           *fwsim.Machine
-	evAddr, ctx uint64
-	params      nicsdk.Params
-	layout      nicsdk.Layout // the window the firmware's handler feeds (a new flow's top words)
-	time        decisionTime
-	buf         []byte
+	label  string
+	fw     *abi.Firmware
+	params nicsdk.Params
+	layout nicsdk.Layout // the window the firmware's handler feeds (a new flow's top words)
+	time   decisionTime
 }
 
 // decisionTime is how long a firmware decision takes in the loop: its fwsim cycles at the
@@ -525,19 +524,12 @@ func (d *decisionTime) cycles() *SimCycles {
 // newFirmwareController runs the compile's firmware elf, its flows started under p (the
 // compiled parameters, the base RTT as simBaseRTT provisions it).
 func newFirmwareController(elf string, rb *readBack, p nicsdk.Params, core string, latencyNs int64, threads int) (*firmwareController, error) {
-	m, prof, err := compiler.LoadFirmware(elf, core)
+	fw, err := abi.Load(elf, core, abi.Shape{Handler: true})
 	if err != nil {
 		return nil, err
 	}
-	f := &firmwareController{label: "firmware " + rb.report.Model.Name, m: m, params: p, layout: rb.layout,
-		time: newDecisionTime(prof, threads, latencyNs), buf: make([]byte, nicsdk.CtxBytes)}
-	if f.evAddr, err = m.Alloc(nicsdk.EventBytes, 8); err != nil {
-		return nil, err
-	}
-	if f.ctx, err = m.Alloc(nicsdk.CtxBytes, 16); err != nil {
-		return nil, err
-	}
-	return f, nil
+	return &firmwareController{label: "firmware " + rb.report.Model.Name, fw: fw, params: p, layout: rb.layout,
+		time: newDecisionTime(fw.Profile(), threads, latencyNs)}, nil
 }
 
 func (f *firmwareController) Name() string   { return f.label }
@@ -552,23 +544,14 @@ func (f *firmwareController) Init(ctx *nicsdk.FlowCtx) uint32 {
 }
 
 func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
-	if err := f.m.WriteBytes(f.evAddr, ev.Bytes()); err != nil {
-		return 0, 0, err
-	}
-	if err := f.m.WriteBytes(f.ctx, ctx.Bytes()); err != nil {
-		return 0, 0, err
-	}
-	r, err := f.m.Call(compiler.EntryHandler, f.evAddr, f.ctx)
+	rate, cycles, err := f.fw.OnEvent(ev, ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", compiler.EntryHandler, err)
+		return 0, 0, fmt.Errorf("%s: %w", abi.EntryHandler, err)
 	}
-	if *ctx, err = readFlowCtx(f.m, f.ctx, f.buf); err != nil {
+	if err := checkRate(abi.EntryHandler, rate, f.params); err != nil {
 		return 0, 0, err
 	}
-	if err := checkRate(compiler.EntryHandler, uint32(r.A0), f.params); err != nil {
-		return 0, 0, err
-	}
-	return uint32(r.A0), f.time.ps(r.Cycles), nil
+	return rate, f.time.ps(cycles), nil
 }
 
 // checkRate is the firmware's fault when entry returned a rate outside [the compiled min
@@ -579,14 +562,6 @@ func checkRate(entry string, rate uint32, p nicsdk.Params) error {
 		return fmt.Errorf("%s returned rate %d (%#x), outside [the min rate %d, line rate %d] in fxp20: the firmware's fault", entry, rate, rate, p.MinRate, nicsdk.LineRate)
 	}
 	return nil
-}
-
-// readFlowCtx reads back the flow context a decision left at addr, through buf.
-func readFlowCtx(m *fwsim.Machine, addr uint64, buf []byte) (nicsdk.FlowCtx, error) {
-	if err := m.ReadBytes(addr, buf); err != nil {
-		return nicsdk.FlowCtx{}, err
-	}
-	return nicsdk.ParseFlowCtx(buf)
 }
 
 // WriteText prints the run's figures for a terminal.

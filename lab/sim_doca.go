@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/target/doca"
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/netsim"
@@ -65,14 +66,13 @@ type SimDOCAParam struct {
 // its decisions.
 type docaController struct {
 	label  string
-	fw     *compiler.DOCAFwsim
+	fw     *doca.Firmware
 	params nicsdk.Params   // the compiled parameters: the rates are within [MinRate, LineRate]
 	nicOf  []int           // each flow's sender NIC
 	segs   []fwsim.Segment // the program's writable memory
 	mem    [][]byte        // each NIC's copy of it
 	cur    int             // the NIC whose memory fw holds
 	time   decisionTime
-	buf    []byte
 	report SimDOCA
 }
 
@@ -82,12 +82,12 @@ func newDOCAController(dir string, rb *readBack, scen netsim.Scenario, core stri
 	if err != nil {
 		return nil, err
 	}
-	fw, err := compiler.NewDOCAFwsim(elf, core)
+	fw, err := doca.Load(elf, core)
 	if err != nil {
 		return nil, err
 	}
 	d := &docaController{label: "DOCA " + rb.report.Model.Name, fw: fw, params: rb.params,
-		time: newDecisionTime(fw.Profile(), opt.Threads, opt.LatencyNs), buf: make([]byte, nicsdk.CtxBytes),
+		time:   newDecisionTime(fw.Profile(), opt.Threads, opt.LatencyNs),
 		report: SimDOCA{Firmware: elf, NICs: scen.Hosts, SetParams: set}}
 	for _, f := range scen.Flows {
 		d.nicOf = append(d.nicOf, f.Src)
@@ -191,7 +191,7 @@ func (d *docaController) setParams(set []SimDOCAParam) error {
 		return nil
 	}
 	base := docaRunParams[set[0].Flag].id
-	cur, err := compiler.ReadWords(d.fw.Machine(), d.fw.ParamsTable()+nicsdk.DOCATableRow(0, nicsdk.DOCASlot), nicsdk.DOCAParams)
+	cur, err := d.fw.Params(0, nicsdk.DOCASlot)
 	if err != nil {
 		return err
 	}
@@ -298,19 +298,18 @@ func (d *docaController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, i
 		d.report.RTTEvents++
 	}
 	d.report.Events++
-	m := d.fw.Machine()
-	if err := m.WriteBytes(d.fw.Ctx(), ctx.Bytes()); err != nil {
+	if err := d.fw.SetContext(*ctx); err != nil {
 		return 0, 0, err
 	}
 	r, err := d.fw.Algo(dev, nicsdk.DOCASlot, false)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: %w", nicsdk.DOCAEntryAlgo, err)
 	}
-	rate, err := compiler.ReadWords(m, d.fw.Result(), 1)
+	rate, err := d.fw.Results()
 	if err != nil {
 		return 0, 0, err
 	}
-	if *ctx, err = readFlowCtx(m, d.fw.Ctx(), d.buf); err != nil {
+	if *ctx, err = d.fw.Context(); err != nil {
 		return 0, 0, err
 	}
 	if err := checkRate(nicsdk.DOCAEntryAlgo, rate[0], d.params); err != nil {
@@ -326,7 +325,7 @@ func (d *docaController) summary() (*SimDOCA, error) {
 		if err := d.use(n); err != nil {
 			return nil, err
 		}
-		c, err := d.fw.CountersOf(0, nicsdk.DOCASlot)
+		c, err := d.fw.Counters(0, nicsdk.DOCASlot)
 		if err != nil {
 			return nil, err
 		}
