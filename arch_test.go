@@ -227,6 +227,12 @@ func longFuncs(t *testing.T, path string, src []byte) []funcSize {
 // one job (fwsim's emulator and its static WCET analysis were one package until they were not).
 const maxPackageLines = 4000
 
+// oversized are the packages still over maxPackageLines while they are split (issue 27: the
+// compile's stages into pipeline/, the report into artifact/), each with its ceiling: it only
+// comes down. The test fails when one grows past its ceiling, and when one fits the limit, so
+// that its entry goes.
+var oversized = map[string]int{"compiler": 9600}
+
 func TestPackageSizes(t *testing.T) {
 	for _, p := range goList(t) {
 		total := 0
@@ -237,7 +243,13 @@ func TestPackageSizes(t *testing.T) {
 			}
 			total += bytes.Count(src, []byte("\n"))
 		}
-		if total > maxPackageLines {
+		limit, splitting := oversized[rel(p)]
+		switch {
+		case splitting && total <= maxPackageLines:
+			t.Errorf("%s: %d non-test lines, within %d: delete its entry in oversized", rel(p), total, maxPackageLines)
+		case splitting && total > limit:
+			t.Errorf("%s: %d non-test lines, over its ceiling of %d while it is split: it must shrink, not grow", rel(p), total, limit)
+		case !splitting && total > maxPackageLines:
 			t.Errorf("%s: %d non-test lines, over %d: give one of its jobs a package of its own", rel(p), total, maxPackageLines)
 		}
 	}
