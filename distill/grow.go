@@ -238,7 +238,7 @@ func finish(pl pool, d *binned, hb *histBuilder, st *boostState, grp *rowGroups,
 			}
 		}
 	})
-	hb.rootSummed = sum
+	hb.markRoot(sum)
 	switch {
 	case fused:
 		grp.renumber(lp.leaves)

@@ -74,9 +74,10 @@ func (hb *histBuilder) startTree(pl pool, d *binned, grad []float64) {
 	}
 }
 
-// gradientsChanged says the gradients changed since finish summed the next root: the next
-// tree sums it afresh.
-func (hb *histBuilder) gradientsChanged() { hb.rootSummed = false }
+// markRoot records whether parts hold the root's sums for the current gradients: finish's
+// pass sums them (unless no tree follows); a refit changes the gradients, and then the next
+// tree sums the root afresh.
+func (hb *histBuilder) markRoot(summed bool) { hb.rootSummed = summed }
 
 // sumRoot sums half p's rows into its root histogram (parts[p], slot 0), in row order, and
 // keeps its counts (rootCounts[p]), which no tree changes.

@@ -133,11 +133,12 @@ type Report struct {
 // and splits the refit's row groups. Refit and Corrective solve for all leaves jointly on
 // groups of rows that share every leaf.
 //
-// Train hands these jobs' data from one to the next: Options.resolve gives the config
-// (read-only), binData the binned rows (read-only), startBoost the boostState (the ensemble,
-// gradients and row nodes) that each round's grow changes; grow's histBuilder (histograms
-// and row partitions) hands growLevels' grownTree to finish as a leafPass; rowGroups keeps
-// the refit's groups, and solve returns the refitted ensemble that boostState.apply takes.
+// Train hands these jobs' data from one to the next: startBoost gives the boostState (the
+// ensemble, the gradients and each row's node), Options.resolve the config and binData the
+// binned rows (both read-only); boost runs the rounds, each a grow: a histBuilder (histograms
+// and row partitions) serves growLevels, whose grownTree finish takes as a leafPass to move
+// the rows to their leaves and split the rowGroups; solve refits on those groups and returns
+// a refitted ensemble, which boostState.apply takes.
 func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	start := time.Now()
 	// The training set's values are checked for NaN and infinities by the trainer's passes
@@ -167,42 +168,19 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 		train, valid = train.Split(RefitHeldOut, opt.Seed)
 	}
 	pl := newPool(opt.Threads)
-	cfg := opt.resolve(nf)
-	data, nonFinite := binData(train.X, train.Rows(), opt.Grid, cfg.bins, pl)
 	st, sse, finite := startBoost(train.Y, pl)
+	cfg := opt.resolve(nf, sse)
+	data, nonFinite := binData(train.X, train.Rows(), opt.Grid, cfg.bins, pl)
 	if nonFinite || !finite {
 		if err := train.Check(); err != nil {
 			return nil, nil, fmt.Errorf("training set: %w", err)
 		}
 	}
-	// A split must lower the loss by more than rounding noise of the initial sum of squares.
-	cfg.minGain = 1e-12 * sse
-	hb := newHistBuilder(data.n, data.nf, pl)
-	var grp *rowGroups // the refit's row groups
-	if opt.Refit || opt.Corrective {
-		grp = newRowGroups(data.n)
-	}
 	rep := &Report{Refit: opt.Refit, TrainRows: train.Rows(), HeldOutRows: valid.Rows(), HeldOutRMSE: math.NaN(), BoostHeldOutRMSE: math.NaN()}
 	for f := range data.edges {
 		rep.Thresholds = append(rep.Thresholds, len(data.edges[f]))
 	}
-	for round := range opt.Trees {
-		tr, split := grow(pl, &cfg, data, hb, st, grp, round == opt.Trees-1)
-		if !split && len(st.trees) > 0 {
-			break
-		}
-		st.trees = append(st.trees, tr)
-		if opt.Corrective {
-			st.apply(pl, solve(pl, &cfg, grp, train.Y, st.base, st.trees, 1e-6), grp.gid, train.Y)
-			hb.gradientsChanged()
-		}
-		if opt.Progress != nil {
-			opt.Progress(round+1, opt.Trees)
-		}
-		if !split {
-			break
-		}
-	}
+	grp := boost(pl, &cfg, data, st, train.Y, opt.Progress)
 	rep.Rounds, rep.LearningRate = len(st.trees), cfg.lr
 	var validLeaves [][]uint16
 	if valid != nil {
@@ -212,7 +190,7 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	}
 	// The refit is kept if it lowers the held-out RMSE. Rows in one group are identical to the
 	// ensemble, so it is solved on the groups' counts and target sums.
-	if opt.Refit && len(grp.splits) == len(st.trees) {
+	if cfg.refit && len(grp.splits) == len(st.trees) {
 		r := solve(pl, &cfg, grp, train.Y, st.base, st.trees, 1e-10)
 		if after := rmse(predict(pl, r.base, r.trees, validLeaves, valid.Rows()), valid.Y); after < rep.HeldOutRMSE {
 			st.apply(pl, r, grp.gid, train.Y)
@@ -242,6 +220,36 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	}
 	rep.Elapsed = time.Since(start)
 	return m, rep, nil
+}
+
+// boost runs the boosting rounds on st, y being the targets: at most c.trees trees, each
+// grown on the residuals (with c.corrective, then all refit jointly); it stops early at a
+// tree without a split (keeping the first). It returns the refit's row groups (nil without
+// c.refit or c.corrective).
+func boost(pl pool, c *config, d *binned, st *boostState, y []float64, progress func(round, total int)) *rowGroups {
+	hb := newHistBuilder(d.n, d.nf, pl)
+	var grp *rowGroups
+	if c.refit || c.corrective {
+		grp = newRowGroups(d.n)
+	}
+	for round := range c.trees {
+		tr, split := grow(pl, c, d, hb, st, grp, round == c.trees-1)
+		if !split && len(st.trees) > 0 {
+			break
+		}
+		st.trees = append(st.trees, tr)
+		if c.corrective {
+			st.apply(pl, solve(pl, c, grp, y, st.base, st.trees, 1e-6), grp.gid, y)
+			hb.markRoot(false) // the gradients changed
+		}
+		if progress != nil {
+			progress(round+1, c.trees)
+		}
+		if !split {
+			break
+		}
+	}
+	return grp
 }
 
 // check validates opt for nf features.
@@ -279,22 +287,23 @@ func (o *Options) check(nf int) error {
 	return nil
 }
 
-// config is the run's Options resolved, defaults filled in; read-only once Train has set
-// minGain from the targets.
+// config is the run's Options resolved, defaults filled in: read-only.
 type config struct {
-	depth       int
-	oblivious   bool
-	bins        int
-	lr, lambda  float64
-	minLeaf     int
-	minGain     float64   // the least gain of a split: rounding noise of the initial loss
-	weights     []float64 // per feature (Options.FeatureWeights, or all 1)
-	refitPasses int
+	trees, depth      int
+	oblivious         bool
+	refit, corrective bool
+	bins              int
+	lr, lambda        float64
+	minLeaf           int
+	minGain           float64   // the least gain of a split: rounding noise of the initial loss
+	weights           []float64 // per feature (Options.FeatureWeights, or all 1)
+	refitPasses       int
 }
 
-// resolve is o for nf features with its defaults filled in (minGain is Train's).
-func (o *Options) resolve(nf int) config {
-	c := config{depth: o.Depth, oblivious: o.Oblivious, bins: o.Bins, lr: o.LearningRate, lambda: o.L2, minLeaf: max(o.MinLeaf, 1), weights: o.FeatureWeights, refitPasses: o.RefitPasses}
+// resolve is o for nf features with its defaults filled in; sse is the targets' initial sum
+// of squares (startBoost), whose rounding noise a split must gain more than.
+func (o *Options) resolve(nf int, sse float64) config {
+	c := config{trees: o.Trees, depth: o.Depth, oblivious: o.Oblivious, refit: o.Refit, corrective: o.Corrective, minGain: 1e-12 * sse, bins: o.Bins, lr: o.LearningRate, lambda: o.L2, minLeaf: max(o.MinLeaf, 1), weights: o.FeatureWeights, refitPasses: o.RefitPasses}
 	if c.lr == 0 {
 		c.lr = DefaultLearningRate
 	}
