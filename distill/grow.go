@@ -36,7 +36,8 @@ type candidate struct {
 // of the row groups.
 func grow(pl pool, c *config, d *binned, hb *histBuilder, st *boostState, grp *rowGroups, last bool) (model.Tree, bool) {
 	// Rows start at the root with gradients pred − y: startBoost, apply and the end of the
-	// previous grow leave them so (and the latter two the root's histogram parts too).
+	// previous grow leave them so; the end of the previous grow also sums the root's
+	// histogram parts, unless no tree was to follow or a refit has changed the gradients since.
 	hb.startTree(pl, d, st.grad)
 	gt := growLevels(pl, c, d, hb, st)
 	keep := gt.split || len(st.trees) == 0 // Train drops a tree without splits unless it is the first
