@@ -19,33 +19,31 @@ type binned struct {
 }
 
 // binData bins the n rows of the column-major x into at most bins bins per feature (on the
-// grid's midpoints when grid is set). nonFinite reports a NaN or infinity met on the way: the
+// grid's midpoints when grid is set), and reports whether it met a NaN or infinity: the
 // values are checked by this pass over them, not by one of their own.
-func binData(x [][]float64, n int, grid []quantize.Input, bins int, pl pool) (d *binned, nonFinite bool) {
+func binData(x [][]float64, n int, grid []quantize.Input, bins int, pl pool) (*binned, bool) {
 	nf := len(x)
-	d = &binned{nf: nf, n: n, edges: make([][]float64, nf), nb: make([]int, nf)}
+	edges, nb := make([][]float64, nf), make([]int, nf)
 	pl.forEach(nf, func(f int) {
 		var g *quantize.Input
 		if grid != nil {
 			g = &grid[f]
 		}
-		d.edges[f] = featureEdges(x[f], g, bins)
-		d.nb[f] = len(d.edges[f]) + 1
+		edges[f] = featureEdges(x[f], g, bins)
+		nb[f] = len(edges[f]) + 1
 	})
 	binners := make([]*binner, nf)
-	for f, e := range d.edges {
+	for f, e := range edges {
 		binners[f] = newBinner(e)
 	}
-	d.rowBins = make([]uint8, n*nf)
-	d.colBins = make([][]uint8, nf)
-	for f := range d.colBins {
-		d.colBins[f] = make([]uint8, n)
+	rowBins, colBins := make([]uint8, n*nf), make([][]uint8, nf)
+	for f := range colBins {
+		colBins[f] = make([]uint8, n)
 	}
 	var bad atomic.Bool
-	rowBins := d.rowBins
 	pl.forRows(n, func(lo, hi int) {
 		for f, bn := range binners {
-			col, cb := x[f], d.colBins[f]
+			col, cb := x[f], colBins[f]
 			for r := lo; r < hi; r++ {
 				k, ok := bn.quick(col[r]) // ok only for a finite value
 				if !ok {
@@ -59,7 +57,7 @@ func binData(x [][]float64, n int, grid []quantize.Input, bins int, pl pool) (d 
 			}
 		}
 	})
-	return d, bad.Load()
+	return &binned{nf: nf, n: n, edges: edges, nb: nb, rowBins: rowBins, colBins: colBins}, bad.Load()
 }
 
 // maxSample is the most rows per feature featureEdges sorts to place quantile edges.

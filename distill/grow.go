@@ -67,7 +67,6 @@ func growLevels(pl pool, c *config, d *binned, hb *histBuilder, st *boostState) 
 	gt := &grownTree{nodes: []model.Node{{}}, stats: []nodeStat{{}}}
 	open := []int{0}
 	var sib, par []int32 // per slot of the level: see merge
-	var lv levelSplits
 	if c.depth == 1 {
 		clear(st.nid) // the root is the last level: every row is at node 0
 	}
@@ -81,7 +80,8 @@ func growLevels(pl pool, c *config, d *binned, hb *histBuilder, st *boostState) 
 			cands = c.bestOblivious(pl, lh, open, gt.stats)
 		} else {
 			cands = make([]candidate, len(open))
-			pl.forEach(len(open), func(s int) { cands[s] = c.bestSplit(lh, s, gt.stats[open[s]]) })
+			open, stats := open, gt.stats // as they are now: the closure's copies
+			pl.forEach(len(open), func(s int) { cands[s] = c.bestSplit(lh, s, stats[open[s]]) })
 		}
 		var next []int
 		sib, par = sib[:0], par[:0]
@@ -114,8 +114,8 @@ func growLevels(pl pool, c *config, d *binned, hb *histBuilder, st *boostState) 
 			break
 		}
 		hb.descend()
-		lv = levelSplits{open: open, cands: cands, nodes: gt.nodes, summed: summed, nextLast: depth+1 == c.depth-1}
-		pl.forEach(histParts, func(p int) { hb.partition(p, d, st.grad, st.nid, &lv) })
+		lv := levelSplits{open: open, cands: cands, nodes: gt.nodes, summed: summed, nextLast: depth+1 == c.depth-1}
+		pl.forEach(histParts, func(p int) { hb.partition(p, d, st.grad, st.nid, lv) })
 		open = next
 	}
 	return gt

@@ -118,7 +118,7 @@ type levelSplits struct {
 // is their leaf (nid); a split node's rows are partitioned, stably, into its two children's
 // spans, and the summed child's histogram is added into parts[p] (slot summed[s]). When the
 // next level is the last, nid gets each row's child too.
-func (hb *histBuilder) partition(p int, d *binned, grad []float64, nid []uint16, lv *levelSplits) {
+func (hb *histBuilder) partition(p int, d *binned, grad []float64, nid []uint16, lv levelSplits) {
 	hf := &hb.halves[p]
 	nf := hb.nf
 	var span [][2]int
