@@ -3,11 +3,62 @@ package distill
 import (
 	"math"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/nicc-dev/nicc/quantize"
 )
+
+// binned is the training set as histogram bins: per feature, candidate thresholds fixed once
+// (see Options.Grid and Bins) and every row's bin. binData builds it; it is read-only after.
+type binned struct {
+	nf, n   int
+	edges   [][]float64 // per feature: ascending thresholds; bin b holds (edges[b-1], edges[b]]
+	nb      []int       // per feature: len(edges)+1
+	rowBins []uint8     // row-major: rowBins[r*nf+f] is row r's bin of feature f
+	colBins [][]uint8   // column-major copy: partition reads one feature, whose column stays in the cache
+}
+
+// binData bins the n rows of the column-major x into at most bins bins per feature (on the
+// grid's midpoints when grid is set), and reports whether it met a NaN or infinity: the
+// values are checked by this pass over them, not by one of their own.
+func binData(x [][]float64, n int, grid []quantize.Input, bins int, pl pool) (*binned, bool) {
+	nf := len(x)
+	edges, nb := make([][]float64, nf), make([]int, nf)
+	pl.forEach(nf, func(f int) {
+		var g *quantize.Input
+		if grid != nil {
+			g = &grid[f]
+		}
+		edges[f] = featureEdges(x[f], g, bins)
+		nb[f] = len(edges[f]) + 1
+	})
+	binners := make([]*binner, nf)
+	for f, e := range edges {
+		binners[f] = newBinner(e)
+	}
+	rowBins, colBins := make([]uint8, n*nf), make([][]uint8, nf)
+	for f := range colBins {
+		colBins[f] = make([]uint8, n)
+	}
+	var bad atomic.Bool
+	pl.forRows(n, func(lo, hi int) {
+		for f, bn := range binners {
+			col, cb := x[f], colBins[f]
+			for r := lo; r < hi; r++ {
+				k, ok := bn.quick(col[r]) // ok only for a finite value
+				if !ok {
+					if math.IsNaN(col[r]) || math.IsInf(col[r], 0) {
+						bad.Store(true)
+					}
+					k = bn.search(col[r])
+				}
+				rowBins[r*nf+f] = uint8(k)
+				cb[r] = uint8(k)
+			}
+		}
+	})
+	return &binned{nf: nf, n: n, edges: edges, nb: nb, rowBins: rowBins, colBins: colBins}, bad.Load()
+}
 
 // maxSample is the most rows per feature featureEdges sorts to place quantile edges.
 var maxSample = 1 << 18
@@ -224,50 +275,4 @@ func radixSort(s []uint64) {
 	if &src[0] != &s[0] {
 		copy(s, src)
 	}
-}
-
-// forEach runs fn(i) for i in [0, n) on t.threads goroutines.
-func (t *trainer) forEach(n int, fn func(i int)) {
-	w := min(t.threads, n)
-	if w <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range w {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// forRows runs fn over fixed chunks of rows in parallel.
-func (t *trainer) forRows(n int, fn func(lo, hi int)) {
-	chunks := (n + chunkRows - 1) / chunkRows
-	t.forEach(chunks, func(c int) { fn(c*chunkRows, min(n, (c+1)*chunkRows)) })
-}
-
-// sumRows sums fn over the row chunks, merging in chunk order (deterministic).
-func (t *trainer) sumRows(fn func(lo, hi int) [2]float64) [2]float64 {
-	chunks := (t.n + chunkRows - 1) / chunkRows
-	part := make([][2]float64, chunks)
-	t.forEach(chunks, func(c int) { part[c] = fn(c*chunkRows, min(t.n, (c+1)*chunkRows)) })
-	var s [2]float64
-	for _, p := range part {
-		s[0] += p[0]
-		s[1] += p[1]
-	}
-	return s
 }

@@ -2,15 +2,14 @@ package distill
 
 import (
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/nicc-dev/nicc/model"
 )
 
-// leavesAt is, per tree, the leaf (node index) each of n rows of the column-major x reaches,
-// run on t's threads. The refit changes leaf values only, so the held-out set is walked once.
-func (t *trainer) leavesAt(trees []model.Tree, x [][]float64, n int) [][]uint16 {
+// leavesAt is, per tree, the leaf (node index) each of n rows of the column-major x reaches.
+// The refit changes leaf values only, so the held-out set is walked once.
+func leavesAt(pl pool, trees []model.Tree, x [][]float64, n int) [][]uint16 {
 	leaves := make([][]uint16, len(trees))
 	for i := range leaves {
 		leaves[i] = make([]uint16, n)
@@ -19,7 +18,7 @@ func (t *trainer) leavesAt(trees []model.Tree, x [][]float64, n int) [][]uint16 
 	for i := range trees {
 		flat[i] = flatten(&trees[i])
 	}
-	t.forRows(n, func(lo, hi int) {
+	pl.forRows(n, func(lo, hi int) {
 		// A level of a tree at a time for all the chunk's rows: each row's step depends on
 		// its last, so stepping many rows at once overlaps their latencies.
 		node := make([]uint32, hi-lo)
@@ -41,9 +40,9 @@ func (t *trainer) leavesAt(trees []model.Tree, x [][]float64, n int) [][]uint16 
 }
 
 // predict is base + Σ trees (in order) at the n rows whose leaves are given (leavesAt).
-func (t *trainer) predict(base float64, trees []model.Tree, leaves [][]uint16, n int) []float64 {
+func predict(pl pool, base float64, trees []model.Tree, leaves [][]uint16, n int) []float64 {
 	p := make([]float64, n)
-	t.forRows(n, func(lo, hi int) {
+	pl.forRows(n, func(lo, hi int) {
 		pc := p[lo:hi]
 		for r := range pc {
 			pc[r] = base
@@ -83,217 +82,63 @@ func flatten(tr *model.Tree) flatTree {
 	return ft
 }
 
-// maxGroupKeys bounds (old groups × leaves) for finish's fused group split; beyond it refine
-// splits the groups with a map.
-var maxGroupKeys = 1 << 24
-
-// renumber finishes the group split finish fused into its pass: t.gid holds each row's key
-// old group·len(leaves) + the number of its leaf (leaves[number] is its node), and each half
-// marked the keys it met. The new groups are the keys met, numbered in ascending order (a
-// key's rank among them: t.rankOf); t.gid keeps the keys until settleGroups or the next
-// finish ranks them. solve numbers the groups in order of first appearance, as refine does.
-func (t *trainer) renumber(leaves []uint16) {
-	met := t.halves[0].seen
-	for p := 1; p < histParts; p++ {
-		for w, b := range t.halves[p].seen {
-			met[w] |= b
-		}
-	}
-	t.rankBits = append(t.rankBits[:0], met...)
-	t.rankBase = resize(t.rankBase, len(met))
-	var from []int32
-	var leafOf []uint16
-	nl := int32(len(leaves))
-	for w, b := range met {
-		t.rankBase[w] = int32(len(from))
-		for ; b != 0; b &= b - 1 {
-			k := int32(w*64 + bits.TrailingZeros64(b))
-			from, leafOf = append(from, k/nl), append(leafOf, leaves[k%nl])
-		}
-	}
-	t.gidKeyed = true
-	t.addGroups(from, leafOf)
+// refitProblem is what the refit solves: the ensemble's trees (their structure), every row
+// group's leaf in each ([tree][group]), the groups' sums of the targets, and λ.
+type refitProblem struct {
+	trees     []model.Tree
+	groupLeaf [][]uint16
+	groupSums
+	lambda float64
 }
 
-// rankOf is key k's group after renumber: its rank among the keys met.
-func (t *trainer) rankOf(k int32) int32 {
-	w := k >> 6
-	return t.rankBase[w] + int32(bits.OnesCount64(t.rankBits[w]&(1<<(k&63)-1)))
+// refitted is a refit's ensemble: the base, the trees with their refit leaves, and its
+// prediction per row group.
+type refitted struct {
+	base  float64
+	trees []model.Tree
+	gp    []float64
 }
 
-// settleGroups makes t.gid the rows' groups when it holds renumber's keys (finish's next
-// pass ranks them itself).
-func (t *trainer) settleGroups() {
-	if !t.gidKeyed {
-		return
+// solve refits base and trees (the ensemble the row groups g were split by) jointly, y being
+// the rows' targets. It stops when a pass lowers the training loss by less than a relative tol.
+func solve(pl pool, c *config, g *rowGroups, y []float64, base float64, trees []model.Tree, tol float64) refitted {
+	pr := &refitProblem{trees: trees, groupSums: g.order(pl, y), groupLeaf: g.leaves(pl), lambda: c.lambda}
+	vals := make([][]float64, len(trees))
+	gp := make([]float64, g.ngroups)
+	for i := range gp {
+		gp[i] = base
 	}
-	t.forRows(t.n, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			t.gid[r] = t.rankOf(t.gid[r])
-		}
-	})
-	t.gidKeyed = false
-}
-
-// orderGroups renumbers the groups in order of first appearance in the rows (refine's order,
-// which fixes the order of solve's sums) and returns each group's row count, and sum of
-// targets and of their squares (in row order).
-func (t *trainer) orderGroups() (cnt, sy, sy2 []float64) {
-	t.settleGroups()
-	G := t.ngroups
-	perm := make([]int32, G)
-	seen := make([]bool, G)
-	sums := make([][3]float64, G) // count, Σy, Σy²: one cache line, not three, per row
-	next := int32(0)
-	for r, g := range t.gid {
-		if !seen[g] {
-			seen[g] = true
-			perm[g] = next
-			next++
-		}
-		s, y := &sums[perm[g]], t.y[r]
-		s[0]++
-		s[1] += y
-		s[2] += y * y
-	}
-	cnt, sy, sy2 = make([]float64, G), make([]float64, G), make([]float64, G)
-	for g, s := range sums {
-		cnt[g], sy[g], sy2[g] = s[0], s[1], s[2]
-	}
-	t.forRows(t.n, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			t.gid[r] = perm[t.gid[r]]
-		}
-	})
-	last := &t.splits[len(t.splits)-1]
-	from, leafOf := make([]int32, t.ngroups), make([]uint16, t.ngroups)
-	for g, p := range perm {
-		from[p], leafOf[p] = last.from[g], last.leafOf[g]
-	}
-	last.from, last.leafOf = from, leafOf
-	return cnt, sy, sy2
-}
-
-// refine splits the row groups by the leaves (t.nid, nodes tree nodes) of the tree just grown,
-// when there are too many (old group, leaf) keys for renumber's tables.
-func (t *trainer) refine(nodes int) {
-	var from []int32 // per new group: its old group
-	var leafOf []uint16
-	table := make(map[uint64]int32)
-	for r, g := range t.gid {
-		l := t.nid[r]
-		k := uint64(g)*uint64(nodes) + uint64(l)
-		id, ok := table[k]
-		if !ok {
-			id = int32(len(from))
-			from = append(from, g)
-			leafOf = append(leafOf, l)
-			table[k] = id
-		}
-		t.gid[r] = id
-	}
-	t.addGroups(from, leafOf)
-}
-
-// addGroups makes the new groups the groups: from[g] is new group g's old group, leafOf[g]
-// its leaf in the tree just grown.
-func (t *trainer) addGroups(from []int32, leafOf []uint16) {
-	t.splits = append(t.splits, groupSplit{from, leafOf})
-	t.ngroups = len(from)
-}
-
-// groupSplit is how one tree split the row groups: new group g came from old group from[g]
-// and reaches leaf leafOf[g].
-type groupSplit struct {
-	from   []int32
-	leafOf []uint16
-}
-
-// groupLeaves sets every group's leaf in every tree, groupLeaf[tree][group], worked out from
-// the splits, the last first.
-func (t *trainer) groupLeaves() {
-	t.groupLeaf = make([][]uint16, len(t.splits))
-	for ti := range t.groupLeaf {
-		t.groupLeaf[ti] = make([]uint16, t.ngroups)
-	}
-	// Each group's ancestors are its own: the groups are split among the threads.
-	t.forEach(histParts, func(p int) {
-		lo, hi := p*t.ngroups/histParts, (p+1)*t.ngroups/histParts
-		anc := make([]int32, hi-lo) // each group's ancestor after tree ti
-		for i := range anc {
-			anc[i] = int32(lo + i)
-		}
-		for ti := len(t.splits) - 1; ti >= 0; ti-- {
-			sp, gl := t.splits[ti], t.groupLeaf[ti][lo:hi]
-			for i, a := range anc {
-				gl[i] = sp.leafOf[a]
-				anc[i] = sp.from[a]
-			}
-		}
-	})
-}
-
-// refit jointly refits every leaf value and the base by coordinate descent on the training
-// set, and keeps the result if the RMSE on valid falls below before. Rows in one group are
-// identical to the ensemble, so the descent runs on the groups' counts and target sums.
-func (t *trainer) refit(valid *Dataset, leaves [][]uint16, before float64) (float64, bool) {
-	if len(t.splits) != len(t.trees) {
-		return 0, false
-	}
-	base, trees, gp := t.solve(1e-10)
-	// The refit model, checked on valid.
-	after := rmse(t.predict(base, trees, leaves, valid.Rows()), valid.Y)
-	if !(after < before) {
-		return 0, false
-	}
-	t.apply(base, trees, gp)
-	return after, true
-}
-
-// apply makes base and trees the ensemble, gp being its prediction per row group.
-func (t *trainer) apply(base float64, trees []model.Tree, gp []float64) {
-	t.base, t.trees = base, trees
-	t.rootSummed = false
-	t.forRows(t.n, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			t.grad[r] = gp[t.gid[r]] - t.y[r]
-		}
-	})
-}
-
-// solve is the refit: the jointly refit base and trees, and the prediction per row group. It
-// stops when a pass lowers the training loss by less than a relative tol.
-func (t *trainer) solve(tol float64) (float64, []model.Tree, []float64) {
-	cnt, sy, sy2 := t.orderGroups()
-	t.groupLeaves()
-	G := t.ngroups
-	base := t.base
-	vals := make([][]float64, len(t.trees))
-	gp := make([]float64, G)
-	for g := range gp {
-		gp[g] = base
-	}
-	for ti, tr := range t.trees {
+	for ti, tr := range trees {
 		vals[ti] = make([]float64, len(tr.Nodes))
 		for i, n := range tr.Nodes {
 			vals[ti][i] = n.Value
 		}
-		for g, l := range t.groupLeaf[ti] {
-			gp[g] += vals[ti][l]
+		for i, l := range pr.groupLeaf[ti] {
+			gp[i] += vals[ti][l]
 		}
 	}
-	if b, ok := t.exactSolve(cnt, sy, vals); ok {
+	if b, ok := exactSolve(pl, pr, vals); ok {
 		base = b
-		for g := range gp {
-			gp[g] = base
+		for i := range gp {
+			gp[i] = base
 		}
-		for ti := range t.trees {
-			for g, l := range t.groupLeaf[ti] {
-				gp[g] += vals[ti][l]
+		for ti := range trees {
+			for i, l := range pr.groupLeaf[ti] {
+				gp[i] += vals[ti][l]
 			}
 		}
-		return base, t.withValues(vals), gp
+	} else {
+		base = pr.descend(base, vals, gp, c.refitPasses, tol)
 	}
+	return refitted{base, withValues(trees, vals), gp}
+}
+
+// descend refits by coordinate descent from base, the leaves vals[tree][node] and the
+// prediction per group gp (all updated in place): at most passes passes, each setting every
+// tree's leaves, then the base, to their optimum given the rest; it stops once a pass lowers
+// the loss by less than a relative tol. It returns the base.
+func (pr *refitProblem) descend(base float64, vals [][]float64, gp []float64, passes int, tol float64) float64 {
+	cnt, sy, sy2 := pr.cnt, pr.sy, pr.sy2
 	sse := func() float64 {
 		s := 0.0
 		for g := range gp {
@@ -301,14 +146,10 @@ func (t *trainer) solve(tol float64) (float64, []model.Tree, []float64) {
 		}
 		return s
 	}
-	passes := t.opt.RefitPasses
-	if passes == 0 {
-		passes = DefaultRefitPasses
-	}
 	prev := sse()
 	for range passes {
-		for ti := range t.trees {
-			v, gl := vals[ti], t.groupLeaf[ti]
+		for ti := range pr.trees {
+			v, gl := vals[ti], pr.groupLeaf[ti]
 			s := make([]float64, len(v))
 			c := make([]float64, len(v))
 			for g, l := range gl {
@@ -317,7 +158,7 @@ func (t *trainer) solve(tol float64) (float64, []model.Tree, []float64) {
 			}
 			delta := make([]float64, len(v))
 			for l := range v {
-				if d := c[l] + t.lambda; c[l] > 0 && d > 0 {
+				if d := c[l] + pr.lambda; c[l] > 0 && d > 0 {
 					nv := s[l] / d
 					delta[l] = nv - v[l]
 					v[l] = nv
@@ -343,22 +184,22 @@ func (t *trainer) solve(tol float64) (float64, []model.Tree, []float64) {
 		}
 		prev = cur
 	}
-	return base, t.withValues(vals), gp
+	return base
 }
 
-// withValues is a copy of t.trees with leaf values vals[tree][node].
-func (t *trainer) withValues(vals [][]float64) []model.Tree {
-	trees := make([]model.Tree, len(t.trees))
-	for ti, tr := range t.trees {
+// withValues is a copy of trees with leaf values vals[tree][node].
+func withValues(trees []model.Tree, vals [][]float64) []model.Tree {
+	out := make([]model.Tree, len(trees))
+	for ti, tr := range trees {
 		nodes := slices.Clone(tr.Nodes)
 		for i := range nodes {
 			if nodes[i].Leaf {
 				nodes[i].Value = vals[ti][i]
 			}
 		}
-		trees[ti] = model.Tree{Nodes: nodes}
+		out[ti] = model.Tree{Nodes: nodes}
 	}
-	return trees
+	return out
 }
 
 // exactRefit enables exactSolve (tests compare it with coordinate descent).
@@ -371,10 +212,11 @@ const maxExact = 640
 // the unknowns (base, every leaf), built from the groups' counts and target sums, by Cholesky.
 // It writes the leaves into vals and returns the base; ok is false (vals untouched) when there
 // are too many unknowns or the system is not positive definite (λ = 0 makes it singular).
-func (t *trainer) exactSolve(cnt, sy []float64, vals [][]float64) (float64, bool) {
-	idx := make([][]int, len(t.trees)) // per tree, per node: unknown index (leaves)
+func exactSolve(pl pool, pr *refitProblem, vals [][]float64) (float64, bool) {
+	trees, groupLeaf, cnt, sy := pr.trees, pr.groupLeaf, pr.cnt, pr.sy
+	idx := make([][]int, len(trees)) // per tree, per node: unknown index (leaves)
 	L := 1
-	for ti, tr := range t.trees {
+	for ti, tr := range trees {
 		idx[ti] = make([]int, len(tr.Nodes))
 		for i, n := range tr.Nodes {
 			if n.Leaf {
@@ -383,19 +225,19 @@ func (t *trainer) exactSolve(cnt, sy []float64, vals [][]float64) (float64, bool
 			}
 		}
 	}
-	if L > maxExact || t.lambda <= 0 || !exactRefit {
+	if L > maxExact || pr.lambda <= 0 || !exactRefit {
 		return 0, false
 	}
 	// The counts are summed in parallel over fixed ranges of groups, then added: whole
 	// numbers, so exactly, in any order. The right-hand side is summed in group order.
 	var part [histParts][]float64
 	G := len(cnt)
-	t.forEach(histParts, func(p int) {
+	pl.forEach(histParts, func(p int) {
 		a := make([]float64, L*L)
-		vars := make([]int, len(t.trees)+1)
+		vars := make([]int, len(trees)+1)
 		for g := p * G / histParts; g < (p+1)*G/histParts; g++ {
-			for ti := range t.trees {
-				vars[ti+1] = idx[ti][t.groupLeaf[ti][g]]
+			for ti := range trees {
+				vars[ti+1] = idx[ti][groupLeaf[ti][g]]
 			}
 			c := cnt[g]
 			for k, i := range vars { // vars ascend: only the lower triangle, which Cholesky reads
@@ -416,12 +258,12 @@ func (t *trainer) exactSolve(cnt, sy []float64, vals [][]float64) (float64, bool
 	rhs := make([]float64, L)
 	for g, s := range sy {
 		rhs[0] += s
-		for ti := range t.trees {
-			rhs[idx[ti][t.groupLeaf[ti][g]]] += s
+		for ti := range trees {
+			rhs[idx[ti][groupLeaf[ti][g]]] += s
 		}
 	}
 	for i := 1; i < L; i++ {
-		a[i*L+i] += t.lambda
+		a[i*L+i] += pr.lambda
 	}
 	// Cholesky a = R Rᵀ in the lower triangle. The rows below a column are independent: they
 	// are worked out in parallel, in blocks.
@@ -437,7 +279,7 @@ func (t *trainer) exactSolve(cnt, sy []float64, vals [][]float64) (float64, bool
 		d = math.Sqrt(d)
 		a[j*L+j] = d
 		rows := L - j - 1
-		t.forEach((rows+block-1)/block, func(b int) {
+		pl.forEach((rows+block-1)/block, func(b int) {
 			rj := a[j*L : j*L+j]
 			for i := j + 1 + b*block; i < min(L, j+1+(b+1)*block); i++ {
 				v := a[i*L+j]
@@ -469,7 +311,7 @@ func (t *trainer) exactSolve(cnt, sy []float64, vals [][]float64) (float64, bool
 			return 0, false
 		}
 	}
-	for ti := range t.trees {
+	for ti := range trees {
 		for i, k := range idx[ti] {
 			if k > 0 {
 				vals[ti][i] = x[k]

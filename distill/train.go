@@ -3,9 +3,7 @@ package distill
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/nicc-dev/nicc/model"
@@ -134,10 +132,17 @@ type Report struct {
 // adds the tree to the predictions, sums the next root's gradients (its counts never change)
 // and splits the refit's row groups. Refit and Corrective solve for all leaves jointly on
 // groups of rows that share every leaf.
+//
+// Train hands these jobs' data from one to the next: startBoost gives the boostState (the
+// ensemble, the gradients and each row's node), Options.resolve the config and binData the
+// binned rows (both read-only); boost runs the rounds, each a grow: a histBuilder (histograms
+// and row partitions) serves growLevels, whose grownTree finish takes as a leafPass to move
+// the rows to their leaves and split the rowGroups; solve refits on those groups and returns
+// a refitted ensemble, which boostState.apply takes.
 func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	start := time.Now()
 	// The training set's values are checked for NaN and infinities by the trainer's passes
-	// over them (newTrainer), not by a pass of their own.
+	// over them (binData, startBoost), not by a pass of their own.
 	if err := train.checkShape(); err != nil {
 		return nil, nil, fmt.Errorf("training set: %w", err)
 	}
@@ -162,61 +167,52 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 		}
 		train, valid = train.Split(RefitHeldOut, opt.Seed)
 	}
-	t := newTrainer(train, opt)
-	if t.nonFinite {
+	pl := newPool(opt.Threads)
+	st, sse, finite := startBoost(train.Y, pl)
+	cfg := opt.resolve(nf, sse)
+	data, nonFinite := binData(train.X, train.Rows(), opt.Grid, cfg.bins, pl)
+	if nonFinite || !finite {
 		if err := train.Check(); err != nil {
 			return nil, nil, fmt.Errorf("training set: %w", err)
 		}
 	}
 	rep := &Report{Refit: opt.Refit, TrainRows: train.Rows(), HeldOutRows: valid.Rows(), HeldOutRMSE: math.NaN(), BoostHeldOutRMSE: math.NaN()}
-	for f := range t.edges {
-		rep.Thresholds = append(rep.Thresholds, len(t.edges[f]))
+	for f := range data.edges {
+		rep.Thresholds = append(rep.Thresholds, len(data.edges[f]))
 	}
-	for round := range opt.Trees {
-		t.lastRound = round == opt.Trees-1
-		tr, split := t.grow()
-		if !split && len(t.trees) > 0 {
-			break
-		}
-		t.trees = append(t.trees, tr)
-		if opt.Corrective {
-			t.apply(t.solve(1e-6))
-		}
-		if opt.Progress != nil {
-			opt.Progress(round+1, opt.Trees)
-		}
-		if !split {
-			break
-		}
-	}
-	rep.Rounds, rep.LearningRate = len(t.trees), t.lr
+	grp := boost(pl, &cfg, data, st, train.Y, opt.Progress)
+	rep.Rounds, rep.LearningRate = len(st.trees), cfg.lr
 	var validLeaves [][]uint16
 	if valid != nil {
-		validLeaves = t.leavesAt(t.trees, valid.X, valid.Rows())
-		rep.BoostHeldOutRMSE = rmse(t.predict(t.base, t.trees, validLeaves, valid.Rows()), valid.Y)
+		validLeaves = leavesAt(pl, st.trees, valid.X, valid.Rows())
+		rep.BoostHeldOutRMSE = rmse(predict(pl, st.base, st.trees, validLeaves, valid.Rows()), valid.Y)
 		rep.HeldOutRMSE = rep.BoostHeldOutRMSE
 	}
-	if opt.Refit {
-		if r, ok := t.refit(valid, validLeaves, rep.HeldOutRMSE); ok {
-			rep.RefitApplied, rep.HeldOutRMSE = true, r
+	// The refit is kept if it lowers the held-out RMSE. Rows in one group are identical to the
+	// ensemble, so it is solved on the groups' counts and target sums.
+	if cfg.refit && len(grp.splits) == len(st.trees) {
+		r := solve(pl, &cfg, grp, train.Y, st.base, st.trees, 1e-10)
+		if after := rmse(predict(pl, r.base, r.trees, validLeaves, valid.Rows()), valid.Y); after < rep.HeldOutRMSE {
+			st.apply(pl, r, grp.gid, train.Y)
+			rep.RefitApplied, rep.HeldOutRMSE = true, after
 		}
 	}
-	sq := t.sumRows(func(lo, hi int) [2]float64 {
+	sq := pl.sumRows(data.n, func(lo, hi int) [2]float64 {
 		s := 0.0
-		for _, g := range t.grad[lo:hi] {
+		for _, g := range st.grad[lo:hi] {
 			s += g * g
 		}
 		return [2]float64{s}
 	})
-	rep.TrainRMSE = math.Sqrt(sq[0] / float64(t.n))
+	rep.TrainRMSE = math.Sqrt(sq[0] / float64(data.n))
 	m := &model.Model{
 		Version: model.NativeVersion,
-		Doc:     fmt.Sprintf("distilled by nicc: %d trees, depth ≤ %d, oblivious %v, learning rate %g, λ %g, min leaf %d, grid %v, refit %v", rep.Rounds, opt.Depth, opt.Oblivious, t.lr, t.lambda, t.minLeaf, opt.Grid != nil, rep.RefitApplied),
+		Doc:     fmt.Sprintf("distilled by nicc: %d trees, depth ≤ %d, oblivious %v, learning rate %g, λ %g, min leaf %d, grid %v, refit %v", rep.Rounds, opt.Depth, opt.Oblivious, cfg.lr, cfg.lambda, cfg.minLeaf, opt.Grid != nil, rep.RefitApplied),
 		Inputs:  slices.Clone(train.Names),
 		Ensemble: &model.Ensemble{
-			Base:      t.base,
+			Base:      st.base,
 			Transform: model.TransformIdentity,
-			Trees:     t.trees,
+			Trees:     st.trees,
 		},
 	}
 	if err := m.Validate(); err != nil {
@@ -224,6 +220,36 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 	}
 	rep.Elapsed = time.Since(start)
 	return m, rep, nil
+}
+
+// boost runs the boosting rounds on st, y being the targets: at most c.trees trees, each
+// grown on the residuals (with c.corrective, then all refit jointly); it stops early at a
+// tree without a split (keeping the first). It returns the refit's row groups (nil without
+// c.refit or c.corrective).
+func boost(pl pool, c *config, d *binned, st *boostState, y []float64, progress func(round, total int)) *rowGroups {
+	hb := newHistBuilder(d.n, d.nf, pl)
+	var grp *rowGroups
+	if c.refit || c.corrective {
+		grp = newRowGroups(d.n)
+	}
+	for round := range c.trees {
+		tr, split := grow(pl, c, d, hb, st, grp, round == c.trees-1)
+		if !split && len(st.trees) > 0 {
+			break
+		}
+		st.trees = append(st.trees, tr)
+		if c.corrective {
+			st.apply(pl, solve(pl, c, grp, y, st.base, st.trees, 1e-6), grp.gid, y)
+			hb.markRoot(false) // the gradients changed
+		}
+		if progress != nil {
+			progress(round+1, c.trees)
+		}
+		if !split {
+			break
+		}
+	}
+	return grp
 }
 
 // check validates opt for nf features.
@@ -261,177 +287,90 @@ func (o *Options) check(nf int) error {
 	return nil
 }
 
-// trainer is the state of one Train call. Trees are grown with local node indices (uint16).
-type trainer struct {
-	opt     Options
-	nf, n   int
-	threads int
-	lr      float64
-	lambda  float64
-	minLeaf int
-	minGain float64
-	weights []float64
-
-	edges   [][]float64 // per feature: ascending thresholds; bin b holds (edges[b-1], edges[b]]
-	rowBins []uint8     // row-major: rowBins[r*nf+f] is row r's bin of feature f
-	colBins [][]uint8   // column-major copy: partition reads one feature, whose column stays in the cache
-	nb      []int       // per feature: len(edges)+1
-
-	x      [][]float64
-	y      []float64
-	base   float64
-	grad   []float64 // per row: prediction − y
-	nid    []uint16  // per row: its node on the last level of the tree being grown (its leaf if above); finish moves it on
-	halves [histParts]half
-	// hist and prev are this level's and the previous level's histograms, parts the halves'
-	// sums: slot s, feature f, bin b at (s·nf+f)·histBins+b.
-	hist, prev []nodeStat
-	parts      [histParts][]nodeStat
-	rootSummed bool // parts hold the root's sums for the current gradients
-	nonFinite  bool // newTrainer met a NaN or infinity (or the targets' sum overflowed)
-	lastRound  bool // the tree being grown is the last boosting round's
-	// rootCounts are the halves' root histograms with gradient sums 0: no tree changes a count.
-	rootCounts [histParts][]nodeStat
-
-	trees []model.Tree
-	// For Refit: rows reaching the same leaf in every tree so far form a group (there are few:
-	// a few thousand for 20 trees of depth 4 on millions of rows). gid is each row's group,
-	// splits how each tree split them, groupLeaf[tree][group] the group's leaf in each tree
-	// (groupLeaves).
-	gid       []int32
-	splits    []groupSplit
-	groupLeaf [][]uint16
-	ngroups   int
-	// renumber's key ranks: the keys met, as a bitset, and per word the keys met below it
-	rankBits []uint64
-	rankBase []int32
-	gidKeyed bool // gid holds renumber's keys, not groups yet
+// config is the run's Options resolved, defaults filled in: read-only.
+type config struct {
+	trees, depth      int
+	oblivious         bool
+	refit, corrective bool
+	bins              int
+	lr, lambda        float64
+	minLeaf           int
+	minGain           float64   // the least gain of a split: rounding noise of the initial loss
+	weights           []float64 // per feature (Options.FeatureWeights, or all 1)
+	refitPasses       int
 }
 
-// chunkRows is the unit of row-parallel work; fixed, so that sums merged per chunk in order are
-// the same for any number of threads.
-const chunkRows = 1 << 15
-
-func newTrainer(d *Dataset, opt Options) *trainer {
-	t := &trainer{opt: opt, nf: len(d.X), n: d.Rows(), x: d.X, y: d.Y}
-	t.threads = opt.Threads
-	if t.threads <= 0 {
-		t.threads = runtime.GOMAXPROCS(0)
+// resolve is o for nf features with its defaults filled in; sse is the targets' initial sum
+// of squares (startBoost), whose rounding noise a split must gain more than.
+func (o *Options) resolve(nf int, sse float64) config {
+	c := config{trees: o.Trees, depth: o.Depth, oblivious: o.Oblivious, refit: o.Refit, corrective: o.Corrective, minGain: 1e-12 * sse, bins: o.Bins, lr: o.LearningRate, lambda: o.L2, minLeaf: max(o.MinLeaf, 1), weights: o.FeatureWeights, refitPasses: o.RefitPasses}
+	if c.lr == 0 {
+		c.lr = DefaultLearningRate
 	}
-	t.lr = opt.LearningRate
-	if t.lr == 0 {
-		t.lr = DefaultLearningRate
-	}
-	t.lambda = opt.L2
-	t.minLeaf = max(opt.MinLeaf, 1)
-	t.weights = opt.FeatureWeights
-	if t.weights == nil {
-		t.weights = make([]float64, t.nf)
-		for f := range t.weights {
-			t.weights[f] = 1
+	if c.weights == nil {
+		c.weights = make([]float64, nf)
+		for f := range c.weights {
+			c.weights[f] = 1
 		}
 	}
-	bins := opt.Bins
-	if bins == 0 {
-		bins = DefaultBins
+	if c.bins == 0 {
+		c.bins = DefaultBins
 	}
+	if c.refitPasses == 0 {
+		c.refitPasses = DefaultRefitPasses
+	}
+	return c
+}
 
-	t.edges = make([][]float64, t.nf)
-	t.nb = make([]int, t.nf)
-	t.forEach(t.nf, func(f int) {
-		var g *quantize.Input
-		if opt.Grid != nil {
-			g = &opt.Grid[f]
-		}
-		t.edges[f] = featureEdges(d.X[f], g, bins)
-		t.nb[f] = len(t.edges[f]) + 1
-	})
-	binners := make([]*binner, t.nf)
-	for f, e := range t.edges {
-		binners[f] = newBinner(e)
-	}
-	t.rowBins = make([]uint8, t.n*t.nf)
-	t.colBins = make([][]uint8, t.nf)
-	for f := range t.colBins {
-		t.colBins[f] = make([]uint8, t.n)
-	}
-	var nonFinite atomic.Bool
-	t.forRows(t.n, func(lo, hi int) {
-		for f, bn := range binners {
-			col, cb := d.X[f], t.colBins[f]
-			for r := lo; r < hi; r++ {
-				k, ok := bn.quick(col[r]) // ok only for a finite value
-				if !ok {
-					if math.IsNaN(col[r]) || math.IsInf(col[r], 0) {
-						nonFinite.Store(true)
-					}
-					k = bn.search(col[r])
-				}
-				t.rowBins[r*t.nf+f] = uint8(k)
-				cb[r] = uint8(k)
-			}
-		}
-	})
+// boostState is what the boosting rounds change: the ensemble so far, and every row's
+// gradient and node. Between rounds every row is at the root.
+type boostState struct {
+	base  float64
+	trees []model.Tree
+	grad  []float64 // per row: prediction − y
+	nid   []uint16  // per row: its node on the last level of the tree being grown (its leaf if above); finish moves it on
+}
 
-	sums := t.sumRows(func(lo, hi int) [2]float64 {
+// startBoost is the state before the first round for the targets y: base mean(y), no trees.
+// It also returns the initial loss Σ(y − base)² and whether Σy is finite.
+func startBoost(y []float64, pl pool) (st *boostState, sse float64, finite bool) {
+	n := len(y)
+	sums := pl.sumRows(n, func(lo, hi int) [2]float64 {
 		s := 0.0
-		for _, v := range t.y[lo:hi] {
+		for _, v := range y[lo:hi] {
 			s += v
 		}
 		return [2]float64{s}
 	})
-	t.base = sums[0] / float64(t.n)
-	t.nonFinite = nonFinite.Load() || math.IsNaN(sums[0]) || math.IsInf(sums[0], 0)
-	sse := t.sumRows(func(lo, hi int) [2]float64 {
+	st = &boostState{base: sums[0] / float64(n)}
+	finite = !math.IsNaN(sums[0]) && !math.IsInf(sums[0], 0)
+	base := st.base
+	sq := pl.sumRows(n, func(lo, hi int) [2]float64 {
 		s := 0.0
-		for _, v := range t.y[lo:hi] {
-			s += (v - t.base) * (v - t.base)
+		for _, v := range y[lo:hi] {
+			s += (v - base) * (v - base)
 		}
 		return [2]float64{s}
 	})
-	// A split must lower the loss by more than rounding noise of the initial sum of squares.
-	t.minGain = 1e-12 * sse[0]
-	t.grad = make([]float64, t.n)
-	t.nid = make([]uint16, t.n)
-	t.forEach(histParts, func(p int) { // each thread clears and fills its own
-		hf := &t.halves[p]
-		hf.lo, hf.hi = p*t.n/histParts, (p+1)*t.n/histParts
-		hf.rows = make([]int32, hf.hi-hf.lo)
-		for i := range hf.rows {
-			hf.rows[i] = int32(hf.lo + i)
-		}
-		hf.idx = make([]int32, hf.hi-hf.lo)
-		hf.tmp = make([]int32, hf.hi-hf.lo)
-		hf.atRoot = true
-	})
-	t.forRows(t.n, func(lo, hi int) {
+	st.grad = make([]float64, n)
+	st.nid = make([]uint16, n)
+	grad := st.grad
+	pl.forRows(n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			t.grad[r] = t.base - t.y[r]
+			grad[r] = base - y[r]
 		}
 	})
-	return t
+	return st, sq[0], finite
 }
 
-// histParts is the fixed number of row ranges (halves) histograms are summed over separately.
-const histParts = 2
-
-// histBins is the number of bins every histogram has room for (DefaultBins, the most).
-const histBins = DefaultBins
-
-// maxFeaturesFast is the most features whose histograms are addressed through a fixed array
-// (no bounds checks in the innermost loop).
-const maxFeaturesFast = 16
-
-// half is one of the histParts fixed row ranges whose histograms are summed separately (in
-// parallel, each in row order) and then added in order: fixed, so the sums do not depend on
-// Threads. Rows are moved through a tree by stable partitions of idx.
-type half struct {
-	lo, hi int
-	rows   []int32  // lo..hi-1
-	idx    []int32  // below the root: the rows, grouped by open node
-	tmp    []int32  // partition scratch
-	atRoot bool     // the rows are at the root: span indexes rows, not idx
-	span   [][2]int // per open slot of the level: its rows, idx[span[0]:span[1]]
-	// For the fused group split (trainer.finish): the keys met, as a bitset.
-	seen []uint64
+// apply makes the refit rf the ensemble: every row's gradient becomes its group's (gid) new
+// prediction − y.
+func (st *boostState) apply(pl pool, rf refitted, gid []int32, y []float64) {
+	st.base, st.trees = rf.base, rf.trees
+	grad, gp := st.grad, rf.gp
+	pl.forRows(len(grad), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			grad[r] = gp[gid[r]] - y[r]
+		}
+	})
 }

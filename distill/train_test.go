@@ -83,7 +83,7 @@ func TestGroupSplitPaths(t *testing.T) {
 // The gradients the trainer keeps are the model's residuals at every depth (finish moves each
 // row down the last level itself; at depth 1 the root is that level), also when a tree stops
 // growing above its depth (a target of few steps), and with refine's row groups (which take
-// each row's leaf from t.nid).
+// each row's leaf from the boosting state's nid).
 func TestGradientsFollowTheModel(t *testing.T) {
 	defer func(k int) { maxGroupKeys = k }(maxGroupKeys)
 	steps := func(x []float64) float64 { return math.Floor(4*x[0]) + 2*math.Floor(2*x[1]) }
@@ -595,7 +595,7 @@ func TestRadixSort(t *testing.T) {
 	}
 }
 
-// binWith bins v as newTrainer does: quick, else search.
+// binWith bins v as binData does: quick, else search.
 func binWith(bn *binner, v float64) int {
 	if k, ok := bn.quick(v); ok {
 		return k
