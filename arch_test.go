@@ -28,7 +28,7 @@ var allowedImports = map[string][]string{
 	"compiler": belowCompiler, // never lab or plot
 	// lab is the simulator's glue and controllers, the closed-loop diff, sweep, eval, train
 	// glue: above compiler, which never imports it.
-	"lab": {"compiler", "distill", "fwsim", "model", "model/onnx", "netsim", "nicsdk", "plot", "quantize", "rlcc", "train"},
+	"lab": {"compiler", "distill", "fwsim", "model", "model/onnx", "netsim", "nicsdk", "plot", "quantize", "rlcc", "target/abi", "target/doca", "train"},
 	// plot draws figures from plain series: nothing of ours but nicsdk.
 	"plot":               {"nicsdk"},
 	"distill":            {"model", "nicsdk", "quantize", "rlcc"},
