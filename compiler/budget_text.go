@@ -10,6 +10,7 @@ import (
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/fwsim/wcet"
+	"github.com/nicc-dev/nicc/termtext"
 )
 
 // BudgetHint adds to a budget error what the CLI can do about it: an unbounded loop names
@@ -37,9 +38,9 @@ func (r *BudgetReport) OverBudget() error {
 // clockText formats a clock in GHz or MHz, at full precision (hzText rounds to 4 digits).
 func clockText(v float64) string {
 	if v >= 1e9 {
-		return num(v/1e9) + " GHz"
+		return termtext.Num(v/1e9) + " GHz"
 	}
-	return num(v/1e6) + " MHz"
+	return termtext.Num(v/1e6) + " MHz"
 }
 
 // bytesText formats a byte count in KiB or MiB when it is a whole number of them.
@@ -58,36 +59,36 @@ func bytesText(n uint64) string {
 // WriteText prints the budget report for a terminal.
 func (r *BudgetReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	textf(tw, "firmware\t%s, entry %s\n", r.ELF, r.Entry)
+	termtext.Printf(tw, "firmware\t%s, entry %s\n", r.ELF, r.Entry)
 	core := r.Core
-	textf(tw, "core\t%s at %s (%s)\n", core.Name, clockText(core.ClockHz), core.ClockSource)
-	textf(tw, "threads\t%d sharing the pipeline (%s)\n", core.ThreadsSharing, core.ThreadsSource)
+	termtext.Printf(tw, "core\t%s at %s (%s)\n", core.Name, clockText(core.ClockHz), core.ClockSource)
+	termtext.Printf(tw, "threads\t%d sharing the pipeline (%s)\n", core.ThreadsSharing, core.ThreadsSource)
 	switch n := len(core.Assumed); {
 	case n == len(fwsim.SourceKeys()):
-		textf(tw, "assumed\tevery number of profile %s is an assumption (nicc budget --list-cores)\n", core.Name)
+		termtext.Printf(tw, "assumed\tevery number of profile %s is an assumption (nicc budget --list-cores)\n", core.Name)
 	case n > 0:
-		textf(tw, "assumed\t%d of %d numbers of profile %s are assumptions: %s (nicc budget --list-cores)\n",
+		termtext.Printf(tw, "assumed\t%d of %d numbers of profile %s are assumptions: %s (nicc budget --list-cores)\n",
 			n, len(fwsim.SourceKeys()), core.Name, strings.Join(core.Assumed, ", "))
 	}
-	textf(tw, "WCET\t%d cycles = %s µs (%d instructions on the worst path)\n", r.WCETCycles, fmtUs(r.WCETMicros), r.WCETInsns)
+	termtext.Printf(tw, "WCET\t%d cycles = %s µs (%d instructions on the worst path)\n", r.WCETCycles, fmtUs(r.WCETMicros), r.WCETInsns)
 	if m := r.Measured; m != nil {
-		textf(tw, "measured\t%d vectors: min %d, median %d, max %d cycles = %s, %s, %s µs\n",
+		termtext.Printf(tw, "measured\t%d vectors: min %d, median %d, max %d cycles = %s, %s, %s µs\n",
 			m.Vectors, m.MinCycles, m.MedianCycles, m.MaxCycles, fmtUs(m.MinMicros), fmtUs(m.MedianMicros), fmtUs(m.MaxMicros))
-		textf(tw, "tightness\t%s (WCET ÷ max measured)\n", strconv.FormatFloat(m.Tightness, 'f', 3, 64))
+		termtext.Printf(tw, "tightness\t%s (WCET ÷ max measured)\n", strconv.FormatFloat(m.Tightness, 'f', 3, 64))
 	} else {
-		textf(tw, "measured\tnothing: no --vectors\n")
+		termtext.Printf(tw, "measured\tnothing: no --vectors\n")
 	}
-	textf(tw, "budget\t%s µs\n", budgetUs(r.BudgetMicros))
-	textf(tw, "headroom\t%s µs (%s%%)\n", fmtUs(r.HeadroomMicro), strconv.FormatFloat(r.HeadroomPct, 'f', 1, 64))
-	textf(tw, "verdict\t%s\n", r.Verdict)
+	termtext.Printf(tw, "budget\t%s µs\n", budgetUs(r.BudgetMicros))
+	termtext.Printf(tw, "headroom\t%s µs (%s%%)\n", fmtUs(r.HeadroomMicro), strconv.FormatFloat(r.HeadroomPct, 'f', 1, 64))
+	termtext.Printf(tw, "verdict\t%s\n", r.Verdict)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "functions (WCET of each, called on its own)")
 	for _, f := range r.Functions {
-		textf(tw, "  %s\t0x%x\t%d cycles\t%d insns", f.Name, f.Addr, f.Cycles, f.Insns)
+		termtext.Printf(tw, "  %s\t0x%x\t%d cycles\t%d insns", f.Name, f.Addr, f.Cycles, f.Insns)
 		if len(f.Calls) > 0 {
-			textf(tw, "\tcalls %s", strings.Join(f.Calls, ", "))
+			termtext.Printf(tw, "\tcalls %s", strings.Join(f.Calls, ", "))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -101,7 +102,7 @@ func (r *BudgetReport) WriteText(w io.Writer) error {
 			if l.Counted {
 				how = "counted"
 			}
-			textf(tw, "  %s+0x%x\t0x%x\thead runs <= %d (%s)\t%d cycles in all\n", l.Func, l.Offset, l.Head, l.Bound, how, l.Cycles)
+			termtext.Printf(tw, "  %s+0x%x\t0x%x\thead runs <= %d (%s)\t%d cycles in all\n", l.Func, l.Offset, l.Head, l.Bound, how, l.Cycles)
 		}
 	}
 	return tw.Flush()
@@ -125,8 +126,8 @@ func WriteCores(w io.Writer) error {
 		if p.Name == fwsim.DefaultProfile {
 			def = " (default)"
 		}
-		textf(tw, "%s%s\t%s, %d hardware thread(s) sharing the pipeline by default\n", p.Name, def, clockText(p.ClockHz), p.Threads)
-		textf(tw, "  %s\n", p.Doc)
+		termtext.Printf(tw, "%s%s\t%s, %d hardware thread(s) sharing the pipeline by default\n", p.Name, def, clockText(p.ClockHz), p.Threads)
+		termtext.Printf(tw, "  %s\n", p.Doc)
 		costs := map[string]uint64{}
 		for _, c := range costKeys(p) {
 			costs[c.key] = c.v
@@ -147,7 +148,7 @@ func WriteCores(w io.Writer) error {
 			default:
 				v = strconv.FormatUint(costs[k], 10)
 			}
-			textf(tw, "  %s\t%s\t%s\n", k, v, p.Sources[k])
+			termtext.Printf(tw, "  %s\t%s\t%s\n", k, v, p.Sources[k])
 		}
 	}
 	return tw.Flush()

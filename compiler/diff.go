@@ -16,6 +16,7 @@ import (
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
+	"github.com/nicc-dev/nicc/termtext"
 )
 
 // What nicc diff compares the teacher against (DiffOptions.Against); anything else is a
@@ -630,27 +631,27 @@ func (d *differ) traceLSTM() {
 // WriteText prints the report for a terminal.
 func (r *DiffReport) WriteText(w io.Writer) error {
 	s := r.Stats
-	textf(w, "teacher  %s (%s)\nagainst  %s: %s\nrows     %d: %s\n", r.Teacher, r.TeacherKind, r.Against, r.Student, s.Rows, r.Calib)
-	textf(w, "|Δy|     max %.6f  RMSE %.6f  p50 %.6f  p90 %.6f  p99 %.6f  p99.9 %.6f\n", s.MaxAbs, s.RMSE, s.P50, s.P90, s.P99, s.P999)
-	textf(w, "flips    %d of %d decisions (%.3f%%) change direction (increase, decrease, hold within ±0.5%%)\n", s.Flips, s.Rows, 100*s.FlipRate)
+	termtext.Printf(w, "teacher  %s (%s)\nagainst  %s: %s\nrows     %d: %s\n", r.Teacher, r.TeacherKind, r.Against, r.Student, s.Rows, r.Calib)
+	termtext.Printf(w, "|Δy|     max %.6f  RMSE %.6f  p50 %.6f  p90 %.6f  p99 %.6f  p99.9 %.6f\n", s.MaxAbs, s.RMSE, s.P50, s.P90, s.P99, s.P999)
+	termtext.Printf(w, "flips    %d of %d decisions (%.3f%%) change direction (increase, decrease, hold within ±0.5%%)\n", s.Flips, s.Rows, 100*s.FlipRate)
 	if len(r.Trace) > 0 {
-		textf(w, "\nper-layer trace (float vs dequantized integer activations):\n%5s %-5s %-8s %5s %4s  %10s %10s\n", "layer", "value", "act", "units", "bits", "max abs", "RMSE")
+		termtext.Printf(w, "\nper-layer trace (float vs dequantized integer activations):\n%5s %-5s %-8s %5s %4s  %10s %10s\n", "layer", "value", "act", "units", "bits", "max abs", "RMSE")
 		for _, t := range r.Trace {
 			name := t.Name
 			if name == "" {
 				name = "-"
 			}
-			textf(w, "%5d %-5s %-8s %5d %4d  %10.6f %10.6f\n", t.Layer, name, t.Act, t.Units, t.Bits, t.MaxAbs, t.RMSE)
+			termtext.Printf(w, "%5d %-5s %-8s %5d %4d  %10.6f %10.6f\n", t.Layer, name, t.Act, t.Units, t.Bits, t.MaxAbs, t.RMSE)
 		}
 	}
 	if r.Params != nil {
-		textf(w, "rl-cc    %s\n", r.Params)
+		termtext.Printf(w, "rl-cc    %s\n", r.Params)
 	}
 	for _, n := range r.Notes {
-		textf(w, "note     %s\n", n)
+		termtext.Printf(w, "note     %s\n", n)
 	}
 	if len(r.Plots) > 0 {
-		textf(w, "\nwrote %s\n", strings.Join(r.Plots, ", "))
+		termtext.Printf(w, "\nwrote %s\n", strings.Join(r.Plots, ", "))
 	}
 	return nil
 }

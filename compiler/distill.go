@@ -14,6 +14,7 @@ import (
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
+	"github.com/nicc-dev/nicc/termtext"
 )
 
 // DefaultSamples is how many states nicc distill draws when DistillOptions.Samples is 0.
@@ -401,7 +402,7 @@ func (r *DistillReport) WriteText(w io.Writer) error {
 	if r.Oblivious {
 		obl = " oblivious"
 	}
-	_, err := textf(w, `teacher    %s (%s)
+	_, err := termtext.Printf(w, `teacher    %s (%s)
 states     %d from the %s, grid %s
 student    %d%s trees of depth %d, learning rate %g, L2 %g
 train      RMSE %.6f  max abs %.6f  direction disagreement %.3f%% (%d states)
@@ -412,18 +413,18 @@ time       label %s, train %s
 		r.HeldOut.RMSE, r.HeldOut.MaxAbs, 100*r.HeldOut.Disagree, r.HeldOut.Rows,
 		r.LabelTime, r.TrainTime)
 	if err == nil {
-		_, err = textf(w, "refit      %s\n", r.refitText())
+		_, err = termtext.Printf(w, "refit      %s\n", r.refitText())
 	}
 	if err == nil && r.Params != nil {
-		_, err = textf(w, "rl-cc      %s\n", r.Params)
+		_, err = termtext.Printf(w, "rl-cc      %s\n", r.Params)
 	}
 	for _, n := range r.Notes {
 		if err == nil {
-			_, err = textf(w, "note       %s\n", n)
+			_, err = termtext.Printf(w, "note       %s\n", n)
 		}
 	}
 	if err == nil && r.Student != "" {
-		_, err = textf(w, "wrote      %s\n", r.Student)
+		_, err = termtext.Printf(w, "wrote      %s\n", r.Student)
 	}
 	return err
 }

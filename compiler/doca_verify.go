@@ -16,6 +16,7 @@ import (
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
 	"github.com/nicc-dev/nicc/target/doca"
+	"github.com/nicc-dev/nicc/termtext"
 )
 
 // The DOCA target's triad: the same commands (init, a flow context, DOCA events, parameter
@@ -460,10 +461,10 @@ func (c *compilation) docaBudget() error {
 
 // writeText prints the DOCA target's lines of the compile summary.
 func (r *DOCAReport) writeText(tw io.Writer) {
-	textf(tw, "doca\t%s in %s: %d calls (%d events, %d decisions, in %d sequences; %d parameter changes, %d refused)",
+	termtext.Printf(tw, "doca\t%s in %s: %d calls (%d events, %d decisions, in %d sequences; %d parameter changes, %d refused)",
 		r.Entry, r.Source, r.Vectors, r.Events, r.Decisions, r.Sequences, r.SetParams, r.Refused)
 	if r.Compared != nil {
-		textf(tw, ": golden == host C == fwsim, %d mismatches; UBSan %s", r.Mismatches, r.UBSan)
+		termtext.Printf(tw, ": golden == host C == fwsim, %d mismatches; UBSan %s", r.Mismatches, r.UBSan)
 	}
 	fmt.Fprintln(tw)
 	if b := r.Budget; b != nil {
@@ -471,7 +472,7 @@ func (r *DOCAReport) writeText(tw io.Writer) {
 		if b.Measured != nil {
 			measured = b.Measured.MaxCycles
 		}
-		textf(tw, "\tWCET %d cycles = %s µs, %.3f × %s's %d; measured max %d; budget %s\n", b.WCETCycles,
+		termtext.Printf(tw, "\tWCET %d cycles = %s µs, %.3f × %s's %d; measured max %d; budget %s\n", b.WCETCycles,
 			fmtUs(b.WCETMicros), r.WCETRatio, EntryHandler, r.HandlerWCETCycles, max(measured, r.MaxCycles), b.Verdict)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nicc-dev/nicc/fwsim/wcet"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/termtext"
 )
 
 // A tree ensemble's code form is chosen by cost: each candidate is printed, built for the
@@ -401,7 +402,7 @@ func (b BuildInfo) writeCandidates(tw io.Writer) {
 		return
 	}
 	m := b.Memory
-	textf(tw, "forms\t%d built; memory budget .text %d bytes (%s), .rodata %d (%s)\n",
+	termtext.Printf(tw, "forms\t%d built; memory budget .text %d bytes (%s), .rodata %d (%s)\n",
 		len(b.Candidates), m.TextBytes, sourceShort(m.TextSource), m.RodataBytes, sourceShort(m.RodataSource))
 	for _, c := range b.Candidates {
 		mark := " "
@@ -411,7 +412,7 @@ func (b BuildInfo) writeCandidates(tw io.Writer) {
 		case !c.Fits:
 			mark = "!"
 		}
-		textf(tw, "\t%s %-6s WCET %d (%s %d), .text %d, .rodata %d: %s\n",
+		termtext.Printf(tw, "\t%s %-6s WCET %d (%s %d), .text %d, .rodata %d: %s\n",
 			mark, c.Form, c.WCETCycles, EntryPolicy, c.PolicyWCET, c.TextBytes, c.RodataBytes, c.Detail)
 	}
 }

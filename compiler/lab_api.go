@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"errors"
-	"io"
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/netsim"
@@ -26,14 +25,6 @@ func NewRLCCParams(p nicsdk.Params) *RLCCParams { return newRLCCParams(p) }
 
 // Firmware is the ELF a compile directory runs under s.
 func (s SDK) Firmware() string { return s.firmware() }
-
-// Textf and Textln print for a terminal (textf, textln).
-func Textf(w io.Writer, format string, a ...any) (int, error) { return textf(w, format, a...) }
-func Textln(w io.Writer, a ...any) (int, error)               { return textln(w, a...) }
-
-// Num prints v in the fewest digits that read back as v; Num3 in 4 significant digits.
-func Num(v float64) string  { return num(v) }
-func Num3(v float64) string { return num3(v) }
 
 // ClockText is a clock rate for a terminal ("1.8 GHz").
 func ClockText(hz float64) string { return clockText(hz) }

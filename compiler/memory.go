@@ -8,6 +8,7 @@ import (
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/netsim"
+	"github.com/nicc-dev/nicc/termtext"
 )
 
 // MemoryLimit is the most memory a user-given count may commit nicc to (distill's states and
@@ -143,5 +144,5 @@ func checkSimFootprint(what string, cfg netsim.Config, fp netsim.Footprint, extr
 
 // simWhat names a run for checkSimFootprint: its scenario, duration and link rate.
 func simWhat(scen netsim.Scenario, cfg netsim.Config) string {
-	return fmt.Sprintf("%s for %s at %s Gb/s", scen.Name, time.Duration(cmp.Or(cfg.DurationNs, netsim.Defaults.DurationNs)), num(cmp.Or(cfg.LinkGbps, netsim.Defaults.LinkGbps)))
+	return fmt.Sprintf("%s for %s at %s Gb/s", scen.Name, time.Duration(cmp.Or(cfg.DurationNs, netsim.Defaults.DurationNs)), termtext.Num(cmp.Or(cfg.LinkGbps, netsim.Defaults.LinkGbps)))
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
+	"github.com/nicc-dev/nicc/termtext"
 )
 
 // probeSteps is how many decisions a stateful policy runs each probe row for, from its zero
@@ -62,7 +63,7 @@ func (r ProbeResult) warning(m *model.Model) string {
 	}
 	var x []string
 	for i, name := range m.Inputs {
-		x = append(x, name+" "+num3(b.X[i]))
+		x = append(x, name+" "+termtext.Num3(b.X[i]))
 	}
 	return fmt.Sprintf("sanity probe: model %q %s the rate where %s (x = %s gives multiplier %.4f), where a policy that controls congestion %s it; %d of %d probe rows disagree: are its inputs in the order the handler feeds them, %s (for a network trained oldest first, --inputs authors)?",
 		m.Name, does, b.What, strings.Join(x, ", "), b.Multiplier, want, len(r.Bad), r.Rows, strings.Join(m.Inputs, ", "))

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/nicc-dev/nicc/termtext"
 )
 
 func fmtUs(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
@@ -34,48 +36,48 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	switch {
 	case r.LSTM != nil:
-		textf(tw, "model\t%s (%s, %s), LSTM network, model IR sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
+		termtext.Printf(tw, "model\t%s (%s, %s), LSTM network, model IR sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
 	case r.Int8 != nil:
-		textf(tw, "model\t%s (%s, %s), dense network, model IR sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
+		termtext.Printf(tw, "model\t%s (%s, %s), dense network, model IR sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Hash)
 	default:
-		textf(tw, "model\t%s (%s, %s), %d trees, model IR sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Trees, r.Model.Hash)
+		termtext.Printf(tw, "model\t%s (%s, %s), %d trees, model IR sha256 %.12s\n", r.Model.Name, r.Model.Format, r.Model.File, r.Model.Trees, r.Model.Hash)
 	}
 	if r.Handler == HandlerRLCC.String() {
 		if r.LSTM != nil {
-			textf(tw, "handler\trlcc: %s(event, flow context) around %s(x, state)\n", EntryHandler, EntryPolicy)
+			termtext.Printf(tw, "handler\trlcc: %s(event, flow context) around %s(x, state)\n", EntryHandler, EntryPolicy)
 		} else {
-			textf(tw, "handler\trlcc: %s(event, flow context) around %s(x)\n", EntryHandler, EntryPolicy)
+			termtext.Printf(tw, "handler\trlcc: %s(event, flow context) around %s(x)\n", EntryHandler, EntryPolicy)
 		}
 	} else {
 		if l := r.LSTM; l != nil {
-			textf(tw, "handler\tnone: %s(x, state), x = %d raw int32 inputs, state = the flow's %d words, zeroed for a new flow\n", EntryPolicy, len(r.Inputs), l.StateWords)
+			termtext.Printf(tw, "handler\tnone: %s(x, state), x = %d raw int32 inputs, state = the flow's %d words, zeroed for a new flow\n", EntryPolicy, len(r.Inputs), l.StateWords)
 		} else {
-			textf(tw, "handler\tnone: %s(x), x = %d raw int32 inputs\n", EntryPolicy, len(r.Inputs))
+			termtext.Printf(tw, "handler\tnone: %s(x), x = %d raw int32 inputs\n", EntryPolicy, len(r.Inputs))
 		}
 	}
 	r.writeRLCC(tw)
 	for _, n := range r.Notes {
-		textf(tw, "note\t%s\n", n)
+		termtext.Printf(tw, "note\t%s\n", n)
 	}
 	var ins []string
 	for _, in := range r.Inputs {
 		ins = append(ins, fmt.Sprintf("%s Q%d", in.Name, in.Frac))
 	}
-	textf(tw, "inputs\t%s\n", shorten(strings.Join(ins, ", "), 100))
+	termtext.Printf(tw, "inputs\t%s\n", shorten(strings.Join(ins, ", "), 100))
 	q := r.Quant
 	if l := r.LSTM; l != nil {
 		fold := ""
 		if l.Folded {
 			fold = "; the output table holds the rate multiplier (action map folded in)"
 		}
-		textf(tw, "quantized\tint LSTM: %d-bit packed lanes, x_t grid [0, %d], table gates, h and c int8 (%d bytes, %s)%s; calibration %s\n",
+		termtext.Printf(tw, "quantized\tint LSTM: %d-bit packed lanes, x_t grid [0, %d], table gates, h and c int8 (%d bytes, %s)%s; calibration %s\n",
 			l.LaneBits, l.PreMax, l.StateBytes, l.StateLayout, fold, l.Calibration)
-		textf(tw, "\tvs float teacher over %d calibration rows (sequences of %d from the zero state): max |dy| %s (%s/128), direction flips %s%%\n",
+		termtext.Printf(tw, "\tvs float teacher over %d calibration rows (sequences of %d from the zero state): max |dy| %s (%s/128), direction flips %s%%\n",
 			l.CalibRows, l.SeqLen, fmtErr(l.MaxAbsDy), strconv.FormatFloat(l.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*l.FlipRate, 'f', 3, 64))
 	} else if i := r.Int8; i != nil {
-		textf(tw, "quantized\tint MLP %s: weights int%d, hidden activations int%d, tanh grid int%d, output Q%d; calibration %s\n",
+		termtext.Printf(tw, "quantized\tint MLP %s: weights int%d, hidden activations int%d, tanh grid int%d, output Q%d; calibration %s\n",
 			mlpWidths(i.WeightBits, i.ActBits, i.ChannelScales, i.Packed, i.UnitOutput), i.WeightBits, i.ActBits, i.TanhBits, i.OutFrac, i.Calibration)
-		textf(tw, "\tvs float teacher on %d calibration rows: max |dy| %s (%s/128), direction flips %s%%\n",
+		termtext.Printf(tw, "\tvs float teacher on %d calibration rows: max |dy| %s (%s/128), direction flips %s%%\n",
 			i.CalibRows, fmtErr(i.MaxAbsDy), strconv.FormatFloat(i.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*i.FlipRate, 'f', 3, 64))
 		if len(i.Trials) > 0 {
 			var tries []string
@@ -92,10 +94,10 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 				}
 				tries = append(tries, s)
 			}
-			textf(tw, "\tchosen by measured error, cheapest first: %s\n", strings.Join(tries, "; "))
+			termtext.Printf(tw, "\tchosen by measured error, cheapest first: %s\n", strings.Join(tries, "; "))
 		}
 	} else {
-		textf(tw, "quantized\t%d splits (%d folded), %d leaves, int%d accumulator Q%d, output Q%d rounded once\n",
+		termtext.Printf(tw, "quantized\t%d splits (%d folded), %d leaves, int%d accumulator Q%d, output Q%d rounded once\n",
 			q.Splits, q.Folded, q.Leaves, q.AccBits, q.AccFrac, q.OutFrac)
 	}
 	v := r.Verify
@@ -106,11 +108,11 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	switch {
 	case v.Vectors == 0: // the build failed
 	case v.Mismatches > 0:
-		textf(tw, "verified\t%s: golden, host C and fwsim DIFFER on %d; UBSan %s\n", what, v.Mismatches, v.UBSan)
+		termtext.Printf(tw, "verified\t%s: golden, host C and fwsim DIFFER on %d; UBSan %s\n", what, v.Mismatches, v.UBSan)
 	case v.UBSan != "clean":
-		textf(tw, "verified\t%s: UBSan %s\n", what, v.UBSan)
+		termtext.Printf(tw, "verified\t%s: UBSan %s\n", what, v.UBSan)
 	default:
-		textf(tw, "verified\t%s: golden == host C == fwsim, %d mismatches; UBSan %s\n", what, v.Mismatches, v.UBSan)
+		termtext.Printf(tw, "verified\t%s: golden == host C == fwsim, %d mismatches; UBSan %s\n", what, v.Mismatches, v.UBSan)
 	}
 	states := "sampled states"
 	if n := r.Verify.Kinds[VecRow.String()]; n > 0 {
@@ -122,28 +124,28 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	}
 	r.Teacher.writeText(tw)
 	if f := r.Fidelity; f != nil {
-		textf(tw, "fidelity\t%s%s over %d %s: %s (inputs: %s; %s: %s)\n",
+		termtext.Printf(tw, "fidelity\t%s%s over %d %s: %s (inputs: %s; %s: %s)\n",
 			r.Teacher.vsTrees(), shortWhat(f.What), f.Vectors, states, f.Total, f.Inputs.short(), leaves, f.Leaves.short())
 	}
 	if h := r.HandlerFidelity; h != nil && r.LSTM != nil {
-		textf(tw, "fidelity\tover %d RL-CC decisions along the event sequences of new flows (the float LSTM with its own state on the same inputs): %s\n", h.Vectors, h.Total)
+		termtext.Printf(tw, "fidelity\tover %d RL-CC decisions along the event sequences of new flows (the float LSTM with its own state on the same inputs): %s\n", h.Vectors, h.Total)
 	} else if h != nil {
-		textf(tw, "\tover %d RL-CC decisions: %s (inputs: %s; %s: %s)\n", h.Vectors, h.Total, h.Inputs.short(), leaves, h.Leaves.short())
+		termtext.Printf(tw, "\tover %d RL-CC decisions: %s (inputs: %s; %s: %s)\n", h.Vectors, h.Total, h.Inputs.short(), leaves, h.Leaves.short())
 	}
 	if t := r.Tool; t != nil {
 		skipped := ""
 		if t.SkippedMissing > 0 {
 			skipped = fmt.Sprintf(" (%d with missing values left out)", t.SkippedMissing)
 		}
-		textf(tw, "vs tool\t%d rows of %s%s: firmware %s (nicc's float import: %s)\n",
+		termtext.Printf(tw, "vs tool\t%d rows of %s%s: firmware %s (nicc's float import: %s)\n",
 			t.Rows, filepath.Base(t.File), skipped, t.Firmware, t.Float.short())
 	}
 	if r.Budget != nil {
 		r.writeBudget(tw)
 	}
 	if r.Firmware != "" {
-		textf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
-		textf(tw, "built\t%s\n", r.Build)
+		termtext.Printf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
+		termtext.Printf(tw, "built\t%s\n", r.Build)
 		r.Build.writeCandidates(tw)
 	}
 	var times []string
@@ -152,7 +154,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		times = append(times, t.Stage+" "+secondsText(t.Seconds))
 		total += t.Seconds
 	}
-	textf(tw, "times\t%s; total %s\n", strings.Join(times, ", "), secondsText(total))
+	termtext.Printf(tw, "times\t%s; total %s\n", strings.Join(times, ", "), secondsText(total))
 	wrote := slices.Clone(r.Files)
 	for _, v := range r.VectorFiles {
 		wrote = append(wrote, v.File)
@@ -161,7 +163,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		wrote = append(wrote, r.Firmware)
 	}
 	wrote = append(wrote, ReportFile)
-	textf(tw, "wrote\t%s: %s\n", r.Out, strings.Join(wrote, ", "))
+	termtext.Printf(tw, "wrote\t%s: %s\n", r.Out, strings.Join(wrote, ", "))
 	if len(r.Host) > 0 {
 		var host []string
 		for _, h := range r.Host {
@@ -171,10 +173,10 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		if len(host) > 1 {
 			what += " and its strict and UBSan host builds"
 		}
-		textf(tw, "\t%s/: %s (%s)\n", filepath.Join(r.Out, HostDir), strings.Join(host, ", "), what)
+		termtext.Printf(tw, "\t%s/: %s (%s)\n", filepath.Join(r.Out, HostDir), strings.Join(host, ", "), what)
 	}
 	if f := r.Failure; f != nil {
-		textf(tw, "FAILED\t%s (%s): %s\n", f.Stage, f.Kind, f.Message)
+		termtext.Printf(tw, "FAILED\t%s (%s): %s\n", f.Stage, f.Kind, f.Message)
 	}
 	return tw.Flush()
 }
@@ -193,15 +195,15 @@ func (r *CompileReport) writeBudget(tw io.Writer) {
 	if b.Measured != nil {
 		measured = b.Measured.MaxCycles
 	}
-	textf(tw, "WCET\t%s %d cycles = %s µs on %s (%s); measured max %d over the verify vectors\n",
+	termtext.Printf(tw, "WCET\t%s %d cycles = %s µs on %s (%s); measured max %d over the verify vectors\n",
 		b.Entry, b.WCETCycles, fmtUs(b.WCETMicros), b.Core.Name, clock, max(measured, r.Verify.MaxCycles))
 	if p := r.PolicyAlone; p != nil {
-		textf(tw, "\t%s alone %d cycles = %s µs; measured max %d\n", EntryPolicy, p.WCETCycles, fmtUs(p.WCETMicros), p.MaxCycles)
+		termtext.Printf(tw, "\t%s alone %d cycles = %s µs; measured max %d\n", EntryPolicy, p.WCETCycles, fmtUs(p.WCETMicros), p.MaxCycles)
 	}
 	if lb := r.LowerBound; lb != nil {
-		textf(tw, "\tany code form's lower bound %d cycles (%s)\n", lb.Cycles, lb.CyclesFrom)
+		termtext.Printf(tw, "\tany code form's lower bound %d cycles (%s)\n", lb.Cycles, lb.CyclesFrom)
 	}
-	textf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", budgetUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
+	termtext.Printf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", budgetUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
 		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict)
 	if r.DOCA != nil {
 		r.DOCA.writeText(tw)
@@ -245,10 +247,10 @@ func hzText(v float64) string {
 // writeRLCC prints the RL-CC parameters and, when load reordered the model, its layout.
 func (r *CompileReport) writeRLCC(tw io.Writer) {
 	if r.Params != nil {
-		textf(tw, "rl-cc\t%s\n", r.Params)
+		termtext.Printf(tw, "rl-cc\t%s\n", r.Params)
 	}
 	if l := r.Layout; l != nil && !l.ByPosition && !isIdentity(l.Permutation) {
-		textf(tw, "layout\t%s\n", l)
+		termtext.Printf(tw, "layout\t%s\n", l)
 	}
 }
 
@@ -258,9 +260,9 @@ func (t *DistilledFrom) writeText(tw io.Writer) {
 	if t == nil {
 		return
 	}
-	textf(tw, "vs network\tthe trees against the network teacher %s (%s), on the distillation's states from the %s:\n", t.Teacher, t.TeacherKind, t.States)
-	textf(tw, "\theld-out %d states: max |err| %s, RMSE %s, direction disagreement %.3f%%; train %d states: max |err| %s, RMSE %s\n",
-		t.HeldOut.Rows, num3(t.HeldOut.MaxAbs), num3(t.HeldOut.RMSE), 100*t.HeldOut.Disagree, t.Train.Rows, num3(t.Train.MaxAbs), num3(t.Train.RMSE))
+	termtext.Printf(tw, "vs network\tthe trees against the network teacher %s (%s), on the distillation's states from the %s:\n", t.Teacher, t.TeacherKind, t.States)
+	termtext.Printf(tw, "\theld-out %d states: max |err| %s, RMSE %s, direction disagreement %.3f%%; train %d states: max |err| %s, RMSE %s\n",
+		t.HeldOut.Rows, termtext.Num3(t.HeldOut.MaxAbs), termtext.Num3(t.HeldOut.RMSE), 100*t.HeldOut.Disagree, t.Train.Rows, termtext.Num3(t.Train.MaxAbs), termtext.Num3(t.Train.RMSE))
 }
 
 // vsTrees labels the firmware's fidelity when the model it was measured against is the

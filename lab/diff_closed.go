@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/netsim"
@@ -231,10 +232,10 @@ func (r *ClosedLoopReport) row(run ClosedLoopRun, tr, fr *SimReport) ClosedLoopR
 		why = append(why, fmt.Sprintf("the compile does not control congestion here (%s)", fr.Health.failText()))
 	}
 	if math.Abs(row.GoodputDiff) > r.MaxGoodputDiff {
-		why = append(why, fmt.Sprintf("goodput %+.4f (tolerance %s)", row.GoodputDiff, num3(r.MaxGoodputDiff)))
+		why = append(why, fmt.Sprintf("goodput %+.4f (tolerance %s)", row.GoodputDiff, termtext.Num3(r.MaxGoodputDiff)))
 	}
 	if math.Abs(dq) > max(r.LatencySlackUs, r.MaxLatencyDiff*t.QueueMeanUs) {
-		why = append(why, fmt.Sprintf("queue latency %+.2f%% (%+s µs; tolerance %s%% or %s µs)", 100*row.LatencyDiff, num3(dq), num3(100*r.MaxLatencyDiff), num3(r.LatencySlackUs)))
+		why = append(why, fmt.Sprintf("queue latency %+.2f%% (%+s µs; tolerance %s%% or %s µs)", 100*row.LatencyDiff, termtext.Num3(dq), termtext.Num3(100*r.MaxLatencyDiff), termtext.Num3(r.LatencySlackUs)))
 	}
 	row.Pass, row.Why = len(why) == 0, strings.Join(why, "; ")
 	return row
@@ -265,13 +266,13 @@ func (r *ClosedLoopReport) CheckErr() error {
 
 // WriteText prints the table: per scenario the teacher's figures over the compile's.
 func (r *ClosedLoopReport) WriteText(w io.Writer) error {
-	textf(w, "teacher   %s\n", r.TeacherDecides)
-	textf(w, "compiled  %s; latency %s\n", r.Decides, r.Latency)
-	textf(w, "rl-cc     %s\n", r.Params)
-	textf(w, "network   %s\n", clocksText(r.ClockPPM))
-	textf(w, "tolerance goodput ±%s, mean queue latency ±%s%% (or ±%s µs)\n", num3(r.MaxGoodputDiff), num3(100*r.MaxLatencyDiff), num3(r.LatencySlackUs))
-	textf(w, "health    each side: drops ≤ %s Gb/s, RTT inflation ≤ %s× Eq. 2 (target·√N + β, N flows per receiver port), SU ≥ %s%%\n",
-		num3(r.Health.MaxDropGbps), num3(r.Health.MaxEq2Ratio), num3(r.Health.MinSU))
+	termtext.Printf(w, "teacher   %s\n", r.TeacherDecides)
+	termtext.Printf(w, "compiled  %s; latency %s\n", r.Decides, r.Latency)
+	termtext.Printf(w, "rl-cc     %s\n", r.Params)
+	termtext.Printf(w, "network   %s\n", clocksText(r.ClockPPM))
+	termtext.Printf(w, "tolerance goodput ±%s, mean queue latency ±%s%% (or ±%s µs)\n", termtext.Num3(r.MaxGoodputDiff), termtext.Num3(100*r.MaxLatencyDiff), termtext.Num3(r.LatencySlackUs))
+	termtext.Printf(w, "health    each side: drops ≤ %s Gb/s, RTT inflation ≤ %s× Eq. 2 (target·√N + β, N flows per receiver port), SU ≥ %s%%\n",
+		termtext.Num3(r.Health.MaxDropGbps), termtext.Num3(r.Health.MaxEq2Ratio), termtext.Num3(r.Health.MinSU))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tN\tpolicy\tSU %\tFR\tQL µs\tQL p99\tDR Gb/s\tgoodput\trecovery µs\thealth\tΔgoodput\tΔQL\tverdict\t")
 	for _, row := range r.Rows {
@@ -291,8 +292,8 @@ func (r *ClosedLoopReport) WriteText(w io.Writer) error {
 				}
 				who, dGoodput, dQL = "compiled", fmt.Sprintf("%+.4f", row.GoodputDiff), fmt.Sprintf("%+.1f%%", 100*row.LatencyDiff)
 			}
-			textf(tw, "%s\t%d\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t\n", row.Scenario, row.Flows, who, res.Utilization, res.Fairness,
-				num3(res.QueueMeanUs), num3(res.QueueP99Us), num3(res.DropGbps), res.Goodput, recoveryText(res.RecoveryUs), healthy, dGoodput, dQL, verdict)
+			termtext.Printf(tw, "%s\t%d\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t\n", row.Scenario, row.Flows, who, res.Utilization, res.Fairness,
+				termtext.Num3(res.QueueMeanUs), termtext.Num3(res.QueueP99Us), termtext.Num3(res.DropGbps), res.Goodput, recoveryText(res.RecoveryUs), healthy, dGoodput, dQL, verdict)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -300,11 +301,11 @@ func (r *ClosedLoopReport) WriteText(w io.Writer) error {
 	}
 	for _, row := range r.Rows {
 		if !row.Pass {
-			textf(w, "FAIL      %s: %s\n", row, row.Why)
+			termtext.Printf(w, "FAIL      %s: %s\n", row, row.Why)
 		}
 	}
 	for _, f := range r.Plots {
-		textf(w, "plot      %s\n", f)
+		termtext.Printf(w, "plot      %s\n", f)
 	}
 	return nil
 }
@@ -316,5 +317,5 @@ func recoveryText(us *float64) string {
 	case *us < 0:
 		return "none"
 	}
-	return num3(*us)
+	return termtext.Num3(*us)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -178,19 +179,19 @@ func (p *dirPrinter) start() error {
 	if e.Stateful() {
 		args = "x, state"
 	}
-	textf(p.w, "firmware  %s: %s(%s) in fwsim on %s; x = the row's %s quantized with %s's formats\n",
+	termtext.Printf(p.w, "firmware  %s: %s(%s) in fwsim on %s; x = the row's %s quantized with %s's formats\n",
 		e.Firmware, compiler.EntryPolicy, args, r.Budget.Core.Name, strings.Join(e.Inputs(), ", "), compiler.ReportFile)
-	textf(p.w, "golden    %s, rebuilt from %s (model IR sha256 %.12s)\n", e.Golden(), r.Model.File, r.Model.Hash)
+	termtext.Printf(p.w, "golden    %s, rebuilt from %s (model IR sha256 %.12s)\n", e.Golden(), r.Model.File, r.Model.Hash)
 	if e.Stateful() {
 		fmt.Fprintf(p.w, "state     the rows are one flow's consecutive steps from the zero state; each step starts from the golden state\n")
 	}
 	if e.Handler() == compiler.HandlerRLCC {
-		textf(p.w, "rl-cc     each row is one decision: the multiplier, and the new rate from %s of line rate\n", num(float64(e.Rate())/nicsdk.LineRate))
+		termtext.Printf(p.w, "rl-cc     each row is one decision: the multiplier, and the new rate from %s of line rate\n", termtext.Num(float64(e.Rate())/nicsdk.LineRate))
 	}
 	if e.Folded() {
 		fmt.Fprintf(p.w, "y         nicc_policy returns the multiplier m (the action map is folded into its output table); golden_y* and firmware_y* are the network output y it stands for, derived: (m - 1)/0.2 for m >= 1, (1 - 1/m)/0.2 below, to compare with float_y and your framework\n")
 	}
-	_, err := textln(p.w, strings.Join(p.columns(), "  "))
+	_, err := termtext.Println(p.w, strings.Join(p.columns(), "  "))
 	return err
 }
 
@@ -270,7 +271,7 @@ func (p *dirPrinter) row(line int, r *FirmwareRow) error {
 		cycles = pad(cycles, 6) + "  DIFFERS from the golden model"
 	}
 	vals = append(vals, cycles)
-	_, err := textln(p.w, strings.Join(vals, "  "))
+	_, err := termtext.Println(p.w, strings.Join(vals, "  "))
 	return err
 }
 
@@ -284,7 +285,7 @@ func (p *dirPrinter) missing(line int, r *FirmwareRow) error {
 		}
 		return jsonElement(p.w, p.rows == 1, b)
 	}
-	_, err := textf(p.w, "%s  %s  not run: %s is NaN (missing), and the firmware's inputs are integers\n",
+	_, err := termtext.Printf(p.w, "%s  %s  not run: %s is NaN (missing), and the firmware's inputs are integers\n",
 		pad(strconv.Itoa(line), 6), pad(short(r.Float[0]), 12), r.Missing)
 	return err
 }
@@ -336,7 +337,7 @@ func (p *dirPrinter) end() error {
 	if p.skipped > 0 {
 		rows += fmt.Sprintf(" (%d not run: a value is missing)", p.skipped)
 	}
-	_, err := textf(p.w, "rows      %s: %s; max |firmware - float| %s (%s); %s cycles min %d, median %d, max %d\n",
+	_, err := termtext.Printf(p.w, "rows      %s: %s; max |firmware - float| %s (%s); %s cycles min %d, median %d, max %d\n",
 		rows, agree, short(p.maxErr), what, compiler.EntryPolicy, lo, med, hi)
 	return err
 }

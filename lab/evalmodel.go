@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/model"
 )
@@ -153,7 +154,7 @@ func (p *evalPrinter) row(ys []float64) error {
 			if j > 0 {
 				p.w.WriteByte(',')
 			}
-			p.w.WriteString(num(y))
+			p.w.WriteString(termtext.Num(y))
 		}
 		return p.w.WriteByte('\n')
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -62,18 +63,18 @@ func judgeHealth(res *netsim.Result, p nicsdk.Params, rlccHandler bool, lim Heal
 	h.Eq2Ratio = h.RTTInflation / h.Eq2
 	var why []string
 	if h.DropGbps > lim.MaxDropGbps {
-		why = append(why, fmt.Sprintf("drops %s Gb/s > %s", num3(h.DropGbps), num3(lim.MaxDropGbps)))
+		why = append(why, fmt.Sprintf("drops %s Gb/s > %s", termtext.Num3(h.DropGbps), termtext.Num3(lim.MaxDropGbps)))
 	}
 	if !(h.Eq2Ratio <= lim.MaxEq2Ratio) {
-		why = append(why, fmt.Sprintf("queue: RTT inflation %s vs Eq. 2's %s, %s× > %s×", num3(h.RTTInflation), num3(h.Eq2), num3(h.Eq2Ratio), num3(lim.MaxEq2Ratio)))
+		why = append(why, fmt.Sprintf("queue: RTT inflation %s vs Eq. 2's %s, %s× > %s×", termtext.Num3(h.RTTInflation), termtext.Num3(h.Eq2), termtext.Num3(h.Eq2Ratio), termtext.Num3(lim.MaxEq2Ratio)))
 	}
 	if h.SU < lim.MinSU {
-		why = append(why, fmt.Sprintf("SU %.2f%% < %s%%", h.SU, num3(lim.MinSU)))
+		why = append(why, fmt.Sprintf("SU %.2f%% < %s%%", h.SU, termtext.Num3(lim.MinSU)))
 	}
 	h.Healthy, h.Why = len(why) == 0, strings.Join(why, " / ")
 	if minRate := float64(p.MinRate) / nicsdk.LineRate; rlccHandler && n*minRate > 1 {
 		h.MinRateNote = fmt.Sprintf("%s flows at the min rate %s send %s × a port's line rate: no RL-CC policy avoids drops here (--rlcc-min-rate)",
-			num3(n), num3(minRate), num3(n*minRate))
+			termtext.Num3(n), termtext.Num3(minRate), termtext.Num3(n*minRate))
 	}
 	return h
 }
@@ -82,7 +83,7 @@ func judgeHealth(res *netsim.Result, p nicsdk.Params, rlccHandler bool, lim Heal
 func (h *Health) text() string {
 	if h.Healthy {
 		return fmt.Sprintf("ok: drops %s Gb/s (limit %s), RTT inflation %s = %s× Eq. 2's %s (limit %s×), SU %.2f%% (floor %s%%)",
-			num3(h.DropGbps), num3(h.Limits.MaxDropGbps), num3(h.RTTInflation), num3(h.Eq2Ratio), num3(h.Eq2), num3(h.Limits.MaxEq2Ratio), h.SU, num3(h.Limits.MinSU))
+			termtext.Num3(h.DropGbps), termtext.Num3(h.Limits.MaxDropGbps), termtext.Num3(h.RTTInflation), termtext.Num3(h.Eq2Ratio), termtext.Num3(h.Eq2), termtext.Num3(h.Limits.MaxEq2Ratio), h.SU, termtext.Num3(h.Limits.MinSU))
 	}
 	return "FAIL: " + h.failText()
 }

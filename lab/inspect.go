@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/model"
 )
@@ -48,19 +49,19 @@ func Inspect(path string, format *model.FileFormat, inputs []string) (*Inspectio
 func (in *Inspection) WriteText(w io.Writer) error {
 	s, path, f := in.Summary, in.File, in.Format
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	textf(tw, "model\t%s (%s, %s)\n", s.Name, f, path)
-	textf(tw, "kind\t%s\n", s.Kind)
-	textf(tw, "shape\t%s\n", s.Shape)
-	textf(tw, "inputs\t%d: %s\n", len(s.Inputs), strings.Join(s.Inputs, ", "))
-	textf(tw, "outputs\t%d\n", s.Outputs)
-	textf(tw, "params\t%d\n", s.Params)
-	textf(tw, "ops\t%d FLOPs per decision (%d mul-add, %d add, %d compare, %d tanh/sigmoid)\n",
+	termtext.Printf(tw, "model\t%s (%s, %s)\n", s.Name, f, path)
+	termtext.Printf(tw, "kind\t%s\n", s.Kind)
+	termtext.Printf(tw, "shape\t%s\n", s.Shape)
+	termtext.Printf(tw, "inputs\t%d: %s\n", len(s.Inputs), strings.Join(s.Inputs, ", "))
+	termtext.Printf(tw, "outputs\t%d\n", s.Outputs)
+	termtext.Printf(tw, "params\t%d\n", s.Params)
+	termtext.Printf(tw, "ops\t%d FLOPs per decision (%d mul-add, %d add, %d compare, %d tanh/sigmoid)\n",
 		s.Ops.FLOPs(), s.Ops.MulAdd, s.Ops.Add, s.Ops.Compare, s.Ops.Nonlinear)
 	if s.StateFloats > 0 {
-		textf(tw, "state\t%d floats carried between decisions\n", s.StateFloats)
+		termtext.Printf(tw, "state\t%d floats carried between decisions\n", s.StateFloats)
 	}
 	if s.Doc != "" {
-		textf(tw, "doc\t%s\n", s.Doc)
+		termtext.Printf(tw, "doc\t%s\n", s.Doc)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -76,19 +77,19 @@ func (in *Inspection) WriteText(w io.Writer) error {
 			if l.HasBias {
 				bias = "bias"
 			}
-			textf(tw, "  %d\t%s\t%d→%d\t%s\t%d params\t%s\tweights [%s, %s]\n", i, l.Op, l.In, l.Out,
-				act, l.Params, bias, num(l.Weights.Min), num(l.Weights.Max))
+			termtext.Printf(tw, "  %d\t%s\t%d→%d\t%s\t%d params\t%s\tweights [%s, %s]\n", i, l.Op, l.In, l.Out,
+				act, l.Params, bias, termtext.Num(l.Weights.Min), termtext.Num(l.Weights.Max))
 		}
 	}
 	if t := s.Trees; t != nil {
-		textf(tw, "trees\t%d trees, max depth %d, %d nodes, %d leaves\n", t.Count, t.MaxDepth, t.Nodes, t.Leaves)
-		textf(tw, "score\t%s(%s + Σ leaf), leaves [%s, %s]\n", t.Transform, num(t.Base), num(t.LeafRange.Min), num(t.LeafRange.Max))
+		termtext.Printf(tw, "trees\t%d trees, max depth %d, %d nodes, %d leaves\n", t.Count, t.MaxDepth, t.Nodes, t.Leaves)
+		termtext.Printf(tw, "score\t%s(%s + Σ leaf), leaves [%s, %s]\n", t.Transform, termtext.Num(t.Base), termtext.Num(t.LeafRange.Min), termtext.Num(t.LeafRange.Max))
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 		fmt.Fprintln(w, "thresholds")
 		for _, th := range s.Thresholds {
-			textf(tw, "  %s\t%d splits\t[%s, %s]\n", th.Feature, th.Splits, num(th.Min), num(th.Max))
+			termtext.Printf(tw, "  %s\t%d splits\t[%s, %s]\n", th.Feature, th.Splits, termtext.Num(th.Min), termtext.Num(th.Max))
 		}
 	}
 	return tw.Flush()

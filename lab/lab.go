@@ -4,13 +4,3 @@
 // (the firmware paths) or compiler.OpenCompiled (the golden model, --golden and eval DIR), and
 // converts its reports to plain series for plot/.
 package lab
-
-import "github.com/nicc-dev/nicc/compiler"
-
-// Text for a terminal, and numbers in it, as the compiler's reports print them.
-var (
-	textf  = compiler.Textf
-	textln = compiler.Textln
-	num    = compiler.Num
-	num3   = compiler.Num3
-)

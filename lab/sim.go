@@ -15,6 +15,7 @@ import (
 
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/target/abi"
+	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/model"
@@ -89,7 +90,7 @@ const (
 // clocksText says what clocks the NICs ran on (SimNet.ClockPPM).
 func clocksText(ppm float64) string {
 	if ppm > 0 {
-		return "NIC clocks ±" + num(ppm) + " ppm"
+		return "NIC clocks ±" + termtext.Num(ppm) + " ppm"
 	}
 	return "one ideal clock for every NIC"
 }
@@ -257,7 +258,7 @@ func checkDOCASetAt(opt SimOptions) error {
 		return fmt.Errorf("--set-at has nothing to set: give --rlcc-target, --rlcc-beta or --rlcc-scale")
 	}
 	if dur := cmp.Or(opt.Net.DurationNs, netsim.Defaults.DurationNs); at < 0 || at >= dur {
-		return fmt.Errorf("--set-at %s µs: want a time inside the run, (0, the duration %s µs)", num(float64(at)/1000), num(float64(dur)/1000))
+		return fmt.Errorf("--set-at %s µs: want a time inside the run, (0, the duration %s µs)", termtext.Num(float64(at)/1000), termtext.Num(float64(dur)/1000))
 	}
 	return nil
 }
@@ -568,42 +569,42 @@ func checkRate(entry string, rate uint32, p nicsdk.Params) error {
 func (r *SimReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	res := r.Result
-	textf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, %s, seed %d\n", res.Scenario, res.Flows, res.Hosts, num(r.LinkGbps), clocksText(r.ClockPPM), res.Seed)
-	textf(tw, "policy\t%s\n", r.Decides)
+	termtext.Printf(tw, "scenario\t%s: %d flows on %d hosts, %s Gb/s links, %s, seed %d\n", res.Scenario, res.Flows, res.Hosts, termtext.Num(r.LinkGbps), clocksText(r.ClockPPM), res.Seed)
+	termtext.Printf(tw, "policy\t%s\n", r.Decides)
 	if r.Params != nil {
-		textf(tw, "rl-cc\t%s\n", r.Params)
+		termtext.Printf(tw, "rl-cc\t%s\n", r.Params)
 	}
 	if r.Layout != nil {
-		textf(tw, "inputs\t%s\n", r.Layout)
+		termtext.Printf(tw, "inputs\t%s\n", r.Layout)
 	}
-	textf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
-	textf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)%s\n", num(res.WindowStartUs), num(res.DurationUs), num(res.WindowStartUs), r.setAtText())
-	textf(tw, "SU\t%.2f%% switch utilization (normalized goodput %.4f)\n", res.Utilization, res.Goodput)
-	textf(tw, "FR\t%.1f (min/max × 100; flows %s to %s Gb/s), Jain %.4f\n", res.Fairness, num3(res.MinFlowGbps), num3(res.MaxFlowGbps), res.Jain)
-	textf(tw, "QL\tmean %s µs, p99 %s µs\n", num3(res.QueueMeanUs), num3(res.QueueP99Us))
-	textf(tw, "DR\t%s Gb/s dropped (%s MB over the whole run, warm-up included)\n", num3(res.DropGbps), num3(res.DroppedAllRunMB))
+	termtext.Printf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
+	termtext.Printf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)%s\n", termtext.Num(res.WindowStartUs), termtext.Num(res.DurationUs), termtext.Num(res.WindowStartUs), r.setAtText())
+	termtext.Printf(tw, "SU\t%.2f%% switch utilization (normalized goodput %.4f)\n", res.Utilization, res.Goodput)
+	termtext.Printf(tw, "FR\t%.1f (min/max × 100; flows %s to %s Gb/s), Jain %.4f\n", res.Fairness, termtext.Num3(res.MinFlowGbps), termtext.Num3(res.MaxFlowGbps), res.Jain)
+	termtext.Printf(tw, "QL\tmean %s µs, p99 %s µs\n", termtext.Num3(res.QueueMeanUs), termtext.Num3(res.QueueP99Us))
+	termtext.Printf(tw, "DR\t%s Gb/s dropped (%s MB over the whole run, warm-up included)\n", termtext.Num3(res.DropGbps), termtext.Num3(res.DroppedAllRunMB))
 	if res.RecoveryUs != nil {
 		rec := "did not recover before the run ended"
 		if *res.RecoveryUs >= 0 {
-			rec = num3(*res.RecoveryUs) + " µs"
+			rec = termtext.Num3(*res.RecoveryUs) + " µs"
 		}
-		textf(tw, "recovery\t%s (the long flow back to 95%% of line rate after the short flows)\n", rec)
+		termtext.Printf(tw, "recovery\t%s (the long flow back to 95%% of line rate after the short flows)\n", rec)
 	}
-	textf(tw, "CC events\t%d decisions, %d dropped by full engines (in the window)\n", res.Decisions, res.EventsDropped)
+	termtext.Printf(tw, "CC events\t%d decisions, %d dropped by full engines (in the window)\n", res.Decisions, res.EventsDropped)
 	if c := r.Cycles; c != nil {
-		textf(tw, "fwsim\t%d decisions (the whole run): mean %.1f cycles = %s ns, max %d = %s ns at the core's clock × the threads sharing\n",
-			c.Decisions, c.Mean, num3(c.MeanNs), c.Max, num3(c.MaxNs))
+		termtext.Printf(tw, "fwsim\t%d decisions (the whole run): mean %.1f cycles = %s ns, max %d = %s ns at the core's clock × the threads sharing\n",
+			c.Decisions, c.Mean, termtext.Num3(c.MeanNs), c.Max, termtext.Num3(c.MaxNs))
 	}
 	if d := r.DOCA; d != nil {
-		textf(tw, "DOCA counters\t%d decisions, %d at min or line rate (slot %d, port 0, the whole run, summed over %d NICs); the loop gave %s %d RTT events (%d events in all)\n",
+		termtext.Printf(tw, "DOCA counters\t%d decisions, %d at min or line rate (slot %d, port 0, the whole run, summed over %d NICs); the loop gave %s %d RTT events (%d events in all)\n",
 			d.Decisions, d.Clamps, nicsdk.DOCASlot, d.NICs, nicsdk.DOCAEntryAlgo, d.RTTEvents, d.Events)
 	}
-	textf(tw, "health\t%s\n", r.Health.text())
+	termtext.Printf(tw, "health\t%s\n", r.Health.text())
 	if res.PFCPauses > 0 {
-		textf(tw, "PFC\t%d pauses of the senders (in the window)\n", res.PFCPauses)
+		termtext.Printf(tw, "PFC\t%d pauses of the senders (in the window)\n", res.PFCPauses)
 	}
 	if len(r.Plots) > 0 {
-		textf(tw, "plots\t%s\n", strings.Join(r.Plots, ", "))
+		termtext.Printf(tw, "plots\t%s\n", strings.Join(r.Plots, ", "))
 	}
 	return tw.Flush()
 }
@@ -616,7 +617,7 @@ func (r *SimReport) setAtText() string {
 	}
 	at := float64(r.DOCA.SetAtNs) / 1000
 	if at > r.WindowStartUs {
-		return fmt.Sprintf("; the parameters were set at %s µs, inside the window (--warmup %sus or later measures after it)", num(at), num(at))
+		return fmt.Sprintf("; the parameters were set at %s µs, inside the window (--warmup %sus or later measures after it)", termtext.Num(at), termtext.Num(at))
 	}
-	return fmt.Sprintf("; the parameters were set at %s µs, by its start", num(at))
+	return fmt.Sprintf("; the parameters were set at %s µs, by its start", termtext.Num(at))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/target/doca"
+	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/netsim"
@@ -158,7 +159,7 @@ func docaParamsText(set []SimDOCAParam, atNs int64) string {
 	}
 	when := "set after init"
 	if atNs > 0 {
-		when = fmt.Sprintf("the compiled parameters until %s µs, then set on every NIC", num(float64(atNs)/1000))
+		when = fmt.Sprintf("the compiled parameters until %s µs, then set on every NIC", termtext.Num(float64(atNs)/1000))
 	}
 	return when + " through " + nicsdk.DOCAEntrySetParams + ": " + strings.Join(s, ", ")
 }

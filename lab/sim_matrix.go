@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/netsim"
@@ -359,7 +360,7 @@ func ReadSimShard(path string) (*SimMatrixReport, error) {
 // WriteText prints one line a run.
 func (r *SimMatrixReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	textf(w, "matrix %.12s, shard %s: %d runs\n", r.SHA256, r.Shard, len(r.Runs))
+	termtext.Printf(w, "matrix %.12s, shard %s: %d runs\n", r.SHA256, r.Shard, len(r.Runs))
 	fmt.Fprintln(tw, "run\tscenario\tflows\tseed\tpolicy\tSU %\tFR\tJain\tQL µs\tQL p99 µs\tDR Gb/s\tdropped events\thealth\t")
 	var unhealthy []SimRun
 	for _, run := range r.Runs {
@@ -371,14 +372,14 @@ func (r *SimMatrixReport) WriteText(w io.Writer) error {
 				unhealthy = append(unhealthy, run)
 			}
 		}
-		textf(tw, "%d\t%s\t%d\t%d\t%s\t%.2f\t%.1f\t%.4f\t%s\t%s\t%s\t%d\t%s\t\n", run.Index, run.Scenario, run.Flows, run.Seed, run.Policy,
-			res.Utilization, res.Fairness, res.Jain, num3(res.QueueMeanUs), num3(res.QueueP99Us), num3(res.DropGbps), res.EventsDropped, health)
+		termtext.Printf(tw, "%d\t%s\t%d\t%d\t%s\t%.2f\t%.1f\t%.4f\t%s\t%s\t%s\t%d\t%s\t\n", run.Index, run.Scenario, run.Flows, run.Seed, run.Policy,
+			res.Utilization, res.Fairness, res.Jain, termtext.Num3(res.QueueMeanUs), termtext.Num3(res.QueueP99Us), termtext.Num3(res.DropGbps), res.EventsDropped, health)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, run := range unhealthy {
-		textf(w, "run %d: health FAIL: %s\n", run.Index, run.Result.Health.failText())
+		termtext.Printf(w, "run %d: health FAIL: %s\n", run.Index, run.Result.Health.failText())
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/plot"
 
@@ -99,17 +100,17 @@ func simParams(opt SimOptions) (compiler.Params, error) {
 
 // WriteText prints one line a flow count.
 func (r *TheoryReport) WriteText(w io.Writer) error {
-	textf(w, "RTT inflation against the NIC paper's Eq. 2, target·√N + β (target %s, β %s), many-to-one, %s\n", num3(r.Target), num3(r.Beta), r.Policy)
+	termtext.Printf(w, "RTT inflation against the NIC paper's Eq. 2, target·√N + β (target %s, β %s), many-to-one, %s\n", termtext.Num3(r.Target), termtext.Num3(r.Beta), r.Policy)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "flows\tmeasured\ttheory\tratio\tSU %\tDR Gb/s\t")
 	for _, p := range r.Points {
-		textf(tw, "%d\t%.4f\t%.4f\t%.3f\t%.2f\t%s\t\n", p.Flows, p.Inflation, p.Theory, p.Ratio, p.SU, num3(p.DropGbps))
+		termtext.Printf(tw, "%d\t%.4f\t%.4f\t%.3f\t%.2f\t%s\t\n", p.Flows, p.Inflation, p.Theory, p.Ratio, p.SU, termtext.Num3(p.DropGbps))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, f := range r.Plots {
-		textf(w, "plot      %s\n", f)
+		termtext.Printf(w, "plot      %s\n", f)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/distill"
 )
@@ -264,11 +265,11 @@ func cmpU(a, b uint64) int {
 
 // WriteText prints the sweep's table and its Pareto front.
 func (r *SweepReport) WriteText(w io.Writer) error {
-	textf(w, "teacher %s, %d states from the %s, grid %s; WCET of %s on %s\n", r.Teacher, r.Samples, r.States, r.Grid, r.Entry, r.Core)
-	textf(w, "budget %s\n", r.budgetText())
-	textf(w, "WCET: of %s, the whole firmware entry; policy: of the trees alone, within it (0: not measured apart)\n\n", r.Entry)
-	textf(w, "%5s %5s  %10s %10s %9s  %8s %8s %8s\n", "trees", "depth", "train RMSE", "held RMSE", "disagree", "WCET", "WCET", "policy")
-	textf(w, "%5s %5s  %10s %10s %9s  %8s %8s %8s\n", "", "", "(y)", "(y)", "(%)", "(cycles)", "(µs)", "(cycles)")
+	termtext.Printf(w, "teacher %s, %d states from the %s, grid %s; WCET of %s on %s\n", r.Teacher, r.Samples, r.States, r.Grid, r.Entry, r.Core)
+	termtext.Printf(w, "budget %s\n", r.budgetText())
+	termtext.Printf(w, "WCET: of %s, the whole firmware entry; policy: of the trees alone, within it (0: not measured apart)\n\n", r.Entry)
+	termtext.Printf(w, "%5s %5s  %10s %10s %9s  %8s %8s %8s\n", "trees", "depth", "train RMSE", "held RMSE", "disagree", "WCET", "WCET", "policy")
+	termtext.Printf(w, "%5s %5s  %10s %10s %9s  %8s %8s %8s\n", "", "", "(y)", "(y)", "(%)", "(cycles)", "(µs)", "(cycles)")
 	for _, p := range r.Points {
 		mark := ""
 		if p.Pareto {
@@ -283,14 +284,14 @@ func (r *SweepReport) WriteText(w io.Writer) error {
 		case !p.Fits:
 			mark += " over budget"
 		}
-		textf(w, "%5d %5d  %10.6f %10.6f %9.3f  %8d %8.3f %8d  %s\n", p.Trees, p.Depth, p.Train.RMSE, p.HeldOut.RMSE,
+		termtext.Printf(w, "%5d %5d  %10.6f %10.6f %9.3f  %8d %8.3f %8d  %s\n", p.Trees, p.Depth, p.Train.RMSE, p.HeldOut.RMSE,
 			100*p.HeldOut.Disagree, p.WCETCycles, p.WCETMicros, p.PolicyWCET, strings.TrimSpace(mark))
 	}
-	textf(w, "\nPareto front (held-out RMSE vs WCET cycles):\n")
+	termtext.Printf(w, "\nPareto front (held-out RMSE vs WCET cycles):\n")
 	for _, i := range r.Front {
 		p := r.Points[i]
-		textf(w, "  %4d cycles (%.3f µs)  RMSE %.6f  trees %d depth %d\n", p.WCETCycles, p.WCETMicros, p.HeldOut.RMSE, p.Trees, p.Depth)
+		termtext.Printf(w, "  %4d cycles (%.3f µs)  RMSE %.6f  trees %d depth %d\n", p.WCETCycles, p.WCETMicros, p.HeldOut.RMSE, p.Trees, p.Depth)
 	}
-	_, err := textf(w, "\nwrote %s, %s, %s\n", r.JSON, r.PNG, r.SVG)
+	_, err := termtext.Printf(w, "\nwrote %s, %s, %s\n", r.JSON, r.PNG, r.SVG)
 	return err
 }

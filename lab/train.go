@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/onnx"
@@ -182,14 +183,14 @@ func checkTrainMemory(opt train.Options) error {
 // WriteText prints the training's summary for a terminal.
 func (r *TrainReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	textf(tw, "trained\t%s, %d ADPG steps on many-to-one %v, seed %d (%s)\n", r.Kind, r.Iterations, r.Flows, r.Seed, r.Params)
-	textf(tw, "reward\tmean |δ| %.4f → %.4f, mean δ %.4f → %.4f (δ = target − max(inflation − β, 0)·√rate)\n",
+	termtext.Printf(tw, "trained\t%s, %d ADPG steps on many-to-one %v, seed %d (%s)\n", r.Kind, r.Iterations, r.Flows, r.Seed, r.Params)
+	termtext.Printf(tw, "reward\tmean |δ| %.4f → %.4f, mean δ %.4f → %.4f (δ = target − max(inflation − β, 0)·√rate)\n",
 		r.First.MeanAbs, r.Last.MeanAbs, r.First.MeanDelta, r.Last.MeanDelta)
 	for _, e := range r.Eval {
 		theory := r.Params.TargetReal*math.Sqrt(float64(e.Flows)) + r.Params.BetaReal
-		textf(tw, "unseen\t%s: SU %.2f%%, FR %.1f, Jain %.4f, QL %s µs (p99 %s), DR %s Gb/s, RTT inflation %.3f (Eq. 2: %.3f)\n", e.Scenario, e.Utilization,
-			e.Fairness, e.Jain, num3(e.QueueMeanUs), num3(e.QueueP99Us), num3(e.DropGbps), e.RTTInflation, theory)
+		termtext.Printf(tw, "unseen\t%s: SU %.2f%%, FR %.1f, Jain %.4f, QL %s µs (p99 %s), DR %s Gb/s, RTT inflation %.3f (Eq. 2: %.3f)\n", e.Scenario, e.Utilization,
+			e.Fairness, e.Jain, termtext.Num3(e.QueueMeanUs), termtext.Num3(e.QueueP99Us), termtext.Num3(e.DropGbps), e.RTTInflation, theory)
 	}
-	textf(tw, "wrote\t%s\n", strings.Join(append([]string{r.Policy, r.ONNX, r.Curve}, r.Plots...), ", "))
+	termtext.Printf(tw, "wrote\t%s\n", strings.Join(append([]string{r.Policy, r.ONNX, r.Curve}, r.Plots...), ", "))
 	return tw.Flush()
 }

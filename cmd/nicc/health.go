@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 
-	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/lab"
+	"github.com/nicc-dev/nicc/termtext"
 	"github.com/urfave/cli/v2"
 )
 
@@ -32,6 +32,6 @@ func healthLimits(c *cli.Context) *lab.HealthLimits {
 // whatever the output format: --json carries them in the report too.
 func warn(c *cli.Context, warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintf(c.App.ErrWriter, "nicc: warning: %s\n", compiler.Printable(w))
+		fmt.Fprintf(c.App.ErrWriter, "nicc: warning: %s\n", termtext.Printable(w))
 	}
 }

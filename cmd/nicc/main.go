@@ -11,6 +11,7 @@ import (
 
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/model/formats"
+	"github.com/nicc-dev/nicc/termtext"
 	"github.com/urfave/cli/v2"
 )
 
@@ -38,7 +39,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	// One line, as the terminal shows it: an error may quote a file's content.
-	fmt.Fprintf(app.ErrWriter, "nicc: %s\n", compiler.Printable(err.Error()))
+	fmt.Fprintf(app.ErrWriter, "nicc: %s\n", termtext.Printable(err.Error()))
 	var cf checkFailed
 	var ce *compiler.CheckError
 	if errors.As(err, &cf) || errors.As(err, &ce) {

@@ -1,4 +1,7 @@
-package compiler
+// Package termtext is how every text report reaches a terminal: Printable escapes what comes
+// from files, Printf and Println are the writers every report prints with, and the few
+// number formats reports share.
+package termtext
 
 import (
 	"fmt"
@@ -11,7 +14,7 @@ import (
 // Text reports reach a terminal, and much of what they print comes from files: a model's
 // name and its inputs' (from inside the model file), the headers of CSV rows, the names a
 // report.json read back records, file paths. Printable is the one escaping of such text for a
-// terminal, as codegen.CommentSafe is for C comments, and textf and textln are the writers
+// terminal, as codegen.CommentSafe is for C comments, and Printf and Println are the writers
 // every text report prints with: each operand is formatted as fmt would, then made Printable,
 // while the report's own words, tabs and newlines come from its format string. So no name can
 // start a line, move the cursor or clear the screen. The CLI prints its one-line errors
@@ -70,12 +73,18 @@ func printables(a []any) []any {
 	return out
 }
 
-// textf is fmt.Fprintf for text reports: every operand Printable (see above).
-func textf(w io.Writer, format string, a ...any) (int, error) {
+// Printf is fmt.Fprintf for text reports: every operand Printable (see above).
+func Printf(w io.Writer, format string, a ...any) (int, error) {
 	return fmt.Fprintf(w, format, printables(a)...)
 }
 
-// textln is fmt.Fprintln for text reports: every operand Printable.
-func textln(w io.Writer, a ...any) (int, error) {
+// Println is fmt.Fprintln for text reports: every operand Printable.
+func Println(w io.Writer, a ...any) (int, error) {
 	return fmt.Fprintln(w, printables(a)...)
 }
+
+// Num prints v in the fewest digits that read back as v.
+func Num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// Num3 prints v in 4 significant digits.
+func Num3(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }

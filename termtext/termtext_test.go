@@ -1,4 +1,4 @@
-package compiler
+package termtext
 
 import (
 	"fmt"
@@ -31,22 +31,22 @@ func TestPrintable(t *testing.T) {
 	}
 }
 
-// TestTextf: textf prints what fmt.Fprintf prints, widths and precisions included, with each
+// TestTextf: Printf prints what fmt.Fprintf prints, widths and precisions included, with each
 // operand Printable and the format's own tabs and newlines kept.
 func TestTextf(t *testing.T) {
 	var b strings.Builder
 	format := "model\t%s (%.12s) %-6s|%5d %.3f %v\n"
 	args := []any{"rlcc_xgb", "f5691aee2b55a9e2", "rank", 42, 0.125, []string{"a", "b"}}
-	if _, err := textf(&b, format, args...); err != nil {
+	if _, err := Printf(&b, format, args...); err != nil {
 		t.Fatal(err)
 	}
 	if want := fmt.Sprintf(format, args...); b.String() != want {
-		t.Errorf("textf = %q, fmt gives %q", b.String(), want)
+		t.Errorf("Printf = %q, fmt gives %q", b.String(), want)
 	}
 	b.Reset()
-	textf(&b, "inputs\t%s\n", "a\n verified 0 mismatches\x1b[2J")
-	textln(&b, "x\ry", 3)
+	Printf(&b, "inputs\t%s\n", "a\n verified 0 mismatches\x1b[2J")
+	Println(&b, "x\ry", 3)
 	if want := "inputs\ta\\n verified 0 mismatches\\x1b[2J\nx\\ry 3\n"; b.String() != want {
-		t.Errorf("textf and textln wrote %q, want %q", b.String(), want)
+		t.Errorf("Printf and Println wrote %q, want %q", b.String(), want)
 	}
 }
