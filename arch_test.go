@@ -24,11 +24,11 @@ const module = "github.com/nicc-dev/nicc"
 // import (docs/ARCHITECTURE.md, "Allowed imports"). A package missing here fails the test:
 // a new package takes its place in the table, and in the document, on purpose.
 var allowedImports = map[string][]string{
-	"cmd/nicc": {"compiler", "lab", "model/formats", "termtext"},
+	"cmd/nicc": {"budget", "compiler", "lab", "model/formats", "termtext"},
 	"compiler": belowCompiler, // never lab or plot
 	// lab is the simulator's glue and controllers, the closed-loop diff, sweep, eval, train
 	// glue: above compiler, which never imports it.
-	"lab": {"compiler", "distill", "fwsim", "model", "model/onnx", "netsim", "nicsdk", "plot", "quantize", "rlcc", "target/abi", "target/doca", "termtext", "train"},
+	"lab": {"budget", "compiler", "distill", "fwsim", "model", "model/onnx", "netsim", "nicsdk", "plot", "quantize", "rlcc", "target/abi", "target/doca", "termtext", "train"},
 	// plot draws figures from plain series: nothing of ours but nicsdk.
 	"plot":               {"nicsdk"},
 	"distill":            {"model", "nicsdk", "quantize", "rlcc"},
@@ -52,12 +52,13 @@ var allowedImports = map[string][]string{
 	"train":              {"model", "netsim", "nicsdk", "rlcc"},
 	"target":             {"fwsim"},
 	"termtext":           nil,
+	"budget":             {"fwsim", "fwsim/wcet", "termtext"},
 	"target/abi":         {"codegen", "fwsim", "nicsdk", "target"},
 	"target/doca":        {"fwsim", "nicsdk", "target"},
 }
 
 // belowCompiler is every package of ours but the CLI, the lab, the plots and compiler itself.
-var belowCompiler = []string{"codegen", "distill", "fwsim", "fwsim/trap", "fwsim/wcet", "internal/softfloat", "internal/testutil", "model", "model/catboost", "model/formats",
+var belowCompiler = []string{"budget", "codegen", "distill", "fwsim", "fwsim/trap", "fwsim/wcet", "internal/softfloat", "internal/testutil", "model", "model/catboost", "model/formats",
 	"model/lightgbm", "model/modeltest", "model/onnx", "model/xgboost", "netsim", "nicsdk", "quantize", "rlcc", "target", "target/abi", "target/doca", "termtext", "train"}
 
 // listedPackage is what `go list -json` says of one package that the test uses.
@@ -232,7 +233,7 @@ const maxPackageLines = 4000
 // compile's stages into pipeline/, the report into artifact/), each with its ceiling: it only
 // comes down. The test fails when one grows past its ceiling, and when one fits the limit, so
 // that its entry goes.
-var oversized = map[string]int{"compiler": 9600}
+var oversized = map[string]int{"compiler": 9000}
 
 func TestPackageSizes(t *testing.T) {
 	for _, p := range goList(t) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/fwsim/wcet"
@@ -110,9 +111,9 @@ type CompileOptions struct {
 	ParamSources ParamSources
 
 	Core   string        // core profile; "" is fwsim.DefaultProfile
-	Budget time.Duration // 0 is DefaultBudget
+	Budget time.Duration // 0 is Default
 	// ThreadsSharing is the hardware threads sharing the core's pipeline; 0 is the
-	// profile's own count (see BudgetOptions).
+	// profile's own count (see Options).
 	ThreadsSharing int
 
 	// Vectors is the least number of calls verify compares among golden, host C and fwsim;
@@ -329,7 +330,7 @@ func (c *compilation) run() (*CompileReport, error) {
 		err := s.run(c)
 		c.times = append(c.times, StageTime{Stage: s.name, Seconds: time.Since(start).Seconds()})
 		var big *TooBigError
-		var ce *CheckError
+		var ce *budget.CheckError
 		if errors.As(err, &ce) && !errors.As(err, &big) {
 			if err := c.hook("report"); err != nil {
 				return nil, err
@@ -651,8 +652,8 @@ func (c *compilation) budgetStage() error {
 	if err := c.writeVectors(VectorsFile, FirmwareFile, entry, c.verify.measure); err != nil {
 		return err
 	}
-	r, err := Budget(BudgetOptions{ELF: c.elf, Entry: entry, Core: c.opt.Core, Budget: c.opt.Budget,
-		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measure, VectorsFile: "verify vectors", bound: c.fitBound(entry)})
+	r, err := budget.Analyze(budget.Options{ELF: c.elf, Entry: entry, Core: c.opt.Core, Budget: c.opt.Budget,
+		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measure, VectorsFile: "verify vectors", Bound: c.fitBound(entry)})
 	if err != nil {
 		return err
 	}
@@ -662,8 +663,8 @@ func (c *compilation) budgetStage() error {
 		if err := c.writeVectors(PolicyVectorsFile, FirmwareFile, EntryPolicy, c.verify.measurePolicy); err != nil {
 			return err
 		}
-		p, err := Budget(BudgetOptions{ELF: c.elf, Entry: EntryPolicy, Core: c.opt.Core, Budget: c.opt.Budget,
-			ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measurePolicy, VectorsFile: "verify vectors", bound: c.fitBound(EntryPolicy)})
+		p, err := budget.Analyze(budget.Options{ELF: c.elf, Entry: EntryPolicy, Core: c.opt.Core, Budget: c.opt.Budget,
+			ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measurePolicy, VectorsFile: "verify vectors", Bound: c.fitBound(EntryPolicy)})
 		if err != nil {
 			return err
 		}
@@ -691,11 +692,11 @@ type VectorsInfo struct {
 // writeVectors writes the calls the budget stage measures on entry of the ELF elf (the longest verify calls
 // and an even sample of the rest, at most 2048) into the output directory, in the order they
 // run: nicc budget on the same ELF, entry and file measures the same cycles.
-func (c *compilation) writeVectors(name, elf, entry string, vs []Vector) error {
+func (c *compilation) writeVectors(name, elf, entry string, vs []budget.Vector) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# %d calls of %s: the longest of nicc compile's verify calls and an even sample of the rest.\n", len(vs), entry)
 	fmt.Fprintf(&b, "# nicc budget %s --entry %s --vectors %s re-runs them.\n", elf, entry, name)
-	if err := WriteVectors(&b, vs); err != nil {
+	if err := budget.WriteVectors(&b, vs); err != nil {
 		return err
 	}
 	c.vectorFiles = append(c.vectorFiles, VectorsInfo{Entry: entry, File: name, Vectors: len(vs)})

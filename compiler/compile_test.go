@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
@@ -321,9 +322,9 @@ func TestCompileCatchesMismatch(t *testing.T) {
 				return fmt.Sprintf(c.repl, n+1)
 			})}
 		_, err := Compile(opt)
-		var ce *CheckError
+		var ce *budget.CheckError
 		if !errors.As(err, &ce) {
-			t.Fatalf("%s: a threshold off by one: %v, want a CheckError", model, err)
+			t.Fatalf("%s: a threshold off by one: %v, want a budget.CheckError", model, err)
 		}
 		for _, want := range []string{"verify: ", "vectors differ", "threshold±1", "x = [", "golden ", "host C ", "fwsim "} {
 			if !strings.Contains(err.Error(), want) {
@@ -343,18 +344,18 @@ func TestCompileCatchesUndefinedBehaviour(t *testing.T) {
 			return m[0] + "\tvolatile int32_t ub = INT32_MAX;\n\tub += (x[0] > 0);\n"
 		})}
 	_, err := Compile(opt)
-	var ce *CheckError
+	var ce *budget.CheckError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "UBSan") || !strings.Contains(err.Error(), "signed integer overflow") {
-		t.Fatalf("signed overflow in the policy: %v, want a UBSan CheckError", err)
+		t.Fatalf("signed overflow in the policy: %v, want a UBSan budget.CheckError", err)
 	}
 }
 
 func TestCompileOverBudget(t *testing.T) {
 	t.Parallel()
 	r, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Vectors: 2000, Budget: 100 * time.Nanosecond})
-	var ce *CheckError
+	var ce *budget.CheckError
 	if !errors.As(err, &ce) || r == nil || r.Budget.Fits {
-		t.Fatalf("100 ns budget: %v, report %v; want a CheckError and the report", err, r)
+		t.Fatalf("100 ns budget: %v, report %v; want a budget.CheckError and the report", err, r)
 	}
 	want := regexp.MustCompile(`^nicc_on_event is over budget on dpa: WCET \d+ cycles = 0\.\d{3} µs > budget 0\.1 µs$`)
 	if !want.MatchString(err.Error()) {
@@ -447,7 +448,7 @@ func TestCompileBadInput(t *testing.T) {
 			c.opt.Out = t.TempDir()
 			c.opt.Vectors = 1000
 			r, err := Compile(c.opt)
-			var ce *CheckError
+			var ce *budget.CheckError
 			if err == nil || errors.As(err, &ce) || r != nil {
 				t.Fatalf("got %v (report %v), want a bad-input error", err, r)
 			}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/target"
 )
@@ -30,7 +31,7 @@ func IsCSVVectors(path string) bool {
 // formats (clamped to their ranges, as the handler clamps), and a header naming every input
 // selects those columns. With r nil, a row holds the raw int32 values themselves, as many as
 // the policy reads, and a header is ignored.
-func CSVVectors(path string, r *CompileReport) ([]Vector, error) {
+func CSVVectors(path string, r *CompileReport) ([]budget.Vector, error) {
 	in, err := model.OpenCSV(path)
 	if err != nil {
 		return nil, err
@@ -43,7 +44,7 @@ func CSVVectors(path string, r *CompileReport) ([]Vector, error) {
 	return vs, nil
 }
 
-func csvVectors(in *model.RowReader, r *CompileReport) ([]Vector, error) {
+func csvVectors(in *model.RowReader, r *CompileReport) ([]budget.Vector, error) {
 	cols := make([]int, in.Width())
 	for i := range cols {
 		cols[i] = i
@@ -76,7 +77,7 @@ func csvVectors(in *model.RowReader, r *CompileReport) ([]Vector, error) {
 	if r != nil {
 		formats = r.Inputs
 	}
-	var vs []Vector
+	var vs []budget.Vector
 	for {
 		row, err := in.Next()
 		if err == io.EOF {
@@ -85,8 +86,8 @@ func csvVectors(in *model.RowReader, r *CompileReport) ([]Vector, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(vs) == maxVectors {
-			return nil, fmt.Errorf("line %d: more than %d vectors", in.Line(), maxVectors)
+		if len(vs) == budget.MaxVectors {
+			return nil, fmt.Errorf("line %d: more than %d vectors", in.Line(), budget.MaxVectors)
 		}
 		x := make([]int32, len(cols))
 		for j, col := range cols {
@@ -104,9 +105,9 @@ func csvVectors(in *model.RowReader, r *CompileReport) ([]Vector, error) {
 			}
 			x[j] = int32(v)
 		}
-		v := Vector{Line: in.Line(), Args: []Arg{{Bytes: target.Int32Bytes(x)}}}
+		v := budget.Vector{Line: in.Line(), Args: []budget.Arg{{Bytes: target.Int32Bytes(x)}}}
 		if stateWords > 0 {
-			v.Args = append(v.Args, Arg{Bytes: make([]byte, 4*stateWords)})
+			v.Args = append(v.Args, budget.Arg{Bytes: make([]byte, 4*stateWords)})
 		}
 		vs = append(vs, v)
 	}

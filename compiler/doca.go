@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 )
@@ -159,7 +160,7 @@ func (c *compilation) docaBuild() error {
 		}
 	}
 	if failed != nil {
-		return &CheckError{fmt.Errorf("building the DOCA source failed (an internal error; please report it): %s", strings.Join(failed, "\n"))}
+		return &budget.CheckError{Err: fmt.Errorf("building the DOCA source failed (an internal error; please report it): %s", strings.Join(failed, "\n"))}
 	}
 	return nil
 }
@@ -182,5 +183,5 @@ func (c *compilation) docaStage() error {
 type docaState struct {
 	elf, hostBin, ubsan string
 	report              *DOCAReport
-	measure             []Vector
+	measure             []budget.Vector
 }

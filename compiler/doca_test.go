@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/fwsim/trap"
 	"github.com/nicc-dev/nicc/internal/testutil"
@@ -161,7 +162,7 @@ func newDOCAMachine(t *testing.T, dir string) *docaMachine {
 	t.Helper()
 	// Raw addresses, not target/doca's Firmware: these tests stop calls mid-way and pass
 	// arguments the harness never would.
-	m, _, err := target.Load(filepath.Join(dir, DOCAFirmwareFile), DefaultCore)
+	m, _, err := target.Load(filepath.Join(dir, DOCAFirmwareFile), budget.DefaultCore)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +333,7 @@ func TestDOCASetTarget(t *testing.T) {
 // TestDOCANeedsRLCC: the DOCA target is RL-CC's handler; a model compiled alone is refused.
 func TestDOCANeedsRLCC(t *testing.T) {
 	_, err := Compile(CompileOptions{Model: bcModel, Handler: HandlerNone, Ranges: bcRows, SDK: SDKDOCA, Vectors: 100, Out: t.TempDir()})
-	var ce *CheckError
+	var ce *budget.CheckError
 	if err == nil || errors.As(err, &ce) || !strings.Contains(err.Error(), "RL-CC handler") {
 		t.Fatalf("--sdk doca --handler none: %v", err)
 	}
@@ -415,7 +416,7 @@ func TestDOCAVerifyCatches(t *testing.T) {
 				return os.WriteFile(p, bytes.Replace(b, []byte(c.old), []byte(c.new), 1), 0o644)
 			}}
 		r, err := Compile(opt)
-		var ce *CheckError
+		var ce *budget.CheckError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "verify (DOCA)") {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -448,7 +449,7 @@ func TestDOCASourcesChecked(t *testing.T) {
 			return os.WriteFile(p, append([]byte("#include \"/etc/passwd\"\n"), b...), 0o644)
 		}}
 	_, err := Compile(opt)
-	var ce *CheckError
+	var ce *budget.CheckError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "is not one nicc wrote") || !strings.Contains(err.Error(), DOCASourceFile) {
 		t.Fatalf("a DOCA source with a foreign directive: %v", err)
 	}

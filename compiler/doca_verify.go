@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
@@ -44,7 +45,7 @@ type DOCAReport struct {
 	UBSan     string   `json:"ubsan"`
 	MaxCycles uint64   `json:"max_cycles"` // the longest doca_pcc_dev_user_algo call in fwsim
 	// Budget is doca_pcc_dev_user_algo's WCET and measured cycles in the DOCA ELF.
-	Budget *BudgetReport `json:"budget"`
+	Budget *budget.Report `json:"budget"`
 	// HandlerWCETCycles is nicc_on_event's WCET, the same policy in nicc's ABI, and
 	// WCETRatio the DOCA entry's over it.
 	HandlerWCETCycles uint64  `json:"handler_wcet_cycles"`
@@ -286,7 +287,7 @@ func (c *compilation) docaVerify() error {
 		}
 		for _, i := range sampleIdx(len(cycles), longest(cyclesOf(cycles), 64), measureKeep) {
 			e := cycles[i]
-			cand = append(cand, measured{e.cycles, Vector{Args: []Arg{
+			cand = append(cand, measured{e.cycles, budget.Vector{Args: []budget.Arg{
 				{Bytes: e.d.ctx.Bytes()}, {Bytes: e.d.ev.Bytes()}, {Bytes: nicsdk.DOCAAttrBytes(e.d.slot, e.d.overload)},
 				{Bytes: make([]byte, nicsdk.DOCAResultsBytes)}}}})
 			r.MaxCycles = max(r.MaxCycles, e.cycles)
@@ -295,7 +296,7 @@ func (c *compilation) docaVerify() error {
 	}
 	r.UBSan = "clean"
 	if r.Mismatches > 0 {
-		return &CheckError{fmt.Errorf("verify (DOCA): %d of %d calls differ; first: %s", r.Mismatches, r.Vectors, first)}
+		return &budget.CheckError{Err: fmt.Errorf("verify (DOCA): %d of %d calls differ; first: %s", r.Mismatches, r.Vectors, first)}
 	}
 	r.Compared = []string{"golden (Go: nicsdk.DOCARuntime around quantize." + c.pol.Golden() + ")",
 		implHost + " (" + c.opt.HostCC + ", nicc's DOCA stand-in)", implUBSan, implFwsim}
@@ -342,14 +343,14 @@ func (c *compilation) docaRun(fw *doca.Firmware, cmds []docaCmd) ([3][][]uint32,
 	wg.Go(func() { got[2], cycles, errs[2] = docaFwsim(fw, cmds) })
 	wg.Wait()
 	if errs[0] != nil {
-		return got, nil, &CheckError{fmt.Errorf("verify (DOCA): host build: %w", errs[0])}
+		return got, nil, &budget.CheckError{Err: fmt.Errorf("verify (DOCA): host build: %w", errs[0])}
 	}
 	if errs[1] != nil {
 		c.doca.report.UBSan = "not clean"
-		return got, nil, &CheckError{&UBSanError{errs[1]}}
+		return got, nil, &budget.CheckError{Err: &UBSanError{errs[1]}}
 	}
 	if errs[2] != nil {
-		return got, nil, &CheckError{fmt.Errorf("verify (DOCA): fwsim: %w", errs[2])}
+		return got, nil, &budget.CheckError{Err: fmt.Errorf("verify (DOCA): fwsim: %w", errs[2])}
 	}
 	want := 0
 	for _, d := range cmds {
@@ -359,7 +360,7 @@ func (c *compilation) docaRun(fw *doca.Firmware, cmds []docaCmd) ([3][][]uint32,
 	}
 	for i, g := range got {
 		if len(g) != want {
-			return got, nil, &CheckError{fmt.Errorf("verify (DOCA): %s gave %d results, want %d", []string{implHost, implUBSan, implFwsim}[i], len(g), want)}
+			return got, nil, &budget.CheckError{Err: fmt.Errorf("verify (DOCA): %s gave %d results, want %d", []string{implHost, implUBSan, implFwsim}[i], len(g), want)}
 		}
 	}
 	return got, cycles, nil
@@ -446,7 +447,7 @@ func (c *compilation) docaBudget() error {
 	if err := c.writeVectors(DOCAVectorsFile, DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, c.doca.measure); err != nil {
 		return err
 	}
-	b, err := Budget(BudgetOptions{ELF: c.doca.elf, Entry: nicsdk.DOCAEntryAlgo, Core: c.opt.Core, Budget: c.opt.Budget,
+	b, err := budget.Analyze(budget.Options{ELF: c.doca.elf, Entry: nicsdk.DOCAEntryAlgo, Core: c.opt.Core, Budget: c.opt.Budget,
 		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.doca.measure, VectorsFile: "DOCA verify vectors"})
 	if err != nil {
 		return err
@@ -473,6 +474,6 @@ func (r *DOCAReport) writeText(tw io.Writer) {
 			measured = b.Measured.MaxCycles
 		}
 		termtext.Printf(tw, "\tWCET %d cycles = %s µs, %.3f × %s's %d; measured max %d; budget %s\n", b.WCETCycles,
-			fmtUs(b.WCETMicros), r.WCETRatio, EntryHandler, r.HandlerWCETCycles, max(measured, r.MaxCycles), b.Verdict)
+			budget.Micros(b.WCETMicros), r.WCETRatio, EntryHandler, r.HandlerWCETCycles, max(measured, r.MaxCycles), b.Verdict)
 	}
 }

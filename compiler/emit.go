@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -308,14 +309,14 @@ func (c *compilation) build() error {
 	}
 	wg.Wait()
 	for _, err := range errs {
-		var ce *CheckError
+		var ce *budget.CheckError
 		if errors.As(err, &ce) {
 			return err
 		}
 	}
 	if err := errors.Join(errs[:]...); err != nil {
 		// The generated C failing to build is nicc's fault, not the model's.
-		return &CheckError{fmt.Errorf("building the generated C failed (an internal error; please report it): %w", err)}
+		return &budget.CheckError{Err: fmt.Errorf("building the generated C failed (an internal error; please report it): %w", err)}
 	}
 	return nil
 }

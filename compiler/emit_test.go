@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/model"
 )
@@ -125,9 +126,9 @@ func TestCompileRefusesForeignC(t *testing.T) {
 	} {
 		_, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Handler: HandlerNone, Vectors: 2000, Form: "branch",
 			tamper: tamperFirst(t, "nicc_policy.c", entry, func(m []string) string { return c.add + m[0] })})
-		var ce *CheckError
+		var ce *budget.CheckError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want a CheckError with %q", c.what, err, c.want)
+			t.Errorf("%s: %v, want a budget.CheckError with %q", c.what, err, c.want)
 		}
 	}
 }
@@ -193,7 +194,7 @@ func FuzzCompileNames(f *testing.F) {
 		m.Name = name
 		dir := t.TempDir()
 		_, err := Compile(CompileOptions{Model: saveModelF(t, m), Out: dir, Handler: HandlerNone, Vectors: 200})
-		var ce *CheckError
+		var ce *budget.CheckError
 		switch {
 		case errors.As(err, &ce):
 			t.Fatalf("names %q %q %q: %v", name, in0, in1, err)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
@@ -39,7 +40,7 @@ func sameCode(file string, src, neutral []byte) error {
 				line++
 			}
 		}
-		return &CheckError{fmt.Errorf("generated %s: the model file's names change its C outside the comments (line %d of the comment-free text); nicc refuses to build it (an internal error; please report it)", file, line)}
+		return &budget.CheckError{Err: fmt.Errorf("generated %s: the model file's names change its C outside the comments (line %d of the comment-free text); nicc refuses to build it (an internal error; please report it)", file, line)}
 	}
 	return nil
 }
@@ -59,7 +60,7 @@ func (c *compilation) checkSources() error {
 		}
 		have, err := codegen.Directives(got)
 		if err != nil {
-			return &CheckError{fmt.Errorf("%s: %v", path, err)}
+			return &budget.CheckError{Err: fmt.Errorf("%s: %v", path, err)}
 		}
 		want, err := codegen.Directives(c.expect[n])
 		if err != nil {
@@ -67,11 +68,11 @@ func (c *compilation) checkSources() error {
 		}
 		for i, d := range have {
 			if i >= len(want) || d != want[i] {
-				return &CheckError{fmt.Errorf("%s:%d: preprocessor directive %q is not one nicc wrote; refusing to build it", path, lineOf(got, d), clip(d))}
+				return &budget.CheckError{Err: fmt.Errorf("%s:%d: preprocessor directive %q is not one nicc wrote; refusing to build it", path, lineOf(got, d), clip(d))}
 			}
 		}
 		if len(have) < len(want) {
-			return &CheckError{fmt.Errorf("%s: directive %q that nicc wrote is missing; refusing to build it", path, want[len(have)])}
+			return &budget.CheckError{Err: fmt.Errorf("%s: directive %q that nicc wrote is missing; refusing to build it", path, want[len(have)])}
 		}
 	}
 	return nil
@@ -107,7 +108,7 @@ func (c *compilation) checkSymbols(path, obj string) error {
 		}
 	}
 	refuse := func(s elf.Symbol, why string) error {
-		return &CheckError{fmt.Errorf("%s: symbol %s %s; the sources differ from what nicc generated, refusing them", path, clip(s.Name), why)}
+		return &budget.CheckError{Err: fmt.Errorf("%s: symbol %s %s; the sources differ from what nicc generated, refusing them", path, clip(s.Name), why)}
 	}
 	for _, s := range syms {
 		typ, bind := elf.ST_TYPE(s.Info), elf.ST_BIND(s.Info)
@@ -129,7 +130,7 @@ func (c *compilation) checkSymbols(path, obj string) error {
 		}
 	}
 	for g := range globals {
-		return &CheckError{fmt.Errorf("%s: entry point %s is not defined", path, g)}
+		return &budget.CheckError{Err: fmt.Errorf("%s: entry point %s is not defined", path, g)}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/quantize"
@@ -130,15 +131,15 @@ func (c *compilation) checkBound(p *fwsim.Profile) error {
 	if threads == 0 {
 		threads = p.Threads
 	}
-	budget := c.opt.Budget
-	if budget == 0 {
-		budget = DefaultBudget
+	limit := c.opt.Budget
+	if limit == 0 {
+		limit = budget.Default
 	}
 	var over []string
-	if us := p.Seconds(lb.Cycles, threads) * 1e6; us > float64(budget.Nanoseconds())/1e3 {
-		budgetCycles := uint64(budget.Seconds() * p.ClockHz / float64(threads))
+	if us := p.Seconds(lb.Cycles, threads) * 1e6; us > float64(limit.Nanoseconds())/1e3 {
+		budgetCycles := uint64(limit.Seconds() * p.ClockHz / float64(threads))
 		over = append(over, fmt.Sprintf("at least %s cycles (%s) = %s µs on %s, over the %s µs budget (%s cycles)",
-			thousands(lb.Cycles), lb.CyclesFrom, fmtUs(us), p.Name, durationUs(budget), thousands(budgetCycles)))
+			thousands(lb.Cycles), lb.CyclesFrom, budget.Micros(us), p.Name, durationUs(limit), thousands(budgetCycles)))
 	}
 	m := c.memory
 	if lb.Bytes > m.TextBytes+m.RodataBytes && lb.Bytes <= p.MemoryBytes {
@@ -161,7 +162,7 @@ func (c *compilation) checkBound(p *fwsim.Profile) error {
 		c.notes = append(c.notes, "built with --force: it needs "+what)
 		return nil
 	}
-	return &CheckError{&TooBigError{Bound: lb, msg: fmt.Sprintf("%s: model %s needs %s; --force builds it anyway", c.opt.Model, c.modelName(), what)}}
+	return &budget.CheckError{Err: &TooBigError{Bound: lb, msg: fmt.Sprintf("%s: model %s needs %s; --force builds it anyway", c.opt.Model, c.modelName(), what)}}
 }
 
 // checkMemory refuses a built firmware whose .text or .rodata is over the memory budget.
@@ -175,7 +176,7 @@ func (c *compilation) checkMemory() error {
 		if c.opt.Force {
 			hint = " (built with --force)"
 		}
-		return &CheckError{&OverMemoryError{fmt.Sprintf("%s: the %s form's firmware has %s%s", c.opt.Model, c.plan.Form, msg, hint)}}
+		return &budget.CheckError{Err: &OverMemoryError{fmt.Sprintf("%s: the %s form's firmware has %s%s", c.opt.Model, c.plan.Form, msg, hint)}}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/model"
@@ -104,10 +105,10 @@ func TestChoosePlan(t *testing.T) {
 func TestFitRefusesOverBudget(t *testing.T) {
 	out := t.TempDir()
 	r, err := Compile(CompileOptions{Model: rlccXGB, Out: out, Handler: HandlerNone, Budget: 2 * time.Nanosecond})
-	var ce *CheckError
+	var ce *budget.CheckError
 	var big *TooBigError
 	if r != nil || !errors.As(err, &ce) || !errors.As(err, &big) {
-		t.Fatalf("got %v, report %v; want a TooBigError inside a CheckError and no report", err, r)
+		t.Fatalf("got %v, report %v; want a TooBigError inside a budget.CheckError and no report", err, r)
 	}
 	want := rlccXGB + ": model rlcc_xgb needs at least 5 cycles (the rank form: a compare for each of 4 features and a table add, at least 1 cycle(s) each) = 0.003 µs on dpa, over the 0.002 µs budget (3 cycles); --force builds it anyway"
 	if err.Error() != want {
@@ -149,10 +150,10 @@ func TestFitForce(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
 	r, err := Compile(CompileOptions{Model: rlccXGB, Out: out, Handler: HandlerNone, Budget: 2 * time.Nanosecond, Force: true, Vectors: 1000})
-	var ce *CheckError
+	var ce *budget.CheckError
 	var big *TooBigError
 	if r == nil || !errors.As(err, &ce) || errors.As(err, &big) || r.Budget.Fits {
-		t.Fatalf("got %v, report %v; want the build and an over-budget CheckError", err, r)
+		t.Fatalf("got %v, report %v; want the build and an over-budget budget.CheckError", err, r)
 	}
 	if !strings.Contains(err.Error(), "over budget") || r.Verify.Mismatches != 0 || r.LowerBound == nil || r.LowerBound.Cycles != 5 ||
 		r.Budget.WCETCycles < r.LowerBound.Cycles {

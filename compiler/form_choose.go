@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/fwsim/wcet"
@@ -311,7 +312,7 @@ func (c *compilation) chooseForm(cs []candidate, limit MemoryBudget, p *fwsim.Pr
 	if !costs[best].Fits {
 		msg, _ := limit.over(costs[best].TextBytes, costs[best].RodataBytes)
 		if !c.opt.Force {
-			return &CheckError{&OverMemoryError{fmt.Sprintf("%s: no code form fits the memory budget: the least WCET's, the %s form, has %s; --force builds, verifies and bounds it anyway",
+			return &budget.CheckError{Err: &OverMemoryError{fmt.Sprintf("%s: no code form fits the memory budget: the least WCET's, the %s form, has %s; --force builds, verifies and bounds it anyway",
 				c.opt.Model, c.plan.Form, msg)}}
 		}
 		c.notes = append(c.notes, fmt.Sprintf("built with --force: no code form fits the memory budget; the %s form has %s", c.plan.Form, msg))
@@ -359,10 +360,10 @@ func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string
 	fb.obj, fb.elf = filepath.Join(dir, "firmware.o"), filepath.Join(dir, FirmwareFile)
 	extra := append(c.withOpt(FirmwareWarnFlags), "-I", dir)
 	if err := nicsdk.Object(fb.obj, extra, filepath.Join(dir, file)); err != nil {
-		return nil, &CheckError{fmt.Errorf("building the %s form failed (an internal error; please report it): %w", fc.Form, err)}
+		return nil, &budget.CheckError{Err: fmt.Errorf("building the %s form failed (an internal error; please report it): %w", fc.Form, err)}
 	}
 	if err := nicsdk.Build(fb.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, fb.obj); err != nil {
-		return nil, &CheckError{fmt.Errorf("building the %s form failed (an internal error; please report it): %w", fc.Form, err)}
+		return nil, &budget.CheckError{Err: fmt.Errorf("building the %s form failed (an internal error; please report it): %w", fc.Form, err)}
 	}
 	im, err := fwsim.ReadELF(fb.elf)
 	if err != nil {
@@ -374,7 +375,7 @@ func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string
 	}{{entry, &fc.WCETCycles}, {EntryPolicy, &fc.PolicyWCET}} {
 		w, err := wcet.Bound(im, e.name, p, wcet.Options{})
 		if err != nil {
-			return nil, &CheckError{fmt.Errorf("%s form: cannot bound %s: %w", fc.Form, e.name, err)}
+			return nil, &budget.CheckError{Err: fmt.Errorf("%s form: cannot bound %s: %w", fc.Form, e.name, err)}
 		}
 		*e.to = w.Cycles
 		fb.bounds[e.name] = w

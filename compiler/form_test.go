@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nicc-dev/nicc/budget"
 )
 
 // The compile chooses the candidate form with the least WCET among those within the memory
@@ -90,7 +92,7 @@ func TestChooseFormByCost(t *testing.T) {
 		opt.Model, opt.Out, opt.Handler, opt.Vectors = rlccXGB, t.TempDir(), HandlerNone, 1000
 		r, err := Compile(opt)
 		var oe *OverMemoryError
-		var ce *CheckError
+		var ce *budget.CheckError
 		if !errors.As(err, &oe) || !errors.As(err, &ce) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Fatalf("%+v: error %v, want an over-memory check containing %q", opt, err, want)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/target"
 )
@@ -82,18 +83,18 @@ func TestOpenCompiledRebuildsGolden(t *testing.T) {
 }
 
 func TestWriteVectorsRoundTrip(t *testing.T) {
-	vs := []Vector{
-		{Args: []Arg{{Bytes: []byte{1, 2, 0xff}}, {Int: 1<<64 - 1}}},
-		{Args: []Arg{{Bytes: []byte{}}, {Int: 7}, {Bytes: make([]byte, 48)}}},
+	vs := []budget.Vector{
+		{Args: []budget.Arg{{Bytes: []byte{1, 2, 0xff}}, {Int: 1<<64 - 1}}},
+		{Args: []budget.Arg{{Bytes: []byte{}}, {Int: 7}, {Bytes: make([]byte, 48)}}},
 	}
 	var b bytes.Buffer
-	if err := WriteVectors(&b, vs); err != nil {
+	if err := budget.WriteVectors(&b, vs); err != nil {
 		t.Fatal(err)
 	}
 	if want := "hex:0102ff 18446744073709551615\nhex: 7 hex:" + strings.Repeat("00", 48) + "\n"; b.String() != want {
 		t.Errorf("wrote %q, want %q", b.String(), want)
 	}
-	got, err := ReadVectors(&b)
+	got, err := budget.ReadVectors(&b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,9 +124,9 @@ func TestCSVVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Vector{
-		{Line: 2, Args: []Arg{{Bytes: target.Int32Bytes([]int32{1, 3})}}},
-		{Line: 3, Args: []Arg{{Bytes: target.Int32Bytes([]int32{-5, 9})}}},
+	want := []budget.Vector{
+		{Line: 2, Args: []budget.Arg{{Bytes: target.Int32Bytes([]int32{1, 3})}}},
+		{Line: 3, Args: []budget.Arg{{Bytes: target.Int32Bytes([]int32{-5, 9})}}},
 	}
 	if d := cmp.Diff(want, vs); d != "" {
 		t.Errorf("(-want +got):\n%s", d)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -108,7 +109,7 @@ func TestCompileInt8BadInput(t *testing.T) {
 			c.opt.Out = t.TempDir()
 			c.opt.Vectors = 1000
 			r, err := Compile(c.opt)
-			var ce *CheckError
+			var ce *budget.CheckError
 			if err == nil || errors.As(err, &ce) || r != nil {
 				t.Fatalf("got %v (report %v), want a bad-input error", err, r)
 			}
@@ -279,7 +280,7 @@ func TestCompileInt8RefusesBadInput(t *testing.T) {
 			c.opt.Out = t.TempDir()
 			c.opt.Vectors = 100
 			r, err := Compile(c.opt)
-			var ce *CheckError
+			var ce *budget.CheckError
 			if err == nil || errors.As(err, &ce) || r != nil {
 				t.Fatalf("got %v (report %v), want a bad-input error", err, r)
 			}

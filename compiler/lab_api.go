@@ -26,9 +26,6 @@ func NewRLCCParams(p nicsdk.Params) *RLCCParams { return newRLCCParams(p) }
 // Firmware is the ELF a compile directory runs under s.
 func (s SDK) Firmware() string { return s.firmware() }
 
-// ClockText is a clock rate for a terminal ("1.8 GHz").
-func ClockText(hz float64) string { return clockText(hz) }
-
 // OutDir, WriteOut: output directories and files, never through links (outdir.go).
 func OutDir(dir string) error                 { return outDir(dir) }
 func WriteOut(path string, data []byte) error { return writeOut(path, data) }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
@@ -153,7 +154,7 @@ func TestCompileLSTMCatchesMismatch(t *testing.T) {
 		opt := CompileOptions{Model: lstmONNX, Out: t.TempDir(), Vectors: 4000, Int8: &Int8Options{Samples: 2000},
 			tamper: tamperFirst(t, "nicc_policy.c", c.re, c.repl)}
 		_, err := Compile(opt)
-		var ce *CheckError
+		var ce *budget.CheckError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "vectors differ") {
 			t.Fatalf("%s: %v, want a mismatch", c.name, err)
 		}

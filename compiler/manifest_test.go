@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/internal/testutil"
 )
 
@@ -177,7 +178,7 @@ func TestCompileFailureReplacesWhole(t *testing.T) {
 		return os.WriteFile(p, append([]byte("#define NICC_SNEAKY 1\n"), b...), 0o644)
 	}
 	r, err := Compile(failing)
-	var ce *CheckError
+	var ce *budget.CheckError
 	if !errors.As(err, &ce) || r == nil || r.Failure == nil || r.Failure.Stage != "build" {
 		t.Fatalf("failed check: %v, %+v", err, r)
 	}

@@ -1,11 +1,15 @@
 package compiler
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/nicc-dev/nicc/budget"
+)
 
 // measured is a verified call and its cycles in fwsim, a candidate for Budget to measure.
 type measured struct {
 	cycles uint64
-	v      Vector
+	v      budget.Vector
 }
 
 // Calls kept for Budget to measure: per batch, the longest and a sample; in all, measureMax.
@@ -44,9 +48,9 @@ func thinMeasured(cand []measured) []measured {
 }
 
 // pickMeasured keeps the longest calls and an even sample of the rest, measureMax in all.
-func pickMeasured(cand []measured) []Vector {
+func pickMeasured(cand []measured) []budget.Vector {
 	slices.SortStableFunc(cand, byCycles)
-	var out []Vector
+	var out []budget.Vector
 	for i := 0; i < min(longestN, len(cand)); i++ {
 		out = append(out, cand[i].v)
 	}

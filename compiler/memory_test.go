@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/distill"
 )
 
@@ -99,12 +100,12 @@ func TestDiffStreamsSampledRows(t *testing.T) {
 func TestThinMeasured(t *testing.T) {
 	cand := make([]measured, measureCap)
 	for i := range cand {
-		cand[i] = measured{cycles: uint64(i * 7919 % 1000), v: Vector{Line: i}}
+		cand[i] = measured{cycles: uint64(i * 7919 % 1000), v: budget.Vector{Line: i}}
 	}
 	if got := thinMeasured(slices.Clone(cand)); !reflect.DeepEqual(got, cand) {
 		t.Error("measureCap calls changed")
 	}
-	cand = append(cand, measured{cycles: 5000, v: Vector{Line: -1}})
+	cand = append(cand, measured{cycles: 5000, v: budget.Vector{Line: -1}})
 	sorted := slices.Clone(cand)
 	slices.SortStableFunc(sorted, byCycles)
 	got := thinMeasured(cand)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -70,7 +71,7 @@ type CompileReport struct {
 	// distillation's states; Fidelity above is the firmware against the trees.
 	Teacher *DistilledFrom `json:"fidelity_teacher,omitempty"`
 
-	Budget *BudgetReport `json:"budget,omitempty"`
+	Budget *budget.Report `json:"budget,omitempty"`
 	// PolicyAlone is the model's own WCET inside the RL-CC firmware.
 	PolicyAlone *PolicyCost `json:"policy_alone,omitempty"`
 	// DOCA is the DOCA PCC target's verification and budget (--sdk doca).
@@ -370,13 +371,13 @@ func (c *compilation) report() (*CompileReport, error) {
 	}
 	var check error
 	if b := r.Budget; !b.Fits {
-		check = &CheckError{fmt.Errorf("%s is over budget on %s: WCET %d cycles = %s µs > budget %s µs",
-			r.Entry, b.Core.Name, b.WCETCycles, fmtUs(b.WCETMicros), budgetUs(b.BudgetMicros))}
+		check = &budget.CheckError{Err: fmt.Errorf("%s is over budget on %s: WCET %d cycles = %s µs > budget %s µs",
+			r.Entry, b.Core.Name, b.WCETCycles, budget.Micros(b.WCETMicros), budget.MicrosAsWritten(b.BudgetMicros))}
 		r.Failure = &Failure{Stage: "budget", Kind: FailOverBudget.String(), Message: check.Error()}
 	}
 	if err := c.checkMemory(); err != nil { // built with --force
 		if check != nil {
-			err = &CheckError{&OverMemoryError{err.Error() + "; and " + check.Error()}}
+			err = &budget.CheckError{Err: &OverMemoryError{err.Error() + "; and " + check.Error()}}
 		}
 		check, r.Failure = err, failure("budget", err)
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nicc-dev/nicc/budget"
 )
 
 func TestFailKindsHaveNames(t *testing.T) {
@@ -54,9 +56,9 @@ func TestCompileMismatchWritesReport(t *testing.T) {
 			n, _ := strconv.ParseInt(m[1], 10, 64)
 			return "<= " + strconv.FormatInt(n+1, 10) + ")"
 		})})
-	var ce *CheckError
+	var ce *budget.CheckError
 	if !errors.As(err, &ce) || r == nil {
-		t.Fatalf("got %v, report %v; want a CheckError and the report", err, r)
+		t.Fatalf("got %v, report %v; want a budget.CheckError and the report", err, r)
 	}
 	got := readReport(t, dir)
 	f := got.Failure

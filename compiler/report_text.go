@@ -12,18 +12,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/termtext"
 )
 
-func fmtUs(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-
-// budgetUs is a budget in µs as the user wrote it: the shortest decimal of its nanoseconds ÷
-// 1000 (100ns is 0.1, not 0.09999999999999999 nor 0.100). A report read back holds the same
-// float64, so it prints the same.
-func budgetUs(us float64) string { return strconv.FormatFloat(us, 'f', -1, 64) }
-
 // durationUs is budgetUs of a time.Duration.
-func durationUs(d time.Duration) string { return budgetUs(float64(d.Nanoseconds()) / 1e3) }
+func durationUs(d time.Duration) string {
+	return budget.MicrosAsWritten(float64(d.Nanoseconds()) / 1e3)
+}
 
 func fmtErr(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
 
@@ -196,14 +192,14 @@ func (r *CompileReport) writeBudget(tw io.Writer) {
 		measured = b.Measured.MaxCycles
 	}
 	termtext.Printf(tw, "WCET\t%s %d cycles = %s µs on %s (%s); measured max %d over the verify vectors\n",
-		b.Entry, b.WCETCycles, fmtUs(b.WCETMicros), b.Core.Name, clock, max(measured, r.Verify.MaxCycles))
+		b.Entry, b.WCETCycles, budget.Micros(b.WCETMicros), b.Core.Name, clock, max(measured, r.Verify.MaxCycles))
 	if p := r.PolicyAlone; p != nil {
-		termtext.Printf(tw, "\t%s alone %d cycles = %s µs; measured max %d\n", EntryPolicy, p.WCETCycles, fmtUs(p.WCETMicros), p.MaxCycles)
+		termtext.Printf(tw, "\t%s alone %d cycles = %s µs; measured max %d\n", EntryPolicy, p.WCETCycles, budget.Micros(p.WCETMicros), p.MaxCycles)
 	}
 	if lb := r.LowerBound; lb != nil {
 		termtext.Printf(tw, "\tany code form's lower bound %d cycles (%s)\n", lb.Cycles, lb.CyclesFrom)
 	}
-	termtext.Printf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", budgetUs(b.BudgetMicros), fmtUs(b.HeadroomMicro),
+	termtext.Printf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", budget.MicrosAsWritten(b.BudgetMicros), budget.Micros(b.HeadroomMicro),
 		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict)
 	if r.DOCA != nil {
 		r.DOCA.writeText(tw)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/model/modeltest"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkCompileScale(b *testing.B) {
 			var err error
 			for b.Loop() {
 				r, err = Compile(CompileOptions{Model: path, Out: b.TempDir(), Handler: HandlerNone})
-				var ce *CheckError
+				var ce *budget.CheckError
 				if err != nil && !errors.As(err, &ce) {
 					b.Fatal(err)
 				}

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -117,7 +118,7 @@ type built struct {
 
 // budgeted is the budget stage's artifact.
 type budgeted struct {
-	budget      *BudgetReport
-	policy      *BudgetReport // the model alone, inside the RL-CC firmware
-	vectorFiles []VectorsInfo // the measured calls, written for nicc budget
+	budget      *budget.Report
+	policy      *budget.Report // the model alone, inside the RL-CC firmware
+	vectorFiles []VectorsInfo  // the measured calls, written for nicc budget
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/model/modeltest"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -200,7 +201,7 @@ func TestBuildReusesFitFirmware(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Error("the compile's firmware.elf is not what its sources build")
 	}
-	b, err := Budget(BudgetOptions{ELF: filepath.Join(dir, FirmwareFile), Entry: EntryHandler, Core: r.Budget.Core.Name})
+	b, err := budget.Analyze(budget.Options{ELF: filepath.Join(dir, FirmwareFile), Entry: EntryHandler, Core: r.Budget.Core.Name})
 	if err != nil {
 		t.Fatal(err)
 	}

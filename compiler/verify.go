@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/target"
 	"github.com/nicc-dev/nicc/target/abi"
@@ -71,7 +72,7 @@ type VerifyReport struct {
 
 	// measure and measurePolicy are the calls that ran longest, and a sample of the rest,
 	// for Budget.
-	measure, measurePolicy []Vector
+	measure, measurePolicy []budget.Vector
 
 	// states and decisions accumulate fidelity: the sampled float states (and rows) through
 	// the model, and the RL-CC handler's decisions.
@@ -169,7 +170,7 @@ func (c *compilation) verifyStage() error {
 	c.progress("verify", v.total, v.total)
 	vr.UBSan = "clean"
 	if vr.Mismatches > 0 {
-		return &CheckError{&MismatchError{Differ: vr.Mismatches, Vectors: vr.Vectors, First: v.first}}
+		return &budget.CheckError{Err: &MismatchError{Differ: vr.Mismatches, Vectors: vr.Vectors, First: v.first}}
 	}
 	golden := "golden (Go: quantize." + c.pol.Golden()
 	switch {
@@ -279,14 +280,14 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	wg.Go(func() { fw, fwErr = v.fwsim(pvs, seqs) })
 	wg.Wait()
 	if host.err != nil {
-		return &CheckError{fmt.Errorf("verify: host build: %w", host.err)}
+		return &budget.CheckError{Err: fmt.Errorf("verify: host build: %w", host.err)}
 	}
 	if ubsan.err != nil {
 		vr.UBSan = "not clean"
-		return &CheckError{&UBSanError{ubsan.err}}
+		return &budget.CheckError{Err: &UBSanError{ubsan.err}}
 	}
 	if fwErr != nil {
-		return &CheckError{fmt.Errorf("verify: fwsim: %w", fwErr)}
+		return &budget.CheckError{Err: fmt.Errorf("verify: fwsim: %w", fwErr)}
 	}
 
 	for i, p := range pvs {
@@ -329,11 +330,11 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 		}
 	}
 	for _, i := range sampleIdx(len(pvs), fw.longestPolicy, measureKeep) {
-		args := []Arg{{Bytes: target.Int32Bytes(pvs[i].x)}}
+		args := []budget.Arg{{Bytes: target.Int32Bytes(pvs[i].x)}}
 		if pvs[i].state != nil {
-			args = append(args, Arg{Bytes: target.WordBytes(pvs[i].state)})
+			args = append(args, budget.Arg{Bytes: target.WordBytes(pvs[i].state)})
 		}
-		v.candPolicy = append(v.candPolicy, measured{fw.policyCycles[i], Vector{Line: v.nPolicy + i + 1, Args: args}})
+		v.candPolicy = append(v.candPolicy, measured{fw.policyCycles[i], budget.Vector{Line: v.nPolicy + i + 1, Args: args}})
 	}
 	if nEvents > 0 {
 		flat := make([]*event, 0, nEvents)
@@ -345,7 +346,7 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 		for _, i := range sampleIdx(len(flat), fw.longestEvent, measureKeep) {
 			e := flat[i]
 			v.cand = append(v.cand, measured{fw.eventCycles[i],
-				Vector{Line: vr.Events - nEvents + i + 1, Args: []Arg{{Bytes: e.ev.Bytes()}, {Bytes: e.before.Bytes()}}}})
+				budget.Vector{Line: vr.Events - nEvents + i + 1, Args: []budget.Arg{{Bytes: e.ev.Bytes()}, {Bytes: e.before.Bytes()}}}})
 		}
 	}
 	v.candPolicy, v.cand = thinMeasured(v.candPolicy), thinMeasured(v.cand)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/termtext"
 
@@ -259,9 +260,9 @@ func (r *ClosedLoopReport) CheckErr() error {
 		}
 	}
 	if len(teacher) > 0 {
-		return &compiler.CheckError{Err: fmt.Errorf("closed loop: %s failed; the teacher does not control congestion in %s, where the comparison says nothing", strings.Join(bad, ", "), strings.Join(teacher, ", "))}
+		return &budget.CheckError{Err: fmt.Errorf("closed loop: %s failed; the teacher does not control congestion in %s, where the comparison says nothing", strings.Join(bad, ", "), strings.Join(teacher, ", "))}
 	}
-	return &compiler.CheckError{Err: fmt.Errorf("closed loop: %s out of tolerance or unhealthy", strings.Join(bad, ", "))}
+	return &budget.CheckError{Err: fmt.Errorf("closed loop: %s out of tolerance or unhealthy", strings.Join(bad, ", "))}
 }
 
 // WriteText prints the table: per scenario the teacher's figures over the compile's.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/netsim"
 )
@@ -88,7 +89,7 @@ func TestDiffClosedLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ce *compiler.CheckError
+	var ce *budget.CheckError
 	if strict.Pass || !errors.As(strict.CheckErr(), &ce) || !strings.Contains(ce.Error(), "many-to-one:8") {
 		t.Errorf("tolerances of 1e-12: pass %v, %v", strict.Pass, strict.CheckErr())
 	}

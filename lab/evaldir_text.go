@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/termtext"
 
@@ -75,7 +76,7 @@ func EvalDir(w io.Writer, opt EvalDirOptions) error {
 		err = ferr
 	}
 	if err == nil && p.differ > 0 {
-		err = &compiler.CheckError{Err: fmt.Errorf("%s: the firmware and the golden model differ on %d of %d rows of %s (first: line %d)",
+		err = &budget.CheckError{Err: fmt.Errorf("%s: the firmware and the golden model differ on %d of %d rows of %s (first: line %d)",
 			cp.Firmware, p.differ, p.rows, path, p.firstDiffer)}
 	}
 	return err

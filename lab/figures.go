@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -101,7 +102,7 @@ func plotClosedLoop(r *ClosedLoopReport, dir string) ([]string, error) {
 
 // budgetCycles is how many cycles of the entry fit b's budget on its core: budget × clock
 // / threads sharing the pipeline (Budget's Fits is WCET cycles ≤ this).
-func budgetCycles(b *compiler.BudgetReport) float64 {
+func budgetCycles(b *budget.Report) float64 {
 	return b.BudgetMicros * 1e-6 * b.Core.ClockHz / float64(b.Core.ThreadsSharing)
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/plot"
@@ -14,7 +15,7 @@ import (
 )
 
 func TestBudgetCycles(t *testing.T) {
-	b := &compiler.BudgetReport{BudgetMicros: 2, Core: compiler.CoreInfo{ClockHz: 1.8e9, ThreadsSharing: 1}}
+	b := &budget.Report{BudgetMicros: 2, Core: budget.CoreInfo{ClockHz: 1.8e9, ThreadsSharing: 1}}
 	if c := budgetCycles(b); c != 3600 {
 		t.Errorf("2 µs at 1.8 GHz: %v cycles, want 3600", c)
 	}

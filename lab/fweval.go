@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/target/abi"
 
@@ -136,7 +137,7 @@ func (e *FirmwareEval) Eval(row []float64) (*FirmwareRow, error) {
 	copy(e.state, e.golden)
 	out.Firmware, out.Cycles, err = e.fw.Policy(out.X, e.state)
 	if err != nil {
-		return nil, &compiler.CheckError{Err: fmt.Errorf("%s faulted on x = %v: %w", abi.EntryPolicy, out.X, err)}
+		return nil, &budget.CheckError{Err: fmt.Errorf("%s faulted on x = %v: %w", abi.EntryPolicy, out.X, err)}
 	}
 	out.Golden = pol.Call(out.X, e.golden)
 	out.Agree = out.Golden == out.Firmware && slices.Equal(e.state, e.golden)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/netsim"
@@ -114,7 +114,7 @@ func (r *SimReport) HealthErr() error {
 	if r.Health.Healthy {
 		return nil
 	}
-	return &compiler.CheckError{Err: fmt.Errorf("unhealthy: %s does not control congestion here: %s", r.Scenario, r.Health.failText())}
+	return &budget.CheckError{Err: fmt.Errorf("unhealthy: %s does not control congestion here: %s", r.Scenario, r.Health.failText())}
 }
 
 // HealthErr is a *CheckError naming the unhealthy runs of the matrix (nicc sim --matrix
@@ -129,5 +129,5 @@ func (r *SimMatrixReport) HealthErr() error {
 	if len(bad) == 0 {
 		return nil
 	}
-	return &compiler.CheckError{Err: fmt.Errorf("unhealthy: %d of %d runs do not control congestion: %s", len(bad), len(r.Runs), strings.Join(bad, ", "))}
+	return &budget.CheckError{Err: fmt.Errorf("unhealthy: %d of %d runs do not control congestion: %s", len(bad), len(r.Runs), strings.Join(bad, ", "))}
 }

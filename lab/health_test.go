@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/netsim"
@@ -59,7 +60,7 @@ func TestSimHealth(t *testing.T) {
 		if err := r.WriteText(&text); err != nil || !strings.Contains(text.String(), "health     "+map[bool]string{true: "ok: ", false: "FAIL: "}[c.healthy]) {
 			t.Errorf("text: %v\n%s", err, text.String())
 		}
-		var ce *compiler.CheckError
+		var ce *budget.CheckError
 		if err := r.HealthErr(); (err == nil) != c.healthy || !c.healthy && !errors.As(err, &ce) {
 			t.Errorf("%s at %d flows: HealthErr %v", c.policy, c.flows, err)
 		}
@@ -101,7 +102,7 @@ func TestDiffClosedLoopUnhealthyTeacher(t *testing.T) {
 		!strings.Contains(row.Why, "the comparison says nothing") {
 		t.Errorf("row: pass %v, why %q", row.Pass, row.Why)
 	}
-	var ce *compiler.CheckError
+	var ce *budget.CheckError
 	if err := r.CheckErr(); !errors.As(err, &ce) || !strings.Contains(err.Error(), "the teacher does not control congestion in many-to-one:512") {
 		t.Errorf("check error %v", err)
 	}

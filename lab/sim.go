@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/target/abi"
 	"github.com/nicc-dev/nicc/termtext"
@@ -217,7 +218,7 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	}
 	r, err := netsim.Run(scen, ctrl, cfg)
 	if errors.Is(err, netsim.ErrStopped) {
-		return nil, &compiler.CheckError{Err: err}
+		return nil, &budget.CheckError{Err: err}
 	}
 	if err != nil {
 		return nil, err
@@ -285,7 +286,7 @@ func simScenario(opt SimOptions) (netsim.Scenario, error) {
 
 // simController is the controller opt.Policy names and the core profile its engine runs on.
 func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim.Controller, string, error) {
-	core := cmp.Or(opt.Core, compiler.DefaultCore)
+	core := cmp.Or(opt.Core, budget.DefaultCore)
 	if opt.SDK == compiler.SDKDOCA {
 		if opt.Golden {
 			return nil, "", fmt.Errorf("--sdk doca runs the compile's DOCA program, --golden its golden model: give one of them")
@@ -494,7 +495,7 @@ type SimCycles struct {
 func newDecisionTime(prof *fwsim.Profile, threads int, latencyNs int64) decisionTime {
 	sharing := cmp.Or(threads, prof.Threads)
 	d := decisionTime{psPerCycle: 1e12 / prof.ClockHz * float64(sharing), fixedPs: latencyNs * 1000,
-		text: fmt.Sprintf("measured: each decision's fwsim cycles at %s × %d thread(s) sharing the pipeline (%s)", compiler.ClockText(prof.ClockHz), sharing, prof.Name)}
+		text: fmt.Sprintf("measured: each decision's fwsim cycles at %s × %d thread(s) sharing the pipeline (%s)", budget.ClockText(prof.ClockHz), sharing, prof.Name)}
 	if latencyNs > 0 {
 		d.text = latencyText(latencyNs)
 	}

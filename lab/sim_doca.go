@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/target/doca"
 	"github.com/nicc-dev/nicc/termtext"
@@ -172,7 +173,7 @@ func (d *docaController) setUp(pristine []byte, set []SimDOCAParam) error {
 	}
 	mask, err := d.fw.Init()
 	if err != nil {
-		return &compiler.CheckError{Err: fmt.Errorf("%s: %w", nicsdk.DOCAEntryInit, err)}
+		return &budget.CheckError{Err: fmt.Errorf("%s: %w", nicsdk.DOCAEntryInit, err)}
 	}
 	for _, t := range []nicsdk.EventType{nicsdk.EvRTT, nicsdk.EvCNP, nicsdk.EvNACK, nicsdk.EvTX} {
 		// DOCA would not deliver a disabled type; the loop gives the program every one of
@@ -204,7 +205,7 @@ func (d *docaController) setParams(set []SimDOCAParam) error {
 	values := cur[base : docaRunParams[set[len(set)-1].Flag].id+1]
 	status, _, err := d.fw.SetParams(0, nicsdk.DOCASlot, base, values)
 	if err != nil {
-		return &compiler.CheckError{Err: fmt.Errorf("%s: %w", nicsdk.DOCAEntrySetParams, err)}
+		return &budget.CheckError{Err: fmt.Errorf("%s: %w", nicsdk.DOCAEntrySetParams, err)}
 	}
 	if status != nicsdk.DOCAStatusOK {
 		return fmt.Errorf("%s: the DOCA program refused it (%s returned DOCA_PCC_DEV_STATUS_FAIL): it takes target, beta and scale in rlcc.h's ranges with target × scale at most the compiled policy's",

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/netsim"
@@ -236,7 +237,7 @@ func TestSimDOCARefusals(t *testing.T) {
 		c.opt.Scenario, c.opt.Net = "many-to-one", netsim.Config{DurationNs: 100_000}
 		c.opt.SDK = compiler.SDKDOCA
 		_, err := Sim(c.opt)
-		var stopped *compiler.CheckError // a run stopped half way, or the program's fault: exit 1
+		var stopped *budget.CheckError // a run stopped half way, or the program's fault: exit 1
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") || errors.As(err, &stopped) {
 			t.Errorf("%+v: %v; want bad input, one line containing %q", c.opt, err, c.want)
 		}

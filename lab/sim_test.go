@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -102,7 +103,7 @@ func TestSimBadInput(t *testing.T) {
 		{SimOptions{Scenario: "many-to-one", Policy: "swift", Net: netsim.Config{BufferBytes: -1}}, "buffer"},
 	} {
 		_, err := Sim(c.opt)
-		var ce *compiler.CheckError
+		var ce *budget.CheckError
 		if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, &ce) {
 			t.Errorf("%+v: %v; want a bad-input error containing %q", c.opt, err, c.want)
 		}
@@ -126,7 +127,7 @@ func TestSimFirmwareTrap(t *testing.T) {
 	} {
 		breakEntry(t, filepath.Join(c.dir, c.elf), c.entry)
 		r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: c.dir, SDK: c.sdk, Net: netsim.Config{DurationNs: 1_000_000}})
-		var ce *compiler.CheckError
+		var ce *budget.CheckError
 		if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "flow ") || !strings.Contains(err.Error(), " µs") ||
 			!strings.Contains(err.Error(), c.entry+": pc") {
 			t.Fatalf("trapping %s: %v, %v", c.elf, r, err)
@@ -140,7 +141,7 @@ func TestSimFirmwareTrap(t *testing.T) {
 	}
 	breakEntry(t, filepath.Join(initCopy, compiler.DOCAFirmwareFile), nicsdk.DOCAEntryInit)
 	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: initCopy, SDK: compiler.SDKDOCA, Net: netsim.Config{DurationNs: 1_000_000}})
-	var ce *compiler.CheckError
+	var ce *budget.CheckError
 	if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), nicsdk.DOCAEntryInit) {
 		t.Errorf("trapping %s: %v, %v", nicsdk.DOCAEntryInit, r, err)
 	}
@@ -173,7 +174,7 @@ func TestSimFirmwareRateOutOfRange(t *testing.T) {
 		}
 		patchEntry(t, filepath.Join(dir, c.elf), c.entry, c.code)
 		r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: dir, SDK: c.sdk, Net: netsim.Config{DurationNs: 200_000}})
-		var ce *compiler.CheckError
+		var ce *budget.CheckError
 		if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), c.entry+" "+c.want) ||
 			!strings.Contains(err.Error(), "outside [the min rate 1049, line rate 1048576] in fxp20: the firmware's fault") || !strings.Contains(err.Error(), "flow 0 at ") {
 			t.Errorf("%s returning %s: %v, %v", c.entry, c.want, r, err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/urfave/cli/v2"
 )
@@ -32,7 +33,7 @@ ret or tail call where ra may no longer hold the caller's return address cannot 
 
 The ELF must be a regular file of at most 64 MiB (the emulator's memory).
 
-` + compiler.VectorsHelp + `
+` + budget.VectorsHelp + `
 
 Given a nicc compile output directory DIR (report.json and firmware.elf), budget runs
 DIR/firmware.elf with the report's entry, core, budget and threads sharing unless flags say
@@ -58,7 +59,7 @@ source of each number.
   nicc budget --list-cores`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "entry", Usage: "function symbol to bound and run"},
-			&cli.StringFlag{Name: "core", Value: compiler.DefaultCore, Usage: "core profile (see --list-cores)"},
+			&cli.StringFlag{Name: "core", Value: budget.DefaultCore, Usage: "core profile (see --list-cores)"},
 			&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
 			threadsFlag,
 			&cli.StringFlag{Name: "vectors", Usage: "`FILE` of calls to run and measure, format above, or .csv/.tsv rows of nicc_policy's inputs (nicc compile --num-vectors is how many calls verify compares)"},
@@ -77,23 +78,23 @@ func runBudget(c *cli.Context) error {
 			return fmt.Errorf("--list-cores takes no ELF file")
 		}
 		if c.Bool("json") {
-			return writeJSON(w, compiler.Cores())
+			return writeJSON(w, budget.Cores())
 		}
-		return compiler.WriteCores(w)
+		return budget.WriteCores(w)
 	}
 	if c.NArg() != 1 {
 		return fmt.Errorf("budget takes one ELF file or compile directory, got %d arguments", c.NArg())
 	}
-	budget, err := compiler.ParseBudget(c.String("budget"))
+	limit, err := budget.Parse(c.String("budget"))
 	if err != nil {
 		return err
 	}
 	if err := checkThreads(c); err != nil {
 		return err
 	}
-	opt := compiler.BudgetOptions{
+	opt := budget.Options{
 		ELF: c.Args().First(), Entry: c.String("entry"), Core: c.String("core"),
-		Budget: budget, ThreadsSharing: c.Int("threads"),
+		Budget: limit, ThreadsSharing: c.Int("threads"),
 		LoopBounds: c.StringSlice("loop-bound"),
 	}
 	vectors := c.String("vectors")
@@ -115,13 +116,13 @@ func runBudget(c *cli.Context) error {
 		}
 		opt.VectorsFile = vectors
 	}
-	r, err := compiler.Budget(opt)
+	r, err := budget.Analyze(opt)
 	if err != nil {
-		var ce *compiler.CheckError
+		var ce *budget.CheckError
 		if !errors.As(err, &ce) {
 			return err
 		}
-		return checkFailed{compiler.BudgetHint(err)}
+		return checkFailed{budget.Hint(err)}
 	}
 	err = printReport(c, r)
 	if err != nil {
@@ -136,7 +137,7 @@ func runBudget(c *cli.Context) error {
 // budgetDir points budget at a compile output directory: its firmware.elf, and unless the
 // flags say otherwise the report's entry, core, budget and threads sharing, and the vectors
 // file compile wrote for the entry (which reproduces the report's measured max).
-func budgetDir(c *cli.Context, dir string, opt *compiler.BudgetOptions) (*compiler.CompileReport, string, error) {
+func budgetDir(c *cli.Context, dir string, opt *budget.Options) (*compiler.CompileReport, string, error) {
 	if !compiler.IsCompileDir(dir) {
 		return nil, "", fmt.Errorf("%s is a directory without %s and %s: budget takes an ELF file or a nicc compile output directory", dir, compiler.ReportFile, compiler.FirmwareFile)
 	}
@@ -172,7 +173,7 @@ func budgetDir(c *cli.Context, dir string, opt *compiler.BudgetOptions) (*compil
 // readBudgetVectors reads --vectors: CSV rows of nicc_policy's inputs (a .csv or .tsv file;
 // real values quantized with the compile's formats when budget was given its directory, raw
 // int32 values for a bare ELF) or the vectors format.
-func readBudgetVectors(path, entry string, rep *compiler.CompileReport) ([]compiler.Vector, error) {
+func readBudgetVectors(path, entry string, rep *compiler.CompileReport) ([]budget.Vector, error) {
 	if compiler.IsCSVVectors(path) {
 		if entry != compiler.EntryPolicy {
 			return nil, fmt.Errorf("%s: CSV rows are %s's inputs, not --entry %s's arguments (give %s a file in the vectors format)", path, compiler.EntryPolicy, entry, entry)
@@ -184,7 +185,7 @@ func readBudgetVectors(path, entry string, rep *compiler.CompileReport) ([]compi
 		return nil, err
 	}
 	defer f.Close()
-	vs, err := compiler.ReadVectors(f)
+	vs, err := budget.ReadVectors(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

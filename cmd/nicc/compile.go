@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/schollz/progressbar/v3"
@@ -188,7 +189,7 @@ func compileFlags() []cli.Flag {
 		&cli.StringFlag{Name: "out", Usage: "output directory: created, or replaced whole when it holds an earlier compile"},
 		&cli.StringFlag{Name: "handler", Value: "auto", Usage: "rlcc (the whole RL-CC event handler), none (the model alone) or auto"},
 		&cli.StringFlag{Name: "sdk", Value: "nicc", Usage: "device API of the firmware: nicc (nicc_on_event) or doca (also a DOCA PCC device source, verified and bounded the same way; needs --handler rlcc)"},
-		&cli.StringFlag{Name: "core", Value: compiler.DefaultCore, Usage: "core profile for the WCET (nicc budget --list-cores)"},
+		&cli.StringFlag{Name: "core", Value: budget.DefaultCore, Usage: "core profile for the WCET (nicc budget --list-cores)"},
 		&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
 		threadsFlag,
 		&cli.IntFlag{Name: "num-vectors", Value: compiler.DefaultVectors, Usage: "verify compares at least `N` calls (nicc budget --vectors is a file of calls)"},
@@ -224,7 +225,7 @@ func runCompile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	budget, err := compiler.ParseBudget(c.String("budget"))
+	limit, err := budget.Parse(c.String("budget"))
 	if err != nil {
 		return err
 	}
@@ -247,7 +248,7 @@ func runCompile(c *cli.Context) error {
 	}
 	opt := compiler.CompileOptions{
 		Model: c.Args().First(), Format: format, Inputs: inputs, Out: c.String("out"), Handler: handler, Params: params, ParamSources: src, SDK: sdk,
-		Core: c.String("core"), Budget: budget, ThreadsSharing: c.Int("threads"),
+		Core: c.String("core"), Budget: limit, ThreadsSharing: c.Int("threads"),
 		Vectors: c.Int("num-vectors"), Seed: c.Uint64("seed"),
 		Ranges: c.String("ranges"), Predictions: c.String("predictions"), Force: c.Bool("force"),
 		Form: c.String("form"), MaxText: c.Uint64("max-text"), MaxRodata: c.Uint64("max-rodata"),
@@ -262,7 +263,7 @@ func runCompile(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r, err := compiler.CompileContext(ctx, opt)
-	var ce *compiler.CheckError
+	var ce *budget.CheckError
 	if err != nil && (r == nil || !errors.As(err, &ce)) {
 		if errors.As(err, &ce) {
 			return checkFailed{err}

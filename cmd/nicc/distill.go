@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/lab"
 	"github.com/schollz/progressbar/v3"
@@ -36,7 +37,7 @@ func distillCommand() *cli.Command {
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the sampler, the held-out split and the trainer"},
 		&cli.StringFlag{Name: "out", Usage: "the student model file (native JSON); with --sweep, a directory"},
 		&cli.StringFlag{Name: "sweep", Usage: "train and compile every configuration of trees=LO..HI[:STEP],depth=LO..HI[:STEP]"},
-		&cli.StringFlag{Name: "core", Value: compiler.DefaultCore, Usage: "core profile for the sweep's WCET (nicc budget --list-cores)"},
+		&cli.StringFlag{Name: "core", Value: budget.DefaultCore, Usage: "core profile for the sweep's WCET (nicc budget --list-cores)"},
 		&cli.IntFlag{Name: "num-vectors", Value: 2000, Usage: "verify compares `N` calls for each configuration of a sweep (as nicc compile's)"},
 		&cli.StringFlag{Name: "budget", Value: "2us", Usage: "the sweep's time one decision may take, as nicc compile's: 2us, 1.5µs, 900ns"},
 		handlerFlag,
@@ -183,7 +184,7 @@ func runDistill(c *cli.Context) error {
 		if c.Int("num-vectors") < 1 {
 			return fmt.Errorf("--num-vectors %d: want at least 1", c.Int("num-vectors"))
 		}
-		budget, err := compiler.ParseBudget(c.String("budget"))
+		budget, err := budget.Parse(c.String("budget"))
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/nicc-dev/nicc/termtext"
 	"github.com/urfave/cli/v2"
@@ -41,7 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// One line, as the terminal shows it: an error may quote a file's content.
 	fmt.Fprintf(app.ErrWriter, "nicc: %s\n", termtext.Printable(err.Error()))
 	var cf checkFailed
-	var ce *compiler.CheckError
+	var ce *budget.CheckError
 	if errors.As(err, &cf) || errors.As(err, &ce) {
 		return exitCheck
 	}

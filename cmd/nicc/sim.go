@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/lab"
 	"github.com/nicc-dev/nicc/model/formats"
@@ -160,7 +161,7 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "set-at", Usage: "with --sdk doca: set --rlcc-target, --rlcc-beta and --rlcc-scale on every NIC's live engine at this simulated time, e.g. 10ms", DefaultText: "right after init"},
 			&cli.StringFlag{Name: "latency", Usage: "fix every decision's time, e.g. 500ns", DefaultText: "the firmware's measured cycles; none for other policies"},
 			&cli.IntFlag{Name: "threads", Usage: "CC engine hardware threads per NIC (and sharing the pipeline)", DefaultText: "the core profile's"},
-			&cli.StringFlag{Name: "core", Usage: "core profile for the engine's threads and clock (nicc budget --list-cores)", DefaultText: "the compile's, else " + compiler.DefaultCore},
+			&cli.StringFlag{Name: "core", Usage: "core profile for the engine's threads and clock (nicc budget --list-cores)", DefaultText: "the compile's, else " + budget.DefaultCore},
 			&cli.Float64Flag{Name: "link-gbps", Value: 100, Usage: "every link's rate in Gb/s"},
 			&cli.IntFlag{Name: "buffer", Value: 5 << 20, Usage: "the switch's shared buffer in bytes"},
 			&cli.IntFlag{Name: "mtu", Value: 4096, Usage: "data packet size in bytes"},

@@ -1,4 +1,4 @@
-package compiler
+package budget
 
 import (
 	"errors"
@@ -13,9 +13,9 @@ import (
 	"github.com/nicc-dev/nicc/termtext"
 )
 
-// BudgetHint adds to a budget error what the CLI can do about it: an unbounded loop names
+// Hint adds to a budget error what the CLI can do about it: an unbounded loop names
 // the --loop-bound that bounds it.
-func BudgetHint(err error) error {
+func Hint(err error) error {
 	var we *wcet.Error
 	if errors.Is(err, wcet.ErrUnboundedLoop) && errors.As(err, &we) {
 		head := we.Where
@@ -28,15 +28,15 @@ func BudgetHint(err error) error {
 }
 
 // OverBudget is the error of a report whose WCET is over its budget.
-func (r *BudgetReport) OverBudget() error {
+func (r *Report) OverBudget() error {
 	if r.Fits {
 		return nil
 	}
-	return &CheckError{fmt.Errorf("%s: %s is over budget: WCET %s µs > %s µs", r.ELF, r.Entry, fmtUs(r.WCETMicros), budgetUs(r.BudgetMicros))}
+	return &CheckError{fmt.Errorf("%s: %s is over budget: WCET %s µs > %s µs", r.ELF, r.Entry, Micros(r.WCETMicros), MicrosAsWritten(r.BudgetMicros))}
 }
 
-// clockText formats a clock in GHz or MHz, at full precision (hzText rounds to 4 digits).
-func clockText(v float64) string {
+// ClockText formats a clock in GHz or MHz, at full precision (hzText rounds to 4 digits).
+func ClockText(v float64) string {
 	if v >= 1e9 {
 		return termtext.Num(v/1e9) + " GHz"
 	}
@@ -57,11 +57,11 @@ func bytesText(n uint64) string {
 }
 
 // WriteText prints the budget report for a terminal.
-func (r *BudgetReport) WriteText(w io.Writer) error {
+func (r *Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	termtext.Printf(tw, "firmware\t%s, entry %s\n", r.ELF, r.Entry)
 	core := r.Core
-	termtext.Printf(tw, "core\t%s at %s (%s)\n", core.Name, clockText(core.ClockHz), core.ClockSource)
+	termtext.Printf(tw, "core\t%s at %s (%s)\n", core.Name, ClockText(core.ClockHz), core.ClockSource)
 	termtext.Printf(tw, "threads\t%d sharing the pipeline (%s)\n", core.ThreadsSharing, core.ThreadsSource)
 	switch n := len(core.Assumed); {
 	case n == len(fwsim.SourceKeys()):
@@ -70,16 +70,16 @@ func (r *BudgetReport) WriteText(w io.Writer) error {
 		termtext.Printf(tw, "assumed\t%d of %d numbers of profile %s are assumptions: %s (nicc budget --list-cores)\n",
 			n, len(fwsim.SourceKeys()), core.Name, strings.Join(core.Assumed, ", "))
 	}
-	termtext.Printf(tw, "WCET\t%d cycles = %s µs (%d instructions on the worst path)\n", r.WCETCycles, fmtUs(r.WCETMicros), r.WCETInsns)
+	termtext.Printf(tw, "WCET\t%d cycles = %s µs (%d instructions on the worst path)\n", r.WCETCycles, Micros(r.WCETMicros), r.WCETInsns)
 	if m := r.Measured; m != nil {
 		termtext.Printf(tw, "measured\t%d vectors: min %d, median %d, max %d cycles = %s, %s, %s µs\n",
-			m.Vectors, m.MinCycles, m.MedianCycles, m.MaxCycles, fmtUs(m.MinMicros), fmtUs(m.MedianMicros), fmtUs(m.MaxMicros))
+			m.Vectors, m.MinCycles, m.MedianCycles, m.MaxCycles, Micros(m.MinMicros), Micros(m.MedianMicros), Micros(m.MaxMicros))
 		termtext.Printf(tw, "tightness\t%s (WCET ÷ max measured)\n", strconv.FormatFloat(m.Tightness, 'f', 3, 64))
 	} else {
 		termtext.Printf(tw, "measured\tnothing: no --vectors\n")
 	}
-	termtext.Printf(tw, "budget\t%s µs\n", budgetUs(r.BudgetMicros))
-	termtext.Printf(tw, "headroom\t%s µs (%s%%)\n", fmtUs(r.HeadroomMicro), strconv.FormatFloat(r.HeadroomPct, 'f', 1, 64))
+	termtext.Printf(tw, "budget\t%s µs\n", MicrosAsWritten(r.BudgetMicros))
+	termtext.Printf(tw, "headroom\t%s µs (%s%%)\n", Micros(r.HeadroomMicro), strconv.FormatFloat(r.HeadroomPct, 'f', 1, 64))
 	termtext.Printf(tw, "verdict\t%s\n", r.Verdict)
 	if err := tw.Flush(); err != nil {
 		return err
@@ -126,7 +126,7 @@ func WriteCores(w io.Writer) error {
 		if p.Name == fwsim.DefaultProfile {
 			def = " (default)"
 		}
-		termtext.Printf(tw, "%s%s\t%s, %d hardware thread(s) sharing the pipeline by default\n", p.Name, def, clockText(p.ClockHz), p.Threads)
+		termtext.Printf(tw, "%s%s\t%s, %d hardware thread(s) sharing the pipeline by default\n", p.Name, def, ClockText(p.ClockHz), p.Threads)
 		termtext.Printf(tw, "  %s\n", p.Doc)
 		costs := map[string]uint64{}
 		for _, c := range costKeys(p) {
@@ -136,7 +136,7 @@ func WriteCores(w io.Writer) error {
 			var v string
 			switch k {
 			case "clock_hz":
-				v = clockText(p.ClockHz)
+				v = ClockText(p.ClockHz)
 			case "threads":
 				v = strconv.Itoa(p.Threads)
 			case "memory_bytes":
@@ -171,3 +171,11 @@ func costKeys(p *fwsim.Profile) []costKey {
 	}
 	return out
 }
+
+// Micros prints a time in µs to the nanosecond.
+func Micros(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+// MicrosAsWritten is a budget in µs as the user wrote it: the shortest decimal of its
+// nanoseconds ÷ 1000 (100ns is 0.1, not 0.09999999999999999 nor 0.100). A report read back
+// holds the same float64, so it prints the same.
+func MicrosAsWritten(us float64) string { return strconv.FormatFloat(us, 'f', -1, 64) }

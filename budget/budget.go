@@ -1,4 +1,8 @@
-package compiler
+// Package budget is the budget stage, and nicc budget: a firmware ELF's static WCET
+// (fwsim/wcet) against the time the engine gives a decision, checked by running vectors in
+// fwsim (the measured cycles never exceed the bound), with the core's memory; the vectors
+// file format; the core profiles' listing; and CheckError, the failed-check verdict.
+package budget
 
 import (
 	"errors"
@@ -13,15 +17,15 @@ import (
 	"github.com/nicc-dev/nicc/fwsim/wcet"
 )
 
-// DefaultBudget is the time the engine gives one decision (docs/ARCHITECTURE.md: about 2 µs).
-const DefaultBudget = 2 * time.Microsecond
+// Default is the time the engine gives one decision (docs/ARCHITECTURE.md: about 2 µs).
+const Default = 2 * time.Microsecond
 
-// BudgetOptions say what nicc budget checks.
-type BudgetOptions struct {
+// Options say what nicc budget checks.
+type Options struct {
 	ELF   string // path of the firmware ELF
 	Entry string // the function to bound and run
 	Core  string // core profile name; "" is fwsim.DefaultProfile
-	// Budget is the time one decision may take; 0 is DefaultBudget.
+	// Budget is the time one decision may take; 0 is Default.
 	Budget time.Duration
 	// ThreadsSharing is the number of hardware threads sharing the core's pipeline; a
 	// decision takes cycles × ThreadsSharing / clock. 0 is the profile's own count.
@@ -37,19 +41,20 @@ type BudgetOptions struct {
 	// bound, when not nil, is Entry's static WCET on this very ELF and Core, already
 	// analysed (the compile's fit stage bounded the firmware it built): without LoopBounds,
 	// Budget uses it instead of analysing again.
-	bound *wcet.Report
+	Bound *wcet.Report
 }
 
-// CheckError is a budget check that failed on readable input: the firmware cannot be
-// bounded (a loop without a bound, an indirect jump, recursion), it faulted on a vector, or
-// it ran longer than its WCET (an internal error of the analysis). The CLI exits 1 on it.
+// CheckError is a check that failed on readable input, the verdict every stage of a compile
+// and every judge in the lab returns as it; the CLI exits 1 on it (2 on a usage error). Here:
+// the firmware cannot be bounded (a loop without a bound, an indirect jump, recursion), it
+// faulted on a vector, or it ran longer than its WCET (an internal error of the analysis).
 type CheckError struct{ Err error }
 
 func (e *CheckError) Error() string { return e.Err.Error() }
 func (e *CheckError) Unwrap() error { return e.Err }
 
-// BudgetReport is what nicc budget prints.
-type BudgetReport struct {
+// Report is what nicc budget prints.
+type Report struct {
 	ELF   string   `json:"elf"`
 	Entry string   `json:"entry"`
 	Core  CoreInfo `json:"core"`
@@ -116,8 +121,8 @@ type LoopBound struct {
 	Cycles  uint64 `json:"cycles"`  // the whole loop at its bound
 }
 
-// ParseBudget reads a time such as "2us", "1.5µs" or "900ns" (Go duration syntax).
-func ParseBudget(s string) (time.Duration, error) {
+// Parse reads a time such as "2us", "1.5µs" or "900ns" (Go duration syntax).
+func Parse(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.ReplaceAll(strings.TrimSpace(s), " ", ""))
 	if err != nil {
 		return 0, fmt.Errorf("budget %q: want a time such as 2us, 1.5µs or 900ns", s)
@@ -146,7 +151,7 @@ func ParseLoopBound(s string) (head string, n int, err error) {
 // with Fits false is not an error. Bad input (an unreadable or foreign ELF, a missing
 // symbol, an unknown core, a malformed loop bound) is an error; so is a failed check, as a
 // *CheckError.
-func Budget(opt BudgetOptions) (*BudgetReport, error) {
+func Analyze(opt Options) (*Report, error) {
 	p, err := fwsim.LookupProfile(opt.Core)
 	if err != nil {
 		return nil, err
@@ -160,7 +165,7 @@ func Budget(opt BudgetOptions) (*BudgetReport, error) {
 	}
 	budget := opt.Budget
 	if budget == 0 {
-		budget = DefaultBudget
+		budget = Default
 	}
 	if budget < 0 {
 		return nil, fmt.Errorf("budget %v is not positive", budget)
@@ -184,7 +189,7 @@ func Budget(opt BudgetOptions) (*BudgetReport, error) {
 		}
 		wopt.LoopBounds[head] = n
 	}
-	w := opt.bound
+	w := opt.Bound
 	if w == nil || len(opt.LoopBounds) > 0 {
 		w, err = wcet.Bound(im, opt.Entry, p, wopt)
 	}
@@ -195,7 +200,7 @@ func Budget(opt BudgetOptions) (*BudgetReport, error) {
 		return nil, &CheckError{fmt.Errorf("%s: cannot bound %s: %w", opt.ELF, opt.Entry, err)}
 	}
 	micros := func(c uint64) float64 { return p.Seconds(c, threads) * 1e6 }
-	r := &BudgetReport{
+	r := &Report{
 		ELF: opt.ELF, Entry: opt.Entry,
 		Core: CoreInfo{Name: p.Name, ClockHz: p.ClockHz, ClockSource: p.Sources["clock_hz"],
 			ThreadsSharing: threads, ThreadsSource: threadsSrc},

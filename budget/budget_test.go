@@ -1,4 +1,4 @@
-package compiler
+package budget
 
 import (
 	"errors"
@@ -49,7 +49,7 @@ func switchVectors(t *testing.T) []Vector {
 
 func TestBudgetFits(t *testing.T) {
 	elf := buildFirmware(t, "switch.c", "-O2")
-	r, err := Budget(BudgetOptions{ELF: elf, Entry: "on_event", Vectors: switchVectors(t)})
+	r, err := Analyze(Options{ELF: elf, Entry: "on_event", Vectors: switchVectors(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +81,14 @@ func TestBudgetFits(t *testing.T) {
 
 func TestBudgetOverAndThreads(t *testing.T) {
 	elf := buildFirmware(t, "calls.c", "-O2")
-	one, err := Budget(BudgetOptions{ELF: elf, Entry: "update", Core: "ibex"})
+	one, err := Analyze(Options{ELF: elf, Entry: "update", Core: "ibex"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if one.Measured != nil || one.Core.Name != "ibex" || len(one.Functions) < 4 {
 		t.Errorf("report %+v", one)
 	}
-	r, err := Budget(BudgetOptions{ELF: elf, Entry: "update", Core: "ibex", Budget: 10 * time.Nanosecond, ThreadsSharing: 16})
+	r, err := Analyze(Options{ELF: elf, Entry: "update", Core: "ibex", Budget: 10 * time.Nanosecond, ThreadsSharing: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestBudgetLoops(t *testing.T) {
 	head := loopHead(t, elf, "sum_window")
 	var ce *CheckError
 	vs := vectors(t, "hex:01000000020000000300000004000000050000000600000007000000ffffffff 8\nhex:00 0\n")
-	r, err := Budget(BudgetOptions{ELF: elf, Entry: "sum_window", LoopBounds: []string{head + "=8"}, Vectors: vs})
+	r, err := Analyze(Options{ELF: elf, Entry: "sum_window", LoopBounds: []string{head + "=8"}, Vectors: vs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,12 +117,12 @@ func TestBudgetLoops(t *testing.T) {
 		t.Errorf("tightness %v, want 1", r.Measured.Tightness)
 	}
 	// A bound at an address that is not a loop head is bad input, not a check failure.
-	_, err = Budget(BudgetOptions{ELF: elf, Entry: "sum_window", LoopBounds: []string{head + "=8", "sum_window+0x0=3"}})
+	_, err = Analyze(Options{ELF: elf, Entry: "sum_window", LoopBounds: []string{head + "=8", "sum_window+0x0=3"}})
 	if err == nil || errors.As(err, &ce) || !errors.Is(err, wcet.ErrNoSuchLoop) {
 		t.Errorf("bound on a non-head: %v", err)
 	}
 	// Counted loops need nothing.
-	r, err = Budget(BudgetOptions{ELF: elf, Entry: "mix12"})
+	r, err = Analyze(Options{ELF: elf, Entry: "mix12"})
 	if err != nil || len(r.Loops) != 1 || !r.Loops[0].Counted || r.Loops[0].Bound != 12 {
 		t.Errorf("mix12: %+v, %v", r, err)
 	}
@@ -131,7 +131,7 @@ func TestBudgetLoops(t *testing.T) {
 // loopHead is the head of entry's unbounded loop, as func+offset, from Budget's error.
 func loopHead(t *testing.T, elf, entry string) string {
 	t.Helper()
-	_, err := Budget(BudgetOptions{ELF: elf, Entry: entry})
+	_, err := Analyze(Options{ELF: elf, Entry: entry})
 	var ce *CheckError
 	var we *wcet.Error
 	if !errors.As(err, &ce) || !errors.Is(err, wcet.ErrUnboundedLoop) || !errors.As(err, &we) {
@@ -143,7 +143,7 @@ func loopHead(t *testing.T, elf, entry string) string {
 func TestBudgetFaults(t *testing.T) {
 	elf := buildFirmware(t, "loop.c", "-O2")
 	// A null pointer: the firmware faults, a failed check.
-	_, err := Budget(BudgetOptions{ELF: elf, Entry: "sum_window", LoopBounds: []string{loopHead(t, elf, "sum_window") + "=8"},
+	_, err := Analyze(Options{ELF: elf, Entry: "sum_window", LoopBounds: []string{loopHead(t, elf, "sum_window") + "=8"},
 		Vectors: vectors(t, "0 3\n"), VectorsFile: "v.txt"})
 	var ce *CheckError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "v.txt line 1: sum_window faulted") {
@@ -163,7 +163,7 @@ func TestBudgetFaults(t *testing.T) {
 	// ran. The vectors before it are replayed first (memory carries over).
 	head := loopHead(t, elf, "sum_window")
 	window := "hex:0100000002000000030000000400000005000000060000000700000008000000"
-	_, err = Budget(BudgetOptions{ELF: elf, Entry: "sum_window", LoopBounds: []string{head + "=7"},
+	_, err = Analyze(Options{ELF: elf, Entry: "sum_window", LoopBounds: []string{head + "=7"},
 		Vectors: vectors(t, window+" 3\n"+window+" 8\n"), VectorsFile: "v.txt"})
 	want := "v.txt line 2: loop head " + head + " ran 8 times in one entry into the loop, more than its --loop-bound of 7: the bound is too low, so the WCET of "
 	if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), want) {
@@ -188,19 +188,19 @@ func TestBudgetBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		opt  BudgetOptions
+		opt  Options
 		want string
 	}{
-		{BudgetOptions{ELF: elf, Entry: "nosuch"}, `entry "nosuch": no such symbol (functions: on_event)`},
-		{BudgetOptions{ELF: trunc, Entry: "on_event"}, trunc + ": fwsim: elf: truncated"},
-		{BudgetOptions{ELF: filepath.Join(dir, "none.elf"), Entry: "on_event"}, "none.elf: no such file"},
-		{BudgetOptions{ELF: elf, Entry: "on_event", Core: "z80"}, `no core profile "z80"`},
-		{BudgetOptions{ELF: elf, Entry: "on_event", ThreadsSharing: -1}, "threads sharing -1"},
-		{BudgetOptions{ELF: elf, Entry: "on_event", LoopBounds: []string{"on_event+4"}}, "want HEAD=N"},
-		{BudgetOptions{ELF: elf, Entry: "on_event", LoopBounds: []string{"nosuch+4=2"}}, "no such symbol"},
+		{Options{ELF: elf, Entry: "nosuch"}, `entry "nosuch": no such symbol (functions: on_event)`},
+		{Options{ELF: trunc, Entry: "on_event"}, trunc + ": fwsim: elf: truncated"},
+		{Options{ELF: filepath.Join(dir, "none.elf"), Entry: "on_event"}, "none.elf: no such file"},
+		{Options{ELF: elf, Entry: "on_event", Core: "z80"}, `no core profile "z80"`},
+		{Options{ELF: elf, Entry: "on_event", ThreadsSharing: -1}, "threads sharing -1"},
+		{Options{ELF: elf, Entry: "on_event", LoopBounds: []string{"on_event+4"}}, "want HEAD=N"},
+		{Options{ELF: elf, Entry: "on_event", LoopBounds: []string{"nosuch+4=2"}}, "no such symbol"},
 	}
 	for _, c := range cases {
-		_, err := Budget(c.opt)
+		_, err := Analyze(c.opt)
 		var ce *CheckError
 		if err == nil || errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%+v: error %v, want one line of bad input with %q", c.opt, err, c.want)
@@ -213,13 +213,13 @@ func TestParseBudget(t *testing.T) {
 		"2us": 2 * time.Microsecond, "1.5µs": 1500 * time.Nanosecond, "1.5μs": 1500 * time.Nanosecond,
 		"900ns": 900 * time.Nanosecond, " 2 us ": 2 * time.Microsecond, "1ms": time.Millisecond,
 	} {
-		if got, err := ParseBudget(in); err != nil || got != want {
-			t.Errorf("ParseBudget(%q) = %v, %v; want %v", in, got, err, want)
+		if got, err := Parse(in); err != nil || got != want {
+			t.Errorf("Parse(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "2", "fast", "-1us", "0ns"} {
-		if _, err := ParseBudget(bad); err == nil {
-			t.Errorf("ParseBudget(%q): no error", bad)
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q): no error", bad)
 		}
 	}
 }

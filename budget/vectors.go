@@ -1,4 +1,4 @@
-package compiler
+package budget
 
 import (
 	"bufio"
@@ -25,7 +25,7 @@ type Arg struct {
 const (
 	maxArgs        = 8
 	maxVectorBytes = 1 << 20
-	maxVectors     = 1 << 20
+	MaxVectors     = 1 << 20
 )
 
 // VectorsHelp documents the vectors file format for --help.
@@ -54,8 +54,8 @@ func ReadVectors(r io.Reader) ([]Vector, error) {
 		if len(fields) > maxArgs {
 			return nil, fmt.Errorf("line %d: %d arguments, at most %d fit in a0..a7", line, len(fields), maxArgs)
 		}
-		if len(out) == maxVectors {
-			return nil, fmt.Errorf("line %d: more than %d vectors", line, maxVectors)
+		if len(out) == MaxVectors {
+			return nil, fmt.Errorf("line %d: more than %d vectors", line, MaxVectors)
 		}
 		v := Vector{Line: line}
 		for i, f := range fields {
