@@ -36,7 +36,7 @@ var allowedImports = map[string][]string{
 	"quantize":           {"model", "rlcc"},
 	"codegen":            {"quantize"},
 	"internal/softfloat": {"model", "codegen"},
-	"internal/testutil":  {"fwsim", "model", "rlcc"},
+	"internal/testutil":  {"fwsim", "model", "model/onnx", "rlcc"},
 	"rlcc":               {"nicsdk"},
 	"nicsdk":             nil,
 	"fwsim":              {"fwsim/trap"},

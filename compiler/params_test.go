@@ -3,51 +3,21 @@ package compiler
 import (
 	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
-	"github.com/nicc-dev/nicc/model/onnx"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
 )
-
-// withRLCC writes the teacher network with RL-CC parameters in its file, as nicc JSON and as
-// ONNX, and returns both paths.
-func withRLCC(t *testing.T, params map[string]float64) (string, string) {
-	t.Helper()
-	m, _, err := LoadModel(teacherJSON, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.RLCC = params
-	js, err := model.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := onnx.Encode(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	jp, op := filepath.Join(dir, "policy.json"), filepath.Join(dir, "policy.onnx")
-	if err := os.WriteFile(jp, js, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(op, pb, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return jp, op
-}
 
 // The parameters a file carries come back from both formats; a flag overrides the model's,
 // the rest are the defaults, and each says where it came from.
 func TestParamsFromModelFlagDefault(t *testing.T) {
 	t.Parallel()
-	jp, op := withRLCC(t, map[string]float64{"target": 0.032, "scale": 12.5, "base_rtt_us": 8.4})
+	jp, op := testutil.WithRLCC(t, teacherJSON, map[string]float64{"target": 0.032, "scale": 12.5, "base_rtt_us": 8.4})
 	flags, src, err := flagParams(map[string]float64{"rlcc-scale": 6, "rlcc-beta": 2})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +69,7 @@ func flagParams(set map[string]float64) (Params, ParamSources, error) {
 // naming the file and the parameter.
 func TestParamsFromModelRefused(t *testing.T) {
 	t.Parallel()
-	jp, op := withRLCC(t, map[string]float64{"scale": 300})
+	jp, op := testutil.WithRLCC(t, teacherJSON, map[string]float64{"scale": 300})
 	for _, path := range []string{jp, op} {
 		_, err := Compile(CompileOptions{Model: path, Out: t.TempDir(), Int8: &Int8Options{}})
 		if err == nil || !strings.Contains(err.Error(), path+": rlcc parameter scale 300") || strings.Contains(err.Error(), "\n") {
@@ -132,7 +102,7 @@ func TestParamKeysAreModelKeys(t *testing.T) {
 // trees, and the parameters the distillation ran under (the teacher file's).
 func TestCompileTreesFidelityAgainstNetwork(t *testing.T) {
 	t.Parallel()
-	jp, _ := withRLCC(t, map[string]float64{"scale": 12.5})
+	jp, _ := testutil.WithRLCC(t, teacherJSON, map[string]float64{"scale": 12.5})
 	do := smallDistill()
 	do.Teacher = jp
 	d, err := Distill(do, "")

@@ -12,7 +12,6 @@ import (
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/catboost"
-	"github.com/nicc-dev/nicc/model/onnx"
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
@@ -88,34 +87,6 @@ func docaReport(t *testing.T) (*compiler.CompileReport, string) {
 func smallDistill() compiler.DistillOptions {
 	return compiler.DistillOptions{Teacher: teacherJSON, Samples: 4000, HeldOut: 0.25, Seed: 3,
 		Train: distill.Options{Trees: 4, Depth: 3, LearningRate: 1, L2: 1}}
-}
-
-// withRLCC writes the teacher network with RL-CC parameters in its file, as nicc JSON and as
-// ONNX, and returns both paths.
-func withRLCC(t *testing.T, params map[string]float64) (string, string) {
-	t.Helper()
-	m, _, err := compiler.LoadModel(teacherJSON, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.RLCC = params
-	js, err := model.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := onnx.Encode(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	jp, op := filepath.Join(dir, "policy.json"), filepath.Join(dir, "policy.onnx")
-	if err := os.WriteFile(jp, js, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(op, pb, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return jp, op
 }
 
 // flagParams are the parameters the CLI gives for these flags set (over the defaults).

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
@@ -69,7 +70,7 @@ func TestSimSameBaseRTTForTeacherAndFirmware(t *testing.T) {
 // carries, which the runs decide with: its target, not the default's.
 func TestSimTheoryTakesTheModelsParams(t *testing.T) {
 	t.Parallel()
-	file, _ := withRLCC(t, map[string]float64{"target": 0.032})
+	file, _ := testutil.WithRLCC(t, teacherJSON, map[string]float64{"target": 0.032})
 	rep, err := SimTheory(SimOptions{Policy: file, Net: netsim.Config{DurationNs: 1_000_000}}, []int{4})
 	if err != nil {
 		t.Fatal(err)
