@@ -391,7 +391,7 @@ func TestDOCAVerifyCatches(t *testing.T) {
 		{"terms not updated", "rlcc_doca_terms[spare] =", "(void)", true},
 		{"a port beyond the device's accepted", "port_num >= DOCA_PCC_DEV_MAX_NUM_PORTS ||", "", false},
 	} {
-		opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 2000, Out: t.TempDir(),
+		opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 500, Out: t.TempDir(),
 			docaTamper: func(dir string) error {
 				p := filepath.Join(dir, nicsdk.DOCAHeaderName)
 				b, err := os.ReadFile(p)
