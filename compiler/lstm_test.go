@@ -160,7 +160,7 @@ func TestCompileLSTMCatchesMismatch(t *testing.T) {
 			return "s[12] = (int8_t)(cn0 / 2);"
 		}},
 	} {
-		opt := CompileOptions{Model: lstmONNX, Out: t.TempDir(), Vectors: 4000, Int8: &Int8Options{Samples: 2000},
+		opt := CompileOptions{Model: lstmONNX, Out: t.TempDir(), Vectors: 1000, Int8: &Int8Options{Samples: 2000},
 			tamper: tamperFirst(t, "nicc_policy.c", c.re, c.repl)}
 		_, err := Compile(opt)
 		var ce *CheckError
