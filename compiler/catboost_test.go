@@ -35,7 +35,7 @@ func TestCompileCatBoost(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			fx, _, path, csv := catboostFiles(t, name)
 			r, err := Compile(CompileOptions{Model: path, Handler: HandlerNone, Ranges: csv, Predictions: csv,
-				Out: t.TempDir(), Vectors: testVectors})
+				Out: t.TempDir(), Vectors: 5000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +68,7 @@ func TestCompileCatBoost(t *testing.T) {
 func TestCompileCatBoostRLCC(t *testing.T) {
 	t.Parallel()
 	_, _, path, _ := catboostFiles(t, "nan_as_true")
-	r, err := Compile(CompileOptions{Model: path, Handler: HandlerRLCC, Out: t.TempDir(), Vectors: testVectors})
+	r, err := Compile(CompileOptions{Model: path, Handler: HandlerRLCC, Out: t.TempDir(), Vectors: 5000})
 	if err != nil {
 		t.Fatal(err)
 	}

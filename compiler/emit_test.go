@@ -87,16 +87,17 @@ func checkOnlyNiccsC(t *testing.T, dir, benign string) {
 }
 
 // A model whose names carry C compiles into the firmware its trees define: the names reach
-// the C only as escaped comment text.
+// the C only as escaped comment text. The form is the one compile chooses for it (rank), given
+// so that no other candidate is built.
 func TestCompileHostileNames(t *testing.T) {
 	t.Parallel()
 	benign := t.TempDir()
-	if _, err := Compile(CompileOptions{Model: hostileXGBoost(t, "a_prev"), Out: benign, Handler: HandlerNone, Vectors: 2000}); err != nil {
+	if _, err := Compile(CompileOptions{Model: hostileXGBoost(t, "a_prev"), Out: benign, Handler: HandlerNone, Form: "rank", Vectors: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{injection, "x */ y\nz", "trigraph *??/", "splice \\"} {
 		dir := t.TempDir()
-		r, err := Compile(CompileOptions{Model: hostileXGBoost(t, name), Out: dir, Handler: HandlerNone, Vectors: 2000})
+		r, err := Compile(CompileOptions{Model: hostileXGBoost(t, name), Out: dir, Handler: HandlerNone, Form: "rank", Vectors: 1000})
 		if err != nil {
 			t.Fatalf("name %q: %v", name, err)
 		}
@@ -143,7 +144,7 @@ func TestCompileRefusesSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Handler: HandlerNone, Vectors: 2000}); err != nil {
+	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Handler: HandlerNone, Form: "rank", Vectors: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	planted := []string{"nicc_policy.c", FirmwareFile, "host/driver.c", "host/driver", "nicsdk.h"}
@@ -153,7 +154,7 @@ func TestCompileRefusesSymlinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Handler: HandlerNone, Vectors: 2000}); err != nil {
+	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Handler: HandlerNone, Form: "rank", Vectors: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
@@ -169,7 +170,7 @@ func TestCompileRefusesSymlinks(t *testing.T) {
 	if err := os.Symlink(real, filepath.Join(dir, "out")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Compile(CompileOptions{Model: rlccXGB, Out: filepath.Join(dir, "out"), Handler: HandlerNone, Vectors: 2000})
+	_, err := Compile(CompileOptions{Model: rlccXGB, Out: filepath.Join(dir, "out"), Handler: HandlerNone, Form: "rank", Vectors: 1000})
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "out")+" is a symbolic link") {
 		t.Errorf("linked out: %v", err)
 	}
