@@ -114,9 +114,13 @@ func TestCompileJSON(t *testing.T) {
 	}
 }
 
+// Over budget: exit 1 with one line, the summary printed with the failure, and report.json
+// (what --json prints: TestCompileMismatchWritesReport, TestCompileUBSanWritesReport) written
+// with it, from one compile.
 func TestCompileOverBudgetExits1(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", t.TempDir(), "--vectors", "1000", "--budget", "100ns")
+	out := t.TempDir()
+	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--vectors", "1000", "--budget", "100ns")
 	if code != exitCheck {
 		t.Fatalf("exit %d, want %d: %s", code, exitCheck, stderr)
 	}
@@ -125,6 +129,13 @@ func TestCompileOverBudgetExits1(t *testing.T) {
 	}
 	if !strings.Contains(line(stdout, "budget"), "over budget") {
 		t.Errorf("the summary is printed too; budget line %q", line(stdout, "budget"))
+	}
+	r := readFailedReport(t, out, "")
+	if f := r.Failure; f.Stage != "budget" || f.Kind != "over_budget" || "nicc: "+f.Message+"\n" != stderr || r.Budget == nil || r.Budget.Fits {
+		t.Errorf("failure %+v, budget %+v, stderr %q", f, r.Budget, stderr)
+	}
+	if want := []string{"load", "quantize", "fit", "emit", "build", "verify", "budget", "report"}; !slices.Equal(r.stages(), want) {
+		t.Errorf("stages %v, want %v", r.stages(), want)
 	}
 }
 

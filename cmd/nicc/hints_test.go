@@ -36,10 +36,7 @@ func definedFlags(t *testing.T, path ...string) map[string]bool {
 // Each case is the model whose inputs are not named the RL-CC window; every --flag in the
 // one-line error must be one the command defines, and the allowed ones only.
 func TestHintsNameOnlyTheCommandsFlags(t *testing.T) {
-	xgb := sharedCompile(t, models+"rlcc_xgb.json", "--vectors", "2000")
-	if xgb.code != exitOK {
-		t.Fatalf("compile: exit %d: %s", xgb.code, xgb.stderr)
-	}
+	xgb := compiledOK(t, models+"rlcc_xgb.json") // the compile TestCompileRLCC reads
 	for _, tc := range []struct {
 		args    []string
 		want    string // a fragment of the error

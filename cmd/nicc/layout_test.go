@@ -43,9 +43,8 @@ func controls(t *testing.T, what string, r simFigures) {
 // many-to-one 16 (20 ms) and 128 (100 ms: 20 ms is still settling at 128).
 func TestAuthorsLayoutControlsCongestion(t *testing.T) {
 	t.Parallel()
-	base := []string{authors, "--target", "int"}
-	named := sharedCompile(t, append(base, "--inputs", authorsOrder)...)
-	gen := sharedCompile(t, append(base, "--inputs", "authors")...)
+	named := authorsCompile(t, authorsOrder)
+	gen := authorsCompile(t, "authors")
 	for _, c := range []*compiled{named, gen} {
 		if c.code != exitOK || !strings.Contains(c.stdout, "0 mismatches") || !strings.Contains(c.stdout, "reordered to the policy's a_prev,o,a_prev2,o_prev") {
 			t.Fatalf("compile: exit %d\n%s%s", c.code, c.stdout, c.stderr)
@@ -105,12 +104,12 @@ func TestAuthorsNetworkInNiccOrderFails(t *testing.T) {
 	}
 	t.Logf("fed newest first, 16→1: SU %.2f%%, FR %.1f, DR %v", r.SU, r.FR, r.DR)
 	// The wrong explicit order still compiles (flagging it is the sanity probe's job).
-	c := sharedCompile(t, authors, "--target", "int", "--inputs", "a_prev,o,a_prev2,o_prev")
+	c := authorsCompile(t, "a_prev,o,a_prev2,o_prev")
 	if c.code != exitOK || strings.Count(c.stderr, "\n") != 1 || !strings.Contains(c.stderr, "nicc: warning: sanity probe: model \"rlcc_authors\" raises the rate where congestion arrives") {
 		t.Errorf("compile in the wrong order: exit %d, stderr %q; want it built, with the sanity probe's one warning", c.code, c.stderr)
 	}
 	for _, names := range []string{authorsOrder, "authors"} {
-		if c := sharedCompile(t, authors, "--target", "int", "--inputs", names); strings.Contains(c.stderr, "sanity probe") {
+		if c := authorsCompile(t, names); strings.Contains(c.stderr, "sanity probe") {
 			t.Errorf("--inputs %s: %q", names, c.stderr)
 		}
 	}
@@ -129,6 +128,14 @@ func TestUnnamedModelNamesTheLayouts(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want one line naming the layouts", args, code, stderr)
 		}
 	}
+}
+
+// authorsCompile is the authors' network compiled --target int with --inputs inputs, shared
+// (sharedCompile) with 2000 vectors, not the default 100000: every vector runs the whole
+// handler in the layout, and the compile takes half the time.
+func authorsCompile(t *testing.T, inputs string) *compiled {
+	t.Helper()
+	return sharedCompile(t, authors, "--target", "int", "--inputs", inputs, "--vectors", "2000")
 }
 
 // Layout errors are one line naming the name at fault; any layout the names form is fed.
@@ -151,7 +158,7 @@ func TestLayoutErrors(t *testing.T) {
 		"action,adpg_reward,cur_rate,rtt_inflation": "history 1, features action+obs+infl+rate, inputs action,adpg_reward,cur_rate,rtt_inflation reordered",
 		"o_prev3,o_prev2,o_prev,o":                  "history 4, features obs, inputs o_prev3,o_prev2,o_prev,o reordered",
 	} {
-		c := sharedCompile(t, authors, "--target", "int", "--inputs", inputs)
+		c := authorsCompile(t, inputs)
 		if c.code != exitOK || !strings.Contains(c.stdout, want) || !strings.Contains(c.stdout, "0 mismatches") {
 			t.Errorf("--inputs %s: exit %d, %s%s; want it verified with the layout line %q", inputs, c.code, c.stdout, c.stderr, want)
 		}
@@ -171,7 +178,7 @@ func TestLayoutErrors(t *testing.T) {
 // float network's y the framework gives on the same row.
 func TestEvalDirTakesTheModelsOrder(t *testing.T) {
 	t.Parallel()
-	c := sharedCompile(t, authors, "--target", "int", "--inputs", authorsOrder)
+	c := authorsCompile(t, authorsOrder)
 	if c.code != exitOK {
 		t.Fatalf("compile: exit %d %s", c.code, c.stderr)
 	}

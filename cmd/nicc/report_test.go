@@ -166,23 +166,6 @@ func TestCompileUBSanWritesReport(t *testing.T) {
 	}
 }
 
-// Over budget: the report (printed with --json, and written) carries the failure too.
-func TestCompileOverBudgetWritesReport(t *testing.T) {
-	t.Parallel()
-	out := t.TempDir()
-	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--vectors", "1000", "--budget", "100ns", "--json")
-	if code != exitCheck {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	r := readFailedReport(t, out, stdout)
-	if f := r.Failure; f.Stage != "budget" || f.Kind != "over_budget" || "nicc: "+f.Message+"\n" != stderr || r.Budget == nil || r.Budget.Fits {
-		t.Errorf("failure %+v, budget %+v, stderr %q", f, r.Budget, stderr)
-	}
-	if want := []string{"load", "quantize", "fit", "emit", "build", "verify", "budget", "report"}; !slices.Equal(r.stages(), want) {
-		t.Errorf("stages %v, want %v", r.stages(), want)
-	}
-}
-
 // Every stage's time is in --json, and the summary has a line of them; the wrote line names
 // host/ and what is in it.
 func TestCompileTimesAndWroteLines(t *testing.T) {
