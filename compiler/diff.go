@@ -56,7 +56,8 @@ type DiffOptions struct {
 	// the trainer's options are DefaultTrain's but for a nonzero Train.Trees and Train.Depth;
 	// zero HeldOut is 0.1, zero Samples DefaultSamples.
 	Distill DistillOptions
-	// Out is the directory the plots go into; "" draws none.
+	// Out is the directory lab.Diff draws the plots into; "" draws none. Diff itself draws
+	// nothing (compiler never imports plot).
 	Out string
 }
 
@@ -176,17 +177,6 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 		d.trace()
 	case d.lstm != nil:
 		d.traceLSTM()
-	}
-	if opt.Out != "" {
-		if err := outDir(opt.Out); err != nil {
-			return nil, err
-		}
-		if err := plotDiff(d.rep, opt.Out); err != nil {
-			return nil, err
-		}
-		if d.lstm != nil && d.rep.rlcc {
-			d.rep.Notes = append(d.rep.Notes, "LSTM heatmaps: each cell is one step from the zero recurrent state, float and integer alike")
-		}
 	}
 	d.rep.Warnings = warnings
 	return d.rep, nil

@@ -1,8 +1,6 @@
 package compiler
 
 import (
-	"errors"
-
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -113,12 +111,6 @@ func (d *Distillation) Params() (nicsdk.Params, ParamSources) { return d.d.param
 func (d *Distillation) States() string { return d.d.states }
 func (d *Distillation) Samples() int   { return d.d.samples }
 func (d *Distillation) Grid() string   { return d.d.grid }
-
-// plotDiff: compiler draws no figures (it never imports plot/); lab.Diff draws an open-loop
-// diff's after Diff returns, and calls Diff with DiffOptions.Out "".
-func plotDiff(*DiffReport, string) error {
-	return errors.New("compiler.Diff draws no figures: lab.Diff draws them (DiffOptions.Out)")
-}
 
 // DiffView is what an open-loop diff's figures are drawn from (lab.Diff).
 type DiffView struct {
