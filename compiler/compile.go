@@ -225,7 +225,7 @@ type compilation struct {
 	*planned
 	*emitted
 	*built
-	verify *VerifyReport
+	verify *verified
 	*budgeted
 	doca docaState // the DOCA target (SDKDOCA)
 

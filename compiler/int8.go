@@ -272,32 +272,6 @@ func (c *golden) readCalib() ([][]float64, error) {
 	return rows, nil
 }
 
-// teacherEval is the float model's output at x.
-func (c *golden) teacherEval(x []float64) float64 {
-	if c.m.Ensemble != nil {
-		return c.m.Ensemble.Eval(x)
-	}
-	return c.m.Eval(nil, x)[0]
-}
-
-// policyY is the policy's y, what the report's fidelity measures, for a stateless call on the
-// raw inputs x that returned returned: that, except from a folded MLP, whose Call returns the
-// multiplier instead of y.
-func (c *golden) policyY(x []int32, returned int32) int32 {
-	if ir, ok := c.pol.(*quantize.MLPIR); ok && ir.Fold != nil {
-		return ir.Eval(x)
-	}
-	return returned
-}
-
-// predict maps the firmware's raw output to the model's output (trees: with the transform).
-func (c *golden) predict(y int32) float64 {
-	if ir, ok := c.pol.(*quantize.TreeIR); ok {
-		return ir.Predict(y)
-	}
-	return c.pol.OutValue(y)
-}
-
 // mlpWidths names an integer MLP's widths: "w16/a16, per-channel scales" (act 0 is 16), and
 // ", packed lanes" under quantize.MLPOptions.Packed, ", unit output weights" under
 // UnitOutput.

@@ -132,9 +132,3 @@ func (r *DiffReport) View() DiffView {
 
 // PolicyOut is what the RL-CC handler takes from p: the multiplier or y.
 func PolicyOut(p quantize.Policy) nicsdk.PolicyOut { return policyOut(p) }
-
-// QuantizeRow is a row of float inputs in the policy's input formats, clamped to their ranges.
-func (cp *Compiled) QuantizeRow(x []float64) []int32 { return cp.c.quantizeState(x) }
-
-// Predict is the policy's return y as the model's output (trees: with their transform).
-func (cp *Compiled) Predict(y int32) float64 { return cp.c.predict(y) }

@@ -290,66 +290,6 @@ type PolicyCost struct {
 	MaxCycles  uint64  `json:"max_measured_cycles"`
 }
 
-type errAcc struct {
-	n        int
-	max, sum float64
-}
-
-func (a *errAcc) add(d float64) {
-	d = math.Abs(d)
-	a.n++
-	a.max = max(a.max, d)
-	a.sum += d * d
-}
-
-func (a *errAcc) stats() ErrStats {
-	if a.n == 0 {
-		return ErrStats{}
-	}
-	return ErrStats{MaxAbs: a.max, RMSE: math.Sqrt(a.sum / float64(a.n))}
-}
-
-// fidAcc accumulates the firmware's error against the float model at float states.
-type fidAcc struct {
-	c             *compilation
-	n             int
-	tot, in, leaf errAcc
-	dev, xq       []float64
-}
-
-func newFidAcc(c *compilation) *fidAcc {
-	n := len(c.pol.InputFormats())
-	return &fidAcc{c: c, dev: make([]float64, n), xq: make([]float64, n)}
-}
-
-// add measures one decision: float state xf, its quantized inputs x, the firmware's y.
-func (a *fidAcc) add(xf []float64, x []int32, y int32) {
-	for i, v := range x {
-		a.xq[i] = a.c.pol.InputFormats()[i].Value(v)
-		a.dev[i] = max(a.dev[i], math.Abs(a.xq[i]-xf[i]))
-	}
-	fw := a.c.predict(y)
-	atQ := a.c.teacherEval(a.xq)
-	atF := a.c.teacherEval(xf)
-	a.n++
-	a.tot.add(fw - atF)
-	a.in.add(atQ - atF)
-	a.leaf.add(fw - atQ)
-}
-
-// addOutputs measures one decision whose inputs the float model saw exactly (an LSTM along a
-// sequence): the firmware's output fw against the float model's.
-func (a *fidAcc) addOutputs(fw, float float64) {
-	a.n++
-	a.tot.add(fw - float)
-	a.in.add(0)
-	a.leaf.add(fw - float)
-}
-
-func (a *fidAcc) result(what string) Fidelity {
-	return Fidelity{What: what, Vectors: a.n, Total: a.tot.stats(), Inputs: a.in.stats(), Leaves: a.leaf.stats(), InputDev: a.dev}
-}
-
 // outputWhat names what the model's output is, for the fidelity figures.
 func (c *compilation) outputWhat() string {
 	switch {
@@ -461,7 +401,7 @@ func (c *compilation) assemble() (*CompileReport, error) {
 			path.Join(HostDir, filepath.Base(c.doca.ubsan)))
 	}
 	if c.verify != nil {
-		r.Verify = *c.verify
+		r.Verify = c.verify.report
 	}
 	if c.passed("emit") {
 		var err error
@@ -491,7 +431,7 @@ func (c *compilation) assemble() (*CompileReport, error) {
 		}
 	}
 	if c.policy != nil {
-		r.PolicyAlone = &PolicyCost{WCETCycles: c.policy.WCETCycles, WCETMicros: c.policy.WCETMicros, MaxCycles: c.verify.MaxPolicyCycles}
+		r.PolicyAlone = &PolicyCost{WCETCycles: c.policy.WCETCycles, WCETMicros: c.policy.WCETMicros, MaxCycles: c.verify.report.MaxPolicyCycles}
 	}
 	r.Teacher = c.opt.Distilled
 	if c.preds != nil {
@@ -505,9 +445,9 @@ func (c *compilation) assemble() (*CompileReport, error) {
 				missing++ // the firmware's inputs are integers: nothing is missing
 				continue
 			}
-			x := c.quantizeState(row)
-			fw.add(c.predict(c.policyY(x, c.pol.Call(x, nil))) - c.preds[i])
-			fl.add(c.teacherEval(row) - c.preds[i])
+			x := quantize.QuantizeInputs(c.pol, row)
+			fw.add(quantize.Predict(c.pol, quantize.Y(c.pol, x, c.pol.Call(x, nil))) - c.preds[i])
+			fl.add(c.m.Eval(nil, row)[0] - c.preds[i])
 		}
 		r.Tool = &ToolFidelity{File: c.opt.Predictions, Rows: fw.n, SkippedMissing: missing, Firmware: fw.stats(), Float: fl.stats()}
 	}

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/nicc-dev/nicc/budget"
+	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/target"
 	"github.com/nicc-dev/nicc/target/abi"
@@ -69,11 +71,33 @@ type VerifyReport struct {
 	// MaxCycles is the longest fwsim call of the entry; MaxPolicyCycles of the policy.
 	MaxCycles       uint64 `json:"max_cycles"`
 	MaxPolicyCycles uint64 `json:"max_policy_cycles"`
+}
 
+// verifyIn is what the verify stage reads: the golden model, the three builds, and what the
+// options ask of it.
+type verifyIn struct {
+	ctx     context.Context // nil: never cancelled
+	m       *model.Model
+	pol     quantize.Policy
+	handler Handler
+	params  nicsdk.Params
+	layout  nicsdk.Layout
+	rows    [][]float64 // the Ranges rows
+	// elf is the firmware; hostBin and ubsan the host driver's strict and sanitized builds.
+	elf, hostBin, ubsan string
+	vectors             int // the least number of calls compared
+	seed                uint64
+	core, hostCC        string
+	progress            func(done, total int)
+}
+
+// verified is the verify stage's artifact: its report, the calls Budget measures, and the
+// fidelity it accumulated.
+type verified struct {
+	report VerifyReport
 	// measure and measurePolicy are the calls that ran longest, and a sample of the rest,
 	// for Budget.
 	measure, measurePolicy []budget.Vector
-
 	// states and decisions accumulate fidelity: the sampled float states (and rows) through
 	// the model, and the RL-CC handler's decisions.
 	states, decisions *fidAcc
@@ -117,12 +141,22 @@ type sequence struct {
 // verifyStage runs the same vectors through the golden model, both host builds and fwsim,
 // batch by batch, and fails when any differ or the UBSan build reports anything.
 func (c *compilation) verifyStage() error {
-	rng := rand.New(rand.NewPCG(c.opt.Seed, 0x6e696363))
-	vr := &VerifyReport{Kinds: map[string]int{}, states: newFidAcc(c), decisions: newFidAcc(c)}
-	c.verify = vr
+	var err error
+	c.verify, err = verify(verifyIn{ctx: c.ctx, m: c.m, pol: c.pol, handler: c.handler, params: c.params, layout: c.layout(),
+		rows: c.rows, elf: c.elf, hostBin: c.hostBin, ubsan: c.ubsan, vectors: c.opt.Vectors, seed: c.opt.Seed,
+		core: c.opt.Core, hostCC: c.opt.HostCC, progress: func(done, total int) { c.progress("verify", done, total) }})
+	return err
+}
+
+// verify is the verify stage: in's vectors through the golden model, both host builds and
+// fwsim. What it verified comes back with a failed check too, for the report.
+func verify(c verifyIn) (*verified, error) {
+	rng := rand.New(rand.NewPCG(c.seed, 0x6e696363))
+	out := &verified{report: VerifyReport{Kinds: map[string]int{}}, states: newFidAcc(c.pol, c.m), decisions: newFidAcc(c.pol, c.m)}
+	vr := &out.report
 	ir, _ := c.pol.(*quantize.TreeIR) // nil for a network
 
-	n := c.opt.Vectors
+	n := c.vectors
 	nPolicy := n
 	if c.handler == HandlerRLCC {
 		nPolicy = n / 4
@@ -135,9 +169,9 @@ func (c *compilation) verifyStage() error {
 		// At least three quarters of the vectors are events.
 		totalEvents = max(n-totalPolicy, 3*n/4, 1)
 	}
-	v, err := c.newVerifier(totalPolicy + totalEvents)
+	v, err := c.newVerifier(out, totalPolicy+totalEvents)
 	if err != nil {
-		return err
+		return out, err
 	}
 	fill := c.newFiller(rng, ir)
 	states := c.newStates(rng)
@@ -152,25 +186,25 @@ func (c *compilation) verifyStage() error {
 			pvs = append(pvs, p)
 		}
 		if err := v.batch(pvs, nil); err != nil {
-			return err
+			return out, err
 		}
 	}
 	if totalEvents > 0 {
-		g := c.newSeqGen(rng, ir)
+		g := c.newSeqGen(out, rng, ir)
 		for done := 0; done < totalEvents; {
 			seqs := g.next(min(verifyBatch, totalEvents-done))
 			for _, s := range seqs {
 				done += len(s.events)
 			}
 			if err := v.batch(nil, seqs); err != nil {
-				return err
+				return out, err
 			}
 		}
 	}
-	c.progress("verify", v.total, v.total)
+	c.progress(v.total, v.total)
 	vr.UBSan = "clean"
 	if vr.Mismatches > 0 {
-		return &budget.CheckError{Err: &MismatchError{Differ: vr.Mismatches, Vectors: vr.Vectors, First: v.first}}
+		return out, &budget.CheckError{Err: &MismatchError{Differ: vr.Mismatches, Vectors: vr.Vectors, First: v.first}}
 	}
 	golden := "golden (Go: quantize." + c.pol.Golden()
 	switch {
@@ -179,20 +213,21 @@ func (c *compilation) verifyStage() error {
 	case c.handler == HandlerRLCC:
 		golden += " inside nicsdk.OnEvent"
 	}
-	vr.Compared = []string{golden + ")", implHost + " (" + c.opt.HostCC + " -O2)", implUBSan, implFwsim}
-	vr.measurePolicy = pickMeasured(v.candPolicy)
-	vr.measure = vr.measurePolicy
+	vr.Compared = []string{golden + ")", implHost + " (" + c.hostCC + " -O2)", implUBSan, implFwsim}
+	out.measurePolicy = pickMeasured(v.candPolicy)
+	out.measure = out.measurePolicy
 	if c.handler == HandlerRLCC {
-		vr.measure = pickMeasured(v.cand)
+		out.measure = pickMeasured(v.cand)
 	} else {
 		vr.MaxCycles = vr.MaxPolicyCycles
 	}
-	return nil
+	return out, nil
 }
 
 // verifier runs verify's batches on one emulator, whose memory persists across calls.
 type verifier struct {
-	c              *compilation
+	in             *verifyIn
+	out            *verified
 	vr             *VerifyReport
 	fw             *abi.Firmware
 	done, total    int // calls, for progress
@@ -203,23 +238,23 @@ type verifier struct {
 	cand, candPolicy []measured
 }
 
-func (c *compilation) newVerifier(total int) (*verifier, error) {
-	fw, err := abi.Load(c.elf, c.opt.Core, abi.Shape{Inputs: max(1, len(c.pol.InputFormats())), StateWords: c.pol.StateWords(),
+func (c *verifyIn) newVerifier(out *verified, total int) (*verifier, error) {
+	fw, err := abi.Load(c.elf, c.core, abi.Shape{Inputs: max(1, len(c.pol.InputFormats())), StateWords: c.pol.StateWords(),
 		Handler: c.handler == HandlerRLCC})
 	if err != nil {
 		return nil, err
 	}
-	v := &verifier{c: c, vr: c.verify, fw: fw, total: total}
-	c.progress("verify", 0, total)
+	v := &verifier{in: c, out: out, vr: &out.report, fw: fw, total: total}
+	c.progress(0, total)
 	return v, nil
 }
 
 // batch verifies policy vectors or event sequences: the golden results, one run of each
 // host build over all of them, and fwsim.
 func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
-	c, vr := v.c, v.vr
-	if err := c.context().Err(); err != nil {
-		return err
+	c, vr := v.in, v.vr
+	if c.ctx != nil && c.ctx.Err() != nil {
+		return c.ctx.Err()
 	}
 	nEvents := 0
 	for _, s := range seqs {
@@ -326,7 +361,7 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	// Fidelity over the float states, and the calls Budget may measure.
 	for i, p := range pvs {
 		if p.fl != nil && c.pol.StateWords() == 0 { // a recurrent model's error depends on its state: see quantize's fidelity
-			vr.states.add(p.fl, p.x, c.policyY(p.x, golden[i]))
+			v.out.states.add(p.fl, p.x, quantize.Y(c.pol, p.x, golden[i]))
 		}
 	}
 	for _, i := range sampleIdx(len(pvs), fw.longestPolicy, measureKeep) {

@@ -15,7 +15,8 @@ import (
 
 // seqGen draws RL-CC event sequences and runs them through the golden handler.
 type seqGen struct {
-	c      *compilation
+	c      *verifyIn
+	out    *verified
 	gen    rlcc.EventGen
 	seq    int
 	policy func(x []int32, state []uint32) int32
@@ -33,9 +34,9 @@ type seqGen struct {
 	yRaw   int32
 }
 
-func (c *compilation) newSeqGen(rng *rand.Rand, ir *quantize.TreeIR) *seqGen {
-	l := c.layout()
-	g := &seqGen{c: c, gen: rlcc.EventGen{Rng: rng, Params: c.params, Layout: l, Thresholds: thresholdsByFeature(l.Inputs(), ir)},
+func (c *verifyIn) newSeqGen(out *verified, rng *rand.Rand, ir *quantize.TreeIR) *seqGen {
+	l := c.layout
+	g := &seqGen{c: c, out: out, gen: rlcc.EventGen{Rng: rng, Params: c.params, Layout: l, Thresholds: thresholdsByFeature(l.Inputs(), ir)},
 		layout: l, obs0: slotIndex(l, nicsdk.FeatObs, 0), obs1: slotIndex(l, nicsdk.FeatObs, 1)}
 	g.lstm, _ = c.pol.(*quantize.LSTMIR)
 	g.x = make([]int32, l.Inputs())
@@ -84,13 +85,13 @@ func (g *seqGen) next(n int) []sequence {
 			if !g.called {
 				continue
 			}
-			c.verify.RTTEvents++
+			g.out.report.RTTEvents++
 			if floatSt != nil {
 				xq := make([]float64, len(g.x))
 				for i, v := range g.x {
 					xq[i] = c.pol.InputFormats()[i].Value(v)
 				}
-				c.verify.decisions.addOutputs(g.lstm.OutValue(g.yRaw), c.m.Eval(floatSt, xq)[0])
+				g.out.decisions.addOutputs(g.lstm.OutValue(g.yRaw), c.m.Eval(floatSt, xq)[0])
 			}
 			if natural && (how == "new flow" || how == "valid") && g.lstm == nil {
 				// The window in float: the quantized inputs, but o_t as drawn and o_{t-1}
@@ -105,7 +106,7 @@ func (g *seqGen) next(n int) []sequence {
 				if g.obs1 >= 0 && havePrev {
 					xf[g.obs1] = prevO
 				}
-				c.verify.decisions.add(xf, g.x, c.policyY(g.x, g.y))
+				g.out.decisions.add(xf, g.x, quantize.Y(c.pol, g.x, g.y))
 			}
 			// o_{t-1} in float is this o_t when it was drawn naturally; else the context's.
 			prevO, havePrev = oF, natural

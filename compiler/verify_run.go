@@ -151,7 +151,7 @@ func (v *verifier) fwsim(pvs []policyVec, seqs []sequence) (fwOut, error) {
 	tick := func() {
 		v.done++
 		if v.done%4096 == 0 {
-			v.c.progress("verify", v.done, v.total)
+			v.in.progress(v.done, v.total)
 		}
 	}
 	for i, p := range pvs {

@@ -142,11 +142,11 @@ func clamp32(v int64, lo, hi int32) int32 { return int32(min(max(v, int64(lo)), 
 
 // sampleState draws a float state uniformly from the input ranges (RL-CC: o up to
 // rlcc.SampleOMax, the distiller's sampler under the parameters, rather than the handler's clamp).
-func (c *golden) sampleState(rng *rand.Rand) []float64 {
+func (c *verifyIn) sampleState(rng *rand.Rand) []float64 {
 	xf := make([]float64, len(c.pol.InputFormats()))
 	var clamped []bool
 	if c.handler == HandlerRLCC {
-		clamped = rlcc.Clamped(c.layout())
+		clamped = rlcc.Clamped(c.layout)
 	}
 	for i, in := range c.pol.InputFormats() {
 		lo, hi := in.Value(in.Min), in.Value(in.Max)
@@ -158,20 +158,12 @@ func (c *golden) sampleState(rng *rand.Rand) []float64 {
 	return xf
 }
 
-func (c *golden) quantizeState(xf []float64) []int32 {
-	x := make([]int32, len(xf))
-	for i, v := range xf {
-		x[i] = c.pol.InputFormats()[i].Quantize(v)
-	}
-	return x
-}
-
 // fixedGen yields the policy vectors every verify runs, in this order: every split at
 // T-1..T+2 on a path that reaches it (drawn as they are taken, one split at a time, so that
 // verify's memory does not grow with the splits), then the range extremes and the sample rows
 // (drawn once the splits are done, from the same generator).
 type fixedGen struct {
-	c      *compilation
+	c      *verifyIn
 	rng    *rand.Rand
 	splits *splitIter
 	cur    splitPath
@@ -180,12 +172,12 @@ type fixedGen struct {
 	done   bool
 }
 
-func (c *compilation) newFixed(rng *rand.Rand, ir *quantize.TreeIR) *fixedGen {
+func (c *verifyIn) newFixed(rng *rand.Rand, ir *quantize.TreeIR) *fixedGen {
 	return &fixedGen{c: c, rng: rng, splits: splits(ir), d: 3}
 }
 
 // fixedCount is how many vectors a fixedGen over ir yields.
-func (c *compilation) fixedCount(ir *quantize.TreeIR) int {
+func (c *verifyIn) fixedCount(ir *quantize.TreeIR) int {
 	nIn := len(c.pol.InputFormats())
 	ext := 2
 	if nIn <= 8 {
@@ -233,7 +225,7 @@ func (g *fixedGen) next() (policyVec, bool) {
 }
 
 // extremeVectors are the range extremes and the sample rows.
-func (c *compilation) extremeVectors(rng *rand.Rand) []policyVec {
+func (c *verifyIn) extremeVectors(rng *rand.Rand) []policyVec {
 	ins := c.pol.InputFormats()
 	nIn := len(ins)
 	var out []policyVec
@@ -274,7 +266,7 @@ func (c *compilation) extremeVectors(rng *rand.Rand) []policyVec {
 		if slices.ContainsFunc(row, math.IsNaN) {
 			continue
 		}
-		out = append(out, policyVec{kind: VecRow, x: c.quantizeState(row), fl: row})
+		out = append(out, policyVec{kind: VecRow, x: quantize.QuantizeInputs(c.pol, row), fl: row})
 	}
 	return out
 }
@@ -282,13 +274,13 @@ func (c *compilation) extremeVectors(rng *rand.Rand) []policyVec {
 // filler draws the rest of the policy vectors, alternately a sampled float state and a
 // near-threshold one (each input near a random threshold of its own, or uniform).
 type filler struct {
-	c   *compilation
+	c   *verifyIn
 	rng *rand.Rand
 	thr [][]int32
 	k   int
 }
 
-func (c *compilation) newFiller(rng *rand.Rand, ir *quantize.TreeIR) *filler {
+func (c *verifyIn) newFiller(rng *rand.Rand, ir *quantize.TreeIR) *filler {
 	return &filler{c: c, rng: rng, thr: thresholdsByFeature(len(c.pol.InputFormats()), ir)}
 }
 
@@ -296,7 +288,7 @@ func (f *filler) next() policyVec {
 	f.k++
 	if f.k%2 == 1 {
 		xf := f.c.sampleState(f.rng)
-		return policyVec{kind: VecSampled, x: f.c.quantizeState(xf), fl: xf}
+		return policyVec{kind: VecSampled, x: quantize.QuantizeInputs(f.c.pol, xf), fl: xf}
 	}
 	ins := f.c.pol.InputFormats()
 	x := make([]int32, len(ins))
@@ -314,13 +306,13 @@ func (f *filler) next() policyVec {
 // starting from zeroed words (a new flow) or random ones (any bytes are a valid state), the
 // other calls from the state the golden model left after the previous one.
 type stateGen struct {
-	c     *compilation
+	c     *verifyIn
 	rng   *rand.Rand
 	carry []uint32
 	k     int
 }
 
-func (c *compilation) newStates(rng *rand.Rand) *stateGen { return &stateGen{c: c, rng: rng} }
+func (c *verifyIn) newStates(rng *rand.Rand) *stateGen { return &stateGen{c: c, rng: rng} }
 
 // next is the state for a call on x (nil for a stateless policy).
 func (g *stateGen) next(x []int32) []uint32 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
@@ -131,7 +132,7 @@ func (e *FirmwareEval) Eval(row []float64) (*FirmwareRow, error) {
 	if i := slices.IndexFunc(row, math.IsNaN); i >= 0 {
 		return &FirmwareRow{Float: slices.Clone(y), Missing: e.Model().Inputs[i], Agree: true}, nil
 	}
-	out := &FirmwareRow{X: e.QuantizeRow(row), Float: slices.Clone(y)}
+	out := &FirmwareRow{X: quantize.QuantizeInputs(pol, row), Float: slices.Clone(y)}
 	// Each step starts from the golden state, so a row that differs does not carry its
 	// difference into the next.
 	copy(e.state, e.golden)
@@ -158,7 +159,7 @@ func (e *FirmwareEval) value(v int32) float64 {
 	case pol.StateWords() > 0:
 		return pol.OutValue(v) // an LSTM's y: no transform
 	}
-	return e.Predict(v)
+	return quantize.Predict(e.Policy(), v)
 }
 
 // multiplier is the RL-CC handler's multiplier for the policy's return v (OnEventEx).

@@ -64,3 +64,30 @@ func (ir *LSTMIR) Returned(y int32) int32 {
 	}
 	return y
 }
+
+// Predict is the model output p's raw output y stands for: a tree ensemble's with its
+// transform (TreeIR.Predict), a network's y as a real number.
+func Predict(p Policy, y int32) float64 {
+	if ir, ok := p.(*TreeIR); ok {
+		return ir.Predict(y)
+	}
+	return p.OutValue(y)
+}
+
+// Y is p's y for a stateless call on the raw inputs x that returned returned: that, except
+// from a folded MLP, whose Call returns the multiplier instead of y.
+func Y(p Policy, x []int32, returned int32) int32 {
+	if ir, ok := p.(*MLPIR); ok && ir.Fold != nil {
+		return ir.Eval(x)
+	}
+	return returned
+}
+
+// QuantizeInputs is the real inputs xf in p's input formats.
+func QuantizeInputs(p Policy, xf []float64) []int32 {
+	x := make([]int32, len(xf))
+	for i, v := range xf {
+		x[i] = p.InputFormats()[i].Quantize(v)
+	}
+	return x
+}
