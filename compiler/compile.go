@@ -317,6 +317,7 @@ func (c *compilation) run() (*CompileReport, error) {
 			return nil, err
 		}
 		c.opt.Model, c.opt.Format = filepath.Join(c.opt.Out, StudentFile), &model.NativeFormat
+		c.golden.opt = c.opt.goldenOptions()
 	}
 	stages := compileStages
 	if c.opt.SDK == SDKDOCA {
@@ -436,7 +437,7 @@ func (c *compilation) load() error { return c.golden.load(c.modelFile) }
 
 // load is the load stage (loadModel) of the model file modelFile ("" is opt.Model).
 func (c *golden) load(modelFile string) error {
-	ld, notes, err := loadModel(*c.opt, modelFile)
+	ld, notes, err := loadModel(c.opt, modelFile)
 	if ld != nil {
 		c.loaded = ld
 	}
@@ -447,7 +448,7 @@ func (c *golden) load(modelFile string) error {
 // loadModel is the load stage: the model file (modelFile, or opt.Model when ""), loaded for
 // opt's handler, with the notes on what the handler does not do of it. On an error past
 // reading the model, the model loaded so far comes with it.
-func loadModel(opt CompileOptions, modelFile string) (*loaded, []string, error) {
+func loadModel(opt goldenOptions, modelFile string) (*loaded, []string, error) {
 	lp, err := loadPolicy(cmp.Or(modelFile, opt.Model), opt.Format, opt.Inputs, opt.Handler, "compile it with --handler none, or ")
 	if err != nil {
 		return nil, nil, err
@@ -461,7 +462,7 @@ func loadModel(opt CompileOptions, modelFile string) (*loaded, []string, error) 
 		return ld, nil, fmt.Errorf("unknown handler %d", int(h))
 	}
 	ld.handler = h
-	if opt.SDK == SDKDOCA && h != HandlerRLCC {
+	if opt.DOCA && h != HandlerRLCC {
 		return ld, nil, fmt.Errorf("--sdk doca needs the RL-CC handler (the DOCA entry is RL-CC's event handler)")
 	}
 	var notes []string

@@ -145,7 +145,7 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 		}
 	}
 	q := opt.Quant
-	d := &differ{opt: opt, c: newGolden(&CompileOptions{Model: opt.Teacher, Format: opt.Format, Inputs: opt.Inputs, Handler: opt.Handler, Params: opt.Params,
+	d := &differ{opt: opt, c: newGolden(goldenOptions{Model: opt.Teacher, Format: opt.Format, Inputs: opt.Inputs, Handler: opt.Handler, Params: opt.Params,
 		ParamSources: opt.ParamSources, Seed: opt.Seed, Int8: &Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}})}
 	if err := d.load(); err != nil {
 		return nil, err

@@ -389,9 +389,8 @@ func loadRecorded(dir string, r *CompileReport, modelPath string, int8 *Int8Opti
 	if r.Layout != nil {
 		inputs = r.Layout.Given
 	}
-	opt := CompileOptions{Model: modelPath, Format: format, Inputs: inputs, Handler: handler, Params: params,
-		ParamSources: sourcesAll(SourceCompile), Seed: seed, Int8: int8}
-	c := newGolden(&opt)
+	c := newGolden(goldenOptions{Model: modelPath, Format: format, Inputs: inputs, Handler: handler, Params: params,
+		ParamSources: sourcesAll(SourceCompile), Seed: seed, Int8: int8})
 	if err := c.load(""); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: the model compiled: %w (pass --model with the file if it moved)", where, err)
 	} else if err != nil {

@@ -31,7 +31,7 @@ func (c *golden) checkLayout() error {
 	if err := l.Check(c.pol.StateWords()); err != nil {
 		return fmt.Errorf("%s: %w", c.opt.Model, err)
 	}
-	if c.opt.SDK == SDKDOCA && !l.IsDefault() {
+	if c.opt.DOCA && !l.IsDefault() {
 		return fmt.Errorf("%s: the DOCA program feeds the default input layout (%v), not %v", c.opt.Model, nicsdk.DefaultLayout, l)
 	}
 	return nil

@@ -37,22 +37,44 @@ var docaStage = stage{"doca", (*compilation).docaStage}
 // stage runs.
 func newCompilation(opt CompileOptions) *compilation {
 	c := &compilation{opt: opt, planned: &planned{}, emitted: &emitted{}, built: &built{}, budgeted: &budgeted{}}
-	c.golden = newGolden(&c.opt)
+	c.golden = newGolden(opt.goldenOptions())
 	return c
+}
+
+// goldenOptions are what the load and quantize stages read of the options.
+type goldenOptions struct {
+	Model        string            // the model file
+	Format       *model.FileFormat // nil detects it
+	Inputs       []string          // rename the model's inputs (nil keeps its own)
+	Handler      Handler
+	Params       nicsdk.Params
+	ParamSources ParamSources
+	// DOCA is the DOCA target (SDKDOCA): its program feeds the RL-CC handler the default
+	// layout only.
+	DOCA                bool
+	Ranges, Predictions string
+	Int8                *Int8Options
+	Seed                uint64
+}
+
+// goldenOptions are what the load and quantize stages read of o.
+func (o *CompileOptions) goldenOptions() goldenOptions {
+	return goldenOptions{Model: o.Model, Format: o.Format, Inputs: o.Inputs, Handler: o.Handler, Params: o.Params,
+		ParamSources: o.ParamSources, DOCA: o.SDK == SDKDOCA, Ranges: o.Ranges, Predictions: o.Predictions, Int8: o.Int8, Seed: o.Seed}
 }
 
 // golden is what the load and quantize stages make of the model under opt: the model loaded
 // (loaded) and its integer policy (quantized), the golden model a compile verifies its
 // firmware against and OpenCompiled rebuilds, with the notes they make for the report.
 type golden struct {
-	opt *CompileOptions
+	opt goldenOptions
 	*loaded
 	*quantized
 	notes []string
 }
 
 // newGolden is a golden model under opt, not loaded yet.
-func newGolden(opt *CompileOptions) *golden {
+func newGolden(opt goldenOptions) *golden {
 	return &golden{opt: opt, loaded: &loaded{}, quantized: &quantized{}}
 }
 

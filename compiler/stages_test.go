@@ -147,7 +147,7 @@ func TestLoadQuantizeStages(t *testing.T) {
 		if c.handler == HandlerNone {
 			opt.Ranges = writeText(t, "rows.csv", "f0,f1,f2\n-1000,0,5\n1000,0.5,6\n")
 		}
-		g := newGolden(&opt)
+		g := newGolden(opt.goldenOptions())
 		if err := g.load(""); err != nil {
 			t.Fatal(err)
 		}
