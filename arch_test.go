@@ -33,7 +33,7 @@ var allowedImports = map[string][]string{
 	// plot draws figures from plain series: nothing of ours but nicsdk.
 	"plot":               {"nicsdk"},
 	"distill":            {"model", "nicsdk", "quantize", "rlcc"},
-	"quantize":           {"model", "rlcc"},
+	"quantize":           {"model", "nicsdk", "rlcc"},
 	"codegen":            {"quantize"},
 	"internal/softfloat": {"model", "codegen"},
 	"internal/testutil":  {"fwsim", "model", "model/onnx", "rlcc"},

@@ -99,7 +99,7 @@ func (c *compilation) docaEmit() error {
 		kind = "int8 LSTM"
 	}
 	files := nicsdk.DOCASources()
-	files[DOCASourceFile] = []byte(docaC(c.pol.Hash(), kind, EntryPolicy+".c", c.params, c.pol.StateWords(), policyOut(c.pol)))
+	files[DOCASourceFile] = []byte(docaC(c.pol.Hash(), kind, EntryPolicy+".c", c.params, c.pol.StateWords(), quantize.Out(c.pol)))
 	files[DOCAReadmeFile] = []byte(docaReadme(c.params))
 	files[filepath.Join(HostDir, docaDriverFile)] = docaDriver
 	for _, n := range slices.Sorted(maps.Keys(files)) {

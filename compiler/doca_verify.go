@@ -114,7 +114,7 @@ func (g *docaGen) policy(x [4]int32, state []uint32) int32 { return g.c.pol.Call
 // holding n events in all (each from a starting context, after a parameter change one time
 // in four), with their golden outputs.
 func (g *docaGen) batch(n int, r *DOCAReport) []docaCmd {
-	out := policyOut(g.c.pol)
+	out := quantize.Out(g.c.pol)
 	words := g.c.pol.StateWords()
 	cmds := []docaCmd{{tag: 'I', want: []uint32{g.rt.Init()}}}
 	set := func(s docaCmd) {

@@ -98,7 +98,7 @@ func render(pol quantize.Policy, plan codePlan, names sourceNames) (*rendered, e
 	}
 	r := &rendered{policy: files}
 	if plan.handler == HandlerRLCC {
-		r.handler = []byte(handlerC(name, hash, kind, files.SourceName, plan.params, plan.layout, pol.StateWords(), policyOut(pol)))
+		r.handler = []byte(handlerC(name, hash, kind, files.SourceName, plan.params, plan.layout, pol.StateWords(), quantize.Out(pol)))
 	}
 	return r, nil
 }

@@ -4,7 +4,6 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
-	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
@@ -129,6 +128,3 @@ func (r *DiffReport) View() DiffView {
 	return DiffView{RLCC: r.rlcc, Teacher: r.teacher, Student: r.student, Repr: r.repr, Sampler: r.sampler, Layout: r.layout,
 		Headline: r.headline, DY: r.dy}
 }
-
-// PolicyOut is what the RL-CC handler takes from p: the multiplier or y.
-func PolicyOut(p quantize.Policy) nicsdk.PolicyOut { return policyOut(p) }

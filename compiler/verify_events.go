@@ -80,7 +80,7 @@ func (g *seqGen) next(n int) []sequence {
 			oF := g.gen.FloatObs(ev, ctx)
 			before := ctx
 			g.called = false
-			rate := nicsdk.OnEventLayout(ev, &ctx, c.params, g.layout, c.pol.StateWords(), policyOut(c.pol), g.policy)
+			rate := nicsdk.OnEventLayout(ev, &ctx, c.params, g.layout, c.pol.StateWords(), quantize.Out(c.pol), g.policy)
 			s.events = append(s.events, event{ev: ev, before: before, rate: rate, after: ctx})
 			if !g.called {
 				continue

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/target/abi"
 	"github.com/nicc-dev/nicc/termtext"
 
@@ -456,7 +457,7 @@ func (r *SimReport) simParams(p compiler.Params, src compiler.ParamSources, opt 
 func goldenController(cp *compiler.Compiled, p nicsdk.Params) *netsim.RLCC {
 	pol := cp.Policy()
 	return &netsim.RLCC{Label: "golden " + cp.Model().Name, Params: p, Layout: cp.Layout(), Words: pol.StateWords(),
-		Out: compiler.PolicyOut(pol), Policy: pol.Call}
+		Out: quantize.Out(pol), Policy: pol.Call}
 }
 
 // firmwareController runs a compile's event handler in fwsim for every decision: the flow's

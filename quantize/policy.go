@@ -1,6 +1,9 @@
 package quantize
 
-import "github.com/nicc-dev/nicc/rlcc"
+import (
+	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/rlcc"
+)
 
 // Policy is an integer policy as its firmware computes it, in Go: the golden model that the
 // host C, the UBSan build and fwsim are checked against, that compile measures fidelity
@@ -90,4 +93,13 @@ func QuantizeInputs(p Policy, xf []float64) []int32 {
 		x[i] = p.InputFormats()[i].Quantize(v)
 	}
 	return x
+}
+
+// Out is what the RL-CC handler takes from p's return: the multiplier (a folded output
+// table) or y.
+func Out(p Policy) nicsdk.PolicyOut {
+	if p.ReturnsMultiplier() {
+		return nicsdk.OutM
+	}
+	return nicsdk.OutY
 }
