@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/catboost"
@@ -34,7 +35,7 @@ func TestCompileCatBoost(t *testing.T) {
 	for _, name := range []string{"kiwicom-xor", "single_tree", "shallow_trees", "nan_as_true"} {
 		t.Run(name, func(t *testing.T) {
 			fx, _, path, csv := catboostFiles(t, name)
-			r, err := Compile(CompileOptions{Model: path, Handler: HandlerNone, Ranges: csv, Predictions: csv,
+			r, err := Compile(CompileOptions{Model: path, Handler: artifact.HandlerNone, Ranges: csv, Predictions: csv,
 				Out: t.TempDir(), Vectors: 5000})
 			if err != nil {
 				t.Fatal(err)
@@ -68,7 +69,7 @@ func TestCompileCatBoost(t *testing.T) {
 func TestCompileCatBoostRLCC(t *testing.T) {
 	t.Parallel()
 	_, _, path, _ := catboostFiles(t, "nan_as_true")
-	r, err := Compile(CompileOptions{Model: path, Handler: HandlerRLCC, Out: t.TempDir(), Vectors: 5000})
+	r, err := Compile(CompileOptions{Model: path, Handler: artifact.HandlerRLCC, Out: t.TempDir(), Vectors: 5000})
 	if err != nil {
 		t.Fatal(err)
 	}

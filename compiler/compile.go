@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
@@ -24,64 +25,8 @@ import (
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
-// Handler is the event handler nicc compile wraps around the model.
-type Handler int
-
-const (
-	// HandlerAuto is HandlerRLCC for a model whose 4 inputs are named in the RL-CC layout,
-	// HandlerNone otherwise.
-	HandlerAuto Handler = iota
-	// HandlerRLCC compiles the whole RL-CC event handler (nicsdk rlcc.h) around the model:
-	// uint32_t nicc_on_event(const struct nicc_event *, struct nicc_flow_ctx *).
-	HandlerRLCC
-	// HandlerNone compiles the model alone: int32_t nicc_policy(const int32_t *x).
-	HandlerNone
-	handlerEnd
-)
-
-var handlerNames = [...]string{HandlerAuto: "auto", HandlerRLCC: "rlcc", HandlerNone: "none"}
-
-func (h Handler) String() string {
-	if h >= 0 && h < handlerEnd {
-		return handlerNames[h]
-	}
-	return fmt.Sprintf("handler(%d)", int(h))
-}
-
-// HandlerNames lists the names ParseHandler accepts.
-func HandlerNames() []string { return handlerNames[:] }
-
-// ParseHandler reads a handler name as the CLI's --handler flag gives it.
-func ParseHandler(s string) (Handler, error) {
-	for i, n := range handlerNames {
-		if n == s {
-			return Handler(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown handler %q (want one of %s)", s, strings.Join(handlerNames[:], ", "))
-}
-
-// Entry points of the firmware.
-const (
-	EntryHandler = nicsdk.HandlerEntry // HandlerRLCC
-	EntryPolicy  = codegen.DefaultFunc // the model alone (HandlerNone; also inside the RL-CC ELF)
-)
-
 // DefaultVectors is how many calls verify compares when CompileOptions.Vectors is 0.
 const DefaultVectors = 100_000
-
-// Files compile writes into the output directory, besides codegen's policy .c/.h and
-// nicsdk's sources.
-const (
-	HandlerFile  = "handler.c"    // HandlerRLCC: the engine entry
-	FirmwareFile = "firmware.elf" // the RISC-V ELF
-	ReportFile   = "report.json"
-	HostDir      = "host" // the host driver (driver.c) and its two builds
-	// VectorsFile holds the entry's measured verify calls, and PolicyVectorsFile (the RL-CC
-	// handler) nicc_policy's, in nicc budget's vectors format.
-	VectorsFile       = "vectors.txt"
-	PolicyVectorsFile = "vectors_policy.txt"
-)
 
 // Host compiler flags: the strict build the outputs are compared on, and the sanitized one.
 var (
@@ -103,12 +48,12 @@ type CompileOptions struct {
 	Inputs []string
 	Out    string // output directory, created if missing
 
-	Handler Handler
+	Handler artifact.Handler
 	// Params are the RL-CC handler's parameters: those ParamSources names (the flags set),
 	// over the model file's, over the defaults; without ParamSources, Params whole (the zero
 	// value: the model file's over the defaults).
 	Params       nicsdk.Params
-	ParamSources ParamSources
+	ParamSources artifact.ParamSources
 
 	Core   string        // core profile; "" is fwsim.DefaultProfile
 	Budget time.Duration // 0 is Default
@@ -162,7 +107,7 @@ type CompileOptions struct {
 	Student *model.Model
 	// Distilled says where Student came from: its teacher and the trees' fidelity against it
 	// (report.json's fidelity_teacher).
-	Distilled *DistilledFrom
+	Distilled *artifact.DistilledFrom
 
 	// tamper, for tests, edits the emitted sources before they are built; docaTamper the
 	// DOCA target's. atStage, for tests, is called before each stage runs, and before the
@@ -170,9 +115,6 @@ type CompileOptions struct {
 	tamper, docaTamper func(dir string) error
 	atStage            func(stage string)
 }
-
-// StudentFile is CompileOptions.Student's file in the output directory.
-const StudentFile = "student.json"
 
 // DefaultCalibSamples is how many RL-CC states Int8Options.Samples 0 draws to calibrate.
 const DefaultCalibSamples = 20_000
@@ -217,7 +159,7 @@ const (
 type compilation struct {
 	opt CompileOptions
 	ctx context.Context // nil: never cancelled
-	// dir is where the compile writes: the fresh directory beside opt.Out (stageOut), renamed
+	// dir is where the compile writes: the fresh directory beside opt.Out (StageOut), renamed
 	// into its place at the end. modelFile is where load reads the model, when not opt.Model.
 	dir, modelFile string
 
@@ -229,7 +171,7 @@ type compilation struct {
 	*budgeted
 	doca docaState // the DOCA target (SDKDOCA)
 
-	times        []StageTime // the stages run so far, each timed
+	times        []artifact.StageTime // the stages run so far, each timed
 	passedStages []string
 }
 
@@ -242,15 +184,15 @@ type compilation struct {
 // over the budget or the core's memory is refused before emit with a *TooBigError (a
 // *CheckError) and no report, unless opt.Force.
 //
-// Everything is written into a fresh directory beside opt.Out (stageOut), which replaces
+// Everything is written into a fresh directory beside opt.Out (StageOut), which replaces
 // opt.Out whole once report.json is written; without a report, opt.Out is left as it was.
-func Compile(opt CompileOptions) (*CompileReport, error) {
+func Compile(opt CompileOptions) (*artifact.CompileReport, error) {
 	return CompileContext(context.Background(), opt)
 }
 
 // CompileContext is Compile, stopped when ctx is done: the fresh directory is removed and
 // opt.Out left as it was (or not created).
-func CompileContext(ctx context.Context, opt CompileOptions) (*CompileReport, error) {
+func CompileContext(ctx context.Context, opt CompileOptions) (*artifact.CompileReport, error) {
 	c := newCompilation(opt)
 	c.ctx = ctx
 	if c.opt.Vectors == 0 {
@@ -259,7 +201,7 @@ func CompileContext(ctx context.Context, opt CompileOptions) (*CompileReport, er
 	if c.opt.Vectors < 0 {
 		return nil, fmt.Errorf("vectors %d: want a positive count", c.opt.Vectors)
 	}
-	if err := CheckOut(c.opt.Out); err != nil {
+	if err := artifact.CheckOut(c.opt.Out); err != nil {
 		return nil, err
 	}
 	if _, err := fwsim.LookupProfile(c.opt.Core); err != nil {
@@ -280,22 +222,22 @@ func CompileContext(ctx context.Context, opt CompileOptions) (*CompileReport, er
 	if err := c.inputsOutside(); err != nil {
 		return nil, err
 	}
-	st, err := stageOut(c.opt.Out)
+	st, err := artifact.StageOut(c.opt.Out)
 	if err != nil {
 		return nil, err
 	}
-	defer st.discard()
+	defer st.Discard()
 	defer func() {
 		if c.formsDir != "" {
 			os.RemoveAll(c.formsDir)
 		}
 	}()
-	c.dir = st.dir
+	c.dir = st.Dir
 	r, err := c.run()
 	c.hook("commit")
 	if ctx.Err() != nil {
 		what := "left as it was"
-		if !st.existed {
+		if !st.Existed {
 			what = "not created"
 		}
 		return nil, fmt.Errorf("compile interrupted: %s %s", c.opt.Out, what)
@@ -303,20 +245,20 @@ func CompileContext(ctx context.Context, opt CompileOptions) (*CompileReport, er
 	if r == nil {
 		return nil, c.named(err)
 	}
-	if cerr := st.commit(); cerr != nil {
+	if cerr := st.Commit(); cerr != nil {
 		return nil, fmt.Errorf("%s: putting the new compile in place: %w", c.opt.Out, cerr)
 	}
 	return r, c.named(err)
 }
 
 // run runs the stages into c.dir and writes the report.
-func (c *compilation) run() (*CompileReport, error) {
+func (c *compilation) run() (*artifact.CompileReport, error) {
 	if s := c.opt.Student; s != nil {
-		c.modelFile = filepath.Join(c.dir, StudentFile)
-		if err := writeModel(c.modelFile, s); err != nil {
+		c.modelFile = filepath.Join(c.dir, artifact.StudentFile)
+		if err := artifact.WriteModel(c.modelFile, s); err != nil {
 			return nil, err
 		}
-		c.opt.Model, c.opt.Format = filepath.Join(c.opt.Out, StudentFile), &model.NativeFormat
+		c.opt.Model, c.opt.Format = filepath.Join(c.opt.Out, artifact.StudentFile), &model.NativeFormat
 		c.golden.opt = c.opt.goldenOptions()
 	}
 	stages := compileStages
@@ -329,7 +271,7 @@ func (c *compilation) run() (*CompileReport, error) {
 		}
 		start := time.Now()
 		err := s.run(c)
-		c.times = append(c.times, StageTime{Stage: s.name, Seconds: time.Since(start).Seconds()})
+		c.times = append(c.times, artifact.StageTime{Stage: s.name, Seconds: time.Since(start).Seconds()})
 		var big *TooBigError
 		var ce *budget.CheckError
 		if errors.As(err, &ce) && !errors.As(err, &big) {
@@ -420,14 +362,14 @@ func (c *compilation) progress(stage string, done, total int) {
 
 // resolveHandler is h, or for HandlerAuto the handler the input names choose: HandlerRLCC
 // for inputs named in any RL-CC layout (rlcc.ParseLayout), HandlerNone otherwise.
-func resolveHandler(h Handler, inputs []string) Handler {
-	if h != HandlerAuto {
+func resolveHandler(h artifact.Handler, inputs []string) artifact.Handler {
+	if h != artifact.HandlerAuto {
 		return h
 	}
 	if isRLCCNamed(inputs) {
-		return HandlerRLCC
+		return artifact.HandlerRLCC
 	}
-	return HandlerNone
+	return artifact.HandlerNone
 }
 
 // load reads the model and checks that the chosen handler can run it: tree ensembles only,
@@ -458,18 +400,18 @@ func loadModel(opt goldenOptions, modelFile string) (*loaded, []string, error) {
 	if ld.params, ld.paramSrc, err = resolveParams(cmp.Or(modelFile, opt.Model), m, opt.Params, opt.ParamSources); err != nil {
 		return ld, nil, err
 	}
-	if h < 0 || h >= handlerEnd {
+	if !h.Valid() {
 		return ld, nil, fmt.Errorf("unknown handler %d", int(h))
 	}
 	ld.handler = h
-	if opt.DOCA && h != HandlerRLCC {
+	if opt.DOCA && h != artifact.HandlerRLCC {
 		return ld, nil, fmt.Errorf("--sdk doca needs the RL-CC handler (the DOCA entry is RL-CC's event handler)")
 	}
 	var notes []string
 	if lp.note != "" {
 		notes = append(notes, lp.note)
 	}
-	if h == HandlerRLCC && m.Ensemble != nil && m.Ensemble.Transform != model.TransformIdentity {
+	if h == artifact.HandlerRLCC && m.Ensemble != nil && m.Ensemble.Transform != model.TransformIdentity {
 		notes = append(notes, fmt.Sprintf("the model's %s is not applied: the handler maps the raw score y to the multiplier", m.Ensemble.Transform))
 	}
 	if err := checkState(opt.Model, m, h, ld.layout()); err != nil {
@@ -495,8 +437,8 @@ func loadModel(opt goldenOptions, modelFile string) (*loaded, []string, error) {
 
 // StateBytes is the flow context the handler's decision keeps per flow feeding layout l: its
 // words, and the older states of l beyond the default's.
-func StateBytes(h Handler, l nicsdk.Layout) int {
-	if h == HandlerRLCC {
+func StateBytes(h artifact.Handler, l nicsdk.Layout) int {
+	if h == artifact.HandlerRLCC {
 		return nicsdk.RLCCBytes + 4*l.ExtraWords()
 	}
 	return 0
@@ -505,7 +447,7 @@ func StateBytes(h Handler, l nicsdk.Layout) int {
 // checkState refuses a decision whose per-flow state cannot fit the engine's 48-byte
 // context: the handler's words, plus a recurrent model's h and c at one byte each (int8,
 // the narrowest nicc would ever keep them).
-func checkState(path string, m *model.Model, h Handler, l nicsdk.Layout) error {
+func checkState(path string, m *model.Model, h artifact.Handler, l nicsdk.Layout) error {
 	bytes := StateBytes(h, l)
 	what := fmt.Sprintf("the %s handler's %d", h, bytes)
 	for _, l := range m.Layers {
@@ -543,7 +485,7 @@ func (c *golden) quantize() error {
 		return c.quantizeInt8()
 	}
 	switch c.handler {
-	case HandlerRLCC:
+	case artifact.HandlerRLCC:
 		inputs = c.rlccInputs()
 		if err := quantize.CheckClampedSplits(m, inputs, rlcc.Clamped(c.layout())); err != nil {
 			return fmt.Errorf("%s: %w", c.opt.Model, err)
@@ -650,7 +592,7 @@ func namesAll(header, inputs []string) bool {
 // measures it on the verify calls that ran longest.
 func (c *compilation) budgetStage() error {
 	entry, _ := c.entry()
-	if err := c.writeVectors(VectorsFile, FirmwareFile, entry, c.verify.measure); err != nil {
+	if err := c.writeVectors(artifact.VectorsFile, artifact.FirmwareFile, entry, c.verify.measure); err != nil {
 		return err
 	}
 	r, err := budget.Analyze(budget.Options{ELF: c.elf, Entry: entry, Core: c.opt.Core, Budget: c.opt.Budget,
@@ -658,14 +600,14 @@ func (c *compilation) budgetStage() error {
 	if err != nil {
 		return err
 	}
-	r.ELF = filepath.Join(c.opt.Out, FirmwareFile) // where it ends up
+	r.ELF = filepath.Join(c.opt.Out, artifact.FirmwareFile) // where it ends up
 	c.budget = r
-	if c.handler == HandlerRLCC {
-		if err := c.writeVectors(PolicyVectorsFile, FirmwareFile, EntryPolicy, c.verify.measurePolicy); err != nil {
+	if c.handler == artifact.HandlerRLCC {
+		if err := c.writeVectors(artifact.PolicyVectorsFile, artifact.FirmwareFile, artifact.EntryPolicy, c.verify.measurePolicy); err != nil {
 			return err
 		}
-		p, err := budget.Analyze(budget.Options{ELF: c.elf, Entry: EntryPolicy, Core: c.opt.Core, Budget: c.opt.Budget,
-			ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measurePolicy, VectorsFile: "verify vectors", Bound: c.fitBound(EntryPolicy)})
+		p, err := budget.Analyze(budget.Options{ELF: c.elf, Entry: artifact.EntryPolicy, Core: c.opt.Core, Budget: c.opt.Budget,
+			ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measurePolicy, VectorsFile: "verify vectors", Bound: c.fitBound(artifact.EntryPolicy)})
 		if err != nil {
 			return err
 		}
@@ -683,13 +625,6 @@ func (c *compilation) fitBound(entry string) *wcet.Report {
 	return c.chosenBuild.bounds[entry]
 }
 
-// VectorsInfo names a file of calls of entry that compile wrote for nicc budget.
-type VectorsInfo struct {
-	Entry   string `json:"entry"`
-	File    string `json:"file"` // in the output directory
-	Vectors int    `json:"vectors"`
-}
-
 // writeVectors writes the calls the budget stage measures on entry of the ELF elf (the longest verify calls
 // and an even sample of the rest, at most 2048) into the output directory, in the order they
 // run: nicc budget on the same ELF, entry and file measures the same cycles.
@@ -700,8 +635,8 @@ func (c *compilation) writeVectors(name, elf, entry string, vs []budget.Vector) 
 	if err := budget.WriteVectors(&b, vs); err != nil {
 		return err
 	}
-	c.vectorFiles = append(c.vectorFiles, VectorsInfo{Entry: entry, File: name, Vectors: len(vs)})
-	return writeOut(filepath.Join(c.dir, name), b.Bytes())
+	c.vectorFiles = append(c.vectorFiles, artifact.VectorsInfo{Entry: entry, File: name, Vectors: len(vs)})
+	return artifact.WriteOut(filepath.Join(c.dir, name), b.Bytes())
 }
 
 // textBytes is the size of the ELF's .text and .rodata sections.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -41,12 +42,12 @@ var compiled sync.Map // key → *compileResult
 
 type compileResult struct {
 	once sync.Once
-	r    *CompileReport
+	r    *artifact.CompileReport
 	dir  string
 	err  error
 }
 
-func compileOnce(t *testing.T, key string, opt CompileOptions) (*CompileReport, string) {
+func compileOnce(t *testing.T, key string, opt CompileOptions) (*artifact.CompileReport, string) {
 	t.Helper()
 	v, _ := compiled.LoadOrStore(key, &compileResult{})
 	res := v.(*compileResult)
@@ -83,51 +84,31 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func rlccReport(t *testing.T) (*CompileReport, string) {
+func rlccReport(t *testing.T) (*artifact.CompileReport, string) {
 	return compileOnce(t, "rlcc", CompileOptions{Model: rlccXGB, Ranges: rlccRef, Predictions: rlccRef})
 }
 
-func bcReport(t *testing.T) (*CompileReport, string) {
-	return compileOnce(t, "bc", CompileOptions{Model: bcModel, Handler: HandlerNone, Ranges: bcRows, Predictions: bcPreds})
-}
-
-func TestHandlerNames(t *testing.T) {
-	for h := Handler(0); h < handlerEnd; h++ {
-		got, err := ParseHandler(h.String())
-		if err != nil || got != h {
-			t.Errorf("handler %d: name %q parses to %v, %v", int(h), h.String(), got, err)
-		}
-	}
-	if EntryPolicy != nicsdk.PolicyEntry {
-		t.Errorf("codegen names the policy %s, nicsdk's handler glue calls %s", EntryPolicy, nicsdk.PolicyEntry)
-	}
-	if _, err := ParseHandler("lstm"); err == nil {
-		t.Error("ParseHandler(lstm) succeeded")
-	}
-	for k := VecKind(0); k < vecKindEnd; k++ {
-		if strings.HasPrefix(k.String(), "veckind(") {
-			t.Errorf("vector kind %d has no name", int(k))
-		}
-	}
+func bcReport(t *testing.T) (*artifact.CompileReport, string) {
+	return compileOnce(t, "bc", CompileOptions{Model: bcModel, Handler: artifact.HandlerNone, Ranges: bcRows, Predictions: bcPreds})
 }
 
 func TestCompileRLCC(t *testing.T) {
 	t.Parallel()
 	r, dir := rlccReport(t)
-	if r.Handler != "rlcc" || r.Entry != EntryHandler {
-		t.Errorf("handler %q entry %q, want rlcc (the default for the RL-CC layout) and %s", r.Handler, r.Entry, EntryHandler)
+	if r.Handler != "rlcc" || r.Entry != artifact.EntryHandler {
+		t.Errorf("handler %q entry %q, want rlcc (the default for the RL-CC layout) and %s", r.Handler, r.Entry, artifact.EntryHandler)
 	}
 	v := r.Verify
 	if v.Mismatches != 0 || v.UBSan != "clean" || v.Vectors < testVectors || len(v.Compared) != 4 {
 		t.Errorf("verify: %+v", v)
 	}
-	for _, k := range []VecKind{VecThreshold, VecExtreme, VecSampled, VecNearThreshold, VecEvent} {
+	for _, k := range []artifact.VecKind{artifact.VecThreshold, artifact.VecExtreme, artifact.VecSampled, artifact.VecNearThreshold, artifact.VecEvent} {
 		if v.Kinds[k.String()] == 0 {
 			t.Errorf("no %s vectors: %v", k, v.Kinds)
 		}
 	}
 	// Every split at T-1..T+2, and most events are RTT events.
-	if got, want := v.Kinds[VecThreshold.String()], 4*r.Quant.Splits; got != want {
+	if got, want := v.Kinds[artifact.VecThreshold.String()], 4*r.Quant.Splits; got != want {
 		t.Errorf("%d threshold vectors, want 4 per split = %d", got, want)
 	}
 	if v.Events < testVectors/2 || v.RTTEvents < v.Events/2 || v.Sequences < 100 {
@@ -140,7 +121,7 @@ func TestCompileRLCC(t *testing.T) {
 		}
 	}
 	b := r.Budget
-	if !b.Fits || b.Entry != EntryHandler || b.Core.Name != "dpa" || b.WCETCycles == 0 || b.Measured == nil {
+	if !b.Fits || b.Entry != artifact.EntryHandler || b.Core.Name != "dpa" || b.WCETCycles == 0 || b.Measured == nil {
 		t.Errorf("budget: %+v", b)
 	}
 	if b.Measured.MaxCycles > b.WCETCycles || v.MaxCycles > b.WCETCycles {
@@ -176,16 +157,16 @@ func TestCompileRLCC(t *testing.T) {
 	if tool := r.Tool; tool == nil || tool.Rows != 2024 || tool.SkippedMissing != 64 || tool.Firmware.MaxAbs > r.Quant.ScoreErr+1e-6 || tool.Float.MaxAbs != 0 {
 		t.Errorf("vs XGBoost: %+v", tool)
 	}
-	if v.Kinds[VecRow.String()] != 2024 {
-		t.Errorf("%d row vectors, want the 2024 complete reference rows", v.Kinds[VecRow.String()])
+	if v.Kinds[artifact.VecRow.String()] != 2024 {
+		t.Errorf("%d row vectors, want the 2024 complete reference rows", v.Kinds[artifact.VecRow.String()])
 	}
-	for _, name := range []string{"nicc_policy.c", "nicc_policy.h", HandlerFile, nicsdk.HeaderName, nicsdk.RLCCHeaderName, nicsdk.LinkerScriptName, FirmwareFile, ReportFile, "host/driver.c"} {
+	for _, name := range []string{"nicc_policy.c", "nicc_policy.h", artifact.HandlerFile, nicsdk.HeaderName, nicsdk.RLCCHeaderName, nicsdk.LinkerScriptName, artifact.FirmwareFile, artifact.ReportFile, "host/driver.c"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Error(err)
 		}
 	}
 	// report.json is the report.
-	data, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	data, err := os.ReadFile(filepath.Join(dir, artifact.ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,13 +191,13 @@ func TestCompileRLCC(t *testing.T) {
 
 func TestCompileLightGBMBinary(t *testing.T) {
 	r, dir := bcReport(t)
-	if r.Handler != "none" || r.Entry != EntryPolicy || r.StateBytes != 0 {
+	if r.Handler != "none" || r.Entry != artifact.EntryPolicy || r.StateBytes != 0 {
 		t.Errorf("handler %q entry %q state %d", r.Handler, r.Entry, r.StateBytes)
 	}
-	if v := r.Verify; v.Mismatches != 0 || v.UBSan != "clean" || v.Vectors < testVectors || v.Kinds[VecRow.String()] != 57 || v.Events != 0 {
+	if v := r.Verify; v.Mismatches != 0 || v.UBSan != "clean" || v.Vectors < testVectors || v.Kinds[artifact.VecRow.String()] != 57 || v.Events != 0 {
 		t.Errorf("verify: %+v", v)
 	}
-	if _, err := os.Stat(filepath.Join(dir, HandlerFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, artifact.HandlerFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("handler.c with --handler none: %v", err)
 	}
 	if !strings.HasPrefix(r.Fidelity.What, "probability") {
@@ -260,7 +241,7 @@ func TestCompileDeterministic(t *testing.T) {
 	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir2, Vectors: 2000}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"nicc_policy.c", "nicc_policy.h", HandlerFile, "host/driver.c", nicsdk.RLCCHeaderName} {
+	for _, name := range []string{"nicc_policy.c", "nicc_policy.h", artifact.HandlerFile, "host/driver.c", nicsdk.RLCCHeaderName} {
 		a, err1 := os.ReadFile(filepath.Join(dir1, name))
 		b, err2 := os.ReadFile(filepath.Join(dir2, name))
 		if err1 != nil || err2 != nil {
@@ -424,11 +405,11 @@ func TestCompileBadInput(t *testing.T) {
 		opt  CompileOptions
 		want string
 	}{
-		{"wider than the handler", CompileOptions{Model: bcModel, Handler: HandlerRLCC},
+		{"wider than the handler", CompileOptions{Model: bcModel, Handler: artifact.HandlerRLCC},
 			"model lg_dart_breast_cancer has 30 inputs, wider than the RL-CC handler's 4 (a_prev, o, a_prev2, o_prev); compile it with --handler none"},
-		{"RL-CC inputs with a bad name", CompileOptions{Model: saveModel(t, treeModel([]string{"o", "a_prev", "a_prev2", "x"}, stump(0, 1))), Handler: HandlerRLCC},
+		{"RL-CC inputs with a bad name", CompileOptions{Model: saveModel(t, treeModel([]string{"o", "a_prev", "a_prev2", "x"}, stump(0, 1))), Handler: artifact.HandlerRLCC},
 			`inputs (o, a_prev, a_prev2, x): input 4 "x" is not an RL-CC input name`},
-		{"flow state over 48 bytes", CompileOptions{Model: saveModel(t, lstm(16)), Handler: HandlerRLCC},
+		{"flow state over 48 bytes", CompileOptions{Model: saveModel(t, lstm(16)), Handler: artifact.HandlerRLCC},
 			"model wide_lstm needs 56 bytes of flow state (the rlcc handler's 24 + h and c of 16 values each at int8 (32)), over the engine's 48-byte flow context"},
 		{"network", CompileOptions{Model: teacherNN},
 			"model rlcc_teacher is an mlp network; nicc compile takes tree ensembles: quantize a dense network with --target int"},
@@ -441,7 +422,7 @@ func TestCompileBadInput(t *testing.T) {
 		{"predictions without rows", CompileOptions{Model: bcModel, Predictions: bcPreds}, "need the rows they were made on (--ranges)"},
 		{"rows of the wrong width", CompileOptions{Model: bcModel, Ranges: "../testdata/models/rlcc_xgb.ref.csv"},
 			"rlcc_xgb.ref.csv: rows have 5 values; model lg_dart_breast_cancer takes 30 inputs"},
-		{"unknown core", CompileOptions{Model: "../testdata/models/xgb_dart.json", Handler: HandlerNone, Core: "pentium"}, `no core profile "pentium"`},
+		{"unknown core", CompileOptions{Model: "../testdata/models/xgb_dart.json", Handler: artifact.HandlerNone, Core: "pentium"}, `no core profile "pentium"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -489,7 +470,7 @@ func TestCompileBatches(t *testing.T) {
 	for _, n := range v.Kinds {
 		sum += n
 	}
-	if v.Mismatches != 0 || v.Batches < 5 || sum != v.Vectors || v.Vectors < 8000 || v.Kinds[VecEvent.String()] != v.Events {
+	if v.Mismatches != 0 || v.Batches < 5 || sum != v.Vectors || v.Vectors < 8000 || v.Kinds[artifact.VecEvent.String()] != v.Events {
 		t.Errorf("verify %+v", v)
 	}
 }
@@ -500,7 +481,7 @@ func TestCompileBatches(t *testing.T) {
 // metrics. Run it with
 // go test -run '^$' -bench Cycles ./compiler.
 func BenchmarkCycles(b *testing.B) {
-	var r *CompileReport
+	var r *artifact.CompileReport
 	for b.Loop() {
 		var err error
 		if r, err = Compile(CompileOptions{Model: rlccXGB, Out: b.TempDir(), Vectors: 2000}); err != nil {

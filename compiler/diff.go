@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -35,12 +36,12 @@ type DiffOptions struct {
 	Inputs []string
 	// Handler says whether the teacher is an RL-CC policy, whose states can be sampled;
 	// HandlerAuto decides by the input names as compile does.
-	Handler Handler
+	Handler artifact.Handler
 	// Params are the RL-CC parameters: the sampler's T = target·scale, the handler's input
 	// ranges; those ParamSources names over the teacher file's over the defaults (see
 	// CompileOptions.Params).
 	Params       nicsdk.Params
-	ParamSources ParamSources
+	ParamSources artifact.ParamSources
 	// Against is AgainstInt (or AgainstInt8), AgainstTrees, or a student model file; "" is
 	// AgainstInt.
 	Against string
@@ -100,7 +101,7 @@ type DiffReport struct {
 	Notes       []string     `json:"notes,omitempty"`
 	Plots       []string     `json:"plots,omitempty"`
 	// Params are the RL-CC parameters, for an RL-CC teacher.
-	Params *RLCCParams `json:"rlcc_params,omitempty"`
+	Params *artifact.RLCCParams `json:"rlcc_params,omitempty"`
 	// Warnings are the sanity probe's on an RL-CC teacher (probeWarnings).
 	Warnings []string `json:"warnings,omitempty"`
 
@@ -151,7 +152,7 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 		return nil, err
 	}
 	var warnings []string
-	if d.c.handler == HandlerRLCC {
+	if d.c.handler == artifact.HandlerRLCC {
 		warnings = probeWarnings(d.c.m, d.c.params)
 	}
 	if err := d.source(); err != nil {
@@ -209,10 +210,10 @@ func (d *differ) load() error {
 	}
 	m := c.m
 	d.rep = &DiffReport{Teacher: d.opt.Teacher, TeacherKind: m.Kind().String(), Against: d.opt.Against}
-	d.rep.rlcc = c.handler == HandlerRLCC
+	d.rep.rlcc = c.handler == artifact.HandlerRLCC
 	d.rep.sampler, d.rep.layout = rlcc.SamplerFor(c.params), c.layout()
 	if d.rep.rlcc {
-		d.rep.Params = newRLCCParams(c.params).withSources(c.paramSrc)
+		d.rep.Params = artifact.NewRLCCParams(c.params).WithSources(c.paramSrc)
 	}
 	d.rep.teacher = func(x []float64) float64 { return m.Eval(m.NewState(), x)[0] }
 	if m.Kind() == model.KindLSTM && d.opt.Against != AgainstInt {
@@ -275,7 +276,7 @@ func (d *differ) int8() error {
 	ir := d.c.pol.(*quantize.MLPIR)
 	d.mlp = ir
 	q := d.c.int8Quant
-	d.rep.headline = "integer network " + mlpWidths(ir.WeightBits, q.ActBits, q.ChannelScales, q.Packed, q.UnitOutput)
+	d.rep.headline = "integer network " + artifact.MLPWidths(ir.WeightBits, q.ActBits, q.ChannelScales, q.Packed, q.UnitOutput)
 	d.rep.Student = fmt.Sprintf("%s (weights int%d, hidden activations int%d), calibrated on %s",
 		d.rep.headline, ir.WeightBits, cmp.Or(q.ActBits, 16), d.c.calib)
 	d.setInteger(ir.Inputs, func(raw []int32) float64 { return ir.OutValue(ir.Eval(raw)) })

@@ -5,10 +5,10 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -47,11 +47,11 @@ type DistillOptions struct {
 	// Handler says whether the teacher is an RL-CC policy: HandlerRLCC puts the thresholds on
 	// the RL-CC grid (GridName ""), and a sweep compiles its students under that handler;
 	// HandlerAuto decides by the input names as compile does.
-	Handler Handler
+	Handler artifact.Handler
 	// Params are the RL-CC parameters the sampler (T = target·scale) and the grid use: those
 	// ParamSources names over the teacher file's over the defaults (see CompileOptions.Params).
 	Params       nicsdk.Params
-	ParamSources ParamSources
+	ParamSources artifact.ParamSources
 
 	// Samples is how many states the sampler draws (0: DefaultSamples); with States, how
 	// many of the recorded states are used (0: all).
@@ -90,27 +90,16 @@ type DistillReport struct {
 	// LearningRate and L2 are the trainer's; Refit says what became of the joint leaf refit:
 	// RefitKept (then BoostHeldOutRMSE is the held-out RMSE boosting alone had),
 	// RefitNotKept (it did not lower the held-out RMSE) or RefitOff.
-	LearningRate     float64 `json:"learning_rate"`
-	L2               float64 `json:"l2"`
-	Refit            string  `json:"refit"`
-	BoostHeldOutRMSE float64 `json:"boost_held_out_rmse,omitempty"`
-	LabelTime        Seconds `json:"label_seconds"`
-	TrainTime        Seconds `json:"train_seconds"`
+	LearningRate     float64          `json:"learning_rate"`
+	L2               float64          `json:"l2"`
+	Refit            string           `json:"refit"`
+	BoostHeldOutRMSE float64          `json:"boost_held_out_rmse,omitempty"`
+	LabelTime        artifact.Seconds `json:"label_seconds"`
+	TrainTime        artifact.Seconds `json:"train_seconds"`
 	// Params are the RL-CC parameters the sampler or the grid used (nil when neither did).
-	Params *RLCCParams  `json:"rlcc_params,omitempty"`
-	Notes  []string     `json:"notes,omitempty"`
-	Model  *model.Model `json:"-"`
-}
-
-// DistilledFrom is where a compile's student (CompileOptions.Student) came from: the
-// network teacher, and how closely the trees follow it on the distillation's states. The
-// firmware computes the trees exactly (verify); this is its error against the network.
-type DistilledFrom struct {
-	Teacher     string      `json:"teacher"`
-	TeacherKind string      `json:"teacher_kind"`
-	States      string      `json:"states"`
-	Train       distill.Fit `json:"train"`
-	HeldOut     distill.Fit `json:"held_out"`
+	Params *artifact.RLCCParams `json:"rlcc_params,omitempty"`
+	Notes  []string             `json:"notes,omitempty"`
+	Model  *model.Model         `json:"-"`
 }
 
 // ForCompile sets what a compile of r's student carries over from the distillation: the
@@ -119,9 +108,9 @@ type DistilledFrom struct {
 // from the student (whose file carries none).
 func (r *DistillReport) ForCompile(opt *CompileOptions) {
 	opt.Model, opt.Student = "", r.Model
-	opt.Distilled = &DistilledFrom{Teacher: r.Teacher, TeacherKind: r.TeacherKind, States: r.States, Train: r.Train, HeldOut: r.HeldOut}
+	opt.Distilled = &artifact.DistilledFrom{Teacher: r.Teacher, TeacherKind: r.TeacherKind, States: r.States, Train: r.Train, HeldOut: r.HeldOut}
 	if p := r.Params; p != nil {
-		opt.Params, opt.ParamSources = p.fixed(), p.Sources
+		opt.Params, opt.ParamSources = p.Fixed(), p.Sources
 	}
 }
 
@@ -132,26 +121,6 @@ const (
 	RefitOff     = "off"
 )
 
-// Seconds is a duration that marshals as seconds.
-type Seconds time.Duration
-
-// MarshalJSON writes s in seconds.
-func (s Seconds) MarshalJSON() ([]byte, error) {
-	return []byte(strconv.FormatFloat(time.Duration(s).Seconds(), 'f', 3, 64)), nil
-}
-
-// UnmarshalJSON reads seconds.
-func (s *Seconds) UnmarshalJSON(b []byte) error {
-	v, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return err
-	}
-	*s = Seconds(time.Duration(v * float64(time.Second)))
-	return nil
-}
-
-func (s Seconds) String() string { return time.Duration(s).Round(time.Millisecond).String() }
-
 // distillation is the teacher, its labelled states, and the split, shared by every
 // configuration of a sweep.
 type distillation struct {
@@ -160,7 +129,7 @@ type distillation struct {
 	states       string
 	grid         string
 	params       nicsdk.Params
-	paramSrc     ParamSources
+	paramSrc     artifact.ParamSources
 	layout       nicsdk.Layout // the RL-CC window the teacher reads (its names' layout, else the default)
 	rlccUsed     bool          // the RL-CC sampler or grid ran: the report gives the parameters
 	notes        []string      // for the report
@@ -283,9 +252,9 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	case "":
 		d.grid = "none"
 		switch {
-		case resolveHandler(opt.Handler, t.Inputs) == HandlerRLCC:
+		case resolveHandler(opt.Handler, t.Inputs) == artifact.HandlerRLCC:
 			d.grid = "rlcc"
-		case opt.Handler == HandlerAuto && t.NumInputs() == nicsdk.RLCCInputs:
+		case opt.Handler == artifact.HandlerAuto && t.NumInputs() == nicsdk.RLCCInputs:
 			d.notes = append(d.notes, fmt.Sprintf("grid none: the teacher's inputs (%s) are not named in an RL-CC layout (%s); %s puts the thresholds on the RL-CC Q16 grid",
 				strings.Join(t.Inputs, ", "), rlcc.NameList, rlccHint))
 		}
@@ -352,26 +321,26 @@ func (d *distillation) student(o distill.Options) (*DistillReport, error) {
 		Grid: d.grid, Trees: o.Trees, Depth: o.Depth, Oblivious: o.Oblivious,
 		LearningRate: tr.LearningRate, L2: o.L2, Refit: refit, BoostHeldOutRMSE: boost,
 		Train: distill.Measure(m, d.train), HeldOut: distill.Measure(m, d.valid),
-		LabelTime: Seconds(d.labelTime), TrainTime: Seconds(took), Model: m,
+		LabelTime: artifact.Seconds(d.labelTime), TrainTime: artifact.Seconds(took), Model: m,
 		Params: d.reportParams(), Notes: d.notes,
 	}, nil
 }
 
 // studentHandler is the handler a sweep compiles its students under: RL-CC when they were
 // trained on its grid (whatever the teacher's input names), else chosen by the names.
-func (d *distillation) studentHandler() Handler {
+func (d *distillation) studentHandler() artifact.Handler {
 	if d.grid == "rlcc" {
-		return HandlerRLCC
+		return artifact.HandlerRLCC
 	}
 	return d.opt.Handler
 }
 
 // reportParams are the RL-CC parameters for the report, when the sampler or the grid used them.
-func (d *distillation) reportParams() *RLCCParams {
+func (d *distillation) reportParams() *artifact.RLCCParams {
 	if !d.rlccUsed {
 		return nil
 	}
-	return newRLCCParams(d.params).withSources(d.paramSrc)
+	return artifact.NewRLCCParams(d.params).WithSources(d.paramSrc)
 }
 
 // Distill trains a tree student of the teacher and, with out set, writes it as a native
@@ -388,7 +357,7 @@ func Distill(opt DistillOptions, out string) (*DistillReport, error) {
 		return nil, err
 	}
 	if out != "" {
-		if err := writeModel(out, r.Model); err != nil {
+		if err := artifact.WriteModel(out, r.Model); err != nil {
 			return nil, err
 		}
 		r.Student = out

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -36,9 +37,9 @@ func (s SDK) String() string { return sdkNames[s] }
 // firmware is the ELF of a compile directory that runs the firmware written for s.
 func (s SDK) firmware() string {
 	if s == SDKDOCA {
-		return DOCAFirmwareFile
+		return artifact.DOCAFirmwareFile
 	}
-	return FirmwareFile
+	return artifact.FirmwareFile
 }
 
 // ParseSDK reads an --sdk value.
@@ -48,16 +49,6 @@ func ParseSDK(s string) (SDK, error) {
 	}
 	return 0, fmt.Errorf("sdk %q: want one of %s", s, strings.Join(sdkNames[:], ", "))
 }
-
-// Files of the DOCA target, in the output directory.
-const (
-	DOCASourceFile   = "doca_pcc_rlcc.c"   // the DOCA PCC device source
-	DOCAFirmwareFile = "doca_firmware.elf" // it, built for fwsim against nicc's stand-in
-	DOCAReadmeFile   = "README-doca.md"    // how to build and load it with DOCA's tools
-	docaDriverFile   = "doca_driver.c"     // in HostDir: the DOCA verification driver
-	// DOCAVectorsFile holds the measured calls of doca_pcc_dev_user_algo, for nicc budget.
-	DOCAVectorsFile = "vectors_doca.txt"
-)
 
 //go:embed driver/doca_driver.c
 var docaDriver []byte
@@ -83,9 +74,9 @@ func docaC(hash, kind, policySource string, p nicsdk.Params, words int, out nics
 #include "%s"
 #include "%s"
 
-%s`, DOCASourceFile, kind, EntryPolicy, HandlerFile, EntryHandler, hash, DOCAReadmeFile, nicsdk.DOCAShimHeaderName,
+%s`, artifact.DOCASourceFile, kind, artifact.EntryPolicy, artifact.HandlerFile, artifact.EntryHandler, hash, artifact.DOCAReadmeFile, nicsdk.DOCAShimHeaderName,
 		nicsdk.DOCAShimHeaderName, nicsdk.DOCAHeaderName, policySource,
-		nicsdk.DOCAEntriesC(p, EntryPolicy+"_inline", words, out))
+		nicsdk.DOCAEntriesC(p, artifact.EntryPolicy+"_inline", words, out))
 }
 
 // docaEmit writes the DOCA source, rlcc_doca.h, the stand-in, the README and the host
@@ -99,17 +90,17 @@ func (c *compilation) docaEmit() error {
 		kind = "int8 LSTM"
 	}
 	files := nicsdk.DOCASources()
-	files[DOCASourceFile] = []byte(docaC(c.pol.Hash(), kind, EntryPolicy+".c", c.params, c.pol.StateWords(), quantize.Out(c.pol)))
-	files[DOCAReadmeFile] = []byte(docaReadme(c.params))
-	files[filepath.Join(HostDir, docaDriverFile)] = docaDriver
+	files[artifact.DOCASourceFile] = []byte(docaC(c.pol.Hash(), kind, artifact.EntryPolicy+".c", c.params, c.pol.StateWords(), quantize.Out(c.pol)))
+	files[artifact.DOCAReadmeFile] = []byte(docaReadme(c.params))
+	files[filepath.Join(artifact.HostDir, artifact.DOCADriverFile)] = docaDriver
 	for _, n := range slices.Sorted(maps.Keys(files)) {
-		if err := writeOut(filepath.Join(c.dir, n), files[n]); err != nil {
+		if err := artifact.WriteOut(filepath.Join(c.dir, n), files[n]); err != nil {
 			return err
 		}
-		if n != DOCAReadmeFile {
+		if n != artifact.DOCAReadmeFile {
 			c.expect[n] = files[n]
 		}
-		if !strings.HasPrefix(n, HostDir) {
+		if !strings.HasPrefix(n, artifact.HostDir) {
 			c.files = append(c.files, n)
 		}
 	}
@@ -129,10 +120,10 @@ func (c *compilation) docaBuild() error {
 	}
 	dir := c.dir
 	d := &c.doca
-	d.elf = filepath.Join(dir, DOCAFirmwareFile)
-	d.hostBin = filepath.Join(dir, HostDir, "doca_driver")
-	d.ubsan = filepath.Join(dir, HostDir, "doca_driver-ubsan")
-	srcs := []string{filepath.Join(dir, DOCASourceFile), filepath.Join(dir, nicsdk.DOCAShimSourceName)}
+	d.elf = filepath.Join(dir, artifact.DOCAFirmwareFile)
+	d.hostBin = filepath.Join(dir, artifact.HostDir, "doca_driver")
+	d.ubsan = filepath.Join(dir, artifact.HostDir, "doca_driver-ubsan")
+	srcs := []string{filepath.Join(dir, artifact.DOCASourceFile), filepath.Join(dir, nicsdk.DOCAShimSourceName)}
 	tmp, err := os.MkdirTemp("", "nicc-build-")
 	if err != nil {
 		return err
@@ -140,7 +131,7 @@ func (c *compilation) docaBuild() error {
 	defer os.RemoveAll(tmp)
 	host := func(out string, extra ...string) error {
 		args := slices.Concat(c.withOpt(HostFlags), extra, []string{"-DNICC_DOCA_SHIM", "-I", dir, "-o", out,
-			filepath.Join(dir, HostDir, docaDriverFile)}, srcs)
+			filepath.Join(dir, artifact.HostDir, artifact.DOCADriverFile)}, srcs)
 		if msg, err := c.hostCC(tmp, args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("%s %s: %v\n%s", c.opt.HostCC, strings.Join(args, " "), err, msg)
 		}
@@ -182,6 +173,6 @@ func (c *compilation) docaStage() error {
 // docaState is the DOCA target's part of a compilation.
 type docaState struct {
 	elf, hostBin, ubsan string
-	report              *DOCAReport
+	report              *artifact.DOCAReport
 	measure             []budget.Vector
 }

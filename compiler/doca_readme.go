@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
@@ -112,7 +113,7 @@ Counters: 0 decisions (RTT events), 1 decisions whose new rate is at min rate or
 
 ## DOCA names used, and where each was checked
 
-`, DOCASourceFile, EntryPolicy, EntryPolicy+".c", HandlerFile, EntryHandler, nicsdk.DOCAShimHeaderName,
+`, artifact.DOCASourceFile, artifact.EntryPolicy, artifact.EntryPolicy+".c", artifact.HandlerFile, artifact.EntryHandler, nicsdk.DOCAShimHeaderName,
 		nicsdk.DOCAShimSourceName, p.Target, float64(p.Target)/nicsdk.Q16One, -nicsdk.ObsMin(p),
 		p.Beta, float64(p.Beta)/nicsdk.Q16One, p.Scale, float64(p.Scale)/nicsdk.Q16One, p.MinRate, p.InitRate, p.BaseRTT)
 	for _, n := range docaNames {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/fwsim/trap"
@@ -19,7 +20,7 @@ import (
 	"github.com/nicc-dev/nicc/target"
 )
 
-func docaReport(t *testing.T) (*CompileReport, string) {
+func docaReport(t *testing.T) (*artifact.CompileReport, string) {
 	return compileOnce(t, "doca-xgb", CompileOptions{Model: rlccXGB, SDK: SDKDOCA})
 }
 
@@ -70,8 +71,8 @@ func TestCompileDOCA(t *testing.T) {
 			if tc.maxRatio > 0 && d.WCETRatio > tc.maxRatio {
 				t.Errorf("doca_pcc_dev_user_algo WCET %d is %.3f x nicc_on_event's %d, above %.2f", b.WCETCycles, d.WCETRatio, d.HandlerWCETCycles, tc.maxRatio)
 			}
-			for _, f := range []string{DOCASourceFile, DOCAReadmeFile, DOCAFirmwareFile, DOCAVectorsFile, nicsdk.DOCAHeaderName,
-				nicsdk.DOCAShimHeaderName, nicsdk.DOCAShimSourceName, HandlerFile, FirmwareFile, "host/doca_driver", "host/doca_driver-ubsan"} {
+			for _, f := range []string{artifact.DOCASourceFile, artifact.DOCAReadmeFile, artifact.DOCAFirmwareFile, artifact.DOCAVectorsFile, nicsdk.DOCAHeaderName,
+				nicsdk.DOCAShimHeaderName, nicsdk.DOCAShimSourceName, artifact.HandlerFile, artifact.FirmwareFile, "host/doca_driver", "host/doca_driver-ubsan"} {
 				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 					t.Error(err)
 				}
@@ -91,7 +92,7 @@ func TestCompileDOCA(t *testing.T) {
 // could not be checked.
 func TestDOCAReadme(t *testing.T) {
 	_, dir := docaReport(t)
-	readme, err := os.ReadFile(filepath.Join(dir, DOCAReadmeFile))
+	readme, err := os.ReadFile(filepath.Join(dir, artifact.DOCAReadmeFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestDOCAReadme(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, err := os.ReadFile(filepath.Join(dir, DOCASourceFile))
+	gen, err := os.ReadFile(filepath.Join(dir, artifact.DOCASourceFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestDOCAReadme(t *testing.T) {
 	for _, s := range [][]byte{src, gen, shim} {
 		for _, name := range docaIdents(string(s)) {
 			if !strings.Contains(string(readme), name) {
-				t.Errorf("%s uses %s, which the README's list lacks", DOCASourceFile, name)
+				t.Errorf("%s uses %s, which the README's list lacks", artifact.DOCASourceFile, name)
 			}
 		}
 	}
@@ -167,7 +168,7 @@ func newDOCAMachine(t *testing.T, dir string) *docaMachine {
 	t.Helper()
 	// Raw addresses, not target/doca's Firmware: these tests stop calls mid-way and pass
 	// arguments the harness never would.
-	m, _, err := target.Load(filepath.Join(dir, DOCAFirmwareFile), budget.DefaultCore)
+	m, _, err := target.Load(filepath.Join(dir, artifact.DOCAFirmwareFile), budget.DefaultCore)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestDOCASetTarget(t *testing.T) {
 
 // TestDOCANeedsRLCC: the DOCA target is RL-CC's handler; a model compiled alone is refused.
 func TestDOCANeedsRLCC(t *testing.T) {
-	_, err := Compile(CompileOptions{Model: bcModel, Handler: HandlerNone, Ranges: bcRows, SDK: SDKDOCA, Vectors: 100, Out: t.TempDir()})
+	_, err := Compile(CompileOptions{Model: bcModel, Handler: artifact.HandlerNone, Ranges: bcRows, SDK: SDKDOCA, Vectors: 100, Out: t.TempDir()})
 	var ce *budget.CheckError
 	if err == nil || errors.As(err, &ce) || !strings.Contains(err.Error(), "RL-CC handler") {
 		t.Fatalf("--sdk doca --handler none: %v", err)
@@ -362,7 +363,7 @@ func TestDOCAFilesCleared(t *testing.T) {
 	if _, err := Compile(opt); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, DOCASourceFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, artifact.DOCASourceFile)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "host", "notes.txt"), []byte("stale\n"), 0o644); err != nil {
@@ -376,13 +377,13 @@ func TestDOCAFilesCleared(t *testing.T) {
 	if r.DOCA != nil {
 		t.Error("a compile without --sdk doca has a DOCA report")
 	}
-	for _, n := range []string{DOCASourceFile, DOCAFirmwareFile, DOCAReadmeFile, DOCAVectorsFile, nicsdk.DOCAHeaderName,
+	for _, n := range []string{artifact.DOCASourceFile, artifact.DOCAFirmwareFile, artifact.DOCAReadmeFile, artifact.DOCAVectorsFile, nicsdk.DOCAHeaderName,
 		nicsdk.DOCAShimHeaderName, nicsdk.DOCAShimSourceName, "host/doca_driver.c", "host/doca_driver"} {
 		if _, err := os.Stat(filepath.Join(dir, n)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s after a compile without --sdk doca: %v", n, err)
 		}
 	}
-	want := map[string]bool{ReportFile: true}
+	want := map[string]bool{artifact.ReportFile: true}
 	for _, f := range r.Manifest.Files {
 		want[f.Path] = true
 	}
@@ -430,8 +431,8 @@ func TestDOCAVerifyCatches(t *testing.T) {
 			t.Fatalf("%s: report of the failed compile: %+v", c.name, r)
 		}
 		// Its DOCA program failed verification: no reader runs it; its nicc firmware passed.
-		_, err = ReadReport(opt.Out, DOCAFirmwareFile) // what sim --sdk doca reads it with
-		want := filepath.Join(opt.Out, DOCAFirmwareFile) + ": the compile's doca stage did not pass (fail), so it is not verified; compile again"
+		_, err = artifact.ReadReport(opt.Out, artifact.DOCAFirmwareFile) // what sim --sdk doca reads it with
+		want := filepath.Join(opt.Out, artifact.DOCAFirmwareFile) + ": the compile's doca stage did not pass (fail), so it is not verified; compile again"
 		if err == nil || err.Error() != want {
 			t.Errorf("%s: sim --sdk doca: %v; want %q", c.name, err, want)
 		}
@@ -446,7 +447,7 @@ func TestDOCAVerifyCatches(t *testing.T) {
 func TestDOCASourcesChecked(t *testing.T) {
 	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 2000, Out: t.TempDir(),
 		docaTamper: func(dir string) error {
-			p := filepath.Join(dir, DOCASourceFile)
+			p := filepath.Join(dir, artifact.DOCASourceFile)
 			b, err := os.ReadFile(p)
 			if err != nil {
 				return err
@@ -455,11 +456,11 @@ func TestDOCASourcesChecked(t *testing.T) {
 		}}
 	_, err := Compile(opt)
 	var ce *budget.CheckError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "is not one nicc wrote") || !strings.Contains(err.Error(), DOCASourceFile) {
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "is not one nicc wrote") || !strings.Contains(err.Error(), artifact.DOCASourceFile) {
 		t.Fatalf("a DOCA source with a foreign directive: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(opt.Out, DOCAFirmwareFile)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("%s was built from the tampered source: %v", DOCAFirmwareFile, err)
+	if _, err := os.Stat(filepath.Join(opt.Out, artifact.DOCAFirmwareFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s was built from the tampered source: %v", artifact.DOCAFirmwareFile, err)
 	}
 }
 

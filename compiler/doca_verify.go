@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -12,45 +11,17 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
 	"github.com/nicc-dev/nicc/target/doca"
-	"github.com/nicc-dev/nicc/termtext"
 )
 
 // The DOCA target's triad: the same commands (init, a flow context, DOCA events, parameter
 // changes) through the golden runtime (nicsdk.DOCARuntime around the golden policy), the
 // host driver's two builds and the DOCA ELF in fwsim, every output word compared.
-
-// DOCAReport is the DOCA target's verification and budget.
-type DOCAReport struct {
-	Source   string `json:"source"`
-	Firmware string `json:"firmware"`
-	Entry    string `json:"entry"`
-	// Vectors counts the compared calls: events and parameter changes.
-	Vectors    int `json:"vectors"`
-	Events     int `json:"events"`
-	Decisions  int `json:"decisions"` // RTT events of the algorithm's slot
-	Sequences  int `json:"sequences"`
-	SetParams  int `json:"set_params"`
-	Refused    int `json:"set_params_refused"`
-	Batches    int `json:"batches"`
-	Mismatches int `json:"mismatches"`
-	// Compared names the implementations that agreed on every output word: the results'
-	// rate and rtt_req, the 12 context words and the counters after each event; the status
-	// and the parameters after each change; the disabled-event mask after each init.
-	Compared  []string `json:"compared"`
-	UBSan     string   `json:"ubsan"`
-	MaxCycles uint64   `json:"max_cycles"` // the longest doca_pcc_dev_user_algo call in fwsim
-	// Budget is doca_pcc_dev_user_algo's WCET and measured cycles in the DOCA ELF.
-	Budget *budget.Report `json:"budget"`
-	// HandlerWCETCycles is nicc_on_event's WCET, the same policy in nicc's ABI, and
-	// WCETRatio the DOCA entry's over it.
-	HandlerWCETCycles uint64  `json:"handler_wcet_cycles"`
-	WCETRatio         float64 `json:"wcet_ratio"`
-}
 
 // docaCmd is one driver command and what the golden runtime says it prints.
 type docaCmd struct {
@@ -113,7 +84,7 @@ func (g *docaGen) policy(x [4]int32, state []uint32) int32 { return g.c.pol.Call
 // batch is an init, the parameter changes of ports beyond the device's, then sequences
 // holding n events in all (each from a starting context, after a parameter change one time
 // in four), with their golden outputs.
-func (g *docaGen) batch(n int, r *DOCAReport) []docaCmd {
+func (g *docaGen) batch(n int, r *artifact.DOCAReport) []docaCmd {
 	out := quantize.Out(g.c.pol)
 	words := g.c.pol.StateWords()
 	cmds := []docaCmd{{tag: 'I', want: []uint32{g.rt.Init()}}}
@@ -241,7 +212,7 @@ func (g *docaGen) beyondPorts() []docaCmd {
 // builds and fwsim, and fails on any difference or a UBSan report.
 func (c *compilation) docaVerify() error {
 	rng := rand.New(rand.NewPCG(c.opt.Seed, 0x646f6361))
-	r := &DOCAReport{Source: DOCASourceFile, Firmware: DOCAFirmwareFile, Entry: nicsdk.DOCAEntryAlgo}
+	r := &artifact.DOCAReport{Source: artifact.DOCASourceFile, Firmware: artifact.DOCAFirmwareFile, Entry: nicsdk.DOCAEntryAlgo}
 	c.doca.report = r
 	g := &docaGen{c: c, rng: rng, rt: nicsdk.DOCARuntime{Compiled: c.params},
 		gen: rlcc.EventGen{Rng: rng, Params: c.params, Thresholds: c.docaThresholds()}}
@@ -347,7 +318,7 @@ func (c *compilation) docaRun(fw *doca.Firmware, cmds []docaCmd) ([3][][]uint32,
 	}
 	if errs[1] != nil {
 		c.doca.report.UBSan = "not clean"
-		return got, nil, &budget.CheckError{Err: &UBSanError{errs[1]}}
+		return got, nil, &budget.CheckError{Err: &artifact.UBSanError{Err: errs[1]}}
 	}
 	if errs[2] != nil {
 		return got, nil, &budget.CheckError{Err: fmt.Errorf("verify (DOCA): fwsim: %w", errs[2])}
@@ -444,7 +415,7 @@ func docaFwsim(f *doca.Firmware, cmds []docaCmd) ([][]uint32, []docaCycles, erro
 // docaBudget bounds doca_pcc_dev_user_algo in the DOCA ELF and measures it on the verify
 // calls that ran longest, beside nicc_on_event's bound.
 func (c *compilation) docaBudget() error {
-	if err := c.writeVectors(DOCAVectorsFile, DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, c.doca.measure); err != nil {
+	if err := c.writeVectors(artifact.DOCAVectorsFile, artifact.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, c.doca.measure); err != nil {
 		return err
 	}
 	b, err := budget.Analyze(budget.Options{ELF: c.doca.elf, Entry: nicsdk.DOCAEntryAlgo, Core: c.opt.Core, Budget: c.opt.Budget,
@@ -452,28 +423,10 @@ func (c *compilation) docaBudget() error {
 	if err != nil {
 		return err
 	}
-	b.ELF = filepath.Join(c.opt.Out, DOCAFirmwareFile) // where it ends up
+	b.ELF = filepath.Join(c.opt.Out, artifact.DOCAFirmwareFile) // where it ends up
 	r := c.doca.report
 	r.Budget = b
 	r.HandlerWCETCycles = c.budget.WCETCycles
 	r.WCETRatio = float64(b.WCETCycles) / float64(c.budget.WCETCycles)
 	return nil
-}
-
-// writeText prints the DOCA target's lines of the compile summary.
-func (r *DOCAReport) writeText(tw io.Writer) {
-	termtext.Printf(tw, "doca\t%s in %s: %d calls (%d events, %d decisions, in %d sequences; %d parameter changes, %d refused)",
-		r.Entry, r.Source, r.Vectors, r.Events, r.Decisions, r.Sequences, r.SetParams, r.Refused)
-	if r.Compared != nil {
-		termtext.Printf(tw, ": golden == host C == fwsim, %d mismatches; UBSan %s", r.Mismatches, r.UBSan)
-	}
-	fmt.Fprintln(tw)
-	if b := r.Budget; b != nil {
-		var measured uint64
-		if b.Measured != nil {
-			measured = b.Measured.MaxCycles
-		}
-		termtext.Printf(tw, "\tWCET %d cycles = %s µs, %.3f × %s's %d; measured max %d; budget %s\n", b.WCETCycles,
-			budget.Micros(b.WCETMicros), r.WCETRatio, EntryHandler, r.HandlerWCETCycles, max(measured, r.MaxCycles), b.Verdict)
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
@@ -26,7 +27,7 @@ func driverC(nInputs int, policyHeader string, rlcc bool, stateWords int) string
 		RLCC                                bool
 		PolicyHeader, SDKHeader             string
 		Policy, Handler                     string
-	}{nInputs, nInputs - 1, stateWords, stateWords - 1, rlcc, policyHeader, nicsdk.HeaderName, EntryPolicy, EntryHandler})
+	}{nInputs, nInputs - 1, stateWords, stateWords - 1, rlcc, policyHeader, nicsdk.HeaderName, artifact.EntryPolicy, artifact.EntryHandler})
 	if err != nil {
 		panic("compiler: the driver template: " + err.Error()) // the template is ours and fixed
 	}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -29,7 +30,7 @@ type rendered struct {
 func (r *rendered) sources() map[string][]byte {
 	m := map[string][]byte{r.policy.HeaderName: r.policy.Header, r.policy.SourceName: r.policy.Source}
 	if r.handler != nil {
-		m[HandlerFile] = r.handler
+		m[artifact.HandlerFile] = r.handler
 	}
 	return m
 }
@@ -41,7 +42,7 @@ type codePlan struct {
 	form     codegen.Form
 	rank     *quantize.RankLayout
 	products codegen.Products
-	handler  Handler
+	handler  artifact.Handler
 	params   nicsdk.Params
 	layout   nicsdk.Layout
 }
@@ -70,7 +71,7 @@ func render(pol quantize.Policy, plan codePlan, names sourceNames) (*rendered, e
 		return "model", ins
 	}
 	// The RL-CC handler includes the policy's .c and calls its always-inlined form.
-	gopt := codegen.Options{Inline: plan.handler == HandlerRLCC, Form: plan.form, Rank: plan.rank, Products: plan.products}
+	gopt := codegen.Options{Inline: plan.handler == artifact.HandlerRLCC, Form: plan.form, Rank: plan.rank, Products: plan.products}
 	var files *codegen.Files
 	var err error
 	name, hash, kind := "", "", "tree"
@@ -97,7 +98,7 @@ func render(pol quantize.Policy, plan codePlan, names sourceNames) (*rendered, e
 		return nil, err
 	}
 	r := &rendered{policy: files}
-	if plan.handler == HandlerRLCC {
+	if plan.handler == artifact.HandlerRLCC {
 		r.handler = []byte(handlerC(name, hash, kind, files.SourceName, plan.params, plan.layout, pol.StateWords(), quantize.Out(pol)))
 	}
 	return r, nil
@@ -106,7 +107,7 @@ func render(pol quantize.Policy, plan codePlan, names sourceNames) (*rendered, e
 // codePlan is the compile's plan for printing its policy in the form cand, once its layout
 // passes checkLayout.
 func (c *golden) codePlan(cand candidate) (codePlan, error) {
-	if c.handler == HandlerRLCC {
+	if c.handler == artifact.HandlerRLCC {
 		if err := c.checkLayout(); err != nil {
 			return codePlan{}, err
 		}
@@ -132,7 +133,7 @@ func (c *compilation) chosen() candidate {
 // outside the comments. It records what it wrote (c.expect) for checkSources.
 func (c *compilation) emit() error {
 	dir := c.dir
-	if err := outDir(filepath.Join(dir, HostDir)); err != nil {
+	if err := artifact.OutDir(filepath.Join(dir, artifact.HostDir)); err != nil {
 		return err
 	}
 	plan, err := c.codePlan(c.chosen())
@@ -159,7 +160,7 @@ func (c *compilation) emit() error {
 	}
 	// The model alone needs only the ABI header and the linker script.
 	sdk := nicsdk.Sources()
-	if c.handler != HandlerRLCC {
+	if c.handler != artifact.HandlerRLCC {
 		delete(sdk, nicsdk.RLCCHeaderName)
 	}
 	for n, b := range sdk {
@@ -167,14 +168,14 @@ func (c *compilation) emit() error {
 	}
 	c.files = nil
 	for n, b := range gen {
-		if err := writeOut(filepath.Join(dir, n), b); err != nil {
+		if err := artifact.WriteOut(filepath.Join(dir, n), b); err != nil {
 			return err
 		}
 		c.files = append(c.files, n)
 	}
-	driver := []byte(driverC(len(c.pol.InputFormats()), r.policy.HeaderName, c.handler == HandlerRLCC, c.pol.StateWords()))
-	c.expect[filepath.Join(HostDir, "driver.c")] = driver
-	if err := writeOut(filepath.Join(dir, HostDir, "driver.c"), driver); err != nil {
+	driver := []byte(driverC(len(c.pol.InputFormats()), r.policy.HeaderName, c.handler == artifact.HandlerRLCC, c.pol.StateWords()))
+	c.expect[filepath.Join(artifact.HostDir, "driver.c")] = driver
+	if err := artifact.WriteOut(filepath.Join(dir, artifact.HostDir, "driver.c"), driver); err != nil {
 		return err
 	}
 	slices.Sort(c.files)
@@ -200,8 +201,8 @@ func handlerC(name, hash, kind, policySource string, p nicsdk.Params, l nicsdk.L
 #include "%s"
 #include "%s"
 
-`, HandlerFile, kind, EntryPolicy, codegen.CommentName(name), hash, EntryHandler, nicsdk.RLCCWords+words-1, layoutWords(l), nicsdk.RLCCHeaderName, policySource)
-	b.WriteString(handlerGlue(p, l, EntryPolicy+"_inline", words, out))
+`, artifact.HandlerFile, kind, artifact.EntryPolicy, codegen.CommentName(name), hash, artifact.EntryHandler, nicsdk.RLCCWords+words-1, layoutWords(l), nicsdk.RLCCHeaderName, policySource)
+	b.WriteString(handlerGlue(p, l, artifact.EntryPolicy+"_inline", words, out))
 	return b.String()
 }
 
@@ -227,10 +228,10 @@ func (c *compilation) sources() []string {
 // entry is the firmware's entry point and the C file that defines it: the RL-CC handler, or
 // the policy alone.
 func (c *compilation) entry() (name, file string) {
-	if c.handler == HandlerRLCC {
-		return EntryHandler, HandlerFile
+	if c.handler == artifact.HandlerRLCC {
+		return artifact.EntryHandler, artifact.HandlerFile
 	}
-	return EntryPolicy, EntryPolicy + ".c"
+	return artifact.EntryPolicy, artifact.EntryPolicy + ".c"
 }
 
 // build checks the sources on disk (checkSources), then compiles them into an object three
@@ -242,10 +243,10 @@ func (c *compilation) build() error {
 		return err
 	}
 	dir := c.dir
-	c.elf = filepath.Join(dir, FirmwareFile)
-	c.hostBin = filepath.Join(dir, HostDir, "driver")
-	c.ubsan = filepath.Join(dir, HostDir, "driver-ubsan")
-	driver := filepath.Join(dir, HostDir, "driver.c")
+	c.elf = filepath.Join(dir, artifact.FirmwareFile)
+	c.hostBin = filepath.Join(dir, artifact.HostDir, "driver")
+	c.ubsan = filepath.Join(dir, artifact.HostDir, "driver-ubsan")
+	driver := filepath.Join(dir, artifact.HostDir, "driver.c")
 	tmp, err := os.MkdirTemp("", "nicc-build-")
 	if err != nil {
 		return err
@@ -274,7 +275,7 @@ func (c *compilation) build() error {
 			if err := c.checkSymbols(fb.obj, ""); err != nil {
 				return err
 			}
-			if err := copyFile(fb.elf, c.elf); err != nil {
+			if err := artifact.CopyFile(fb.elf, c.elf); err != nil {
 				return err
 			}
 			c.fromFit = true

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/model"
@@ -69,7 +70,7 @@ func checkOnlyNiccsC(t *testing.T, dir, benign string) {
 			t.Errorf("%s has directives %q, a benign compile %q", f, gd, wd)
 		}
 	}
-	ef, err := elf.Open(filepath.Join(dir, FirmwareFile))
+	ef, err := elf.Open(filepath.Join(dir, artifact.FirmwareFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,12 +93,12 @@ func checkOnlyNiccsC(t *testing.T, dir, benign string) {
 func TestCompileHostileNames(t *testing.T) {
 	t.Parallel()
 	benign := t.TempDir()
-	if _, err := Compile(CompileOptions{Model: hostileXGBoost(t, "a_prev"), Out: benign, Handler: HandlerNone, Form: "rank", Vectors: 1000}); err != nil {
+	if _, err := Compile(CompileOptions{Model: hostileXGBoost(t, "a_prev"), Out: benign, Handler: artifact.HandlerNone, Form: "rank", Vectors: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{injection, "x */ y\nz", "trigraph *??/", "splice \\"} {
 		dir := t.TempDir()
-		r, err := Compile(CompileOptions{Model: hostileXGBoost(t, name), Out: dir, Handler: HandlerNone, Form: "rank", Vectors: 1000})
+		r, err := Compile(CompileOptions{Model: hostileXGBoost(t, name), Out: dir, Handler: artifact.HandlerNone, Form: "rank", Vectors: 1000})
 		if err != nil {
 			t.Fatalf("name %q: %v", name, err)
 		}
@@ -125,7 +126,7 @@ func TestCompileRefusesForeignC(t *testing.T) {
 		{"an extra global", "int32_t nicc_backdoor(const int32_t *x) { return x[1]; }\n", "symbol nicc_backdoor is global"},
 		{"a hidden static", "static __attribute__((noinline, used)) int32_t hidden(const int32_t *x) { return x[1]; }\n", "symbol hidden is defined, and no code nicc wrote names it"},
 	} {
-		_, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Handler: HandlerNone, Vectors: 2000, Form: "branch",
+		_, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Handler: artifact.HandlerNone, Vectors: 2000, Form: "branch",
 			tamper: tamperFirst(t, "nicc_policy.c", entry, func(m []string) string { return c.add + m[0] })})
 		var ce *budget.CheckError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
@@ -144,17 +145,17 @@ func TestCompileRefusesSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Handler: HandlerNone, Form: "rank", Vectors: 1000}); err != nil {
+	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Handler: artifact.HandlerNone, Form: "rank", Vectors: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	planted := []string{"nicc_policy.c", FirmwareFile, "host/driver.c", "host/driver", "nicsdk.h"}
+	planted := []string{"nicc_policy.c", artifact.FirmwareFile, "host/driver.c", "host/driver", "nicsdk.h"}
 	for _, p := range planted {
 		os.Remove(filepath.Join(dir, p))
 		if err := os.Symlink(victim, filepath.Join(dir, p)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Handler: HandlerNone, Form: "rank", Vectors: 1000}); err != nil {
+	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Handler: artifact.HandlerNone, Form: "rank", Vectors: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
@@ -170,7 +171,7 @@ func TestCompileRefusesSymlinks(t *testing.T) {
 	if err := os.Symlink(real, filepath.Join(dir, "out")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Compile(CompileOptions{Model: rlccXGB, Out: filepath.Join(dir, "out"), Handler: HandlerNone, Form: "rank", Vectors: 1000})
+	_, err := Compile(CompileOptions{Model: rlccXGB, Out: filepath.Join(dir, "out"), Handler: artifact.HandlerNone, Form: "rank", Vectors: 1000})
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "out")+" is a symbolic link") {
 		t.Errorf("linked out: %v", err)
 	}
@@ -187,14 +188,14 @@ func FuzzCompileNames(f *testing.F) {
 	f.Add(injection, "*/", "??/")
 	f.Add("a\\", "\n#include <stdio.h>\n", "é\x00")
 	benign := f.TempDir()
-	if _, err := Compile(CompileOptions{Model: saveModelF(f, treeModel([]string{"x0", "x1"}, stump(0, 0.5), stump(1, -2))), Out: benign, Handler: HandlerNone, Vectors: 200}); err != nil {
+	if _, err := Compile(CompileOptions{Model: saveModelF(f, treeModel([]string{"x0", "x1"}, stump(0, 0.5), stump(1, -2))), Out: benign, Handler: artifact.HandlerNone, Vectors: 200}); err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, name, in0, in1 string) {
 		m := treeModel([]string{in0, in1}, stump(0, 0.5), stump(1, -2))
 		m.Name = name
 		dir := t.TempDir()
-		_, err := Compile(CompileOptions{Model: saveModelF(t, m), Out: dir, Handler: HandlerNone, Vectors: 200})
+		_, err := Compile(CompileOptions{Model: saveModelF(t, m), Out: dir, Handler: artifact.HandlerNone, Vectors: 200})
 		var ce *budget.CheckError
 		switch {
 		case errors.As(err, &ce):

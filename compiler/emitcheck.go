@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -88,9 +89,9 @@ func (c *compilation) checkSymbols(path, obj string) error {
 	if err != nil {
 		return err
 	}
-	globals := map[string]bool{EntryPolicy: true}
-	if c.handler == HandlerRLCC {
-		globals[EntryHandler] = true
+	globals := map[string]bool{artifact.EntryPolicy: true}
+	if c.handler == artifact.HandlerRLCC {
+		globals[artifact.EntryHandler] = true
 	}
 	allowed := maps.Clone(globals)
 	if obj != "" {

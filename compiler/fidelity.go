@@ -3,6 +3,7 @@ package compiler
 import (
 	"math"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/quantize"
 )
@@ -22,11 +23,11 @@ func (a *errAcc) add(d float64) {
 	a.sum += d * d
 }
 
-func (a *errAcc) stats() ErrStats {
+func (a *errAcc) stats() artifact.ErrStats {
 	if a.n == 0 {
-		return ErrStats{}
+		return artifact.ErrStats{}
 	}
-	return ErrStats{MaxAbs: a.max, RMSE: math.Sqrt(a.sum / float64(a.n))}
+	return artifact.ErrStats{MaxAbs: a.max, RMSE: math.Sqrt(a.sum / float64(a.n))}
 }
 
 // fidAcc accumulates the firmware's error against the float model at float states.
@@ -67,6 +68,6 @@ func (a *fidAcc) addOutputs(fw, float float64) {
 	a.leaf.add(fw - float)
 }
 
-func (a *fidAcc) result(what string) Fidelity {
-	return Fidelity{What: what, Vectors: a.n, Total: a.tot.stats(), Inputs: a.in.stats(), Leaves: a.leaf.stats(), InputDev: a.dev}
+func (a *fidAcc) result(what string) artifact.Fidelity {
+	return artifact.Fidelity{What: what, Vectors: a.n, Total: a.tot.stats(), Inputs: a.in.stats(), Leaves: a.leaf.stats(), InputDev: a.dev}
 }

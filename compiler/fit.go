@@ -2,25 +2,15 @@ package compiler
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/termtext"
 )
-
-// LowerBound is what nicc knows before building, from the integer IR alone, of the firmware
-// any of its code forms can make of a model: at least Cycles on the core, and at least Bytes
-// of code and constant tables. The fit stage refuses a model whose bound is over the budget
-// or the core's memory (CompileOptions.Force builds it anyway).
-type LowerBound struct {
-	Cycles     uint64 `json:"cycles"`
-	CyclesFrom string `json:"cycles_from"` // what was counted
-	Bytes      uint64 `json:"bytes"`
-	BytesFrom  string `json:"bytes_from"`
-}
 
 // Every code form nicc emits spends at least one instruction on each of the units counted
 // below, and an instruction costs at least the profile's cheapest class (fwsim.Profile.
@@ -44,7 +34,7 @@ type LowerBound struct {
 const codeUnitBytes = 2
 
 // lowerBound is the bound of the compilation's integer IR on profile p.
-func (c *compilation) lowerBound(p *fwsim.Profile) LowerBound {
+func (c *compilation) lowerBound(p *fwsim.Profile) artifact.LowerBound {
 	unit := p.MinCost()
 	switch ir := c.pol.(type) {
 	case *quantize.LSTMIR:
@@ -88,7 +78,7 @@ func walkBound(ir *quantize.TreeIR, p *fwsim.Profile) (uint64, string) {
 	}
 	return steps*(2*load+alu) + levels*alu + trees*(load+alu), fmt.Sprintf(
 		"the walk form: %s trees, %s walk steps of two loads and an add, %s oblivious levels of a compare, and a load and an add of each tree's leaf, at %d cycle(s) a load and %d an add",
-		thousands(trees), thousands(steps), thousands(levels), load, alu)
+		termtext.Thousands(trees), termtext.Thousands(steps), termtext.Thousands(levels), load, alu)
 }
 
 // fit chooses how to build the model (choosePlan) and refuses, before anything is built, a
@@ -139,12 +129,12 @@ func (c *compilation) checkBound(p *fwsim.Profile) error {
 	if us := p.Seconds(lb.Cycles, threads) * 1e6; us > float64(limit.Nanoseconds())/1e3 {
 		budgetCycles := uint64(limit.Seconds() * p.ClockHz / float64(threads))
 		over = append(over, fmt.Sprintf("at least %s cycles (%s) = %s µs on %s, over the %s µs budget (%s cycles)",
-			thousands(lb.Cycles), lb.CyclesFrom, budget.Micros(us), p.Name, durationUs(limit), thousands(budgetCycles)))
+			termtext.Thousands(lb.Cycles), lb.CyclesFrom, budget.Micros(us), p.Name, artifact.DurationUs(limit), termtext.Thousands(budgetCycles)))
 	}
 	m := c.memory
 	if lb.Bytes > m.TextBytes+m.RodataBytes && lb.Bytes <= p.MemoryBytes {
 		over = append(over, fmt.Sprintf("at least %s bytes of code and tables (%s), over the memory budget of %s (%s .text, %s; %s .rodata, %s)",
-			thousands(lb.Bytes), lb.BytesFrom, thousands(m.TextBytes+m.RodataBytes), thousands(m.TextBytes), sourceShort(m.TextSource), thousands(m.RodataBytes), sourceShort(m.RodataSource)))
+			termtext.Thousands(lb.Bytes), lb.BytesFrom, termtext.Thousands(m.TextBytes+m.RodataBytes), termtext.Thousands(m.TextBytes), artifact.SourceShort(m.TextSource), termtext.Thousands(m.RodataBytes), artifact.SourceShort(m.RodataSource)))
 	}
 	if lb.Bytes > p.MemoryBytes {
 		assumed := ""
@@ -152,7 +142,7 @@ func (c *compilation) checkBound(p *fwsim.Profile) error {
 			assumed = "assumed; "
 		}
 		over = append(over, fmt.Sprintf("at least %s bytes of code and tables (%s), over the %s bytes of %s's memory (%snicc budget --list-cores)",
-			thousands(lb.Bytes), lb.BytesFrom, thousands(p.MemoryBytes), p.Name, assumed))
+			termtext.Thousands(lb.Bytes), lb.BytesFrom, termtext.Thousands(p.MemoryBytes), p.Name, assumed))
 	}
 	if len(over) == 0 {
 		return nil
@@ -171,32 +161,20 @@ func (c *compilation) checkMemory() error {
 	if err != nil {
 		return err
 	}
-	if msg, over := c.memory.over(text, rodata); over {
+	if msg, over := c.memory.Over(text, rodata); over {
 		hint := "; --force builds, verifies and bounds it anyway"
 		if c.opt.Force {
 			hint = " (built with --force)"
 		}
-		return &budget.CheckError{Err: &OverMemoryError{fmt.Sprintf("%s: the %s form's firmware has %s%s", c.opt.Model, c.plan.Form, msg, hint)}}
+		return &budget.CheckError{Err: &artifact.OverMemoryError{Msg: fmt.Sprintf("%s: the %s form's firmware has %s%s", c.opt.Model, c.plan.Form, msg, hint)}}
 	}
 	return nil
-}
-
-// over reports whether text and rodata bytes are over m, and says by how much in words.
-func (m MemoryBudget) over(text, rodata uint64) (string, bool) {
-	var over []string
-	if text > m.TextBytes {
-		over = append(over, fmt.Sprintf(".text %s bytes, over the %s-byte budget (%s)", thousands(text), thousands(m.TextBytes), sourceShort(m.TextSource)))
-	}
-	if rodata > m.RodataBytes {
-		over = append(over, fmt.Sprintf(".rodata %s bytes, over the %s-byte budget (%s)", thousands(rodata), thousands(m.RodataBytes), sourceShort(m.RodataSource)))
-	}
-	return strings.Join(over, " and "), len(over) > 0
 }
 
 // TooBigError is the fit stage's refusal of a model whose lower bound is over the budget or
 // the core's memory. Compile returns it inside a *CheckError, with no report.
 type TooBigError struct {
-	Bound LowerBound
+	Bound artifact.LowerBound
 	msg   string
 }
 
@@ -208,15 +186,6 @@ func (c *compilation) modelName() string {
 		return "(unnamed)"
 	}
 	return c.m.Name
-}
-
-// thousands writes n with commas between groups of three digits.
-func thousands(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // treeShape is what gcc may keep of one integer tree: the longest path of tests, and how
@@ -298,7 +267,7 @@ func (s *treeShape) node(i int, lo, hi []int64) int {
 
 // treesBound is an ensemble's lower bound (see codeUnitBytes), unit the cheapest instruction,
 // rankGroups its rank form's groupings (rankGroupings).
-func treesBound(ir *quantize.TreeIR, unit uint64, rankGroups [][][]int) LowerBound {
+func treesBound(ir *quantize.TreeIR, unit uint64, rankGroups [][][]int) artifact.LowerBound {
 	accBytes := uint64(ir.AccBits / 8)
 	var levels, trees, units, bytes uint64
 	for t := range ir.Trees {
@@ -318,12 +287,12 @@ func treesBound(ir *quantize.TreeIR, unit uint64, rankGroups [][][]int) LowerBou
 		bytes += b
 		units += uint64(s.splits + s.leaves)
 	}
-	lb := LowerBound{
+	lb := artifact.LowerBound{
 		Cycles: (levels + trees) * unit,
 		CyclesFrom: fmt.Sprintf("%s trees: %s levels on their deepest paths and %s leaf adds, at least %d cycle(s) each",
-			thousands(trees), thousands(levels), thousands(trees), unit),
+			termtext.Thousands(trees), termtext.Thousands(levels), termtext.Thousands(trees), unit),
 		Bytes:     bytes,
-		BytesFrom: fmt.Sprintf("%s distinct splits and leaves, at least %d bytes each", thousands(units), codeUnitBytes),
+		BytesFrom: fmt.Sprintf("%s distinct splits and leaves, at least %d bytes each", termtext.Thousands(units), codeUnitBytes),
 	}
 	if len(rankGroups) == 0 {
 		return lb // no rank form: its trees fit no table
@@ -341,13 +310,13 @@ func treesBound(ir *quantize.TreeIR, unit uint64, rankGroups [][][]int) LowerBou
 		lb.Cycles, lb.CyclesFrom = c, fmt.Sprintf("the rank form: a compare for each of %d features and a table add, at least %d cycle(s) each", features, unit)
 	}
 	if b := 4 * thresholds; b < lb.Bytes {
-		lb.Bytes, lb.BytesFrom = b, fmt.Sprintf("the rank form: %s distinct thresholds, 4 bytes each", thousands(thresholds))
+		lb.Bytes, lb.BytesFrom = b, fmt.Sprintf("the rank form: %s distinct thresholds, 4 bytes each", termtext.Thousands(thresholds))
 	}
 	return lb
 }
 
 // mlpBound is a dense network's lower bound (see codeUnitBytes).
-func mlpBound(ir *quantize.MLPIR, unit uint64) LowerBound {
+func mlpBound(ir *quantize.MLPIR, unit uint64) artifact.LowerBound {
 	// used[k][j]: channel j of layer k is read by the next layer (the last layer's one
 	// output always is), as codegen decides what to compute.
 	n := len(ir.Layers)
@@ -386,16 +355,16 @@ func mlpBound(ir *quantize.MLPIR, unit uint64) LowerBound {
 		}
 		tables += uint64(len(l.Table)) + 4*uint64(len(l.OutTable))
 	}
-	return LowerBound{
+	return artifact.LowerBound{
 		Cycles:     (terms + channels) * unit,
-		CyclesFrom: fmt.Sprintf("%s nonzero weights and %s channels, at least %d cycle(s) each", thousands(terms), thousands(channels), unit),
+		CyclesFrom: fmt.Sprintf("%s nonzero weights and %s channels, at least %d cycle(s) each", termtext.Thousands(terms), termtext.Thousands(channels), unit),
 		Bytes:      codeUnitBytes*(terms+channels) + tables,
-		BytesFrom:  fmt.Sprintf("at least %d bytes per weight and channel, and %s bytes of tables", codeUnitBytes, thousands(tables)),
+		BytesFrom:  fmt.Sprintf("at least %d bytes per weight and channel, and %s bytes of tables", codeUnitBytes, termtext.Thousands(tables)),
 	}
 }
 
 // lstmBound is an LSTM's lower bound (see codeUnitBytes).
-func lstmBound(ir *quantize.LSTMIR, unit uint64) LowerBound {
+func lstmBound(ir *quantize.LSTMIR, unit uint64) artifact.LowerBound {
 	// Each input's nonzero weights, LanesPerWord to a word, over the channels the gates can
 	// read (a dense unit proven off is never computed).
 	words := func(l *quantize.LaneLayer, dense bool) uint64 {
@@ -420,11 +389,11 @@ func lstmBound(ir *quantize.LSTMIR, unit uint64) LowerBound {
 		}
 	}
 	tables := uint64(len(ir.Sigmoid) + codegen.GEntryBytes(ir)*len(ir.GTable) + len(ir.TanhC) + 4*len(ir.OutTable))
-	return LowerBound{
+	return artifact.LowerBound{
 		Cycles: (packed + lookups + out) * unit,
 		CyclesFrom: fmt.Sprintf("%s packed weight words, %s gate lookups and %s output weights, at least %d cycle(s) each",
-			thousands(packed), thousands(lookups), thousands(out), unit),
+			termtext.Thousands(packed), termtext.Thousands(lookups), termtext.Thousands(out), unit),
 		Bytes:     codeUnitBytes*packed + tables,
-		BytesFrom: fmt.Sprintf("at least %d bytes per packed word, and %s bytes of tables", codeUnitBytes, thousands(tables)),
+		BytesFrom: fmt.Sprintf("at least %d bytes per packed word, and %s bytes of tables", codeUnitBytes, termtext.Thousands(tables)),
 	}
 }

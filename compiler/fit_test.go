@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
@@ -104,7 +105,7 @@ func TestChoosePlan(t *testing.T) {
 // the numbers on one line.
 func TestFitRefusesOverBudget(t *testing.T) {
 	out := t.TempDir()
-	r, err := Compile(CompileOptions{Model: rlccXGB, Out: out, Handler: HandlerNone, Budget: 2 * time.Nanosecond})
+	r, err := Compile(CompileOptions{Model: rlccXGB, Out: out, Handler: artifact.HandlerNone, Budget: 2 * time.Nanosecond})
 	var ce *budget.CheckError
 	var big *TooBigError
 	if r != nil || !errors.As(err, &ce) || !errors.As(err, &big) {
@@ -127,7 +128,7 @@ func TestFitRefusesOverBudget(t *testing.T) {
 // the sifive-e31 profile holds; their 360 cycles fit its 2 µs (640 cycles).
 func TestFitRefusesOverMemory(t *testing.T) {
 	m := modeltest.Trees("big", modeltest.RLCCInputs, 40, 8, 1)
-	_, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Handler: HandlerNone, Core: "sifive-e31"})
+	_, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Handler: artifact.HandlerNone, Core: "sifive-e31"})
 	var big *TooBigError
 	if !errors.As(err, &big) {
 		t.Fatalf("error %v, want a TooBigError", err)
@@ -149,7 +150,7 @@ func TestFitRefusesOverMemory(t *testing.T) {
 func TestFitForce(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
-	r, err := Compile(CompileOptions{Model: rlccXGB, Out: out, Handler: HandlerNone, Budget: 2 * time.Nanosecond, Force: true, Vectors: 1000})
+	r, err := Compile(CompileOptions{Model: rlccXGB, Out: out, Handler: artifact.HandlerNone, Budget: 2 * time.Nanosecond, Force: true, Vectors: 1000})
 	var ce *budget.CheckError
 	var big *TooBigError
 	if r == nil || !errors.As(err, &ce) || errors.As(err, &big) || r.Budget.Fits {
@@ -162,7 +163,7 @@ func TestFitForce(t *testing.T) {
 	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "built with --force: it needs at least 5 cycles") }) {
 		t.Errorf("notes %q", r.Notes)
 	}
-	if _, err := os.Stat(filepath.Join(out, FirmwareFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, artifact.FirmwareFile)); err != nil {
 		t.Error(err)
 	}
 }
@@ -174,7 +175,7 @@ func TestFitForce(t *testing.T) {
 func TestCompileDeepEnsembleWalks(t *testing.T) {
 	t.Parallel()
 	m := modeltest.Trees("deep", modeltest.RLCCInputs, 10, 12, 1)
-	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Handler: HandlerNone, Vectors: 2000, MaxRodata: 1 << 20})
+	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Handler: artifact.HandlerNone, Vectors: 2000, MaxRodata: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestReportNotesMemory(t *testing.T) {
 	t.Parallel()
 	m := modeltest.Trees("wide", modeltest.RLCCInputs, 56, 4, 3)
 	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Core: "sifive-e31", Budget: 10 * time.Microsecond, Vectors: 1000, Force: true})
-	var oe *OverMemoryError
+	var oe *artifact.OverMemoryError
 	if !errors.As(err, &oe) || r == nil || r.Failure == nil || r.Failure.Kind != "over_memory" {
 		t.Fatalf("error %v, report %+v: want an over-memory failure", err, r)
 	}

@@ -3,8 +3,8 @@ package compiler
 import (
 	"fmt"
 	"slices"
-	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/quantize"
 
 	"github.com/nicc-dev/nicc/codegen"
@@ -32,20 +32,9 @@ const (
 // OptO1 replaces -O2 in the host and firmware flags of an ensemble above O2MaxSplits.
 var OptO1 = []string{"-O1", "-findirect-inlining"}
 
-// BuildInfo is how the generated C was printed and compiled.
-type BuildInfo struct {
-	Form string   `json:"form"` // codegen's form: branch, table, walk or rank
-	Opt  []string `json:"opt"`  // gcc's optimisation flags (in place of HostFlags' -O2)
-	Why  string   `json:"why"`
-	// Candidates are the forms (of a tree ensemble or an LSTM) built and bounded to choose
-	// this one (chooseForm), within Memory.
-	Candidates []FormCandidate `json:"candidates,omitempty"`
-	Memory     *MemoryBudget   `json:"memory_budget,omitempty"`
-}
-
 // choosePlan chooses the code form and optimisation level (see O2MaxSplits); networks keep -O2.
 func (c *compilation) choosePlan() {
-	c.plan = BuildInfo{Form: codegen.FormBranch.String(), Opt: []string{"-O2"}}
+	c.plan = artifact.BuildInfo{Form: codegen.FormBranch.String(), Opt: []string{"-O2"}}
 	ir, trees := c.pol.(*quantize.TreeIR)
 	if !trees {
 		c.plan.Why = "networks are straight-line code at -O2"
@@ -60,7 +49,7 @@ func (c *compilation) choosePlan() {
 		c.plan.Why = fmt.Sprintf("%d splits, over %d: -O1, which gcc builds in time linear in the code", n, O2MaxSplits)
 	default:
 		c.form = codegen.FormWalk
-		c.plan = BuildInfo{Form: c.form.String(), Opt: OptO1,
+		c.plan = artifact.BuildInfo{Form: c.form.String(), Opt: OptO1,
 			Why: fmt.Sprintf("%d splits, over %d: node tables walked level by level, which gcc builds as data", n, BranchMaxSplits)}
 	}
 }
@@ -72,8 +61,4 @@ func (c *compilation) withOpt(flags []string) []string {
 		return slices.Clone(flags)
 	}
 	return slices.Concat(flags[:i], c.plan.Opt, flags[i+1:])
-}
-
-func (b BuildInfo) String() string {
-	return fmt.Sprintf("%s form, gcc %s (%s)", b.Form, strings.Join(b.Opt, " "), b.Why)
 }

@@ -3,19 +3,18 @@ package compiler
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/fwsim/wcet"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
-	"github.com/nicc-dev/nicc/termtext"
 )
 
 // A tree ensemble's code form is chosen by cost: each candidate is printed, built for the
@@ -33,27 +32,6 @@ const (
 	RankMaxTrees  = 64
 )
 
-// FormCandidate is one code form the compile built and bounded.
-type FormCandidate struct {
-	Form   string `json:"form"`
-	Detail string `json:"detail"` // the rank form's groups and buckets
-	// WCETCycles is the entry's static WCET; PolicyWCET nicc_policy's (in the RL-CC firmware).
-	WCETCycles  uint64 `json:"wcet_cycles"`
-	PolicyWCET  uint64 `json:"policy_wcet_cycles"`
-	TextBytes   uint64 `json:"text_bytes"`
-	RodataBytes uint64 `json:"rodata_bytes"`
-	Fits        bool   `json:"fits"` // within the memory budget
-	Chosen      bool   `json:"chosen"`
-}
-
-// MemoryBudget is the most .text and .rodata a firmware may have, and where each comes from.
-type MemoryBudget struct {
-	TextBytes    uint64 `json:"text_bytes"`
-	TextSource   string `json:"text_source"`
-	RodataBytes  uint64 `json:"rodata_bytes"`
-	RodataSource string `json:"rodata_source"`
-}
-
 // candidate is a form to build: the form, its rank layout or an LSTM's plan of product
 // tables, and its description.
 type candidate struct {
@@ -64,9 +42,9 @@ type candidate struct {
 }
 
 // memoryBudget is the profile's limits, or the options' overrides.
-func (c *compilation) memoryBudget(p *fwsim.Profile) MemoryBudget {
-	m := MemoryBudget{p.TextBytes, "profile " + p.Name + ": " + p.Sources["text_bytes"],
-		p.RodataBytes, "profile " + p.Name + ": " + p.Sources["rodata_bytes"]}
+func (c *compilation) memoryBudget(p *fwsim.Profile) artifact.MemoryBudget {
+	m := artifact.MemoryBudget{TextBytes: p.TextBytes, TextSource: "profile " + p.Name + ": " + p.Sources["text_bytes"],
+		RodataBytes: p.RodataBytes, RodataSource: "profile " + p.Name + ": " + p.Sources["rodata_bytes"]}
 	if c.opt.MaxText > 0 {
 		m.TextBytes, m.TextSource = c.opt.MaxText, "--max-text"
 	}
@@ -78,7 +56,7 @@ func (c *compilation) memoryBudget(p *fwsim.Profile) MemoryBudget {
 
 // candidates are the forms worth building for the ensemble (see RankMaxSplits), restricted
 // to opt.Form when it is set.
-func (c *compilation) candidates(ir *quantize.TreeIR, limit MemoryBudget) ([]candidate, error) {
+func (c *compilation) candidates(ir *quantize.TreeIR, limit artifact.MemoryBudget) ([]candidate, error) {
 	var cs []candidate
 	switch f, _ := codegen.ParseForm(c.opt.Form); {
 	case c.opt.Form == "":
@@ -251,14 +229,14 @@ type formBuild struct {
 	files    map[string][]byte
 	dir      string
 	obj, elf string
-	wcet     FormCandidate
+	wcet     artifact.FormCandidate
 	// bounds are the static WCET reports of the entry and of EntryPolicy on elf.
 	bounds map[string]*wcet.Report
 }
 
 // chooseForm builds every candidate and keeps the least WCET within the memory budget, and
 // the chosen form's build (c.chosenBuild) in a directory the compile removes when it ends.
-func (c *compilation) chooseForm(cs []candidate, limit MemoryBudget, p *fwsim.Profile) error {
+func (c *compilation) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsim.Profile) error {
 	c.plan.Memory = &limit
 	if len(cs) == 1 { // nothing to choose: the build stage builds it once
 		c.form, c.rank, c.products = cs[0].form, cs[0].rank, cs[0].products
@@ -270,7 +248,7 @@ func (c *compilation) chooseForm(cs []candidate, limit MemoryBudget, p *fwsim.Pr
 		return err
 	}
 	c.formsDir = tmp
-	var costs []FormCandidate
+	var costs []artifact.FormCandidate
 	var builds []*formBuild
 	best := -1
 	for i := 0; i < len(cs); i++ {
@@ -310,9 +288,9 @@ func (c *compilation) chooseForm(cs []candidate, limit MemoryBudget, p *fwsim.Pr
 	c.plan.Form, c.plan.Candidates = c.form.String(), costs
 	c.plan.Why = cs[best].detail
 	if !costs[best].Fits {
-		msg, _ := limit.over(costs[best].TextBytes, costs[best].RodataBytes)
+		msg, _ := limit.Over(costs[best].TextBytes, costs[best].RodataBytes)
 		if !c.opt.Force {
-			return &budget.CheckError{Err: &OverMemoryError{fmt.Sprintf("%s: no code form fits the memory budget: the least WCET's, the %s form, has %s; --force builds, verifies and bounds it anyway",
+			return &budget.CheckError{Err: &artifact.OverMemoryError{Msg: fmt.Sprintf("%s: no code form fits the memory budget: the least WCET's, the %s form, has %s; --force builds, verifies and bounds it anyway",
 				c.opt.Model, c.plan.Form, msg)}}
 		}
 		c.notes = append(c.notes, fmt.Sprintf("built with --force: no code form fits the memory budget; the %s form has %s", c.plan.Form, msg))
@@ -322,7 +300,7 @@ func (c *compilation) chooseForm(cs []candidate, limit MemoryBudget, p *fwsim.Pr
 
 // better reports whether a beats b: fitting the budget first, then the lower WCET, then the
 // smaller firmware.
-func better(a, b FormCandidate) bool {
+func better(a, b artifact.FormCandidate) bool {
 	if a.Fits != b.Fits {
 		return a.Fits
 	}
@@ -335,7 +313,7 @@ func better(a, b FormCandidate) bool {
 // costCandidate prints cand as emit would, builds the firmware in dir as the build stage
 // would (an object, then the ELF) and bounds it.
 func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string) (*formBuild, error) {
-	fb := &formBuild{dir: dir, wcet: FormCandidate{Form: cand.form.String(), Detail: cand.detail}, bounds: map[string]*wcet.Report{}}
+	fb := &formBuild{dir: dir, wcet: artifact.FormCandidate{Form: cand.form.String(), Detail: cand.detail}, bounds: map[string]*wcet.Report{}}
 	fc := &fb.wcet
 	plan, err := c.codePlan(cand)
 	if err != nil {
@@ -357,7 +335,7 @@ func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string
 		}
 	}
 	entry, file := c.entry()
-	fb.obj, fb.elf = filepath.Join(dir, "firmware.o"), filepath.Join(dir, FirmwareFile)
+	fb.obj, fb.elf = filepath.Join(dir, "firmware.o"), filepath.Join(dir, artifact.FirmwareFile)
 	extra := append(c.withOpt(FirmwareWarnFlags), "-I", dir)
 	if err := nicsdk.Object(fb.obj, extra, filepath.Join(dir, file)); err != nil {
 		return nil, &budget.CheckError{Err: fmt.Errorf("building the %s form failed (an internal error; please report it): %w", fc.Form, err)}
@@ -372,7 +350,7 @@ func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string
 	for _, e := range []struct {
 		name string
 		to   *uint64
-	}{{entry, &fc.WCETCycles}, {EntryPolicy, &fc.PolicyWCET}} {
+	}{{entry, &fc.WCETCycles}, {artifact.EntryPolicy, &fc.PolicyWCET}} {
 		w, err := wcet.Bound(im, e.name, p, wcet.Options{})
 		if err != nil {
 			return nil, &budget.CheckError{Err: fmt.Errorf("%s form: cannot bound %s: %w", fc.Form, e.name, err)}
@@ -395,38 +373,4 @@ func (fb *formBuild) builtAs(dir string, files []string) bool {
 		}
 	}
 	return true
-}
-
-// writeCandidates prints the cost of every form built to choose this one, one line each.
-func (b BuildInfo) writeCandidates(tw io.Writer) {
-	if len(b.Candidates) < 2 {
-		return
-	}
-	m := b.Memory
-	termtext.Printf(tw, "forms\t%d built; memory budget .text %d bytes (%s), .rodata %d (%s)\n",
-		len(b.Candidates), m.TextBytes, sourceShort(m.TextSource), m.RodataBytes, sourceShort(m.RodataSource))
-	for _, c := range b.Candidates {
-		mark := " "
-		switch {
-		case c.Chosen:
-			mark = "*"
-		case !c.Fits:
-			mark = "!"
-		}
-		termtext.Printf(tw, "\t%s %-6s WCET %d (%s %d), .text %d, .rodata %d: %s\n",
-			mark, c.Form, c.WCETCycles, EntryPolicy, c.PolicyWCET, c.TextBytes, c.RodataBytes, c.Detail)
-	}
-}
-
-// sourceShort is a limit's source for the summary: the flag, or the profile and whether its
-// number is an assumption (report.json has the whole source).
-func sourceShort(src string) string {
-	name, what, ok := strings.Cut(src, ": ")
-	if !ok {
-		return src
-	}
-	if strings.HasPrefix(what, "assumption") {
-		return name + ", assumed"
-	}
-	return name
 }

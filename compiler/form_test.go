@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 )
 
@@ -15,9 +16,9 @@ import (
 // restricts the candidates. Each chosen form is verified by the compile.
 func TestChooseFormByCost(t *testing.T) {
 	t.Parallel()
-	compile := func(opt CompileOptions) *CompileReport {
+	compile := func(opt CompileOptions) *artifact.CompileReport {
 		t.Helper()
-		opt.Model, opt.Out, opt.Handler, opt.Vectors = rlccXGB, t.TempDir(), HandlerNone, 1000
+		opt.Model, opt.Out, opt.Handler, opt.Vectors = rlccXGB, t.TempDir(), artifact.HandlerNone, 1000
 		r, err := Compile(opt)
 		if err != nil {
 			t.Fatal(err)
@@ -27,9 +28,9 @@ func TestChooseFormByCost(t *testing.T) {
 		}
 		return r
 	}
-	chosen := func(r *CompileReport) FormCandidate {
+	chosen := func(r *artifact.CompileReport) artifact.FormCandidate {
 		t.Helper()
-		i := slices.IndexFunc(r.Build.Candidates, func(c FormCandidate) bool { return c.Chosen })
+		i := slices.IndexFunc(r.Build.Candidates, func(c artifact.FormCandidate) bool { return c.Chosen })
 		if i < 0 {
 			t.Fatalf("no candidate chosen: %+v", r.Build)
 		}
@@ -39,7 +40,7 @@ func TestChooseFormByCost(t *testing.T) {
 		}
 		return c
 	}
-	least := func(r *CompileReport) {
+	least := func(r *artifact.CompileReport) {
 		t.Helper()
 		c := chosen(r)
 		m := r.Build.Memory
@@ -87,11 +88,11 @@ func TestChooseFormByCost(t *testing.T) {
 
 	// Nothing fits 256 bytes of code: refused once the forms are measured, before verify, in
 	// one line with the bytes; --force builds and verifies the least WCET, and still fails.
-	overMemory := func(opt CompileOptions, stage, want string) *CompileReport {
+	overMemory := func(opt CompileOptions, stage, want string) *artifact.CompileReport {
 		t.Helper()
-		opt.Model, opt.Out, opt.Handler, opt.Vectors = rlccXGB, t.TempDir(), HandlerNone, 1000
+		opt.Model, opt.Out, opt.Handler, opt.Vectors = rlccXGB, t.TempDir(), artifact.HandlerNone, 1000
 		r, err := Compile(opt)
-		var oe *OverMemoryError
+		var oe *artifact.OverMemoryError
 		var ce *budget.CheckError
 		if !errors.As(err, &oe) || !errors.As(err, &ce) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Fatalf("%+v: error %v, want an over-memory check containing %q", opt, err, want)

@@ -1,19 +1,16 @@
 package compiler
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -26,57 +23,6 @@ import (
 // hash), the input formats the report lists, and for --target int8 the calibration and the
 // configuration chosen. The rebuild must render the same C the compile emitted (its SHA-256
 // is recorded too), which proves it is the same integer model.
-
-// GoldenInfo is what rebuilds a compile's golden model.
-type GoldenInfo struct {
-	// IR is the integer model's kind: "trees", "mlp" or "lstm".
-	IR string `json:"ir"`
-	// ModelPath is the model file's absolute path at compile time.
-	ModelPath string `json:"model_path"`
-	Seed      uint64 `json:"seed"`
-	// Calib is --target int8's calibration file, nil for sampled RL-CC states; Samples is
-	// --samples (the number of states sampled, or the most rows of Calib read).
-	Calib   *FileRef `json:"calib,omitempty"`
-	Samples int      `json:"samples,omitempty"`
-	// MLP is the integer MLP's configuration, as chosen.
-	MLP *MLPConfig `json:"mlp,omitempty"`
-	// Form is a tree ensemble's or an LSTM's code form as chosen, and Rank the rank form's
-	// layout plan.
-	Form string `json:"form,omitempty"`
-	// Products is an LSTM's table form's plan of product tables (codegen.Products), empty for
-	// codegen.AllRows; Tables is how an earlier report recorded one: the last Tables units of h
-	// read from all their rows (0: every unit).
-	Products string             `json:"products,omitempty"`
-	Tables   int                `json:"tables,omitempty"`
-	Rank     *quantize.RankPlan `json:"rank,omitempty"`
-	// SourcesHash is the SHA-256 of the C rendered from the IR (hashSources).
-	SourcesHash string `json:"sources_sha256"`
-}
-
-// FileRef is a file a compile read, with the SHA-256 of its bytes.
-type FileRef struct {
-	Path string `json:"path"` // absolute
-	Hash string `json:"sha256"`
-}
-
-// MLPConfig is quantize.MLPOptions as the report records it.
-type MLPConfig struct {
-	OutFrac       int     `json:"out_frac"`
-	ActBits       int     `json:"act_bits"`
-	WeightBits    int     `json:"weight_bits"`
-	ChannelScales bool    `json:"channel_scales"`
-	TanhBits      int     `json:"tanh_bits"`
-	TanhClip      float64 `json:"tanh_clip"`
-	Packed        bool    `json:"packed,omitempty"`
-	OpenReLU      bool    `json:"open_relu,omitempty"`
-	UnitOutput    bool    `json:"unit_output,omitempty"`
-}
-
-func (m MLPConfig) options() quantize.MLPOptions {
-	return quantize.MLPOptions{OutFrac: m.OutFrac, ActBits: m.ActBits, WeightBits: m.WeightBits,
-		ChannelScales: m.ChannelScales, TanhBits: m.TanhBits, TanhClip: m.TanhClip, Packed: m.Packed, OpenReLU: m.OpenReLU,
-		UnitOutput: m.UnitOutput}
-}
 
 // hashSources is the SHA-256 of rendered C files: each name and length, then its bytes, in
 // name order.
@@ -94,39 +40,13 @@ func hashSources(files map[string][]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// fileRef records path with its hash.
-func fileRef(path string) (*FileRef, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	h, err := fileHash(path)
-	if err != nil {
-		return nil, err
-	}
-	return &FileRef{Path: abs, Hash: h}, nil
-}
-
-func fileHash(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // goldenInfo is the report's GoldenInfo for this compilation.
-func (c *compilation) goldenInfo() (*GoldenInfo, error) {
+func (c *compilation) goldenInfo() (*artifact.GoldenInfo, error) {
 	abs, err := filepath.Abs(c.opt.Model)
 	if err != nil {
 		return nil, err
 	}
-	g := &GoldenInfo{IR: "trees", ModelPath: abs, Seed: c.opt.Seed, SourcesHash: c.sourcesHash}
+	g := &artifact.GoldenInfo{IR: "trees", ModelPath: abs, Seed: c.opt.Seed, SourcesHash: c.sourcesHash}
 	switch c.pol.(type) {
 	case *quantize.TreeIR, *quantize.LSTMIR:
 		g.Form, g.Products = c.form.String(), c.products.String()
@@ -138,12 +58,12 @@ func (c *compilation) goldenInfo() (*GoldenInfo, error) {
 		g.IR, g.Samples = "lstm", o.Samples
 		if _, mlp := c.pol.(*quantize.MLPIR); mlp {
 			q := c.int8Quant
-			g.IR, g.MLP = "mlp", &MLPConfig{OutFrac: q.OutFrac, ActBits: q.ActBits, WeightBits: q.WeightBits,
+			g.IR, g.MLP = "mlp", &artifact.MLPConfig{OutFrac: q.OutFrac, ActBits: q.ActBits, WeightBits: q.WeightBits,
 				ChannelScales: q.ChannelScales, TanhBits: q.TanhBits, TanhClip: q.TanhClip, Packed: q.Packed, OpenReLU: q.OpenReLU,
 				UnitOutput: q.UnitOutput}
 		}
 		if o.Calib != "" {
-			if g.Calib, err = fileRef(o.Calib); err != nil {
+			if g.Calib, err = artifact.NewFileRef(o.Calib); err != nil {
 				return nil, err
 			}
 		}
@@ -151,14 +71,11 @@ func (c *compilation) goldenInfo() (*GoldenInfo, error) {
 	return g, nil
 }
 
-// MaxReportBytes caps the report.json nicc reads back.
-const MaxReportBytes = 16 << 20
-
 // Compiled is a compile output directory read back: its report, its firmware, and the golden
 // model rebuilt from what the report records.
 type Compiled struct {
 	Dir      string
-	Report   *CompileReport
+	Report   *artifact.CompileReport
 	Firmware string // the ELF's path
 	c        *golden
 }
@@ -176,122 +93,7 @@ func (cp *Compiled) Params() nicsdk.Params { return cp.c.params }
 func (cp *Compiled) Layout() nicsdk.Layout { return cp.c.layout() }
 
 // Handler is the handler the compile wrapped around the policy: HandlerRLCC or HandlerNone.
-func (cp *Compiled) Handler() Handler { return cp.c.handler }
-
-// IsCompileDir reports whether dir is a nicc compile output directory: a directory holding
-// report.json and firmware.elf.
-func IsCompileDir(dir string) bool {
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		return false
-	}
-	for _, f := range []string{ReportFile, FirmwareFile} {
-		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || !fi.Mode().IsRegular() {
-			return false
-		}
-	}
-	return true
-}
-
-// ReadReport opens the compile directory dir for a reader: it reads dir/report.json, checks
-// what the readers rely on (a manifest of the files with verify passed, a handler and an
-// entry nicc knows, one finite format per model input, the core's name), then checks every
-// file the manifest lists against it, and that its verdicts vouch for each file of use (the
-// files the reader runs: firmware.elf, doca_firmware.elf). Every reader of a compile
-// directory comes through here.
-func ReadReport(dir string, use ...string) (*CompileReport, error) {
-	path := filepath.Join(dir, ReportFile)
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxReportBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	r, err := parseReport(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := r.checkFiles(dir, use...); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-func parseReport(data []byte) (*CompileReport, error) {
-	if len(data) > MaxReportBytes {
-		return nil, fmt.Errorf("over the %d MiB limit of a report", MaxReportBytes>>20)
-	}
-	var r CompileReport
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("not a nicc compile report: %v", err)
-	}
-	if err := r.checkManifest(); err != nil {
-		return nil, err
-	}
-	h, err := ParseHandler(r.Handler)
-	if err != nil || h == HandlerAuto {
-		return nil, fmt.Errorf("handler %q: want rlcc or none", r.Handler)
-	}
-	if want := map[Handler]string{HandlerRLCC: EntryHandler, HandlerNone: EntryPolicy}[h]; r.Entry != want {
-		return nil, fmt.Errorf("entry %q: the %s handler's is %s", r.Entry, h, want)
-	}
-	if len(r.Inputs) == 0 || len(r.Inputs) > 1<<16 || len(r.Inputs) != len(r.Model.Inputs) {
-		return nil, fmt.Errorf("%d input formats for %d model inputs", len(r.Inputs), len(r.Model.Inputs))
-	}
-	for i, in := range r.Inputs {
-		if in.Frac < quantize.MinFrac || in.Frac > quantize.MaxFrac || in.Min > in.Max {
-			return nil, fmt.Errorf("input %d (%s): format Q%d [%d, %d] is not one nicc writes", i+1, in.Name, in.Frac, in.Min, in.Max)
-		}
-	}
-	if l := r.LSTM; l != nil && (l.StateWords < 1 || l.StateWords > nicsdk.CtxWords) {
-		return nil, fmt.Errorf("lstm state_words %d: want 1 to %d", l.StateWords, nicsdk.CtxWords)
-	}
-	if h == HandlerRLCC && r.Params == nil {
-		return nil, fmt.Errorf("the rlcc handler's report has no rlcc_params")
-	}
-	if r.Budget == nil || r.Budget.Core.Name == "" {
-		return nil, fmt.Errorf("no budget section naming the core")
-	}
-	return &r, nil
-}
-
-// formats are the report's input formats.
-func (r *CompileReport) formats() []quantize.Input {
-	ins := make([]quantize.Input, len(r.Inputs))
-	for i, in := range r.Inputs {
-		ins[i] = in.format()
-	}
-	return ins
-}
-
-func (in InputInfo) format() quantize.Input {
-	return quantize.Input{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max}
-}
-
-// params are the RL-CC parameters the report records (the defaults without the handler).
-func (r *CompileReport) params() nicsdk.Params {
-	p := r.Params
-	if p == nil {
-		return nicsdk.DefaultParams()
-	}
-	return p.fixed()
-}
-
-// fixed are the parameters p records, in the handler's fixed point.
-func (p *RLCCParams) fixed() nicsdk.Params {
-	return nicsdk.Params{Target: p.Target, Beta: p.Beta, Scale: p.Scale, MinRate: p.MinRate, InitRate: p.InitRate, BaseRTT: p.BaseRTT}
-}
+func (cp *Compiled) Handler() artifact.Handler { return cp.c.handler }
 
 // OpenCompiled reads the compile output directory dir (ReadReport, using firmware.elf and
 // the files of use) and rebuilds its golden model from the
@@ -299,11 +101,11 @@ func (p *RLCCParams) fixed() nicsdk.Params {
 // its hash must match). A model, or a calibration file, that changed since the compile is
 // refused, and so is a rebuild that does not render the C the compile emitted.
 func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
-	r, err := ReadReport(dir, append([]string{FirmwareFile}, use...)...)
+	r, err := artifact.ReadReport(dir, append([]string{artifact.FirmwareFile}, use...)...)
 	if err != nil {
 		return nil, err
 	}
-	where := filepath.Join(dir, ReportFile)
+	where := filepath.Join(dir, artifact.ReportFile)
 	g := r.Golden
 	if g == nil {
 		return nil, fmt.Errorf("%s: records no golden model (an older nicc wrote it): compile again", where)
@@ -312,7 +114,7 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	if g.IR != "trees" {
 		int8 = &Int8Options{Samples: g.Samples}
 		if g.Calib != nil {
-			h, err := fileHash(g.Calib.Path)
+			h, err := artifact.FileHash(g.Calib.Path)
 			if err != nil {
 				return nil, fmt.Errorf("%s: calibration file: %w", where, err)
 			}
@@ -329,7 +131,7 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	if len(r.Inputs) != c.m.NumInputs() {
 		return nil, fmt.Errorf("%s: %d input formats; model %s takes %d inputs", where, len(r.Inputs), c.m.Name, c.m.NumInputs())
 	}
-	form, err := c.requantize(g, r.formats())
+	form, err := c.requantize(g, r.Formats())
 	if err != nil {
 		return nil, fmt.Errorf("%s: rebuilding the golden model: %w", where, err)
 	}
@@ -344,14 +146,14 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	if got := hashSources(rd.sources()); got != g.SourcesHash {
 		return nil, fmt.Errorf("%s: the golden model rebuilt from %s renders other C than the compile emitted (sources sha256 %.12s, the report says %.12s)", where, modelPath, got, g.SourcesHash)
 	}
-	return &Compiled{Dir: dir, Report: r, Firmware: filepath.Join(dir, FirmwareFile), c: c}, nil
+	return &Compiled{Dir: dir, Report: r, Firmware: filepath.Join(dir, artifact.FirmwareFile), c: c}, nil
 }
 
 // LoadRecordedModel loads the float model the compile of r (in dir) read, as it read it (its
 // format, its inputs as given, its handler, in the policy's order), from the path r records
 // or modelPath when not "" (the same model moved), and checks it against r's model hash. It
 // quantizes nothing: the golden model is OpenCompiled's.
-func LoadRecordedModel(dir string, r *CompileReport, modelPath string) (*model.Model, error) {
+func LoadRecordedModel(dir string, r *artifact.CompileReport, modelPath string) (*model.Model, error) {
 	var int8 *Int8Options
 	if g := r.Golden; g != nil && g.IR != "trees" {
 		int8 = &Int8Options{Samples: g.Samples} // load takes a network for --target int only
@@ -365,8 +167,8 @@ func LoadRecordedModel(dir string, r *CompileReport, modelPath string) (*model.M
 
 // loadRecorded is the load stage as the compile of r ran it, on the model file r records (or
 // modelPath, the same model moved), checked against r's layout and model hash.
-func loadRecorded(dir string, r *CompileReport, modelPath string, int8 *Int8Options) (*golden, error) {
-	where := filepath.Join(dir, ReportFile)
+func loadRecorded(dir string, r *artifact.CompileReport, modelPath string, int8 *Int8Options) (*golden, error) {
+	where := filepath.Join(dir, artifact.ReportFile)
 	var seed uint64
 	if g := r.Golden; g != nil {
 		modelPath, seed = cmp.Or(modelPath, g.ModelPath), g.Seed
@@ -374,12 +176,12 @@ func loadRecorded(dir string, r *CompileReport, modelPath string, int8 *Int8Opti
 	if modelPath == "" {
 		return nil, fmt.Errorf("%s: records no model file (an older nicc wrote it): compile again", where)
 	}
-	handler, _ := ParseHandler(r.Handler)
+	handler, _ := artifact.ParseHandler(r.Handler)
 	format, err := ParseFormat(r.Model.Format)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	params := r.params()
+	params := r.FixedParams()
 	if err := params.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -390,7 +192,7 @@ func loadRecorded(dir string, r *CompileReport, modelPath string, int8 *Int8Opti
 		inputs = r.Layout.Given
 	}
 	c := newGolden(goldenOptions{Model: modelPath, Format: format, Inputs: inputs, Handler: handler, Params: params,
-		ParamSources: sourcesAll(SourceCompile), Seed: seed, Int8: int8})
+		ParamSources: sourcesAll(artifact.SourceCompile), Seed: seed, Int8: int8})
 	if err := c.load(""); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: the model compiled: %w (pass --model with the file if it moved)", where, err)
 	} else if err != nil {
@@ -412,7 +214,7 @@ func loadRecorded(dir string, r *CompileReport, modelPath string, int8 *Int8Opti
 // requantize is the quantize stage with the choices the report g records: it turns the
 // loaded model into the integer IR g describes, over its input formats, and gives the code
 // form g records.
-func (c *golden) requantize(g *GoldenInfo, inputs []quantize.Input) (candidate, error) {
+func (c *golden) requantize(g *artifact.GoldenInfo, inputs []quantize.Input) (candidate, error) {
 	var form candidate
 	if g.Form != "" { // a report before code forms, or an LSTM's before the table form: branch, the zero form
 		var err error
@@ -452,7 +254,7 @@ func (c *golden) requantize(g *GoldenInfo, inputs []quantize.Input) (candidate, 
 		if g.MLP == nil {
 			return form, fmt.Errorf("the report records no MLP configuration")
 		}
-		c.opt.Int8.Quant = g.MLP.options()
+		c.opt.Int8.Quant = g.MLP.Options()
 		calib, _ = withCorners(calib, inputs)
 		return form, c.chooseMLP(inputs, calib)
 	}
@@ -460,7 +262,7 @@ func (c *golden) requantize(g *GoldenInfo, inputs []quantize.Input) (candidate, 
 }
 
 // recordedProducts is the LSTM's plan of product tables the report g records.
-func recordedProducts(ir *quantize.LSTMIR, g *GoldenInfo) (codegen.Products, error) {
+func recordedProducts(ir *quantize.LSTMIR, g *artifact.GoldenInfo) (codegen.Products, error) {
 	switch {
 	case g.Products != "":
 		return codegen.ParseProducts(g.Products)

@@ -8,9 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
-	"github.com/nicc-dev/nicc/model"
-	"github.com/nicc-dev/nicc/target"
 )
 
 // copyReport copies the compile directory dir into a new one, its report.json edited by edit.
@@ -38,14 +37,14 @@ func TestOpenCompiledRebuildsGolden(t *testing.T) {
 	os.WriteFile(calib, b, 0o644)
 	_, rlcc := rlccReport(t)
 	_, bc := bcReport(t)
-	_, mlp := compileOnce(t, "mlp-calib-file", CompileOptions{Model: teacherNN, Handler: HandlerNone, Vectors: 2000,
+	_, mlp := compileOnce(t, "mlp-calib-file", CompileOptions{Model: teacherNN, Handler: artifact.HandlerNone, Vectors: 2000,
 		Int8: &Int8Options{Calib: calib, Samples: DefaultCalibSamples}})
 	for _, dir := range []string{rlcc, bc, mlp} {
 		cp, err := OpenCompiled(dir, "")
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
 		}
-		if cp.Firmware != filepath.Join(dir, FirmwareFile) || !IsCompileDir(dir) {
+		if cp.Firmware != filepath.Join(dir, artifact.FirmwareFile) || !artifact.IsCompileDir(dir) {
 			t.Errorf("%s: firmware %s", dir, cp.Firmware)
 		}
 	}
@@ -76,8 +75,8 @@ func TestOpenCompiledRebuildsGolden(t *testing.T) {
 	for _, c := range cases {
 		dir := copyReport(t, c.dir, c.edit)
 		_, err := OpenCompiled(dir, "")
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), filepath.Join(dir, ReportFile)+": ") || strings.Contains(err.Error(), "\n") {
-			t.Errorf("got %v, want one line from %s containing %q", err, filepath.Join(dir, ReportFile), c.want)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), filepath.Join(dir, artifact.ReportFile)+": ") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("got %v, want one line from %s containing %q", err, filepath.Join(dir, artifact.ReportFile), c.want)
 		}
 	}
 }
@@ -106,84 +105,3 @@ func TestWriteVectorsRoundTrip(t *testing.T) {
 }
 
 // A report for the parser's tests: the fields ReadReport checks.
-const seedReport = `{"model":{"inputs":["a","b"]},"handler":"none","entry":"nicc_policy",
-"inputs":[{"name":"a","frac":16,"min":-5,"max":5},{"name":"b","frac":0,"min":0,"max":9}],
-"budget":{"core":{"name":"dpa"}},"manifest":{"files":[],"verdicts":{"verify":"pass"}}}`
-
-func TestCSVVectors(t *testing.T) {
-	r, err := parseReport([]byte(seedReport))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The header selects a and b by name; a is Q16 clamped to [-5, 5] raw, b Q0.
-	rr, err := model.NewRowReader(strings.NewReader("b,x,a\n3.4,9,0.00002\n100,0,-1\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vs, err := csvVectors(rr, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []budget.Vector{
-		{Line: 2, Args: []budget.Arg{{Bytes: target.Int32Bytes([]int32{1, 3})}}},
-		{Line: 3, Args: []budget.Arg{{Bytes: target.Int32Bytes([]int32{-5, 9})}}},
-	}
-	if d := cmp.Diff(want, vs); d != "" {
-		t.Errorf("(-want +got):\n%s", d)
-	}
-	// An LSTM's state words follow x, zeroed.
-	r.LSTM = &LSTMInfo{StateWords: 6}
-	rr, _ = model.NewRowReader(strings.NewReader("1,2\n"))
-	if vs, err = csvVectors(rr, r); err != nil || len(vs[0].Args) != 2 || !bytes.Equal(vs[0].Args[1].Bytes, make([]byte, 24)) {
-		t.Errorf("stateful: %+v, %v", vs, err)
-	}
-}
-
-func FuzzParseReport(f *testing.F) {
-	f.Add([]byte(seedReport))
-	f.Add([]byte(strings.Replace(seedReport, `"none"`, `"rlcc"`, 1)))
-	f.Add([]byte(`{"handler":"none","lstm":{"state_words":99}}`))
-	f.Add([]byte(`[]`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := parseReport(data)
-		if err != nil {
-			return
-		}
-		if len(r.Inputs) == 0 || len(r.Inputs) != len(r.Model.Inputs) || r.Budget == nil {
-			t.Fatalf("accepted %+v", r)
-		}
-		for _, in := range r.Inputs {
-			in.format().Quantize(1)
-		}
-	})
-}
-
-func FuzzCSVVectors(f *testing.F) {
-	f.Add("1,2\n3,4\n", true)
-	f.Add("b,a\n1e9,-1e9\nNaN,1\n", true)
-	f.Add("1,2,3\n2147483648,0,0\n", false)
-	f.Add("x\n1.5\n", false)
-	r, err := parseReport([]byte(seedReport))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Fuzz(func(t *testing.T, data string, formats bool) {
-		rr, err := model.NewRowReader(strings.NewReader(data))
-		if err != nil {
-			return
-		}
-		rep := r
-		if !formats {
-			rep = nil
-		}
-		vs, err := csvVectors(rr, rep)
-		if err != nil {
-			return
-		}
-		for _, v := range vs {
-			if len(v.Args) != 1 || len(v.Args[0].Bytes)%4 != 0 || (formats && len(v.Args[0].Bytes) != 8) {
-				t.Fatalf("line %d: %+v", v.Line, v)
-			}
-		}
-	})
-}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/quantize"
@@ -37,7 +38,7 @@ func (c *golden) quantizeInt8() error {
 		return err
 	}
 	var inputs []quantize.Input
-	if c.handler == HandlerRLCC {
+	if c.handler == artifact.HandlerRLCC {
 		inputs = c.rlccInputs()
 	} else {
 		lo, hi := quantize.RowRanges(m.NumInputs(), calib, c.rows)
@@ -97,12 +98,12 @@ func (c *golden) chooseMLP(inputs []quantize.Input, calib [][]float64) error {
 		if err != nil {
 			// int8 weights can fail to prove an accumulator that int16 weights widen.
 			firstErr = cmp.Or(firstErr, err)
-			c.int8Trials = append(c.int8Trials, Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, UnitOutput: q.UnitOutput, Refused: err.Error()})
+			c.int8Trials = append(c.int8Trials, artifact.Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, UnitOutput: q.UnitOutput, Refused: err.Error()})
 			continue
 		}
 		f := ir.Fidelity
 		ok := f.MaxAbs <= Int8MaxAbsDy && f.Flips <= Int8MaxFlips
-		c.int8Trials = append(c.int8Trials, Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, UnitOutput: q.UnitOutput, MaxAbsDy: f.MaxAbs, FlipRate: f.Flips, MeetsTargets: ok})
+		c.int8Trials = append(c.int8Trials, artifact.Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, UnitOutput: q.UnitOutput, MaxAbsDy: f.MaxAbs, FlipRate: f.Flips, MeetsTargets: ok})
 		if best == nil || ok || f.MaxAbs < best.Fidelity.MaxAbs {
 			best, bestQ = ir, q
 		}
@@ -121,7 +122,7 @@ func (c *golden) chooseMLP(inputs []quantize.Input, calib [][]float64) error {
 	}
 	// Under the RL-CC handler the final tanh's table folds with the action → multiplier map:
 	// the policy returns the multiplier (nicsdk.OutM), which saves the handler its map.
-	if c.handler == HandlerRLCC {
+	if c.handler == artifact.HandlerRLCC {
 		best.FoldRLCC()
 	}
 	c.pol = best
@@ -168,7 +169,7 @@ func (c *golden) quantizeLSTM(inputs []quantize.Input, calib [][]float64) error 
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.opt.Model, err)
 	}
-	if c.handler == HandlerRLCC {
+	if c.handler == artifact.HandlerRLCC {
 		ir.FoldRLCC()
 	}
 	c.pol = ir
@@ -192,7 +193,7 @@ func (c *golden) calibRows() ([][]float64, error) {
 // rows calibRows holds, one at a time); it names them in c.calib.
 func (c *golden) calibStream() (int, func(row []float64), error) {
 	o, n := c.opt.Int8, c.m.NumInputs()
-	if c.handler != HandlerRLCC {
+	if c.handler != artifact.HandlerRLCC {
 		return 0, nil, noRLCCStates(c.opt.Model, c.opt.Handler, c.m.Inputs)
 	}
 	k := o.Samples
@@ -270,21 +271,4 @@ func (c *golden) readCalib() ([][]float64, error) {
 	}
 	c.calib = fmt.Sprintf("%d rows of %s", len(rows), o.Calib)
 	return rows, nil
-}
-
-// mlpWidths names an integer MLP's widths: "w16/a16, per-channel scales" (act 0 is 16), and
-// ", packed lanes" under quantize.MLPOptions.Packed, ", unit output weights" under
-// UnitOutput.
-func mlpWidths(weight, act int, channelScales, packed, unit bool) string {
-	scales := "per-tensor scales"
-	if channelScales {
-		scales = "per-channel scales"
-	}
-	if packed {
-		scales += ", packed lanes"
-	}
-	if unit {
-		scales += ", unit output weights"
-	}
-	return fmt.Sprintf("w%d/a%d, %s", weight, cmp.Or(act, 16), scales)
 }

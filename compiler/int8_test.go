@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
@@ -24,8 +25,8 @@ const teacherRef = "../testdata/models/rlcc_teacher.ref.csv" // inputs and the t
 // default configuration, fidelity within the issue's targets, the handler within 1 µs on dpa.
 func TestCompileInt8RLCC(t *testing.T) {
 	r, _ := compileOnce(t, "int8-rlcc", CompileOptions{Model: teacherJSON, Core: "dpa", Int8: &Int8Options{Samples: 5000}})
-	if r.Handler != "rlcc" || r.Entry != EntryHandler {
-		t.Errorf("handler %s entry %s, want rlcc %s", r.Handler, r.Entry, EntryHandler)
+	if r.Handler != "rlcc" || r.Entry != artifact.EntryHandler {
+		t.Errorf("handler %s entry %s, want rlcc %s", r.Handler, r.Entry, artifact.EntryHandler)
 	}
 	v := r.Verify
 	if v.Mismatches != 0 || v.Vectors < testVectors || v.Events == 0 || v.UBSan != "clean" {
@@ -76,9 +77,9 @@ func TestCompileInt8RLCC(t *testing.T) {
 
 // --handler none with calibration rows: the model alone, input ranges from the rows.
 func TestCompileInt8None(t *testing.T) {
-	r, _ := compileOnce(t, "int8-none", CompileOptions{Model: teacherJSON, Handler: HandlerNone, Vectors: 5000,
+	r, _ := compileOnce(t, "int8-none", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Vectors: 5000,
 		Int8: &Int8Options{Calib: teacherRef, Quant: quantize.MLPOptions{WeightBits: 8, ActBits: 16, ChannelScales: true}}})
-	if r.Handler != "none" || r.Entry != EntryPolicy || r.Verify.Mismatches != 0 || r.Verify.Events != 0 {
+	if r.Handler != "none" || r.Entry != artifact.EntryPolicy || r.Verify.Mismatches != 0 || r.Verify.Events != 0 {
 		t.Errorf("handler %s entry %s, verify %+v", r.Handler, r.Entry, r.Verify)
 	}
 	if r.Int8 == nil || r.Int8.WeightBits != 8 || !strings.Contains(r.Int8.Calibration, "rlcc_teacher.ref.csv") {
@@ -101,7 +102,7 @@ func TestCompileInt8BadInput(t *testing.T) {
 		{"trees", CompileOptions{Model: rlccXGB, Int8: &Int8Options{}}, "model rlcc_xgb is a tree ensemble; --target int takes a dense network"},
 		{"calibration of the wrong width", CompileOptions{Model: teacherJSON, Int8: &Int8Options{Calib: bcRows}},
 			"breast_cancer_test.tsv: row 1 has 30 values; model rlcc_teacher takes 4 inputs"},
-		{"none without calibration rows", CompileOptions{Model: teacherJSON, Handler: HandlerNone, Int8: &Int8Options{}},
+		{"none without calibration rows", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Int8: &Int8Options{}},
 			"--handler none needs calibration rows: sample RL-CC states with --handler rlcc (inputs by position, newest state first), or name the inputs: --inputs nicc (newest state first: a_prev,o,a_prev2,o_prev), --inputs authors [--history K --features LIST] (NVlabs/RLCC, oldest first: a_prev2,o_prev,a_prev,o), or the names in the model's order, e.g. --inputs a_prev2,o_prev,a_prev,o, or give rows with --calib ROWS.csv"},
 	}
 	for _, c := range cases {
@@ -130,7 +131,7 @@ func TestCompileInt8NonFiniteWeights(t *testing.T) {
 		}
 		m.Layers[1].W[3][2] = bad
 		c := newCompilation(CompileOptions{Model: "m", Int8: &Int8Options{Samples: 100}})
-		c.m, c.handler = m, HandlerRLCC
+		c.m, c.handler = m, artifact.HandlerRLCC
 		c.params = nicsdk.DefaultParams()
 		err = c.quantizeInt8()
 		if err == nil || !strings.Contains(err.Error(), "layer 1 weight [3][2] is") || !strings.Contains(err.Error(), "weights must be finite") {
@@ -240,9 +241,9 @@ func TestCompileInt8RefusesBadInput(t *testing.T) {
 			[]string{"huge_w.json: quantize: layer 0 channel 0: a calibration pre-activation is +Inf: the weights overflow float64"}},
 		{"pre-activation NaN", CompileOptions{Model: cancelW, Int8: &Int8Options{Samples: 100}},
 			[]string{"cancel_w.json: quantize: layer 0 channel 0: a calibration pre-activation is ", ": the weights overflow float64"}},
-		{"calibration rows beyond int32", CompileOptions{Model: teacherJSON, Handler: HandlerNone, Int8: &Int8Options{Calib: huge, Quant: w8}},
+		{"calibration rows beyond int32", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Int8: &Int8Options{Calib: huge, Quant: w8}},
 			[]string{"huge.csv: row 2: a_prev is -1e+30, beyond any int32 fixed-point input (quantize: input 0 (a_prev): range"}},
-		{"ranges rows beyond int32", CompileOptions{Model: teacherJSON, Handler: HandlerNone, Ranges: hugeRanges, Int8: &Int8Options{Calib: calib}},
+		{"ranges rows beyond int32", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Ranges: hugeRanges, Int8: &Int8Options{Calib: calib}},
 			[]string{"huge_ranges.csv: row 2: o_prev is -2e+30, beyond any int32 fixed-point input"}},
 		{"ONNX NaN weight", CompileOptions{Model: nanONNX, Int8: &Int8Options{Samples: 100}},
 			[]string{"nan_teacher.onnx: ", `node "/0/MatMul" (MatMul): initializer "onnx::MatMul_13": element 0 is NaN`}},
@@ -252,13 +253,13 @@ func TestCompileInt8RefusesBadInput(t *testing.T) {
 		{"JSON Inf weight", CompileOptions{Model: infJSON, Int8: &Int8Options{Samples: 100}}, []string{"inf.json: ", "1e400", "layers.w"}},
 		{"LSTM state, rlcc", CompileOptions{Model: lstm13, Int8: &Int8Options{}},
 			[]string{"lstm13.json: model wide_lstm needs 50 bytes of flow state (the rlcc handler's 24 + h and c of 13 values each at int8 (26)), over the engine's 48-byte flow context"}},
-		{"LSTM state, none", CompileOptions{Model: lstm25, Handler: HandlerNone, Int8: &Int8Options{Calib: calib}},
+		{"LSTM state, none", CompileOptions{Model: lstm25, Handler: artifact.HandlerNone, Int8: &Int8Options{Calib: calib}},
 			[]string{"lstm25.json: model wide_lstm needs 50 bytes of flow state (the none handler's 0 + h and c of 25 values each at int8 (50))"}},
 		{"LSTM state, trees", CompileOptions{Model: lstm13},
 			[]string{"lstm13.json: model wide_lstm needs 50 bytes of flow state"}},
 		{"calibration of 3 columns", CompileOptions{Model: teacherJSON, Int8: bad("c3.csv", "1,2,3\n4,5,6\n")},
 			[]string{"c3.csv: row 1 has 3 values; model rlcc_teacher takes 4 inputs"}},
-		{"calibration of 5 columns", CompileOptions{Model: teacherJSON, Handler: HandlerNone, Int8: bad("c5.csv", "1,2,3,4,5\n")},
+		{"calibration of 5 columns", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Int8: bad("c5.csv", "1,2,3,4,5\n")},
 			[]string{"c5.csv: row 1 has 5 values; model rlcc_teacher takes 4 inputs"}},
 		{"calibration header of unknown names", CompileOptions{Model: teacherJSON, Int8: bad("unknown.csv", "w,x,y,z\n1,2,3,4\n")},
 			[]string{`unknown.csv: the header has no column "a_prev"; model rlcc_teacher takes 4 inputs (a_prev, o, a_prev2, o_prev): name each in the header, or drop the header`}},
@@ -268,7 +269,7 @@ func TestCompileInt8RefusesBadInput(t *testing.T) {
 		{"calibration header alone", CompileOptions{Model: teacherJSON, Int8: bad("header.csv", "a_prev,o,a_prev2,o_prev\n")}, []string{"header.csv: no data rows"}},
 		{"calibration NaN", CompileOptions{Model: teacherJSON, Int8: bad("nan.csv", "1,2,3,4\n1,NaN,3,4\n")},
 			[]string{"nan.csv: row 2: o is NaN: calibration values must be finite"}},
-		{"calibration Inf", CompileOptions{Model: teacherJSON, Handler: HandlerNone, Int8: bad("inf.csv", "a_prev,o,a_prev2,o_prev\n1,2,3,4\n1,2,3,-Inf\n")},
+		{"calibration Inf", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Int8: bad("inf.csv", "a_prev,o,a_prev2,o_prev\n1,2,3,4\n1,2,3,-Inf\n")},
 			[]string{"inf.csv: row 2: o_prev is -Inf: calibration values must be finite"}},
 		{"calibration text", CompileOptions{Model: teacherJSON, Int8: bad("text.csv", "1,2,3,4\n1,2,fast,4\n")},
 			[]string{`text.csv: line 2: column 3: "fast" is not a number`}},
@@ -313,7 +314,7 @@ func TestCalibRowsHeaderSelectsByName(t *testing.T) {
 		"1,2,3,4\n",
 	} {
 		c := newCompilation(CompileOptions{Model: teacherJSON, Int8: &Int8Options{Calib: writeText(t, "calib.csv", text)}})
-		c.m, c.handler = m, HandlerRLCC
+		c.m, c.handler = m, artifact.HandlerRLCC
 		rows, err := c.calibRows()
 		if err != nil || len(rows) != 1 || !slices.Equal(rows[0], []float64{1, 2, 3, 4}) {
 			t.Errorf("%q: rows %v, %v; want [[1 2 3 4]]", text, rows, err)

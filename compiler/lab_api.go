@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -10,25 +11,8 @@ import (
 // The lab's way in: what lab/ (sim and its controllers, closed-loop diff, sweep, eval, train
 // glue) needs of the compile's unexported parts, as thin exported wrappers, in this one file.
 
-// FixedParams are the RL-CC parameters r records, in the handler's fixed point (the defaults
-// without the handler).
-func (r *CompileReport) FixedParams() nicsdk.Params { return r.params() }
-
-// WithSources is p with where each parameter came from.
-func (p *RLCCParams) WithSources(src ParamSources) *RLCCParams { return p.withSources(src) }
-
-// NewRLCCParams records p in real numbers.
-func NewRLCCParams(p nicsdk.Params) *RLCCParams { return newRLCCParams(p) }
-
 // Firmware is the ELF a compile directory runs under s.
 func (s SDK) Firmware() string { return s.firmware() }
-
-// OutDir, WriteOut: output directories and files, never through links (outdir.go).
-func OutDir(dir string) error                 { return outDir(dir) }
-func WriteOut(path string, data []byte) error { return writeOut(path, data) }
-
-// FileHash is the hex SHA-256 of a file's bytes.
-func FileHash(path string) (string, error) { return fileHash(path) }
 
 // SimWhat and CheckSimFootprint: a simulation's memory refused beyond MemoryLimit (memory.go).
 func SimWhat(scen netsim.Scenario, cfg netsim.Config) string { return simWhat(scen, cfg) }
@@ -38,10 +22,10 @@ func CheckSimFootprint(what string, cfg netsim.Config, fp netsim.Footprint, extr
 
 // ResolveParams, SourcesAll, ParamsOrDefault, ModelParams: the RL-CC parameters as one truth
 // (params.go).
-func ResolveParams(path string, m *model.Model, given Params, src ParamSources) (Params, ParamSources, error) {
+func ResolveParams(path string, m *model.Model, given Params, src artifact.ParamSources) (Params, artifact.ParamSources, error) {
 	return resolveParams(path, m, given, src)
 }
-func SourcesAll(source string) ParamSources                  { return sourcesAll(source) }
+func SourcesAll(source string) artifact.ParamSources         { return sourcesAll(source) }
 func ParamsOrDefault(p nicsdk.Params) (nicsdk.Params, error) { return paramsOrDefault(p) }
 func ModelParams(p Params) map[string]float64                { return modelParams(p) }
 
@@ -49,7 +33,9 @@ func ModelParams(p Params) map[string]float64                { return modelParam
 func ProbeWarnings(m *model.Model, p Params) []string { return probeWarnings(m, p) }
 
 // ResolveHandler is h, with HandlerAuto decided by the input names.
-func ResolveHandler(h Handler, inputs []string) Handler { return resolveHandler(h, inputs) }
+func ResolveHandler(h artifact.Handler, inputs []string) artifact.Handler {
+	return resolveHandler(h, inputs)
+}
 
 // Hints that end the errors of a model whose inputs are not an RL-CC window.
 var (
@@ -58,20 +44,20 @@ var (
 )
 
 // PolicyOrder puts m in the RL-CC policy's order (policyOrder).
-func PolicyOrder(path string, m *model.Model, noneHint string) (*model.Model, *InputLayout, string, error) {
+func PolicyOrder(path string, m *model.Model, noneHint string) (*model.Model, *artifact.InputLayout, string, error) {
 	return policyOrder(path, m, noneHint)
 }
 
 // LoadedPolicy is a model file loaded as a policy (loadPolicy).
 type LoadedPolicy struct {
 	Model   *model.Model
-	Handler Handler
-	Layout  *InputLayout // under the RL-CC handler
+	Handler artifact.Handler
+	Layout  *artifact.InputLayout // under the RL-CC handler
 }
 
 // LoadPolicy loads path with its inputs renamed, resolves h by the names, and under the RL-CC
 // handler puts the model in the policy's order.
-func LoadPolicy(path string, format *model.FileFormat, inputs []string, h Handler) (*LoadedPolicy, error) {
+func LoadPolicy(path string, format *model.FileFormat, inputs []string, h artifact.Handler) (*LoadedPolicy, error) {
 	lp, err := loadPolicy(path, format, inputs, h, "")
 	if err != nil {
 		return nil, err
@@ -80,7 +66,7 @@ func LoadPolicy(path string, format *model.FileFormat, inputs []string, h Handle
 }
 
 // TeacherInputs are the names diff --closed-loop's teacher is loaded with (teacherInputs).
-func TeacherInputs(teacher string, format *model.FileFormat, given []string, dir string, rec *InputLayout) ([]string, error) {
+func TeacherInputs(teacher string, format *model.FileFormat, given []string, dir string, rec *artifact.InputLayout) ([]string, error) {
 	return teacherInputs(teacher, format, given, dir, rec)
 }
 
@@ -101,10 +87,12 @@ func PrepareDistill(opt DistillOptions) (*Distillation, error) {
 func (d *Distillation) Student(o TrainOptions) (*DistillReport, error) { return d.d.student(o) }
 
 // StudentHandler is the handler the students compile under.
-func (d *Distillation) StudentHandler() Handler { return d.d.studentHandler() }
+func (d *Distillation) StudentHandler() artifact.Handler { return d.d.studentHandler() }
 
 // Params are the RL-CC parameters the distillation ran under, with their sources.
-func (d *Distillation) Params() (nicsdk.Params, ParamSources) { return d.d.params, d.d.paramSrc }
+func (d *Distillation) Params() (nicsdk.Params, artifact.ParamSources) {
+	return d.d.params, d.d.paramSrc
+}
 
 // States, Samples and Grid say where the states came from, how many, and the thresholds' grid.
 func (d *Distillation) States() string { return d.d.states }

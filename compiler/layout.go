@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
@@ -80,55 +81,9 @@ func ParseInputs(spec InputsSpec) ([]string, error) {
 var LayoutsAccepted = "--inputs " + InputsNicc + " (newest state first: " + strings.Join(rlcc.Names, ",") + "), --inputs " + InputsAuthors +
 	" [--history K --features LIST] (NVlabs/RLCC, oldest first: a_prev2,o_prev,a_prev,o), or the names in the model's order, e.g. --inputs a_prev2,o_prev,a_prev,o"
 
-// InputLayout is how a policy's inputs map onto the RL-CC handler's window, as report.json
-// records it: the names as given (the file's, or --inputs), the layout they form, and the
-// permutation that put the model in the policy's order (model input i is slot Permutation[i]).
-type InputLayout struct {
-	Given       []string `json:"inputs_given"`
-	History     int      `json:"history"`
-	Features    []string `json:"features"`
-	Permutation []int    `json:"permutation"`
-	// ByPosition says the names were not RL-CC names and the inputs were taken by position
-	// (--handler rlcc on an unnamed model).
-	ByPosition bool `json:"by_position,omitempty"`
-}
-
-// Layout is the nicsdk.Layout l records.
-func (l *InputLayout) Layout() nicsdk.Layout {
-	var m nicsdk.FeatureMask
-	for _, f := range l.Features {
-		if x, ok := rlcc.ParseFeature(f); ok {
-			m |= 1 << x
-		}
-	}
-	return nicsdk.Layout{History: l.History, Features: m}
-}
-
-// String is the layout in prose with its order: "history 2, features action+obs, inputs
-// a_prev2,o_prev,a_prev,o (the policy's slots 2,3,0,1)".
-func (l *InputLayout) String() string {
-	s := fmt.Sprintf("%s, inputs %s", l.Layout(), strings.Join(l.Given, ","))
-	if l.ByPosition {
-		return s + " taken by position"
-	}
-	if !isIdentity(l.Permutation) {
-		s += fmt.Sprintf(" reordered to the policy's %s", strings.Join(rlcc.LayoutNames(l.Layout()), ","))
-	}
-	return s
-}
-
-func isIdentity(perm []int) bool {
-	for i, p := range perm {
-		if p != i {
-			return false
-		}
-	}
-	return true
-}
-
 // newInputLayout records layout l and perm for names.
-func newInputLayout(names []string, l nicsdk.Layout, perm []int) *InputLayout {
-	return &InputLayout{Given: slices.Clone(names), History: l.History, Features: featureWords(l.Features), Permutation: perm}
+func newInputLayout(names []string, l nicsdk.Layout, perm []int) *artifact.InputLayout {
+	return &artifact.InputLayout{Given: slices.Clone(names), History: l.History, Features: featureWords(l.Features), Permutation: perm}
 }
 
 // featureWords names the features of m, in nicsdk.Feature order.
@@ -160,7 +115,7 @@ func isRLCCNamed(names []string) bool {
 // by position as the default layout when it has its width (note says so). A layout that does
 // not fit the flow context is refused (a stateful policy's words are checked at compile). A model of another width is refused, with noneHint (how the
 // command takes a model that is no RL-CC policy, or "") before the layouts it could name.
-func policyOrder(path string, m *model.Model, noneHint string) (*model.Model, *InputLayout, string, error) {
+func policyOrder(path string, m *model.Model, noneHint string) (*model.Model, *artifact.InputLayout, string, error) {
 	l, perm, err := rlcc.ParseLayout(m.Inputs)
 	if err != nil {
 		if isRLCCNamedLoosely(m.Inputs) {
@@ -196,7 +151,7 @@ func policyOrder(path string, m *model.Model, noneHint string) (*model.Model, *I
 // inDefaultOrder reports whether names are the default RL-CC layout in the policy's order.
 func inDefaultOrder(names []string) bool {
 	l, perm, err := rlcc.ParseLayout(names)
-	return err == nil && l.IsDefault() && isIdentity(perm)
+	return err == nil && l.IsDefault() && artifact.IsIdentity(perm)
 }
 
 // isRLCCNamedLoosely reports whether any of names is an RL-CC input name: the model meant a
@@ -212,7 +167,7 @@ func isRLCCNamedLoosely(names []string) bool {
 
 // sameLayout says whether two recorded layouts feed the model alike (inputs taken by position
 // are the default layout in order).
-func sameLayout(a, b *InputLayout) bool {
+func sameLayout(a, b *artifact.InputLayout) bool {
 	return a.Layout() == b.Layout() && slices.Equal(a.Permutation, b.Permutation)
 }
 
@@ -221,20 +176,20 @@ func sameLayout(a, b *InputLayout) bool {
 type loadedPolicy struct {
 	m       *model.Model
 	format  *model.FileFormat
-	handler Handler
-	layout  *InputLayout
+	handler artifact.Handler
+	layout  *artifact.InputLayout
 	note    string
 }
 
 // loadPolicy loads path with its inputs renamed (LoadModelAs), resolves handler h by the names,
 // and under the RL-CC handler puts the model in the policy's order (policyOrder, with noneHint).
-func loadPolicy(path string, format *model.FileFormat, inputs []string, h Handler, noneHint string) (*loadedPolicy, error) {
+func loadPolicy(path string, format *model.FileFormat, inputs []string, h artifact.Handler, noneHint string) (*loadedPolicy, error) {
 	m, f, err := LoadModelAs(path, format, inputs)
 	if err != nil {
 		return nil, err
 	}
 	lp := &loadedPolicy{m: m, format: f, handler: resolveHandler(h, m.Inputs)}
-	if lp.handler == HandlerRLCC {
+	if lp.handler == artifact.HandlerRLCC {
 		if lp.m, lp.layout, lp.note, err = policyOrder(path, m, noneHint); err != nil {
 			return nil, err
 		}
@@ -246,7 +201,7 @@ func loadPolicy(path string, format *model.FileFormat, inputs []string, h Handle
 // compile directory recorded (rec; nil for a report without one keeps given), so that teacher
 // and firmware read the same window. Names the user gave (given), or the teacher's own RL-CC
 // names, must form that layout: otherwise it is an error naming both.
-func teacherInputs(teacher string, format *model.FileFormat, given []string, dir string, rec *InputLayout) ([]string, error) {
+func teacherInputs(teacher string, format *model.FileFormat, given []string, dir string, rec *artifact.InputLayout) ([]string, error) {
 	if rec == nil {
 		return given, nil
 	}

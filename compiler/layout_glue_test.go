@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
 )
@@ -67,20 +68,20 @@ func TestCompileLayout(t *testing.T) {
 			t.Errorf("input %d: %+v, want the layout's range %+v", i, in, rg[i])
 		}
 	}
-	h, err := os.ReadFile(filepath.Join(dir, HandlerFile))
+	h, err := os.ReadFile(filepath.Join(dir, artifact.HandlerFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"RLCC_DEFINE_HANDLER_L(nicc_params, nicc_policy_inline, RLCC_OUT_M, 3, RLCC_FEAT_ACTION | RLCC_FEAT_OBS)",
 		"ctx->data[0..5] and ctx->data[10..11] (the input layout's older states: history 3, features action+obs)"} {
 		if !strings.Contains(string(h), want) {
-			t.Errorf("%s lacks %q:\n%s", HandlerFile, want, h)
+			t.Errorf("%s lacks %q:\n%s", artifact.HandlerFile, want, h)
 		}
 	}
 	t.Logf("history 3 of (a, o): WCET %d cycles, %d RTT events verified", r.Budget.WCETCycles, v.RTTEvents)
 
 	// The DOCA program's runtime feeds the default layout only: refused, one line.
-	_, err = Compile(CompileOptions{Model: model, Out: filepath.Join(t.TempDir(), "doca"), Handler: HandlerRLCC, SDK: SDKDOCA,
+	_, err = Compile(CompileOptions{Model: model, Out: filepath.Join(t.TempDir(), "doca"), Handler: artifact.HandlerRLCC, SDK: SDKDOCA,
 		Inputs: rlcc.LayoutNames(l), Int8: &Int8Options{Samples: 2000}})
 	if err == nil || !strings.Contains(err.Error(), "DOCA program feeds the default input layout") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("DOCA with history 3: %v", err)

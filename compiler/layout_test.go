@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/nicc-dev/nicc/artifact"
 )
 
 // The authors' oldest-first export, loaded with its layout, is rlcc_adpg's network in the
@@ -21,14 +23,14 @@ func TestLoadPolicyPutsAuthorsInPolicyOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lp, err := loadPolicy("../testdata/models/rlcc_authors.onnx", nil, names, HandlerAuto, "")
+		lp, err := loadPolicy("../testdata/models/rlcc_authors.onnx", nil, names, artifact.HandlerAuto, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if lp.handler != HandlerRLCC || !reflect.DeepEqual(lp.m.Inputs, ref.Inputs) || !reflect.DeepEqual(lp.layout.Permutation, []int{2, 3, 0, 1}) {
+		if lp.handler != artifact.HandlerRLCC || !reflect.DeepEqual(lp.m.Inputs, ref.Inputs) || !reflect.DeepEqual(lp.layout.Permutation, []int{2, 3, 0, 1}) {
 			t.Fatalf("%+v: handler %v, inputs %q, layout %+v", spec, lp.handler, lp.m.Inputs, lp.layout)
 		}
-		byPos, err := loadPolicy("../testdata/models/rlcc_authors.onnx", nil, nil, HandlerRLCC, "")
+		byPos, err := loadPolicy("../testdata/models/rlcc_authors.onnx", nil, nil, artifact.HandlerRLCC, "")
 		if err != nil || !byPos.layout.ByPosition {
 			t.Fatalf("by position: %+v, %v", byPos, err)
 		}

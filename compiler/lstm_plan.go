@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/termtext"
 )
 
 // An LSTM's table form reads some gate inputs' partial products from tables
@@ -165,13 +167,13 @@ func productsDetail(ir *quantize.LSTMIR, ps codegen.Products) string {
 		}
 	}
 	return fmt.Sprintf("partial products from tables (%s bytes): %s%s",
-		thousands(uint64(bytes)), strings.Join(codegen.DescribeProducts(ir, ps), ", "), rest)
+		termtext.Thousands(uint64(bytes)), strings.Join(codegen.DescribeProducts(ir, ps), ", "), rest)
 }
 
 // plannedTables is, for an LSTM once its table and branch forms are built (cs, costs), one
 // more candidate: the table form as planProducts plans it within the room the branch form
 // leaves in the .rodata budget, less shrink (bytes a build of an earlier plan overshot).
-func (c *compilation) plannedTables(cs []candidate, costs []FormCandidate, limit MemoryBudget, p *fwsim.Profile, shrink uint64) (candidate, bool) {
+func (c *compilation) plannedTables(cs []candidate, costs []artifact.FormCandidate, limit artifact.MemoryBudget, p *fwsim.Profile, shrink uint64) (candidate, bool) {
 	ir, ok := c.pol.(*quantize.LSTMIR)
 	if !ok || len(cs) < 2 || cs[0].form != codegen.FormTable || cs[0].products != nil || cs[1].form != codegen.FormBranch || !costs[1].Fits {
 		return candidate{}, false

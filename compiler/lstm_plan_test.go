@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/internal/testutil"
@@ -74,14 +75,14 @@ func TestRecordedProducts(t *testing.T) {
 	ir := shippedLSTMIR(t, 2000)
 	x := strings.Repeat(".", ir.Pre.Out)
 	for _, c := range []struct {
-		g    GoldenInfo
+		g    artifact.GoldenInfo
 		want string
 	}{
-		{GoldenInfo{}, ""},
-		{GoldenInfo{Tables: 5}, x + ".......rrrrr"},
-		{GoldenInfo{Products: "b" + x[1:] + "ssssssssssrr"}, "b" + x[1:] + "ssssssssssrr"},
-		{GoldenInfo{Tables: 13}, "error"},
-		{GoldenInfo{Products: "bq"}, "error"},
+		{artifact.GoldenInfo{}, ""},
+		{artifact.GoldenInfo{Tables: 5}, x + ".......rrrrr"},
+		{artifact.GoldenInfo{Products: "b" + x[1:] + "ssssssssssrr"}, "b" + x[1:] + "ssssssssssrr"},
+		{artifact.GoldenInfo{Tables: 13}, "error"},
+		{artifact.GoldenInfo{Products: "bq"}, "error"},
 	} {
 		got := ""
 		if ps, err := recordedProducts(ir, &c.g); err != nil {

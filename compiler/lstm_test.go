@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
@@ -18,7 +19,7 @@ const lstmONNX = "../testdata/models/rlcc_lstm.onnx"
 // lstmRLCCReport is the shipped LSTM's compile with nicc's defaults (dpa, the default
 // calibration), on outputVectors vectors and seed 1: the compile TestShippedOutputsUnchanged
 // pins as lstm_int, made once for both.
-func lstmRLCCReport(t *testing.T) (*CompileReport, string) {
+func lstmRLCCReport(t *testing.T) (*artifact.CompileReport, string) {
 	return compileOnce(t, "lstm-rlcc", CompileOptions{Model: lstmONNX, Vectors: outputVectors, Seed: 1, Int8: &Int8Options{}})
 }
 
@@ -81,12 +82,12 @@ func TestCompileLSTMRLCC(t *testing.T) {
 	if lb, p := r.LowerBound, r.PolicyAlone; lb == nil || p == nil || lb.Cycles != 407 || lb.Cycles > p.WCETCycles {
 		t.Errorf("lower bound %+v, policy alone %+v", lb, p)
 	}
-	h, err := os.ReadFile(filepath.Join(dir, HandlerFile))
+	h, err := os.ReadFile(filepath.Join(dir, artifact.HandlerFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(h), "RLCC_DEFINE_HANDLER_EX(nicc_params, nicc_policy_inline, 6, RLCC_OUT_M)") {
-		t.Errorf("%s does not define the stateful, folded handler:\n%s", HandlerFile, h)
+		t.Errorf("%s does not define the stateful, folded handler:\n%s", artifact.HandlerFile, h)
 	}
 	var text strings.Builder
 	if err := r.WriteText(&text); err != nil {
@@ -126,8 +127,8 @@ func TestCompileLSTMTableForm(t *testing.T) {
 // --handler none: the policy alone takes its state as a pointer and returns y.
 func TestCompileLSTMNone(t *testing.T) {
 	t.Parallel()
-	r, dir := compileOnce(t, "lstm-none", CompileOptions{Model: lstmONNX, Handler: HandlerNone, Vectors: 5000, Int8: &Int8Options{Calib: teacherRef}})
-	if r.Entry != EntryPolicy || r.Verify.Mismatches != 0 || r.Verify.Events != 0 || r.LSTM == nil || r.LSTM.Folded {
+	r, dir := compileOnce(t, "lstm-none", CompileOptions{Model: lstmONNX, Handler: artifact.HandlerNone, Vectors: 5000, Int8: &Int8Options{Calib: teacherRef}})
+	if r.Entry != artifact.EntryPolicy || r.Verify.Mismatches != 0 || r.Verify.Events != 0 || r.LSTM == nil || r.LSTM.Folded {
 		t.Fatalf("entry %s verify %+v lstm %+v", r.Entry, r.Verify, r.LSTM)
 	}
 	if r.StateBytes != 24 || !strings.Contains(r.LSTM.StateLayout, "words 0..5") {

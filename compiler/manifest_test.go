@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/internal/testutil"
 )
@@ -27,7 +28,7 @@ func reseal(t *testing.T, dir string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f["sha256"], err = fileHash(p); err != nil {
+			if f["sha256"], err = artifact.FileHash(p); err != nil {
 				t.Fatal(err)
 			}
 			f["bytes"] = fi.Size()
@@ -95,7 +96,7 @@ func TestCompileInterrupted(t *testing.T) {
 		}
 		onlyOut(t, parent, "out")
 	}
-	if _, err := ReadReport(out, FirmwareFile, DOCAFirmwareFile); err != nil {
+	if _, err := artifact.ReadReport(out, artifact.FirmwareFile, artifact.DOCAFirmwareFile); err != nil {
 		t.Error(err)
 	}
 
@@ -119,7 +120,7 @@ func TestCompileInterrupted(t *testing.T) {
 func TestCompileConcurrent(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "out")
-	opt := CompileOptions{Model: rlccXGB, Handler: HandlerNone, Form: "walk", Vectors: 200, Out: out}
+	opt := CompileOptions{Model: rlccXGB, Handler: artifact.HandlerNone, Form: "walk", Vectors: 200, Out: out}
 	at, hold := make(chan struct{}), make(chan struct{})
 	first := opt
 	first.atStage = func(s string) {
@@ -143,7 +144,7 @@ func TestCompileConcurrent(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("the first compile: %v", err)
 	}
-	if _, err := ReadReport(out, FirmwareFile); err != nil {
+	if _, err := artifact.ReadReport(out, artifact.FirmwareFile); err != nil {
 		t.Error(err)
 	}
 	onlyOut(t, parent, "out")
@@ -155,7 +156,7 @@ func TestCompileConcurrent(t *testing.T) {
 func TestCompileFailureReplacesWhole(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "out")
-	opt := CompileOptions{Model: rlccXGB, Handler: HandlerNone, Form: "walk", Vectors: 200, Out: out}
+	opt := CompileOptions{Model: rlccXGB, Handler: artifact.HandlerNone, Form: "walk", Vectors: 200, Out: out}
 	if _, err := Compile(opt); err != nil {
 		t.Fatal(err)
 	}
@@ -182,14 +183,14 @@ func TestCompileFailureReplacesWhole(t *testing.T) {
 	if !errors.As(err, &ce) || r == nil || r.Failure == nil || r.Failure.Stage != "build" {
 		t.Fatalf("failed check: %v, %+v", err, r)
 	}
-	if _, err := os.Stat(filepath.Join(out, FirmwareFile)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(out, artifact.FirmwareFile)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the old firmware sits beside the failed compile's report: %v", err)
 	}
-	if r.Manifest.Verdicts.Verify != VerdictNotRun {
+	if r.Manifest.Verdicts.Verify != artifact.VerdictNotRun {
 		t.Errorf("verdicts %+v", r.Manifest.Verdicts)
 	}
-	_, err = ReadReport(out)
-	if want := filepath.Join(out, ReportFile) + ": the compile did not pass verify (it failed at build: check): nothing in it is verified; compile again"; err == nil || err.Error() != want {
+	_, err = artifact.ReadReport(out)
+	if want := filepath.Join(out, artifact.ReportFile) + ": the compile did not pass verify (it failed at build: check): nothing in it is verified; compile again"; err == nil || err.Error() != want {
 		t.Errorf("reading the failed compile: %v; want %q", err, want)
 	}
 	onlyOut(t, parent, "out")
@@ -199,7 +200,7 @@ func TestCompileFailureReplacesWhole(t *testing.T) {
 // compile, edited in place, replaced by a link to the same bytes, or gone; a report with no
 // manifest (an older nicc); a manifest naming a file outside the directory.
 func TestReadReportChecksManifest(t *testing.T) {
-	_, src := compileOnce(t, "manifest-none", CompileOptions{Model: rlccXGB, Handler: HandlerNone, Form: "walk"})
+	_, src := compileOnce(t, "manifest-none", CompileOptions{Model: rlccXGB, Handler: artifact.HandlerNone, Form: "walk"})
 	_, other := compileOnce(t, "manifest-rlcc", CompileOptions{Model: rlccXGB, Form: "walk"})
 	copyDir := func(t *testing.T) string {
 		dir := filepath.Join(t.TempDir(), "c")
@@ -214,14 +215,14 @@ func TestReadReportChecksManifest(t *testing.T) {
 		want string // after the directory's path
 	}{
 		{"swapped", func(dir string) error {
-			b, err := os.ReadFile(filepath.Join(other, FirmwareFile))
+			b, err := os.ReadFile(filepath.Join(other, artifact.FirmwareFile))
 			if err != nil {
 				return err
 			}
-			return os.WriteFile(filepath.Join(dir, FirmwareFile), b, 0o644)
+			return os.WriteFile(filepath.Join(dir, artifact.FirmwareFile), b, 0o644)
 		}, "/firmware.elf: changed since nicc compile wrote it ("},
 		{"edited", func(dir string) error {
-			p := filepath.Join(dir, VectorsFile)
+			p := filepath.Join(dir, artifact.VectorsFile)
 			b, err := os.ReadFile(p)
 			if err != nil {
 				return err
@@ -230,11 +231,11 @@ func TestReadReportChecksManifest(t *testing.T) {
 			return os.WriteFile(p, b, 0o644)
 		}, "/vectors.txt: changed since nicc compile wrote it (sha256 "},
 		{"linked", func(dir string) error {
-			p := filepath.Join(dir, FirmwareFile)
+			p := filepath.Join(dir, artifact.FirmwareFile)
 			if err := os.Remove(p); err != nil {
 				return err
 			}
-			return os.Symlink(filepath.Join(src, FirmwareFile), p)
+			return os.Symlink(filepath.Join(src, artifact.FirmwareFile), p)
 		}, "/firmware.elf: not the regular file report.json lists (a link or another kind of file); compile again"},
 		{"gone", func(dir string) error { return os.Remove(filepath.Join(dir, "host", "driver-ubsan")) },
 			"/host/driver-ubsan: missing; report.json lists it: compile again"},
@@ -250,25 +251,25 @@ func TestReadReportChecksManifest(t *testing.T) {
 	}
 	for _, c := range cases {
 		dir := copyDir(t)
-		if _, err := ReadReport(dir, FirmwareFile); err != nil {
+		if _, err := artifact.ReadReport(dir, artifact.FirmwareFile); err != nil {
 			t.Fatalf("%s: the copy: %v", c.name, err)
 		}
 		if err := c.edit(dir); err != nil {
 			t.Fatal(err)
 		}
-		_, err := ReadReport(dir, FirmwareFile)
+		_, err := artifact.ReadReport(dir, artifact.FirmwareFile)
 		if err == nil || !strings.HasPrefix(err.Error(), dir+c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v; want one line %q", c.name, err, dir+c.want)
 		}
 	}
-	if _, err := ReadReport(copyDir(t), DOCAFirmwareFile); err == nil || !strings.Contains(err.Error(), "compiled without --sdk doca") {
+	if _, err := artifact.ReadReport(copyDir(t), artifact.DOCAFirmwareFile); err == nil || !strings.Contains(err.Error(), "compiled without --sdk doca") {
 		t.Errorf("a DOCA program asked of a compile without one: %v", err)
 	}
 }
 
 // editReport edits dir's report.json as JSON.
 func editReport(dir string, edit func(r map[string]any)) error {
-	p := filepath.Join(dir, ReportFile)
+	p := filepath.Join(dir, artifact.ReportFile)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return err

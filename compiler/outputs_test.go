@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nicc-dev/nicc/artifact"
 )
 
 // The shipped models' compiles are pinned: every emitted source, the ELF's .text and every
@@ -34,12 +35,12 @@ var outputCases = []outputCase{
 		return compileForOutputs(CompileOptions{Model: rlccXGB, Out: dir})
 	}},
 	{"rlcc_xgb_none", func(t *testing.T, dir string) error {
-		return compileForOutputs(CompileOptions{Model: rlccXGB, Out: dir, Handler: HandlerNone,
+		return compileForOutputs(CompileOptions{Model: rlccXGB, Out: dir, Handler: artifact.HandlerNone,
 			Ranges: "../testdata/models/rlcc_xgb.ref.csv", Predictions: "../testdata/models/rlcc_xgb.ref.csv"})
 	}},
 	{"lightgbm_bc", func(t *testing.T, dir string) error {
 		lgb := "../testdata/lightgbm/"
-		return compileForOutputs(CompileOptions{Model: lgb + "lg_dart_breast_cancer.model", Out: dir, Handler: HandlerNone,
+		return compileForOutputs(CompileOptions{Model: lgb + "lg_dart_breast_cancer.model", Out: dir, Handler: artifact.HandlerNone,
 			Ranges: lgb + "breast_cancer_test.tsv", Predictions: lgb + "lg_dart_breast_cancer_true_predictions.txt"})
 	}},
 	{"teacher_int", func(t *testing.T, dir string) error {
@@ -57,7 +58,7 @@ var outputCases = []outputCase{
 		return compileForOutputs(CompileOptions{Model: "../testdata/models/rlcc_lstm_batch_first.onnx", Out: dir, Int8: &Int8Options{}})
 	}},
 	{"xgb_small", func(t *testing.T, dir string) error {
-		return compileForOutputs(CompileOptions{Model: "../testdata/models/xgb_small.json", Out: dir, Handler: HandlerNone})
+		return compileForOutputs(CompileOptions{Model: "../testdata/models/xgb_small.json", Out: dir, Handler: artifact.HandlerNone})
 	}},
 	{"xgb_logistic", func(t *testing.T, dir string) error {
 		return compileForOutputs(CompileOptions{Model: "../testdata/models/xgb_logistic.json", Out: dir})
@@ -156,7 +157,7 @@ func pinnedOutputs(t *testing.T, dir string) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := elf.Open(filepath.Join(dir, FirmwareFile))
+	f, err := elf.Open(filepath.Join(dir, artifact.FirmwareFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func pinnedOutputs(t *testing.T, dir string) map[string]any {
 	}
 	hashes["firmware.elf .text"] = sha(text)
 
-	b, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	b, err := os.ReadFile(filepath.Join(dir, artifact.ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func pinnedOutputs(t *testing.T, dir string) map[string]any {
 	// it was built in: the manifest's entry keeps its name.
 	if m, ok := rep["manifest"].(map[string]any); ok {
 		for _, f := range m["files"].([]any) {
-			if f := f.(map[string]any); strings.HasPrefix(f["path"].(string), HostDir+"/") && filepath.Ext(f["path"].(string)) != ".c" {
+			if f := f.(map[string]any); strings.HasPrefix(f["path"].(string), artifact.HostDir+"/") && filepath.Ext(f["path"].(string)) != ".c" {
 				delete(f, "sha256")
 				delete(f, "bytes")
 			}

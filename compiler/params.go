@@ -3,36 +3,20 @@ package compiler
 import (
 	"fmt"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
-// ParamSources say where each RL-CC parameter came from, by its key (rlcc.ParamField.Key,
-// model.RLCCKeys): one of the Source constants.
-type ParamSources map[string]string
-
-// Where an RL-CC parameter came from.
-const (
-	SourceModel   = "model"   // the policy file carries it (nicc train writes it)
-	SourceFlag    = "flag"    // its --rlcc-* flag
-	SourceDefault = "default" // nicc's default (rlcc.ParamFields)
-	SourceCompile = "compile" // the compile directory's report.json
-	SourceTrained = "trained" // what nicc train trained under
-	SourceGiven   = "given"   // a caller's whole set (an API caller's Params without sources)
-	// SourcePathRTT: nicc sim gives every RL-CC policy whose base RTT is 0 the scenario's
-	// empty-path RTT, as the host provisions it in each flow's context at flow start.
-	SourcePathRTT = "scenario path RTT"
-)
-
 // FlagSources are the sources of the RL-CC flags a command line set, by flag name: each
 // SourceFlag; flags that are not RL-CC parameters are ignored.
-func FlagSources(set []string) ParamSources {
-	src := ParamSources{}
+func FlagSources(set []string) artifact.ParamSources {
+	src := artifact.ParamSources{}
 	for _, f := range rlcc.ParamFields {
 		for _, s := range set {
 			if s == f.Flag {
-				src[f.Key] = SourceFlag
+				src[f.Key] = artifact.SourceFlag
 			}
 		}
 	}
@@ -40,8 +24,8 @@ func FlagSources(set []string) ParamSources {
 }
 
 // sourcesAll is every parameter from source.
-func sourcesAll(source string) ParamSources {
-	src := ParamSources{}
+func sourcesAll(source string) artifact.ParamSources {
+	src := artifact.ParamSources{}
 	for _, f := range rlcc.ParamFields {
 		src[f.Key] = source
 	}
@@ -58,23 +42,23 @@ func fixedFields(p *Params) []*uint32 {
 // defaults, with where each came from. Given without sources is used whole (an API caller's
 // set; the zero value is the defaults). A model's value out of the handler's range is an
 // error naming the file and the parameter.
-func resolveParams(path string, m *model.Model, given Params, src ParamSources) (Params, ParamSources, error) {
+func resolveParams(path string, m *model.Model, given Params, src artifact.ParamSources) (Params, artifact.ParamSources, error) {
 	if src == nil && given != (Params{}) {
-		return given, sourcesAll(SourceGiven), given.Validate()
+		return given, sourcesAll(artifact.SourceGiven), given.Validate()
 	}
-	real, out := rlcc.Defaults(), ParamSources{}
+	real, out := rlcc.Defaults(), artifact.ParamSources{}
 	for _, f := range rlcc.ParamFields {
-		out[f.Key] = SourceDefault
+		out[f.Key] = artifact.SourceDefault
 		if m == nil {
 			continue
 		}
 		if v, ok := m.RLCC[f.Key]; ok {
 			f.Set(&real, v)
-			out[f.Key] = SourceModel
+			out[f.Key] = artifact.SourceModel
 		}
 	}
 	p, err := real.FixedAs(func(f rlcc.ParamField) string {
-		if out[f.Key] == SourceModel {
+		if out[f.Key] == artifact.SourceModel {
 			return fmt.Sprintf("%s: rlcc parameter %s", path, f.Key)
 		}
 		return "--" + f.Flag
@@ -97,7 +81,7 @@ func resolveParams(path string, m *model.Model, given Params, src ParamSources) 
 // modelParams are p in a policy file's form (model.Model.RLCC): real numbers, the base RTT
 // in µs (0, learned, is left out).
 func modelParams(p Params) map[string]float64 {
-	r := newRLCCParams(p)
+	r := artifact.NewRLCCParams(p)
 	mp := map[string]float64{"target": r.TargetReal, "beta": r.BetaReal, "scale": r.ScaleReal,
 		"min_rate": r.MinRateReal, "init_rate": r.InitRateReal}
 	if p.BaseRTT != 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -35,12 +36,12 @@ func TestParamsFromModelFlagDefault(t *testing.T) {
 		if math.Abs(target-0.032) > 1.0/nicsdk.Q16One || beta != 2 || scale != 6 || p.BaseRTT != 8400 || p.MinRate != nicsdk.DefaultParams().MinRate {
 			t.Errorf("%s: target %v beta %v scale %v base %d ns min rate %d", path, target, beta, scale, p.BaseRTT, p.MinRate)
 		}
-		want := ParamSources{"target": SourceModel, "beta": SourceFlag, "scale": SourceFlag, "min_rate": SourceDefault,
-			"init_rate": SourceDefault, "base_rtt_us": SourceModel}
+		want := artifact.ParamSources{"target": artifact.SourceModel, "beta": artifact.SourceFlag, "scale": artifact.SourceFlag, "min_rate": artifact.SourceDefault,
+			"init_rate": artifact.SourceDefault, "base_rtt_us": artifact.SourceModel}
 		if !maps.Equal(got, want) {
 			t.Errorf("%s: sources %v, want %v", path, got, want)
 		}
-		line := newRLCCParams(p).withSources(got).String()
+		line := artifact.NewRLCCParams(p).WithSources(got).String()
 		for _, w := range []string{"target 0.032 (model)", "beta 2 (flag)", "scale 6 (flag)", "min rate 0.001 (default)", "base RTT 8.4 µs (model)"} {
 			if !strings.Contains(line, w) {
 				t.Errorf("%s: %q lacks %q", path, line, w)
@@ -50,7 +51,7 @@ func TestParamsFromModelFlagDefault(t *testing.T) {
 }
 
 // flagParams are the parameters the CLI gives for these flags set (over the defaults).
-func flagParams(set map[string]float64) (Params, ParamSources, error) {
+func flagParams(set map[string]float64) (Params, artifact.ParamSources, error) {
 	var v []float64
 	var names []string
 	for _, f := range rlcc.ParamFields {
@@ -118,7 +119,7 @@ func TestCompileTreesFidelityAgainstNetwork(t *testing.T) {
 	if r.Teacher == nil || r.Teacher.Teacher != jp || r.Teacher.HeldOut != d.HeldOut || r.Teacher.HeldOut.Rows == 0 {
 		t.Fatalf("fidelity against the network: %+v, distill held-out %+v", r.Teacher, d.HeldOut)
 	}
-	if _, _, scale := rlcc.Real(r.params()); scale != 12.5 || r.Params.Sources["scale"] != SourceModel {
+	if _, _, scale := rlcc.Real(r.FixedParams()); scale != 12.5 || r.Params.Sources["scale"] != artifact.SourceModel {
 		t.Errorf("compiled under scale %v from %q, want the teacher file's 12.5", scale, r.Params.Sources["scale"])
 	}
 	var b strings.Builder
@@ -130,7 +131,7 @@ func TestCompileTreesFidelityAgainstNetwork(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", w, b.String())
 		}
 	}
-	back, err := ReadReport(opt.Out)
+	back, err := artifact.ReadReport(opt.Out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
@@ -74,7 +75,7 @@ func (r ProbeResult) warning(m *model.Model) string {
 func probeWarnings(m *model.Model, p Params) []string {
 	// m is in the policy's order: its names are its layout's slots, in order.
 	l, perm, err := rlcc.ParseLayout(m.Inputs)
-	if m.NumOutputs() != 1 || err != nil || !isIdentity(perm) {
+	if m.NumOutputs() != 1 || err != nil || !artifact.IsIdentity(perm) {
 		return nil
 	}
 	if w := probe(m, p, l).warning(m); w != "" {

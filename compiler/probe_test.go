@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
@@ -24,7 +25,7 @@ func TestSanityProbe(t *testing.T) {
 		{"rlcc_xgb.json", nil}, {"rlcc_xgb_seed2.json", nil}, {"rlcc_adpg_lstm.json", nil}, {"rlcc_adpg_lstm.onnx", nil},
 		{"rlcc_teacher_unnamed.onnx", rlcc.Names}, {"rlcc_authors.onnx", rlcc.AuthorsNames(rlcc.AuthorsFeatures, rlcc.AuthorsHistory)},
 	} {
-		lp, err := loadPolicy("../testdata/models/"+c.file, nil, c.inputs, HandlerAuto, "")
+		lp, err := loadPolicy("../testdata/models/"+c.file, nil, c.inputs, artifact.HandlerAuto, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +94,7 @@ func TestProbeLayout(t *testing.T) {
 			t.Errorf("row %+v: want the window's older states alike", r)
 		}
 	}
-	lp, err := loadPolicy(teacherWide(t), nil, rlcc.LayoutNames(l), HandlerAuto, "")
+	lp, err := loadPolicy(teacherWide(t), nil, rlcc.LayoutNames(l), artifact.HandlerAuto, "")
 	if err != nil {
 		t.Fatal(err)
 	}

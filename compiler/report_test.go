@@ -12,32 +12,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 )
 
-func TestFailKindsHaveNames(t *testing.T) {
-	for k := range failKindEnd {
-		if s := k.String(); s == "" || strings.HasPrefix(s, "failkind(") {
-			t.Errorf("fail kind %d has no name", int(k))
-		}
-	}
-}
-
 // readReport reads report.json from dir.
-func readReport(t *testing.T, dir string) *CompileReport {
+func readReport(t *testing.T, dir string) *artifact.CompileReport {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	b, err := os.ReadFile(filepath.Join(dir, artifact.ReportFile))
 	if err != nil {
 		t.Fatalf("a failed compile writes its report: %v", err)
 	}
-	var r CompileReport
+	var r artifact.CompileReport
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
 	return &r
 }
 
-func stageNames(r *CompileReport) []string {
+func stageNames(r *artifact.CompileReport) []string {
 	var names []string
 	for _, s := range r.Times {
 		names = append(names, s.Stage)
@@ -66,7 +59,7 @@ func TestCompileMismatchWritesReport(t *testing.T) {
 		t.Fatalf("failure %+v, error %v", f, err)
 	}
 	m := f.Mismatch
-	if m == nil || m.Entry != EntryPolicy || m.Vector < 1 || m.Kind != VecThreshold.String() || len(m.X) != 4 || m.In != nil ||
+	if m == nil || m.Entry != artifact.EntryPolicy || m.Vector < 1 || m.Kind != artifact.VecThreshold.String() || len(m.X) != 4 || m.In != nil ||
 		!regexp.MustCompile(`^tree \d+ node \d+: \w+ <= -?\d+$`).MatchString(m.Split) {
 		t.Fatalf("mismatch %+v", m)
 	}
@@ -79,7 +72,7 @@ func TestCompileMismatchWritesReport(t *testing.T) {
 	if got.Verify.Mismatches < 1 || got.Verify.Mismatches != r.Verify.Mismatches || got.Verify.UBSan != "clean" {
 		t.Errorf("verify %+v", got.Verify)
 	}
-	if got.Firmware != FirmwareFile || got.Budget != nil || got.Fidelity != nil || got.CodeBytes == 0 || len(got.Inputs) != 4 {
+	if got.Firmware != artifact.FirmwareFile || got.Budget != nil || got.Fidelity != nil || got.CodeBytes == 0 || len(got.Inputs) != 4 {
 		t.Errorf("report: firmware %q, budget %v, fidelity %v, code %d bytes, %d inputs", got.Firmware, got.Budget, got.Fidelity, got.CodeBytes, len(got.Inputs))
 	}
 	if want := []string{"load", "quantize", "fit", "emit", "build", "verify", "report"}; !slices.Equal(stageNames(got), want) {
@@ -105,7 +98,7 @@ func TestCompileEventMismatchWritesReport(t *testing.T) {
 	dir := t.TempDir()
 	re := regexp.MustCompile(`\.init_rate = (\d+)u`)
 	_, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000,
-		tamper: tamperFirst(t, HandlerFile, re, func(m []string) string {
+		tamper: tamperFirst(t, artifact.HandlerFile, re, func(m []string) string {
 			n, _ := strconv.ParseInt(m[1], 10, 64)
 			return ".init_rate = " + strconv.FormatInt(n-1, 10) + "u"
 		})})
@@ -114,7 +107,7 @@ func TestCompileEventMismatchWritesReport(t *testing.T) {
 		t.Fatalf("failure %+v (error %v)", f, err)
 	}
 	m := f.Mismatch
-	if m.Entry != EntryHandler || m.Sequence < 1 || m.Event < 1 || m.In == nil || len(m.StateBefore) != 12 ||
+	if m.Entry != artifact.EntryHandler || m.Sequence < 1 || m.Event < 1 || m.In == nil || len(m.StateBefore) != 12 ||
 		len(m.Golden.StateAfter) != 12 || len(m.Fwsim.StateAfter) != 12 || m.Golden.Return == m.Fwsim.Return || m.Vector != 0 {
 		t.Fatalf("mismatch %+v", m)
 	}
@@ -153,7 +146,7 @@ func TestCompileOverBudgetReportsFailure(t *testing.T) {
 }
 
 // The report times every stage, in order; the summary prints them; a passing report has no
-// failure. The build stage tells progress of each of its three builds as it finishes.
+// FailureOf. The build stage tells progress of each of its three builds as it finishes.
 func TestCompileTimesStages(t *testing.T) {
 	var build []int
 	var stages []string

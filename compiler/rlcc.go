@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
@@ -38,9 +39,9 @@ var rlccHint = "--handler rlcc (inputs by position, newest state first), or " + 
 
 // noRLCCStates is the error for a command that would sample RL-CC states under a handler
 // that is not RL-CC: it names the flags that fix it.
-func noRLCCStates(path string, asked Handler, inputs []string) error {
+func noRLCCStates(path string, asked artifact.Handler, inputs []string) error {
 	why := "--handler none"
-	if asked == HandlerAuto {
+	if asked == artifact.HandlerAuto {
 		why = fmt.Sprintf("a model whose inputs (%s) are not named in an RL-CC layout", strings.Join(inputs, ", "))
 	}
 	return fmt.Errorf("%s: %s needs calibration rows: sample RL-CC states with %s, or give rows with --calib ROWS.csv", path, why, rlccHint)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/model/modeltest"
 )
@@ -25,10 +26,10 @@ func BenchmarkCompileScale(b *testing.B) {
 			if err := modeltest.Save(path, modeltest.Trees(name, modeltest.RLCCInputs, s.trees, s.depth, 1)); err != nil {
 				b.Fatal(err)
 			}
-			var r *CompileReport
+			var r *artifact.CompileReport
 			var err error
 			for b.Loop() {
-				r, err = Compile(CompileOptions{Model: path, Out: b.TempDir(), Handler: HandlerNone})
+				r, err = Compile(CompileOptions{Model: path, Out: b.TempDir(), Handler: artifact.HandlerNone})
 				var ce *budget.CheckError
 				if err != nil && !errors.As(err, &ce) {
 					b.Fatal(err)

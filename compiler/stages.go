@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/model"
@@ -46,9 +47,9 @@ type goldenOptions struct {
 	Model        string            // the model file
 	Format       *model.FileFormat // nil detects it
 	Inputs       []string          // rename the model's inputs (nil keeps its own)
-	Handler      Handler
+	Handler      artifact.Handler
 	Params       nicsdk.Params
-	ParamSources ParamSources
+	ParamSources artifact.ParamSources
 	// DOCA is the DOCA target (SDKDOCA): its program feeds the RL-CC handler the default
 	// layout only.
 	DOCA                bool
@@ -82,32 +83,32 @@ func newGolden(opt goldenOptions) *golden {
 type loaded struct {
 	m       *model.Model
 	format  *model.FileFormat
-	handler Handler
+	handler artifact.Handler
 	// inLayout is how the model's inputs map onto the RL-CC handler's window (HandlerRLCC):
 	// load put m in the policy's order.
-	inLayout *InputLayout
+	inLayout *artifact.InputLayout
 	params   nicsdk.Params
-	paramSrc ParamSources // where each of params came from
+	paramSrc artifact.ParamSources // where each of params came from
 }
 
 // quantized is the quantize stage's artifact: the integer policy and the rows it was made on.
 type quantized struct {
-	pol        quantize.Policy     // the integer policy: a *TreeIR, *MLPIR or *LSTMIR
-	calib      string              // where the Int8 calibration rows came from
-	calibSet   [][]float64         // the Int8 calibration rows, once read (calibRows)
-	int8Quant  quantize.MLPOptions // the configuration chosen
-	int8Trials []Int8Trial         // the configurations tried when none was given
-	inputSrc   []string            // where each input's range came from
-	rows       [][]float64         // the Ranges rows
-	preds      []float64           // the source tool's Predictions on them
+	pol        quantize.Policy      // the integer policy: a *TreeIR, *MLPIR or *LSTMIR
+	calib      string               // where the Int8 calibration rows came from
+	calibSet   [][]float64          // the Int8 calibration rows, once read (calibRows)
+	int8Quant  quantize.MLPOptions  // the configuration chosen
+	int8Trials []artifact.Int8Trial // the configurations tried when none was given
+	inputSrc   []string             // where each input's range came from
+	rows       [][]float64          // the Ranges rows
+	preds      []float64            // the source tool's Predictions on them
 }
 
 // planned is the fit stage's artifact: the bound, the memory budget and the code form chosen.
 type planned struct {
-	bound *LowerBound
-	plan  BuildInfo // code form and optimisation level (choosePlan), with the candidates
+	bound *artifact.LowerBound
+	plan  artifact.BuildInfo // code form and optimisation level (choosePlan), with the candidates
 	// memory is the .text and .rodata every firmware must fit, whatever its form (fit).
-	memory   MemoryBudget
+	memory   artifact.MemoryBudget
 	form     codegen.Form // the form codegen prints
 	rank     *quantize.RankLayout
 	products codegen.Products // an LSTM's table form's product tables (nil: codegen.AllRows)
@@ -141,6 +142,6 @@ type built struct {
 // budgeted is the budget stage's artifact.
 type budgeted struct {
 	budget      *budget.Report
-	policy      *budget.Report // the model alone, inside the RL-CC firmware
-	vectorFiles []VectorsInfo  // the measured calls, written for nicc budget
+	policy      *budget.Report         // the model alone, inside the RL-CC firmware
+	vectorFiles []artifact.VectorsInfo // the measured calls, written for nicc budget
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/model/modeltest"
@@ -24,8 +25,8 @@ import (
 func TestRenderStage(t *testing.T) {
 	m := modeltest.Trees("m */ evil(); /*", modeltest.RLCCInputs, 3, 2, 1)
 	ir := q12(t, m)
-	none := codePlan{form: codegen.FormBranch, handler: HandlerNone}
-	rlccPlan := codePlan{form: codegen.FormBranch, handler: HandlerRLCC, params: nicsdk.DefaultParams(), layout: nicsdk.DefaultLayout}
+	none := codePlan{form: codegen.FormBranch, handler: artifact.HandlerNone}
+	rlccPlan := codePlan{form: codegen.FormBranch, handler: artifact.HandlerRLCC, params: nicsdk.DefaultParams(), layout: nicsdk.DefaultLayout}
 	a, err := render(ir, none, fileNames)
 	if err != nil {
 		t.Fatal(err)
@@ -56,13 +57,13 @@ func TestRenderStage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.handler == nil || !bytes.Contains(r.handler, []byte(`#include "`+r.policy.SourceName+`"`)) || !bytes.Contains(r.handler, []byte(EntryHandler)) {
+	if r.handler == nil || !bytes.Contains(r.handler, []byte(`#include "`+r.policy.SourceName+`"`)) || !bytes.Contains(r.handler, []byte(artifact.EntryHandler)) {
 		t.Errorf("the RL-CC plan's handler.c does not wrap the policy:\n%s", r.handler)
 	}
 	if bytes.Equal(r.policy.Source, a.policy.Source) {
 		t.Error("the RL-CC plan renders the policy as HandlerNone does (no inlined form)")
 	}
-	walk, err := render(ir, codePlan{form: codegen.FormWalk, handler: HandlerNone}, fileNames)
+	walk, err := render(ir, codePlan{form: codegen.FormWalk, handler: artifact.HandlerNone}, fileNames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,16 +85,16 @@ func TestRenderStage(t *testing.T) {
 // fit's choice over given candidates: fitting the memory budget first, then the least WCET,
 // then the smaller firmware.
 func TestFitChoosesBetter(t *testing.T) {
-	fits := FormCandidate{Form: "branch", WCETCycles: 300, TextBytes: 900, Fits: true}
+	fits := artifact.FormCandidate{Form: "branch", WCETCycles: 300, TextBytes: 900, Fits: true}
 	for _, c := range []struct {
 		name string
-		a, b FormCandidate
+		a, b artifact.FormCandidate
 		want bool
 	}{
-		{"fits beats faster", fits, FormCandidate{WCETCycles: 100, Fits: false}, true},
-		{"faster wins", FormCandidate{WCETCycles: 299, TextBytes: 5000, Fits: true}, fits, true},
-		{"slower loses", FormCandidate{WCETCycles: 301, Fits: true}, fits, false},
-		{"tie: smaller wins", FormCandidate{WCETCycles: 300, TextBytes: 800, RodataBytes: 99, Fits: true}, fits, true},
+		{"fits beats faster", fits, artifact.FormCandidate{WCETCycles: 100, Fits: false}, true},
+		{"faster wins", artifact.FormCandidate{WCETCycles: 299, TextBytes: 5000, Fits: true}, fits, true},
+		{"slower loses", artifact.FormCandidate{WCETCycles: 301, Fits: true}, fits, false},
+		{"tie: smaller wins", artifact.FormCandidate{WCETCycles: 300, TextBytes: 800, RodataBytes: 99, Fits: true}, fits, true},
 		{"tie: same size loses", fits, fits, false},
 	} {
 		if got := better(c.a, c.b); got != c.want {
@@ -134,17 +135,17 @@ func TestLoadQuantizeStages(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
 		inputs  []string
-		handler Handler
+		handler artifact.Handler
 	}{
-		{modeltest.RLCCInputs, HandlerRLCC},
-		{[]string{"f0", "f1", "f2"}, HandlerNone},
+		{modeltest.RLCCInputs, artifact.HandlerRLCC},
+		{[]string{"f0", "f1", "f2"}, artifact.HandlerNone},
 	} {
 		path := filepath.Join(dir, c.inputs[0]+".json")
 		if err := modeltest.Save(path, modeltest.Trees("small", c.inputs, 4, 3, 2)); err != nil {
 			t.Fatal(err)
 		}
 		opt := CompileOptions{Model: path}
-		if c.handler == HandlerNone {
+		if c.handler == artifact.HandlerNone {
 			opt.Ranges = writeText(t, "rows.csv", "f0,f1,f2\n-1000,0,5\n1000,0.5,6\n")
 		}
 		g := newGolden(opt.goldenOptions())
@@ -164,9 +165,9 @@ func TestLoadQuantizeStages(t *testing.T) {
 		for i, in := range ir.Inputs {
 			lo, hi := in.Value(in.Min), in.Value(in.Max)
 			switch {
-			case c.handler == HandlerRLCC && in != g.rlccInputs()[i]:
+			case c.handler == artifact.HandlerRLCC && in != g.rlccInputs()[i]:
 				t.Errorf("input %s: %+v, not the RL-CC grid's", in.Name, in)
-			case c.handler == HandlerNone && i == 0 && (lo > -1000 || hi < 1000):
+			case c.handler == artifact.HandlerNone && i == 0 && (lo > -1000 || hi < 1000):
 				t.Errorf("input %s: range [%v, %v] does not cover its column [-1000, 1000]", in.Name, lo, hi)
 			}
 		}
@@ -186,22 +187,22 @@ func TestBuildReusesFitFirmware(t *testing.T) {
 	if i := slices.Index(extra, "-O2"); i >= 0 {
 		extra = slices.Concat(extra[:i], r.Build.Opt, extra[i+1:])
 	}
-	elf := filepath.Join(t.TempDir(), FirmwareFile)
-	if err := nicsdk.Build(elf, filepath.Join(dir, nicsdk.LinkerScriptName), append(extra, "-I", dir), filepath.Join(dir, HandlerFile)); err != nil {
+	elf := filepath.Join(t.TempDir(), artifact.FirmwareFile)
+	if err := nicsdk.Build(elf, filepath.Join(dir, nicsdk.LinkerScriptName), append(extra, "-I", dir), filepath.Join(dir, artifact.HandlerFile)); err != nil {
 		t.Fatal(err)
 	}
 	want, err := os.ReadFile(elf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join(dir, FirmwareFile))
+	got, err := os.ReadFile(filepath.Join(dir, artifact.FirmwareFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
 		t.Error("the compile's firmware.elf is not what its sources build")
 	}
-	b, err := budget.Analyze(budget.Options{ELF: filepath.Join(dir, FirmwareFile), Entry: EntryHandler, Core: r.Budget.Core.Name})
+	b, err := budget.Analyze(budget.Options{ELF: filepath.Join(dir, artifact.FirmwareFile), Entry: artifact.EntryHandler, Core: r.Budget.Core.Name})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/quantize"
@@ -19,67 +20,13 @@ import (
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
-// VecKind is where a verify vector came from.
-type VecKind int
-
-const (
-	// VecThreshold: a split's integer threshold T, at T-1, T, T+1 and T+2, on a path that
-	// reaches the split.
-	VecThreshold VecKind = iota
-	// VecExtreme: every input at its range's ends, and each input at one end.
-	VecExtreme
-	// VecRow: a sample row (--ranges), quantized.
-	VecRow
-	// VecSampled: a float state drawn uniformly from the input ranges, quantized.
-	VecSampled
-	// VecNearThreshold: each input near a random threshold of its own, or uniform.
-	VecNearThreshold
-	// VecEvent: one event of an RL-CC event sequence.
-	VecEvent
-	vecKindEnd
-)
-
-var vecKindNames = [...]string{
-	VecThreshold: "threshold±1", VecExtreme: "extreme", VecRow: "row", VecSampled: "sampled",
-	VecNearThreshold: "near-threshold", VecEvent: "event",
-}
-
-func (k VecKind) String() string {
-	if k >= 0 && k < vecKindEnd {
-		return vecKindNames[k]
-	}
-	return fmt.Sprintf("veckind(%d)", int(k))
-}
-
-// VerifyReport says what verify compared.
-type VerifyReport struct {
-	// Vectors is the number of calls compared: policy vectors plus events.
-	Vectors int `json:"vectors"`
-	// Kinds counts them by VecKind.
-	Kinds map[string]int `json:"kinds"`
-	// Sequences and Events: RL-CC event sequences, each from its own starting flow context,
-	// the context persisting across the sequence's calls (RTTEvents of them RTT events).
-	Sequences int `json:"sequences,omitempty"`
-	Events    int `json:"events,omitempty"`
-	RTTEvents int `json:"rtt_events,omitempty"`
-	// Batches is the number of runs of each host build (at most 65536 calls each).
-	Batches int `json:"batches"`
-	// Compared names the implementations that agreed on every vector.
-	Compared   []string `json:"compared"`
-	Mismatches int      `json:"mismatches"`
-	UBSan      string   `json:"ubsan"`
-	// MaxCycles is the longest fwsim call of the entry; MaxPolicyCycles of the policy.
-	MaxCycles       uint64 `json:"max_cycles"`
-	MaxPolicyCycles uint64 `json:"max_policy_cycles"`
-}
-
 // verifyIn is what the verify stage reads: the golden model, the three builds, and what the
 // options ask of it.
 type verifyIn struct {
 	ctx     context.Context // nil: never cancelled
 	m       *model.Model
 	pol     quantize.Policy
-	handler Handler
+	handler artifact.Handler
 	params  nicsdk.Params
 	layout  nicsdk.Layout
 	rows    [][]float64 // the Ranges rows
@@ -94,7 +41,7 @@ type verifyIn struct {
 // verified is the verify stage's artifact: its report, the calls Budget measures, and the
 // fidelity it accumulated.
 type verified struct {
-	report VerifyReport
+	report artifact.VerifyReport
 	// measure and measurePolicy are the calls that ran longest, and a sample of the rest,
 	// for Budget.
 	measure, measurePolicy []budget.Vector
@@ -116,7 +63,7 @@ const (
 
 // policyVec is one call of nicc_policy.
 type policyVec struct {
-	kind VecKind
+	kind artifact.VecKind
 	x    []int32
 	// state is a stateful policy's words before the call (nil for a stateless one).
 	state []uint32
@@ -152,20 +99,20 @@ func (c *compilation) verifyStage() error {
 // fwsim. What it verified comes back with a failed check too, for the report.
 func verify(c verifyIn) (*verified, error) {
 	rng := rand.New(rand.NewPCG(c.seed, 0x6e696363))
-	out := &verified{report: VerifyReport{Kinds: map[string]int{}}, states: newFidAcc(c.pol, c.m), decisions: newFidAcc(c.pol, c.m)}
+	out := &verified{report: artifact.VerifyReport{Kinds: map[string]int{}}, states: newFidAcc(c.pol, c.m), decisions: newFidAcc(c.pol, c.m)}
 	vr := &out.report
 	ir, _ := c.pol.(*quantize.TreeIR) // nil for a network
 
 	n := c.vectors
 	nPolicy := n
-	if c.handler == HandlerRLCC {
+	if c.handler == artifact.HandlerRLCC {
 		nPolicy = n / 4
 	}
 	fixed, nFixed := c.newFixed(rng, ir), c.fixedCount(ir)
 	// Sampled states however many split vectors there are: a quarter of nPolicy at least.
 	totalPolicy := max(nPolicy, nFixed+nPolicy/4)
 	totalEvents := 0
-	if c.handler == HandlerRLCC {
+	if c.handler == artifact.HandlerRLCC {
 		// At least three quarters of the vectors are events.
 		totalEvents = max(n-totalPolicy, 3*n/4, 1)
 	}
@@ -204,19 +151,19 @@ func verify(c verifyIn) (*verified, error) {
 	c.progress(v.total, v.total)
 	vr.UBSan = "clean"
 	if vr.Mismatches > 0 {
-		return out, &budget.CheckError{Err: &MismatchError{Differ: vr.Mismatches, Vectors: vr.Vectors, First: v.first}}
+		return out, &budget.CheckError{Err: &artifact.MismatchError{Differ: vr.Mismatches, Vectors: vr.Vectors, First: v.first}}
 	}
 	golden := "golden (Go: quantize." + c.pol.Golden()
 	switch {
-	case c.handler == HandlerRLCC && c.pol.StateWords() > 0:
+	case c.handler == artifact.HandlerRLCC && c.pol.StateWords() > 0:
 		golden += " inside nicsdk.OnEventEx"
-	case c.handler == HandlerRLCC:
+	case c.handler == artifact.HandlerRLCC:
 		golden += " inside nicsdk.OnEvent"
 	}
 	vr.Compared = []string{golden + ")", implHost + " (" + c.hostCC + " -O2)", implUBSan, implFwsim}
 	out.measurePolicy = pickMeasured(v.candPolicy)
 	out.measure = out.measurePolicy
-	if c.handler == HandlerRLCC {
+	if c.handler == artifact.HandlerRLCC {
 		out.measure = pickMeasured(v.cand)
 	} else {
 		vr.MaxCycles = vr.MaxPolicyCycles
@@ -228,11 +175,11 @@ func verify(c verifyIn) (*verified, error) {
 type verifier struct {
 	in             *verifyIn
 	out            *verified
-	vr             *VerifyReport
+	vr             *artifact.VerifyReport
 	fw             *abi.Firmware
 	done, total    int // calls, for progress
 	nPolicy, nSeqs int // policy vectors and sequences so far, for messages
-	first          *Mismatch
+	first          *artifact.Mismatch
 	// cand and candPolicy are the calls Budget may measure: the longest of each batch and a
 	// sample of the rest.
 	cand, candPolicy []measured
@@ -240,7 +187,7 @@ type verifier struct {
 
 func (c *verifyIn) newVerifier(out *verified, total int) (*verifier, error) {
 	fw, err := abi.Load(c.elf, c.core, abi.Shape{Inputs: max(1, len(c.pol.InputFormats())), StateWords: c.pol.StateWords(),
-		Handler: c.handler == HandlerRLCC})
+		Handler: c.handler == artifact.HandlerRLCC})
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +213,7 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 		vr.Kinds[p.kind.String()]++
 	}
 	if nEvents > 0 {
-		vr.Kinds[VecEvent.String()] += nEvents
+		vr.Kinds[artifact.VecEvent.String()] += nEvents
 		vr.Sequences += len(seqs)
 		vr.Events += nEvents
 	}
@@ -319,7 +266,7 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	}
 	if ubsan.err != nil {
 		vr.UBSan = "not clean"
-		return &budget.CheckError{Err: &UBSanError{ubsan.err}}
+		return &budget.CheckError{Err: &artifact.UBSanError{Err: ubsan.err}}
 	}
 	if fwErr != nil {
 		return &budget.CheckError{Err: fmt.Errorf("verify: fwsim: %w", fwErr)}
@@ -332,10 +279,10 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 		}
 		vr.Mismatches++
 		if v.first == nil {
-			v.first = &Mismatch{Entry: EntryPolicy, Vector: v.nPolicy + i + 1, Kind: p.kind.String(), Split: strings.TrimPrefix(p.node, ", "),
+			v.first = &artifact.Mismatch{Entry: artifact.EntryPolicy, Vector: v.nPolicy + i + 1, Kind: p.kind.String(), Split: strings.TrimPrefix(p.node, ", "),
 				X: p.x, StateBefore: p.state,
-				Golden: CallOutput{int64(g), goldenSt[i]}, Host: CallOutput{int64(h), host.sts[i]},
-				UBSan: CallOutput{int64(u), ubsan.sts[i]}, Fwsim: CallOutput{int64(f), fw.sts[i]}}
+				Golden: artifact.CallOutput{Return: int64(g), StateAfter: goldenSt[i]}, Host: artifact.CallOutput{Return: int64(h), StateAfter: host.sts[i]},
+				UBSan: artifact.CallOutput{Return: int64(u), StateAfter: ubsan.sts[i]}, Fwsim: artifact.CallOutput{Return: int64(f), StateAfter: fw.sts[i]}}
 		}
 	}
 	k := 0
@@ -351,8 +298,8 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 			}
 			vr.Mismatches++
 			if v.first == nil {
-				v.first = &Mismatch{Entry: EntryHandler, Sequence: v.nSeqs + si + 1, Event: ei + 1, Kind: s.how + " start",
-					In: eventInfo(e.ev), StateBefore: e.before[:],
+				v.first = &artifact.Mismatch{Entry: artifact.EntryHandler, Sequence: v.nSeqs + si + 1, Event: ei + 1, Kind: s.how + " start",
+					In: artifact.NewEventArg(e.ev), StateBefore: e.before[:],
 					Golden: g.output(), Host: h.output(), UBSan: u.output(), Fwsim: f.output()}
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
@@ -21,7 +22,9 @@ type eventResult struct {
 	ctx  nicsdk.FlowCtx
 }
 
-func (r eventResult) output() CallOutput { return CallOutput{int64(r.rate), r.ctx[:]} }
+func (r eventResult) output() artifact.CallOutput {
+	return artifact.CallOutput{Return: int64(r.rate), StateAfter: r.ctx[:]}
+}
 
 func writeWords(b *bytes.Buffer, ws []uint32) {
 	for _, w := range ws {
@@ -158,7 +161,7 @@ func (v *verifier) fwsim(pvs []policyVec, seqs []sequence) (fwOut, error) {
 		st := slices.Clone(p.state)
 		y, cycles, err := v.fw.Policy(p.x, st)
 		if err != nil {
-			return o, fmt.Errorf("%s faulted on vector %d (%s), x = %v, state %v: %w", EntryPolicy, v.nPolicy+i+1, p.kind, p.x, p.state, err)
+			return o, fmt.Errorf("%s faulted on vector %d (%s), x = %v, state %v: %w", artifact.EntryPolicy, v.nPolicy+i+1, p.kind, p.x, p.state, err)
 		}
 		o.sts = append(o.sts, st)
 		o.ys = append(o.ys, y)
@@ -173,7 +176,7 @@ func (v *verifier) fwsim(pvs []policyVec, seqs []sequence) (fwOut, error) {
 			rate, cycles, err := v.fw.OnEvent(e.ev, &ctx)
 			if err != nil {
 				return o, fmt.Errorf("%s faulted on event %d of sequence %d (%+v, context before %v): %w",
-					EntryHandler, ei+1, v.nSeqs+si+1, e.ev, e.before, err)
+					artifact.EntryHandler, ei+1, v.nSeqs+si+1, e.ev, e.before, err)
 			}
 			o.rates = append(o.rates, rate)
 			o.ctxs = append(o.ctxs, ctx)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
 )
@@ -145,7 +146,7 @@ func clamp32(v int64, lo, hi int32) int32 { return int32(min(max(v, int64(lo)), 
 func (c *verifyIn) sampleState(rng *rand.Rand) []float64 {
 	xf := make([]float64, len(c.pol.InputFormats()))
 	var clamped []bool
-	if c.handler == HandlerRLCC {
+	if c.handler == artifact.HandlerRLCC {
 		clamped = rlcc.Clamped(c.layout)
 	}
 	for i, in := range c.pol.InputFormats() {
@@ -212,7 +213,7 @@ func (g *fixedGen) next() (policyVec, bool) {
 			}
 			x[s.f] = clamp32(int64(s.t)+g.d, s.lo[s.f], s.hi[s.f])
 			g.d++
-			return policyVec{kind: VecThreshold, x: x,
+			return policyVec{kind: artifact.VecThreshold, x: x,
 				node: fmt.Sprintf(", tree %d node %d: %s <= %d", s.tree, s.node, ins[s.f].Name, s.t)}, true
 		}
 	}
@@ -241,7 +242,7 @@ func (c *verifyIn) extremeVectors(rng *rand.Rand) []policyVec {
 			for i := range x {
 				x[i] = ends(i, mask>>i&1 == 1)
 			}
-			out = append(out, policyVec{kind: VecExtreme, x: x})
+			out = append(out, policyVec{kind: artifact.VecExtreme, x: x})
 		}
 	} else {
 		for _, hi := range []bool{false, true} {
@@ -249,7 +250,7 @@ func (c *verifyIn) extremeVectors(rng *rand.Rand) []policyVec {
 			for i := range x {
 				x[i] = ends(i, hi)
 			}
-			out = append(out, policyVec{kind: VecExtreme, x: x})
+			out = append(out, policyVec{kind: artifact.VecExtreme, x: x})
 		}
 	}
 	for i := range nIn {
@@ -259,14 +260,14 @@ func (c *verifyIn) extremeVectors(rng *rand.Rand) []policyVec {
 				x[g] = randIn(rng, ins[g].Min, ins[g].Max)
 			}
 			x[i] = ends(i, hi)
-			out = append(out, policyVec{kind: VecExtreme, x: x})
+			out = append(out, policyVec{kind: artifact.VecExtreme, x: x})
 		}
 	}
 	for _, row := range c.rows {
 		if slices.ContainsFunc(row, math.IsNaN) {
 			continue
 		}
-		out = append(out, policyVec{kind: VecRow, x: quantize.QuantizeInputs(c.pol, row), fl: row})
+		out = append(out, policyVec{kind: artifact.VecRow, x: quantize.QuantizeInputs(c.pol, row), fl: row})
 	}
 	return out
 }
@@ -288,7 +289,7 @@ func (f *filler) next() policyVec {
 	f.k++
 	if f.k%2 == 1 {
 		xf := f.c.sampleState(f.rng)
-		return policyVec{kind: VecSampled, x: quantize.QuantizeInputs(f.c.pol, xf), fl: xf}
+		return policyVec{kind: artifact.VecSampled, x: quantize.QuantizeInputs(f.c.pol, xf), fl: xf}
 	}
 	ins := f.c.pol.InputFormats()
 	x := make([]int32, len(ins))
@@ -299,7 +300,7 @@ func (f *filler) next() policyVec {
 			x[i] = randIn(f.rng, in.Min, in.Max)
 		}
 	}
-	return policyVec{kind: VecNearThreshold, x: x}
+	return policyVec{kind: artifact.VecNearThreshold, x: x}
 }
 
 // stateGen draws the state words of a stateful policy's vectors: runs of 32 calls, each run

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/termtext"
@@ -116,7 +117,7 @@ type ClosedLoopReport struct {
 	TeacherDecides string               `json:"teacher_decides"`
 	Decides        string               `json:"compiled_decides"`
 	Latency        string               `json:"compiled_latency"`
-	Params         *compiler.RLCCParams `json:"rlcc_params"`
+	Params         *artifact.RLCCParams `json:"rlcc_params"`
 	ClockPPM       float64              `json:"clock_ppm"` // each NIC's clock tolerance; 0 one ideal clock
 	MaxGoodputDiff float64              `json:"max_goodput_diff"`
 	MaxLatencyDiff float64              `json:"max_latency_diff_ratio"`
@@ -134,10 +135,10 @@ type ClosedLoopReport struct {
 // The two runs of a scenario go in parallel. Bad input is an error; a compile out of
 // tolerance is a report with Pass false (CheckErr says so).
 func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
-	if !compiler.IsCompileDir(opt.Against) {
+	if !artifact.IsCompileDir(opt.Against) {
 		return nil, fmt.Errorf("--closed-loop: --against %q is not a compile output directory (nicc compile --out DIR writes one)", opt.Against)
 	}
-	cr, err := compiler.ReadReport(opt.Against, opt.SDK.Firmware())
+	cr, err := artifact.ReadReport(opt.Against, opt.SDK.Firmware())
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &ClosedLoopReport{Teacher: opt.Teacher, Against: opt.Against, Params: compiler.NewRLCCParams(params), ClockPPM: opt.Net.ClockPPM,
+	rep := &ClosedLoopReport{Teacher: opt.Teacher, Against: opt.Against, Params: artifact.NewRLCCParams(params), ClockPPM: opt.Net.ClockPPM,
 		MaxGoodputDiff: cmp.Or(opt.MaxGoodputDiff, DefaultMaxGoodputDiff), MaxLatencyDiff: cmp.Or(opt.MaxLatencyDiff, DefaultMaxLatencyDiff),
 		LatencySlackUs: cmp.Or(opt.LatencySlackUs, DefaultLatencySlackUs), Health: DefaultHealth, Pass: true}
 	if opt.Health != nil {
@@ -168,7 +169,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		base := SimOptions{Scenario: run.Scenario, Flows: run.Flows, Net: opt.Net, LatencyNs: opt.LatencyNs, Health: &rep.Health}
 		teacher, compiled := base, base
 		teacher.Policy, teacher.Format, teacher.Inputs, teacher.Params = opt.Teacher, opt.Format, inputs, params
-		teacher.ParamSources, teacher.learnBaseRTT = compiler.SourcesAll(compiler.SourceCompile), opt.SDK == compiler.SDKDOCA
+		teacher.ParamSources, teacher.learnBaseRTT = compiler.SourcesAll(artifact.SourceCompile), opt.SDK == compiler.SDKDOCA
 		teacher.Core, teacher.noHandlerFlag = cr.Budget.Core.Name, true
 		compiled.Policy, compiled.Golden, compiled.SDK = opt.Against, opt.Golden, opt.SDK
 		var tr, fr *SimReport

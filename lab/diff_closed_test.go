@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
-	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/netsim"
 )
 
@@ -31,7 +31,7 @@ func TestDiffClosedLoop(t *testing.T) {
 	if len(r.Rows) != len(runs) {
 		t.Fatalf("%d rows for %d runs", len(r.Rows), len(runs))
 	}
-	cr, err := compiler.ReadReport(dir)
+	cr, err := artifact.ReadReport(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/termtext"
@@ -157,11 +158,11 @@ func (p *dirPrinter) start() error {
 	e, r := p.e, p.e.Report
 	if p.json {
 		head := map[string]any{
-			"dir": e.Dir, "firmware": e.Firmware, "entry": compiler.EntryPolicy, "handler": r.Handler,
+			"dir": e.Dir, "firmware": e.Firmware, "entry": artifact.EntryPolicy, "handler": r.Handler,
 			"core": r.Budget.Core.Name, "golden": e.Golden(), "model": r.Model.File, "inputs": e.Inputs(),
 			"state": e.Stateful(),
 		}
-		if e.Handler() == compiler.HandlerRLCC {
+		if e.Handler() == artifact.HandlerRLCC {
 			head["rate_before"] = float64(e.Rate()) / nicsdk.LineRate
 			head["returns"] = "y"
 			if e.Folded() {
@@ -181,12 +182,12 @@ func (p *dirPrinter) start() error {
 		args = "x, state"
 	}
 	termtext.Printf(p.w, "firmware  %s: %s(%s) in fwsim on %s; x = the row's %s quantized with %s's formats\n",
-		e.Firmware, compiler.EntryPolicy, args, r.Budget.Core.Name, strings.Join(e.Inputs(), ", "), compiler.ReportFile)
+		e.Firmware, artifact.EntryPolicy, args, r.Budget.Core.Name, strings.Join(e.Inputs(), ", "), artifact.ReportFile)
 	termtext.Printf(p.w, "golden    %s, rebuilt from %s (model IR sha256 %.12s)\n", e.Golden(), r.Model.File, r.Model.Hash)
 	if e.Stateful() {
 		fmt.Fprintf(p.w, "state     the rows are one flow's consecutive steps from the zero state; each step starts from the golden state\n")
 	}
-	if e.Handler() == compiler.HandlerRLCC {
+	if e.Handler() == artifact.HandlerRLCC {
 		termtext.Printf(p.w, "rl-cc     each row is one decision: the multiplier, and the new rate from %s of line rate\n", termtext.Num(float64(e.Rate())/nicsdk.LineRate))
 	}
 	if e.Folded() {
@@ -201,7 +202,7 @@ func (p *dirPrinter) columns() []string {
 	switch {
 	case p.e.Folded():
 		cols = append(cols, pad("float_m", 12), pad("golden_m", 12), pad("firmware_m", 12), pad("golden_y*", 12), pad("firmware_y*", 12), pad("new_rate", 12))
-	case p.e.Handler() == compiler.HandlerRLCC:
+	case p.e.Handler() == artifact.HandlerRLCC:
 		cols = append(cols, pad("golden_y", 12), pad("firmware_y", 12), pad("multiplier", 12), pad("new_rate", 12))
 	default:
 		cols = append(cols, pad("golden_y", 12), pad("firmware_y", 12))
@@ -228,7 +229,7 @@ func (p *dirPrinter) row(line int, r *FirmwareRow) error {
 	floatY := r.Float[0]
 	compared := p.e.Comparable(floatY)
 	p.maxErr = max(p.maxErr, math.Abs(r.FirmwareY-compared))
-	isRLCC := p.e.Handler() == compiler.HandlerRLCC
+	isRLCC := p.e.Handler() == artifact.HandlerRLCC
 	if p.json {
 		type jsonRow struct {
 			Line int `json:"line"`
@@ -339,6 +340,6 @@ func (p *dirPrinter) end() error {
 		rows += fmt.Sprintf(" (%d not run: a value is missing)", p.skipped)
 	}
 	_, err := termtext.Printf(p.w, "rows      %s: %s; max |firmware - float| %s (%s); %s cycles min %d, median %d, max %d\n",
-		rows, agree, short(p.maxErr), what, compiler.EntryPolicy, lo, med, hi)
+		rows, agree, short(p.maxErr), what, artifact.EntryPolicy, lo, med, hi)
 	return err
 }

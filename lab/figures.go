@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/netsim"
@@ -21,7 +22,7 @@ import (
 // writeFigure writes f into dir (made unless it exists) as base.png and base.svg, and returns
 // the two paths.
 func writeFigure(dir, base string, f *plot.Figure) ([]string, error) {
-	if err := compiler.OutDir(dir); err != nil {
+	if err := artifact.OutDir(dir); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, base)
@@ -30,7 +31,7 @@ func writeFigure(dir, base string, f *plot.Figure) ([]string, error) {
 		file string
 		data []byte
 	}{{path + ".png", f.PNG}, {path + ".svg", f.SVG}} {
-		if err := compiler.WriteOut(out.file, out.data); err != nil {
+		if err := artifact.WriteOut(out.file, out.data); err != nil {
 			return nil, err
 		}
 		files = append(files, out.file)
@@ -179,7 +180,7 @@ func Diff(opt compiler.DiffOptions) (*compiler.DiffReport, error) {
 	if err != nil || out == "" {
 		return r, err
 	}
-	if err := compiler.OutDir(out); err != nil {
+	if err := artifact.OutDir(out); err != nil {
 		return nil, err
 	}
 	v := r.View()

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/target/abi"
@@ -76,7 +77,7 @@ func NewFirmwareEval(cp *compiler.Compiled, rate float64) (*FirmwareEval, error)
 	if w := pol.StateWords(); w > 0 {
 		e.golden, e.state = make([]uint32, w), make([]uint32, w)
 	}
-	if params := cp.Params(); cp.Handler() == compiler.HandlerRLCC {
+	if params := cp.Params(); cp.Handler() == artifact.HandlerRLCC {
 		if rate == 0 {
 			rate = DefaultEvalRate
 		}
@@ -143,7 +144,7 @@ func (e *FirmwareEval) Eval(row []float64) (*FirmwareRow, error) {
 	out.Golden = pol.Call(out.X, e.golden)
 	out.Agree = out.Golden == out.Firmware && slices.Equal(e.state, e.golden)
 	out.GoldenY, out.FirmwareY = e.value(out.Golden), e.value(out.Firmware)
-	if e.Handler() == compiler.HandlerRLCC {
+	if e.Handler() == artifact.HandlerRLCC {
 		out.Multiplier, out.GoldenMultiplier = e.multiplier(out.Firmware), e.multiplier(out.Golden)
 		out.Rate = nicsdk.UpdateRate(e.rate, out.Multiplier, e.Params())
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/internal/testutil"
@@ -34,7 +35,7 @@ var compiled sync.Map // key → *compileResult
 
 type compileResult struct {
 	once sync.Once
-	r    *compiler.CompileReport
+	r    *artifact.CompileReport
 	dir  string
 	err  error
 }
@@ -52,7 +53,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func compileOnce(t *testing.T, key string, opt compiler.CompileOptions) (*compiler.CompileReport, string) {
+func compileOnce(t *testing.T, key string, opt compiler.CompileOptions) (*artifact.CompileReport, string) {
 	t.Helper()
 	v, _ := compiled.LoadOrStore(key, &compileResult{})
 	res := v.(*compileResult)
@@ -76,11 +77,11 @@ func compileOnce(t *testing.T, key string, opt compiler.CompileOptions) (*compil
 	return res.r, res.dir
 }
 
-func rlccReport(t *testing.T) (*compiler.CompileReport, string) {
+func rlccReport(t *testing.T) (*artifact.CompileReport, string) {
 	return compileOnce(t, "rlcc", compiler.CompileOptions{Model: rlccXGB, Ranges: rlccRef, Predictions: rlccRef})
 }
 
-func docaReport(t *testing.T) (*compiler.CompileReport, string) {
+func docaReport(t *testing.T) (*artifact.CompileReport, string) {
 	return compileOnce(t, "doca-xgb", compiler.CompileOptions{Model: rlccXGB, SDK: compiler.SDKDOCA})
 }
 
@@ -90,7 +91,7 @@ func smallDistill() compiler.DistillOptions {
 }
 
 // flagParams are the parameters the CLI gives for these flags set (over the defaults).
-func flagParams(set map[string]float64) (compiler.Params, compiler.ParamSources, error) {
+func flagParams(set map[string]float64) (compiler.Params, artifact.ParamSources, error) {
 	var v []float64
 	var names []string
 	for _, f := range rlcc.ParamFields {
@@ -122,7 +123,7 @@ func catboostFiles(t *testing.T, name string) (*testutil.CatBoostFixture, *model
 // test's stand-in for a compile that wrote them so.
 func reseal(t *testing.T, dir string) {
 	t.Helper()
-	p := filepath.Join(dir, compiler.ReportFile)
+	p := filepath.Join(dir, artifact.ReportFile)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func reseal(t *testing.T, dir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f["sha256"], err = compiler.FileHash(fp); err != nil {
+		if f["sha256"], err = artifact.FileHash(fp); err != nil {
 			t.Fatal(err)
 		}
 		f["bytes"] = fi.Size()

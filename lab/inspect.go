@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/termtext"
 
@@ -32,7 +33,7 @@ func Inspect(path string, format *model.FileFormat, inputs []string) (*Inspectio
 	}
 	s := m.Summarize()
 	in := &Inspection{File: path, Format: f.Name, FLOPs: s.Ops.FLOPs(), Summary: s}
-	if compiler.ResolveHandler(compiler.HandlerAuto, m.Inputs) == compiler.HandlerRLCC {
+	if compiler.ResolveHandler(artifact.HandlerAuto, m.Inputs) == artifact.HandlerRLCC {
 		// Probed as the handler would run it: in the policy's order, under the parameters
 		// the file carries (else the defaults). A layout the handler cannot run is only
 		// described here; compile says why.

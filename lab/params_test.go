@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/netsim"
@@ -31,11 +32,11 @@ func TestSimSameBaseRTTForTeacherAndFirmware(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range []*SimReport{teacher, fw} {
-		if r.Params.BaseRTT != path || r.Params.Sources["base_rtt_us"] != compiler.SourcePathRTT {
+		if r.Params.BaseRTT != path || r.Params.Sources["base_rtt_us"] != artifact.SourcePathRTT {
 			t.Errorf("%s: base RTT %d ns from %q, want the path's %d", r.Decides, r.Params.BaseRTT, r.Params.Sources["base_rtt_us"], path)
 		}
 	}
-	if teacher.Params.Sources["target"] != compiler.SourceDefault || fw.Params.Sources["target"] != compiler.SourceCompile {
+	if teacher.Params.Sources["target"] != artifact.SourceDefault || fw.Params.Sources["target"] != artifact.SourceCompile {
 		t.Errorf("sources: teacher %v, firmware %v", teacher.Params.Sources, fw.Params.Sources)
 	}
 	// Compiled with a base RTT of its own: the firmware's flows start with it, and the teacher
@@ -52,7 +53,7 @@ func TestSimSameBaseRTTForTeacherAndFirmware(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fw2.Params.BaseRTT != 8400 || fw2.Params.Sources["base_rtt_us"] != compiler.SourceCompile {
+	if fw2.Params.BaseRTT != 8400 || fw2.Params.Sources["base_rtt_us"] != artifact.SourceCompile {
 		t.Errorf("compiled 8.4 µs: the firmware ran under %v", fw2.Params)
 	}
 	var ctx nicsdk.FlowCtx

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
@@ -15,7 +16,7 @@ import (
 // warnings. Nothing is quantized and no C rendered. Only the golden model (--golden) is
 // rebuilt, by compiler.OpenCompiled.
 type readBack struct {
-	report   *compiler.CompileReport
+	report   *artifact.CompileReport
 	params   nicsdk.Params
 	layout   nicsdk.Layout
 	warnings []string
@@ -30,22 +31,22 @@ func readCompiled(opt SimOptions) (*readBack, error) {
 		if err != nil {
 			return nil, err
 		}
-		if cp.Handler() != compiler.HandlerRLCC {
+		if cp.Handler() != artifact.HandlerRLCC {
 			return nil, noHandler(opt.Policy)
 		}
 		return &readBack{report: cp.Report, params: cp.Params(), layout: cp.Layout(), warnings: compiler.ProbeWarnings(cp.Model(), cp.Params()), golden: cp}, nil
 	}
 	dir := opt.Policy
-	r, err := compiler.ReadReport(dir, compiler.FirmwareFile, opt.SDK.Firmware())
+	r, err := artifact.ReadReport(dir, artifact.FirmwareFile, opt.SDK.Firmware())
 	if err != nil {
 		return nil, err
 	}
-	where := filepath.Join(dir, compiler.ReportFile)
+	where := filepath.Join(dir, artifact.ReportFile)
 	params := r.FixedParams()
 	if err := params.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	if h, _ := compiler.ParseHandler(r.Handler); h != compiler.HandlerRLCC {
+	if h, _ := artifact.ParseHandler(r.Handler); h != artifact.HandlerRLCC {
 		return nil, noHandler(dir)
 	}
 	rb := &readBack{report: r, params: params, layout: nicsdk.DefaultLayout, warnings: r.Warnings}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/quantize"
@@ -53,13 +54,13 @@ type SimOptions struct {
 	// own. A base RTT of 0 runs as the scenario's path RTT, for every RL-CC policy alike
 	// (simBaseRTT), unless learnBaseRTT.
 	Params       compiler.Params
-	ParamSources compiler.ParamSources
+	ParamSources artifact.ParamSources
 	// learnBaseRTT leaves a base RTT of 0 learned by each flow: diff --closed-loop's teacher
 	// beside a DOCA program, which nicc sim cannot provision.
 	learnBaseRTT bool
 	// Handler is how a model file's inputs are read: HandlerAuto by their names, HandlerRLCC
 	// as the RL-CC window by position (a compile's --handler rlcc); HandlerNone is refused.
-	Handler compiler.Handler
+	Handler artifact.Handler
 	// noHandlerFlag: the command has no --handler (diff --closed-loop), so errors do not
 	// suggest it.
 	noHandlerFlag bool
@@ -134,10 +135,10 @@ type SimReport struct {
 	Cycles *SimCycles `json:"decision_cycles,omitempty"`
 	// Layout is how the policy's inputs map onto the RL-CC handler's window: a model file's,
 	// or the one a compile directory's report.json records.
-	Layout *compiler.InputLayout `json:"rlcc_layout,omitempty"`
+	Layout *artifact.InputLayout `json:"rlcc_layout,omitempty"`
 	// Params are the RL-CC parameters the policy decided under, with where each came from;
 	// absent for swift and dcqcn.
-	Params *compiler.RLCCParams `json:"rlcc_params,omitempty"`
+	Params *artifact.RLCCParams `json:"rlcc_params,omitempty"`
 	// Health is whether the policy controlled congestion in the window: drops, the queue
 	// against Eq. 2 and utilization, against SimOptions.Health.
 	Health *Health `json:"health"`
@@ -292,11 +293,11 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 		if opt.Golden {
 			return nil, "", fmt.Errorf("--sdk doca runs the compile's DOCA program, --golden its golden model: give one of them")
 		}
-		if !compiler.IsCompileDir(opt.Policy) {
+		if !artifact.IsCompileDir(opt.Policy) {
 			return nil, "", fmt.Errorf("--sdk doca takes a compile output directory (nicc compile --sdk doca), not %q", opt.Policy)
 		}
 	}
-	if opt.Handler != compiler.HandlerAuto && (opt.Policy == "swift" || opt.Policy == "dcqcn" || compiler.IsCompileDir(opt.Policy)) {
+	if opt.Handler != artifact.HandlerAuto && (opt.Policy == "swift" || opt.Policy == "dcqcn" || artifact.IsCompileDir(opt.Policy)) {
 		return nil, "", fmt.Errorf("--handler %s reads a model file's inputs; policy %s is not a model file (a compile directory keeps the handler it was compiled with)", opt.Handler, opt.Policy)
 	}
 	switch opt.Policy {
@@ -309,16 +310,16 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 	case "":
 		return nil, "", fmt.Errorf("sim needs --policy: a model file, a compile directory, swift or dcqcn")
 	}
-	if compiler.IsCompileDir(opt.Policy) {
+	if artifact.IsCompileDir(opt.Policy) {
 		ctrl, core, err := compiledController(opt, scen, rep)
 		if err != nil {
 			return nil, "", err
 		}
-		elf := compiler.FirmwareFile
+		elf := artifact.FirmwareFile
 		if opt.SDK == compiler.SDKDOCA {
-			elf = compiler.DOCAFirmwareFile
+			elf = artifact.DOCAFirmwareFile
 		}
-		rep.PolicySHA256, err = filesHash(opt.Policy, compiler.ReportFile, elf)
+		rep.PolicySHA256, err = filesHash(opt.Policy, artifact.ReportFile, elf)
 		return ctrl, core, err
 	}
 	if opt.Golden {
@@ -331,7 +332,7 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 func filesHash(dir string, names ...string) (string, error) {
 	h := sha256.New()
 	for _, n := range names {
-		fh, err := compiler.FileHash(filepath.Join(dir, n))
+		fh, err := artifact.FileHash(filepath.Join(dir, n))
 		if err != nil {
 			return "", err
 		}
@@ -349,7 +350,7 @@ func latencyText(ns int64) string {
 
 // floatController is the float teacher in the RL-CC handler's real-number twin.
 func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Controller, string, error) {
-	if opt.Handler == compiler.HandlerNone {
+	if opt.Handler == artifact.HandlerNone {
 		return nil, "", fmt.Errorf("%s: --handler none: a model decides in nicc sim only as an RL-CC policy (--handler rlcc or auto)", opt.Policy)
 	}
 	lp, err := compiler.LoadPolicy(opt.Policy, opt.Format, opt.Inputs, opt.Handler)
@@ -357,7 +358,7 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 		return nil, "", err
 	}
 	m := lp.Model
-	if lp.Handler != compiler.HandlerRLCC {
+	if lp.Handler != artifact.HandlerRLCC {
 		hint := compiler.RLCCHint
 		if opt.noHandlerFlag {
 			hint = compiler.InputsHint
@@ -401,7 +402,7 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 	}
 	rep.Layout = rb.report.Layout
 	core := cmp.Or(opt.Core, rb.report.Budget.Core.Name)
-	src := compiler.SourcesAll(compiler.SourceCompile)
+	src := compiler.SourcesAll(artifact.SourceCompile)
 	if opt.SDK == compiler.SDKDOCA {
 		// The DOCA program inits its flows itself: nothing provisions their base RTT.
 		opt.learnBaseRTT = true
@@ -421,12 +422,12 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 		d, err := newDOCAController(opt.Policy, rb, scen, core, opt, rep)
 		return d, core, err
 	}
-	elf := filepath.Join(opt.Policy, compiler.FirmwareFile)
+	elf := filepath.Join(opt.Policy, artifact.FirmwareFile)
 	fw, err := newFirmwareController(elf, rb, p, core, opt.LatencyNs, opt.Threads)
 	if err != nil {
 		return nil, "", err
 	}
-	rep.Decides = fmt.Sprintf("the firmware %s in fwsim (%s)", elf, compiler.EntryHandler)
+	rep.Decides = fmt.Sprintf("the firmware %s in fwsim (%s)", elf, artifact.EntryHandler)
 	rep.Latency = fw.time.text
 	return fw, core, nil
 }
@@ -440,16 +441,16 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 // the smallest RTT it sees learns an inflated one under incast (flows starting at line rate
 // never see an empty path), and a policy trained under the path's RTT fails. learnBaseRTT
 // (a DOCA program, which inits its flows itself) leaves it learned.
-func (r *SimReport) simParams(p compiler.Params, src compiler.ParamSources, opt SimOptions) (compiler.Params, error) {
+func (r *SimReport) simParams(p compiler.Params, src artifact.ParamSources, opt SimOptions) (compiler.Params, error) {
 	src = maps.Clone(src)
 	if p.BaseRTT == 0 && !opt.learnBaseRTT {
 		ns, err := opt.Net.BaseRTTNs()
 		if err != nil {
 			return compiler.Params{}, err
 		}
-		p.BaseRTT, src["base_rtt_us"] = ns, compiler.SourcePathRTT
+		p.BaseRTT, src["base_rtt_us"] = ns, artifact.SourcePathRTT
 	}
-	r.Params = compiler.NewRLCCParams(p).WithSources(src)
+	r.Params = artifact.NewRLCCParams(p).WithSources(src)
 	return p, p.Validate()
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/target/doca"
@@ -79,7 +80,7 @@ type docaController struct {
 }
 
 func newDOCAController(dir string, rb *readBack, scen netsim.Scenario, core string, opt SimOptions, rep *SimReport) (*docaController, error) {
-	elf := filepath.Join(dir, compiler.DOCAFirmwareFile) // ReadReport checked it
+	elf := filepath.Join(dir, artifact.DOCAFirmwareFile) // ReadReport checked it
 	set, err := docaSettings(opt)
 	if err != nil {
 		return nil, err

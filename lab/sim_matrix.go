@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/termtext"
 
@@ -86,7 +87,7 @@ type SimSetup struct {
 	Golden      bool                 `json:"golden"`
 	SDK         string               `json:"sdk"`
 	DOCASet     []DOCASetting        `json:"doca_set,omitempty"`
-	Params      *compiler.RLCCParams `json:"rlcc_params"` // a model file's; a compile's are its own
+	Params      *artifact.RLCCParams `json:"rlcc_params"` // a model file's; a compile's are its own
 }
 
 // simSetup is the setup of runs with opt's options.
@@ -100,7 +101,7 @@ func simSetup(opt SimOptions) (*SimSetup, error) {
 		LinkGbps: cmp.Or(n.LinkGbps, netsim.Defaults.LinkGbps), LinkDelayNs: cmp.Or(n.PropNs, netsim.Defaults.PropNs),
 		MTU: cmp.Or(n.MTU, netsim.Defaults.MTU), BufferBytes: cmp.Or(n.BufferBytes, netsim.Defaults.BufferBytes), ClockPPM: n.ClockPPM,
 		PFC: cmp.Or(opt.PFC, PFCAuto), Threads: opt.Threads, Core: opt.Core, Golden: opt.Golden, SDK: opt.SDK.String(),
-		DOCASet: opt.DOCASet, Params: compiler.NewRLCCParams(p)}, nil
+		DOCASet: opt.DOCASet, Params: artifact.NewRLCCParams(p)}, nil
 }
 
 // ReadSimMatrix reads a matrix file, refusing unknown fields, empty axes and more than

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/netsim"
@@ -122,8 +123,8 @@ func TestSimFirmwareTrap(t *testing.T) {
 		dir, elf, entry string
 		sdk             compiler.SDK
 	}{
-		{compiledForSim(t, rlccXGB, false), compiler.FirmwareFile, compiler.EntryHandler, compiler.SDKNicc},
-		{docaCopy, compiler.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA},
+		{compiledForSim(t, rlccXGB, false), artifact.FirmwareFile, artifact.EntryHandler, compiler.SDKNicc},
+		{docaCopy, artifact.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA},
 	} {
 		breakEntry(t, filepath.Join(c.dir, c.elf), c.entry)
 		r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: c.dir, SDK: c.sdk, Net: netsim.Config{DurationNs: 1_000_000}})
@@ -139,7 +140,7 @@ func TestSimFirmwareTrap(t *testing.T) {
 	if err := os.CopyFS(initCopy, os.DirFS(doca)); err != nil {
 		t.Fatal(err)
 	}
-	breakEntry(t, filepath.Join(initCopy, compiler.DOCAFirmwareFile), nicsdk.DOCAEntryInit)
+	breakEntry(t, filepath.Join(initCopy, artifact.DOCAFirmwareFile), nicsdk.DOCAEntryInit)
 	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: initCopy, SDK: compiler.SDKDOCA, Net: netsim.Config{DurationNs: 1_000_000}})
 	var ce *budget.CheckError
 	if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), nicsdk.DOCAEntryInit) {
@@ -160,13 +161,13 @@ func TestSimFirmwareRateOutOfRange(t *testing.T) {
 		want            string
 	}{
 		// c.li a0, 0; c.ret
-		{fw, compiler.FirmwareFile, compiler.EntryHandler, compiler.SDKNicc, []byte{0x01, 0x45, 0x82, 0x80}, "returned rate 0 (0x0)"},
+		{fw, artifact.FirmwareFile, artifact.EntryHandler, compiler.SDKNicc, []byte{0x01, 0x45, 0x82, 0x80}, "returned rate 0 (0x0)"},
 		// c.li a0, -1; c.ret: the rate is a0's low 32 bits
-		{fw, compiler.FirmwareFile, compiler.EntryHandler, compiler.SDKNicc, []byte{0x7d, 0x55, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
+		{fw, artifact.FirmwareFile, artifact.EntryHandler, compiler.SDKNicc, []byte{0x7d, 0x55, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
 		// c.ret: the results (a3) stay as the caller zeroed them
-		{doca, compiler.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA, []byte{0x82, 0x80}, "returned rate 0 (0x0)"},
+		{doca, artifact.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA, []byte{0x82, 0x80}, "returned rate 0 (0x0)"},
 		// c.li t0, -1; sw t0, 0(a3); c.ret
-		{doca, compiler.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA, []byte{0xfd, 0x52, 0x23, 0xa0, 0x56, 0x00, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
+		{doca, artifact.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA, []byte{0xfd, 0x52, 0x23, 0xa0, 0x56, 0x00, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
 	} {
 		dir := t.TempDir()
 		if err := os.CopyFS(dir, os.DirFS(c.dir)); err != nil {

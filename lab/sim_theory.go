@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/termtext"
 
@@ -60,7 +61,7 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 			return nil, err
 		}
 		rep.Warnings = r.Warnings
-		if r.Params != nil && !compiler.IsCompileDir(opt.Policy) {
+		if r.Params != nil && !artifact.IsCompileDir(opt.Policy) {
 			// A model file decides under the parameters it carries unless a flag says
 			// otherwise: Eq. 2 is of those (the run reports them).
 			target, beta = r.Params.TargetReal, r.Params.BetaReal
@@ -82,10 +83,10 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 // DOCA program is given at run time over them; or opt.Params.
 func simParams(opt SimOptions) (compiler.Params, error) {
 	p, err := compiler.ParamsOrDefault(opt.Params)
-	if err != nil || !compiler.IsCompileDir(opt.Policy) {
+	if err != nil || !artifact.IsCompileDir(opt.Policy) {
 		return p, err
 	}
-	r, err := compiler.ReadReport(opt.Policy)
+	r, err := artifact.ReadReport(opt.Policy)
 	if err != nil {
 		return p, err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/termtext"
 
@@ -106,7 +107,7 @@ type SweepPoint struct {
 	Depth      int              `json:"depth"`
 	Train      distill.Fit      `json:"train"`
 	HeldOut    distill.Fit      `json:"held_out"`
-	TrainTime  compiler.Seconds `json:"train_seconds"`
+	TrainTime  artifact.Seconds `json:"train_seconds"`
 	WCETCycles uint64           `json:"wcet_cycles"`                  // the firmware entry (the whole RL-CC handler under rlcc)
 	WCETMicros float64          `json:"wcet_us"`                      // with the core's threads sharing and clock
 	PolicyWCET uint64           `json:"policy_wcet_cycles,omitempty"` // the trees alone, inside the RL-CC firmware
@@ -160,7 +161,7 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := compiler.OutDir(opt.Out); err != nil {
+	if err := artifact.OutDir(opt.Out); err != nil {
 		return nil, err
 	}
 	rep := &SweepReport{Teacher: opt.Teacher, States: d.States(), Samples: d.Samples(), Grid: d.Grid(), Core: opt.Core}
@@ -215,7 +216,7 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := compiler.WriteOut(rep.JSON, append(b, '\n')); err != nil {
+	if err := artifact.WriteOut(rep.JSON, append(b, '\n')); err != nil {
 		return nil, err
 	}
 	return rep, nil

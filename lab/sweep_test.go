@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/distill"
 )
 
@@ -38,7 +38,7 @@ func TestSweepRefusedPoint(t *testing.T) {
 	if !slices.Equal(r.Front, []int{0}) {
 		t.Errorf("front %v", r.Front)
 	}
-	if _, err := os.Stat(filepath.Join(out, "trees64_depth3", compiler.FirmwareFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(out, "trees64_depth3", artifact.FirmwareFile)); err == nil {
 		t.Error("the refused configuration was built")
 	}
 	var txt strings.Builder
@@ -84,7 +84,7 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Points) != 4 || len(r.Front) == 0 || r.Entry != compiler.EntryHandler {
+	if len(r.Points) != 4 || len(r.Front) == 0 || r.Entry != artifact.EntryHandler {
 		t.Fatalf("report %+v", r)
 	}
 	for _, p := range r.Points {

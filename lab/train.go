@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/termtext"
 
@@ -32,7 +33,7 @@ type ADPGOptions struct {
 	// set) over the defaults, a base RTT of 0 the training network's path RTT. The policy
 	// files record them (model.Model.RLCC) and every command reads them back.
 	Params       compiler.Params
-	ParamSources compiler.ParamSources
+	ParamSources artifact.ParamSources
 	// Policy is train.PolicyMLP ("" too) or train.PolicyLSTM.
 	Policy string
 	// ActionPenalty is train.Options.ActionPenalty (0: pure ADPG).
@@ -81,7 +82,7 @@ type TrainReport struct {
 	First      train.Point          `json:"first"`
 	Last       train.Point          `json:"last"`
 	Eval       []*SimReport         `json:"eval"` // the trained policy on unseen many-to-one
-	Params     *compiler.RLCCParams `json:"rlcc"`
+	Params     *artifact.RLCCParams `json:"rlcc"`
 	Plots      []string             `json:"plots"` // the reward curve, PNG and SVG
 }
 
@@ -100,7 +101,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 		if p.BaseRTT, err = (netsim.Config{}).BaseRTTNs(); err != nil {
 			return nil, err
 		}
-		src["base_rtt_us"] = compiler.SourcePathRTT
+		src["base_rtt_us"] = artifact.SourcePathRTT
 	}
 	var prog func(step, total int, pt train.Point)
 	if opt.Progress != nil {
@@ -115,12 +116,12 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := compiler.OutDir(opt.Out); err != nil {
+	if err := artifact.OutDir(opt.Out); err != nil {
 		return nil, err
 	}
 	r := &TrainReport{Policy: filepath.Join(opt.Out, TrainedPolicy), Curve: filepath.Join(opt.Out, TrainCurve),
 		Iterations: opt.Iterations, Flows: opt.Flows, Seed: opt.Seed, First: res.Curve[0], Last: res.Curve[len(res.Curve)-1],
-		Params: compiler.NewRLCCParams(p).WithSources(src), Kind: cmp.Or(opt.Policy, train.PolicyMLP)}
+		Params: artifact.NewRLCCParams(p).WithSources(src), Kind: cmp.Or(opt.Policy, train.PolicyMLP)}
 	if r.Flows == nil {
 		r.Flows = []int{2, 4, 8}
 	}
@@ -129,7 +130,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := compiler.WriteOut(r.Policy, js); err != nil {
+	if err := artifact.WriteOut(r.Policy, js); err != nil {
 		return nil, err
 	}
 	r.ONNX = filepath.Join(opt.Out, TrainedONNX)
@@ -137,7 +138,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := compiler.WriteOut(r.ONNX, pb); err != nil {
+	if err := artifact.WriteOut(r.ONNX, pb); err != nil {
 		return nil, err
 	}
 	var csv bytes.Buffer
@@ -146,7 +147,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	for _, pt := range res.Curve {
 		fmt.Fprintf(&csv, "%d,%s,%s,%s,%d\n", pt.Step, g(pt.MeanDelta), g(pt.MeanAbs), g(pt.SteadyAbs), pt.Decisions)
 	}
-	if err := compiler.WriteOut(r.Curve, csv.Bytes()); err != nil {
+	if err := artifact.WriteOut(r.Curve, csv.Bytes()); err != nil {
 		return nil, err
 	}
 	if r.Plots, err = plotTrainCurve(res.Curve, opt.Out, "reward_curve"); err != nil {

@@ -88,3 +88,12 @@ func Num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // Num3 prints v in 4 significant digits.
 func Num3(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+// Thousands writes n with commas between groups of three digits.
+func Thousands(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
-	"github.com/nicc-dev/nicc/compiler"
 	"github.com/urfave/cli/v2"
 )
 
@@ -98,14 +98,14 @@ func runBudget(c *cli.Context) error {
 		LoopBounds: c.StringSlice("loop-bound"),
 	}
 	vectors := c.String("vectors")
-	var rep *compiler.CompileReport
+	var rep *artifact.CompileReport
 	if dir := c.Args().First(); isDir(dir) {
 		if rep, vectors, err = budgetDir(c, dir, &opt); err != nil {
 			return err
 		}
 	}
-	if opt.Entry == "" && compiler.IsCSVVectors(vectors) {
-		opt.Entry = compiler.EntryPolicy
+	if opt.Entry == "" && artifact.IsCSVVectors(vectors) {
+		opt.Entry = artifact.EntryPolicy
 	}
 	if opt.Entry == "" {
 		return fmt.Errorf("budget needs --entry NAME, the function to bound")
@@ -137,17 +137,17 @@ func runBudget(c *cli.Context) error {
 // budgetDir points budget at a compile output directory: its firmware.elf, and unless the
 // flags say otherwise the report's entry, core, budget and threads sharing, and the vectors
 // file compile wrote for the entry (which reproduces the report's measured max).
-func budgetDir(c *cli.Context, dir string, opt *budget.Options) (*compiler.CompileReport, string, error) {
-	if !compiler.IsCompileDir(dir) {
-		return nil, "", fmt.Errorf("%s is a directory without %s and %s: budget takes an ELF file or a nicc compile output directory", dir, compiler.ReportFile, compiler.FirmwareFile)
+func budgetDir(c *cli.Context, dir string, opt *budget.Options) (*artifact.CompileReport, string, error) {
+	if !artifact.IsCompileDir(dir) {
+		return nil, "", fmt.Errorf("%s is a directory without %s and %s: budget takes an ELF file or a nicc compile output directory", dir, artifact.ReportFile, artifact.FirmwareFile)
 	}
-	rep, err := compiler.ReadReport(dir, compiler.FirmwareFile)
+	rep, err := artifact.ReadReport(dir, artifact.FirmwareFile)
 	if err != nil {
 		return nil, "", err
 	}
-	opt.ELF = filepath.Join(dir, compiler.FirmwareFile)
+	opt.ELF = filepath.Join(dir, artifact.FirmwareFile)
 	vectors := c.String("vectors")
-	if opt.Entry == "" && !compiler.IsCSVVectors(vectors) {
+	if opt.Entry == "" && !artifact.IsCSVVectors(vectors) {
 		opt.Entry = rep.Entry
 	}
 	b := rep.Budget
@@ -173,12 +173,12 @@ func budgetDir(c *cli.Context, dir string, opt *budget.Options) (*compiler.Compi
 // readBudgetVectors reads --vectors: CSV rows of nicc_policy's inputs (a .csv or .tsv file;
 // real values quantized with the compile's formats when budget was given its directory, raw
 // int32 values for a bare ELF) or the vectors format.
-func readBudgetVectors(path, entry string, rep *compiler.CompileReport) ([]budget.Vector, error) {
-	if compiler.IsCSVVectors(path) {
-		if entry != compiler.EntryPolicy {
-			return nil, fmt.Errorf("%s: CSV rows are %s's inputs, not --entry %s's arguments (give %s a file in the vectors format)", path, compiler.EntryPolicy, entry, entry)
+func readBudgetVectors(path, entry string, rep *artifact.CompileReport) ([]budget.Vector, error) {
+	if artifact.IsCSVVectors(path) {
+		if entry != artifact.EntryPolicy {
+			return nil, fmt.Errorf("%s: CSV rows are %s's inputs, not --entry %s's arguments (give %s a file in the vectors format)", path, artifact.EntryPolicy, entry, entry)
 		}
-		return compiler.CSVVectors(path, rep)
+		return artifact.CSVVectors(path, rep)
 	}
 	f, err := os.Open(path)
 	if err != nil {

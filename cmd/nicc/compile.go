@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/model/formats"
@@ -210,14 +211,14 @@ func runCompile(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("compile takes one POLICY file, got %d arguments", c.NArg())
 	}
-	if err := compiler.CheckOut(c.String("out")); err != nil {
+	if err := artifact.CheckOut(c.String("out")); err != nil {
 		return err
 	}
 	format, err := compiler.ParseFormat(c.String("format"))
 	if err != nil {
 		return err
 	}
-	handler, err := compiler.ParseHandler(c.String("handler"))
+	handler, err := artifact.ParseHandler(c.String("handler"))
 	if err != nil {
 		return err
 	}

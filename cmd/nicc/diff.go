@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/lab"
 	"github.com/urfave/cli/v2"
@@ -146,7 +147,7 @@ func runDiff(c *cli.Context) error {
 	if c.Int("trees") < 1 || c.Int("depth") < 1 {
 		return fmt.Errorf("--trees %d --depth %d: want at least 1 each", c.Int("trees"), c.Int("depth"))
 	}
-	handler, err := compiler.ParseHandler(c.String("handler"))
+	handler, err := artifact.ParseHandler(c.String("handler"))
 	if err != nil {
 		return err
 	}

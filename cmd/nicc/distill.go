@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/lab"
@@ -112,7 +113,7 @@ func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, er
 	if err != nil {
 		return compiler.DistillOptions{}, err
 	}
-	handler, err := compiler.ParseHandler(c.String("handler"))
+	handler, err := artifact.ParseHandler(c.String("handler"))
 	if err != nil {
 		return compiler.DistillOptions{}, err
 	}

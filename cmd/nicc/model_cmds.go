@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/lab"
 	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/urfave/cli/v2"
@@ -114,8 +114,8 @@ missing value (NaN) is printed, not run.
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 1 {
 				if dir := c.Args().First(); isDir(dir) {
-					if !compiler.IsCompileDir(dir) {
-						return fmt.Errorf("%s is a directory without %s and %s: eval takes a model file or a nicc compile output directory", dir, compiler.ReportFile, compiler.FirmwareFile)
+					if !artifact.IsCompileDir(dir) {
+						return fmt.Errorf("%s is a directory without %s and %s: eval takes a model file or a nicc compile output directory", dir, artifact.ReportFile, artifact.FirmwareFile)
 					}
 					return lab.EvalDir(c.App.Writer, lab.EvalDirOptions{Dir: dir, Model: c.String("model"),
 						Rows: c.String("input"), Rate: c.Float64("rate"), JSON: c.Bool("json")})

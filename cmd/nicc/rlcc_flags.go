@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/urfave/cli/v2"
 )
@@ -39,7 +40,7 @@ func rlccFlags() []cli.Flag {
 // validated, and the flags the command line set: a command takes those from the flags, the
 // others from the model file when it carries them. An error names the flag (or, for rates
 // that only clash together, both rate flags).
-func rlccParams(c *cli.Context) (compiler.Params, compiler.ParamSources, error) {
+func rlccParams(c *cli.Context) (compiler.Params, artifact.ParamSources, error) {
 	var v []float64
 	var set []string
 	for _, f := range compiler.RLCCParamFields() {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/lab"
@@ -249,7 +250,7 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 	if opt.Inputs, err = modelInputs(c); err != nil {
 		return opt, err
 	}
-	if opt.Handler, err = compiler.ParseHandler(c.String("handler")); err != nil {
+	if opt.Handler, err = artifact.ParseHandler(c.String("handler")); err != nil {
 		return opt, fmt.Errorf("--handler: %w", err)
 	}
 	if opt.Params, opt.ParamSources, err = rlccParams(c); err != nil {

@@ -1,4 +1,4 @@
-package compiler
+package artifact
 
 import (
 	"fmt"
@@ -97,7 +97,7 @@ func csvVectors(in *model.RowReader, r *CompileReport) ([]budget.Vector, error) 
 			}
 			if formats != nil {
 				f := formats[j]
-				x[j] = f.format().Quantize(v)
+				x[j] = f.Format().Quantize(v)
 				continue
 			}
 			if v != math.Trunc(v) || v < math.MinInt32 || v > math.MaxInt32 {

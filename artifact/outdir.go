@@ -1,4 +1,4 @@
-package compiler
+package artifact
 
 import (
 	"crypto/rand"
@@ -18,9 +18,9 @@ import (
 // writes through a symbolic link it finds there: a planted link would otherwise have nicc (or
 // gcc) overwrite whatever it points at.
 
-// outDir makes dir (and its parents) unless it exists; an existing dir must be a real
+// OutDir makes dir (and its parents) unless it exists; an existing dir must be a real
 // directory, not a symbolic link.
-func outDir(dir string) error {
+func OutDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	switch {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
@@ -61,8 +61,8 @@ func createOut(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 }
 
-// writeOut writes data to path through createOut.
-func writeOut(path string, data []byte) error {
+// WriteOut writes data to path through createOut.
+func WriteOut(path string, data []byte) error {
 	f, err := createOut(path)
 	if err != nil {
 		return err
@@ -74,8 +74,8 @@ func writeOut(path string, data []byte) error {
 	return f.Close()
 }
 
-// writeOutTo writes what w writes to path through createOut.
-func writeOutTo(path string, w io.WriterTo) error {
+// WriteOutTo writes what w writes to path through createOut.
+func WriteOutTo(path string, w io.WriterTo) error {
 	f, err := createOut(path)
 	if err != nil {
 		return err
@@ -87,16 +87,16 @@ func writeOutTo(path string, w io.WriterTo) error {
 	return f.Close()
 }
 
-// writeModel writes m in nicc's native JSON to path, making its directory (outDir) first.
-func writeModel(path string, m *model.Model) error {
-	if err := outDir(filepath.Dir(path)); err != nil {
+// WriteModel writes m in nicc's native JSON to path, making its directory (OutDir) first.
+func WriteModel(path string, m *model.Model) error {
+	if err := OutDir(filepath.Dir(path)); err != nil {
 		return err
 	}
 	b, err := model.Marshal(m)
 	if err != nil {
 		return err
 	}
-	return writeOut(path, b)
+	return WriteOut(path, b)
 }
 
 // A compile directory is one verified unit: compile builds it in a fresh directory beside
@@ -112,12 +112,12 @@ const (
 	asideSuffix   = ".nicc-old-"
 )
 
-// stagedOut is a compile's fresh directory beside out.
-type stagedOut struct {
+// StagedOut is a compile's fresh directory beside out.
+type StagedOut struct {
 	out     string // --out as given
 	abs     string // its absolute path
-	dir     string // the fresh directory, absolute: .<base>.nicc-tmp in the same parent
-	existed bool   // out was there when the compile started
+	Dir     string // the fresh directory, absolute: .<base>.nicc-tmp in the same parent
+	Existed bool   // out was there when the compile started
 	done    bool   // committed or discarded
 }
 
@@ -135,10 +135,10 @@ func CheckOut(out string) error {
 	return nil
 }
 
-// stageOut checks out (a name CheckOut accepts; a new directory, an empty one or an
+// StageOut checks out (a name CheckOut accepts; a new directory, an empty one or an
 // earlier compile's, never a link) and creates the fresh directory beside it, making out's
 // parents first.
-func stageOut(out string) (*stagedOut, error) {
+func StageOut(out string) (*StagedOut, error) {
 	if err := CheckOut(out); err != nil {
 		return nil, err
 	}
@@ -155,9 +155,9 @@ func stageOut(out string) (*stagedOut, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, err
 	}
-	s := &stagedOut{out: out, abs: abs, existed: existed, dir: filepath.Join(parent, "."+filepath.Base(abs)+stagingSuffix)}
-	if err := os.Mkdir(s.dir, 0o755); errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("%s: another nicc compile is writing it (%s exists; if none is running, a killed one left it: remove it)", out, s.dir)
+	s := &StagedOut{out: out, abs: abs, Existed: existed, Dir: filepath.Join(parent, "."+filepath.Base(abs)+stagingSuffix)}
+	if err := os.Mkdir(s.Dir, 0o755); errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("%s: another nicc compile is writing it (%s exists; if none is running, a killed one left it: remove it)", out, s.Dir)
 	} else if err != nil {
 		return nil, err
 	}
@@ -192,13 +192,13 @@ func replaceable(out string) error {
 	return nil
 }
 
-// commit puts the fresh directory in out's place: an old out is renamed aside, the fresh one
+// Commit puts the fresh directory in out's place: an old out is renamed aside, the fresh one
 // renamed in, the old one removed. Between the two renames (two system calls) out does not
 // exist; a compile killed there leaves the old directory aside, under .<base>.nicc-old-*.
-func (s *stagedOut) commit() error {
+func (s *StagedOut) Commit() error {
 	s.done = true
 	if err := replaceable(s.out); err != nil {
-		os.RemoveAll(s.dir)
+		os.RemoveAll(s.Dir)
 		return err
 	}
 	var aside [8]byte
@@ -207,14 +207,14 @@ func (s *stagedOut) commit() error {
 	err := os.Rename(s.abs, old)
 	moved := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		os.RemoveAll(s.dir)
+		os.RemoveAll(s.Dir)
 		return err
 	}
-	if err := os.Rename(s.dir, s.abs); err != nil {
+	if err := os.Rename(s.Dir, s.abs); err != nil {
 		if moved {
 			os.Rename(old, s.abs)
 		}
-		os.RemoveAll(s.dir)
+		os.RemoveAll(s.Dir)
 		return err
 	}
 	if moved {
@@ -223,16 +223,16 @@ func (s *stagedOut) commit() error {
 	return nil
 }
 
-// discard removes the fresh directory, leaving out as it was.
-func (s *stagedOut) discard() {
+// Discard removes the fresh directory, leaving out as it was.
+func (s *StagedOut) Discard() {
 	if !s.done {
 		s.done = true
-		os.RemoveAll(s.dir)
+		os.RemoveAll(s.Dir)
 	}
 }
 
-// copyFile copies the file src to dst through clearOut, as a new file with src's permissions.
-func copyFile(src, dst string) error {
+// CopyFile copies the file src to dst through clearOut, as a new file with src's permissions.
+func CopyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package compiler
+package artifact
 
 // The compile report's text summary (nicc compile without --json).
 
@@ -16,8 +16,8 @@ import (
 	"github.com/nicc-dev/nicc/termtext"
 )
 
-// durationUs is budgetUs of a time.Duration.
-func durationUs(d time.Duration) string {
+// DurationUs is budgetUs of a time.Duration.
+func DurationUs(d time.Duration) string {
 	return budget.MicrosAsWritten(float64(d.Nanoseconds()) / 1e3)
 }
 
@@ -72,7 +72,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 			l.CalibRows, l.SeqLen, fmtErr(l.MaxAbsDy), strconv.FormatFloat(l.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*l.FlipRate, 'f', 3, 64))
 	} else if i := r.Int8; i != nil {
 		termtext.Printf(tw, "quantized\tint MLP %s: weights int%d, hidden activations int%d, tanh grid int%d, output Q%d; calibration %s\n",
-			mlpWidths(i.WeightBits, i.ActBits, i.ChannelScales, i.Packed, i.UnitOutput), i.WeightBits, i.ActBits, i.TanhBits, i.OutFrac, i.Calibration)
+			MLPWidths(i.WeightBits, i.ActBits, i.ChannelScales, i.Packed, i.UnitOutput), i.WeightBits, i.ActBits, i.TanhBits, i.OutFrac, i.Calibration)
 		termtext.Printf(tw, "\tvs float teacher on %d calibration rows: max |dy| %s (%s/128), direction flips %s%%\n",
 			i.CalibRows, fmtErr(i.MaxAbsDy), strconv.FormatFloat(i.MaxAbsDy*128, 'f', 2, 64), strconv.FormatFloat(100*i.FlipRate, 'f', 3, 64))
 		if len(i.Trials) > 0 {
@@ -245,7 +245,7 @@ func (r *CompileReport) writeRLCC(tw io.Writer) {
 	if r.Params != nil {
 		termtext.Printf(tw, "rl-cc\t%s\n", r.Params)
 	}
-	if l := r.Layout; l != nil && !l.ByPosition && !isIdentity(l.Permutation) {
+	if l := r.Layout; l != nil && !l.ByPosition && !IsIdentity(l.Permutation) {
 		termtext.Printf(tw, "layout\t%s\n", l)
 	}
 }
@@ -268,4 +268,17 @@ func (t *DistilledFrom) vsTrees() string {
 		return ""
 	}
 	return "vs the trees: "
+}
+
+// SourceShort is a limit's source for the summary: the flag, or the profile and whether its
+// number is an assumption (report.json has the whole source).
+func SourceShort(src string) string {
+	name, what, ok := strings.Cut(src, ": ")
+	if !ok {
+		return src
+	}
+	if strings.HasPrefix(what, "assumption") {
+		return name + ", assumed"
+	}
+	return name
 }

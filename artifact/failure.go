@@ -1,4 +1,4 @@
-package compiler
+package artifact
 
 import (
 	"errors"
@@ -43,8 +43,8 @@ type Failure struct {
 	Mismatch *Mismatch `json:"mismatch,omitempty"`
 }
 
-// failure describes err, a *CheckError that stage returned.
-func failure(stage string, err error) *Failure {
+// FailureOf describes err, a *CheckError that stage returned.
+func FailureOf(stage string, err error) *Failure {
 	f := &Failure{Stage: stage, Kind: FailCheck.String(), Message: err.Error()}
 	var me *MismatchError
 	var ue *UBSanError
@@ -99,7 +99,7 @@ type EventArg struct {
 	TxBytes     uint32 `json:"tx_bytes"`
 }
 
-func eventInfo(e nicsdk.Event) *EventArg {
+func NewEventArg(e nicsdk.Event) *EventArg {
 	return &EventArg{Type: e.Type.String(), RTTNs: e.RTTNs, TimestampNs: e.TimestampNs, FlowID: e.FlowID, TxBytes: e.TxBytes}
 }
 
