@@ -259,7 +259,7 @@ func (c *compilation) run() (*artifact.CompileReport, error) {
 			return nil, err
 		}
 		c.opt.Model, c.opt.Format = filepath.Join(c.opt.Out, artifact.StudentFile), &model.NativeFormat
-		c.golden.opt = c.opt.goldenOptions()
+		c.golden.Opt = c.opt.goldenOptions()
 	}
 	stages := compileStages
 	if c.opt.SDK == SDKDOCA {
@@ -375,15 +375,15 @@ func resolveHandler(h artifact.Handler, inputs []string) artifact.Handler {
 // load reads the model and checks that the chosen handler can run it: tree ensembles only,
 // no wider than the handler's inputs, state within the flow context. It is the load stage
 // (loadModel) on the compilation's options.
-func (c *compilation) load() error { return c.golden.load(c.modelFile) }
+func (c *compilation) load() error { return c.golden.Load(c.modelFile) }
 
 // load is the load stage (loadModel) of the model file modelFile ("" is opt.Model).
-func (c *golden) load(modelFile string) error {
-	ld, notes, err := loadModel(c.opt, modelFile)
+func (c *golden) Load(modelFile string) error {
+	ld, notes, err := loadModel(c.Opt, modelFile)
 	if ld != nil {
 		c.loaded = ld
 	}
-	c.notes = append(c.notes, notes...)
+	c.Notes = append(c.Notes, notes...)
 	return err
 }
 
@@ -396,14 +396,14 @@ func loadModel(opt goldenOptions, modelFile string) (*loaded, []string, error) {
 		return nil, nil, err
 	}
 	m, h := lp.m, lp.handler
-	ld := &loaded{m: m, format: lp.format, inLayout: lp.layout}
-	if ld.params, ld.paramSrc, err = resolveParams(cmp.Or(modelFile, opt.Model), m, opt.Params, opt.ParamSources); err != nil {
+	ld := &loaded{Float: m, Format: lp.format, InLayout: lp.layout}
+	if ld.Params, ld.ParamSources, err = resolveParams(cmp.Or(modelFile, opt.Model), m, opt.Params, opt.ParamSources); err != nil {
 		return ld, nil, err
 	}
 	if !h.Valid() {
 		return ld, nil, fmt.Errorf("unknown handler %d", int(h))
 	}
-	ld.handler = h
+	ld.Handler = h
 	if opt.DOCA && h != artifact.HandlerRLCC {
 		return ld, nil, fmt.Errorf("--sdk doca needs the RL-CC handler (the DOCA entry is RL-CC's event handler)")
 	}
@@ -414,7 +414,7 @@ func loadModel(opt goldenOptions, modelFile string) (*loaded, []string, error) {
 	if h == artifact.HandlerRLCC && m.Ensemble != nil && m.Ensemble.Transform != model.TransformIdentity {
 		notes = append(notes, fmt.Sprintf("the model's %s is not applied: the handler maps the raw score y to the multiplier", m.Ensemble.Transform))
 	}
-	if err := checkState(opt.Model, m, h, ld.layout()); err != nil {
+	if err := checkState(opt.Model, m, h, ld.Layout()); err != nil {
 		return ld, notes, err
 	}
 	if opt.Int8 != nil {
@@ -474,31 +474,31 @@ func checkState(path string, m *model.Model, h artifact.Handler, l nicsdk.Layout
 // threshold lies strictly inside. A caller clamps inputs to these ranges, which changes no
 // branch. Two distinct thresholds of one feature that the chosen format cannot tell apart
 // are refused.
-func (c *golden) quantize() error {
-	m := c.m
+func (c *golden) Quantize() error {
+	m := c.Float
 	n := m.NumInputs()
 	var inputs []quantize.Input
 	if err := c.readRows(); err != nil {
 		return err
 	}
-	if c.opt.Int8 != nil {
+	if c.Opt.Int8 != nil {
 		return c.quantizeInt8()
 	}
-	switch c.handler {
+	switch c.Handler {
 	case artifact.HandlerRLCC:
 		inputs = c.rlccInputs()
-		if err := quantize.CheckClampedSplits(m, inputs, rlcc.Clamped(c.layout())); err != nil {
-			return fmt.Errorf("%s: %w", c.opt.Model, err)
+		if err := quantize.CheckClampedSplits(m, inputs, rlcc.Clamped(c.Layout())); err != nil {
+			return fmt.Errorf("%s: %w", c.Opt.Model, err)
 		}
 	default:
-		lo, hi, src := quantize.TreeRanges(m, c.rows)
-		c.inputSrc = src
+		lo, hi, src := quantize.TreeRanges(m, c.Rows)
+		c.InputSources = src
 		var err error
 		if inputs, err = quantize.ChooseInputs(m.Inputs, lo, hi); err != nil {
-			return fmt.Errorf("%s: %w", c.opt.Model, err)
+			return fmt.Errorf("%s: %w", c.Opt.Model, err)
 		}
 		if err := quantize.CheckResolution(m, inputs); err != nil {
-			return fmt.Errorf("%s: %w", c.opt.Model, err)
+			return fmt.Errorf("%s: %w", c.Opt.Model, err)
 		}
 	}
 	if len(inputs) != n {
@@ -506,41 +506,41 @@ func (c *golden) quantize() error {
 	}
 	ir, err := quantize.Trees(m, inputs, quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
 	if err != nil {
-		return fmt.Errorf("%s: %w", c.opt.Model, err)
+		return fmt.Errorf("%s: %w", c.Opt.Model, err)
 	}
-	c.pol = ir
+	c.Policy = ir
 	return nil
 }
 
 // readRows reads the Ranges rows and the source tool's Predictions on them.
 func (c *golden) readRows() error {
-	if c.opt.Ranges == "" {
-		if c.opt.Predictions != "" {
-			return fmt.Errorf("predictions %s need the rows they were made on (--ranges)", c.opt.Predictions)
+	if c.Opt.Ranges == "" {
+		if c.Opt.Predictions != "" {
+			return fmt.Errorf("predictions %s need the rows they were made on (--ranges)", c.Opt.Predictions)
 		}
 		return nil
 	}
-	rows, err := model.ReadCSVFile(c.opt.Ranges)
+	rows, err := model.ReadCSVFile(c.Opt.Ranges)
 	if err != nil {
 		return err
 	}
-	n := c.m.NumInputs()
+	n := c.Float.NumInputs()
 	data := rows.Data
-	if w := len(data[0]); w == n+1 && c.opt.Predictions == c.opt.Ranges && !namesAll(rows.Names, c.m.Inputs) {
+	if w := len(data[0]); w == n+1 && c.Opt.Predictions == c.Opt.Ranges && !namesAll(rows.Names, c.Float.Inputs) {
 		// A reference table read as both: the inputs, then the tool's output.
 		for r, row := range data {
 			data[r] = row[:n]
 		}
 	} else if w != n {
 		if rows.Names == nil || w < n {
-			return fmt.Errorf("%s: rows have %d values; model %s takes %d inputs", c.opt.Ranges, w, c.m.Name, n)
+			return fmt.Errorf("%s: rows have %d values; model %s takes %d inputs", c.Opt.Ranges, w, c.Float.Name, n)
 		}
 		// A header naming every model input selects the columns.
 		idx := make([]int, n)
-		for i, name := range c.m.Inputs {
+		for i, name := range c.Float.Inputs {
 			j := slices.Index(rows.Names, name)
 			if j < 0 {
-				return fmt.Errorf("%s: rows have %d values and no column %q; model %s takes %d inputs", c.opt.Ranges, w, name, c.m.Name, n)
+				return fmt.Errorf("%s: rows have %d values and no column %q; model %s takes %d inputs", c.Opt.Ranges, w, name, c.Float.Name, n)
 			}
 			idx[i] = j
 		}
@@ -555,25 +555,25 @@ func (c *golden) readRows() error {
 	for r, row := range data {
 		for i, v := range row {
 			if math.IsInf(v, 0) {
-				return fmt.Errorf("%s: row %d: %s is %v: a range must be finite", c.opt.Ranges, r+1, c.m.Inputs[i], v)
+				return fmt.Errorf("%s: row %d: %s is %v: a range must be finite", c.Opt.Ranges, r+1, c.Float.Inputs[i], v)
 			}
 		}
 	}
-	c.rows = data
-	if c.opt.Predictions == "" {
+	c.Rows = data
+	if c.Opt.Predictions == "" {
 		return nil
 	}
-	preds, err := model.ReadCSVFile(c.opt.Predictions)
+	preds, err := model.ReadCSVFile(c.Opt.Predictions)
 	if err != nil {
 		return err
 	}
 	if len(preds.Data) != len(data) {
 		return fmt.Errorf("%s: %d rows; want one prediction for each of the %d rows of %s",
-			c.opt.Predictions, len(preds.Data), len(data), c.opt.Ranges)
+			c.Opt.Predictions, len(preds.Data), len(data), c.Opt.Ranges)
 	}
 	// One value a row, or a reference table whose last column is the tool's output.
 	for _, p := range preds.Data {
-		c.preds = append(c.preds, p[len(p)-1])
+		c.Preds = append(c.Preds, p[len(p)-1])
 	}
 	return nil
 }
@@ -602,7 +602,7 @@ func (c *compilation) budgetStage() error {
 	}
 	r.ELF = filepath.Join(c.opt.Out, artifact.FirmwareFile) // where it ends up
 	c.budget = r
-	if c.handler == artifact.HandlerRLCC {
+	if c.Handler == artifact.HandlerRLCC {
 		if err := c.writeVectors(artifact.PolicyVectorsFile, artifact.FirmwareFile, artifact.EntryPolicy, c.verify.measurePolicy); err != nil {
 			return err
 		}

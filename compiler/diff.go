@@ -152,8 +152,8 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 		return nil, err
 	}
 	var warnings []string
-	if d.c.handler == artifact.HandlerRLCC {
-		warnings = probeWarnings(d.c.m, d.c.params)
+	if d.c.Handler == artifact.HandlerRLCC {
+		warnings = probeWarnings(d.c.Float, d.c.Params)
 	}
 	if err := d.source(); err != nil {
 		return nil, err
@@ -188,10 +188,10 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 func (d *differ) load() error {
 	c := d.c
 	if d.opt.Against == AgainstInt {
-		if err := c.load(""); err != nil {
-			if c.m != nil && c.m.Kind() == model.KindTrees {
+		if err := c.Load(""); err != nil {
+			if c.Float != nil && c.Float.Kind() == model.KindTrees {
 				return fmt.Errorf("%s: model %s is a tree ensemble, and diff --against int (the default) needs a neural teacher (a dense or LSTM network) to quantize; to compare tree models, give the other one with --against FILE",
-					d.opt.Teacher, c.m.Name)
+					d.opt.Teacher, c.Float.Name)
 			}
 			return err
 		}
@@ -200,20 +200,20 @@ func (d *differ) load() error {
 		if err != nil {
 			return err
 		}
-		c.m, c.format, c.handler, c.inLayout = lp.m, lp.format, lp.handler, lp.layout
-		if c.params, c.paramSrc, err = resolveParams(d.opt.Teacher, lp.m, d.opt.Params, d.opt.ParamSources); err != nil {
+		c.Float, c.Format, c.Handler, c.InLayout = lp.m, lp.format, lp.handler, lp.layout
+		if c.Params, c.ParamSources, err = resolveParams(d.opt.Teacher, lp.m, d.opt.Params, d.opt.ParamSources); err != nil {
 			return err
 		}
 	}
-	if n := c.m.NumOutputs(); n != 1 {
-		return fmt.Errorf("%s: teacher %s has %d outputs; diff takes a single-output policy", d.opt.Teacher, c.m.Name, n)
+	if n := c.Float.NumOutputs(); n != 1 {
+		return fmt.Errorf("%s: teacher %s has %d outputs; diff takes a single-output policy", d.opt.Teacher, c.Float.Name, n)
 	}
-	m := c.m
+	m := c.Float
 	d.rep = &DiffReport{Teacher: d.opt.Teacher, TeacherKind: m.Kind().String(), Against: d.opt.Against}
-	d.rep.rlcc = c.handler == artifact.HandlerRLCC
-	d.rep.sampler, d.rep.layout = rlcc.SamplerFor(c.params), c.layout()
+	d.rep.rlcc = c.Handler == artifact.HandlerRLCC
+	d.rep.sampler, d.rep.layout = rlcc.SamplerFor(c.Params), c.Layout()
 	if d.rep.rlcc {
-		d.rep.Params = artifact.NewRLCCParams(c.params).WithSources(c.paramSrc)
+		d.rep.Params = artifact.NewRLCCParams(c.Params).WithSources(c.ParamSources)
 	}
 	d.rep.teacher = func(x []float64) float64 { return m.Eval(m.NewState(), x)[0] }
 	if m.Kind() == model.KindLSTM && d.opt.Against != AgainstInt {
@@ -239,7 +239,7 @@ func (d *differ) source() error {
 		}
 		d.n = n
 	}
-	d.rep.Calib = d.c.calib
+	d.rep.Calib = d.c.Calib
 	return nil
 }
 
@@ -256,7 +256,7 @@ func (d *differ) each(fn func(k int, row []float64)) error {
 	if err != nil {
 		return err
 	}
-	row := make([]float64, d.c.m.NumInputs())
+	row := make([]float64, d.c.Float.NumInputs())
 	for k := range d.n {
 		next(row)
 		fn(k, row)
@@ -269,16 +269,16 @@ func (d *differ) int8() error {
 	if err := d.c.quantizeInt8(); err != nil {
 		return err
 	}
-	if ir, ok := d.c.pol.(*quantize.LSTMIR); ok {
+	if ir, ok := d.c.Policy.(*quantize.LSTMIR); ok {
 		d.int8LSTM(ir)
 		return nil
 	}
-	ir := d.c.pol.(*quantize.MLPIR)
+	ir := d.c.Policy.(*quantize.MLPIR)
 	d.mlp = ir
-	q := d.c.int8Quant
+	q := d.c.Int8Quant
 	d.rep.headline = "integer network " + artifact.MLPWidths(ir.WeightBits, q.ActBits, q.ChannelScales, q.Packed, q.UnitOutput)
 	d.rep.Student = fmt.Sprintf("%s (weights int%d, hidden activations int%d), calibrated on %s",
-		d.rep.headline, ir.WeightBits, cmp.Or(q.ActBits, 16), d.c.calib)
+		d.rep.headline, ir.WeightBits, cmp.Or(q.ActBits, 16), d.c.Calib)
 	d.setInteger(ir.Inputs, func(raw []int32) float64 { return ir.OutValue(ir.Eval(raw)) })
 	return nil
 }
@@ -291,7 +291,7 @@ func (d *differ) int8LSTM(ir *quantize.LSTMIR) {
 	d.lstm = ir
 	d.rep.headline = fmt.Sprintf("integer LSTM: x_t %d-bit, h and c int8, y int8 grid", bits.Len(uint(quantize.PreMax)))
 	d.rep.Student = fmt.Sprintf("integer LSTM (x_t in [0, %d], gates by 256-entry tables, h and c int8 in %d context words, output on an int8 grid in Q%d) calibrated on %s",
-		quantize.PreMax, ir.StateWords(), ir.OutFrac, d.c.calib)
+		quantize.PreMax, ir.StateWords(), ir.OutFrac, d.c.Calib)
 	d.rep.Notes = append(d.rep.Notes, fmt.Sprintf("LSTM: the rows run as sequences of %d steps from the zero recurrent state, float and integer each carrying its own state (as quantize measures its fidelity)", ir.SeqLen))
 	d.setInteger(ir.Inputs, func(raw []int32) float64 {
 		return ir.OutValue(ir.Step(raw, make([]uint32, ir.StateWords())))
@@ -302,7 +302,7 @@ func (d *differ) int8LSTM(ir *quantize.LSTMIR) {
 func (d *differ) trees() error {
 	o := d.opt.Distill
 	o.Teacher, o.Format, o.Seed = d.opt.Teacher, d.opt.Format, d.opt.Seed
-	o.Inputs, o.Handler, o.Params, o.ParamSources = d.opt.Inputs, d.c.handler, d.c.params, d.c.paramSrc
+	o.Inputs, o.Handler, o.Params, o.ParamSources = d.opt.Inputs, d.c.Handler, d.c.Params, d.c.ParamSources
 	train := DefaultTrain
 	if o.Train.Trees != 0 {
 		train.Trees = o.Train.Trees
@@ -328,9 +328,9 @@ func (d *differ) file() error {
 	if err != nil {
 		return err
 	}
-	if s.NumInputs() != d.c.m.NumInputs() || s.NumOutputs() != 1 {
+	if s.NumInputs() != d.c.Float.NumInputs() || s.NumOutputs() != 1 {
 		return fmt.Errorf("%s: student %s takes %d inputs and gives %d outputs; teacher %s takes %d inputs and gives 1",
-			d.opt.Against, s.Name, s.NumInputs(), s.NumOutputs(), d.c.m.Name, d.c.m.NumInputs())
+			d.opt.Against, s.Name, s.NumInputs(), s.NumOutputs(), d.c.Float.Name, d.c.Float.NumInputs())
 	}
 	if s.Ensemble != nil {
 		return d.treeStudent(s, fmt.Sprintf("tree ensemble %s", s.Name), fmt.Sprintf("(%s)", d.opt.Against))
@@ -350,7 +350,7 @@ func (d *differ) treeStudent(s *model.Model, name, from string) error {
 		d.rep.student = func(x []float64) float64 { return s.Ensemble.Eval(x) }
 		return nil
 	}
-	ir, err := quantize.Trees(s, quantize.GridInputs(rlcc.Grid(d.c.params, d.c.layout())), quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
+	ir, err := quantize.Trees(s, quantize.GridInputs(rlcc.Grid(d.c.Params, d.c.Layout())), quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.opt.Against, err)
 	}
@@ -438,7 +438,7 @@ func (d *differ) pair() func(k int, row, x []float64) (yt, ys float64) {
 	if ir == nil {
 		return func(_ int, row, x []float64) (float64, float64) { return r.teacher(x), r.student(row) }
 	}
-	run := ir.Runner(d.c.m)
+	run := ir.Runner(d.c.Float)
 	return func(k int, row, _ []float64) (float64, float64) {
 		yi, yf := run(k, row)
 		return yf, yi
@@ -455,7 +455,7 @@ func absPercentile(sorted []float64, p float64) float64 {
 // (quantize.MLPIR.EvalTrace; the next layer's InStep is what one step of a hidden layer's
 // output is worth).
 func (d *differ) trace() {
-	ir, m := d.mlp, d.c.m
+	ir, m := d.mlp, d.c.Float
 	L := len(ir.Layers)
 	sq := make([]float64, L)
 	mx := make([]float64, L)
@@ -495,7 +495,7 @@ func (d *differ) trace() {
 				}
 			}
 			for j := range y {
-				if k == L-2 && d.c.int8Quant.UnitOutput {
+				if k == L-2 && d.c.Int8Quant.UnitOutput {
 					// The channel holds the teacher's times its final weight's magnitude
 					// (quantize.MLPOptions.UnitOutput); with a zero weight it is not computed.
 					c := math.Abs(m.Layers[L-1].W[0][j])
@@ -540,7 +540,7 @@ func lstmFloat(m *model.Model, x, h, c []float64) (xt, gates []float64, y float6
 // CellScale units), c' (CellScale), h' (1/127) and y. The integer values are
 // LSTMIR.StepTrace's; its output and state must equal LSTMIR.Step's, run beside it.
 func (d *differ) traceLSTM() {
-	ir, m := d.lstm, d.c.m
+	ir, m := d.lstm, d.c.Float
 	H := ir.Hidden
 	type acc struct {
 		name, act string

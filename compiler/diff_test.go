@@ -129,14 +129,14 @@ func TestDiffInt8LSTM(t *testing.T) {
 	}
 	// compile --target int8's quantization of the same rows, independently of Diff.
 	c := newCompilation(CompileOptions{Model: diffLSTM, Seed: 1, Int8: &Int8Options{Samples: 2000}})
-	c.params = nicsdk.DefaultParams()
+	c.Params = nicsdk.DefaultParams()
 	if err := c.load(); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.quantizeInt8(); err != nil {
 		t.Fatal(err)
 	}
-	lstm, ok := c.pol.(*quantize.LSTMIR)
+	lstm, ok := c.Policy.(*quantize.LSTMIR)
 	if !ok {
 		t.Fatal("no LSTM IR")
 	}

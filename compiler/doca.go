@@ -83,15 +83,15 @@ func docaC(hash, kind, policySource string, p nicsdk.Params, words int, out nics
 // driver into the output directory (the nicc target's files are there already).
 func (c *compilation) docaEmit() error {
 	kind := "tree ensemble"
-	switch c.pol.(type) {
+	switch c.Policy.(type) {
 	case *quantize.MLPIR:
 		kind = "int8 MLP"
 	case *quantize.LSTMIR:
 		kind = "int8 LSTM"
 	}
 	files := nicsdk.DOCASources()
-	files[artifact.DOCASourceFile] = []byte(docaC(c.pol.Hash(), kind, artifact.EntryPolicy+".c", c.params, c.pol.StateWords(), quantize.Out(c.pol)))
-	files[artifact.DOCAReadmeFile] = []byte(docaReadme(c.params))
+	files[artifact.DOCASourceFile] = []byte(docaC(c.Policy.Hash(), kind, artifact.EntryPolicy+".c", c.Params, c.Policy.StateWords(), quantize.Out(c.Policy)))
+	files[artifact.DOCAReadmeFile] = []byte(docaReadme(c.Params))
 	files[filepath.Join(artifact.HostDir, artifact.DOCADriverFile)] = docaDriver
 	for _, n := range slices.Sorted(maps.Keys(files)) {
 		if err := artifact.WriteOut(filepath.Join(c.dir, n), files[n]); err != nil {

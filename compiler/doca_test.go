@@ -262,7 +262,7 @@ func TestDOCASetTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol := cp.c.pol
+	pol := cp.c.Policy
 	d := newDOCAMachine(t, dir)
 	compiled := nicsdk.DefaultParams()
 	if got := d.words(d.params, 3); !slices.Equal(got, []uint32{compiled.Target, compiled.Beta, compiled.Scale}) {

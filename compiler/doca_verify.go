@@ -79,14 +79,14 @@ type docaGen struct {
 	sn  uint32
 }
 
-func (g *docaGen) policy(x [4]int32, state []uint32) int32 { return g.c.pol.Call(x[:], state) }
+func (g *docaGen) policy(x [4]int32, state []uint32) int32 { return g.c.Policy.Call(x[:], state) }
 
 // batch is an init, the parameter changes of ports beyond the device's, then sequences
 // holding n events in all (each from a starting context, after a parameter change one time
 // in four), with their golden outputs.
 func (g *docaGen) batch(n int, r *artifact.DOCAReport) []docaCmd {
-	out := quantize.Out(g.c.pol)
-	words := g.c.pol.StateWords()
+	out := quantize.Out(g.c.Policy)
+	words := g.c.Policy.StateWords()
 	cmds := []docaCmd{{tag: 'I', want: []uint32{g.rt.Init()}}}
 	set := func(s docaCmd) {
 		cmds = append(cmds, s)
@@ -172,7 +172,7 @@ func (g *docaGen) setParams() docaCmd {
 	if r.IntN(8) != 0 {
 		num = min(num, nicsdk.DOCAParams-d.base)
 	}
-	compiled := []uint32{g.c.params.Target, g.c.params.Beta, g.c.params.Scale}
+	compiled := []uint32{g.c.Params.Target, g.c.Params.Beta, g.c.Params.Scale}
 	for i := range num {
 		v := compiled[(d.base+i)%nicsdk.DOCAParams]
 		switch k := r.IntN(8); {
@@ -200,7 +200,7 @@ func (g *docaGen) set(d docaCmd) docaCmd {
 // device does not have: each batch starts with them, and each must be refused without
 // changing the port its number folds onto.
 func (g *docaGen) beyondPorts() []docaCmd {
-	p := g.c.params
+	p := g.c.Params
 	var cmds []docaCmd
 	for _, port := range []uint32{nicsdk.DOCAPorts, nicsdk.DOCAPorts + 1, 0xffffffff} {
 		cmds = append(cmds, g.set(docaCmd{tag: 'S', port: port, slot: nicsdk.DOCASlot, vals: []uint32{p.Target / 2, p.Beta, p.Scale}}))
@@ -214,8 +214,8 @@ func (c *compilation) docaVerify() error {
 	rng := rand.New(rand.NewPCG(c.opt.Seed, 0x646f6361))
 	r := &artifact.DOCAReport{Source: artifact.DOCASourceFile, Firmware: artifact.DOCAFirmwareFile, Entry: nicsdk.DOCAEntryAlgo}
 	c.doca.report = r
-	g := &docaGen{c: c, rng: rng, rt: nicsdk.DOCARuntime{Compiled: c.params},
-		gen: rlcc.EventGen{Rng: rng, Params: c.params, Thresholds: c.docaThresholds()}}
+	g := &docaGen{c: c, rng: rng, rt: nicsdk.DOCARuntime{Compiled: c.Params},
+		gen: rlcc.EventGen{Rng: rng, Params: c.Params, Thresholds: c.docaThresholds()}}
 	fw, err := doca.Load(c.doca.elf, c.opt.Core)
 	if err != nil {
 		return err
@@ -269,7 +269,7 @@ func (c *compilation) docaVerify() error {
 	if r.Mismatches > 0 {
 		return &budget.CheckError{Err: fmt.Errorf("verify (DOCA): %d of %d calls differ; first: %s", r.Mismatches, r.Vectors, first)}
 	}
-	r.Compared = []string{"golden (Go: nicsdk.DOCARuntime around quantize." + c.pol.Golden() + ")",
+	r.Compared = []string{"golden (Go: nicsdk.DOCARuntime around quantize." + c.Policy.Golden() + ")",
 		implHost + " (" + c.opt.HostCC + ", nicc's DOCA stand-in)", implUBSan, implFwsim}
 	c.doca.measure = pickMeasured(cand)
 	for i := range c.doca.measure {
@@ -280,7 +280,7 @@ func (c *compilation) docaVerify() error {
 
 // docaThresholds are the tree thresholds the event generator aims observations at.
 func (c *compilation) docaThresholds() [][]int32 {
-	ir, _ := c.pol.(*quantize.TreeIR)
+	ir, _ := c.Policy.(*quantize.TreeIR)
 	return thresholdsByFeature(nicsdk.RLCCInputs, ir)
 }
 

@@ -107,12 +107,12 @@ func render(pol quantize.Policy, plan codePlan, names sourceNames) (*rendered, e
 // codePlan is the compile's plan for printing its policy in the form cand, once its layout
 // passes checkLayout.
 func (c *golden) codePlan(cand candidate) (codePlan, error) {
-	if c.handler == artifact.HandlerRLCC {
+	if c.Handler == artifact.HandlerRLCC {
 		if err := c.checkLayout(); err != nil {
 			return codePlan{}, err
 		}
 	}
-	return codePlan{form: cand.form, rank: cand.rank, products: cand.products, handler: c.handler, params: c.params, layout: c.layout()}, nil
+	return codePlan{form: cand.form, rank: cand.rank, products: cand.products, handler: c.Handler, params: c.Params, layout: c.Layout()}, nil
 }
 
 // rendered is the chosen form's C as fit rendered it, nil when fit rendered none.
@@ -142,11 +142,11 @@ func (c *compilation) emit() error {
 	}
 	r := c.rendered()
 	if r == nil {
-		if r, err = render(c.pol, plan, fileNames); err != nil {
+		if r, err = render(c.Policy, plan, fileNames); err != nil {
 			return err
 		}
 	}
-	neutral, err := render(c.pol, plan, neutralNames)
+	neutral, err := render(c.Policy, plan, neutralNames)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (c *compilation) emit() error {
 	}
 	// The model alone needs only the ABI header and the linker script.
 	sdk := nicsdk.Sources()
-	if c.handler != artifact.HandlerRLCC {
+	if c.Handler != artifact.HandlerRLCC {
 		delete(sdk, nicsdk.RLCCHeaderName)
 	}
 	for n, b := range sdk {
@@ -173,7 +173,7 @@ func (c *compilation) emit() error {
 		}
 		c.files = append(c.files, n)
 	}
-	driver := []byte(driverC(len(c.pol.InputFormats()), r.policy.HeaderName, c.handler == artifact.HandlerRLCC, c.pol.StateWords()))
+	driver := []byte(driverC(len(c.Policy.InputFormats()), r.policy.HeaderName, c.Handler == artifact.HandlerRLCC, c.Policy.StateWords()))
 	c.expect[filepath.Join(artifact.HostDir, "driver.c")] = driver
 	if err := artifact.WriteOut(filepath.Join(dir, artifact.HostDir, "driver.c"), driver); err != nil {
 		return err
@@ -228,7 +228,7 @@ func (c *compilation) sources() []string {
 // entry is the firmware's entry point and the C file that defines it: the RL-CC handler, or
 // the policy alone.
 func (c *compilation) entry() (name, file string) {
-	if c.handler == artifact.HandlerRLCC {
+	if c.Handler == artifact.HandlerRLCC {
 		return artifact.EntryHandler, artifact.HandlerFile
 	}
 	return artifact.EntryPolicy, artifact.EntryPolicy + ".c"

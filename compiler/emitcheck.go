@@ -90,7 +90,7 @@ func (c *compilation) checkSymbols(path, obj string) error {
 		return err
 	}
 	globals := map[string]bool{artifact.EntryPolicy: true}
-	if c.handler == artifact.HandlerRLCC {
+	if c.Handler == artifact.HandlerRLCC {
 		globals[artifact.EntryHandler] = true
 	}
 	allowed := maps.Clone(globals)

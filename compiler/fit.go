@@ -36,13 +36,13 @@ const codeUnitBytes = 2
 // lowerBound is the bound of the compilation's integer IR on profile p.
 func (c *compilation) lowerBound(p *fwsim.Profile) artifact.LowerBound {
 	unit := p.MinCost()
-	switch ir := c.pol.(type) {
+	switch ir := c.Policy.(type) {
 	case *quantize.LSTMIR:
 		return lstmBound(ir, unit)
 	case *quantize.MLPIR:
 		return mlpBound(ir, unit)
 	}
-	ir := c.pol.(*quantize.TreeIR)
+	ir := c.Policy.(*quantize.TreeIR)
 	c.rankGroups = rankGroupings(ir)
 	lb := treesBound(ir, unit, c.rankGroups)
 	// Above BranchMaxSplits (or with --form walk) the walk form is the only candidate, and
@@ -96,7 +96,7 @@ func (c *compilation) fit() error {
 		return err
 	}
 	var cs []candidate
-	switch ir := c.pol.(type) {
+	switch ir := c.Policy.(type) {
 	case *quantize.TreeIR:
 		cs, err = c.candidates(ir, limit)
 	case *quantize.LSTMIR:
@@ -149,7 +149,7 @@ func (c *compilation) checkBound(p *fwsim.Profile) error {
 	}
 	what := strings.Join(over, ", and ")
 	if c.opt.Force {
-		c.notes = append(c.notes, "built with --force: it needs "+what)
+		c.Notes = append(c.Notes, "built with --force: it needs "+what)
 		return nil
 	}
 	return &budget.CheckError{Err: &TooBigError{Bound: lb, msg: fmt.Sprintf("%s: model %s needs %s; --force builds it anyway", c.opt.Model, c.modelName(), what)}}
@@ -182,10 +182,10 @@ func (e *TooBigError) Error() string { return e.msg }
 
 // modelName is the model's name for messages.
 func (c *compilation) modelName() string {
-	if c.m.Name == "" {
+	if c.Float.Name == "" {
 		return "(unnamed)"
 	}
-	return c.m.Name
+	return c.Float.Name
 }
 
 // treeShape is what gcc may keep of one integer tree: the longest path of tests, and how

@@ -84,7 +84,7 @@ func TestChoosePlan(t *testing.T) {
 	} {
 		ir := q12(t, modeltest.Trees("m", modeltest.RLCCInputs, c.trees, c.depth, 1))
 		p := newCompilation(CompileOptions{})
-		p.pol = ir
+		p.Policy = ir
 		p.choosePlan()
 		if p.form != c.form || p.plan.Form != c.form.String() || !slices.Equal(p.plan.Opt, c.opt) {
 			t.Errorf("%d×%d (%d splits): form %v, plan %+v", c.trees, c.depth, ir.Stats.Splits, p.form, p.plan)
@@ -95,7 +95,7 @@ func TestChoosePlan(t *testing.T) {
 		}
 	}
 	p := newCompilation(CompileOptions{})
-	p.pol = &quantize.MLPIR{}
+	p.Policy = &quantize.MLPIR{}
 	if p.choosePlan(); p.form != codegen.FormBranch || !slices.Equal(p.plan.Opt, []string{"-O2"}) {
 		t.Errorf("network: plan %+v", p.plan)
 	}

@@ -35,7 +35,7 @@ var OptO1 = []string{"-O1", "-findirect-inlining"}
 // choosePlan chooses the code form and optimisation level (see O2MaxSplits); networks keep -O2.
 func (c *compilation) choosePlan() {
 	c.plan = artifact.BuildInfo{Form: codegen.FormBranch.String(), Opt: []string{"-O2"}}
-	ir, trees := c.pol.(*quantize.TreeIR)
+	ir, trees := c.Policy.(*quantize.TreeIR)
 	if !trees {
 		c.plan.Why = "networks are straight-line code at -O2"
 		return

@@ -293,7 +293,7 @@ func (c *compilation) chooseForm(cs []candidate, limit artifact.MemoryBudget, p 
 			return &budget.CheckError{Err: &artifact.OverMemoryError{Msg: fmt.Sprintf("%s: no code form fits the memory budget: the least WCET's, the %s form, has %s; --force builds, verifies and bounds it anyway",
 				c.opt.Model, c.plan.Form, msg)}}
 		}
-		c.notes = append(c.notes, fmt.Sprintf("built with --force: no code form fits the memory budget; the %s form has %s", c.plan.Form, msg))
+		c.Notes = append(c.Notes, fmt.Sprintf("built with --force: no code form fits the memory budget; the %s form has %s", c.plan.Form, msg))
 	}
 	return nil
 }
@@ -319,7 +319,7 @@ func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string
 	if err != nil {
 		return nil, err
 	}
-	if fb.rendered, err = render(c.pol, plan, fileNames); err != nil {
+	if fb.rendered, err = render(c.Policy, plan, fileNames); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -47,7 +47,7 @@ func (c *compilation) goldenInfo() (*artifact.GoldenInfo, error) {
 		return nil, err
 	}
 	g := &artifact.GoldenInfo{IR: "trees", ModelPath: abs, Seed: c.opt.Seed, SourcesHash: c.sourcesHash}
-	switch c.pol.(type) {
+	switch c.Policy.(type) {
 	case *quantize.TreeIR, *quantize.LSTMIR:
 		g.Form, g.Products = c.form.String(), c.products.String()
 	}
@@ -56,8 +56,8 @@ func (c *compilation) goldenInfo() (*artifact.GoldenInfo, error) {
 	}
 	if o := c.opt.Int8; o != nil {
 		g.IR, g.Samples = "lstm", o.Samples
-		if _, mlp := c.pol.(*quantize.MLPIR); mlp {
-			q := c.int8Quant
+		if _, mlp := c.Policy.(*quantize.MLPIR); mlp {
+			q := c.Int8Quant
 			g.IR, g.MLP = "mlp", &artifact.MLPConfig{OutFrac: q.OutFrac, ActBits: q.ActBits, WeightBits: q.WeightBits,
 				ChannelScales: q.ChannelScales, TanhBits: q.TanhBits, TanhClip: q.TanhClip, Packed: q.Packed, OpenReLU: q.OpenReLU,
 				UnitOutput: q.UnitOutput}
@@ -81,19 +81,19 @@ type Compiled struct {
 }
 
 // Policy is the golden integer policy: a *quantize.TreeIR, *quantize.MLPIR or *quantize.LSTMIR.
-func (cp *Compiled) Policy() quantize.Policy { return cp.c.pol }
+func (cp *Compiled) Policy() quantize.Policy { return cp.c.Policy }
 
 // Model is the float model, its inputs in the policy's order.
-func (cp *Compiled) Model() *model.Model { return cp.c.m }
+func (cp *Compiled) Model() *model.Model { return cp.c.Float }
 
 // Params are the RL-CC parameters the compile recorded (the defaults without the handler).
-func (cp *Compiled) Params() nicsdk.Params { return cp.c.params }
+func (cp *Compiled) Params() nicsdk.Params { return cp.c.Params }
 
 // Layout is the window the RL-CC handler feeds the policy (see loaded.layout).
-func (cp *Compiled) Layout() nicsdk.Layout { return cp.c.layout() }
+func (cp *Compiled) Layout() nicsdk.Layout { return cp.c.Layout() }
 
 // Handler is the handler the compile wrapped around the policy: HandlerRLCC or HandlerNone.
-func (cp *Compiled) Handler() artifact.Handler { return cp.c.handler }
+func (cp *Compiled) Handler() artifact.Handler { return cp.c.Handler }
 
 // OpenCompiled reads the compile output directory dir (ReadReport, using firmware.elf and
 // the files of use) and rebuilds its golden model from the
@@ -128,8 +128,8 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(r.Inputs) != c.m.NumInputs() {
-		return nil, fmt.Errorf("%s: %d input formats; model %s takes %d inputs", where, len(r.Inputs), c.m.Name, c.m.NumInputs())
+	if len(r.Inputs) != c.Float.NumInputs() {
+		return nil, fmt.Errorf("%s: %d input formats; model %s takes %d inputs", where, len(r.Inputs), c.Float.Name, c.Float.NumInputs())
 	}
 	form, err := c.requantize(g, r.Formats())
 	if err != nil {
@@ -139,7 +139,7 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd, err := render(c.pol, plan, fileNames)
+	rd, err := render(c.Policy, plan, fileNames)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func LoadRecordedModel(dir string, r *artifact.CompileReport, modelPath string) 
 	if err != nil {
 		return nil, err
 	}
-	return c.m, nil
+	return c.Float, nil
 }
 
 // loadRecorded is the load stage as the compile of r ran it, on the model file r records (or
@@ -193,15 +193,15 @@ func loadRecorded(dir string, r *artifact.CompileReport, modelPath string, int8 
 	}
 	c := newGolden(goldenOptions{Model: modelPath, Format: format, Inputs: inputs, Handler: handler, Params: params,
 		ParamSources: sourcesAll(artifact.SourceCompile), Seed: seed, Int8: int8})
-	if err := c.load(""); errors.Is(err, fs.ErrNotExist) {
+	if err := c.Load(""); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: the model compiled: %w (pass --model with the file if it moved)", where, err)
 	} else if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	if (c.inLayout == nil) != (r.Layout == nil) || c.inLayout != nil && !sameLayout(c.inLayout, r.Layout) {
-		return nil, fmt.Errorf("%s: the model's inputs as recorded (%v) load as another RL-CC layout (%v)", where, r.Layout, c.inLayout)
+	if (c.InLayout == nil) != (r.Layout == nil) || c.InLayout != nil && !sameLayout(c.InLayout, r.Layout) {
+		return nil, fmt.Errorf("%s: the model's inputs as recorded (%v) load as another RL-CC layout (%v)", where, r.Layout, c.InLayout)
 	}
-	h, err := model.Hash(c.m)
+	h, err := model.Hash(c.Float)
 	if err != nil {
 		return nil, model.InFile(modelPath, err)
 	}
@@ -224,21 +224,21 @@ func (c *golden) requantize(g *artifact.GoldenInfo, inputs []quantize.Input) (ca
 	}
 	switch g.IR {
 	case "trees":
-		if c.m.Ensemble == nil {
-			return form, fmt.Errorf("model %s is not a tree ensemble", c.m.Name)
+		if c.Float.Ensemble == nil {
+			return form, fmt.Errorf("model %s is not a tree ensemble", c.Float.Name)
 		}
-		ir, err := quantize.Trees(c.m, inputs, quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
+		ir, err := quantize.Trees(c.Float, inputs, quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
 		if err != nil {
 			return form, err
 		}
-		c.pol = ir
+		c.Policy = ir
 		if g.Rank != nil {
 			form.rank, err = ir.BuildRank(*g.Rank)
 		}
 		return form, err
 	case "mlp", "lstm":
-		if (g.IR == "lstm") != (c.m.Kind() == model.KindLSTM) || c.m.Ensemble != nil {
-			return form, fmt.Errorf("model %s is not an %s network", c.m.Name, g.IR)
+		if (g.IR == "lstm") != (c.Float.Kind() == model.KindLSTM) || c.Float.Ensemble != nil {
+			return form, fmt.Errorf("model %s is not an %s network", c.Float.Name, g.IR)
 		}
 		calib, err := c.calibRows()
 		if err != nil {
@@ -248,13 +248,13 @@ func (c *golden) requantize(g *artifact.GoldenInfo, inputs []quantize.Input) (ca
 			if err := c.quantizeLSTM(inputs, calib); err != nil {
 				return form, err
 			}
-			form.products, err = recordedProducts(c.pol.(*quantize.LSTMIR), g)
+			form.products, err = recordedProducts(c.Policy.(*quantize.LSTMIR), g)
 			return form, err
 		}
 		if g.MLP == nil {
 			return form, fmt.Errorf("the report records no MLP configuration")
 		}
-		c.opt.Int8.Quant = g.MLP.Options()
+		c.Opt.Int8.Quant = g.MLP.Options()
 		calib, _ = withCorners(calib, inputs)
 		return form, c.chooseMLP(inputs, calib)
 	}

@@ -18,18 +18,18 @@ import (
 // Q16 ranges; none: the hull of the calibration rows, padded), the calibration rows, and
 // quantize.MLP (chooseMLP) or quantize.LSTM (quantizeLSTM).
 func (c *golden) quantizeInt8() error {
-	m := c.m
+	m := c.Float
 	for k, l := range m.Layers {
 		for j, row := range l.W {
 			for i, w := range row {
 				if math.IsNaN(w) || math.IsInf(w, 0) {
-					return fmt.Errorf("%s: layer %d weight [%d][%d] is %v: weights must be finite", c.opt.Model, k, j, i, w)
+					return fmt.Errorf("%s: layer %d weight [%d][%d] is %v: weights must be finite", c.Opt.Model, k, j, i, w)
 				}
 			}
 		}
 		for j, b := range l.B {
 			if math.IsNaN(b) || math.IsInf(b, 0) {
-				return fmt.Errorf("%s: layer %d bias %d is %v: biases must be finite", c.opt.Model, k, j, b)
+				return fmt.Errorf("%s: layer %d bias %d is %v: biases must be finite", c.Opt.Model, k, j, b)
 			}
 		}
 	}
@@ -38,12 +38,12 @@ func (c *golden) quantizeInt8() error {
 		return err
 	}
 	var inputs []quantize.Input
-	if c.handler == artifact.HandlerRLCC {
+	if c.Handler == artifact.HandlerRLCC {
 		inputs = c.rlccInputs()
 	} else {
-		lo, hi := quantize.RowRanges(m.NumInputs(), calib, c.rows)
+		lo, hi := quantize.RowRanges(m.NumInputs(), calib, c.Rows)
 		for range lo {
-			c.inputSrc = append(c.inputSrc, "calibration rows, padded")
+			c.InputSources = append(c.InputSources, "calibration rows, padded")
 		}
 		if inputs, err = quantize.ChooseInputs(m.Inputs, lo, hi); err != nil {
 			return c.inputRangeError(calib, lo, hi, err)
@@ -58,7 +58,7 @@ func (c *golden) quantizeInt8() error {
 	// saturate hidden units and can flip the output's sign.
 	calib, corners := withCorners(calib, inputs)
 	if corners {
-		c.calib += fmt.Sprintf(", and the %d corners of the input ranges", 1<<len(inputs))
+		c.Calib += fmt.Sprintf(", and the %d corners of the input ranges", 1<<len(inputs))
 	}
 	return c.chooseMLP(inputs, calib)
 }
@@ -86,7 +86,7 @@ func withCorners(calib [][]float64, inputs []quantize.Input) ([][]float64, bool)
 // each of Int8Candidates in turn until one meets the fidelity targets (else the most
 // accurate), recording each try for the report.
 func (c *golden) chooseMLP(inputs []quantize.Input, calib [][]float64) error {
-	cands := []quantize.MLPOptions{c.opt.Int8.Quant}
+	cands := []quantize.MLPOptions{c.Opt.Int8.Quant}
 	if cands[0] == (quantize.MLPOptions{}) {
 		cands = Int8Candidates
 	}
@@ -94,16 +94,16 @@ func (c *golden) chooseMLP(inputs []quantize.Input, calib [][]float64) error {
 	var bestQ quantize.MLPOptions
 	var firstErr error
 	for _, q := range cands {
-		ir, err := quantize.MLP(c.m, inputs, calib, q)
+		ir, err := quantize.MLP(c.Float, inputs, calib, q)
 		if err != nil {
 			// int8 weights can fail to prove an accumulator that int16 weights widen.
 			firstErr = cmp.Or(firstErr, err)
-			c.int8Trials = append(c.int8Trials, artifact.Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, UnitOutput: q.UnitOutput, Refused: err.Error()})
+			c.Int8Trials = append(c.Int8Trials, artifact.Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, UnitOutput: q.UnitOutput, Refused: err.Error()})
 			continue
 		}
 		f := ir.Fidelity
 		ok := f.MaxAbs <= Int8MaxAbsDy && f.Flips <= Int8MaxFlips
-		c.int8Trials = append(c.int8Trials, artifact.Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, UnitOutput: q.UnitOutput, MaxAbsDy: f.MaxAbs, FlipRate: f.Flips, MeetsTargets: ok})
+		c.Int8Trials = append(c.Int8Trials, artifact.Int8Trial{WeightBits: q.WeightBits, ActBits: q.ActBits, Packed: q.Packed, OpenReLU: q.OpenReLU, UnitOutput: q.UnitOutput, MaxAbsDy: f.MaxAbs, FlipRate: f.Flips, MeetsTargets: ok})
 		if best == nil || ok || f.MaxAbs < best.Fidelity.MaxAbs {
 			best, bestQ = ir, q
 		}
@@ -112,21 +112,21 @@ func (c *golden) chooseMLP(inputs []quantize.Input, calib [][]float64) error {
 		}
 	}
 	if best == nil {
-		return fmt.Errorf("%s: %w", c.opt.Model, firstErr)
+		return fmt.Errorf("%s: %w", c.Opt.Model, firstErr)
 	}
-	if len(cands) > 1 && !c.int8Trials[len(c.int8Trials)-1].MeetsTargets {
-		c.notes = append(c.notes, fmt.Sprintf("no integer configuration met max |dy| <= %g and flips <= %g%% on the calibration rows; the most accurate was chosen", Int8MaxAbsDy, 100*Int8MaxFlips))
+	if len(cands) > 1 && !c.Int8Trials[len(c.Int8Trials)-1].MeetsTargets {
+		c.Notes = append(c.Notes, fmt.Sprintf("no integer configuration met max |dy| <= %g and flips <= %g%% on the calibration rows; the most accurate was chosen", Int8MaxAbsDy, 100*Int8MaxFlips))
 	}
 	if len(cands) == 1 {
-		c.int8Trials = nil // the configuration was given, not chosen
+		c.Int8Trials = nil // the configuration was given, not chosen
 	}
 	// Under the RL-CC handler the final tanh's table folds with the action → multiplier map:
 	// the policy returns the multiplier (nicsdk.OutM), which saves the handler its map.
-	if c.handler == artifact.HandlerRLCC {
+	if c.Handler == artifact.HandlerRLCC {
 		best.FoldRLCC()
 	}
-	c.pol = best
-	c.int8Quant = bestQ
+	c.Policy = best
+	c.Int8Quant = bestQ
 	return nil
 }
 
@@ -134,7 +134,7 @@ func (c *golden) chooseMLP(inputs []quantize.Input, calib [][]float64) error {
 // can hold: the value of largest magnitude of the first such input, in the calibration rows
 // or the Ranges rows.
 func (c *golden) inputRangeError(calib [][]float64, lo, hi []float64, err error) error {
-	for i, name := range c.m.Inputs {
+	for i, name := range c.Float.Inputs {
 		if _, e := quantize.ChooseInputs([]string{name}, lo[i:i+1], hi[i:i+1]); e == nil {
 			continue
 		}
@@ -142,7 +142,7 @@ func (c *golden) inputRangeError(calib [][]float64, lo, hi []float64, err error)
 		for _, src := range []struct {
 			file string
 			rows [][]float64
-		}{{c.opt.Int8.Calib, calib}, {c.opt.Ranges, c.rows}} {
+		}{{c.Opt.Int8.Calib, calib}, {c.Opt.Ranges, c.Rows}} {
 			for r, x := range src.rows {
 				if a := math.Abs(x[i]); a > math.Abs(v) || file == "" {
 					file, row, v = src.file, r+1, x[i]
@@ -153,7 +153,7 @@ func (c *golden) inputRangeError(calib [][]float64, lo, hi []float64, err error)
 			return fmt.Errorf("%s: row %d: %s is %g, beyond any int32 fixed-point input (%v)", file, row, name, v, err)
 		}
 	}
-	return fmt.Errorf("%s: %w", c.opt.Model, err)
+	return fmt.Errorf("%s: %w", c.Opt.Model, err)
 }
 
 // quantizeLSTM is quantize.LSTM over the calibration rows (as sequences; without the range
@@ -162,39 +162,39 @@ func (c *golden) inputRangeError(calib [][]float64, lo, hi []float64, err error)
 // handler the int8 output grid's 256 values of y fold with the action → multiplier map into
 // one table: the policy returns the multiplier (nicsdk.OutM).
 func (c *golden) quantizeLSTM(inputs []quantize.Input, calib [][]float64) error {
-	if c.opt.Int8.Quant != (quantize.MLPOptions{}) {
-		return fmt.Errorf("%s: --weight-bits and --act-bits apply to dense networks; the int8 LSTM path chooses its own formats", c.opt.Model)
+	if c.Opt.Int8.Quant != (quantize.MLPOptions{}) {
+		return fmt.Errorf("%s: --weight-bits and --act-bits apply to dense networks; the int8 LSTM path chooses its own formats", c.Opt.Model)
 	}
-	ir, err := quantize.LSTM(c.m, inputs, calib, quantize.LSTMOptions{})
+	ir, err := quantize.LSTM(c.Float, inputs, calib, quantize.LSTMOptions{})
 	if err != nil {
-		return fmt.Errorf("%s: %w", c.opt.Model, err)
+		return fmt.Errorf("%s: %w", c.Opt.Model, err)
 	}
-	if c.handler == artifact.HandlerRLCC {
+	if c.Handler == artifact.HandlerRLCC {
 		ir.FoldRLCC()
 	}
-	c.pol = ir
+	c.Policy = ir
 	return nil
 }
 
 // calibRows are the Int8 calibration rows: the Calib CSV, or sampled RL-CC states (refused
 // beyond MemoryLimit). They are read once; nicc diff compares on the rows compile calibrated on.
 func (c *golden) calibRows() ([][]float64, error) {
-	if c.calibSet == nil {
+	if c.CalibSet == nil {
 		rows, err := c.readCalib()
 		if err != nil {
 			return nil, err
 		}
-		c.calibSet = slices.Clip(rows)
+		c.CalibSet = slices.Clip(rows)
 	}
-	return c.calibSet, nil
+	return c.CalibSet, nil
 }
 
 // calibStream is how many RL-CC states Int8Options.Samples draws and a stream of them (the
 // rows calibRows holds, one at a time); it names them in c.calib.
 func (c *golden) calibStream() (int, func(row []float64), error) {
-	o, n := c.opt.Int8, c.m.NumInputs()
-	if c.handler != artifact.HandlerRLCC {
-		return 0, nil, noRLCCStates(c.opt.Model, c.opt.Handler, c.m.Inputs)
+	o, n := c.Opt.Int8, c.Float.NumInputs()
+	if c.Handler != artifact.HandlerRLCC {
+		return 0, nil, noRLCCStates(c.Opt.Model, c.Opt.Handler, c.Float.Inputs)
 	}
 	k := o.Samples
 	if k == 0 {
@@ -203,27 +203,27 @@ func (c *golden) calibStream() (int, func(row []float64), error) {
 	if k < 1 || k > distill.MaxSamples {
 		return 0, nil, fmt.Errorf("samples %d: want 1 to %d", k, distill.MaxSamples)
 	}
-	s := rlcc.SamplerFor(c.params)
-	if w := c.layout().Inputs(); w != n {
-		return 0, nil, fmt.Errorf("internal error: the RL-CC sampler gives %d inputs, model %s takes %d", w, c.m.Name, n)
+	s := rlcc.SamplerFor(c.Params)
+	if w := c.Layout().Inputs(); w != n {
+		return 0, nil, fmt.Errorf("internal error: the RL-CC sampler gives %d inputs, model %s takes %d", w, c.Float.Name, n)
 	}
-	next, err := s.StreamLayout(c.opt.Seed, c.layout())
+	next, err := s.StreamLayout(c.Opt.Seed, c.Layout())
 	if err != nil {
 		return 0, nil, err
 	}
-	c.calib = fmt.Sprintf("%d RL-CC states sampled with T = %.4g (seed %d)", k, s.T(), c.opt.Seed)
+	c.Calib = fmt.Sprintf("%d RL-CC states sampled with T = %.4g (seed %d)", k, s.T(), c.Opt.Seed)
 	return k, next, nil
 }
 
 // readCalib reads the Calib CSV, or draws the sampled states.
 func (c *golden) readCalib() ([][]float64, error) {
-	o, n := c.opt.Int8, c.m.NumInputs()
+	o, n := c.Opt.Int8, c.Float.NumInputs()
 	if o.Calib == "" {
 		k, next, err := c.calibStream()
 		if err != nil {
 			return nil, err
 		}
-		if err := checkMemory(k, calibRowBytes(c.m), fmt.Sprintf("calibrating %s on %d RL-CC states", c.m.Name, k), "state"); err != nil {
+		if err := checkMemory(k, calibRowBytes(c.Float), fmt.Sprintf("calibrating %s on %d RL-CC states", c.Float.Name, k), "state"); err != nil {
 			return nil, err
 		}
 		rows := make([][]float64, k)
@@ -242,15 +242,15 @@ func (c *golden) readCalib() ([][]float64, error) {
 	if t.Names != nil {
 		// A header selects the columns by name, in any order; one that does not name every
 		// input is refused rather than read by position.
-		for _, name := range c.m.Inputs {
+		for _, name := range c.Float.Inputs {
 			if !slices.Contains(t.Names, name) {
 				return nil, fmt.Errorf("%s: the header has no column %q; model %s takes %d inputs (%s): name each in the header, or drop the header to read the columns in order",
-					o.Calib, name, c.m.Name, n, strings.Join(c.m.Inputs, ", "))
+					o.Calib, name, c.Float.Name, n, strings.Join(c.Float.Inputs, ", "))
 			}
 		}
 		for r, row := range rows {
 			sel := make([]float64, n)
-			for i, name := range c.m.Inputs {
+			for i, name := range c.Float.Inputs {
 				sel[i] = row[slices.Index(t.Names, name)]
 			}
 			rows[r] = sel
@@ -258,17 +258,17 @@ func (c *golden) readCalib() ([][]float64, error) {
 	}
 	for r, row := range rows {
 		if len(row) != n {
-			return nil, fmt.Errorf("%s: row %d has %d values; model %s takes %d inputs", o.Calib, r+1, len(row), c.m.Name, n)
+			return nil, fmt.Errorf("%s: row %d has %d values; model %s takes %d inputs", o.Calib, r+1, len(row), c.Float.Name, n)
 		}
 		for i, v := range row {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%s: row %d: %s is %v: calibration values must be finite", o.Calib, r+1, c.m.Inputs[i], v)
+				return nil, fmt.Errorf("%s: row %d: %s is %v: calibration values must be finite", o.Calib, r+1, c.Float.Inputs[i], v)
 			}
 		}
 	}
 	if o.Samples > 0 && o.Samples < len(rows) {
 		rows = rows[:o.Samples]
 	}
-	c.calib = fmt.Sprintf("%d rows of %s", len(rows), o.Calib)
+	c.Calib = fmt.Sprintf("%d rows of %s", len(rows), o.Calib)
 	return rows, nil
 }

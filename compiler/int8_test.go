@@ -131,8 +131,8 @@ func TestCompileInt8NonFiniteWeights(t *testing.T) {
 		}
 		m.Layers[1].W[3][2] = bad
 		c := newCompilation(CompileOptions{Model: "m", Int8: &Int8Options{Samples: 100}})
-		c.m, c.handler = m, artifact.HandlerRLCC
-		c.params = nicsdk.DefaultParams()
+		c.Float, c.Handler = m, artifact.HandlerRLCC
+		c.Params = nicsdk.DefaultParams()
 		err = c.quantizeInt8()
 		if err == nil || !strings.Contains(err.Error(), "layer 1 weight [3][2] is") || !strings.Contains(err.Error(), "weights must be finite") {
 			t.Errorf("weight %v: error %v", bad, err)
@@ -314,7 +314,7 @@ func TestCalibRowsHeaderSelectsByName(t *testing.T) {
 		"1,2,3,4\n",
 	} {
 		c := newCompilation(CompileOptions{Model: teacherJSON, Int8: &Int8Options{Calib: writeText(t, "calib.csv", text)}})
-		c.m, c.handler = m, artifact.HandlerRLCC
+		c.Float, c.Handler = m, artifact.HandlerRLCC
 		rows, err := c.calibRows()
 		if err != nil || len(rows) != 1 || !slices.Equal(rows[0], []float64{1, 2, 3, 4}) {
 			t.Errorf("%q: rows %v, %v; want [[1 2 3 4]]", text, rows, err)

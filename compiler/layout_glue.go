@@ -15,11 +15,11 @@ import (
 // layout is the window the RL-CC handler feeds this compile's policy: the layout its
 // inputs' names form (--inputs, --history, --features; load's InputLayout), else the default,
 // x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}).
-func (ld *loaded) layout() nicsdk.Layout {
-	if ld.inLayout == nil {
+func (ld *loaded) Layout() nicsdk.Layout {
+	if ld.InLayout == nil {
 		return nicsdk.DefaultLayout
 	}
-	return ld.inLayout.Layout()
+	return ld.InLayout.Layout()
 }
 
 // checkLayout refuses a layout the handler cannot feed beside the policy's state words (an
@@ -27,12 +27,12 @@ func (ld *loaded) layout() nicsdk.Layout {
 // layout than the default for the DOCA program, whose runtime (rlcc_doca.h and its Go twin
 // nicsdk.DOCARuntime) feeds the default one.
 func (c *golden) checkLayout() error {
-	l := c.layout()
-	if err := l.Check(c.pol.StateWords()); err != nil {
-		return fmt.Errorf("%s: %w", c.opt.Model, err)
+	l := c.Layout()
+	if err := l.Check(c.Policy.StateWords()); err != nil {
+		return fmt.Errorf("%s: %w", c.Opt.Model, err)
 	}
-	if c.opt.DOCA && !l.IsDefault() {
-		return fmt.Errorf("%s: the DOCA program feeds the default input layout (%v), not %v", c.opt.Model, nicsdk.DefaultLayout, l)
+	if c.Opt.DOCA && !l.IsDefault() {
+		return fmt.Errorf("%s: the DOCA program feeds the default input layout (%v), not %v", c.Opt.Model, nicsdk.DefaultLayout, l)
 	}
 	return nil
 }

@@ -174,7 +174,7 @@ func productsDetail(ir *quantize.LSTMIR, ps codegen.Products) string {
 // more candidate: the table form as planProducts plans it within the room the branch form
 // leaves in the .rodata budget, less shrink (bytes a build of an earlier plan overshot).
 func (c *compilation) plannedTables(cs []candidate, costs []artifact.FormCandidate, limit artifact.MemoryBudget, p *fwsim.Profile, shrink uint64) (candidate, bool) {
-	ir, ok := c.pol.(*quantize.LSTMIR)
+	ir, ok := c.Policy.(*quantize.LSTMIR)
 	if !ok || len(cs) < 2 || cs[0].form != codegen.FormTable || cs[0].products != nil || cs[1].form != codegen.FormBranch || !costs[1].Fits {
 		return candidate{}, false
 	}

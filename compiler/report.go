@@ -21,9 +21,9 @@ import (
 // outputWhat names what the model's output is, for the fidelity figures.
 func (c *compilation) outputWhat() string {
 	switch {
-	case c.handler == artifact.HandlerRLCC:
+	case c.Handler == artifact.HandlerRLCC:
 		return "policy output y (the action in [-1, 1] the handler maps to a multiplier)"
-	case c.m.Ensemble != nil && c.m.Ensemble.Transform == model.TransformSigmoid:
+	case c.Float.Ensemble != nil && c.Float.Ensemble.Transform == model.TransformSigmoid:
 		return "probability (the sigmoid applied in float64 to the firmware's score)"
 	}
 	return "score"
@@ -92,18 +92,18 @@ func (c *compilation) passed(stage string) bool { return slices.Contains(c.passe
 // assemble fills the report from the stages that passed.
 func (c *compilation) assemble() (*artifact.CompileReport, error) {
 	r := &artifact.CompileReport{Out: c.opt.Out, Files: c.files, Budget: c.budget, StateLimit: nicsdk.CtxBytes, DOCA: c.doca.report}
-	if c.m == nil {
+	if c.Float == nil {
 		return r, nil
 	}
-	r.Model = artifact.ModelInfo{File: c.opt.Model, Format: c.format.Name, Name: c.m.Name, Inputs: c.m.Inputs}
-	r.Handler, r.Entry, r.Notes = c.handler.String(), artifact.EntryPolicy, c.notes
-	r.StateBytes = StateBytes(c.handler, c.layout())
+	r.Model = artifact.ModelInfo{File: c.opt.Model, Format: c.Format.Name, Name: c.Float.Name, Inputs: c.Float.Inputs}
+	r.Handler, r.Entry, r.Notes = c.Handler.String(), artifact.EntryPolicy, c.Notes
+	r.StateBytes = StateBytes(c.Handler, c.Layout())
 	r.LowerBound, r.Build, r.VectorFiles = c.bound, c.plan, c.vectorFiles
-	if c.handler == artifact.HandlerRLCC {
+	if c.Handler == artifact.HandlerRLCC {
 		r.Entry = artifact.EntryHandler
-		r.Params = artifact.NewRLCCParams(c.params).WithSources(c.paramSrc)
-		r.Layout = c.inLayout
-		r.Warnings = probeWarnings(c.m, c.params)
+		r.Params = artifact.NewRLCCParams(c.Params).WithSources(c.ParamSources)
+		r.Layout = c.InLayout
+		r.Warnings = probeWarnings(c.Float, c.Params)
 	}
 	if c.passed("emit") {
 		r.Host = []string{path.Join(artifact.HostDir, "driver.c")}
@@ -140,7 +140,7 @@ func (c *compilation) assemble() (*artifact.CompileReport, error) {
 	if !c.passed("quantize") {
 		return r, nil
 	}
-	switch ir := c.pol.(type) {
+	switch ir := c.Policy.(type) {
 	case *quantize.LSTMIR:
 		c.reportLSTM(r, ir)
 	case *quantize.MLPIR:
@@ -149,11 +149,11 @@ func (c *compilation) assemble() (*artifact.CompileReport, error) {
 		c.reportTrees(r, ir)
 	}
 	if c.passed("verify") {
-		if c.pol.StateWords() == 0 {
+		if c.Policy.StateWords() == 0 {
 			f := c.verify.states.result(c.outputWhat())
 			r.Fidelity = &f
 		}
-		if c.handler == artifact.HandlerRLCC {
+		if c.Handler == artifact.HandlerRLCC {
 			hf := c.verify.decisions.result(c.outputWhat())
 			r.HandlerFidelity = &hf
 		}
@@ -162,20 +162,20 @@ func (c *compilation) assemble() (*artifact.CompileReport, error) {
 		r.PolicyAlone = &artifact.PolicyCost{WCETCycles: c.policy.WCETCycles, WCETMicros: c.policy.WCETMicros, MaxCycles: c.verify.report.MaxPolicyCycles}
 	}
 	r.Teacher = c.opt.Distilled
-	if c.preds != nil {
+	if c.Preds != nil {
 		var fw, fl errAcc
 		missing := 0
-		for i, row := range c.rows {
-			if math.IsNaN(c.preds[i]) {
+		for i, row := range c.Rows {
+			if math.IsNaN(c.Preds[i]) {
 				continue
 			}
 			if slices.ContainsFunc(row, math.IsNaN) {
 				missing++ // the firmware's inputs are integers: nothing is missing
 				continue
 			}
-			x := quantize.QuantizeInputs(c.pol, row)
-			fw.add(quantize.Predict(c.pol, quantize.Y(c.pol, x, c.pol.Call(x, nil))) - c.preds[i])
-			fl.add(c.m.Eval(nil, row)[0] - c.preds[i])
+			x := quantize.QuantizeInputs(c.Policy, row)
+			fw.add(quantize.Predict(c.Policy, quantize.Y(c.Policy, x, c.Policy.Call(x, nil))) - c.Preds[i])
+			fl.add(c.Float.Eval(nil, row)[0] - c.Preds[i])
 		}
 		r.Tool = &artifact.ToolFidelity{File: c.opt.Predictions, Rows: fw.n, SkippedMissing: missing, Firmware: fw.stats(), Float: fl.stats()}
 	}
@@ -184,7 +184,7 @@ func (c *compilation) assemble() (*artifact.CompileReport, error) {
 
 // reportTrees fills the report's tree-ensemble parts.
 func (c *compilation) reportTrees(r *artifact.CompileReport, ir *quantize.TreeIR) {
-	r.Model.Hash, r.Model.Trees, r.Model.Transform = ir.ModelHash, len(c.m.Ensemble.Trees), c.m.Ensemble.Transform.String()
+	r.Model.Hash, r.Model.Trees, r.Model.Transform = ir.ModelHash, len(c.Float.Ensemble.Trees), c.Float.Ensemble.Transform.String()
 	perFeature := make([]int, len(ir.Inputs))
 	for it := splits(ir); ; {
 		s, ok := it.next()
@@ -195,7 +195,7 @@ func (c *compilation) reportTrees(r *artifact.CompileReport, ir *quantize.TreeIR
 	}
 	for i, in := range ir.Inputs {
 		r.Inputs = append(r.Inputs, artifact.InputInfo{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max,
-			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.inputSrc[i], Splits: perFeature[i]})
+			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.InputSources[i], Splits: perFeature[i]})
 	}
 	st := ir.Stats
 	r.Quant = artifact.QuantInfo{AccFrac: ir.AccFrac, AccBits: ir.AccBits, OutFrac: ir.OutFrac,
@@ -212,11 +212,11 @@ func (c *compilation) reportLSTM(r *artifact.CompileReport, ir *quantize.LSTMIR)
 	r.Model.Hash = ir.ModelHash
 	for i, in := range ir.Inputs {
 		r.Inputs = append(r.Inputs, artifact.InputInfo{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max,
-			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.inputSrc[i]})
+			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.InputSources[i]})
 	}
 	r.Quant = artifact.QuantInfo{OutFrac: ir.OutFrac, Rounding: "gates: floor(V/2^n) with the half in the bias; cell and hidden: (v + 64) >> 7; output: (acc*M + 2^(s-1)) >> s"}
 	first := 0
-	if c.handler == artifact.HandlerRLCC {
+	if c.Handler == artifact.HandlerRLCC {
 		first = nicsdk.RLCCWords
 	}
 	r.StateBytes += ir.StateBytes()
@@ -224,21 +224,21 @@ func (c *compilation) reportLSTM(r *artifact.CompileReport, ir *quantize.LSTMIR)
 		StateLayout: fmt.Sprintf("%s in words %d..%d", ir.StateSpan, first, first+ir.StateWords()-1),
 		LaneBits:    quantize.LaneBits, PreMax: quantize.PreMax, SigStep: quantize.SigStep, TanhStep: quantize.TanhStep,
 		CellScale: ir.CellScale, OutScale: ir.OutScale, Folded: ir.Fold != nil, OutFrac: ir.OutFrac,
-		Calibration: c.calib, CalibRows: ir.Fidelity.Rows, SeqLen: ir.SeqLen, MaxAbsDy: ir.Fidelity.MaxAbs, FlipRate: ir.Fidelity.Flips}
+		Calibration: c.Calib, CalibRows: ir.Fidelity.Rows, SeqLen: ir.SeqLen, MaxAbsDy: ir.Fidelity.MaxAbs, FlipRate: ir.Fidelity.Flips}
 }
 
 // reportMLP fills the report's integer-MLP parts.
 func (c *compilation) reportMLP(r *artifact.CompileReport, ir *quantize.MLPIR) {
-	q := c.int8Quant
+	q := c.Int8Quant
 	r.Model.Hash = ir.ModelHash
 	for i, in := range ir.Inputs {
 		r.Inputs = append(r.Inputs, artifact.InputInfo{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max,
-			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.inputSrc[i]})
+			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.InputSources[i]})
 	}
 	r.Quant = artifact.QuantInfo{OutFrac: ir.OutFrac, Rounding: "per layer, half up: (acc*M + 2^(s-1)) >> s"}
 	info := &artifact.Int8Info{WeightBits: ir.WeightBits, ActBits: q.ActBits, ChannelScales: q.ChannelScales, Packed: q.Packed, OpenReLU: q.OpenReLU, UnitOutput: q.UnitOutput, TanhBits: q.TanhBits,
-		OutFrac: ir.OutFrac, Calibration: c.calib,
-		CalibRows: ir.Fidelity.Rows, MaxAbsDy: ir.Fidelity.MaxAbs, FlipRate: ir.Fidelity.Flips, Trials: c.int8Trials}
+		OutFrac: ir.OutFrac, Calibration: c.Calib,
+		CalibRows: ir.Fidelity.Rows, MaxAbsDy: ir.Fidelity.MaxAbs, FlipRate: ir.Fidelity.Flips, Trials: c.Int8Trials}
 	if info.ActBits == 0 {
 		info.ActBits = 16
 	}

@@ -49,10 +49,10 @@ func noRLCCStates(path string, asked artifact.Handler, inputs []string) error {
 
 // rlccInputs are the RL-CC grid under the model's input names, noting where each format came from.
 func (c *golden) rlccInputs() []quantize.Input {
-	inputs := quantize.GridInputs(rlcc.Grid(c.params, c.layout()))
+	inputs := quantize.GridInputs(rlcc.Grid(c.Params, c.Layout()))
 	for i := range inputs {
-		c.inputSrc = append(c.inputSrc, "nicsdk RL-CC range of "+inputs[i].Name)
-		inputs[i].Name = c.m.Inputs[i]
+		c.InputSources = append(c.InputSources, "nicsdk RL-CC range of "+inputs[i].Name)
+		inputs[i].Name = c.Float.Inputs[i]
 	}
 	return inputs
 }

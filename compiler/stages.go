@@ -23,7 +23,7 @@ type stage struct {
 // docaStage after them.
 var compileStages = []stage{
 	{"load", (*compilation).load},
-	{"quantize", func(c *compilation) error { return c.quantize() }},
+	{"quantize", func(c *compilation) error { return c.Quantize() }},
 	{"fit", (*compilation).fit},
 	{"emit", (*compilation).emit},
 	{"build", (*compilation).build},
@@ -68,39 +68,39 @@ func (o *CompileOptions) goldenOptions() goldenOptions {
 // (loaded) and its integer policy (quantized), the golden model a compile verifies its
 // firmware against and OpenCompiled rebuilds, with the notes they make for the report.
 type golden struct {
-	opt goldenOptions
+	Opt goldenOptions
 	*loaded
 	*quantized
-	notes []string
+	Notes []string
 }
 
 // newGolden is a golden model under opt, not loaded yet.
 func newGolden(opt goldenOptions) *golden {
-	return &golden{opt: opt, loaded: &loaded{}, quantized: &quantized{}}
+	return &golden{Opt: opt, loaded: &loaded{}, quantized: &quantized{}}
 }
 
 // loaded is the load stage's artifact: the model, in the policy's order, and what runs it.
 type loaded struct {
-	m       *model.Model
-	format  *model.FileFormat
-	handler artifact.Handler
+	Float       *model.Model
+	Format  *model.FileFormat
+	Handler artifact.Handler
 	// inLayout is how the model's inputs map onto the RL-CC handler's window (HandlerRLCC):
 	// load put m in the policy's order.
-	inLayout *artifact.InputLayout
-	params   nicsdk.Params
-	paramSrc artifact.ParamSources // where each of params came from
+	InLayout *artifact.InputLayout
+	Params   nicsdk.Params
+	ParamSources artifact.ParamSources // where each of params came from
 }
 
 // quantized is the quantize stage's artifact: the integer policy and the rows it was made on.
 type quantized struct {
-	pol        quantize.Policy      // the integer policy: a *TreeIR, *MLPIR or *LSTMIR
-	calib      string               // where the Int8 calibration rows came from
-	calibSet   [][]float64          // the Int8 calibration rows, once read (calibRows)
-	int8Quant  quantize.MLPOptions  // the configuration chosen
-	int8Trials []artifact.Int8Trial // the configurations tried when none was given
-	inputSrc   []string             // where each input's range came from
-	rows       [][]float64          // the Ranges rows
-	preds      []float64            // the source tool's Predictions on them
+	Policy        quantize.Policy      // the integer policy: a *TreeIR, *MLPIR or *LSTMIR
+	Calib      string               // where the Int8 calibration rows came from
+	CalibSet   [][]float64          // the Int8 calibration rows, once read (calibRows)
+	Int8Quant  quantize.MLPOptions  // the configuration chosen
+	Int8Trials []artifact.Int8Trial // the configurations tried when none was given
+	InputSources   []string             // where each input's range came from
+	Rows       [][]float64          // the Ranges rows
+	Preds      []float64            // the source tool's Predictions on them
 }
 
 // planned is the fit stage's artifact: the bound, the memory budget and the code form chosen.

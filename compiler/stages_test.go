@@ -149,18 +149,18 @@ func TestLoadQuantizeStages(t *testing.T) {
 			opt.Ranges = writeText(t, "rows.csv", "f0,f1,f2\n-1000,0,5\n1000,0.5,6\n")
 		}
 		g := newGolden(opt.goldenOptions())
-		if err := g.load(""); err != nil {
+		if err := g.Load(""); err != nil {
 			t.Fatal(err)
 		}
-		if g.handler != c.handler || g.m.NumInputs() != len(c.inputs) {
-			t.Fatalf("%v: loaded handler %v, %d inputs", c.inputs, g.handler, g.m.NumInputs())
+		if g.Handler != c.handler || g.Float.NumInputs() != len(c.inputs) {
+			t.Fatalf("%v: loaded handler %v, %d inputs", c.inputs, g.Handler, g.Float.NumInputs())
 		}
-		if err := g.quantize(); err != nil {
+		if err := g.Quantize(); err != nil {
 			t.Fatal(err)
 		}
-		ir, ok := g.pol.(*quantize.TreeIR)
+		ir, ok := g.Policy.(*quantize.TreeIR)
 		if !ok {
-			t.Fatalf("%v: policy %T", c.inputs, g.pol)
+			t.Fatalf("%v: policy %T", c.inputs, g.Policy)
 		}
 		for i, in := range ir.Inputs {
 			lo, hi := in.Value(in.Min), in.Value(in.Max)

@@ -89,8 +89,8 @@ type sequence struct {
 // batch by batch, and fails when any differ or the UBSan build reports anything.
 func (c *compilation) verifyStage() error {
 	var err error
-	c.verify, err = verify(verifyIn{ctx: c.ctx, m: c.m, pol: c.pol, handler: c.handler, params: c.params, layout: c.layout(),
-		rows: c.rows, elf: c.elf, hostBin: c.hostBin, ubsan: c.ubsan, vectors: c.opt.Vectors, seed: c.opt.Seed,
+	c.verify, err = verify(verifyIn{ctx: c.ctx, m: c.Float, pol: c.Policy, handler: c.Handler, params: c.Params, layout: c.Layout(),
+		rows: c.Rows, elf: c.elf, hostBin: c.hostBin, ubsan: c.ubsan, vectors: c.opt.Vectors, seed: c.opt.Seed,
 		core: c.opt.Core, hostCC: c.opt.HostCC, progress: func(done, total int) { c.progress("verify", done, total) }})
 	return err
 }
