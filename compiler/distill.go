@@ -10,6 +10,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -213,7 +214,7 @@ func prepare(opt DistillOptions) (*distillation, error) {
 		}
 		from = opt.States
 	}
-	if err := checkDistillMemory(from, used, t.NumInputs(), opt.Train); err != nil {
+	if err := memlimit.CheckDistill(from, used, t.NumInputs(), opt.Train); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -230,7 +231,7 @@ func prepare(opt DistillOptions) (*distillation, error) {
 		if w := hs.Inputs(); w != t.NumInputs() {
 			return nil, fmt.Errorf("%s: teacher %s takes %d inputs, %s gives states of %d values", opt.Teacher, t.Name, t.NumInputs(), opt.HeldOutStates, w)
 		}
-		if err := checkDistillMemory(opt.HeldOutStates, used+len(hs.States.X[0]), t.NumInputs(), opt.Train); err != nil {
+		if err := memlimit.CheckDistill(opt.HeldOutStates, used+len(hs.States.X[0]), t.NumInputs(), opt.Train); err != nil {
 			return nil, err
 		}
 		if d.valid, err = labelled(t, opt.Teacher, hs, 0, opt.Seed); err != nil {

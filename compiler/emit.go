@@ -58,7 +58,7 @@ const (
 // render prints the integer policy pol as C under plan. neutralNames replaces every string read
 // from the model file (its name and its input names) with a fixed one: emit compares the two
 // renders to prove that nothing from the file reaches the C outside its comments. plan's
-// layout must pass checkLayout.
+// layout must pass CheckLayout.
 func render(pol quantize.Policy, plan codePlan, names sourceNames) (*rendered, error) {
 	rename := func(name string, ins []quantize.Input) (string, []quantize.Input) {
 		if names == fileNames {
@@ -104,11 +104,11 @@ func render(pol quantize.Policy, plan codePlan, names sourceNames) (*rendered, e
 	return r, nil
 }
 
-// codePlan is the compile's plan for printing its policy in the form cand, once its layout
-// passes checkLayout.
-func (c *golden) codePlan(cand candidate) (codePlan, error) {
+// newCodePlan is the plan for printing c's policy in the form cand, once its layout passes
+// CheckLayout.
+func newCodePlan(c *golden, cand candidate) (codePlan, error) {
 	if c.Handler == artifact.HandlerRLCC {
-		if err := c.checkLayout(); err != nil {
+		if err := c.CheckLayout(); err != nil {
 			return codePlan{}, err
 		}
 	}
@@ -136,7 +136,7 @@ func (c *compilation) emit() error {
 	if err := artifact.OutDir(filepath.Join(dir, artifact.HostDir)); err != nil {
 		return err
 	}
-	plan, err := c.codePlan(c.chosen())
+	plan, err := newCodePlan(c.golden, c.chosen())
 	if err != nil {
 		return err
 	}

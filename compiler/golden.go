@@ -131,11 +131,11 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	if len(r.Inputs) != c.Float.NumInputs() {
 		return nil, fmt.Errorf("%s: %d input formats; model %s takes %d inputs", where, len(r.Inputs), c.Float.Name, c.Float.NumInputs())
 	}
-	form, err := c.requantize(g, r.Formats())
+	form, err := requantize(c, g, r.Formats())
 	if err != nil {
 		return nil, fmt.Errorf("%s: rebuilding the golden model: %w", where, err)
 	}
-	plan, err := c.codePlan(form)
+	plan, err := newCodePlan(c, form)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func loadRecorded(dir string, r *artifact.CompileReport, modelPath string, int8 
 // requantize is the quantize stage with the choices the report g records: it turns the
 // loaded model into the integer IR g describes, over its input formats, and gives the code
 // form g records.
-func (c *golden) requantize(g *artifact.GoldenInfo, inputs []quantize.Input) (candidate, error) {
+func requantize(c *golden, g *artifact.GoldenInfo, inputs []quantize.Input) (candidate, error) {
 	var form candidate
 	if g.Form != "" { // a report before code forms, or an LSTM's before the table form: branch, the zero form
 		var err error

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
@@ -223,7 +224,7 @@ func (c *golden) readCalib() ([][]float64, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := checkMemory(k, calibRowBytes(c.Float), fmt.Sprintf("calibrating %s on %d RL-CC states", c.Float.Name, k), "state"); err != nil {
+		if err := memlimit.Check(k, memlimit.CalibRowBytes(c.Float), fmt.Sprintf("calibrating %s on %d RL-CC states", c.Float.Name, k), "state"); err != nil {
 			return nil, err
 		}
 		rows := make([][]float64, k)

@@ -3,7 +3,6 @@ package compiler
 import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/model"
-	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
 )
@@ -13,12 +12,6 @@ import (
 
 // Firmware is the ELF a compile directory runs under s.
 func (s SDK) Firmware() string { return s.firmware() }
-
-// SimWhat and CheckSimFootprint: a simulation's memory refused beyond MemoryLimit (memory.go).
-func SimWhat(scen netsim.Scenario, cfg netsim.Config) string { return simWhat(scen, cfg) }
-func CheckSimFootprint(what string, cfg netsim.Config, fp netsim.Footprint, extra float64, extraWhat, hint string) error {
-	return checkSimFootprint(what, cfg, fp, extra, extraWhat, hint)
-}
 
 // ResolveParams, SourcesAll, ParamsOrDefault, ModelParams: the RL-CC parameters as one truth
 // (params.go).

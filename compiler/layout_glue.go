@@ -22,11 +22,11 @@ func (ld *loaded) Layout() nicsdk.Layout {
 	return ld.InLayout.Layout()
 }
 
-// checkLayout refuses a layout the handler cannot feed beside the policy's state words (an
+// CheckLayout refuses a layout the handler cannot feed beside the policy's state words (an
 // LSTM keeps some in the same six context words as the layout's older states), and another
 // layout than the default for the DOCA program, whose runtime (rlcc_doca.h and its Go twin
 // nicsdk.DOCARuntime) feeds the default one.
-func (c *golden) checkLayout() error {
+func (c *golden) CheckLayout() error {
 	l := c.Layout()
 	if err := l.Check(c.Policy.StateWords()); err != nil {
 		return fmt.Errorf("%s: %w", c.Opt.Model, err)
@@ -39,7 +39,7 @@ func (c *golden) checkLayout() error {
 
 // handlerGlue is the C that defines the engine entry over policy for the layout l: nicsdk's
 // glue for a stateless policy returning y or the multiplier, or a stateful one keeping words
-// context words. l must pass l.Check(words) (checkLayout).
+// context words. l must pass l.Check(words) (CheckLayout).
 func handlerGlue(p nicsdk.Params, l nicsdk.Layout, policy string, words int, out nicsdk.PolicyOut) string {
 	switch {
 	case words > 0:

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/memlimit"
 )
 
 // The limits sit exactly where the messages say.
@@ -24,25 +25,25 @@ func TestMemoryLimitEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	per := calibRowBytes(m)
-	most := int(MemoryLimit / per)
-	if per != 200 || checkMemory(most, per, "x", "state") != nil {
-		t.Errorf("%d bytes a row; %d rows refused: %v", per, most, checkMemory(most, per, "x", "state"))
+	per := memlimit.CalibRowBytes(m)
+	most := int(memlimit.Limit / per)
+	if per != 200 || memlimit.Check(most, per, "x", "state") != nil {
+		t.Errorf("%d bytes a row; %d rows refused: %v", per, most, memlimit.Check(most, per, "x", "state"))
 	}
-	err = checkMemory(most+1, per, "calibrating", "state")
+	err = memlimit.Check(most+1, per, "calibrating", "state")
 	if want := fmt.Sprintf("samples %d: calibrating needs about 4.0 GiB (200 bytes a state), over nicc's 4 GiB memory limit: at most %d states", most+1, most); err == nil || err.Error() != want {
 		t.Errorf("one over: %v, want %q", err, want)
 	}
 	// A count so large its bytes overflow int64 is refused, not wrapped.
-	if checkMemory(1<<62, per, "x", "state") == nil {
+	if memlimit.Check(1<<62, per, "x", "state") == nil {
 		t.Error("2^62 rows accepted")
 	}
 	o := distill.Options{Trees: 10, Depth: 4}
-	n := int(maxDistillStates(4, o))
-	if n != 29821875 || checkDistillMemory("s", n, 4, o) != nil || checkDistillMemory("s", n+1, 4, o) == nil {
-		t.Errorf("at most %d states: %v; one more: %v", n, checkDistillMemory("s", n, 4, o), checkDistillMemory("s", n+1, 4, o))
+	n := int(memlimit.MaxDistillStates(4, o))
+	if n != 29821875 || memlimit.CheckDistill("s", n, 4, o) != nil || memlimit.CheckDistill("s", n+1, 4, o) == nil {
+		t.Errorf("at most %d states: %v; one more: %v", n, memlimit.CheckDistill("s", n, 4, o), memlimit.CheckDistill("s", n+1, 4, o))
 	}
-	if err := checkDistillMemory("s", 1, 4, distill.Options{Trees: 10_000, Depth: 12}); err != nil {
+	if err := memlimit.CheckDistill("s", 1, 4, distill.Options{Trees: 10_000, Depth: 12}); err != nil {
 		t.Errorf("10000 trees on 1 state (3 nodes each): %v", err)
 	}
 }

@@ -81,26 +81,26 @@ func newGolden(opt goldenOptions) *golden {
 
 // loaded is the load stage's artifact: the model, in the policy's order, and what runs it.
 type loaded struct {
-	Float       *model.Model
+	Float   *model.Model
 	Format  *model.FileFormat
 	Handler artifact.Handler
 	// inLayout is how the model's inputs map onto the RL-CC handler's window (HandlerRLCC):
 	// load put m in the policy's order.
-	InLayout *artifact.InputLayout
-	Params   nicsdk.Params
+	InLayout     *artifact.InputLayout
+	Params       nicsdk.Params
 	ParamSources artifact.ParamSources // where each of params came from
 }
 
 // quantized is the quantize stage's artifact: the integer policy and the rows it was made on.
 type quantized struct {
-	Policy        quantize.Policy      // the integer policy: a *TreeIR, *MLPIR or *LSTMIR
-	Calib      string               // where the Int8 calibration rows came from
-	CalibSet   [][]float64          // the Int8 calibration rows, once read (calibRows)
-	Int8Quant  quantize.MLPOptions  // the configuration chosen
-	Int8Trials []artifact.Int8Trial // the configurations tried when none was given
-	InputSources   []string             // where each input's range came from
-	Rows       [][]float64          // the Ranges rows
-	Preds      []float64            // the source tool's Predictions on them
+	Policy       quantize.Policy      // the integer policy: a *TreeIR, *MLPIR or *LSTMIR
+	Calib        string               // where the Int8 calibration rows came from
+	CalibSet     [][]float64          // the Int8 calibration rows, once read (calibRows)
+	Int8Quant    quantize.MLPOptions  // the configuration chosen
+	Int8Trials   []artifact.Int8Trial // the configurations tried when none was given
+	InputSources []string             // where each input's range came from
+	Rows         [][]float64          // the Ranges rows
+	Preds        []float64            // the source tool's Predictions on them
 }
 
 // planned is the fit stage's artifact: the bound, the memory budget and the code form chosen.

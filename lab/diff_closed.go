@@ -14,6 +14,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/model"
@@ -214,7 +215,7 @@ func checkClosedLoopMemory(run ClosedLoopRun, net netsim.Config) error {
 	if err != nil {
 		return err
 	}
-	return compiler.CheckSimFootprint(fmt.Sprintf("%s: %s, run twice at once (the teacher and the compile)", run, compiler.SimWhat(scen, net)), net, fp, fp.Bytes,
+	return memlimit.CheckSimFootprint(fmt.Sprintf("%s: %s, run twice at once (the teacher and the compile)", run, memlimit.SimWhat(scen, net)), net, fp, fp.Bytes,
 		"the other run", "a shorter --duration or fewer flows in --runs")
 }
 

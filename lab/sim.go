@@ -16,6 +16,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/target/abi"
 	"github.com/nicc-dev/nicc/termtext"
@@ -214,7 +215,7 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := compiler.CheckSimFootprint(compiler.SimWhat(scen, cfg), cfg, fp, kept, "the NICs' copies of the DOCA program's memory",
+	if err := memlimit.CheckSimFootprint(memlimit.SimWhat(scen, cfg), cfg, fp, kept, "the NICs' copies of the DOCA program's memory",
 		"a shorter --duration or --link-delay, fewer flows, a larger --mtu or a slower --link-gbps"); err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
-	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/target/doca"
 	"github.com/nicc-dev/nicc/termtext"
 
@@ -122,9 +122,9 @@ func newDOCAController(dir string, rb *readBack, scen netsim.Scenario, core stri
 	if err != nil {
 		return nil, err
 	}
-	if b := float64(len(mem)) * float64(scen.Hosts); b > compiler.MemoryLimit {
+	if b := float64(len(mem)) * float64(scen.Hosts); b > memlimit.Limit {
 		return nil, fmt.Errorf("%s: %d NICs, each with its own copy of the DOCA program's %d bytes of writable memory, need about %.1f GiB, over nicc's %d GiB memory limit",
-			scen.Name, scen.Hosts, len(mem), b/(1<<30), compiler.MemoryLimit>>30)
+			scen.Name, scen.Hosts, len(mem), b/(1<<30), memlimit.Limit>>30)
 	}
 	for range scen.Hosts {
 		d.mem = append(d.mem, slices.Clone(mem))

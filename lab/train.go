@@ -13,6 +13,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/model"
@@ -176,7 +177,7 @@ func checkTrainMemory(opt train.Options) error {
 	}
 	policy := cmp.Or(opt.Policy, train.PolicyMLP)
 	per := train.DecisionBytes[policy]
-	return compiler.CheckSimFootprint("a rollout of "+compiler.SimWhat(scen, cfg), cfg, fp, kept,
+	return memlimit.CheckSimFootprint("a rollout of "+memlimit.SimWhat(scen, cfg), cfg, fp, kept,
 		fmt.Sprintf("the %s's decisions kept for the gradient (up to %.3g, one a flow and base RTT, %.0f bytes each)", policy, fp.Decisions, per),
 		"a shorter --rollout or fewer --flows")
 }

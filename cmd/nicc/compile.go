@@ -11,6 +11,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
@@ -138,7 +139,7 @@ words, and under --handler rlcc returns the rate multiplier from its output tabl
 under --handler none is nicc_policy(x, state). The report gives the configuration (and the
 ones tried), max |dy| and the flip rate.
 
-` + compiler.MemoryHelp + `
+` + memlimit.Help + `
 
 Under the RL-CC handler, a float model that fails the sanity probe (nicc sim --help) gets one
 warning line on standard error and warnings in report.json; the compile goes on. Exit codes: 0 compiled, verified and within budget; 1 a check failed (a mismatch,

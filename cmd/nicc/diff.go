@@ -7,6 +7,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/lab"
+	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/urfave/cli/v2"
 )
 
@@ -49,7 +50,7 @@ names an export's inputs (names, authors or nicc). --closed-loop loads the teach
 layout the compile DIR recorded; an --inputs that disagrees with it is an error. The sampler's o spans [-T, 100T],
 T = target·scale of the --rlcc-* parameters, which also set the handler's input ranges.
 
-` + compiler.MemoryHelp + `
+` + memlimit.Help + `
 
 --closed-loop --against DIR asks what users care about most: does the firmware still
 control congestion as well as the network it came from? It runs each --runs scenario

@@ -10,6 +10,7 @@ import (
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/lab"
+	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 )
@@ -90,7 +91,7 @@ sweep.png and sweep.svg. A configuration that surely cannot fit (nicc compile's 
 bound, over the budget or the core's memory) is listed as refused and not built, unless
 --force.
 
-` + compiler.MemoryHelp + `
+` + memlimit.Help + `
 
 Exit codes: 0 done; 1 a sweep point failed a check (a mismatch); 2 bad input (an
 unreadable teacher, a teacher whose input width differs from the states', NaN teacher

@@ -13,6 +13,7 @@ import (
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/lab"
+	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/urfave/cli/v2"
 )
@@ -110,7 +111,7 @@ printed), or --require-healthy and a run was unhealthy; 2 bad input.
 
 Bounds: --link-gbps 0.1 to 10000, every time flag up to 1h, --link-delay up to 1s, --threads
 up to 65536, --flows at least 1. A run is estimated from its flags before it starts: one that
-needs more than ` + fmt.Sprint(compiler.MemoryLimit>>30) + ` GiB (400 bytes an event in flight: every data link's
+needs more than ` + fmt.Sprint(memlimit.Limit>>30) + ` GiB (400 bytes an event in flight: every data link's
 bandwidth-delay product in --mtu packets, and each flow's control packets) or may fire more
 than 1e11 events (the senders at line rate for --duration, and every flow's probes) is
 refused in one line with the estimate (exit 2).

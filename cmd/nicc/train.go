@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/lab"
+	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/urfave/cli/v2"
 )
 
@@ -42,7 +42,7 @@ the policy trained), and DIR/reward_curve.csv (each step's mean δ and mean |δ|
 (.png, .svg), and measures the policy on unseen many-to-one 16→1 and 128→1 for 100 ms each.
 Memory: a rollout keeps each decision for the gradient (200 bytes an MLP's, 2400 an LSTM's,
 at most one a flow and base RTT); a training whose largest rollout would need more than
-` + fmt.Sprint(compiler.MemoryLimit>>30) + ` GiB is refused before it starts, in one line with the estimate (--arch lstm fits
+` + fmt.Sprint(memlimit.Limit>>30) + ` GiB is refused before it starts, in one line with the estimate (--arch lstm fits
 rollouts up to about 0.85 s, the MLP about 10 s). --lr is in (0, 1), --iterations 1 to
 1000000, --action-penalty 0 to 100, --rollout at most 1h.
 

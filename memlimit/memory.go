@@ -1,4 +1,6 @@
-package compiler
+// Package memlimit refuses a user-given count whose data would not fit nicc's memory limit,
+// before anything is allocated: distill's states and trees, calibration rows, a simulation.
+package memlimit
 
 import (
 	"cmp"
@@ -11,12 +13,12 @@ import (
 	"github.com/nicc-dev/nicc/termtext"
 )
 
-// MemoryLimit is the most memory a user-given count may commit nicc to (distill's states and
+// Limit is the most memory a user-given count may commit nicc to (distill's states and
 // trees, the int8 calibration rows): 4 GiB. It is an assumption about the machine nicc runs on
 // (a laptop or CI runner with 8 GiB or more), not a property of the NIC. The estimates below
 // are peak resident bytes measured with /usr/bin/time -v (Go's heap runs up to twice its live
 // data between collections), rounded up.
-const MemoryLimit = 4 << 30
+const Limit = 4 << 30
 
 // Peak resident bytes per item, measured on the 4-input RL-CC teacher and scaled by width.
 const (
@@ -43,20 +45,20 @@ const (
 	calibCell = 24
 )
 
-// checkMemory refuses n items (for samples n) of per bytes each beyond MemoryLimit. what
+// Check refuses n items (for samples n) of per bytes each beyond Limit. what
 // names the work ("calibrating on 100 RL-CC states"); unit is one item ("state").
-func checkMemory(n int, per int64, what, unit string) error {
-	if b := float64(n) * float64(per); b > MemoryLimit {
+func Check(n int, per int64, what, unit string) error {
+	if b := float64(n) * float64(per); b > Limit {
 		return fmt.Errorf("samples %d: %s needs about %.1f GiB (%d bytes a %s), over nicc's %d GiB memory limit: at most %d %ss",
-			n, what, b/(1<<30), per, unit, MemoryLimit>>30, MemoryLimit/per, unit)
+			n, what, b/(1<<30), per, unit, Limit>>30, Limit/per, unit)
 	}
 	return nil
 }
 
-// distillBytes estimates the peak memory of distilling on states of width inputs with o: the
+// DistillBytes estimates the peak memory of distilling on states of width inputs with o: the
 // states, the trees (at most 2^(depth+1)−1 nodes each, and no more than two per training
 // state), and the histograms of the widest level.
-func distillBytes(states, inputs int, o distill.Options) float64 {
+func DistillBytes(states, inputs int, o distill.Options) float64 {
 	depth := min(max(o.Depth, 1), 16)
 	n := float64(states)
 	nodes := min(float64(int(1)<<(depth+1)-1), 2*n)
@@ -66,26 +68,26 @@ func distillBytes(states, inputs int, o distill.Options) float64 {
 		float64(o.Trees)*nodes*distillNode + open*float64(inputs*distill.DefaultBins*distillHistCell)
 }
 
-// checkDistillMemory refuses a distillation whose estimate is over MemoryLimit, in one line
+// CheckDistill refuses a distillation whose estimate is over Limit, in one line
 // that starts with where the states come from ("samples 100000000", a CSV file) and gives
 // the estimate and what would fit.
-func checkDistillMemory(from string, states, inputs int, o distill.Options) error {
-	b := distillBytes(states, inputs, o)
-	if b <= MemoryLimit {
+func CheckDistill(from string, states, inputs int, o distill.Options) error {
+	b := DistillBytes(states, inputs, o)
+	if b <= Limit {
 		return nil
 	}
 	per := distillStateBase + distillStateInput*inputs
 	trees := b - float64(states)*float64(per) // the trees and histograms, at this many states
 	what := fmt.Sprintf("%s: distilling %d trees of depth %d on %d states of %d inputs needs about %.1f GiB (%d bytes a state, plus %.0f MiB of trees and histograms), over nicc's %d GiB memory limit",
-		from, o.Trees, o.Depth, states, inputs, b/(1<<30), per, trees/(1<<20), MemoryLimit>>30)
-	if trees >= MemoryLimit {
+		from, o.Trees, o.Depth, states, inputs, b/(1<<30), per, trees/(1<<20), Limit>>30)
+	if trees >= Limit {
 		return fmt.Errorf("%s: fewer trees or less depth", what)
 	}
-	return fmt.Errorf("%s: at most %d states", what, maxDistillStates(inputs, o))
+	return fmt.Errorf("%s: at most %d states", what, MaxDistillStates(inputs, o))
 }
 
-// calibRowBytes is the memory of one sampled int8 calibration row of m.
-func calibRowBytes(m *model.Model) int64 {
+// CalibRowBytes is the memory of one sampled int8 calibration row of m.
+func CalibRowBytes(m *model.Model) int64 {
 	b := int64(calibRowBase + calibRowInput*m.NumInputs())
 	if m.Kind() == model.KindLSTM && len(m.Layers) > 1 {
 		b += int64(calibCell * m.Layers[1].Out)
@@ -93,8 +95,8 @@ func calibRowBytes(m *model.Model) int64 {
 	return b
 }
 
-// MemoryHelp documents the limit and the estimates for --help.
-var MemoryHelp = fmt.Sprintf(`Memory: a count that would need more than %d GiB is refused before its data is allocated
+// Help documents the limit and the estimates for --help.
+var Help = fmt.Sprintf(`Memory: a count that would need more than %d GiB is refused before its data is allocated
 (exit 2, one line with the estimate). distill, compile --target trees and a sweep's largest
 configuration need about %d + %d·inputs bytes a state (%d for the 4 RL-CC inputs: about
 %d states at --trees 10 --depth 4) plus %d bytes a tree node. The int8 calibration
@@ -102,17 +104,17 @@ configuration need about %d + %d·inputs bytes a state (%d for the 4 RL-CC input
 state, plus %d per LSTM hidden unit (%d for a 4-input dense network: %d states). diff
 against trees or a file streams the sampled states, keeping 8 bytes of each (Δy, for the
 exact percentiles), up to %d; compile's verify streams its vectors in batches.`,
-	MemoryLimit>>30, distillStateBase, distillStateInput, distillStateBase+4*distillStateInput,
-	maxDistillStates(4, distill.Options{Trees: 10, Depth: 4}), distillNode,
-	calibRowBase, calibRowInput, calibCell, calibRowBase+4*calibRowInput, MemoryLimit/(calibRowBase+4*calibRowInput),
+	Limit>>30, distillStateBase, distillStateInput, distillStateBase+4*distillStateInput,
+	MaxDistillStates(4, distill.Options{Trees: 10, Depth: 4}), distillNode,
+	calibRowBase, calibRowInput, calibCell, calibRowBase+4*calibRowInput, Limit/(calibRowBase+4*calibRowInput),
 	distill.MaxSamples)
 
-// maxDistillStates is the most states of width inputs distilling with o may use.
-func maxDistillStates(inputs int, o distill.Options) int64 {
+// MaxDistillStates is the most states of width inputs distilling with o may use.
+func MaxDistillStates(inputs int, o distill.Options) int64 {
 	per := float64(distillStateBase + distillStateInput*inputs)
 	big := distill.MaxSamples // enough states for the trees' and histograms' full size
-	trees := distillBytes(big, inputs, o) - float64(big)*per
-	return int64(max(MemoryLimit-trees, 0) / per)
+	trees := DistillBytes(big, inputs, o) - float64(big)*per
+	return int64(max(Limit-trees, 0) / per)
 }
 
 // SimEventLimit bounds the events one closed-loop simulation may fire (netsim.Footprint's
@@ -121,19 +123,19 @@ func maxDistillStates(inputs int, o distill.Options) int64 {
 // not end in practice.
 const SimEventLimit = 1e11
 
-// checkSimFootprint refuses a simulation of what (a scenario, its duration and link rate)
-// whose estimate, with extra bytes kept beside it (what extraWhat says), is over MemoryLimit,
+// CheckSimFootprint refuses a simulation of what (a scenario, its duration and link rate)
+// whose estimate, with extra bytes kept beside it (what extraWhat says), is over Limit,
 // or whose events are over SimEventLimit, in one line with the estimate, what it is based on
 // and hint, what would fit.
-func checkSimFootprint(what string, cfg netsim.Config, fp netsim.Footprint, extra float64, extraWhat, hint string) error {
+func CheckSimFootprint(what string, cfg netsim.Config, fp netsim.Footprint, extra float64, extraWhat, hint string) error {
 	mtu := cmp.Or(cfg.MTU, netsim.Defaults.MTU)
-	if b := fp.Bytes + extra; b > MemoryLimit {
+	if b := fp.Bytes + extra; b > Limit {
 		msg := fmt.Sprintf("%s needs about %.1f GiB: %.0f MiB for the network (up to %.3g events in flight at %d bytes each: every data link's bandwidth-delay product in %d-byte packets, and each flow's control packets)",
 			what, b/(1<<30), fp.Bytes/(1<<20), fp.InFlight, netsim.EventBytes, mtu)
 		if extra > 0 {
 			msg += fmt.Sprintf(" and %.1f GiB for %s", extra/(1<<30), extraWhat)
 		}
-		return fmt.Errorf("%s, over nicc's %d GiB memory limit: %s", msg, MemoryLimit>>30, hint)
+		return fmt.Errorf("%s, over nicc's %d GiB memory limit: %s", msg, Limit>>30, hint)
 	}
 	if fp.Events > SimEventLimit {
 		return fmt.Errorf("%s may fire about %.3g events (the senders' uplinks at line rate for the whole run in %d-byte packets, %d events each, and every flow's RTT probes, one a base RTT), over nicc's limit of %.0e, hours at netsim's 5 to 10 million events a second: %s",
@@ -142,7 +144,7 @@ func checkSimFootprint(what string, cfg netsim.Config, fp netsim.Footprint, extr
 	return nil
 }
 
-// simWhat names a run for checkSimFootprint: its scenario, duration and link rate.
-func simWhat(scen netsim.Scenario, cfg netsim.Config) string {
+// SimWhat names a run for checkSimFootprint: its scenario, duration and link rate.
+func SimWhat(scen netsim.Scenario, cfg netsim.Config) string {
 	return fmt.Sprintf("%s for %s at %s Gb/s", scen.Name, time.Duration(cmp.Or(cfg.DurationNs, netsim.Defaults.DurationNs)), termtext.Num(cmp.Or(cfg.LinkGbps, netsim.Defaults.LinkGbps)))
 }
