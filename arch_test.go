@@ -25,14 +25,19 @@ const module = "github.com/nicc-dev/nicc"
 // import (docs/ARCHITECTURE.md, "Allowed imports"). A package missing here fails the test:
 // a new package takes its place in the table, and in the document, on purpose.
 var allowedImports = map[string][]string{
-	"cmd/nicc": {"artifact", "budget", "compiler", "lab", "model/formats", "termtext"},
+	"cmd/nicc": {"artifact", "budget", "compiler", "golden", "lab", "memlimit", "model/formats", "termtext"},
 	"compiler": belowCompiler, // never lab or plot
 	// lab is the simulator's glue and controllers, the closed-loop diff, sweep, eval, train
 	// glue: above compiler, which never imports it.
-	"lab": {"artifact", "budget", "compiler", "distill", "fwsim", "model", "model/onnx", "netsim", "nicsdk", "plot", "quantize", "rlcc", "target/abi", "target/doca", "termtext", "train"},
+	"lab": {"artifact", "budget", "compiler", "distill", "fwsim", "golden", "memlimit", "model", "model/onnx", "netsim", "nicsdk", "plot", "quantize", "rlcc", "target/abi", "target/doca", "termtext", "train"},
 	// artifact is a compile directory's contract: its file names, report.json's schema and
 	// text, reading it back with its integrity checks, writing it whole.
 	"artifact": {"budget", "codegen", "distill", "model", "nicsdk", "quantize", "rlcc", "target", "termtext"},
+	// golden is the golden model: the load and quantize stages, the layouts, the RL-CC
+	// parameters' truth, the probe.
+	"golden": {"artifact", "distill", "memlimit", "model", "model/formats", "nicsdk", "quantize", "rlcc", "termtext"},
+	// memlimit refuses counts whose data would not fit the memory limit.
+	"memlimit": {"distill", "model", "netsim", "termtext"},
 	// plot draws figures from plain series: nothing of ours but nicsdk.
 	"plot":               {"nicsdk"},
 	"distill":            {"model", "nicsdk", "quantize", "rlcc"},
@@ -62,7 +67,7 @@ var allowedImports = map[string][]string{
 }
 
 // belowCompiler is every package of ours but the CLI, the lab, the plots and compiler itself.
-var belowCompiler = []string{"artifact", "budget", "codegen", "distill", "fwsim", "fwsim/trap", "fwsim/wcet", "internal/softfloat", "internal/testutil", "model", "model/catboost", "model/formats",
+var belowCompiler = []string{"artifact", "budget", "codegen", "distill", "fwsim", "fwsim/trap", "fwsim/wcet", "golden", "memlimit", "internal/softfloat", "internal/testutil", "model", "model/catboost", "model/formats",
 	"model/lightgbm", "model/modeltest", "model/onnx", "model/xgboost", "netsim", "nicsdk", "quantize", "rlcc", "target", "target/abi", "target/doca", "termtext", "train"}
 
 // listedPackage is what `go list -json` says of one package that the test uses.
@@ -237,7 +242,7 @@ const maxPackageLines = 4000
 // compile's stages into pipeline/, the report into artifact/), each with its ceiling: it only
 // comes down. The test fails when one grows past its ceiling, and when one fits the limit, so
 // that its entry goes.
-var oversized = map[string]int{"compiler": 7100}
+var oversized = map[string]int{"compiler": 5800}
 
 func TestPackageSizes(t *testing.T) {
 	for _, p := range goList(t) {
@@ -312,6 +317,7 @@ func TestNoBlackboards(t *testing.T) {
 var nevers = map[string][]string{
 	"compiler": {"lab", "plot", "cmd/nicc"},
 	"artifact": {"compiler", "lab", "cmd/nicc"},
+	"golden":   {"compiler", "lab", "cmd/nicc"},
 	"target":   {"compiler", "budget", "lab"},
 	"budget":   {"compiler", "lab"},
 	"netsim":   {"fwsim", "compiler", "lab"},

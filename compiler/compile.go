@@ -1,13 +1,17 @@
+// Package compiler orchestrates nicc's stages for the CLI: loading a model in any supported
+// format, evaluating rows (with the float model, or with a compile's firmware in fwsim beside
+// its rebuilt golden model), budgeting a firmware ELF, compiling a tree ensemble, an integer MLP
+// or an integer LSTM into verified firmware (quantize, fit, emit with its checks, build, verify,
+// budget, report), distilling a teacher into trees, and diffing float against integer.
+// docs/ARCHITECTURE.md describes the pipeline.
 package compiler
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,10 +23,9 @@ import (
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/fwsim/wcet"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
-	"github.com/nicc-dev/nicc/quantize"
-	"github.com/nicc-dev/nicc/rlcc"
 )
 
 // DefaultVectors is how many calls verify compares when CompileOptions.Vectors is 0.
@@ -84,7 +87,7 @@ type CompileOptions struct {
 
 	// Int8, when set, compiles a dense network as an integer MLP (nicc compile --target int)
 	// instead of a tree ensemble.
-	Int8 *Int8Options
+	Int8 *golden.Int8Options
 
 	// Force builds a model that is otherwise refused before it is verified: one whose lower
 	// bound (LowerBound) is over the budget or the core's memory, or whose code form is over
@@ -116,43 +119,6 @@ type CompileOptions struct {
 	atStage            func(stage string)
 }
 
-// DefaultCalibSamples is how many RL-CC states Int8Options.Samples 0 draws to calibrate.
-const DefaultCalibSamples = 20_000
-
-// Int8Options say how a dense network is quantized for --target int.
-type Int8Options struct {
-	// Calib is a CSV of calibration rows, one value per model input (or a header naming every
-	// input); "" draws Samples RL-CC states (the RL-CC sampler under Params, seeded by Seed), which needs
-	// the RL-CC handler.
-	Calib   string
-	Samples int // 0 is DefaultCalibSamples
-	// Quant are quantize.MLP's options; the zero value chooses from Int8Candidates by the
-	// measured error.
-	Quant quantize.MLPOptions
-}
-
-// Int8Candidates are the configurations a dense network's quantization tries when none is
-// given, cheapest first; the first whose fidelity on the calibration rows meets
-// Int8MaxAbsDy and Int8MaxFlips is chosen, else the most accurate. All-int8 is cheapest; on
-// the shipped RL-CC teacher only the packed configurations meet the targets (its hidden
-// activations span ~0..70 and cancel), and the first of them, with unit output weights, is
-// also the most accurate.
-var Int8Candidates = []quantize.MLPOptions{
-	{WeightBits: 8, ActBits: 8, ChannelScales: true},
-	{WeightBits: 8, ActBits: 16, ChannelScales: true},
-	{WeightBits: 16, ActBits: 16, ChannelScales: true, Packed: true, OpenReLU: true, UnitOutput: true},
-	{WeightBits: 16, ActBits: 16, ChannelScales: true, Packed: true, OpenReLU: true},
-	{WeightBits: 16, ActBits: 16, ChannelScales: true, Packed: true},
-	{WeightBits: 16, ActBits: 16, ChannelScales: true},
-}
-
-// The fidelity a dense network's automatic configuration must reach on the calibration rows:
-// max |Δy| and the fraction of rows whose RL-CC direction differs.
-const (
-	Int8MaxAbsDy = 2.0 / 128
-	Int8MaxFlips = 0.001
-)
-
 // compilation is one run of the pipeline: the options, and the artifact each stage hands on
 // (compileStages): loaded, quantized, planned, emitted, built, the verify report, budgeted and
 // the DOCA target's docaState. A stage reads the artifacts of the stages before it.
@@ -163,7 +129,7 @@ type compilation struct {
 	// into its place at the end. modelFile is where load reads the model, when not opt.Model.
 	dir, modelFile string
 
-	*golden
+	*golden.Model
 	*planned
 	*emitted
 	*built
@@ -259,7 +225,7 @@ func (c *compilation) run() (*artifact.CompileReport, error) {
 			return nil, err
 		}
 		c.opt.Model, c.opt.Format = filepath.Join(c.opt.Out, artifact.StudentFile), &model.NativeFormat
-		c.golden.Opt = c.opt.goldenOptions()
+		c.Model.Opt = c.opt.goldenOptions()
 	}
 	stages := compileStages
 	if c.opt.SDK == SDKDOCA {
@@ -360,233 +326,10 @@ func (c *compilation) progress(stage string, done, total int) {
 	}
 }
 
-// resolveHandler is h, or for HandlerAuto the handler the input names choose: HandlerRLCC
-// for inputs named in any RL-CC layout (rlcc.ParseLayout), HandlerNone otherwise.
-func resolveHandler(h artifact.Handler, inputs []string) artifact.Handler {
-	if h != artifact.HandlerAuto {
-		return h
-	}
-	if isRLCCNamed(inputs) {
-		return artifact.HandlerRLCC
-	}
-	return artifact.HandlerNone
-}
-
 // load reads the model and checks that the chosen handler can run it: tree ensembles only,
 // no wider than the handler's inputs, state within the flow context. It is the load stage
 // (loadModel) on the compilation's options.
-func (c *compilation) load() error { return c.golden.Load(c.modelFile) }
-
-// load is the load stage (loadModel) of the model file modelFile ("" is opt.Model).
-func (c *golden) Load(modelFile string) error {
-	ld, notes, err := loadModel(c.Opt, modelFile)
-	if ld != nil {
-		c.loaded = ld
-	}
-	c.Notes = append(c.Notes, notes...)
-	return err
-}
-
-// loadModel is the load stage: the model file (modelFile, or opt.Model when ""), loaded for
-// opt's handler, with the notes on what the handler does not do of it. On an error past
-// reading the model, the model loaded so far comes with it.
-func loadModel(opt goldenOptions, modelFile string) (*loaded, []string, error) {
-	lp, err := loadPolicy(cmp.Or(modelFile, opt.Model), opt.Format, opt.Inputs, opt.Handler, "compile it with --handler none, or ")
-	if err != nil {
-		return nil, nil, err
-	}
-	m, h := lp.m, lp.handler
-	ld := &loaded{Float: m, Format: lp.format, InLayout: lp.layout}
-	if ld.Params, ld.ParamSources, err = resolveParams(cmp.Or(modelFile, opt.Model), m, opt.Params, opt.ParamSources); err != nil {
-		return ld, nil, err
-	}
-	if !h.Valid() {
-		return ld, nil, fmt.Errorf("unknown handler %d", int(h))
-	}
-	ld.Handler = h
-	if opt.DOCA && h != artifact.HandlerRLCC {
-		return ld, nil, fmt.Errorf("--sdk doca needs the RL-CC handler (the DOCA entry is RL-CC's event handler)")
-	}
-	var notes []string
-	if lp.note != "" {
-		notes = append(notes, lp.note)
-	}
-	if h == artifact.HandlerRLCC && m.Ensemble != nil && m.Ensemble.Transform != model.TransformIdentity {
-		notes = append(notes, fmt.Sprintf("the model's %s is not applied: the handler maps the raw score y to the multiplier", m.Ensemble.Transform))
-	}
-	if err := checkState(opt.Model, m, h, ld.Layout()); err != nil {
-		return ld, notes, err
-	}
-	if opt.Int8 != nil {
-		switch m.Kind() {
-		case model.KindLSTM:
-			if opt.Predictions != "" {
-				return ld, notes, fmt.Errorf("%s: --predictions compares one-step outputs, which a recurrent model does not have; leave it out for an LSTM", opt.Model)
-			}
-		case model.KindTrees:
-			return ld, notes, fmt.Errorf("%s: model %s is a tree ensemble; --target int takes a dense network", opt.Model, m.Name)
-		}
-		return ld, notes, nil
-	}
-	if k := m.Kind(); k != model.KindTrees {
-		return ld, notes, fmt.Errorf("%s: model %s is an %s network; nicc compile takes tree ensembles: quantize a dense network with --target int, or distill it into trees (--target trees)",
-			opt.Model, m.Name, k)
-	}
-	return ld, notes, nil
-}
-
-// StateBytes is the flow context the handler's decision keeps per flow feeding layout l: its
-// words, and the older states of l beyond the default's.
-func StateBytes(h artifact.Handler, l nicsdk.Layout) int {
-	if h == artifact.HandlerRLCC {
-		return nicsdk.RLCCBytes + 4*l.ExtraWords()
-	}
-	return 0
-}
-
-// checkState refuses a decision whose per-flow state cannot fit the engine's 48-byte
-// context: the handler's words, plus a recurrent model's h and c at one byte each (int8,
-// the narrowest nicc would ever keep them).
-func checkState(path string, m *model.Model, h artifact.Handler, l nicsdk.Layout) error {
-	bytes := StateBytes(h, l)
-	what := fmt.Sprintf("the %s handler's %d", h, bytes)
-	for _, l := range m.Layers {
-		if l.Op == model.OpLSTM {
-			bytes += 2 * l.Out
-			what += fmt.Sprintf(" + h and c of %d values each at int8 (%d)", l.Out, 2*l.Out)
-		}
-	}
-	if bytes > nicsdk.CtxBytes {
-		return fmt.Errorf("%s: model %s needs %d bytes of flow state (%s), over the engine's %d-byte flow context",
-			path, m.Name, bytes, what, nicsdk.CtxBytes)
-	}
-	return nil
-}
-
-// quantize picks each input's fixed-point format and turns the ensemble into the integer IR.
-//
-// RL-CC: the formats are the handler's declared Q16 grid (rlcc.Grid). A split
-// on o or o_prev above the handler's clamp of the observation (128) cannot be represented and
-// is refused; splits outside a range the float feature cannot leave either are folded.
-//
-// None: each feature's range is the hull of its thresholds and, with Ranges, of its sample
-// column, widened by 1/64 of its span (at least 1/1024 of its magnitude) so that every
-// threshold lies strictly inside. A caller clamps inputs to these ranges, which changes no
-// branch. Two distinct thresholds of one feature that the chosen format cannot tell apart
-// are refused.
-func (c *golden) Quantize() error {
-	m := c.Float
-	n := m.NumInputs()
-	var inputs []quantize.Input
-	if err := c.readRows(); err != nil {
-		return err
-	}
-	if c.Opt.Int8 != nil {
-		return c.quantizeInt8()
-	}
-	switch c.Handler {
-	case artifact.HandlerRLCC:
-		inputs = c.rlccInputs()
-		if err := quantize.CheckClampedSplits(m, inputs, rlcc.Clamped(c.Layout())); err != nil {
-			return fmt.Errorf("%s: %w", c.Opt.Model, err)
-		}
-	default:
-		lo, hi, src := quantize.TreeRanges(m, c.Rows)
-		c.InputSources = src
-		var err error
-		if inputs, err = quantize.ChooseInputs(m.Inputs, lo, hi); err != nil {
-			return fmt.Errorf("%s: %w", c.Opt.Model, err)
-		}
-		if err := quantize.CheckResolution(m, inputs); err != nil {
-			return fmt.Errorf("%s: %w", c.Opt.Model, err)
-		}
-	}
-	if len(inputs) != n {
-		return fmt.Errorf("internal error: %d input formats for %d inputs", len(inputs), n)
-	}
-	ir, err := quantize.Trees(m, inputs, quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
-	if err != nil {
-		return fmt.Errorf("%s: %w", c.Opt.Model, err)
-	}
-	c.Policy = ir
-	return nil
-}
-
-// readRows reads the Ranges rows and the source tool's Predictions on them.
-func (c *golden) readRows() error {
-	if c.Opt.Ranges == "" {
-		if c.Opt.Predictions != "" {
-			return fmt.Errorf("predictions %s need the rows they were made on (--ranges)", c.Opt.Predictions)
-		}
-		return nil
-	}
-	rows, err := model.ReadCSVFile(c.Opt.Ranges)
-	if err != nil {
-		return err
-	}
-	n := c.Float.NumInputs()
-	data := rows.Data
-	if w := len(data[0]); w == n+1 && c.Opt.Predictions == c.Opt.Ranges && !namesAll(rows.Names, c.Float.Inputs) {
-		// A reference table read as both: the inputs, then the tool's output.
-		for r, row := range data {
-			data[r] = row[:n]
-		}
-	} else if w != n {
-		if rows.Names == nil || w < n {
-			return fmt.Errorf("%s: rows have %d values; model %s takes %d inputs", c.Opt.Ranges, w, c.Float.Name, n)
-		}
-		// A header naming every model input selects the columns.
-		idx := make([]int, n)
-		for i, name := range c.Float.Inputs {
-			j := slices.Index(rows.Names, name)
-			if j < 0 {
-				return fmt.Errorf("%s: rows have %d values and no column %q; model %s takes %d inputs", c.Opt.Ranges, w, name, c.Float.Name, n)
-			}
-			idx[i] = j
-		}
-		for r, row := range data {
-			sel := make([]float64, n)
-			for i, j := range idx {
-				sel[i] = row[j]
-			}
-			data[r] = sel
-		}
-	}
-	for r, row := range data {
-		for i, v := range row {
-			if math.IsInf(v, 0) {
-				return fmt.Errorf("%s: row %d: %s is %v: a range must be finite", c.Opt.Ranges, r+1, c.Float.Inputs[i], v)
-			}
-		}
-	}
-	c.Rows = data
-	if c.Opt.Predictions == "" {
-		return nil
-	}
-	preds, err := model.ReadCSVFile(c.Opt.Predictions)
-	if err != nil {
-		return err
-	}
-	if len(preds.Data) != len(data) {
-		return fmt.Errorf("%s: %d rows; want one prediction for each of the %d rows of %s",
-			c.Opt.Predictions, len(preds.Data), len(data), c.Opt.Ranges)
-	}
-	// One value a row, or a reference table whose last column is the tool's output.
-	for _, p := range preds.Data {
-		c.Preds = append(c.Preds, p[len(p)-1])
-	}
-	return nil
-}
-
-// namesAll reports whether header names every one of inputs.
-func namesAll(header, inputs []string) bool {
-	for _, in := range inputs {
-		if !slices.Contains(header, in) {
-			return false
-		}
-	}
-	return header != nil
-}
+func (c *compilation) load() error { return c.Model.Load(c.modelFile) }
 
 // budgetStage bounds the firmware's entry (and, for RL-CC, the policy alone) on the core and
 // measures it on the verify calls that ran longest.

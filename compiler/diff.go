@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/nicc-dev/nicc/artifact"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -120,7 +121,7 @@ type DiffReport struct {
 // differ is one comparison: the teacher, the rows, the student as a function of a float row.
 type differ struct {
 	opt DiffOptions
-	c   *golden // the teacher, the handler, the calibration rows: compile's load and quantize stages
+	c   *golden.Model // the teacher, the handler, the calibration rows: compile's load and quantize stages
 	// rows are the comparison rows when they are in memory: a --calib CSV, or the sampled
 	// states int8 calibrates on. Otherwise (nil) the n sampled states are streamed (each).
 	rows [][]float64
@@ -146,14 +147,14 @@ func Diff(opt DiffOptions) (*DiffReport, error) {
 		}
 	}
 	q := opt.Quant
-	d := &differ{opt: opt, c: newGolden(goldenOptions{Model: opt.Teacher, Format: opt.Format, Inputs: opt.Inputs, Handler: opt.Handler, Params: opt.Params,
-		ParamSources: opt.ParamSources, Seed: opt.Seed, Int8: &Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}})}
+	d := &differ{opt: opt, c: golden.New(golden.Options{Model: opt.Teacher, Format: opt.Format, Inputs: opt.Inputs, Handler: opt.Handler, Params: opt.Params,
+		ParamSources: opt.ParamSources, Seed: opt.Seed, Int8: &golden.Int8Options{Calib: opt.Calib, Samples: opt.Samples, Quant: q}})}
 	if err := d.load(); err != nil {
 		return nil, err
 	}
 	var warnings []string
 	if d.c.Handler == artifact.HandlerRLCC {
-		warnings = probeWarnings(d.c.Float, d.c.Params)
+		warnings = golden.ProbeWarnings(d.c.Float, d.c.Params)
 	}
 	if err := d.source(); err != nil {
 		return nil, err
@@ -196,12 +197,12 @@ func (d *differ) load() error {
 			return err
 		}
 	} else {
-		lp, err := loadPolicy(d.opt.Teacher, d.opt.Format, d.opt.Inputs, d.opt.Handler, "diff it with --handler none, or ")
+		lp, err := golden.LoadPolicy(d.opt.Teacher, d.opt.Format, d.opt.Inputs, d.opt.Handler, "diff it with --handler none, or ")
 		if err != nil {
 			return err
 		}
-		c.Float, c.Format, c.Handler, c.InLayout = lp.m, lp.format, lp.handler, lp.layout
-		if c.Params, c.ParamSources, err = resolveParams(d.opt.Teacher, lp.m, d.opt.Params, d.opt.ParamSources); err != nil {
+		c.Float, c.Format, c.Handler, c.InLayout = lp.Model, lp.Format, lp.Handler, lp.Layout
+		if c.Params, c.ParamSources, err = golden.ResolveParams(d.opt.Teacher, lp.Model, d.opt.Params, d.opt.ParamSources); err != nil {
 			return err
 		}
 	}
@@ -227,13 +228,13 @@ func (d *differ) load() error {
 // states compared with trees or a file are streamed, so memory does not grow with them.
 func (d *differ) source() error {
 	if d.opt.Against == AgainstInt || d.opt.Calib != "" {
-		rows, err := d.c.calibRows()
+		rows, err := d.c.CalibRows()
 		if err != nil {
 			return err
 		}
 		d.rows, d.n = rows, len(rows)
 	} else {
-		n, _, err := d.c.calibStream()
+		n, _, err := d.c.CalibStream()
 		if err != nil {
 			return err
 		}
@@ -252,7 +253,7 @@ func (d *differ) each(fn func(k int, row []float64)) error {
 		}
 		return nil
 	}
-	_, next, err := d.c.calibStream()
+	_, next, err := d.c.CalibStream()
 	if err != nil {
 		return err
 	}
@@ -266,7 +267,7 @@ func (d *differ) each(fn func(k int, row []float64)) error {
 
 // int8 quantizes the teacher exactly as compile --target int does.
 func (d *differ) int8() error {
-	if err := d.c.quantizeInt8(); err != nil {
+	if err := d.c.QuantizeInt8(); err != nil {
 		return err
 	}
 	if ir, ok := d.c.Policy.(*quantize.LSTMIR); ok {
@@ -324,7 +325,7 @@ func (d *differ) trees() error {
 
 // file compares a student model file: a tree ensemble as its integer IR, a network in float.
 func (d *differ) file() error {
-	s, _, err := LoadModel(d.opt.Against, nil)
+	s, _, err := golden.LoadModel(d.opt.Against, nil)
 	if err != nil {
 		return err
 	}
@@ -344,7 +345,7 @@ func (d *differ) file() error {
 // treeStudent compares s (its name, and where it came from) as its integer IR on the RL-CC
 // grid when its inputs are the RL-CC layout, in float otherwise.
 func (d *differ) treeStudent(s *model.Model, name, from string) error {
-	if !inDefaultOrder(s.Inputs) && !d.rep.rlcc {
+	if !golden.InDefaultOrder(s.Inputs) && !d.rep.rlcc {
 		d.rep.headline = name + ", float"
 		d.rep.Student = name + " " + from + ", in float (inputs not in the RL-CC layout)"
 		d.rep.student = func(x []float64) float64 { return s.Ensemble.Eval(x) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 )
@@ -128,12 +129,12 @@ func TestDiffInt8LSTM(t *testing.T) {
 		t.Fatal(err)
 	}
 	// compile --target int8's quantization of the same rows, independently of Diff.
-	c := newCompilation(CompileOptions{Model: diffLSTM, Seed: 1, Int8: &Int8Options{Samples: 2000}})
+	c := newCompilation(CompileOptions{Model: diffLSTM, Seed: 1, Int8: &golden.Int8Options{Samples: 2000}})
 	c.Params = nicsdk.DefaultParams()
 	if err := c.load(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.quantizeInt8(); err != nil {
+	if err := c.QuantizeInt8(); err != nil {
 		t.Fatal(err)
 	}
 	lstm, ok := c.Policy.(*quantize.LSTMIR)
@@ -177,7 +178,7 @@ func TestDiffInt8LSTM(t *testing.T) {
 
 // lstmFloat, the trace's float step, is model.Eval's LSTM: the same h', c' and y along a sequence.
 func TestDiffLSTMFloatStep(t *testing.T) {
-	m, _, err := LoadModel(diffLSTM, nil)
+	m, _, err := golden.LoadModel(diffLSTM, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -148,7 +149,7 @@ func labelled(t *model.Model, teacherFile string, s distill.Sampler, n int, seed
 	if err != nil {
 		return nil, err
 	}
-	if data.Names != nil && namesAll(data.Names, t.Inputs) {
+	if data.Names != nil && golden.NamesAll(data.Names, t.Inputs) {
 		x := make([][]float64, len(t.Inputs))
 		for i, name := range t.Inputs {
 			x[i] = data.X[slices.Index(data.Names, name)]
@@ -172,12 +173,12 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	if opt.Samples < 0 {
 		return nil, fmt.Errorf("samples %d: want a positive count", opt.Samples)
 	}
-	lp, err := loadPolicy(opt.Teacher, opt.Format, opt.Inputs, opt.Handler, "distill it with --handler none, or ")
+	lp, err := golden.LoadPolicy(opt.Teacher, opt.Format, opt.Inputs, opt.Handler, "distill it with --handler none, or ")
 	if err != nil {
 		return nil, err
 	}
-	t := lp.m
-	params, src, err := resolveParams(opt.Teacher, t, opt.Params, opt.ParamSources)
+	t := lp.Model
+	params, src, err := golden.ResolveParams(opt.Teacher, t, opt.Params, opt.ParamSources)
 	if err != nil {
 		return nil, err
 	}
@@ -185,8 +186,8 @@ func prepare(opt DistillOptions) (*distillation, error) {
 		return nil, fmt.Errorf("%s: teacher %s has %d outputs; distill takes a single-output policy", opt.Teacher, t.Name, t.NumOutputs())
 	}
 	d := &distillation{opt: opt, teacher: t, params: params, paramSrc: src, layout: nicsdk.DefaultLayout}
-	if lp.layout != nil {
-		d.layout = lp.layout.Layout()
+	if lp.Layout != nil {
+		d.layout = lp.Layout.Layout()
 	}
 	var s distill.Sampler
 	n := opt.Samples
@@ -253,11 +254,11 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	case "":
 		d.grid = "none"
 		switch {
-		case resolveHandler(opt.Handler, t.Inputs) == artifact.HandlerRLCC:
+		case golden.ResolveHandler(opt.Handler, t.Inputs) == artifact.HandlerRLCC:
 			d.grid = "rlcc"
 		case opt.Handler == artifact.HandlerAuto && t.NumInputs() == nicsdk.RLCCInputs:
 			d.notes = append(d.notes, fmt.Sprintf("grid none: the teacher's inputs (%s) are not named in an RL-CC layout (%s); %s puts the thresholds on the RL-CC Q16 grid",
-				strings.Join(t.Inputs, ", "), rlcc.NameList, rlccHint))
+				strings.Join(t.Inputs, ", "), rlcc.NameList, golden.RLCCHint))
 		}
 	case "rlcc":
 		if t.NumInputs() != d.layout.Inputs() {

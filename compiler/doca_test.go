@@ -15,6 +15,7 @@ import (
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/fwsim"
 	"github.com/nicc-dev/nicc/fwsim/trap"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/target"
@@ -42,8 +43,8 @@ func TestCompileDOCA(t *testing.T) {
 	}{
 		{"doca-xgb", CompileOptions{Model: rlccXGB, SDK: SDKDOCA}, 0},
 		// The networks' DOCA verify runs fewer events: each is a network through fwsim.
-		{"doca-mlp", CompileOptions{Model: teacherNN, SDK: SDKDOCA, Vectors: 4000, Int8: &Int8Options{Samples: 5000}}, 1.10},
-		{"doca-lstm", CompileOptions{Model: docaLSTM, SDK: SDKDOCA, Vectors: 4000, Int8: &Int8Options{Samples: 2000}}, 1.10},
+		{"doca-mlp", CompileOptions{Model: teacherNN, SDK: SDKDOCA, Vectors: 4000, Int8: &golden.Int8Options{Samples: 5000}}, 1.10},
+		{"doca-lstm", CompileOptions{Model: docaLSTM, SDK: SDKDOCA, Vectors: 4000, Int8: &golden.Int8Options{Samples: 2000}}, 1.10},
 	} {
 		t.Run(tc.key, func(t *testing.T) {
 			r, dir := compileOnce(t, tc.key, tc.opt)

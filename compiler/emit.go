@@ -15,6 +15,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 )
@@ -106,7 +107,7 @@ func render(pol quantize.Policy, plan codePlan, names sourceNames) (*rendered, e
 
 // newCodePlan is the plan for printing c's policy in the form cand, once its layout passes
 // CheckLayout.
-func newCodePlan(c *golden, cand candidate) (codePlan, error) {
+func newCodePlan(c *golden.Model, cand candidate) (codePlan, error) {
 	if c.Handler == artifact.HandlerRLCC {
 		if err := c.CheckLayout(); err != nil {
 			return codePlan{}, err
@@ -136,7 +137,7 @@ func (c *compilation) emit() error {
 	if err := artifact.OutDir(filepath.Join(dir, artifact.HostDir)); err != nil {
 		return err
 	}
-	plan, err := newCodePlan(c.golden, c.chosen())
+	plan, err := newCodePlan(c.Model, c.chosen())
 	if err != nil {
 		return err
 	}

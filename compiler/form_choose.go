@@ -315,7 +315,7 @@ func better(a, b artifact.FormCandidate) bool {
 func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string) (*formBuild, error) {
 	fb := &formBuild{dir: dir, wcet: artifact.FormCandidate{Form: cand.form.String(), Detail: cand.detail}, bounds: map[string]*wcet.Report{}}
 	fc := &fb.wcet
-	plan, err := newCodePlan(c.golden, cand)
+	plan, err := newCodePlan(c.Model, cand)
 	if err != nil {
 		return nil, err
 	}

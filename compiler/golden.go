@@ -12,6 +12,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/codegen"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -77,7 +78,7 @@ type Compiled struct {
 	Dir      string
 	Report   *artifact.CompileReport
 	Firmware string // the ELF's path
-	c        *golden
+	c        *golden.Model
 }
 
 // Policy is the golden integer policy: a *quantize.TreeIR, *quantize.MLPIR or *quantize.LSTMIR.
@@ -110,9 +111,9 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 	if g == nil {
 		return nil, fmt.Errorf("%s: records no golden model (an older nicc wrote it): compile again", where)
 	}
-	var int8 *Int8Options
+	var int8 *golden.Int8Options
 	if g.IR != "trees" {
-		int8 = &Int8Options{Samples: g.Samples}
+		int8 = &golden.Int8Options{Samples: g.Samples}
 		if g.Calib != nil {
 			h, err := artifact.FileHash(g.Calib.Path)
 			if err != nil {
@@ -154,9 +155,9 @@ func OpenCompiled(dir, modelPath string, use ...string) (*Compiled, error) {
 // or modelPath when not "" (the same model moved), and checks it against r's model hash. It
 // quantizes nothing: the golden model is OpenCompiled's.
 func LoadRecordedModel(dir string, r *artifact.CompileReport, modelPath string) (*model.Model, error) {
-	var int8 *Int8Options
+	var int8 *golden.Int8Options
 	if g := r.Golden; g != nil && g.IR != "trees" {
-		int8 = &Int8Options{Samples: g.Samples} // load takes a network for --target int only
+		int8 = &golden.Int8Options{Samples: g.Samples} // load takes a network for --target int only
 	}
 	c, err := loadRecorded(dir, r, modelPath, int8)
 	if err != nil {
@@ -167,7 +168,7 @@ func LoadRecordedModel(dir string, r *artifact.CompileReport, modelPath string) 
 
 // loadRecorded is the load stage as the compile of r ran it, on the model file r records (or
 // modelPath, the same model moved), checked against r's layout and model hash.
-func loadRecorded(dir string, r *artifact.CompileReport, modelPath string, int8 *Int8Options) (*golden, error) {
+func loadRecorded(dir string, r *artifact.CompileReport, modelPath string, int8 *golden.Int8Options) (*golden.Model, error) {
 	where := filepath.Join(dir, artifact.ReportFile)
 	var seed uint64
 	if g := r.Golden; g != nil {
@@ -177,7 +178,7 @@ func loadRecorded(dir string, r *artifact.CompileReport, modelPath string, int8 
 		return nil, fmt.Errorf("%s: records no model file (an older nicc wrote it): compile again", where)
 	}
 	handler, _ := artifact.ParseHandler(r.Handler)
-	format, err := ParseFormat(r.Model.Format)
+	format, err := golden.ParseFormat(r.Model.Format)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -191,14 +192,14 @@ func loadRecorded(dir string, r *artifact.CompileReport, modelPath string, int8 
 	if r.Layout != nil {
 		inputs = r.Layout.Given
 	}
-	c := newGolden(goldenOptions{Model: modelPath, Format: format, Inputs: inputs, Handler: handler, Params: params,
-		ParamSources: sourcesAll(artifact.SourceCompile), Seed: seed, Int8: int8})
+	c := golden.New(golden.Options{Model: modelPath, Format: format, Inputs: inputs, Handler: handler, Params: params,
+		ParamSources: golden.SourcesAll(artifact.SourceCompile), Seed: seed, Int8: int8})
 	if err := c.Load(""); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: the model compiled: %w (pass --model with the file if it moved)", where, err)
 	} else if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	if (c.InLayout == nil) != (r.Layout == nil) || c.InLayout != nil && !sameLayout(c.InLayout, r.Layout) {
+	if (c.InLayout == nil) != (r.Layout == nil) || c.InLayout != nil && !golden.SameLayout(c.InLayout, r.Layout) {
 		return nil, fmt.Errorf("%s: the model's inputs as recorded (%v) load as another RL-CC layout (%v)", where, r.Layout, c.InLayout)
 	}
 	h, err := model.Hash(c.Float)
@@ -214,7 +215,7 @@ func loadRecorded(dir string, r *artifact.CompileReport, modelPath string, int8 
 // requantize is the quantize stage with the choices the report g records: it turns the
 // loaded model into the integer IR g describes, over its input formats, and gives the code
 // form g records.
-func requantize(c *golden, g *artifact.GoldenInfo, inputs []quantize.Input) (candidate, error) {
+func requantize(c *golden.Model, g *artifact.GoldenInfo, inputs []quantize.Input) (candidate, error) {
 	var form candidate
 	if g.Form != "" { // a report before code forms, or an LSTM's before the table form: branch, the zero form
 		var err error
@@ -240,12 +241,12 @@ func requantize(c *golden, g *artifact.GoldenInfo, inputs []quantize.Input) (can
 		if (g.IR == "lstm") != (c.Float.Kind() == model.KindLSTM) || c.Float.Ensemble != nil {
 			return form, fmt.Errorf("model %s is not an %s network", c.Float.Name, g.IR)
 		}
-		calib, err := c.calibRows()
+		calib, err := c.CalibRows()
 		if err != nil {
 			return form, err
 		}
 		if g.IR == "lstm" {
-			if err := c.quantizeLSTM(inputs, calib); err != nil {
+			if err := c.QuantizeLSTM(inputs, calib); err != nil {
 				return form, err
 			}
 			form.products, err = recordedProducts(c.Policy.(*quantize.LSTMIR), g)
@@ -255,8 +256,8 @@ func requantize(c *golden, g *artifact.GoldenInfo, inputs []quantize.Input) (can
 			return form, fmt.Errorf("the report records no MLP configuration")
 		}
 		c.Opt.Int8.Quant = g.MLP.Options()
-		calib, _ = withCorners(calib, inputs)
-		return form, c.chooseMLP(inputs, calib)
+		calib, _ = golden.WithCorners(calib, inputs)
+		return form, c.ChooseMLP(inputs, calib)
 	}
 	return form, fmt.Errorf("golden ir %q: want trees, mlp or lstm", g.IR)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
+	"github.com/nicc-dev/nicc/golden"
 )
 
 // copyReport copies the compile directory dir into a new one, its report.json edited by edit.
@@ -38,7 +39,7 @@ func TestOpenCompiledRebuildsGolden(t *testing.T) {
 	_, rlcc := rlccReport(t)
 	_, bc := bcReport(t)
 	_, mlp := compileOnce(t, "mlp-calib-file", CompileOptions{Model: teacherNN, Handler: artifact.HandlerNone, Vectors: 2000,
-		Int8: &Int8Options{Calib: calib, Samples: DefaultCalibSamples}})
+		Int8: &golden.Int8Options{Calib: calib, Samples: golden.DefaultCalibSamples}})
 	for _, dir := range []string{rlcc, bc, mlp} {
 		cp, err := OpenCompiled(dir, "")
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -24,7 +25,7 @@ const teacherRef = "../testdata/models/rlcc_teacher.ref.csv" // inputs and the t
 // The shipped RL-CC teacher as an integer MLP inside the whole RL-CC handler: bit-exact, the
 // default configuration, fidelity within the issue's targets, the handler within 1 µs on dpa.
 func TestCompileInt8RLCC(t *testing.T) {
-	r, _ := compileOnce(t, "int8-rlcc", CompileOptions{Model: teacherJSON, Core: "dpa", Int8: &Int8Options{Samples: 5000}})
+	r, _ := compileOnce(t, "int8-rlcc", CompileOptions{Model: teacherJSON, Core: "dpa", Int8: &golden.Int8Options{Samples: 5000}})
 	if r.Handler != "rlcc" || r.Entry != artifact.EntryHandler {
 		t.Errorf("handler %s entry %s, want rlcc %s", r.Handler, r.Entry, artifact.EntryHandler)
 	}
@@ -78,7 +79,7 @@ func TestCompileInt8RLCC(t *testing.T) {
 // --handler none with calibration rows: the model alone, input ranges from the rows.
 func TestCompileInt8None(t *testing.T) {
 	r, _ := compileOnce(t, "int8-none", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Vectors: 5000,
-		Int8: &Int8Options{Calib: teacherRef, Quant: quantize.MLPOptions{WeightBits: 8, ActBits: 16, ChannelScales: true}}})
+		Int8: &golden.Int8Options{Calib: teacherRef, Quant: quantize.MLPOptions{WeightBits: 8, ActBits: 16, ChannelScales: true}}})
 	if r.Handler != "none" || r.Entry != artifact.EntryPolicy || r.Verify.Mismatches != 0 || r.Verify.Events != 0 {
 		t.Errorf("handler %s entry %s, verify %+v", r.Handler, r.Entry, r.Verify)
 	}
@@ -98,11 +99,11 @@ func TestCompileInt8BadInput(t *testing.T) {
 		opt  CompileOptions
 		want string
 	}{
-		{"LSTM shape", CompileOptions{Model: saveModel(t, lstm(4)), Int8: &Int8Options{}}, "the int8 LSTM path takes dense(relu) -> lstm -> dense(tanh) with one output; the model is [lstm 4->4 dense(tanh) 4->1]"},
-		{"trees", CompileOptions{Model: rlccXGB, Int8: &Int8Options{}}, "model rlcc_xgb is a tree ensemble; --target int takes a dense network"},
-		{"calibration of the wrong width", CompileOptions{Model: teacherJSON, Int8: &Int8Options{Calib: bcRows}},
+		{"LSTM shape", CompileOptions{Model: saveModel(t, lstm(4)), Int8: &golden.Int8Options{}}, "the int8 LSTM path takes dense(relu) -> lstm -> dense(tanh) with one output; the model is [lstm 4->4 dense(tanh) 4->1]"},
+		{"trees", CompileOptions{Model: rlccXGB, Int8: &golden.Int8Options{}}, "model rlcc_xgb is a tree ensemble; --target int takes a dense network"},
+		{"calibration of the wrong width", CompileOptions{Model: teacherJSON, Int8: &golden.Int8Options{Calib: bcRows}},
 			"breast_cancer_test.tsv: row 1 has 30 values; model rlcc_teacher takes 4 inputs"},
-		{"none without calibration rows", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Int8: &Int8Options{}},
+		{"none without calibration rows", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Int8: &golden.Int8Options{}},
 			"--handler none needs calibration rows: sample RL-CC states with --handler rlcc (inputs by position, newest state first), or name the inputs: --inputs nicc (newest state first: a_prev,o,a_prev2,o_prev), --inputs authors [--history K --features LIST] (NVlabs/RLCC, oldest first: a_prev2,o_prev,a_prev,o), or the names in the model's order, e.g. --inputs a_prev2,o_prev,a_prev,o, or give rows with --calib ROWS.csv"},
 	}
 	for _, c := range cases {
@@ -125,15 +126,15 @@ func TestCompileInt8BadInput(t *testing.T) {
 // quantize stage refuses them.
 func TestCompileInt8NonFiniteWeights(t *testing.T) {
 	for _, bad := range []float64{math.NaN(), math.Inf(1)} {
-		m, _, err := LoadModel(teacherJSON, nil)
+		m, _, err := golden.LoadModel(teacherJSON, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		m.Layers[1].W[3][2] = bad
-		c := newCompilation(CompileOptions{Model: "m", Int8: &Int8Options{Samples: 100}})
+		c := newCompilation(CompileOptions{Model: "m", Int8: &golden.Int8Options{Samples: 100}})
 		c.Float, c.Handler = m, artifact.HandlerRLCC
 		c.Params = nicsdk.DefaultParams()
-		err = c.quantizeInt8()
+		err = c.QuantizeInt8()
 		if err == nil || !strings.Contains(err.Error(), "layer 1 weight [3][2] is") || !strings.Contains(err.Error(), "weights must be finite") {
 			t.Errorf("weight %v: error %v", bad, err)
 		}
@@ -153,7 +154,7 @@ func saveAs(t *testing.T, name string, m *model.Model) string {
 // teacherWith is the shipped teacher, edited, saved as name.
 func teacherWith(t *testing.T, name string, edit func(m *model.Model)) string {
 	t.Helper()
-	m, _, err := LoadModel(teacherJSON, nil)
+	m, _, err := golden.LoadModel(teacherJSON, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func teacherWith(t *testing.T, name string, edit func(m *model.Model)) string {
 // layer, stored once as a float32 in an initializer's raw_data) replaced by v, saved as name.
 func teacherONNXWith(t *testing.T, name string, v float32) string {
 	t.Helper()
-	m, _, err := LoadModel(teacherJSON, nil)
+	m, _, err := golden.LoadModel(teacherJSON, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,38 +223,40 @@ func TestCompileInt8RefusesBadInput(t *testing.T) {
 	infJSON := writeText(t, "inf.json", testutil.WithFirstWeight(t, readText(t, teacherJSON), "-1e400"))
 	lstm13 := saveAs(t, "lstm13.json", lstm(13))
 	lstm25 := saveAs(t, "lstm25.json", lstm(25))
-	bad := func(name, text string) *Int8Options { return &Int8Options{Calib: writeText(t, name, text)} }
+	bad := func(name, text string) *golden.Int8Options {
+		return &golden.Int8Options{Calib: writeText(t, name, text)}
+	}
 	cases := []struct {
 		name string
 		opt  CompileOptions
 		want []string
 	}{
-		{"bias over int32, int8 weights", CompileOptions{Model: bigBias, Int8: &Int8Options{Samples: 100, Quant: w8}},
+		{"bias over int32, int8 weights", CompileOptions{Model: bigBias, Int8: &golden.Int8Options{Samples: 100, Quant: w8}},
 			[]string{"big_bias.json: quantize: layer 0 bias 0 = 1e+30 does not fit int32"}},
 		// (The automatic choice takes it packed: there a bias is in the z grid's units.)
-		{"bias over int32, int16 weights", CompileOptions{Model: bigBias, Int8: &Int8Options{Samples: 100, Quant: w16}},
+		{"bias over int32, int16 weights", CompileOptions{Model: bigBias, Int8: &golden.Int8Options{Samples: 100, Quant: w16}},
 			[]string{"big_bias.json: quantize: layer 0 bias 0 = 1e+30 does not fit int32"}},
-		{"output over int32, int8 weights", CompileOptions{Model: bigOut, Int8: &Int8Options{Samples: 100, Quant: w8}},
+		{"output over int32, int8 weights", CompileOptions{Model: bigOut, Int8: &golden.Int8Options{Samples: 100, Quant: w8}},
 			[]string{"big_out.json: quantize: output range [", "] does not fit int32"}},
-		{"output over int32, int16 weights", CompileOptions{Model: bigOut, Int8: &Int8Options{Samples: 100}},
+		{"output over int32, int16 weights", CompileOptions{Model: bigOut, Int8: &golden.Int8Options{Samples: 100}},
 			[]string{"big_out.json: quantize: output range [", "] does not fit int32"}},
-		{"pre-activation over float64", CompileOptions{Model: hugeW, Int8: &Int8Options{Samples: 100, Quant: w8}},
+		{"pre-activation over float64", CompileOptions{Model: hugeW, Int8: &golden.Int8Options{Samples: 100, Quant: w8}},
 			[]string{"huge_w.json: quantize: layer 0 channel 0: a calibration pre-activation is +Inf: the weights overflow float64"}},
-		{"pre-activation NaN", CompileOptions{Model: cancelW, Int8: &Int8Options{Samples: 100}},
+		{"pre-activation NaN", CompileOptions{Model: cancelW, Int8: &golden.Int8Options{Samples: 100}},
 			[]string{"cancel_w.json: quantize: layer 0 channel 0: a calibration pre-activation is ", ": the weights overflow float64"}},
-		{"calibration rows beyond int32", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Int8: &Int8Options{Calib: huge, Quant: w8}},
+		{"calibration rows beyond int32", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Int8: &golden.Int8Options{Calib: huge, Quant: w8}},
 			[]string{"huge.csv: row 2: a_prev is -1e+30, beyond any int32 fixed-point input (quantize: input 0 (a_prev): range"}},
-		{"ranges rows beyond int32", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Ranges: hugeRanges, Int8: &Int8Options{Calib: calib}},
+		{"ranges rows beyond int32", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Ranges: hugeRanges, Int8: &golden.Int8Options{Calib: calib}},
 			[]string{"huge_ranges.csv: row 2: o_prev is -2e+30, beyond any int32 fixed-point input"}},
-		{"ONNX NaN weight", CompileOptions{Model: nanONNX, Int8: &Int8Options{Samples: 100}},
+		{"ONNX NaN weight", CompileOptions{Model: nanONNX, Int8: &golden.Int8Options{Samples: 100}},
 			[]string{"nan_teacher.onnx: ", `node "/0/MatMul" (MatMul): initializer "onnx::MatMul_13": element 0 is NaN`}},
-		{"ONNX Inf weight", CompileOptions{Model: infONNX, Int8: &Int8Options{Samples: 100}},
+		{"ONNX Inf weight", CompileOptions{Model: infONNX, Int8: &golden.Int8Options{Samples: 100}},
 			[]string{"inf_teacher.onnx: ", `node "/0/MatMul" (MatMul): initializer "onnx::MatMul_13": element 0 is -Inf`}},
-		{"JSON NaN weight", CompileOptions{Model: nanJSON, Int8: &Int8Options{Samples: 100}}, []string{"nan.json: ", "invalid character 'N'"}},
-		{"JSON Inf weight", CompileOptions{Model: infJSON, Int8: &Int8Options{Samples: 100}}, []string{"inf.json: ", "1e400", "layers.w"}},
-		{"LSTM state, rlcc", CompileOptions{Model: lstm13, Int8: &Int8Options{}},
+		{"JSON NaN weight", CompileOptions{Model: nanJSON, Int8: &golden.Int8Options{Samples: 100}}, []string{"nan.json: ", "invalid character 'N'"}},
+		{"JSON Inf weight", CompileOptions{Model: infJSON, Int8: &golden.Int8Options{Samples: 100}}, []string{"inf.json: ", "1e400", "layers.w"}},
+		{"LSTM state, rlcc", CompileOptions{Model: lstm13, Int8: &golden.Int8Options{}},
 			[]string{"lstm13.json: model wide_lstm needs 50 bytes of flow state (the rlcc handler's 24 + h and c of 13 values each at int8 (26)), over the engine's 48-byte flow context"}},
-		{"LSTM state, none", CompileOptions{Model: lstm25, Handler: artifact.HandlerNone, Int8: &Int8Options{Calib: calib}},
+		{"LSTM state, none", CompileOptions{Model: lstm25, Handler: artifact.HandlerNone, Int8: &golden.Int8Options{Calib: calib}},
 			[]string{"lstm25.json: model wide_lstm needs 50 bytes of flow state (the none handler's 0 + h and c of 25 values each at int8 (50))"}},
 		{"LSTM state, trees", CompileOptions{Model: lstm13},
 			[]string{"lstm13.json: model wide_lstm needs 50 bytes of flow state"}},
@@ -303,7 +306,7 @@ func TestCompileInt8RefusesBadInput(t *testing.T) {
 // A calibration header naming every input selects the columns by name, in any order and
 // beside other columns.
 func TestCalibRowsHeaderSelectsByName(t *testing.T) {
-	m, _, err := LoadModel(teacherJSON, nil)
+	m, _, err := golden.LoadModel(teacherJSON, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,9 +316,9 @@ func TestCalibRowsHeaderSelectsByName(t *testing.T) {
 		"y,o,a_prev,extra,o_prev,a_prev2\n9,2,1,8,4,3\n",
 		"1,2,3,4\n",
 	} {
-		c := newCompilation(CompileOptions{Model: teacherJSON, Int8: &Int8Options{Calib: writeText(t, "calib.csv", text)}})
+		c := newCompilation(CompileOptions{Model: teacherJSON, Int8: &golden.Int8Options{Calib: writeText(t, "calib.csv", text)}})
 		c.Float, c.Handler = m, artifact.HandlerRLCC
-		rows, err := c.calibRows()
+		rows, err := c.CalibRows()
 		if err != nil || len(rows) != 1 || !slices.Equal(rows[0], []float64{1, 2, 3, 4}) {
 			t.Errorf("%q: rows %v, %v; want [[1 2 3 4]]", text, rows, err)
 		}
@@ -343,7 +346,7 @@ func TestCompileInt8DeadLayer(t *testing.T) {
 			row[i] = 5e-324
 		}
 	}
-	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Vectors: 2000, Int8: &Int8Options{Samples: 500}})
+	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Vectors: 2000, Int8: &golden.Int8Options{Samples: 500}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"github.com/nicc-dev/nicc/artifact"
-	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
 )
@@ -12,56 +11,6 @@ import (
 
 // Firmware is the ELF a compile directory runs under s.
 func (s SDK) Firmware() string { return s.firmware() }
-
-// ResolveParams, SourcesAll, ParamsOrDefault, ModelParams: the RL-CC parameters as one truth
-// (params.go).
-func ResolveParams(path string, m *model.Model, given Params, src artifact.ParamSources) (Params, artifact.ParamSources, error) {
-	return resolveParams(path, m, given, src)
-}
-func SourcesAll(source string) artifact.ParamSources         { return sourcesAll(source) }
-func ParamsOrDefault(p nicsdk.Params) (nicsdk.Params, error) { return paramsOrDefault(p) }
-func ModelParams(p Params) map[string]float64                { return modelParams(p) }
-
-// ProbeWarnings are the sanity probe's warnings for the float model m (probeWarnings).
-func ProbeWarnings(m *model.Model, p Params) []string { return probeWarnings(m, p) }
-
-// ResolveHandler is h, with HandlerAuto decided by the input names.
-func ResolveHandler(h artifact.Handler, inputs []string) artifact.Handler {
-	return resolveHandler(h, inputs)
-}
-
-// Hints that end the errors of a model whose inputs are not an RL-CC window.
-var (
-	RLCCHint   = rlccHint
-	InputsHint = inputsHint
-)
-
-// PolicyOrder puts m in the RL-CC policy's order (policyOrder).
-func PolicyOrder(path string, m *model.Model, noneHint string) (*model.Model, *artifact.InputLayout, string, error) {
-	return policyOrder(path, m, noneHint)
-}
-
-// LoadedPolicy is a model file loaded as a policy (loadPolicy).
-type LoadedPolicy struct {
-	Model   *model.Model
-	Handler artifact.Handler
-	Layout  *artifact.InputLayout // under the RL-CC handler
-}
-
-// LoadPolicy loads path with its inputs renamed, resolves h by the names, and under the RL-CC
-// handler puts the model in the policy's order.
-func LoadPolicy(path string, format *model.FileFormat, inputs []string, h artifact.Handler) (*LoadedPolicy, error) {
-	lp, err := loadPolicy(path, format, inputs, h, "")
-	if err != nil {
-		return nil, err
-	}
-	return &LoadedPolicy{Model: lp.m, Handler: lp.handler, Layout: lp.layout}, nil
-}
-
-// TeacherInputs are the names diff --closed-loop's teacher is loaded with (teacherInputs).
-func TeacherInputs(teacher string, format *model.FileFormat, given []string, dir string, rec *artifact.InputLayout) ([]string, error) {
-	return teacherInputs(teacher, format, given, dir, rec)
-}
 
 // Distillation is a teacher with its labelled states, shared by every configuration of a
 // sweep (prepare).

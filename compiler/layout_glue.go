@@ -12,31 +12,6 @@ import (
 // handler glue (handlerC), verify's golden handler and event sequences (seqGen), and sim's
 // golden and firmware controllers.
 
-// layout is the window the RL-CC handler feeds this compile's policy: the layout its
-// inputs' names form (--inputs, --history, --features; load's InputLayout), else the default,
-// x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}).
-func (ld *loaded) Layout() nicsdk.Layout {
-	if ld.InLayout == nil {
-		return nicsdk.DefaultLayout
-	}
-	return ld.InLayout.Layout()
-}
-
-// CheckLayout refuses a layout the handler cannot feed beside the policy's state words (an
-// LSTM keeps some in the same six context words as the layout's older states), and another
-// layout than the default for the DOCA program, whose runtime (rlcc_doca.h and its Go twin
-// nicsdk.DOCARuntime) feeds the default one.
-func (c *golden) CheckLayout() error {
-	l := c.Layout()
-	if err := l.Check(c.Policy.StateWords()); err != nil {
-		return fmt.Errorf("%s: %w", c.Opt.Model, err)
-	}
-	if c.Opt.DOCA && !l.IsDefault() {
-		return fmt.Errorf("%s: the DOCA program feeds the default input layout (%v), not %v", c.Opt.Model, nicsdk.DefaultLayout, l)
-	}
-	return nil
-}
-
 // handlerGlue is the C that defines the engine entry over policy for the layout l: nicsdk's
 // glue for a stateless policy returning y or the multiplier, or a stateful one keeping words
 // context words. l must pass l.Check(words) (CheckLayout).

@@ -1,46 +1,17 @@
 package compiler
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/nicc-dev/nicc/artifact"
+	"github.com/nicc-dev/nicc/golden"
+	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
 )
-
-// teacherWide writes the RL-CC teacher widened to a window of three states of (action, o): its
-// first layer reads a_{t-3} and o_{t-2} too (0.3 of its weights on a_{t-1} and o_t).
-func teacherWide(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(teacherJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	m["name"] = "teacher_h3"
-	m["inputs"] = []string{"a_prev", "o", "a_prev2", "o_prev", "a_prev3", "o_prev2"}
-	first := m["layers"].([]any)[0].(map[string]any)
-	first["in"] = 6
-	var rows []any
-	for _, row := range first["w"].([]any) {
-		r := row.([]any)
-		rows = append(rows, append(r, 0.3*r[0].(float64), 0.3*r[1].(float64)))
-	}
-	first["w"] = rows
-	out := filepath.Join(t.TempDir(), "teacher_h3.json")
-	b, _ = json.Marshal(m)
-	if err := os.WriteFile(out, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // A compile whose handler feeds another layout than the default (--inputs naming it, as
 // a user does): a network of six inputs on a window of three states of
@@ -50,8 +21,8 @@ func teacherWide(t *testing.T) string {
 func TestCompileLayout(t *testing.T) {
 	t.Parallel()
 	l := nicsdk.Layout{History: 3, Features: 1<<nicsdk.FeatAction | 1<<nicsdk.FeatObs}
-	model := teacherWide(t)
-	r, dir := compileOnce(t, "layout-h3", CompileOptions{Model: model, Inputs: rlcc.LayoutNames(l), Int8: &Int8Options{Samples: 5000}})
+	model := testutil.TeacherWide(t, teacherJSON)
+	r, dir := compileOnce(t, "layout-h3", CompileOptions{Model: model, Inputs: rlcc.LayoutNames(l), Int8: &golden.Int8Options{Samples: 5000}})
 	if r == nil {
 		t.Fatal("no report")
 	}
@@ -82,7 +53,7 @@ func TestCompileLayout(t *testing.T) {
 
 	// The DOCA program's runtime feeds the default layout only: refused, one line.
 	_, err = Compile(CompileOptions{Model: model, Out: filepath.Join(t.TempDir(), "doca"), Handler: artifact.HandlerRLCC, SDK: SDKDOCA,
-		Inputs: rlcc.LayoutNames(l), Int8: &Int8Options{Samples: 2000}})
+		Inputs: rlcc.LayoutNames(l), Int8: &golden.Int8Options{Samples: 2000}})
 	if err == nil || !strings.Contains(err.Error(), "DOCA program feeds the default input layout") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("DOCA with history 3: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
@@ -20,7 +21,7 @@ const lstmONNX = "../testdata/models/rlcc_lstm.onnx"
 // calibration), on outputVectors vectors and seed 1: the compile TestShippedOutputsUnchanged
 // pins as lstm_int, made once for both.
 func lstmRLCCReport(t *testing.T) (*artifact.CompileReport, string) {
-	return compileOnce(t, "lstm-rlcc", CompileOptions{Model: lstmONNX, Vectors: outputVectors, Seed: 1, Int8: &Int8Options{}})
+	return compileOnce(t, "lstm-rlcc", CompileOptions{Model: lstmONNX, Vectors: outputVectors, Seed: 1, Int8: &golden.Int8Options{}})
 }
 
 // The shipped LSTM policy inside the whole RL-CC handler: 20k vectors (policy calls with
@@ -50,7 +51,7 @@ func TestCompileLSTMRLCC(t *testing.T) {
 		t.Errorf("flow state %d of %d bytes, want the whole 48", r.StateBytes, r.StateLimit)
 	}
 	// A regression bound on the measured fidelity (the issue sets no target for the LSTM).
-	if l.CalibRows != DefaultCalibSamples || l.MaxAbsDy > 3.0/128 || l.FlipRate > 0.02 {
+	if l.CalibRows != golden.DefaultCalibSamples || l.MaxAbsDy > 3.0/128 || l.FlipRate > 0.02 {
 		t.Errorf("fidelity over %d rows: max |dy| %v, flips %v", l.CalibRows, l.MaxAbsDy, l.FlipRate)
 	}
 	// Along the verify sequences of new flows, against the float LSTM with its own state: the
@@ -109,7 +110,7 @@ func TestCompileLSTMRLCC(t *testing.T) {
 func TestCompileLSTMTableForm(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
-	r, err := Compile(CompileOptions{Model: lstmONNX, Out: out, Vectors: 4000, MaxRodata: 1 << 20, Int8: &Int8Options{}})
+	r, err := Compile(CompileOptions{Model: lstmONNX, Out: out, Vectors: 4000, MaxRodata: 1 << 20, Int8: &golden.Int8Options{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestCompileLSTMTableForm(t *testing.T) {
 // --handler none: the policy alone takes its state as a pointer and returns y.
 func TestCompileLSTMNone(t *testing.T) {
 	t.Parallel()
-	r, dir := compileOnce(t, "lstm-none", CompileOptions{Model: lstmONNX, Handler: artifact.HandlerNone, Vectors: 5000, Int8: &Int8Options{Calib: teacherRef}})
+	r, dir := compileOnce(t, "lstm-none", CompileOptions{Model: lstmONNX, Handler: artifact.HandlerNone, Vectors: 5000, Int8: &golden.Int8Options{Calib: teacherRef}})
 	if r.Entry != artifact.EntryPolicy || r.Verify.Mismatches != 0 || r.Verify.Events != 0 || r.LSTM == nil || r.LSTM.Folded {
 		t.Fatalf("entry %s verify %+v lstm %+v", r.Entry, r.Verify, r.LSTM)
 	}
@@ -162,7 +163,7 @@ func TestCompileLSTMCatchesMismatch(t *testing.T) {
 			return "s[12] = (int8_t)(cn0 / 2);"
 		}},
 	} {
-		opt := CompileOptions{Model: lstmONNX, Out: t.TempDir(), Vectors: 1000, Int8: &Int8Options{Samples: 2000},
+		opt := CompileOptions{Model: lstmONNX, Out: t.TempDir(), Vectors: 1000, Int8: &golden.Int8Options{Samples: 2000},
 			tamper: tamperFirst(t, "nicc_policy.c", c.re, c.repl)}
 		_, err := Compile(opt)
 		var ce *budget.CheckError

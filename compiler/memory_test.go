@@ -16,12 +16,13 @@ import (
 
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/memlimit"
 )
 
 // The limits sit exactly where the messages say.
 func TestMemoryLimitEdges(t *testing.T) {
-	m, _, err := LoadModel(diffTeacher, nil)
+	m, _, err := golden.LoadModel(diffTeacher, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nicc-dev/nicc/artifact"
+	"github.com/nicc-dev/nicc/golden"
 )
 
 // The shipped models' compiles are pinned: every emitted source, the ELF's .text and every
@@ -44,18 +45,18 @@ var outputCases = []outputCase{
 			Ranges: lgb + "breast_cancer_test.tsv", Predictions: lgb + "lg_dart_breast_cancer_true_predictions.txt"})
 	}},
 	{"teacher_int", func(t *testing.T, dir string) error {
-		return compileForOutputs(CompileOptions{Model: "../testdata/models/rlcc_teacher.json", Out: dir, Int8: &Int8Options{}})
+		return compileForOutputs(CompileOptions{Model: "../testdata/models/rlcc_teacher.json", Out: dir, Int8: &golden.Int8Options{}})
 	}},
 	{"lstm_int", nil}, // lstmRLCCReport's compile, which TestCompileLSTMRLCC reads
 	{"teacher_onnx_int", func(t *testing.T, dir string) error {
-		return compileForOutputs(CompileOptions{Model: "../testdata/models/rlcc_teacher.onnx", Out: dir, Int8: &Int8Options{}})
+		return compileForOutputs(CompileOptions{Model: "../testdata/models/rlcc_teacher.onnx", Out: dir, Int8: &golden.Int8Options{}})
 	}},
 	{"teacher_unnamed_int", func(t *testing.T, dir string) error {
 		return compileForOutputs(CompileOptions{Model: "../testdata/models/rlcc_teacher_unnamed.onnx", Out: dir,
-			Inputs: []string{"a_prev", "o", "a_prev2", "o_prev"}, Int8: &Int8Options{}})
+			Inputs: []string{"a_prev", "o", "a_prev2", "o_prev"}, Int8: &golden.Int8Options{}})
 	}},
 	{"lstm_batch_first_int", func(t *testing.T, dir string) error {
-		return compileForOutputs(CompileOptions{Model: "../testdata/models/rlcc_lstm_batch_first.onnx", Out: dir, Int8: &Int8Options{}})
+		return compileForOutputs(CompileOptions{Model: "../testdata/models/rlcc_lstm_batch_first.onnx", Out: dir, Int8: &golden.Int8Options{}})
 	}},
 	{"xgb_small", func(t *testing.T, dir string) error {
 		return compileForOutputs(CompileOptions{Model: "../testdata/models/xgb_small.json", Out: dir, Handler: artifact.HandlerNone})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/artifact"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -24,11 +25,11 @@ func TestParamsFromModelFlagDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{jp, op} {
-		m, _, err := LoadModel(path, nil)
+		m, _, err := golden.LoadModel(path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, got, err := resolveParams(path, m, flags, src)
+		p, got, err := golden.ResolveParams(path, m, flags, src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +52,7 @@ func TestParamsFromModelFlagDefault(t *testing.T) {
 }
 
 // flagParams are the parameters the CLI gives for these flags set (over the defaults).
-func flagParams(set map[string]float64) (Params, artifact.ParamSources, error) {
+func flagParams(set map[string]float64) (golden.Params, artifact.ParamSources, error) {
 	var v []float64
 	var names []string
 	for _, f := range rlcc.ParamFields {
@@ -62,8 +63,8 @@ func flagParams(set map[string]float64) (Params, artifact.ParamSources, error) {
 		}
 		v = append(v, val)
 	}
-	p, err := NewParams(v)
-	return p, FlagSources(names), err
+	p, err := golden.NewParams(v)
+	return p, golden.FlagSources(names), err
 }
 
 // A file's parameter out of the handler's range, or one nicc does not know, is one line
@@ -72,12 +73,12 @@ func TestParamsFromModelRefused(t *testing.T) {
 	t.Parallel()
 	jp, op := testutil.WithRLCC(t, teacherJSON, map[string]float64{"scale": 300})
 	for _, path := range []string{jp, op} {
-		_, err := Compile(CompileOptions{Model: path, Out: t.TempDir(), Int8: &Int8Options{}})
+		_, err := Compile(CompileOptions{Model: path, Out: t.TempDir(), Int8: &golden.Int8Options{}})
 		if err == nil || !strings.Contains(err.Error(), path+": rlcc parameter scale 300") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v", path, err)
 		}
 	}
-	m, _, err := LoadModel(teacherJSON, nil)
+	m, _, err := golden.LoadModel(teacherJSON, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

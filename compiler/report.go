@@ -13,6 +13,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
@@ -97,13 +98,13 @@ func (c *compilation) assemble() (*artifact.CompileReport, error) {
 	}
 	r.Model = artifact.ModelInfo{File: c.opt.Model, Format: c.Format.Name, Name: c.Float.Name, Inputs: c.Float.Inputs}
 	r.Handler, r.Entry, r.Notes = c.Handler.String(), artifact.EntryPolicy, c.Notes
-	r.StateBytes = StateBytes(c.Handler, c.Layout())
+	r.StateBytes = golden.StateBytes(c.Handler, c.Layout())
 	r.LowerBound, r.Build, r.VectorFiles = c.bound, c.plan, c.vectorFiles
 	if c.Handler == artifact.HandlerRLCC {
 		r.Entry = artifact.EntryHandler
 		r.Params = artifact.NewRLCCParams(c.Params).WithSources(c.ParamSources)
 		r.Layout = c.InLayout
-		r.Warnings = probeWarnings(c.Float, c.Params)
+		r.Warnings = golden.ProbeWarnings(c.Float, c.Params)
 	}
 	if c.passed("emit") {
 		r.Host = []string{path.Join(artifact.HostDir, "driver.c")}

@@ -4,8 +4,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
-	"github.com/nicc-dev/nicc/model"
-	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/quantize"
 )
 
@@ -38,69 +37,14 @@ var docaStage = stage{"doca", (*compilation).docaStage}
 // stage runs.
 func newCompilation(opt CompileOptions) *compilation {
 	c := &compilation{opt: opt, planned: &planned{}, emitted: &emitted{}, built: &built{}, budgeted: &budgeted{}}
-	c.golden = newGolden(opt.goldenOptions())
+	c.Model = golden.New(opt.goldenOptions())
 	return c
 }
 
-// goldenOptions are what the load and quantize stages read of the options.
-type goldenOptions struct {
-	Model        string            // the model file
-	Format       *model.FileFormat // nil detects it
-	Inputs       []string          // rename the model's inputs (nil keeps its own)
-	Handler      artifact.Handler
-	Params       nicsdk.Params
-	ParamSources artifact.ParamSources
-	// DOCA is the DOCA target (SDKDOCA): its program feeds the RL-CC handler the default
-	// layout only.
-	DOCA                bool
-	Ranges, Predictions string
-	Int8                *Int8Options
-	Seed                uint64
-}
-
 // goldenOptions are what the load and quantize stages read of o.
-func (o *CompileOptions) goldenOptions() goldenOptions {
-	return goldenOptions{Model: o.Model, Format: o.Format, Inputs: o.Inputs, Handler: o.Handler, Params: o.Params,
+func (o *CompileOptions) goldenOptions() golden.Options {
+	return golden.Options{Model: o.Model, Format: o.Format, Inputs: o.Inputs, Handler: o.Handler, Params: o.Params,
 		ParamSources: o.ParamSources, DOCA: o.SDK == SDKDOCA, Ranges: o.Ranges, Predictions: o.Predictions, Int8: o.Int8, Seed: o.Seed}
-}
-
-// golden is what the load and quantize stages make of the model under opt: the model loaded
-// (loaded) and its integer policy (quantized), the golden model a compile verifies its
-// firmware against and OpenCompiled rebuilds, with the notes they make for the report.
-type golden struct {
-	Opt goldenOptions
-	*loaded
-	*quantized
-	Notes []string
-}
-
-// newGolden is a golden model under opt, not loaded yet.
-func newGolden(opt goldenOptions) *golden {
-	return &golden{Opt: opt, loaded: &loaded{}, quantized: &quantized{}}
-}
-
-// loaded is the load stage's artifact: the model, in the policy's order, and what runs it.
-type loaded struct {
-	Float   *model.Model
-	Format  *model.FileFormat
-	Handler artifact.Handler
-	// inLayout is how the model's inputs map onto the RL-CC handler's window (HandlerRLCC):
-	// load put m in the policy's order.
-	InLayout     *artifact.InputLayout
-	Params       nicsdk.Params
-	ParamSources artifact.ParamSources // where each of params came from
-}
-
-// quantized is the quantize stage's artifact: the integer policy and the rows it was made on.
-type quantized struct {
-	Policy       quantize.Policy      // the integer policy: a *TreeIR, *MLPIR or *LSTMIR
-	Calib        string               // where the Int8 calibration rows came from
-	CalibSet     [][]float64          // the Int8 calibration rows, once read (calibRows)
-	Int8Quant    quantize.MLPOptions  // the configuration chosen
-	Int8Trials   []artifact.Int8Trial // the configurations tried when none was given
-	InputSources []string             // where each input's range came from
-	Rows         [][]float64          // the Ranges rows
-	Preds        []float64            // the source tool's Predictions on them
 }
 
 // planned is the fit stage's artifact: the bound, the memory budget and the code form chosen.

@@ -14,6 +14,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/termtext"
 
@@ -144,7 +145,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		return nil, err
 	}
 	params := cr.FixedParams()
-	inputs, err := compiler.TeacherInputs(opt.Teacher, opt.Format, opt.Inputs, opt.Against, cr.Layout)
+	inputs, err := golden.TeacherInputs(opt.Teacher, opt.Format, opt.Inputs, opt.Against, cr.Layout)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +171,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		base := SimOptions{Scenario: run.Scenario, Flows: run.Flows, Net: opt.Net, LatencyNs: opt.LatencyNs, Health: &rep.Health}
 		teacher, compiled := base, base
 		teacher.Policy, teacher.Format, teacher.Inputs, teacher.Params = opt.Teacher, opt.Format, inputs, params
-		teacher.ParamSources, teacher.learnBaseRTT = compiler.SourcesAll(artifact.SourceCompile), opt.SDK == compiler.SDKDOCA
+		teacher.ParamSources, teacher.learnBaseRTT = golden.SourcesAll(artifact.SourceCompile), opt.SDK == compiler.SDKDOCA
 		teacher.Core, teacher.noHandlerFlag = cr.Budget.Core.Name, true
 		compiled.Policy, compiled.Golden, compiled.SDK = opt.Against, opt.Golden, opt.SDK
 		var tr, fr *SimReport

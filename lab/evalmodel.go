@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/model"
@@ -26,7 +26,7 @@ type EvalModelOptions struct {
 // EvalModel is nicc eval MODEL: the float model's output for each row of opt.Rows, printed
 // to w as the rows stream (see evalRows).
 func EvalModel(w io.Writer, opt EvalModelOptions) error {
-	m, _, err := compiler.LoadModelAs(opt.Model, opt.Format, opt.Inputs)
+	m, _, err := golden.LoadModelAs(opt.Model, opt.Format, opt.Inputs)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 )
@@ -46,7 +46,7 @@ func (g *genRows) Read(p []byte) (int, error) {
 // that the live heap does not grow with them: holding the rows, or the outputs, would add at
 // least 32 bytes a row, 30 MiB over the run.
 func TestEvalMemoryStaysFlat(t *testing.T) {
-	m, _, err := compiler.LoadModel("../testdata/models/rlcc_xgb.json", nil)
+	m, _, err := golden.LoadModel("../testdata/models/rlcc_xgb.json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

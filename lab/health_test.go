@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/budget"
-	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -18,7 +18,7 @@ const adpgJSON = "../testdata/models/rlcc_adpg.json"
 
 // exactBaseRTT are the default RL-CC parameters with the simulated path's exact base RTT, as
 // nicc sim gives a float teacher.
-func exactBaseRTT(t *testing.T, net netsim.Config) compiler.Params {
+func exactBaseRTT(t *testing.T, net netsim.Config) golden.Params {
 	t.Helper()
 	p := nicsdk.DefaultParams()
 	ns, err := net.BaseRTTNs()

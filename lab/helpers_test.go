@@ -10,6 +10,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/distill"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/catboost"
@@ -91,7 +92,7 @@ func smallDistill() compiler.DistillOptions {
 }
 
 // flagParams are the parameters the CLI gives for these flags set (over the defaults).
-func flagParams(set map[string]float64) (compiler.Params, artifact.ParamSources, error) {
+func flagParams(set map[string]float64) (golden.Params, artifact.ParamSources, error) {
 	var v []float64
 	var names []string
 	for _, f := range rlcc.ParamFields {
@@ -102,8 +103,8 @@ func flagParams(set map[string]float64) (compiler.Params, artifact.ParamSources,
 		}
 		v = append(v, val)
 	}
-	p, err := compiler.NewParams(v)
-	return p, compiler.FlagSources(names), err
+	p, err := golden.NewParams(v)
+	return p, golden.FlagSources(names), err
 }
 
 // catboostFiles writes a CatBoost fixture's model and its rows with CatBoost's outputs into a

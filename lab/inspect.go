@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nicc-dev/nicc/artifact"
-	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/model"
@@ -27,20 +27,20 @@ type Inspection struct {
 // Inspect loads path (in format, nil to detect it; inputs renames its inputs, nil keeps them)
 // and summarizes it.
 func Inspect(path string, format *model.FileFormat, inputs []string) (*Inspection, error) {
-	m, f, err := compiler.LoadModelAs(path, format, inputs)
+	m, f, err := golden.LoadModelAs(path, format, inputs)
 	if err != nil {
 		return nil, err
 	}
 	s := m.Summarize()
 	in := &Inspection{File: path, Format: f.Name, FLOPs: s.Ops.FLOPs(), Summary: s}
-	if compiler.ResolveHandler(artifact.HandlerAuto, m.Inputs) == artifact.HandlerRLCC {
+	if golden.ResolveHandler(artifact.HandlerAuto, m.Inputs) == artifact.HandlerRLCC {
 		// Probed as the handler would run it: in the policy's order, under the parameters
 		// the file carries (else the defaults). A layout the handler cannot run is only
 		// described here; compile says why.
-		pm, _, _, err := compiler.PolicyOrder(path, m, "")
-		p, _, perr := compiler.ResolveParams(path, m, compiler.Params{}, nil)
+		pm, _, _, err := golden.PolicyOrder(path, m, "")
+		p, _, perr := golden.ResolveParams(path, m, golden.Params{}, nil)
 		if err == nil && perr == nil {
-			in.Warnings = compiler.ProbeWarnings(pm, p)
+			in.Warnings = golden.ProbeWarnings(pm, p)
 		}
 	}
 	return in, nil

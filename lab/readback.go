@@ -6,6 +6,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
@@ -34,7 +35,7 @@ func readCompiled(opt SimOptions) (*readBack, error) {
 		if cp.Handler() != artifact.HandlerRLCC {
 			return nil, noHandler(opt.Policy)
 		}
-		return &readBack{report: cp.Report, params: cp.Params(), layout: cp.Layout(), warnings: compiler.ProbeWarnings(cp.Model(), cp.Params()), golden: cp}, nil
+		return &readBack{report: cp.Report, params: cp.Params(), layout: cp.Layout(), warnings: golden.ProbeWarnings(cp.Model(), cp.Params()), golden: cp}, nil
 	}
 	dir := opt.Policy
 	r, err := artifact.ReadReport(dir, artifact.FirmwareFile, opt.SDK.Firmware())
@@ -67,7 +68,7 @@ func readCompiled(opt SimOptions) (*readBack, error) {
 		if err != nil {
 			return nil, err
 		}
-		rb.warnings = compiler.ProbeWarnings(m, params)
+		rb.warnings = golden.ProbeWarnings(m, params)
 	}
 	return rb, nil
 }

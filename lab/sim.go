@@ -16,6 +16,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/target/abi"
@@ -54,7 +55,7 @@ type SimOptions struct {
 	// over the file's over the defaults (see CompileOptions.Params); a compile runs under its
 	// own. A base RTT of 0 runs as the scenario's path RTT, for every RL-CC policy alike
 	// (simBaseRTT), unless learnBaseRTT.
-	Params       compiler.Params
+	Params       golden.Params
 	ParamSources artifact.ParamSources
 	// learnBaseRTT leaves a base RTT of 0 learned by each flow: diff --closed-loop's teacher
 	// beside a DOCA program, which nicc sim cannot provision.
@@ -354,15 +355,15 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	if opt.Handler == artifact.HandlerNone {
 		return nil, "", fmt.Errorf("%s: --handler none: a model decides in nicc sim only as an RL-CC policy (--handler rlcc or auto)", opt.Policy)
 	}
-	lp, err := compiler.LoadPolicy(opt.Policy, opt.Format, opt.Inputs, opt.Handler)
+	lp, err := golden.LoadPolicy(opt.Policy, opt.Format, opt.Inputs, opt.Handler, "")
 	if err != nil {
 		return nil, "", err
 	}
 	m := lp.Model
 	if lp.Handler != artifact.HandlerRLCC {
-		hint := compiler.RLCCHint
+		hint := golden.RLCCHint
 		if opt.noHandlerFlag {
-			hint = compiler.InputsHint
+			hint = golden.InputsHint
 		}
 		return nil, "", fmt.Errorf("%s: model %s's inputs (%s) are not the RL-CC observation window (not named in an RL-CC layout): %s", opt.Policy, m.Name, strings.Join(m.Inputs, ", "), hint)
 	}
@@ -370,7 +371,7 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	if m.NumOutputs() != 1 {
 		return nil, "", fmt.Errorf("%s: model %s has %d outputs; an RL-CC policy has one", opt.Policy, m.Name, m.NumOutputs())
 	}
-	p, src, err := compiler.ResolveParams(opt.Policy, m, opt.Params, opt.ParamSources)
+	p, src, err := golden.ResolveParams(opt.Policy, m, opt.Params, opt.ParamSources)
 	if err != nil {
 		return nil, "", err
 	}
@@ -380,7 +381,7 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 	if rep.PolicySHA256, err = model.Hash(m); err != nil {
 		return nil, "", err
 	}
-	rep.Warnings = compiler.ProbeWarnings(m, p)
+	rep.Warnings = golden.ProbeWarnings(m, p)
 	states := map[uint32]*model.State{}
 	policy := func(flow uint32, x []float64) float64 {
 		st, ok := states[flow]
@@ -403,7 +404,7 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 	}
 	rep.Layout = rb.report.Layout
 	core := cmp.Or(opt.Core, rb.report.Budget.Core.Name)
-	src := compiler.SourcesAll(artifact.SourceCompile)
+	src := golden.SourcesAll(artifact.SourceCompile)
 	if opt.SDK == compiler.SDKDOCA {
 		// The DOCA program inits its flows itself: nothing provisions their base RTT.
 		opt.learnBaseRTT = true
@@ -442,12 +443,12 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 // the smallest RTT it sees learns an inflated one under incast (flows starting at line rate
 // never see an empty path), and a policy trained under the path's RTT fails. learnBaseRTT
 // (a DOCA program, which inits its flows itself) leaves it learned.
-func (r *SimReport) simParams(p compiler.Params, src artifact.ParamSources, opt SimOptions) (compiler.Params, error) {
+func (r *SimReport) simParams(p golden.Params, src artifact.ParamSources, opt SimOptions) (golden.Params, error) {
 	src = maps.Clone(src)
 	if p.BaseRTT == 0 && !opt.learnBaseRTT {
 		ns, err := opt.Net.BaseRTTNs()
 		if err != nil {
-			return compiler.Params{}, err
+			return golden.Params{}, err
 		}
 		p.BaseRTT, src["base_rtt_us"] = ns, artifact.SourcePathRTT
 	}

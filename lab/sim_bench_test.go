@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 )
 
 // benchSim runs nicc sim's many-to-one with flows flows for 5 simulated ms and reports the
@@ -44,7 +45,7 @@ func BenchmarkSimFirmware1024(b *testing.B) {
 // minimum rate below their fair share and new flows starting at it (the defaults, 1/1000 of
 // line rate and line rate, would overload the receiver whatever the policy decides).
 func compiledFor(b *testing.B, flows int) string {
-	p, err := compiler.NewParams([]float64{0.064, 1.5, 12, 0.25 / float64(flows), 1 / float64(flows)})
+	p, err := golden.NewParams([]float64{0.064, 1.5, 12, 0.25 / float64(flows), 1 / float64(flows)})
 	if err != nil {
 		b.Fatal(err)
 	}

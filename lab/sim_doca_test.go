@@ -10,6 +10,7 @@ import (
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
@@ -27,7 +28,7 @@ func TestSimDOCAEqualsFirmware(t *testing.T) {
 		t.Run(key, func(t *testing.T) {
 			opt := compiler.CompileOptions{Model: rlccXGB, SDK: compiler.SDKDOCA}
 			if key == "doca-lstm" {
-				opt = compiler.CompileOptions{Model: docaLSTM, SDK: compiler.SDKDOCA, Int8: &compiler.Int8Options{Samples: 2000}}
+				opt = compiler.CompileOptions{Model: docaLSTM, SDK: compiler.SDKDOCA, Int8: &golden.Int8Options{Samples: 2000}}
 			}
 			r, dir := compileOnce(t, key, opt)
 			run := func(sdk compiler.SDK) *SimReport {
@@ -75,7 +76,7 @@ func TestSimDOCAEqualsFirmware(t *testing.T) {
 // those, not under the compiled ones.
 func TestSimTheoryDOCAParams(t *testing.T) {
 	_, dir := docaReport(t)
-	p, err := compiler.NewParams([]float64{0.032, 1, 12})
+	p, err := golden.NewParams([]float64{0.032, 1, 12})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestSimDOCARuntimeParams(t *testing.T) {
 		for _, s := range set {
 			vals[s.Flag] = s.Given
 		}
-		p, err := compiler.NewParams([]float64{vals["rlcc-target"], vals["rlcc-beta"], vals["rlcc-scale"]})
+		p, err := golden.NewParams([]float64{vals["rlcc-target"], vals["rlcc-beta"], vals["rlcc-scale"]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +159,7 @@ func TestSimDOCARuntimeParams(t *testing.T) {
 // parameters' run's up to that time and differs after it, and the report says when.
 func TestSimDOCASetAt(t *testing.T) {
 	_, dir := docaReport(t)
-	p, err := compiler.NewParams([]float64{0.016})
+	p, err := golden.NewParams([]float64{0.016})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestSimDOCASetAt(t *testing.T) {
 func TestSimDOCARefusals(t *testing.T) {
 	_, plain := rlccReport(t)
 	_, doca := docaReport(t)
-	big, err := compiler.NewParams([]float64{1})
+	big, err := golden.NewParams([]float64{1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/model"
@@ -92,7 +93,7 @@ type SimSetup struct {
 
 // simSetup is the setup of runs with opt's options.
 func simSetup(opt SimOptions) (*SimSetup, error) {
-	p, err := compiler.ParamsOrDefault(opt.Params)
+	p, err := golden.ParamsOrDefault(opt.Params)
 	if err != nil {
 		return nil, err
 	}

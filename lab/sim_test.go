@@ -12,6 +12,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
 )
@@ -22,7 +23,7 @@ func compiledForSim(t *testing.T, model string, int8 bool) string {
 	dir := t.TempDir()
 	opt := compiler.CompileOptions{Model: model, Out: dir, Vectors: 2000, Seed: 1}
 	if int8 {
-		opt.Int8 = &compiler.Int8Options{}
+		opt.Int8 = &golden.Int8Options{}
 	}
 	if _, err := compiler.Compile(opt); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nicc-dev/nicc/artifact"
-	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/plot"
@@ -81,8 +81,8 @@ func SimTheory(opt SimOptions, flows []int) (*TheoryReport, error) {
 
 // simParams are the RL-CC parameters opt's policy decides with: a compile's own, with those a
 // DOCA program is given at run time over them; or opt.Params.
-func simParams(opt SimOptions) (compiler.Params, error) {
-	p, err := compiler.ParamsOrDefault(opt.Params)
+func simParams(opt SimOptions) (golden.Params, error) {
+	p, err := golden.ParamsOrDefault(opt.Params)
 	if err != nil || !artifact.IsCompileDir(opt.Policy) {
 		return p, err
 	}

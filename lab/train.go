@@ -13,6 +13,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/termtext"
 
@@ -33,7 +34,7 @@ type ADPGOptions struct {
 	// Params are the RL-CC parameters to train under: those ParamSources names (the flags
 	// set) over the defaults, a base RTT of 0 the training network's path RTT. The policy
 	// files record them (model.Model.RLCC) and every command reads them back.
-	Params       compiler.Params
+	Params       golden.Params
 	ParamSources artifact.ParamSources
 	// Policy is train.PolicyMLP ("" too) or train.PolicyLSTM.
 	Policy string
@@ -93,7 +94,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if opt.Out == "" {
 		return nil, fmt.Errorf("train needs an output directory (--out)")
 	}
-	p, src, err := compiler.ResolveParams("train", nil, opt.Params, opt.ParamSources)
+	p, src, err := golden.ResolveParams("train", nil, opt.Params, opt.ParamSources)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +127,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	if r.Flows == nil {
 		r.Flows = []int{2, 4, 8}
 	}
-	res.Model.RLCC = compiler.ModelParams(p) // one truth: every command reads them back from the files
+	res.Model.RLCC = golden.ModelParams(p) // one truth: every command reads them back from the files
 	js, err := model.Marshal(res.Model)
 	if err != nil {
 		return nil, err

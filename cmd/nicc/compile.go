@@ -11,6 +11,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/schollz/progressbar/v3"
@@ -215,7 +216,7 @@ func runCompile(c *cli.Context) error {
 	if err := artifact.CheckOut(c.String("out")); err != nil {
 		return err
 	}
-	format, err := compiler.ParseFormat(c.String("format"))
+	format, err := golden.ParseFormat(c.String("format"))
 	if err != nil {
 		return err
 	}

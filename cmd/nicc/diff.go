@@ -6,6 +6,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/lab"
 	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/urfave/cli/v2"
@@ -88,7 +89,7 @@ tree ensemble).
   nicc diff testdata/models/rlcc_xgb.json --closed-loop --against build/doca --sdk doca`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "against", Value: compiler.AgainstInt, Usage: "int (the integer network; int8 is an alias), trees, or a student model `FILE`"},
-			&cli.IntFlag{Name: "samples", Value: compiler.DefaultCalibSamples, Usage: "RL-CC states to compare on (with --calib: at most this many rows, all unless given)"},
+			&cli.IntFlag{Name: "samples", Value: golden.DefaultCalibSamples, Usage: "RL-CC states to compare on (with --calib: at most this many rows, all unless given)"},
 			&cli.StringFlag{Name: "calib", Usage: "CSV of rows to compare on, one value per teacher input", DefaultText: "--samples sampled RL-CC states"},
 			&cli.StringFlag{Name: "out", Usage: "directory for the plots (none without it)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the state sampler and the distillation"},
@@ -127,7 +128,7 @@ func runDiff(c *cli.Context) error {
 			return fmt.Errorf("--%s takes --closed-loop", name)
 		}
 	}
-	format, err := compiler.ParseFormat(c.String("format"))
+	format, err := golden.ParseFormat(c.String("format"))
 	if err != nil {
 		return err
 	}
@@ -184,7 +185,7 @@ func runClosedLoop(c *cli.Context) error {
 	if !c.IsSet("against") {
 		return fmt.Errorf("--closed-loop needs --against DIR, a nicc compile output directory of the teacher")
 	}
-	format, err := compiler.ParseFormat(c.String("format"))
+	format, err := golden.ParseFormat(c.String("format"))
 	if err != nil {
 		return err
 	}

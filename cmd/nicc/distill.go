@@ -9,6 +9,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/lab"
 	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/schollz/progressbar/v3"
@@ -110,7 +111,7 @@ outputs, an empty or malformed CSV, trees or depth below 1).
 // distillOptions reads the flags distillFlags defines, and --seed, --format, --handler,
 // --inputs and the RL-CC parameters.
 func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, error) {
-	format, err := compiler.ParseFormat(c.String("format"))
+	format, err := golden.ParseFormat(c.String("format"))
 	if err != nil {
 		return compiler.DistillOptions{}, err
 	}
@@ -271,7 +272,7 @@ func compileSamples(flags []cli.Flag) []cli.Flag {
 		if f.Names()[0] == "samples" {
 			flags[i] = &cli.IntFlag{Name: "samples", Value: compiler.DefaultSamples,
 				Usage:       "RL-CC states to sample: --target trees distills on them (with --states: how many of the recorded states to use; all unless given), --target int calibrates on them",
-				DefaultText: fmt.Sprintf("%d for --target trees, %d for --target int", compiler.DefaultSamples, compiler.DefaultCalibSamples)}
+				DefaultText: fmt.Sprintf("%d for --target trees, %d for --target int", compiler.DefaultSamples, golden.DefaultCalibSamples)}
 		}
 	}
 	return flags
@@ -296,14 +297,14 @@ func int8ForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 	if ab != 8 && ab != 16 {
 		return fmt.Errorf("--act-bits %d: want 8 or 16", ab)
 	}
-	samples := compiler.DefaultCalibSamples
+	samples := golden.DefaultCalibSamples
 	if c.IsSet("samples") {
 		if samples = c.Int("samples"); samples < 1 {
 			return fmt.Errorf("--samples %d: want at least 1", samples)
 		}
 	}
 	q := int8Quant(c, wb, ab)
-	opt.Int8 = &compiler.Int8Options{Calib: c.String("calib"), Samples: samples, Quant: q}
+	opt.Int8 = &golden.Int8Options{Calib: c.String("calib"), Samples: samples, Quant: q}
 	return nil
 }
 
@@ -315,7 +316,7 @@ func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 	case "":
 		return nil
 	case "auto":
-		m, _, err := compiler.LoadModelAs(opt.Model, opt.Format, opt.Inputs)
+		m, _, err := golden.LoadModelAs(opt.Model, opt.Format, opt.Inputs)
 		if err != nil || m.Ensemble != nil {
 			return nil // compile reports the error, or compiles the trees
 		}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/nicc-dev/nicc/artifact"
-	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/urfave/cli/v2"
 )
 
@@ -15,7 +15,7 @@ var historyFlag = &cli.IntFlag{Name: "history", DefaultText: "2",
 	Usage: "with --inputs authors or nicc: the `K` states of the window (the authors' history_length)"}
 
 var featuresFlag = &cli.StringFlag{Name: "features",
-	Usage: "with --inputs authors or nicc: each state's features, in the authors' agent_features order (`LIST` of action, adpg_reward, rtt_inflation, cur_rate; default " + compiler.DefaultFeatures + ", the authors' config/rlcc.yaml)"}
+	Usage: "with --inputs authors or nicc: each state's features, in the authors' agent_features order (`LIST` of action, adpg_reward, rtt_inflation, cur_rate; default " + golden.DefaultFeatures + ", the authors' config/rlcc.yaml)"}
 
 // handlerFlag is --handler of the commands that sample RL-CC states without compiling (diff,
 // distill); compile's own says what it compiles.
@@ -30,7 +30,7 @@ var simHandlerFlag = &cli.StringFlag{Name: "handler", Value: "auto",
 // rlccFlags are the RL-CC parameters' flags (rlcc.ParamFields, through compiler).
 func rlccFlags() []cli.Flag {
 	var fs []cli.Flag
-	for _, f := range compiler.RLCCParamFields() {
+	for _, f := range golden.RLCCParamFields() {
 		fs = append(fs, &cli.Float64Flag{Name: f.Flag, Value: f.Default, Usage: f.Usage})
 	}
 	return fs
@@ -40,20 +40,20 @@ func rlccFlags() []cli.Flag {
 // validated, and the flags the command line set: a command takes those from the flags, the
 // others from the model file when it carries them. An error names the flag (or, for rates
 // that only clash together, both rate flags).
-func rlccParams(c *cli.Context) (compiler.Params, artifact.ParamSources, error) {
+func rlccParams(c *cli.Context) (golden.Params, artifact.ParamSources, error) {
 	var v []float64
 	var set []string
-	for _, f := range compiler.RLCCParamFields() {
+	for _, f := range golden.RLCCParamFields() {
 		v = append(v, c.Float64(f.Flag))
 		if c.IsSet(f.Flag) {
 			set = append(set, f.Flag)
 		}
 	}
-	p, err := compiler.NewParams(v)
-	return p, compiler.FlagSources(set), err
+	p, err := golden.NewParams(v)
+	return p, golden.FlagSources(set), err
 }
 
 // modelInputs are the input names --inputs, --history and --features give.
 func modelInputs(c *cli.Context) ([]string, error) {
-	return compiler.ParseInputs(compiler.InputsSpec{Names: c.String("inputs"), History: c.Int("history"), Features: c.String("features")})
+	return golden.ParseInputs(golden.InputsSpec{Names: c.String("inputs"), History: c.Int("history"), Features: c.String("features")})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/lab"
 	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/model/formats"
@@ -239,7 +240,7 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 		return opt, fmt.Errorf("--sdk: %w", err)
 	}
 	if opt.SDK == compiler.SDKDOCA {
-		for _, f := range compiler.RLCCParamFields() {
+		for _, f := range golden.RLCCParamFields() {
 			if c.IsSet(f.Flag) {
 				opt.DOCASet = append(opt.DOCASet, lab.DOCASetting{Flag: f.Flag, Given: c.Float64(f.Flag)})
 			}

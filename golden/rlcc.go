@@ -1,4 +1,4 @@
-package compiler
+package golden
 
 import (
 	"fmt"
@@ -31,11 +31,11 @@ func NewParams(values []float64) (Params, error) {
 
 // inputsHint is how a user names a model's inputs so that the RL-CC handler reads them: the
 // one fix every command that reads a model has (--inputs).
-var inputsHint = "name the inputs: " + LayoutsAccepted
+var InputsHint = "name the inputs: " + LayoutsAccepted
 
 // rlccHint is how a user turns on the RL-CC handler for a model whose inputs are not named
 // in its layout, on a command that has --handler.
-var rlccHint = "--handler rlcc (inputs by position, newest state first), or " + inputsHint
+var RLCCHint = "--handler rlcc (inputs by position, newest state first), or " + InputsHint
 
 // noRLCCStates is the error for a command that would sample RL-CC states under a handler
 // that is not RL-CC: it names the flags that fix it.
@@ -44,11 +44,11 @@ func noRLCCStates(path string, asked artifact.Handler, inputs []string) error {
 	if asked == artifact.HandlerAuto {
 		why = fmt.Sprintf("a model whose inputs (%s) are not named in an RL-CC layout", strings.Join(inputs, ", "))
 	}
-	return fmt.Errorf("%s: %s needs calibration rows: sample RL-CC states with %s, or give rows with --calib ROWS.csv", path, why, rlccHint)
+	return fmt.Errorf("%s: %s needs calibration rows: sample RL-CC states with %s, or give rows with --calib ROWS.csv", path, why, RLCCHint)
 }
 
 // rlccInputs are the RL-CC grid under the model's input names, noting where each format came from.
-func (c *golden) rlccInputs() []quantize.Input {
+func (c *Model) rlccInputs() []quantize.Input {
 	inputs := quantize.GridInputs(rlcc.Grid(c.Params, c.Layout()))
 	for i := range inputs {
 		c.InputSources = append(c.InputSources, "nicsdk RL-CC range of "+inputs[i].Name)

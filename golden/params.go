@@ -1,4 +1,4 @@
-package compiler
+package golden
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ func FlagSources(set []string) artifact.ParamSources {
 }
 
 // sourcesAll is every parameter from source.
-func sourcesAll(source string) artifact.ParamSources {
+func SourcesAll(source string) artifact.ParamSources {
 	src := artifact.ParamSources{}
 	for _, f := range rlcc.ParamFields {
 		src[f.Key] = source
@@ -42,9 +42,9 @@ func fixedFields(p *Params) []*uint32 {
 // defaults, with where each came from. Given without sources is used whole (an API caller's
 // set; the zero value is the defaults). A model's value out of the handler's range is an
 // error naming the file and the parameter.
-func resolveParams(path string, m *model.Model, given Params, src artifact.ParamSources) (Params, artifact.ParamSources, error) {
+func ResolveParams(path string, m *model.Model, given Params, src artifact.ParamSources) (Params, artifact.ParamSources, error) {
 	if src == nil && given != (Params{}) {
-		return given, sourcesAll(artifact.SourceGiven), given.Validate()
+		return given, SourcesAll(artifact.SourceGiven), given.Validate()
 	}
 	real, out := rlcc.Defaults(), artifact.ParamSources{}
 	for _, f := range rlcc.ParamFields {
@@ -80,7 +80,7 @@ func resolveParams(path string, m *model.Model, given Params, src artifact.Param
 
 // modelParams are p in a policy file's form (model.Model.RLCC): real numbers, the base RTT
 // in µs (0, learned, is left out).
-func modelParams(p Params) map[string]float64 {
+func ModelParams(p Params) map[string]float64 {
 	r := artifact.NewRLCCParams(p)
 	mp := map[string]float64{"target": r.TargetReal, "beta": r.BetaReal, "scale": r.ScaleReal,
 		"min_rate": r.MinRateReal, "init_rate": r.InitRateReal}
@@ -91,7 +91,7 @@ func modelParams(p Params) map[string]float64 {
 }
 
 // paramsOrDefault is p, or nicsdk.DefaultParams for the zero value, validated.
-func paramsOrDefault(p nicsdk.Params) (nicsdk.Params, error) {
+func ParamsOrDefault(p nicsdk.Params) (nicsdk.Params, error) {
 	if p == (nicsdk.Params{}) {
 		return nicsdk.DefaultParams(), nil
 	}

@@ -1,4 +1,4 @@
-package compiler
+package golden
 
 import (
 	"fmt"
@@ -115,7 +115,7 @@ func isRLCCNamed(names []string) bool {
 // by position as the default layout when it has its width (note says so). A layout that does
 // not fit the flow context is refused (a stateful policy's words are checked at compile). A model of another width is refused, with noneHint (how the
 // command takes a model that is no RL-CC policy, or "") before the layouts it could name.
-func policyOrder(path string, m *model.Model, noneHint string) (*model.Model, *artifact.InputLayout, string, error) {
+func PolicyOrder(path string, m *model.Model, noneHint string) (*model.Model, *artifact.InputLayout, string, error) {
 	l, perm, err := rlcc.ParseLayout(m.Inputs)
 	if err != nil {
 		if isRLCCNamedLoosely(m.Inputs) {
@@ -149,7 +149,7 @@ func policyOrder(path string, m *model.Model, noneHint string) (*model.Model, *a
 }
 
 // inDefaultOrder reports whether names are the default RL-CC layout in the policy's order.
-func inDefaultOrder(names []string) bool {
+func InDefaultOrder(names []string) bool {
 	l, perm, err := rlcc.ParseLayout(names)
 	return err == nil && l.IsDefault() && artifact.IsIdentity(perm)
 }
@@ -167,30 +167,30 @@ func isRLCCNamedLoosely(names []string) bool {
 
 // sameLayout says whether two recorded layouts feed the model alike (inputs taken by position
 // are the default layout in order).
-func sameLayout(a, b *artifact.InputLayout) bool {
+func SameLayout(a, b *artifact.InputLayout) bool {
 	return a.Layout() == b.Layout() && slices.Equal(a.Permutation, b.Permutation)
 }
 
 // loadedPolicy is a model loaded for a handler: under HandlerRLCC in the policy's order, with
 // the layout that put it there and a note when its inputs were taken by position.
-type loadedPolicy struct {
-	m       *model.Model
-	format  *model.FileFormat
-	handler artifact.Handler
-	layout  *artifact.InputLayout
-	note    string
+type LoadedPolicy struct {
+	Model   *model.Model
+	Format  *model.FileFormat
+	Handler artifact.Handler
+	Layout  *artifact.InputLayout
+	Note    string
 }
 
 // loadPolicy loads path with its inputs renamed (LoadModelAs), resolves handler h by the names,
 // and under the RL-CC handler puts the model in the policy's order (policyOrder, with noneHint).
-func loadPolicy(path string, format *model.FileFormat, inputs []string, h artifact.Handler, noneHint string) (*loadedPolicy, error) {
+func LoadPolicy(path string, format *model.FileFormat, inputs []string, h artifact.Handler, noneHint string) (*LoadedPolicy, error) {
 	m, f, err := LoadModelAs(path, format, inputs)
 	if err != nil {
 		return nil, err
 	}
-	lp := &loadedPolicy{m: m, format: f, handler: resolveHandler(h, m.Inputs)}
-	if lp.handler == artifact.HandlerRLCC {
-		if lp.m, lp.layout, lp.note, err = policyOrder(path, m, noneHint); err != nil {
+	lp := &LoadedPolicy{Model: m, Format: f, Handler: ResolveHandler(h, m.Inputs)}
+	if lp.Handler == artifact.HandlerRLCC {
+		if lp.Model, lp.Layout, lp.Note, err = PolicyOrder(path, m, noneHint); err != nil {
 			return nil, err
 		}
 	}
@@ -201,7 +201,7 @@ func loadPolicy(path string, format *model.FileFormat, inputs []string, h artifa
 // compile directory recorded (rec; nil for a report without one keeps given), so that teacher
 // and firmware read the same window. Names the user gave (given), or the teacher's own RL-CC
 // names, must form that layout: otherwise it is an error naming both.
-func teacherInputs(teacher string, format *model.FileFormat, given []string, dir string, rec *artifact.InputLayout) ([]string, error) {
+func TeacherInputs(teacher string, format *model.FileFormat, given []string, dir string, rec *artifact.InputLayout) ([]string, error) {
 	if rec == nil {
 		return given, nil
 	}
@@ -223,8 +223,20 @@ func teacherInputs(teacher string, format *model.FileFormat, given []string, dir
 		names, from = m.Inputs, "its inputs"
 	}
 	l, perm, err := rlcc.ParseLayout(names)
-	if err != nil || !sameLayout(newInputLayout(names, l, perm), rec) {
+	if err != nil || !SameLayout(newInputLayout(names, l, perm), rec) {
 		return nil, fmt.Errorf("teacher %s: %s (%s) do not form the layout %s was compiled with (%s); leave --inputs out to use the compile's", teacher, from, strings.Join(names, ","), dir, rec)
 	}
 	return names, nil
+}
+
+// ResolveHandler is h, or for HandlerAuto the handler the input names choose: HandlerRLCC
+// for inputs named in any RL-CC layout (rlcc.ParseLayout), HandlerNone otherwise.
+func ResolveHandler(h artifact.Handler, inputs []string) artifact.Handler {
+	if h != artifact.HandlerAuto {
+		return h
+	}
+	if isRLCCNamed(inputs) {
+		return artifact.HandlerRLCC
+	}
+	return artifact.HandlerNone
 }

@@ -1,4 +1,4 @@
-package compiler
+package golden
 
 import (
 	"math"
@@ -23,15 +23,15 @@ func TestLoadPolicyPutsAuthorsInPolicyOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lp, err := loadPolicy("../testdata/models/rlcc_authors.onnx", nil, names, artifact.HandlerAuto, "")
+		lp, err := LoadPolicy("../testdata/models/rlcc_authors.onnx", nil, names, artifact.HandlerAuto, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if lp.handler != artifact.HandlerRLCC || !reflect.DeepEqual(lp.m.Inputs, ref.Inputs) || !reflect.DeepEqual(lp.layout.Permutation, []int{2, 3, 0, 1}) {
-			t.Fatalf("%+v: handler %v, inputs %q, layout %+v", spec, lp.handler, lp.m.Inputs, lp.layout)
+		if lp.Handler != artifact.HandlerRLCC || !reflect.DeepEqual(lp.Model.Inputs, ref.Inputs) || !reflect.DeepEqual(lp.Layout.Permutation, []int{2, 3, 0, 1}) {
+			t.Fatalf("%+v: handler %v, inputs %q, layout %+v", spec, lp.Handler, lp.Model.Inputs, lp.Layout)
 		}
-		byPos, err := loadPolicy("../testdata/models/rlcc_authors.onnx", nil, nil, artifact.HandlerRLCC, "")
-		if err != nil || !byPos.layout.ByPosition {
+		byPos, err := LoadPolicy("../testdata/models/rlcc_authors.onnx", nil, nil, artifact.HandlerRLCC, "")
+		if err != nil || !byPos.Layout.ByPosition {
 			t.Fatalf("by position: %+v, %v", byPos, err)
 		}
 		r := rand.New(rand.NewPCG(5, 6))
@@ -39,8 +39,8 @@ func TestLoadPolicyPutsAuthorsInPolicyOrder(t *testing.T) {
 		for range 2000 {
 			x := []float64{0.8 + 0.4*r.Float64(), -1 + 80*r.Float64(), 0.8 + 0.4*r.Float64(), -1 + 80*r.Float64()}
 			want := ref.Eval(nil, x)[0]
-			worst = math.Max(worst, math.Abs(lp.m.Eval(nil, x)[0]-want))
-			wrong = math.Max(wrong, math.Abs(byPos.m.Eval(nil, x)[0]-want))
+			worst = math.Max(worst, math.Abs(lp.Model.Eval(nil, x)[0]-want))
+			wrong = math.Max(wrong, math.Abs(byPos.Model.Eval(nil, x)[0]-want))
 		}
 		if worst > 1e-12 || wrong < 0.5 {
 			t.Errorf("%+v: max |dy| %g in the policy's order (want <= 1e-12), %g by position (want a real difference)", spec, worst, wrong)

@@ -1,4 +1,4 @@
-package compiler
+package golden
 
 import (
 	"strings"
@@ -25,15 +25,15 @@ func TestSanityProbe(t *testing.T) {
 		{"rlcc_xgb.json", nil}, {"rlcc_xgb_seed2.json", nil}, {"rlcc_adpg_lstm.json", nil}, {"rlcc_adpg_lstm.onnx", nil},
 		{"rlcc_teacher_unnamed.onnx", rlcc.Names}, {"rlcc_authors.onnx", rlcc.AuthorsNames(rlcc.AuthorsFeatures, rlcc.AuthorsHistory)},
 	} {
-		lp, err := loadPolicy("../testdata/models/"+c.file, nil, c.inputs, artifact.HandlerAuto, "")
+		lp, err := LoadPolicy("../testdata/models/"+c.file, nil, c.inputs, artifact.HandlerAuto, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := lp.m
+		m := lp.Model
 		if res := probe(m, p, nicsdk.DefaultLayout); len(res.Bad) != 0 || res.Rows != 12 {
 			t.Errorf("%s: %d of %d probe rows fail: %+v", c.file, len(res.Bad), res.Rows, res.Bad)
 		}
-		if w := probeWarnings(m, p); w != nil {
+		if w := ProbeWarnings(m, p); w != nil {
 			t.Errorf("%s: %q", c.file, w)
 		}
 	}
@@ -45,7 +45,7 @@ func TestSanityProbe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := probeWarnings(m, p)
+		w := ProbeWarnings(m, p)
 		if len(w) != 1 || !strings.Contains(w[0], c.want) || strings.Contains(w[0], "\n") {
 			t.Errorf("%s: %q, want one line with %q", c.file, w, c.want)
 		}
@@ -94,17 +94,17 @@ func TestProbeLayout(t *testing.T) {
 			t.Errorf("row %+v: want the window's older states alike", r)
 		}
 	}
-	lp, err := loadPolicy(teacherWide(t), nil, rlcc.LayoutNames(l), artifact.HandlerAuto, "")
+	lp, err := LoadPolicy(testutil.TeacherWide(t, "../testdata/models/rlcc_teacher.json"), nil, rlcc.LayoutNames(l), artifact.HandlerAuto, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := probe(lp.m, p, l)
+	res := probe(lp.Model, p, l)
 	for _, b := range res.Bad {
 		if b.What == "congested" || b.What == "idle" {
 			t.Errorf("history 3 fails a window of one situation: %+v", b)
 		}
 	}
-	w := probeWarnings(lp.m, p)
+	w := ProbeWarnings(lp.Model, p)
 	if res.Rows != len(rows) || len(res.Bad) > 0 && (len(w) != 1 || !strings.Contains(w[0], "a_prev3 0.9, o_prev2 ")) {
 		t.Errorf("history 3: %d rows, %d fail, warnings %q", res.Rows, len(res.Bad), w)
 	}

@@ -1,10 +1,8 @@
-// Package compiler orchestrates nicc's stages for the CLI: loading a model in any supported
-// format, evaluating rows (with the float model, or with a compile's firmware in fwsim beside
-// its rebuilt golden model), budgeting a firmware ELF, compiling a tree ensemble, an integer MLP
-// or an integer LSTM into verified firmware (quantize, fit, emit with its checks, build, verify,
-// budget, report), distilling a teacher into trees, and diffing float against integer.
-// docs/ARCHITECTURE.md describes the pipeline.
-package compiler
+// Package golden is the golden model: a model file loaded for its handler and put in the
+// policy's input order (Load), and its integer policy (Quantize), what a compile verifies its
+// firmware against, and what reading a compile back rebuilds. It also holds the RL-CC
+// parameters' one truth, the --inputs layouts and the sanity probe.
+package golden
 
 import (
 	"fmt"

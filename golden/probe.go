@@ -1,4 +1,4 @@
-package compiler
+package golden
 
 import (
 	"fmt"
@@ -72,7 +72,7 @@ func (r ProbeResult) warning(m *model.Model) string {
 
 // probeWarnings are the sanity probe's warnings for the float model m under the RL-CC handler
 // with parameters p: none or one.
-func probeWarnings(m *model.Model, p Params) []string {
+func ProbeWarnings(m *model.Model, p Params) []string {
 	// m is in the policy's order: its names are its layout's slots, in order.
 	l, perm, err := rlcc.ParseLayout(m.Inputs)
 	if m.NumOutputs() != 1 || err != nil || !artifact.IsIdentity(perm) {

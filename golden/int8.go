@@ -1,4 +1,4 @@
-package compiler
+package golden
 
 import (
 	"cmp"
@@ -18,7 +18,7 @@ import (
 // quantizeInt8 is the quantize stage for --target int: the input formats (RL-CC: nicsdk's
 // Q16 ranges; none: the hull of the calibration rows, padded), the calibration rows, and
 // quantize.MLP (chooseMLP) or quantize.LSTM (quantizeLSTM).
-func (c *golden) quantizeInt8() error {
+func (c *Model) QuantizeInt8() error {
 	m := c.Float
 	for k, l := range m.Layers {
 		for j, row := range l.W {
@@ -34,7 +34,7 @@ func (c *golden) quantizeInt8() error {
 			}
 		}
 	}
-	calib, err := c.calibRows()
+	calib, err := c.CalibRows()
 	if err != nil {
 		return err
 	}
@@ -51,22 +51,22 @@ func (c *golden) quantizeInt8() error {
 		}
 	}
 	if m.Kind() == model.KindLSTM {
-		return c.quantizeLSTM(inputs, calib)
+		return c.QuantizeLSTM(inputs, calib)
 	}
 	// The corners of the declared input ranges join the calibration set, so the activation
 	// scales cover every input the firmware can see: the RL-CC handler feeds o up to its
 	// clamp (128), beyond the sampler's 76.8, where scales calibrated on the samples alone
 	// saturate hidden units and can flip the output's sign.
-	calib, corners := withCorners(calib, inputs)
+	calib, corners := WithCorners(calib, inputs)
 	if corners {
 		c.Calib += fmt.Sprintf(", and the %d corners of the input ranges", 1<<len(inputs))
 	}
-	return c.chooseMLP(inputs, calib)
+	return c.ChooseMLP(inputs, calib)
 }
 
 // withCorners appends the corners of the input ranges to a dense network's calibration rows
 // when there are at most 8 inputs (256 corners).
-func withCorners(calib [][]float64, inputs []quantize.Input) ([][]float64, bool) {
+func WithCorners(calib [][]float64, inputs []quantize.Input) ([][]float64, bool) {
 	if len(inputs) > 8 {
 		return calib, false
 	}
@@ -86,7 +86,7 @@ func withCorners(calib [][]float64, inputs []quantize.Input) ([][]float64, bool)
 // chooseMLP quantizes the dense network with Int8Options.Quant, or, when that is zero, with
 // each of Int8Candidates in turn until one meets the fidelity targets (else the most
 // accurate), recording each try for the report.
-func (c *golden) chooseMLP(inputs []quantize.Input, calib [][]float64) error {
+func (c *Model) ChooseMLP(inputs []quantize.Input, calib [][]float64) error {
 	cands := []quantize.MLPOptions{c.Opt.Int8.Quant}
 	if cands[0] == (quantize.MLPOptions{}) {
 		cands = Int8Candidates
@@ -134,7 +134,7 @@ func (c *golden) chooseMLP(inputs []quantize.Input, calib [][]float64) error {
 // inputRangeError names the row behind a --handler none input range that no int32 format
 // can hold: the value of largest magnitude of the first such input, in the calibration rows
 // or the Ranges rows.
-func (c *golden) inputRangeError(calib [][]float64, lo, hi []float64, err error) error {
+func (c *Model) inputRangeError(calib [][]float64, lo, hi []float64, err error) error {
 	for i, name := range c.Float.Inputs {
 		if _, e := quantize.ChooseInputs([]string{name}, lo[i:i+1], hi[i:i+1]); e == nil {
 			continue
@@ -162,7 +162,7 @@ func (c *golden) inputRangeError(calib [][]float64, lo, hi []float64, err error)
 // lanes are proven over the whole declared ranges either way). Under the RL-CC
 // handler the int8 output grid's 256 values of y fold with the action → multiplier map into
 // one table: the policy returns the multiplier (nicsdk.OutM).
-func (c *golden) quantizeLSTM(inputs []quantize.Input, calib [][]float64) error {
+func (c *Model) QuantizeLSTM(inputs []quantize.Input, calib [][]float64) error {
 	if c.Opt.Int8.Quant != (quantize.MLPOptions{}) {
 		return fmt.Errorf("%s: --weight-bits and --act-bits apply to dense networks; the int8 LSTM path chooses its own formats", c.Opt.Model)
 	}
@@ -179,7 +179,7 @@ func (c *golden) quantizeLSTM(inputs []quantize.Input, calib [][]float64) error 
 
 // calibRows are the Int8 calibration rows: the Calib CSV, or sampled RL-CC states (refused
 // beyond MemoryLimit). They are read once; nicc diff compares on the rows compile calibrated on.
-func (c *golden) calibRows() ([][]float64, error) {
+func (c *Model) CalibRows() ([][]float64, error) {
 	if c.CalibSet == nil {
 		rows, err := c.readCalib()
 		if err != nil {
@@ -192,7 +192,7 @@ func (c *golden) calibRows() ([][]float64, error) {
 
 // calibStream is how many RL-CC states Int8Options.Samples draws and a stream of them (the
 // rows calibRows holds, one at a time); it names them in c.calib.
-func (c *golden) calibStream() (int, func(row []float64), error) {
+func (c *Model) CalibStream() (int, func(row []float64), error) {
 	o, n := c.Opt.Int8, c.Float.NumInputs()
 	if c.Handler != artifact.HandlerRLCC {
 		return 0, nil, noRLCCStates(c.Opt.Model, c.Opt.Handler, c.Float.Inputs)
@@ -217,10 +217,10 @@ func (c *golden) calibStream() (int, func(row []float64), error) {
 }
 
 // readCalib reads the Calib CSV, or draws the sampled states.
-func (c *golden) readCalib() ([][]float64, error) {
+func (c *Model) readCalib() ([][]float64, error) {
 	o, n := c.Opt.Int8, c.Float.NumInputs()
 	if o.Calib == "" {
-		k, next, err := c.calibStream()
+		k, next, err := c.CalibStream()
 		if err != nil {
 			return nil, err
 		}
@@ -273,3 +273,40 @@ func (c *golden) readCalib() ([][]float64, error) {
 	c.Calib = fmt.Sprintf("%d rows of %s", len(rows), o.Calib)
 	return rows, nil
 }
+
+// DefaultCalibSamples is how many RL-CC states Int8Options.Samples 0 draws to calibrate.
+const DefaultCalibSamples = 20_000
+
+// Int8Options say how a dense network is quantized for --target int.
+type Int8Options struct {
+	// Calib is a CSV of calibration rows, one value per model input (or a header naming every
+	// input); "" draws Samples RL-CC states (the RL-CC sampler under Params, seeded by Seed), which needs
+	// the RL-CC handler.
+	Calib   string
+	Samples int // 0 is DefaultCalibSamples
+	// Quant are quantize.MLP's options; the zero value chooses from Int8Candidates by the
+	// measured error.
+	Quant quantize.MLPOptions
+}
+
+// Int8Candidates are the configurations a dense network's quantization tries when none is
+// given, cheapest first; the first whose fidelity on the calibration rows meets
+// Int8MaxAbsDy and Int8MaxFlips is chosen, else the most accurate. All-int8 is cheapest; on
+// the shipped RL-CC teacher only the packed configurations meet the targets (its hidden
+// activations span ~0..70 and cancel), and the first of them, with unit output weights, is
+// also the most accurate.
+var Int8Candidates = []quantize.MLPOptions{
+	{WeightBits: 8, ActBits: 8, ChannelScales: true},
+	{WeightBits: 8, ActBits: 16, ChannelScales: true},
+	{WeightBits: 16, ActBits: 16, ChannelScales: true, Packed: true, OpenReLU: true, UnitOutput: true},
+	{WeightBits: 16, ActBits: 16, ChannelScales: true, Packed: true, OpenReLU: true},
+	{WeightBits: 16, ActBits: 16, ChannelScales: true, Packed: true},
+	{WeightBits: 16, ActBits: 16, ChannelScales: true},
+}
+
+// The fidelity a dense network's automatic configuration must reach on the calibration rows:
+// max |Δy| and the fraction of rows whose RL-CC direction differs.
+const (
+	Int8MaxAbsDy = 2.0 / 128
+	Int8MaxFlips = 0.001
+)
