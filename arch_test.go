@@ -25,17 +25,21 @@ const module = "github.com/nicc-dev/nicc"
 // import (docs/ARCHITECTURE.md, "Allowed imports"). A package missing here fails the test:
 // a new package takes its place in the table, and in the document, on purpose.
 var allowedImports = map[string][]string{
-	"cmd/nicc": {"artifact", "budget", "compiler", "golden", "lab", "memlimit", "model/formats", "termtext"},
+	"cmd/nicc": {"artifact", "budget", "compiler", "diff", "distill", "golden", "lab", "memlimit", "model/formats", "quantize", "student", "termtext"},
 	"compiler": belowCompiler, // never lab or plot
 	// lab is the simulator's glue and controllers, the closed-loop diff, sweep, eval, train
 	// glue: above compiler, which never imports it.
-	"lab": {"artifact", "budget", "compiler", "distill", "fwsim", "golden", "memlimit", "model", "model/onnx", "netsim", "nicsdk", "plot", "quantize", "rlcc", "target/abi", "target/doca", "termtext", "train"},
+	"lab": {"artifact", "budget", "compiler", "diff", "distill", "fwsim", "golden", "memlimit", "student", "model", "model/onnx", "netsim", "nicsdk", "plot", "quantize", "rlcc", "target/abi", "target/doca", "termtext", "train"},
 	// artifact is a compile directory's contract: its file names, report.json's schema and
 	// text, reading it back with its integrity checks, writing it whole.
 	"artifact": {"budget", "codegen", "distill", "model", "nicsdk", "quantize", "rlcc", "target", "termtext"},
 	// golden is the golden model: the load and quantize stages, the layouts, the RL-CC
 	// parameters' truth, the probe.
 	"golden": {"artifact", "distill", "memlimit", "model", "model/formats", "nicsdk", "quantize", "rlcc", "termtext"},
+	// diff compares a float model with its integer or tree student (nicc diff, open loop).
+	"diff": {"artifact", "golden", "model", "nicsdk", "quantize", "rlcc", "student", "termtext"},
+	// student distills a teacher into trees (nicc distill): states, labels, training, report.
+	"student": {"artifact", "distill", "golden", "memlimit", "model", "nicsdk", "quantize", "rlcc", "termtext"},
 	// memlimit refuses counts whose data would not fit the memory limit.
 	"memlimit": {"distill", "model", "netsim", "termtext"},
 	// plot draws figures from plain series: nothing of ours but nicsdk.
@@ -67,7 +71,7 @@ var allowedImports = map[string][]string{
 }
 
 // belowCompiler is every package of ours but the CLI, the lab, the plots and compiler itself.
-var belowCompiler = []string{"artifact", "budget", "codegen", "distill", "fwsim", "fwsim/trap", "fwsim/wcet", "golden", "memlimit", "internal/softfloat", "internal/testutil", "model", "model/catboost", "model/formats",
+var belowCompiler = []string{"artifact", "budget", "codegen", "distill", "fwsim", "fwsim/trap", "fwsim/wcet", "golden", "memlimit", "student", "internal/softfloat", "internal/testutil", "model", "model/catboost", "model/formats",
 	"model/lightgbm", "model/modeltest", "model/onnx", "model/xgboost", "netsim", "nicsdk", "quantize", "rlcc", "target", "target/abi", "target/doca", "termtext", "train"}
 
 // listedPackage is what `go list -json` says of one package that the test uses.
@@ -242,7 +246,7 @@ const maxPackageLines = 4000
 // compile's stages into pipeline/, the report into artifact/), each with its ceiling: it only
 // comes down. The test fails when one grows past its ceiling, and when one fits the limit, so
 // that its entry goes.
-var oversized = map[string]int{"compiler": 5800}
+var oversized = map[string]int{"compiler": 4700}
 
 func TestPackageSizes(t *testing.T) {
 	for _, p := range goList(t) {
@@ -315,9 +319,11 @@ func TestNoBlackboards(t *testing.T) {
 // nevers are imports that must not happen even indirectly: each package's room stays below the
 // rooms that use it.
 var nevers = map[string][]string{
-	"compiler": {"lab", "plot", "cmd/nicc"},
+	"compiler": {"lab", "plot", "cmd/nicc", "diff"},
 	"artifact": {"compiler", "lab", "cmd/nicc"},
 	"golden":   {"compiler", "lab", "cmd/nicc"},
+	"student":  {"compiler", "lab", "diff"},
+	"diff":     {"compiler", "lab"},
 	"target":   {"compiler", "budget", "lab"},
 	"budget":   {"compiler", "lab"},
 	"netsim":   {"fwsim", "compiler", "lab"},

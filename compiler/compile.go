@@ -26,6 +26,7 @@ import (
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/student"
 )
 
 // DefaultVectors is how many calls verify compares when CompileOptions.Vectors is 0.
@@ -398,4 +399,16 @@ func textBytes(path string) (text, rodata uint64, err error) {
 		}
 	}
 	return text, rodata, nil
+}
+
+// UseStudent sets what a compile of r's student carries over from the distillation: the
+// student, the teacher and the trees' fidelity against it, and the RL-CC parameters the
+// distillation ran under (with their sources), so that compile does not resolve them again
+// from the student (whose file carries none).
+func (opt *CompileOptions) UseStudent(r *student.DistillReport) {
+	opt.Model, opt.Student = "", r.Model
+	opt.Distilled = &artifact.DistilledFrom{Teacher: r.Teacher, TeacherKind: r.TeacherKind, States: r.States, Train: r.Train, HeldOut: r.HeldOut}
+	if p := r.Params; p != nil {
+		opt.Params, opt.ParamSources = p.Fixed(), p.Sources
+	}
 }

@@ -88,6 +88,9 @@ func rlccReport(t *testing.T) (*artifact.CompileReport, string) {
 	return compileOnce(t, "rlcc", CompileOptions{Model: rlccXGB, Ranges: rlccRef, Predictions: rlccRef})
 }
 
+// teacherJSON is the RL-CC teacher in nicc's native JSON.
+const teacherJSON = "../testdata/models/rlcc_teacher.json"
+
 func bcReport(t *testing.T) (*artifact.CompileReport, string) {
 	return compileOnce(t, "bc", CompileOptions{Model: bcModel, Handler: artifact.HandlerNone, Ranges: bcRows, Predictions: bcPreds})
 }

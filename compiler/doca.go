@@ -34,8 +34,8 @@ var sdkNames = [...]string{SDKNicc: "nicc", SDKDOCA: "doca"}
 
 func (s SDK) String() string { return sdkNames[s] }
 
-// firmware is the ELF of a compile directory that runs the firmware written for s.
-func (s SDK) firmware() string {
+// Firmware is the ELF of a compile directory that runs the firmware written for s.
+func (s SDK) Firmware() string {
 	if s == SDKDOCA {
 		return artifact.DOCAFirmwareFile
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/golden"
+	"github.com/nicc-dev/nicc/student"
 )
 
 // The shipped models' compiles are pinned: every emitted source, the ELF's .text and every
@@ -65,15 +66,15 @@ var outputCases = []outputCase{
 		return compileForOutputs(CompileOptions{Model: "../testdata/models/xgb_logistic.json", Out: dir})
 	}},
 	{"teacher_trees", func(t *testing.T, dir string) error {
-		student := filepath.Join(t.TempDir(), "student.json")
+		studentFile := filepath.Join(t.TempDir(), "student.json")
 		// nicc distill's defaults, on fewer states
-		train := DefaultTrain
+		train := student.DefaultTrain
 		train.Seed = 1
-		if _, err := Distill(DistillOptions{Teacher: "../testdata/models/rlcc_teacher.onnx", Samples: 20_000, HeldOut: 0.1, Seed: 1,
-			Train: train}, student); err != nil {
+		if _, err := student.Distill(student.DistillOptions{Teacher: "../testdata/models/rlcc_teacher.onnx", Samples: 20_000, HeldOut: 0.1, Seed: 1,
+			Train: train}, studentFile); err != nil {
 			return err
 		}
-		return compileForOutputs(CompileOptions{Model: student, Out: dir})
+		return compileForOutputs(CompileOptions{Model: studentFile, Out: dir})
 	}},
 }
 

@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/artifact"
+	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
+	"github.com/nicc-dev/nicc/student"
 )
 
 // The parameters a file carries come back from both formats; a flag overrides the model's,
@@ -105,14 +107,13 @@ func TestParamKeysAreModelKeys(t *testing.T) {
 func TestCompileTreesFidelityAgainstNetwork(t *testing.T) {
 	t.Parallel()
 	jp, _ := testutil.WithRLCC(t, teacherJSON, map[string]float64{"scale": 12.5})
-	do := smallDistill()
-	do.Teacher = jp
-	d, err := Distill(do, "")
+	d, err := student.Distill(student.DistillOptions{Teacher: jp, Samples: 4000, HeldOut: 0.25, Seed: 3,
+		Train: distill.Options{Trees: 4, Depth: 3, LearningRate: 1, L2: 1}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	opt := CompileOptions{Out: t.TempDir(), Vectors: 2000, Seed: 1}
-	d.ForCompile(&opt)
+	opt.UseStudent(d)
 	r, err := Compile(opt)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
-	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/diff"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/plot"
@@ -173,10 +173,10 @@ const (
 
 // Diff is nicc diff (compiler.Diff) with its figures: the heatmaps (an RL-CC teacher's only)
 // and the Δy histograms into opt.Out, when set.
-func Diff(opt compiler.DiffOptions) (*compiler.DiffReport, error) {
+func Diff(opt diff.DiffOptions) (*diff.DiffReport, error) {
 	out := opt.Out
 	opt.Out = ""
-	r, err := compiler.Diff(opt)
+	r, err := diff.Diff(opt)
 	if err != nil || out == "" {
 		return r, err
 	}
@@ -198,7 +198,7 @@ func Diff(opt compiler.DiffOptions) (*compiler.DiffReport, error) {
 		return nil, err
 	}
 	r.Plots = append(r.Plots, files...)
-	if intStudent := opt.Against == "" || opt.Against == compiler.AgainstInt || opt.Against == compiler.AgainstInt8; intStudent && r.TeacherKind == "lstm" && v.RLCC {
+	if intStudent := opt.Against == "" || opt.Against == diff.AgainstInt || opt.Against == diff.AgainstInt8; intStudent && r.TeacherKind == "lstm" && v.RLCC {
 		// an integer LSTM student (Diff takes "" and int8 as int)
 		r.Notes = append(r.Notes, "LSTM heatmaps: each cell is one step from the zero recurrent state, float and integer alike")
 	}
@@ -232,7 +232,7 @@ func evalGrid(f func([]float64) float64, p rlcc.HeatState, l nicsdk.Layout) *plo
 // float teacher's y, the student's y and Δy = student − teacher, where Δy compares the
 // teacher at the input the student sees (an integer student's row quantized and clamped to
 // its formats), as the statistics do; and its title and notes.
-func heatmaps(r *compiler.DiffReport, v compiler.DiffView) plot.Heatmaps {
+func heatmaps(r *diff.DiffReport, v diff.DiffView) plot.Heatmaps {
 	at := func(x []float64) []float64 { return x }
 	if v.Repr != nil {
 		at = v.Repr

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/budget"
-	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/diff"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/plot"
 	"github.com/nicc-dev/nicc/rlcc"
@@ -43,8 +43,8 @@ func TestHeatmapsCompareWhatTheStudentSees(t *testing.T) {
 	teacher := func(x []float64) float64 { return x[0] }
 	clamped := func(x []float64) []float64 { return []float64{max(x[0], 0.8333), x[1], x[2], x[3]} }
 	student := func(x []float64) float64 { return teacher(clamped(x)) }
-	v := compiler.DiffView{RLCC: true, Teacher: teacher, Student: student, Sampler: rlcc.DefaultSampler, Headline: "test student"}
-	r := &compiler.DiffReport{Teacher: "t.json", TeacherKind: "mlp"}
+	v := diff.DiffView{RLCC: true, Teacher: teacher, Student: student, Sampler: rlcc.DefaultSampler, Headline: "test student"}
+	r := &diff.DiffReport{Teacher: "t.json", TeacherKind: "mlp"}
 	if d := maxDiff(heatmaps(r, v)); math.Abs(d-0.0333) > 1e-9 {
 		t.Errorf("float student: max diff %v, want 0.0333", d)
 	}
@@ -69,7 +69,7 @@ func TestDiffPlots(t *testing.T) {
 		note    int
 	}{{teacherJSON, 0}, {"../testdata/models/rlcc_lstm.onnx", 1}} {
 		out := t.TempDir()
-		r, err := Diff(compiler.DiffOptions{Teacher: c.teacher, Samples: 500, Seed: 1, Out: out})
+		r, err := Diff(diff.DiffOptions{Teacher: c.teacher, Samples: 500, Seed: 1, Out: out})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestDiffPlots(t *testing.T) {
 		if n := strings.Count(strings.Join(r.Notes, "\n"), "heatmaps: each cell is one step from the zero recurrent state"); n != c.note {
 			t.Errorf("%s: %d heatmap notes, want %d: %q", c.teacher, n, c.note, r.Notes)
 		}
-		r, err = Diff(compiler.DiffOptions{Teacher: c.teacher, Samples: 100, Seed: 2})
+		r, err = Diff(diff.DiffOptions{Teacher: c.teacher, Samples: 100, Seed: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/catboost"
 	"github.com/nicc-dev/nicc/rlcc"
+	"github.com/nicc-dev/nicc/student"
 )
 
 // The lab's tests compile with host gcc and riscv64-unknown-elf-gcc; a missing compiler fails
@@ -86,8 +87,8 @@ func docaReport(t *testing.T) (*artifact.CompileReport, string) {
 	return compileOnce(t, "doca-xgb", compiler.CompileOptions{Model: rlccXGB, SDK: compiler.SDKDOCA})
 }
 
-func smallDistill() compiler.DistillOptions {
-	return compiler.DistillOptions{Teacher: teacherJSON, Samples: 4000, HeldOut: 0.25, Seed: 3,
+func smallDistill() student.DistillOptions {
+	return student.DistillOptions{Teacher: teacherJSON, Samples: 4000, HeldOut: 0.25, Seed: 3,
 		Train: distill.Options{Trees: 4, Depth: 3, LearningRate: 1, L2: 1}}
 }
 

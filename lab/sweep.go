@@ -14,6 +14,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/student"
 	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/distill"
@@ -86,7 +87,7 @@ func ParseSweep(spec string, defTrees, defDepth int) (trees, depth SweepRange, e
 
 // SweepOptions say what nicc distill --sweep does.
 type SweepOptions struct {
-	compiler.DistillOptions
+	student.DistillOptions
 	Trees, Depth SweepRange
 	Out          string        // directory: one subdirectory per configuration, sweep.json, sweep.png, sweep.svg
 	Core         string        // core profile; "" is the default
@@ -157,7 +158,7 @@ func Sweep(opt SweepOptions) (*SweepReport, error) {
 	}
 	// prepare checks the limits, and the memory, of the largest configuration.
 	opt.DistillOptions.Train.Trees, opt.DistillOptions.Train.Depth = opt.Trees.Hi, opt.Depth.Hi
-	d, err := compiler.PrepareDistill(opt.DistillOptions)
+	d, err := student.Prepare(opt.DistillOptions)
 	if err != nil {
 		return nil, err
 	}

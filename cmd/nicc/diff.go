@@ -6,9 +6,12 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/diff"
+	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/lab"
 	"github.com/nicc-dev/nicc/memlimit"
+	"github.com/nicc-dev/nicc/student"
 	"github.com/urfave/cli/v2"
 )
 
@@ -88,7 +91,7 @@ tree ensemble).
   nicc diff build/train/policy.json --closed-loop --against build/rlcc-trees --runs many-to-one:64 --json
   nicc diff testdata/models/rlcc_xgb.json --closed-loop --against build/doca --sdk doca`,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "against", Value: compiler.AgainstInt, Usage: "int (the integer network; int8 is an alias), trees, or a student model `FILE`"},
+			&cli.StringFlag{Name: "against", Value: diff.AgainstInt, Usage: "int (the integer network; int8 is an alias), trees, or a student model `FILE`"},
 			&cli.IntFlag{Name: "samples", Value: golden.DefaultCalibSamples, Usage: "RL-CC states to compare on (with --calib: at most this many rows, all unless given)"},
 			&cli.StringFlag{Name: "calib", Usage: "CSV of rows to compare on, one value per teacher input", DefaultText: "--samples sampled RL-CC states"},
 			&cli.StringFlag{Name: "out", Usage: "directory for the plots (none without it)"},
@@ -162,10 +165,10 @@ func runDiff(c *cli.Context) error {
 		return err
 	}
 	q := int8Quant(c, wb, ab)
-	r, err := lab.Diff(compiler.DiffOptions{
+	r, err := lab.Diff(diff.DiffOptions{
 		Teacher: c.Args().First(), Format: format, Inputs: inputs, Handler: handler, Params: params, ParamSources: src, Against: c.String("against"),
 		Calib: c.String("calib"), Samples: samples, Seed: c.Uint64("seed"), Quant: q, Out: c.String("out"),
-		Distill: compiler.DistillOptions{Train: compiler.TrainOptions{Trees: c.Int("trees"), Depth: c.Int("depth")}},
+		Distill: student.DistillOptions{Train: distill.Options{Trees: c.Int("trees"), Depth: c.Int("depth")}},
 	})
 	if err != nil {
 		return err

@@ -9,9 +9,12 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
+	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/lab"
 	"github.com/nicc-dev/nicc/memlimit"
+	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/student"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 )
@@ -19,18 +22,18 @@ import (
 // distillFlags are the flags nicc distill shares with nicc compile --target trees.
 func distillFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "trees", Value: compiler.DefaultTrain.Trees, Usage: "number of boosted trees"},
-		&cli.IntFlag{Name: "depth", Value: compiler.DefaultTrain.Depth, Usage: "depth of each tree"},
+		&cli.IntFlag{Name: "trees", Value: student.DefaultTrain.Trees, Usage: "number of boosted trees"},
+		&cli.IntFlag{Name: "depth", Value: student.DefaultTrain.Depth, Usage: "depth of each tree"},
 		&cli.BoolFlag{Name: "oblivious", Usage: "oblivious (symmetric) trees: one split per level, constant-time code"},
-		&cli.IntFlag{Name: "samples", Value: compiler.DefaultSamples, Usage: "states to sample (with --states: how many of the recorded states to use; all unless given)"},
+		&cli.IntFlag{Name: "samples", Value: student.DefaultSamples, Usage: "states to sample (with --states: how many of the recorded states to use; all unless given)"},
 		&cli.Float64Flag{Name: "held-out", Value: 0.1, Usage: "fraction of the states held out to measure the student on"},
 		&cli.StringFlag{Name: "held-out-states", Usage: "CSV of states to measure the student on instead of a held-out fraction (all training states are then trained on)"},
 		&cli.StringFlag{Name: "states", Usage: "CSV of recorded states to distill on, instead of the RL-CC sampler"},
-		&cli.Float64Flag{Name: "learning-rate", Value: compiler.DefaultTrain.LearningRate, Usage: "shrinkage of each tree's leaves while boosting (the refit, when kept, sets them anew)"},
-		&cli.Float64Flag{Name: "l2", Value: compiler.DefaultTrain.L2, Usage: "L2 regularisation of leaf values"},
-		&cli.IntFlag{Name: "min-leaf", Value: compiler.DefaultTrain.MinLeaf, Usage: "minimum states per leaf"},
+		&cli.Float64Flag{Name: "learning-rate", Value: student.DefaultTrain.LearningRate, Usage: "shrinkage of each tree's leaves while boosting (the refit, when kept, sets them anew)"},
+		&cli.Float64Flag{Name: "l2", Value: student.DefaultTrain.L2, Usage: "L2 regularisation of leaf values"},
+		&cli.IntFlag{Name: "min-leaf", Value: student.DefaultTrain.MinLeaf, Usage: "minimum states per leaf"},
 		&cli.StringFlag{Name: "feature-weights", Usage: "per-input split weights w1,w2,...", DefaultText: "all 1"},
-		&cli.BoolFlag{Name: "refit", Value: compiler.DefaultTrain.Refit, Usage: "refit all leaf values jointly after boosting (ridge least squares over all trees), kept only if it lowers the held-out RMSE; --refit=false turns it off"},
+		&cli.BoolFlag{Name: "refit", Value: student.DefaultTrain.Refit, Usage: "refit all leaf values jointly after boosting (ridge least squares over all trees), kept only if it lowers the held-out RMSE; --refit=false turns it off"},
 		&cli.StringFlag{Name: "grid", Value: "auto", Usage: "threshold grid: rlcc (nicsdk's Q16 grid of the RL-CC inputs), none, or auto (rlcc for a teacher with the RL-CC inputs)"},
 	}
 }
@@ -110,22 +113,22 @@ outputs, an empty or malformed CSV, trees or depth below 1).
 
 // distillOptions reads the flags distillFlags defines, and --seed, --format, --handler,
 // --inputs and the RL-CC parameters.
-func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, error) {
+func distillOptions(c *cli.Context, teacher string) (student.DistillOptions, error) {
 	format, err := golden.ParseFormat(c.String("format"))
 	if err != nil {
-		return compiler.DistillOptions{}, err
+		return student.DistillOptions{}, err
 	}
 	handler, err := artifact.ParseHandler(c.String("handler"))
 	if err != nil {
-		return compiler.DistillOptions{}, err
+		return student.DistillOptions{}, err
 	}
 	inputs, err := modelInputs(c)
 	if err != nil {
-		return compiler.DistillOptions{}, err
+		return student.DistillOptions{}, err
 	}
 	params, src, err := rlccParams(c)
 	if err != nil {
-		return compiler.DistillOptions{}, err
+		return student.DistillOptions{}, err
 	}
 	grid := c.String("grid")
 	switch grid {
@@ -133,20 +136,20 @@ func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, er
 		grid = ""
 	case "rlcc", "none":
 	default:
-		return compiler.DistillOptions{}, fmt.Errorf("--grid %q: want rlcc, none or auto", grid)
+		return student.DistillOptions{}, fmt.Errorf("--grid %q: want rlcc, none or auto", grid)
 	}
 	if c.Int("trees") < 1 {
-		return compiler.DistillOptions{}, fmt.Errorf("--trees %d: want at least 1", c.Int("trees"))
+		return student.DistillOptions{}, fmt.Errorf("--trees %d: want at least 1", c.Int("trees"))
 	}
 	if c.Int("depth") < 1 {
-		return compiler.DistillOptions{}, fmt.Errorf("--depth %d: want at least 1", c.Int("depth"))
+		return student.DistillOptions{}, fmt.Errorf("--depth %d: want at least 1", c.Int("depth"))
 	}
 	var weights []float64
 	if s := c.String("feature-weights"); s != "" {
 		for _, f := range strings.Split(s, ",") {
 			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 			if err != nil || v < 0 || v != v {
-				return compiler.DistillOptions{}, fmt.Errorf("--feature-weights %q: %q is not a weight >= 0", s, f)
+				return student.DistillOptions{}, fmt.Errorf("--feature-weights %q: %q is not a weight >= 0", s, f)
 			}
 			weights = append(weights, v)
 		}
@@ -155,11 +158,11 @@ func distillOptions(c *cli.Context, teacher string) (compiler.DistillOptions, er
 	if c.String("states") != "" && !c.IsSet("samples") {
 		samples = 0 // every recorded state
 	}
-	return compiler.DistillOptions{
+	return student.DistillOptions{
 		Teacher: teacher, Format: format, Inputs: inputs, Handler: handler, Params: params, ParamSources: src,
 		Samples: samples, HeldOut: c.Float64("held-out"), States: c.String("states"), HeldOutStates: c.String("held-out-states"), Seed: c.Uint64("seed"),
 		GridName: grid,
-		Train: compiler.TrainOptions{
+		Train: distill.Options{
 			Trees: c.Int("trees"), Depth: c.Int("depth"), Oblivious: c.Bool("oblivious"),
 			LearningRate: c.Float64("learning-rate"), L2: c.Float64("l2"), MinLeaf: c.Int("min-leaf"),
 			FeatureWeights: weights, Refit: c.Bool("refit"), Seed: c.Uint64("seed"),
@@ -223,7 +226,7 @@ func runDistill(c *cli.Context) error {
 		opt.Train.Progress = b.update
 		defer b.finish()
 	}
-	r, err := compiler.Distill(opt, c.String("out"))
+	r, err := student.Distill(opt, c.String("out"))
 	if err != nil {
 		return err
 	}
@@ -270,9 +273,9 @@ func targetFlags() []cli.Flag {
 func compileSamples(flags []cli.Flag) []cli.Flag {
 	for i, f := range flags {
 		if f.Names()[0] == "samples" {
-			flags[i] = &cli.IntFlag{Name: "samples", Value: compiler.DefaultSamples,
+			flags[i] = &cli.IntFlag{Name: "samples", Value: student.DefaultSamples,
 				Usage:       "RL-CC states to sample: --target trees distills on them (with --states: how many of the recorded states to use; all unless given), --target int calibrates on them",
-				DefaultText: fmt.Sprintf("%d for --target trees, %d for --target int", compiler.DefaultSamples, golden.DefaultCalibSamples)}
+				DefaultText: fmt.Sprintf("%d for --target trees, %d for --target int", student.DefaultSamples, golden.DefaultCalibSamples)}
 		}
 	}
 	return flags
@@ -281,11 +284,11 @@ func compileSamples(flags []cli.Flag) []cli.Flag {
 // int8Quant is the configuration --weight-bits and --act-bits give (the other 16, scales per
 // channel), or the zero value, which lets the compiler choose by the measured error, when
 // neither is set.
-func int8Quant(c *cli.Context, wb, ab int) compiler.MLPOptions {
+func int8Quant(c *cli.Context, wb, ab int) quantize.MLPOptions {
 	if !c.IsSet("weight-bits") && !c.IsSet("act-bits") {
-		return compiler.MLPOptions{}
+		return quantize.MLPOptions{}
 	}
-	return compiler.MLPOptions{WeightBits: wb, ActBits: ab, ChannelScales: true}
+	return quantize.MLPOptions{WeightBits: wb, ActBits: ab, ChannelScales: true}
 }
 
 // int8ForCompile serves nicc compile --target int (int8): the quantization flags.
@@ -335,7 +338,7 @@ func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 		do.Train.Progress = b.update
 		defer b.finish()
 	}
-	r, err := compiler.Distill(do, "")
+	r, err := student.Distill(do, "")
 	if err != nil {
 		return err
 	}
@@ -345,6 +348,6 @@ func distillForCompile(c *cli.Context, opt *compiler.CompileOptions) error {
 		}
 		fmt.Fprintln(c.App.Writer)
 	}
-	r.ForCompile(opt)
+	opt.UseStudent(r)
 	return nil
 }

@@ -1,4 +1,4 @@
-package compiler
+package student
 
 import (
 	"fmt"
@@ -31,14 +31,6 @@ const DefaultSamples = 200_000
 // to split on). 200000 states are enough: 0.9M or 2M change these trees' RMSE by a few %,
 // either way.
 var DefaultTrain = distill.Options{Trees: 10, Depth: 4, LearningRate: 0.5, L2: 1, MinLeaf: 1, Refit: true}
-
-// TrainOptions are the boosted-tree trainer's (distill.Options): trees, depth, rate and the
-// rest, as the CLI's distill flags set them.
-type TrainOptions = distill.Options
-
-// MLPOptions are an integer MLP's widths and scales (quantize.MLPOptions), as compile's
-// --weight-bits and --act-bits set them.
-type MLPOptions = quantize.MLPOptions
 
 // DistillOptions say what nicc distill does: which states, which teacher, which trees.
 type DistillOptions struct {
@@ -104,18 +96,6 @@ type DistillReport struct {
 	Model  *model.Model         `json:"-"`
 }
 
-// ForCompile sets what a compile of r's student carries over from the distillation: the
-// student, the teacher and the trees' fidelity against it, and the RL-CC parameters the
-// distillation ran under (with their sources), so that compile does not resolve them again
-// from the student (whose file carries none).
-func (r *DistillReport) ForCompile(opt *CompileOptions) {
-	opt.Model, opt.Student = "", r.Model
-	opt.Distilled = &artifact.DistilledFrom{Teacher: r.Teacher, TeacherKind: r.TeacherKind, States: r.States, Train: r.Train, HeldOut: r.HeldOut}
-	if p := r.Params; p != nil {
-		opt.Params, opt.ParamSources = p.Fixed(), p.Sources
-	}
-}
-
 // What became of the joint leaf refit (DistillReport.Refit).
 const (
 	RefitKept    = "kept"
@@ -123,9 +103,9 @@ const (
 	RefitOff     = "off"
 )
 
-// distillation is the teacher, its labelled states, and the split, shared by every
+// Distillation is the teacher, its labelled states, and the split, shared by every
 // configuration of a sweep.
-type distillation struct {
+type Distillation struct {
 	opt          DistillOptions
 	teacher      *model.Model
 	states       string
@@ -140,7 +120,7 @@ type distillation struct {
 	labelTime    time.Duration
 }
 
-// prepare loads the teacher, draws and labels the states and splits them.
+// Prepare loads the teacher, draws and labels the states and splits them.
 // labelled draws n states from s (0: all a recorded file has), in the teacher's input order,
 // labelled with its output. A header naming every teacher input puts the columns in the
 // teacher's order; otherwise the columns are the inputs by position.
@@ -163,7 +143,7 @@ func labelled(t *model.Model, teacherFile string, s distill.Sampler, n int, seed
 	return data, nil
 }
 
-func prepare(opt DistillOptions) (*distillation, error) {
+func Prepare(opt DistillOptions) (*Distillation, error) {
 	if err := checkLimits(opt.Train.Trees, opt.Train.Depth); err != nil {
 		return nil, err
 	}
@@ -185,7 +165,7 @@ func prepare(opt DistillOptions) (*distillation, error) {
 	if t.NumOutputs() != 1 {
 		return nil, fmt.Errorf("%s: teacher %s has %d outputs; distill takes a single-output policy", opt.Teacher, t.Name, t.NumOutputs())
 	}
-	d := &distillation{opt: opt, teacher: t, params: params, paramSrc: src, layout: nicsdk.DefaultLayout}
+	d := &Distillation{opt: opt, teacher: t, params: params, paramSrc: src, layout: nicsdk.DefaultLayout}
 	if lp.Layout != nil {
 		d.layout = lp.Layout.Layout()
 	}
@@ -287,8 +267,8 @@ func checkLimits(trees, depth int) error {
 	return nil
 }
 
-// student trains one configuration and measures it.
-func (d *distillation) student(o distill.Options) (*DistillReport, error) {
+// Student trains one configuration and measures it.
+func (d *Distillation) Student(o distill.Options) (*DistillReport, error) {
 	if err := checkLimits(o.Trees, o.Depth); err != nil {
 		return nil, err
 	}
@@ -328,9 +308,9 @@ func (d *distillation) student(o distill.Options) (*DistillReport, error) {
 	}, nil
 }
 
-// studentHandler is the handler a sweep compiles its students under: RL-CC when they were
+// StudentHandler is the handler a sweep compiles its students under: RL-CC when they were
 // trained on its grid (whatever the teacher's input names), else chosen by the names.
-func (d *distillation) studentHandler() artifact.Handler {
+func (d *Distillation) StudentHandler() artifact.Handler {
 	if d.grid == "rlcc" {
 		return artifact.HandlerRLCC
 	}
@@ -338,7 +318,7 @@ func (d *distillation) studentHandler() artifact.Handler {
 }
 
 // reportParams are the RL-CC parameters for the report, when the sampler or the grid used them.
-func (d *distillation) reportParams() *artifact.RLCCParams {
+func (d *Distillation) reportParams() *artifact.RLCCParams {
 	if !d.rlccUsed {
 		return nil
 	}
@@ -350,11 +330,11 @@ func (d *distillation) reportParams() *artifact.RLCCParams {
 // states', NaN teacher outputs, an empty or malformed states CSV, impossible limits) is an
 // error.
 func Distill(opt DistillOptions, out string) (*DistillReport, error) {
-	d, err := prepare(opt)
+	d, err := Prepare(opt)
 	if err != nil {
 		return nil, err
 	}
-	r, err := d.student(opt.Train)
+	r, err := d.Student(opt.Train)
 	if err != nil {
 		return nil, err
 	}
@@ -410,3 +390,11 @@ func (r *DistillReport) refitText() string {
 	}
 	return "off"
 }
+
+// Params are the RL-CC parameters the distillation ran under, with their sources.
+func (d *Distillation) Params() (nicsdk.Params, artifact.ParamSources) { return d.params, d.paramSrc }
+
+// States, Samples and Grid say where the states came from, how many, and the thresholds' grid.
+func (d *Distillation) States() string { return d.states }
+func (d *Distillation) Samples() int   { return d.samples }
+func (d *Distillation) Grid() string   { return d.grid }

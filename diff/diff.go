@@ -1,4 +1,4 @@
-package compiler
+package diff
 
 import (
 	"cmp"
@@ -18,6 +18,7 @@ import (
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
+	"github.com/nicc-dev/nicc/student"
 	"github.com/nicc-dev/nicc/termtext"
 )
 
@@ -57,7 +58,7 @@ type DiffOptions struct {
 	// Distill are the options of the trees student (Teacher, Format and Seed are filled in);
 	// the trainer's options are DefaultTrain's but for a nonzero Train.Trees and Train.Depth;
 	// zero HeldOut is 0.1, zero Samples DefaultSamples.
-	Distill DistillOptions
+	Distill student.DistillOptions
 	// Out is the directory lab.Diff draws the plots into; "" draws none. Diff itself draws
 	// nothing (compiler never imports plot).
 	Out string
@@ -304,7 +305,7 @@ func (d *differ) trees() error {
 	o := d.opt.Distill
 	o.Teacher, o.Format, o.Seed = d.opt.Teacher, d.opt.Format, d.opt.Seed
 	o.Inputs, o.Handler, o.Params, o.ParamSources = d.opt.Inputs, d.c.Handler, d.c.Params, d.c.ParamSources
-	train := DefaultTrain
+	train := student.DefaultTrain
 	if o.Train.Trees != 0 {
 		train.Trees = o.Train.Trees
 	}
@@ -315,7 +316,7 @@ func (d *differ) trees() error {
 	if o.HeldOut == 0 {
 		o.HeldOut = 0.1
 	}
-	r, err := Distill(o, "")
+	r, err := student.Distill(o, "")
 	if err != nil {
 		return err
 	}
@@ -646,4 +647,22 @@ func (r *DiffReport) WriteText(w io.Writer) error {
 		termtext.Printf(w, "\nwrote %s\n", strings.Join(r.Plots, ", "))
 	}
 	return nil
+}
+
+// DiffView is what an open-loop diff's figures are drawn from (lab.Diff).
+type DiffView struct {
+	RLCC             bool                      // the teacher takes an RL-CC window (heatmaps)
+	Teacher, Student func(x []float64) float64 // y at a float row
+	// Repr is a row as an integer student sees it (nil for a float student).
+	Repr     func(x []float64) []float64
+	Sampler  rlcc.Sampler  // the RL-CC state ranges under the parameters
+	Layout   nicsdk.Layout // the window the heatmaps' states fill
+	Headline string        // the student in a few words with its widths
+	DY       []float64     // student − teacher, per row, sorted by |Δy|
+}
+
+// View is what r's figures are drawn from.
+func (r *DiffReport) View() DiffView {
+	return DiffView{RLCC: r.rlcc, Teacher: r.teacher, Student: r.student, Repr: r.repr, Sampler: r.sampler, Layout: r.layout,
+		Headline: r.headline, DY: r.dy}
 }

@@ -1,4 +1,4 @@
-package compiler
+package student
 
 import (
 	"encoding/json"

@@ -1,16 +1,24 @@
-package compiler
+package diff
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/golden"
-	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/student"
 )
 
 const diffTeacher = "../testdata/models/rlcc_teacher.json"
@@ -69,12 +77,12 @@ func quantizeOpts8() quantize.MLPOptions {
 
 func TestDiffTreesFile(t *testing.T) {
 	dir := t.TempDir()
-	student := filepath.Join(dir, "student.json")
-	if _, err := Distill(DistillOptions{Teacher: diffTeacher, Samples: 3000, HeldOut: 0.1, Seed: 1,
-		Train: distill.Options{Trees: 3, Depth: 3, LearningRate: 1, L2: 1}}, student); err != nil {
+	studentFile := filepath.Join(dir, "student.json")
+	if _, err := student.Distill(student.DistillOptions{Teacher: diffTeacher, Samples: 3000, HeldOut: 0.1, Seed: 1,
+		Train: distill.Options{Trees: 3, Depth: 3, LearningRate: 1, L2: 1}}, studentFile); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Diff(DiffOptions{Teacher: diffTeacher, Against: student, Samples: 1000, Seed: 1})
+	r, err := Diff(DiffOptions{Teacher: diffTeacher, Against: studentFile, Samples: 1000, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +94,7 @@ func TestDiffTreesFile(t *testing.T) {
 		t.Errorf("stats %+v", s)
 	}
 	r, err = Diff(DiffOptions{Teacher: diffTeacher, Against: AgainstTrees, Samples: 1000, Seed: 1,
-		Distill: DistillOptions{Samples: 3000, Train: distill.Options{Trees: 3, Depth: 3}}})
+		Distill: student.DistillOptions{Samples: 3000, Train: distill.Options{Trees: 3, Depth: 3}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,9 +137,8 @@ func TestDiffInt8LSTM(t *testing.T) {
 		t.Fatal(err)
 	}
 	// compile --target int8's quantization of the same rows, independently of Diff.
-	c := newCompilation(CompileOptions{Model: diffLSTM, Seed: 1, Int8: &golden.Int8Options{Samples: 2000}})
-	c.Params = nicsdk.DefaultParams()
-	if err := c.load(); err != nil {
+	c := golden.New(golden.Options{Model: diffLSTM, Seed: 1, Int8: &golden.Int8Options{Samples: 2000}})
+	if err := c.Load(""); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.QuantizeInt8(); err != nil {
@@ -203,5 +210,117 @@ func TestDiffLSTMFloatStep(t *testing.T) {
 				t.Fatalf("step %d unit %d: h %v c %v, model.Eval's %v %v", r, j, h[j], c[j], st.H[j], st.C[j])
 			}
 		}
+	}
+}
+
+// Sampled states compared with a file are streamed, and give what the same rows read from a
+// CSV give.
+func TestDiffStreamsSampledRows(t *testing.T) {
+	dir := t.TempDir()
+	studentFile := filepath.Join(dir, "student.json")
+	if _, err := student.Distill(student.DistillOptions{Teacher: diffTeacher, Samples: 3000, HeldOut: 0.1, Seed: 1,
+		Train: distill.Options{Trees: 3, Depth: 3, LearningRate: 1, L2: 1}}, studentFile); err != nil {
+		t.Fatal(err)
+	}
+	const n, seed = 5000, 9
+	d, err := distill.DefaultRLCC.Sample(n, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csv strings.Builder
+	for _, row := range d.RowMajor() {
+		for i, v := range row {
+			if i > 0 {
+				csv.WriteByte(',')
+			}
+			csv.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		csv.WriteByte('\n')
+	}
+	rows := filepath.Join(dir, "rows.csv")
+	if err := os.WriteFile(rows, []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	streamed, err := Diff(DiffOptions{Teacher: diffTeacher, Against: studentFile, Samples: n, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := Diff(DiffOptions{Teacher: diffTeacher, Against: studentFile, Calib: rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if streamed.Stats.Rows != n || !reflect.DeepEqual(streamed.Stats, read.Stats) || !reflect.DeepEqual(streamed.Notes, read.Notes) {
+		t.Errorf("streamed %+v %q\nread     %+v %q", streamed.Stats, streamed.Notes, read.Stats, read.Notes)
+	}
+	// Δy is kept sorted by |Δy|: the same values either way.
+	if !slices.Equal(streamed.dy, read.dy) {
+		t.Error("Δy differs")
+	}
+	if want := fmt.Sprintf("%d RL-CC states sampled with T = 0.768 (seed %d)", n, seed); streamed.Calib != want {
+		t.Errorf("calib %q, want %q", streamed.Calib, want)
+	}
+}
+
+// BenchmarkDiffRows reports the most live heap nicc diff holds per compared row (its Δy, 8
+// bytes, for a streamed comparison): the figure does not grow with the rows.
+func BenchmarkDiffRows(b *testing.B) {
+	studentFile := filepath.Join(b.TempDir(), "student.json")
+	if _, err := student.Distill(student.DistillOptions{Teacher: diffTeacher, Samples: 3000, HeldOut: 0.1, Seed: 1,
+		Train: distill.Options{Trees: 3, Depth: 3, LearningRate: 1, L2: 1}}, studentFile); err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{100_000, 1_000_000} {
+		for _, against := range []string{studentFile, AgainstInt8} {
+			name := "file"
+			if against == AgainstInt8 {
+				name = "int8"
+			}
+			b.Run(fmt.Sprintf("%s/rows=%d", name, n), func(b *testing.B) {
+				var peak uint64
+				for b.Loop() {
+					runtime.GC()
+					base := liveHeap()
+					stop := watchLiveHeap(&peak)
+					if _, err := Diff(DiffOptions{Teacher: diffTeacher, Against: against, Samples: n, Seed: 1}); err != nil {
+						b.Fatal(err)
+					}
+					stop()
+					peak -= min(peak, base)
+				}
+				b.ReportMetric(float64(peak)/float64(n), "live-B/row")
+			})
+		}
+	}
+}
+
+var liveSample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+
+// liveHeap is the heap the last collection found live.
+func liveHeap() uint64 {
+	metrics.Read(liveSample)
+	return liveSample[0].Value.Uint64()
+}
+
+// watchLiveHeap records the largest live heap into peak until stop is called.
+func watchLiveHeap(peak *uint64) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	*peak = 0
+	wg.Go(func() {
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			*peak = max(*peak, liveHeap())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		*peak = max(*peak, liveHeap())
 	}
 }
