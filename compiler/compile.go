@@ -27,6 +27,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/student"
+	"github.com/nicc-dev/nicc/verify"
 )
 
 // DefaultVectors is how many calls verify compares when CompileOptions.Vectors is 0.
@@ -134,7 +135,7 @@ type compilation struct {
 	*planned
 	*emitted
 	*built
-	verify *verified
+	verify *verify.Result
 	*budgeted
 	doca docaState // the DOCA target (SDKDOCA)
 
@@ -336,22 +337,22 @@ func (c *compilation) load() error { return c.Model.Load(c.modelFile) }
 // measures it on the verify calls that ran longest.
 func (c *compilation) budgetStage() error {
 	entry, _ := c.entry()
-	if err := c.writeVectors(artifact.VectorsFile, artifact.FirmwareFile, entry, c.verify.measure); err != nil {
+	if err := c.writeVectors(artifact.VectorsFile, artifact.FirmwareFile, entry, c.verify.Measure); err != nil {
 		return err
 	}
 	r, err := budget.Analyze(budget.Options{ELF: c.elf, Entry: entry, Core: c.opt.Core, Budget: c.opt.Budget,
-		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measure, VectorsFile: "verify vectors", Bound: c.fitBound(entry)})
+		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.Measure, VectorsFile: "verify vectors", Bound: c.fitBound(entry)})
 	if err != nil {
 		return err
 	}
 	r.ELF = filepath.Join(c.opt.Out, artifact.FirmwareFile) // where it ends up
 	c.budget = r
 	if c.Handler == artifact.HandlerRLCC {
-		if err := c.writeVectors(artifact.PolicyVectorsFile, artifact.FirmwareFile, artifact.EntryPolicy, c.verify.measurePolicy); err != nil {
+		if err := c.writeVectors(artifact.PolicyVectorsFile, artifact.FirmwareFile, artifact.EntryPolicy, c.verify.MeasurePolicy); err != nil {
 			return err
 		}
 		p, err := budget.Analyze(budget.Options{ELF: c.elf, Entry: artifact.EntryPolicy, Core: c.opt.Core, Budget: c.opt.Budget,
-			ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.measurePolicy, VectorsFile: "verify vectors", Bound: c.fitBound(artifact.EntryPolicy)})
+			ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.MeasurePolicy, VectorsFile: "verify vectors", Bound: c.fitBound(artifact.EntryPolicy)})
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/verify"
 )
 
 // The compile tests build with host gcc and riscv64-unknown-elf-gcc (`go tool task setup`
@@ -462,8 +463,8 @@ func TestCompileShippedEnsembles(t *testing.T) {
 // Verify in small batches: sequences never span two runs of a host driver, and the counts
 // add up.
 func TestCompileBatches(t *testing.T) {
-	defer func(n int) { verifyBatch = n }(verifyBatch)
-	verifyBatch = 1500
+	defer func(n int) { verify.Batch = n }(verify.Batch)
+	verify.Batch = 1500
 	r, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Vectors: 8000})
 	if err != nil {
 		t.Fatal(err)

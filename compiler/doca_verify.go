@@ -17,6 +17,7 @@ import (
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/rlcc"
 	"github.com/nicc-dev/nicc/target/doca"
+	"github.com/nicc-dev/nicc/verify"
 )
 
 // The DOCA target's triad: the same commands (init, a flow context, DOCA events, parameter
@@ -52,7 +53,7 @@ func (d docaCmd) input(b *bytes.Buffer) {
 		b.WriteString("I\n")
 	case 'C':
 		b.WriteByte('C')
-		writeWords(b, d.ctx[:])
+		verify.WriteWords(b, d.ctx[:])
 		b.WriteByte('\n')
 	case 'E':
 		e := d.ev
@@ -64,7 +65,7 @@ func (d docaCmd) input(b *bytes.Buffer) {
 			e.FlowTag, e.SN, e.Timestamp, e.ReqSend, e.ReqRecv, e.RespSend)
 	case 'S':
 		fmt.Fprintf(b, "S %d %d %d %d", d.port, d.slot, d.base, len(d.vals))
-		writeWords(b, d.vals)
+		verify.WriteWords(b, d.vals)
 		b.WriteByte('\n')
 	}
 }
@@ -220,13 +221,13 @@ func (c *compilation) docaVerify() error {
 	if err != nil {
 		return err
 	}
-	var cand []measured
+	var cand []verify.Measured
 	var first string
 	for done := 0; done < c.opt.Vectors; {
 		if err := c.context().Err(); err != nil {
 			return err
 		}
-		n := min(verifyBatch, c.opt.Vectors-done)
+		n := min(verify.Batch, c.opt.Vectors-done)
 		cmds := g.batch(n, r)
 		done += n
 		r.Batches++
@@ -253,25 +254,25 @@ func (c *compilation) docaVerify() error {
 			r.Mismatches++
 			if first == "" {
 				first = fmt.Sprintf("command %d of batch %d, %s: golden %v, %s %v, %s %v, %s %v",
-					i+1, r.Batches, d, d.want, implHost, h, implUBSan, u, implFwsim, f)
+					i+1, r.Batches, d, d.want, verify.ImplHost, h, verify.ImplUBSan, u, verify.ImplFwsim, f)
 			}
 		}
-		for _, i := range sampleIdx(len(cycles), longest(cyclesOf(cycles), 64), measureKeep) {
+		for _, i := range verify.SampleIdx(len(cycles), verify.Longest(cyclesOf(cycles), 64), verify.MeasureKeep) {
 			e := cycles[i]
-			cand = append(cand, measured{e.cycles, budget.Vector{Args: []budget.Arg{
+			cand = append(cand, verify.Measured{Cycles: e.cycles, Vector: budget.Vector{Args: []budget.Arg{
 				{Bytes: e.d.ctx.Bytes()}, {Bytes: e.d.ev.Bytes()}, {Bytes: nicsdk.DOCAAttrBytes(e.d.slot, e.d.overload)},
 				{Bytes: make([]byte, nicsdk.DOCAResultsBytes)}}}})
 			r.MaxCycles = max(r.MaxCycles, e.cycles)
 		}
-		cand = thinMeasured(cand)
+		cand = verify.ThinMeasured(cand)
 	}
 	r.UBSan = "clean"
 	if r.Mismatches > 0 {
 		return &budget.CheckError{Err: fmt.Errorf("verify (DOCA): %d of %d calls differ; first: %s", r.Mismatches, r.Vectors, first)}
 	}
 	r.Compared = []string{"golden (Go: nicsdk.DOCARuntime around quantize." + c.Policy.Golden() + ")",
-		implHost + " (" + c.opt.HostCC + ", nicc's DOCA stand-in)", implUBSan, implFwsim}
-	c.doca.measure = pickMeasured(cand)
+		verify.ImplHost + " (" + c.opt.HostCC + ", nicc's DOCA stand-in)", verify.ImplUBSan, verify.ImplFwsim}
+	c.doca.measure = verify.PickMeasured(cand)
 	for i := range c.doca.measure {
 		c.doca.measure[i].Line = i + 1
 	}
@@ -281,7 +282,7 @@ func (c *compilation) docaVerify() error {
 // docaThresholds are the tree thresholds the event generator aims observations at.
 func (c *compilation) docaThresholds() [][]int32 {
 	ir, _ := c.Policy.(*quantize.TreeIR)
-	return thresholdsByFeature(nicsdk.RLCCInputs, ir)
+	return verify.ThresholdsByFeature(nicsdk.RLCCInputs, ir)
 }
 
 type docaCycles struct {
@@ -331,7 +332,7 @@ func (c *compilation) docaRun(fw *doca.Firmware, cmds []docaCmd) ([3][][]uint32,
 	}
 	for i, g := range got {
 		if len(g) != want {
-			return got, nil, &budget.CheckError{Err: fmt.Errorf("verify (DOCA): %s gave %d results, want %d", []string{implHost, implUBSan, implFwsim}[i], len(g), want)}
+			return got, nil, &budget.CheckError{Err: fmt.Errorf("verify (DOCA): %s gave %d results, want %d", []string{verify.ImplHost, verify.ImplUBSan, verify.ImplFwsim}[i], len(g), want)}
 		}
 	}
 	return got, cycles, nil
@@ -340,7 +341,7 @@ func (c *compilation) docaRun(fw *doca.Firmware, cmds []docaCmd) ([3][][]uint32,
 // runDOCADriver runs a host build of the DOCA driver over in: its output lines as words. Any
 // output on stderr (a UBSan report) or a non-zero exit is an error.
 func runDOCADriver(bin string, in []byte) ([][]uint32, error) {
-	out, err := runHost(bin, in)
+	out, err := verify.RunHost(bin, in)
 	if err != nil {
 		return nil, err
 	}

@@ -25,16 +25,6 @@ func handlerGlue(p nicsdk.Params, l nicsdk.Layout, policy string, words int, out
 	return nicsdk.HandlerC(p, l, policy)
 }
 
-// slotIndex is the index of feature f at lag in l's inputs, or -1.
-func slotIndex(l nicsdk.Layout, f nicsdk.Feature, lag int) int {
-	for i, s := range l.Slots() {
-		if s == (nicsdk.Slot{Feature: f, Lag: lag}) {
-			return i
-		}
-	}
-	return -1
-}
-
 // layoutWords names the context words a layout's older states take, for handler.c's header
 // comment: "" for none (the default layout).
 func layoutWords(l nicsdk.Layout) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/verify"
 )
 
 // outputWhat names what the model's output is, for the fidelity figures.
@@ -130,7 +131,7 @@ func (c *compilation) assemble() (*artifact.CompileReport, error) {
 			path.Join(artifact.HostDir, filepath.Base(c.doca.ubsan)))
 	}
 	if c.verify != nil {
-		r.Verify = c.verify.report
+		r.Verify = c.verify.Report
 	}
 	if c.passed("emit") {
 		var err error
@@ -151,20 +152,20 @@ func (c *compilation) assemble() (*artifact.CompileReport, error) {
 	}
 	if c.passed("verify") {
 		if c.Policy.StateWords() == 0 {
-			f := c.verify.states.result(c.outputWhat())
+			f := c.verify.States.Result(c.outputWhat())
 			r.Fidelity = &f
 		}
 		if c.Handler == artifact.HandlerRLCC {
-			hf := c.verify.decisions.result(c.outputWhat())
+			hf := c.verify.Decisions.Result(c.outputWhat())
 			r.HandlerFidelity = &hf
 		}
 	}
 	if c.policy != nil {
-		r.PolicyAlone = &artifact.PolicyCost{WCETCycles: c.policy.WCETCycles, WCETMicros: c.policy.WCETMicros, MaxCycles: c.verify.report.MaxPolicyCycles}
+		r.PolicyAlone = &artifact.PolicyCost{WCETCycles: c.policy.WCETCycles, WCETMicros: c.policy.WCETMicros, MaxCycles: c.verify.Report.MaxPolicyCycles}
 	}
 	r.Teacher = c.opt.Distilled
 	if c.Preds != nil {
-		var fw, fl errAcc
+		var fw, fl verify.ErrAcc
 		missing := 0
 		for i, row := range c.Rows {
 			if math.IsNaN(c.Preds[i]) {
@@ -175,10 +176,10 @@ func (c *compilation) assemble() (*artifact.CompileReport, error) {
 				continue
 			}
 			x := quantize.QuantizeInputs(c.Policy, row)
-			fw.add(quantize.Predict(c.Policy, quantize.Y(c.Policy, x, c.Policy.Call(x, nil))) - c.Preds[i])
-			fl.add(c.Float.Eval(nil, row)[0] - c.Preds[i])
+			fw.Add(quantize.Predict(c.Policy, quantize.Y(c.Policy, x, c.Policy.Call(x, nil))) - c.Preds[i])
+			fl.Add(c.Float.Eval(nil, row)[0] - c.Preds[i])
 		}
-		r.Tool = &artifact.ToolFidelity{File: c.opt.Predictions, Rows: fw.n, SkippedMissing: missing, Firmware: fw.stats(), Float: fl.stats()}
+		r.Tool = &artifact.ToolFidelity{File: c.opt.Predictions, Rows: fw.N, SkippedMissing: missing, Firmware: fw.Stats(), Float: fl.Stats()}
 	}
 	return r, nil
 }
@@ -186,14 +187,7 @@ func (c *compilation) assemble() (*artifact.CompileReport, error) {
 // reportTrees fills the report's tree-ensemble parts.
 func (c *compilation) reportTrees(r *artifact.CompileReport, ir *quantize.TreeIR) {
 	r.Model.Hash, r.Model.Trees, r.Model.Transform = ir.ModelHash, len(c.Float.Ensemble.Trees), c.Float.Ensemble.Transform.String()
-	perFeature := make([]int, len(ir.Inputs))
-	for it := splits(ir); ; {
-		s, ok := it.next()
-		if !ok {
-			break
-		}
-		perFeature[s.f]++
-	}
+	perFeature := verify.SplitsPerFeature(ir)
 	for i, in := range ir.Inputs {
 		r.Inputs = append(r.Inputs, artifact.InputInfo{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max,
 			Lo: in.Value(in.Min), Hi: in.Value(in.Max), Resolution: in.Resolution(), Source: c.InputSources[i], Splits: perFeature[i]})

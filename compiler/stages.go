@@ -6,6 +6,7 @@ import (
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/verify"
 )
 
 // The compile's stages, as data, and the typed artifact each hands on to the next.
@@ -88,4 +89,14 @@ type budgeted struct {
 	budget      *budget.Report
 	policy      *budget.Report         // the model alone, inside the RL-CC firmware
 	vectorFiles []artifact.VectorsInfo // the measured calls, written for nicc budget
+}
+
+// verifyStage runs the same vectors through the golden model, both host builds and fwsim,
+// batch by batch, and fails when any differ or the UBSan build reports anything.
+func (c *compilation) verifyStage() error {
+	var err error
+	c.verify, err = verify.Run(verify.Input{Ctx: c.ctx, Model: c.Float, Policy: c.Policy, Handler: c.Handler, Params: c.Params, Layout: c.Layout(),
+		Rows: c.Rows, ELF: c.elf, HostBin: c.hostBin, UBSan: c.ubsan, Vectors: c.opt.Vectors, Seed: c.opt.Seed,
+		Core: c.opt.Core, HostCC: c.opt.HostCC, Progress: func(done, total int) { c.progress("verify", done, total) }})
+	return err
 }

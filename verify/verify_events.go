@@ -1,4 +1,4 @@
-package compiler
+package verify
 
 import (
 	"math/rand/v2"
@@ -15,8 +15,8 @@ import (
 
 // seqGen draws RL-CC event sequences and runs them through the golden handler.
 type seqGen struct {
-	c      *verifyIn
-	out    *verified
+	c      *Input
+	out    *Result
 	gen    rlcc.EventGen
 	seq    int
 	policy func(x []int32, state []uint32) int32
@@ -34,11 +34,11 @@ type seqGen struct {
 	yRaw   int32
 }
 
-func (c *verifyIn) newSeqGen(out *verified, rng *rand.Rand, ir *quantize.TreeIR) *seqGen {
-	l := c.layout
-	g := &seqGen{c: c, out: out, gen: rlcc.EventGen{Rng: rng, Params: c.params, Layout: l, Thresholds: thresholdsByFeature(l.Inputs(), ir)},
+func (c *Input) newSeqGen(out *Result, rng *rand.Rand, ir *quantize.TreeIR) *seqGen {
+	l := c.Layout
+	g := &seqGen{c: c, out: out, gen: rlcc.EventGen{Rng: rng, Params: c.Params, Layout: l, Thresholds: ThresholdsByFeature(l.Inputs(), ir)},
 		layout: l, obs0: slotIndex(l, nicsdk.FeatObs, 0), obs1: slotIndex(l, nicsdk.FeatObs, 1)}
-	g.lstm, _ = c.pol.(*quantize.LSTMIR)
+	g.lstm, _ = c.Policy.(*quantize.LSTMIR)
 	g.x = make([]int32, l.Inputs())
 	g.policy = func(x []int32, state []uint32) int32 {
 		g.called = true
@@ -48,7 +48,7 @@ func (c *verifyIn) newSeqGen(out *verified, rng *rand.Rand, ir *quantize.TreeIR)
 			g.y = g.lstm.Returned(g.yRaw)
 			return g.y
 		}
-		g.y = c.pol.Call(x, state)
+		g.y = c.Policy.Call(x, state)
 		return g.y
 	}
 	return g
@@ -73,25 +73,25 @@ func (g *seqGen) next(n int) []sequence {
 		prevO, havePrev := 0.0, false
 		var floatSt *model.State // an LSTM's float twin along a new flow's sequence
 		if g.lstm != nil && how == "new flow" {
-			floatSt = c.m.NewState()
+			floatSt = c.Model.NewState()
 		}
 		for range min(1+rng.IntN(64), n-total) {
 			ev, natural := g.gen.Event(ctx, g.seq)
 			oF := g.gen.FloatObs(ev, ctx)
 			before := ctx
 			g.called = false
-			rate := nicsdk.OnEventLayout(ev, &ctx, c.params, g.layout, c.pol.StateWords(), quantize.Out(c.pol), g.policy)
+			rate := nicsdk.OnEventLayout(ev, &ctx, c.Params, g.layout, c.Policy.StateWords(), quantize.Out(c.Policy), g.policy)
 			s.events = append(s.events, event{ev: ev, before: before, rate: rate, after: ctx})
 			if !g.called {
 				continue
 			}
-			g.out.report.RTTEvents++
+			g.out.Report.RTTEvents++
 			if floatSt != nil {
 				xq := make([]float64, len(g.x))
 				for i, v := range g.x {
-					xq[i] = c.pol.InputFormats()[i].Value(v)
+					xq[i] = c.Policy.InputFormats()[i].Value(v)
 				}
-				g.out.decisions.addOutputs(g.lstm.OutValue(g.yRaw), c.m.Eval(floatSt, xq)[0])
+				g.out.Decisions.AddOutputs(g.lstm.OutValue(g.yRaw), c.Model.Eval(floatSt, xq)[0])
 			}
 			if natural && (how == "new flow" || how == "valid") && g.lstm == nil {
 				// The window in float: the quantized inputs, but o_t as drawn and o_{t-1}
@@ -106,7 +106,7 @@ func (g *seqGen) next(n int) []sequence {
 				if g.obs1 >= 0 && havePrev {
 					xf[g.obs1] = prevO
 				}
-				g.out.decisions.add(xf, g.x, quantize.Y(c.pol, g.x, g.y))
+				g.out.Decisions.Add(xf, g.x, quantize.Y(c.Policy, g.x, g.y))
 			}
 			// o_{t-1} in float is this o_t when it was drawn naturally; else the context's.
 			prevO, havePrev = oF, natural
@@ -116,4 +116,14 @@ func (g *seqGen) next(n int) []sequence {
 		g.seq++
 	}
 	return seqs
+}
+
+// slotIndex is the index of feature f at lag in l's inputs, or -1.
+func slotIndex(l nicsdk.Layout, f nicsdk.Feature, lag int) int {
+	for i, s := range l.Slots() {
+		if s == (nicsdk.Slot{Feature: f, Lag: lag}) {
+			return i
+		}
+	}
+	return -1
 }

@@ -1,4 +1,4 @@
-package compiler
+package verify
 
 import (
 	"fmt"
@@ -115,8 +115,21 @@ func countSplits(ir *quantize.TreeIR) int {
 	}
 }
 
-// thresholdsByFeature is each of n inputs' distinct integer thresholds in ir, sorted.
-func thresholdsByFeature(n int, ir *quantize.TreeIR) [][]int32 {
+// SplitsPerFeature is how many splits of ir (those reachable from a root) test each of its
+// inputs.
+func SplitsPerFeature(ir *quantize.TreeIR) []int {
+	n := make([]int, len(ir.Inputs))
+	for it := splits(ir); ; {
+		s, ok := it.next()
+		if !ok {
+			return n
+		}
+		n[s.f]++
+	}
+}
+
+// ThresholdsByFeature is each of n inputs' distinct integer thresholds in ir, sorted.
+func ThresholdsByFeature(n int, ir *quantize.TreeIR) [][]int32 {
 	out := make([][]int32, n)
 	for it := splits(ir); ; {
 		s, ok := it.next()
@@ -143,16 +156,16 @@ func clamp32(v int64, lo, hi int32) int32 { return int32(min(max(v, int64(lo)), 
 
 // sampleState draws a float state uniformly from the input ranges (RL-CC: o up to
 // rlcc.SampleOMax, the distiller's sampler under the parameters, rather than the handler's clamp).
-func (c *verifyIn) sampleState(rng *rand.Rand) []float64 {
-	xf := make([]float64, len(c.pol.InputFormats()))
+func (c *Input) sampleState(rng *rand.Rand) []float64 {
+	xf := make([]float64, len(c.Policy.InputFormats()))
 	var clamped []bool
-	if c.handler == artifact.HandlerRLCC {
-		clamped = rlcc.Clamped(c.layout)
+	if c.Handler == artifact.HandlerRLCC {
+		clamped = rlcc.Clamped(c.Layout)
 	}
-	for i, in := range c.pol.InputFormats() {
+	for i, in := range c.Policy.InputFormats() {
 		lo, hi := in.Value(in.Min), in.Value(in.Max)
 		if clamped != nil && clamped[i] {
-			hi = rlcc.SampleOMax(c.params)
+			hi = rlcc.SampleOMax(c.Params)
 		}
 		xf[i] = lo + rng.Float64()*(hi-lo)
 	}
@@ -161,10 +174,10 @@ func (c *verifyIn) sampleState(rng *rand.Rand) []float64 {
 
 // fixedGen yields the policy vectors every verify runs, in this order: every split at
 // T-1..T+2 on a path that reaches it (drawn as they are taken, one split at a time, so that
-// verify's memory does not grow with the splits), then the range extremes and the sample rows
+// Run's memory does not grow with the splits), then the range extremes and the sample rows
 // (drawn once the splits are done, from the same generator).
 type fixedGen struct {
-	c      *verifyIn
+	c      *Input
 	rng    *rand.Rand
 	splits *splitIter
 	cur    splitPath
@@ -173,19 +186,19 @@ type fixedGen struct {
 	done   bool
 }
 
-func (c *verifyIn) newFixed(rng *rand.Rand, ir *quantize.TreeIR) *fixedGen {
+func (c *Input) newFixed(rng *rand.Rand, ir *quantize.TreeIR) *fixedGen {
 	return &fixedGen{c: c, rng: rng, splits: splits(ir), d: 3}
 }
 
 // fixedCount is how many vectors a fixedGen over ir yields.
-func (c *verifyIn) fixedCount(ir *quantize.TreeIR) int {
-	nIn := len(c.pol.InputFormats())
+func (c *Input) fixedCount(ir *quantize.TreeIR) int {
+	nIn := len(c.Policy.InputFormats())
 	ext := 2
 	if nIn <= 8 {
 		ext = 1 << nIn
 	}
 	rows := 0
-	for _, row := range c.rows {
+	for _, row := range c.Rows {
 		if !slices.ContainsFunc(row, math.IsNaN) {
 			rows++
 		}
@@ -195,7 +208,7 @@ func (c *verifyIn) fixedCount(ir *quantize.TreeIR) int {
 
 // next is the next fixed vector, or false after the last.
 func (g *fixedGen) next() (policyVec, bool) {
-	ins := g.c.pol.InputFormats()
+	ins := g.c.Policy.InputFormats()
 	if !g.done {
 		if g.d > 2 {
 			s, ok := g.splits.next()
@@ -226,8 +239,8 @@ func (g *fixedGen) next() (policyVec, bool) {
 }
 
 // extremeVectors are the range extremes and the sample rows.
-func (c *verifyIn) extremeVectors(rng *rand.Rand) []policyVec {
-	ins := c.pol.InputFormats()
+func (c *Input) extremeVectors(rng *rand.Rand) []policyVec {
+	ins := c.Policy.InputFormats()
 	nIn := len(ins)
 	var out []policyVec
 	ends := func(i int, hi bool) int32 {
@@ -263,11 +276,11 @@ func (c *verifyIn) extremeVectors(rng *rand.Rand) []policyVec {
 			out = append(out, policyVec{kind: artifact.VecExtreme, x: x})
 		}
 	}
-	for _, row := range c.rows {
+	for _, row := range c.Rows {
 		if slices.ContainsFunc(row, math.IsNaN) {
 			continue
 		}
-		out = append(out, policyVec{kind: artifact.VecRow, x: quantize.QuantizeInputs(c.pol, row), fl: row})
+		out = append(out, policyVec{kind: artifact.VecRow, x: quantize.QuantizeInputs(c.Policy, row), fl: row})
 	}
 	return out
 }
@@ -275,23 +288,23 @@ func (c *verifyIn) extremeVectors(rng *rand.Rand) []policyVec {
 // filler draws the rest of the policy vectors, alternately a sampled float state and a
 // near-threshold one (each input near a random threshold of its own, or uniform).
 type filler struct {
-	c   *verifyIn
+	c   *Input
 	rng *rand.Rand
 	thr [][]int32
 	k   int
 }
 
-func (c *verifyIn) newFiller(rng *rand.Rand, ir *quantize.TreeIR) *filler {
-	return &filler{c: c, rng: rng, thr: thresholdsByFeature(len(c.pol.InputFormats()), ir)}
+func (c *Input) newFiller(rng *rand.Rand, ir *quantize.TreeIR) *filler {
+	return &filler{c: c, rng: rng, thr: ThresholdsByFeature(len(c.Policy.InputFormats()), ir)}
 }
 
 func (f *filler) next() policyVec {
 	f.k++
 	if f.k%2 == 1 {
 		xf := f.c.sampleState(f.rng)
-		return policyVec{kind: artifact.VecSampled, x: quantize.QuantizeInputs(f.c.pol, xf), fl: xf}
+		return policyVec{kind: artifact.VecSampled, x: quantize.QuantizeInputs(f.c.Policy, xf), fl: xf}
 	}
-	ins := f.c.pol.InputFormats()
+	ins := f.c.Policy.InputFormats()
 	x := make([]int32, len(ins))
 	for i, in := range ins {
 		if ts := f.thr[i]; len(ts) > 0 && f.rng.IntN(4) != 0 {
@@ -307,17 +320,17 @@ func (f *filler) next() policyVec {
 // starting from zeroed words (a new flow) or random ones (any bytes are a valid state), the
 // other calls from the state the golden model left after the previous one.
 type stateGen struct {
-	c     *verifyIn
+	c     *Input
 	rng   *rand.Rand
 	carry []uint32
 	k     int
 }
 
-func (c *verifyIn) newStates(rng *rand.Rand) *stateGen { return &stateGen{c: c, rng: rng} }
+func (c *Input) newStates(rng *rand.Rand) *stateGen { return &stateGen{c: c, rng: rng} }
 
 // next is the state for a call on x (nil for a stateless policy).
 func (g *stateGen) next(x []int32) []uint32 {
-	w := g.c.pol.StateWords()
+	w := g.c.Policy.StateWords()
 	if w == 0 {
 		return nil
 	}
@@ -332,6 +345,6 @@ func (g *stateGen) next(x []int32) []uint32 {
 	}
 	g.k++
 	g.carry = slices.Clone(st)
-	g.c.pol.Call(x, g.carry)
+	g.c.Policy.Call(x, g.carry)
 	return st
 }

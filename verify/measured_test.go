@@ -1,4 +1,4 @@
-package compiler
+package verify
 
 import (
 	"reflect"
@@ -8,21 +8,21 @@ import (
 	"github.com/nicc-dev/nicc/budget"
 )
 
-// thinMeasured leaves up to measureCap calls as they are; beyond, it keeps the longest and
+// ThinMeasured leaves up to measureCap calls as they are; beyond, it keeps the longest and
 // every other one of the rest, by cycles.
 func TestThinMeasured(t *testing.T) {
-	cand := make([]measured, measureCap)
+	cand := make([]Measured, measureCap)
 	for i := range cand {
-		cand[i] = measured{cycles: uint64(i * 7919 % 1000), v: budget.Vector{Line: i}}
+		cand[i] = Measured{Cycles: uint64(i * 7919 % 1000), Vector: budget.Vector{Line: i}}
 	}
-	if got := thinMeasured(slices.Clone(cand)); !reflect.DeepEqual(got, cand) {
+	if got := ThinMeasured(slices.Clone(cand)); !reflect.DeepEqual(got, cand) {
 		t.Error("measureCap calls changed")
 	}
-	cand = append(cand, measured{cycles: 5000, v: budget.Vector{Line: -1}})
+	cand = append(cand, Measured{Cycles: 5000, Vector: budget.Vector{Line: -1}})
 	sorted := slices.Clone(cand)
 	slices.SortStableFunc(sorted, byCycles)
-	got := thinMeasured(cand)
-	if len(got) != longestN+(len(sorted)-longestN+1)/2 || got[0].v.Line != -1 {
+	got := ThinMeasured(cand)
+	if len(got) != longestN+(len(sorted)-longestN+1)/2 || got[0].Vector.Line != -1 {
 		t.Fatalf("%d calls kept, first %+v", len(got), got[0])
 	}
 	for i, m := range got {

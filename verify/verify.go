@@ -1,4 +1,4 @@
-package compiler
+package verify
 
 import (
 	"bytes"
@@ -20,45 +20,45 @@ import (
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
-// verifyIn is what the verify stage reads: the golden model, the three builds, and what the
+// Input is what the verify stage reads: the golden model, the three builds, and what the
 // options ask of it.
-type verifyIn struct {
-	ctx     context.Context // nil: never cancelled
-	m       *model.Model
-	pol     quantize.Policy
-	handler artifact.Handler
-	params  nicsdk.Params
-	layout  nicsdk.Layout
-	rows    [][]float64 // the Ranges rows
+type Input struct {
+	Ctx     context.Context // nil: never cancelled
+	Model   *model.Model
+	Policy  quantize.Policy
+	Handler artifact.Handler
+	Params  nicsdk.Params
+	Layout  nicsdk.Layout
+	Rows    [][]float64 // the Ranges rows
 	// elf is the firmware; hostBin and ubsan the host driver's strict and sanitized builds.
-	elf, hostBin, ubsan string
-	vectors             int // the least number of calls compared
-	seed                uint64
-	core, hostCC        string
-	progress            func(done, total int)
+	ELF, HostBin, UBSan string
+	Vectors             int // the least number of calls compared
+	Seed                uint64
+	Core, HostCC        string
+	Progress            func(done, total int)
 }
 
-// verified is the verify stage's artifact: its report, the calls Budget measures, and the
+// Result is the verify stage's artifact: its report, the calls Budget measures, and the
 // fidelity it accumulated.
-type verified struct {
-	report artifact.VerifyReport
+type Result struct {
+	Report artifact.VerifyReport
 	// measure and measurePolicy are the calls that ran longest, and a sample of the rest,
 	// for Budget.
-	measure, measurePolicy []budget.Vector
+	Measure, MeasurePolicy []budget.Vector
 	// states and decisions accumulate fidelity: the sampled float states (and rows) through
 	// the model, and the RL-CC handler's decisions.
-	states, decisions *fidAcc
+	States, Decisions *FidAcc
 }
 
-// verifyBatch is the most calls one run of a host driver takes; verify holds one batch of
+// Batch is the most calls one run of a host driver takes; verify holds one batch of
 // vectors in memory at a time. A variable for the tests.
-var verifyBatch = 1 << 16
+var Batch = 1 << 16
 
 // Compared implementations.
 const (
-	implHost  = "host C"
-	implUBSan = "host C with UBSan"
-	implFwsim = "fwsim (RISC-V ELF)"
+	ImplHost  = "host C"
+	ImplUBSan = "host C with UBSan"
+	ImplFwsim = "fwsim (RISC-V ELF)"
 )
 
 // policyVec is one call of nicc_policy.
@@ -85,34 +85,24 @@ type sequence struct {
 	events []event
 }
 
-// verifyStage runs the same vectors through the golden model, both host builds and fwsim,
-// batch by batch, and fails when any differ or the UBSan build reports anything.
-func (c *compilation) verifyStage() error {
-	var err error
-	c.verify, err = verify(verifyIn{ctx: c.ctx, m: c.Float, pol: c.Policy, handler: c.Handler, params: c.Params, layout: c.Layout(),
-		rows: c.Rows, elf: c.elf, hostBin: c.hostBin, ubsan: c.ubsan, vectors: c.opt.Vectors, seed: c.opt.Seed,
-		core: c.opt.Core, hostCC: c.opt.HostCC, progress: func(done, total int) { c.progress("verify", done, total) }})
-	return err
-}
-
-// verify is the verify stage: in's vectors through the golden model, both host builds and
+// Run is the verify stage: in's vectors through the golden model, both host builds and
 // fwsim. What it verified comes back with a failed check too, for the report.
-func verify(c verifyIn) (*verified, error) {
-	rng := rand.New(rand.NewPCG(c.seed, 0x6e696363))
-	out := &verified{report: artifact.VerifyReport{Kinds: map[string]int{}}, states: newFidAcc(c.pol, c.m), decisions: newFidAcc(c.pol, c.m)}
-	vr := &out.report
-	ir, _ := c.pol.(*quantize.TreeIR) // nil for a network
+func Run(c Input) (*Result, error) {
+	rng := rand.New(rand.NewPCG(c.Seed, 0x6e696363))
+	out := &Result{Report: artifact.VerifyReport{Kinds: map[string]int{}}, States: NewFidAcc(c.Policy, c.Model), Decisions: NewFidAcc(c.Policy, c.Model)}
+	vr := &out.Report
+	ir, _ := c.Policy.(*quantize.TreeIR) // nil for a network
 
-	n := c.vectors
+	n := c.Vectors
 	nPolicy := n
-	if c.handler == artifact.HandlerRLCC {
+	if c.Handler == artifact.HandlerRLCC {
 		nPolicy = n / 4
 	}
 	fixed, nFixed := c.newFixed(rng, ir), c.fixedCount(ir)
 	// Sampled states however many split vectors there are: a quarter of nPolicy at least.
 	totalPolicy := max(nPolicy, nFixed+nPolicy/4)
 	totalEvents := 0
-	if c.handler == artifact.HandlerRLCC {
+	if c.Handler == artifact.HandlerRLCC {
 		// At least three quarters of the vectors are events.
 		totalEvents = max(n-totalPolicy, 3*n/4, 1)
 	}
@@ -122,9 +112,9 @@ func verify(c verifyIn) (*verified, error) {
 	}
 	fill := c.newFiller(rng, ir)
 	states := c.newStates(rng)
-	for start := 0; start < totalPolicy; start += verifyBatch {
-		pvs := make([]policyVec, 0, min(verifyBatch, totalPolicy-start))
-		for i := start; i < min(start+verifyBatch, totalPolicy); i++ {
+	for start := 0; start < totalPolicy; start += Batch {
+		pvs := make([]policyVec, 0, min(Batch, totalPolicy-start))
+		for i := start; i < min(start+Batch, totalPolicy); i++ {
 			p, ok := fixed.next()
 			if !ok {
 				p = fill.next()
@@ -139,7 +129,7 @@ func verify(c verifyIn) (*verified, error) {
 	if totalEvents > 0 {
 		g := c.newSeqGen(out, rng, ir)
 		for done := 0; done < totalEvents; {
-			seqs := g.next(min(verifyBatch, totalEvents-done))
+			seqs := g.next(min(Batch, totalEvents-done))
 			for _, s := range seqs {
 				done += len(s.events)
 			}
@@ -148,23 +138,23 @@ func verify(c verifyIn) (*verified, error) {
 			}
 		}
 	}
-	c.progress(v.total, v.total)
+	c.Progress(v.total, v.total)
 	vr.UBSan = "clean"
 	if vr.Mismatches > 0 {
 		return out, &budget.CheckError{Err: &artifact.MismatchError{Differ: vr.Mismatches, Vectors: vr.Vectors, First: v.first}}
 	}
-	golden := "golden (Go: quantize." + c.pol.Golden()
+	golden := "golden (Go: quantize." + c.Policy.Golden()
 	switch {
-	case c.handler == artifact.HandlerRLCC && c.pol.StateWords() > 0:
+	case c.Handler == artifact.HandlerRLCC && c.Policy.StateWords() > 0:
 		golden += " inside nicsdk.OnEventEx"
-	case c.handler == artifact.HandlerRLCC:
+	case c.Handler == artifact.HandlerRLCC:
 		golden += " inside nicsdk.OnEvent"
 	}
-	vr.Compared = []string{golden + ")", implHost + " (" + c.hostCC + " -O2)", implUBSan, implFwsim}
-	out.measurePolicy = pickMeasured(v.candPolicy)
-	out.measure = out.measurePolicy
-	if c.handler == artifact.HandlerRLCC {
-		out.measure = pickMeasured(v.cand)
+	vr.Compared = []string{golden + ")", ImplHost + " (" + c.HostCC + " -O2)", ImplUBSan, ImplFwsim}
+	out.MeasurePolicy = PickMeasured(v.candPolicy)
+	out.Measure = out.MeasurePolicy
+	if c.Handler == artifact.HandlerRLCC {
+		out.Measure = PickMeasured(v.cand)
 	} else {
 		vr.MaxCycles = vr.MaxPolicyCycles
 	}
@@ -173,8 +163,8 @@ func verify(c verifyIn) (*verified, error) {
 
 // verifier runs verify's batches on one emulator, whose memory persists across calls.
 type verifier struct {
-	in             *verifyIn
-	out            *verified
+	in             *Input
+	out            *Result
 	vr             *artifact.VerifyReport
 	fw             *abi.Firmware
 	done, total    int // calls, for progress
@@ -182,17 +172,17 @@ type verifier struct {
 	first          *artifact.Mismatch
 	// cand and candPolicy are the calls Budget may measure: the longest of each batch and a
 	// sample of the rest.
-	cand, candPolicy []measured
+	cand, candPolicy []Measured
 }
 
-func (c *verifyIn) newVerifier(out *verified, total int) (*verifier, error) {
-	fw, err := abi.Load(c.elf, c.core, abi.Shape{Inputs: max(1, len(c.pol.InputFormats())), StateWords: c.pol.StateWords(),
-		Handler: c.handler == artifact.HandlerRLCC})
+func (c *Input) newVerifier(out *Result, total int) (*verifier, error) {
+	fw, err := abi.Load(c.ELF, c.Core, abi.Shape{Inputs: max(1, len(c.Policy.InputFormats())), StateWords: c.Policy.StateWords(),
+		Handler: c.Handler == artifact.HandlerRLCC})
 	if err != nil {
 		return nil, err
 	}
-	v := &verifier{in: c, out: out, vr: &out.report, fw: fw, total: total}
-	c.progress(0, total)
+	v := &verifier{in: c, out: out, vr: &out.Report, fw: fw, total: total}
+	c.Progress(0, total)
 	return v, nil
 }
 
@@ -200,8 +190,8 @@ func (c *verifyIn) newVerifier(out *verified, total int) (*verifier, error) {
 // host build over all of them, and fwsim.
 func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	c, vr := v.in, v.vr
-	if c.ctx != nil && c.ctx.Err() != nil {
-		return c.ctx.Err()
+	if c.Ctx != nil && c.Ctx.Err() != nil {
+		return c.Ctx.Err()
 	}
 	nEvents := 0
 	for _, s := range seqs {
@@ -221,7 +211,7 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	goldenSt := make([][]uint32, len(pvs))
 	for i, p := range pvs {
 		goldenSt[i] = slices.Clone(p.state)
-		golden[i] = c.pol.Call(p.x, goldenSt[i])
+		golden[i] = c.Policy.Call(p.x, goldenSt[i])
 	}
 
 	// The driver's input: the policy vectors, or the sequences.
@@ -232,12 +222,12 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 			in.WriteByte(' ')
 			in.WriteString(strconv.FormatInt(int64(x), 10))
 		}
-		writeWords(&in, p.state)
+		WriteWords(&in, p.state)
 		in.WriteByte('\n')
 	}
 	for _, s := range seqs {
 		in.WriteByte('C')
-		writeWords(&in, s.start[:])
+		WriteWords(&in, s.start[:])
 		in.WriteByte('\n')
 		for _, e := range s.events {
 			fmt.Fprintf(&in, "E %d %d %d %d %d\n", e.ev.Type, e.ev.RTTNs, e.ev.TimestampNs, e.ev.FlowID, e.ev.TxBytes)
@@ -255,10 +245,10 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 	var fwErr error
 	var wg sync.WaitGroup
 	run := func(bin string, o *hostOut) {
-		o.ys, o.sts, o.rates, o.ctxs, o.err = runDriver(bin, in.Bytes(), len(pvs), c.pol.StateWords(), nEvents)
+		o.ys, o.sts, o.rates, o.ctxs, o.err = runDriver(bin, in.Bytes(), len(pvs), c.Policy.StateWords(), nEvents)
 	}
-	wg.Go(func() { run(c.hostBin, &host) })
-	wg.Go(func() { run(c.ubsan, &ubsan) })
+	wg.Go(func() { run(c.HostBin, &host) })
+	wg.Go(func() { run(c.UBSan, &ubsan) })
 	wg.Go(func() { fw, fwErr = v.fwsim(pvs, seqs) })
 	wg.Wait()
 	if host.err != nil {
@@ -307,16 +297,16 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 
 	// Fidelity over the float states, and the calls Budget may measure.
 	for i, p := range pvs {
-		if p.fl != nil && c.pol.StateWords() == 0 { // a recurrent model's error depends on its state: see quantize's fidelity
-			v.out.states.add(p.fl, p.x, quantize.Y(c.pol, p.x, golden[i]))
+		if p.fl != nil && c.Policy.StateWords() == 0 { // a recurrent model's error depends on its state: see quantize's fidelity
+			v.out.States.Add(p.fl, p.x, quantize.Y(c.Policy, p.x, golden[i]))
 		}
 	}
-	for _, i := range sampleIdx(len(pvs), fw.longestPolicy, measureKeep) {
+	for _, i := range SampleIdx(len(pvs), fw.longestPolicy, MeasureKeep) {
 		args := []budget.Arg{{Bytes: target.Int32Bytes(pvs[i].x)}}
 		if pvs[i].state != nil {
 			args = append(args, budget.Arg{Bytes: target.WordBytes(pvs[i].state)})
 		}
-		v.candPolicy = append(v.candPolicy, measured{fw.policyCycles[i], budget.Vector{Line: v.nPolicy + i + 1, Args: args}})
+		v.candPolicy = append(v.candPolicy, Measured{fw.policyCycles[i], budget.Vector{Line: v.nPolicy + i + 1, Args: args}})
 	}
 	if nEvents > 0 {
 		flat := make([]*event, 0, nEvents)
@@ -325,13 +315,13 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 				flat = append(flat, &seqs[si].events[ei])
 			}
 		}
-		for _, i := range sampleIdx(len(flat), fw.longestEvent, measureKeep) {
+		for _, i := range SampleIdx(len(flat), fw.longestEvent, MeasureKeep) {
 			e := flat[i]
-			v.cand = append(v.cand, measured{fw.eventCycles[i],
+			v.cand = append(v.cand, Measured{fw.eventCycles[i],
 				budget.Vector{Line: vr.Events - nEvents + i + 1, Args: []budget.Arg{{Bytes: e.ev.Bytes()}, {Bytes: e.before.Bytes()}}}})
 		}
 	}
-	v.candPolicy, v.cand = thinMeasured(v.candPolicy), thinMeasured(v.cand)
+	v.candPolicy, v.cand = ThinMeasured(v.candPolicy), ThinMeasured(v.cand)
 	v.nPolicy += len(pvs)
 	v.nSeqs += len(seqs)
 	return nil

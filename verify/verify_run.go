@@ -1,4 +1,4 @@
-package compiler
+package verify
 
 import (
 	"bufio"
@@ -26,18 +26,18 @@ func (r eventResult) output() artifact.CallOutput {
 	return artifact.CallOutput{Return: int64(r.rate), StateAfter: r.ctx[:]}
 }
 
-func writeWords(b *bytes.Buffer, ws []uint32) {
+func WriteWords(b *bytes.Buffer, ws []uint32) {
 	for _, w := range ws {
 		b.WriteByte(' ')
 		b.WriteString(strconv.FormatUint(uint64(w), 10))
 	}
 }
 
-// sampleIdx is the indices in longest, then every stride-th index, up to limit in all.
-func sampleIdx(n int, longest []int, limit int) []int {
+// SampleIdx is the indices in first, then every stride-th index, up to limit in all.
+func SampleIdx(n int, first []int, limit int) []int {
 	seen := map[int]bool{}
 	var out []int
-	for _, i := range longest {
+	for _, i := range first {
 		if !seen[i] && len(out) < limit {
 			seen[i] = true
 			out = append(out, i)
@@ -54,10 +54,10 @@ func sampleIdx(n int, longest []int, limit int) []int {
 	return out
 }
 
-// runHost runs a host build of a verification driver over in and returns its output. Any
+// RunHost runs a host build of a verification driver over in and returns its output. Any
 // output on stderr (a UBSan report) or a non-zero exit is an error naming bin and the first
 // line of the message.
-func runHost(bin string, in []byte) (*bytes.Buffer, error) {
+func RunHost(bin string, in []byte) (*bytes.Buffer, error) {
 	cmd := exec.Command(bin)
 	cmd.Stdin = bytes.NewReader(in)
 	var out, errOut bytes.Buffer
@@ -79,7 +79,7 @@ func runHost(bin string, in []byte) (*bytes.Buffer, error) {
 // stateWords words of new state) per policy vector, then a rate and a context per event. Any
 // output on stderr (a UBSan report) or a non-zero exit is an error.
 func runDriver(bin string, in []byte, nPolicy, stateWords, nEvents int) ([]int32, [][]uint32, []uint32, []nicsdk.FlowCtx, error) {
-	out, err := runHost(bin, in)
+	out, err := RunHost(bin, in)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -154,7 +154,7 @@ func (v *verifier) fwsim(pvs []policyVec, seqs []sequence) (fwOut, error) {
 	tick := func() {
 		v.done++
 		if v.done%4096 == 0 {
-			v.in.progress(v.done, v.total)
+			v.in.Progress(v.done, v.total)
 		}
 	}
 	for i, p := range pvs {
@@ -169,7 +169,7 @@ func (v *verifier) fwsim(pvs []policyVec, seqs []sequence) (fwOut, error) {
 		vr.MaxPolicyCycles = max(vr.MaxPolicyCycles, cycles)
 		tick()
 	}
-	o.longestPolicy = longest(o.policyCycles, 64)
+	o.longestPolicy = Longest(o.policyCycles, 64)
 	for si, s := range seqs {
 		ctx := s.start
 		for ei, e := range s.events {
@@ -185,12 +185,12 @@ func (v *verifier) fwsim(pvs []policyVec, seqs []sequence) (fwOut, error) {
 			tick()
 		}
 	}
-	o.longestEvent = longest(o.eventCycles, 64)
+	o.longestEvent = Longest(o.eventCycles, 64)
 	return o, nil
 }
 
-// longest is the indices of the k largest values.
-func longest(v []uint64, k int) []int {
+// Longest is the indices of the k largest values.
+func Longest(v []uint64, k int) []int {
 	idx := make([]int, len(v))
 	for i := range idx {
 		idx[i] = i
