@@ -75,13 +75,19 @@ func quantizeOpts8() quantize.MLPOptions {
 	return quantize.MLPOptions{WeightBits: 8, ActBits: 8, TanhBits: 8}
 }
 
-func TestDiffTreesFile(t *testing.T) {
-	dir := t.TempDir()
-	studentFile := filepath.Join(dir, "student.json")
+// distilledStudent is a small tree student of diffTeacher, written into a temporary directory.
+func distilledStudent(t testing.TB) string {
+	t.Helper()
+	studentFile := filepath.Join(t.TempDir(), "student.json")
 	if _, err := student.Distill(student.DistillOptions{Teacher: diffTeacher, Samples: 3000, HeldOut: 0.1, Seed: 1,
 		Train: distill.Options{Trees: 3, Depth: 3, LearningRate: 1, L2: 1}}, studentFile); err != nil {
 		t.Fatal(err)
 	}
+	return studentFile
+}
+
+func TestDiffTreesFile(t *testing.T) {
+	studentFile := distilledStudent(t)
 	r, err := Diff(DiffOptions{Teacher: diffTeacher, Against: studentFile, Samples: 1000, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -217,11 +223,7 @@ func TestDiffLSTMFloatStep(t *testing.T) {
 // CSV give.
 func TestDiffStreamsSampledRows(t *testing.T) {
 	dir := t.TempDir()
-	studentFile := filepath.Join(dir, "student.json")
-	if _, err := student.Distill(student.DistillOptions{Teacher: diffTeacher, Samples: 3000, HeldOut: 0.1, Seed: 1,
-		Train: distill.Options{Trees: 3, Depth: 3, LearningRate: 1, L2: 1}}, studentFile); err != nil {
-		t.Fatal(err)
-	}
+	studentFile := distilledStudent(t)
 	const n, seed = 5000, 9
 	d, err := distill.DefaultRLCC.Sample(n, seed)
 	if err != nil {
@@ -264,11 +266,7 @@ func TestDiffStreamsSampledRows(t *testing.T) {
 // BenchmarkDiffRows reports the most live heap nicc diff holds per compared row (its Δy, 8
 // bytes, for a streamed comparison): the figure does not grow with the rows.
 func BenchmarkDiffRows(b *testing.B) {
-	studentFile := filepath.Join(b.TempDir(), "student.json")
-	if _, err := student.Distill(student.DistillOptions{Teacher: diffTeacher, Samples: 3000, HeldOut: 0.1, Seed: 1,
-		Train: distill.Options{Trees: 3, Depth: 3, LearningRate: 1, L2: 1}}, studentFile); err != nil {
-		b.Fatal(err)
-	}
+	studentFile := distilledStudent(b)
 	for _, n := range []int{100_000, 1_000_000} {
 		for _, against := range []string{studentFile, AgainstInt8} {
 			name := "file"
