@@ -87,8 +87,11 @@ func rlccReport(t *testing.T) (*CompileReport, string) {
 	return compileOnce(t, "rlcc", CompileOptions{Model: rlccXGB, Ranges: rlccRef, Predictions: rlccRef})
 }
 
+// bcReport is the breast-cancer LightGBM's compile on outputVectors vectors and seed 1: the
+// compile TestShippedOutputsUnchanged pins as lightgbm_bc, made once for both.
 func bcReport(t *testing.T) (*CompileReport, string) {
-	return compileOnce(t, "bc", CompileOptions{Model: bcModel, Handler: HandlerNone, Ranges: bcRows, Predictions: bcPreds})
+	return compileOnce(t, "bc", CompileOptions{Model: bcModel, Handler: HandlerNone, Ranges: bcRows, Predictions: bcPreds,
+		Vectors: outputVectors, Seed: 1})
 }
 
 func TestHandlerNames(t *testing.T) {
@@ -209,6 +212,7 @@ func TestCompileRLCC(t *testing.T) {
 }
 
 func TestCompileLightGBMBinary(t *testing.T) {
+	t.Parallel()
 	r, dir := bcReport(t)
 	if r.Handler != "none" || r.Entry != EntryPolicy || r.StateBytes != 0 {
 		t.Errorf("handler %q entry %q state %d", r.Handler, r.Entry, r.StateBytes)
@@ -241,6 +245,7 @@ func TestCompileLightGBMBinary(t *testing.T) {
 // Without sample rows, the ranges come from the thresholds alone and still reproduce
 // LightGBM's predictions (evaluated afterwards, on the clamped and quantized rows).
 func TestCompileLightGBMThresholdRanges(t *testing.T) {
+	t.Parallel()
 	r, _ := compileOnce(t, "bc-thresholds", CompileOptions{Model: bcModel, Vectors: 5000})
 	if r.Handler != "none" || r.Verify.Mismatches != 0 {
 		t.Fatalf("handler %s, verify %+v", r.Handler, r.Verify)
@@ -338,6 +343,7 @@ func TestCompileCatchesMismatch(t *testing.T) {
 // Undefined behaviour in the generated C is caught by the UBSan build even when the
 // optimised build happens to compute the right values.
 func TestCompileCatchesUndefinedBehaviour(t *testing.T) {
+	t.Parallel()
 	re := regexp.MustCompile(`int32_t nicc_policy\(const int32_t \*x\)\n\{\n`)
 	opt := CompileOptions{Model: rlccXGB, Out: t.TempDir(), Vectors: 2000,
 		tamper: tamperFirst(t, "nicc_policy.c", re, func(m []string) string {
@@ -462,6 +468,7 @@ func TestCompileBadInput(t *testing.T) {
 // The other shipped ensembles (inputs named f0..f3, so --handler none by default), against
 // XGBoost's own outputs in their reference tables (inputs first, the output last).
 func TestCompileShippedEnsembles(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"xgb_logistic", "xgb_dart"} {
 		ref := "../testdata/models/" + name + ".ref.csv"
 		r, _ := compileOnce(t, name, CompileOptions{Model: "../testdata/models/" + name + ".json", Ranges: ref, Predictions: ref, Vectors: 5000})

@@ -45,6 +45,7 @@ func TestCompileDOCA(t *testing.T) {
 		{"doca-lstm", CompileOptions{Model: docaLSTM, SDK: SDKDOCA, Vectors: 4000, Int8: &Int8Options{Samples: 2000}}, 1.10},
 	} {
 		t.Run(tc.key, func(t *testing.T) {
+			t.Parallel()
 			r, dir := compileOnce(t, tc.key, tc.opt)
 			d := r.DOCA
 			if d == nil {
@@ -90,6 +91,7 @@ func TestCompileDOCA(t *testing.T) {
 // TestDOCAReadme: the README lists every DOCA name the source uses with its page, and what
 // could not be checked.
 func TestDOCAReadme(t *testing.T) {
+	t.Parallel()
 	_, dir := docaReport(t)
 	readme, err := os.ReadFile(filepath.Join(dir, DOCAReadmeFile))
 	if err != nil {
@@ -444,6 +446,7 @@ func TestDOCAVerifyCatches(t *testing.T) {
 // TestDOCASourcesChecked: a preprocessor directive nicc did not write, added to the DOCA
 // source after it was emitted, is refused before anything is built from it.
 func TestDOCASourcesChecked(t *testing.T) {
+	t.Parallel()
 	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 2000, Out: t.TempDir(),
 		docaTamper: func(dir string) error {
 			p := filepath.Join(dir, DOCASourceFile)

@@ -49,6 +49,7 @@ func stageNames(r *CompileReport) []string {
 // with the failure, the first differing vector and each implementation's output, and the
 // stages before verify.
 func TestCompileMismatchWritesReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	re := regexp.MustCompile(`<= (-?\d+)\)`)
 	r, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000, Form: "branch",
@@ -125,6 +126,7 @@ func TestCompileEventMismatchWritesReport(t *testing.T) {
 }
 
 func TestCompileUBSanWritesReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	re := regexp.MustCompile(`int32_t nicc_policy\(const int32_t \*x\)\n\{\n`)
 	_, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000,
@@ -140,6 +142,7 @@ func TestCompileUBSanWritesReport(t *testing.T) {
 }
 
 func TestCompileOverBudgetReportsFailure(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000, Budget: 100 * time.Nanosecond})
 	got := readReport(t, dir)
@@ -155,6 +158,7 @@ func TestCompileOverBudgetReportsFailure(t *testing.T) {
 // The report times every stage, in order; the summary prints them; a passing report has no
 // failure. The build stage tells progress of each of its three builds as it finishes.
 func TestCompileTimesStages(t *testing.T) {
+	t.Parallel()
 	var build []int
 	var stages []string
 	r, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Vectors: 2000,
