@@ -320,23 +320,26 @@ func TestCompileCatchesMismatch(t *testing.T) {
 		{bcModel, "", regexp.MustCompile(`<= (-?\d+)\)`), "<= %d)"},
 		{rlccXGB, "rank", regexp.MustCompile(`\{\{(-?\d{1,9})\}, \{UINT64_C`), "{{%d}, {UINT64_C"},
 	} {
-		model := c.model
-		opt := CompileOptions{Model: model, Out: t.TempDir(), Vectors: 2000, Form: c.form,
-			tamper: tamperFirst(t, "nicc_policy.c", c.re, func(m []string) string {
-				n, _ := strconv.ParseInt(m[1], 10, 64)
-				return fmt.Sprintf(c.repl, n+1)
-			})}
-		_, err := Compile(opt)
-		var ce *budget.CheckError
-		if !errors.As(err, &ce) {
-			t.Fatalf("%s: a threshold off by one: %v, want a budget.CheckError", model, err)
-		}
-		for _, want := range []string{"verify: ", "vectors differ", "threshold±1", "x = [", "golden ", "host C ", "fwsim "} {
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("%s: error %q lacks %q", model, err, want)
+		t.Run(filepath.Base(c.model)+"-"+c.form, func(t *testing.T) {
+			t.Parallel()
+			model := c.model
+			opt := CompileOptions{Model: model, Out: t.TempDir(), Vectors: 2000, Form: c.form,
+				tamper: tamperFirst(t, "nicc_policy.c", c.re, func(m []string) string {
+					n, _ := strconv.ParseInt(m[1], 10, 64)
+					return fmt.Sprintf(c.repl, n+1)
+				})}
+			_, err := Compile(opt)
+			var ce *budget.CheckError
+			if !errors.As(err, &ce) {
+				t.Fatalf("%s: a threshold off by one: %v, want a budget.CheckError", model, err)
 			}
-		}
-		t.Log(err)
+			for _, want := range []string{"verify: ", "vectors differ", "threshold±1", "x = [", "golden ", "host C ", "fwsim "} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: error %q lacks %q", model, err, want)
+				}
+			}
+			t.Log(err)
+		})
 	}
 }
 
