@@ -359,9 +359,12 @@ func TestCompileCatchesUndefinedBehaviour(t *testing.T) {
 	}
 }
 
+// TestCompileOverBudget: a handler over the budget fails with a budget.CheckError in one line
+// and the report, whose report.json records the failure (one compile for both checks).
 func TestCompileOverBudget(t *testing.T) {
 	t.Parallel()
-	r, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Vectors: 2000, Budget: 100 * time.Nanosecond})
+	dir := t.TempDir()
+	r, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000, Budget: 100 * time.Nanosecond})
 	var ce *budget.CheckError
 	if !errors.As(err, &ce) || r == nil || r.Budget.Fits {
 		t.Fatalf("100 ns budget: %v, report %v; want a budget.CheckError and the report", err, r)
@@ -369,6 +372,14 @@ func TestCompileOverBudget(t *testing.T) {
 	want := regexp.MustCompile(`^nicc_on_event is over budget on dpa: WCET \d+ cycles = 0\.\d{3} µs > budget 0\.1 µs$`)
 	if !want.MatchString(err.Error()) {
 		t.Errorf("error %q", err)
+	}
+	got := readReport(t, dir)
+	f := got.Failure
+	if f == nil || f.Stage != "budget" || f.Kind != "over_budget" || f.Message != err.Error() || r.Failure == nil {
+		t.Fatalf("failure %+v, error %v", f, err)
+	}
+	if got.Budget == nil || got.Budget.Fits || got.Fidelity == nil {
+		t.Errorf("an over-budget report keeps what every stage found: budget %+v, fidelity %v", got.Budget, got.Fidelity)
 	}
 }
 

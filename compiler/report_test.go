@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nicc-dev/nicc/budget"
 )
@@ -138,20 +137,6 @@ func TestCompileUBSanWritesReport(t *testing.T) {
 	if f == nil || f.Stage != "verify" || f.Kind != "ubsan" || f.Mismatch != nil || f.Message != err.Error() ||
 		!strings.Contains(f.Message, "signed integer overflow") || got.Verify.UBSan != "not clean" {
 		t.Errorf("failure %+v, verify %+v", f, got.Verify)
-	}
-}
-
-func TestCompileOverBudgetReportsFailure(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	r, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000, Budget: 100 * time.Nanosecond})
-	got := readReport(t, dir)
-	f := got.Failure
-	if f == nil || f.Stage != "budget" || f.Kind != "over_budget" || err == nil || f.Message != err.Error() || r.Failure == nil {
-		t.Fatalf("failure %+v, error %v", f, err)
-	}
-	if got.Budget == nil || got.Budget.Fits || got.Fidelity == nil {
-		t.Errorf("an over-budget report keeps what every stage found: budget %+v, fidelity %v", got.Budget, got.Fidelity)
 	}
 }
 
