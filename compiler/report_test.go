@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/nicc-dev/nicc/budget"
+	"github.com/nicc-dev/nicc/nicsdk"
 )
 
 func TestFailKindsHaveNames(t *testing.T) {
@@ -141,12 +143,14 @@ func TestCompileUBSanWritesReport(t *testing.T) {
 }
 
 // The report times every stage, in order; the summary prints them; a passing report has no
-// failure. The build stage tells progress of each of its three builds as it finishes.
+// failure. The build stage tells progress of each of its three builds as it finishes. The same
+// model gives byte-identical C: this compile's sources are rlccReport's.
 func TestCompileTimesStages(t *testing.T) {
 	t.Parallel()
 	var build []int
 	var stages []string
-	r, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Vectors: 2000,
+	dir := t.TempDir()
+	r, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000,
 		Progress: func(stage string, done, total int) {
 			if stage == "build" {
 				build = append(build, done)
@@ -189,5 +193,24 @@ func TestCompileTimesStages(t *testing.T) {
 	}
 	if strings.Contains(text.String(), "FAILED") {
 		t.Errorf("a passing summary says FAILED:\n%s", text.String())
+	}
+
+	r1, dir1 := rlccReport(t)
+	for _, name := range []string{"nicc_policy.c", "nicc_policy.h", HandlerFile, "host/driver.c", nicsdk.RLCCHeaderName} {
+		a, err1 := os.ReadFile(filepath.Join(dir1, name))
+		b, err2 := os.ReadFile(filepath.Join(dir, name))
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two compiles of the same model", name)
+		}
+	}
+	c, err := os.ReadFile(filepath.Join(dir1, "nicc_policy.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(c, []byte(r1.Model.Hash)) {
+		t.Errorf("nicc_policy.c does not carry the model hash %s", r1.Model.Hash)
 	}
 }
