@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,13 +88,15 @@ func rlccReport(t *testing.T) (*artifact.CompileReport, string) {
 	return compileOnce(t, "rlcc", CompileOptions{Model: rlccXGB, Ranges: rlccRef, Predictions: rlccRef})
 }
 
+// bcReport is the breast-cancer LightGBM's compile on outputVectors vectors and seed 1: the
+// compile TestShippedOutputsUnchanged pins as lightgbm_bc, made once for both.
 // teacherJSON is the RL-CC teacher in nicc's native JSON.
 const teacherJSON = "../testdata/models/rlcc_teacher.json"
 
 func bcReport(t *testing.T) (*artifact.CompileReport, string) {
-	return compileOnce(t, "bc", CompileOptions{Model: bcModel, Handler: artifact.HandlerNone, Ranges: bcRows, Predictions: bcPreds})
+	return compileOnce(t, "bc", CompileOptions{Model: bcModel, Handler: artifact.HandlerNone, Ranges: bcRows, Predictions: bcPreds,
+		Vectors: outputVectors, Seed: 1})
 }
-
 func TestCompileRLCC(t *testing.T) {
 	t.Parallel()
 	r, dir := rlccReport(t)
@@ -194,6 +195,7 @@ func TestCompileRLCC(t *testing.T) {
 }
 
 func TestCompileLightGBMBinary(t *testing.T) {
+	t.Parallel()
 	r, dir := bcReport(t)
 	if r.Handler != "none" || r.Entry != artifact.EntryPolicy || r.StateBytes != 0 {
 		t.Errorf("handler %q entry %q state %d", r.Handler, r.Entry, r.StateBytes)
@@ -226,6 +228,7 @@ func TestCompileLightGBMBinary(t *testing.T) {
 // Without sample rows, the ranges come from the thresholds alone and still reproduce
 // LightGBM's predictions (evaluated afterwards, on the clamped and quantized rows).
 func TestCompileLightGBMThresholdRanges(t *testing.T) {
+	t.Parallel()
 	r, _ := compileOnce(t, "bc-thresholds", CompileOptions{Model: bcModel, Vectors: 5000})
 	if r.Handler != "none" || r.Verify.Mismatches != 0 {
 		t.Fatalf("handler %s, verify %+v", r.Handler, r.Verify)
@@ -234,34 +237,6 @@ func TestCompileLightGBMThresholdRanges(t *testing.T) {
 		if in.Splits > 0 && in.Source != "thresholds, padded" {
 			t.Errorf("input %+v", in)
 		}
-	}
-}
-
-// The same model gives byte-identical C.
-func TestCompileDeterministic(t *testing.T) {
-	t.Parallel()
-	_, dir1 := rlccReport(t)
-	dir2 := t.TempDir()
-	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir2, Vectors: 2000}); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"nicc_policy.c", "nicc_policy.h", artifact.HandlerFile, "host/driver.c", nicsdk.RLCCHeaderName} {
-		a, err1 := os.ReadFile(filepath.Join(dir1, name))
-		b, err2 := os.ReadFile(filepath.Join(dir2, name))
-		if err1 != nil || err2 != nil {
-			t.Fatal(err1, err2)
-		}
-		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs between two compiles of the same model", name)
-		}
-	}
-	c, err := os.ReadFile(filepath.Join(dir1, "nicc_policy.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _ := rlccReport(t)
-	if !bytes.Contains(c, []byte(r.Model.Hash)) {
-		t.Errorf("nicc_policy.c does not carry the model hash %s", r.Model.Hash)
 	}
 }
 
@@ -300,29 +275,33 @@ func TestCompileCatchesMismatch(t *testing.T) {
 		{bcModel, "", regexp.MustCompile(`<= (-?\d+)\)`), "<= %d)"},
 		{rlccXGB, "rank", regexp.MustCompile(`\{\{(-?\d{1,9})\}, \{UINT64_C`), "{{%d}, {UINT64_C"},
 	} {
-		model := c.model
-		opt := CompileOptions{Model: model, Out: t.TempDir(), Vectors: 2000, Form: c.form,
-			tamper: tamperFirst(t, "nicc_policy.c", c.re, func(m []string) string {
-				n, _ := strconv.ParseInt(m[1], 10, 64)
-				return fmt.Sprintf(c.repl, n+1)
-			})}
-		_, err := Compile(opt)
-		var ce *budget.CheckError
-		if !errors.As(err, &ce) {
-			t.Fatalf("%s: a threshold off by one: %v, want a budget.CheckError", model, err)
-		}
-		for _, want := range []string{"verify: ", "vectors differ", "threshold±1", "x = [", "golden ", "host C ", "fwsim "} {
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("%s: error %q lacks %q", model, err, want)
+		t.Run(filepath.Base(c.model)+"-"+c.form, func(t *testing.T) {
+			t.Parallel()
+			model := c.model
+			opt := CompileOptions{Model: model, Out: t.TempDir(), Vectors: 2000, Form: c.form,
+				tamper: tamperFirst(t, "nicc_policy.c", c.re, func(m []string) string {
+					n, _ := strconv.ParseInt(m[1], 10, 64)
+					return fmt.Sprintf(c.repl, n+1)
+				})}
+			_, err := Compile(opt)
+			var ce *budget.CheckError
+			if !errors.As(err, &ce) {
+				t.Fatalf("%s: a threshold off by one: %v, want a budget.CheckError", model, err)
 			}
-		}
-		t.Log(err)
+			for _, want := range []string{"verify: ", "vectors differ", "threshold±1", "x = [", "golden ", "host C ", "fwsim "} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: error %q lacks %q", model, err, want)
+				}
+			}
+			t.Log(err)
+		})
 	}
 }
 
 // Undefined behaviour in the generated C is caught by the UBSan build even when the
 // optimised build happens to compute the right values.
 func TestCompileCatchesUndefinedBehaviour(t *testing.T) {
+	t.Parallel()
 	re := regexp.MustCompile(`int32_t nicc_policy\(const int32_t \*x\)\n\{\n`)
 	opt := CompileOptions{Model: rlccXGB, Out: t.TempDir(), Vectors: 2000,
 		tamper: tamperFirst(t, "nicc_policy.c", re, func(m []string) string {
@@ -335,9 +314,12 @@ func TestCompileCatchesUndefinedBehaviour(t *testing.T) {
 	}
 }
 
+// TestCompileOverBudget: a handler over the budget fails with a budget.CheckError in one line
+// and the report, whose report.json records the failure (one compile for both checks).
 func TestCompileOverBudget(t *testing.T) {
 	t.Parallel()
-	r, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Vectors: 2000, Budget: 100 * time.Nanosecond})
+	dir := t.TempDir()
+	r, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000, Budget: 100 * time.Nanosecond})
 	var ce *budget.CheckError
 	if !errors.As(err, &ce) || r == nil || r.Budget.Fits {
 		t.Fatalf("100 ns budget: %v, report %v; want a budget.CheckError and the report", err, r)
@@ -345,6 +327,14 @@ func TestCompileOverBudget(t *testing.T) {
 	want := regexp.MustCompile(`^nicc_on_event is over budget on dpa: WCET \d+ cycles = 0\.\d{3} µs > budget 0\.1 µs$`)
 	if !want.MatchString(err.Error()) {
 		t.Errorf("error %q", err)
+	}
+	got := readReport(t, dir)
+	f := got.Failure
+	if f == nil || f.Stage != "budget" || f.Kind != "over_budget" || f.Message != err.Error() || r.Failure == nil {
+		t.Fatalf("failure %+v, error %v", f, err)
+	}
+	if got.Budget == nil || got.Budget.Fits || got.Fidelity == nil {
+		t.Errorf("an over-budget report keeps what every stage found: budget %+v, fidelity %v", got.Budget, got.Fidelity)
 	}
 }
 
@@ -447,6 +437,7 @@ func TestCompileBadInput(t *testing.T) {
 // The other shipped ensembles (inputs named f0..f3, so --handler none by default), against
 // XGBoost's own outputs in their reference tables (inputs first, the output last).
 func TestCompileShippedEnsembles(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"xgb_logistic", "xgb_dart"} {
 		ref := "../testdata/models/" + name + ".ref.csv"
 		r, _ := compileOnce(t, name, CompileOptions{Model: "../testdata/models/" + name + ".json", Ranges: ref, Predictions: ref, Vectors: 5000})

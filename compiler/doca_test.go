@@ -47,6 +47,7 @@ func TestCompileDOCA(t *testing.T) {
 		{"doca-lstm", CompileOptions{Model: docaLSTM, SDK: SDKDOCA, Vectors: 4000, Int8: &golden.Int8Options{Samples: 2000}}, 1.10},
 	} {
 		t.Run(tc.key, func(t *testing.T) {
+			t.Parallel()
 			r, dir := compileOnce(t, tc.key, tc.opt)
 			d := r.DOCA
 			if d == nil {
@@ -92,6 +93,7 @@ func TestCompileDOCA(t *testing.T) {
 // TestDOCAReadme: the README lists every DOCA name the source uses with its page, and what
 // could not be checked.
 func TestDOCAReadme(t *testing.T) {
+	t.Parallel()
 	_, dir := docaReport(t)
 	readme, err := os.ReadFile(filepath.Join(dir, artifact.DOCAReadmeFile))
 	if err != nil {
@@ -410,42 +412,46 @@ func TestDOCAVerifyCatches(t *testing.T) {
 		{"terms not updated", "rlcc_doca_terms[spare] =", "(void)", true},
 		{"a port beyond the device's accepted", "port_num >= DOCA_PCC_DEV_MAX_NUM_PORTS ||", "", false},
 	} {
-		opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 500, Out: t.TempDir(),
-			docaTamper: func(dir string) error {
-				p := filepath.Join(dir, nicsdk.DOCAHeaderName)
-				b, err := os.ReadFile(p)
-				if err != nil {
-					return err
-				}
-				if !bytes.Contains(b, []byte(c.old)) {
-					return fmt.Errorf("rlcc_doca.h no longer has %q", c.old)
-				}
-				return os.WriteFile(p, bytes.Replace(b, []byte(c.old), []byte(c.new), 1), 0o644)
-			}}
-		r, err := Compile(opt)
-		var ce *budget.CheckError
-		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "verify (DOCA)") {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		t.Logf("%s: %v", c.name, err)
-		if r == nil || r.Failure == nil || r.Failure.Stage != "doca" || r.DOCA == nil || (c.differs && r.DOCA.Mismatches == 0) {
-			t.Fatalf("%s: report of the failed compile: %+v", c.name, r)
-		}
-		// Its DOCA program failed verification: no reader runs it; its nicc firmware passed.
-		_, err = artifact.ReadReport(opt.Out, artifact.DOCAFirmwareFile) // what sim --sdk doca reads it with
-		want := filepath.Join(opt.Out, artifact.DOCAFirmwareFile) + ": the compile's doca stage did not pass (fail), so it is not verified; compile again"
-		if err == nil || err.Error() != want {
-			t.Errorf("%s: sim --sdk doca: %v; want %q", c.name, err, want)
-		}
-		if _, err := OpenCompiled(opt.Out, ""); err != nil {
-			t.Errorf("%s: the nicc firmware: %v", c.name, err)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 500, Out: t.TempDir(),
+				docaTamper: func(dir string) error {
+					p := filepath.Join(dir, nicsdk.DOCAHeaderName)
+					b, err := os.ReadFile(p)
+					if err != nil {
+						return err
+					}
+					if !bytes.Contains(b, []byte(c.old)) {
+						return fmt.Errorf("rlcc_doca.h no longer has %q", c.old)
+					}
+					return os.WriteFile(p, bytes.Replace(b, []byte(c.old), []byte(c.new), 1), 0o644)
+				}}
+			r, err := Compile(opt)
+			var ce *budget.CheckError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "verify (DOCA)") {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			t.Logf("%s: %v", c.name, err)
+			if r == nil || r.Failure == nil || r.Failure.Stage != "doca" || r.DOCA == nil || (c.differs && r.DOCA.Mismatches == 0) {
+				t.Fatalf("%s: report of the failed compile: %+v", c.name, r)
+			}
+			// Its DOCA program failed verification: no reader runs it; its nicc firmware passed.
+			_, err = artifact.ReadReport(opt.Out, artifact.DOCAFirmwareFile) // what sim --sdk doca reads it with
+			want := filepath.Join(opt.Out, artifact.DOCAFirmwareFile) + ": the compile's doca stage did not pass (fail), so it is not verified; compile again"
+			if err == nil || err.Error() != want {
+				t.Errorf("%s: sim --sdk doca: %v; want %q", c.name, err, want)
+			}
+			if _, err := OpenCompiled(opt.Out, ""); err != nil {
+				t.Errorf("%s: the nicc firmware: %v", c.name, err)
+			}
+		})
 	}
 }
 
 // TestDOCASourcesChecked: a preprocessor directive nicc did not write, added to the DOCA
 // source after it was emitted, is refused before anything is built from it.
 func TestDOCASourcesChecked(t *testing.T) {
+	t.Parallel()
 	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 2000, Out: t.TempDir(),
 		docaTamper: func(dir string) error {
 			p := filepath.Join(dir, artifact.DOCASourceFile)

@@ -96,20 +96,23 @@ func TestCompileHostileNames(t *testing.T) {
 	if _, err := Compile(CompileOptions{Model: hostileXGBoost(t, "a_prev"), Out: benign, Handler: artifact.HandlerNone, Form: "rank", Vectors: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{injection, "x */ y\nz", "trigraph *??/", "splice \\"} {
-		dir := t.TempDir()
-		r, err := Compile(CompileOptions{Model: hostileXGBoost(t, name), Out: dir, Handler: artifact.HandlerNone, Form: "rank", Vectors: 1000})
-		if err != nil {
-			t.Fatalf("name %q: %v", name, err)
-		}
-		if r.Verify.Mismatches != 0 {
-			t.Fatalf("name %q: %d mismatches", name, r.Verify.Mismatches)
-		}
-		checkOnlyNiccsC(t, dir, benign)
-		h, _ := os.ReadFile(filepath.Join(dir, "nicc_policy.h"))
-		if !strings.Contains(string(h), `x[0] a *\x2f\x0a#ifndef`) && name == injection {
-			t.Errorf("the header does not show the escaped name:\n%s", h)
-		}
+	for i, name := range []string{injection, "x */ y\nz", "trigraph *??/", "splice \\"} {
+		t.Run(string(rune('a'+i)), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			r, err := Compile(CompileOptions{Model: hostileXGBoost(t, name), Out: dir, Handler: artifact.HandlerNone, Form: "rank", Vectors: 1000})
+			if err != nil {
+				t.Fatalf("name %q: %v", name, err)
+			}
+			if r.Verify.Mismatches != 0 {
+				t.Fatalf("name %q: %d mismatches", name, r.Verify.Mismatches)
+			}
+			checkOnlyNiccsC(t, dir, benign)
+			h, _ := os.ReadFile(filepath.Join(dir, "nicc_policy.h"))
+			if !strings.Contains(string(h), `x[0] a *\x2f\x0a#ifndef`) && name == injection {
+				t.Errorf("the header does not show the escaped name:\n%s", h)
+			}
+		})
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // restricts the candidates. Each chosen form is verified by the compile.
 func TestChooseFormByCost(t *testing.T) {
 	t.Parallel()
-	compile := func(opt CompileOptions) *artifact.CompileReport {
+	compile := func(t *testing.T, opt CompileOptions) *artifact.CompileReport {
 		t.Helper()
 		opt.Model, opt.Out, opt.Handler, opt.Vectors = rlccXGB, t.TempDir(), artifact.HandlerNone, 1000
 		r, err := Compile(opt)
@@ -28,7 +28,7 @@ func TestChooseFormByCost(t *testing.T) {
 		}
 		return r
 	}
-	chosen := func(r *artifact.CompileReport) artifact.FormCandidate {
+	chosen := func(t *testing.T, r *artifact.CompileReport) artifact.FormCandidate {
 		t.Helper()
 		i := slices.IndexFunc(r.Build.Candidates, func(c artifact.FormCandidate) bool { return c.Chosen })
 		if i < 0 {
@@ -40,9 +40,9 @@ func TestChooseFormByCost(t *testing.T) {
 		}
 		return c
 	}
-	least := func(r *artifact.CompileReport) {
+	least := func(t *testing.T, r *artifact.CompileReport) {
 		t.Helper()
-		c := chosen(r)
+		c := chosen(t, r)
 		m := r.Build.Memory
 		for _, o := range r.Build.Candidates {
 			if fits := o.TextBytes <= m.TextBytes && o.RodataBytes <= m.RodataBytes; fits != o.Fits {
@@ -57,38 +57,52 @@ func TestChooseFormByCost(t *testing.T) {
 		}
 	}
 
-	r := compile(CompileOptions{})
-	least(r)
-	first := chosen(r)
+	r := compile(t, CompileOptions{})
+	least(t, r)
+	first := chosen(t, r)
 	if first.Form != "rank" || len(r.Build.Candidates) < 3 || r.Build.Candidates[0].Form != "branch" || r.Build.Memory.RodataBytes != 262144 ||
 		!strings.HasPrefix(r.Build.Memory.RodataSource, "profile dpa: assumption") {
 		t.Errorf("by default: %+v", r.Build)
 	}
 
-	// Below the cheapest form's tables, another form is chosen, within the limit.
-	r = compile(CompileOptions{MaxRodata: first.RodataBytes - 1})
-	least(r)
-	if c := chosen(r); c.RodataBytes >= first.RodataBytes || c.WCETCycles < first.WCETCycles || r.Build.Memory.RodataSource != "--max-rodata" {
-		t.Errorf("under --max-rodata %d: chose %+v", first.RodataBytes-1, c)
+	// The other budgets' compiles are independent of each other: they run in parallel.
+	run := func(name string, f func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f(t)
+		})
 	}
+
+	// Below the cheapest form's tables, another form is chosen, within the limit.
+	run("max-rodata", func(t *testing.T) {
+		r := compile(t, CompileOptions{MaxRodata: first.RodataBytes - 1})
+		least(t, r)
+		if c := chosen(t, r); c.RodataBytes >= first.RodataBytes || c.WCETCycles < first.WCETCycles || r.Build.Memory.RodataSource != "--max-rodata" {
+			t.Errorf("under --max-rodata %d: chose %+v", first.RodataBytes-1, c)
+		}
+	})
 
 	// No rank layout fits 4 KiB of tables: nested if/else is the only candidate, built once
 	// with nothing to compare.
-	r = compile(CompileOptions{MaxRodata: 4096})
-	if len(r.Build.Candidates) != 0 || r.Build.Form != "branch" {
-		t.Errorf("under 4 KiB of .rodata: %+v", r.Build)
-	}
+	run("max-rodata-4k", func(t *testing.T) {
+		r := compile(t, CompileOptions{MaxRodata: 4096})
+		if len(r.Build.Candidates) != 0 || r.Build.Form != "branch" {
+			t.Errorf("under 4 KiB of .rodata: %+v", r.Build)
+		}
+	})
 
 	// Nested if/else is over 4 KiB of code: a rank form is chosen.
-	r = compile(CompileOptions{MaxText: 4096})
-	least(r)
-	if c := chosen(r); c.Form != "rank" {
-		t.Errorf("under 4 KiB of .text: chose %+v", c)
-	}
+	run("max-text-4k", func(t *testing.T) {
+		r := compile(t, CompileOptions{MaxText: 4096})
+		least(t, r)
+		if c := chosen(t, r); c.Form != "rank" {
+			t.Errorf("under 4 KiB of .text: chose %+v", c)
+		}
+	})
 
 	// Nothing fits 256 bytes of code: refused once the forms are measured, before verify, in
 	// one line with the bytes; --force builds and verifies the least WCET, and still fails.
-	overMemory := func(opt CompileOptions, stage, want string) *artifact.CompileReport {
+	overMemory := func(t *testing.T, opt CompileOptions, stage, want string) *artifact.CompileReport {
 		t.Helper()
 		opt.Model, opt.Out, opt.Handler, opt.Vectors = rlccXGB, t.TempDir(), artifact.HandlerNone, 1000
 		r, err := Compile(opt)
@@ -102,28 +116,36 @@ func TestChooseFormByCost(t *testing.T) {
 		}
 		return r
 	}
-	r = overMemory(CompileOptions{MaxText: 256}, "fit", "no code form fits the memory budget: the least WCET's, the rank form, has .text ")
-	if r.Verify.Vectors != 0 || r.Firmware != "" {
-		t.Errorf("over every budget: built or verified %+v", r)
-	}
-	r = overMemory(CompileOptions{MaxText: 256, Force: true}, "budget", "over the 256-byte budget (--max-text) (built with --force)")
-	if c := chosen(r); c.Fits || c.WCETCycles != first.WCETCycles || r.Verify.Vectors == 0 || r.Verify.Mismatches != 0 ||
-		!slices.ContainsFunc(r.Notes, func(n string) bool {
-			return strings.HasPrefix(n, "built with --force: no code form fits the memory budget")
-		}) {
-		t.Errorf("over every budget with --force: chose %+v, notes %q", c, r.Notes)
-	}
+	run("max-text-256", func(t *testing.T) {
+		r := overMemory(t, CompileOptions{MaxText: 256}, "fit", "no code form fits the memory budget: the least WCET's, the rank form, has .text ")
+		if r.Verify.Vectors != 0 || r.Firmware != "" {
+			t.Errorf("over every budget: built or verified %+v", r)
+		}
+	})
+	run("max-text-256-force", func(t *testing.T) {
+		r := overMemory(t, CompileOptions{MaxText: 256, Force: true}, "budget", "over the 256-byte budget (--max-text) (built with --force)")
+		if c := chosen(t, r); c.Fits || c.WCETCycles != first.WCETCycles || r.Verify.Vectors == 0 || r.Verify.Mismatches != 0 ||
+			!slices.ContainsFunc(r.Notes, func(n string) bool {
+				return strings.HasPrefix(n, "built with --force: no code form fits the memory budget")
+			}) {
+			t.Errorf("over every budget with --force: chose %+v, notes %q", c, r.Notes)
+		}
+	})
 	// One candidate is held to the budget too: nested if/else is over 4 KiB of code.
-	r = overMemory(CompileOptions{Form: "branch", MaxText: 4096}, "build", "the branch form's firmware has .text ")
-	if r.Verify.Vectors != 0 || r.CodeBytes <= 4096 {
-		t.Errorf("--form branch within 4 KiB: %+v", r)
-	}
+	run("branch-max-text-4k", func(t *testing.T) {
+		r := overMemory(t, CompileOptions{Form: "branch", MaxText: 4096}, "build", "the branch form's firmware has .text ")
+		if r.Verify.Vectors != 0 || r.CodeBytes <= 4096 {
+			t.Errorf("--form branch within 4 KiB: %+v", r)
+		}
+	})
 
 	// --form restricts the candidates.
-	r = compile(CompileOptions{Form: "branch"})
-	if len(r.Build.Candidates) != 0 || r.Build.Form != "branch" {
-		t.Errorf("--form branch: %+v", r.Build)
-	}
+	run("branch", func(t *testing.T) {
+		r := compile(t, CompileOptions{Form: "branch"})
+		if len(r.Build.Candidates) != 0 || r.Build.Form != "branch" {
+			t.Errorf("--form branch: %+v", r.Build)
+		}
+	})
 	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Form: "leafy"}); err == nil || !strings.Contains(err.Error(), `unknown form "leafy"`) {
 		t.Errorf("--form leafy: %v", err)
 	}

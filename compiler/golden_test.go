@@ -30,6 +30,7 @@ func copyReport(t *testing.T, dir string, edit func(r map[string]any)) string {
 // handlers and of an integer MLP calibrated on a file: each renders the C its compile emitted
 // (OpenCompiled checks the hash) and evaluates as the compile's did.
 func TestOpenCompiledRebuildsGolden(t *testing.T) {
+	t.Parallel()
 	calib := filepath.Join(t.TempDir(), "calib.csv")
 	b, err := os.ReadFile("../testdata/models/rlcc_teacher.ref.csv")
 	if err != nil {

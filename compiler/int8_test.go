@@ -25,6 +25,7 @@ const teacherRef = "../testdata/models/rlcc_teacher.ref.csv" // inputs and the t
 // The shipped RL-CC teacher as an integer MLP inside the whole RL-CC handler: bit-exact, the
 // default configuration, fidelity within the targets, the handler within 1 µs on dpa.
 func TestCompileInt8RLCC(t *testing.T) {
+	t.Parallel()
 	r, _ := compileOnce(t, "int8-rlcc", CompileOptions{Model: teacherJSON, Core: "dpa", Int8: &golden.Int8Options{Samples: 5000}})
 	if r.Handler != "rlcc" || r.Entry != artifact.EntryHandler {
 		t.Errorf("handler %s entry %s, want rlcc %s", r.Handler, r.Entry, artifact.EntryHandler)
@@ -78,6 +79,7 @@ func TestCompileInt8RLCC(t *testing.T) {
 
 // --handler none with calibration rows: the model alone, input ranges from the rows.
 func TestCompileInt8None(t *testing.T) {
+	t.Parallel()
 	r, _ := compileOnce(t, "int8-none", CompileOptions{Model: teacherJSON, Handler: artifact.HandlerNone, Vectors: 5000,
 		Int8: &golden.Int8Options{Calib: teacherRef, Quant: quantize.MLPOptions{WeightBits: 8, ActBits: 16, ChannelScales: true}}})
 	if r.Handler != "none" || r.Entry != artifact.EntryPolicy || r.Verify.Mismatches != 0 || r.Verify.Events != 0 {
@@ -337,6 +339,7 @@ func readText(t *testing.T, path string) string {
 // A hidden layer whose weights all round to zero leaves the layer before it unread: the
 // generated C computes nothing unread (under -Werror an unused value fails the build).
 func TestCompileInt8DeadLayer(t *testing.T) {
+	t.Parallel()
 	m, err := model.Load(teacherJSON)
 	if err != nil {
 		t.Fatal(err)

@@ -163,13 +163,16 @@ func TestCompileLSTMCatchesMismatch(t *testing.T) {
 			return "s[12] = (int8_t)(cn0 / 2);"
 		}},
 	} {
-		opt := CompileOptions{Model: lstmONNX, Out: t.TempDir(), Vectors: 1000, Int8: &golden.Int8Options{Samples: 2000},
-			tamper: tamperFirst(t, "nicc_policy.c", c.re, c.repl)}
-		_, err := Compile(opt)
-		var ce *budget.CheckError
-		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "vectors differ") {
-			t.Fatalf("%s: %v, want a mismatch", c.name, err)
-		}
-		t.Logf("%s: %v", c.name, err)
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			opt := CompileOptions{Model: lstmONNX, Out: t.TempDir(), Vectors: 1000, Int8: &golden.Int8Options{Samples: 2000},
+				tamper: tamperFirst(t, "nicc_policy.c", c.re, c.repl)}
+			_, err := Compile(opt)
+			var ce *budget.CheckError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "vectors differ") {
+				t.Fatalf("%s: %v, want a mismatch", c.name, err)
+			}
+			t.Logf("%s: %v", c.name, err)
+		})
 	}
 }

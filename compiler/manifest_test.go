@@ -59,6 +59,7 @@ func onlyOut(t *testing.T, parent, out string) {
 // as verify starts (the new ELF built), before the DOCA stage, after report.json is written but
 // before it is put in place; and into a new directory, it leaves nothing.
 func TestCompileInterrupted(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	out := filepath.Join(parent, "out")
 	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 200, Out: out}
@@ -118,6 +119,7 @@ func TestCompileInterrupted(t *testing.T) {
 // Of two compiles into one directory, the second fails at once with one line, and the first
 // completes.
 func TestCompileConcurrent(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	out := filepath.Join(parent, "out")
 	opt := CompileOptions{Model: rlccXGB, Handler: artifact.HandlerNone, Form: "walk", Vectors: 200, Out: out}
@@ -154,6 +156,7 @@ func TestCompileConcurrent(t *testing.T) {
 // failed check replaces it whole with the failure's report and what was written before the
 // check failed, which no reader takes for verified.
 func TestCompileFailureReplacesWhole(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	out := filepath.Join(parent, "out")
 	opt := CompileOptions{Model: rlccXGB, Handler: artifact.HandlerNone, Form: "walk", Vectors: 200, Out: out}
@@ -200,6 +203,7 @@ func TestCompileFailureReplacesWhole(t *testing.T) {
 // compile, edited in place, replaced by a link to the same bytes, or gone; a report with no
 // manifest (an older nicc); a manifest naming a file outside the directory.
 func TestReadReportChecksManifest(t *testing.T) {
+	t.Parallel()
 	_, src := compileOnce(t, "manifest-none", CompileOptions{Model: rlccXGB, Handler: artifact.HandlerNone, Form: "walk"})
 	_, other := compileOnce(t, "manifest-rlcc", CompileOptions{Model: rlccXGB, Form: "walk"})
 	copyDir := func(t *testing.T) string {

@@ -27,7 +27,7 @@ var updateOutputs = os.Getenv("NICC_UPDATE_SNAPSHOTS") == "1"
 
 type outputCase struct {
 	name string
-	run  func(t *testing.T, dir string) error // nil: the case is a shared compile (lstm_int)
+	run  func(t *testing.T, dir string) error // nil: the case is a shared compile (sharedOutputs)
 }
 
 // outputCases are the shipped models under every handler and --target, each a compile that
@@ -40,11 +40,7 @@ var outputCases = []outputCase{
 		return compileForOutputs(CompileOptions{Model: rlccXGB, Out: dir, Handler: artifact.HandlerNone,
 			Ranges: "../testdata/models/rlcc_xgb.ref.csv", Predictions: "../testdata/models/rlcc_xgb.ref.csv"})
 	}},
-	{"lightgbm_bc", func(t *testing.T, dir string) error {
-		lgb := "../testdata/lightgbm/"
-		return compileForOutputs(CompileOptions{Model: lgb + "lg_dart_breast_cancer.model", Out: dir, Handler: artifact.HandlerNone,
-			Ranges: lgb + "breast_cancer_test.tsv", Predictions: lgb + "lg_dart_breast_cancer_true_predictions.txt"})
-	}},
+	{"lightgbm_bc", nil}, // bcReport's compile, which TestCompileLightGBMBinary reads
 	{"teacher_int", func(t *testing.T, dir string) error {
 		return compileForOutputs(CompileOptions{Model: "../testdata/models/rlcc_teacher.json", Out: dir, Int8: &golden.Int8Options{}})
 	}},
@@ -87,13 +83,21 @@ func compileForOutputs(opt CompileOptions) error {
 	return err
 }
 
+// sharedOutputs are the cases whose compile other tests read too, made once for all.
+var sharedOutputs = map[string]func(t *testing.T) (*artifact.CompileReport, string){
+	"lstm_int":    lstmRLCCReport,
+	"lightgbm_bc": bcReport,
+}
+
+// The cases compile in parallel: each into its own directory, or a shared compile's.
 func TestShippedOutputsUnchanged(t *testing.T) {
 	t.Parallel()
 	for _, c := range outputCases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			var dir string
 			if c.run == nil {
-				_, dir = lstmRLCCReport(t)
+				_, dir = sharedOutputs[c.name](t)
 			} else {
 				dir = t.TempDir()
 				if err := c.run(t, dir); err != nil {

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -10,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
+	"github.com/nicc-dev/nicc/nicsdk"
 )
 
 // readReport reads report.json from dir.
@@ -42,6 +43,7 @@ func stageNames(r *artifact.CompileReport) []string {
 // with the failure, the first differing vector and each implementation's output, and the
 // stages before verify.
 func TestCompileMismatchWritesReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	re := regexp.MustCompile(`<= (-?\d+)\)`)
 	r, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000, Form: "branch",
@@ -118,6 +120,7 @@ func TestCompileEventMismatchWritesReport(t *testing.T) {
 }
 
 func TestCompileUBSanWritesReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	re := regexp.MustCompile(`int32_t nicc_policy\(const int32_t \*x\)\n\{\n`)
 	_, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000,
@@ -132,25 +135,15 @@ func TestCompileUBSanWritesReport(t *testing.T) {
 	}
 }
 
-func TestCompileOverBudgetReportsFailure(t *testing.T) {
-	dir := t.TempDir()
-	r, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000, Budget: 100 * time.Nanosecond})
-	got := readReport(t, dir)
-	f := got.Failure
-	if f == nil || f.Stage != "budget" || f.Kind != "over_budget" || err == nil || f.Message != err.Error() || r.Failure == nil {
-		t.Fatalf("failure %+v, error %v", f, err)
-	}
-	if got.Budget == nil || got.Budget.Fits || got.Fidelity == nil {
-		t.Errorf("an over-budget report keeps what every stage found: budget %+v, fidelity %v", got.Budget, got.Fidelity)
-	}
-}
-
 // The report times every stage, in order; the summary prints them; a passing report has no
-// FailureOf. The build stage tells progress of each of its three builds as it finishes.
+// failure. The build stage tells progress of each of its three builds as it finishes. The same
+// model gives byte-identical C: this compile's sources are rlccReport's.
 func TestCompileTimesStages(t *testing.T) {
+	t.Parallel()
 	var build []int
 	var stages []string
-	r, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Vectors: 2000,
+	dir := t.TempDir()
+	r, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000,
 		Progress: func(stage string, done, total int) {
 			if stage == "build" {
 				build = append(build, done)
@@ -193,5 +186,24 @@ func TestCompileTimesStages(t *testing.T) {
 	}
 	if strings.Contains(text.String(), "FAILED") {
 		t.Errorf("a passing summary says FAILED:\n%s", text.String())
+	}
+
+	r1, dir1 := rlccReport(t)
+	for _, name := range []string{"nicc_policy.c", "nicc_policy.h", artifact.HandlerFile, "host/driver.c", nicsdk.RLCCHeaderName} {
+		a, err1 := os.ReadFile(filepath.Join(dir1, name))
+		b, err2 := os.ReadFile(filepath.Join(dir, name))
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two compiles of the same model", name)
+		}
+	}
+	c, err := os.ReadFile(filepath.Join(dir1, "nicc_policy.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(c, []byte(r1.Model.Hash)) {
+		t.Errorf("nicc_policy.c does not carry the model hash %s", r1.Model.Hash)
 	}
 }
