@@ -99,6 +99,7 @@ type EventArg struct {
 	TxBytes     uint32 `json:"tx_bytes"`
 }
 
+// NewEventArg is e as a mismatch report gives it.
 func NewEventArg(e nicsdk.Event) *EventArg {
 	return &EventArg{Type: e.Type.String(), RTTNs: e.RTTNs, TimestampNs: e.TimestampNs, FlowID: e.FlowID, TxBytes: e.TxBytes}
 }

@@ -27,6 +27,7 @@ func NewFileRef(path string) (*FileRef, error) {
 	return &FileRef{Path: abs, Hash: h}, nil
 }
 
+// FileHash is the hex SHA-256 of a file's bytes.
 func FileHash(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {

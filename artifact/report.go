@@ -232,6 +232,7 @@ type MLPConfig struct {
 	UnitOutput    bool    `json:"unit_output,omitempty"`
 }
 
+// Options are the quantize.MLPOptions m records.
 func (m MLPConfig) Options() quantize.MLPOptions {
 	return quantize.MLPOptions{OutFrac: m.OutFrac, ActBits: m.ActBits, WeightBits: m.WeightBits,
 		ChannelScales: m.ChannelScales, TanhBits: m.TanhBits, TanhClip: m.TanhClip, Packed: m.Packed, OpenReLU: m.OpenReLU,
@@ -247,6 +248,7 @@ func (r *CompileReport) Formats() []quantize.Input {
 	return ins
 }
 
+// Format is the fixed-point input format in records.
 func (in InputInfo) Format() quantize.Input {
 	return quantize.Input{Name: in.Name, Frac: in.Frac, Min: in.Min, Max: in.Max}
 }
@@ -319,6 +321,7 @@ func (l *InputLayout) String() string {
 	return s
 }
 
+// IsIdentity says perm leaves every input in place.
 func IsIdentity(perm []int) bool {
 	for i, p := range perm {
 		if p != i {

@@ -120,7 +120,6 @@ type Distillation struct {
 	labelTime    time.Duration
 }
 
-// Prepare loads the teacher, draws and labels the states and splits them.
 // labelled draws n states from s (0: all a recorded file has), in the teacher's input order,
 // labelled with its output. A header naming every teacher input puts the columns in the
 // teacher's order; otherwise the columns are the inputs by position.
@@ -143,6 +142,7 @@ func labelled(t *model.Model, teacherFile string, s distill.Sampler, n int, seed
 	return data, nil
 }
 
+// Prepare loads the teacher, draws and labels the states and splits them.
 func Prepare(opt DistillOptions) (*Distillation, error) {
 	if err := checkLimits(opt.Train.Trees, opt.Train.Depth); err != nil {
 		return nil, err

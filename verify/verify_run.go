@@ -26,6 +26,7 @@ func (r eventResult) output() artifact.CallOutput {
 	return artifact.CallOutput{Return: int64(r.rate), StateAfter: r.ctx[:]}
 }
 
+// WriteWords appends ws to a driver's input line, each after a space.
 func WriteWords(b *bytes.Buffer, ws []uint32) {
 	for _, w := range ws {
 		b.WriteByte(' ')
