@@ -171,7 +171,7 @@ const (
 	DiffHistogram = "diff_histogram" // histograms of Δy and |Δy| with its percentiles
 )
 
-// Diff is nicc diff (compiler.Diff) with its figures: the heatmaps (an RL-CC teacher's only)
+// Diff is nicc diff (diff.Diff) with its figures: the heatmaps (an RL-CC teacher's only)
 // and the Δy histograms into opt.Out, when set.
 func Diff(opt diff.DiffOptions) (*diff.DiffReport, error) {
 	out := opt.Out

@@ -11,7 +11,7 @@ import (
 )
 
 // readBack is a compile directory as a sim controller runs it. Its firmware (firmware.elf, or
-// with --sdk doca doca_firmware.elf) needs only report.json, read with compiler.ReadReport
+// with --sdk doca doca_firmware.elf) needs only report.json, read with artifact.ReadReport
 // (which checks every file against the manifest and that the verdicts vouch for the ELF), and
 // what it records: the parameters, the layout, the model's name, the core, the sanity probe's
 // warnings. Nothing is quantized and no C rendered. Only the golden model (--golden) is

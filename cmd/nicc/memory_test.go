@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Counts whose data would not fit compiler.MemoryLimit are refused before it is allocated:
+// Counts whose data would not fit memlimit.Limit are refused before it is allocated:
 // exit 2, one line with the estimate, and next to nothing allocated.
 func TestHugeCountsRefused(t *testing.T) {
 	dir := t.TempDir()
