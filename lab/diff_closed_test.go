@@ -20,6 +20,7 @@ import (
 // the deltas and verdicts follow from the figures, and a tolerance nothing meets fails with a
 // check error naming the scenarios.
 func TestDiffClosedLoop(t *testing.T) {
+	t.Parallel()
 	dir := compiledForSim(t, teacherNN, true)
 	runs := []ClosedLoopRun{{"many-to-one", 8}, {"long-short", 2}}
 	net := netsim.Config{DurationNs: 2_000_000, Seed: 3}

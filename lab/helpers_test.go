@@ -25,7 +25,6 @@ const testVectors = 20_000
 const (
 	rlccXGB      = "../testdata/models/rlcc_xgb.json"
 	teacherNN    = "../testdata/models/rlcc_teacher.onnx"
-	rlccRef      = "../testdata/models/rlcc_xgb.ref.csv"
 	teacherJSON  = "../testdata/models/rlcc_teacher.json"
 	docaLSTM     = "../testdata/models/rlcc_adpg_lstm.onnx"
 	catboostData = "../testdata/catboost"
@@ -77,10 +76,6 @@ func compileOnce(t *testing.T, key string, opt compiler.CompileOptions) (*artifa
 		t.Fatal(res.err)
 	}
 	return res.r, res.dir
-}
-
-func rlccReport(t *testing.T) (*artifact.CompileReport, string) {
-	return compileOnce(t, "rlcc", compiler.CompileOptions{Model: rlccXGB, Ranges: rlccRef, Predictions: rlccRef})
 }
 
 func docaReport(t *testing.T) (*artifact.CompileReport, string) {

@@ -24,8 +24,10 @@ var docaSimNet = netsim.Config{DurationNs: 3_000_000, Seed: 5, ClockPPM: Standar
 // for bit, at a fixed latency (they compute the same rates): for trees, and for an LSTM
 // (state words in the context). Its counters agree with the events the loop gave it.
 func TestSimDOCAEqualsFirmware(t *testing.T) {
+	t.Parallel()
 	for _, key := range []string{"doca-xgb", "doca-lstm"} {
 		t.Run(key, func(t *testing.T) {
+			t.Parallel()
 			opt := compiler.CompileOptions{Model: rlccXGB, SDK: compiler.SDKDOCA}
 			if key == "doca-lstm" {
 				opt = compiler.CompileOptions{Model: docaLSTM, SDK: compiler.SDKDOCA, Int8: &golden.Int8Options{Samples: 2000}}
@@ -75,6 +77,7 @@ func TestSimDOCAEqualsFirmware(t *testing.T) {
 // --theory compares a DOCA program given a target and beta at run time with Eq. 2 under
 // those, not under the compiled ones.
 func TestSimTheoryDOCAParams(t *testing.T) {
+	t.Parallel()
 	_, dir := docaReport(t)
 	p, err := golden.NewParams([]float64{0.032, 1, 12})
 	if err != nil {
@@ -94,6 +97,7 @@ func TestSimTheoryDOCAParams(t *testing.T) {
 // golden model in nicsdk's runtime under those parameters, and differs from the compiled
 // parameters' run.
 func TestSimDOCARuntimeParams(t *testing.T) {
+	t.Parallel()
 	_, dir := docaReport(t)
 	cp, err := compiler.OpenCompiled(dir, "")
 	if err != nil {
@@ -158,6 +162,7 @@ func TestSimDOCARuntimeParams(t *testing.T) {
 // Parameters set at a simulated time on the live NICs: the run's trace is the compiled
 // parameters' run's up to that time and differs after it, and the report says when.
 func TestSimDOCASetAt(t *testing.T) {
+	t.Parallel()
 	_, dir := docaReport(t)
 	p, err := golden.NewParams([]float64{0.016})
 	if err != nil {
@@ -212,7 +217,8 @@ func TestSimDOCASetAt(t *testing.T) {
 // one set at a time, before the run); --set-at without --sdk doca, without a parameter to
 // set, or outside the run.
 func TestSimDOCARefusals(t *testing.T) {
-	_, plain := rlccReport(t)
+	t.Parallel()
+	plain := compiledForSim(t, rlccXGB, false)
 	_, doca := docaReport(t)
 	big, err := golden.NewParams([]float64{1})
 	if err != nil {
@@ -252,6 +258,7 @@ func TestSimDOCARefusals(t *testing.T) {
 // nicc diff --closed-loop --sdk doca puts the DOCA program against the teacher: at a fixed
 // latency its half of the table is the nicc firmware's, bit for bit.
 func TestDiffClosedLoopDOCA(t *testing.T) {
+	t.Parallel()
 	_, dir := docaReport(t)
 	doca, err := DiffClosedLoop(ClosedLoopOptions{Teacher: rlccXGB, Against: dir, SDK: compiler.SDKDOCA, LatencyNs: 500,
 		Runs: []ClosedLoopRun{{"many-to-one", 8}}, Net: docaSimNet})

@@ -3,6 +3,7 @@ package lab
 import (
 	"debug/elf"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,15 +18,17 @@ import (
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
-// compiledForSim compiles model into a temporary directory for the closed-loop tests.
+// compiledForSim is a copy, in a temporary directory of the test's own (which it may change),
+// of model's compile for the closed-loop tests; the compile runs once a package run.
 func compiledForSim(t *testing.T, model string, int8 bool) string {
 	t.Helper()
-	dir := t.TempDir()
-	opt := compiler.CompileOptions{Model: model, Out: dir, Vectors: 2000, Seed: 1}
+	opt := compiler.CompileOptions{Model: model, Vectors: 2000, Seed: 1}
 	if int8 {
 		opt.Int8 = &golden.Int8Options{}
 	}
-	if _, err := compiler.Compile(opt); err != nil {
+	_, src := compileOnce(t, fmt.Sprintf("sim %s int8 %v", model, int8), opt)
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -68,6 +71,7 @@ func TestSimFirmwareEqualsGolden(t *testing.T) {
 // With its measured latency, the firmware's decisions take its cycles: on the dpa profile a
 // few hundred ns, and no event is dropped at 16 flows.
 func TestSimFirmwareMeasuredLatency(t *testing.T) {
+	t.Parallel()
 	dir := compiledForSim(t, rlccXGB, false)
 	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 16, Policy: dir, Net: netsim.Config{DurationNs: 2_000_000}})
 	if err != nil {
@@ -79,6 +83,7 @@ func TestSimFirmwareMeasuredLatency(t *testing.T) {
 }
 
 func TestSimFloatTeacher(t *testing.T) {
+	t.Parallel()
 	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 16, Policy: "../testdata/models/rlcc_teacher.onnx",
 		Net: netsim.Config{DurationNs: 3_000_000}})
 	if err != nil {
@@ -115,6 +120,7 @@ func TestSimBadInput(t *testing.T) {
 // A firmware that traps stops the run with a check error naming the flow, the time and the
 // pc, and no result: the nicc firmware, and the DOCA program (--sdk doca).
 func TestSimFirmwareTrap(t *testing.T) {
+	t.Parallel()
 	_, doca := docaReport(t)
 	docaCopy := t.TempDir()
 	if err := os.CopyFS(docaCopy, os.DirFS(doca)); err != nil {
@@ -153,6 +159,7 @@ func TestSimFirmwareTrap(t *testing.T) {
 // is at fault, as one that traps: the run stops with a check error naming the entry and the
 // rate, the nicc firmware's and the DOCA program's alike.
 func TestSimFirmwareRateOutOfRange(t *testing.T) {
+	t.Parallel()
 	_, doca := docaReport(t)
 	fw := compiledForSim(t, rlccXGB, false)
 	for _, c := range []struct {

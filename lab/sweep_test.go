@@ -17,6 +17,7 @@ import (
 // refused ones off the front. On ibex (100 MHz) 2 µs is 200 cycles: 64 trees of depth 3 need
 // at least 256.
 func TestSweepRefusedPoint(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds firmware")
 	}
