@@ -88,10 +88,12 @@ func TestDistillBadInput(t *testing.T) {
 	}
 }
 
+// nicc distill --sweep prints the table, the budget and the Pareto front and writes its files.
+// Two configurations show all of that (lab's TestSweep checks the sweep itself over four).
 func TestDistillSweepCLI(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	code, stdout, stderr := nicc(t, "distill", models+"rlcc_teacher.json", "--sweep", "trees=2..4:2,depth=2..3",
+	code, stdout, stderr := nicc(t, "distill", models+"rlcc_teacher.json", "--sweep", "trees=2..4:2,depth=2",
 		"--samples", "3000", "--num-vectors", "300", "--budget", "1500ns", "--out", dir)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -36,6 +36,7 @@ func definedFlags(t *testing.T, path ...string) map[string]bool {
 // Each case is the model whose inputs are not named the RL-CC window; every --flag in the
 // one-line error must be one the command defines, and the allowed ones only.
 func TestHintsNameOnlyTheCommandsFlags(t *testing.T) {
+	t.Parallel()
 	xgb := compiledOK(t, models+"rlcc_xgb.json") // the compile TestCompileRLCC reads
 	for _, tc := range []struct {
 		args    []string
