@@ -193,10 +193,11 @@ func TestDiffClosedLoopCLI(t *testing.T) {
 // change of the handler. Each NIC pacing by its own clock (netsim.Config.ClockPPM) ends that.
 func TestDiffClosedLoopTreesAt128(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir() + "/trees"
-	if code, _, errOut := nicc(t, "compile", models+"rlcc_adpg.json", "--target", "trees", "--out", dir, "--rlcc-base-rtt", "4.02", "--vectors", "2000"); code != exitOK {
-		t.Fatalf("compile --target trees: exit %d: %s", code, errOut)
+	c := baseRTTTrees(t) // TestCompileBaseRTT checks this compile
+	if c.code != exitOK {
+		t.Fatalf("compile --target trees: exit %d: %s", c.code, c.stderr)
 	}
+	dir := c.dir
 	for _, golden := range []bool{false, true} {
 		args := []string{"diff", models + "rlcc_adpg.json", "--closed-loop", "--against", dir, "--runs", "many-to-one:128", "--duration", "30ms"}
 		if golden {

@@ -249,10 +249,12 @@ func TestIntTargetAlias(t *testing.T) {
 
 // --rlcc-base-rtt configures the base RTT the handler starts every flow with: it is in the
 // emitted parameters and the report, and the compile verifies (golden == host C == fwsim) with it.
-// One compile: its summary, and its report.json (what --json prints: TestCompileJSON).
+// One compile, the demo policy's trees that TestDiffClosedLoopTreesAt128 runs in closed loop:
+// its summary, and its report.json (what --json prints: TestCompileJSON).
 func TestCompileBaseRTT(t *testing.T) {
 	t.Parallel()
-	out := filepath.Join(t.TempDir(), "c")
+	bc := baseRTTTrees(t)
+	code, stdout, stderr, out := bc.code, bc.stdout, bc.stderr, bc.dir
 	var r struct {
 		Params struct {
 			BaseRTT uint32 `json:"base_rtt_ns"`
@@ -263,7 +265,6 @@ func TestCompileBaseRTT(t *testing.T) {
 			UBSan      string `json:"ubsan"`
 		} `json:"verify"`
 	}
-	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--vectors", "5000", "--rlcc-base-rtt", "4.02")
 	if code != exitOK || !strings.Contains(stdout, "base RTT 4.02 µs") {
 		t.Errorf("text report: exit %d, no base RTT line:\n%s%s", code, stdout, stderr)
 	}
@@ -277,4 +278,11 @@ func TestCompileBaseRTT(t *testing.T) {
 	if err != nil || !strings.Contains(string(c), ".base_rtt_ns = 4020u,") {
 		t.Errorf("handler.c does not set .base_rtt_ns = 4020u: %v", err)
 	}
+}
+
+// baseRTTTrees is the shared compile of the demo's trained policy distilled to trees, with
+// the simulated network's base RTT, 4.02 µs.
+func baseRTTTrees(t *testing.T) *compiled {
+	t.Helper()
+	return sharedCompile(t, models+"rlcc_adpg.json", "--target", "trees", "--rlcc-base-rtt", "4.02", "--vectors", "5000")
 }
