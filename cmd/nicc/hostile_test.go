@@ -8,21 +8,22 @@ import (
 	"testing"
 )
 
-// withFeatureName is the shipped XGBoost ensemble with its first feature renamed, as a crafted
-// file a user might be handed.
+// withFeatureName is the small XGBoost ensemble (3 trees over 2 features) with its features
+// named, the first name given, as a crafted file a user might be handed; the names reach the
+// emitted C whatever the ensemble's size.
 func withFeatureName(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(models + "rlcc_xgb.json")
+	b, err := os.ReadFile(models + "xgb_small.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const first = `"feature_names":["a_prev",`
+	const first = `"feature_names":[]`
 	if !strings.Contains(string(b), first) {
-		t.Fatalf("rlcc_xgb.json has no %s", first)
+		t.Fatalf("xgb_small.json has no %s", first)
 	}
 	quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(name)
 	p := filepath.Join(t.TempDir(), "crafted.json")
-	if err := os.WriteFile(p, []byte(strings.Replace(string(b), first, `"feature_names":["`+quoted+`",`, 1)), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(strings.Replace(string(b), first, `"feature_names":["`+quoted+`","x1"]`, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
