@@ -41,7 +41,7 @@ type DiffOptions struct {
 	Handler artifact.Handler
 	// Params are the RL-CC parameters: the sampler's T = target·scale, the handler's input
 	// ranges; those ParamSources names over the teacher file's over the defaults (see
-	// CompileOptions.Params).
+	// compiler.CompileOptions.Params).
 	Params       nicsdk.Params
 	ParamSources artifact.ParamSources
 	// Against is AgainstInt (or AgainstInt8), AgainstTrees, or a student model file; "" is
