@@ -34,14 +34,14 @@ const (
 type DiffOptions struct {
 	Teacher string            // the float teacher's model file
 	Format  *model.FileFormat // its format; nil detects it
-	// Inputs rename the teacher's inputs after loading (nil keeps its own): see LoadModelAs.
+	// Inputs rename the teacher's inputs after loading (nil keeps its own): see golden.LoadModelAs.
 	Inputs []string
 	// Handler says whether the teacher is an RL-CC policy, whose states can be sampled;
 	// HandlerAuto decides by the input names as compile does.
 	Handler artifact.Handler
 	// Params are the RL-CC parameters: the sampler's T = target·scale, the handler's input
 	// ranges; those ParamSources names over the teacher file's over the defaults (see
-	// CompileOptions.Params).
+	// compiler.CompileOptions.Params).
 	Params       nicsdk.Params
 	ParamSources artifact.ParamSources
 	// Against is AgainstInt (or AgainstInt8), AgainstTrees, or a student model file; "" is
@@ -60,7 +60,7 @@ type DiffOptions struct {
 	// zero HeldOut is 0.1, zero Samples DefaultSamples.
 	Distill student.DistillOptions
 	// Out is the directory lab.Diff draws the plots into; "" draws none. Diff itself draws
-	// nothing (compiler never imports plot).
+	// nothing (diff never imports plot).
 	Out string
 }
 
@@ -104,19 +104,25 @@ type DiffReport struct {
 	Plots       []string     `json:"plots,omitempty"`
 	// Params are the RL-CC parameters, for an RL-CC teacher.
 	Params *artifact.RLCCParams `json:"rlcc_params,omitempty"`
-	// Warnings are the sanity probe's on an RL-CC teacher (probeWarnings).
+	// Warnings are the sanity probe's on an RL-CC teacher (golden.ProbeWarnings).
 	Warnings []string `json:"warnings,omitempty"`
 
-	dy       []float64                 // student − teacher, per row, sorted by |Δy|
-	teacher  func(x []float64) float64 // for the heatmaps
-	student  func(x []float64) float64 // likewise
-	headline string                    // the student in a few words with its widths (plot titles)
-	rlcc     bool                      // the teacher takes the 4 RL-CC inputs (heatmaps)
-	sampler  rlcc.Sampler              // the RL-CC state ranges under the parameters (heatmaps)
-	layout   nicsdk.Layout             // the window the heatmaps' states fill
-	// repr is a row as an integer student sees it: quantized to its input formats, clamped
+	// Figures are what lab.Diff draws the figures from (not part of the JSON).
+	Figures Figures `json:"-"`
+}
+
+// Figures are what an open-loop diff's figures are drawn from (lab.Diff): the teacher and
+// the student as functions of a float row, and Δy over the comparison rows.
+type Figures struct {
+	RLCC             bool                      // the teacher takes an RL-CC window (heatmaps)
+	Teacher, Student func(x []float64) float64 // y at a float row
+	// Repr is a row as an integer student sees it: quantized to its input formats, clamped
 	// to their ranges (nil for a float student).
-	repr func(x []float64) []float64
+	Repr     func(x []float64) []float64
+	Sampler  rlcc.Sampler  // the RL-CC state ranges under the parameters (heatmaps)
+	Layout   nicsdk.Layout // the window the heatmaps' states fill
+	Headline string        // the student in a few words with its widths (plot titles)
+	DY       []float64     // student − teacher, per row, sorted by |Δy|
 }
 
 // differ is one comparison: the teacher, the rows, the student as a function of a float row.
@@ -212,12 +218,12 @@ func (d *differ) load() error {
 	}
 	m := c.Float
 	d.rep = &DiffReport{Teacher: d.opt.Teacher, TeacherKind: m.Kind().String(), Against: d.opt.Against}
-	d.rep.rlcc = c.Handler == artifact.HandlerRLCC
-	d.rep.sampler, d.rep.layout = rlcc.SamplerFor(c.Params), c.Layout()
-	if d.rep.rlcc {
+	d.rep.Figures.RLCC = c.Handler == artifact.HandlerRLCC
+	d.rep.Figures.Sampler, d.rep.Figures.Layout = rlcc.SamplerFor(c.Params), c.Layout()
+	if d.rep.Figures.RLCC {
 		d.rep.Params = artifact.NewRLCCParams(c.Params).WithSources(c.ParamSources)
 	}
-	d.rep.teacher = func(x []float64) float64 { return m.Eval(m.NewState(), x)[0] }
+	d.rep.Figures.Teacher = func(x []float64) float64 { return m.Eval(m.NewState(), x)[0] }
 	if m.Kind() == model.KindLSTM && d.opt.Against != AgainstInt {
 		// Against int the rows run as sequences (int8 says so).
 		d.rep.Notes = append(d.rep.Notes, "LSTM: every row is evaluated from a zero recurrent state")
@@ -278,9 +284,9 @@ func (d *differ) int8() error {
 	ir := d.c.Policy.(*quantize.MLPIR)
 	d.mlp = ir
 	q := d.c.Int8Quant
-	d.rep.headline = "integer network " + artifact.MLPWidths(ir.WeightBits, q.ActBits, q.ChannelScales, q.Packed, q.UnitOutput)
+	d.rep.Figures.Headline = "integer network " + artifact.MLPWidths(ir.WeightBits, q.ActBits, q.ChannelScales, q.Packed, q.UnitOutput)
 	d.rep.Student = fmt.Sprintf("%s (weights int%d, hidden activations int%d), calibrated on %s",
-		d.rep.headline, ir.WeightBits, cmp.Or(q.ActBits, 16), d.c.Calib)
+		d.rep.Figures.Headline, ir.WeightBits, cmp.Or(q.ActBits, 16), d.c.Calib)
 	d.setInteger(ir.Inputs, func(raw []int32) float64 { return ir.OutValue(ir.Eval(raw)) })
 	return nil
 }
@@ -291,7 +297,7 @@ func (d *differ) int8() error {
 // row are one step from the zero state.
 func (d *differ) int8LSTM(ir *quantize.LSTMIR) {
 	d.lstm = ir
-	d.rep.headline = fmt.Sprintf("integer LSTM: x_t %d-bit, h and c int8, y int8 grid", bits.Len(uint(quantize.PreMax)))
+	d.rep.Figures.Headline = fmt.Sprintf("integer LSTM: x_t %d-bit, h and c int8, y int8 grid", bits.Len(uint(quantize.PreMax)))
 	d.rep.Student = fmt.Sprintf("integer LSTM (x_t in [0, %d], gates by 256-entry tables, h and c int8 in %d context words, output on an int8 grid in Q%d) calibrated on %s",
 		quantize.PreMax, ir.StateWords(), ir.OutFrac, d.c.Calib)
 	d.rep.Notes = append(d.rep.Notes, fmt.Sprintf("LSTM: the rows run as sequences of %d steps from the zero recurrent state, float and integer each carrying its own state (as quantize measures its fidelity)", ir.SeqLen))
@@ -337,26 +343,26 @@ func (d *differ) file() error {
 	if s.Ensemble != nil {
 		return d.treeStudent(s, fmt.Sprintf("tree ensemble %s", s.Name), fmt.Sprintf("(%s)", d.opt.Against))
 	}
-	d.rep.headline = fmt.Sprintf("%s network %s, float", s.Kind(), s.Name)
-	d.rep.Student = fmt.Sprintf("%s (%s)", d.rep.headline, d.opt.Against)
-	d.rep.student = func(x []float64) float64 { return s.Eval(s.NewState(), x)[0] }
+	d.rep.Figures.Headline = fmt.Sprintf("%s network %s, float", s.Kind(), s.Name)
+	d.rep.Student = fmt.Sprintf("%s (%s)", d.rep.Figures.Headline, d.opt.Against)
+	d.rep.Figures.Student = func(x []float64) float64 { return s.Eval(s.NewState(), x)[0] }
 	return nil
 }
 
 // treeStudent compares s (its name, and where it came from) as its integer IR on the RL-CC
 // grid when its inputs are the RL-CC layout, in float otherwise.
 func (d *differ) treeStudent(s *model.Model, name, from string) error {
-	if !golden.InDefaultOrder(s.Inputs) && !d.rep.rlcc {
-		d.rep.headline = name + ", float"
+	if !golden.InDefaultOrder(s.Inputs) && !d.rep.Figures.RLCC {
+		d.rep.Figures.Headline = name + ", float"
 		d.rep.Student = name + " " + from + ", in float (inputs not in the RL-CC layout)"
-		d.rep.student = func(x []float64) float64 { return s.Ensemble.Eval(x) }
+		d.rep.Figures.Student = func(x []float64) float64 { return s.Ensemble.Eval(x) }
 		return nil
 	}
 	ir, err := quantize.Trees(s, quantize.GridInputs(rlcc.Grid(d.c.Params, d.c.Layout())), quantize.TreeOptions{OutFrac: quantize.DefaultOutFrac})
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.opt.Against, err)
 	}
-	d.rep.headline = fmt.Sprintf("%s, integer (Q16 inputs, Q%d output)", name, ir.OutFrac)
+	d.rep.Figures.Headline = fmt.Sprintf("%s, integer (Q16 inputs, Q%d output)", name, ir.OutFrac)
 	d.rep.Student = fmt.Sprintf("%s %s, as its integer IR on the RL-CC Q16 grid (Q%d output)", name, from, ir.OutFrac)
 	d.setInteger(ir.Inputs, func(raw []int32) float64 { return ir.Predict(ir.Eval(raw)) })
 	return nil
@@ -364,14 +370,14 @@ func (d *differ) treeStudent(s *model.Model, name, from string) error {
 
 // setInteger makes the student an integer evaluator of the row quantized to its formats.
 func (d *differ) setInteger(inputs []quantize.Input, eval func([]int32) float64) {
-	d.rep.repr = func(x []float64) []float64 {
+	d.rep.Figures.Repr = func(x []float64) []float64 {
 		v := make([]float64, len(x))
 		for i, in := range inputs {
 			v[i] = in.Value(in.Quantize(x[i]))
 		}
 		return v
 	}
-	d.rep.student = func(x []float64) float64 {
+	d.rep.Figures.Student = func(x []float64) float64 {
 		raw := make([]int32, len(inputs))
 		for i, in := range inputs {
 			raw[i] = in.Quantize(x[i])
@@ -388,7 +394,8 @@ func (d *differ) setInteger(inputs []quantize.Input, eval func([]int32) float64)
 func (d *differ) measure() error {
 	r := d.rep
 	n := d.n
-	r.dy = make([]float64, n)
+	dy := make([]float64, n)
+	r.Figures.DY = dy
 	st := &r.Stats
 	st.Rows = n
 	var sum float64
@@ -396,8 +403,8 @@ func (d *differ) measure() error {
 	next := d.pair()
 	err := d.each(func(k int, row []float64) {
 		x := row
-		if r.repr != nil {
-			x = r.repr(row)
+		if r.Figures.Repr != nil {
+			x = r.Figures.Repr(row)
 			for i := range x {
 				if math.Abs(x[i]-row[i]) > 1e-3 {
 					clamped++
@@ -407,7 +414,7 @@ func (d *differ) measure() error {
 		}
 		yt, ys := next(k, row, x)
 		e := ys - yt
-		r.dy[k] = e
+		dy[k] = e
 		sum += e * e
 		st.MaxAbs = max(st.MaxAbs, math.Abs(e))
 		if rlcc.DirectionOf(ys) != rlcc.DirectionOf(yt) {
@@ -426,8 +433,8 @@ func (d *differ) measure() error {
 	st.RMSE = math.Sqrt(sum / float64(n))
 	st.FlipRate = float64(st.Flips) / float64(n)
 	// Sorted by |Δy| in place: the histogram counts the same values in any order.
-	slices.SortFunc(r.dy, func(a, b float64) int { return cmp.Compare(math.Abs(a), math.Abs(b)) })
-	st.P50, st.P90, st.P99, st.P999 = absPercentile(r.dy, 0.5), absPercentile(r.dy, 0.9), absPercentile(r.dy, 0.99), absPercentile(r.dy, 0.999)
+	slices.SortFunc(dy, func(a, b float64) int { return cmp.Compare(math.Abs(a), math.Abs(b)) })
+	st.P50, st.P90, st.P99, st.P999 = absPercentile(dy, 0.5), absPercentile(dy, 0.9), absPercentile(dy, 0.99), absPercentile(dy, 0.999)
 	return nil
 }
 
@@ -438,7 +445,7 @@ func (d *differ) pair() func(k int, row, x []float64) (yt, ys float64) {
 	r := d.rep
 	ir := d.lstm
 	if ir == nil {
-		return func(_ int, row, x []float64) (float64, float64) { return r.teacher(x), r.student(row) }
+		return func(_ int, row, x []float64) (float64, float64) { return r.Figures.Teacher(x), r.Figures.Student(row) }
 	}
 	run := ir.Runner(d.c.Float)
 	return func(k int, row, _ []float64) (float64, float64) {
@@ -464,7 +471,7 @@ func (d *differ) trace() {
 	cnt := make([]int, L)
 	raw := make([]int32, len(ir.Inputs))
 	for _, row := range d.rows {
-		x := d.rep.repr(row)
+		x := d.rep.Figures.Repr(row)
 		for i, in := range ir.Inputs {
 			raw[i] = in.Quantize(row[i])
 		}
@@ -592,7 +599,7 @@ func (d *differ) traceLSTM() {
 			mismatch++
 			copy(check, state)
 		}
-		xt, gates, y := lstmFloat(m, d.rep.repr(row), h, c)
+		xt, gates, y := lstmFloat(m, d.rep.Figures.Repr(row), h, c)
 		for j := range ir.Pre.Out {
 			add(vals[0], float64(tr.Pre[j])*ir.PreScale[j], xt[j])
 		}
@@ -647,22 +654,4 @@ func (r *DiffReport) WriteText(w io.Writer) error {
 		termtext.Printf(w, "\nwrote %s\n", strings.Join(r.Plots, ", "))
 	}
 	return nil
-}
-
-// DiffView is what an open-loop diff's figures are drawn from (lab.Diff).
-type DiffView struct {
-	RLCC             bool                      // the teacher takes an RL-CC window (heatmaps)
-	Teacher, Student func(x []float64) float64 // y at a float row
-	// Repr is a row as an integer student sees it (nil for a float student).
-	Repr     func(x []float64) []float64
-	Sampler  rlcc.Sampler  // the RL-CC state ranges under the parameters
-	Layout   nicsdk.Layout // the window the heatmaps' states fill
-	Headline string        // the student in a few words with its widths
-	DY       []float64     // student − teacher, per row, sorted by |Δy|
-}
-
-// View is what r's figures are drawn from.
-func (r *DiffReport) View() DiffView {
-	return DiffView{RLCC: r.rlcc, Teacher: r.teacher, Student: r.student, Repr: r.repr, Sampler: r.sampler, Layout: r.layout,
-		Headline: r.headline, DY: r.dy}
 }

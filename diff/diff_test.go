@@ -255,7 +255,7 @@ func TestDiffStreamsSampledRows(t *testing.T) {
 		t.Errorf("streamed %+v %q\nread     %+v %q", streamed.Stats, streamed.Notes, read.Stats, read.Notes)
 	}
 	// Δy is kept sorted by |Δy|: the same values either way.
-	if !slices.Equal(streamed.dy, read.dy) {
+	if !slices.Equal(streamed.Figures.DY, read.Figures.DY) {
 		t.Error("Δy differs")
 	}
 	if want := fmt.Sprintf("%d RL-CC states sampled with T = 0.768 (seed %d)", n, seed); streamed.Calib != want {

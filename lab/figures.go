@@ -183,9 +183,9 @@ func Diff(opt diff.DiffOptions) (*diff.DiffReport, error) {
 	if err := artifact.OutDir(out); err != nil {
 		return nil, err
 	}
-	v := r.View()
+	v := r.Figures
 	if v.RLCC {
-		files, err := writeFigureOr(plot.HeatmapFigure(heatmaps(r, v)))(out, DiffHeatmaps)
+		files, err := writeFigureOr(plot.HeatmapFigure(heatmaps(r)))(out, DiffHeatmaps)
 		if err != nil {
 			return nil, err
 		}
@@ -232,7 +232,8 @@ func evalGrid(f func([]float64) float64, p rlcc.HeatState, l nicsdk.Layout) *plo
 // float teacher's y, the student's y and Δy = student − teacher, where Δy compares the
 // teacher at the input the student sees (an integer student's row quantized and clamped to
 // its formats), as the statistics do; and its title and notes.
-func heatmaps(r *diff.DiffReport, v diff.DiffView) plot.Heatmaps {
+func heatmaps(r *diff.DiffReport) plot.Heatmaps {
+	v := r.Figures
 	at := func(x []float64) []float64 { return x }
 	if v.Repr != nil {
 		at = v.Repr

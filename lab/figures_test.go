@@ -43,13 +43,13 @@ func TestHeatmapsCompareWhatTheStudentSees(t *testing.T) {
 	teacher := func(x []float64) float64 { return x[0] }
 	clamped := func(x []float64) []float64 { return []float64{max(x[0], 0.8333), x[1], x[2], x[3]} }
 	student := func(x []float64) float64 { return teacher(clamped(x)) }
-	v := diff.DiffView{RLCC: true, Teacher: teacher, Student: student, Sampler: rlcc.DefaultSampler, Headline: "test student"}
-	r := &diff.DiffReport{Teacher: "t.json", TeacherKind: "mlp"}
-	if d := maxDiff(heatmaps(r, v)); math.Abs(d-0.0333) > 1e-9 {
+	r := &diff.DiffReport{Teacher: "t.json", TeacherKind: "mlp",
+		Figures: diff.Figures{RLCC: true, Teacher: teacher, Student: student, Sampler: rlcc.DefaultSampler, Headline: "test student"}}
+	if d := maxDiff(heatmaps(r)); math.Abs(d-0.0333) > 1e-9 {
 		t.Errorf("float student: max diff %v, want 0.0333", d)
 	}
-	v.Repr = clamped
-	if d := maxDiff(heatmaps(r, v)); d != 0 {
+	r.Figures.Repr = clamped
+	if d := maxDiff(heatmaps(r)); d != 0 {
 		t.Errorf("integer student: max diff %v, want 0", d)
 	}
 	// The grid's y axis is o_t in units of T: the teacher sees o_t = y·T.

@@ -43,7 +43,7 @@ type DistillOptions struct {
 	// HandlerAuto decides by the input names as compile does.
 	Handler artifact.Handler
 	// Params are the RL-CC parameters the sampler (T = target·scale) and the grid use: those
-	// ParamSources names over the teacher file's over the defaults (see CompileOptions.Params).
+	// ParamSources names over the teacher file's over the defaults (see compiler.CompileOptions.Params).
 	Params       nicsdk.Params
 	ParamSources artifact.ParamSources
 
