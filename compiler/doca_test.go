@@ -44,7 +44,7 @@ func TestCompileDOCA(t *testing.T) {
 		{"doca-xgb", CompileOptions{Model: rlccXGB, SDK: SDKDOCA}, 0},
 		// The networks' DOCA verify runs fewer events: each is a network through fwsim.
 		{"doca-mlp", CompileOptions{Model: teacherNN, SDK: SDKDOCA, Vectors: 4000, Int8: &golden.Int8Options{Samples: 5000}}, 1.10},
-		{"doca-lstm", CompileOptions{Model: docaLSTM, SDK: SDKDOCA, Vectors: 4000, Int8: &golden.Int8Options{Samples: 2000}}, 1.10},
+		{"doca-lstm", CompileOptions{Model: docaLSTM, SDK: SDKDOCA, Form: "branch", Vectors: 4000, Int8: &golden.Int8Options{Samples: 2000}}, 1.10},
 	} {
 		t.Run(tc.key, func(t *testing.T) {
 			t.Parallel()

@@ -148,7 +148,7 @@ func TestCompileRefusesSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Handler: artifact.HandlerNone, Form: "rank", Vectors: 1000}); err != nil {
+	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Handler: artifact.HandlerNone, Form: "walk", Vectors: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	planted := []string{"nicc_policy.c", artifact.FirmwareFile, "host/driver.c", "host/driver", "nicsdk.h"}
@@ -158,7 +158,7 @@ func TestCompileRefusesSymlinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Handler: artifact.HandlerNone, Form: "rank", Vectors: 1000}); err != nil {
+	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Handler: artifact.HandlerNone, Form: "walk", Vectors: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
@@ -174,7 +174,7 @@ func TestCompileRefusesSymlinks(t *testing.T) {
 	if err := os.Symlink(real, filepath.Join(dir, "out")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Compile(CompileOptions{Model: rlccXGB, Out: filepath.Join(dir, "out"), Handler: artifact.HandlerNone, Form: "rank", Vectors: 1000})
+	_, err := Compile(CompileOptions{Model: rlccXGB, Out: filepath.Join(dir, "out"), Handler: artifact.HandlerNone, Form: "walk", Vectors: 1000})
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "out")+" is a symbolic link") {
 		t.Errorf("linked out: %v", err)
 	}

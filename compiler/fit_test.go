@@ -199,7 +199,7 @@ func TestCompileDeepEnsembleWalks(t *testing.T) {
 func TestReportNotesMemory(t *testing.T) {
 	t.Parallel()
 	m := modeltest.Trees("wide", modeltest.RLCCInputs, 56, 4, 3)
-	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Core: "sifive-e31", Budget: 10 * time.Microsecond, Vectors: 1000, Force: true})
+	r, err := Compile(CompileOptions{Model: saveModel(t, m), Out: t.TempDir(), Core: "sifive-e31", Budget: 10 * time.Microsecond, Form: "branch", Vectors: 1000, Force: true})
 	var oe *artifact.OverMemoryError
 	if !errors.As(err, &oe) || r == nil || r.Failure == nil || r.Failure.Kind != "over_memory" {
 		t.Fatalf("error %v, report %+v: want an over-memory failure", err, r)

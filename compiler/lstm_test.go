@@ -128,7 +128,7 @@ func TestCompileLSTMTableForm(t *testing.T) {
 // --handler none: the policy alone takes its state as a pointer and returns y.
 func TestCompileLSTMNone(t *testing.T) {
 	t.Parallel()
-	r, dir := compileOnce(t, "lstm-none", CompileOptions{Model: lstmONNX, Handler: artifact.HandlerNone, Vectors: 5000, Int8: &golden.Int8Options{Calib: teacherRef}})
+	r, dir := compileOnce(t, "lstm-none", CompileOptions{Model: lstmONNX, Handler: artifact.HandlerNone, Form: "branch", Vectors: 5000, Int8: &golden.Int8Options{Calib: teacherRef}})
 	if r.Entry != artifact.EntryPolicy || r.Verify.Mismatches != 0 || r.Verify.Events != 0 || r.LSTM == nil || r.LSTM.Folded {
 		t.Fatalf("entry %s verify %+v lstm %+v", r.Entry, r.Verify, r.LSTM)
 	}
@@ -165,7 +165,7 @@ func TestCompileLSTMCatchesMismatch(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			opt := CompileOptions{Model: lstmONNX, Out: t.TempDir(), Vectors: 1000, Int8: &golden.Int8Options{Samples: 2000},
+			opt := CompileOptions{Model: lstmONNX, Out: t.TempDir(), Form: "branch", Vectors: 1000, Int8: &golden.Int8Options{Samples: 2000},
 				tamper: tamperFirst(t, "nicc_policy.c", c.re, c.repl)}
 			_, err := Compile(opt)
 			var ce *budget.CheckError

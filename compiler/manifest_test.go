@@ -77,6 +77,9 @@ func TestCompileInterrupted(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		o := opt
 		o.Seed = 2 // other vectors: a compile that completed would change the files
+		if c.stage != "doca" {
+			o.SDK = SDKNicc // the DOCA stage only where it is the stage cancelled
+		}
 		o.atStage = func(s string) {
 			if s == c.stage {
 				cancel()
@@ -104,7 +107,7 @@ func TestCompileInterrupted(t *testing.T) {
 	fresh := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	o := opt
-	o.Out = filepath.Join(fresh, "new")
+	o.Out, o.SDK = filepath.Join(fresh, "new"), SDKNicc
 	o.atStage = func(s string) {
 		if s == "verify" {
 			cancel()

@@ -99,7 +99,7 @@ func TestCompileEventMismatchWritesReport(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	re := regexp.MustCompile(`\.init_rate = (\d+)u`)
-	_, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000,
+	_, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Form: "walk", Vectors: 2000,
 		tamper: tamperFirst(t, artifact.HandlerFile, re, func(m []string) string {
 			n, _ := strconv.ParseInt(m[1], 10, 64)
 			return ".init_rate = " + strconv.FormatInt(n-1, 10) + "u"
@@ -119,14 +119,21 @@ func TestCompileEventMismatchWritesReport(t *testing.T) {
 	}
 }
 
+// Undefined behaviour in the generated C is caught by the UBSan build even when the
+// optimised build happens to compute the right values: a budget.CheckError, and a report
+// whose failure is the sanitizer's.
 func TestCompileUBSanWritesReport(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	re := regexp.MustCompile(`int32_t nicc_policy\(const int32_t \*x\)\n\{\n`)
-	_, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Vectors: 2000,
+	_, err := Compile(CompileOptions{Model: rlccXGB, Out: dir, Form: "walk", Vectors: 2000,
 		tamper: tamperFirst(t, "nicc_policy.c", re, func(m []string) string {
 			return m[0] + "\tvolatile int32_t ub = INT32_MAX;\n\tub += (x[0] > 0);\n"
 		})})
+	var ce *budget.CheckError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "UBSan") || !strings.Contains(err.Error(), "signed integer overflow") {
+		t.Fatalf("signed overflow in the policy: %v, want a UBSan budget.CheckError", err)
+	}
 	got := readReport(t, dir)
 	f := got.Failure
 	if f == nil || f.Stage != "verify" || f.Kind != "ubsan" || f.Mismatch != nil || f.Message != err.Error() ||
