@@ -78,8 +78,15 @@ func compileOnce(t *testing.T, key string, opt compiler.CompileOptions) (*artifa
 	return res.r, res.dir
 }
 
+// docaReport and docaLSTMReport are DOCA compiles of trees and of an LSTM, each built in
+// one form: every form computes the same decisions, and only fit's choice builds them all.
 func docaReport(t *testing.T) (*artifact.CompileReport, string) {
-	return compileOnce(t, "doca-xgb", compiler.CompileOptions{Model: rlccXGB, SDK: compiler.SDKDOCA})
+	return compileOnce(t, "doca-xgb", compiler.CompileOptions{Model: rlccXGB, SDK: compiler.SDKDOCA, Form: "walk", Vectors: 2000})
+}
+
+func docaLSTMReport(t *testing.T) (*artifact.CompileReport, string) {
+	return compileOnce(t, "doca-lstm", compiler.CompileOptions{Model: docaLSTM, SDK: compiler.SDKDOCA, Form: "branch", Vectors: 4000,
+		Int8: &golden.Int8Options{Samples: 2000}})
 }
 
 func smallDistill() student.DistillOptions {

@@ -28,11 +28,11 @@ func TestSimDOCAEqualsFirmware(t *testing.T) {
 	for _, key := range []string{"doca-xgb", "doca-lstm"} {
 		t.Run(key, func(t *testing.T) {
 			t.Parallel()
-			opt := compiler.CompileOptions{Model: rlccXGB, SDK: compiler.SDKDOCA}
+			compile := docaReport
 			if key == "doca-lstm" {
-				opt = compiler.CompileOptions{Model: docaLSTM, SDK: compiler.SDKDOCA, Int8: &golden.Int8Options{Samples: 2000}}
+				compile = docaLSTMReport
 			}
-			r, dir := compileOnce(t, key, opt)
+			r, dir := compile(t)
 			run := func(sdk compiler.SDK) *SimReport {
 				// A DOCA program's flows learn their base RTT (nothing provisions their
 				// contexts): the nicc firmware's do the same here, so both run one world.

@@ -19,10 +19,11 @@ import (
 )
 
 // compiledForSim is a copy, in a temporary directory of the test's own (which it may change),
-// of model's compile for the closed-loop tests; the compile runs once a package run.
+// of model's compile for the closed-loop tests; the compile runs once a package run. Every
+// form computes the same decisions, so it is the branch form, which builds once.
 func compiledForSim(t *testing.T, model string, int8 bool) string {
 	t.Helper()
-	opt := compiler.CompileOptions{Model: model, Vectors: 2000, Seed: 1}
+	opt := compiler.CompileOptions{Model: model, Form: "branch", Vectors: 2000, Seed: 1}
 	if int8 {
 		opt.Int8 = &golden.Int8Options{}
 	}

@@ -327,7 +327,7 @@ func TestEvalDirNetworks(t *testing.T) {
 		{"lstm", models + "rlcc_lstm.onnx", models + "rlcc_lstm.steps.csv", "quantize.LSTMIR.Step", "multiplier"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := compileDir(t, c.model, "--target", "int8", "--samples", "4000")
+			dir := compileDir(t, c.model, "--target", "int8", "--samples", "4000", "--form", "branch")
 			r := evalDirJSON(t, dir, c.rows)
 			floats := floatLines(t, c.model, c.rows)
 			if r.Golden != c.golden || r.Returns != c.returns || r.Summary.Differ != 0 || r.Summary.Rows != len(floats) {
@@ -407,7 +407,7 @@ func TestBudgetReRunsCompileVectors(t *testing.T) {
 	for _, args := range [][]string{
 		{models + "rlcc_xgb.json"},
 		{models + "rlcc_xgb.json", "--handler", "none"},
-		{models + "rlcc_lstm.onnx", "--target", "int8", "--samples", "4000", "--handler", "none", "--calib", models + "rlcc_teacher.ref.csv"},
+		{models + "rlcc_lstm.onnx", "--target", "int8", "--samples", "4000", "--handler", "none", "--calib", models + "rlcc_teacher.ref.csv", "--form", "branch"},
 	} {
 		dir := compileDir(t, args...)
 		rep := readReportOf(t, dir)

@@ -29,9 +29,9 @@ func TestMain(m *testing.M) {
 // one line naming the file, exit 2.
 func TestReadersRefuseChangedCompileDir(t *testing.T) {
 	t.Parallel()
-	// Two compiles of different firmware (a in the form the compile picks, rank, shared with
-	// TestSimSDKDOCA; b in the branch form): each attack is on a copy of a.
-	a, b := compileDir(t, models+"rlcc_xgb.json", "--sdk", "doca"), compileDir(t, models+"rlcc_xgb.json", "--form", "branch")
+	// Two compiles of different firmware (a in the walk form, shared with TestSimSDKDOCA; b in
+	// the branch form): each attack is on a copy of a.
+	a, b := compileDir(t, models+"rlcc_xgb.json", "--sdk", "doca", "--form", "walk"), compileDir(t, models+"rlcc_xgb.json", "--form", "branch")
 	if code, _, errOut := nicc(t, "budget", a); code != exitOK {
 		t.Fatalf("budget of the compile: exit %d: %s", code, errOut)
 	}

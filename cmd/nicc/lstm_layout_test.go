@@ -107,7 +107,8 @@ func TestEvalLSTMSequencesMatchTorch(t *testing.T) {
 	}
 }
 
-// TestCompileBatchFirstLSTM: compile --target int8 builds the same firmware from both layouts.
+// TestCompileBatchFirstLSTM: compile --target int8 builds the same firmware from both layouts
+// (in the branch form, which builds once: the layout reaches every form the same).
 // The sources differ only in the model's name and hash in their comments. The compiles are
 // compileDir's, shared with TestEvalDirNetworks; their report.json is what --json prints
 // (TestCompileJSON).
@@ -126,7 +127,7 @@ func TestCompileBatchFirstLSTM(t *testing.T) {
 	var reps [2]report
 	var dirs [2]string
 	for i, m := range []string{lstmSeqFirst, lstmBatchFirst} {
-		dirs[i] = compileDir(t, m, "--target", "int8", "--samples", "4000")
+		dirs[i] = compileDir(t, m, "--target", "int8", "--samples", "4000", "--form", "branch")
 		out, err := os.ReadFile(filepath.Join(dirs[i], "report.json"))
 		if err != nil {
 			t.Fatal(err)

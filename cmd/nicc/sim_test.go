@@ -208,7 +208,7 @@ func TestSimPFC(t *testing.T) {
 // JSON), --rlcc-target set at run time, and the refusals, each one line with exit 2.
 func TestSimSDKDOCA(t *testing.T) {
 	t.Parallel()
-	dir := compileDir(t, models+"rlcc_xgb.json", "--sdk", "doca")
+	dir := compileDir(t, models+"rlcc_xgb.json", "--sdk", "doca", "--form", "walk")
 	args := []string{"sim", "many-to-one", "--flows", "4", "--policy", dir, "--sdk", "doca", "--duration", "2ms", "--buffer", "524288"}
 	var r struct {
 		Decides string `json:"decides"`
