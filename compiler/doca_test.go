@@ -21,8 +21,12 @@ import (
 	"github.com/nicc-dev/nicc/target"
 )
 
+// docaXGB is the DOCA tests' tree compile, in one form (fit's choice among forms is the nicc
+// target's, tested there).
+var docaXGB = CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 4000}
+
 func docaReport(t *testing.T) (*artifact.CompileReport, string) {
-	return compileOnce(t, "doca-xgb", CompileOptions{Model: rlccXGB, SDK: SDKDOCA})
+	return compileOnce(t, "doca-xgb", docaXGB)
 }
 
 // TestCompileDOCA: --sdk doca writes the DOCA source beside the nicc target's files, the same
@@ -41,7 +45,7 @@ func TestCompileDOCA(t *testing.T) {
 		opt      CompileOptions
 		maxRatio float64
 	}{
-		{"doca-xgb", CompileOptions{Model: rlccXGB, SDK: SDKDOCA}, 0},
+		{"doca-xgb", docaXGB, 0},
 		// The networks' DOCA verify runs fewer events: each is a network through fwsim.
 		{"doca-mlp", CompileOptions{Model: teacherNN, SDK: SDKDOCA, Vectors: 4000, Int8: &golden.Int8Options{Samples: 5000}}, 1.10},
 		{"doca-lstm", CompileOptions{Model: docaLSTM, SDK: SDKDOCA, Form: "branch", Vectors: 4000, Int8: &golden.Int8Options{Samples: 2000}}, 1.10},

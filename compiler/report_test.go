@@ -71,6 +71,11 @@ func TestCompileMismatchWritesReport(t *testing.T) {
 	if !strings.Contains(err.Error(), m.String()) {
 		t.Errorf("the error %q does not give the first mismatch %q", err, m)
 	}
+	for _, want := range []string{"verify: ", "vectors differ", "threshold±1", "x = [", "golden ", "host C ", "fwsim "} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
 	if got.Verify.Mismatches < 1 || got.Verify.Mismatches != r.Verify.Mismatches || got.Verify.UBSan != "clean" {
 		t.Errorf("verify %+v", got.Verify)
 	}
