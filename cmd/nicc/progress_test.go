@@ -58,7 +58,7 @@ func TestProgressGoesToTerminalStderr(t *testing.T) {
 	tty, done := openPTY(t)
 	var stdout, stderr bytes.Buffer
 	// Enough vectors that verify runs past the bars' 0.1 s throttle.
-	code := run([]string{"nicc", "compile", models + "rlcc_xgb.json", "--vectors", "100000", "--out", t.TempDir()}, &stdout, tty)
+	code := run([]string{"nicc", "compile", models + "rlcc_xgb.json", "--form", "walk", "--vectors", "100000", "--out", t.TempDir()}, &stdout, tty)
 	bars := done()
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, bars)

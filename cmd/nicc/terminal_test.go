@@ -114,7 +114,7 @@ func TestCraftedNamesReachNoTerminal(t *testing.T) {
 
 	xgb := craftedModels(t)["xgboost"]
 	out := t.TempDir()
-	code, stdout, stderr := nicc(t, "compile", xgb, "--out", out, "--handler", "none", "--vectors", "2000")
+	code, stdout, stderr := nicc(t, "compile", xgb, "--out", out, "--handler", "none", "--form", "walk", "--vectors", "2000")
 	if code != exitOK || !strings.Contains(stdout, "0 mismatches; UBSan clean") {
 		t.Fatalf("compile: exit %d: %s%s", code, stdout, stderr)
 	}
