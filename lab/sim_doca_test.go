@@ -22,7 +22,10 @@ var docaSimNet = netsim.Config{DurationNs: 3_000_000, Seed: 5, ClockPPM: Standar
 
 // The DOCA program in the loop equals the nicc firmware of the same compile in the loop, bit
 // for bit, at a fixed latency (they compute the same rates): for trees, and for an LSTM
-// (state words in the context). Its counters agree with the events the loop gave it.
+// (state words in the context). Its counters agree with the events the loop gave it. The
+// LSTM's compile is checked here as compiler's TestCompileDOCA checks the others: the triad
+// passed over the DOCA program with parameter changes among the events, and its entry is
+// bounded within 10% of nicc_on_event's WCET.
 func TestSimDOCAEqualsFirmware(t *testing.T) {
 	t.Parallel()
 	for _, key := range []string{"doca-xgb", "doca-lstm"} {
@@ -33,6 +36,16 @@ func TestSimDOCAEqualsFirmware(t *testing.T) {
 				compile = docaLSTMReport
 			}
 			r, dir := compile(t)
+			if key == "doca-lstm" {
+				d := r.DOCA
+				if d == nil || d.Mismatches != 0 || d.UBSan != "clean" || len(d.Compared) != 4 || d.Events < 4000 || d.SetParams == 0 ||
+					d.Refused == 0 || d.Refused == d.SetParams || d.Decisions == 0 {
+					t.Fatalf("DOCA verify of the LSTM: %+v", d)
+				}
+				if b := d.Budget; b == nil || b.Entry != nicsdk.DOCAEntryAlgo || d.MaxCycles > b.WCETCycles || d.HandlerWCETCycles != r.Budget.WCETCycles || d.WCETRatio > 1.10 {
+					t.Errorf("DOCA budget of the LSTM %+v: measured max %d, ratio %.3f to nicc_on_event's %d", b, d.MaxCycles, d.WCETRatio, d.HandlerWCETCycles)
+				}
+			}
 			run := func(sdk compiler.SDK) *SimReport {
 				// A DOCA program's flows learn their base RTT (nothing provisions their
 				// contexts): the nicc firmware's do the same here, so both run one world.
