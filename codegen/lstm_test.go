@@ -98,6 +98,7 @@ func lstmVectors(ir *quantize.LSTMIR, rows [][]float64, n int) []lstmStep {
 // in both forms: the recurrent products from tables (table: every unit's, or the last 5
 // units') and multiplied (branch).
 func TestLSTMBitExact(t *testing.T) {
+	t.Parallel()
 	ir, rows := shippedLSTM(t)
 	// plan is x_t multiplied, h as hs says.
 	plan := func(hs string) codegen.Products {
@@ -120,6 +121,7 @@ func TestLSTMBitExact(t *testing.T) {
 		{codegen.Options{Form: codegen.FormTable, Products: codegen.Products("ss" + strings.Repeat(".", ir.Pre.Out-2) + "bsssssssssss")}, "sign_x", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			f, err := codegen.LSTM(ir, c.opt)
 			if err != nil {
 				t.Fatal(err)
