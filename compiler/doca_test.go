@@ -359,12 +359,13 @@ func TestDOCANeedsRLCC(t *testing.T) {
 
 // TestDOCAFilesCleared: a compile without --sdk doca into a directory that holds an earlier
 // DOCA compile's files, and a file of someone else's, leaves none of them: the directory
-// holds exactly the files its manifest lists, and report.json.
+// holds exactly the files its manifest lists, and report.json. The earlier compile is a copy
+// of docaReport's.
 func TestDOCAFilesCleared(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 200, Out: dir}
-	if _, err := Compile(opt); err != nil {
+	_, doca := docaReport(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := os.CopyFS(dir, os.DirFS(doca)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, artifact.DOCASourceFile)); err != nil {
@@ -373,8 +374,7 @@ func TestDOCAFilesCleared(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "host", "notes.txt"), []byte("stale\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opt.SDK = SDKNicc
-	r, err := Compile(opt)
+	r, err := Compile(CompileOptions{Model: rlccXGB, Form: "walk", Vectors: 200, Out: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,19 +103,19 @@ func TestCompileLSTMRLCC(t *testing.T) {
 	t.Logf("\n%s", text.String())
 }
 
-// With room for its tables (--max-rodata), a table form is chosen (the plan, every unit of h
-// and most dense units from all their rows) and verifies bit for bit through the handler, in
-// at most issue 15's 2,700 cycles; report.json's golden records the form and its plan (what
-// eval DIR and sim rebuild).
+// Within dpa's memory the planned table form is chosen (the tables planProducts fits in the
+// .rodata budget, over the 256-row table form and every product multiplied) and verifies bit
+// for bit through the handler, in at most issue 15's 2,700 cycles; report.json's golden
+// records the form and its plan (what eval DIR and sim rebuild). The plans themselves, for
+// other budgets, are lstm_plan_test.go's.
 func TestCompileLSTMTableForm(t *testing.T) {
 	t.Parallel()
-	out := t.TempDir()
-	r, err := Compile(CompileOptions{Model: lstmONNX, Out: out, Vectors: 4000, MaxRodata: 1 << 20, Int8: &golden.Int8Options{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _ := lstmRLCCReport(t)
 	if r.Build.Form != "table" || r.Verify.Mismatches != 0 || r.Verify.UBSan != "clean" {
 		t.Errorf("form %s, verify %+v", r.Build.Form, r.Verify)
+	}
+	if c := r.Build.Candidates; len(c) != 3 || !c[2].Chosen || !c[2].Fits || c[0].Fits || !strings.HasPrefix(c[2].Detail, "partial products from tables") {
+		t.Errorf("candidates %+v: want the planned tables chosen, the 256-row tables over the budget", c)
 	}
 	if b := r.Budget; b.WCETCycles > 2700 || b.Measured == nil || b.Measured.MaxCycles > b.WCETCycles {
 		t.Errorf("WCET of %s %d cycles, want at most 2700; measured %+v", b.Entry, b.WCETCycles, b.Measured)
