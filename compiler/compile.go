@@ -333,55 +333,74 @@ func (c *compilation) progress(stage string, done, total int) {
 // (loadModel) on the compilation's options.
 func (c *compilation) load() error { return c.Model.Load(c.modelFile) }
 
-// budgetStage bounds the firmware's entry (and, for RL-CC, the policy alone) on the core and
-// measures it on the verify calls that ran longest.
-func (c *compilation) budgetStage() error {
+// budgetInput is what the budget stage reads: the firmware build made, the calls verify
+// measured, fit's static analysis of it (when it is fit's build), and the options.
+type budgetInput struct {
+	dir     string // the compile's directory, where the vector files are written
+	elf     string // the firmware in dir
+	out     string // where it ends up (CompileOptions.Out)
+	entry   string // the firmware's entry point
+	core    string
+	budget  time.Duration
+	threads int
+	measure []budget.Vector
+	// policy, under the RL-CC handler, are the policy's own calls: EntryPolicy is bounded too.
+	policy []budget.Vector
+	bounds map[string]*wcet.Report // by entry; nil unless the ELF is fit's build
+}
+
+func (c *compilation) budgetInput() budgetInput {
 	entry, _ := c.entry()
-	if err := c.writeVectors(artifact.VectorsFile, artifact.FirmwareFile, entry, c.verify.Measure); err != nil {
-		return err
-	}
-	r, err := budget.Analyze(budget.Options{ELF: c.elf, Entry: entry, Core: c.opt.Core, Budget: c.opt.Budget,
-		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.Measure, VectorsFile: "verify vectors", Bound: c.fitBound(entry)})
-	if err != nil {
-		return err
-	}
-	r.ELF = filepath.Join(c.opt.Out, artifact.FirmwareFile) // where it ends up
-	c.budget = r
+	in := budgetInput{dir: c.dir, elf: c.elf, out: c.opt.Out, entry: entry, core: c.opt.Core, budget: c.opt.Budget,
+		threads: c.opt.ThreadsSharing, measure: c.verify.Measure}
 	if c.Handler == artifact.HandlerRLCC {
-		if err := c.writeVectors(artifact.PolicyVectorsFile, artifact.FirmwareFile, artifact.EntryPolicy, c.verify.MeasurePolicy); err != nil {
-			return err
-		}
-		p, err := budget.Analyze(budget.Options{ELF: c.elf, Entry: artifact.EntryPolicy, Core: c.opt.Core, Budget: c.opt.Budget,
-			ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.verify.MeasurePolicy, VectorsFile: "verify vectors", Bound: c.fitBound(artifact.EntryPolicy)})
+		in.policy = c.verify.MeasurePolicy
+	}
+	if c.fromFit {
+		in.bounds = c.chosenBuild.bounds
+	}
+	return in
+}
+
+// budgetStage bounds the firmware's entry (and, under the RL-CC handler, the policy alone) on
+// the core, measures it on the verify calls that ran longest, and writes those calls beside
+// it. On an error, what it did so far is in the result.
+func budgetStage(in budgetInput) (*budgeted, error) {
+	out := &budgeted{}
+	analyze := func(entry, file string, vs []budget.Vector) (*budget.Report, error) {
+		vf, err := writeVectors(in.dir, file, artifact.FirmwareFile, entry, vs)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		c.policy = p
+		out.vectorFiles = append(out.vectorFiles, vf)
+		return budget.Analyze(budget.Options{ELF: in.elf, Entry: entry, Core: in.core, Budget: in.budget,
+			ThreadsSharing: in.threads, Vectors: vs, VectorsFile: "verify vectors", Bound: in.bounds[entry]})
 	}
-	return nil
+	r, err := analyze(in.entry, artifact.VectorsFile, in.measure)
+	if err != nil {
+		return out, err
+	}
+	r.ELF = filepath.Join(in.out, artifact.FirmwareFile) // where it ends up
+	out.budget = r
+	if in.policy != nil {
+		if out.policy, err = analyze(artifact.EntryPolicy, artifact.PolicyVectorsFile, in.policy); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
-// fitBound is entry's static WCET as fit analysed it, when the firmware is fit's build
-// (built.fromFit); nil otherwise.
-func (c *compilation) fitBound(entry string) *wcet.Report {
-	if !c.fromFit {
-		return nil
-	}
-	return c.chosenBuild.bounds[entry]
-}
-
-// writeVectors writes the calls the budget stage measures on entry of the ELF elf (the longest verify calls
-// and an even sample of the rest, at most 2048) into the output directory, in the order they
-// run: nicc budget on the same ELF, entry and file measures the same cycles.
-func (c *compilation) writeVectors(name, elf, entry string, vs []budget.Vector) error {
+// writeVectors writes the calls measured on entry of the ELF elf (the longest verify calls and
+// an even sample of the rest, at most 2048) into dir as name, in the order they run: nicc
+// budget on the same ELF, entry and file measures the same cycles.
+func writeVectors(dir, name, elf, entry string, vs []budget.Vector) (artifact.VectorsInfo, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# %d calls of %s: the longest of nicc compile's verify calls and an even sample of the rest.\n", len(vs), entry)
 	fmt.Fprintf(&b, "# nicc budget %s --entry %s --vectors %s re-runs them.\n", elf, entry, name)
 	if err := budget.WriteVectors(&b, vs); err != nil {
-		return err
+		return artifact.VectorsInfo{}, err
 	}
-	c.vectorFiles = append(c.vectorFiles, artifact.VectorsInfo{Entry: entry, File: name, Vectors: len(vs)})
-	return artifact.WriteOut(filepath.Join(c.dir, name), b.Bytes())
+	return artifact.VectorsInfo{Entry: entry, File: name, Vectors: len(vs)}, artifact.WriteOut(filepath.Join(dir, name), b.Bytes())
 }
 
 // textBytes is the size of the ELF's .text and .rodata sections.

@@ -416,9 +416,11 @@ func docaFwsim(f *doca.Firmware, cmds []docaCmd) ([][]uint32, []docaCycles, erro
 // docaBudget bounds doca_pcc_dev_user_algo in the DOCA ELF and measures it on the verify
 // calls that ran longest, beside nicc_on_event's bound.
 func (c *compilation) docaBudget() error {
-	if err := c.writeVectors(artifact.DOCAVectorsFile, artifact.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, c.doca.measure); err != nil {
+	vf, err := writeVectors(c.dir, artifact.DOCAVectorsFile, artifact.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, c.doca.measure)
+	if err != nil {
 		return err
 	}
+	c.vectorFiles = append(c.vectorFiles, vf)
 	b, err := budget.Analyze(budget.Options{ELF: c.doca.elf, Entry: nicsdk.DOCAEntryAlgo, Core: c.opt.Core, Budget: c.opt.Budget,
 		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.doca.measure, VectorsFile: "DOCA verify vectors"})
 	if err != nil {

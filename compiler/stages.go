@@ -28,7 +28,10 @@ var compileStages = []stage{
 	{"emit", (*compilation).emit},
 	{"build", (*compilation).build},
 	{"verify", (*compilation).verifyStage},
-	{"budget", (*compilation).budgetStage},
+	{"budget", func(c *compilation) (err error) {
+		c.budgeted, err = budgetStage(c.budgetInput())
+		return err
+	}},
 }
 
 // docaStage emits, builds, verifies and bounds the DOCA target's firmware (SDKDOCA).

@@ -164,3 +164,51 @@ func TestBuildReusesFitFirmware(t *testing.T) {
 		t.Errorf("WCET %d cycles, %d insns analysed afresh; the compile reported %d, %d", b.WCETCycles, b.WCETInsns, r.Budget.WCETCycles, r.Budget.WCETInsns)
 	}
 }
+
+// The budget stage on a compile's firmware and the calls it measured gives that compile's
+// bounds and measured cycles, and writes its vector files byte for byte. An error (no ELF)
+// still gives the vector files written before it, for the failure's report.
+func TestBudgetStage(t *testing.T) {
+	t.Parallel()
+	r, dir := compileOnce(t, "manifest-rlcc", CompileOptions{Model: rlccXGB, Form: "walk"})
+	read := func(name string) ([]budget.Vector, []byte) {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs, err := budget.ReadVectors(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vs, b
+	}
+	measure, vectors := read(artifact.VectorsFile)
+	policy, policyVectors := read(artifact.PolicyVectorsFile)
+	in := budgetInput{dir: t.TempDir(), elf: filepath.Join(dir, artifact.FirmwareFile), out: "OUT", entry: artifact.EntryHandler,
+		measure: measure, policy: policy}
+	got, err := budgetStage(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := got.budget; b.WCETCycles != r.Budget.WCETCycles || b.Measured == nil || b.Measured.MaxCycles != r.Budget.Measured.MaxCycles ||
+		b.ELF != filepath.Join("OUT", artifact.FirmwareFile) || !b.Fits {
+		t.Errorf("budget %+v, the compile's %+v", b, r.Budget)
+	}
+	if got.policy == nil || got.policy.WCETCycles != r.PolicyAlone.WCETCycles {
+		t.Errorf("policy alone %+v, the compile's %+v", got.policy, r.PolicyAlone)
+	}
+	if !slices.Equal(got.vectorFiles, r.VectorFiles) {
+		t.Errorf("vector files %+v, the compile's %+v", got.vectorFiles, r.VectorFiles)
+	}
+	for name, want := range map[string][]byte{artifact.VectorsFile: vectors, artifact.PolicyVectorsFile: policyVectors} {
+		if b, err := os.ReadFile(filepath.Join(in.dir, name)); err != nil || !bytes.Equal(b, want) {
+			t.Errorf("%s differs from the compile's (%v)", name, err)
+		}
+	}
+
+	in.dir, in.elf = t.TempDir(), filepath.Join(t.TempDir(), "missing.elf")
+	got, err = budgetStage(in)
+	if err == nil || got == nil || got.budget != nil || len(got.vectorFiles) != 1 {
+		t.Errorf("no ELF: %v, %+v", err, got)
+	}
+}
