@@ -344,9 +344,11 @@ type budgetInput struct {
 	budget  time.Duration
 	threads int
 	measure []budget.Vector
-	// policy, under the RL-CC handler, are the policy's own calls: EntryPolicy is bounded too.
-	policy []budget.Vector
-	bounds map[string]*wcet.Report // by entry; nil unless the ELF is fit's build
+	// boundPolicy, under the RL-CC handler, bounds EntryPolicy too, measured on policy (the
+	// policy's own calls).
+	boundPolicy bool
+	policy      []budget.Vector
+	bounds      map[string]*wcet.Report // by entry; nil unless the ELF is fit's build
 }
 
 func (c *compilation) budgetInput() budgetInput {
@@ -354,7 +356,7 @@ func (c *compilation) budgetInput() budgetInput {
 	in := budgetInput{dir: c.dir, elf: c.elf, out: c.opt.Out, entry: entry, core: c.opt.Core, budget: c.opt.Budget,
 		threads: c.opt.ThreadsSharing, measure: c.verify.Measure}
 	if c.Handler == artifact.HandlerRLCC {
-		in.policy = c.verify.MeasurePolicy
+		in.boundPolicy, in.policy = true, c.verify.MeasurePolicy
 	}
 	if c.fromFit {
 		in.bounds = c.chosenBuild.bounds
@@ -382,7 +384,7 @@ func budgetStage(in budgetInput) (*budgeted, error) {
 	}
 	r.ELF = filepath.Join(in.out, artifact.FirmwareFile) // where it ends up
 	out.budget = r
-	if in.policy != nil {
+	if in.boundPolicy {
 		if out.policy, err = analyze(artifact.EntryPolicy, artifact.PolicyVectorsFile, in.policy); err != nil {
 			return out, err
 		}

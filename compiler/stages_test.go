@@ -185,7 +185,7 @@ func TestBudgetStage(t *testing.T) {
 	measure, vectors := read(artifact.VectorsFile)
 	policy, policyVectors := read(artifact.PolicyVectorsFile)
 	in := budgetInput{dir: t.TempDir(), elf: filepath.Join(dir, artifact.FirmwareFile), out: "OUT", entry: artifact.EntryHandler,
-		measure: measure, policy: policy}
+		measure: measure, boundPolicy: true, policy: policy}
 	got, err := budgetStage(in)
 	if err != nil {
 		t.Fatal(err)
