@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/fwsim"
@@ -28,15 +29,14 @@ var docaSimNet = netsim.Config{DurationNs: 3_000_000, Seed: 5, ClockPPM: Standar
 // bounded within 10% of nicc_on_event's WCET.
 func TestSimDOCAEqualsFirmware(t *testing.T) {
 	t.Parallel()
-	for _, key := range []string{"doca-xgb", "doca-lstm"} {
-		t.Run(key, func(t *testing.T) {
+	for _, c := range []struct {
+		key     string
+		compile func(*testing.T) (*artifact.CompileReport, string)
+	}{{"doca-xgb", docaReport}, {"doca-lstm", docaLSTMReport}} {
+		t.Run(c.key, func(t *testing.T) {
 			t.Parallel()
-			compile := docaReport
-			if key == "doca-lstm" {
-				compile = docaLSTMReport
-			}
-			r, dir := compile(t)
-			if key == "doca-lstm" {
+			r, dir := c.compile(t)
+			if c.key == "doca-lstm" {
 				d := r.DOCA
 				if d == nil || d.Mismatches != 0 || d.UBSan != "clean" || len(d.Compared) != 4 || d.Events < 4000 || d.SetParams == 0 ||
 					d.Refused == 0 || d.Refused == d.SetParams || d.Decisions == 0 {

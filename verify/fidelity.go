@@ -47,7 +47,7 @@ func NewFidAcc(pol quantize.Policy, m *model.Model) *FidAcc {
 	return &FidAcc{pol: pol, m: m, dev: make([]float64, n), xq: make([]float64, n)}
 }
 
-// add measures one decision: float state xf, its quantized inputs x, the firmware's y.
+// Add measures one decision: float state xf, its quantized inputs x, the firmware's y.
 func (a *FidAcc) Add(xf []float64, x []int32, y int32) {
 	for i, v := range x {
 		a.xq[i] = a.pol.InputFormats()[i].Value(v)
@@ -62,7 +62,7 @@ func (a *FidAcc) Add(xf []float64, x []int32, y int32) {
 	a.leaf.Add(fw - atQ)
 }
 
-// addOutputs measures one decision whose inputs the float model saw exactly (an LSTM along a
+// AddOutputs measures one decision whose inputs the float model saw exactly (an LSTM along a
 // sequence): the firmware's output fw against the float model's.
 func (a *FidAcc) AddOutputs(fw, float float64) {
 	a.n++
