@@ -32,6 +32,7 @@ var objdumpBase = map[string]string{
 // (binutils prints it); FENCE with nonzero reserved fields and FENCE.I are accepted as no-ops
 // (as qemu does), while objdump for rv64imc_zbb prints them as data.
 func TestDecodeAgreesWithObjdump(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("riscv64-unknown-elf-as"); err != nil {
 		t.Fatalf("riscv64-unknown-elf-as is not on PATH (%v): run `go tool task setup`", err)
 	}

@@ -208,6 +208,7 @@ func TestLoadELFErrors(t *testing.T) {
 // TestReadELF: a firmware file loads; a device, a directory, a file without the ELF magic
 // and one larger than MaxFile are refused from their header and size, before the rest is read.
 func TestReadELF(t *testing.T) {
+	t.Parallel()
 	good := filepath.Join("testdata", "elf", "fw.elf")
 	if _, err := ReadELF(good); err != nil {
 		t.Fatal(err)

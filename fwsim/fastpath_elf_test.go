@@ -12,6 +12,7 @@ import (
 // every vector and event the benchmarks use, with the state they leave carried from call to
 // call, and at every step limit on a few calls.
 func TestFastPathBenchELFs(t *testing.T) {
+	t.Parallel()
 	requireCC(t)
 	for _, tc := range []struct {
 		name, entry, arg, ctx string

@@ -260,6 +260,7 @@ func genArgs(r *rand.Rand) []uint64 {
 
 // Generated programs: fast path and reference agree at every step limit.
 func TestFastPathGenerated(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 11))
 	fused := 0
 	for i := 0; i < 300; i++ {

@@ -715,6 +715,7 @@ func envUint(t *testing.T, name string, def uint64) uint64 {
 // from seed NICC_REFEREE_SEED (default 1) under qemu-riscv64 and fwsim and requires the
 // final registers and scratch memory to agree for every one.
 func TestQemuRefereeInstructions(t *testing.T) {
+	t.Parallel()
 	requireCC(t)
 	requireTool(t, qemuRV)
 	n := int(envUint(t, "NICC_REFEREE_PROGRAMS", 20000))
@@ -927,6 +928,7 @@ var refereeOpts = []string{"-O0", "-O2", "-Os"}
 // TestQemuRefereeC compiles each C referee program at -O0, -O2 and -Os, runs every case under
 // qemu-riscv64 and fwsim, and requires the result buffers to agree byte for byte.
 func TestQemuRefereeC(t *testing.T) {
+	t.Parallel()
 	requireCC(t)
 	requireTool(t, qemuRV)
 	dir := t.TempDir()

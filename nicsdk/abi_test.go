@@ -7,6 +7,7 @@ import (
 )
 
 func TestEventTypeNames(t *testing.T) {
+	t.Parallel()
 	for k := EventType(0); k < EventTypeEnd; k++ {
 		if s := k.String(); s == "" || strings.HasPrefix(s, "EventType(") {
 			t.Errorf("event type %d has no name", k)
@@ -18,6 +19,7 @@ func TestEventTypeNames(t *testing.T) {
 }
 
 func TestEventAndCtxRoundTrip(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 1000 {
 		ev := Event{Type: EventType(r.Uint32()), RTTNs: r.Uint32(), TimestampNs: r.Uint64(), FlowID: r.Uint32(), TxBytes: r.Uint32()}

@@ -11,6 +11,7 @@ import (
 const ld = "../fwsim/testdata/wcet/link.ld"
 
 func TestBuildMakesRISCVFirmware(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "f.c")
 	// A 64-bit division pulls nothing from libgcc on rv64; a 128-bit one needs __divti3.
@@ -38,6 +39,7 @@ func TestBuildMakesRISCVFirmware(t *testing.T) {
 }
 
 func TestBuildErrorShowsCompilerOutput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "bad.c")
 	os.WriteFile(src, []byte("int f(void) { return undeclared; }\n"), 0o644)

@@ -8,6 +8,7 @@ import (
 // The DOCA twin's own rules; compiler's verify holds it to the C bit for bit.
 
 func TestDOCAParamsOK(t *testing.T) {
+	t.Parallel()
 	p := DefaultParams() // target 4194, scale 786432: ceil(target*scale/2^16) = 50328
 	for _, c := range []struct {
 		target, beta, scale uint32
@@ -31,6 +32,7 @@ func TestDOCAParamsOK(t *testing.T) {
 }
 
 func TestDOCASetParamsAllOrNothing(t *testing.T) {
+	t.Parallel()
 	r := DOCARuntime{Compiled: DefaultParams()}
 	if m := r.Init(); m != DOCADisabledEvents {
 		t.Fatalf("Init: mask %#x", m)
@@ -68,6 +70,7 @@ func TestDOCASetParamsAllOrNothing(t *testing.T) {
 }
 
 func TestDOCAAlgo(t *testing.T) {
+	t.Parallel()
 	r := DOCARuntime{Compiled: DefaultParams()}
 	r.Init()
 	policy := func(x [4]int32, _ []uint32) int32 { return -1 << 16 } // always the largest decrease
@@ -99,6 +102,7 @@ func TestDOCAAlgo(t *testing.T) {
 }
 
 func TestDOCAEntriesC(t *testing.T) {
+	t.Parallel()
 	c := DOCAEntriesC(DefaultParams(), "pol", 3, OutM)
 	for _, want := range []string{"RLCC_DOCA_ENTRY void doca_pcc_dev_user_algo(", "(rlcc_policy_fn)0, pol, 3, RLCC_OUT_M",
 		"rlcc_doca_init(disable_event_bitmask, &nicc_params)", "rlcc_doca_set_params(port_num, algo_slot, param_id_base"} {
@@ -115,6 +119,7 @@ func TestDOCAEntriesC(t *testing.T) {
 }
 
 func TestDOCATableRow(t *testing.T) {
+	t.Parallel()
 	if DOCATableRow(0, 1) != 16 || DOCATableRow(1, 0) != 128 || DOCATableRow(5, 9) != DOCATableRow(1, 1) {
 		t.Errorf("rows: %d %d %d", DOCATableRow(0, 1), DOCATableRow(1, 0), DOCATableRow(5, 9))
 	}

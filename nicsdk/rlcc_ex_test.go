@@ -177,6 +177,7 @@ func stepEx(t *testing.T, ev Event, ctx *FlowCtx, f exFlow, st *exStats) uint32 
 }
 
 func TestOnEventExHost(t *testing.T) {
+	t.Parallel()
 	// As TestOnEventHost: each record is one step from the Go twin's context before it.
 	r := rng(12)
 	var in, want []uint32
@@ -215,6 +216,7 @@ func TestOnEventExHost(t *testing.T) {
 }
 
 func TestOnEventExFwsim(t *testing.T) {
+	t.Parallel()
 	// Whole sequences through t_event_ex: the context lives in emulator memory.
 	r := rng(13)
 	sm := newSim(t)
@@ -316,6 +318,7 @@ func coefBytes(c [5]int32) []byte {
 }
 
 func TestHandlerExFwsim(t *testing.T) {
+	t.Parallel()
 	// The engine entry RLCC_DEFINE_HANDLER_EX defines (HandlerExC's glue, the default
 	// parameters), words and output kind folded as constants, in every configuration of
 	// exConfigs.
@@ -341,6 +344,7 @@ func TestHandlerExFwsim(t *testing.T) {
 }
 
 func TestHandlerExC(t *testing.T) {
+	t.Parallel()
 	p := DefaultParams()
 	got := HandlerExC(p, DefaultLayout, "pol", 3, OutM)
 	if want := p.C(ParamsName) + "\nRLCC_DEFINE_HANDLER_EX(nicc_params, pol, 3, RLCC_OUT_M)\n"; got != want {
@@ -368,6 +372,7 @@ func TestHandlerExC(t *testing.T) {
 }
 
 func TestHandlerExRejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	// RLCC_DEFINE_HANDLER_EX with words outside 0..6 or an unknown output kind does not
 	// compile; the good ones do (also checked by the builds above).
 	dir := mustDir(t)
@@ -393,6 +398,7 @@ func TestHandlerExRejectsBadConfig(t *testing.T) {
 func p0C() string { return DefaultParams().C(ParamsName) }
 
 func TestHandlerMC(t *testing.T) {
+	t.Parallel()
 	p := DefaultParams()
 	if got, want := HandlerMC(p, DefaultLayout, "pol"), p.C(ParamsName)+"\nRLCC_DEFINE_HANDLER_M(nicc_params, pol)\n"; got != want {
 		t.Errorf("HandlerMC:\n%s\nwant\n%s", got, want)

@@ -172,6 +172,7 @@ func stepLayout(t *testing.T, ev Event, ctx *FlowCtx, f layoutFlow) uint32 {
 }
 
 func TestOnEventLayoutHost(t *testing.T) {
+	t.Parallel()
 	r := rng(40)
 	var in, want []uint32
 	var shows []string
@@ -199,6 +200,7 @@ func TestOnEventLayoutHost(t *testing.T) {
 }
 
 func TestOnEventLayoutFwsim(t *testing.T) {
+	t.Parallel()
 	// Whole sequences through t_event_layout (the layout a run-time value).
 	r := rng(41)
 	sm := newSim(t)
@@ -222,6 +224,7 @@ func lcoefBytes(c layoutCoef) []byte {
 }
 
 func TestHandlerLayoutFwsim(t *testing.T) {
+	t.Parallel()
 	// The engine entries RLCC_DEFINE_HANDLER_L and _EX_L define (the glue HandlerC, HandlerMC
 	// and HandlerExC print for a layout, the default parameters), the layout folded: the same
 	// bits as the Go twin.
@@ -252,6 +255,7 @@ var wcetLayouts = []Layout{DefaultLayout, {1, fAO}, {5, fAO}, {8, fO}, {7, fI}, 
 func hwName(l Layout) string { return fmt.Sprintf("hw_%d_%x", l.History, uint8(l.Features)) }
 
 func TestHandlerLayoutWCET(t *testing.T) {
+	t.Parallel()
 	// The handler skeleton (testdata/handler_wcet.c: a policy the handler calls, so every input
 	// is stored) for each layout: no loops (the layout folds into straight-line code), measured
 	// cycles within the WCET, and the WCET a layout costs over the default's.
@@ -272,6 +276,7 @@ func TestHandlerLayoutWCET(t *testing.T) {
 }
 
 func TestLayoutWords(t *testing.T) {
+	t.Parallel()
 	// Every layout that fits takes ExtraWords distinct top words, data[11] down, and the
 	// default layout none; the largest history of each feature set.
 	fits := 0
@@ -326,6 +331,7 @@ func TestLayoutWords(t *testing.T) {
 }
 
 func TestLayoutRefused(t *testing.T) {
+	t.Parallel()
 	// A layout that does not fit, alone or beside a stateful policy's words, is refused: by
 	// Check (an error naming the words), by the glue (a panic), and by rlcc.h's macros (a
 	// negative array size) in C.
@@ -394,6 +400,7 @@ func TestLayoutRefused(t *testing.T) {
 }
 
 func TestHandlerLayoutGlue(t *testing.T) {
+	t.Parallel()
 	// The default layout prints today's glue (the same code); another its layout as constants.
 	p := DefaultParams()
 	if HandlerC(p, DefaultLayout, "pol") != p.C(ParamsName)+"\nRLCC_DEFINE_HANDLER(nicc_params, pol)\n" {
@@ -411,6 +418,7 @@ func TestHandlerLayoutGlue(t *testing.T) {
 }
 
 func TestLayoutWindowHistory(t *testing.T) {
+	t.Parallel()
 	// What the window holds, from a record kept beside the handler: the state at lag j is the
 	// newest state of the RTT event j events back (a_{t-1}, o_t, the inflation and the rate
 	// then), or an idle link's values (HistoryInit) before the flow's first RTT event; other
@@ -468,6 +476,7 @@ func TestLayoutWindowHistory(t *testing.T) {
 }
 
 func TestLayoutInputsInDeclaredRanges(t *testing.T) {
+	t.Parallel()
 	r := rng(43)
 	for range 1500 {
 		f := randLayoutFlow(r, 200)

@@ -113,6 +113,7 @@ func unary(t *testing.T, mode, entry string, ins []uint32, simN int, arg func(ui
 }
 
 func TestSqrtRateExhaustive(t *testing.T) {
+	t.Parallel()
 	// Every rate the handler can pass (1..1<<20), 0 and values above line rate.
 	var ins []uint32
 	for r := uint32(0); r <= LineRate+16; r++ {
@@ -130,6 +131,7 @@ func TestSqrtRateExhaustive(t *testing.T) {
 }
 
 func TestMultiplierExhaustive(t *testing.T) {
+	t.Parallel()
 	// Every y in [-1, 1] in Q16, beyond it on both sides, and the int32 extremes.
 	var ins []uint32
 	for y := int32(YMin - 4096); y <= YMax+4096; y++ {
@@ -189,6 +191,7 @@ var edges32 = []uint32{0, 1, 2, 3, 0xffff, 1 << 16, 1<<16 + 1, LineRate - 1, Lin
 	1<<31 - 1, 1 << 31, math.MaxUint32 - 1, math.MaxUint32}
 
 func TestRTTInflation(t *testing.T) {
+	t.Parallel()
 	r := rng(1)
 	ins := pairs(r, edges32, hostRandom, func() [2]uint32 {
 		if r.IntN(2) == 0 { // an RTT near its base
@@ -210,6 +213,7 @@ func TestRTTInflation(t *testing.T) {
 // inputs on the host and 100k in fwsim. (The same sweep over every d below 2^32 passed once,
 // offline: `driver divsweep 1 4294967295`.)
 func TestDivQ16(t *testing.T) {
+	t.Parallel()
 	drv, err := hostDriver()
 	if err != nil {
 		t.Fatal(err)
@@ -257,6 +261,7 @@ func TestDivQ16(t *testing.T) {
 }
 
 func TestFxp16Helpers(t *testing.T) {
+	t.Parallel()
 	r := rng(2)
 	gen := func() [2]uint32 { return [2]uint32{any32(r), any32(r)} }
 	binaryFn(t, "fxpmul", "t_fxpmul", pairs(r, edges32, hostRandom, gen), FxpMul16)
@@ -301,6 +306,7 @@ func manyParams(r *rand.Rand, n int) []Params {
 }
 
 func TestObservation(t *testing.T) {
+	t.Parallel()
 	r := rng(3)
 	ps := manyParams(r, 997)
 	var ins []pRecord
@@ -334,6 +340,7 @@ func TestObservation(t *testing.T) {
 }
 
 func TestObsMin(t *testing.T) {
+	t.Parallel()
 	ps := append(manyParams(rng(4), 4000), Params{Target: 1 << 20, Beta: 0, Scale: 1 << 24, MinRate: 1, InitRate: 1},
 		Params{Target: 0, Scale: 1, MinRate: 1, InitRate: 1})
 	var flat, want []uint32
@@ -356,6 +363,7 @@ func TestObsMin(t *testing.T) {
 }
 
 func TestUpdateRate(t *testing.T) {
+	t.Parallel()
 	r := rng(5)
 	ps := manyParams(r, 1009)
 	var ins []pRecord
@@ -378,6 +386,7 @@ func TestUpdateRate(t *testing.T) {
 }
 
 func TestHostDriverSanitizerIsOn(t *testing.T) {
+	t.Parallel()
 	// The driver's deliberate signed overflow must stop it: proof that the runs above were
 	// under -fsanitize=undefined -fno-sanitize-recover=all.
 	drv, err := hostDriver()
@@ -391,6 +400,7 @@ func TestHostDriverSanitizerIsOn(t *testing.T) {
 }
 
 func TestLayout(t *testing.T) {
+	t.Parallel()
 	drv, err := hostDriver()
 	if err != nil {
 		t.Fatal(err)
@@ -493,6 +503,7 @@ func eventWords(ev Event) []uint32 {
 }
 
 func TestOnEventHost(t *testing.T) {
+	t.Parallel()
 	// Each record is one step from the Go twin's context before it, so a batch covers whole
 	// sequences: the C and Go steps agree from every state Go reaches.
 	r := rng(6)
@@ -519,6 +530,7 @@ func TestOnEventHost(t *testing.T) {
 }
 
 func TestOnEventFwsim(t *testing.T) {
+	t.Parallel()
 	// Whole sequences: the context lives in emulator memory from event to event.
 	r := rng(8)
 	sm := newSim(t)
@@ -555,6 +567,7 @@ func TestOnEventFwsim(t *testing.T) {
 }
 
 func TestOnEventInputsInDeclaredRanges(t *testing.T) {
+	t.Parallel()
 	r := rng(9)
 	seen := [RLCCInputs][2]int32{}
 	for i := range seen {
@@ -587,6 +600,7 @@ func TestOnEventInputsInDeclaredRanges(t *testing.T) {
 }
 
 func TestInputRanges(t *testing.T) {
+	t.Parallel()
 	rg := RLCCInputRanges(DefaultParams(), DefaultLayout)
 	want := [RLCCInputs][2]int32{{AMin, AMax}, {-50328, OMax}, {AMin, AMax}, {-50328, OMax}}
 	for i := range rg {
@@ -601,6 +615,7 @@ func TestInputRanges(t *testing.T) {
 }
 
 func TestDefaultParams(t *testing.T) {
+	t.Parallel()
 	p := DefaultParams()
 	if p != (Params{Target: 4194, Beta: 98304, Scale: 786432, MinRate: 1049, InitRate: LineRate}) {
 		t.Errorf("DefaultParams() = %+v", p)

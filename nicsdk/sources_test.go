@@ -15,6 +15,7 @@ import (
 var strictC = []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"}
 
 func TestSourcesCompileStrict(t *testing.T) {
+	t.Parallel()
 	// testdata/fw.c and handler.c use every function of rlcc.h; the headers alone must
 	// compile too (nothing unused warns). Host gcc and the cross compiler, at every level.
 	dir := mustDir(t)
@@ -37,6 +38,7 @@ func TestSourcesCompileStrict(t *testing.T) {
 }
 
 func TestSources(t *testing.T) {
+	t.Parallel()
 	src := Sources()
 	for _, n := range []string{HeaderName, RLCCHeaderName, LinkerScriptName} {
 		if len(src[n]) == 0 {
@@ -70,6 +72,7 @@ func TestSources(t *testing.T) {
 
 // TestLinkerSymbols: LinkerSymbols lists every symbol link.ld assigns.
 func TestLinkerSymbols(t *testing.T) {
+	t.Parallel()
 	var got []string
 	for _, m := range regexp.MustCompile(`(?m)^\s*([A-Za-z_$][A-Za-z0-9_$]*)\s*=`).FindAllStringSubmatch(string(LinkerScript), -1) {
 		got = append(got, m[1])

@@ -32,6 +32,7 @@ func cTable(t *testing.T, marker string) []uint64 {
 // The tables in rlcc.h are the formulas their comments give. (Exactness of the results
 // built from them is what the exhaustive tests prove; this keeps the tables reproducible.)
 func TestTables(t *testing.T) {
+	t.Parallel()
 	sq := cTable(t, "static const uint32_t tab[193] = {")
 	if len(sq) != 193 {
 		t.Fatalf("sqrt table: %d entries", len(sq))

@@ -54,6 +54,7 @@ func skeletonWCET(t *testing.T, name string, flows int, draw func() (FlowCtx, []
 }
 
 func TestHandlerWCET(t *testing.T) {
+	t.Parallel()
 	// Measured cycles over random flows never exceed the bound.
 	r := rng(10)
 	rep, maxc, n, clock := skeletonWCET(t, "handler", 100, func() (FlowCtx, []Event) {
@@ -69,6 +70,7 @@ func TestHandlerWCET(t *testing.T) {
 }
 
 func TestHandlerStateWCET(t *testing.T) {
+	t.Parallel()
 	// The skeleton of a stateful policy returning the multiplier (testdata/handler_state.c:
 	// RLCC_DEFINE_HANDLER_EX with two state words and RLCC_OUT_M), for the record, next to
 	// the stateless one; loop-free, and every measured event within the bound.
@@ -82,6 +84,7 @@ func TestHandlerStateWCET(t *testing.T) {
 }
 
 func TestHelperWCET(t *testing.T) {
+	t.Parallel()
 	// The helpers are loop-free; their bounds, for the record.
 	im := firmware(t, "fw")
 	for _, e := range []string{"t_infl", "t_div", "t_sqrt", "t_obs", "t_mult", "t_update"} {
