@@ -120,7 +120,7 @@ func TestCompileJSON(t *testing.T) {
 func TestCompileOverBudgetExits1(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
-	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--vectors", "1000", "--budget", "100ns")
+	code, stdout, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--vectors", "1000", "--budget", "100ns", "--form", "branch")
 	if code != exitCheck {
 		t.Fatalf("exit %d, want %d: %s", code, exitCheck, stderr)
 	}

@@ -153,7 +153,7 @@ func TestEvalDirTrees(t *testing.T) {
 	floats := floatLines(t, models+"rlcc_xgb.json", ref)
 	for _, handler := range []string{"rlcc", "none"} {
 		t.Run(handler, func(t *testing.T) {
-			dir := compileDir(t, models+"rlcc_xgb.json", "--handler", handler, "--ranges", ref)
+			dir := compileDir(t, models+"rlcc_xgb.json", "--handler", handler, "--ranges", ref, "--form", "walk")
 			rep := readReportOf(t, dir)
 			r := evalDirJSON(t, dir, ref)
 			if r.Handler != handler || r.Golden != "quantize.TreeIR.Eval" || len(r.Rows) != len(refRows.Data) {
@@ -223,7 +223,7 @@ func TestEvalDirText(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(modelCopy, data, 0o644)
-	none := compileDir(t, modelCopy, "--handler", "none", "--ranges", models+"rlcc_xgb.ref.csv")
+	none := compileDir(t, modelCopy, "--handler", "none", "--ranges", models+"rlcc_xgb.ref.csv", "--form", "walk")
 	rlcc := compileDir(t, models+"rlcc_xgb.json")
 	rows := filepath.Join(work, "rows.csv")
 	os.WriteFile(rows, []byte("o,a_prev2,o_prev,a_prev\n0.5,1,0.2,1\n40,0.9,3,1.1\n200,1.2,-1,0.8\n"), 0o644)
@@ -406,7 +406,7 @@ func TestBudgetReRunsCompileVectors(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
 		{models + "rlcc_xgb.json"},
-		{models + "rlcc_xgb.json", "--handler", "none"},
+		{models + "rlcc_xgb.json", "--handler", "none", "--form", "walk"},
 		{models + "rlcc_lstm.onnx", "--target", "int8", "--samples", "4000", "--handler", "none", "--calib", models + "rlcc_teacher.ref.csv", "--form", "branch"},
 	} {
 		dir := compileDir(t, args...)
@@ -452,7 +452,7 @@ func TestBudgetReRunsCompileVectors(t *testing.T) {
 // refused naming the line; CSV rows go to nicc_policy only.
 func TestBudgetCSVVectors(t *testing.T) {
 	t.Parallel()
-	dir := compileDir(t, models+"rlcc_xgb.json", "--handler", "none")
+	dir := compileDir(t, models+"rlcc_xgb.json", "--handler", "none", "--form", "walk")
 	work := t.TempDir()
 	raw := filepath.Join(work, "raw.csv")
 	os.WriteFile(raw, []byte("1,2,3,4\n-5,6,-7,8\n2147483647,0,0,-2147483648\n"), 0o644)
