@@ -123,7 +123,7 @@ type CompileOptions struct {
 
 // compilation is one run of the pipeline: the options, and the artifact each stage hands on
 // (compileStages): loaded, quantized, planned, emitted, built, the verify report, budgeted and
-// the DOCA target's docaState. A stage reads the artifacts of the stages before it.
+// the DOCA target's docaOutput. A stage reads the artifacts of the stages before it.
 type compilation struct {
 	opt CompileOptions
 	ctx context.Context // nil: never cancelled
@@ -137,7 +137,7 @@ type compilation struct {
 	*built
 	verify *verify.Result
 	*budgeted
-	doca docaState // the DOCA target (SDKDOCA)
+	doca *docaOutput // the DOCA target (SDKDOCA); nil without it
 
 	times        []artifact.StageTime // the stages run so far, each timed
 	passedStages []string

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"maps"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
@@ -79,70 +81,128 @@ func docaC(hash, kind, policySource string, p nicsdk.Params, words int, out nics
 		nicsdk.DOCAEntriesC(p, artifact.EntryPolicy+"_inline", words, out))
 }
 
-// docaEmit writes the DOCA source, rlcc_doca.h, the stand-in, the README and the host
-// driver into the output directory (the nicc target's files are there already).
-func (c *compilation) docaEmit() error {
+// docaInput is what the DOCA stage reads: the compile's directory, where the nicc target's
+// firmware is built, verified and bounded, and what that compile decided.
+type docaInput struct {
+	ctx      context.Context
+	dir, out string // the compile's directory, and where it ends up (CompileOptions.Out)
+	policy   quantize.Policy
+	params   nicsdk.Params
+	// expect is what the sources nicc wrote into dir must hold (emit): the DOCA stage checks
+	// them again, its own among them, before it builds.
+	expect      map[string][]byte
+	hostCC      string
+	opt         []string // gcc's optimisation flags in place of -O2 (BuildInfo.Opt)
+	core        string
+	budget      time.Duration
+	threads     int
+	vectors     int
+	seed        uint64
+	handlerWCET uint64 // nicc_on_event's bound, which the DOCA entry's is compared with
+	tamper      func(dir string) error
+}
+
+// docaInput is the DOCA stage's input from the stages before it.
+func (c *compilation) docaInput() docaInput {
+	return docaInput{ctx: c.context(), dir: c.dir, out: c.opt.Out, policy: c.Policy, params: c.Params, expect: c.expect,
+		hostCC: c.opt.HostCC, opt: c.plan.Opt, core: c.opt.Core, budget: c.opt.Budget, threads: c.opt.ThreadsSharing,
+		vectors: c.opt.Vectors, seed: c.opt.Seed, handlerWCET: c.budget.WCETCycles, tamper: c.opt.docaTamper}
+}
+
+// docaOutput is the DOCA stage's artifact. A stage that fails keeps what it made before the
+// failure: the files it wrote, and the report as far as verify got.
+type docaOutput struct {
+	files               []string // the DOCA files written into dir, the host driver aside
+	elf, hostBin, ubsan string   // set once the sources are checked
+	report              *artifact.DOCAReport
+	measure             []budget.Vector       // the verify calls that ran longest
+	vectors             *artifact.VectorsInfo // the measured calls, written for nicc budget
+}
+
+// runDOCA is the DOCA target's stage: it emits the DOCA source beside the nicc target's
+// files, builds it, verifies it and bounds its entry. Its output is never nil: on a failure,
+// it holds what the stage made before it.
+func runDOCA(in docaInput) (*docaOutput, error) {
+	out := &docaOutput{}
+	expect, err := out.emit(in)
+	if err != nil {
+		return out, err
+	}
+	if err := out.build(in, expect); err != nil {
+		return out, err
+	}
+	if err := out.verify(in); err != nil {
+		return out, err
+	}
+	return out, out.bound(in)
+}
+
+// emit writes the DOCA source, rlcc_doca.h, the stand-in, the README and the host driver
+// into the compile's directory: what each must hold, the nicc target's sources among them.
+func (out *docaOutput) emit(in docaInput) (map[string][]byte, error) {
 	kind := "tree ensemble"
-	switch c.Policy.(type) {
+	switch in.policy.(type) {
 	case *quantize.MLPIR:
 		kind = "int8 MLP"
 	case *quantize.LSTMIR:
 		kind = "int8 LSTM"
 	}
 	files := nicsdk.DOCASources()
-	files[artifact.DOCASourceFile] = []byte(docaC(c.Policy.Hash(), kind, artifact.EntryPolicy+".c", c.Params, c.Policy.StateWords(), quantize.Out(c.Policy)))
-	files[artifact.DOCAReadmeFile] = []byte(docaReadme(c.Params))
+	files[artifact.DOCASourceFile] = []byte(docaC(in.policy.Hash(), kind, artifact.EntryPolicy+".c", in.params, in.policy.StateWords(), quantize.Out(in.policy)))
+	files[artifact.DOCAReadmeFile] = []byte(docaReadme(in.params))
 	files[filepath.Join(artifact.HostDir, artifact.DOCADriverFile)] = docaDriver
+	expect := maps.Clone(in.expect)
+	if expect == nil {
+		expect = map[string][]byte{}
+	}
 	for _, n := range slices.Sorted(maps.Keys(files)) {
-		if err := artifact.WriteOut(filepath.Join(c.dir, n), files[n]); err != nil {
-			return err
+		if err := artifact.WriteOut(filepath.Join(in.dir, n), files[n]); err != nil {
+			return nil, err
 		}
 		if n != artifact.DOCAReadmeFile {
-			c.expect[n] = files[n]
+			expect[n] = files[n]
 		}
 		if !strings.HasPrefix(n, artifact.HostDir) {
-			c.files = append(c.files, n)
+			out.files = append(out.files, n)
 		}
 	}
-	slices.Sort(c.files)
-	if c.opt.docaTamper != nil {
-		return c.opt.docaTamper(c.dir)
+	if in.tamper != nil {
+		return expect, in.tamper(in.dir)
 	}
-	return nil
+	return expect, nil
 }
 
-// docaBuild checks the preprocessor directives of every source nicc wrote, the DOCA ones
-// now among them (checkSources), then builds the DOCA source with the stand-in three times
-// at once: the host driver strict and with UBSan, and the RISC-V ELF.
-func (c *compilation) docaBuild() error {
-	if err := c.checkSources(); err != nil {
+// build checks the preprocessor directives of every source nicc wrote, the DOCA ones now
+// among them (checkDirectives), then builds the DOCA source with the stand-in three times at
+// once: the host driver strict and with UBSan, and the RISC-V ELF.
+func (out *docaOutput) build(in docaInput, expect map[string][]byte) error {
+	if err := checkDirectives(in.dir, expect); err != nil {
 		return err
 	}
-	dir := c.dir
-	d := &c.doca
-	d.elf = filepath.Join(dir, artifact.DOCAFirmwareFile)
-	d.hostBin = filepath.Join(dir, artifact.HostDir, "doca_driver")
-	d.ubsan = filepath.Join(dir, artifact.HostDir, "doca_driver-ubsan")
+	dir := in.dir
+	out.elf = filepath.Join(dir, artifact.DOCAFirmwareFile)
+	out.hostBin = filepath.Join(dir, artifact.HostDir, "doca_driver")
+	out.ubsan = filepath.Join(dir, artifact.HostDir, "doca_driver-ubsan")
 	srcs := []string{filepath.Join(dir, artifact.DOCASourceFile), filepath.Join(dir, nicsdk.DOCAShimSourceName)}
 	tmp, err := os.MkdirTemp("", "nicc-build-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	host := func(out string, extra ...string) error {
-		args := slices.Concat(c.withOpt(HostFlags), extra, []string{"-DNICC_DOCA_SHIM", "-I", dir, "-o", out,
+	host := func(bin string, extra ...string) error {
+		args := slices.Concat(withOpt(HostFlags, in.opt), extra, []string{"-DNICC_DOCA_SHIM", "-I", dir, "-o", bin,
 			filepath.Join(dir, artifact.HostDir, artifact.DOCADriverFile)}, srcs)
-		if msg, err := c.hostCC(tmp, args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("%s %s: %v\n%s", c.opt.HostCC, strings.Join(args, " "), err, msg)
+		if msg, err := hostCommand(in.ctx, in.hostCC, tmp, args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s %s: %v\n%s", in.hostCC, strings.Join(args, " "), err, msg)
 		}
 		return nil
 	}
 	errs := make(chan error, 3)
-	go func() { errs <- host(d.hostBin) }()
-	go func() { errs <- host(d.ubsan, UBSanFlags...) }()
+	go func() { errs <- host(out.hostBin) }()
+	go func() { errs <- host(out.ubsan, UBSanFlags...) }()
 	go func() {
-		extra := append(c.withOpt(FirmwareWarnFlags), "-DNICC_DOCA_SHIM", "-I", dir)
-		errs <- nicsdk.Build(d.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, srcs...)
+		extra := append(withOpt(FirmwareWarnFlags, in.opt), "-DNICC_DOCA_SHIM", "-I", dir)
+		errs <- nicsdk.Build(out.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, srcs...)
 	}()
 	var failed []string
 	for range 3 {
@@ -154,25 +214,4 @@ func (c *compilation) docaBuild() error {
 		return &budget.CheckError{Err: fmt.Errorf("building the DOCA source failed (an internal error; please report it): %s", strings.Join(failed, "\n"))}
 	}
 	return nil
-}
-
-// docaStage is the DOCA target's emit, build, verify and budget, after the nicc target's.
-func (c *compilation) docaStage() error {
-	if err := c.docaEmit(); err != nil {
-		return err
-	}
-	if err := c.docaBuild(); err != nil {
-		return err
-	}
-	if err := c.docaVerify(); err != nil {
-		return err
-	}
-	return c.docaBudget()
-}
-
-// docaState is the DOCA target's part of a compilation.
-type docaState struct {
-	elf, hostBin, ubsan string
-	report              *artifact.DOCAReport
-	measure             []budget.Vector
 }

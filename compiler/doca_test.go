@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -398,41 +399,77 @@ func TestDOCAFilesCleared(t *testing.T) {
 	}
 }
 
+// docaStageInput is the DOCA stage's input on a copy of docaReport's compile directory, read
+// back as the compile made it, with vectors events and tamper editing the sources it emits.
+func docaStageInput(t *testing.T, vectors int, tamper func(dir string) error) docaInput {
+	t.Helper()
+	_, shared := docaReport(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := os.CopyFS(dir, os.DirFS(shared)); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := OpenCompiled(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cp.Report
+	return docaInput{ctx: context.Background(), dir: dir, out: dir, policy: cp.Policy(), params: cp.Params(), hostCC: "gcc",
+		opt: r.Build.Opt, core: r.Budget.Core.Name, vectors: vectors, seed: docaXGB.Seed, handlerWCET: r.Budget.WCETCycles, tamper: tamper}
+}
+
+// replaceIn is a tamper that replaces old with new once in dir's file name, or fails when the
+// file no longer holds old.
+func replaceIn(name, old, new string) func(dir string) error {
+	return func(dir string) error {
+		p := filepath.Join(dir, name)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(b, []byte(old)) {
+			return fmt.Errorf("%s no longer has %q", name, old)
+		}
+		return os.WriteFile(p, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644)
+	}
+}
+
 // TestDOCAVerifyCatches: a DOCA runtime that counts each decision twice, or one whose
 // doca_pcc_dev_user_set_algo_params leaves the port's precomputed terms as they were (its
 // decisions keep the old parameters), differs from its Go twin, and verify says so. One that
 // accepts a port the device does not have writes past its tables: verify fails on it too
-// (the host build crashes or reports it before the outputs are compared).
+// (the host build crashes or reports it before the outputs are compared). Each runs the DOCA
+// stage alone on a copy of a compile; the first runs the whole compile too, and its report
+// and readers are checked.
 func TestDOCAVerifyCatches(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
+	for i, c := range []struct {
 		name, old, new string
 		differs        bool // the failure is a mismatch with the Go twin
 	}{
-		{"decisions counted twice", "counter[RLCC_DOCA_COUNTER_DECISIONS]++;", "counter[RLCC_DOCA_COUNTER_DECISIONS] += 2;", true},
 		{"terms not updated", "rlcc_doca_terms[spare] =", "(void)", true},
+		{"decisions counted twice", "counter[RLCC_DOCA_COUNTER_DECISIONS]++;", "counter[RLCC_DOCA_COUNTER_DECISIONS] += 2;", true},
 		{"a port beyond the device's accepted", "port_num >= DOCA_PCC_DEV_MAX_NUM_PORTS ||", "", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 500, Out: t.TempDir(),
-				docaTamper: func(dir string) error {
-					p := filepath.Join(dir, nicsdk.DOCAHeaderName)
-					b, err := os.ReadFile(p)
-					if err != nil {
-						return err
-					}
-					if !bytes.Contains(b, []byte(c.old)) {
-						return fmt.Errorf("rlcc_doca.h no longer has %q", c.old)
-					}
-					return os.WriteFile(p, bytes.Replace(b, []byte(c.old), []byte(c.new), 1), 0o644)
-				}}
-			r, err := Compile(opt)
+			tamper := replaceIn(nicsdk.DOCAHeaderName, c.old, c.new)
+			out, err := runDOCA(docaStageInput(t, 500, tamper))
 			var ce *budget.CheckError
 			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "verify (DOCA)") {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			t.Logf("%s: %v", c.name, err)
+			if out.report == nil || (c.differs && out.report.Mismatches == 0) {
+				t.Fatalf("%s: the stage's report: %+v", c.name, out.report)
+			}
+			if i > 0 {
+				return
+			}
+			opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 500, Out: t.TempDir(), docaTamper: tamper}
+			r, err := Compile(opt)
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "verify (DOCA)") {
+				t.Fatalf("%s: compile: %v", c.name, err)
+			}
 			if r == nil || r.Failure == nil || r.Failure.Stage != "doca" || r.DOCA == nil || (c.differs && r.DOCA.Mismatches == 0) {
 				t.Fatalf("%s: report of the failed compile: %+v", c.name, r)
 			}
@@ -450,24 +487,28 @@ func TestDOCAVerifyCatches(t *testing.T) {
 }
 
 // TestDOCASourcesChecked: a preprocessor directive nicc did not write, added to the DOCA
-// source after it was emitted, is refused before anything is built from it.
+// source after it was emitted, is refused before anything is built from it: the DOCA stage
+// on a copy of a compile whose DOCA firmware is removed.
 func TestDOCASourcesChecked(t *testing.T) {
 	t.Parallel()
-	opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 2000, Out: t.TempDir(),
-		docaTamper: func(dir string) error {
-			p := filepath.Join(dir, artifact.DOCASourceFile)
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(p, append([]byte("#include \"/etc/passwd\"\n"), b...), 0o644)
-		}}
-	_, err := Compile(opt)
+	in := docaStageInput(t, 2000, func(dir string) error {
+		p := filepath.Join(dir, artifact.DOCASourceFile)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(p, append([]byte("#include \"/etc/passwd\"\n"), b...), 0o644)
+	})
+	elf := filepath.Join(in.dir, artifact.DOCAFirmwareFile)
+	if err := os.Remove(elf); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runDOCA(in)
 	var ce *budget.CheckError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "is not one nicc wrote") || !strings.Contains(err.Error(), artifact.DOCASourceFile) {
 		t.Fatalf("a DOCA source with a foreign directive: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(opt.Out, artifact.DOCAFirmwareFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(elf); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s was built from the tampered source: %v", artifact.DOCAFirmwareFile, err)
 	}
 }

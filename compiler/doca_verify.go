@@ -72,22 +72,23 @@ func (d docaCmd) input(b *bytes.Buffer) {
 
 // docaGen draws the DOCA commands and runs them through the golden runtime.
 type docaGen struct {
-	c   *compilation
-	rng *rand.Rand
-	gen rlcc.EventGen
-	rt  nicsdk.DOCARuntime
-	seq int
-	sn  uint32
+	policy quantize.Policy
+	params nicsdk.Params
+	rng    *rand.Rand
+	gen    rlcc.EventGen
+	rt     nicsdk.DOCARuntime
+	seq    int
+	sn     uint32
 }
 
-func (g *docaGen) policy(x [4]int32, state []uint32) int32 { return g.c.Policy.Call(x[:], state) }
+func (g *docaGen) decide(x [4]int32, state []uint32) int32 { return g.policy.Call(x[:], state) }
 
 // batch is an init, the parameter changes of ports beyond the device's, then sequences
 // holding n events in all (each from a starting context, after a parameter change one time
 // in four), with their golden outputs.
 func (g *docaGen) batch(n int, r *artifact.DOCAReport) []docaCmd {
-	out := quantize.Out(g.c.Policy)
-	words := g.c.Policy.StateWords()
+	out := quantize.Out(g.policy)
+	words := g.policy.StateWords()
 	cmds := []docaCmd{{tag: 'I', want: []uint32{g.rt.Init()}}}
 	set := func(s docaCmd) {
 		cmds = append(cmds, s)
@@ -112,7 +113,7 @@ func (g *docaGen) batch(n int, r *artifact.DOCAReport) []docaCmd {
 			if g.rng.IntN(32) == 0 {
 				d.slot = 1 + g.rng.Uint32N(15)
 			}
-			rate, req := g.rt.Algo(d.ev, d.slot, &ctx, words, out, g.policy)
+			rate, req := g.rt.Algo(d.ev, d.slot, &ctx, words, out, g.decide)
 			cnt := g.rt.CountersOf(uint32(d.ev.Port), d.slot)
 			d.want = append(append([]uint32{rate, req}, ctx[:]...), cnt[:]...)
 			if d.slot == nicsdk.DOCASlot && d.ev.Type == nicsdk.DOCAEvRTT {
@@ -173,7 +174,7 @@ func (g *docaGen) setParams() docaCmd {
 	if r.IntN(8) != 0 {
 		num = min(num, nicsdk.DOCAParams-d.base)
 	}
-	compiled := []uint32{g.c.Params.Target, g.c.Params.Beta, g.c.Params.Scale}
+	compiled := []uint32{g.params.Target, g.params.Beta, g.params.Scale}
 	for i := range num {
 		v := compiled[(d.base+i)%nicsdk.DOCAParams]
 		switch k := r.IntN(8); {
@@ -201,7 +202,7 @@ func (g *docaGen) set(d docaCmd) docaCmd {
 // device does not have: each batch starts with them, and each must be refused without
 // changing the port its number folds onto.
 func (g *docaGen) beyondPorts() []docaCmd {
-	p := g.c.Params
+	p := g.params
 	var cmds []docaCmd
 	for _, port := range []uint32{nicsdk.DOCAPorts, nicsdk.DOCAPorts + 1, 0xffffffff} {
 		cmds = append(cmds, g.set(docaCmd{tag: 'S', port: port, slot: nicsdk.DOCASlot, vals: []uint32{p.Target / 2, p.Beta, p.Scale}}))
@@ -209,29 +210,30 @@ func (g *docaGen) beyondPorts() []docaCmd {
 	return cmds
 }
 
-// docaVerify runs at least opt.Vectors DOCA events, in batches, through golden, both host
-// builds and fwsim, and fails on any difference or a UBSan report.
-func (c *compilation) docaVerify() error {
-	rng := rand.New(rand.NewPCG(c.opt.Seed, 0x646f6361))
+// verify runs at least in.vectors DOCA events, in batches, through golden, both host builds
+// and fwsim, and fails on any difference or a UBSan report.
+func (out *docaOutput) verify(in docaInput) error {
+	rng := rand.New(rand.NewPCG(in.seed, 0x646f6361))
 	r := &artifact.DOCAReport{Source: artifact.DOCASourceFile, Firmware: artifact.DOCAFirmwareFile, Entry: nicsdk.DOCAEntryAlgo}
-	c.doca.report = r
-	g := &docaGen{c: c, rng: rng, rt: nicsdk.DOCARuntime{Compiled: c.Params},
-		gen: rlcc.EventGen{Rng: rng, Params: c.Params, Thresholds: c.docaThresholds()}}
-	fw, err := doca.Load(c.doca.elf, c.opt.Core)
+	out.report = r
+	ir, _ := in.policy.(*quantize.TreeIR) // the tree thresholds the events aim observations at
+	g := &docaGen{policy: in.policy, params: in.params, rng: rng, rt: nicsdk.DOCARuntime{Compiled: in.params},
+		gen: rlcc.EventGen{Rng: rng, Params: in.params, Thresholds: verify.ThresholdsByFeature(nicsdk.RLCCInputs, ir)}}
+	fw, err := doca.Load(out.elf, in.core)
 	if err != nil {
 		return err
 	}
 	var cand []verify.Measured
 	var first string
-	for done := 0; done < c.opt.Vectors; {
-		if err := c.context().Err(); err != nil {
+	for done := 0; done < in.vectors; {
+		if err := in.ctx.Err(); err != nil {
 			return err
 		}
-		n := min(verify.Batch, c.opt.Vectors-done)
+		n := min(verify.Batch, in.vectors-done)
 		cmds := g.batch(n, r)
 		done += n
 		r.Batches++
-		got, cycles, err := c.docaRun(fw, cmds)
+		got, cycles, err := out.run(fw, cmds)
 		if err != nil {
 			return err
 		}
@@ -270,19 +272,13 @@ func (c *compilation) docaVerify() error {
 	if r.Mismatches > 0 {
 		return &budget.CheckError{Err: fmt.Errorf("verify (DOCA): %d of %d calls differ; first: %s", r.Mismatches, r.Vectors, first)}
 	}
-	r.Compared = []string{"golden (Go: nicsdk.DOCARuntime around quantize." + c.Policy.Golden() + ")",
-		verify.ImplHost + " (" + c.opt.HostCC + ", nicc's DOCA stand-in)", verify.ImplUBSan, verify.ImplFwsim}
-	c.doca.measure = verify.PickMeasured(cand)
-	for i := range c.doca.measure {
-		c.doca.measure[i].Line = i + 1
+	r.Compared = []string{"golden (Go: nicsdk.DOCARuntime around quantize." + in.policy.Golden() + ")",
+		verify.ImplHost + " (" + in.hostCC + ", nicc's DOCA stand-in)", verify.ImplUBSan, verify.ImplFwsim}
+	out.measure = verify.PickMeasured(cand)
+	for i := range out.measure {
+		out.measure[i].Line = i + 1
 	}
 	return nil
-}
-
-// docaThresholds are the tree thresholds the event generator aims observations at.
-func (c *compilation) docaThresholds() [][]int32 {
-	ir, _ := c.Policy.(*quantize.TreeIR)
-	return verify.ThresholdsByFeature(nicsdk.RLCCInputs, ir)
 }
 
 type docaCycles struct {
@@ -298,9 +294,9 @@ func cyclesOf(v []docaCycles) []uint64 {
 	return out
 }
 
-// docaRun runs cmds through the host build, the UBSan build and fwsim at once: each one's
-// output lines as words, and the algorithm-slot events' cycles in fwsim.
-func (c *compilation) docaRun(fw *doca.Firmware, cmds []docaCmd) ([3][][]uint32, []docaCycles, error) {
+// run runs cmds through the host build, the UBSan build and fwsim at once: each one's output
+// lines as words, and the algorithm-slot events' cycles in fwsim.
+func (out *docaOutput) run(fw *doca.Firmware, cmds []docaCmd) ([3][][]uint32, []docaCycles, error) {
 	var in bytes.Buffer
 	for _, d := range cmds {
 		d.input(&in)
@@ -309,7 +305,7 @@ func (c *compilation) docaRun(fw *doca.Firmware, cmds []docaCmd) ([3][][]uint32,
 	var errs [3]error
 	var cycles []docaCycles
 	var wg sync.WaitGroup
-	for i, bin := range []string{c.doca.hostBin, c.doca.ubsan} {
+	for i, bin := range []string{out.hostBin, out.ubsan} {
 		wg.Go(func() { got[i], errs[i] = runDOCADriver(bin, in.Bytes()) })
 	}
 	wg.Go(func() { got[2], cycles, errs[2] = docaFwsim(fw, cmds) })
@@ -318,7 +314,7 @@ func (c *compilation) docaRun(fw *doca.Firmware, cmds []docaCmd) ([3][][]uint32,
 		return got, nil, &budget.CheckError{Err: fmt.Errorf("verify (DOCA): host build: %w", errs[0])}
 	}
 	if errs[1] != nil {
-		c.doca.report.UBSan = "not clean"
+		out.report.UBSan = "not clean"
 		return got, nil, &budget.CheckError{Err: &artifact.UBSanError{Err: errs[1]}}
 	}
 	if errs[2] != nil {
@@ -413,23 +409,23 @@ func docaFwsim(f *doca.Firmware, cmds []docaCmd) ([][]uint32, []docaCycles, erro
 	return out, cycles, nil
 }
 
-// docaBudget bounds doca_pcc_dev_user_algo in the DOCA ELF and measures it on the verify
-// calls that ran longest, beside nicc_on_event's bound.
-func (c *compilation) docaBudget() error {
-	vf, err := writeVectors(c.dir, artifact.DOCAVectorsFile, artifact.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, c.doca.measure)
+// bound bounds doca_pcc_dev_user_algo in the DOCA ELF and measures it on the verify calls
+// that ran longest, beside nicc_on_event's bound.
+func (out *docaOutput) bound(in docaInput) error {
+	vf, err := writeVectors(in.dir, artifact.DOCAVectorsFile, artifact.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, out.measure)
 	if err != nil {
 		return err
 	}
-	c.vectorFiles = append(c.vectorFiles, vf)
-	b, err := budget.Analyze(budget.Options{ELF: c.doca.elf, Entry: nicsdk.DOCAEntryAlgo, Core: c.opt.Core, Budget: c.opt.Budget,
-		ThreadsSharing: c.opt.ThreadsSharing, Vectors: c.doca.measure, VectorsFile: "DOCA verify vectors"})
+	out.vectors = &vf
+	b, err := budget.Analyze(budget.Options{ELF: out.elf, Entry: nicsdk.DOCAEntryAlgo, Core: in.core, Budget: in.budget,
+		ThreadsSharing: in.threads, Vectors: out.measure, VectorsFile: "DOCA verify vectors"})
 	if err != nil {
 		return err
 	}
-	b.ELF = filepath.Join(c.opt.Out, artifact.DOCAFirmwareFile) // where it ends up
-	r := c.doca.report
+	b.ELF = filepath.Join(in.out, artifact.DOCAFirmwareFile) // where it ends up
+	r := out.report
 	r.Budget = b
-	r.HandlerWCETCycles = c.budget.WCETCycles
-	r.WCETRatio = float64(b.WCETCycles) / float64(c.budget.WCETCycles)
+	r.HandlerWCETCycles = in.handlerWCET
+	r.WCETRatio = float64(b.WCETCycles) / float64(in.handlerWCET)
 	return nil
 }

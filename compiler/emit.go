@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -211,7 +212,13 @@ func handlerC(name, hash, kind, policySource string, p nicsdk.Params, l nicsdk.L
 // with its temporary files in tmp (which the caller removes): cancelled, the group gets
 // SIGTERM, and a temporary file it leaves goes with tmp.
 func (c *compilation) hostCC(tmp string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(c.context(), c.opt.HostCC, args...)
+	return hostCommand(c.context(), c.opt.HostCC, tmp, args...)
+}
+
+// hostCommand is the host compiler cc run on args, its temporary files in tmp, stopped with
+// its children when ctx is done.
+func hostCommand(ctx context.Context, cc, tmp string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, cc, args...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }

@@ -53,8 +53,14 @@ func (c *compilation) checkSources() error {
 	if c.idents, err = c.identifiers(); err != nil {
 		return err
 	}
-	for _, n := range slices.Sorted(maps.Keys(c.expect)) {
-		path := filepath.Join(c.dir, n)
+	return checkDirectives(c.dir, c.expect)
+}
+
+// checkDirectives refuses a source in dir whose preprocessor directives differ from those of
+// what nicc wrote (expect, by path in dir).
+func checkDirectives(dir string, expect map[string][]byte) error {
+	for _, n := range slices.Sorted(maps.Keys(expect)) {
+		path := filepath.Join(dir, n)
 		got, err := os.ReadFile(path)
 		if err != nil {
 			return err
@@ -63,7 +69,7 @@ func (c *compilation) checkSources() error {
 		if err != nil {
 			return &budget.CheckError{Err: fmt.Errorf("%s: %v", path, err)}
 		}
-		want, err := codegen.Directives(c.expect[n])
+		want, err := codegen.Directives(expect[n])
 		if err != nil {
 			return fmt.Errorf("internal error: generated %s: %v", n, err)
 		}

@@ -55,10 +55,14 @@ func (c *compilation) choosePlan() {
 }
 
 // withOpt is flags with -O2 replaced by the plan's optimisation flags.
-func (c *compilation) withOpt(flags []string) []string {
+func (c *compilation) withOpt(flags []string) []string { return withOpt(flags, c.plan.Opt) }
+
+// withOpt is flags with opt, gcc's optimisation flags, in place of -O2 (flags as they are
+// when opt is empty).
+func withOpt(flags, opt []string) []string {
 	i := slices.Index(flags, "-O2")
-	if i < 0 || len(c.plan.Opt) == 0 {
+	if i < 0 || len(opt) == 0 {
 		return slices.Clone(flags)
 	}
-	return slices.Concat(flags[:i], c.plan.Opt, flags[i+1:])
+	return slices.Concat(flags[:i], opt, flags[i+1:])
 }

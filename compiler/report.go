@@ -93,7 +93,7 @@ func (c *compilation) passed(stage string) bool { return slices.Contains(c.passe
 
 // assemble fills the report from the stages that passed.
 func (c *compilation) assemble() (*artifact.CompileReport, error) {
-	r := &artifact.CompileReport{Out: c.opt.Out, Files: c.files, Budget: c.budget, StateLimit: nicsdk.CtxBytes, DOCA: c.doca.report}
+	r := &artifact.CompileReport{Out: c.opt.Out, Files: c.files, Budget: c.budget, StateLimit: nicsdk.CtxBytes}
 	if c.Float == nil {
 		return r, nil
 	}
@@ -126,7 +126,10 @@ func (c *compilation) assemble() (*artifact.CompileReport, error) {
 		}
 		r.Host = append(r.Host, path.Join(artifact.HostDir, filepath.Base(c.hostBin)), path.Join(artifact.HostDir, filepath.Base(c.ubsan)))
 	}
-	if c.doca.hostBin != "" {
+	if c.doca != nil {
+		r.DOCA = c.doca.report
+	}
+	if c.doca != nil && c.doca.hostBin != "" {
 		r.Host = append(r.Host, path.Join(artifact.HostDir, artifact.DOCADriverFile), path.Join(artifact.HostDir, filepath.Base(c.doca.hostBin)),
 			path.Join(artifact.HostDir, filepath.Base(c.doca.ubsan)))
 	}

@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"slices"
+
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
@@ -34,8 +36,17 @@ var compileStages = []stage{
 	}},
 }
 
-// docaStage emits, builds, verifies and bounds the DOCA target's firmware (SDKDOCA).
-var docaStage = stage{"doca", (*compilation).docaStage}
+// docaStage emits, builds, verifies and bounds the DOCA target's firmware (SDKDOCA): runDOCA
+// on what the stages before it made. Its files join the compile's, its vectors the budget's.
+var docaStage = stage{"doca", func(c *compilation) error {
+	var err error
+	c.doca, err = runDOCA(c.docaInput())
+	c.files = slices.Sorted(slices.Values(append(c.files, c.doca.files...)))
+	if v := c.doca.vectors; v != nil {
+		c.vectorFiles = append(c.vectorFiles, *v)
+	}
+	return err
+}}
 
 // newCompilation is a compilation under opt with no artifact yet: each is empty until its
 // stage runs.
