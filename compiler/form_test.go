@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -28,23 +29,32 @@ func TestChooseFormByCost(t *testing.T) {
 		}
 		return r
 	}
+	// planned is fit's chosen candidate in a plan.
+	planned := func(t *testing.T, b artifact.BuildInfo) artifact.FormCandidate {
+		t.Helper()
+		i := slices.IndexFunc(b.Candidates, func(c artifact.FormCandidate) bool { return c.Chosen })
+		if i < 0 {
+			t.Fatalf("no candidate chosen: %+v", b)
+		}
+		if c := b.Candidates[i]; c.Form != b.Form {
+			t.Errorf("chosen %+v, but the plan's form is %s", c, b.Form)
+		}
+		return b.Candidates[i]
+	}
+	// chosen is the chosen candidate of a whole compile, whose firmware is the one fit chose.
 	chosen := func(t *testing.T, r *artifact.CompileReport) artifact.FormCandidate {
 		t.Helper()
-		i := slices.IndexFunc(r.Build.Candidates, func(c artifact.FormCandidate) bool { return c.Chosen })
-		if i < 0 {
-			t.Fatalf("no candidate chosen: %+v", r.Build)
-		}
-		c := r.Build.Candidates[i]
-		if c.Form != r.Build.Form || c.WCETCycles != r.Budget.WCETCycles || c.TextBytes != r.CodeBytes || c.RodataBytes != r.RodataBytes {
+		c := planned(t, r.Build)
+		if c.WCETCycles != r.Budget.WCETCycles || c.TextBytes != r.CodeBytes || c.RodataBytes != r.RodataBytes {
 			t.Errorf("chosen %+v, but built %s with WCET %d, .text %d, .rodata %d", c, r.Build.Form, r.Budget.WCETCycles, r.CodeBytes, r.RodataBytes)
 		}
 		return c
 	}
-	least := func(t *testing.T, r *artifact.CompileReport) {
+	least := func(t *testing.T, b artifact.BuildInfo) {
 		t.Helper()
-		c := chosen(t, r)
-		m := r.Build.Memory
-		for _, o := range r.Build.Candidates {
+		c := planned(t, b)
+		m := b.Memory
+		for _, o := range b.Candidates {
 			if fits := o.TextBytes <= m.TextBytes && o.RodataBytes <= m.RodataBytes; fits != o.Fits {
 				t.Errorf("%+v: fits %v within %+v", o, o.Fits, m)
 			}
@@ -58,14 +68,15 @@ func TestChooseFormByCost(t *testing.T) {
 	}
 
 	r := compile(t, CompileOptions{})
-	least(t, r)
+	least(t, r.Build)
 	first := chosen(t, r)
 	if first.Form != "rank" || len(r.Build.Candidates) < 3 || r.Build.Candidates[0].Form != "branch" || r.Build.Memory.RodataBytes != 262144 ||
 		!strings.HasPrefix(r.Build.Memory.RodataSource, "profile dpa: assumption") {
 		t.Errorf("by default: %+v", r.Build)
 	}
 
-	// The other budgets' compiles are independent of each other: they run in parallel.
+	// The other budgets' compiles are independent of each other: they run in parallel. Where
+	// only the choice is checked, they run the stages up to fit (fitted).
 	run := func(name string, f func(t *testing.T)) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -75,9 +86,9 @@ func TestChooseFormByCost(t *testing.T) {
 
 	// Below the cheapest form's tables, another form is chosen, within the limit.
 	run("max-rodata", func(t *testing.T) {
-		r := compile(t, CompileOptions{MaxRodata: first.RodataBytes - 1})
-		least(t, r)
-		if c := chosen(t, r); c.RodataBytes >= first.RodataBytes || c.WCETCycles < first.WCETCycles || r.Build.Memory.RodataSource != "--max-rodata" {
+		b := fitted(t, CompileOptions{Model: rlccXGB, Handler: artifact.HandlerNone, MaxRodata: first.RodataBytes - 1})
+		least(t, b)
+		if c := planned(t, b); c.RodataBytes >= first.RodataBytes || c.WCETCycles < first.WCETCycles || b.Memory.RodataSource != "--max-rodata" {
 			t.Errorf("under --max-rodata %d: chose %+v", first.RodataBytes-1, c)
 		}
 	})
@@ -85,17 +96,17 @@ func TestChooseFormByCost(t *testing.T) {
 	// No rank layout fits 4 KiB of tables: nested if/else is the only candidate, built once
 	// with nothing to compare.
 	run("max-rodata-4k", func(t *testing.T) {
-		r := compile(t, CompileOptions{MaxRodata: 4096})
-		if len(r.Build.Candidates) != 0 || r.Build.Form != "branch" {
-			t.Errorf("under 4 KiB of .rodata: %+v", r.Build)
+		b := fitted(t, CompileOptions{Model: rlccXGB, Handler: artifact.HandlerNone, MaxRodata: 4096})
+		if len(b.Candidates) != 0 || b.Form != "branch" {
+			t.Errorf("under 4 KiB of .rodata: %+v", b)
 		}
 	})
 
 	// Nested if/else is over 4 KiB of code: a rank form is chosen.
 	run("max-text-4k", func(t *testing.T) {
-		r := compile(t, CompileOptions{MaxText: 4096})
-		least(t, r)
-		if c := chosen(t, r); c.Form != "rank" {
+		b := fitted(t, CompileOptions{Model: rlccXGB, Handler: artifact.HandlerNone, MaxText: 4096})
+		least(t, b)
+		if c := planned(t, b); c.Form != "rank" {
 			t.Errorf("under 4 KiB of .text: chose %+v", c)
 		}
 	})
@@ -141,12 +152,33 @@ func TestChooseFormByCost(t *testing.T) {
 
 	// --form restricts the candidates.
 	run("branch", func(t *testing.T) {
-		r := compile(t, CompileOptions{Form: "branch"})
-		if len(r.Build.Candidates) != 0 || r.Build.Form != "branch" {
-			t.Errorf("--form branch: %+v", r.Build)
+		b := fitted(t, CompileOptions{Model: rlccXGB, Handler: artifact.HandlerNone, Form: "branch"})
+		if len(b.Candidates) != 0 || b.Form != "branch" {
+			t.Errorf("--form branch: %+v", b)
 		}
 	})
 	if _, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Form: "leafy"}); err == nil || !strings.Contains(err.Error(), `unknown form "leafy"`) {
 		t.Errorf("--form leafy: %v", err)
 	}
+}
+
+// fitted runs a compile's stages up to fit (load, quantize, fit) on opt: fit's plan.
+func fitted(t *testing.T, opt CompileOptions) artifact.BuildInfo {
+	t.Helper()
+	c := newCompilation(opt)
+	t.Cleanup(func() {
+		if c.formsDir != "" {
+			os.RemoveAll(c.formsDir)
+		}
+	})
+	for _, s := range compileStages {
+		if err := s.run(c); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if s.name == "fit" {
+			return c.plan
+		}
+	}
+	t.Fatal("no fit stage")
+	return artifact.BuildInfo{}
 }
