@@ -130,61 +130,78 @@ func (c *compilation) chosen() candidate {
 	return candidate{form: c.form, rank: c.rank, products: c.products}
 }
 
-// emit writes the policy C, the nicsdk sources, the RL-CC entry and the host driver into the
-// compile's fresh directory, after proving that the model file's strings change nothing
-// outside the comments. It records what it wrote (c.expect) for checkSources.
-func (c *compilation) emit() error {
-	dir := c.dir
+// emitInput is what the emit stage reads: the compile's directory, the golden model (its
+// policy, handler, parameters and layout), the form fit chose and, when fit rendered it, its C.
+type emitInput struct {
+	dir      string
+	model    *golden.Model
+	chosen   candidate
+	rendered *rendered // fit's render of the chosen form; nil: emit renders it
+	tamper   func(dir string) error
+}
+
+// emitInput is the emit stage's input from the stages before it.
+func (c *compilation) emitInput() emitInput {
+	return emitInput{dir: c.dir, model: c.Model, chosen: c.chosen(), rendered: c.rendered(), tamper: c.opt.tamper}
+}
+
+// emitStage writes the policy C, the nicsdk sources, the RL-CC entry and the host driver into
+// the compile's fresh directory, after proving that the model file's strings change nothing
+// outside the comments. It records what it wrote (expect) for the build's checks. Its output
+// is never nil: on a failure, it holds what emit had made.
+func emitStage(in emitInput) (*emitted, error) {
+	out := &emitted{}
+	dir := in.dir
 	if err := artifact.OutDir(filepath.Join(dir, artifact.HostDir)); err != nil {
-		return err
+		return out, err
 	}
-	plan, err := newCodePlan(c.Model, c.chosen())
+	m := in.model
+	plan, err := newCodePlan(m, in.chosen)
 	if err != nil {
-		return err
+		return out, err
 	}
-	r := c.rendered()
+	r := in.rendered
 	if r == nil {
-		if r, err = render(c.Policy, plan, fileNames); err != nil {
-			return err
+		if r, err = render(m.Policy, plan, fileNames); err != nil {
+			return out, err
 		}
 	}
-	neutral, err := render(c.Policy, plan, neutralNames)
+	neutral, err := render(m.Policy, plan, neutralNames)
 	if err != nil {
-		return err
+		return out, err
 	}
 	gen := r.sources()
-	c.sourcesHash = hashSources(gen)
-	c.expect = neutral.sources()
+	out.sourcesHash = hashSources(gen)
+	out.expect = neutral.sources()
 	for n, b := range gen {
-		if err := sameCode(n, b, c.expect[n]); err != nil {
-			return err
+		if err := sameCode(n, b, out.expect[n]); err != nil {
+			return out, err
 		}
 	}
 	// The model alone needs only the ABI header and the linker script.
 	sdk := nicsdk.Sources()
-	if c.Handler != artifact.HandlerRLCC {
+	if m.Handler != artifact.HandlerRLCC {
 		delete(sdk, nicsdk.RLCCHeaderName)
 	}
 	for n, b := range sdk {
-		gen[n], c.expect[n] = b, b
+		gen[n], out.expect[n] = b, b
 	}
-	c.files = nil
 	for n, b := range gen {
 		if err := artifact.WriteOut(filepath.Join(dir, n), b); err != nil {
-			return err
+			return out, err
 		}
-		c.files = append(c.files, n)
+		out.files = append(out.files, n)
 	}
-	driver := []byte(driverC(len(c.Policy.InputFormats()), r.policy.HeaderName, c.Handler == artifact.HandlerRLCC, c.Policy.StateWords()))
-	c.expect[filepath.Join(artifact.HostDir, "driver.c")] = driver
+	driver := []byte(driverC(len(m.Policy.InputFormats()), r.policy.HeaderName, m.Handler == artifact.HandlerRLCC, m.Policy.StateWords()))
+	out.expect[filepath.Join(artifact.HostDir, "driver.c")] = driver
 	if err := artifact.WriteOut(filepath.Join(dir, artifact.HostDir, "driver.c"), driver); err != nil {
-		return err
+		return out, err
 	}
-	slices.Sort(c.files)
-	if c.opt.tamper != nil {
-		return c.opt.tamper(dir)
+	slices.Sort(out.files)
+	if in.tamper != nil {
+		return out, in.tamper(dir)
 	}
-	return nil
+	return out, nil
 }
 
 // handlerC is the RL-CC engine entry: the parameters and rlcc.h's handler around the policy,
@@ -208,13 +225,6 @@ func handlerC(name, hash, kind, policySource string, p nicsdk.Params, l nicsdk.L
 	return b.String()
 }
 
-// hostCC runs the host compiler under the compile's context, in a process group of its own
-// with its temporary files in tmp (which the caller removes): cancelled, the group gets
-// SIGTERM, and a temporary file it leaves goes with tmp.
-func (c *compilation) hostCC(tmp string, args ...string) *exec.Cmd {
-	return hostCommand(c.context(), c.opt.HostCC, tmp, args...)
-}
-
 // hostCommand is the host compiler cc run on args, its temporary files in tmp, stopped with
 // its children when ctx is done.
 func hostCommand(ctx context.Context, cc, tmp string, args ...string) *exec.Cmd {
@@ -226,93 +236,116 @@ func hostCommand(ctx context.Context, cc, tmp string, args ...string) *exec.Cmd 
 	return cmd
 }
 
-// sources are the C files the firmware and the host builds compile (the driver aside): the
-// RL-CC handler includes the policy's .c.
-func (c *compilation) sources() []string {
-	_, file := c.entry()
-	return []string{filepath.Join(c.dir, file)}
-}
-
 // entry is the firmware's entry point and the C file that defines it: the RL-CC handler, or
 // the policy alone.
-func (c *compilation) entry() (name, file string) {
-	if c.Handler == artifact.HandlerRLCC {
+func (c *compilation) entry() (name, file string) { return entryOf(c.Handler) }
+
+// entryOf is the firmware's entry point under handler h and the C file that defines it.
+func entryOf(h artifact.Handler) (name, file string) {
+	if h == artifact.HandlerRLCC {
 		return artifact.EntryHandler, artifact.HandlerFile
 	}
 	return artifact.EntryPolicy, artifact.EntryPolicy + ".c"
 }
 
-// build checks the sources on disk (checkSources), then compiles them into an object three
-// times at once (host strict, host with UBSan, RISC-V firmware; the objects in a temporary
-// directory), checks each object's symbols (checkSymbols), and links the host driver twice
-// and the firmware ELF, whose symbols it checks too.
-func (c *compilation) build() error {
-	if err := c.checkSources(); err != nil {
-		return err
+// buildInput is what the build stage reads: the compile's directory and what emit wrote into
+// it, the handler, the host compiler and fit's optimisation flags, and fit's build of the
+// chosen form when it made one.
+type buildInput struct {
+	ctx      context.Context
+	dir      string
+	emitted  *emitted
+	handler  artifact.Handler
+	hostCC   string
+	opt      []string   // gcc's optimisation flags in place of -O2 (BuildInfo.Opt)
+	fit      *formBuild // fit's build of the chosen form; nil: none
+	progress func(done, total int)
+}
+
+// buildInput is the build stage's input from the stages before it.
+func (c *compilation) buildInput() buildInput {
+	return buildInput{ctx: c.context(), dir: c.dir, emitted: c.emitted, handler: c.Handler, hostCC: c.opt.HostCC, opt: c.plan.Opt,
+		fit: c.chosenBuild, progress: func(done, total int) { c.progress("build", done, total) }}
+}
+
+// buildStage checks the sources on disk (checkDirectives), then compiles them into an object
+// three times at once (host strict, host with UBSan, RISC-V firmware; the objects in a
+// temporary directory), checks each object's symbols (symbolCheck), and links the host driver
+// twice and the firmware ELF, whose symbols it checks too. Its output is never nil: the
+// paths are set before anything is built.
+func buildStage(in buildInput) (*built, error) {
+	dir := in.dir
+	out := &built{elf: filepath.Join(dir, artifact.FirmwareFile), hostBin: filepath.Join(dir, artifact.HostDir, "driver"),
+		ubsan: filepath.Join(dir, artifact.HostDir, "driver-ubsan")}
+	idents, err := identifiers(in.emitted.expect)
+	if err != nil {
+		return out, err
 	}
-	dir := c.dir
-	c.elf = filepath.Join(dir, artifact.FirmwareFile)
-	c.hostBin = filepath.Join(dir, artifact.HostDir, "driver")
-	c.ubsan = filepath.Join(dir, artifact.HostDir, "driver-ubsan")
+	if err := checkDirectives(dir, in.emitted.expect); err != nil {
+		return out, err
+	}
+	check := symbolCheck{handler: in.handler, idents: idents}
+	_, file := entryOf(in.handler)
+	sources := []string{filepath.Join(dir, file)} // the RL-CC handler includes the policy's .c
 	driver := filepath.Join(dir, artifact.HostDir, "driver.c")
 	tmp, err := os.MkdirTemp("", "nicc-build-")
 	if err != nil {
-		return err
+		return out, err
 	}
 	defer os.RemoveAll(tmp)
 	gcc := func(args ...string) error {
-		if msg, err := c.hostCC(tmp, args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("%s %s: %v\n%s", c.opt.HostCC, strings.Join(args, " "), err, msg)
+		if msg, err := hostCommand(in.ctx, in.hostCC, tmp, args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s %s: %v\n%s", in.hostCC, strings.Join(args, " "), err, msg)
 		}
 		return nil
 	}
-	host := func(out string, extra ...string) error {
-		obj := filepath.Join(tmp, filepath.Base(out)+".o")
-		flags := append(append(c.withOpt(HostFlags), extra...), "-I", dir)
-		if err := gcc(append(append(slices.Clone(flags), "-c", "-o", obj), c.sources()...)...); err != nil {
+	host := func(bin string, extra ...string) error {
+		obj := filepath.Join(tmp, filepath.Base(bin)+".o")
+		flags := append(append(withOpt(HostFlags, in.opt), extra...), "-I", dir)
+		if err := gcc(append(append(slices.Clone(flags), "-c", "-o", obj), sources...)...); err != nil {
 			return err
 		}
-		if err := c.checkSymbols(obj, ""); err != nil {
+		if err := check.symbols(obj, ""); err != nil {
 			return err
 		}
-		return gcc(append(flags, "-o", out, driver, obj)...)
+		return gcc(append(flags, "-o", bin, driver, obj)...)
 	}
 	firmware := func() error {
-		if fb := c.chosenBuild; fb != nil && fb.builtAs(dir, c.files) {
+		if fb := in.fit; fb != nil && fb.builtAs(dir, in.emitted.files) {
 			// fit built these very sources with these flags: its firmware is this one.
-			if err := c.checkSymbols(fb.obj, ""); err != nil {
+			if err := check.symbols(fb.obj, ""); err != nil {
 				return err
 			}
-			if err := artifact.CopyFile(fb.elf, c.elf); err != nil {
+			if err := artifact.CopyFile(fb.elf, out.elf); err != nil {
 				return err
 			}
-			c.fromFit = true
-			return c.checkSymbols(c.elf, fb.obj)
+			out.fromFit = true
+			return check.symbols(out.elf, fb.obj)
 		}
 		obj := filepath.Join(tmp, "firmware.o")
-		extra := append(c.withOpt(FirmwareWarnFlags), "-I", dir)
-		if err := nicsdk.Object(obj, extra, c.sources()...); err != nil {
+		extra := append(withOpt(FirmwareWarnFlags, in.opt), "-I", dir)
+		if err := nicsdk.Object(obj, extra, sources...); err != nil {
 			return err
 		}
-		if err := c.checkSymbols(obj, ""); err != nil {
+		if err := check.symbols(obj, ""); err != nil {
 			return err
 		}
-		if err := nicsdk.Build(c.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, obj); err != nil {
+		if err := nicsdk.Build(out.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, obj); err != nil {
 			return err
 		}
-		return c.checkSymbols(c.elf, obj)
+		return check.symbols(out.elf, obj)
 	}
 	var errs [3]error
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	built := 0
-	c.progress("build", 0, 3)
-	for i, b := range []func() error{func() error { return host(c.hostBin) }, func() error { return host(c.ubsan, UBSanFlags...) }, firmware} {
+	in.progress(0, 3)
+	for i, b := range []func() error{func() error { return host(out.hostBin) }, func() error { return host(out.ubsan, UBSanFlags...) }, firmware} {
 		wg.Go(func() {
 			errs[i] = b()
 			mu.Lock() // progress is told of each build as it finishes, one at a time
 			built++
-			c.progress("build", built, 3)
+			in.progress(built, 3)
 			mu.Unlock()
 		})
 	}
@@ -320,12 +353,12 @@ func (c *compilation) build() error {
 	for _, err := range errs {
 		var ce *budget.CheckError
 		if errors.As(err, &ce) {
-			return err
+			return out, err
 		}
 	}
 	if err := errors.Join(errs[:]...); err != nil {
 		// The generated C failing to build is nicc's fault, not the model's.
-		return &budget.CheckError{Err: fmt.Errorf("building the generated C failed (an internal error; please report it): %w", err)}
+		return out, &budget.CheckError{Err: fmt.Errorf("building the generated C failed (an internal error; please report it): %w", err)}
 	}
-	return nil
+	return out, nil
 }

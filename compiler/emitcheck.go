@@ -20,8 +20,8 @@ import (
 // file reach the C only inside comments (codegen.CommentSafe), and these checks hold even if
 // that failed. emit proves each source equal, outside its comments, to the one rendered with
 // neutral names (sameCode); build refuses sources whose preprocessor directives are not the
-// ones nicc wrote (checkSources) and objects or an ELF that define a symbol nicc did not
-// (checkSymbols).
+// ones nicc wrote (checkDirectives) and objects or an ELF that define a symbol nicc did not
+// (symbolCheck).
 
 // sameCode fails unless src, the file rendered with the model file's names, equals neutral,
 // the file rendered with neutral names, outside their comments.
@@ -44,16 +44,6 @@ func sameCode(file string, src, neutral []byte) error {
 		return &budget.CheckError{Err: fmt.Errorf("generated %s: the model file's names change its C outside the comments (line %d of the comment-free text); nicc refuses to build it (an internal error; please report it)", file, line)}
 	}
 	return nil
-}
-
-// checkSources refuses sources in the output directory whose preprocessor directives differ
-// from those of what nicc wrote (c.expect), and gathers the identifiers checkSymbols allows.
-func (c *compilation) checkSources() error {
-	var err error
-	if c.idents, err = c.identifiers(); err != nil {
-		return err
-	}
-	return checkDirectives(c.dir, c.expect)
 }
 
 // checkDirectives refuses a source in dir whose preprocessor directives differ from those of
@@ -85,18 +75,25 @@ func checkDirectives(dir string, expect map[string][]byte) error {
 	return nil
 }
 
-// checkSymbols refuses an object or ELF at path that defines a symbol nicc's sources do not:
+// symbolCheck is what an object or ELF's symbols are checked against: the handler (which
+// gives the entry points) and the identifiers of the code nicc wrote (identifiers).
+type symbolCheck struct {
+	handler artifact.Handler
+	idents  map[string]bool
+}
+
+// symbols refuses an object or ELF at path that defines a symbol nicc's sources do not:
 // its global symbols must be exactly the entry points (for the ELF, plus the linker script's
 // and whatever libgcc routine obj, the firmware's object, calls), no symbol may be weak, and
 // each local function or object must be named (up to gcc's ".suffix") by an identifier of
 // the sources' code.
-func (c *compilation) checkSymbols(path, obj string) error {
+func (sc symbolCheck) symbols(path, obj string) error {
 	syms, err := elfSymbols(path)
 	if err != nil {
 		return err
 	}
 	globals := map[string]bool{artifact.EntryPolicy: true}
-	if c.Handler == artifact.HandlerRLCC {
+	if sc.handler == artifact.HandlerRLCC {
 		globals[artifact.EntryHandler] = true
 	}
 	allowed := maps.Clone(globals)
@@ -131,7 +128,7 @@ func (c *compilation) checkSymbols(path, obj string) error {
 			delete(globals, s.Name)
 		case typ == elf.STT_FUNC || typ == elf.STT_OBJECT:
 			base, _, _ := strings.Cut(s.Name, ".")
-			if !strings.HasPrefix(s.Name, ".") && !c.idents[base] {
+			if !strings.HasPrefix(s.Name, ".") && !sc.idents[base] {
 				return refuse(s, "is defined, and no code nicc wrote names it")
 			}
 		}
@@ -142,10 +139,11 @@ func (c *compilation) checkSymbols(path, obj string) error {
 	return nil
 }
 
-// identifiers are the identifiers of the code (not the comments) of every source nicc wrote.
-func (c *compilation) identifiers() (map[string]bool, error) {
+// identifiers are the identifiers of the code (not the comments) of every source nicc wrote
+// (expect).
+func identifiers(expect map[string][]byte) (map[string]bool, error) {
 	all := map[string]bool{}
-	for n, b := range c.expect {
+	for n, b := range expect {
 		ids, err := codegen.Identifiers(b)
 		if err != nil {
 			return nil, fmt.Errorf("internal error: generated %s: %v", n, err)

@@ -27,8 +27,14 @@ var compileStages = []stage{
 	{"load", (*compilation).load},
 	{"quantize", func(c *compilation) error { return c.Quantize() }},
 	{"fit", (*compilation).fit},
-	{"emit", (*compilation).emit},
-	{"build", (*compilation).build},
+	{"emit", func(c *compilation) (err error) {
+		c.emitted, err = emitStage(c.emitInput())
+		return err
+	}},
+	{"build", func(c *compilation) (err error) {
+		c.built, err = buildStage(c.buildInput())
+		return err
+	}},
 	{"verify", (*compilation).verifyStage},
 	{"budget", func(c *compilation) (err error) {
 		c.budgeted, err = budgetStage(c.budgetInput())
@@ -84,9 +90,8 @@ type planned struct {
 type emitted struct {
 	files []string // written into dir, sorted
 	// expect is what each source nicc writes must hold outside its comments, by its path in
-	// dir: the render with neutral names for the policy and the handler (see emit).
+	// dir: the render with neutral names for the policy and the handler (see emitStage).
 	expect map[string][]byte
-	idents map[string]bool // the identifiers of expect's code
 	// sourcesHash is hashSources of the policy and handler C, for the report's golden model.
 	sourcesHash string
 }
