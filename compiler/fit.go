@@ -3,11 +3,13 @@ package compiler
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/termtext"
 )
@@ -34,20 +36,20 @@ import (
 const codeUnitBytes = 2
 
 // lowerBound is the bound of the compilation's integer IR on profile p.
-func (c *compilation) lowerBound(p *fwsim.Profile) artifact.LowerBound {
+func (f *fitter) lowerBound(p *fwsim.Profile) artifact.LowerBound {
 	unit := p.MinCost()
-	switch ir := c.Policy.(type) {
+	switch ir := f.in.model.Policy.(type) {
 	case *quantize.LSTMIR:
 		return lstmBound(ir, unit)
 	case *quantize.MLPIR:
 		return mlpBound(ir, unit)
 	}
-	ir := c.Policy.(*quantize.TreeIR)
-	c.rankGroups = rankGroupings(ir)
-	lb := treesBound(ir, unit, c.rankGroups)
+	ir := f.in.model.Policy.(*quantize.TreeIR)
+	f.rankGroups = rankGroupings(ir)
+	lb := treesBound(ir, unit, f.rankGroups)
 	// Above BranchMaxSplits (or with --form walk) the walk form is the only candidate, and
 	// its own bound is higher: it takes every step, and loads.
-	if c.opt.Form == codegen.FormWalk.String() || c.opt.Form == "" && c.form == codegen.FormWalk {
+	if f.in.form == codegen.FormWalk.String() || f.in.form == "" && f.form == codegen.FormWalk {
 		if w, from := walkBound(ir, p); w > lb.Cycles {
 			lb.Cycles, lb.CyclesFrom = w, from
 		}
@@ -81,47 +83,80 @@ func walkBound(ir *quantize.TreeIR, p *fwsim.Profile) (uint64, string) {
 		termtext.Thousands(trees), termtext.Thousands(steps), termtext.Thousands(levels), load, alu)
 }
 
-// fit chooses how to build the model (choosePlan) and refuses, before anything is built, a
-// model whose lower bound is over the budget or over the core's memory, with the numbers;
-// with Force it notes the overrun and goes on.
-func (c *compilation) fit() error {
-	p, err := fwsim.LookupProfile(c.opt.Core)
+// fitInput is what the fit stage reads: the golden model and the options that bound its build.
+type fitInput struct {
+	model              *golden.Model
+	modelPath          string // the model file, for messages
+	core               string
+	form               string // --form: "" lets fit choose
+	maxText, maxRodata uint64
+	budget             time.Duration
+	threads            int
+	force              bool
+	progress           func(stage string, done, total int)
+}
+
+// fitInput is the fit stage's input from the stages before it.
+func (c *compilation) fitInput() fitInput {
+	o := &c.opt
+	return fitInput{model: c.Model, modelPath: o.Model, core: o.Core, form: o.Form, maxText: o.MaxText, maxRodata: o.MaxRodata,
+		budget: o.Budget, threads: o.ThreadsSharing, force: o.Force, progress: c.progress}
+}
+
+// fitter is the fit stage at work: what it reads, and the plan it makes.
+type fitter struct {
+	in fitInput
+	*planned
+}
+
+// fitStage chooses how to build the model and refuses, before anything is built, a model
+// whose lower bound is over the budget or over the core's memory, with the numbers; with
+// force it notes the overrun and goes on. Its output is never nil: on a failure, it holds
+// the plan as far as fit got (a report of an over-memory failure shows its candidates).
+func fitStage(in fitInput) (*planned, error) {
+	f := &fitter{in: in, planned: &planned{}}
+	return f.planned, f.fit()
+}
+
+// fit is fitStage's work: choosePlan, the bound, the candidates and the choice among them.
+func (f *fitter) fit() error {
+	p, err := fwsim.LookupProfile(f.in.core)
 	if err != nil {
 		return err
 	}
-	c.choosePlan()
-	limit := c.memoryBudget(p)
-	c.memory = limit
-	if err := c.checkBound(p); err != nil {
+	f.choosePlan()
+	limit := f.memoryBudget(p)
+	f.memory = limit
+	if err := f.checkBound(p); err != nil {
 		return err
 	}
 	var cs []candidate
-	switch ir := c.Policy.(type) {
+	switch ir := f.in.model.Policy.(type) {
 	case *quantize.TreeIR:
-		cs, err = c.candidates(ir, limit)
+		cs, err = f.candidates(ir, limit)
 	case *quantize.LSTMIR:
-		cs, err = c.lstmCandidates()
+		cs, err = f.lstmCandidates()
 	default:
-		if c.opt.Form != "" && c.opt.Form != codegen.FormBranch.String() {
-			return fmt.Errorf("%s: --form %s: an MLP is straight-line code, built in the branch form only", c.opt.Model, c.opt.Form)
+		if f.in.form != "" && f.in.form != codegen.FormBranch.String() {
+			return fmt.Errorf("%s: --form %s: an MLP is straight-line code, built in the branch form only", f.in.modelPath, f.in.form)
 		}
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	return c.chooseForm(cs, limit, p)
+	return f.chooseForm(cs, limit, p)
 }
 
 // checkBound refuses a model whose lower bound is over the budget or the core's memory.
-func (c *compilation) checkBound(p *fwsim.Profile) error {
-	lb := c.lowerBound(p)
-	c.bound = &lb
-	threads := c.opt.ThreadsSharing
+func (f *fitter) checkBound(p *fwsim.Profile) error {
+	lb := f.lowerBound(p)
+	f.bound = &lb
+	threads := f.in.threads
 	if threads == 0 {
 		threads = p.Threads
 	}
-	limit := c.opt.Budget
+	limit := f.in.budget
 	if limit == 0 {
 		limit = budget.Default
 	}
@@ -131,7 +166,7 @@ func (c *compilation) checkBound(p *fwsim.Profile) error {
 		over = append(over, fmt.Sprintf("at least %s cycles (%s) = %s µs on %s, over the %s µs budget (%s cycles)",
 			termtext.Thousands(lb.Cycles), lb.CyclesFrom, budget.Micros(us), p.Name, artifact.DurationUs(limit), termtext.Thousands(budgetCycles)))
 	}
-	m := c.memory
+	m := f.memory
 	if lb.Bytes > m.TextBytes+m.RodataBytes && lb.Bytes <= p.MemoryBytes {
 		over = append(over, fmt.Sprintf("at least %s bytes of code and tables (%s), over the memory budget of %s (%s .text, %s; %s .rodata, %s)",
 			termtext.Thousands(lb.Bytes), lb.BytesFrom, termtext.Thousands(m.TextBytes+m.RodataBytes), termtext.Thousands(m.TextBytes), artifact.SourceShort(m.TextSource), termtext.Thousands(m.RodataBytes), artifact.SourceShort(m.RodataSource)))
@@ -148,11 +183,11 @@ func (c *compilation) checkBound(p *fwsim.Profile) error {
 		return nil
 	}
 	what := strings.Join(over, ", and ")
-	if c.opt.Force {
-		c.Notes = append(c.Notes, "built with --force: it needs "+what)
+	if f.in.force {
+		f.notes = append(f.notes, "built with --force: it needs "+what)
 		return nil
 	}
-	return &budget.CheckError{Err: &TooBigError{Bound: lb, msg: fmt.Sprintf("%s: model %s needs %s; --force builds it anyway", c.opt.Model, c.modelName(), what)}}
+	return &budget.CheckError{Err: &TooBigError{Bound: lb, msg: fmt.Sprintf("%s: model %s needs %s; --force builds it anyway", f.in.modelPath, f.modelName(), what)}}
 }
 
 // checkMemory refuses a built firmware whose .text or .rodata is over the memory budget.
@@ -181,11 +216,11 @@ type TooBigError struct {
 func (e *TooBigError) Error() string { return e.msg }
 
 // modelName is the model's name for messages.
-func (c *compilation) modelName() string {
-	if c.Float.Name == "" {
+func (f *fitter) modelName() string {
+	if f.in.model.Float.Name == "" {
 		return "(unnamed)"
 	}
-	return c.Float.Name
+	return f.in.model.Float.Name
 }
 
 // treeShape is what gcc may keep of one integer tree: the longest path of tests, and how

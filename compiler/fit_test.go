@@ -14,6 +14,7 @@ import (
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/fwsim"
+	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/model/modeltest"
 	"github.com/nicc-dev/nicc/quantize"
@@ -83,19 +84,17 @@ func TestChoosePlan(t *testing.T) {
 		{70, 8, codegen.FormWalk, OptO1},
 	} {
 		ir := q12(t, modeltest.Trees("m", modeltest.RLCCInputs, c.trees, c.depth, 1))
-		p := newCompilation(CompileOptions{})
-		p.Policy = ir
+		p := &fitter{in: fitInput{model: &golden.Model{Quantized: &golden.Quantized{Policy: ir}}}, planned: &planned{}}
 		p.choosePlan()
 		if p.form != c.form || p.plan.Form != c.form.String() || !slices.Equal(p.plan.Opt, c.opt) {
 			t.Errorf("%d×%d (%d splits): form %v, plan %+v", c.trees, c.depth, ir.Stats.Splits, p.form, p.plan)
 		}
-		flags := p.withOpt(HostFlags)
+		flags := withOpt(HostFlags, p.plan.Opt)
 		if slices.Contains(flags, "-O2") != (c.opt[0] == "-O2") || !slices.Contains(flags, c.opt[0]) || len(flags) != len(HostFlags)-1+len(c.opt) {
 			t.Errorf("%d×%d: host flags %v", c.trees, c.depth, flags)
 		}
 	}
-	p := newCompilation(CompileOptions{})
-	p.Policy = &quantize.MLPIR{}
+	p := &fitter{in: fitInput{model: &golden.Model{Quantized: &golden.Quantized{Policy: &quantize.MLPIR{}}}}, planned: &planned{}}
 	if p.choosePlan(); p.form != codegen.FormBranch || !slices.Equal(p.plan.Opt, []string{"-O2"}) {
 		t.Errorf("network: plan %+v", p.plan)
 	}

@@ -33,29 +33,26 @@ const (
 var OptO1 = []string{"-O1", "-findirect-inlining"}
 
 // choosePlan chooses the code form and optimisation level (see O2MaxSplits); networks keep -O2.
-func (c *compilation) choosePlan() {
-	c.plan = artifact.BuildInfo{Form: codegen.FormBranch.String(), Opt: []string{"-O2"}}
-	ir, trees := c.Policy.(*quantize.TreeIR)
+func (f *fitter) choosePlan() {
+	f.plan = artifact.BuildInfo{Form: codegen.FormBranch.String(), Opt: []string{"-O2"}}
+	ir, trees := f.in.model.Policy.(*quantize.TreeIR)
 	if !trees {
-		c.plan.Why = "networks are straight-line code at -O2"
+		f.plan.Why = "networks are straight-line code at -O2"
 		return
 	}
 	n := ir.Stats.Splits
 	switch {
 	case n <= O2MaxSplits:
-		c.plan.Why = fmt.Sprintf("%d splits, at most %d: nested if/else at -O2", n, O2MaxSplits)
+		f.plan.Why = fmt.Sprintf("%d splits, at most %d: nested if/else at -O2", n, O2MaxSplits)
 	case n <= BranchMaxSplits:
-		c.plan.Opt = OptO1
-		c.plan.Why = fmt.Sprintf("%d splits, over %d: -O1, which gcc builds in time linear in the code", n, O2MaxSplits)
+		f.plan.Opt = OptO1
+		f.plan.Why = fmt.Sprintf("%d splits, over %d: -O1, which gcc builds in time linear in the code", n, O2MaxSplits)
 	default:
-		c.form = codegen.FormWalk
-		c.plan = artifact.BuildInfo{Form: c.form.String(), Opt: OptO1,
+		f.form = codegen.FormWalk
+		f.plan = artifact.BuildInfo{Form: f.form.String(), Opt: OptO1,
 			Why: fmt.Sprintf("%d splits, over %d: node tables walked level by level, which gcc builds as data", n, BranchMaxSplits)}
 	}
 }
-
-// withOpt is flags with -O2 replaced by the plan's optimisation flags.
-func (c *compilation) withOpt(flags []string) []string { return withOpt(flags, c.plan.Opt) }
 
 // withOpt is flags with opt, gcc's optimisation flags, in place of -O2 (flags as they are
 // when opt is empty).

@@ -42,33 +42,33 @@ type candidate struct {
 }
 
 // memoryBudget is the profile's limits, or the options' overrides.
-func (c *compilation) memoryBudget(p *fwsim.Profile) artifact.MemoryBudget {
+func (f *fitter) memoryBudget(p *fwsim.Profile) artifact.MemoryBudget {
 	m := artifact.MemoryBudget{TextBytes: p.TextBytes, TextSource: "profile " + p.Name + ": " + p.Sources["text_bytes"],
 		RodataBytes: p.RodataBytes, RodataSource: "profile " + p.Name + ": " + p.Sources["rodata_bytes"]}
-	if c.opt.MaxText > 0 {
-		m.TextBytes, m.TextSource = c.opt.MaxText, "--max-text"
+	if f.in.maxText > 0 {
+		m.TextBytes, m.TextSource = f.in.maxText, "--max-text"
 	}
-	if c.opt.MaxRodata > 0 {
-		m.RodataBytes, m.RodataSource = c.opt.MaxRodata, "--max-rodata"
+	if f.in.maxRodata > 0 {
+		m.RodataBytes, m.RodataSource = f.in.maxRodata, "--max-rodata"
 	}
 	return m
 }
 
 // candidates are the forms worth building for the ensemble (see RankMaxSplits), restricted
 // to opt.Form when it is set.
-func (c *compilation) candidates(ir *quantize.TreeIR, limit artifact.MemoryBudget) ([]candidate, error) {
+func (f *fitter) candidates(ir *quantize.TreeIR, limit artifact.MemoryBudget) ([]candidate, error) {
 	var cs []candidate
-	switch f, _ := codegen.ParseForm(c.opt.Form); {
-	case c.opt.Form == "":
-		cs = append(cs, candidate{form: c.form, detail: c.plan.Why})
-		if c.form == codegen.FormBranch && ir.Stats.Oblivious > 0 {
+	switch asked, _ := codegen.ParseForm(f.in.form); {
+	case f.in.form == "":
+		cs = append(cs, candidate{form: f.form, detail: f.plan.Why})
+		if f.form == codegen.FormBranch && ir.Stats.Oblivious > 0 {
 			cs = append(cs, candidate{form: codegen.FormTable, detail: fmt.Sprintf(
 				"%d of %d trees oblivious: comparison bits → index → leaf table, the others nested if/else", ir.Stats.Oblivious, len(ir.Trees))})
 		}
-	case f != codegen.FormRank:
-		cs = append(cs, candidate{form: f, detail: "--form " + c.opt.Form})
+	case asked != codegen.FormRank:
+		cs = append(cs, candidate{form: asked, detail: "--form " + f.in.form})
 	}
-	if (c.opt.Form == "" || c.opt.Form == codegen.FormRank.String()) && len(c.rankGroups) > 0 {
+	if (f.in.form == "" || f.in.form == codegen.FormRank.String()) && len(f.rankGroups) > 0 {
 		// Each feature's bucket shifts for a table budget of 1/2, 1/4 and 1/8 of .rodata: the
 		// same for every grouping.
 		var shifts [][]int
@@ -76,7 +76,7 @@ func (c *compilation) candidates(ir *quantize.TreeIR, limit artifact.MemoryBudge
 			shifts = append(shifts, rankShifts(ir, limit.RodataBytes/share))
 		}
 		seen := map[string]bool{}
-		for _, groups := range c.rankGroups {
+		for _, groups := range f.rankGroups {
 			for _, shift := range shifts {
 				l, err := ir.BuildRank(quantize.RankPlan{Groups: groups, Shift: shift})
 				if err != nil || uint64(l.Bytes()) > limit.RodataBytes {
@@ -92,7 +92,7 @@ func (c *compilation) candidates(ir *quantize.TreeIR, limit artifact.MemoryBudge
 	}
 	if len(cs) == 0 {
 		return nil, fmt.Errorf("%s: form %q is not one this ensemble can take (%d splits, %d trees; the rank form needs at most %d and %d, and tables within %d bytes)",
-			c.opt.Model, c.opt.Form, ir.Stats.Splits, len(ir.Trees), RankMaxSplits, RankMaxTrees, limit.RodataBytes)
+			f.in.modelPath, f.in.form, ir.Stats.Splits, len(ir.Trees), RankMaxSplits, RankMaxTrees, limit.RodataBytes)
 	}
 	return cs, nil
 }
@@ -205,20 +205,20 @@ func rankGroupings(ir *quantize.TreeIR) [][][]int {
 // multiply, 256 rows of each h's words), and every product multiplied (FormBranch). Once
 // both are built, chooseForm adds the table form as planProducts plans it within the budget
 // (plannedTables).
-func (c *compilation) lstmCandidates() ([]candidate, error) {
+func (f *fitter) lstmCandidates() ([]candidate, error) {
 	cs := []candidate{
 		{form: codegen.FormTable, detail: "each h's partial products read from a table of 256 rows: an add a packed word"},
 		{form: codegen.FormBranch, detail: "every packed word multiplied"},
 	}
-	if c.opt.Form == "" {
+	if f.in.form == "" {
 		return cs, nil
 	}
 	for _, cand := range cs {
-		if cand.form.String() == c.opt.Form {
-			return []candidate{{form: cand.form, detail: "--form " + c.opt.Form}}, nil
+		if cand.form.String() == f.in.form {
+			return []candidate{{form: cand.form, detail: "--form " + f.in.form}}, nil
 		}
 	}
-	return nil, fmt.Errorf("%s: --form %s: an LSTM is built in the table or branch form", c.opt.Model, c.opt.Form)
+	return nil, fmt.Errorf("%s: --form %s: an LSTM is built in the table or branch form", f.in.modelPath, f.in.form)
 }
 
 // formBuild is a candidate form as fit built it: its rendered C, the files it was built from
@@ -236,24 +236,24 @@ type formBuild struct {
 
 // chooseForm builds every candidate and keeps the least WCET within the memory budget, and
 // the chosen form's build (c.chosenBuild) in a directory the compile removes when it ends.
-func (c *compilation) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsim.Profile) error {
-	c.plan.Memory = &limit
+func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsim.Profile) error {
+	f.plan.Memory = &limit
 	if len(cs) == 1 { // nothing to choose: the build stage builds it once
-		c.form, c.rank, c.products = cs[0].form, cs[0].rank, cs[0].products
-		c.plan.Form = c.form.String()
+		f.form, f.rank, f.products = cs[0].form, cs[0].rank, cs[0].products
+		f.plan.Form = f.form.String()
 		return nil
 	}
 	tmp, err := os.MkdirTemp("", "nicc-forms-")
 	if err != nil {
 		return err
 	}
-	c.formsDir = tmp
+	f.formsDir = tmp
 	var costs []artifact.FormCandidate
 	var builds []*formBuild
 	best := -1
 	for i := 0; i < len(cs); i++ {
-		c.progress("choose form", i, len(cs))
-		fb, err := c.costCandidate(cs[i], p, filepath.Join(tmp, fmt.Sprint(i)))
+		f.in.progress("choose form", i, len(cs))
+		fb, err := f.costCandidate(cs[i], p, filepath.Join(tmp, fmt.Sprint(i)))
 		if err != nil {
 			return err
 		}
@@ -265,35 +265,35 @@ func (c *compilation) chooseForm(cs []candidate, limit artifact.MemoryBudget, p 
 			best = i
 		}
 		if i == 1 {
-			if cand, ok := c.plannedTables(cs, costs, limit, p, 0); ok {
+			if cand, ok := f.plannedTables(cs, costs, limit, p, 0); ok {
 				cs = append(cs, cand)
 			}
 		}
 		if i == 2 && cs[i].products != nil && fc.RodataBytes > limit.RodataBytes {
 			// the plan's estimate of its bytes missed (alignment): plan again, that much smaller
-			if cand, ok := c.plannedTables(cs, costs, limit, p, fc.RodataBytes-limit.RodataBytes); ok {
+			if cand, ok := f.plannedTables(cs, costs, limit, p, fc.RodataBytes-limit.RodataBytes); ok {
 				cs = append(cs, cand)
 			}
 		}
 	}
-	c.progress("choose form", len(cs), len(cs))
+	f.in.progress("choose form", len(cs), len(cs))
 	costs[best].Chosen = true
 	for i, b := range builds {
 		if i != best {
 			os.RemoveAll(b.dir)
 		}
 	}
-	c.chosenBuild = builds[best]
-	c.form, c.rank, c.products = cs[best].form, cs[best].rank, cs[best].products
-	c.plan.Form, c.plan.Candidates = c.form.String(), costs
-	c.plan.Why = cs[best].detail
+	f.chosenBuild = builds[best]
+	f.form, f.rank, f.products = cs[best].form, cs[best].rank, cs[best].products
+	f.plan.Form, f.plan.Candidates = f.form.String(), costs
+	f.plan.Why = cs[best].detail
 	if !costs[best].Fits {
 		msg, _ := limit.Over(costs[best].TextBytes, costs[best].RodataBytes)
-		if !c.opt.Force {
+		if !f.in.force {
 			return &budget.CheckError{Err: &artifact.OverMemoryError{Msg: fmt.Sprintf("%s: no code form fits the memory budget: the least WCET's, the %s form, has %s; --force builds, verifies and bounds it anyway",
-				c.opt.Model, c.plan.Form, msg)}}
+				f.in.modelPath, f.plan.Form, msg)}}
 		}
-		c.Notes = append(c.Notes, fmt.Sprintf("built with --force: no code form fits the memory budget; the %s form has %s", c.plan.Form, msg))
+		f.notes = append(f.notes, fmt.Sprintf("built with --force: no code form fits the memory budget; the %s form has %s", f.plan.Form, msg))
 	}
 	return nil
 }
@@ -312,14 +312,14 @@ func better(a, b artifact.FormCandidate) bool {
 
 // costCandidate prints cand as emit would, builds the firmware in dir as the build stage
 // would (an object, then the ELF) and bounds it.
-func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string) (*formBuild, error) {
+func (f *fitter) costCandidate(cand candidate, p *fwsim.Profile, dir string) (*formBuild, error) {
 	fb := &formBuild{dir: dir, wcet: artifact.FormCandidate{Form: cand.form.String(), Detail: cand.detail}, bounds: map[string]*wcet.Report{}}
 	fc := &fb.wcet
-	plan, err := newCodePlan(c.Model, cand)
+	plan, err := newCodePlan(f.in.model, cand)
 	if err != nil {
 		return nil, err
 	}
-	if fb.rendered, err = render(c.Policy, plan, fileNames); err != nil {
+	if fb.rendered, err = render(f.in.model.Policy, plan, fileNames); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -334,9 +334,9 @@ func (c *compilation) costCandidate(cand candidate, p *fwsim.Profile, dir string
 			return nil, err
 		}
 	}
-	entry, file := c.entry()
+	entry, file := entryOf(f.in.model.Handler)
 	fb.obj, fb.elf = filepath.Join(dir, "firmware.o"), filepath.Join(dir, artifact.FirmwareFile)
-	extra := append(c.withOpt(FirmwareWarnFlags), "-I", dir)
+	extra := append(withOpt(FirmwareWarnFlags, f.plan.Opt), "-I", dir)
 	if err := nicsdk.Object(fb.obj, extra, filepath.Join(dir, file)); err != nil {
 		return nil, &budget.CheckError{Err: fmt.Errorf("building the %s form failed (an internal error; please report it): %w", fc.Form, err)}
 	}

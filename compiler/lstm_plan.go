@@ -173,8 +173,8 @@ func productsDetail(ir *quantize.LSTMIR, ps codegen.Products) string {
 // plannedTables is, for an LSTM once its table and branch forms are built (cs, costs), one
 // more candidate: the table form as planProducts plans it within the room the branch form
 // leaves in the .rodata budget, less shrink (bytes a build of an earlier plan overshot).
-func (c *compilation) plannedTables(cs []candidate, costs []artifact.FormCandidate, limit artifact.MemoryBudget, p *fwsim.Profile, shrink uint64) (candidate, bool) {
-	ir, ok := c.Policy.(*quantize.LSTMIR)
+func (f *fitter) plannedTables(cs []candidate, costs []artifact.FormCandidate, limit artifact.MemoryBudget, p *fwsim.Profile, shrink uint64) (candidate, bool) {
+	ir, ok := f.in.model.Policy.(*quantize.LSTMIR)
 	if !ok || len(cs) < 2 || cs[0].form != codegen.FormTable || cs[0].products != nil || cs[1].form != codegen.FormBranch || !costs[1].Fits {
 		return candidate{}, false
 	}

@@ -26,7 +26,12 @@ type stage struct {
 var compileStages = []stage{
 	{"load", (*compilation).load},
 	{"quantize", func(c *compilation) error { return c.Quantize() }},
-	{"fit", (*compilation).fit},
+	{"fit", func(c *compilation) error {
+		var err error
+		c.planned, err = fitStage(c.fitInput())
+		c.Notes = append(c.Notes, c.planned.notes...)
+		return err
+	}},
 	{"emit", func(c *compilation) (err error) {
 		c.emitted, err = emitStage(c.emitInput())
 		return err
@@ -84,6 +89,7 @@ type planned struct {
 	// formsDir, which the compile removes when it ends.
 	chosenBuild *formBuild
 	formsDir    string
+	notes       []string // what fit adds to the report's notes (an overrun built with --force)
 }
 
 // emitted is the emit stage's artifact: what it wrote and what each file must hold.
