@@ -22,7 +22,7 @@ const lgbDir = "../../testdata/lightgbm/"
 
 func TestCompileRLCC(t *testing.T) {
 	t.Parallel()
-	c := compiledOK(t, models+"rlcc_xgb.json")
+	c := rlccXGB(t)
 	out, stdout, stderr := c.dir, c.stdout, c.stderr
 	if stderr != "" {
 		t.Errorf("stderr (no progress bar off a terminal): %q", stderr)

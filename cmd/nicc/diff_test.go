@@ -138,7 +138,7 @@ func TestDiffBadInput(t *testing.T) {
 // exit 2 for flags it cannot take.
 func TestDiffClosedLoopCLI(t *testing.T) {
 	t.Parallel()
-	dir := compileDir(t, models+"rlcc_xgb.json")
+	dir := rlccXGB(t).dir
 	args := []string{"diff", models + "rlcc_xgb.json", "--closed-loop", "--against", dir, "--runs", "many-to-one:4", "--duration", "1ms"}
 	code, out, errOut := nicc(t, append(args, "--json")...)
 	var r struct {

@@ -101,6 +101,16 @@ func compiledOK(t *testing.T, args ...string) *compiled {
 	return c
 }
 
+// rlccXGB is the shipped XGBoost ensemble compiled under the RL-CC handler (compiledOK), the
+// compile TestCompileRLCC checks and many tests read. It is built in the walk form: none of
+// its readers is about which code form fit picks (the compiler's tests check that choice, and
+// TestCompileBaseRTT's compile here still makes it), and making the choice builds every
+// candidate form first, about twice the CPU of the one build.
+func rlccXGB(t *testing.T) *compiled {
+	t.Helper()
+	return compiledOK(t, models+"rlcc_xgb.json", "--form", "walk")
+}
+
 func evalDirJSON(t *testing.T, dir, rows string, extra ...string) *evalDirOut {
 	t.Helper()
 	code, out, stderr := nicc(t, append([]string{"eval", dir, "--input", rows, "--json"}, extra...)...)
@@ -224,7 +234,7 @@ func TestEvalDirText(t *testing.T) {
 	}
 	os.WriteFile(modelCopy, data, 0o644)
 	none := compileDir(t, modelCopy, "--handler", "none", "--ranges", models+"rlcc_xgb.ref.csv", "--form", "walk")
-	rlcc := compileDir(t, models+"rlcc_xgb.json")
+	rlcc := rlccXGB(t).dir
 	rows := filepath.Join(work, "rows.csv")
 	os.WriteFile(rows, []byte("o,a_prev2,o_prev,a_prev\n0.5,1,0.2,1\n40,0.9,3,1.1\n200,1.2,-1,0.8\n"), 0o644)
 
@@ -404,11 +414,15 @@ func TestEvalDirNetworks(t *testing.T) {
 // measured cycles again, through nicc budget DIR and through the bare ELF with --vectors.
 func TestBudgetReRunsCompileVectors(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{
-		{models + "rlcc_xgb.json"},
-		{models + "rlcc_xgb.json", "--handler", "none", "--form", "walk"},
-		{models + "rlcc_lstm.onnx", "--target", "int8", "--samples", "4000", "--handler", "none", "--calib", models + "rlcc_teacher.ref.csv", "--form", "branch"},
+	for _, c := range []struct {
+		args  []string
+		files int // vector files: the handler's and nicc_policy's under RL-CC, else one
+	}{
+		{[]string{models + "rlcc_xgb.json", "--form", "walk"}, 2}, // rlccXGB's
+		{[]string{models + "rlcc_xgb.json", "--handler", "none", "--form", "walk"}, 1},
+		{[]string{models + "rlcc_lstm.onnx", "--target", "int8", "--samples", "4000", "--handler", "none", "--calib", models + "rlcc_teacher.ref.csv", "--form", "branch"}, 1},
 	} {
+		args := c.args
 		dir := compileDir(t, args...)
 		rep := readReportOf(t, dir)
 		for _, vf := range rep.VectorFiles {
@@ -438,11 +452,7 @@ func TestBudgetReRunsCompileVectors(t *testing.T) {
 				}
 			}
 		}
-		want := 1
-		if len(args) == 1 {
-			want = 2 // the handler's and nicc_policy's
-		}
-		if len(rep.VectorFiles) != want {
+		if len(rep.VectorFiles) != c.files {
 			t.Errorf("%v: vector files %+v", args, rep.VectorFiles)
 		}
 	}

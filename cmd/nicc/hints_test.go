@@ -37,7 +37,7 @@ func definedFlags(t *testing.T, path ...string) map[string]bool {
 // one-line error must be one the command defines, and the allowed ones only.
 func TestHintsNameOnlyTheCommandsFlags(t *testing.T) {
 	t.Parallel()
-	xgb := compiledOK(t, models+"rlcc_xgb.json") // the compile TestCompileRLCC reads
+	xgb := rlccXGB(t) // the compile TestCompileRLCC reads
 	for _, tc := range []struct {
 		args    []string
 		want    string // a fragment of the error

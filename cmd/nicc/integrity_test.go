@@ -29,9 +29,10 @@ func TestMain(m *testing.M) {
 // one line naming the file, exit 2.
 func TestReadersRefuseChangedCompileDir(t *testing.T) {
 	t.Parallel()
-	// Two compiles of different firmware (a in the walk form, shared with TestSimSDKDOCA; b in
-	// the branch form): each attack is on a copy of a.
-	a, b := compileDir(t, models+"rlcc_xgb.json", "--sdk", "doca", "--form", "walk"), compileDir(t, models+"rlcc_xgb.json", "--form", "branch")
+	// Two compiles of different firmware (a under the RL-CC handler with its DOCA program,
+	// shared with TestSimSDKDOCA; b the model alone, --handler none, whose firmware.elf differs
+	// from both of a's ELFs: shared with TestBudgetCSVVectors): each attack is on a copy of a.
+	a, b := compileDir(t, models+"rlcc_xgb.json", "--sdk", "doca", "--form", "walk"), compileDir(t, models+"rlcc_xgb.json", "--handler", "none", "--form", "walk")
 	if code, _, errOut := nicc(t, "budget", a); code != exitOK {
 		t.Fatalf("budget of the compile: exit %d: %s", code, errOut)
 	}
@@ -150,7 +151,7 @@ func TestCompileOutRefused(t *testing.T) {
 func TestCompileSIGINT(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "out") // a copy of the shared compile: this test recompiles into it
-	if err := os.CopyFS(out, os.DirFS(compileDir(t, models+"rlcc_xgb.json"))); err != nil {
+	if err := os.CopyFS(out, os.DirFS(rlccXGB(t).dir)); err != nil {
 		t.Fatal(err)
 	}
 	before := testutil.DirState(t, out)
