@@ -158,10 +158,11 @@ func TestDiffClosedLoopCLI(t *testing.T) {
 		t.Errorf("exit %d with pass %v", code, r.Pass)
 	}
 	// The trained policy's integer network, its decisions taking their cycles, moves the figures.
-	intDir := t.TempDir() + "/int"
-	if code, _, errOut := nicc(t, "compile", models+"rlcc_adpg.json", "--target", "int", "--out", intDir, "--vectors", "2000"); code != exitOK {
-		t.Fatalf("compile --target int: exit %d: %s", code, errOut)
+	ic := intCompile(t, models+"rlcc_adpg.json") // TestSanityProbeWarning's
+	if ic.code != exitOK {
+		t.Fatalf("compile --target int: exit %d: %s", ic.code, ic.stderr)
 	}
+	intDir := ic.dir
 	code, out, errOut = nicc(t, "diff", models+"rlcc_adpg.json", "--closed-loop", "--against", intDir, "--runs", "many-to-one:8", "--duration", "10ms",
 		"--max-goodput-diff", "1e-15", "--max-latency-diff", "1e-15", "--latency-slack-us", "1e-15")
 	if code != exitCheck || !strings.Contains(out, "FAIL") || !strings.Contains(errOut, "out of tolerance") {

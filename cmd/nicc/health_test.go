@@ -5,21 +5,37 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
 // wrongOrderFile is rlcc_adpg.json with its first layer's columns swapped so that it reads
 // (a_prev, o, a_prev2, o_prev) as (a_prev2, o_prev, a_prev, o): a network trained on the
-// authors' oldest-first window, fed nicc's way.
+// authors' oldest-first window, fed nicc's way. It is written once a package run, under
+// sharedRoot, so that its compile is shared (intCompile); the tests only read it.
 func wrongOrderFile(t *testing.T) string {
 	t.Helper()
+	wrongOrder.once.Do(func() { wrongOrder.path, wrongOrder.err = writeWrongOrder() })
+	if wrongOrder.err != nil {
+		t.Fatal(wrongOrder.err)
+	}
+	return wrongOrder.path
+}
+
+var wrongOrder struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func writeWrongOrder() (string, error) {
 	data, err := os.ReadFile(models + "rlcc_adpg.json")
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	var m map[string]any
 	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	for _, row := range m["layers"].([]any)[0].(map[string]any)["w"].([]any) {
 		r := row.([]any)
@@ -27,13 +43,20 @@ func wrongOrderFile(t *testing.T) string {
 	}
 	m["name"] = "rlcc_adpg_wrong_order"
 	if data, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	path := filepath.Join(t.TempDir(), "wrong_order.json")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	path := filepath.Join(sharedRoot, "wrong_order.json")
+	return path, os.WriteFile(path, data, 0o644)
+}
+
+// intCompile is a network compiled --target int, checked with 500 vectors, shared
+// (sharedCompile): TestSanityProbeWarning reads the summary and report.json of the wrong-order
+// network's and rlcc_adpg.json's, TestClosedLoopUnhealthyTeacherCommand runs the wrong-order
+// one in closed loop and TestDiffClosedLoopCLI rlcc_adpg.json's. None of them is about how
+// many vectors verify compares.
+func intCompile(t *testing.T, file string) *compiled {
+	t.Helper()
+	return sharedCompile(t, file, "--target", "int", "--vectors", "500")
 }
 
 const probeLine = `nicc: warning: sanity probe: model "rlcc_adpg_wrong_order" raises the rate where congestion arrives (x = a_prev 0.9, o 7.68, a_prev2 0.9, o_prev -0.768 gives multiplier 1.08`
@@ -44,12 +67,11 @@ const probeLine = `nicc: warning: sanity probe: model "rlcc_adpg_wrong_order" ra
 func TestSanityProbeWarning(t *testing.T) {
 	t.Parallel()
 	wrong := wrongOrderFile(t)
-	dir := filepath.Join(t.TempDir(), "out")
 	for _, args := range [][]string{
 		{"inspect", "MODEL"},
 		{"diff", "MODEL", "--samples", "200"},
 		{"sim", "many-to-one", "--policy", "MODEL", "--duration", "2ms"},
-		{"compile", "MODEL", "--target", "int", "--vectors", "500", "--out", dir},
+		{"compile", "MODEL"}, // intCompile's: --target int --vectors 500
 	} {
 		for _, file := range []string{wrong, models + "rlcc_adpg.json"} {
 			for _, asJSON := range []bool{false, true} {
@@ -61,9 +83,9 @@ func TestSanityProbeWarning(t *testing.T) {
 				}
 				var out string
 				if asJSON && a[0] == "compile" {
-					// The compile just run wrote report.json, which is what --json prints
+					// The compile wrote report.json, which is what --json prints
 					// (TestCompileJSON): a second compile would build the same again.
-					b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+					b, err := os.ReadFile(filepath.Join(intCompile(t, file).dir, "report.json"))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -72,7 +94,14 @@ func TestSanityProbeWarning(t *testing.T) {
 					if asJSON {
 						a = append(a, "--json")
 					}
-					code, stdout, errOut := nicc(t, a...)
+					var code int
+					var stdout, errOut string
+					if a[0] == "compile" {
+						c := intCompile(t, file)
+						code, stdout, errOut = c.code, c.stdout, c.stderr
+					} else {
+						code, stdout, errOut = nicc(t, a...)
+					}
 					if code != exitOK {
 						t.Fatalf("%v: exit %d\n%s", a, code, errOut)
 					}
@@ -150,10 +179,11 @@ func TestSimHealthCommand(t *testing.T) {
 func TestClosedLoopUnhealthyTeacherCommand(t *testing.T) {
 	t.Parallel()
 	wrong := wrongOrderFile(t)
-	dir := filepath.Join(t.TempDir(), "out")
-	if code, _, errOut := nicc(t, "compile", wrong, "--target", "int", "--vectors", "500", "--out", dir); code != exitOK {
-		t.Fatalf("compile: exit %d: %s", code, errOut)
+	c := intCompile(t, wrong) // TestSanityProbeWarning checks this compile
+	if c.code != exitOK {
+		t.Fatalf("compile: exit %d: %s", c.code, c.stderr)
 	}
+	dir := c.dir
 	code, out, errOut := nicc(t, "diff", wrong, "--closed-loop", "--against", dir, "--golden", "--runs", "many-to-one:512", "--duration", "10ms", "--json")
 	var r struct {
 		Pass bool `json:"pass"`
