@@ -173,16 +173,17 @@ func TestCompileBadInputExits2(t *testing.T) {
 
 func TestCompileInt8(t *testing.T) {
 	t.Parallel()
-	out := t.TempDir()
-	code, stdout, stderr := nicc(t, "compile", models+"rlcc_teacher.json", "--target", "int8", "--out", out,
-		"--core", "dpa", "--samples", "3000", "--vectors", "5000")
+	// The compile TestEvalDirNetworks runs (compiledOK, 3000 vectors): 4000 calibration states;
+	// a dense network has the one code form, which --form branch names.
+	c := compiledOK(t, models+"rlcc_teacher.json", "--target", "int8", "--samples", "4000", "--form", "branch")
+	code, stdout, stderr := c.code, c.stdout, c.stderr
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for label, want := range map[string]string{
 		"model":     "dense network",
 		"handler":   "handler rlcc: nicc_on_event(event, flow context) around nicc_policy(x)",
-		"quantized": "int MLP w16/a16, per-channel scales, packed lanes, unit output weights: weights int16, hidden activations int16, tanh grid int16, output Q16; calibration 3000 RL-CC states",
+		"quantized": "int MLP w16/a16, per-channel scales, packed lanes, unit output weights: weights int16, hidden activations int16, tanh grid int16, output Q16; calibration 4000 RL-CC states",
 		"verified":  "golden == host C == fwsim, 0 mismatches; UBSan clean",
 		"WCET":      "WCET nicc_on_event ",
 	} {
@@ -190,7 +191,7 @@ func TestCompileInt8(t *testing.T) {
 			t.Errorf("line %q is %q, want it to contain %q; output:\n%s", label, l, want, stdout)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^ +vs float teacher on 3016 calibration rows: max \|dy\| \S+ \(\S+/128\), direction flips \S+%$`).MatchString(stdout) {
+	if !regexp.MustCompile(`(?m)^ +vs float teacher on 4016 calibration rows: max \|dy\| \S+ \(\S+/128\), direction flips \S+%$`).MatchString(stdout) {
 		t.Errorf("no fidelity against the teacher:\n%s", stdout)
 	}
 	code, stdout, stderr = nicc(t, "compile", models+"rlcc_teacher.json", "--target", "int8", "--out", t.TempDir(),
