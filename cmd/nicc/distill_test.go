@@ -117,12 +117,14 @@ func TestDistillSweepCLI(t *testing.T) {
 }
 
 // nicc compile --target trees distills the teacher and compiles the student, which verifies
-// bit-exactly (golden == host C == fwsim).
+// bit-exactly (golden == host C == fwsim). Both compiles pin --form walk: the test is about
+// --target, not about which code form fit picks (the compiler's tests check that), and the
+// choice builds every candidate form first.
 func TestCompileTargetTrees(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
 	code, stdout, stderr := nicc(t, "compile", models+"rlcc_teacher.onnx", "--target", "trees", "--trees", "4", "--depth", "3",
-		"--samples", "3000", "--out", out, "--vectors", "5000")
+		"--samples", "3000", "--out", out, "--vectors", "5000", "--form", "walk")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}
@@ -141,7 +143,7 @@ func TestCompileTargetTrees(t *testing.T) {
 		t.Errorf("--target fp16: exit %d: %s", code, stderr)
 	}
 	// auto leaves a tree ensemble as it is (the small one: any ensemble shows it).
-	code, stdout, stderr = nicc(t, "compile", models+"xgb_small.json", "--handler", "none", "--target", "auto", "--out", out, "--vectors", "2000")
+	code, stdout, stderr = nicc(t, "compile", models+"xgb_small.json", "--handler", "none", "--target", "auto", "--out", out, "--vectors", "2000", "--form", "walk")
 	if code != exitOK || strings.Contains(stdout, "student ") {
 		t.Errorf("--target auto on trees: exit %d: %s%s", code, stderr, stdout)
 	}
