@@ -57,8 +57,10 @@ func TestProgressGoesToTerminalStderr(t *testing.T) {
 
 	tty, done := openPTY(t)
 	var stdout, stderr bytes.Buffer
-	// Enough vectors that verify runs past the bars' 0.1 s throttle.
-	code := run([]string{"nicc", "compile", models + "rlcc_xgb.json", "--form", "walk", "--vectors", "100000", "--out", t.TempDir()}, &stdout, tty)
+	// The verify bar draws on its first call (0 of N: progressbar throttles redraws, not the
+	// first one), so the count of vectors is not what shows it; 20000 (about 0.2 s of verify,
+	// where 100000 took 1 s) still run past the bars' 0.1 s throttle, so the bar redraws too.
+	code := run([]string{"nicc", "compile", models + "rlcc_xgb.json", "--form", "walk", "--vectors", "20000", "--out", t.TempDir()}, &stdout, tty)
 	bars := done()
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, bars)
