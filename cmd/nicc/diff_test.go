@@ -9,6 +9,7 @@ import (
 )
 
 func TestDiffCLI(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "plots")
 	code, stdout, stderr := nicc(t, "diff", models+"rlcc_teacher.json", "--samples", "2000", "--out", out)
 	if code != exitOK {
@@ -59,6 +60,7 @@ func TestDiffCLI(t *testing.T) {
 }
 
 func TestDiffLSTMCLI(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "plots")
 	code, stdout, stderr := nicc(t, "diff", models+"rlcc_lstm.onnx", "--samples", "1000", "--out", out)
 	if code != exitOK {

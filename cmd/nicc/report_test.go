@@ -172,6 +172,7 @@ func TestCompileUBSanWritesReport(t *testing.T) {
 // Every stage's time is in --json, and the summary has a line of them; the wrote line names
 // host/ and what is in it.
 func TestCompileTimesAndWroteLines(t *testing.T) {
+	t.Parallel()
 	c := rlccXGB(t)
 	out, stdout := c.dir, c.stdout
 	if !regexp.MustCompile(`(?m)^times +load [\d.]+ m?s, quantize [\d.]+ m?s, fit [\d.]+ m?s, emit [\d.]+ m?s, build [\d.]+ m?s, verify [\d.]+ m?s, budget [\d.]+ m?s, report [\d.]+ m?s; total [\d.]+ m?s$`).MatchString(stdout) {
