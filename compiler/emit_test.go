@@ -117,11 +117,13 @@ func TestCompileHostileNames(t *testing.T) {
 }
 
 // Sources changed on disk after emit are refused before they are built: a directive nicc did
-// not write, a weak or extra global symbol, a static function no code of nicc's names.
+// not write, a weak or extra global symbol, a static function no code of nicc's names. The
+// emit and build stages run alone, on the golden model and plan of one compile's first stages.
 func TestCompileRefusesForeignC(t *testing.T) {
 	t.Parallel()
+	c := stagesTo(t, CompileOptions{Model: rlccXGB, Handler: artifact.HandlerNone, Form: "branch"}, "fit")
 	entry := regexp.MustCompile(`(?m)^int32_t nicc_policy\(const int32_t \*x\)\n`)
-	for _, c := range []struct {
+	for _, tc := range []struct {
 		what, add, want string
 	}{
 		{"a directive", "#define NICC_SNEAKY 1\n", `nicc_policy.c:31: preprocessor directive "#define NICC_SNEAKY 1" is not one nicc wrote`},
@@ -129,12 +131,23 @@ func TestCompileRefusesForeignC(t *testing.T) {
 		{"an extra global", "int32_t nicc_backdoor(const int32_t *x) { return x[1]; }\n", "symbol nicc_backdoor is global"},
 		{"a hidden static", "static __attribute__((noinline, used)) int32_t hidden(const int32_t *x) { return x[1]; }\n", "symbol hidden is defined, and no code nicc wrote names it"},
 	} {
-		_, err := Compile(CompileOptions{Model: rlccXGB, Out: t.TempDir(), Handler: artifact.HandlerNone, Vectors: 2000, Form: "branch",
-			tamper: tamperFirst(t, "nicc_policy.c", entry, func(m []string) string { return c.add + m[0] })})
-		var ce *budget.CheckError
-		if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want a budget.CheckError with %q", c.what, err, c.want)
-		}
+		t.Run(tc.what, func(t *testing.T) {
+			t.Parallel()
+			in := c.emitInput()
+			in.dir = t.TempDir()
+			in.tamper = tamperFirst(t, "nicc_policy.c", entry, func(m []string) string { return tc.add + m[0] })
+			e, err := emitStage(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := c.buildInput()
+			b.dir, b.emitted = in.dir, e
+			_, err = buildStage(b)
+			var ce *budget.CheckError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: %v, want a budget.CheckError with %q", tc.what, err, tc.want)
+			}
+		})
 	}
 }
 

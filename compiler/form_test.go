@@ -165,7 +165,15 @@ func TestChooseFormByCost(t *testing.T) {
 // fitted runs a compile's stages up to fit (load, quantize, fit) on opt: fit's plan.
 func fitted(t *testing.T, opt CompileOptions) artifact.BuildInfo {
 	t.Helper()
+	return stagesTo(t, opt, "fit").plan
+}
+
+// stagesTo runs a compile's stages on opt, up to and including the one named last, into a
+// fresh directory: the compilation, with the artifacts of those stages.
+func stagesTo(t *testing.T, opt CompileOptions, last string) *compilation {
+	t.Helper()
 	c := newCompilation(opt)
+	c.dir = t.TempDir()
 	t.Cleanup(func() {
 		if c.formsDir != "" {
 			os.RemoveAll(c.formsDir)
@@ -175,10 +183,10 @@ func fitted(t *testing.T, opt CompileOptions) artifact.BuildInfo {
 		if err := s.run(c); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
-		if s.name == "fit" {
-			return c.plan
+		if s.name == last {
+			return c
 		}
 	}
-	t.Fatal("no fit stage")
-	return artifact.BuildInfo{}
+	t.Fatalf("no stage %s", last)
+	return nil
 }
