@@ -5,6 +5,7 @@ package nicc_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -16,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -86,30 +88,40 @@ type listedPackage struct {
 	XTestImports []string
 }
 
+// goList is every package of the module as `go list -json ./...` gives it, listed once a test
+// run (the tests only read it).
 func goList(t *testing.T) []listedPackage {
 	t.Helper()
+	pkgs, err := listed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+var listed = sync.OnceValues(func() ([]listedPackage, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	out, err := exec.Command(goBin, "list", "-json", "./...").Output()
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		return nil, fmt.Errorf("go list: %v", err)
 	}
 	var pkgs []listedPackage
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
 		var p listedPackage
 		if err := dec.Decode(&p); err != nil {
-			t.Fatalf("go list output: %v", err)
+			return nil, fmt.Errorf("go list output: %v", err)
 		}
 		pkgs = append(pkgs, p)
 	}
 	if len(pkgs) < 10 {
-		t.Fatalf("go list found %d packages; expected the whole module", len(pkgs))
+		return nil, fmt.Errorf("go list found %d packages; expected the whole module", len(pkgs))
 	}
-	return pkgs
-}
+	return pkgs, nil
+})
 
 // ours is the module-relative paths of the imports that are packages of this module.
 func ours(imports []string) []string {
