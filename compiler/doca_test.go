@@ -1,13 +1,12 @@
 package compiler
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -417,22 +416,6 @@ func docaStageInput(t *testing.T, vectors int, tamper func(dir string) error) do
 		opt: r.Build.Opt, core: r.Budget.Core.Name, vectors: vectors, seed: docaXGB.Seed, handlerWCET: r.Budget.WCETCycles, tamper: tamper}
 }
 
-// replaceIn is a tamper that replaces old with new once in dir's file name, or fails when the
-// file no longer holds old.
-func replaceIn(name, old, new string) func(dir string) error {
-	return func(dir string) error {
-		p := filepath.Join(dir, name)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if !bytes.Contains(b, []byte(old)) {
-			return fmt.Errorf("%s no longer has %q", name, old)
-		}
-		return os.WriteFile(p, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644)
-	}
-}
-
 // TestDOCAVerifyCatches: a DOCA runtime that counts each decision twice, or one whose
 // doca_pcc_dev_user_set_algo_params leaves the port's precomputed terms as they were (its
 // decisions keep the old parameters), differs from its Go twin, and verify says so. One that
@@ -452,7 +435,7 @@ func TestDOCAVerifyCatches(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			tamper := replaceIn(nicsdk.DOCAHeaderName, c.old, c.new)
+			tamper := tamperFirst(t, nicsdk.DOCAHeaderName, regexp.MustCompile(regexp.QuoteMeta(c.old)), func([]string) string { return c.new })
 			out, err := runDOCA(docaStageInput(t, 500, tamper))
 			var ce *budget.CheckError
 			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "verify (DOCA)") {

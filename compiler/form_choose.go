@@ -235,7 +235,7 @@ type formBuild struct {
 }
 
 // chooseForm builds every candidate and keeps the least WCET within the memory budget, and
-// the chosen form's build (c.chosenBuild) in a directory the compile removes when it ends.
+// the chosen form's build (planned.chosenBuild) in a directory the compile removes when it ends.
 func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsim.Profile) error {
 	f.plan.Memory = &limit
 	if len(cs) == 1 { // nothing to choose: the build stage builds it once
