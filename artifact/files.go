@@ -6,6 +6,8 @@ import (
 
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/target/abi"
+	"github.com/nicc-dev/nicc/target/doca"
 )
 
 // Handler is the event handler nicc compile wraps around the model.
@@ -57,8 +59,8 @@ const (
 // Files compile writes into the output directory, besides codegen's policy .c/.h and
 // nicsdk's sources.
 const (
-	HandlerFile  = "handler.c"    // HandlerRLCC: the engine entry
-	FirmwareFile = "firmware.elf" // the RISC-V ELF
+	HandlerFile  = "handler.c" // HandlerRLCC: the engine entry
+	FirmwareFile = abi.ELFFile // the RISC-V ELF
 	ReportFile   = "report.json"
 	HostDir      = "host" // the host driver (driver.c) and its two builds
 	// VectorsFile holds the entry's measured verify calls, and PolicyVectorsFile (the RL-CC
@@ -72,10 +74,10 @@ const StudentFile = "student.json"
 
 // Files of the DOCA target, in the output directory.
 const (
-	DOCASourceFile   = "doca_pcc_rlcc.c"   // the DOCA PCC device source
-	DOCAFirmwareFile = "doca_firmware.elf" // it, built for fwsim against nicc's stand-in
-	DOCAReadmeFile   = "README-doca.md"    // how to build and load it with DOCA's tools
-	DOCADriverFile   = "doca_driver.c"     // in HostDir: the DOCA verification driver
+	DOCASourceFile   = "doca_pcc_rlcc.c" // the DOCA PCC device source
+	DOCAFirmwareFile = doca.ELFFile      // it, built for fwsim against nicc's stand-in
+	DOCAReadmeFile   = "README-doca.md"  // how to build and load it with DOCA's tools
+	DOCADriverFile   = "doca_driver.c"   // in HostDir: the DOCA verification driver
 	// DOCAVectorsFile holds the measured calls of doca_pcc_dev_user_algo, for nicc budget.
 	DOCAVectorsFile = "vectors_doca.txt"
 )

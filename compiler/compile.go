@@ -27,6 +27,7 @@ import (
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/student"
+	"github.com/nicc-dev/nicc/target"
 	"github.com/nicc-dev/nicc/verify"
 )
 
@@ -103,9 +104,10 @@ type CompileOptions struct {
 	Form               string
 	MaxText, MaxRodata uint64
 
-	// SDK is the device API the firmware is written for: SDKNicc (nicc_on_event) alone, or
-	// SDKDOCA, which adds a DOCA PCC device source around the same policy (compiler/doca.go).
-	SDK SDK
+	// SDK is the device API the firmware is written for: nil or abi.Target, nicc's own
+	// (nicc_on_event) alone; doca.Target adds a DOCA PCC device source around the same policy
+	// (compiler/doca.go), with its stage (targetStages).
+	SDK target.Target
 
 	// Student, when set, is a model distilled for this compile (nicc compile --target
 	// trees): compile writes it into Out as StudentFile and compiles it in place of Model.
@@ -137,7 +139,7 @@ type compilation struct {
 	*built
 	verify *verify.Result
 	*budgeted
-	doca *docaOutput // the DOCA target (SDKDOCA); nil without it
+	doca *docaOutput // the DOCA target's (doca.Target); nil without it
 
 	times        []artifact.StageTime // the stages run so far, each timed
 	passedStages []string
@@ -230,8 +232,8 @@ func (c *compilation) run() (*artifact.CompileReport, error) {
 		c.Model.Opt = c.opt.goldenOptions()
 	}
 	stages := compileStages
-	if c.opt.SDK == SDKDOCA {
-		stages = append(slices.Clip(stages), docaStage)
+	if s, ok := targetStages[c.opt.SDK]; ok {
+		stages = append(slices.Clip(stages), s)
 	}
 	for _, s := range stages {
 		if err := c.hook(s.name); err != nil {

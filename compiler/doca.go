@@ -15,45 +15,12 @@ import (
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/target/doca"
 )
 
 // The DOCA PCC target (nicc compile --sdk doca): beside the engine entry, a DOCA PCC device
 // source around the same policy and RL-CC runtime (nicsdk's rlcc_doca.h), its README, and
 // the same triad over it, built against nicc's stand-in for DOCA's device API.
-
-// SDK is the device API a compile writes firmware for.
-type SDK int
-
-const (
-	// SDKNicc is nicc's own ABI (nicsdk.h: nicc_on_event) alone.
-	SDKNicc SDK = iota
-	// SDKDOCA adds a DOCA PCC device source (doca_pcc_dev_user_algo and the other entry
-	// points) around the same policy, verified and bounded the same way.
-	SDKDOCA
-)
-
-var sdkNames = [...]string{SDKNicc: "nicc", SDKDOCA: "doca"}
-
-func (s SDK) String() string { return sdkNames[s] }
-
-// Firmware is the ELF of a compile directory that runs the firmware written for s.
-func (s SDK) Firmware() string {
-	if s == SDKDOCA {
-		return artifact.DOCAFirmwareFile
-	}
-	return artifact.FirmwareFile
-}
-
-// ParseSDK reads an --sdk value.
-func ParseSDK(s string) (SDK, error) {
-	if i := slices.Index(sdkNames[:], s); i >= 0 {
-		return SDK(i), nil
-	}
-	return 0, fmt.Errorf("sdk %q: want one of %s", s, strings.Join(sdkNames[:], ", "))
-}
-
-//go:embed driver/doca_driver.c
-var docaDriver []byte
 
 // docaC is the DOCA PCC device source: DOCA's device headers (or, for nicc's own builds,
 // its stand-in), rlcc_doca.h, the policy's source and the three entry points.
@@ -150,7 +117,7 @@ func (out *docaOutput) emit(in docaInput) (map[string][]byte, error) {
 	files := nicsdk.DOCASources()
 	files[artifact.DOCASourceFile] = []byte(docaC(in.policy.Hash(), kind, artifact.EntryPolicy+".c", in.params, in.policy.StateWords(), quantize.Out(in.policy)))
 	files[artifact.DOCAReadmeFile] = []byte(docaReadme(in.params))
-	files[filepath.Join(artifact.HostDir, artifact.DOCADriverFile)] = docaDriver
+	files[filepath.Join(artifact.HostDir, artifact.DOCADriverFile)] = doca.Driver
 	expect := maps.Clone(in.expect)
 	if expect == nil {
 		expect = map[string][]byte{}

@@ -19,11 +19,12 @@ import (
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/target"
+	"github.com/nicc-dev/nicc/target/doca"
 )
 
 // docaXGB is the DOCA tests' tree compile, in one form (fit's choice among forms is the nicc
 // target's, tested there).
-var docaXGB = CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 4000}
+var docaXGB = CompileOptions{Model: rlccXGB, SDK: doca.Target, Form: "walk", Vectors: 4000}
 
 func docaReport(t *testing.T) (*artifact.CompileReport, string) {
 	return compileOnce(t, "doca-xgb", docaXGB)
@@ -45,7 +46,7 @@ func TestCompileDOCA(t *testing.T) {
 	}{
 		{"doca-xgb", docaXGB, 0},
 		// The networks' DOCA verify runs fewer events: each is a network through fwsim.
-		{"doca-mlp", CompileOptions{Model: teacherNN, SDK: SDKDOCA, Vectors: 4000, Int8: &golden.Int8Options{Samples: 5000}}, 1.10},
+		{"doca-mlp", CompileOptions{Model: teacherNN, SDK: doca.Target, Vectors: 4000, Int8: &golden.Int8Options{Samples: 5000}}, 1.10},
 	} {
 		t.Run(tc.key, func(t *testing.T) {
 			t.Parallel()
@@ -342,18 +343,10 @@ func TestDOCASetTarget(t *testing.T) {
 
 // TestDOCANeedsRLCC: the DOCA target is RL-CC's handler; a model compiled alone is refused.
 func TestDOCANeedsRLCC(t *testing.T) {
-	_, err := Compile(CompileOptions{Model: bcModel, Handler: artifact.HandlerNone, Ranges: bcRows, SDK: SDKDOCA, Vectors: 100, Out: t.TempDir()})
+	_, err := Compile(CompileOptions{Model: bcModel, Handler: artifact.HandlerNone, Ranges: bcRows, SDK: doca.Target, Vectors: 100, Out: t.TempDir()})
 	var ce *budget.CheckError
 	if err == nil || errors.As(err, &ce) || !strings.Contains(err.Error(), "RL-CC handler") {
 		t.Fatalf("--sdk doca --handler none: %v", err)
-	}
-	for s := SDK(0); int(s) < len(sdkNames); s++ {
-		if got, err := ParseSDK(s.String()); err != nil || got != s {
-			t.Errorf("sdk %d: %q parses to %v, %v", int(s), s.String(), got, err)
-		}
-	}
-	if _, err := ParseSDK("dpdk"); err == nil {
-		t.Error("ParseSDK(dpdk) succeeded")
 	}
 }
 
@@ -448,7 +441,7 @@ func TestDOCAVerifyCatches(t *testing.T) {
 			if i > 0 {
 				return
 			}
-			opt := CompileOptions{Model: rlccXGB, SDK: SDKDOCA, Form: "walk", Vectors: 500, Out: t.TempDir(), docaTamper: tamper}
+			opt := CompileOptions{Model: rlccXGB, SDK: doca.Target, Form: "walk", Vectors: 500, Out: t.TempDir(), docaTamper: tamper}
 			r, err := Compile(opt)
 			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "verify (DOCA)") {
 				t.Fatalf("%s: compile: %v", c.name, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/target/abi"
 )
 
 // rendered is the C a compile writes for its IR: codegen's policy files and, under the RL-CC
@@ -192,7 +193,7 @@ func emitStage(in emitInput) (*emitted, error) {
 		}
 		out.files = append(out.files, n)
 	}
-	driver := []byte(driverC(len(m.Policy.InputFormats()), r.policy.HeaderName, m.Handler == artifact.HandlerRLCC, m.Policy.StateWords()))
+	driver := []byte(abi.DriverC(len(m.Policy.InputFormats()), r.policy.HeaderName, m.Handler == artifact.HandlerRLCC, m.Policy.StateWords()))
 	out.expect[filepath.Join(artifact.HostDir, "driver.c")] = driver
 	if err := artifact.WriteOut(filepath.Join(dir, artifact.HostDir, "driver.c"), driver); err != nil {
 		return out, err

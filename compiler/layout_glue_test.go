@@ -11,6 +11,7 @@ import (
 	"github.com/nicc-dev/nicc/internal/testutil"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/rlcc"
+	"github.com/nicc-dev/nicc/target/doca"
 )
 
 // A compile whose handler feeds another layout than the default (--inputs naming it, as
@@ -52,7 +53,7 @@ func TestCompileLayout(t *testing.T) {
 	t.Logf("history 3 of (a, o): WCET %d cycles, %d RTT events verified", r.Budget.WCETCycles, v.RTTEvents)
 
 	// The DOCA program's runtime feeds the default layout only: refused, one line.
-	_, err = Compile(CompileOptions{Model: model, Out: filepath.Join(t.TempDir(), "doca"), Handler: artifact.HandlerRLCC, SDK: SDKDOCA,
+	_, err = Compile(CompileOptions{Model: model, Out: filepath.Join(t.TempDir(), "doca"), Handler: artifact.HandlerRLCC, SDK: doca.Target,
 		Inputs: rlcc.LayoutNames(l), Int8: &golden.Int8Options{Samples: 2000}})
 	if err == nil || !strings.Contains(err.Error(), "DOCA program feeds the default input layout") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("DOCA with history 3: %v", err)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/nicc-dev/nicc/artifact"
+	"github.com/nicc-dev/nicc/target/doca"
 )
 
 // A compile directory is one verified unit. report.json's manifest lists every file the
@@ -23,7 +24,7 @@ func (c *compilation) manifest(r *artifact.CompileReport) (*artifact.Manifest, e
 	if r.Budget != nil && c.passed("budget") {
 		m.Verdicts.Budget = r.Budget.Verdict
 	}
-	if c.opt.SDK == SDKDOCA {
+	if c.opt.SDK == doca.Target {
 		m.Verdicts.DOCA = c.verdict("doca")
 	}
 	err := filepath.WalkDir(c.dir, func(p string, d fs.DirEntry, err error) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/internal/testutil"
+	"github.com/nicc-dev/nicc/target/doca"
 )
 
 // reseal rewrites dir's report.json so that its manifest lists the files as they now are: a
@@ -80,7 +81,7 @@ func TestCompileInterrupted(t *testing.T) {
 		o := opt
 		o.Seed = 2 // other vectors: a compile that completed would change the files
 		if c.stage == "doca" {
-			o.Handler, o.SDK = artifact.HandlerRLCC, SDKDOCA
+			o.Handler, o.SDK = artifact.HandlerRLCC, doca.Target
 		}
 		o.atStage = func(s string) {
 			if s == c.stage {

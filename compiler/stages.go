@@ -8,6 +8,8 @@ import (
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/target"
+	"github.com/nicc-dev/nicc/target/doca"
 	"github.com/nicc-dev/nicc/verify"
 )
 
@@ -21,8 +23,8 @@ type stage struct {
 	run  func(*compilation) error
 }
 
-// compileStages are the compile's stages, in order (run walks them); the DOCA target adds
-// docaStage after them.
+// compileStages are the compile's stages, in order (run walks them); a target other than
+// nicc's own adds its stage after them (targetStages).
 var compileStages = []stage{
 	{"load", (*compilation).load},
 	{"quantize", func(c *compilation) error { return c.Quantize() }},
@@ -47,7 +49,11 @@ var compileStages = []stage{
 	}},
 }
 
-// docaStage emits, builds, verifies and bounds the DOCA target's firmware (SDKDOCA): runDOCA
+// targetStages are the stages of the targets whose firmware a compile builds beside nicc's
+// own (CompileOptions.SDK), each run after compileStages.
+var targetStages = map[target.Target]stage{doca.Target: docaStage}
+
+// docaStage emits, builds, verifies and bounds the DOCA target's firmware: runDOCA
 // on what the stages before it made. Its files join the compile's, its vectors the budget's.
 var docaStage = stage{"doca", func(c *compilation) error {
 	var err error
@@ -70,7 +76,7 @@ func newCompilation(opt CompileOptions) *compilation {
 // goldenOptions are what the load and quantize stages read of o.
 func (o *CompileOptions) goldenOptions() golden.Options {
 	return golden.Options{Model: o.Model, Format: o.Format, Inputs: o.Inputs, Handler: o.Handler, Params: o.Params,
-		ParamSources: o.ParamSources, DOCA: o.SDK == SDKDOCA, Ranges: o.Ranges, Predictions: o.Predictions, Int8: o.Int8, Seed: o.Seed}
+		ParamSources: o.ParamSources, DOCA: o.SDK == doca.Target, Ranges: o.Ranges, Predictions: o.Predictions, Int8: o.Int8, Seed: o.Seed}
 }
 
 // planned is the fit stage's artifact: the bound, the memory budget and the code form chosen.

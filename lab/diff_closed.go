@@ -16,6 +16,9 @@ import (
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/memlimit"
+	"github.com/nicc-dev/nicc/target"
+	"github.com/nicc-dev/nicc/target/abi"
+	"github.com/nicc-dev/nicc/target/doca"
 	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/model"
@@ -82,7 +85,7 @@ type ClosedLoopOptions struct {
 	Inputs  []string          // renames the teacher's inputs
 	Against string            // a compile output directory (compiled with --handler rlcc)
 	Golden  bool              // the compile's integer model instead of its firmware in fwsim
-	SDK     compiler.SDK      // SDKDOCA: the compile's DOCA program instead of its firmware
+	SDK     target.Target     // doca.Target: the compile's DOCA program instead of its firmware
 	Runs    []ClosedLoopRun   // nil is DefaultClosedLoopRuns
 	Net     netsim.Config     // the network and the run (duration, seed, ...)
 	// LatencyNs fixes every decision's latency, teacher's and compile's; 0 gives the teacher
@@ -140,7 +143,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 	if !artifact.IsCompileDir(opt.Against) {
 		return nil, fmt.Errorf("--closed-loop: --against %q is not a compile output directory (nicc compile --out DIR writes one)", opt.Against)
 	}
-	cr, err := artifact.ReadReport(opt.Against, opt.SDK.Firmware())
+	cr, err := artifact.ReadReport(opt.Against, cmp.Or(opt.SDK, abi.Target).ELF())
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +174,7 @@ func DiffClosedLoop(opt ClosedLoopOptions) (*ClosedLoopReport, error) {
 		base := SimOptions{Scenario: run.Scenario, Flows: run.Flows, Net: opt.Net, LatencyNs: opt.LatencyNs, Health: &rep.Health}
 		teacher, compiled := base, base
 		teacher.Policy, teacher.Format, teacher.Inputs, teacher.Params = opt.Teacher, opt.Format, inputs, params
-		teacher.ParamSources, teacher.learnBaseRTT = golden.SourcesAll(artifact.SourceCompile), opt.SDK == compiler.SDKDOCA
+		teacher.ParamSources, teacher.learnBaseRTT = golden.SourcesAll(artifact.SourceCompile), opt.SDK == doca.Target
 		teacher.Core, teacher.noHandlerFlag = cr.Budget.Core.Name, true
 		compiled.Policy, compiled.Golden, compiled.SDK = opt.Against, opt.Golden, opt.SDK
 		var tr, fr *SimReport

@@ -16,6 +16,7 @@ import (
 	"github.com/nicc-dev/nicc/model/catboost"
 	"github.com/nicc-dev/nicc/rlcc"
 	"github.com/nicc-dev/nicc/student"
+	"github.com/nicc-dev/nicc/target/doca"
 )
 
 // The lab's tests compile with host gcc and riscv64-unknown-elf-gcc; a missing compiler fails
@@ -81,11 +82,11 @@ func compileOnce(t *testing.T, key string, opt compiler.CompileOptions) (*artifa
 // docaReport and docaLSTMReport are DOCA compiles of trees and of an LSTM, each built in
 // one form: every form computes the same decisions, and only fit's choice builds them all.
 func docaReport(t *testing.T) (*artifact.CompileReport, string) {
-	return compileOnce(t, "doca-xgb", compiler.CompileOptions{Model: rlccXGB, SDK: compiler.SDKDOCA, Form: "walk", Vectors: 2000})
+	return compileOnce(t, "doca-xgb", compiler.CompileOptions{Model: rlccXGB, SDK: doca.Target, Form: "walk", Vectors: 2000})
 }
 
 func docaLSTMReport(t *testing.T) (*artifact.CompileReport, string) {
-	return compileOnce(t, "doca-lstm", compiler.CompileOptions{Model: docaLSTM, SDK: compiler.SDKDOCA, Form: "branch", Vectors: 4000,
+	return compileOnce(t, "doca-lstm", compiler.CompileOptions{Model: docaLSTM, SDK: doca.Target, Form: "branch", Vectors: 4000,
 		Int8: &golden.Int8Options{Samples: 2000}})
 }
 

@@ -28,7 +28,7 @@ type readBack struct {
 // rebuilt golden model. A compile without the RL-CC handler is refused.
 func readCompiled(opt SimOptions) (*readBack, error) {
 	if opt.Golden {
-		cp, err := compiler.OpenCompiled(opt.Policy, opt.Model, opt.SDK.Firmware())
+		cp, err := compiler.OpenCompiled(opt.Policy, opt.Model, opt.sdk().ELF())
 		if err != nil {
 			return nil, err
 		}
@@ -38,7 +38,7 @@ func readCompiled(opt SimOptions) (*readBack, error) {
 		return &readBack{report: cp.Report, params: cp.Params(), layout: cp.Layout(), warnings: golden.ProbeWarnings(cp.Model(), cp.Params()), golden: cp}, nil
 	}
 	dir := opt.Policy
-	r, err := artifact.ReadReport(dir, artifact.FirmwareFile, opt.SDK.Firmware())
+	r, err := artifact.ReadReport(dir, artifact.FirmwareFile, opt.sdk().ELF())
 	if err != nil {
 		return nil, err
 	}

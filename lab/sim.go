@@ -19,7 +19,9 @@ import (
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/quantize"
+	"github.com/nicc-dev/nicc/target"
 	"github.com/nicc-dev/nicc/target/abi"
+	"github.com/nicc-dev/nicc/target/doca"
 	"github.com/nicc-dev/nicc/termtext"
 
 	"github.com/nicc-dev/nicc/fwsim"
@@ -39,10 +41,11 @@ type SimOptions struct {
 	// fwsim, or with Golden its integer model), or swift or dcqcn.
 	Policy string
 	Golden bool
-	// SDK is the program a compile directory runs: SDKNicc its firmware.elf (nicc_on_event),
-	// SDKDOCA its DOCA PCC program, doca_firmware.elf (compiled with --sdk doca).
-	SDK compiler.SDK
-	// DOCASet are the --rlcc-* flags given with SDKDOCA: target, beta and scale (their values
+	// SDK is the target whose program a compile directory runs: nil or abi.Target its
+	// firmware.elf (nicc_on_event), doca.Target its DOCA PCC program, doca_firmware.elf
+	// (compiled with --sdk doca).
+	SDK target.Target
+	// DOCASet are the --rlcc-* flags given with doca.Target: target, beta and scale (their values
 	// Params') are set through doca_pcc_dev_user_set_algo_params after init on every NIC.
 	DOCASet []DOCASetting
 	// DOCASetAtNs, when set, sets DOCASet at that simulated time, in (0, the duration), on
@@ -132,7 +135,7 @@ type SimReport struct {
 	Plots        []string `json:"plots,omitempty"`
 	// Warnings are the sanity probe's on the policy's float model (probeWarnings).
 	Warnings []string `json:"warnings,omitempty"`
-	DOCA     *SimDOCA `json:"doca,omitempty"` // with SDKDOCA: the DOCA program's parameters and counters
+	DOCA     *SimDOCA `json:"doca,omitempty"` // with doca.Target: the DOCA program's parameters and counters
 	// Cycles are the firmware's decisions' cycles, when a firmware decides in fwsim.
 	Cycles *SimCycles `json:"decision_cycles,omitempty"`
 	// Layout is how the policy's inputs map onto the RL-CC handler's window: a model file's,
@@ -256,7 +259,7 @@ func checkDOCASetAt(opt SimOptions) error {
 	if at == 0 {
 		return nil
 	}
-	if opt.SDK != compiler.SDKDOCA {
+	if opt.SDK != doca.Target {
 		return fmt.Errorf("--set-at sets a DOCA program's run-time parameters on the live NICs: it takes --sdk doca")
 	}
 	if len(opt.DOCASet) == 0 {
@@ -291,7 +294,7 @@ func simScenario(opt SimOptions) (netsim.Scenario, error) {
 // simController is the controller opt.Policy names and the core profile its engine runs on.
 func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim.Controller, string, error) {
 	core := cmp.Or(opt.Core, budget.DefaultCore)
-	if opt.SDK == compiler.SDKDOCA {
+	if opt.SDK == doca.Target {
 		if opt.Golden {
 			return nil, "", fmt.Errorf("--sdk doca runs the compile's DOCA program, --golden its golden model: give one of them")
 		}
@@ -317,11 +320,7 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 		if err != nil {
 			return nil, "", err
 		}
-		elf := artifact.FirmwareFile
-		if opt.SDK == compiler.SDKDOCA {
-			elf = artifact.DOCAFirmwareFile
-		}
-		rep.PolicySHA256, err = filesHash(opt.Policy, artifact.ReportFile, elf)
+		rep.PolicySHA256, err = filesHash(opt.Policy, artifact.ReportFile, opt.sdk().ELF())
 		return ctrl, core, err
 	}
 	if opt.Golden {
@@ -405,7 +404,7 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 	rep.Layout = rb.report.Layout
 	core := cmp.Or(opt.Core, rb.report.Budget.Core.Name)
 	src := golden.SourcesAll(artifact.SourceCompile)
-	if opt.SDK == compiler.SDKDOCA {
+	if opt.SDK == doca.Target {
 		// The DOCA program inits its flows itself: nothing provisions their base RTT.
 		opt.learnBaseRTT = true
 	}
@@ -420,19 +419,26 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 		rep.Latency = latencyText(opt.LatencyNs)
 		return golden, core, nil
 	}
-	if opt.SDK == compiler.SDKDOCA {
-		d, err := newDOCAController(opt.Policy, rb, scen, core, opt, rep)
-		return d, core, err
+	elf := filepath.Join(opt.Policy, opt.sdk().ELF()) // readCompiled checked it
+	label := "firmware " + rb.report.Model.Name
+	if opt.SDK == doca.Target {
+		label = "DOCA " + rb.report.Model.Name
 	}
-	elf := filepath.Join(opt.Policy, artifact.FirmwareFile)
-	fw, err := newFirmwareController(elf, rb, p, core, opt.LatencyNs, opt.Threads)
+	fw, err := newFirmwareController(opt.sdk(), elf, label, rb.layout, p, core, opt)
 	if err != nil {
 		return nil, "", err
 	}
-	rep.Decides = fmt.Sprintf("the firmware %s in fwsim (%s)", elf, artifact.EntryHandler)
 	rep.Latency = fw.time.text
+	if opt.SDK == doca.Target {
+		d, err := newDOCAController(fw, scen, opt, rep)
+		return d, core, err
+	}
+	rep.Decides = fmt.Sprintf("the firmware %s in fwsim (%s)", elf, fw.entry)
 	return fw, core, nil
 }
+
+// sdk is the target whose program a compile directory runs: opt.SDK, nicc's own by default.
+func (opt SimOptions) sdk() target.Target { return cmp.Or(opt.SDK, abi.Target) }
 
 // simParams are p, with where each came from (src), as the run gives them to the policy,
 // recorded in the report: a base RTT of 0 becomes the scenario's empty-path RTT, which the
@@ -463,13 +469,14 @@ func goldenController(cp *compiler.Compiled, p nicsdk.Params) *netsim.RLCC {
 		Out: quantize.Out(pol), Policy: pol.Call}
 }
 
-// firmwareController runs a compile's event handler in fwsim for every decision: the flow's
-// 48-byte context is copied into the emulator's memory for the call and back, and the
-// decision takes the cycles it ran at the core's clock, times the threads sharing its
-// pipeline (or a fixed latency).
+// firmwareController runs a compile's program in fwsim, through its target's engine, for
+// every decision: the flow's 48-byte context is copied into the emulator's memory for the call
+// and back, and the decision takes the cycles it ran at the core's clock, times the threads
+// sharing its pipeline (or a fixed latency).
 type firmwareController struct {
 	label  string
-	fw     *abi.Firmware
+	entry  string // the entry each decision calls
+	engine target.Engine
 	params nicsdk.Params
 	layout nicsdk.Layout // the window the firmware's handler feeds (a new flow's top words)
 	time   decisionTime
@@ -527,34 +534,31 @@ func (d *decisionTime) cycles() *SimCycles {
 	return &c
 }
 
-// newFirmwareController runs the compile's firmware elf, its flows started under p (the
-// compiled parameters, the base RTT as simBaseRTT provisions it).
-func newFirmwareController(elf string, rb *readBack, p nicsdk.Params, core string, latencyNs int64, threads int) (*firmwareController, error) {
-	fw, err := abi.Load(elf, core, abi.Shape{Handler: true})
+// newFirmwareController runs the compile's program elf for target t, its flows started under
+// p (the compiled parameters, the base RTT as simParams provisions it) and the window layout.
+func newFirmwareController(t target.Target, elf, label string, layout nicsdk.Layout, p nicsdk.Params, core string, opt SimOptions) (*firmwareController, error) {
+	e, err := t.Open(elf, core)
 	if err != nil {
 		return nil, err
 	}
-	return &firmwareController{label: "firmware " + rb.report.Model.Name, fw: fw, params: p, layout: rb.layout,
-		time: newDecisionTime(fw.Profile(), threads, latencyNs)}, nil
+	return &firmwareController{label: label, entry: t.Entry(), engine: e, params: p, layout: layout,
+		time: newDecisionTime(e.Profile(), opt.Threads, opt.LatencyNs)}, nil
 }
 
 func (f *firmwareController) Name() string   { return f.label }
 func (f *firmwareController) TimerNs() int64 { return 0 }
 
-// Init is a new flow's context as the handler starts it (what rlcc_init writes, which the
-// firmware's first call would write too), so a flow's first rate is the init rate.
+// Init is a new flow's context as the target hands it to the program, and its first rate.
 func (f *firmwareController) Init(ctx *nicsdk.FlowCtx) uint32 {
-	*ctx = nicsdk.FlowCtx{}
-	nicsdk.InitLayout(ctx, f.params, f.layout)
-	return ctx[nicsdk.CtxRate]
+	return f.engine.Start(ctx, f.params, f.layout)
 }
 
 func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
-	rate, cycles, err := f.fw.OnEvent(ev, ctx)
+	rate, cycles, err := f.engine.Decide(ev, ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", abi.EntryHandler, err)
+		return 0, 0, fmt.Errorf("%s: %w", f.entry, err)
 	}
-	if err := checkRate(abi.EntryHandler, rate, f.params); err != nil {
+	if err := checkRate(f.entry, rate, f.params); err != nil {
 		return 0, 0, err
 	}
 	return rate, f.time.ps(cycles), nil

@@ -62,40 +62,35 @@ type SimDOCAParam struct {
 	Q16   uint32  `json:"q16"`
 }
 
-// docaController runs a compile's DOCA program in fwsim for every decision: each CC event
-// becomes a DOCA event of slot 0, port 0 on the flow's 48-byte context, and the rate is the
-// results' rate. One emulator holds the code; each NIC's writable memory (the stand-in's
-// parameter and counter tables, the program's per-port terms) is its own, swapped in for
-// its decisions.
+// docaController runs a compile's DOCA program in fwsim for every decision, through
+// doca.Target's engine (each CC event a DOCA event of slot 0, port 0 on the flow's 48-byte
+// context, the rate the results' rate). One emulator holds the code; each NIC's writable
+// memory (the stand-in's parameter and counter tables, the program's per-port terms) is its
+// own, swapped in for its decisions.
 type docaController struct {
-	label  string
+	*firmwareController
 	fw     *doca.Firmware
-	params nicsdk.Params   // the compiled parameters: the rates are within [MinRate, LineRate]
 	nicOf  []int           // each flow's sender NIC
 	segs   []fwsim.Segment // the program's writable memory
 	mem    [][]byte        // each NIC's copy of it
 	cur    int             // the NIC whose memory fw holds
-	time   decisionTime
 	report SimDOCA
 }
 
-func newDOCAController(dir string, rb *readBack, scen netsim.Scenario, core string, opt SimOptions, rep *SimReport) (*docaController, error) {
-	elf := filepath.Join(dir, artifact.DOCAFirmwareFile) // ReadReport checked it
+// newDOCAController gives each of scen's NICs its own engine state around fw, the DOCA
+// program opened through doca.Target.
+func newDOCAController(fw *firmwareController, scen netsim.Scenario, opt SimOptions, rep *SimReport) (*docaController, error) {
+	elf := filepath.Join(opt.Policy, artifact.DOCAFirmwareFile)
 	set, err := docaSettings(opt)
 	if err != nil {
 		return nil, err
 	}
-	fw, err := doca.Load(elf, core)
-	if err != nil {
-		return nil, err
-	}
-	d := &docaController{label: "DOCA " + rb.report.Model.Name, fw: fw, params: rb.params,
-		time:   newDecisionTime(fw.Profile(), opt.Threads, opt.LatencyNs),
+	d := &docaController{firmwareController: fw, fw: fw.engine.(*doca.Firmware),
 		report: SimDOCA{Firmware: elf, NICs: scen.Hosts, SetParams: set}}
 	for _, f := range scen.Flows {
 		d.nicOf = append(d.nicOf, f.Src)
 	}
-	for _, s := range fw.Machine().Image().Segments() {
+	for _, s := range d.fw.Machine().Image().Segments() {
 		if s.Write {
 			d.segs = append(d.segs, s)
 		}
@@ -132,7 +127,6 @@ func newDOCAController(dir string, rb *readBack, scen netsim.Scenario, core stri
 	d.cur = 0
 	rep.Decides = fmt.Sprintf("the DOCA program %s in fwsim (%s, slot %d, port 0; each of %d NICs with its own tables as %s leaves them; %s)", elf,
 		nicsdk.DOCAEntryAlgo, nicsdk.DOCASlot, scen.Hosts, nicsdk.DOCAEntryInit, docaParamsText(set, opt.DOCASetAtNs))
-	rep.Latency = d.time.text
 	return d, nil
 }
 
@@ -172,16 +166,8 @@ func (d *docaController) setUp(pristine []byte, set []SimDOCAParam) error {
 	if err := d.load(pristine); err != nil {
 		return err
 	}
-	mask, err := d.fw.Init()
-	if err != nil {
-		return &budget.CheckError{Err: fmt.Errorf("%s: %w", nicsdk.DOCAEntryInit, err)}
-	}
-	for _, t := range []nicsdk.EventType{nicsdk.EvRTT, nicsdk.EvCNP, nicsdk.EvNACK, nicsdk.EvTX} {
-		// DOCA would not deliver a disabled type; the loop gives the program every one of
-		// these, so a program that disables one cannot be judged here.
-		if dt, _ := nicsdk.DOCAEventType(t); mask&(1<<dt) != 0 {
-			return fmt.Errorf("%s disables DOCA event type %d, which the simulated NICs deliver (disable_event_bitmask %#x)", nicsdk.DOCAEntryInit, dt, mask)
-		}
+	if err := d.fw.Boot(); err != nil {
+		return &budget.CheckError{Err: err}
 	}
 	return d.setParams(set)
 }
@@ -274,51 +260,16 @@ func (d *docaController) use(n int) error {
 	return nil
 }
 
-func (d *docaController) Name() string   { return d.label }
-func (d *docaController) TimerNs() int64 { return 0 }
-
-// Init is a new flow's context as DOCA hands it over, zeroed: the program's first event of
-// the flow initialises it. Until then the flow sends at the compiled init rate.
-func (d *docaController) Init(ctx *nicsdk.FlowCtx) uint32 {
-	*ctx = nicsdk.FlowCtx{}
-	return d.params.InitRate
-}
-
-// Decide hands ev to the flow's NIC as a DOCA event at its time: an RTT event's request sent
-// its RTT before.
+// Decide hands ev to the engine of the flow's NIC.
 func (d *docaController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
-	t, ok := nicsdk.DOCAEventType(ev.Type)
-	if !ok {
-		return 0, 0, fmt.Errorf("%s event: DOCA has no event type for it", ev.Type)
-	}
 	if err := d.use(d.nicOf[ev.FlowID]); err != nil {
 		return 0, 0, err
 	}
-	now := uint32(ev.TimestampNs)
-	dev := nicsdk.DOCAEvent{Type: t, FlowTag: ev.FlowID, Timestamp: now}
 	if ev.Type == nicsdk.EvRTT {
-		dev.ReqSend = now - ev.RTTNs
 		d.report.RTTEvents++
 	}
 	d.report.Events++
-	if err := d.fw.SetContext(*ctx); err != nil {
-		return 0, 0, err
-	}
-	r, err := d.fw.Algo(dev, nicsdk.DOCASlot, false)
-	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", nicsdk.DOCAEntryAlgo, err)
-	}
-	rate, err := d.fw.Results()
-	if err != nil {
-		return 0, 0, err
-	}
-	if *ctx, err = d.fw.Context(); err != nil {
-		return 0, 0, err
-	}
-	if err := checkRate(nicsdk.DOCAEntryAlgo, rate[0], d.params); err != nil {
-		return 0, 0, err
-	}
-	return rate[0], d.time.ps(r.Cycles), nil
+	return d.firmwareController.Decide(ev, ctx)
 }
 
 // summary is the report, with every NIC's counters summed.

@@ -14,6 +14,9 @@ import (
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/target"
+	"github.com/nicc-dev/nicc/target/abi"
+	"github.com/nicc-dev/nicc/target/doca"
 )
 
 // docaSimNet is the closed-loop tests' network: short, seeded, ±100 ppm clocks (so that the
@@ -46,7 +49,7 @@ func TestSimDOCAEqualsFirmware(t *testing.T) {
 					t.Errorf("DOCA budget of the LSTM %+v: measured max %d, ratio %.3f to nicc_on_event's %d", b, d.MaxCycles, d.WCETRatio, d.HandlerWCETCycles)
 				}
 			}
-			run := func(sdk compiler.SDK) *SimReport {
+			run := func(sdk target.Target) *SimReport {
 				// A DOCA program's flows learn their base RTT (nothing provisions their
 				// contexts): the nicc firmware's do the same here, so both run one world.
 				r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 8, Policy: dir, SDK: sdk, LatencyNs: 500, Net: docaSimNet, learnBaseRTT: true})
@@ -55,7 +58,7 @@ func TestSimDOCAEqualsFirmware(t *testing.T) {
 				}
 				return r
 			}
-			fw, doca := run(compiler.SDKNicc), run(compiler.SDKDOCA)
+			fw, doca := run(abi.Target), run(doca.Target)
 			a, b := *fw.Result, *doca.Result
 			a.Controller, b.Controller = "", ""
 			if a.Decisions == 0 || !reflect.DeepEqual(a, b) {
@@ -97,7 +100,7 @@ func TestSimTheoryDOCAParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := []DOCASetting{{"rlcc-target", 0.032}, {"rlcc-beta", 1}}
-	r, err := SimTheory(SimOptions{Policy: dir, SDK: compiler.SDKDOCA, DOCASet: set, Params: p, LatencyNs: 500, Net: docaSimNet}, []int{4})
+	r, err := SimTheory(SimOptions{Policy: dir, SDK: doca.Target, DOCASet: set, Params: p, LatencyNs: 500, Net: docaSimNet}, []int{4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +140,7 @@ func TestSimDOCARuntimeParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 8, Policy: dir, SDK: compiler.SDKDOCA, DOCASet: set, Params: p,
+		run, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 8, Policy: dir, SDK: doca.Target, DOCASet: set, Params: p,
 			LatencyNs: 500, Net: docaSimNet})
 		if err != nil {
 			t.Fatal(err)
@@ -185,7 +188,7 @@ func TestSimDOCASetAt(t *testing.T) {
 	net := docaSimNet
 	net.TraceNs = 10_000
 	run := func(opt SimOptions) *SimReport {
-		opt.Scenario, opt.Flows, opt.Policy, opt.SDK, opt.LatencyNs, opt.Net = "many-to-one", 8, dir, compiler.SDKDOCA, 500, net
+		opt.Scenario, opt.Flows, opt.Policy, opt.SDK, opt.LatencyNs, opt.Net = "many-to-one", 8, dir, doca.Target, 500, net
 		r, err := Sim(opt)
 		if err != nil {
 			t.Fatal(err)
@@ -232,7 +235,7 @@ func TestSimDOCASetAt(t *testing.T) {
 func TestSimDOCARefusals(t *testing.T) {
 	t.Parallel()
 	plain := compiledForSim(t, rlccXGB, false)
-	_, doca := docaReport(t)
+	_, docaDir := docaReport(t)
 	big, err := golden.NewParams([]float64{1})
 	if err != nil {
 		t.Fatal(err)
@@ -242,27 +245,27 @@ func TestSimDOCARefusals(t *testing.T) {
 		want string
 	}{
 		{SimOptions{Policy: plain}, "compiled without --sdk doca: it has no DOCA program"},
-		{SimOptions{Policy: doca, Golden: true}, "--sdk doca runs the compile's DOCA program, --golden its golden model"},
+		{SimOptions{Policy: docaDir, Golden: true}, "--sdk doca runs the compile's DOCA program, --golden its golden model"},
 		{SimOptions{Policy: "swift"}, `--sdk doca takes a compile output directory (nicc compile --sdk doca), not "swift"`},
-		{SimOptions{Policy: doca, DOCASet: []DOCASetting{{"rlcc-min-rate", 0.01}}}, "--rlcc-min-rate 0.01: compiled into the DOCA program"},
-		{SimOptions{Policy: doca, Params: big, DOCASet: []DOCASetting{{"rlcc-target", 1}}},
+		{SimOptions{Policy: docaDir, DOCASet: []DOCASetting{{"rlcc-min-rate", 0.01}}}, "--rlcc-min-rate 0.01: compiled into the DOCA program"},
+		{SimOptions{Policy: docaDir, Params: big, DOCASet: []DOCASetting{{"rlcc-target", 1}}},
 			"--rlcc-target 1: the DOCA program refused it (doca_pcc_dev_user_set_algo_params returned DOCA_PCC_DEV_STATUS_FAIL)"},
 		// Refused before the run, not half way through it.
-		{SimOptions{Policy: doca, Params: big, DOCASet: []DOCASetting{{"rlcc-target", 1}}, DOCASetAtNs: 50_000},
+		{SimOptions{Policy: docaDir, Params: big, DOCASet: []DOCASetting{{"rlcc-target", 1}}, DOCASetAtNs: 50_000},
 			"--rlcc-target 1: the DOCA program refused it"},
-		{SimOptions{Policy: doca, DOCASetAtNs: 50_000}, "--set-at has nothing to set"},
-		{SimOptions{Policy: doca, DOCASet: []DOCASetting{{"rlcc-target", 0.016}}, DOCASetAtNs: 100_000}, "--set-at 100 µs: want a time inside the run, (0, the duration 100 µs)"},
-		{SimOptions{Policy: doca, DOCASet: []DOCASetting{{"rlcc-target", 0.016}}, DOCASetAtNs: -1}, "--set-at -0.001 µs: want a time inside the run"},
+		{SimOptions{Policy: docaDir, DOCASetAtNs: 50_000}, "--set-at has nothing to set"},
+		{SimOptions{Policy: docaDir, DOCASet: []DOCASetting{{"rlcc-target", 0.016}}, DOCASetAtNs: 100_000}, "--set-at 100 µs: want a time inside the run, (0, the duration 100 µs)"},
+		{SimOptions{Policy: docaDir, DOCASet: []DOCASetting{{"rlcc-target", 0.016}}, DOCASetAtNs: -1}, "--set-at -0.001 µs: want a time inside the run"},
 	} {
 		c.opt.Scenario, c.opt.Net = "many-to-one", netsim.Config{DurationNs: 100_000}
-		c.opt.SDK = compiler.SDKDOCA
+		c.opt.SDK = doca.Target
 		_, err := Sim(c.opt)
 		var stopped *budget.CheckError // a run stopped half way, or the program's fault: exit 1
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") || errors.As(err, &stopped) {
 			t.Errorf("%+v: %v; want bad input, one line containing %q", c.opt, err, c.want)
 		}
 	}
-	nicc := SimOptions{Scenario: "many-to-one", Policy: doca, DOCASet: []DOCASetting{{"rlcc-target", 0.016}}, DOCASetAtNs: 50_000}
+	nicc := SimOptions{Scenario: "many-to-one", Policy: docaDir, DOCASet: []DOCASetting{{"rlcc-target", 0.016}}, DOCASetAtNs: 50_000}
 	if _, err := Sim(nicc); err == nil || err.Error() != "--set-at sets a DOCA program's run-time parameters on the live NICs: it takes --sdk doca" {
 		t.Errorf("--set-at with --sdk nicc: %v", err)
 	}
@@ -273,7 +276,7 @@ func TestSimDOCARefusals(t *testing.T) {
 func TestDiffClosedLoopDOCA(t *testing.T) {
 	t.Parallel()
 	_, dir := docaReport(t)
-	doca, err := DiffClosedLoop(ClosedLoopOptions{Teacher: rlccXGB, Against: dir, SDK: compiler.SDKDOCA, LatencyNs: 500,
+	docaRep, err := DiffClosedLoop(ClosedLoopOptions{Teacher: rlccXGB, Against: dir, SDK: doca.Target, LatencyNs: 500,
 		Runs: []ClosedLoopRun{{"many-to-one", 8}}, Net: docaSimNet})
 	if err != nil {
 		t.Fatal(err)
@@ -284,9 +287,9 @@ func TestDiffClosedLoopDOCA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := *fw.Result, *doca.Rows[0].Compiled
+	a, b := *fw.Result, *docaRep.Rows[0].Compiled
 	a.Controller, b.Controller = "", ""
-	if a.Decisions == 0 || !reflect.DeepEqual(a, b) || !strings.Contains(doca.Decides, "the DOCA program") {
-		t.Errorf("closed loop: DOCA program (%s) and nicc firmware differ:\n%+v\n%+v", doca.Decides, b, a)
+	if a.Decisions == 0 || !reflect.DeepEqual(a, b) || !strings.Contains(docaRep.Decides, "the DOCA program") {
+		t.Errorf("closed loop: DOCA program (%s) and nicc firmware differ:\n%+v\n%+v", docaRep.Decides, b, a)
 	}
 }

@@ -101,7 +101,7 @@ func simSetup(opt SimOptions) (*SimSetup, error) {
 	return &SimSetup{DurationNs: cmp.Or(n.DurationNs, netsim.Defaults.DurationNs), WarmupNs: n.WarmupNs, LatencyNs: opt.LatencyNs,
 		LinkGbps: cmp.Or(n.LinkGbps, netsim.Defaults.LinkGbps), LinkDelayNs: cmp.Or(n.PropNs, netsim.Defaults.PropNs),
 		MTU: cmp.Or(n.MTU, netsim.Defaults.MTU), BufferBytes: cmp.Or(n.BufferBytes, netsim.Defaults.BufferBytes), ClockPPM: n.ClockPPM,
-		PFC: cmp.Or(opt.PFC, PFCAuto), Threads: opt.Threads, Core: opt.Core, Golden: opt.Golden, SDK: opt.SDK.String(),
+		PFC: cmp.Or(opt.PFC, PFCAuto), Threads: opt.Threads, Core: opt.Core, Golden: opt.Golden, SDK: opt.sdk().Name(),
 		DOCASet: opt.DOCASet, Params: artifact.NewRLCCParams(p)}, nil
 }
 

@@ -16,6 +16,9 @@ import (
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/target"
+	"github.com/nicc-dev/nicc/target/abi"
+	"github.com/nicc-dev/nicc/target/doca"
 )
 
 // compiledForSim is a copy, in a temporary directory of the test's own (which it may change),
@@ -122,34 +125,34 @@ func TestSimBadInput(t *testing.T) {
 // pc, and no result: the nicc firmware, and the DOCA program (--sdk doca).
 func TestSimFirmwareTrap(t *testing.T) {
 	t.Parallel()
-	_, doca := docaReport(t)
+	_, docaDir := docaReport(t)
 	docaCopy := t.TempDir()
-	if err := os.CopyFS(docaCopy, os.DirFS(doca)); err != nil {
+	if err := os.CopyFS(docaCopy, os.DirFS(docaDir)); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		dir, elf, entry string
-		sdk             compiler.SDK
+		dir string
+		sdk target.Target
 	}{
-		{compiledForSim(t, rlccXGB, false), artifact.FirmwareFile, artifact.EntryHandler, compiler.SDKNicc},
-		{docaCopy, artifact.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA},
+		{compiledForSim(t, rlccXGB, false), abi.Target},
+		{docaCopy, doca.Target},
 	} {
-		breakEntry(t, filepath.Join(c.dir, c.elf), c.entry)
+		breakEntry(t, filepath.Join(c.dir, c.sdk.ELF()), c.sdk.Entry())
 		r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: c.dir, SDK: c.sdk, Net: netsim.Config{DurationNs: 1_000_000}})
 		var ce *budget.CheckError
 		if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "flow ") || !strings.Contains(err.Error(), " µs") ||
-			!strings.Contains(err.Error(), c.entry+": pc") {
-			t.Fatalf("trapping %s: %v, %v", c.elf, r, err)
+			!strings.Contains(err.Error(), c.sdk.Entry()+": pc") {
+			t.Fatalf("trapping %s: %v, %v", c.sdk.ELF(), r, err)
 		}
 		t.Log(err)
 	}
 	// A program whose init traps is at fault as well (exit 1), not the user's input.
 	initCopy := t.TempDir()
-	if err := os.CopyFS(initCopy, os.DirFS(doca)); err != nil {
+	if err := os.CopyFS(initCopy, os.DirFS(docaDir)); err != nil {
 		t.Fatal(err)
 	}
 	breakEntry(t, filepath.Join(initCopy, artifact.DOCAFirmwareFile), nicsdk.DOCAEntryInit)
-	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: initCopy, SDK: compiler.SDKDOCA, Net: netsim.Config{DurationNs: 1_000_000}})
+	r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: initCopy, SDK: doca.Target, Net: netsim.Config{DurationNs: 1_000_000}})
 	var ce *budget.CheckError
 	if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), nicsdk.DOCAEntryInit) {
 		t.Errorf("trapping %s: %v, %v", nicsdk.DOCAEntryInit, r, err)
@@ -161,33 +164,33 @@ func TestSimFirmwareTrap(t *testing.T) {
 // rate, the nicc firmware's and the DOCA program's alike.
 func TestSimFirmwareRateOutOfRange(t *testing.T) {
 	t.Parallel()
-	_, doca := docaReport(t)
+	_, docaDir := docaReport(t)
 	fw := compiledForSim(t, rlccXGB, false)
 	for _, c := range []struct {
-		dir, elf, entry string
-		sdk             compiler.SDK
-		code            []byte // the entry's new first instructions
-		want            string
+		dir  string
+		sdk  target.Target
+		code []byte // the entry's new first instructions
+		want string
 	}{
 		// c.li a0, 0; c.ret
-		{fw, artifact.FirmwareFile, artifact.EntryHandler, compiler.SDKNicc, []byte{0x01, 0x45, 0x82, 0x80}, "returned rate 0 (0x0)"},
+		{fw, abi.Target, []byte{0x01, 0x45, 0x82, 0x80}, "returned rate 0 (0x0)"},
 		// c.li a0, -1; c.ret: the rate is a0's low 32 bits
-		{fw, artifact.FirmwareFile, artifact.EntryHandler, compiler.SDKNicc, []byte{0x7d, 0x55, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
+		{fw, abi.Target, []byte{0x7d, 0x55, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
 		// c.ret: the results (a3) stay as the caller zeroed them
-		{doca, artifact.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA, []byte{0x82, 0x80}, "returned rate 0 (0x0)"},
+		{docaDir, doca.Target, []byte{0x82, 0x80}, "returned rate 0 (0x0)"},
 		// c.li t0, -1; sw t0, 0(a3); c.ret
-		{doca, artifact.DOCAFirmwareFile, nicsdk.DOCAEntryAlgo, compiler.SDKDOCA, []byte{0xfd, 0x52, 0x23, 0xa0, 0x56, 0x00, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
+		{docaDir, doca.Target, []byte{0xfd, 0x52, 0x23, 0xa0, 0x56, 0x00, 0x82, 0x80}, "returned rate 4294967295 (0xffffffff)"},
 	} {
 		dir := t.TempDir()
 		if err := os.CopyFS(dir, os.DirFS(c.dir)); err != nil {
 			t.Fatal(err)
 		}
-		patchEntry(t, filepath.Join(dir, c.elf), c.entry, c.code)
+		patchEntry(t, filepath.Join(dir, c.sdk.ELF()), c.sdk.Entry(), c.code)
 		r, err := Sim(SimOptions{Scenario: "many-to-one", Flows: 2, Policy: dir, SDK: c.sdk, Net: netsim.Config{DurationNs: 200_000}})
 		var ce *budget.CheckError
-		if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), c.entry+" "+c.want) ||
+		if r != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), c.sdk.Entry()+" "+c.want) ||
 			!strings.Contains(err.Error(), "outside [the min rate 1049, line rate 1048576] in fxp20: the firmware's fault") || !strings.Contains(err.Error(), "flow 0 at ") {
-			t.Errorf("%s returning %s: %v, %v", c.entry, c.want, r, err)
+			t.Errorf("%s returning %s: %v, %v", c.sdk.Entry(), c.want, r, err)
 		}
 	}
 }

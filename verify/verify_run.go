@@ -174,7 +174,7 @@ func (v *verifier) fwsim(pvs []policyVec, seqs []sequence) (fwOut, error) {
 	for si, s := range seqs {
 		ctx := s.start
 		for ei, e := range s.events {
-			rate, cycles, err := v.fw.OnEvent(e.ev, &ctx)
+			rate, cycles, err := v.fw.Decide(e.ev, &ctx)
 			if err != nil {
 				return o, fmt.Errorf("%s faulted on event %d of sequence %d (%+v, context before %v): %w",
 					artifact.EntryHandler, ei+1, v.nSeqs+si+1, e.ev, e.before, err)

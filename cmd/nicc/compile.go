@@ -14,6 +14,7 @@ import (
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/model/formats"
+	"github.com/nicc-dev/nicc/target/targets"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -224,7 +225,7 @@ func runCompile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sdk, err := compiler.ParseSDK(c.String("sdk"))
+	sdk, err := targets.Parse(c.String("sdk"))
 	if err != nil {
 		return err
 	}

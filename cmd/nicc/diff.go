@@ -5,13 +5,13 @@ import (
 	"math"
 
 	"github.com/nicc-dev/nicc/artifact"
-	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/diff"
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/lab"
 	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/student"
+	"github.com/nicc-dev/nicc/target/targets"
 	"github.com/urfave/cli/v2"
 )
 
@@ -200,7 +200,7 @@ func runClosedLoop(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sdk, err := compiler.ParseSDK(c.String("sdk"))
+	sdk, err := targets.Parse(c.String("sdk"))
 	if err != nil {
 		return fmt.Errorf("--sdk: %w", err)
 	}

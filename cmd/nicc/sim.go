@@ -11,11 +11,12 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
-	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/lab"
 	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/model/formats"
+	"github.com/nicc-dev/nicc/target/doca"
+	"github.com/nicc-dev/nicc/target/targets"
 	"github.com/urfave/cli/v2"
 )
 
@@ -236,10 +237,10 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 	opt := lab.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc"),
 		Health: healthLimits(c)}
 	var err error
-	if opt.SDK, err = compiler.ParseSDK(c.String("sdk")); err != nil {
+	if opt.SDK, err = targets.Parse(c.String("sdk")); err != nil {
 		return opt, fmt.Errorf("--sdk: %w", err)
 	}
-	if opt.SDK == compiler.SDKDOCA {
+	if opt.SDK == doca.Target {
 		for _, f := range golden.RLCCParamFields() {
 			if c.IsSet(f.Flag) {
 				opt.DOCASet = append(opt.DOCASet, lab.DOCASetting{Flag: f.Flag, Given: c.Float64(f.Flag)})

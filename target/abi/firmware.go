@@ -18,6 +18,23 @@ const (
 	EntryPolicy  = codegen.DefaultFunc // the model alone: nicc_policy(x[, state])
 )
 
+// ELFFile is the firmware's file in a compile directory.
+const ELFFile = "firmware.elf"
+
+// Target is nicc's own ABI as a target.Target: a compile's firmware.elf, its event handler
+// nicc_on_event.
+var Target target.Target = niccTarget{}
+
+type niccTarget struct{}
+
+func (niccTarget) Name() string  { return "nicc" }
+func (niccTarget) ELF() string   { return ELFFile }
+func (niccTarget) Entry() string { return EntryHandler }
+
+func (niccTarget) Open(path, core string) (target.Engine, error) {
+	return Load(path, core, Shape{Handler: true})
+}
+
 // Firmware is a firmware ELF loaded into fwsim, with emulator memory for one call's
 // arguments: the inputs and a stateful policy's words for EntryPolicy, the event and the flow
 // context for EntryHandler. The emulator's memory (the firmware's data) persists across calls,
@@ -112,9 +129,20 @@ func (f *Firmware) Policy(x []int32, state []uint32) (int32, uint64, error) {
 	return int32(uint32(r.A0)), r.Cycles, nil
 }
 
-// OnEvent calls EntryHandler on ev and the flow context ctx, which it updates with what the
+// Boot does nothing: nicc's ABI has no start-up entry.
+func (f *Firmware) Boot() error { return nil }
+
+// Start is a new flow's context as the handler starts it (what rlcc_init writes, which the
+// firmware's first call would write too), so that the flow's first rate is the init rate.
+func (f *Firmware) Start(ctx *nicsdk.FlowCtx, p nicsdk.Params, l nicsdk.Layout) uint32 {
+	*ctx = nicsdk.FlowCtx{}
+	nicsdk.InitLayout(ctx, p, l)
+	return ctx[nicsdk.CtxRate]
+}
+
+// Decide calls EntryHandler on ev and the flow context ctx, which it updates with what the
 // firmware left: the rate returned (fxp20) and the call's cycles.
-func (f *Firmware) OnEvent(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, uint64, error) {
+func (f *Firmware) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, uint64, error) {
 	if f.ev == 0 {
 		return 0, 0, fmt.Errorf("%s: the firmware was loaded without the event handler", EntryHandler)
 	}

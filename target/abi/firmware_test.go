@@ -66,7 +66,7 @@ func TestFirmwareMatchesTheTwin(t *testing.T) {
 		if i%5 == 4 {
 			ev = nicsdk.Event{Type: nicsdk.EvTX, TimestampNs: uint64(i) * 8000, FlowID: 3, TxBytes: 4096}
 		}
-		rate, cycles, err := f.OnEvent(ev, &fwCtx)
+		rate, cycles, err := f.Decide(ev, &fwCtx)
 		if err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}
@@ -108,8 +108,8 @@ func TestLoadRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ctx nicsdk.FlowCtx
-	if _, _, err := f.OnEvent(nicsdk.Event{}, &ctx); err == nil {
-		t.Error("OnEvent on firmware loaded without the handler: no error")
+	if _, _, err := f.Decide(nicsdk.Event{}, &ctx); err == nil {
+		t.Error("Decide on firmware loaded without the handler: no error")
 	}
 }
 

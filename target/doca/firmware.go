@@ -12,6 +12,22 @@ import (
 	"github.com/nicc-dev/nicc/target"
 )
 
+// ELFFile is the DOCA program's file in a compile directory, built for fwsim against nicc's
+// stand-in for DOCA's device library.
+const ELFFile = "doca_firmware.elf"
+
+// Target is DOCA PCC as a target.Target: a compile's doca_firmware.elf, its entry
+// doca_pcc_dev_user_algo on algorithm slot nicsdk.DOCASlot of port 0.
+var Target target.Target = docaTarget{}
+
+type docaTarget struct{}
+
+func (docaTarget) Name() string  { return "doca" }
+func (docaTarget) ELF() string   { return ELFFile }
+func (docaTarget) Entry() string { return nicsdk.DOCAEntryAlgo }
+
+func (docaTarget) Open(path, core string) (target.Engine, error) { return Load(path, core) }
+
 // Firmware is a DOCA program's ELF in the emulator, with the arguments' memory.
 type Firmware struct {
 	m                              *fwsim.Machine
@@ -68,6 +84,59 @@ func (f *Firmware) Init() (uint32, error) {
 		return 0, err
 	}
 	return w[0], nil
+}
+
+// Boot calls doca_pcc_dev_user_init, and refuses a program that disables an event type nicsdk
+// delivers: DOCA would not deliver a disabled type, so a program that disables one cannot be
+// judged on them.
+func (f *Firmware) Boot() error {
+	mask, err := f.Init()
+	if err != nil {
+		return fmt.Errorf("%s: %w", nicsdk.DOCAEntryInit, err)
+	}
+	for _, t := range []nicsdk.EventType{nicsdk.EvRTT, nicsdk.EvCNP, nicsdk.EvNACK, nicsdk.EvTX} {
+		if dt, _ := nicsdk.DOCAEventType(t); mask&(1<<dt) != 0 {
+			return fmt.Errorf("%s disables DOCA event type %d, which nicc delivers (disable_event_bitmask %#x)", nicsdk.DOCAEntryInit, dt, mask)
+		}
+	}
+	return nil
+}
+
+// Start is a new flow's context as DOCA hands it over, zeroed: the program's first event of
+// the flow initialises it. Until then the flow sends at the compiled init rate.
+func (f *Firmware) Start(ctx *nicsdk.FlowCtx, p nicsdk.Params, _ nicsdk.Layout) uint32 {
+	*ctx = nicsdk.FlowCtx{}
+	return p.InitRate
+}
+
+// Decide hands ev to the program as a DOCA event of algorithm slot nicsdk.DOCASlot on port 0
+// at the event's time (an RTT event's request sent its RTT before), on the flow's context
+// ctx, which it updates: the results' rate and the call's cycles.
+func (f *Firmware) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, uint64, error) {
+	t, ok := nicsdk.DOCAEventType(ev.Type)
+	if !ok {
+		return 0, 0, fmt.Errorf("%s event: DOCA has no event type for it", ev.Type)
+	}
+	now := uint32(ev.TimestampNs)
+	dev := nicsdk.DOCAEvent{Type: t, FlowTag: ev.FlowID, Timestamp: now}
+	if ev.Type == nicsdk.EvRTT {
+		dev.ReqSend = now - ev.RTTNs
+	}
+	if err := f.SetContext(*ctx); err != nil {
+		return 0, 0, err
+	}
+	r, err := f.Algo(dev, nicsdk.DOCASlot, false)
+	if err != nil {
+		return 0, 0, err
+	}
+	res, err := f.Results()
+	if err != nil {
+		return 0, 0, err
+	}
+	if *ctx, err = f.Context(); err != nil {
+		return 0, 0, err
+	}
+	return res[0], r.Cycles, nil
 }
 
 // SetParams calls doca_pcc_dev_user_set_algo_params as DOCA does: values for the parameters

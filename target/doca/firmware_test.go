@@ -128,3 +128,49 @@ func TestLoadRefusesAnotherProgram(t *testing.T) {
 		t.Fatal("a program without the stand-in's tables loaded")
 	}
 }
+
+// TestEngineMatchesTheTwin: the program opened as a target.Engine (Target.Open, Boot, Start,
+// Decide) hands each nicsdk event to the algorithm as the DOCA event of slot 0, port 0 at the
+// event's time, with an RTT event's request sent its RTT before: the rate and the context are
+// the twin's on those DOCA events, across the 32-bit wrap of the device's clock.
+func TestEngineMatchesTheTwin(t *testing.T) {
+	p := nicsdk.DefaultParams()
+	e, err := Target.Open(buildProgram(t, p), "dpa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Boot(); err != nil {
+		t.Fatal(err)
+	}
+	twin := &nicsdk.DOCARuntime{Compiled: p}
+	twin.Init()
+	var ctx, goCtx nicsdk.FlowCtx
+	ctx[3] = 7 // Start zeroes what the last flow left
+	if rate := e.Start(&ctx, p, nicsdk.DefaultLayout); rate != p.InitRate || ctx != (nicsdk.FlowCtx{}) {
+		t.Fatalf("Start: rate %d, ctx %v; want the init rate %d and a zeroed context", rate, ctx, p.InitRate)
+	}
+	types := []nicsdk.EventType{nicsdk.EvRTT, nicsdk.EvTX, nicsdk.EvCNP, nicsdk.EvRTT, nicsdk.EvNACK}
+	start := uint64(1<<32 - 100_000)
+	for i := range 120 {
+		ev := nicsdk.Event{Type: types[i%len(types)], FlowID: 9, TimestampNs: start + uint64(i)*8000}
+		if ev.Type == nicsdk.EvRTT {
+			ev.RTTNs = 4000 + uint32(i)*300
+		}
+		rate, cycles, err := e.Decide(ev, &ctx)
+		if err != nil || cycles == 0 {
+			t.Fatalf("event %d: %v (cycles %d)", i, err, cycles)
+		}
+		dt, _ := nicsdk.DOCAEventType(ev.Type)
+		dev := nicsdk.DOCAEvent{Type: dt, FlowTag: 9, Timestamp: uint32(ev.TimestampNs)}
+		if ev.Type == nicsdk.EvRTT {
+			dev.ReqSend = dev.Timestamp - ev.RTTNs
+		}
+		want, _ := twin.Algo(dev, nicsdk.DOCASlot, &goCtx, 0, nicsdk.OutY, goPolicy)
+		if rate != want || ctx != goCtx {
+			t.Fatalf("event %d (%+v): rate %d ctx %v; twin %d %v", i, ev, rate, ctx, want, goCtx)
+		}
+	}
+	if ctx == (nicsdk.FlowCtx{}) {
+		t.Fatal("the context never changed")
+	}
+}
