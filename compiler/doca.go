@@ -141,7 +141,8 @@ func (out *docaOutput) emit(in docaInput) (map[string][]byte, error) {
 
 // build checks the preprocessor directives of every source nicc wrote, the DOCA ones now
 // among them (checkDirectives), then builds the DOCA source with the stand-in three times at
-// once: the host driver strict and with UBSan, and the RISC-V ELF.
+// once: the host driver strict and with UBSan, and the RISC-V ELF, linked from an object per
+// source, whose symbols it checks (docaSymbols).
 func (out *docaOutput) build(in docaInput, expect map[string][]byte) error {
 	if err := checkDirectives(in.dir, expect); err != nil {
 		return err
@@ -167,9 +168,18 @@ func (out *docaOutput) build(in docaInput, expect map[string][]byte) error {
 	errs := make(chan error, 3)
 	go func() { errs <- host(out.hostBin) }()
 	go func() { errs <- host(out.ubsan, UBSanFlags...) }()
+	var objs []string
 	go func() {
 		extra := append(withOpt(FirmwareWarnFlags, in.opt), "-DNICC_DOCA_SHIM", "-I", dir)
-		errs <- nicsdk.Build(out.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, srcs...)
+		for _, src := range srcs {
+			obj := filepath.Join(tmp, strings.TrimSuffix(filepath.Base(src), ".c")+".o")
+			if err := nicsdk.Object(obj, extra, src); err != nil {
+				errs <- err
+				return
+			}
+			objs = append(objs, obj)
+		}
+		errs <- nicsdk.Build(out.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, objs...)
 	}()
 	var failed []string
 	for range 3 {
@@ -180,5 +190,9 @@ func (out *docaOutput) build(in docaInput, expect map[string][]byte) error {
 	if failed != nil {
 		return &budget.CheckError{Err: fmt.Errorf("building the DOCA source failed (an internal error; please report it): %s", strings.Join(failed, "\n"))}
 	}
-	return nil
+	idents, err := identifiers(expect)
+	if err != nil {
+		return err
+	}
+	return docaSymbols(idents).symbols(out.elf, objs...)
 }

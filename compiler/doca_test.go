@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -404,8 +405,23 @@ func docaStageInput(t *testing.T, vectors int, tamper func(dir string) error) do
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What the nicc target's emit wrote: the C the copy holds, as the compile checked it.
+	expect := map[string][]byte{}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (!strings.HasSuffix(p, ".c") && !strings.HasSuffix(p, ".h")) {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err == nil {
+			expect[rel], err = os.ReadFile(p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := cp.Report
-	return docaInput{ctx: context.Background(), dir: dir, out: dir, policy: cp.Policy(), params: cp.Params(), hostCC: "gcc",
+	return docaInput{ctx: context.Background(), dir: dir, out: dir, policy: cp.Policy(), params: cp.Params(), hostCC: "gcc", expect: expect,
 		opt: r.Build.Opt, core: r.Budget.Core.Name, vectors: vectors, seed: docaXGB.Seed, handlerWCET: r.Budget.WCETCycles, tamper: tamper}
 }
 
@@ -467,25 +483,42 @@ func TestDOCAVerifyCatches(t *testing.T) {
 // on a copy of a compile whose DOCA firmware is removed.
 func TestDOCASourcesChecked(t *testing.T) {
 	t.Parallel()
-	in := docaStageInput(t, 2000, func(dir string) error {
-		p := filepath.Join(dir, artifact.DOCASourceFile)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(p, append([]byte("#include \"/etc/passwd\"\n"), b...), 0o644)
-	})
-	elf := filepath.Join(in.dir, artifact.DOCAFirmwareFile)
-	if err := os.Remove(elf); err != nil {
-		t.Fatal(err)
-	}
-	_, err := runDOCA(in)
-	var ce *budget.CheckError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "is not one nicc wrote") || !strings.Contains(err.Error(), artifact.DOCASourceFile) {
-		t.Fatalf("a DOCA source with a foreign directive: %v", err)
-	}
-	if _, err := os.Stat(elf); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("%s was built from the tampered source: %v", artifact.DOCAFirmwareFile, err)
+	for _, c := range []struct {
+		name, prefix, suffix, want string
+		built                      bool // the ELF is built, and its symbols refused
+	}{
+		{"a foreign directive", "#include \"/etc/passwd\"\n", "", "is not one nicc wrote", false},
+		{"a foreign global function", "", "\nint nicc_exfiltrate(void) { return 7; }\n",
+			"symbol nicc_exfiltrate is global, and nicc's only global symbols are its entry points and its own library's", true},
+		{"a foreign local function", "", "\n__attribute__((used)) static int nicc_spare(void) { return 7; }\n",
+			"symbol nicc_spare is defined, and no code nicc wrote names it", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			in := docaStageInput(t, 2000, func(dir string) error {
+				p := filepath.Join(dir, artifact.DOCASourceFile)
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				return os.WriteFile(p, slices.Concat([]byte(c.prefix), b, []byte(c.suffix)), 0o644)
+			})
+			elf := filepath.Join(in.dir, artifact.DOCAFirmwareFile)
+			if err := os.Remove(elf); err != nil {
+				t.Fatal(err)
+			}
+			out, err := runDOCA(in)
+			var ce *budget.CheckError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if _, err := os.Stat(elf); c.built != (err == nil) {
+				t.Errorf("%s built from the tampered source: %v, want %v", artifact.DOCAFirmwareFile, err == nil, c.built)
+			}
+			if out.report != nil {
+				t.Errorf("the tampered source was verified: %+v", out.report)
+			}
+		})
 	}
 }
 

@@ -285,7 +285,7 @@ func buildStage(in buildInput) (*built, error) {
 	if err := checkDirectives(dir, in.emitted.expect); err != nil {
 		return out, err
 	}
-	check := symbolCheck{handler: in.handler, idents: idents}
+	check := niccSymbols(in.handler, idents)
 	_, file := entryOf(in.handler)
 	sources := []string{filepath.Join(dir, file)} // the RL-CC handler includes the policy's .c
 	driver := filepath.Join(dir, artifact.HostDir, "driver.c")
@@ -306,7 +306,7 @@ func buildStage(in buildInput) (*built, error) {
 		if err := gcc(append(append(slices.Clone(flags), "-c", "-o", obj), sources...)...); err != nil {
 			return err
 		}
-		if err := check.symbols(obj, ""); err != nil {
+		if err := check.symbols(obj); err != nil {
 			return err
 		}
 		return gcc(append(flags, "-o", bin, driver, obj)...)
@@ -314,7 +314,7 @@ func buildStage(in buildInput) (*built, error) {
 	firmware := func() error {
 		if fb := in.fit; fb != nil && fb.builtAs(dir, in.emitted.files) {
 			// fit built these very sources with these flags: its firmware is this one.
-			if err := check.symbols(fb.obj, ""); err != nil {
+			if err := check.symbols(fb.obj); err != nil {
 				return err
 			}
 			if err := artifact.CopyFile(fb.elf, out.elf); err != nil {
@@ -328,7 +328,7 @@ func buildStage(in buildInput) (*built, error) {
 		if err := nicsdk.Object(obj, extra, sources...); err != nil {
 			return err
 		}
-		if err := check.symbols(obj, ""); err != nil {
+		if err := check.symbols(obj); err != nil {
 			return err
 		}
 		if err := nicsdk.Build(out.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, obj); err != nil {

@@ -75,32 +75,55 @@ func checkDirectives(dir string, expect map[string][]byte) error {
 	return nil
 }
 
-// symbolCheck is what an object or ELF's symbols are checked against: the handler (which
-// gives the entry points) and the identifiers of the code nicc wrote (identifiers).
+// symbolCheck is what an object or ELF's symbols are checked against: the entry points it
+// must define, the other globals nicc's sources define (a library of nicc's own), and the
+// identifiers of the code nicc wrote (identifiers).
 type symbolCheck struct {
-	handler artifact.Handler
+	entries []string
+	others  []string
 	idents  map[string]bool
 }
 
+// niccSymbols is the symbol check of the nicc target's objects and ELF: its globals are
+// exactly its entry points, nicc_policy and (for RL-CC) nicc_on_event.
+func niccSymbols(h artifact.Handler, idents map[string]bool) symbolCheck {
+	sc := symbolCheck{entries: []string{artifact.EntryPolicy}, idents: idents}
+	if h == artifact.HandlerRLCC {
+		sc.entries = append(sc.entries, artifact.EntryHandler)
+	}
+	return sc
+}
+
+// docaSymbols is the symbol check of the DOCA target's ELF: DOCA's entry points, and besides
+// them only nicc_policy and the stand-in library's globals.
+func docaSymbols(idents map[string]bool) symbolCheck {
+	return symbolCheck{entries: nicsdk.DOCAEntries, others: append([]string{artifact.EntryPolicy}, nicsdk.DOCAShimGlobals...), idents: idents}
+}
+
 // symbols refuses an object or ELF at path that defines a symbol nicc's sources do not:
-// its global symbols must be exactly the entry points (for the ELF, plus the linker script's
-// and whatever libgcc routine obj, the firmware's object, calls), no symbol may be weak, and
-// each local function or object must be named (up to gcc's ".suffix") by an identifier of
-// the sources' code.
-func (sc symbolCheck) symbols(path, obj string) error {
+// its global symbols must be the entry points, all of them, and sc's others (for an ELF, plus
+// the linker script's and whatever libgcc routine objs, the objects it was linked from,
+// call), no symbol may be weak, and each local function or object must be named (up to gcc's
+// ".suffix") by an identifier of the sources' code.
+func (sc symbolCheck) symbols(path string, objs ...string) error {
 	syms, err := elfSymbols(path)
 	if err != nil {
 		return err
 	}
-	globals := map[string]bool{artifact.EntryPolicy: true}
-	if sc.handler == artifact.HandlerRLCC {
-		globals[artifact.EntryHandler] = true
+	globals := map[string]bool{}
+	for _, e := range sc.entries {
+		globals[e] = true
 	}
 	allowed := maps.Clone(globals)
-	if obj != "" {
+	for _, o := range sc.others {
+		allowed[o] = true
+	}
+	if len(objs) > 0 {
 		for _, s := range nicsdk.LinkerSymbols {
 			allowed[s] = true
 		}
+	}
+	for _, obj := range objs {
 		objSyms, err := elfSymbols(obj)
 		if err != nil {
 			return err
@@ -123,7 +146,11 @@ func (sc symbolCheck) symbols(path, obj string) error {
 		case s.Section == elf.SHN_UNDEF:
 		case bind == elf.STB_GLOBAL:
 			if !allowed[s.Name] {
-				return refuse(s, "is global, and nicc's only global symbols are its entry points")
+				why := "is global, and nicc's only global symbols are its entry points"
+				if len(sc.others) > 0 {
+					why += " and its own library's"
+				}
+				return refuse(s, why)
 			}
 			delete(globals, s.Name)
 		case typ == elf.STT_FUNC || typ == elf.STT_OBJECT:

@@ -72,6 +72,14 @@ const (
 	docaShimInternalAlgoR = LineRate // the stand-in's doca_pcc_dev_default_internal_algo rate
 )
 
+// DOCAEntries are the DOCA program's entry points, which its ELF must define.
+var DOCAEntries = []string{DOCAEntryInit, DOCAEntryAlgo, DOCAEntrySetParams}
+
+// DOCAShimGlobals are the global symbols nicc's stand-in library (nicc_doca_pcc_dev.c)
+// defines: DOCA's device functions the entry points call, and the stand-in's tables.
+var DOCAShimGlobals = []string{"doca_pcc_dev_algo_init_metadata", "doca_pcc_dev_algo_init_param", "doca_pcc_dev_algo_init_counter",
+	"doca_pcc_dev_init_algo_slot", "doca_pcc_dev_default_internal_algo", DOCAParamsTable, DOCACountersTable}
+
 // DOCAEvent is doca_pcc_dev_event_t in nicc's stand-in layout (nicc_doca_pcc_dev.h).
 type DOCAEvent struct {
 	Type, Subtype, Port, Flags uint8
