@@ -328,7 +328,7 @@ var nevers = map[string][]string{
 	"student":  {"compiler", "lab", "diff"},
 	"diff":     {"compiler", "lab"},
 	"verify":   {"compiler", "lab", "golden"},
-	"target":   {"compiler", "budget", "lab"},
+	"target":   {"compiler", "budget", "lab", "artifact"},
 	"budget":   {"compiler", "lab"},
 	"netsim":   {"fwsim", "compiler", "lab"},
 	"fwsim":    {"fwsim/wcet"},
