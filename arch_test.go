@@ -286,6 +286,7 @@ var plainData = map[string]string{
 	"compiler.CompileOptions": "options: what the user asked",
 	"artifact.CompileReport":  "a result: report.json's schema",
 	"lab.SimOptions":          "options: what the user asked",
+	"netsim.Config":           "options: the network and the run a user sets",
 }
 
 func TestNoBlackboards(t *testing.T) {

@@ -592,6 +592,10 @@ func (r *SimReport) WriteText(w io.Writer) error {
 	termtext.Printf(tw, "FR\t%.1f (min/max × 100; flows %s to %s Gb/s), Jain %.4f\n", res.Fairness, termtext.Num3(res.MinFlowGbps), termtext.Num3(res.MaxFlowGbps), res.Jain)
 	termtext.Printf(tw, "QL\tmean %s µs, p99 %s µs\n", termtext.Num3(res.QueueMeanUs), termtext.Num3(res.QueueP99Us))
 	termtext.Printf(tw, "DR\t%s Gb/s dropped (%s MB over the whole run, warm-up included)\n", termtext.Num3(res.DropGbps), termtext.Num3(res.DroppedAllRunMB))
+	if rc := res.Recovery; rc != nil {
+		termtext.Printf(tw, "recovery\tgo-back-N: %s Gb/s sent again, %s Gb/s discarded by the receivers, %d NACKs, %d timeouts (RTO %s µs)\n",
+			termtext.Num3(rc.ResentGbps), termtext.Num3(rc.DiscardedGbps), rc.NACKs, rc.Timeouts, termtext.Num(rc.RTOUs))
+	}
 	if res.RecoveryUs != nil {
 		rec := "did not recover before the run ended"
 		if *res.RecoveryUs >= 0 {

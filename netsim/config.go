@@ -34,6 +34,13 @@ type Config struct {
 	Threads    int   // CC engine hardware threads per NIC; default 16
 	QueueDepth int   // CC event queue per NIC; default 1024 events
 	LatencyNs  int64 // decision latency of controllers that have no measured one; default 0
+	// GoBackN recovers lost data as RoCE's reliable connection does: packet sequence
+	// numbers, a NACK from the receiver for the first gap, go-back-N at the sender, and a
+	// retransmission timeout (RTONs, RoCE's local ACK timeout; default 1 ms) for a gap no NACK
+	// reports. Goodput then counts in-order data only, and NACKs reach the controller
+	// (nicsdk.EvNACK). Off (the default): dropped data is lost and the rest delivered.
+	GoBackN bool
+	RTONs   int64
 
 	DurationNs int64 // simulated time; default 20 ms
 	// TraceNs, when set, samples the flows' rates and the receivers' queue every TraceNs
@@ -66,7 +73,7 @@ type ECN struct {
 
 // Defaults are the values zero Config fields take.
 var Defaults = Config{LinkGbps: 100, PropNs: 1000, MTU: 4096, ProbeBytes: 64, BurstBytes: 16384, BurstNs: 4000,
-	BufferBytes: 5 << 20, Threads: 16, QueueDepth: 1024, DurationNs: 20_000_000}
+	BufferBytes: 5 << 20, Threads: 16, QueueDepth: 1024, DurationNs: 20_000_000, RTONs: 1_000_000}
 
 // StandardClockPPM is the frequency tolerance IEEE 802.3 gives an Ethernet transmitter's
 // clock, ±100 ppm: nicc sim's Config.ClockPPM.
@@ -110,7 +117,8 @@ func (c Config) resolved() (Config, error) {
 		name string
 		v    *int64
 		def  int64
-	}{{"propagation delay", &c.PropNs, d.PropNs}, {"duration", &c.DurationNs, d.DurationNs}, {"burst time", &c.BurstNs, d.BurstNs}} {
+	}{{"propagation delay", &c.PropNs, d.PropNs}, {"duration", &c.DurationNs, d.DurationNs}, {"burst time", &c.BurstNs, d.BurstNs},
+		{"retransmission timeout", &c.RTONs, d.RTONs}} {
 		if *f.v < 0 {
 			return c, fmt.Errorf("netsim: %s %d ns is negative", f.name, *f.v)
 		}
@@ -137,6 +145,9 @@ func (c Config) resolved() (Config, error) {
 	}
 	if !(c.LinkGbps >= MinLinkGbps && c.LinkGbps <= MaxLinkGbps) {
 		return c, fmt.Errorf("netsim: link rate %v Gb/s: want %v to %v", c.LinkGbps, MinLinkGbps, MaxLinkGbps)
+	}
+	if c.RTONs > MaxDurationNs {
+		return c, fmt.Errorf("netsim: retransmission timeout %d ns: want at most %d ns", c.RTONs, int64(MaxDurationNs))
 	}
 	if c.DurationNs > MaxDurationNs || c.PropNs > MaxPropNs || c.LatencyNs > MaxDurationNs {
 		return c, fmt.Errorf("netsim: duration %d ns, propagation delay %d ns, decision latency %d ns: want at most %d, %d and %d ns",

@@ -37,6 +37,17 @@
 //   - Receivers reply to a probe at once and send a CNP for a marked packet, at most one per
 //     flow per 50 µs. Replies and CNPs take their serialization and the link's propagation
 //     but no turn in the receiver's data scheduler.
+//   - Loss (Config.GoBackN): by default dropped data is lost and whatever arrives counts as
+//     delivered. With GoBackN the flows recover it as RoCE's reliable connection does: each
+//     data packet carries its first byte's sequence number; the receiver delivers the next
+//     expected byte only, discards a packet beyond it (answering the first of a gap with one
+//     NACK for the expected byte, sent as a control packet) or one already delivered; the
+//     sender learns the receiver's next expected byte from each NACK and probe reply (a
+//     cumulative acknowledgement: RoCE coalesces its ACKs, nicc carries one on each reply),
+//     goes back to it on a NACK, and goes back to the first byte not acknowledged when none
+//     has been for Config.RTONs (RoCE's local ACK timeout, default 1 ms: a lost
+//     retransmission draws no second NACK, and a lost tail none at all). Goodput counts
+//     in-order bytes only, and each NACK reaches the controller as nicsdk.EvNACK.
 //   - The CC engine of each sender NIC: Threads hardware threads serve a FIFO of at most
 //     QueueDepth events; an event that finds both full is dropped and counted. A decision
 //     occupies a thread for its latency (the controller's measured one, such as firmware

@@ -31,6 +31,8 @@ type Result struct {
 	QueueP99Us  float64 `json:"ql_p99_us"`
 	// DropGbps (DR) is the data dropped at the switch, in Gbit/s.
 	DropGbps float64 `json:"dr_gbps"`
+	// Recovery is what go-back-N did (Config.GoBackN), absent without it.
+	Recovery *Recovery `json:"recovery,omitempty"`
 	// RecoveryUs is the long flow's recovery time in a long-short scenario: from the end of
 	// the last short flow to the end of the first 10 µs in which the long flow delivers 95% of line
 	// rate; -1 when it did not recover before the run ended, absent in other scenarios.
@@ -55,6 +57,17 @@ type Result struct {
 	Trace *Trace `json:"-"`
 }
 
+// Recovery is go-back-N's work in the window: the data the senders sent again, what the
+// receivers discarded (out of order after a drop, or already delivered), the NACKs and the
+// retransmission timeouts that made the senders go back, and the timeout.
+type Recovery struct {
+	ResentGbps    float64 `json:"resent_gbps"`
+	DiscardedGbps float64 `json:"discarded_gbps"`
+	NACKs         int64   `json:"nacks"`
+	Timeouts      int64   `json:"timeouts"`
+	RTOUs         float64 `json:"rto_us"`
+}
+
 // queueBinPs is the queue-latency histogram's resolution; queueBins of them cover 5 ms, the
 // longest wait a 5 MB buffer at 8 Gb/s could cause (longer waits fall in the last bin).
 const (
@@ -75,6 +88,12 @@ type stats struct {
 	longBins      []int64
 	rttSum        float64 // ps, over the window's RTT samples
 	rtts          int64
+	resent        int64 // data bytes sent again after a go-back, in the window
+	discarded     int64 // data bytes the receivers discarded (out of order or duplicate), in the window
+	sentAll       int64 // data bytes the senders sent, sent again included, over the whole run
+	discardedAll  int64
+	nacks         int64 // NACKs the senders received, in the window
+	timeouts      int64 // retransmission timeouts, in the window
 }
 
 // init allocates the long flow's throughput bins, for a scenario that has one.
@@ -148,7 +167,12 @@ func (s *sim) result() *Result {
 		r.QueueMeanUs = s.stats.waitSum / float64(s.stats.waits) / 1e6
 		r.QueueP99Us = float64(percentileBin(s.stats.hist, s.stats.waits, 0.99)) * queueBinPs / 1e6
 	}
-	r.DropGbps = float64(s.stats.dropped) * 8 / (float64(windowPs) / 1e12) / 1e9
+	gbps := func(bytes int64) float64 { return float64(bytes) * 8 / (float64(windowPs) / 1e12) / 1e9 }
+	r.DropGbps = gbps(s.stats.dropped)
+	if c.GoBackN {
+		r.Recovery = &Recovery{ResentGbps: gbps(s.stats.resent), DiscardedGbps: gbps(s.stats.discarded),
+			NACKs: s.stats.nacks, Timeouts: s.stats.timeouts, RTOUs: float64(c.RTONs) / 1000}
+	}
 	if s.scen.Long >= 0 {
 		rec := s.recovery()
 		r.RecoveryUs = &rec

@@ -13,6 +13,7 @@ const (
 	evFlowStart                  // a flow starts sending
 	evSample                     // Config.TraceNs: a trace sample
 	evAction                     // Config.Actions[idx] runs
+	evRTO                        // a flow's retransmission timer (go-back-N)
 )
 
 // event is one scheduled happening. Events fire in (at, seq) order: seq is the order of

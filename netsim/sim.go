@@ -17,6 +17,7 @@ const (
 	pktProbe         // an RTT probe, sender → receiver
 	pktReply         // the probe's reply, receiver → sender
 	pktCNP           // a congestion notification, receiver → sender
+	pktNACK          // a go-back-N NACK, receiver → sender: seq is the byte it expects
 )
 
 type packet struct {
@@ -27,6 +28,9 @@ type packet struct {
 	dst  int32 // the host it goes to
 	sent int64 // probes and replies: when the probe left the sender
 	enq  int64 // when it entered its switch queue
+	// seq is a data packet's first byte in its flow; a reply's and a NACK's, the receiver's
+	// next expected byte (its cumulative acknowledgement).
+	seq int64
 }
 
 // flowState is one flow as the sender's NIC and the simulator see it.
@@ -38,14 +42,23 @@ type flowState struct {
 	lastStart int64  // start of its last burst
 	lastBurst int    // bytes of its last burst
 	version   uint32 // of its entry in the host's ready heap
-	sent      int64  // data bytes sent
-	delivered int64  // data bytes received
-	inWindow  int64  // data bytes received inside the measurement window
-	sinceTick uint32 // data bytes sent since the last timer event
-	lastCNP   int64
-	finished  int64 // when its last byte arrived (finite flows), else -1
-	started   bool
-	probing   bool // an RTT probe of the flow is in flight
+	// Go-back-N (RoCE's reliable connection): the sender sends from nxt, and goes back to
+	// una, the first byte not acknowledged, on a NACK or a retransmission timeout.
+	nxt, una int64
+	sentMax  int64 // the end of the furthest byte sent: bytes below it sent again are resent
+	// progressAt starts the retransmission timer: when una last advanced, or the first
+	// byte after it was sent. The timer is checked as the flow sends (sendBurst), and by an
+	// evRTO at a finite flow's tail, after which nothing is sent to check it.
+	progressAt int64
+	tailTimer  bool  // an evRTO of the flow is pending
+	rcvNxt     int64 // the receiver's next expected byte: data delivered in order
+	nacked     int64 // the receiver's rcvNxt when it last sent a NACK (one per gap), else -1
+	inWindow   int64 // data bytes delivered in order inside the measurement window
+	sinceTick  uint32
+	lastCNP    int64
+	finished   int64 // when its last byte arrived in order (finite flows), else -1
+	started    bool
+	probing    bool // an RTT probe of the flow is in flight
 }
 
 type host struct {
@@ -83,6 +96,9 @@ type sim struct {
 
 	paused    bool // PFC: the senders' data is paused
 	xoff, xon int  // PFC thresholds on the shared buffer
+
+	// lose, for tests, drops a data packet at the switch as a full buffer would.
+	lose func(packet) bool
 }
 
 // ErrStopped wraps the error a controller returned, with the flow and time it happened at.
@@ -126,7 +142,7 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 		s.hosts[i].engine = engine{threads: c.Threads, depth: c.QueueDepth}
 	}
 	for i, f := range scen.Flows {
-		s.flows[i] = flowState{Flow: f, finished: -1}
+		s.flows[i] = flowState{Flow: f, finished: -1, nacked: -1}
 		s.q.push(event{at: f.StartNs * 1000, kind: evFlowStart, idx: int32(i)})
 	}
 	if c.PFC {
@@ -148,10 +164,10 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 // run fires events until the duration ends or a controller fails.
 func (s *sim) run() error {
 	end := s.cfg.DurationNs * 1000
-	for s.q.len() > 0 && s.err == nil {
+	for s.q.len() > 0 && s.err == nil && s.q.keys[0].at <= end {
 		e := s.q.pop()
-		if e.at > end {
-			break
+		if e.at < s.now {
+			return fmt.Errorf("netsim: internal error: an event at %d ps after time %d ps (please report it)", e.at, s.now)
 		}
 		s.now = e.at
 		s.events++
@@ -181,6 +197,8 @@ func (s *sim) fire(e event) {
 		s.timer(int(e.idx))
 	case evSample:
 		s.sample()
+	case evRTO:
+		s.rto(int(e.idx))
 	case evAction:
 		if err := s.cfg.Actions[e.idx].Do(); err != nil {
 			s.err = fmt.Errorf("%w: the action at %.3f µs: %v", ErrStopped, float64(s.now)/1e6, err)
@@ -205,9 +223,10 @@ func (s *sim) startFlow(i int) {
 // would otherwise sleep past it.
 func (s *sim) ready(i int) {
 	f := &s.flows[i]
-	if f.Bytes > 0 && f.sent >= f.Bytes {
+	if f.Bytes > 0 && f.nxt >= f.Bytes {
 		return
 	}
+	f.next = max(f.next, s.now) // a go-back readies a flow whose next burst was due long ago
 	f.version++
 	h := &s.hosts[f.Src]
 	h.ready.push(event{at: f.next, idx: int32(i), ver: f.version})
@@ -256,17 +275,24 @@ func (s *sim) hostSend(hi int, at int64) {
 func (s *sim) sendBurst(i int) {
 	f := &s.flows[i]
 	h := &s.hosts[f.Src]
+	switch {
+	case !s.cfg.GoBackN:
+	case f.una >= f.nxt:
+		f.progressAt = s.now // nothing outstanding: the timer starts with this burst
+	case s.now-f.progressAt >= s.rtoPs(f.Src):
+		s.timeout(f)
+	}
 	burst := s.burstBytes(f.rate)
 	if f.Bytes > 0 {
-		burst = int(min(int64(burst), f.Bytes-f.sent))
+		burst = int(min(int64(burst), f.Bytes-f.nxt))
 	}
 	t := max(s.now, h.uplink)
 	prop := s.cfg.PropNs * 1000
-	for left := burst; left > 0; {
-		size := min(left, s.cfg.MTU)
-		left -= size
+	for off := 0; off < burst; {
+		size := min(burst-off, s.cfg.MTU)
 		t += s.cfg.serPs(size)
-		s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst)}})
+		s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst), seq: f.nxt + int64(off)}})
+		off += size
 	}
 	if !f.probing {
 		f.probing = true
@@ -275,7 +301,16 @@ func (s *sim) sendBurst(i int) {
 		s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: probeSent}})
 	}
 	h.uplink = t
-	f.sent += int64(burst)
+	s.stats.sentAll += int64(burst)
+	if f.nxt < f.sentMax && s.inWindow() {
+		s.stats.resent += min(int64(burst), f.sentMax-f.nxt)
+	}
+	f.nxt += int64(burst)
+	f.sentMax = max(f.sentMax, f.nxt)
+	if s.cfg.GoBackN && f.Bytes > 0 && f.nxt >= f.Bytes && !f.tailTimer {
+		f.tailTimer = true
+		s.q.push(event{at: max(s.now, f.progressAt+s.rtoPs(f.Src)), kind: evRTO, idx: int32(i)})
+	}
 	f.sinceTick += uint32(burst)
 	f.lastStart, f.lastBurst = s.now, burst
 	f.next = s.now + s.gapPs(f.Src, burst, f.rate)
@@ -310,7 +345,7 @@ func (s *sim) switchArrive(pk packet) {
 	p := &s.ports[pk.dst]
 	// Control packets (probes, replies, CNPs) are never dropped: switches keep headroom
 	// for them. They still wait in the FIFO behind the data, so a probe measures the queue.
-	if pk.kind == pktData && s.buffer+int(pk.size) > s.cfg.BufferBytes {
+	if pk.kind == pktData && (s.buffer+int(pk.size) > s.cfg.BufferBytes || s.lose != nil && s.lose(pk)) {
 		s.stats.drop(s, int(pk.size))
 		return
 	}
@@ -379,23 +414,15 @@ func (s *sim) hostArrive(pk packet) {
 	f := &s.flows[pk.flow]
 	switch pk.kind {
 	case pktData:
-		f.delivered += int64(pk.size)
-		if int(pk.flow) == s.scen.Long {
-			s.stats.longBins[s.now/longBinPs] += int64(pk.size)
-		}
-		if s.inWindow() {
-			f.inWindow += int64(pk.size)
-		}
-		if f.Bytes > 0 && f.delivered >= f.Bytes && f.finished < 0 {
-			f.finished = s.now
-		}
+		s.receive(f, pk)
 		if pk.ecn && s.now-f.lastCNP >= s.hostTime(f.Dst, cnpIntervalPs) {
 			f.lastCNP = s.now
 			s.control(packet{kind: pktCNP, flow: pk.flow, size: int32(s.cfg.ProbeBytes), dst: int32(f.Src)})
 		}
 	case pktProbe:
-		s.control(packet{kind: pktReply, flow: pk.flow, size: int32(s.cfg.ProbeBytes), dst: int32(f.Src), sent: pk.sent})
+		s.control(packet{kind: pktReply, flow: pk.flow, size: int32(s.cfg.ProbeBytes), dst: int32(f.Src), sent: pk.sent, seq: f.rcvNxt})
 	case pktReply:
+		s.acknowledge(f, pk.seq)
 		f.probing = false
 		if s.inWindow() {
 			s.stats.rttSum += float64(s.now - pk.sent)
@@ -405,6 +432,89 @@ func (s *sim) hostArrive(pk packet) {
 		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvRTT, RTTNs: uint32(min(rtt, 1<<32-1))})
 	case pktCNP:
 		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvCNP})
+	case pktNACK:
+		if s.inWindow() {
+			s.stats.nacks++
+		}
+		s.acknowledge(f, pk.seq)
+		if pk.seq == f.una && pk.seq < f.nxt {
+			f.nxt = pk.seq // go back: everything from the expected byte is sent again
+			s.ready(int(pk.flow))
+		}
+		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvNACK})
+	}
+}
+
+// receive is a data packet at its receiver, which keeps RoCE's go-back-N order: the expected
+// bytes are delivered; a packet beyond them (one before it was dropped) is discarded, the
+// first of a gap answered with a NACK for the expected byte; one already delivered (sent
+// again after a go-back) is discarded.
+func (s *sim) receive(f *flowState, pk packet) {
+	switch {
+	case pk.seq == f.rcvNxt || !s.cfg.GoBackN:
+		f.rcvNxt += int64(pk.size)
+		if int(pk.flow) == s.scen.Long {
+			s.stats.longBins[s.now/longBinPs] += int64(pk.size)
+		}
+		if s.inWindow() {
+			f.inWindow += int64(pk.size)
+		}
+		if f.Bytes > 0 && f.rcvNxt >= f.Bytes && f.finished < 0 {
+			f.finished = s.now
+		}
+	case pk.seq > f.rcvNxt:
+		s.discard(pk)
+		if f.nacked != f.rcvNxt {
+			f.nacked = f.rcvNxt
+			s.control(packet{kind: pktNACK, flow: pk.flow, size: int32(s.cfg.ProbeBytes), dst: int32(f.Src), seq: f.rcvNxt})
+		}
+	default:
+		s.discard(pk)
+	}
+}
+
+func (s *sim) discard(pk packet) {
+	s.stats.discardedAll += int64(pk.size)
+	if s.inWindow() {
+		s.stats.discarded += int64(pk.size)
+	}
+}
+
+// acknowledge is the receiver's cumulative acknowledgement seq at flow f's sender.
+func (s *sim) acknowledge(f *flowState, seq int64) {
+	if seq > f.una {
+		f.una, f.progressAt = seq, s.now
+		// After a go-back the receiver may already hold bytes the sender would send
+		// again: it goes on from the first it lacks.
+		f.nxt = max(f.nxt, seq)
+	}
+}
+
+// rtoPs is host hi's retransmission timeout, by its clock.
+func (s *sim) rtoPs(hi int) int64 { return s.hostTime(hi, s.cfg.RTONs*1000) }
+
+// timeout goes back to the first byte not acknowledged: RoCE's local ACK timeout, for a gap
+// whose NACK was answered by a retransmission that was lost too, or a tail with no later
+// packet to draw a NACK.
+func (s *sim) timeout(f *flowState) {
+	if s.inWindow() {
+		s.stats.timeouts++
+	}
+	f.nxt, f.progressAt = f.una, s.now
+}
+
+// rto is the retransmission timer at a finite flow's tail (flow i has sent its last byte).
+func (s *sim) rto(i int) {
+	f := &s.flows[i]
+	f.tailTimer = false
+	switch at := f.progressAt + s.rtoPs(f.Src); {
+	case f.una >= f.Bytes:
+	case s.now < at:
+		f.tailTimer = true
+		s.q.push(event{at: at, kind: evRTO, idx: int32(i)})
+	default:
+		s.timeout(f)
+		s.ready(i)
 	}
 }
 

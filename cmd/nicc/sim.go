@@ -89,6 +89,13 @@ frequency by up to --clock-ppm (default ±100 ppm, IEEE 802.3's tolerance), draw
 --seed; --clock-ppm 0 puts every NIC on one ideal clock, where flows of different hosts that
 start together and decide alike stay in lockstep. The same seed gives the same output.
 
+Dropped data is lost by default. --go-back-n recovers it as RoCE's reliable connection does:
+the receiver discards a packet beyond the next expected byte and sends one NACK for the gap,
+the sender goes back to that byte, and a gap no NACK reports (a lost retransmission, a lost
+tail) waits out the retransmission timeout (--rto, default 1ms). Goodput then counts in-order
+data only, the policy sees each NACK (an RL-CC handler ignores it), and the report adds the
+data sent again and discarded, the NACKs and the timeouts.
+
 Health: every run (each run of --matrix too) is judged on its own, whatever any other policy
 does: the window's drops (--max-drop-gbps, default 0), the mean RTT inflation against the NIC
 paper's Eq. 2, target·√N + β with N the flows per receiver port under the RL-CC parameters the
@@ -170,6 +177,8 @@ func simCommand() *cli.Command {
 			&cli.IntFlag{Name: "buffer", Value: 5 << 20, Usage: "the switch's shared buffer in bytes"},
 			&cli.IntFlag{Name: "mtu", Value: 4096, Usage: "data packet size in bytes"},
 			&cli.StringFlag{Name: "pfc", Value: lab.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on or off"},
+			&cli.BoolFlag{Name: "go-back-n", Usage: "recover dropped data as RoCE does: a NACK for the first gap, go-back-N, a retransmission timeout (--rto); goodput counts in-order data only, and NACKs reach the policy", DefaultText: "off: dropped data is lost"},
+			&cli.StringFlag{Name: "rto", Value: "1ms", Usage: "with --go-back-n: the senders' retransmission timeout (RoCE's local ACK timeout)"},
 			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
 			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
 			&cli.StringFlag{Name: "out", Usage: "plot the first 16 flows' rates and the receiver queue over time into `DIR` (" + lab.SimPlotBase + ".png and .svg)"},
@@ -259,10 +268,14 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 	if opt.Params, opt.ParamSources, err = rlccParams(c); err != nil {
 		return opt, err
 	}
-	durations := map[string]*int64{"duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs, "link-delay": &opt.Net.PropNs}
+	durations := map[string]*int64{"duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs, "link-delay": &opt.Net.PropNs, "rto": &opt.Net.RTONs}
 	if err := durationFlags(c, durations, "warmup", "latency"); err != nil {
 		return opt, err
 	}
+	if c.IsSet("rto") && !c.Bool("go-back-n") {
+		return opt, fmt.Errorf("--rto is go-back-N's retransmission timeout: it takes --go-back-n")
+	}
+	opt.Net.GoBackN = c.Bool("go-back-n")
 	if v := c.Int("threads"); v < 0 || v > lab.MaxSimThreads || c.IsSet("threads") && v == 0 {
 		return opt, fmt.Errorf("--threads %d: want 1 to %d", v, lab.MaxSimThreads)
 	}

@@ -133,6 +133,37 @@ func TestSimNetworkFlags(t *testing.T) {
 	}
 }
 
+// --go-back-n reaches the network: with a buffer too small for the start at line rate, data
+// is dropped and sent again, and the report says so (recovery in --json, a recovery line in
+// the text); without it there is no recovery to report. --rto takes --go-back-n.
+func TestSimGoBackN(t *testing.T) {
+	args := []string{"sim", "many-to-one", "--policy", "swift", "--duration", "4ms", "--warmup", "100us", "--buffer", "262144"}
+	code, out, errOut := nicc(t, append(args, "--go-back-n", "--rto", "200us", "--json")...)
+	var r struct {
+		Drops    float64 `json:"dr_gbps"`
+		Goodput  float64 `json:"normalized_goodput"`
+		Recovery *struct {
+			Resent float64 `json:"resent_gbps"`
+			NACKs  int64   `json:"nacks"`
+			RTOUs  float64 `json:"rto_us"`
+		} `json:"recovery"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.Recovery == nil || r.Drops == 0 || r.Recovery.Resent == 0 || r.Recovery.NACKs == 0 || r.Recovery.RTOUs != 200 {
+		t.Fatalf("--go-back-n: exit %d, %+v %+v\n%s", code, r, r.Recovery, errOut)
+	}
+	lossy := r.Goodput
+	r.Recovery = nil
+	if code, out, _ := nicc(t, append(args, "--json")...); code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.Recovery != nil || !(r.Goodput > lossy) {
+		t.Errorf("without --go-back-n: exit %d, recovery %+v, goodput %v (with it %v: the lost data counted)", code, r.Recovery, r.Goodput, lossy)
+	}
+	if _, out, _ := nicc(t, append(args, "--go-back-n")...); !strings.Contains(out, "go-back-N:") {
+		t.Errorf("the text report has no recovery line:\n%s", out)
+	}
+	if code, _, errOut := nicc(t, "sim", "many-to-one", "--policy", "swift", "--rto", "1ms"); code != exitBadInput || !strings.Contains(errOut, "--rto") {
+		t.Errorf("--rto without --go-back-n: exit %d, %q", code, errOut)
+	}
+}
+
 // --clock-ppm reaches the network: its default is IEEE 802.3's ±100 ppm, 0 is one ideal clock
 // for every NIC, and the two runs differ (Swift's pacing follows each NIC's clock).
 func TestSimClockPPM(t *testing.T) {
