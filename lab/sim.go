@@ -10,6 +10,7 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -33,10 +34,14 @@ import (
 // SimOptions say what nicc sim runs: a scenario, a policy deciding for every flow, the
 // network and the run.
 type SimOptions struct {
-	Scenario string // many-to-one, all-to-all or long-short
-	// Flows is many-to-one's flow count, all-to-all's host count, long-short's short flows;
-	// 0 takes DefaultSimFlows.
+	Scenario string // many-to-one, all-to-all, long-short or workload
+	// Flows is many-to-one's flow count, all-to-all's and workload's host count, long-short's
+	// short flows; 0 takes DefaultSimFlows (workload: DefaultWorkloadHosts).
 	Flows int
+	// Sizes and Load are a workload's flow-size distribution (netsim.SizeCDFs by name; ""
+	// websearch) and its offered load per host link (0: DefaultWorkloadLoad).
+	Sizes string
+	Load  float64
 	// Policy is a model file (the float teacher), a compile output directory (its firmware in
 	// fwsim, or with Golden its integer model), or swift or dcqcn.
 	Policy string
@@ -272,11 +277,22 @@ func checkDOCASetAt(opt SimOptions) error {
 }
 
 // SimScenarios are the scenarios nicc sim knows.
-var SimScenarios = []string{"many-to-one", "all-to-all", "long-short"}
+var SimScenarios = []string{"many-to-one", "all-to-all", "long-short", "workload"}
+
+// A workload's defaults: the NIC paper's 64-host cluster at half load.
+const (
+	DefaultWorkloadHosts = 64
+	DefaultWorkloadLoad  = 0.5
+	MinWorkloadLoad      = netsim.MinWorkloadLoad
+	MaxWorkloadLoad      = netsim.MaxWorkloadLoad
+)
 
 func simScenario(opt SimOptions) (netsim.Scenario, error) {
 	if opt.Flows < 0 {
 		return netsim.Scenario{}, fmt.Errorf("--flows %d: want a positive count", opt.Flows)
+	}
+	if opt.Scenario != "workload" && (opt.Sizes != "" || opt.Load != 0) {
+		return netsim.Scenario{}, fmt.Errorf("--sizes and --load describe a workload; %s takes neither", opt.Scenario)
 	}
 	n := cmp.Or(opt.Flows, DefaultSimFlows)
 	switch opt.Scenario {
@@ -287,6 +303,13 @@ func simScenario(opt SimOptions) (netsim.Scenario, error) {
 	case "long-short":
 		dur := cmp.Or(opt.Net.DurationNs, netsim.Defaults.DurationNs)
 		return netsim.LongShort(cmp.Or(opt.Flows, 2), 2<<20, dur/4)
+	case "workload":
+		sizes, err := netsim.LookupSizeCDF(cmp.Or(opt.Sizes, netsim.WebSearch.Name))
+		if err != nil {
+			return netsim.Scenario{}, err
+		}
+		return netsim.Workload(cmp.Or(opt.Flows, DefaultWorkloadHosts), sizes, cmp.Or(opt.Load, DefaultWorkloadLoad),
+			cmp.Or(opt.Net.LinkGbps, netsim.Defaults.LinkGbps), cmp.Or(opt.Net.DurationNs, netsim.Defaults.DurationNs), opt.Net.Seed)
 	}
 	return netsim.Scenario{}, fmt.Errorf("unknown scenario %q (want one of %s)", opt.Scenario, strings.Join(SimScenarios, ", "))
 }
@@ -589,7 +612,9 @@ func (r *SimReport) WriteText(w io.Writer) error {
 	termtext.Printf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
 	termtext.Printf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)%s\n", termtext.Num(res.WindowStartUs), termtext.Num(res.DurationUs), termtext.Num(res.WindowStartUs), r.setAtText())
 	termtext.Printf(tw, "SU\t%.2f%% switch utilization (normalized goodput %.4f)\n", res.Utilization, res.Goodput)
-	termtext.Printf(tw, "FR\t%.1f (min/max × 100; flows %s to %s Gb/s), Jain %.4f\n", res.Fairness, termtext.Num3(res.MinFlowGbps), termtext.Num3(res.MaxFlowGbps), res.Jain)
+	if res.FCT == nil { // a workload's flows come and go: FCT, below, says how they fared
+		termtext.Printf(tw, "FR\t%.1f (min/max × 100; flows %s to %s Gb/s), Jain %.4f\n", res.Fairness, termtext.Num3(res.MinFlowGbps), termtext.Num3(res.MaxFlowGbps), res.Jain)
+	}
 	termtext.Printf(tw, "QL\tmean %s µs, p99 %s µs\n", termtext.Num3(res.QueueMeanUs), termtext.Num3(res.QueueP99Us))
 	termtext.Printf(tw, "DR\t%s Gb/s dropped (%s MB over the whole run, warm-up included)\n", termtext.Num3(res.DropGbps), termtext.Num3(res.DroppedAllRunMB))
 	if rc := res.Recovery; rc != nil {
@@ -602,6 +627,14 @@ func (r *SimReport) WriteText(w io.Writer) error {
 			rec = termtext.Num3(*res.RecoveryUs) + " µs"
 		}
 		termtext.Printf(tw, "recovery\t%s (the long flow back to 95%% of line rate after the short flows)\n", rec)
+	}
+	if f := res.FCT; f != nil {
+		termtext.Printf(tw, "FCT\tslowdown (completion time over the flow's alone at line rate) of the flows started in the window: mean, p99 (flows; unfinished at the end)\n")
+		for _, b := range append(slices.Clone(f.Buckets), f.All) {
+			if b.Flows+b.Unfinished > 0 {
+				termtext.Printf(tw, "  %s\t%s, %s (%d; %d)\n", b.Label, termtext.Num3(b.MeanSlowdown), termtext.Num3(b.P99Slowdown), b.Flows, b.Unfinished)
+			}
+		}
 	}
 	termtext.Printf(tw, "CC events\t%d decisions, %d dropped by full engines (in the window)\n", res.Decisions, res.EventsDropped)
 	if c := r.Cycles; c != nil {

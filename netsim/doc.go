@@ -72,6 +72,16 @@
 // CC decisions and events dropped, and for long-short scenarios the long flow's recovery to
 // 95% of line rate after the last short flow ends.
 //
+// # Workloads
+//
+// Workload is hosts starting flows by a Poisson process at a given load of their links, each
+// to a host drawn at random, with sizes drawn from a published flow-size table (SizeCDFs:
+// DCTCP's web search and Facebook's Hadoop, as the HPCC paper tabulates them; linear between
+// the table's points). Its Result adds FCT: the slowdown (completion time over the flow's time
+// alone on the empty network at line rate) of the flows started in the window, by size
+// bucket, mean and p99, and how many had not finished when the run ended. Without GoBackN a
+// flow that lost data never finishes.
+//
 // # The references
 //
 // Swift (rate-based, delay target with flow scaling) and DCQCN (ECN, CNP, α, fast recovery /

@@ -31,6 +31,9 @@ type Result struct {
 	QueueP99Us  float64 `json:"ql_p99_us"`
 	// DropGbps (DR) is the data dropped at the switch, in Gbit/s.
 	DropGbps float64 `json:"dr_gbps"`
+	// FCT is a workload's flow completion times by size bucket (Workload), absent in other
+	// scenarios.
+	FCT *FCT `json:"fct,omitempty"`
 	// Recovery is what go-back-N did (Config.GoBackN), absent without it.
 	Recovery *Recovery `json:"recovery,omitempty"`
 	// RecoveryUs is the long flow's recovery time in a long-short scenario: from the end of
@@ -177,6 +180,7 @@ func (s *sim) result() *Result {
 		rec := s.recovery()
 		r.RecoveryUs = &rec
 	}
+	r.FCT = s.fct()
 	r.Trace = s.trace
 	return r
 }

@@ -35,6 +35,14 @@ SCENARIO is one of ` + strings.Join(lab.SimScenarios, ", ") + `:
                (N <= 64: one flow a host; 128 ... 8192 as in the papers' table)
   all-to-all   --flows N hosts (default 4), 2N flows each; flow i of a host goes to host i mod N
   long-short   one long flow, joined a quarter into the run by --flows N short flows of 2 MiB
+  workload     --flows N hosts (default 64), each starting flows by a Poisson process at
+               --load (default 0.5) of its link, to hosts drawn at random, their sizes drawn
+               from --sizes: websearch (DCTCP's web search, the default) or fbhadoop
+               (Facebook's Hadoop), the tables the HPCC paper evaluates with. The report adds
+               each size bucket's completion-time slowdown (the flow's time over its time
+               alone at line rate; mean, p99) over the flows started in the window, and how
+               many had not finished by the end; its health is its drops alone. Flows that
+               lose data finish only with --go-back-n
 
 --policy decides for every flow:
   MODEL     a model file (` + formats.Titles("networks") + `): the float teacher in the RL-CC
@@ -177,6 +185,8 @@ func simCommand() *cli.Command {
 			&cli.IntFlag{Name: "buffer", Value: 5 << 20, Usage: "the switch's shared buffer in bytes"},
 			&cli.IntFlag{Name: "mtu", Value: 4096, Usage: "data packet size in bytes"},
 			&cli.StringFlag{Name: "pfc", Value: lab.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on or off"},
+			&cli.StringFlag{Name: "sizes", Usage: "workload: the flow-size distribution, websearch (DCTCP's web search) or fbhadoop (Facebook's Hadoop), as the HPCC paper tabulates them", DefaultText: "websearch"},
+			&cli.Float64Flag{Name: "load", Usage: fmt.Sprintf("workload: each host's offered load, a fraction of its link (%v to %v)", lab.MinWorkloadLoad, lab.MaxWorkloadLoad), DefaultText: fmt.Sprint(lab.DefaultWorkloadLoad)},
 			&cli.BoolFlag{Name: "go-back-n", Usage: "recover dropped data as RoCE does: a NACK for the first gap, go-back-N, a retransmission timeout (--rto); goodput counts in-order data only, and NACKs reach the policy", DefaultText: "off: dropped data is lost"},
 			&cli.StringFlag{Name: "rto", Value: "1ms", Usage: "with --go-back-n: the senders' retransmission timeout (RoCE's local ACK timeout)"},
 			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
@@ -213,6 +223,10 @@ func runSim(c *cli.Context) error {
 		return fmt.Errorf("--flows %d: want at least 1", c.Int("flows"))
 	}
 	opt.Scenario, opt.Flows, opt.Policy, opt.PlotDir = c.Args().First(), c.Int("flows"), c.String("policy"), c.String("out")
+	opt.Sizes, opt.Load = c.String("sizes"), c.Float64("load")
+	if c.IsSet("load") && !(opt.Load >= lab.MinWorkloadLoad && opt.Load <= lab.MaxWorkloadLoad) {
+		return fmt.Errorf("--load %v: want a fraction of the link, %v to %v", opt.Load, lab.MinWorkloadLoad, lab.MaxWorkloadLoad)
+	}
 	if err := durationFlags(c, map[string]*int64{"set-at": &opt.DOCASetAtNs}, "set-at"); err != nil {
 		return err
 	}

@@ -164,6 +164,44 @@ func TestSimGoBackN(t *testing.T) {
 	}
 }
 
+// nicc sim workload: flows arriving at a load with published sizes; the report has their
+// completion-time slowdown by size bucket, and the utilization is about the load. Bad
+// workload flags are bad input.
+func TestSimWorkload(t *testing.T) {
+	code, out, errOut := nicc(t, "sim", "workload", "--policy", "swift", "--flows", "8", "--sizes", "fbhadoop", "--load", "0.3", "--duration", "4ms", "--json")
+	var r struct {
+		SU  float64 `json:"su_percent"`
+		FCT *struct {
+			Buckets []struct {
+				Label string  `json:"label"`
+				Flows int     `json:"flows"`
+				Mean  float64 `json:"mean_slowdown"`
+				P99   float64 `json:"p99_slowdown"`
+			} `json:"buckets"`
+		} `json:"fct"`
+		Health struct {
+			Workload bool `json:"workload"`
+		} `json:"health"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.FCT == nil || len(r.FCT.Buckets) != 5 || !r.Health.Workload || r.SU < 20 || r.SU > 40 {
+		t.Fatalf("sim workload: exit %d, %+v\n%s", code, r, errOut)
+	}
+	if b := r.FCT.Buckets[0]; b.Flows < 100 || !(b.Mean >= 1 && b.P99 >= b.Mean) {
+		t.Errorf("the smallest flows' bucket: %+v", b)
+	}
+	if _, out, _ := nicc(t, "sim", "workload", "--policy", "swift", "--flows", "8", "--load", "0.3", "--duration", "4ms"); !strings.Contains(out, "FCT") || !strings.Contains(out, "≤10KB") {
+		t.Errorf("the text report has no FCT table:\n%s", out)
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"workload", "--load", "2"}}, {[]string{"workload", "--sizes", "uniform"}}, {[]string{"many-to-one", "--sizes", "websearch"}}, {[]string{"many-to-one", "--load", "0.5"}},
+	} {
+		code, _, errOut := nicc(t, append([]string{"sim", "--policy", "swift"}, c.args...)...)
+		if code != exitBadInput || strings.Count(errOut, "\n") > 1 || !(strings.Contains(errOut, "load") || strings.Contains(errOut, "sizes")) {
+			t.Errorf("%v: exit %d, %q", c.args, code, errOut)
+		}
+	}
+}
+
 // --clock-ppm reaches the network: its default is IEEE 802.3's ±100 ppm, 0 is one ideal clock
 // for every NIC, and the two runs differ (Swift's pacing follows each NIC's clock).
 func TestSimClockPPM(t *testing.T) {

@@ -1,0 +1,100 @@
+package netsim
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// A workload's flows follow their table: the empirical CDF of their sizes is the table's at
+// every point (within 1 point of percent over tens of thousands of flows), the offered load is
+// the one asked for, and each host's starts are a Poisson process (exponential gaps: their
+// coefficient of variation is 1).
+func TestWorkloadSizesMatchTheirTable(t *testing.T) {
+	for _, cdf := range SizeCDFs {
+		const hosts, load, gbps = 64, 0.5, 100.0
+		dur := int64(40_000 / (load * gbps / 8 / cdf.Mean()) / hosts) // about 40,000 flows
+		s, err := Workload(hosts, cdf, load, gbps, dur, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes := make([]float64, len(s.Flows))
+		var bytes float64
+		for i, f := range s.Flows {
+			sizes[i], bytes = float64(f.Bytes), bytes+float64(f.Bytes)
+			if f.Src == f.Dst || f.Bytes < 1 || (i > 0 && f.StartNs < s.Flows[i-1].StartNs) {
+				t.Fatalf("%s: flow %d %+v", cdf.Name, i, f)
+			}
+		}
+		slices.Sort(sizes)
+		for i, b := range cdf.Bytes {
+			n, _ := slices.BinarySearch(sizes, b+1) // sizes ≤ b (sizes are whole bytes)
+			if got := 100 * float64(n) / float64(len(sizes)); math.Abs(got-cdf.Percent[i]) > 1 {
+				t.Errorf("%s: %.2f%% of %d flows are at most %v bytes; the table says %v%%", cdf.Name, got, len(sizes), b, cdf.Percent[i])
+			}
+		}
+		if got := bytes * 8 / float64(dur) / float64(hosts) / gbps; math.Abs(got-load) > 0.05*load {
+			t.Errorf("%s: offered load %.3f of the links, want %v", cdf.Name, got, load)
+		}
+		var gaps []float64
+		last := -1.0
+		for _, f := range s.Flows {
+			if f.Src == 0 {
+				if last >= 0 {
+					gaps = append(gaps, float64(f.StartNs)-last)
+				}
+				last = float64(f.StartNs)
+			}
+		}
+		var mean, sq float64
+		for _, g := range gaps {
+			mean += g
+		}
+		mean /= float64(len(gaps))
+		for _, g := range gaps {
+			sq += (g - mean) * (g - mean)
+		}
+		if cv := math.Sqrt(sq/float64(len(gaps))) / mean; len(gaps) < 300 || math.Abs(cv-1) > 0.15 {
+			t.Errorf("%s: host 0's %d gaps between starts have a coefficient of variation %.3f; a Poisson process has 1", cdf.Name, len(gaps), cv)
+		}
+		t.Logf("%s: %d flows over %d µs, mean %.0f bytes (table %.0f)", cdf.Name, len(s.Flows), dur/1000, bytes/float64(len(s.Flows)), cdf.Mean())
+	}
+}
+
+// A flow alone on the empty network at line rate takes exactly its ideal time: slowdown 1 for
+// one burst; a longer one is slowed only by its RTT probes on the uplink.
+func TestFCTOfAFlowAlone(t *testing.T) {
+	for _, c := range []struct {
+		bytes    int64
+		min, max float64
+	}{{10_000, 1, 1}, {1_000_000, 1, 1.01}} {
+		scen := Scenario{Name: "alone", Hosts: 2, Flows: []Flow{{Src: 0, Dst: 1, StartNs: 20_000, Bytes: c.bytes}}, Long: -1}
+		r := run(t, scen, FixedRate{nicsdk.LineRate}, Config{DurationNs: 1_000_000, WarmupNs: 10_000})
+		f := r.FCT
+		if f == nil || f.All.Flows != 1 || f.All.Unfinished != 0 || f.All.MeanSlowdown < c.min || f.All.MeanSlowdown > c.max || f.All.P99Slowdown != f.All.MeanSlowdown {
+			t.Errorf("%d bytes: FCT %+v, want one flow at slowdown %v to %v", c.bytes, f, c.min, c.max)
+		}
+	}
+	// A flow that cannot finish is counted, not measured.
+	scen := Scenario{Name: "slow", Hosts: 2, Flows: []Flow{{Src: 0, Dst: 1, StartNs: 20_000, Bytes: 100_000_000}}, Long: -1}
+	if f := run(t, scen, FixedRate{nicsdk.LineRate}, Config{DurationNs: 1_000_000, WarmupNs: 10_000}).FCT; f == nil || f.All.Unfinished != 1 || f.All.Flows != 0 || f.Buckets[4].Unfinished != 1 {
+		t.Errorf("an unfinished flow: %+v", f)
+	}
+}
+
+func TestWorkloadBadInput(t *testing.T) {
+	for _, c := range []struct {
+		hosts int
+		load  float64
+		dur   int64
+	}{{1, 0.5, 1e6}, {64, 0, 1e6}, {64, 0.99, 1e6}, {64, math.NaN(), 1e6}, {4096, 0.9, 1e12}} {
+		if _, err := Workload(c.hosts, FBHadoop, c.load, 100, c.dur, 0); err == nil {
+			t.Errorf("Workload(%d hosts, load %v, %d ns): no error", c.hosts, c.load, c.dur)
+		}
+	}
+	if _, err := LookupSizeCDF("uniform"); err == nil {
+		t.Error("LookupSizeCDF(uniform): no error")
+	}
+}
