@@ -61,8 +61,24 @@ func plotSim(r *SimReport, dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return writeFigure(dir, SimPlotBase, f)
+	files, err := writeFigure(dir, SimPlotBase, f)
+	if err != nil || r.FCT == nil {
+		return files, err
+	}
+	s := plot.Slowdowns{Title: fmt.Sprintf("%s: %s", r.Scenario, r.Controller)}
+	for _, b := range r.FCT.Buckets {
+		s.Buckets = append(s.Buckets, fmt.Sprintf("%s (%d)", b.Label, b.Flows))
+		s.Mean, s.P99 = append(s.Mean, b.MeanSlowdown), append(s.P99, b.P99Slowdown)
+	}
+	if f, err = plot.FCT(s); err != nil {
+		return nil, err
+	}
+	more, err := writeFigure(dir, SimFCTPlotBase, f)
+	return append(files, more...), err
 }
+
+// SimFCTPlotBase is the name, without extension, of a workload's slowdown figure (--plot).
+const SimFCTPlotBase = "sim_fct"
 
 // ClosedLoopPlotBase is the closed-loop figure's file name without its extension.
 const ClosedLoopPlotBase = "diff_closed_loop"

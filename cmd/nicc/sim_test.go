@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -168,10 +169,12 @@ func TestSimGoBackN(t *testing.T) {
 // completion-time slowdown by size bucket, and the utilization is about the load. Bad
 // workload flags are bad input.
 func TestSimWorkload(t *testing.T) {
-	code, out, errOut := nicc(t, "sim", "workload", "--policy", "swift", "--flows", "8", "--sizes", "fbhadoop", "--load", "0.3", "--duration", "4ms", "--json")
+	dir := filepath.Join(t.TempDir(), "plots")
+	code, out, errOut := nicc(t, "sim", "workload", "--policy", "swift", "--flows", "8", "--sizes", "fbhadoop", "--load", "0.3", "--duration", "4ms", "--out", dir, "--json")
 	var r struct {
-		SU  float64 `json:"su_percent"`
-		FCT *struct {
+		Plots []string `json:"plots"`
+		SU    float64  `json:"su_percent"`
+		FCT   *struct {
 			Buckets []struct {
 				Label string  `json:"label"`
 				Flows int     `json:"flows"`
@@ -188,6 +191,9 @@ func TestSimWorkload(t *testing.T) {
 	}
 	if b := r.FCT.Buckets[0]; b.Flows < 100 || !(b.Mean >= 1 && b.P99 >= b.Mean) {
 		t.Errorf("the smallest flows' bucket: %+v", b)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "sim_fct.png")); err != nil || fi.Size() < 1000 || !slices.Contains(r.Plots, filepath.Join(dir, "sim_fct.svg")) {
+		t.Errorf("the slowdown figure: %v; plots %v", err, r.Plots)
 	}
 	if _, out, _ := nicc(t, "sim", "workload", "--policy", "swift", "--flows", "8", "--load", "0.3", "--duration", "4ms"); !strings.Contains(out, "FCT") || !strings.Contains(out, "≤10KB") {
 		t.Errorf("the text report has no FCT table:\n%s", out)
