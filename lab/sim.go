@@ -11,6 +11,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -86,6 +87,10 @@ type SimOptions struct {
 	Progress compiler.ProgressFunc
 	// PFC is PFCAuto ("" too: on for DCQCN only), PFCOn or PFCOff.
 	PFC string
+	// ECN is the switch's marking: "auto" ("" too: netsim.DefaultECN for DCQCN only, none
+	// for the others), "off", or KMIN,KMAX,PMAX (bytes, with a KB or MB suffix of 1024s,
+	// and the marking probability at KMAX).
+	ECN string
 	// Health are the limits the run is judged by (SimReport.Health); nil is DefaultHealth.
 	Health *HealthLimits
 	// PlotDir, when set, receives the flows' rates and the queue over time (SimPlotBase .png
@@ -130,14 +135,16 @@ type SimReport struct {
 	Policy string `json:"policy"` // what was given
 	// PolicySHA256 identifies what decided: a model file's model (model.Hash), a compile's
 	// report.json and the ELF it runs; absent for swift and dcqcn.
-	PolicySHA256 string   `json:"policy_sha256,omitempty"`
-	Decides      string   `json:"decides"`   // what made the decisions
-	Latency      string   `json:"latency"`   // how long a decision took
-	Threads      int      `json:"threads"`   // engine threads per NIC
-	Core         string   `json:"core"`      // the profile the engine's threads and clock come from
-	LinkGbps     float64  `json:"link_gbps"` // the network's
-	ClockPPM     float64  `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
-	Plots        []string `json:"plots,omitempty"`
+	PolicySHA256 string  `json:"policy_sha256,omitempty"`
+	Decides      string  `json:"decides"`   // what made the decisions
+	Latency      string  `json:"latency"`   // how long a decision took
+	Threads      int     `json:"threads"`   // engine threads per NIC
+	Core         string  `json:"core"`      // the profile the engine's threads and clock come from
+	LinkGbps     float64 `json:"link_gbps"` // the network's
+	// ECN is the switch's marking profile, absent when it marks nothing.
+	ECN      *netsim.ECN `json:"ecn,omitempty"`
+	ClockPPM float64     `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
+	Plots    []string    `json:"plots,omitempty"`
 	// Warnings are the sanity probe's on the policy's float model (probeWarnings).
 	Warnings []string `json:"warnings,omitempty"`
 	DOCA     *SimDOCA `json:"doca,omitempty"` // with doca.Target: the DOCA program's parameters and counters
@@ -189,11 +196,13 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	}
 	cfg.Threads = cmp.Or(opt.Threads, prof.Threads)
 	cfg.LatencyNs = opt.LatencyNs
-	if ctrl.Name() == "dcqcn" && cfg.ECN == nil {
-		// DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless.
-		ecn := netsim.DefaultECN
-		cfg.ECN, cfg.PFC = &ecn, true
+	if cfg.ECN, err = simECN(opt.ECN, ctrl.Name() == "dcqcn"); err != nil {
+		return nil, err
 	}
+	if ctrl.Name() == "dcqcn" {
+		cfg.PFC = true // DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless
+	}
+	rep.ECN = cfg.ECN
 	switch opt.PFC {
 	case PFCOn:
 		cfg.PFC = true
@@ -274,6 +283,48 @@ func checkDOCASetAt(opt SimOptions) error {
 		return fmt.Errorf("--set-at %s µs: want a time inside the run, (0, the duration %s µs)", termtext.Num(float64(at)/1000), termtext.Num(float64(dur)/1000))
 	}
 	return nil
+}
+
+// simECN is the marking profile --ecn gives (nil: none); auto marks for DCQCN alone, which
+// reacts to marks only.
+func simECN(s string, dcqcn bool) (*netsim.ECN, error) {
+	switch s {
+	case "", "auto":
+		if !dcqcn {
+			return nil, nil
+		}
+		e := netsim.DefaultECN
+		return &e, nil
+	case "off":
+		if dcqcn {
+			return nil, fmt.Errorf("--ecn off: DCQCN reacts to ECN marks alone; give it a profile, or auto")
+		}
+		return nil, nil
+	}
+	bad := fmt.Errorf("--ecn %q: want auto, off or KMIN,KMAX,PMAX, such as 100KB,400KB,0.2 (0 <= KMIN <= KMAX, PMAX in (0, 1])", s)
+	f := strings.Split(s, ",")
+	if len(f) != 3 {
+		return nil, bad
+	}
+	var k [2]int
+	for i, v := range f[:2] {
+		mul, num := 1, v
+		for suf, m := range map[string]int{"KB": 1 << 10, "MB": 1 << 20} {
+			if strings.HasSuffix(v, suf) {
+				mul, num = m, strings.TrimSuffix(v, suf)
+			}
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(num))
+		if err != nil || n < 0 || n > 1<<30/mul {
+			return nil, bad
+		}
+		k[i] = n * mul
+	}
+	p, err := strconv.ParseFloat(strings.TrimSpace(f[2]), 64)
+	if err != nil || k[0] > k[1] || !(p > 0 && p <= 1) {
+		return nil, bad
+	}
+	return &netsim.ECN{KminBytes: k[0], KmaxBytes: k[1], Pmax: p}, nil
 }
 
 // SimScenarios are the scenarios nicc sim knows.
@@ -610,6 +661,9 @@ func (r *SimReport) WriteText(w io.Writer) error {
 		termtext.Printf(tw, "inputs\t%s\n", r.Layout)
 	}
 	termtext.Printf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
+	if e := r.ECN; e != nil {
+		termtext.Printf(tw, "ECN\tmarking at the switch: none below %d bytes queued, all above %d, up to %s between\n", e.KminBytes, e.KmaxBytes, termtext.Num3(e.Pmax))
+	}
 	termtext.Printf(tw, "window\t%s µs to %s µs (the first %s µs are warm-up)%s\n", termtext.Num(res.WindowStartUs), termtext.Num(res.DurationUs), termtext.Num(res.WindowStartUs), r.setAtText())
 	termtext.Printf(tw, "SU\t%.2f%% switch utilization (normalized goodput %.4f)\n", res.Utilization, res.Goodput)
 	if res.FCT == nil { // a workload's flows come and go: FCT, below, says how they fared

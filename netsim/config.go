@@ -67,8 +67,9 @@ type Action struct {
 // ECN is a RED-style marking profile on an egress queue's bytes: none below Kmin, all above
 // Kmax, and a probability rising linearly from 0 to Pmax in between.
 type ECN struct {
-	KminBytes, KmaxBytes int
-	Pmax                 float64
+	KminBytes int     `json:"kmin_bytes"`
+	KmaxBytes int     `json:"kmax_bytes"`
+	Pmax      float64 `json:"pmax"`
 }
 
 // Defaults are the values zero Config fields take.

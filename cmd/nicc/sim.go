@@ -185,6 +185,7 @@ func simCommand() *cli.Command {
 			&cli.IntFlag{Name: "buffer", Value: 5 << 20, Usage: "the switch's shared buffer in bytes"},
 			&cli.IntFlag{Name: "mtu", Value: 4096, Usage: "data packet size in bytes"},
 			&cli.StringFlag{Name: "pfc", Value: lab.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on or off"},
+			&cli.StringFlag{Name: "ecn", Value: "auto", Usage: "ECN marking at the switch's egress queues, RED style: auto (DCQCN's 100KB,400KB,0.2 for dcqcn only), off, or KMIN,KMAX,PMAX (none below KMIN, all above KMAX, rising to PMAX between)"},
 			&cli.StringFlag{Name: "sizes", Usage: "workload: the flow-size distribution, websearch (DCTCP's web search) or fbhadoop (Facebook's Hadoop), as the HPCC paper tabulates them", DefaultText: "websearch"},
 			&cli.Float64Flag{Name: "load", Usage: fmt.Sprintf("workload: each host's offered load, a fraction of its link (%v to %v)", lab.MinWorkloadLoad, lab.MaxWorkloadLoad), DefaultText: fmt.Sprint(lab.DefaultWorkloadLoad)},
 			&cli.BoolFlag{Name: "go-back-n", Usage: "recover dropped data as RoCE does: a NACK for the first gap, go-back-N, a retransmission timeout (--rto); goodput counts in-order data only, and NACKs reach the policy", DefaultText: "off: dropped data is lost"},
@@ -257,7 +258,7 @@ func printHealthy(c *cli.Context, r interface {
 
 // simOptions are the options of every run the flags give (scenario, flows and policy aside).
 func simOptions(c *cli.Context) (lab.SimOptions, error) {
-	opt := lab.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc"),
+	opt := lab.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc"), ECN: c.String("ecn"),
 		Health: healthLimits(c)}
 	var err error
 	if opt.SDK, err = targets.Parse(c.String("sdk")); err != nil {

@@ -208,6 +208,39 @@ func TestSimWorkload(t *testing.T) {
 	}
 }
 
+// --ecn sets the switch's marking for any policy and is reported; auto marks for DCQCN
+// alone; DCQCN without marks, and a malformed profile, are bad input.
+func TestSimECN(t *testing.T) {
+	type ecn struct {
+		Kmin int     `json:"kmin_bytes"`
+		Kmax int     `json:"kmax_bytes"`
+		Pmax float64 `json:"pmax"`
+	}
+	for _, c := range []struct {
+		args []string
+		want *ecn
+	}{
+		{[]string{"--policy", "swift"}, nil},
+		{[]string{"--policy", "swift", "--ecn", "50KB,200KB,0.1"}, &ecn{50 << 10, 200 << 10, 0.1}},
+		{[]string{"--policy", "dcqcn"}, &ecn{100 << 10, 400 << 10, 0.2}},
+		{[]string{"--policy", "dcqcn", "--ecn", "20000,80000,1"}, &ecn{20000, 80000, 1}},
+	} {
+		code, out, errOut := nicc(t, append([]string{"sim", "many-to-one", "--flows", "4", "--duration", "2ms", "--json"}, c.args...)...)
+		var r struct {
+			ECN *ecn `json:"ecn"`
+		}
+		if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || !reflect.DeepEqual(r.ECN, c.want) {
+			t.Errorf("%v: exit %d, ecn %+v, want %+v\n%s", c.args, code, r.ECN, c.want, errOut)
+		}
+	}
+	for _, v := range []string{"off", "400KB,100KB,0.2", "1,2", "1,2,0", "1,2,1.5", "-1,2,0.5"} {
+		code, _, errOut := nicc(t, "sim", "many-to-one", "--policy", "dcqcn", "--ecn", v)
+		if code != exitBadInput || !strings.Contains(errOut, "--ecn") {
+			t.Errorf("--ecn %s: exit %d, %q", v, code, errOut)
+		}
+	}
+}
+
 // --clock-ppm reaches the network: its default is IEEE 802.3's ±100 ppm, 0 is one ideal clock
 // for every NIC, and the two runs differ (Swift's pacing follows each NIC's clock).
 func TestSimClockPPM(t *testing.T) {
