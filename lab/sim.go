@@ -39,6 +39,10 @@ type SimOptions struct {
 	// Flows is many-to-one's flow count, all-to-all's and workload's host count, long-short's
 	// short flows; 0 takes DefaultSimFlows (workload: DefaultWorkloadHosts).
 	Flows int
+	// StartWindowNs, when set, starts each flow later by its own seeded draw, uniform in
+	// [lo, hi] ns (CCsim starts its flows in U(1, 2) ms); zero starts them as the scenario
+	// does.
+	StartWindowNs [2]int64
 	// Sizes and Load are a workload's flow-size distribution (netsim.SizeCDFs by name; ""
 	// websearch) and its offered load per host link (0: DefaultWorkloadLoad).
 	Sizes string
@@ -141,6 +145,9 @@ type SimReport struct {
 	Threads      int     `json:"threads"`   // engine threads per NIC
 	Core         string  `json:"core"`      // the profile the engine's threads and clock come from
 	LinkGbps     float64 `json:"link_gbps"` // the network's
+	// StartWindowUs is when the flows started, each later by a draw within it (SimOptions.
+	// StartWindowNs); absent: as the scenario starts them.
+	StartWindowUs *[2]float64 `json:"start_window_us,omitempty"`
 	// ECN is the switch's marking profile, absent when it marks nothing.
 	ECN      *netsim.ECN `json:"ecn,omitempty"`
 	ClockPPM float64     `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
@@ -173,6 +180,11 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w := opt.StartWindowNs; w != [2]int64{} {
+		if err := scen.Stagger(w[0], w[1], opt.Net.Seed); err != nil {
+			return nil, err
+		}
+	}
 	lim := DefaultHealth
 	if opt.Health != nil {
 		lim = *opt.Health
@@ -203,6 +215,9 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		cfg.PFC = true // DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless
 	}
 	rep.ECN = cfg.ECN
+	if w := opt.StartWindowNs; w != [2]int64{} {
+		rep.StartWindowUs = &[2]float64{float64(w[0]) / 1000, float64(w[1]) / 1000}
+	}
 	switch opt.PFC {
 	case PFCOn:
 		cfg.PFC = true
@@ -661,6 +676,9 @@ func (r *SimReport) WriteText(w io.Writer) error {
 		termtext.Printf(tw, "inputs\t%s\n", r.Layout)
 	}
 	termtext.Printf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
+	if w := r.StartWindowUs; w != nil {
+		termtext.Printf(tw, "starts\teach flow later by a seeded draw in [%s, %s] µs\n", termtext.Num(w[0]), termtext.Num(w[1]))
+	}
 	if e := r.ECN; e != nil {
 		termtext.Printf(tw, "ECN\tmarking at the switch: none below %d bytes queued, all above %d, up to %s between\n", e.KminBytes, e.KmaxBytes, termtext.Num3(e.Pmax))
 	}

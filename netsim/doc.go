@@ -18,6 +18,9 @@
 //     transmission (the TX event that carries it is flagged RTT_REQ_SENT), so a flow at the
 //     minimum rate decides once a burst. The next burst is due one burst's worth of time at
 //     the flow's rate after this one started.
+//   - Starts: a scenario's flows start when it says (many-to-one's and all-to-all's all at
+//     0); Scenario.Stagger delays each by its own seeded draw within a window, as CCsim
+//     starts its flows in U(1, 2) ms.
 //   - Clocks: with Config.ClockPPM each host's NIC has a clock of its own, off its nominal
 //     frequency by a seeded amount within ±ClockPPM (nicc sim's --clock-ppm, by default
 //     ±100 ppm, IEEE 802.3's tolerance); its rate limiters pace, its CC timers tick, its CNPs

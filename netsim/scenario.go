@@ -2,6 +2,7 @@ package netsim
 
 import (
 	"fmt"
+	"math/rand/v2"
 )
 
 // Flow is a sender → receiver data stream over the switch.
@@ -41,6 +42,19 @@ func (s Scenario) check() error {
 	}
 	if s.Long >= len(s.Flows) {
 		return fmt.Errorf("netsim: scenario %s: long flow %d of %d", s.Name, s.Long, len(s.Flows))
+	}
+	return nil
+}
+
+// Stagger delays each flow's start by its own draw, uniform in [loNs, hiNs], from seed alone
+// (CCsim starts its flows in U(1, 2) ms), so that flows no longer all start at one instant.
+func (s *Scenario) Stagger(loNs, hiNs int64, seed uint64) error {
+	if loNs < 0 || hiNs < loNs || hiNs > MaxDurationNs {
+		return fmt.Errorf("netsim: start window [%d, %d] ns: want 0 <= lo <= hi <= %d", loNs, hiNs, int64(MaxDurationNs))
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x7374616767657221))
+	for i := range s.Flows {
+		s.Flows[i].StartNs += loNs + rng.Int64N(hiNs-loNs+1)
 	}
 	return nil
 }

@@ -98,3 +98,32 @@ func TestWorkloadBadInput(t *testing.T) {
 		t.Error("LookupSizeCDF(uniform): no error")
 	}
 }
+
+// Stagger starts each flow within its window, the same way for a seed and another way for
+// another seed; a window that is not one is refused.
+func TestStagger(t *testing.T) {
+	starts := func(seed uint64) []int64 {
+		s := manyToOne(t, 64)
+		if err := s.Stagger(1_000_000, 2_000_000, seed); err != nil {
+			t.Fatal(err)
+		}
+		var out []int64
+		for _, f := range s.Flows {
+			if f.StartNs < 1_000_000 || f.StartNs > 2_000_000 {
+				t.Fatalf("a flow starts at %d ns, outside [1, 2] ms", f.StartNs)
+			}
+			out = append(out, f.StartNs)
+		}
+		return out
+	}
+	a := starts(1)
+	if !slices.Equal(a, starts(1)) || slices.Equal(a, starts(2)) || len(slices.Compact(slices.Sorted(slices.Values(a)))) < 60 {
+		t.Errorf("starts %v: want the same for a seed, others for another, and nearly all distinct", a)
+	}
+	s := manyToOne(t, 2)
+	for _, w := range [][2]int64{{-1, 5}, {5, 4}, {0, 1 << 62}} {
+		if err := s.Stagger(w[0], w[1], 0); err == nil {
+			t.Errorf("Stagger(%v): no error", w)
+		}
+	}
+}

@@ -186,6 +186,7 @@ func simCommand() *cli.Command {
 			&cli.IntFlag{Name: "mtu", Value: 4096, Usage: "data packet size in bytes"},
 			&cli.StringFlag{Name: "pfc", Value: lab.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on or off"},
 			&cli.StringFlag{Name: "ecn", Value: "auto", Usage: "ECN marking at the switch's egress queues, RED style: auto (DCQCN's 100KB,400KB,0.2 for dcqcn only), off, or KMIN,KMAX,PMAX (none below KMIN, all above KMAX, rising to PMAX between)"},
+			&cli.StringFlag{Name: "start-window", Usage: "start each flow later by its own seeded draw, uniform in LO,HI, e.g. 1ms,2ms as CCsim does", DefaultText: "as the scenario starts them"},
 			&cli.StringFlag{Name: "sizes", Usage: "workload: the flow-size distribution, websearch (DCTCP's web search) or fbhadoop (Facebook's Hadoop), as the HPCC paper tabulates them", DefaultText: "websearch"},
 			&cli.Float64Flag{Name: "load", Usage: fmt.Sprintf("workload: each host's offered load, a fraction of its link (%v to %v)", lab.MinWorkloadLoad, lab.MaxWorkloadLoad), DefaultText: fmt.Sprint(lab.DefaultWorkloadLoad)},
 			&cli.BoolFlag{Name: "go-back-n", Usage: "recover dropped data as RoCE does: a NACK for the first gap, go-back-N, a retransmission timeout (--rto); goodput counts in-order data only, and NACKs reach the policy", DefaultText: "off: dropped data is lost"},
@@ -291,6 +292,15 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 		return opt, fmt.Errorf("--rto is go-back-N's retransmission timeout: it takes --go-back-n")
 	}
 	opt.Net.GoBackN = c.Bool("go-back-n")
+	if c.IsSet("start-window") {
+		lo, hi, ok := strings.Cut(c.String("start-window"), ",")
+		a, errA := time.ParseDuration(strings.TrimSpace(lo))
+		b, errB := time.ParseDuration(strings.TrimSpace(hi))
+		if !ok || errA != nil || errB != nil || a < 0 || b < a || b.Nanoseconds() > lab.MaxSimTimeNs {
+			return opt, fmt.Errorf("--start-window %q: want LO,HI with 0 <= LO <= HI, such as 1ms,2ms", c.String("start-window"))
+		}
+		opt.StartWindowNs = [2]int64{a.Nanoseconds(), b.Nanoseconds()}
+	}
 	if v := c.Int("threads"); v < 0 || v > lab.MaxSimThreads || c.IsSet("threads") && v == 0 {
 		return opt, fmt.Errorf("--threads %d: want 1 to %d", v, lab.MaxSimThreads)
 	}

@@ -241,6 +241,22 @@ func TestSimECN(t *testing.T) {
 	}
 }
 
+// --start-window staggers the flows' starts and is reported; a malformed window is bad input.
+func TestSimStartWindow(t *testing.T) {
+	code, out, errOut := nicc(t, "sim", "many-to-one", "--policy", "swift", "--flows", "4", "--duration", "4ms", "--start-window", "1ms,2ms", "--json")
+	var r struct {
+		Window *[2]float64 `json:"start_window_us"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.Window == nil || *r.Window != [2]float64{1000, 2000} {
+		t.Fatalf("exit %d, %+v\n%s", code, r, errOut)
+	}
+	for _, v := range []string{"2ms", "2ms,1ms", "-1ms,1ms", "a,b"} {
+		if code, _, errOut := nicc(t, "sim", "many-to-one", "--policy", "swift", "--start-window", v); code != exitBadInput || !strings.Contains(errOut, "--start-window") {
+			t.Errorf("--start-window %s: exit %d, %q", v, code, errOut)
+		}
+	}
+}
+
 // --clock-ppm reaches the network: its default is IEEE 802.3's ±100 ppm, 0 is one ideal clock
 // for every NIC, and the two runs differ (Swift's pacing follows each NIC's clock).
 func TestSimClockPPM(t *testing.T) {
