@@ -145,6 +145,9 @@ type SimReport struct {
 	Threads      int     `json:"threads"`   // engine threads per NIC
 	Core         string  `json:"core"`      // the profile the engine's threads and clock come from
 	LinkGbps     float64 `json:"link_gbps"` // the network's
+	// BufferAlpha is the ports' dynamic threshold (SimNet.BufferAlpha), absent when they share
+	// the buffer drop-tail.
+	BufferAlpha float64 `json:"buffer_alpha,omitempty"`
 	// StartWindowUs is when the flows started, each later by a draw within it (SimOptions.
 	// StartWindowNs); absent: as the scenario starts them.
 	StartWindowUs *[2]float64 `json:"start_window_us,omitempty"`
@@ -214,7 +217,7 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	if ctrl.Name() == "dcqcn" {
 		cfg.PFC = true // DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless
 	}
-	rep.ECN = cfg.ECN
+	rep.ECN, rep.BufferAlpha = cfg.ECN, cfg.BufferAlpha
 	if w := opt.StartWindowNs; w != [2]int64{} {
 		rep.StartWindowUs = &[2]float64{float64(w[0]) / 1000, float64(w[1]) / 1000}
 	}
@@ -676,6 +679,9 @@ func (r *SimReport) WriteText(w io.Writer) error {
 		termtext.Printf(tw, "inputs\t%s\n", r.Layout)
 	}
 	termtext.Printf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
+	if a := r.BufferAlpha; a > 0 {
+		termtext.Printf(tw, "buffer\teach port's queue at most %s × the buffer still free (a dynamic threshold)\n", termtext.Num3(a))
+	}
 	if w := r.StartWindowUs; w != nil {
 		termtext.Printf(tw, "starts\teach flow later by a seeded draw in [%s, %s] µs\n", termtext.Num(w[0]), termtext.Num(w[1]))
 	}

@@ -17,6 +17,11 @@ type Config struct {
 	BurstBytes  int     // the most data a flow sends before its RTT probe; default 16384 (4 packets)
 	BurstNs     int64   // a flow's burst is what its rate sends in this time (see burstBytes); default 4000
 	BufferBytes int     // the switch's shared buffer; default 5 MB
+	// BufferAlpha, when set, limits each egress port's queue dynamically (Choudhury and
+	// Hahne's dynamic threshold, as shared-buffer switches do): a data packet is dropped when
+	// its port's queue would pass BufferAlpha × the buffer still free; one port alone then
+	// holds at most α/(1+α) of the buffer. 0: the ports share the buffer drop-tail, first come.
+	BufferAlpha float64
 	ECN         *ECN    // RED-style marking at the switch's egress queues; nil marks nothing
 	// PFC makes the network lossless as RoCE's is (what DCQCN assumes): when the shared
 	// buffer passes Xoff the senders' data pauses, and resumes when it drains below Xon. Xoff
@@ -188,6 +193,9 @@ func (c Config) resolved() (Config, error) {
 	}
 	if c.BufferBytes < c.MTU {
 		return c, fmt.Errorf("netsim: buffer %d bytes is smaller than one %d-byte packet", c.BufferBytes, c.MTU)
+	}
+	if !(c.BufferAlpha >= 0 && c.BufferAlpha <= 64) {
+		return c, fmt.Errorf("netsim: buffer alpha %v: want 0 (off) to 64", c.BufferAlpha)
 	}
 	if e := c.ECN; e != nil && (e.KminBytes < 0 || e.KmaxBytes < e.KminBytes || !(e.Pmax >= 0 && e.Pmax <= 1)) {
 		return c, fmt.Errorf("netsim: ECN profile Kmin %d, Kmax %d, Pmax %v: want 0 <= Kmin <= Kmax and Pmax in [0, 1]", e.KminBytes, e.KmaxBytes, e.Pmax)

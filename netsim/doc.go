@@ -33,7 +33,8 @@
 //     teacher drifted apart).
 //   - Switch: one FIFO per egress port, packet by packet, sharing a BufferBytes buffer;
 //     data that does not fit is dropped (drop-tail), unless Config.PFC pauses the senders'
-//     data first. With Config.ECN, data is marked RED
+//     data first (with Config.BufferAlpha, also when its port's queue would pass α times the
+//     buffer still free: a dynamic threshold). With Config.ECN, data is marked RED
 //     style on the egress queue's bytes at arrival. Probes, probe replies and CNPs are
 //     never dropped (switches keep headroom for them) but wait in the same FIFOs, so a
 //     probe measures the queue.

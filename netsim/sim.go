@@ -345,7 +345,7 @@ func (s *sim) switchArrive(pk packet) {
 	p := &s.ports[pk.dst]
 	// Control packets (probes, replies, CNPs) are never dropped: switches keep headroom
 	// for them. They still wait in the FIFO behind the data, so a probe measures the queue.
-	if pk.kind == pktData && (s.buffer+int(pk.size) > s.cfg.BufferBytes || s.lose != nil && s.lose(pk)) {
+	if pk.kind == pktData && (s.buffer+int(pk.size) > s.cfg.BufferBytes || s.overThreshold(p, int(pk.size)) || s.lose != nil && s.lose(pk)) {
 		s.stats.drop(s, int(pk.size))
 		return
 	}
@@ -371,6 +371,13 @@ func (s *sim) switchArrive(pk packet) {
 	if !p.busy {
 		s.startTx(int(pk.dst))
 	}
+}
+
+// overThreshold says port p's queue would pass its dynamic threshold with bytes more
+// (Config.BufferAlpha).
+func (s *sim) overThreshold(p *port, bytes int) bool {
+	a := s.cfg.BufferAlpha
+	return a > 0 && float64(p.bytes+bytes) > a*float64(s.cfg.BufferBytes-s.buffer)
 }
 
 // startTx begins serializing port pi's head packet.

@@ -127,3 +127,22 @@ func TestStagger(t *testing.T) {
 		}
 	}
 }
+
+// With a dynamic threshold α a port alone holds at most α/(1+α) of the buffer: 4 flows at
+// half the line rate each into one port fill it to there (its queue latency that much of a
+// full buffer's), and drop the excess as a full buffer would.
+func TestDynamicThreshold(t *testing.T) {
+	cfg := Defaults
+	for _, alpha := range []float64{0.5, 1, 4} {
+		r := run(t, manyToOne(t, 4), FixedRate{nicsdk.LineRate / 2}, Config{BufferAlpha: alpha})
+		waitUs := alpha / (1 + alpha) * float64(cfg.BufferBytes) * 8 / (cfg.LinkGbps * 1e3)
+		within(t, "queue latency (µs)", r.QueueMeanUs, waitUs, 0.01)
+		within(t, "utilization (%)", r.Utilization, 100, 0.001)
+		if r.DropGbps < 90 {
+			t.Errorf("α %v: %v Gb/s dropped, want the excess (about 100)", alpha, r.DropGbps)
+		}
+	}
+	if _, err := Run(manyToOne(t, 2), FixedRate{1}, Config{BufferAlpha: -1}); err == nil {
+		t.Error("BufferAlpha -1: no error")
+	}
+}

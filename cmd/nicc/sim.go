@@ -183,6 +183,7 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "core", Usage: "core profile for the engine's threads and clock (nicc budget --list-cores)", DefaultText: "the compile's, else " + budget.DefaultCore},
 			&cli.Float64Flag{Name: "link-gbps", Value: 100, Usage: "every link's rate in Gb/s"},
 			&cli.IntFlag{Name: "buffer", Value: 5 << 20, Usage: "the switch's shared buffer in bytes"},
+			&cli.Float64Flag{Name: "buffer-alpha", Usage: "limit each egress port's queue to this many times the buffer still free (a dynamic threshold, as shared-buffer switches do; one port alone then holds α/(1+α) of it), 0 to 64", DefaultText: "0: the ports share it drop-tail, first come"},
 			&cli.IntFlag{Name: "mtu", Value: 4096, Usage: "data packet size in bytes"},
 			&cli.StringFlag{Name: "pfc", Value: lab.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on or off"},
 			&cli.StringFlag{Name: "ecn", Value: "auto", Usage: "ECN marking at the switch's egress queues, RED style: auto (DCQCN's 100KB,400KB,0.2 for dcqcn only), off, or KMIN,KMAX,PMAX (none below KMIN, all above KMAX, rising to PMAX between)"},
@@ -318,6 +319,10 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 		return opt, err
 	}
 	opt.Net.LinkGbps, opt.Net.BufferBytes, opt.Net.Seed = c.Float64("link-gbps"), c.Int("buffer"), c.Uint64("seed")
+	if v := c.Float64("buffer-alpha"); !(v >= 0 && v <= 64) {
+		return opt, fmt.Errorf("--buffer-alpha %v: want 0 (off) to 64", v)
+	}
+	opt.Net.BufferAlpha = c.Float64("buffer-alpha")
 	return opt, nil
 }
 
