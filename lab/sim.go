@@ -145,6 +145,8 @@ type SimReport struct {
 	Threads      int     `json:"threads"`   // engine threads per NIC
 	Core         string  `json:"core"`      // the profile the engine's threads and clock come from
 	LinkGbps     float64 `json:"link_gbps"` // the network's
+	// FatTree is the network when it is a fat tree (SimNet.FatTree), absent on one switch.
+	FatTree *netsim.FatTree `json:"fat_tree,omitempty"`
 	// BufferAlpha is the ports' dynamic threshold (SimNet.BufferAlpha), absent when they share
 	// the buffer drop-tail.
 	BufferAlpha float64 `json:"buffer_alpha,omitempty"`
@@ -217,7 +219,7 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	if ctrl.Name() == "dcqcn" {
 		cfg.PFC = true // DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless
 	}
-	rep.ECN, rep.BufferAlpha = cfg.ECN, cfg.BufferAlpha
+	rep.ECN, rep.BufferAlpha, rep.FatTree = cfg.ECN, cfg.BufferAlpha, cfg.FatTree
 	if w := opt.StartWindowNs; w != [2]int64{} {
 		rep.StartWindowUs = &[2]float64{float64(w[0]) / 1000, float64(w[1]) / 1000}
 	}
@@ -303,6 +305,32 @@ func checkDOCASetAt(opt SimOptions) error {
 	return nil
 }
 
+// ParseFatTree reads --fat-tree: nic-paper (netsim.NICPaperFatTree) or TORS,HOSTS,SPINES,LINKS.
+func ParseFatTree(s string) (*netsim.FatTree, error) {
+	if s == "nic-paper" {
+		t := netsim.NICPaperFatTree
+		return &t, nil
+	}
+	bad := fmt.Errorf("--fat-tree %q: want nic-paper or TORS,HOSTS,SPINES,LINKS (hosts a ToR; links between a ToR and a spine), such as 4,16,3,4", s)
+	f := strings.Split(s, ",")
+	if len(f) != 4 {
+		return nil, bad
+	}
+	var v [4]int
+	for i := range v {
+		n, err := strconv.Atoi(strings.TrimSpace(f[i]))
+		if err != nil || n < 1 || n > 4096 {
+			return nil, bad
+		}
+		v[i] = n
+	}
+	t := netsim.FatTree{ToRs: v[0], HostsPerToR: v[1], Spines: v[2], Links: v[3]}
+	if _, err := netsim.FatTreeManyToOne(t, 1); err != nil {
+		return nil, fmt.Errorf("--fat-tree %q: %v", s, err)
+	}
+	return &t, nil
+}
+
 // simECN is the marking profile --ecn gives (nil: none); auto marks for DCQCN alone, which
 // reacts to marks only.
 func simECN(s string, dcqcn bool) (*netsim.ECN, error) {
@@ -364,6 +392,24 @@ func simScenario(opt SimOptions) (netsim.Scenario, error) {
 		return netsim.Scenario{}, fmt.Errorf("--sizes and --load describe a workload; %s takes neither", opt.Scenario)
 	}
 	n := cmp.Or(opt.Flows, DefaultSimFlows)
+	if t := opt.Net.FatTree; t != nil {
+		switch opt.Scenario {
+		case "many-to-one":
+			return netsim.FatTreeManyToOne(*t, cmp.Or(opt.Flows, t.Hosts()-t.HostsPerToR))
+		case "all-to-all":
+			if opt.Flows != 0 {
+				return netsim.Scenario{}, fmt.Errorf("--flows %d: on a fat tree, all-to-all is every host to every host of the other racks", opt.Flows)
+			}
+			return netsim.FatTreeAllToAll(*t)
+		case "workload":
+			if opt.Flows != 0 && opt.Flows != t.Hosts() {
+				return netsim.Scenario{}, fmt.Errorf("--flows %d: on a fat tree, a workload runs on its %d hosts", opt.Flows, t.Hosts())
+			}
+			opt.Flows = t.Hosts()
+		default:
+			return netsim.Scenario{}, fmt.Errorf("%s runs on one switch, not a fat tree", opt.Scenario)
+		}
+	}
 	switch opt.Scenario {
 	case "many-to-one":
 		return netsim.ManyToOne(n)
@@ -679,6 +725,9 @@ func (r *SimReport) WriteText(w io.Writer) error {
 		termtext.Printf(tw, "inputs\t%s\n", r.Layout)
 	}
 	termtext.Printf(tw, "engine\t%d hardware thread(s) per NIC (%s); latency %s\n", r.Threads, r.Core, r.Latency)
+	if t := r.FatTree; t != nil {
+		termtext.Printf(tw, "network\ta fat tree: %d ToRs of %d hosts, %d spines, %d links between each ToR and spine, each switch its own buffer; a flow between racks on one spine and link each way, by a hash of the flow (ECMP)\n", t.ToRs, t.HostsPerToR, t.Spines, t.Links)
+	}
 	if a := r.BufferAlpha; a > 0 {
 		termtext.Printf(tw, "buffer\teach port's queue at most %s × the buffer still free (a dynamic threshold)\n", termtext.Num3(a))
 	}

@@ -16,13 +16,16 @@ type Config struct {
 	ProbeBytes  int     // RTT probe, probe reply and CNP size; default 64
 	BurstBytes  int     // the most data a flow sends before its RTT probe; default 16384 (4 packets)
 	BurstNs     int64   // a flow's burst is what its rate sends in this time (see burstBytes); default 4000
-	BufferBytes int     // the switch's shared buffer; default 5 MB
+	BufferBytes int     // each switch's shared buffer; default 5 MB
+	// FatTree, when set, is the network: a two-level fat tree whose hosts are the scenario's
+	// (nil: one switch).
+	FatTree *FatTree
 	// BufferAlpha, when set, limits each egress port's queue dynamically (Choudhury and
 	// Hahne's dynamic threshold, as shared-buffer switches do): a data packet is dropped when
 	// its port's queue would pass BufferAlpha × the buffer still free; one port alone then
 	// holds at most α/(1+α) of the buffer. 0: the ports share the buffer drop-tail, first come.
 	BufferAlpha float64
-	ECN         *ECN    // RED-style marking at the switch's egress queues; nil marks nothing
+	ECN         *ECN // RED-style marking at the switch's egress queues; nil marks nothing
 	// PFC makes the network lossless as RoCE's is (what DCQCN assumes): when the shared
 	// buffer passes Xoff the senders' data pauses, and resumes when it drains below Xon. Xoff
 	// leaves headroom for every host's burst in flight, so nothing is dropped.
@@ -114,7 +117,13 @@ func (c Config) BaseRTTNs() (uint32, error) {
 	return uint32(r.baseRTTPs() / 1000), nil
 }
 
-func (c Config) baseRTTPs() int64 { return 4*c.PropNs*1000 + 4*c.serPs(c.ProbeBytes) }
+func (c Config) baseRTTPs() int64 {
+	links := int64(4) // a probe's two links there and two back, on one switch or within a rack
+	if c.FatTree != nil {
+		links = 8 // between racks: host, ToR, spine, ToR, host, and back
+	}
+	return links*c.PropNs*1000 + links*c.serPs(c.ProbeBytes)
+}
 
 // resolved is c with its defaults filled in, checked.
 func (c Config) resolved() (Config, error) {
@@ -193,6 +202,11 @@ func (c Config) resolved() (Config, error) {
 	}
 	if c.BufferBytes < c.MTU {
 		return c, fmt.Errorf("netsim: buffer %d bytes is smaller than one %d-byte packet", c.BufferBytes, c.MTU)
+	}
+	if t := c.FatTree; t != nil {
+		if err := t.check(); err != nil {
+			return c, err
+		}
 	}
 	if !(c.BufferAlpha >= 0 && c.BufferAlpha <= 64) {
 		return c, fmt.Errorf("netsim: buffer alpha %v: want 0 (off) to 64", c.BufferAlpha)

@@ -41,6 +41,12 @@
 //   - Receivers reply to a probe at once and send a CNP for a marked packet, at most one per
 //     flow per 50 µs. Replies and CNPs take their serialization and the link's propagation
 //     but no turn in the receiver's data scheduler.
+//   - Topology: one switch, or with Config.FatTree a two-level fat tree (ToRs of hosts, each
+//     ToR linked to each spine by parallel links at the hosts' rate, every switch with its own
+//     BufferBytes buffer). A flow between racks takes one spine and one link each way, chosen
+//     by a hash of the flow and its direction (ECMP), so its packets never reorder; a flow
+//     within a rack stays in its ToR. The base RTT is then the inter-rack path's: eight links.
+//     PFC pauses every sender while any switch's buffer is past Xoff.
 //   - Loss (Config.GoBackN): by default dropped data is lost and whatever arrives counts as
 //     delivered. With GoBackN the flows recover it as RoCE's reliable connection does: each
 //     data packet carries its first byte's sequence number; the receiver delivers the next

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/nicc-dev/nicc/nicsdk"
 )
@@ -30,7 +31,8 @@ type packet struct {
 	enq  int64 // when it entered its switch queue
 	// seq is a data packet's first byte in its flow; a reply's and a NACK's, the receiver's
 	// next expected byte (its cumulative acknowledgement).
-	seq int64
+	seq  int64
+	port int32 // the egress port it is headed for (route, nextPort)
 }
 
 // flowState is one flow as the sender's NIC and the simulator see it.
@@ -72,6 +74,7 @@ type host struct {
 // port is a switch egress port: a FIFO of packets toward one host.
 type port struct {
 	fifo[packet]
+	sw      int32 // its switch: its buffer is buffers[sw]
 	bytes   int
 	busy    bool
 	txBytes int64 // bytes sent inside the window
@@ -79,20 +82,20 @@ type port struct {
 
 // sim is one run.
 type sim struct {
-	cfg    Config
-	ctrl   Controller
-	scen   Scenario
-	q      eventQueue
-	now    int64
-	hosts  []host
-	ports  []port
-	flows  []flowState
-	buffer int // bytes held by the switch
-	rng    *rand.Rand
-	stats  stats
-	err    error
-	events int64
-	trace  *Trace
+	cfg     Config
+	ctrl    Controller
+	scen    Scenario
+	q       eventQueue
+	now     int64
+	hosts   []host
+	ports   []port
+	flows   []flowState
+	buffers []int // bytes held by each switch (one without Config.FatTree)
+	rng     *rand.Rand
+	stats   stats
+	err     error
+	events  int64
+	trace   *Trace
 
 	paused    bool // PFC: the senders' data is paused
 	xoff, xon int  // PFC thresholds on the shared buffer
@@ -124,13 +127,17 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	if err := scen.check(); err != nil {
 		return nil, err
 	}
+	if t := c.FatTree; t != nil && t.Hosts() != scen.Hosts {
+		return nil, fmt.Errorf("netsim: scenario %s has %d hosts; the fat tree has %d", scen.Name, scen.Hosts, t.Hosts())
+	}
 	if ch, ok := ctrl.(interface{ check() error }); ok {
 		if err := ch.check(); err != nil {
 			return nil, err
 		}
 	}
-	s := &sim{cfg: c, ctrl: ctrl, scen: scen, hosts: make([]host, scen.Hosts), ports: make([]port, scen.Hosts),
+	s := &sim{cfg: c, ctrl: ctrl, scen: scen, hosts: make([]host, scen.Hosts),
 		flows: make([]flowState, len(scen.Flows)), rng: rand.New(rand.NewPCG(c.Seed, 0x6e65747369))}
+	s.setUpTree()
 	s.stats.init(c, scen)
 	// The clocks have a stream of their own, so that they do not move the ECN marks' draws.
 	clocks := rand.New(rand.NewPCG(c.Seed, 0x636c6f636b))
@@ -291,14 +298,18 @@ func (s *sim) sendBurst(i int) {
 	for off := 0; off < burst; {
 		size := min(burst-off, s.cfg.MTU)
 		t += s.cfg.serPs(size)
-		s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst), seq: f.nxt + int64(off)}})
+		pk := packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst), seq: f.nxt + int64(off)}
+		pk.port = s.route(f.Src, pk)
+		s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: pk})
 		off += size
 	}
 	if !f.probing {
 		f.probing = true
 		probeSent := t
 		t += s.cfg.serPs(s.cfg.ProbeBytes)
-		s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: probeSent}})
+		pk := packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: probeSent}
+		pk.port = s.route(f.Src, pk)
+		s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: pk})
 	}
 	h.uplink = t
 	s.stats.sentAll += int64(burst)
@@ -342,10 +353,11 @@ func (s *sim) hostReads(hi int, ps int64) int64 {
 }
 
 func (s *sim) switchArrive(pk packet) {
-	p := &s.ports[pk.dst]
+	p := &s.ports[pk.port]
+	buf := &s.buffers[p.sw]
 	// Control packets (probes, replies, CNPs) are never dropped: switches keep headroom
 	// for them. They still wait in the FIFO behind the data, so a probe measures the queue.
-	if pk.kind == pktData && (s.buffer+int(pk.size) > s.cfg.BufferBytes || s.overThreshold(p, int(pk.size)) || s.lose != nil && s.lose(pk)) {
+	if pk.kind == pktData && (*buf+int(pk.size) > s.cfg.BufferBytes || s.overThreshold(p, int(pk.size)) || s.lose != nil && s.lose(pk)) {
 		s.stats.drop(s, int(pk.size))
 		return
 	}
@@ -359,8 +371,8 @@ func (s *sim) switchArrive(pk packet) {
 		pk.ecn = s.rng.Float64() < prob
 	}
 	pk.enq = s.now
-	s.buffer += int(pk.size)
-	if s.cfg.PFC && !s.paused && s.buffer >= s.xoff {
+	*buf += int(pk.size)
+	if s.cfg.PFC && !s.paused && *buf >= s.xoff {
 		s.paused = true
 		if s.inWindow() {
 			s.stats.pauses++
@@ -369,7 +381,7 @@ func (s *sim) switchArrive(pk packet) {
 	p.bytes += int(pk.size)
 	p.push(pk)
 	if !p.busy {
-		s.startTx(int(pk.dst))
+		s.startTx(int(pk.port))
 	}
 }
 
@@ -377,7 +389,7 @@ func (s *sim) switchArrive(pk packet) {
 // (Config.BufferAlpha).
 func (s *sim) overThreshold(p *port, bytes int) bool {
 	a := s.cfg.BufferAlpha
-	return a > 0 && float64(p.bytes+bytes) > a*float64(s.cfg.BufferBytes-s.buffer)
+	return a > 0 && float64(p.bytes+bytes) > a*float64(s.cfg.BufferBytes-s.buffers[p.sw])
 }
 
 // startTx begins serializing port pi's head packet.
@@ -395,8 +407,8 @@ func (s *sim) portFree(pi int) {
 	p := &s.ports[pi]
 	pk := p.pop()
 	p.bytes -= int(pk.size)
-	s.buffer -= int(pk.size)
-	if s.paused && s.buffer <= s.xon {
+	s.buffers[p.sw] -= int(pk.size)
+	if s.paused && slices.Max(s.buffers) <= s.xon {
 		s.paused = false
 		for hi := range s.hosts {
 			if s.hosts[hi].ready.len() > 0 {
@@ -407,7 +419,11 @@ func (s *sim) portFree(pi int) {
 	if s.inWindow() {
 		p.txBytes += int64(pk.size)
 	}
-	s.q.push(event{at: s.now + s.cfg.PropNs*1000, kind: evHostArrive, pkt: pk})
+	if pk.port = s.nextPort(pi, pk); pk.port < 0 {
+		s.q.push(event{at: s.now + s.cfg.PropNs*1000, kind: evHostArrive, pkt: pk})
+	} else {
+		s.q.push(event{at: s.now + s.cfg.PropNs*1000, kind: evSwitchArrive, pkt: pk})
+	}
 	p.busy = false
 	if p.len() > 0 {
 		s.startTx(pi)
@@ -528,6 +544,7 @@ func (s *sim) rto(i int) {
 // control sends a control packet (probe reply, CNP) from the receiver: it takes its
 // serialization and the link's propagation, but not a turn in the receiver's data scheduler.
 func (s *sim) control(pk packet) {
+	pk.port = s.route(int(s.flows[pk.flow].Dst), pk)
 	s.q.push(event{at: s.now + s.cfg.serPs(int(pk.size)) + s.cfg.PropNs*1000, kind: evSwitchArrive, pkt: pk})
 }
 

@@ -188,6 +188,7 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "pfc", Value: lab.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on or off"},
 			&cli.StringFlag{Name: "ecn", Value: "auto", Usage: "ECN marking at the switch's egress queues, RED style: auto (DCQCN's 100KB,400KB,0.2 for dcqcn only), off, or KMIN,KMAX,PMAX (none below KMIN, all above KMAX, rising to PMAX between)"},
 			&cli.StringFlag{Name: "start-window", Usage: "start each flow later by its own seeded draw, uniform in LO,HI, e.g. 1ms,2ms as CCsim does", DefaultText: "as the scenario starts them"},
+			&cli.StringFlag{Name: "fat-tree", Usage: "run on a two-level fat tree instead of one switch: nic-paper (the NIC paper's large cluster: 4 ToRs of 16 hosts, 3 spines, 4 links between each ToR and spine) or TORS,HOSTS,SPINES,LINKS; many-to-one is then into one host from the other racks, all-to-all every host to every host of the other racks", DefaultText: "one switch"},
 			&cli.StringFlag{Name: "sizes", Usage: "workload: the flow-size distribution, websearch (DCTCP's web search) or fbhadoop (Facebook's Hadoop), as the HPCC paper tabulates them", DefaultText: "websearch"},
 			&cli.Float64Flag{Name: "load", Usage: fmt.Sprintf("workload: each host's offered load, a fraction of its link (%v to %v)", lab.MinWorkloadLoad, lab.MaxWorkloadLoad), DefaultText: fmt.Sprint(lab.DefaultWorkloadLoad)},
 			&cli.BoolFlag{Name: "go-back-n", Usage: "recover dropped data as RoCE does: a NACK for the first gap, go-back-N, a retransmission timeout (--rto); goodput counts in-order data only, and NACKs reach the policy", DefaultText: "off: dropped data is lost"},
@@ -293,6 +294,11 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 		return opt, fmt.Errorf("--rto is go-back-N's retransmission timeout: it takes --go-back-n")
 	}
 	opt.Net.GoBackN = c.Bool("go-back-n")
+	if c.IsSet("fat-tree") {
+		if opt.Net.FatTree, err = lab.ParseFatTree(c.String("fat-tree")); err != nil {
+			return opt, err
+		}
+	}
 	if c.IsSet("start-window") {
 		lo, hi, ok := strings.Cut(c.String("start-window"), ",")
 		a, errA := time.ParseDuration(strings.TrimSpace(lo))

@@ -258,6 +258,33 @@ func TestSimStartWindow(t *testing.T) {
 	}
 }
 
+// --fat-tree runs many-to-one and all-to-all across the spines of a two-level fat tree and
+// reports it; a scenario that needs one switch, and a tree that is not one, are bad input.
+func TestSimFatTree(t *testing.T) {
+	code, out, errOut := nicc(t, "sim", "many-to-one", "--policy", "swift", "--fat-tree", "2,4,2,1", "--duration", "2ms", "--json")
+	var r struct {
+		Hosts   int `json:"hosts"`
+		Flows   int `json:"flows"`
+		FatTree *struct {
+			ToRs   int `json:"tors"`
+			Spines int `json:"spines"`
+		} `json:"fat_tree"`
+		BaseRTT float64 `json:"base_rtt_us"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.FatTree == nil || r.FatTree.ToRs != 2 || r.FatTree.Spines != 2 || r.Hosts != 8 || r.Flows != 4 || r.BaseRTT < 8 {
+		t.Fatalf("sim --fat-tree: exit %d, %+v\n%s", code, r, errOut)
+	}
+	if code, out, errOut := nicc(t, "sim", "all-to-all", "--policy", "swift", "--fat-tree", "2,4,2,1", "--duration", "2ms"); code != exitOK || !strings.Contains(out, "fat-tree all-to-all 8: 32 flows") || !strings.Contains(out, "ECMP") {
+		t.Errorf("all-to-all on a fat tree: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, args := range [][]string{{"long-short", "--fat-tree", "nic-paper"}, {"many-to-one", "--fat-tree", "1,4,2,1"}, {"many-to-one", "--fat-tree", "4,16"}, {"all-to-all", "--fat-tree", "nic-paper", "--flows", "3"}} {
+		code, _, errOut := nicc(t, append([]string{"sim", "--policy", "swift"}, args...)...)
+		if code != exitBadInput || strings.Count(errOut, "\n") > 1 {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+}
+
 // --clock-ppm reaches the network: its default is IEEE 802.3's ±100 ppm, 0 is one ideal clock
 // for every NIC, and the two runs differ (Swift's pacing follows each NIC's clock).
 func TestSimClockPPM(t *testing.T) {
