@@ -6,15 +6,16 @@ import (
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
-// rttCounter counts the RTT events its controller decides on.
-type rttCounter struct {
+// eventCounter counts the events of one type its controller decides on.
+type eventCounter struct {
 	Controller
-	rtts int
+	typ nicsdk.EventType
+	n   int
 }
 
-func (c *rttCounter) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
-	if ev.Type == nicsdk.EvRTT {
-		c.rtts++
+func (c *eventCounter) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
+	if ev.Type == c.typ {
+		c.n++
 	}
 	return c.Controller.Decide(ev, ctx)
 }
@@ -40,14 +41,14 @@ func TestEstimateBounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctrl := &rttCounter{Controller: c.ctrl}
+		ctrl := &eventCounter{Controller: c.ctrl, typ: nicsdk.EvRTT}
 		r, err := Run(c.scen, ctrl, c.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if float64(r.SimEvents) > fp.Events || float64(ctrl.rtts) > fp.Decisions || ctrl.rtts == 0 {
-			t.Errorf("%s: %d events, %d RTT decisions; estimated at most %.0f and %.0f", c.name, r.SimEvents, ctrl.rtts, fp.Events, fp.Decisions)
+		if float64(r.SimEvents) > fp.Events || float64(ctrl.n) > fp.Decisions || ctrl.n == 0 {
+			t.Errorf("%s: %d events, %d RTT decisions; estimated at most %.0f and %.0f", c.name, r.SimEvents, ctrl.n, fp.Events, fp.Decisions)
 		}
-		t.Logf("%s: %d events (estimate %.3g), %d RTT decisions (estimate %.3g), %.1f MiB estimated", c.name, r.SimEvents, fp.Events, ctrl.rtts, fp.Decisions, fp.Bytes/(1<<20))
+		t.Logf("%s: %d events (estimate %.3g), %d RTT decisions (estimate %.3g), %.1f MiB estimated", c.name, r.SimEvents, fp.Events, ctrl.n, fp.Decisions, fp.Bytes/(1<<20))
 	}
 }

@@ -68,19 +68,6 @@ func TestBytesConservedWithRetransmissions(t *testing.T) {
 	}
 }
 
-// nackCounter is a fixed rate that counts the NACK events its NIC hands it.
-type nackCounter struct {
-	FixedRate
-	nacks int
-}
-
-func (c *nackCounter) Decide(ev nicsdk.Event, _ *nicsdk.FlowCtx) (uint32, int64, error) {
-	if ev.Type == nicsdk.EvNACK {
-		c.nacks++
-	}
-	return c.Rate, 0, nil
-}
-
 // One flow of 64 packets, its 10th dropped once: the next packet draws one NACK for the 10th's
 // first byte, the sender goes back and sends from it again (the packets after it in flight are
 // discarded), the policy sees one NACK event, and every byte arrives in order.
@@ -95,12 +82,12 @@ func TestGoBackNOnAHandBuiltLoss(t *testing.T) {
 		}
 		return false
 	}
-	c := &nackCounter{FixedRate: FixedRate{nicsdk.LineRate / 4}}
+	c := &eventCounter{Controller: FixedRate{nicsdk.LineRate / 4}, typ: nicsdk.EvNACK}
 	s := runSim(t, scen, c, Config{DurationNs: 1_000_000, WarmupNs: 1, GoBackN: true}, lose)
 	f := &s.flows[0]
 	st := &s.stats
-	if lost != 1 || f.rcvNxt != pkts*mtu || f.finished < 0 || c.nacks != 1 || st.nacks != 1 || st.timeouts != 0 {
-		t.Fatalf("lost %d, delivered %d of %d bytes (finished %v), %d NACK events, %d NACKs, %d timeouts", lost, f.rcvNxt, pkts*mtu, f.finished >= 0, c.nacks, st.nacks, st.timeouts)
+	if lost != 1 || f.rcvNxt != pkts*mtu || f.finished < 0 || c.n != 1 || st.nacks != 1 || st.timeouts != 0 {
+		t.Fatalf("lost %d, delivered %d of %d bytes (finished %v), %d NACK events, %d NACKs, %d timeouts", lost, f.rcvNxt, pkts*mtu, f.finished >= 0, c.n, st.nacks, st.timeouts)
 	}
 	// Sent again: the lost packet and what followed it before the NACK came back; discarded:
 	// what followed it.
