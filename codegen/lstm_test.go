@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/nicc-dev/nicc/codegen"
@@ -20,24 +21,37 @@ import (
 
 func shippedLSTM(t testing.TB) (*quantize.LSTMIR, [][]float64) {
 	t.Helper()
-	b, err := os.ReadFile("../testdata/models/rlcc_lstm.onnx")
+	l, err := shippedLSTMOnce()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return l.ir, l.rows
+}
+
+// lstmIRRows is an LSTM's IR and the rows it was calibrated on.
+type lstmIRRows struct {
+	ir   *quantize.LSTMIR
+	rows [][]float64
+}
+
+// shippedLSTMOnce quantizes the shipped LSTM once for the tests that read it (none changes
+// the IR or the rows).
+var shippedLSTMOnce = sync.OnceValues(func() (lstmIRRows, error) {
+	var l lstmIRRows
+	b, err := os.ReadFile("../testdata/models/rlcc_lstm.onnx")
+	if err != nil {
+		return l, err
 	}
 	m, err := onnx.Parse(b)
 	if err != nil {
-		t.Fatal(err)
+		return l, err
 	}
-	rows, err := rlccRows(20000, 1)
-	if err != nil {
-		t.Fatal(err)
+	if l.rows, err = rlccRows(20000, 1); err != nil {
+		return l, err
 	}
-	ir, err := quantize.LSTM(m, rlccRanges(), rows, quantize.LSTMOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ir, rows
-}
+	l.ir, err = quantize.LSTM(m, rlccRanges(), l.rows, quantize.LSTMOptions{})
+	return l, err
+})
 
 // lstmStep is one call: the inputs and the state before it.
 type lstmStep struct {
@@ -282,6 +296,7 @@ func words(b []byte) []uint32 {
 // A unit proven off (quantize.LaneLayer.Act is [0, 0]) is neither packed, computed nor
 // multiplied: the shipped LSTM has such units, and every other x_t is multiplied.
 func TestLSTMSkipsDeadUnits(t *testing.T) {
+	t.Parallel()
 	ir, _ := shippedLSTM(t)
 	f, err := codegen.LSTM(ir, codegen.Options{})
 	if err != nil {
@@ -311,6 +326,7 @@ func TestLSTMSkipsDeadUnits(t *testing.T) {
 // An input no weight reads (here o_prev, its column zeroed) is not computed: the C builds
 // under -Werror (no unused variable) and stays bit-exact (golden == host C == fwsim).
 func TestLSTMUnreadInput(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../testdata/models/rlcc_lstm.onnx")
 	if err != nil {
 		t.Fatal(err)
@@ -346,6 +362,7 @@ func TestLSTMUnreadInput(t *testing.T) {
 // grid, g's table to ±209, the cell table over 4096 rows) rounds and clamps u as quantize
 // does instead. Both are bit-exact.
 func TestLSTMCellTable(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../testdata/models/rlcc_lstm.onnx")
 	if err != nil {
 		t.Fatal(err)
@@ -358,31 +375,38 @@ func TestLSTMCellTable(t *testing.T) {
 		scale float64
 		table bool
 	}{{1, true}, {0.03, false}} {
-		m, err := onnx.Parse(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cell := &m.Layers[1]
-		for r := 2 * cell.Out; r < 3*cell.Out; r++ {
-			for _, row := range [][]float64{cell.W[r], cell.R[r]} {
-				for i := range row {
-					row[i] *= c.scale
-				}
-			}
-			cell.B[r] *= c.scale
-			cell.RB[r] *= c.scale
-		}
-		ir, err := quantize.LSTM(m, rlccRanges(), rows, quantize.LSTMOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := codegen.LSTM(ir, codegen.Options{Form: codegen.FormBranch})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := strings.Contains(string(f.Source), "nicc_policy_cell["); got != c.table {
-			t.Errorf("g scaled by %g (g table to %d, tanh_c of %d): cell table %v, want %v", c.scale, ir.GTable[255], len(ir.TanhC), got, c.table)
-		}
-		checkLSTMBitExact(t, ir, rows, f)
+		t.Run(fmt.Sprint("scale=", c.scale), func(t *testing.T) {
+			t.Parallel()
+			lstmCellTable(t, b, rows, c.scale, c.table)
+		})
 	}
+}
+
+func lstmCellTable(t *testing.T, b []byte, rows [][]float64, scale float64, table bool) {
+	m, err := onnx.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := &m.Layers[1]
+	for r := 2 * cell.Out; r < 3*cell.Out; r++ {
+		for _, row := range [][]float64{cell.W[r], cell.R[r]} {
+			for i := range row {
+				row[i] *= scale
+			}
+		}
+		cell.B[r] *= scale
+		cell.RB[r] *= scale
+	}
+	ir, err := quantize.LSTM(m, rlccRanges(), rows, quantize.LSTMOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := codegen.LSTM(ir, codegen.Options{Form: codegen.FormBranch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Contains(string(f.Source), "nicc_policy_cell["); got != table {
+		t.Errorf("g scaled by %g (g table to %d, tanh_c of %d): cell table %v, want %v", scale, ir.GTable[255], len(ir.TanhC), got, table)
+	}
+	checkLSTMBitExact(t, ir, rows, f)
 }

@@ -180,13 +180,17 @@ func TestOnEventExHost(t *testing.T) {
 	t.Parallel()
 	// As TestOnEventHost: each record is one step from the Go twin's context before it.
 	r := rng(12)
-	var in, want []uint32
-	var shows []string
+	const recWords = 6 + 5 + 2 + CtxWords + EventBytes/4 // params, coef, words and out, ctx, event
+	in := make([]uint32, 0, (hostRandom/2+400)*recWords)
+	want := make([]uint32, 0, (hostRandom/2+400)*(1+CtxWords))
+	var flows []exFlow
+	var at []recordAt
 	var st exStats
 	perWords := [StateWordsMax + 1]int{}
 	events := 0
 	for events < hostRandom/2 {
 		f := randFlowEx(r, 1+r.IntN(400))
+		flows = append(flows, f)
 		ctx := f.ctx0
 		for k, ev := range f.events {
 			refresh(r, &ctx)
@@ -195,16 +199,19 @@ func TestOnEventExHost(t *testing.T) {
 				in = append(in, uint32(c))
 			}
 			in = append(in, uint32(f.words), uint32(f.out))
+			at = append(at, recordAt{len(flows) - 1, k, len(in)})
 			in = append(append(in, ctx[:]...), eventWords(ev)...)
-			shows = append(shows, fmt.Sprintf("flow %+v coef %v words %d %v event %d %+v ctx %v",
-				f.p, f.coef, f.words, f.out, k, ev, ctx))
 			rate := stepEx(t, ev, &ctx, f, &st)
 			want = append(append(want, rate), ctx[:]...)
 			events++
 			perWords[f.words]++
 		}
 	}
-	check(t, "host eventx", host(t, "eventx", in), want, 1+CtxWords, func(i int) string { return shows[i] })
+	check(t, "host eventx", host(t, "eventx", in), want, 1+CtxWords, func(i int) string {
+		f, k, ctx := flows[at[i].flow], at[i].event, at[i].ctx(in)
+		return fmt.Sprintf("flow %+v coef %v words %d %v event %d %+v ctx %v",
+			f.p, f.coef, f.words, f.out, k, f.events[k], ctx)
+	})
 	t.Logf("events per state word count %v; policy results below/in/above [-1, 1] (OutY) %d/%d/%d, [AMin, AMax] (OutM) %d/%d/%d",
 		perWords, st.below[OutY], st.in[OutY], st.above[OutY], st.below[OutM], st.in[OutM], st.above[OutM])
 	for _, o := range []PolicyOut{OutY, OutM} {

@@ -175,24 +175,30 @@ func TestOnEventLayoutHost(t *testing.T) {
 	t.Parallel()
 	r := rng(40)
 	var in, want []uint32
-	var shows []string
+	var flows []layoutFlow
+	var at []recordAt
 	seen := map[Layout]bool{}
 	events := 0
 	for events < hostRandom/8 {
 		f := randLayoutFlow(r, 1+r.IntN(300))
+		flows = append(flows, f)
 		seen[f.l] = true
 		ctx := f.ctx0
 		for k, ev := range f.events {
 			refresh(r, &ctx)
-			in = append(in, f.in(ctx, ev)...)
-			shows = append(shows, fmt.Sprintf("flow %+v layout %v words %d %v coef %v event %d %+v ctx %v",
-				f.p, f.l, f.words, f.out, f.lc, k, ev, ctx))
+			rec := f.in(ctx, ev) // ..., ctx, event
+			at = append(at, recordAt{len(flows) - 1, k, len(in) + len(rec) - CtxWords - EventBytes/4})
+			in = append(in, rec...)
 			rate := stepLayout(t, ev, &ctx, f)
 			want = append(append(want, rate), ctx[:]...)
 			events++
 		}
 	}
-	check(t, "host eventl", host(t, "eventl", in), want, 1+CtxWords, func(i int) string { return shows[i] })
+	check(t, "host eventl", host(t, "eventl", in), want, 1+CtxWords, func(i int) string {
+		f, k, ctx := flows[at[i].flow], at[i].event, at[i].ctx(in)
+		return fmt.Sprintf("flow %+v layout %v words %d %v coef %v event %d %+v ctx %v",
+			f.p, f.l, f.words, f.out, f.lc, k, f.events[k], ctx)
+	})
 	if len(seen) < 40 {
 		t.Errorf("%d layouts drawn, want most of the valid ones", len(seen))
 	}

@@ -493,6 +493,18 @@ func randFlow(r *rand.Rand, n int) flow {
 	return f
 }
 
+// recordAt is where a host record came from, for its failure message (formatted only on
+// failure): its flow's and event's indexes, and where the context before the event starts
+// in the input words.
+type recordAt struct{ flow, event, ctxAt int }
+
+// ctx is the context before the record's event, read back from the input words.
+func (a recordAt) ctx(in []uint32) FlowCtx {
+	var c FlowCtx
+	copy(c[:], in[a.ctxAt:])
+	return c
+}
+
 func eventWords(ev Event) []uint32 {
 	b := ev.Bytes()
 	ws := make([]uint32, EventBytes/4)
@@ -507,11 +519,15 @@ func TestOnEventHost(t *testing.T) {
 	// Each record is one step from the Go twin's context before it, so a batch covers whole
 	// sequences: the C and Go steps agree from every state Go reaches.
 	r := rng(6)
-	var in, want []uint32
-	var shows []string
+	const recWords = 6 + 5 + CtxWords + EventBytes/4 // params, coef, ctx, event
+	in := make([]uint32, 0, (hostRandom+400)*recWords)
+	want := make([]uint32, 0, (hostRandom+400)*(1+CtxWords))
+	var flows []flow
+	var at []recordAt
 	events := 0
 	for events < hostRandom {
 		f := randFlow(r, 1+r.IntN(400))
+		flows = append(flows, f)
 		ctx := f.ctx0
 		pol := linearPolicy(f.coef)
 		for k, ev := range f.events {
@@ -519,14 +535,17 @@ func TestOnEventHost(t *testing.T) {
 			for _, c := range f.coef {
 				in = append(in, uint32(c))
 			}
+			at = append(at, recordAt{len(flows) - 1, k, len(in)})
 			in = append(append(in, ctx[:]...), eventWords(ev)...)
-			shows = append(shows, fmt.Sprintf("flow %+v coef %v event %d %+v ctx %v", f.p, f.coef, k, ev, ctx))
 			rate := OnEvent(ev, &ctx, f.p, pol)
 			want = append(append(want, rate), ctx[:]...)
 			events++
 		}
 	}
-	check(t, "host event", host(t, "event", in), want, 1+CtxWords, func(i int) string { return shows[i] })
+	check(t, "host event", host(t, "event", in), want, 1+CtxWords, func(i int) string {
+		f, k, ctx := flows[at[i].flow], at[i].event, at[i].ctx(in)
+		return fmt.Sprintf("flow %+v coef %v event %d %+v ctx %v", f.p, f.coef, k, f.events[k], ctx)
+	})
 }
 
 func TestOnEventFwsim(t *testing.T) {

@@ -22,17 +22,22 @@ func TestSourcesCompileStrict(t *testing.T) {
 	only := filepath.Join(dir, "only_headers.c")
 	os.WriteFile(only, []byte("#include \"rlcc.h\"\nint nicc_unused;\n"), 0o644)
 	rv := []string{"-march=rv64imc_zbb", "-mabi=lp64", "-ffreestanding"}
+	// Each compiler and level is a parallel subtest with its own object file.
 	for _, cc := range []string{"gcc", CC} {
 		for _, opt := range []string{"-O0", "-O1", "-O2", "-Os", "-O3"} {
-			for _, src := range []string{only, "fw.c", "handler.c", "hx_0_y.c", "hx_6_m.c"} {
-				args := append(append([]string{}, strictC...), opt, "-I", dir, "-c", "-o", filepath.Join(dir, "x.o"), filepath.Join(dir, filepath.Base(src)))
-				if cc == CC {
-					args = append(args, rv...)
+			t.Run(cc+opt, func(t *testing.T) {
+				t.Parallel()
+				obj := filepath.Join(dir, "x"+strings.ReplaceAll(cc+opt, "-", "_")+".o")
+				for _, src := range []string{only, "fw.c", "handler.c", "hx_0_y.c", "hx_6_m.c"} {
+					args := append(append([]string{}, strictC...), opt, "-I", dir, "-c", "-o", obj, filepath.Join(dir, filepath.Base(src)))
+					if cc == CC {
+						args = append(args, rv...)
+					}
+					if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+						t.Errorf("%s %s: %v\n%s(run `go tool task setup` if the compiler is missing)", cc, strings.Join(args, " "), err, out)
+					}
 				}
-				if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-					t.Errorf("%s %s: %v\n%s(run `go tool task setup` if the compiler is missing)", cc, strings.Join(args, " "), err, out)
-				}
-			}
+			})
 		}
 	}
 }
