@@ -27,7 +27,6 @@ type BarPanel struct {
 // compile's for every scenario.
 func ClosedLoop(b Bars) (*Figure, error) {
 	names := b.Names
-	teacherColour, compiledColour := color.RGBA{R: 70, G: 110, B: 190, A: 255}, color.RGBA{R: 220, G: 120, B: 40, A: 255}
 	var tiles [][]*plot.Plot
 	for k, m := range b.Panels {
 		p := plot.New()
@@ -39,18 +38,10 @@ func ClosedLoop(b Bars) (*Figure, error) {
 		}
 		// Bars start at 0, and the top leaves room for the legend.
 		p.Y.Min, p.Y.Max = 0, max(1.3*top, 1e-3)
-		w := vg.Points(14)
-		tb, err := plotter.NewBarChart(t, w)
+		tb, cb, err := barPair(t, c, vg.Points(14))
 		if err != nil {
 			return nil, err
 		}
-		cb, err := plotter.NewBarChart(c, w)
-		if err != nil {
-			return nil, err
-		}
-		tb.Color, tb.Offset = teacherColour, -w/2
-		cb.Color, cb.Offset = compiledColour, w/2
-		tb.LineStyle.Width, cb.LineStyle.Width = 0, 0
 		p.Add(plotter.NewGrid(), tb, cb)
 		p.NominalX(names...)
 		p.X.Tick.Label.Rotation, p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = 0.6, draw.XRight, draw.YCenter
@@ -69,4 +60,21 @@ func ClosedLoop(b Bars) (*Figure, error) {
 		drawLines(head, vg.Points(12), true, b.Title)
 		drawTiles(rest, tiles)
 	})
+}
+
+// barPair is two bar series side by side at each name, w wide each: the left blue, the right
+// orange, without outlines.
+func barPair(left, right plotter.Values, w vg.Length) (*plotter.BarChart, *plotter.BarChart, error) {
+	l, err := plotter.NewBarChart(left, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := plotter.NewBarChart(right, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.Color, l.Offset = color.RGBA{R: 70, G: 110, B: 190, A: 255}, -w/2
+	r.Color, r.Offset = color.RGBA{R: 220, G: 120, B: 40, A: 255}, w/2
+	l.LineStyle.Width, r.LineStyle.Width = 0, 0
+	return l, r, nil
 }

@@ -1,8 +1,6 @@
 package plot
 
 import (
-	"image/color"
-
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -27,20 +25,11 @@ func FCT(s Slowdowns) (*Figure, error) {
 	for _, x := range s.P99 {
 		top = max(top, x)
 	}
-	mean, p99 := plotter.Values(s.Mean), plotter.Values(s.P99)
 	p.Y.Min, p.Y.Max = 0, 1.15*top
-	w := vg.Points(18)
-	mb, err := plotter.NewBarChart(mean, w)
+	mb, pb, err := barPair(s.Mean, s.P99, vg.Points(18))
 	if err != nil {
 		return nil, err
 	}
-	pb, err := plotter.NewBarChart(p99, w)
-	if err != nil {
-		return nil, err
-	}
-	mb.Color, mb.Offset = color.RGBA{R: 70, G: 110, B: 190, A: 255}, -w/2
-	pb.Color, pb.Offset = color.RGBA{R: 220, G: 120, B: 40, A: 255}, w/2
-	mb.LineStyle.Width, pb.LineStyle.Width = 0, 0
 	one, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: 1}, {X: float64(len(s.Buckets)) - 0.5, Y: 1}})
 	if err != nil {
 		return nil, err
