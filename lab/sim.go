@@ -558,16 +558,13 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 		return golden, core, nil
 	}
 	elf := filepath.Join(opt.Policy, opt.sdk().ELF()) // readCompiled checked it
-	label := "firmware " + rb.report.Model.Name
-	if opt.SDK == doca.Target {
-		label = "DOCA " + rb.report.Model.Name
-	}
-	fw, err := newFirmwareController(opt.sdk(), elf, label, rb.layout, p, core, opt)
+	fw, err := newFirmwareController(opt.sdk(), elf, "firmware "+rb.report.Model.Name, rb.layout, p, core, opt)
 	if err != nil {
 		return nil, "", err
 	}
 	rep.Latency = fw.time.text
 	if opt.SDK == doca.Target {
+		fw.label = "DOCA " + rb.report.Model.Name
 		d, err := newDOCAController(fw, scen, opt, rep)
 		return d, core, err
 	}
