@@ -236,3 +236,33 @@ func patchEntry(t *testing.T, path, entry string, code []byte) {
 	}
 	reseal(t, filepath.Dir(path)) // a firmware as compile might have written it
 }
+
+// FuzzSimNetworkFlags: --fat-tree and --ecn, whatever their text, give a tree or profile
+// netsim accepts, or a one-line error naming the flag; never a panic.
+func FuzzSimNetworkFlags(f *testing.F) {
+	for _, s := range []string{"nic-paper", "4,16,3,4", "2,1,1,1", "1,4,2,1", "4,16", "auto", "off", "100KB,400KB,0.2", "1,2,1.5", "-1,2,0.5", "99999999MB,1,1", "", ",,,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if tree, err := ParseFatTree(s); err != nil {
+			if !strings.HasPrefix(err.Error(), "--fat-tree ") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("ParseFatTree(%q): %v", s, err)
+			}
+		} else if _, err := netsim.FatTreeManyToOne(*tree, 1); err != nil {
+			t.Errorf("ParseFatTree(%q) = %+v, which netsim refuses: %v", s, tree, err)
+		}
+		for _, dcqcn := range []bool{false, true} {
+			e, err := simECN(s, dcqcn)
+			switch {
+			case err != nil:
+				if !strings.HasPrefix(err.Error(), "--ecn ") || strings.Contains(err.Error(), "\n") {
+					t.Errorf("simECN(%q): %v", s, err)
+				}
+			case e != nil:
+				if _, err := netsim.Run(netsim.Scenario{Name: "x", Hosts: 2, Flows: []netsim.Flow{{Src: 0, Dst: 1}}, Long: -1}, netsim.FixedRate{Rate: 1}, netsim.Config{ECN: e, DurationNs: 1000}); err != nil {
+					t.Errorf("simECN(%q) = %+v, which netsim refuses: %v", s, e, err)
+				}
+			}
+		}
+	})
+}
