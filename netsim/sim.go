@@ -298,18 +298,14 @@ func (s *sim) sendBurst(i int) {
 	for off := 0; off < burst; {
 		size := min(burst-off, s.cfg.MTU)
 		t += s.cfg.serPs(size)
-		pk := packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst), seq: f.nxt + int64(off)}
-		pk.port = s.route(f.Src, pk)
-		s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: pk})
+		s.toSwitch(f.Src, t+prop, packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst), seq: f.nxt + int64(off)})
 		off += size
 	}
 	if !f.probing {
 		f.probing = true
 		probeSent := t
 		t += s.cfg.serPs(s.cfg.ProbeBytes)
-		pk := packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: probeSent}
-		pk.port = s.route(f.Src, pk)
-		s.q.push(event{at: t + prop, kind: evSwitchArrive, pkt: pk})
+		s.toSwitch(f.Src, t+prop, packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: probeSent})
 	}
 	h.uplink = t
 	s.stats.sentAll += int64(burst)
@@ -544,8 +540,14 @@ func (s *sim) rto(i int) {
 // control sends a control packet (probe reply, CNP) from the receiver: it takes its
 // serialization and the link's propagation, but not a turn in the receiver's data scheduler.
 func (s *sim) control(pk packet) {
-	pk.port = s.route(int(s.flows[pk.flow].Dst), pk)
-	s.q.push(event{at: s.now + s.cfg.serPs(int(pk.size)) + s.cfg.PropNs*1000, kind: evSwitchArrive, pkt: pk})
+	s.toSwitch(s.flows[pk.flow].Dst, s.now+s.cfg.serPs(int(pk.size))+s.cfg.PropNs*1000, pk)
+}
+
+// toSwitch has pk, sent by host src, reach its first switch at time at, headed for the port
+// it routes to.
+func (s *sim) toSwitch(src int, at int64, pk packet) {
+	pk.port = s.route(src, pk)
+	s.q.push(event{at: at, kind: evSwitchArrive, pkt: pk})
 }
 
 func (s *sim) timer(i int) {
