@@ -131,6 +131,9 @@ const (
 	MaxSimThreads    = netsim.MaxThreads
 )
 
+// SimProbes are nicc sim's --probe values: when a flow's RTT probe leaves (SimNet.Probe).
+var SimProbes = netsim.Probes
+
 // DefaultSimFlows is the flow count when none is given: 16 flows into one receiver.
 const DefaultSimFlows = 16
 
@@ -153,6 +156,11 @@ type SimReport struct {
 	// StartWindowUs is when the flows started, each later by a draw within it (SimOptions.
 	// StartWindowNs); absent: as the scenario starts them.
 	StartWindowUs *[2]float64 `json:"start_window_us,omitempty"`
+	// Probe is when a flow's RTT probe left its NIC (SimNet.Probe), absent for tx: with its
+	// next TX burst.
+	Probe netsim.Probe `json:"probe,omitempty"`
+	// TXEvents says the engines had a TX event for every burst (SimNet.TXEvents).
+	TXEvents bool `json:"tx_events,omitempty"`
 	// ECN is the switch's marking profile, absent when it marks nothing.
 	ECN      *netsim.ECN `json:"ecn,omitempty"`
 	ClockPPM float64     `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
@@ -216,10 +224,13 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	if cfg.ECN, err = simECN(opt.ECN, ctrl.Name() == "dcqcn"); err != nil {
 		return nil, err
 	}
+	if cfg.TXEvents && ctrl.TimerNs() > 0 {
+		return nil, fmt.Errorf("--tx-events: %s's timer ticks are its TX events; run it without", ctrl.Name())
+	}
 	if ctrl.Name() == "dcqcn" {
 		cfg.PFC = true // DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless
 	}
-	rep.ECN, rep.BufferAlpha, rep.FatTree = cfg.ECN, cfg.BufferAlpha, cfg.FatTree
+	rep.ECN, rep.BufferAlpha, rep.FatTree, rep.Probe, rep.TXEvents = cfg.ECN, cfg.BufferAlpha, cfg.FatTree, cfg.Probe, cfg.TXEvents
 	if w := opt.StartWindowNs; w != [2]int64{} {
 		rep.StartWindowUs = &[2]float64{float64(w[0]) / 1000, float64(w[1]) / 1000}
 	}
@@ -727,6 +738,12 @@ func (r *SimReport) WriteText(w io.Writer) error {
 	}
 	if a := r.BufferAlpha; a > 0 {
 		termtext.Printf(tw, "buffer\teach port's queue at most %s × the buffer still free (a dynamic threshold)\n", termtext.Num3(a))
+	}
+	if r.Probe == netsim.ProbeAtOnce {
+		termtext.Printf(tw, "probes\teach flow's next RTT probe leaves on its own when the decision that asked for it ends (--probe at-once)\n")
+	}
+	if r.TXEvents {
+		termtext.Printf(tw, "TX events\tone for every burst, at the sender's engine\n")
 	}
 	if w := r.StartWindowUs; w != nil {
 		termtext.Printf(tw, "starts\teach flow later by a seeded draw in [%s, %s] µs\n", termtext.Num(w[0]), termtext.Num(w[1]))

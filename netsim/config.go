@@ -50,6 +50,15 @@ type Config struct {
 	GoBackN bool
 	RTONs   int64
 
+	// Probe is when a flow's RTT probe leaves its NIC (ProbeWithTX by default).
+	Probe Probe
+	// TXEvents delivers a TX event (nicsdk.EvTX with the burst's bytes) to the sender's
+	// engine for every burst a flow sends, as DOCA PCC's engine does unless the program masks
+	// them: each takes an engine thread for its decision. Off by default: the engine sees RTT
+	// replies, CNPs, NACKs and the controller's own timer ticks. A controller with a timer
+	// (TimerNs, DCQCN's) is refused with it, as both would be EvTX.
+	TXEvents bool
+
 	DurationNs int64 // simulated time; default 20 ms
 	// TraceNs, when set, samples the flows' rates and the receivers' queue every TraceNs
 	// into Result.Trace (the first TraceFlows flows).
@@ -62,6 +71,41 @@ type Config struct {
 	// Actions run at simulated times within (0, DurationNs): see Action.
 	Actions []Action
 }
+
+// Probe is when a flow's RTT probe leaves its NIC. Every flow keeps at most one in flight,
+// and asks for the next when it decides on anything but a TX event (as rlcc_doca.h's
+// rtt_req does on each RTT, CNP and NACK event and a new flow's first).
+type Probe uint8
+
+const (
+	// ProbeWithTX sends the probe with the flow's next TX burst, after its data: DOCA PCC's
+	// engine sends the RTT request the program asks for with the flow's next transmission
+	// (the TX event that carries it is flagged RTT_REQ_SENT), and the RL-CC papers' simulator
+	// sends a burst, then its RTT packet. A flow then decides at most once a burst: a slow
+	// flow, once a packet (at 8192→1 with a 4 KB MTU, every 2.7 ms; with CCsim's 1 KB, every
+	// 0.67 ms).
+	ProbeWithTX Probe = iota
+	// ProbeAtOnce sends the probe on its own as soon as the decision that asked for it ends,
+	// not waiting for the flow's data: every flow decides once an RTT whatever its rate, and
+	// its probes cost each bottleneck ProbeBytes a flow an RTT (at 8192 flows, 512 KB: 42 µs
+	// of a 100 Gb/s link).
+	ProbeAtOnce
+)
+
+// Probes are the Probe values by name, as nicc sim's --probe takes them.
+var Probes = map[string]Probe{"tx": ProbeWithTX, "at-once": ProbeAtOnce}
+
+func (p Probe) String() string {
+	for n, v := range Probes {
+		if v == p {
+			return n
+		}
+	}
+	return fmt.Sprintf("probe(%d)", uint8(p))
+}
+
+// MarshalText makes a Probe its name in JSON.
+func (p Probe) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
 // Action is something done to the run from outside at a simulated time, such as an operator
 // changing a controller's parameters on the live NICs. It runs before every event of its time
@@ -207,6 +251,9 @@ func (c Config) resolved() (Config, error) {
 		if err := t.check(); err != nil {
 			return c, err
 		}
+	}
+	if c.Probe > ProbeAtOnce {
+		return c, fmt.Errorf("netsim: probe policy %d: want %s or %s", uint8(c.Probe), ProbeWithTX, ProbeAtOnce)
 	}
 	if !(c.BufferAlpha >= 0 && c.BufferAlpha <= 64) {
 		return c, fmt.Errorf("netsim: buffer alpha %v: want 0 (off) to 64", c.BufferAlpha)

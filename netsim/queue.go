@@ -22,10 +22,12 @@ type event struct {
 	at   int64 // ps
 	seq  uint64
 	kind evKind
-	idx  int32 // host, port or flow, by kind
-	pkt  packet
-	rate uint32 // evDecisionDone: the new rate
-	ver  uint32 // in a host's ready queue: the version of the flow's entry (stale if not current)
+	// probe, on an evDecisionDone, sends the flow's next RTT probe (Config.Probe ProbeAtOnce).
+	probe bool
+	idx   int32 // host, port or flow, by kind
+	pkt   packet
+	rate  uint32 // evDecisionDone: the new rate
+	ver   uint32 // in a host's ready queue: the version of the flow's entry (stale if not current)
 }
 
 // eventQueue is a binary min-heap of events by (at, seq). The simulation's clock is one; each

@@ -130,6 +130,9 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	if t := c.FatTree; t != nil && t.Hosts() != scen.Hosts {
 		return nil, fmt.Errorf("netsim: scenario %s has %d hosts; the fat tree has %d", scen.Name, scen.Hosts, t.Hosts())
 	}
+	if c.TXEvents && ctrl.TimerNs() > 0 {
+		return nil, fmt.Errorf("netsim: TX events on every burst and %s's own timer would both be EvTX: run it without TX events", ctrl.Name())
+	}
 	if ch, ok := ctrl.(interface{ check() error }); ok {
 		if err := ch.check(); err != nil {
 			return nil, err
@@ -199,7 +202,7 @@ func (s *sim) fire(e event) {
 	case evHostArrive:
 		s.hostArrive(e.pkt)
 	case evDecisionDone:
-		s.decisionDone(int(e.idx), e.rate)
+		s.decisionDone(int(e.idx), e.rate, e.probe)
 	case evTimer:
 		s.timer(int(e.idx))
 	case evSample:
@@ -302,10 +305,7 @@ func (s *sim) sendBurst(i int) {
 		off += size
 	}
 	if !f.probing {
-		f.probing = true
-		probeSent := t
-		t += s.cfg.serPs(s.cfg.ProbeBytes)
-		s.toSwitch(f.Src, t+prop, packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: probeSent})
+		t = s.probe(i, t)
 	}
 	h.uplink = t
 	s.stats.sentAll += int64(burst)
@@ -322,6 +322,19 @@ func (s *sim) sendBurst(i int) {
 	f.lastStart, f.lastBurst = s.now, burst
 	f.next = s.now + s.gapPs(f.Src, burst, f.rate)
 	s.ready(i)
+	if s.cfg.TXEvents {
+		s.ccEvent(i, nicsdk.Event{Type: nicsdk.EvTX, TxBytes: uint32(burst)})
+	}
+}
+
+// probe sends flow i's RTT probe on its host's uplink from time t (after whatever the uplink
+// sends before) and returns when it is serialized.
+func (s *sim) probe(i int, t int64) int64 {
+	f := &s.flows[i]
+	f.probing = true
+	end := t + s.cfg.serPs(s.cfg.ProbeBytes)
+	s.toSwitch(f.Src, end+s.cfg.PropNs*1000, packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: t})
+	return end
 }
 
 // burstBytes is a flow's burst at rate: what the rate sends in Config.BurstNs, in whole
@@ -594,13 +607,20 @@ func (s *sim) decide(i int, ev nicsdk.Event) {
 	if s.inWindow() {
 		s.stats.decisions++
 	}
-	s.q.push(event{at: s.now + lat, kind: evDecisionDone, idx: int32(i), rate: rate})
+	s.q.push(event{at: s.now + lat, kind: evDecisionDone, idx: int32(i), rate: rate,
+		probe: s.cfg.Probe == ProbeAtOnce && ev.Type != nicsdk.EvTX})
 }
 
-func (s *sim) decisionDone(i int, rate uint32) {
+// decisionDone ends a decision of flow i: its rate takes effect, and with probe (Config.Probe
+// ProbeAtOnce) the flow's next RTT probe leaves unless one is in flight or it has finished.
+func (s *sim) decisionDone(i int, rate uint32, probe bool) {
 	f := &s.flows[i]
-	e := &s.hosts[f.Src].engine
+	h := &s.hosts[f.Src]
+	e := &h.engine
 	e.busy--
+	if probe && !f.probing && f.finished < 0 {
+		h.uplink = s.probe(i, max(s.now, h.uplink))
+	}
 	if rate != f.rate {
 		f.rate = min(max(rate, 1), nicsdk.LineRate)
 		// The burst in flight keeps its pace; the next is due at the new rate.

@@ -1,0 +1,72 @@
+package netsim
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// eventTally is a fixed rate that counts the events of each type its engine hands it, and
+// the bytes its TX events carry.
+type eventTally struct {
+	FixedRate
+	n       [nicsdk.EvTX + 1]int
+	txBytes int64
+}
+
+func (c *eventTally) Decide(ev nicsdk.Event, _ *nicsdk.FlowCtx) (uint32, int64, error) {
+	c.n[ev.Type]++
+	c.txBytes += int64(ev.TxBytes)
+	return c.Rate, 0, nil
+}
+
+// With probes sent with the data (the default), a lone flow at 1/1000 of line rate decides
+// once a burst: once a packet, 12.2 times a ms at 4 KB. Sent at once, it decides once an RTT
+// whatever its rate, about 200 times as often.
+func TestProbePolicy(t *testing.T) {
+	const durNs = 5_000_000
+	decisions := func(p Probe) (int, *sim) {
+		c := &eventTally{FixedRate: FixedRate{nicsdk.LineRate / 1000}}
+		s := runSim(t, manyToOne(t, 1), c, Config{DurationNs: durNs, Probe: p}, nil)
+		if c.n[nicsdk.EvTX]+c.n[nicsdk.EvCNP]+c.n[nicsdk.EvNACK] != 0 {
+			t.Fatalf("probe %s: events other than RTT replies: %v", p, c.n)
+		}
+		return c.n[nicsdk.EvRTT], s
+	}
+	withTX, s := decisions(ProbeWithTX)
+	bursts := s.stats.sentAll / int64(s.cfg.MTU) // one packet a burst at this rate
+	if d := int64(withTX) - bursts; d < -1 || d > 0 {
+		t.Errorf("probes with the data: %d decisions for %d one-packet bursts: want one a burst (the last reply may be in flight)", withTX, bursts)
+	}
+	atOnce, s := decisions(ProbeAtOnce)
+	rttPs := s.cfg.baseRTTPs()
+	// A probe waits for a data packet on the uplink at most once a burst; else it takes
+	// the empty path's RTT.
+	if lo, hi := int64(durNs*1000)/(rttPs+s.cfg.serPs(s.cfg.MTU))-1, int64(durNs*1000)/rttPs; int64(atOnce) < lo || int64(atOnce) > hi {
+		t.Errorf("probes at once: %d decisions in %d ns: want one an RTT of %d ps, %d to %d", atOnce, durNs, rttPs, lo, hi)
+	}
+	if s.stats.sentAll != bursts*int64(s.cfg.MTU) {
+		t.Errorf("probes at once sent %d data bytes, with the data %d: the data's pace must not change", s.stats.sentAll, bursts*int64(s.cfg.MTU))
+	}
+}
+
+// With TX events every burst reaches the engine as EvTX with its bytes; a controller with a
+// timer of its own is refused.
+func TestTXEvents(t *testing.T) {
+	c := &eventTally{FixedRate: FixedRate{nicsdk.LineRate / 2}}
+	s := runSim(t, manyToOne(t, 2), c, Config{DurationNs: 2_000_000, TXEvents: true}, nil)
+	if c.txBytes != s.stats.sentAll || c.n[nicsdk.EvTX] == 0 {
+		t.Errorf("%d TX events carried %d bytes; the flows sent %d", c.n[nicsdk.EvTX], c.txBytes, s.stats.sentAll)
+	}
+	if c.n[nicsdk.EvRTT] == 0 || c.n[nicsdk.EvTX] < 2*c.n[nicsdk.EvRTT] {
+		t.Errorf("%d TX events, %d RTT events: want a TX event every burst, more than one an RTT at 50 Gb/s", c.n[nicsdk.EvTX], c.n[nicsdk.EvRTT])
+	}
+	_, err := Run(manyToOne(t, 2), DefaultDCQCN, Config{TXEvents: true})
+	if err == nil || !strings.Contains(err.Error(), "TX events") {
+		t.Errorf("DCQCN with TX events: %v, want a refusal", err)
+	}
+	if _, err := Run(manyToOne(t, 2), c, Config{Probe: ProbeAtOnce + 1}); err == nil {
+		t.Error("an unknown probe policy: no error")
+	}
+}
