@@ -309,6 +309,7 @@ func TestBadInput(t *testing.T) {
 //	go test ./netsim -run '^$' -bench ManyToOne -benchtime 1x
 func BenchmarkManyToOne8192(b *testing.B) {
 	s := manyToOne(b, 8192)
+	cfg := Config{DurationNs: 10_000_000}
 	p := nicsdk.DefaultParams()
 	// 8192 flows need a minimum rate below 1/8192 of line rate (the default 0.001 would
 	// overload the receiver 8×), and start at their fair share.
@@ -316,7 +317,6 @@ func BenchmarkManyToOne8192(b *testing.B) {
 	c := &RLCC{Label: "proportional", Params: p, Policy: func(x []int32, _ []uint32) int32 {
 		return min(max(-4*x[1], nicsdk.YMin), nicsdk.YMax) // slow down as o grows
 	}}
-	cfg := Config{DurationNs: 10_000_000}
 	var r *Result
 	for b.Loop() {
 		r = run(b, s, c, cfg)
@@ -326,6 +326,7 @@ func BenchmarkManyToOne8192(b *testing.B) {
 	b.ReportMetric(float64(r.SimEvents)/wall, "events/s")
 	b.ReportMetric(wall/simS, "wall-s/sim-s")
 	b.ReportMetric(r.Utilization, "SU%")
+	b.ReportMetric(float64(r.Decisions), "decisions")
 	b.ReportMetric(0, "ns/op")
 }
 

@@ -20,20 +20,17 @@ const (
 // scheduling, so ties break the same way on every run.
 type event struct {
 	at   int64 // ps
-	seq  uint64
 	kind evKind
 	// probe, on an evDecisionDone, sends the flow's next RTT probe (Config.Probe ProbeAtOnce).
 	probe bool
 	idx   int32 // host, port or flow, by kind
 	pkt   packet
 	rate  uint32 // evDecisionDone: the new rate
-	ver   uint32 // in a host's ready queue: the version of the flow's entry (stale if not current)
 }
 
-// eventQueue is a binary min-heap of events by (at, seq). The simulation's clock is one; each
-// host's scheduler is another, holding its flows by the time their next burst is due (flows
-// due together go in the order they became ready: round-robin). The heap orders small keys;
-// the events themselves stay put in slots, reused once popped.
+// eventQueue is the simulation's clock: a binary min-heap of events by (at, seq). The heap
+// orders small keys; the events themselves stay put in slots, reused once popped. (The
+// hosts' wakes and their schedulers' ready flows are keyHeaps.)
 type eventQueue struct {
 	keys  []evKey
 	slots []event
@@ -48,8 +45,7 @@ type evKey struct {
 }
 
 func (q *eventQueue) less(i, j int) bool {
-	a, b := &q.keys[i], &q.keys[j]
-	return a.at < b.at || a.at == b.at && a.seq < b.seq
+	return before(&q.keys[i], &q.keys[j])
 }
 
 func (q *eventQueue) push(e event) {

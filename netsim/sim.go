@@ -43,7 +43,6 @@ type flowState struct {
 	next      int64  // earliest start of its next burst
 	lastStart int64  // start of its last burst
 	lastBurst int    // bytes of its last burst
-	version   uint32 // of its entry in the host's ready heap
 	// Go-back-N (RoCE's reliable connection): the sender sends from nxt, and goes back to
 	// una, the first byte not acknowledged, on a NACK or a retransmission timeout.
 	nxt, una int64
@@ -64,9 +63,9 @@ type flowState struct {
 }
 
 type host struct {
-	ready  eventQueue // its flows by next burst time (idx: the flow)
-	uplink int64      // when its uplink is free
-	wake   int64      // time of its pending evHostSend, or -1
+	ready  keyHeap // its flows by next burst time, then by when they became ready (slot: the flow)
+	uplink int64   // when its uplink is free
+	wake   int64   // time of its pending wake (sim.wakes), or -1
 	engine engine
 	clock  float64 // how long an interval its NIC times really takes, per nominal ps (Config.ClockPPM)
 }
@@ -86,6 +85,7 @@ type sim struct {
 	ctrl    Controller
 	scen    Scenario
 	q       eventQueue
+	wakes   keyHeap // each host's next send (slot: the host), beside q
 	now     int64
 	hosts   []host
 	ports   []port
@@ -140,6 +140,8 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	}
 	s := &sim{cfg: c, ctrl: ctrl, scen: scen, hosts: make([]host, scen.Hosts),
 		flows: make([]flowState, len(scen.Flows)), rng: rand.New(rand.NewPCG(c.Seed, 0x6e65747369))}
+	s.wakes = keyHeap{pos: newPositions(scen.Hosts)}
+	flowPos := newPositions(len(scen.Flows))
 	s.setUpTree()
 	s.stats.init(c, scen)
 	// The clocks have a stream of their own, so that they do not move the ECN marks' draws.
@@ -149,6 +151,7 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 		// builds do and others do not): the same seed gives the same clocks on every build.
 		s.hosts[i].clock = 1 + float64(c.ClockPPM*1e-6*(2*clocks.Float64()-1))
 		s.hosts[i].wake = -1
+		s.hosts[i].ready.pos = flowPos
 		s.hosts[i].engine = engine{threads: c.Threads, depth: c.QueueDepth}
 	}
 	for i, f := range scen.Flows {
@@ -174,8 +177,20 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 // run fires events until the duration ends or a controller fails.
 func (s *sim) run() error {
 	end := s.cfg.DurationNs * 1000
-	for s.q.len() > 0 && s.err == nil && s.q.keys[0].at <= end {
-		e := s.q.pop()
+	for s.err == nil {
+		var e event
+		switch {
+		case len(s.wakes.keys) > 0 && (s.q.len() == 0 || before(&s.wakes.keys[0], &s.q.keys[0])):
+			if s.wakes.keys[0].at > end {
+				return s.err
+			}
+			w := s.wakes.pop()
+			e = event{at: w.at, kind: evHostSend, idx: w.slot}
+		case s.q.len() > 0 && s.q.keys[0].at <= end:
+			e = s.q.pop()
+		default:
+			return s.err
+		}
 		if e.at < s.now {
 			return fmt.Errorf("netsim: internal error: an event at %d ps after time %d ps (please report it)", e.at, s.now)
 		}
@@ -194,7 +209,7 @@ func (s *sim) fire(e event) {
 	case evFlowStart:
 		s.startFlow(int(e.idx))
 	case evHostSend:
-		s.hostSend(int(e.idx), e.at)
+		s.hostSend(int(e.idx))
 	case evSwitchArrive:
 		s.switchArrive(e.pkt)
 	case evPortFree:
@@ -237,9 +252,9 @@ func (s *sim) ready(i int) {
 		return
 	}
 	f.next = max(f.next, s.now) // a go-back readies a flow whose next burst was due long ago
-	f.version++
 	h := &s.hosts[f.Src]
-	h.ready.push(event{at: f.next, idx: int32(i), ver: f.version})
+	h.ready.set(i, f.next, h.ready.seq)
+	h.ready.seq++
 	s.wakeHost(f.Src, max(f.next, h.uplink))
 }
 
@@ -249,37 +264,27 @@ func (s *sim) wakeHost(hi int, at int64) {
 		return
 	}
 	h.wake = at
-	s.q.push(event{at: at, kind: evHostSend, idx: int32(hi)})
+	s.wakes.set(hi, at, s.q.seq)
+	s.q.seq++
 }
 
 // hostSend sends the burst of the ready flow that is due first, then its RTT probe when it has
 // none in flight.
-func (s *sim) hostSend(hi int, at int64) {
+func (s *sim) hostSend(hi int) {
 	h := &s.hosts[hi]
-	if at != h.wake {
-		return // superseded by an earlier wake
-	}
 	h.wake = -1
 	if s.paused {
 		return // PFC: the resume wakes every host
 	}
-	for h.ready.len() > 0 {
-		top := h.ready.top()
-		f := &s.flows[top.idx]
-		if top.ver != f.version {
-			h.ready.pop()
-			continue
-		}
-		if top.at > s.now {
-			s.wakeHost(hi, top.at)
-			return
-		}
-		i := int(top.idx)
-		h.ready.pop()
-		s.sendBurst(i)
-		s.wakeHost(hi, h.uplink)
+	if h.ready.len() == 0 {
 		return
 	}
+	if at := h.ready.top().at; at > s.now {
+		s.wakeHost(hi, at)
+		return
+	}
+	s.sendBurst(int(h.ready.pop().slot))
+	s.wakeHost(hi, h.uplink)
 }
 
 func (s *sim) sendBurst(i int) {
