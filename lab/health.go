@@ -28,8 +28,9 @@ type HealthLimits struct {
 
 // DefaultHealth are the defaults of --max-drop-gbps, --max-eq2-ratio and --min-su. Measured on
 // many-to-one (16 and 128 flows, seeds 0-2, 30-100 ms): the shipped RL-CC models drop nothing,
-// sit at 0.93-1.01 × Eq. 2 and 97.5-100% SU; Swift, not built around Eq. 2, at 0.98-1.47 ×
-// and 94.9-100%. A full buffer is about 20 × Eq. 2, and rlcc_adpg with its inputs in the wrong
+// sit at 0.93-1.01 × Eq. 2 and 97.5-100% SU; Swift, not built around Eq. 2 (its flow scaling
+// raises its target with the flows), at 1.48 × and 97% at 16 flows, 2.4 × and 98% at 128
+// (seed 1, 30 ms). A full buffer is about 20 × Eq. 2, and rlcc_adpg with its inputs in the wrong
 // order keeps the link 88-91% busy.
 var DefaultHealth = HealthLimits{MaxDropGbps: 0, MaxEq2Ratio: 2, MinSU: 92}
 

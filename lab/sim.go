@@ -95,6 +95,9 @@ type SimOptions struct {
 	// for the others), "off", or KMIN,KMAX,PMAX (bytes, with a KB or MB suffix of 1024s,
 	// and the marking probability at KMAX).
 	ECN string
+	// Swift and DCQCN set the references' parameters (--policy swift, dcqcn): NAME=VALUE,...
+	// of the controller's Params, the others at netsim.DefaultSwift's or DefaultDCQCN's.
+	Swift, DCQCN string
 	// Health are the limits the run is judged by (SimReport.Health); nil is DefaultHealth.
 	Health *HealthLimits
 	// PlotDir, when set, receives the flows' rates and the queue over time (SimPlotBase .png
@@ -162,9 +165,11 @@ type SimReport struct {
 	// TXEvents says the engines had a TX event for every burst (SimNet.TXEvents).
 	TXEvents bool `json:"tx_events,omitempty"`
 	// ECN is the switch's marking profile, absent when it marks nothing.
-	ECN      *netsim.ECN `json:"ecn,omitempty"`
-	ClockPPM float64     `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
-	Plots    []string    `json:"plots,omitempty"`
+	ECN *netsim.ECN `json:"ecn,omitempty"`
+	// Reference is the parameters of Swift or DCQCN when one decides, in its Params' order.
+	Reference ReferenceParams `json:"reference_params,omitempty"`
+	ClockPPM  float64         `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
+	Plots     []string        `json:"plots,omitempty"`
 	// Warnings are the sanity probe's on the policy's float model (probeWarnings).
 	Warnings []string `json:"warnings,omitempty"`
 	DOCA     *SimDOCA `json:"doca,omitempty"` // with doca.Target: the DOCA program's parameters and counters
@@ -244,7 +249,7 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		return nil, fmt.Errorf("--pfc %q: want %s, %s or %s", opt.PFC, PFCAuto, PFCOn, PFCOff)
 	}
 	if ctrl.Name() == "dcqcn" && !cfg.PFC {
-		rep.Decides = "DCQCN (netsim.DefaultDCQCN), ECN at the switch, no PFC (lossy, --pfc off)"
+		rep.Decides = "DCQCN (" + rep.Reference.text() + "), ECN at the switch, no PFC (lossy, --pfc off)"
 	}
 	rep.Threads, rep.Core, rep.LinkGbps, rep.ClockPPM = cfg.Threads, prof.Name, cmp.Or(cfg.LinkGbps, netsim.Defaults.LinkGbps), cfg.ClockPPM
 	if opt.PlotDir != "" {
@@ -451,16 +456,27 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 			return nil, "", fmt.Errorf("--sdk doca takes a compile output directory (nicc compile --sdk doca), not %q", opt.Policy)
 		}
 	}
+	for _, f := range []struct{ flag, spec, policy string }{{"--swift", opt.Swift, "swift"}, {"--dcqcn", opt.DCQCN, "dcqcn"}} {
+		if f.spec != "" && opt.Policy != f.policy {
+			return nil, "", fmt.Errorf("%s sets the parameters of --policy %s; the policy is %q", f.flag, f.policy, opt.Policy)
+		}
+	}
 	if opt.Handler != artifact.HandlerAuto && (opt.Policy == "swift" || opt.Policy == "dcqcn" || artifact.IsCompileDir(opt.Policy)) {
 		return nil, "", fmt.Errorf("--handler %s reads a model file's inputs; policy %s is not a model file (a compile directory keeps the handler it was compiled with)", opt.Handler, opt.Policy)
 	}
 	switch opt.Policy {
 	case "swift":
-		rep.Decides, rep.Latency = "Swift (netsim.DefaultSwift)", latencyText(opt.LatencyNs)
-		return netsim.DefaultSwift, core, nil
+		c := netsim.DefaultSwift
+		var err error
+		rep.Reference, err = setReferenceParams("--swift", opt.Swift, c.Params())
+		rep.Decides, rep.Latency = "Swift ("+rep.Reference.text()+")", latencyText(opt.LatencyNs)
+		return c, core, err
 	case "dcqcn":
-		rep.Decides, rep.Latency = "DCQCN (netsim.DefaultDCQCN), ECN at the switch, PFC (lossless)", latencyText(opt.LatencyNs)
-		return netsim.DefaultDCQCN, core, nil
+		c := netsim.DefaultDCQCN
+		var err error
+		rep.Reference, err = setReferenceParams("--dcqcn", opt.DCQCN, c.Params())
+		rep.Decides, rep.Latency = "DCQCN ("+rep.Reference.text()+"), ECN at the switch, PFC (lossless)", latencyText(opt.LatencyNs)
+		return c, core, err
 	case "":
 		return nil, "", fmt.Errorf("sim needs --policy: a model file, a compile directory, swift or dcqcn")
 	}

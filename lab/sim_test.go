@@ -237,10 +237,12 @@ func patchEntry(t *testing.T, path, entry string, code []byte) {
 	reseal(t, filepath.Dir(path)) // a firmware as compile might have written it
 }
 
-// FuzzSimNetworkFlags: --fat-tree and --ecn, whatever their text, give a tree or profile
-// netsim accepts, or a one-line error naming the flag; never a panic.
+// FuzzSimNetworkFlags: --fat-tree, --ecn, --swift and --dcqcn, whatever their text, give a
+// tree, profile or parameters netsim accepts, or a one-line error naming the flag; never a
+// panic.
 func FuzzSimNetworkFlags(f *testing.F) {
-	for _, s := range []string{"nic-paper", "4,16,3,4", "2,1,1,1", "1,4,2,1", "4,16", "auto", "off", "100KB,400KB,0.2", "1,2,1.5", "-1,2,0.5", "99999999MB,1,1", "", ",,,"} {
+	for _, s := range []string{"nic-paper", "4,16,3,4", "2,1,1,1", "1,4,2,1", "4,16", "auto", "off", "100KB,400KB,0.2", "1,2,1.5", "-1,2,0.5", "99999999MB,1,1", "", ",,,",
+		"ai=0.5,beta=0.7", "g=0.1,timer-us=10", "fs-max-cwnd=0.01", "f=1e9"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -250,6 +252,31 @@ func FuzzSimNetworkFlags(f *testing.F) {
 			}
 		} else if _, err := netsim.FatTreeManyToOne(*tree, 1); err != nil {
 			t.Errorf("ParseFatTree(%q) = %+v, which netsim refuses: %v", s, tree, err)
+		}
+		// --swift and --dcqcn: parameters within their bounds that netsim runs, or a
+		// one-line error naming the flag.
+		sw, dc := netsim.DefaultSwift, netsim.DefaultDCQCN
+		for _, c := range []struct {
+			flag   string
+			params []netsim.Param
+			ctrl   func() netsim.Controller
+		}{{"--swift", sw.Params(), func() netsim.Controller { return sw }}, {"--dcqcn", dc.Params(), func() netsim.Controller { return dc }}} {
+			got, err := setReferenceParams(c.flag, s, c.params)
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), c.flag) || strings.Contains(err.Error(), "\n") {
+					t.Errorf("%s %q: %v", c.flag, s, err)
+				}
+				continue
+			}
+			for i, p := range got {
+				if q := c.params[i]; !(p.Value >= q.Min && p.Value <= q.Max) {
+					t.Errorf("%s %q: %s = %v, outside [%v, %v]", c.flag, s, p.Name, p.Value, q.Min, q.Max)
+				}
+			}
+			_, err = netsim.Run(netsim.Scenario{Name: "x", Hosts: 2, Flows: []netsim.Flow{{Src: 0, Dst: 1}}, Long: -1}, c.ctrl(), netsim.Config{DurationNs: 20_000})
+			if err != nil && !strings.Contains(err.Error(), "fs_max_cwnd") {
+				t.Errorf("%s %q: netsim refuses it: %v", c.flag, s, err)
+			}
 		}
 		for _, dcqcn := range []bool{false, true} {
 			e, err := simECN(s, dcqcn)

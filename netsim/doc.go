@@ -103,10 +103,15 @@
 //
 // # The references
 //
-// Swift (rate-based, delay target with flow scaling) and DCQCN (ECN, CNP, α, fast recovery /
-// additive / hyper increase) are written from their papers and keep their state in the flow
-// context as the NIC would. Measured here: both converge on 16→1 (SU ≥ 90%, Jain ≥ 0.9);
-// Swift avoids drops at 1024→1 on the lossy network. DCQCN assumes RoCE's lossless network:
+// Swift (Algorithm 1 on a paced window: a delay target with flow and hop scaling, additive
+// increase per RTT, a bounded decrease at most once an RTT) and DCQCN (ECN, CNP, α, fast
+// recovery / additive / hyper increase) are written from their papers and keep their state
+// in the flow context as the NIC would. Measured here: both converge on 16→1 (SU ≥ 90%,
+// Jain ≥ 0.9); Swift's mean RTT is within 30% of its fixed point (the RTT at the target of
+// the fair window) at 16 and 64 flows, and it drops nothing from 16 to 4096 flows on the
+// lossy network, its queue rising with the flows as flow scaling raises the target (20 µs at
+// 128, 54 µs at 4096), unfair past a few hundred flows: a window under a packet samples the
+// delay once a packet. DCQCN assumes RoCE's lossless network:
 // on the lossy one, at 1024→1, a flow's marked packets, and so its CNPs, arrive once every
 // few hundred µs, fast recovery undoes each cut before the next, and the buffer stays full
 // and drops; with Config.PFC (the senders pause when the buffer passes Xoff, which leaves

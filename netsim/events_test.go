@@ -1,6 +1,7 @@
 package netsim
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -68,5 +69,32 @@ func TestTXEvents(t *testing.T) {
 	}
 	if _, err := Run(manyToOne(t, 2), c, Config{Probe: ProbeAtOnce + 1}); err == nil {
 		t.Error("an unknown probe policy: no error")
+	}
+}
+
+// Swift's steady state is its fixed point: N flows sharing a link at cwnd packets each, the
+// link full (cwnd·MTU over the RTT is the fair share) and the RTT at the target of that
+// window. AIMD saws around it: the measured mean RTT is within 30% of it, the link at least
+// 93% busy and the flows fair; and with more flows, smaller windows raise the target (flow
+// scaling) and the RTT with it.
+func TestSwiftFixedPoint(t *testing.T) {
+	var last float64
+	for _, n := range []int{16, 64} {
+		cfg := Config{DurationNs: 40_000_000}
+		r := run(t, manyToOne(t, n), DefaultSwift, cfg)
+		res, _ := cfg.resolved()
+		sw := DefaultSwift.forNetwork(res).(Swift)
+		share := sw.lineBPerNs / float64(n) // bytes a ns
+		rtt := sw.target(1)
+		for range 100 {
+			rtt = sw.target(share * rtt / sw.mtuBytes)
+		}
+		got := r.RTTInflation * r.BaseRTTUs * 1000
+		t.Logf("%d flows: mean RTT %.0f ns, the fixed point's %.0f ns (window %.2f packets); SU %.2f%%, Jain %.3f", n, got, rtt, share*rtt/sw.mtuBytes, r.Utilization, r.Jain)
+		if math.Abs(got-rtt) > 0.3*rtt || r.Utilization < 93 || r.Jain < 0.95 || got <= last {
+			t.Errorf("%d flows: mean RTT %.0f ns (%.0f ns with fewer flows), SU %.2f%%, Jain %.3f; want the fixed point's %.0f ns ± 30%%, more than with fewer flows, SU ≥ 93%%, Jain ≥ 0.95",
+				n, got, last, r.Utilization, r.Jain, rtt)
+		}
+		last = got
 	}
 }

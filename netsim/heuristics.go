@@ -1,6 +1,7 @@
 package netsim
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -10,59 +11,135 @@ import (
 // They keep their per-flow state in the flow context, as a NIC would; they compute in float,
 // being references, not firmware.
 
-// Swift is Swift's delay-based AIMD (Kumar et al., SIGCOMM 2020) on rates: below the target
-// delay the rate grows by AI at each RTT sample; above it, at most once per RTT, it shrinks
-// by β·(delay − target)/delay, by at most MaxMD. The target is TargetNs, the fabric's base
-// target (configured, as in Swift: a flow cannot learn its base RTT from samples taken in a
-// queue), plus flow scaling: FsRangeNs·(1/√r − 1)/(1/√MinRate − 1) for a rate r (fraction of
-// line rate), which gives slow flows (many flows sharing a link) a larger target.
+// Swift is Swift (Kumar et al., SIGCOMM 2020) as its Algorithm 1 and §3.5 give it, on a
+// window of packets that the NIC paces:
+//   - on each RTT sample of delay d, the target is BaseTargetNs + hops·HopNs + flow scaling,
+//     α/√cwnd + β′ clamped to [0, FsRangeNs], with α and β′ such that it is FsRangeNs at
+//     FsMinCwnd packets and 0 at FsMaxCwnd (many flows on a link each have a small window,
+//     and a larger target);
+//   - below the target the window grows by AI packets an RTT: AI/cwnd for each packet
+//     acknowledged, or AI for each while the window is under one packet;
+//   - above it, at most once an RTT, the window shrinks by the factor
+//     max(1 − Beta·(d − target)/d, 1 − MaxMDF);
+//   - the window stays within [MinCwnd, the window at line rate over the largest target], and
+//     the flow sends at cwnd packets a smoothed RTT (TCP's: 1/8 of each sample): paced, as
+//     Swift paces a window under one packet, and at any window here, the NIC being
+//     rate-based (a window's ACK clock keeps its rate at cwnd over the RTT's average, not
+//     over its last sample).
+//
+// The packets acknowledged since the last sample are what the flow sent since: cwnd·Δt/d. The
+// hops are the network's switches on an inter-rack path (one switch: 1; a fat tree: 3), its
+// MTU the packet; netsim gives them to the controller when a run starts.
 type Swift struct {
-	TargetNs  float64 // the target delay at line rate
-	FsRangeNs float64 // flow scaling's range
-	AI        float64 // additive increase per RTT sample, fraction of line rate
-	Beta      float64 // multiplicative decrease factor
-	MaxMD     float64 // largest decrease per RTT
-	MinRate   float64 // fraction of line rate
+	BaseTargetNs float64 // base_target: the target of a one-hop path at a large window
+	HopNs        float64 // h: the target's growth per switch on the path
+	FsRangeNs    float64 // fs_range: the most flow scaling adds
+	FsMinCwnd    float64 // fs_min_cwnd: flow scaling adds FsRangeNs at this window (packets)
+	FsMaxCwnd    float64 // fs_max_cwnd: and nothing at this one
+	AI           float64 // ai: packets added an RTT below the target
+	Beta         float64 // β: the decrease per unit of delay over the target
+	MaxMDF       float64 // max_mdf: the largest decrease
+	MinCwnd      float64 // packets
+
+	mtuBytes   float64 // the network's, set by forNetwork
+	lineBPerNs float64
+	hops       float64
 }
 
-// DefaultSwift is Swift's paper defaults where they carry over (β 0.8, max MD 0.5), with a
-// 10 µs base target (the default network's base RTT is about 4.7 µs) and a 20 µs
-// flow-scaling range.
-var DefaultSwift = Swift{TargetNs: 10000, FsRangeNs: 20000, AI: 0.002, Beta: 0.8, MaxMD: 0.5, MinRate: 1e-4}
+// DefaultSwift is Swift's paper parameters where they carry over (β 0.8, max_mdf 0.5,
+// fs_min_cwnd 0.1, fs_max_cwnd 100 packets, a window down to 0.001 packets, ai 1 packet an
+// RTT), with a 10 µs base target (this network's base RTT is about 4 µs), 1 µs a hop and a
+// 20 µs flow-scaling range.
+var DefaultSwift = Swift{BaseTargetNs: 10000, HopNs: 1000, FsRangeNs: 20000, FsMinCwnd: 0.1, FsMaxCwnd: 100,
+	AI: 0.1, Beta: 0.8, MaxMDF: 0.5, MinCwnd: 0.001}
 
 // Swift's context words.
 const (
 	swRate     = 0 // fxp20
-	swLastDecr = 1 // ns of the last decrease, low and high words
+	swCwnd     = 1 // float32 bits, packets
+	swLastDecr = 2 // ns of the last decrease, low and high words
+	swLastRTT  = 4 // ns of the last sample, low and high words
+	swSRTT     = 6 // float32 bits: the smoothed delay, ns
 )
 
 func (c Swift) Name() string   { return "swift" }
 func (c Swift) TimerNs() int64 { return 0 }
 
+// forNetwork is c in the network of cfg (resolved): its packet, its line rate and the
+// switches on its longest path.
+func (c Swift) forNetwork(cfg Config) Controller {
+	c.mtuBytes, c.lineBPerNs, c.hops = float64(cfg.MTU), cfg.LinkGbps/8, 1
+	if cfg.FatTree != nil {
+		c.hops = 3
+	}
+	return c
+}
+
+func (c Swift) check() error {
+	if !(c.FsMaxCwnd > c.FsMinCwnd) {
+		return fmt.Errorf("netsim: Swift's flow scaling from %v to %v packets: want fs_max_cwnd above fs_min_cwnd", c.FsMinCwnd, c.FsMaxCwnd)
+	}
+	return nil
+}
+
+// maxCwnd is the window at line rate over the largest target.
+func (c Swift) maxCwnd() float64 {
+	return c.lineBPerNs * (c.BaseTargetNs + c.hops*c.HopNs + c.FsRangeNs) / c.mtuBytes
+}
+
+// target is the target delay at window cwnd, in ns.
+func (c Swift) target(cwnd float64) float64 {
+	alpha := c.FsRangeNs / (1/math.Sqrt(c.FsMinCwnd) - 1/math.Sqrt(c.FsMaxCwnd))
+	fs := alpha/math.Sqrt(cwnd) - alpha/math.Sqrt(c.FsMaxCwnd)
+	return c.BaseTargetNs + c.hops*c.HopNs + min(max(fs, 0), c.FsRangeNs)
+}
+
 func (c Swift) Init(ctx *nicsdk.FlowCtx) uint32 {
 	*ctx = nicsdk.FlowCtx{}
 	ctx[swRate] = nicsdk.LineRate
+	// A new flow starts at line rate: the window that sends it over the base target.
+	ctx[swCwnd] = math.Float32bits(float32(c.lineBPerNs * (c.BaseTargetNs + c.hops*c.HopNs) / c.mtuBytes))
 	return nicsdk.LineRate
 }
 
 func (c Swift) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
-	rate := float64(ctx[swRate]) / nicsdk.LineRate
 	if ev.Type != nicsdk.EvRTT || ev.RTTNs == 0 {
 		return ctx[swRate], 0, nil
 	}
-	delay := float64(ev.RTTNs)
-	fs := c.FsRangeNs * (1/math.Sqrt(rate) - 1) / (1/math.Sqrt(c.MinRate) - 1)
-	target := c.TargetNs + min(max(fs, 0), c.FsRangeNs)
-	now := ev.TimestampNs
-	last := uint64(ctx[swLastDecr]) | uint64(ctx[swLastDecr+1])<<32
+	delay, now := float64(ev.RTTNs), ev.TimestampNs
+	cwnd := float64(math.Float32frombits(ctx[swCwnd]))
+	lastDecr := uint64(ctx[swLastDecr]) | uint64(ctx[swLastDecr+1])<<32
+	lastRTT := uint64(ctx[swLastRTT]) | uint64(ctx[swLastRTT+1])<<32
+	prev := cwnd
+	target := c.target(cwnd)
 	switch {
 	case delay < target:
-		rate += c.AI
-	case now-last >= uint64(delay):
-		rate *= max(1-c.Beta*(delay-target)/delay, 1-c.MaxMD)
+		acked := cwnd * float64(now-lastRTT) / delay
+		if lastRTT == 0 {
+			acked = 0 // the first sample: nothing to say what was acknowledged
+		}
+		if cwnd >= 1 {
+			cwnd += c.AI / cwnd * acked
+		} else {
+			cwnd += c.AI * acked
+		}
+	case now-lastDecr >= uint64(delay):
+		cwnd *= max(1-c.Beta*(delay-target)/delay, 1-c.MaxMDF)
+	}
+	cwnd = min(max(cwnd, c.MinCwnd), c.maxCwnd())
+	if cwnd <= prev {
 		ctx[swLastDecr], ctx[swLastDecr+1] = uint32(now), uint32(now>>32)
 	}
-	ctx[swRate] = toFxp(min(max(rate, c.MinRate), 1))
+	ctx[swLastRTT], ctx[swLastRTT+1] = uint32(now), uint32(now>>32)
+	ctx[swCwnd] = math.Float32bits(float32(cwnd))
+	srtt := float64(math.Float32frombits(ctx[swSRTT]))
+	if srtt == 0 {
+		srtt = delay
+	}
+	srtt += (delay - srtt) / 8
+	ctx[swSRTT] = math.Float32bits(float32(srtt))
+	rate := cwnd * c.mtuBytes / srtt / c.lineBPerNs
+	ctx[swRate] = max(toFxp(min(rate, 1)), 1)
 	return ctx[swRate], 0, nil
 }
 
@@ -157,4 +234,51 @@ func (c DCQCN) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, erro
 	ctx[dcRc], ctx[dcRt] = toFxp(min(max(rc, c.MinRate), 1)), toFxp(min(max(rt, c.MinRate), 1))
 	ctx[dcAlpha] = math.Float32bits(float32(alpha))
 	return ctx[dcRc], 0, nil
+}
+
+// Param is one named parameter of a reference controller (nicc sim's --swift and --dcqcn):
+// its value through Get and Set, and its bounds.
+type Param struct {
+	Name, Doc string
+	Min, Max  float64
+	Integer   bool
+	Get       func() float64
+	Set       func(float64)
+}
+
+func floatParam(name, doc string, v *float64, lo, hi float64) Param {
+	return Param{Name: name, Doc: doc, Min: lo, Max: hi, Get: func() float64 { return *v }, Set: func(x float64) { *v = x }}
+}
+
+// Params are c's parameters, set through c.
+func (c *Swift) Params() []Param {
+	return []Param{
+		floatParam("base-target-ns", "the target delay of a one-hop path at a large window (base_target)", &c.BaseTargetNs, 1, MaxPropNs),
+		floatParam("hop-ns", "the target's growth per switch on the path (h)", &c.HopNs, 0, MaxPropNs),
+		floatParam("fs-range-ns", "the most flow scaling adds to the target (fs_range)", &c.FsRangeNs, 0, MaxPropNs),
+		floatParam("fs-min-cwnd", "the window, in packets, at which flow scaling adds fs-range-ns", &c.FsMinCwnd, 1e-6, 1e6),
+		floatParam("fs-max-cwnd", "the window at which flow scaling adds nothing; above fs-min-cwnd", &c.FsMaxCwnd, 1e-6, 1e6),
+		floatParam("ai", "packets added an RTT below the target", &c.AI, 0, 1e6),
+		floatParam("beta", "the decrease per unit of delay over the target (β)", &c.Beta, 0, 1),
+		floatParam("max-mdf", "the largest decrease in one RTT (max_mdf)", &c.MaxMDF, 0, 1),
+		floatParam("min-cwnd", "the least window, in packets", &c.MinCwnd, 1e-9, 1e6),
+	}
+}
+
+// Params are c's parameters, set through c.
+func (c *DCQCN) Params() []Param {
+	u32 := func(name, doc string, v *uint32, lo, hi float64) Param {
+		return Param{Name: name, Doc: doc, Min: lo, Max: hi, Integer: true, Get: func() float64 { return float64(*v) }, Set: func(x float64) { *v = uint32(x) }}
+	}
+	return []Param{
+		floatParam("g", "α's gain", &c.G, 0, 1),
+		{Name: "timer-us", Doc: "α's update period, µs (each a TX event)", Min: 1, Max: 1e9, Integer: true,
+			Get: func() float64 { return float64(c.TimerUs) }, Set: func(x float64) { c.TimerUs = int64(x) }},
+		u32("increase-ticks", "α periods per rate-increase timer stage", &c.IncreaseTicks, 1, 1<<20),
+		u32("byte-counter", "bytes sent per byte-counter stage", &c.ByteCounter, 1, 1<<31),
+		u32("f", "stages of fast recovery before additive increase", &c.F, 0, 1<<20),
+		floatParam("ai", "additive increase, a fraction of line rate", &c.AI, 0, 1),
+		floatParam("hai", "hyper increase, a fraction of line rate", &c.HAI, 0, 1),
+		floatParam("min-rate", "the least rate, a fraction of line rate", &c.MinRate, 1e-9, 1),
+	}
 }

@@ -133,6 +133,9 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	if c.TXEvents && ctrl.TimerNs() > 0 {
 		return nil, fmt.Errorf("netsim: TX events on every burst and %s's own timer would both be EvTX: run it without TX events", ctrl.Name())
 	}
+	if n, ok := ctrl.(interface{ forNetwork(Config) Controller }); ok {
+		ctrl = n.forNetwork(c)
+	}
 	if ch, ok := ctrl.(interface{ check() error }); ok {
 		if err := ch.check(); err != nil {
 			return nil, err

@@ -19,7 +19,7 @@ func healthFlags(prefix string) []cli.Flag {
 	return []cli.Flag{
 		&cli.Float64Flag{Name: "max-drop-gbps", Value: d.MaxDropGbps, Usage: prefix + "health: the most data the switch may drop in the window, Gb/s (a policy in control drops nothing)"},
 		&cli.Float64Flag{Name: "max-eq2-ratio", Value: d.MaxEq2Ratio, Usage: prefix + "health: the most mean RTT inflation over the NIC paper's Eq. 2, target·√N + β (N flows per receiver port); the shipped RL-CC models measure 0.93-1.02×, Swift up to 1.5× at 128 flows, a full buffer 20×"},
-		&cli.Float64Flag{Name: "min-su", Value: d.MinSU, Usage: prefix + "health: the least switch utilization, percent; the shipped RL-CC models measure 97.5-100% on many-to-one 16 and 128, Swift 94.9%, a network fed its inputs in the wrong order 88-91%"},
+		&cli.Float64Flag{Name: "min-su", Value: d.MinSU, Usage: prefix + "health: the least switch utilization, percent; the shipped RL-CC models measure 97.5-100% on many-to-one 16 and 128, Swift 97-98%, a network fed its inputs in the wrong order 88-91%"},
 	}
 }
 

@@ -109,7 +109,8 @@ does: the window's drops (--max-drop-gbps, default 0), the mean RTT inflation ag
 paper's Eq. 2, target·√N + β with N the flows per receiver port under the RL-CC parameters the
 run decided with (--max-eq2-ratio, default 2×), and the switch utilization (--min-su, default
 92%). The defaults are measured: on many-to-one 16 and 128 the shipped RL-CC models drop
-nothing, sit at 0.93-1.02× Eq. 2 and 97.5-100% SU, Swift at up to 1.47× and 94.9%; a full
+nothing, sit at 0.93-1.02× Eq. 2 and 97.5-100% SU; Swift, whose flow scaling raises its
+target with the flows, at 1.48× and 97% at 16 flows and 2.4× (FAIL) at 128; a full
 buffer is 20× Eq. 2, and rlcc_adpg fed its inputs in the wrong order keeps the link 88-91%
 busy. The health line says ok or FAIL and why (and, past the flows the RL-CC min rate allows,
 that no RL-CC policy avoids drops there); --json carries it as health. An unhealthy run exits
@@ -194,6 +195,8 @@ func simCommand() *cli.Command {
 			&cli.BoolFlag{Name: "go-back-n", Usage: "recover dropped data as RoCE does: a NACK for the first gap, go-back-N, a retransmission timeout (--rto); goodput counts in-order data only, and NACKs reach the policy", DefaultText: "off: dropped data is lost"},
 			&cli.StringFlag{Name: "probe", Value: "tx", Usage: "when a flow's RTT probe leaves its NIC (one in flight a flow, asked for by every decision but a TX event's): tx, with the flow's next TX burst after its data, as DOCA PCC's engine sends the RTT request (a slow flow decides once a packet); or at-once, on its own as soon as the decision that asked for it ends (every flow decides once an RTT, and the probes load the bottleneck)"},
 			&cli.BoolFlag{Name: "tx-events", Usage: "deliver a TX event to the sender's CC engine for every burst a flow sends, as DOCA PCC's engine does: each takes an engine thread for a decision (not with dcqcn, whose timer ticks are TX events)", DefaultText: "off: RTT, CNP and NACK events only"},
+			&cli.StringFlag{Name: "swift", Usage: "with --policy swift: its parameters, NAME=VALUE,... of " + lab.ReferenceParamNames("swift"), DefaultText: "its paper's where they carry over"},
+			&cli.StringFlag{Name: "dcqcn", Usage: "with --policy dcqcn: its parameters, NAME=VALUE,... of " + lab.ReferenceParamNames("dcqcn"), DefaultText: "its paper's"},
 			&cli.StringFlag{Name: "rto", Value: "1ms", Usage: "with --go-back-n: the senders' retransmission timeout (RoCE's local ACK timeout)"},
 			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
 			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
@@ -301,6 +304,7 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 		return opt, fmt.Errorf("--probe %q: want tx or at-once", c.String("probe"))
 	}
 	opt.Net.Probe, opt.Net.TXEvents = probe, c.Bool("tx-events")
+	opt.Swift, opt.DCQCN = c.String("swift"), c.String("dcqcn")
 	if c.IsSet("fat-tree") {
 		if opt.Net.FatTree, err = lab.ParseFatTree(c.String("fat-tree")); err != nil {
 			return opt, err

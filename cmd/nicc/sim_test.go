@@ -352,9 +352,9 @@ func TestSimPFC(t *testing.T) {
 	if r.Pauses != 0 || !strings.Contains(r.Decides, "no PFC") {
 		t.Errorf("dcqcn --pfc off: %+v; want no pauses", r)
 	}
-	jsonOf(t, &r, append(args, "--policy", "swift", "--pfc", "on")...)
+	jsonOf(t, &r, append(args, "--policy", "swift", "--pfc", "on", "--warmup", "1us")...)
 	if r.Pauses == 0 {
-		t.Errorf("swift --pfc on: %+v; want PFC pauses at 64 flows starting at line rate", r)
+		t.Errorf("swift --pfc on: %+v; want PFC pauses at 64 flows starting at line rate (the window from 1 µs)", r)
 	}
 }
 
@@ -514,5 +514,51 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// --swift and --dcqcn set the references' parameters: the run uses them (a smaller additive
+// increase changes the run) and reports every parameter; a bad name, value or policy is a
+// one-line error naming the flag.
+func TestSimReferenceParams(t *testing.T) {
+	run := func(args ...string) (string, map[string]float64) {
+		t.Helper()
+		code, out, errOut := nicc(t, append([]string{"sim", "many-to-one", "--duration", "4ms", "--json"}, args...)...)
+		var r struct {
+			Decides string             `json:"decides"`
+			Params  map[string]float64 `json:"reference_params"`
+			QL      float64            `json:"ql_mean_us"`
+		}
+		if code != exitOK || json.Unmarshal([]byte(out), &r) != nil {
+			t.Fatalf("%v: exit %d, %s", args, code, errOut)
+		}
+		return fmt.Sprint(r.QL), r.Params
+	}
+	qlDefault, p := run("--policy", "swift")
+	if p["ai"] != 0.1 || p["beta"] != 0.8 || len(p) != 9 {
+		t.Errorf("swift's parameters: %v", p)
+	}
+	qlSet, p := run("--policy", "swift", "--swift", "ai=2,base-target-ns=20000")
+	if p["ai"] != 2 || p["base-target-ns"] != 20000 || p["beta"] != 0.8 || qlSet == qlDefault {
+		t.Errorf("--swift ai=2,base-target-ns=20000: %v, QL %s (default %s)", p, qlSet, qlDefault)
+	}
+	if _, p = run("--policy", "dcqcn", "--dcqcn", "g=0.5,f=3"); p["g"] != 0.5 || p["f"] != 3 || p["timer-us"] != 55 {
+		t.Errorf("--dcqcn g=0.5,f=3: %v", p)
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"--policy", "swift", "--swift", "ai"}},
+		{[]string{"--policy", "swift", "--swift", "nope=1"}},
+		{[]string{"--policy", "swift", "--swift", "beta=2"}},
+		{[]string{"--policy", "swift", "--swift", "ai=1,ai=2"}},
+		{[]string{"--policy", "swift", "--swift", "fs-max-cwnd=0.01"}},
+		{[]string{"--policy", "dcqcn", "--dcqcn", "f=1.5"}},
+		{[]string{"--policy", "dcqcn", "--dcqcn", "g=NaN"}},
+		{[]string{"--policy", "dcqcn", "--swift", "ai=1"}},
+	} {
+		code, _, errOut := nicc(t, append([]string{"sim", "many-to-one"}, c.args...)...)
+		flag := c.args[2]
+		if code != exitBadInput || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, flag) && !strings.Contains(errOut, "fs_max_cwnd") {
+			t.Errorf("%v: exit %d, %q; want one line naming %s", c.args, code, errOut, flag)
+		}
 	}
 }
