@@ -162,6 +162,8 @@ type SimReport struct {
 	// Probe is when a flow's RTT probe left its NIC (SimNet.Probe), absent for tx: with its
 	// next TX burst.
 	Probe netsim.Probe `json:"probe,omitempty"`
+	// HostDelayUs is each NIC's pipeline delay (SimNet.HostDelayNs), absent when none.
+	HostDelayUs float64 `json:"host_delay_us,omitempty"`
 	// TXEvents says the engines had a TX event for every burst (SimNet.TXEvents).
 	TXEvents bool `json:"tx_events,omitempty"`
 	// ECN is the switch's marking profile, absent when it marks nothing.
@@ -236,6 +238,7 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		cfg.PFC = true // DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless
 	}
 	rep.ECN, rep.BufferAlpha, rep.FatTree, rep.Probe, rep.TXEvents = cfg.ECN, cfg.BufferAlpha, cfg.FatTree, cfg.Probe, cfg.TXEvents
+	rep.HostDelayUs = float64(cfg.HostDelayNs) / 1000
 	if w := opt.StartWindowNs; w != [2]int64{} {
 		rep.StartWindowUs = &[2]float64{float64(w[0]) / 1000, float64(w[1]) / 1000}
 	}
@@ -754,6 +757,9 @@ func (r *SimReport) WriteText(w io.Writer) error {
 	}
 	if a := r.BufferAlpha; a > 0 {
 		termtext.Printf(tw, "buffer\teach port's queue at most %s × the buffer still free (a dynamic threshold)\n", termtext.Num3(a))
+	}
+	if d := r.HostDelayUs; d > 0 {
+		termtext.Printf(tw, "hosts\teach NIC's pipeline delays every packet it sends and receives by %s µs (base RTT %s µs)\n", termtext.Num(d), termtext.Num3(r.BaseRTTUs))
 	}
 	if r.Probe == netsim.ProbeAtOnce {
 		termtext.Printf(tw, "probes\teach flow's next RTT probe leaves on its own when the decision that asked for it ends (--probe at-once)\n")

@@ -10,13 +10,17 @@ import (
 // Config is the network and the run. Zero fields take the defaults (Defaults); a negative
 // one is an error.
 type Config struct {
-	LinkGbps    float64 // every link's rate; default 100
-	PropNs      int64   // one-way propagation delay of every link; default 1000 (base RTT ≈ 4 µs)
-	MTU         int     // data packet size in bytes; default 4096
-	ProbeBytes  int     // RTT probe, probe reply and CNP size; default 64
-	BurstBytes  int     // the most data a flow sends before its RTT probe; default 16384 (4 packets)
-	BurstNs     int64   // a flow's burst is what its rate sends in this time (see burstBytes); default 4000
-	BufferBytes int     // each switch's shared buffer; default 5 MB
+	LinkGbps float64 // every link's rate; default 100
+	PropNs   int64   // one-way propagation delay of every link; default 1000 (base RTT ≈ 4 µs)
+	// HostDelayNs is each NIC's pipeline delay, once on every packet it sends (before the
+	// wire) and once on every packet it receives (before it acts on it): an empty path's RTT
+	// gains four. Default 0.
+	HostDelayNs int64
+	MTU         int   // data packet size in bytes; default 4096
+	ProbeBytes  int   // RTT probe, probe reply and CNP size; default 64
+	BurstBytes  int   // the most data a flow sends before its RTT probe; default 16384 (4 packets)
+	BurstNs     int64 // a flow's burst is what its rate sends in this time (see burstBytes); default 4000
+	BufferBytes int   // each switch's shared buffer; default 5 MB
 	// FatTree, when set, is the network: a two-level fat tree whose hosts are the scenario's
 	// (nil: one switch).
 	FatTree *FatTree
@@ -166,7 +170,7 @@ func (c Config) baseRTTPs() int64 {
 	if c.FatTree != nil {
 		links = 8 // between racks: host, ToR, spine, ToR, host, and back
 	}
-	return links*c.PropNs*1000 + links*c.serPs(c.ProbeBytes)
+	return links*c.PropNs*1000 + links*c.serPs(c.ProbeBytes) + 4*c.HostDelayNs*1000
 }
 
 // resolved is c with its defaults filled in, checked.
@@ -207,6 +211,9 @@ func (c Config) resolved() (Config, error) {
 	}
 	if c.RTONs > MaxDurationNs {
 		return c, fmt.Errorf("netsim: retransmission timeout %d ns: want at most %d ns", c.RTONs, int64(MaxDurationNs))
+	}
+	if c.HostDelayNs < 0 || c.HostDelayNs > MaxPropNs {
+		return c, fmt.Errorf("netsim: host delay %d ns: want 0 to %d ns", c.HostDelayNs, int64(MaxPropNs))
 	}
 	if c.DurationNs > MaxDurationNs || c.PropNs > MaxPropNs || c.LatencyNs > MaxDurationNs {
 		return c, fmt.Errorf("netsim: duration %d ns, propagation delay %d ns, decision latency %d ns: want at most %d, %d and %d ns",

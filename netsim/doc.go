@@ -25,6 +25,9 @@
 //     falls to 0.19 (4 KB MTU) or 0.41 (1 KB); with the data at a 1 KB MTU it is 0.94 with
 //     the queue at 25 µs. A slow flow deciding once a packet is the engine's nature, and the
 //     MTU sets how often: at 8192→1 every 2.7 ms at 4 KB, every 0.67 ms at CCsim's 1 KB.
+//   - Host delay (Config.HostDelayNs): each NIC's pipeline delays every packet it sends
+//     before the wire and every packet it receives before it acts on it, so the empty path's
+//     RTT gains four (CCsim's empty path is about 8 µs, this network's 4 without it).
 //   - Starts: a scenario's flows start when it says (many-to-one's and all-to-all's all at
 //     0); Scenario.Stagger delays each by its own seeded draw within a window, as CCsim
 //     starts its flows in U(1, 2) ms.

@@ -65,11 +65,11 @@ func Estimate(scen Scenario, cfg Config, timerNs int64) (Footprint, error) {
 	mtu := float64(c.MTU)
 	// Data in flight on a link that carries it (a sender's uplink, a receiver's downlink): its
 	// propagation's worth at line rate, and a burst scheduled ahead.
-	perLink := (min(float64(c.PropNs)*1000, durPs)*bytesPerPs+float64(c.BurstBytes))/mtu + 2
+	perLink := (min(float64(c.PropNs+c.HostDelayNs)*1000, durPs)*bytesPerPs+float64(c.BurstBytes))/mtu + 2
 	// A flow's control packets in flight: its probe or reply, its decisions (running and
 	// queued), its timer, and its CNPs (at most one each cnpIntervalPs, in flight for two
 	// propagations and the longest wait in a full buffer).
-	waitPs := min(2*float64(c.PropNs)*1000+float64(c.BufferBytes)/bytesPerPs, durPs)
+	waitPs := min(2*float64(c.PropNs+c.HostDelayNs)*1000+float64(c.BufferBytes)/bytesPerPs, durPs)
 	perFlow := 4.0
 	if c.ECN != nil {
 		perFlow += 1 + waitPs/cnpIntervalPs

@@ -290,6 +290,7 @@ func TestBadInput(t *testing.T) {
 		{Config{Actions: []Action{{AtNs: 20_000_000, Do: func() error { return nil }}}}, "action at 20000000 ns"},
 		{Config{Actions: []Action{{AtNs: 0, Do: func() error { return nil }}}}, "action at 0 ns"},
 		{Config{Actions: []Action{{AtNs: 5}}}, "action at 5 ns"},
+		{Config{HostDelayNs: -1}, "host delay"}, {Config{HostDelayNs: MaxPropNs + 1}, "host delay"}, {Config{Probe: 9}, "probe policy"},
 	} {
 		if _, err := Run(s, FixedRate{nicsdk.LineRate}, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err = %v, want one naming %q", c.cfg, err, c.want)
@@ -397,5 +398,11 @@ func TestRTTInflationOfAnEmptyPath(t *testing.T) {
 	want := 1 + float64(d.serPs(d.MTU)-d.serPs(d.ProbeBytes))/1e6/r.BaseRTTUs // it arrives one probe time after that packet
 	if math.Abs(r.RTTInflation-want) > 1e-9 || math.Abs(r.BaseRTTUs-4.02048) > 1e-9 {
 		t.Errorf("one flow at 25 Gb/s: inflation %v over a base RTT of %v µs; want %v over 4.02048 µs", r.RTTInflation, r.BaseRTTUs, want)
+	}
+	// Each NIC's pipeline delay adds four to the empty path: its own on the probe and the
+	// reply, the receiver's on both.
+	h := run(t, manyToOne(t, 1), FixedRate{nicsdk.LineRate / 4}, Config{HostDelayNs: 2000})
+	if got := h.RTTInflation * h.BaseRTTUs; math.Abs(h.BaseRTTUs-12.02048) > 1e-9 || math.Abs(got-r.RTTInflation*r.BaseRTTUs-8) > 1e-6 {
+		t.Errorf("a 2 µs host delay: mean RTT %v µs over a base RTT of %v µs; want 8 µs more than without (%v), over 12.02048 µs", got, h.BaseRTTUs, r.RTTInflation*r.BaseRTTUs)
 	}
 }

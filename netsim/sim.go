@@ -162,7 +162,7 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 		s.q.push(event{at: f.StartNs * 1000, kind: evFlowStart, idx: int32(i)})
 	}
 	if c.PFC {
-		inFlight := 2*(c.BurstBytes+c.ProbeBytes) + int(float64(c.PropNs)*c.LinkGbps/8)
+		inFlight := 2*(c.BurstBytes+c.ProbeBytes) + int(float64(c.PropNs+c.HostDelayNs)*c.LinkGbps/8)
 		s.xoff = max(c.BufferBytes-scen.Hosts*inFlight, c.BufferBytes/4)
 		s.xon = max(s.xoff-2*c.MTU, 0)
 	}
@@ -437,7 +437,7 @@ func (s *sim) portFree(pi int) {
 		p.txBytes += int64(pk.size)
 	}
 	if pk.port = s.nextPort(pi, pk); pk.port < 0 {
-		s.q.push(event{at: s.now + s.cfg.PropNs*1000, kind: evHostArrive, pkt: pk})
+		s.q.push(event{at: s.now + (s.cfg.PropNs+s.cfg.HostDelayNs)*1000, kind: evHostArrive, pkt: pk})
 	} else {
 		s.q.push(event{at: s.now + s.cfg.PropNs*1000, kind: evSwitchArrive, pkt: pk})
 	}
@@ -564,11 +564,11 @@ func (s *sim) control(pk packet) {
 	s.toSwitch(s.flows[pk.flow].Dst, s.now+s.cfg.serPs(int(pk.size))+s.cfg.PropNs*1000, pk)
 }
 
-// toSwitch has pk, sent by host src, reach its first switch at time at, headed for the port
-// it routes to.
+// toSwitch has pk, sent by host src, reach its first switch at time at, after the host's
+// pipeline delay, headed for the port it routes to.
 func (s *sim) toSwitch(src int, at int64, pk packet) {
 	pk.port = s.route(src, pk)
-	s.q.push(event{at: at, kind: evSwitchArrive, pkt: pk})
+	s.q.push(event{at: at + s.cfg.HostDelayNs*1000, kind: evSwitchArrive, pkt: pk})
 }
 
 func (s *sim) timer(i int) {

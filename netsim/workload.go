@@ -134,10 +134,10 @@ var fctBuckets = []FCTBucket{{Label: "≤10KB", MaxBytes: 10e3}, {Label: "10KB-1
 	{Label: "100KB-1MB", MaxBytes: 1e6}, {Label: "1MB-10MB", MaxBytes: 10e6}, {Label: ">10MB"}}
 
 // idealFCTPs is a flow of bytes alone on the empty network at line rate: its bytes on the
-// uplink, two link delays, and its first packet stored at the switch before the port sends it
-// (the port is busy from then to the last byte).
+// uplink, two link delays and two hosts' pipelines, and its first packet stored at the switch
+// before the port sends it (the port is busy from then to the last byte).
 func (c *Config) idealFCTPs(bytes int64) int64 {
-	return int64(float64(bytes)*8000/c.LinkGbps) + 2*c.PropNs*1000 + c.serPs(int(min(bytes, int64(c.MTU))))
+	return int64(float64(bytes)*8000/c.LinkGbps) + 2*(c.PropNs+c.HostDelayNs)*1000 + c.serPs(int(min(bytes, int64(c.MTU))))
 }
 
 // fct is the run's FCT, for a scenario of finite flows and no long flow (a workload); nil

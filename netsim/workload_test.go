@@ -64,17 +64,19 @@ func TestWorkloadSizesMatchTheirTable(t *testing.T) {
 }
 
 // A flow alone on the empty network at line rate takes exactly its ideal time: slowdown 1 for
-// one burst; a longer one is slowed only by its RTT probes on the uplink.
+// one burst; a longer one is slowed only by its RTT probes on the uplink. With the hosts'
+// pipeline delay too.
 func TestFCTOfAFlowAlone(t *testing.T) {
 	for _, c := range []struct {
 		bytes    int64
 		min, max float64
-	}{{10_000, 1, 1}, {1_000_000, 1, 1.01}} {
+		hostNs   int64
+	}{{10_000, 1, 1, 0}, {1_000_000, 1, 1.01, 0}, {10_000, 1, 1, 1500}} {
 		scen := Scenario{Name: "alone", Hosts: 2, Flows: []Flow{{Src: 0, Dst: 1, StartNs: 20_000, Bytes: c.bytes}}, Long: -1}
-		r := run(t, scen, FixedRate{nicsdk.LineRate}, Config{DurationNs: 1_000_000, WarmupNs: 10_000})
+		r := run(t, scen, FixedRate{nicsdk.LineRate}, Config{DurationNs: 1_000_000, WarmupNs: 10_000, HostDelayNs: c.hostNs})
 		f := r.FCT
 		if f == nil || f.All.Flows != 1 || f.All.Unfinished != 0 || f.All.MeanSlowdown < c.min || f.All.MeanSlowdown > c.max || f.All.P99Slowdown != f.All.MeanSlowdown {
-			t.Errorf("%d bytes: FCT %+v, want one flow at slowdown %v to %v", c.bytes, f, c.min, c.max)
+			t.Errorf("%d bytes, host delay %d ns: FCT %+v, want one flow at slowdown %v to %v", c.bytes, c.hostNs, f, c.min, c.max)
 		}
 	}
 	// A flow that cannot finish is counted, not measured.

@@ -118,18 +118,20 @@ func TestSimMatrixShardsMerge(t *testing.T) {
 }
 
 func TestSimNetworkFlags(t *testing.T) {
-	code, out, errOut := nicc(t, "sim", "many-to-one", "--policy", "swift", "--mtu", "1500", "--link-delay", "2us", "--link-gbps", "25", "--buffer-alpha", "2", "--duration", "4ms", "--probe", "at-once", "--tx-events", "--json")
+	code, out, errOut := nicc(t, "sim", "many-to-one", "--policy", "swift", "--mtu", "1500", "--link-delay", "2us", "--link-gbps", "25", "--buffer-alpha", "2", "--duration", "4ms", "--probe", "at-once", "--tx-events", "--host-delay", "1us", "--json")
 	var r struct {
 		LinkGbps float64 `json:"link_gbps"`
 		Alpha    float64 `json:"buffer_alpha"`
 		SU       float64 `json:"su_percent"`
 		Probe    string  `json:"probe"`
+		HostUs   float64 `json:"host_delay_us"`
+		BaseUs   float64 `json:"base_rtt_us"`
 		TXEvents bool    `json:"tx_events"`
 	}
-	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.LinkGbps != 25 || r.Alpha != 2 || r.SU <= 0 || r.Probe != "at-once" || !r.TXEvents {
+	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.LinkGbps != 25 || r.Alpha != 2 || r.SU <= 0 || r.Probe != "at-once" || !r.TXEvents || r.HostUs != 1 || r.BaseUs < 12 {
 		t.Fatalf("exit %d, %+v, %s", code, r, errOut)
 	}
-	for _, args := range [][]string{{"--mtu", "10"}, {"--link-delay", "0s"}, {"--threads", "0"}, {"--buffer-alpha", "-1"}, {"--buffer-alpha", "NaN"}, {"--probe", "data"}, {"--tx-events", "--policy", "dcqcn"}} {
+	for _, args := range [][]string{{"--mtu", "10"}, {"--link-delay", "0s"}, {"--host-delay", "-1us"}, {"--host-delay", "2h"}, {"--threads", "0"}, {"--buffer-alpha", "-1"}, {"--buffer-alpha", "NaN"}, {"--probe", "data"}, {"--tx-events", "--policy", "dcqcn"}} {
 		code, _, errOut := nicc(t, append([]string{"sim", "many-to-one", "--policy", "swift"}, args...)...)
 		if code != exitBadInput || !strings.Contains(errOut, args[0]) {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
