@@ -89,7 +89,7 @@ type SimOptions struct {
 	Net netsim.Config
 	// Progress, if set, hears of the simulated time done, in µs.
 	Progress compiler.ProgressFunc
-	// PFC is PFCAuto ("" too: on for DCQCN only), PFCOn or PFCOff.
+	// PFC is PFCAuto ("" too: on for DCQCN only), PFCOn, PFCPort or PFCOff.
 	PFC string
 	// ECN is the switch's marking: "auto" ("" too: netsim.DefaultECN for DCQCN only, none
 	// for the others), "off", or KMIN,KMAX,PMAX (bytes, with a KB or MB suffix of 1024s,
@@ -108,7 +108,8 @@ type SimOptions struct {
 // nicc sim's --pfc: whether the switch pauses the senders before its buffer fills.
 const (
 	PFCAuto = "auto" // on for DCQCN, which RoCE runs lossless; off for every other policy
-	PFCOn   = "on"
+	PFCOn   = "on"   // every sender pauses while the buffer is past Xoff
+	PFCPort = "port" // per ingress port, as PFC pauses (netsim.Config.PFCPerPort)
 	PFCOff  = "off"
 )
 
@@ -162,6 +163,8 @@ type SimReport struct {
 	// Probe is when a flow's RTT probe left its NIC (SimNet.Probe), absent for tx: with its
 	// next TX burst.
 	Probe netsim.Probe `json:"probe,omitempty"`
+	// PFCPerPort says PFC paused per ingress port (--pfc port), not every sender at once.
+	PFCPerPort bool `json:"pfc_per_port,omitempty"`
 	// HostDelayUs is each NIC's pipeline delay (SimNet.HostDelayNs), absent when none.
 	HostDelayUs float64 `json:"host_delay_us,omitempty"`
 	// TXEvents says the engines had a TX event for every burst (SimNet.TXEvents).
@@ -245,12 +248,15 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	switch opt.PFC {
 	case PFCOn:
 		cfg.PFC = true
+	case PFCPort:
+		cfg.PFC, cfg.PFCPerPort = true, true
 	case PFCOff:
 		cfg.PFC = false
 	case PFCAuto, "":
 	default:
-		return nil, fmt.Errorf("--pfc %q: want %s, %s or %s", opt.PFC, PFCAuto, PFCOn, PFCOff)
+		return nil, fmt.Errorf("--pfc %q: want %s, %s, %s or %s", opt.PFC, PFCAuto, PFCOn, PFCPort, PFCOff)
 	}
+	rep.PFCPerPort = cfg.PFCPerPort
 	if ctrl.Name() == "dcqcn" && !cfg.PFC {
 		rep.Decides = "DCQCN (" + rep.Reference.text() + "), ECN at the switch, no PFC (lossy, --pfc off)"
 	}
@@ -757,6 +763,9 @@ func (r *SimReport) WriteText(w io.Writer) error {
 	}
 	if a := r.BufferAlpha; a > 0 {
 		termtext.Printf(tw, "buffer\teach port's queue at most %s × the buffer still free (a dynamic threshold)\n", termtext.Num3(a))
+	}
+	if r.PFCPerPort {
+		termtext.Printf(tw, "PFC\tper ingress port: a host's data pauses while its bytes in its switch pass its port's share of the buffer\n")
 	}
 	if d := r.HostDelayUs; d > 0 {
 		termtext.Printf(tw, "hosts\teach NIC's pipeline delays every packet it sends and receives by %s µs (base RTT %s µs)\n", termtext.Num(d), termtext.Num3(r.BaseRTTUs))

@@ -34,6 +34,12 @@ type Config struct {
 	// buffer passes Xoff the senders' data pauses, and resumes when it drains below Xon. Xoff
 	// leaves headroom for every host's burst in flight, so nothing is dropped.
 	PFC bool
+	// PFCPerPort, with PFC, pauses per ingress port instead, as PFC does: each switch port a
+	// host sends into has a share of its switch's buffer, (buffer − every such port's headroom
+	// for its data in flight) over the ports, and the host's data pauses while its bytes held
+	// in that switch pass the share, and resumes when they drain 2 MTUs below it. The links
+	// between switches of a fat tree have none: a spine or a far ToR may still drop.
+	PFCPerPort bool
 
 	// ClockPPM, when set, gives each host's NIC a clock of its own, off its nominal frequency
 	// by an amount drawn from the seed, uniform within ±ClockPPM parts per million (IEEE
@@ -258,6 +264,9 @@ func (c Config) resolved() (Config, error) {
 		if err := t.check(); err != nil {
 			return c, err
 		}
+	}
+	if c.PFCPerPort && !c.PFC {
+		return c, fmt.Errorf("netsim: PFC per port takes PFC")
 	}
 	if c.Probe > ProbeAtOnce {
 		return c, fmt.Errorf("netsim: probe policy %d: want %s or %s", uint8(c.Probe), ProbeWithTX, ProbeAtOnce)

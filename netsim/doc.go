@@ -44,7 +44,9 @@
 //   - Switch: one FIFO per egress port, packet by packet, sharing a BufferBytes buffer;
 //     data that does not fit is dropped (drop-tail), unless Config.PFC pauses the senders'
 //     data first (with Config.BufferAlpha, also when its port's queue would pass α times the
-//     buffer still free: a dynamic threshold). With Config.ECN, data is marked RED
+//     buffer still free: a dynamic threshold; with Config.PFCPerPort, a host's data pauses
+//     alone while its bytes in its switch pass its ingress port's share of the buffer, as PFC
+//     pauses per port). With Config.ECN, data is marked RED
 //     style on the egress queue's bytes at arrival. Probes, probe replies and CNPs are
 //     never dropped (switches keep headroom for them) but wait in the same FIFOs, so a
 //     probe measures the queue.

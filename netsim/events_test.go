@@ -98,3 +98,32 @@ func TestSwiftFixedPoint(t *testing.T) {
 		last = got
 	}
 }
+
+// PFC per port pauses only the hosts whose data fills their port's share of the buffer: with
+// eight hosts overloading one receiver and a ninth sending to another receiver alone, global
+// PFC pauses the ninth too, per-port PFC leaves it at line rate; neither drops.
+func TestPFCPerPort(t *testing.T) {
+	scen := Scenario{Name: "incast beside a lone flow", Hosts: 11, Long: -1}
+	for h := range 8 {
+		scen.Flows = append(scen.Flows, Flow{Src: h, Dst: 8})
+	}
+	scen.Flows = append(scen.Flows, Flow{Src: 9, Dst: 10})
+	lone := len(scen.Flows) - 1
+	gbps := func(perPort bool) (float64, *sim) {
+		s := runSim(t, scen, FixedRate{nicsdk.LineRate}, Config{DurationNs: 2_000_000, PFC: true, PFCPerPort: perPort}, nil)
+		if s.stats.droppedAll != 0 || s.stats.pauses == 0 {
+			t.Errorf("per port %v: %d bytes dropped, %d pauses; want none dropped, some pauses", perPort, s.stats.droppedAll, s.stats.pauses)
+		}
+		window := float64(s.cfg.DurationNs - s.cfg.WarmupNs)
+		return float64(s.flows[lone].inWindow) * 8 / window, s
+	}
+	global, _ := gbps(false)
+	perPort, s := gbps(true)
+	t.Logf("the lone flow: %.1f Gb/s under global PFC, %.1f per port", global, perPort)
+	if perPort < 0.95*s.cfg.LinkGbps || global > 0.9*perPort {
+		t.Errorf("the lone flow: %.1f Gb/s under global PFC, %.1f per port; want per port at line rate and global well under it", global, perPort)
+	}
+	if _, err := Run(scen, FixedRate{1}, Config{PFCPerPort: true}); err == nil {
+		t.Error("PFC per port without PFC: no error")
+	}
+}

@@ -68,6 +68,10 @@ type host struct {
 	wake   int64   // time of its pending wake (sim.wakes), or -1
 	engine engine
 	clock  float64 // how long an interval its NIC times really takes, per nominal ps (Config.ClockPPM)
+	// Config.PFCPerPort: its data held in its first switch, and whether that switch's port
+	// from it has paused it.
+	ingress int
+	paused  bool
 }
 
 // port is a switch egress port: a FIFO of packets toward one host.
@@ -98,7 +102,7 @@ type sim struct {
 	trace   *Trace
 
 	paused    bool // PFC: the senders' data is paused
-	xoff, xon int  // PFC thresholds on the shared buffer
+	xoff, xon int  // PFC thresholds on the shared buffer (Config.PFCPerPort: on a host's ingress)
 
 	// lose, for tests, drops a data packet at the switch as a full buffer would.
 	lose func(packet) bool
@@ -163,7 +167,15 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	}
 	if c.PFC {
 		inFlight := 2*(c.BurstBytes+c.ProbeBytes) + int(float64(c.PropNs+c.HostDelayNs)*c.LinkGbps/8)
-		s.xoff = max(c.BufferBytes-scen.Hosts*inFlight, c.BufferBytes/4)
+		ports := scen.Hosts // the ports hosts send into, on a switch
+		if c.FatTree != nil {
+			ports = c.FatTree.HostsPerToR
+		}
+		if c.PFCPerPort {
+			s.xoff = max((c.BufferBytes-ports*inFlight)/ports, 2*c.MTU)
+		} else {
+			s.xoff = max(c.BufferBytes-scen.Hosts*inFlight, c.BufferBytes/4)
+		}
 		s.xon = max(s.xoff-2*c.MTU, 0)
 	}
 	if c.TraceNs > 0 {
@@ -276,8 +288,8 @@ func (s *sim) wakeHost(hi int, at int64) {
 func (s *sim) hostSend(hi int) {
 	h := &s.hosts[hi]
 	h.wake = -1
-	if s.paused {
-		return // PFC: the resume wakes every host
+	if s.paused || h.paused {
+		return // PFC: the resume wakes the host
 	}
 	if h.ready.len() == 0 {
 		return
@@ -389,17 +401,41 @@ func (s *sim) switchArrive(pk packet) {
 	}
 	pk.enq = s.now
 	*buf += int(pk.size)
-	if s.cfg.PFC && !s.paused && *buf >= s.xoff {
-		s.paused = true
-		if s.inWindow() {
-			s.stats.pauses++
+	switch {
+	case pk.kind != pktData || !s.cfg.PFC:
+	case s.cfg.PFCPerPort:
+		if src := s.flows[pk.flow].Src; p.sw == s.firstSwitch(src) {
+			h := &s.hosts[src]
+			h.ingress += int(pk.size)
+			if !h.paused && h.ingress >= s.xoff {
+				h.paused = true
+				s.countPause()
+			}
 		}
+	case !s.paused && *buf >= s.xoff:
+		s.paused = true
+		s.countPause()
 	}
 	p.bytes += int(pk.size)
 	p.push(pk)
 	if !p.busy {
 		s.startTx(int(pk.port))
 	}
+}
+
+// countPause counts a PFC pause in the window.
+func (s *sim) countPause() {
+	if s.inWindow() {
+		s.stats.pauses++
+	}
+}
+
+// firstSwitch is the switch host hi sends into.
+func (s *sim) firstSwitch(hi int) int32 {
+	if t := s.cfg.FatTree; t != nil {
+		return int32(t.tor(hi))
+	}
+	return 0
 }
 
 // overThreshold says port p's queue would pass its dynamic threshold with bytes more
@@ -425,6 +461,16 @@ func (s *sim) portFree(pi int) {
 	pk := p.pop()
 	p.bytes -= int(pk.size)
 	s.buffers[p.sw] -= int(pk.size)
+	if src := s.flows[pk.flow].Src; s.cfg.PFCPerPort && pk.kind == pktData && p.sw == s.firstSwitch(src) {
+		h := &s.hosts[src]
+		h.ingress -= int(pk.size)
+		if h.paused && h.ingress <= s.xon {
+			h.paused = false
+			if h.ready.len() > 0 {
+				s.wakeHost(src, max(s.now, h.uplink))
+			}
+		}
+	}
 	if s.paused && slices.Max(s.buffers) <= s.xon {
 		s.paused = false
 		for hi := range s.hosts {

@@ -76,11 +76,14 @@ SCENARIO is one of ` + strings.Join(lab.SimScenarios, ", ") + `:
             parameters, and --out DIR plots the rates and queue across the change. The
             report adds the program's counters (decisions, rates at a bound) summed over the
             NICs, beside the RTT events the loop gave it
-  swift     the Swift reference (delay target with flow scaling, AIMD)
+  swift     the Swift reference (its paper's Algorithm 1 on a paced window: a delay target
+            scaled by flows and hops, additive increase per RTT, a bounded decrease once an
+            RTT); --swift NAME=VALUE,... sets its parameters
   dcqcn     the DCQCN reference (ECN marking at the switch, CNPs, α, fast recovery), on a
             lossless network as RoCE deploys it (PFC pauses the senders before the buffer fills;
             --pfc off runs it on the same lossy network as the others, --pfc on gives any
-            policy PFC)
+            policy PFC, --pfc port pauses per ingress port); --dcqcn NAME=VALUE,... sets its
+            parameters
 
 A base RTT of 0 (the default: nothing set it) runs as the scenario's path RTT, which the host
 provisions in every flow's context at flow start, for a model file and a compile's firmware
@@ -186,7 +189,7 @@ func simCommand() *cli.Command {
 			&cli.IntFlag{Name: "buffer", Value: 5 << 20, Usage: "the switch's shared buffer in bytes"},
 			&cli.Float64Flag{Name: "buffer-alpha", Usage: "limit each egress port's queue to this many times the buffer still free (a dynamic threshold, as shared-buffer switches do; one port alone then holds α/(1+α) of it), 0 to 64", DefaultText: "0: the ports share it drop-tail, first come"},
 			&cli.IntFlag{Name: "mtu", Value: 4096, Usage: "data packet size in bytes"},
-			&cli.StringFlag{Name: "pfc", Value: lab.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on or off"},
+			&cli.StringFlag{Name: "pfc", Value: lab.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on (every sender pauses while the buffer is past Xoff), port (per ingress port, as PFC does: a host pauses while its data in its switch passes its port's share of the buffer) or off"},
 			&cli.StringFlag{Name: "ecn", Value: "auto", Usage: "ECN marking at the switch's egress queues, RED style: auto (DCQCN's 100KB,400KB,0.2 for dcqcn only), off, or KMIN,KMAX,PMAX (none below KMIN, all above KMAX, rising to PMAX between)"},
 			&cli.StringFlag{Name: "start-window", Usage: "start each flow later by its own seeded draw, uniform in LO,HI, e.g. 1ms,2ms as CCsim does", DefaultText: "as the scenario starts them"},
 			&cli.StringFlag{Name: "fat-tree", Usage: "run on a two-level fat tree instead of one switch: nic-paper (the NIC paper's large cluster: 4 ToRs of 16 hosts, 3 spines, 4 links between each ToR and spine) or TORS,HOSTS,SPINES,LINKS; many-to-one is then into one host from the other racks, all-to-all every host to every host of the other racks", DefaultText: "one switch"},

@@ -341,10 +341,20 @@ func TestSimTheory(t *testing.T) {
 // network the other policies run on, and --pfc on gives any policy PFC.
 func TestSimPFC(t *testing.T) {
 	var r struct {
-		Decides string `json:"decides"`
-		Pauses  int64  `json:"pfc_pauses"`
+		Decides string  `json:"decides"`
+		Pauses  int64   `json:"pfc_pauses"`
+		PerPort bool    `json:"pfc_per_port"`
+		Drops   float64 `json:"dr_gbps"`
 	}
 	args := []string{"sim", "many-to-one", "--flows", "64", "--duration", "2ms", "--json"}
+	jsonOf(t, &r, append(args, "--policy", "dcqcn", "--pfc", "port")...)
+	if r.Pauses == 0 || !r.PerPort || r.Drops != 0 {
+		t.Errorf("dcqcn --pfc port: %+v; want pauses per port and no drop", r)
+	}
+	if code, _, errOut := nicc(t, append(args, "--policy", "dcqcn", "--pfc", "ingress")...); code != exitBadInput || !strings.Contains(errOut, "--pfc") {
+		t.Errorf("--pfc ingress: exit %d, %q", code, errOut)
+	}
+	r.PerPort = false
 	jsonOf(t, &r, append(args, "--policy", "dcqcn")...)
 	if r.Pauses == 0 || !strings.Contains(r.Decides, "PFC (lossless)") {
 		t.Errorf("dcqcn: %+v; want PFC pauses", r)
