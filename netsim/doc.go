@@ -42,14 +42,14 @@
 //     distilled trees, kept such herds at the minimum rate at 128→1, where the continuous
 //     teacher drifted apart).
 //   - Switch: one FIFO per egress port, packet by packet, sharing a BufferBytes buffer;
-//     data that does not fit is dropped (drop-tail), unless Config.PFC pauses the senders'
-//     data first (with Config.BufferAlpha, also when its port's queue would pass α times the
-//     buffer still free: a dynamic threshold; with Config.PFCPerPort, a host's data pauses
-//     alone while its bytes in its switch pass its ingress port's share of the buffer, as PFC
-//     pauses per port). With Config.ECN, data is marked RED
-//     style on the egress queue's bytes at arrival. Probes, probe replies and CNPs are
-//     never dropped (switches keep headroom for them) but wait in the same FIFOs, so a
-//     probe measures the queue.
+//     data that does not fit is dropped (drop-tail), and with Config.BufferAlpha also data
+//     that would take its port's queue past α times the buffer still free (a dynamic
+//     threshold). Config.PFC pauses the senders' data before that: every sender while the
+//     buffer is past Xoff, or with Config.PFCPerPort a host alone while its bytes in its
+//     switch pass its ingress port's share of the buffer, as PFC pauses per port. With
+//     Config.ECN, data is marked RED style on the egress queue's bytes at arrival. Probes,
+//     probe replies and CNPs are never dropped (switches keep headroom for them) but wait in
+//     the same FIFOs, so a probe measures the queue.
 //   - Receivers reply to a probe at once and send a CNP for a marked packet, at most one per
 //     flow per 50 µs. Replies and CNPs take their serialization and the link's propagation
 //     but no turn in the receiver's data scheduler.
