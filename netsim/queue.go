@@ -4,7 +4,7 @@ package netsim
 type evKind uint8
 
 const (
-	evHostSend     evKind = iota // a host's uplink is free: send the next ready burst
+	evHostSend     evKind = iota // a host's uplink is free: send the next ready burst (a wake, from sim.wakes)
 	evSwitchArrive               // a packet reaches the switch
 	evPortFree                   // a switch port finished serializing its head packet
 	evHostArrive                 // a packet reaches its destination host
