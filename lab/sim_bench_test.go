@@ -35,8 +35,8 @@ func BenchmarkSimGolden8192(b *testing.B) {
 	benchSim(b, SimOptions{Flows: 8192, Policy: compiledFor(b, 8192), Golden: true})
 }
 
-// BenchmarkSimGolden8192MTU1K is BenchmarkSimGolden8192 in CCsim's 1 KB packets, at which the
-// papers' scale runs (every flow decides on each RTT reply, once a packet: every 0.67 ms at
+// BenchmarkSimGolden8192MTU1K is BenchmarkSimGolden8192 in 1 KB packets, at which nicc reaches
+// the papers' scale (every flow decides on each RTT reply, once a packet: every 0.67 ms at
 // its fair share, 12 million decisions a simulated second; issue 28's target: at most 20 s
 // of wall time per simulated second).
 func BenchmarkSimGolden8192MTU1K(b *testing.B) {
@@ -49,7 +49,7 @@ func BenchmarkSimFirmware1024(b *testing.B) {
 	benchSim(b, SimOptions{Flows: 1024, Policy: compiledFor(b, 1024)})
 }
 
-// BenchmarkSimFirmware1024MTU1K is BenchmarkSimFirmware1024 in CCsim's 1 KB packets: four times
+// BenchmarkSimFirmware1024MTU1K is BenchmarkSimFirmware1024 in 1 KB packets: four times
 // the decisions.
 func BenchmarkSimFirmware1024MTU1K(b *testing.B) {
 	benchSim(b, SimOptions{Flows: 1024, Policy: compiledFor(b, 1024), Net: SimNet{MTU: 1024}})

@@ -92,8 +92,8 @@ const (
 	// engine sends the RTT request the program asks for with the flow's next transmission
 	// (the TX event that carries it is flagged RTT_REQ_SENT), and the RL-CC papers' simulator
 	// sends a burst, then its RTT packet. A flow then decides at most once a burst: a slow
-	// flow, once a packet (at 8192→1 with a 4 KB MTU, every 2.7 ms; with CCsim's 1 KB, every
-	// 0.67 ms).
+	// flow, once a packet (at 8192→1 with a 4 KB MTU, every 2.7 ms; with 1 KB, every 0.67
+	// ms). CCsim's slow flows decide once a 4 KB TX event (the package doc).
 	ProbeWithTX Probe = iota
 	// ProbeAtOnce sends the probe on its own as soon as the decision that asked for it ends,
 	// not waiting for the flow's data: every flow decides once an RTT whatever its rate, and

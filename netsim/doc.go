@@ -24,7 +24,11 @@
 //     over 50 ms, at once: the probes, 512 KB an RTT, take the receiver's link, and goodput
 //     falls to 0.19 (4 KB MTU) or 0.41 (1 KB); with the data at a 1 KB MTU it is 0.94 with
 //     the queue at 25 µs. A slow flow deciding once a packet is the engine's nature, and the
-//     MTU sets how often: at 8192→1 every 2.7 ms at 4 KB, every 0.67 ms at CCsim's 1 KB.
+//     MTU sets how often: at 8192→1 every 2.7 ms at 4 KB, every 0.67 ms at 1 KB. CCsim does
+//     the same in 4 KB: observed at its 128→1 (NVlabs/RLCC, RL_Eval_ManyToOne run 21, a
+//     fixed AIMD law answering its agent protocol), a flow under 1/64 of line rate reports one
+//     RTT a TX event of 4096 bytes, 4096 bytes over its rate apart (85.8 µs at 1/256: 83.9
+//     expected), and a faster one an RTT and about 3.3 µs apart, its next TX after the reply.
 //   - Host delay (Config.HostDelayNs): each NIC's pipeline delays every packet it sends
 //     before the wire and every packet it receives before it acts on it, so the empty path's
 //     RTT gains four (CCsim's empty path is about 8 µs, this network's 4 without it).
