@@ -42,7 +42,7 @@ func (r ReferenceParams) MarshalJSON() ([]byte, error) {
 func (r ReferenceParams) text() string {
 	parts := make([]string, len(r))
 	for i, p := range r {
-		parts[i] = p.Name + " " + strconv.FormatFloat(p.Value, 'g', -1, 64)
+		parts[i] = p.Name + " " + strconv.FormatFloat(p.Value, 'f', -1, 64)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -92,7 +92,7 @@ func ReferenceParamNames(reference string) string {
 	params := map[string][]netsim.Param{"swift": sw.Params(), "dcqcn": dc.Params()}[reference]
 	parts := make([]string, len(params))
 	for i, p := range params {
-		parts[i] = fmt.Sprintf("%s (%s; default %s)", p.Name, p.Doc, strconv.FormatFloat(p.Get(), 'g', -1, 64))
+		parts[i] = fmt.Sprintf("%s (%s; default %s)", p.Name, p.Doc, strconv.FormatFloat(p.Get(), 'f', -1, 64))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,7 +19,6 @@ import (
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/memlimit"
-	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/target"
 	"github.com/nicc-dev/nicc/target/abi"
 	"github.com/nicc-dev/nicc/target/doca"
@@ -146,12 +144,36 @@ type SimReport struct {
 	Policy string `json:"policy"` // what was given
 	// PolicySHA256 identifies what decided: a model file's model (model.Hash), a compile's
 	// report.json and the ELF it runs; absent for swift and dcqcn.
-	PolicySHA256 string  `json:"policy_sha256,omitempty"`
-	Decides      string  `json:"decides"`   // what made the decisions
-	Latency      string  `json:"latency"`   // how long a decision took
-	Threads      int     `json:"threads"`   // engine threads per NIC
-	Core         string  `json:"core"`      // the profile the engine's threads and clock come from
-	LinkGbps     float64 `json:"link_gbps"` // the network's
+	PolicySHA256 string `json:"policy_sha256,omitempty"`
+	Decides      string `json:"decides"` // what made the decisions
+	Latency      string `json:"latency"` // how long a decision took
+	Threads      int    `json:"threads"` // engine threads per NIC
+	Core         string `json:"core"`    // the profile the engine's threads and clock come from
+	// SimNetworkReport is the network the run had (its fields inline in --json).
+	SimNetworkReport
+	// Reference is the parameters of Swift or DCQCN when one decides, in its Params' order.
+	Reference ReferenceParams `json:"reference_params,omitempty"`
+	Plots     []string        `json:"plots,omitempty"`
+	// Warnings are the sanity probe's on the policy's float model (probeWarnings).
+	Warnings []string `json:"warnings,omitempty"`
+	DOCA     *SimDOCA `json:"doca,omitempty"` // with doca.Target: the DOCA program's parameters and counters
+	// Cycles are the firmware's decisions' cycles, when a firmware decides in fwsim.
+	Cycles *SimCycles `json:"decision_cycles,omitempty"`
+	// Layout is how the policy's inputs map onto the RL-CC handler's window: a model file's,
+	// or the one a compile directory's report.json records.
+	Layout *artifact.InputLayout `json:"rlcc_layout,omitempty"`
+	// Params are the RL-CC parameters the policy decided under, with where each came from;
+	// absent for swift and dcqcn.
+	Params *artifact.RLCCParams `json:"rlcc_params,omitempty"`
+	// Health is whether the policy controlled congestion in the window: drops, the queue
+	// against Eq. 2 and utilization, against SimOptions.Health.
+	Health *Health `json:"health"`
+	*netsim.Result
+}
+
+// SimNetworkReport is the network a nicc sim run had, as its report says it.
+type SimNetworkReport struct {
+	LinkGbps float64 `json:"link_gbps"`
 	// FatTree is the network when it is a fat tree (SimNet.FatTree), absent on one switch.
 	FatTree *netsim.FatTree `json:"fat_tree,omitempty"`
 	// BufferAlpha is the ports' dynamic threshold (SimNet.BufferAlpha), absent when they share
@@ -170,26 +192,8 @@ type SimReport struct {
 	// TXEvents says the engines had a TX event for every burst (SimNet.TXEvents).
 	TXEvents bool `json:"tx_events,omitempty"`
 	// ECN is the switch's marking profile, absent when it marks nothing.
-	ECN *netsim.ECN `json:"ecn,omitempty"`
-	// Reference is the parameters of Swift or DCQCN when one decides, in its Params' order.
-	Reference ReferenceParams `json:"reference_params,omitempty"`
-	ClockPPM  float64         `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
-	Plots     []string        `json:"plots,omitempty"`
-	// Warnings are the sanity probe's on the policy's float model (probeWarnings).
-	Warnings []string `json:"warnings,omitempty"`
-	DOCA     *SimDOCA `json:"doca,omitempty"` // with doca.Target: the DOCA program's parameters and counters
-	// Cycles are the firmware's decisions' cycles, when a firmware decides in fwsim.
-	Cycles *SimCycles `json:"decision_cycles,omitempty"`
-	// Layout is how the policy's inputs map onto the RL-CC handler's window: a model file's,
-	// or the one a compile directory's report.json records.
-	Layout *artifact.InputLayout `json:"rlcc_layout,omitempty"`
-	// Params are the RL-CC parameters the policy decided under, with where each came from;
-	// absent for swift and dcqcn.
-	Params *artifact.RLCCParams `json:"rlcc_params,omitempty"`
-	// Health is whether the policy controlled congestion in the window: drops, the queue
-	// against Eq. 2 and utilization, against SimOptions.Health.
-	Health *Health `json:"health"`
-	*netsim.Result
+	ECN      *netsim.ECN `json:"ecn,omitempty"`
+	ClockPPM float64     `json:"clock_ppm"` // each NIC's clock within ± this of nominal; 0 one ideal clock
 }
 
 // Sim runs nicc sim. Bad input (an unknown scenario or policy, a non-positive duration, rate
@@ -631,118 +635,6 @@ func (r *SimReport) simParams(p golden.Params, src artifact.ParamSources, opt Si
 	}
 	r.Params = artifact.NewRLCCParams(p).WithSources(src)
 	return p, p.Validate()
-}
-
-// goldenController is c's golden model in nicsdk's runtime, under the parameters p.
-func goldenController(cp *compiler.Compiled, p nicsdk.Params) *netsim.RLCC {
-	pol := cp.Policy()
-	return &netsim.RLCC{Label: "golden " + cp.Model().Name, Params: p, Layout: cp.Layout(), Words: pol.StateWords(),
-		Out: quantize.Out(pol), Policy: pol.Call}
-}
-
-// firmwareController runs a compile's program in fwsim, through its target's engine, for
-// every decision: the flow's 48-byte context is copied into the emulator's memory for the call
-// and back, and the decision takes the cycles it ran at the core's clock, times the threads
-// sharing its pipeline (or a fixed latency).
-type firmwareController struct {
-	label  string
-	entry  string // the entry each decision calls
-	engine target.Engine
-	params nicsdk.Params
-	layout nicsdk.Layout // the window the firmware's handler feeds (a new flow's top words)
-	time   decisionTime
-}
-
-// decisionTime is how long a firmware decision takes in the loop: its fwsim cycles at the
-// core's clock, times the threads sharing the pipeline, or a fixed latency.
-type decisionTime struct {
-	psPerCycle float64 // × threads sharing
-	fixedPs    int64
-	text       string
-	seen       SimCycles
-	sum        uint64
-}
-
-// SimCycles are the fwsim cycles of the firmware's decisions over the whole run, and the
-// time they take at the core's clock × the threads sharing the pipeline (the latency the loop
-// gives them unless --latency fixes it).
-type SimCycles struct {
-	Decisions int64   `json:"decisions"`
-	Mean      float64 `json:"mean"`
-	Max       uint64  `json:"max"`
-	MeanNs    float64 `json:"mean_ns"`
-	MaxNs     float64 `json:"max_ns"`
-}
-
-func newDecisionTime(prof *fwsim.Profile, threads int, latencyNs int64) decisionTime {
-	sharing := cmp.Or(threads, prof.Threads)
-	d := decisionTime{psPerCycle: 1e12 / prof.ClockHz * float64(sharing), fixedPs: latencyNs * 1000,
-		text: fmt.Sprintf("measured: each decision's fwsim cycles at %s × %d thread(s) sharing the pipeline (%s)", budget.ClockText(prof.ClockHz), sharing, prof.Name)}
-	if latencyNs > 0 {
-		d.text = latencyText(latencyNs)
-	}
-	return d
-}
-
-// ps is the latency of a decision that ran cycles, which it counts.
-func (d *decisionTime) ps(cycles uint64) int64 {
-	d.seen.Decisions++
-	d.sum += cycles
-	d.seen.Max = max(d.seen.Max, cycles)
-	if d.fixedPs > 0 {
-		return d.fixedPs
-	}
-	return int64(math.Ceil(float64(cycles) * d.psPerCycle))
-}
-
-// cycles is the decisions' cycles so far.
-func (d *decisionTime) cycles() *SimCycles {
-	c := d.seen
-	if c.Decisions > 0 {
-		c.Mean = float64(d.sum) / float64(c.Decisions)
-	}
-	c.MeanNs, c.MaxNs = c.Mean*d.psPerCycle/1000, float64(c.Max)*d.psPerCycle/1000
-	return &c
-}
-
-// newFirmwareController runs the compile's program elf for target t, its flows started under
-// p (the compiled parameters, the base RTT as simParams provisions it) and the window layout.
-func newFirmwareController(t target.Target, elf, label string, layout nicsdk.Layout, p nicsdk.Params, core string, opt SimOptions) (*firmwareController, error) {
-	e, err := t.Open(elf, core)
-	if err != nil {
-		return nil, err
-	}
-	return &firmwareController{label: label, entry: t.Entry(), engine: e, params: p, layout: layout,
-		time: newDecisionTime(e.Profile(), opt.Threads, opt.LatencyNs)}, nil
-}
-
-func (f *firmwareController) Name() string   { return f.label }
-func (f *firmwareController) TimerNs() int64 { return 0 }
-
-// Init is a new flow's context as the target hands it to the program, and its first rate.
-func (f *firmwareController) Init(ctx *nicsdk.FlowCtx) uint32 {
-	return f.engine.Start(ctx, f.params, f.layout)
-}
-
-func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
-	rate, cycles, err := f.engine.Decide(ev, ctx)
-	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", f.entry, err)
-	}
-	if err := checkRate(f.entry, rate, f.params); err != nil {
-		return 0, 0, err
-	}
-	return rate, f.time.ps(cycles), nil
-}
-
-// checkRate is the firmware's fault when entry returned a rate outside [the compiled min
-// rate, line rate]: the handler clamps every rate it returns into that range, so a rate
-// beyond it stops the run as a trap does.
-func checkRate(entry string, rate uint32, p nicsdk.Params) error {
-	if rate < p.MinRate || rate > nicsdk.LineRate {
-		return fmt.Errorf("%s returned rate %d (%#x), outside [the min rate %d, line rate %d] in fxp20: the firmware's fault", entry, rate, rate, p.MinRate, nicsdk.LineRate)
-	}
-	return nil
 }
 
 // WriteText prints the run's figures for a terminal.
