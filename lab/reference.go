@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -37,6 +38,29 @@ func (r ReferenceParams) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return []byte(b.String()), nil
+}
+
+// UnmarshalJSON reads them back from their object, in its order (nicc sim merge).
+func (r *ReferenceParams) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("reference_params: want an object of numbers")
+	}
+	*r = nil
+	for dec.More() {
+		t, err := dec.Token()
+		name, ok := t.(string)
+		if err != nil || !ok {
+			return fmt.Errorf("reference_params: want an object of numbers")
+		}
+		var v float64
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("reference_params: %s: %v", name, err)
+		}
+		*r = append(*r, ReferenceParam{name, v})
+	}
+	_, err := dec.Token()
+	return err
 }
 
 func (r ReferenceParams) text() string {

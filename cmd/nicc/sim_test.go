@@ -42,7 +42,7 @@ func TestSimCommand(t *testing.T) {
 		{[]string{"sim", "many-to-one", "--policy", "swift", "--buffer", "-1"}, "--buffer"},
 		{[]string{"sim", "many-to-one", "--policy", "swift", "--link-gbps", "0"}, "--link-gbps"},
 		{[]string{"sim", "many-to-one", "--policy", models + "xgb_small.json"}, "not the RL-CC observation window"},
-		{[]string{"sim", "many-to-one", "--policy", "swift", "--pfc", "maybe"}, `--pfc "maybe": want auto, on or off`},
+		{[]string{"sim", "many-to-one", "--policy", "swift", "--pfc", "maybe"}, `--pfc "maybe": want auto, on, port or off`},
 		{[]string{"sim", "many-to-one", "--policy", "swift", "--clock-ppm", "-1"}, "--clock-ppm -1: want 0 to 10000"},
 		{[]string{"diff", models + "rlcc_adpg.json", "--closed-loop", "--against", models, "--clock-ppm", "2e4"}, "--clock-ppm 20000: want 0 to 10000"},
 	} {
