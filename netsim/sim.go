@@ -461,7 +461,8 @@ func (s *sim) portFree(pi int) {
 	pk := p.pop()
 	p.bytes -= int(pk.size)
 	s.buffers[p.sw] -= int(pk.size)
-	if src := s.flows[pk.flow].Src; s.cfg.PFCPerPort && pk.kind == pktData && p.sw == s.firstSwitch(src) {
+	if s.cfg.PFCPerPort && pk.kind == pktData && p.sw == s.firstSwitch(s.flows[pk.flow].Src) {
+		src := s.flows[pk.flow].Src
 		h := &s.hosts[src]
 		h.ingress -= int(pk.size)
 		if h.paused && h.ingress <= s.xon {
