@@ -189,6 +189,7 @@ func simCommand() *cli.Command {
 			&cli.IntFlag{Name: "buffer", Value: 5 << 20, Usage: "the switch's shared buffer in bytes"},
 			&cli.Float64Flag{Name: "buffer-alpha", Usage: "limit each egress port's queue to this many times the buffer still free (a dynamic threshold, as shared-buffer switches do; one port alone then holds α/(1+α) of it), 0 to 64", DefaultText: "0: the ports share it drop-tail, first come"},
 			&cli.IntFlag{Name: "mtu", Value: 4096, Usage: "data packet size in bytes"},
+			&cli.IntFlag{Name: "tx-burst", Value: 16384, Usage: "the most data a flow sends in one TX burst, whole packets, before its RTT probe (a burst is what the flow's rate sends in 4 µs, at least one packet)"},
 			&cli.StringFlag{Name: "pfc", Value: lab.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on (every sender pauses while the buffer is past Xoff), port (per ingress port, as PFC does: a host pauses while its data in its switch passes its port's share of the buffer) or off"},
 			&cli.StringFlag{Name: "ecn", Value: "auto", Usage: "ECN marking at the switch's egress queues, RED style: auto (DCQCN's 100KB,400KB,0.2 for dcqcn only), off, or KMIN,KMAX,PMAX (none below KMIN, all above KMAX, rising to PMAX between)"},
 			&cli.StringFlag{Name: "start-window", Usage: "start each flow later by its own seeded draw, uniform in LO,HI, e.g. 1ms,2ms as CCsim does", DefaultText: "as the scenario starts them"},
@@ -336,6 +337,10 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 		return opt, fmt.Errorf("--mtu %d: want 64 to 1048576 bytes", v)
 	}
 	opt.Net.MTU = c.Int("mtu")
+	if v := c.Int("tx-burst"); v < opt.Net.MTU || v > 1<<24 {
+		return opt, fmt.Errorf("--tx-burst %d: want one packet (--mtu %d) to 16777216 bytes", v, opt.Net.MTU)
+	}
+	opt.Net.BurstBytes = c.Int("tx-burst")
 	if opt.Net.ClockPPM, err = clockPPM(c); err != nil {
 		return opt, err
 	}

@@ -131,7 +131,7 @@ func TestSimNetworkFlags(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.LinkGbps != 25 || r.Alpha != 2 || r.SU <= 0 || r.Probe != "at-once" || !r.TXEvents || r.HostUs != 1 || r.BaseUs < 12 {
 		t.Fatalf("exit %d, %+v, %s", code, r, errOut)
 	}
-	for _, args := range [][]string{{"--mtu", "10"}, {"--link-delay", "0s"}, {"--host-delay", "-1us"}, {"--host-delay", "2h"}, {"--threads", "0"}, {"--buffer-alpha", "-1"}, {"--buffer-alpha", "NaN"}, {"--probe", "data"}, {"--tx-events", "--policy", "dcqcn"}} {
+	for _, args := range [][]string{{"--mtu", "10"}, {"--link-delay", "0s"}, {"--host-delay", "-1us"}, {"--host-delay", "2h"}, {"--threads", "0"}, {"--buffer-alpha", "-1"}, {"--buffer-alpha", "NaN"}, {"--probe", "data"}, {"--tx-burst", "100"}, {"--tx-burst", "99999999"}, {"--tx-events", "--policy", "dcqcn"}} {
 		code, _, errOut := nicc(t, append([]string{"sim", "many-to-one", "--policy", "swift"}, args...)...)
 		if code != exitBadInput || !strings.Contains(errOut, args[0]) {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
