@@ -67,9 +67,10 @@
 //     delivered. With GoBackN the flows recover it as RoCE's reliable connection does: each
 //     data packet carries its first byte's sequence number; the receiver delivers the next
 //     expected byte only, discards a packet beyond it (answering the first of a gap with one
-//     NACK for the expected byte, sent as a control packet) or one already delivered; the
-//     sender learns the receiver's next expected byte from each NACK and probe reply (a
-//     cumulative acknowledgement: RoCE coalesces its ACKs, nicc carries one on each reply),
+//     NACK for the expected byte, sent as a control packet) or one already delivered, and
+//     acknowledges a finite flow's last byte (RoCE acknowledges a message's last packet); the
+//     sender learns the receiver's next expected byte from each NACK, probe reply and that
+//     ACK (a cumulative acknowledgement: RoCE coalesces its ACKs, nicc carries one on each reply),
 //     goes back to it on a NACK, and goes back to the first byte not acknowledged when none
 //     has been for Config.RTONs (RoCE's local ACK timeout, default 1 ms: a lost
 //     retransmission draws no second NACK, and a lost tail none at all). Goodput counts

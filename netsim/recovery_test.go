@@ -125,3 +125,22 @@ func TestRetransmissionTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// With nothing lost, a finite flow's receiver acknowledges its last byte: the sender learns
+// its tail arrived even when no probe follows it, and no timer fires. Flows of 5 to 8 packets
+// at half the line rate send their last burst while their first probe is still in flight.
+func TestTailAcknowledged(t *testing.T) {
+	scen := Scenario{Name: "short flows", Hosts: 4, Long: -1}
+	for i := range 60 {
+		scen.Flows = append(scen.Flows, Flow{Src: i % 3, Dst: 3, StartNs: int64(i) * 3_000, Bytes: int64(5+i%4) * 4096})
+	}
+	s := runSim(t, scen, FixedRate{nicsdk.LineRate / 2}, Config{DurationNs: 4_000_000, WarmupNs: 1, GoBackN: true}, nil)
+	for i, f := range s.flows {
+		if f.finished < 0 || f.una != f.Bytes {
+			t.Fatalf("flow %d: finished at %d, acknowledged %d of %d bytes", i, f.finished, f.una, f.Bytes)
+		}
+	}
+	if s.stats.timeouts != 0 || s.stats.resent != 0 || s.stats.droppedAll != 0 {
+		t.Errorf("%d timeouts, %d bytes sent again, %d dropped: want none", s.stats.timeouts, s.stats.resent, s.stats.droppedAll)
+	}
+}

@@ -19,6 +19,7 @@ const (
 	pktReply         // the probe's reply, receiver → sender
 	pktCNP           // a congestion notification, receiver → sender
 	pktNACK          // a go-back-N NACK, receiver → sender: seq is the byte it expects
+	pktAck           // a go-back-N ACK of a finite flow's last byte, receiver → sender
 )
 
 type packet struct {
@@ -519,6 +520,8 @@ func (s *sim) hostArrive(pk packet) {
 		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvRTT, RTTNs: uint32(min(rtt, 1<<32-1))})
 	case pktCNP:
 		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvCNP})
+	case pktAck:
+		s.acknowledge(f, pk.seq)
 	case pktNACK:
 		if s.inWindow() {
 			s.stats.nacks++
@@ -548,6 +551,11 @@ func (s *sim) receive(f *flowState, pk packet) {
 		}
 		if f.Bytes > 0 && f.rcvNxt >= f.Bytes && f.finished < 0 {
 			f.finished = s.now
+			if s.cfg.GoBackN {
+				// The responder acknowledges a message's last packet: without it the
+				// sender would learn of its tail only from a probe, and none may follow.
+				s.control(packet{kind: pktAck, flow: pk.flow, size: int32(s.cfg.ProbeBytes), dst: int32(f.Src), seq: f.rcvNxt})
+			}
 		}
 	case pk.seq > f.rcvNxt:
 		s.discard(pk)
