@@ -28,7 +28,8 @@
 //     the same in 4 KB: observed at its 128→1 (NVlabs/RLCC, RL_Eval_ManyToOne run 21, a
 //     fixed AIMD law answering its agent protocol), a flow under 1/64 of line rate reports one
 //     RTT a TX event of 4096 bytes, 4096 bytes over its rate apart (85.8 µs at 1/256: 83.9
-//     expected), and a faster one an RTT and about 3.3 µs apart, its next TX after the reply.
+//     expected), and a faster one an RTT and about 3.3 µs apart, its next TX after the reply
+//     (testdata/ccsim, held to by TestProbePacingAsCCsim).
 //   - Host delay (Config.HostDelayNs): each NIC's pipeline delays every packet it sends
 //     before the wire and every packet it receives before it acts on it, so the empty path's
 //     RTT gains four (CCsim's empty path is about 8 µs, this network's 4 without it).
