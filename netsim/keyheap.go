@@ -19,9 +19,8 @@ func newPositions(n int) []int32 {
 	return pos
 }
 
-func (h *keyHeap) len() int          { return len(h.keys) }
-func (h *keyHeap) top() *evKey       { return &h.keys[0] }
-func (h *keyHeap) has(slot int) bool { return h.pos[slot] >= 0 }
+func (h *keyHeap) len() int    { return len(h.keys) }
+func (h *keyHeap) top() *evKey { return &h.keys[0] }
 
 // set gives slot the key (at, seq): a new key, or its key moved up or down.
 func (h *keyHeap) set(slot int, at int64, seq uint64) {

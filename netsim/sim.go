@@ -168,11 +168,11 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	}
 	if c.PFC {
 		inFlight := 2*(c.BurstBytes+c.ProbeBytes) + int(float64(c.PropNs+c.HostDelayNs)*c.LinkGbps/8)
-		ports := scen.Hosts // the ports hosts send into, on a switch
-		if c.FatTree != nil {
-			ports = c.FatTree.HostsPerToR
-		}
 		if c.PFCPerPort {
+			ports := scen.Hosts // the ports hosts send into, on a switch
+			if c.FatTree != nil {
+				ports = c.FatTree.HostsPerToR
+			}
 			s.xoff = max((c.BufferBytes-ports*inFlight)/ports, 2*c.MTU)
 		} else {
 			s.xoff = max(c.BufferBytes-scen.Hosts*inFlight, c.BufferBytes/4)
@@ -196,8 +196,8 @@ func (s *sim) run() error {
 	for s.err == nil {
 		var e event
 		switch {
-		case len(s.wakes.keys) > 0 && (s.q.len() == 0 || before(&s.wakes.keys[0], &s.q.keys[0])):
-			if s.wakes.keys[0].at > end {
+		case s.wakes.len() > 0 && (s.q.len() == 0 || before(s.wakes.top(), &s.q.keys[0])):
+			if s.wakes.top().at > end {
 				return s.err
 			}
 			w := s.wakes.pop()
@@ -405,8 +405,7 @@ func (s *sim) switchArrive(pk packet) {
 	switch {
 	case pk.kind != pktData || !s.cfg.PFC:
 	case s.cfg.PFCPerPort:
-		if src := s.flows[pk.flow].Src; p.sw == s.firstSwitch(src) {
-			h := &s.hosts[src]
+		if h := s.ingressHost(p, pk); h != nil {
 			h.ingress += int(pk.size)
 			if !h.paused && h.ingress >= s.xoff {
 				h.paused = true
@@ -431,12 +430,29 @@ func (s *sim) countPause() {
 	}
 }
 
-// firstSwitch is the switch host hi sends into.
-func (s *sim) firstSwitch(hi int) int32 {
-	if t := s.cfg.FatTree; t != nil {
-		return int32(t.tor(hi))
+// ingressHost is, under Config.PFCPerPort, the sender of data packet pk held at port p when
+// p's switch is the one that sender sends into: PFC counts pk against that host's ingress
+// port there. Otherwise nil.
+func (s *sim) ingressHost(p *port, pk packet) *host {
+	if !s.cfg.PFCPerPort || pk.kind != pktData {
+		return nil
 	}
-	return 0
+	src := s.flows[pk.flow].Src
+	first := int32(0)
+	if t := s.cfg.FatTree; t != nil {
+		first = int32(t.tor(src))
+	}
+	if p.sw != first {
+		return nil
+	}
+	return &s.hosts[src]
+}
+
+// resume wakes host hi after a PFC pause, if it has a flow to send.
+func (s *sim) resume(hi int) {
+	if h := &s.hosts[hi]; h.ready.len() > 0 {
+		s.wakeHost(hi, max(s.now, h.uplink))
+	}
 }
 
 // overThreshold says port p's queue would pass its dynamic threshold with bytes more
@@ -462,23 +478,17 @@ func (s *sim) portFree(pi int) {
 	pk := p.pop()
 	p.bytes -= int(pk.size)
 	s.buffers[p.sw] -= int(pk.size)
-	if s.cfg.PFCPerPort && pk.kind == pktData && p.sw == s.firstSwitch(s.flows[pk.flow].Src) {
-		src := s.flows[pk.flow].Src
-		h := &s.hosts[src]
+	if h := s.ingressHost(p, pk); h != nil {
 		h.ingress -= int(pk.size)
 		if h.paused && h.ingress <= s.xon {
 			h.paused = false
-			if h.ready.len() > 0 {
-				s.wakeHost(src, max(s.now, h.uplink))
-			}
+			s.resume(s.flows[pk.flow].Src)
 		}
 	}
 	if s.paused && slices.Max(s.buffers) <= s.xon {
 		s.paused = false
 		for hi := range s.hosts {
-			if s.hosts[hi].ready.len() > 0 {
-				s.wakeHost(hi, max(s.now, s.hosts[hi].uplink))
-			}
+			s.resume(hi)
 		}
 	}
 	if s.inWindow() {
