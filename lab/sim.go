@@ -69,8 +69,10 @@ type SimOptions struct {
 	Params       golden.Params
 	ParamSources artifact.ParamSources
 	// learnBaseRTT leaves a base RTT of 0 learned by each flow: diff --closed-loop's teacher
-	// beside a DOCA program, which nicc sim cannot provision.
+	// beside a DOCA program, which nicc sim cannot provision. PathRTTNs, when set, is the base
+	// RTT 0 becomes instead of the network's empty-path RTT (an agent's simulator's).
 	learnBaseRTT bool
+	PathRTTNs    uint32
 	// Handler is how a model file's inputs are read: HandlerAuto by their names, HandlerRLCC
 	// as the RL-CC window by position (a compile's --handler rlcc); HandlerNone is refused.
 	Handler artifact.Handler
@@ -98,8 +100,7 @@ type SimOptions struct {
 	Swift, DCQCN string
 	// Health are the limits the run is judged by (SimReport.Health); nil is DefaultHealth.
 	Health *HealthLimits
-	// PlotDir, when set, receives the flows' rates and the queue over time (SimPlotBase .png
-	// and .svg).
+	// PlotDir, when set, gets the flows' rates and the queue over time (SimPlotBase .png, .svg).
 	PlotDir string
 }
 
@@ -507,6 +508,15 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 	return floatController(opt, rep, core)
 }
 
+// OpenController is opt.Policy's controller for scen's flows, read and checked as nicc sim
+// reads it, for an agent answering another simulator, and the report's account of it.
+func OpenController(opt SimOptions, scen netsim.Scenario) (netsim.Controller, *SimReport, error) {
+	rep := &SimReport{Policy: opt.Policy}
+	ctrl, core, err := simController(opt, scen, rep)
+	rep.Core = core
+	return ctrl, rep, err
+}
+
 // filesHash is the hex SHA-256 of the hashes of dir's files names, in order.
 func filesHash(dir string, names ...string) (string, error) {
 	h := sha256.New()
@@ -631,6 +641,7 @@ func (r *SimReport) simParams(p golden.Params, src artifact.ParamSources, opt Si
 		if err != nil {
 			return golden.Params{}, err
 		}
+		ns = cmp.Or(opt.PathRTTNs, ns)
 		p.BaseRTT, src["base_rtt_us"] = ns, artifact.SourcePathRTT
 	}
 	r.Params = artifact.NewRLCCParams(p).WithSources(src)

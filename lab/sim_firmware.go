@@ -22,20 +22,19 @@ func goldenController(cp *compiler.Compiled, p nicsdk.Params) *netsim.RLCC {
 }
 
 // firmwareController runs a compile's program in fwsim, through its target's engine, for
-// every decision: the flow's 48-byte context is copied into the emulator's memory for the call
-// and back, and the decision takes the cycles it ran at the core's clock, times the threads
-// sharing its pipeline (or a fixed latency).
+// every decision on the flow's 48-byte context; a decision takes the cycles it ran at the
+// core's clock, times the threads sharing its pipeline (or a fixed latency).
 type firmwareController struct {
-	label  string
-	entry  string // the entry each decision calls
-	engine target.Engine
-	params nicsdk.Params
-	layout nicsdk.Layout // the window the firmware's handler feeds (a new flow's top words)
-	time   decisionTime
+	label      string
+	entry      string // the entry each decision calls
+	engine     target.Engine
+	params     nicsdk.Params
+	layout     nicsdk.Layout // the window the firmware's handler feeds (a new flow's top words)
+	time       decisionTime
+	lastCycles uint64 // the last decision's fwsim cycles
 }
 
-// decisionTime is how long a firmware decision takes in the loop: its fwsim cycles at the
-// core's clock, times the threads sharing the pipeline, or a fixed latency.
+// decisionTime is how long a firmware decision takes in the loop (see firmwareController).
 type decisionTime struct {
 	psPerCycle float64 // × threads sharing
 	fixedPs    int64
@@ -76,6 +75,10 @@ func (d *decisionTime) ps(cycles uint64) int64 {
 	return int64(math.Ceil(float64(cycles) * d.psPerCycle))
 }
 
+// LastCycles are the fwsim cycles of the firmware's last decision; Cycles all of them so far.
+func (f *firmwareController) LastCycles() uint64 { return f.lastCycles }
+func (f *firmwareController) Cycles() *SimCycles { return f.time.cycles() }
+
 // cycles is the decisions' cycles so far.
 func (d *decisionTime) cycles() *SimCycles {
 	c := d.seen
@@ -86,8 +89,8 @@ func (d *decisionTime) cycles() *SimCycles {
 	return &c
 }
 
-// newFirmwareController runs the compile's program elf for target t, its flows started under
-// p (the compiled parameters, the base RTT as simParams provisions it) and the window layout.
+// newFirmwareController runs target t's program elf, its flows started under p (as simParams
+// provisions them) and the window layout.
 func newFirmwareController(t target.Target, elf, label string, layout nicsdk.Layout, p nicsdk.Params, core string, opt SimOptions) (*firmwareController, error) {
 	e, err := t.Open(elf, core)
 	if err != nil {
@@ -113,6 +116,7 @@ func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint3
 	if err := checkRate(f.entry, rate, f.params); err != nil {
 		return 0, 0, err
 	}
+	f.lastCycles = cycles
 	return rate, f.time.ps(cycles), nil
 }
 

@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"cmp"
 	"image/color"
 
 	"gonum.org/v1/plot"
@@ -10,11 +11,12 @@ import (
 )
 
 // Bars are panels of bars, the teacher's beside the compile's for every scenario, three
-// panels a row.
+// panels a row. Left and Right name the pair in the legend ("" is "teacher", "compiled").
 type Bars struct {
-	Title  string
-	Names  []string // the scenarios, one bar pair each
-	Panels []BarPanel
+	Title       string
+	Names       []string // the scenarios, one bar pair each
+	Panels      []BarPanel
+	Left, Right string
 }
 
 // BarPanel is one metric's bars: its name, the teacher's and the compile's values per scenario.
@@ -46,8 +48,8 @@ func ClosedLoop(b Bars) (*Figure, error) {
 		p.NominalX(names...)
 		p.X.Tick.Label.Rotation, p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = 0.6, draw.XRight, draw.YCenter
 		if k == 0 {
-			p.Legend.Add("teacher", tb)
-			p.Legend.Add("compiled", cb)
+			p.Legend.Add(cmp.Or(b.Left, "teacher"), tb)
+			p.Legend.Add(cmp.Or(b.Right, "compiled"), cb)
 			p.Legend.Top, p.Legend.Left = true, true
 		}
 		if k%3 == 0 {

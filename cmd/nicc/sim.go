@@ -44,6 +44,9 @@ SCENARIO is one of ` + strings.Join(lab.SimScenarios, ", ") + `:
                many had not finished by the end; its health is its drops alone. Flows that
                lose data finish only with --go-back-n
 
+--preset NAME sets the network of another simulator, measured from its behaviour, for the
+flags the command line leaves unset:
+` + presetHelp() + `
 --policy decides for every flow:
   MODEL     a model file (` + formats.Titles("networks") + `): the float teacher in the RL-CC
             handler's real-number twin, under the --rlcc-* parameters: each from its flag
@@ -171,6 +174,7 @@ func simCommand() *cli.Command {
 		Subcommands: []*cli.Command{simMergeCommand()},
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "policy", Usage: "a model `FILE`, a compile output DIR, swift or dcqcn"},
+			&cli.StringFlag{Name: "preset", Usage: "a network measured from another simulator, for the flags not given: " + strings.Join(presetNames(), ", ") + " (see above)"},
 			&cli.StringFlag{Name: "matrix", Usage: "run every scenario × flows × seed × policy of a JSON `FILE` (see above) instead of one SCENARIO"},
 			&cli.StringFlag{Name: "shard", Value: "0/1", Usage: "with --matrix: run shard i/n, the runs whose index is i modulo n"},
 			&cli.StringFlag{Name: "theory", Usage: "instead of one SCENARIO: many-to-one at each of these flow counts (e.g. 2,4,...,1024, or all for the default list), the mean RTT inflation against target·√N + β"},
@@ -271,6 +275,9 @@ func printHealthy(c *cli.Context, r interface {
 
 // simOptions are the options of every run the flags give (scenario, flows and policy aside).
 func simOptions(c *cli.Context) (lab.SimOptions, error) {
+	if err := applyPreset(c); err != nil {
+		return lab.SimOptions{}, err
+	}
 	opt := lab.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc"), ECN: c.String("ecn"),
 		Health: healthLimits(c)}
 	var err error

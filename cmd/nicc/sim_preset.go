@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// simPreset is a network --preset gives nicc sim: values for the flags the command line leaves
+// unset.
+type simPreset struct {
+	about string
+	flags [][2]string // flag, value
+}
+
+// simPresets are --preset's networks, each measured from the simulator it stands for.
+var simPresets = map[string]simPreset{
+	"ccsim": {
+		about: "NVIDIA's CCsim as NVlabs/RLCC's evaluations run it (testdata/ccsim/README.md): 100 Gb/s links, 1 KB packets, a 10 MiB output buffer, lossy, no ECN (its run's .params); 2 µs links, for its 8.0 µs empty-path RTT; a 4 KB TX burst (its TX events); flows starting in U(1, 2) ms; 170 ms, measured from 50 ms (its generators stop and its collection window ends at 170 ms)",
+		flags: [][2]string{{"link-gbps", "100"}, {"mtu", "1024"}, {"buffer", "10485760"}, {"pfc", "off"}, {"ecn", "off"},
+			{"link-delay", "2us"}, {"tx-burst", "4096"}, {"start-window", "1ms,2ms"}, {"duration", "170ms"}, {"warmup", "50ms"}},
+	},
+}
+
+// presetNames are --preset's values, sorted.
+func presetNames() []string {
+	var names []string
+	for n := range simPresets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// presetHelp is --preset's part of nicc sim --help.
+func presetHelp() string {
+	var b strings.Builder
+	for _, n := range presetNames() {
+		p := simPresets[n]
+		var fs []string
+		for _, f := range p.flags {
+			fs = append(fs, "--"+f[0]+" "+f[1])
+		}
+		b.WriteString(wrapped("  "+n+":", p.about+". It sets "+strings.Join(fs, " ")+".", "    "))
+	}
+	return b.String()
+}
+
+// wrapped is head and text's words in lines of at most 92 columns, the later ones indented.
+func wrapped(head, text, indent string) string {
+	var b strings.Builder
+	line := head
+	for _, w := range strings.Fields(text) {
+		if len([]rune(line))+1+len([]rune(w)) > 92 {
+			b.WriteString(line + "\n")
+			line = indent + w
+		} else {
+			line += " " + w
+		}
+	}
+	return b.String() + line + "\n"
+}
+
+// applyPreset gives the flags --preset names the values the command line left unset.
+func applyPreset(c *cli.Context) error {
+	name := c.String("preset")
+	if name == "" {
+		return nil
+	}
+	p, ok := simPresets[name]
+	if !ok {
+		return fmt.Errorf("--preset %q: want one of %s", name, strings.Join(presetNames(), ", "))
+	}
+	for _, f := range p.flags {
+		if c.IsSet(f[0]) {
+			continue
+		}
+		if err := c.Set(f[0], f[1]); err != nil {
+			return fmt.Errorf("--preset %s: --%s %s: %w", name, f[0], f[1], err)
+		}
+	}
+	return nil
+}
