@@ -59,6 +59,11 @@ type Config struct {
 	// (nicsdk.EvNACK). Off (the default): dropped data is lost and the rest delivered.
 	GoBackN bool
 	RTONs   int64
+	// WindowBytes, with GoBackN, is the most data a flow has sent and not had acknowledged
+	// (RoCE's outstanding requests): a flow at it waits for an acknowledgement (a probe's
+	// reply carries the receiver's next expected byte). CCsim's QPs hold about 640 KiB. 0 is
+	// no limit.
+	WindowBytes int
 
 	// Probe is when a flow's RTT probe leaves its NIC (ProbeWithTX by default).
 	Probe Probe
@@ -214,6 +219,9 @@ func (c Config) resolved() (Config, error) {
 	}
 	if !(c.LinkGbps >= MinLinkGbps && c.LinkGbps <= MaxLinkGbps) {
 		return c, fmt.Errorf("netsim: link rate %v Gb/s: want %v to %v", c.LinkGbps, MinLinkGbps, MaxLinkGbps)
+	}
+	if c.WindowBytes != 0 && (!c.GoBackN || c.WindowBytes < c.MTU || c.WindowBytes > 1<<30) {
+		return c, fmt.Errorf("netsim: window %d bytes: want one packet (%d) to 1 GiB, with go-back-N (its acknowledgements open it)", c.WindowBytes, c.MTU)
 	}
 	if c.RTONs > MaxDurationNs {
 		return c, fmt.Errorf("netsim: retransmission timeout %d ns: want at most %d ns", c.RTONs, int64(MaxDurationNs))

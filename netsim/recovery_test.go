@@ -1,6 +1,7 @@
 package netsim
 
 import (
+	"math"
 	"testing"
 
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -142,5 +143,54 @@ func TestTailAcknowledged(t *testing.T) {
 	}
 	if s.stats.timeouts != 0 || s.stats.resent != 0 || s.stats.droppedAll != 0 {
 		t.Errorf("%d timeouts, %d bytes sent again, %d dropped: want none", s.stats.timeouts, s.stats.resent, s.stats.droppedAll)
+	}
+}
+
+// TestWindowAsCCsim: with a window, flows held at line rate fill the bottleneck's queue with
+// what their windows hold and drop nothing, as CCsim's QPs do (testdata/ccsim/calibration.json,
+// line_rate: its queue at 2→1 and 4→1 holds 95.9 and 200.8 µs, nothing dropped); without it
+// the same load overflows the buffer. A window whose acknowledgements are lost (the probes
+// dropped) still goes back after the retransmission timeout.
+func TestWindowAsCCsim(t *testing.T) {
+	cfg := Config{MTU: 1024, BufferBytes: 10 << 20, PropNs: 2000, BurstBytes: 4096, GoBackN: true, WindowBytes: 640 << 10,
+		DurationNs: 20_000_000, WarmupNs: 5_000_000}
+	for _, c := range []struct {
+		flows  int
+		ccsimQ float64 // CCsim's mean packet latency less the empty path's, µs
+	}{{2, 95.9}, {4, 200.8}} {
+		scen, err := ManyToOne(c.flows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(scen, FixedRate{nicsdk.LineRate}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.DropGbps != 0 || r.Utilization < 99.5 || math.Abs(r.QueueMeanUs-c.ccsimQ) > 0.1*c.ccsimQ {
+			t.Errorf("%d flows at line rate: SU %.1f%%, QL %.1f µs (CCsim %.1f), %.2f Gb/s dropped; want a full link, CCsim's queue within 10%%, no drops",
+				c.flows, r.Utilization, r.QueueMeanUs, c.ccsimQ, r.DropGbps)
+		}
+		noWindow := cfg
+		noWindow.WindowBytes = 0
+		if r, err := Run(scen, FixedRate{nicsdk.LineRate}, noWindow); err != nil || r.DropGbps < 1 {
+			t.Errorf("%d flows at line rate without a window: %v Gb/s dropped (%v); want the buffer overflowing", c.flows, r.DropGbps, err)
+		}
+	}
+	// A buffer that drops most of what 8 windows send: every flow still delivers, each going
+	// back on NACKs or the timer, none stuck with a full window.
+	small := cfg
+	small.BufferBytes, small.WindowBytes, small.RTONs = 64<<10, 64<<10, 200_000
+	scen, _ := ManyToOne(8)
+	s := runSim(t, scen, FixedRate{nicsdk.LineRate}, small, nil)
+	for i, f := range s.flows {
+		if f.una < 1<<20 {
+			t.Errorf("flow %d: %d bytes acknowledged in 20 ms: stuck behind its window", i, f.una)
+		}
+	}
+	if s.stats.droppedAll == 0 {
+		t.Error("nothing dropped: the test did not exercise the losses it is for")
+	}
+	if _, err := Run(scen, FixedRate{nicsdk.LineRate}, Config{WindowBytes: 1 << 20}); err == nil {
+		t.Error("a window without go-back-N ran: nothing would open it")
 	}
 }

@@ -52,7 +52,8 @@ type flowState struct {
 	// byte after it was sent. The timer is checked as the flow sends (sendBurst), and by an
 	// evRTO at a finite flow's tail, after which nothing is sent to check it.
 	progressAt int64
-	tailTimer  bool  // an evRTO of the flow is pending
+	timerSet   bool  // an evRTO of the flow is pending
+	blocked    bool  // Config.WindowBytes unacknowledged: out of the ready heap until an ACK
 	rcvNxt     int64 // the receiver's next expected byte: data delivered in order
 	nacked     int64 // the receiver's rcvNxt when it last sent a NACK (one per gap), else -1
 	inWindow   int64 // data bytes delivered in order inside the measurement window
@@ -267,6 +268,13 @@ func (s *sim) ready(i int) {
 	if f.Bytes > 0 && f.nxt >= f.Bytes {
 		return
 	}
+	if w := int64(s.cfg.WindowBytes); w > 0 && f.nxt-f.una >= w {
+		// Its window is full: an acknowledgement readies it, or the timer goes back.
+		f.blocked = true
+		s.setTimer(i)
+		return
+	}
+	f.blocked = false
 	f.next = max(f.next, s.now) // a go-back readies a flow whose next burst was due long ago
 	h := &s.hosts[f.Src]
 	h.ready.set(i, f.next, h.ready.seq)
@@ -317,6 +325,9 @@ func (s *sim) sendBurst(i int) {
 	if f.Bytes > 0 {
 		burst = int(min(int64(burst), f.Bytes-f.nxt))
 	}
+	if w := int64(s.cfg.WindowBytes); w > 0 {
+		burst = int(min(int64(burst), max(w-(f.nxt-f.una), int64(s.cfg.MTU))))
+	}
 	t := max(s.now, h.uplink)
 	prop := s.cfg.PropNs * 1000
 	for off := 0; off < burst; {
@@ -335,9 +346,8 @@ func (s *sim) sendBurst(i int) {
 	}
 	f.nxt += int64(burst)
 	f.sentMax = max(f.sentMax, f.nxt)
-	if s.cfg.GoBackN && f.Bytes > 0 && f.nxt >= f.Bytes && !f.tailTimer {
-		f.tailTimer = true
-		s.q.push(event{at: max(s.now, f.progressAt+s.rtoPs(f.Src)), kind: evRTO, idx: int32(i)})
+	if s.cfg.GoBackN && f.Bytes > 0 && f.nxt >= f.Bytes {
+		s.setTimer(i)
 	}
 	f.sinceTick += uint32(burst)
 	f.lastStart, f.lastBurst = s.now, burst
@@ -505,6 +515,10 @@ func (s *sim) portFree(pi int) {
 	}
 }
 
+// ackPackets is how many data packets a responder acknowledges at once under a window
+// (Config.WindowBytes): CCsim's ackCoalesce.
+const ackPackets = 2
+
 // cnpIntervalPs is the least time between two CNPs of one flow (DCQCN's 50 µs).
 const cnpIntervalPs = 50_000_000
 
@@ -520,7 +534,7 @@ func (s *sim) hostArrive(pk packet) {
 	case pktProbe:
 		s.control(packet{kind: pktReply, flow: pk.flow, size: int32(s.cfg.ProbeBytes), dst: int32(f.Src), sent: pk.sent, seq: f.rcvNxt})
 	case pktReply:
-		s.acknowledge(f, pk.seq)
+		s.acknowledge(int(pk.flow), pk.seq)
 		f.probing = false
 		if s.inWindow() {
 			s.stats.rttSum += float64(s.now - pk.sent)
@@ -531,12 +545,12 @@ func (s *sim) hostArrive(pk packet) {
 	case pktCNP:
 		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvCNP})
 	case pktAck:
-		s.acknowledge(f, pk.seq)
+		s.acknowledge(int(pk.flow), pk.seq)
 	case pktNACK:
 		if s.inWindow() {
 			s.stats.nacks++
 		}
-		s.acknowledge(f, pk.seq)
+		s.acknowledge(int(pk.flow), pk.seq)
 		if pk.seq == f.una && pk.seq < f.nxt {
 			f.nxt = pk.seq // go back: everything from the expected byte is sent again
 			s.ready(int(pk.flow))
@@ -553,6 +567,10 @@ func (s *sim) receive(f *flowState, pk packet) {
 	switch {
 	case pk.seq == f.rcvNxt || !s.cfg.GoBackN:
 		f.rcvNxt += int64(pk.size)
+		if every := int64(ackPackets * s.cfg.MTU); s.cfg.WindowBytes > 0 && f.rcvNxt/every != (f.rcvNxt-int64(pk.size))/every {
+			// A window slides on the responder's ACKs, one every ackPackets packets.
+			s.control(packet{kind: pktAck, flow: pk.flow, size: int32(s.cfg.ProbeBytes), dst: int32(f.Src), seq: f.rcvNxt})
+		}
 		if int(pk.flow) == s.scen.Long {
 			s.stats.longBins[s.now/longBinPs] += int64(pk.size)
 		}
@@ -585,13 +603,27 @@ func (s *sim) discard(pk packet) {
 	}
 }
 
-// acknowledge is the receiver's cumulative acknowledgement seq at flow f's sender.
-func (s *sim) acknowledge(f *flowState, seq int64) {
+// acknowledge is the receiver's cumulative acknowledgement seq at flow i's sender.
+func (s *sim) acknowledge(i int, seq int64) {
+	f := &s.flows[i]
 	if seq > f.una {
 		f.una, f.progressAt = seq, s.now
 		// After a go-back the receiver may already hold bytes the sender would send
 		// again: it goes on from the first it lacks.
 		f.nxt = max(f.nxt, seq)
+		if f.blocked {
+			s.ready(i)
+		}
+	}
+}
+
+// setTimer arms flow i's retransmission timer (an evRTO) unless it is armed: for a finite
+// flow's tail, or a flow whose window is full, neither of which sends to check the timer.
+func (s *sim) setTimer(i int) {
+	f := &s.flows[i]
+	if !f.timerSet {
+		f.timerSet = true
+		s.q.push(event{at: max(s.now, f.progressAt+s.rtoPs(f.Src)), kind: evRTO, idx: int32(i)})
 	}
 }
 
@@ -608,14 +640,16 @@ func (s *sim) timeout(f *flowState) {
 	f.nxt, f.progressAt = f.una, s.now
 }
 
-// rto is the retransmission timer at a finite flow's tail (flow i has sent its last byte).
+// rto is flow i's retransmission timer (setTimer): at a finite flow's tail, or a flow whose
+// window is full, with nothing acknowledged for an RTO it goes back.
 func (s *sim) rto(i int) {
 	f := &s.flows[i]
-	f.tailTimer = false
+	f.timerSet = false
+	waiting := f.blocked || f.Bytes > 0 && f.una < f.Bytes
 	switch at := f.progressAt + s.rtoPs(f.Src); {
-	case f.una >= f.Bytes:
+	case !waiting:
 	case s.now < at:
-		f.tailTimer = true
+		f.timerSet = true
 		s.q.push(event{at: at, kind: evRTO, idx: int32(i)})
 	default:
 		s.timeout(f)

@@ -205,6 +205,7 @@ func simCommand() *cli.Command {
 			&cli.BoolFlag{Name: "tx-events", Usage: "deliver a TX event to the sender's CC engine for every burst a flow sends, as DOCA PCC's engine does: each takes an engine thread for a decision (not with dcqcn, whose timer ticks are TX events)", DefaultText: "off: RTT, CNP and NACK events only"},
 			&cli.StringFlag{Name: "swift", Usage: "with --policy swift: its parameters, NAME=VALUE,... of " + lab.ReferenceParamNames("swift"), DefaultText: "its paper's where they carry over"},
 			&cli.StringFlag{Name: "dcqcn", Usage: "with --policy dcqcn: its parameters, NAME=VALUE,... of " + lab.ReferenceParamNames("dcqcn"), DefaultText: "its paper's"},
+			&cli.IntFlag{Name: "window", Usage: "with --go-back-n: the most `BYTES` a flow has sent and not had acknowledged (RoCE's outstanding requests; CCsim's QPs hold about 640 KiB): a flow at it waits for an acknowledgement", DefaultText: "no limit"},
 			&cli.StringFlag{Name: "rto", Value: "1ms", Usage: "with --go-back-n: the senders' retransmission timeout (RoCE's local ACK timeout)"},
 			&cli.StringFlag{Name: "host-delay", DefaultText: "none", Usage: "each NIC's pipeline delay, on every packet it sends and every packet it receives (the empty path's RTT gains four; CCsim's base RTT is about 8 µs, this network's 4 without it)"},
 			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
@@ -311,6 +312,10 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 		return opt, fmt.Errorf("--rto is go-back-N's retransmission timeout: it takes --go-back-n")
 	}
 	opt.Net.GoBackN = c.Bool("go-back-n")
+	if c.IsSet("window") && (!opt.Net.GoBackN || c.Int("window") < 1) {
+		return opt, fmt.Errorf("--window %d: want a positive size in bytes, with --go-back-n (its acknowledgements open the window)", c.Int("window"))
+	}
+	opt.Net.WindowBytes = c.Int("window")
 	probe, ok := lab.SimProbes[c.String("probe")]
 	if !ok {
 		return opt, fmt.Errorf("--probe %q: want tx or at-once", c.String("probe"))
