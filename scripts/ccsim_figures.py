@@ -5,8 +5,10 @@ Usage: ccsim_figures.py RESULT.sca
 
 The figures are the ones the RLCC repository's evaluation reads (env/utils/metrics.json),
 over CCsim's own collection window (**.startColl .. **.endColl in omnetpp.ini):
-  su_pct            the bottleneck's egress bandwidth (netq[0] egress-BW-Gbps, mean) over 100 Gb/s
-  host_gbps         each sending host's bandwidth (host[i].nic.sched out-bw-Gbps, mean)
+  su_pct            the bottleneck's egress bandwidth (netq[0] egress-BW-Gbps, mean) over 100 Gb/s;
+                    all-to-all: the mean over every host's queue
+  host_gbps         each sending host's bandwidth (host[i].nic.sched out-bw-Gbps, mean); host 0
+                    receives but in all-to-all
   fr_min_max        min/max of host_gbps x 100 (the authors' fairness)
   jain              Jain's index of host_gbps
   latency_mean_us   the receiver's packet latency (host[0].nic.rxb pktLatencyVec:mean), µs
@@ -73,11 +75,18 @@ def main():
             sys.exit(f"ccsim_figures: {path}: no {what} ({key[0]} {key[1]})")
         return v
 
-    egress = need(stats, ("CCSim.netq[0]", "egress-BW-Gbps"), "bottleneck egress bandwidth")["mean"]
+    # All-to-all: every host sends and receives, and SU is over every host's downlink;
+    # otherwise host 0 receives, through netq[0].
+    a2a = "AllToAll" in attrs["configname"]
+    queues = [f["mean"] for (mod, name), f in stats.items()
+              if re.fullmatch(r"CCSim\.netq\[\d+\]", mod) and name == "egress-BW-Gbps" and (a2a or mod == "CCSim.netq[0]")]
+    if not queues:
+        sys.exit(f"ccsim_figures: {path}: no egress-BW-Gbps of a switch queue")
+    egress = sum(queues) / len(queues)
     hosts = {}
     for (mod, name), fields in stats.items():
         m = re.fullmatch(r"CCSim\.host\[(\d+)\]\.nic\.sched", mod)
-        if m and name == "out-bw-Gbps" and int(m.group(1)) != 0:
+        if m and name == "out-bw-Gbps" and (a2a or int(m.group(1)) != 0):
             hosts[int(m.group(1))] = fields.get("mean") or 0.0
     if not hosts:
         sys.exit(f"ccsim_figures: {path}: no sending host's out-bw-Gbps")

@@ -193,7 +193,8 @@ func simCommand() *cli.Command {
 			&cli.IntFlag{Name: "buffer", Value: 5 << 20, Usage: "the switch's shared buffer in bytes"},
 			&cli.Float64Flag{Name: "buffer-alpha", Usage: "limit each egress port's queue to this many times the buffer still free (a dynamic threshold, as shared-buffer switches do; one port alone then holds α/(1+α) of it), 0 to 64", DefaultText: "0: the ports share it drop-tail, first come"},
 			&cli.IntFlag{Name: "mtu", Value: 4096, Usage: "data packet size in bytes"},
-			&cli.IntFlag{Name: "tx-burst", Value: 16384, Usage: "the most data a flow sends in one TX burst, whole packets, before its RTT probe (a burst is what the flow's rate sends in 4 µs, at least one packet)"},
+			&cli.IntFlag{Name: "tx-burst", Value: 16384, Usage: "the most data a flow sends in one TX burst, whole packets, before its RTT probe (a burst is what the flow's rate sends in --tx-burst-time, at least one packet)"},
+			&cli.StringFlag{Name: "tx-burst-time", Value: "4us", Usage: "a flow's TX burst is what its rate sends in this time, up to --tx-burst; 1s makes every burst --tx-burst whatever the rate (CCsim's TX events are 4 KB each), and a slow flow then decides once a burst, far apart"},
 			&cli.StringFlag{Name: "pfc", Value: lab.PFCAuto, Usage: "PFC at the switch (the senders pause before the buffer fills): auto (on for dcqcn only), on (every sender pauses while the buffer is past Xoff), port (per ingress port, as PFC does: a host pauses while its data in its switch passes its port's share of the buffer) or off"},
 			&cli.StringFlag{Name: "ecn", Value: "auto", Usage: "ECN marking at the switch's egress queues, RED style: auto (DCQCN's 100KB,400KB,0.2 for dcqcn only), off, or KMIN,KMAX,PMAX (none below KMIN, all above KMAX, rising to PMAX between)"},
 			&cli.StringFlag{Name: "start-window", Usage: "start each flow later by its own seeded draw, uniform in LO,HI, e.g. 1ms,2ms as CCsim does", DefaultText: "as the scenario starts them"},
@@ -304,7 +305,7 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 	if opt.Params, opt.ParamSources, err = rlccParams(c); err != nil {
 		return opt, err
 	}
-	durations := map[string]*int64{"duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs, "link-delay": &opt.Net.PropNs, "rto": &opt.Net.RTONs, "host-delay": &opt.Net.HostDelayNs}
+	durations := map[string]*int64{"tx-burst-time": &opt.Net.BurstNs, "duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs, "link-delay": &opt.Net.PropNs, "rto": &opt.Net.RTONs, "host-delay": &opt.Net.HostDelayNs}
 	if err := durationFlags(c, durations, "warmup", "latency", "host-delay"); err != nil {
 		return opt, err
 	}
