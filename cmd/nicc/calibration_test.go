@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,6 +55,7 @@ func TestCalibrationAgainstCCsim(t *testing.T) {
 	if err := json.Unmarshal(raw, &runs); err != nil {
 		t.Fatal(err)
 	}
+	slices.SortStableFunc(runs, func(a, b ccsimRun) int { return cmp.Or(a.Hosts-b.Hosts, strings.Compare(b.Policy, a.Policy)) })
 	policies := map[string][]string{
 		"teacher":  {"--policy", models + "rlcc_adpg.json", "--rlcc-base-rtt", "8.192"},
 		"firmware": nil, // the shared compile adpgCCsim, below
