@@ -41,8 +41,8 @@ type Options struct {
 // Agent answers CCsim's requests with a policy: each (host, flow tag) a flow with its own
 // 48-byte context, started as nicc sim starts a flow; each request an RTT event of that flow,
 // decided on the context after its rate word was set to the rate CCsim reports (the rate in
-// force is the simulator's); the answer the multiplier the decision applied (the context's
-// a_t in Q16; the float teacher's rounded to Q16, as the authors' agent sends it). A compile's
+// force is the simulator's); the answer the multiplier from that rate to the one the decision
+// set (a_t within the handler's clamps), in Q16. A compile's
 // firmware or DOCA program runs in fwsim, one engine per CCsim host, as each host is a NIC.
 type Agent struct {
 	Report Report
@@ -234,20 +234,13 @@ func (a *Agent) checkApplied(f *agentFlow, r ccsim.Request) {
 
 // decideShared runs the golden model or the float teacher on the flow's context.
 func (a *Agent) decideShared(ev nicsdk.Event, f *agentFlow, rate uint32) (ccsim.Decision, error) {
-	switch c := a.shared.(type) {
-	case *netsim.FloatRLCC:
+	if c, ok := a.shared.(*netsim.FloatRLCC); ok {
 		c.SetRate(&f.ctx, rate)
-		if _, _, err := c.Decide(ev, &f.ctx); err != nil {
-			return ccsim.Decision{}, err
-		}
-		return ccsim.Decision{MultiplierQ16: uint32(math.Round(c.Multiplier(&f.ctx) * ccsim.Q16One))}, nil
-	default:
+	} else {
 		f.ctx[nicsdk.CtxRate] = rate
-		if _, _, err := a.shared.Decide(ev, &f.ctx); err != nil {
-			return ccsim.Decision{}, err
-		}
-		return ccsim.Decision{MultiplierQ16: f.ctx[nicsdk.CtxA1]}, nil
 	}
+	set, _, err := a.shared.Decide(ev, &f.ctx)
+	return ccsim.Decision{MultiplierQ16: answer(set, rate)}, err
 }
 
 // decideEngine runs the flow's host's program in fwsim on its context.
@@ -255,10 +248,18 @@ func (a *Agent) decideEngine(ev nicsdk.Event, f *agentFlow, rate uint32) (ccsim.
 	if f.ctx[nicsdk.CtxFlags]&nicsdk.FlagInit != 0 {
 		f.ctx[nicsdk.CtxRate] = rate
 	}
-	if _, _, err := f.host.ctrl.Decide(ev, &f.ctx); err != nil {
-		return ccsim.Decision{}, err
+	set, _, err := f.host.ctrl.Decide(ev, &f.ctx)
+	return ccsim.Decision{MultiplierQ16: answer(set, rate), Cycles: f.host.fw.LastCycles()}, err
+}
+
+// answer is the multiplier that takes CCsim's rate cur to the rate the decision set, in Q16:
+// the policy's a_t within the handler's clamps. Sending a_t itself would let CCsim's own
+// clamps decide, and its min rate is below the compiled one. A rate of 0 is held.
+func answer(set, cur uint32) uint32 {
+	if cur == 0 {
+		return ccsim.Q16One
 	}
-	return ccsim.Decision{MultiplierQ16: f.ctx[nicsdk.CtxA1], Cycles: f.host.fw.LastCycles()}, nil
+	return uint32(min(math.Round(float64(set)*ccsim.Q16One/float64(cur)), math.MaxUint32))
 }
 
 // Finish is the report, with the firmware's cycles over every host.

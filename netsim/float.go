@@ -67,11 +67,6 @@ func (c *FloatRLCC) SetRate(ctx *nicsdk.FlowCtx, rate uint32) {
 	ctx[frRate] = math.Float32bits(float32(float64(rate) / nicsdk.LineRate))
 }
 
-// Multiplier is the multiplier the flow's last decision applied, a_t.
-func (c *FloatRLCC) Multiplier(ctx *nicsdk.FlowCtx) float64 {
-	return float64(math.Float32frombits(ctx[frA1]))
-}
-
 func (c *FloatRLCC) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
 	f32 := func(w int) float64 { return float64(math.Float32frombits(ctx[w])) }
 	rate := f32(frRate)

@@ -30,9 +30,12 @@ separate send, the rate multiplier as an unsigned Q16.
 Each (host, flow tag) is a flow with its own 48-byte context, started as nicc sim starts one;
 each request is an RTT event of that flow, decided on its context after the context's rate
 was set to the rate CCsim reports (the simulator holds the rate); the answer is the multiplier
-the decision applied (the context's a_t, exactly; the float teacher's rounded to Q16 as the
-authors' agent rounds it). A policy whose base RTT is 0 decides under CCsim's 8192 ns, the
-base RTT the authors' agent divides its RTTs by (--rlcc-base-rtt sets another).
+from that rate to the rate the decision set, in Q16: the policy's a_t within the handler's
+clamps. (Sending a_t itself, as the authors' agent sends its action, leaves the clamps to
+CCsim, whose min rate, 1/2048 of line rate, is below the compiled one: a policy driven to its
+min rate then sinks below it and decides once a 4 KB TX event there, 670 µs apart.) A policy
+whose base RTT is 0 decides under CCsim's 8192 ns, the base RTT the authors' agent divides its
+RTTs by (--rlcc-base-rtt sets another).
 
 --policy decides:
   DIR             a nicc compile output directory: its firmware.elf in fwsim, one engine per

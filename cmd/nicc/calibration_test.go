@@ -30,6 +30,9 @@ type ccsimRun struct {
 
 const calibrationFile = "../../testdata/ccsim/calibration.json"
 
+// trainCCsim is nicc train's default policy compiled for CCsim's base RTT.
+var trainCCsim = []string{models + "rlcc_train.json", "--target", "trees", "--rlcc-base-rtt", "8.192"}
+
 var updateCalibration = flag.Bool("update-calibration", false, "write docs/calibration.png and .svg from TestCalibrationAgainstCCsim's runs")
 
 // calibrationGaps are the figures on which nicc sim --preset ccsim is known to be off CCsim's
@@ -58,9 +61,10 @@ func TestCalibrationAgainstCCsim(t *testing.T) {
 	slices.SortStableFunc(runs, func(a, b ccsimRun) int { return cmp.Or(a.Hosts-b.Hosts, strings.Compare(b.Policy, a.Policy)) })
 	policies := map[string][]string{
 		"teacher":  {"--policy", models + "rlcc_adpg.json", "--rlcc-base-rtt", "8.192"},
-		"firmware": nil, // the shared compile adpgCCsim, below
+		"firmware": nil, // the shared compiles adpgCCsim and trainCCsim, below
+		"train":    nil,
 	}
-	bars := plot.Bars{Title: "CCsim (left) against nicc sim --preset ccsim (right), many-to-one, rlcc_adpg", Left: "CCsim", Right: "nicc sim"}
+	bars := plot.Bars{Title: "CCsim (left) against nicc sim --preset ccsim (right), many-to-one: rlcc_adpg (teacher, firmware) and nicc train's default (train)", Left: "CCsim", Right: "nicc sim"}
 	panels := []plot.BarPanel{{Name: "SU %"}, {Name: "FR (min/max × 100)"}, {Name: "QL mean µs"}}
 	compared := 0
 	for _, r := range runs {
@@ -69,7 +73,7 @@ func TestCalibrationAgainstCCsim(t *testing.T) {
 			continue // docs/CALIBRATION.md: CCsim's all-to-all, long-short and line-rate runs have no nicc counterpart
 		}
 		if pol == nil {
-			c := sharedCompile(t, adpgCCsim...)
+			c := sharedCompile(t, map[string][]string{"firmware": adpgCCsim, "train": trainCCsim}[r.Policy]...)
 			if c.code != 0 {
 				t.Fatalf("compile: %s", c.stderr)
 			}
@@ -112,8 +116,8 @@ func TestCalibrationAgainstCCsim(t *testing.T) {
 			panels[i].Teacher, panels[i].Compiled = append(panels[i].Teacher, v[0]), append(panels[i].Compiled, v[1])
 		}
 	}
-	if compared < 6 {
-		t.Fatalf("%d runs compared; want many-to-one 2, 4 and 16, each under the teacher and the firmware", compared)
+	if compared < 7 {
+		t.Fatalf("%d runs compared; want many-to-one 2, 4 and 16, each under the teacher and the firmware, and nicc train's policy at 16", compared)
 	}
 	if *updateCalibration {
 		bars.Panels = panels

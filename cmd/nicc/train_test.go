@@ -46,7 +46,7 @@ func TestTrainReproducesTestdata(t *testing.T) {
 	if code, out, _ := nicc(t, "inspect", r.Policy); code != exitOK || !strings.Contains(out, "4→12") {
 		t.Errorf("inspect the trained policy: exit %d\n%s", code, out)
 	}
-	for _, f := range []struct{ got, want string }{{"policy.json", "rlcc_adpg.json"}, {"policy.onnx", "rlcc_adpg.onnx"}} {
+	for _, f := range []struct{ got, want string }{{"policy.json", "rlcc_train.json"}, {"policy.onnx", "rlcc_train.onnx"}} {
 		got, err := os.ReadFile(filepath.Join(dir, f.got))
 		if err != nil {
 			t.Fatal(err)
@@ -59,8 +59,8 @@ func TestTrainReproducesTestdata(t *testing.T) {
 			t.Errorf("%s differs from testdata's %s", f.got, f.want)
 		}
 	}
-	_, fromJSON, _ := nicc(t, "eval", models+"rlcc_adpg.json", "--input", models+"rlcc_teacher.ref.csv")
-	_, fromONNX, _ := nicc(t, "eval", models+"rlcc_adpg.onnx", "--input", models+"rlcc_teacher.ref.csv")
+	_, fromJSON, _ := nicc(t, "eval", models+"rlcc_train.json", "--input", models+"rlcc_teacher.ref.csv")
+	_, fromONNX, _ := nicc(t, "eval", models+"rlcc_train.onnx", "--input", models+"rlcc_teacher.ref.csv")
 	if fromJSON == "" || fromJSON != fromONNX {
 		t.Errorf("the JSON and ONNX checkpoints evaluate differently:\n%.300s\n%.300s", fromJSON, fromONNX)
 	}
@@ -85,7 +85,7 @@ func TestTrainedPolicyControlsCongestion(t *testing.T) {
 			QL        float64 `json:"ql_mean_us"`
 			Inflation float64 `json:"rtt_inflation"`
 		}
-		jsonOf(t, &r, "sim", "many-to-one", "--flows", strconv.Itoa(n), "--policy", models+"rlcc_adpg.json",
+		jsonOf(t, &r, "sim", "many-to-one", "--flows", strconv.Itoa(n), "--policy", models+"rlcc_train.json",
 			"--rlcc-min-rate", "0.00001", "--duration", "100ms")
 		theory := 0.064*math.Sqrt(float64(n)) + 1.5
 		if r.SU < 90 || r.DR != 0 || math.Abs(r.Inflation/theory-1) > 0.25 || n <= 128 && r.FR < 80 {
