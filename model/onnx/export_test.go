@@ -101,7 +101,7 @@ func TestEncodeLSTMRoundTrip(t *testing.T) {
 // The ONNX checkpoints in testdata, which onnx's own checker accepted
 // (testdata/gen/check_onnx.py), are what Encode writes for their nicc JSON twins, byte for byte.
 func TestEncodeMatchesCheckedFiles(t *testing.T) {
-	for _, name := range []string{"rlcc_adpg", "rlcc_adpg_lstm"} {
+	for _, name := range []string{"rlcc_adpg", "rlcc_adpg_lstm", "rlcc_train"} {
 		m, err := model.Load("../../testdata/models/" + name + ".json")
 		if err != nil {
 			t.Fatal(err)
