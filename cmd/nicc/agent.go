@@ -13,10 +13,7 @@ import (
 	"time"
 
 	"github.com/nicc-dev/nicc/agent"
-	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/ccsim"
-	"github.com/nicc-dev/nicc/model/formats"
-	"github.com/nicc-dev/nicc/target/targets"
 	"github.com/urfave/cli/v2"
 )
 
@@ -181,21 +178,7 @@ func agentOptions(c *cli.Context) (agent.Options, error) {
 	}
 	s := &opt.Sim
 	s.Policy, s.Golden, s.Model, s.Core = c.String("policy"), c.Bool("golden"), c.String("model"), c.String("core")
-	var err error
-	if s.SDK, err = targets.Parse(c.String("sdk")); err != nil {
-		return opt, fmt.Errorf("--sdk: %w", err)
-	}
-	if s.Format, err = formats.Lookup(c.String("format")); err != nil {
-		return opt, err
-	}
-	if s.Inputs, err = modelInputs(c); err != nil {
-		return opt, err
-	}
-	if s.Handler, err = artifact.ParseHandler(c.String("handler")); err != nil {
-		return opt, fmt.Errorf("--handler: %w", err)
-	}
-	s.Params, s.ParamSources, err = rlccParams(c)
-	return opt, err
+	return opt, policyFlags(c, s)
 }
 
 func serveOptions(c *cli.Context) (ccsim.ServeOptions, error) {

@@ -282,9 +282,8 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 	}
 	opt := lab.SimOptions{Golden: c.Bool("golden"), Model: c.String("model"), Threads: c.Int("threads"), Core: c.String("core"), PFC: c.String("pfc"), ECN: c.String("ecn"),
 		Health: healthLimits(c)}
-	var err error
-	if opt.SDK, err = targets.Parse(c.String("sdk")); err != nil {
-		return opt, fmt.Errorf("--sdk: %w", err)
+	if err := policyFlags(c, &opt); err != nil {
+		return opt, err
 	}
 	if opt.SDK == doca.Target {
 		for _, f := range golden.RLCCParamFields() {
@@ -293,18 +292,7 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 			}
 		}
 	}
-	if opt.Format, err = formats.Lookup(c.String("format")); err != nil {
-		return opt, err
-	}
-	if opt.Inputs, err = modelInputs(c); err != nil {
-		return opt, err
-	}
-	if opt.Handler, err = artifact.ParseHandler(c.String("handler")); err != nil {
-		return opt, fmt.Errorf("--handler: %w", err)
-	}
-	if opt.Params, opt.ParamSources, err = rlccParams(c); err != nil {
-		return opt, err
-	}
+	var err error
 	durations := map[string]*int64{"tx-burst-time": &opt.Net.BurstNs, "duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs, "link-delay": &opt.Net.PropNs, "rto": &opt.Net.RTONs, "host-delay": &opt.Net.HostDelayNs}
 	if err := durationFlags(c, durations, "warmup", "latency", "host-delay"); err != nil {
 		return opt, err
@@ -363,6 +351,26 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 	}
 	opt.Net.BufferAlpha = c.Float64("buffer-alpha")
 	return opt, nil
+}
+
+// policyFlags reads how a policy is read, as nicc sim and nicc agent share the flags: --sdk,
+// --format, --inputs (with --history and --features), --handler and the RL-CC parameters.
+func policyFlags(c *cli.Context, opt *lab.SimOptions) error {
+	var err error
+	if opt.SDK, err = targets.Parse(c.String("sdk")); err != nil {
+		return fmt.Errorf("--sdk: %w", err)
+	}
+	if opt.Format, err = formats.Lookup(c.String("format")); err != nil {
+		return err
+	}
+	if opt.Inputs, err = modelInputs(c); err != nil {
+		return err
+	}
+	if opt.Handler, err = artifact.ParseHandler(c.String("handler")); err != nil {
+		return fmt.Errorf("--handler: %w", err)
+	}
+	opt.Params, opt.ParamSources, err = rlccParams(c)
+	return err
 }
 
 // clockPPMFlag is nicc sim's and diff --closed-loop's NIC clock tolerance.
