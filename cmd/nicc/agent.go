@@ -29,8 +29,9 @@ each request is an RTT event of that flow, decided on its context after the cont
 was set to the rate CCsim reports (the simulator holds the rate); the answer is the multiplier
 from that rate to the rate the decision set, in Q16: the policy's a_t within the handler's
 clamps. (Sending a_t itself, as the authors' agent sends its action, leaves the clamps to
-CCsim, whose min rate, 1/2048 of line rate, is below the compiled one: a policy driven to its
-min rate then sinks below it and decides once a 4 KB TX event there, 670 µs apart.) A policy
+CCsim, which lets a rate fall far below the compiled min rate (to 169/2^20 of line rate in
+one run): a policy driven to its min rate then sinks below it, and decides once a 4 KB TX event
+there, a millisecond and more apart.) A policy
 whose base RTT is 0 decides under CCsim's 8192 ns, the base RTT the authors' agent divides its
 RTTs by (--rlcc-base-rtt sets another).
 
