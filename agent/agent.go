@@ -20,10 +20,13 @@ import (
 // env/utils): the RTT inflation its policies were trained on.
 const CCsimBaseRTTNs = 8192
 
-// Bounds on what one agent keeps: CCsim's largest scenarios are 64 hosts of 1024 flows.
+// Bounds on what one agent keeps, whatever its requests say: CCsim's largest scenarios are
+// 64 sending hosts, 16,384 QPs a host (all-to-all) and 8,192 flows in all. A host's engine is
+// a firmware image in fwsim, about 11 MB.
 const (
-	MaxHosts = 4096
-	MaxFlows = 1 << 17
+	MaxHosts     = 128
+	MaxHostFlows = 1 << 14
+	MaxFlows     = 1 << 17
 )
 
 // Options are what answers CCsim's requests.
@@ -42,8 +45,8 @@ type Options struct {
 // 48-byte context, started as nicc sim starts a flow; each request an RTT event of that flow,
 // decided on the context after its rate word was set to the rate CCsim reports (the rate in
 // force is the simulator's); the answer the multiplier from that rate to the one the decision
-// set (a_t within the handler's clamps), in Q16. A compile's
-// firmware or DOCA program runs in fwsim, one engine per CCsim host, as each host is a NIC.
+// set (a_t within the handler's clamps), in Q16. A compile's firmware or DOCA program runs
+// in fwsim, one engine per CCsim host, as each host is a NIC.
 type Agent struct {
 	Report Report
 	opt    Options
@@ -132,12 +135,11 @@ func New(opt Options) (*Agent, error) {
 // controller is the policy's controller on a host of its own, under a scenario of one NIC
 // whose flows are CCsim's flows of one host.
 func (a *Agent) controller() (netsim.Controller, *lab.SimReport, error) {
-	scen := netsim.Scenario{Name: "a CCsim host", Hosts: 1, Flows: make([]netsim.Flow, MaxFlows), Long: -1}
+	scen := netsim.Scenario{Name: "a CCsim host", Hosts: 1, Flows: make([]netsim.Flow, MaxHostFlows), Long: -1}
 	return lab.OpenController(a.opt.Sim, scen)
 }
 
-// engine is host's NIC, opened on its first flow: the first host takes the one NewAgent
-// opened.
+// engine is host's NIC, opened on its first flow: the first host takes the one New opened.
 func (a *Agent) engine(host uint32) (*engine, error) {
 	if e, ok := a.hosts[host]; ok {
 		return e, nil
@@ -175,6 +177,9 @@ func (a *Agent) flow(r ccsim.Request) (*agentFlow, error) {
 		e, err := a.engine(r.Host)
 		if err != nil {
 			return nil, err
+		}
+		if e.flows >= MaxHostFlows {
+			return nil, fmt.Errorf("more than %d flows on host %d", MaxHostFlows, r.Host)
 		}
 		f.host, f.id, ctrl = e, e.flows, e.ctrl
 		e.flows++

@@ -169,3 +169,24 @@ func TestAgentDOCA(t *testing.T) {
 		t.Fatalf("%+v: want 3 flows, each on its host's engine, 18 decisions timed", r)
 	}
 }
+
+// TestAgentBounds: requests name as many flows as they like; the agent keeps at most
+// MaxHostFlows on one host's engine and says so.
+func TestAgentBounds(t *testing.T) {
+	t.Parallel()
+	a, err := New(Options{Sim: lab.SimOptions{Policy: compiled(t, "nicc")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ccsim.Request{RTTNs: 9000, RateFxp20: nicsdk.LineRate, IntervalNs: 10_000, Host: 3}
+	for tag := range uint32(MaxHostFlows) {
+		r.FlowTag = tag
+		if _, err := a.Decide(r); err != nil {
+			t.Fatalf("flow %d: %v", tag, err)
+		}
+	}
+	r.FlowTag = MaxHostFlows
+	if _, err := a.Decide(r); err == nil || err.Error() != "more than 16384 flows on host 3" {
+		t.Fatalf("flow %d on one host: %v; want the bound named", MaxHostFlows, err)
+	}
+}
