@@ -22,7 +22,7 @@ const CCsimBaseRTTNs = 8192
 
 // Bounds on what one agent keeps, whatever its requests say: CCsim's largest scenarios are
 // 64 sending hosts, 16,384 QPs a host (all-to-all) and 8,192 flows in all. A host's engine is
-// a firmware image in fwsim, about 11 MB.
+// a firmware image in fwsim, about 10 MB (64 of them: 637 MB resident).
 const (
 	MaxHosts     = 128
 	MaxHostFlows = 1 << 14
