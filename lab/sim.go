@@ -673,8 +673,8 @@ func (r *SimReport) WriteText(w io.Writer) error {
 	if d := r.HostDelayUs; d > 0 {
 		termtext.Printf(tw, "hosts\teach NIC's pipeline delays every packet it sends and receives by %s µs (base RTT %s µs)\n", termtext.Num(d), termtext.Num3(r.BaseRTTUs))
 	}
-	if r.Probe == netsim.ProbeAtOnce {
-		termtext.Printf(tw, "probes\teach flow's next RTT probe leaves on its own when the decision that asked for it ends (--probe at-once)\n")
+	if r.Probe != netsim.ProbeWithTX {
+		termtext.Printf(tw, "probes\t%s (--probe %s)\n", r.Probe.About(), r.Probe)
 	}
 	if r.TXEvents {
 		termtext.Printf(tw, "TX events\tone for every burst, at the sender's engine\n")

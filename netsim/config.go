@@ -105,10 +105,25 @@ const (
 	// its probes cost each bottleneck ProbeBytes a flow an RTT (at 8192 flows, 512 KB: 42 µs
 	// of a 100 Gb/s link).
 	ProbeAtOnce
+	// ProbeBeforeTX sends the probe with the flow's next TX burst, ahead of its data, so
+	// that it does not wait behind the flow's own burst: CCsim's, as its calibration
+	// measures it (docs/CALIBRATION.md: two flows settle at fair rates only this way).
+	ProbeBeforeTX
 )
 
 // Probes are the Probe values by name, as nicc sim's --probe takes them.
-var Probes = map[string]Probe{"tx": ProbeWithTX, "at-once": ProbeAtOnce}
+var Probes = map[string]Probe{"tx": ProbeWithTX, "at-once": ProbeAtOnce, "tx-first": ProbeBeforeTX}
+
+// About says what p does, for a report.
+func (p Probe) About() string {
+	switch p {
+	case ProbeAtOnce:
+		return "each flow's next RTT probe leaves on its own when the decision that asked for it ends"
+	case ProbeBeforeTX:
+		return "each flow's next RTT probe leaves with its next TX burst, ahead of its data"
+	}
+	return "each flow's next RTT probe leaves with its next TX burst, after its data"
+}
 
 func (p Probe) String() string {
 	for n, v := range Probes {
@@ -276,8 +291,8 @@ func (c Config) resolved() (Config, error) {
 	if c.PFCPerPort && !c.PFC {
 		return c, fmt.Errorf("netsim: PFC per port takes PFC")
 	}
-	if c.Probe > ProbeAtOnce {
-		return c, fmt.Errorf("netsim: probe policy %d: want %s or %s", uint8(c.Probe), ProbeWithTX, ProbeAtOnce)
+	if c.Probe > ProbeBeforeTX {
+		return c, fmt.Errorf("netsim: probe policy %d: want %s, %s or %s", uint8(c.Probe), ProbeWithTX, ProbeAtOnce, ProbeBeforeTX)
 	}
 	if !(c.BufferAlpha >= 0 && c.BufferAlpha <= 64) {
 		return c, fmt.Errorf("netsim: buffer alpha %v: want 0 (off) to 64", c.BufferAlpha)

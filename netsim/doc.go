@@ -18,7 +18,8 @@
 //     transmission (the TX event that carries it is flagged RTT_REQ_SENT), so a flow at the
 //     minimum rate decides once a burst. The next burst is due one burst's worth of time at
 //     the flow's rate after this one started.
-//   - Probes (Config.Probe): with the data, as above, by default (ProbeWithTX); or at once
+//   - Probes (Config.Probe): with the data, as above, by default after it (ProbeWithTX) or
+//     ahead of it (ProbeBeforeTX, CCsim's: docs/CALIBRATION.md); or at once
 //     (ProbeAtOnce), each on its own as soon as the decision on the last reply ends, so that
 //     every flow decides once an RTT whatever its rate. Measured at 8192→1 with rlcc_adpg
 //     over 50 ms, at once: the probes, 512 KB an RTT, take the receiver's link, and goodput

@@ -127,3 +127,28 @@ func TestPFCPerPort(t *testing.T) {
 		t.Error("PFC per port without PFC: no error")
 	}
 }
+
+// TestProbeBeforeTX: under ProbeBeforeTX a flow's probe leaves ahead of its burst's data, so
+// it does not wait at the switch behind the burst's last packet: a lone flow at half the line
+// rate measures one 4 KB packet's serialization (0.33 µs) less than under ProbeWithTX, and
+// its replies come back a burst sooner, so it decides more often.
+func TestProbeBeforeTX(t *testing.T) {
+	scen, err := ManyToOne(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(p Probe) *Result {
+		r, err := Run(scen, FixedRate{nicsdk.LineRate / 2}, Config{Probe: p, DurationNs: 2_000_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	after, first := run(ProbeWithTX), run(ProbeBeforeTX)
+	base := after.BaseRTTUs
+	gotUs := (after.RTTInflation - first.RTTInflation) * base
+	if math.Abs(gotUs-0.328) > 0.05 || first.Decisions <= after.Decisions {
+		t.Fatalf("tx RTT %.3f µs, tx-first %.3f µs (%.3f µs apart), decisions %d and %d; want 0.328 µs apart and more decisions",
+			after.RTTInflation*base, first.RTTInflation*base, gotUs, after.Decisions, first.Decisions)
+	}
+}

@@ -330,6 +330,9 @@ func (s *sim) sendBurst(i int) {
 	}
 	t := max(s.now, h.uplink)
 	prop := s.cfg.PropNs * 1000
+	if !f.probing && s.cfg.Probe == ProbeBeforeTX {
+		t = s.probe(i, t)
+	}
 	for off := 0; off < burst; {
 		size := min(burst-off, s.cfg.MTU)
 		t += s.cfg.serPs(size)

@@ -40,9 +40,9 @@ var updateCalibration = flag.Bool("update-calibration", false, "write docs/calib
 // the test holds nicc to that value instead, so that the gap neither closes nor widens
 // unnoticed.
 var calibrationGaps = map[string]map[string]float64{
-	// Two flows under the teacher: nicc's settle apart (FR 50 to 91 over seeds 1 to 6),
-	// CCsim's together; and nicc's link idles less.
-	"m2o2_teacher": {"fr": 63.67, "su": 91.92},
+	// Two flows under the teacher: nicc's link idles less than CCsim's (3.24 points; every
+	// run's SU is 0.8 to 3.2 points above CCsim's).
+	"m2o2_teacher": {"su": 92.14},
 }
 
 // TestCalibrationAgainstCCsim: nicc sim --preset ccsim against CCsim's recorded many-to-one

@@ -202,7 +202,7 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "sizes", Usage: "workload: the flow-size distribution, websearch (DCTCP's web search) or fbhadoop (Facebook's Hadoop), as the HPCC paper tabulates them", DefaultText: "websearch"},
 			&cli.Float64Flag{Name: "load", Usage: fmt.Sprintf("workload: each host's offered load, a fraction of its link (%v to %v)", lab.MinWorkloadLoad, lab.MaxWorkloadLoad), DefaultText: fmt.Sprint(lab.DefaultWorkloadLoad)},
 			&cli.BoolFlag{Name: "go-back-n", Usage: "recover dropped data as RoCE does: a NACK for the first gap, go-back-N, a retransmission timeout (--rto); goodput counts in-order data only, and NACKs reach the policy", DefaultText: "off: dropped data is lost"},
-			&cli.StringFlag{Name: "probe", Value: "tx", Usage: "when a flow's RTT probe leaves its NIC (one in flight a flow, asked for by every decision but a TX event's): tx, with the flow's next TX burst after its data, as DOCA PCC's engine sends the RTT request (a slow flow decides once a packet); or at-once, on its own as soon as the decision that asked for it ends (every flow decides once an RTT, and the probes load the bottleneck)"},
+			&cli.StringFlag{Name: "probe", Value: "tx", Usage: "when a flow's RTT probe leaves its NIC (one in flight a flow, asked for by every decision but a TX event's): tx, with the flow's next TX burst after its data, as DOCA PCC's engine sends the RTT request (a slow flow decides once a packet); or at-once, on its own as soon as the decision that asked for it ends (every flow decides once an RTT, and the probes load the bottleneck); or tx-first, with the next TX burst ahead of its data (CCsim's)"},
 			&cli.BoolFlag{Name: "tx-events", Usage: "deliver a TX event to the sender's CC engine for every burst a flow sends, as DOCA PCC's engine does: each takes an engine thread for a decision (not with dcqcn, whose timer ticks are TX events)", DefaultText: "off: RTT, CNP and NACK events only"},
 			&cli.StringFlag{Name: "swift", Usage: "with --policy swift: its parameters, NAME=VALUE,... of " + lab.ReferenceParamNames("swift"), DefaultText: "its paper's where they carry over"},
 			&cli.StringFlag{Name: "dcqcn", Usage: "with --policy dcqcn: its parameters, NAME=VALUE,... of " + lab.ReferenceParamNames("dcqcn"), DefaultText: "its paper's"},
@@ -307,7 +307,7 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 	opt.Net.WindowBytes = c.Int("window")
 	probe, ok := lab.SimProbes[c.String("probe")]
 	if !ok {
-		return opt, fmt.Errorf("--probe %q: want tx or at-once", c.String("probe"))
+		return opt, fmt.Errorf("--probe %q: want tx, at-once or tx-first", c.String("probe"))
 	}
 	opt.Net.Probe, opt.Net.TXEvents = probe, c.Bool("tx-events")
 	opt.Swift, opt.DCQCN = c.String("swift"), c.String("dcqcn")

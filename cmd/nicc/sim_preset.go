@@ -18,9 +18,9 @@ type simPreset struct {
 // simPresets are --preset's networks, each measured from the simulator it stands for.
 var simPresets = map[string]simPreset{
 	"ccsim": {
-		about: "NVIDIA's CCsim as NVlabs/RLCC's evaluations run it (docs/CALIBRATION.md): 100 Gb/s links, 1 KB packets, a 10 MiB output buffer, lossy, no ECN (its run's .params); 2 µs links, for its 8.0 µs empty-path RTT; every TX burst 4 KB whatever the rate (its TX events: a flow decides once an RTT and a burst at its rate, so slower flows decide less often, which splits 16 flows into rate groups as in CCsim); its reliable transport, go-back-N with 640 KiB outstanding a QP (at line rate its queue holds that much a flow, and nothing drops); flows starting in U(1, 2) ms; 170 ms, measured from 50 ms (its generators stop and its collection window ends at 170 ms)",
+		about: "NVIDIA's CCsim as NVlabs/RLCC's evaluations run it (docs/CALIBRATION.md): 100 Gb/s links, 1 KB packets, a 10 MiB output buffer, lossy, no ECN (its run's .params); 2 µs links, for its 8.0 µs empty-path RTT; every TX burst 4 KB whatever the rate (its TX events: a flow decides once an RTT and a burst at its rate, so slower flows decide less often, which splits 16 flows into rate groups as in CCsim); each RTT probe ahead of its TX burst's data (two flows then settle at fair rates, as in CCsim); its reliable transport, go-back-N with 640 KiB outstanding a QP (at line rate its queue holds that much a flow, and nothing drops); flows starting in U(1, 2) ms; 170 ms, measured from 50 ms (its generators stop and its collection window ends at 170 ms)",
 		flags: [][2]string{{"link-gbps", "100"}, {"mtu", "1024"}, {"buffer", "10485760"}, {"pfc", "off"}, {"ecn", "off"},
-			{"link-delay", "2us"}, {"tx-burst", "4096"}, {"tx-burst-time", "1s"}, {"go-back-n", "true"}, {"window", "655360"}, {"start-window", "1ms,2ms"}, {"duration", "170ms"}, {"warmup", "50ms"}},
+			{"link-delay", "2us"}, {"tx-burst", "4096"}, {"tx-burst-time", "1s"}, {"probe", "tx-first"}, {"go-back-n", "true"}, {"window", "655360"}, {"start-window", "1ms,2ms"}, {"duration", "170ms"}, {"warmup", "50ms"}},
 	},
 }
 
