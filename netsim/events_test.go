@@ -67,7 +67,7 @@ func TestTXEvents(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "TX events") {
 		t.Errorf("DCQCN with TX events: %v, want a refusal", err)
 	}
-	if _, err := Run(manyToOne(t, 2), c, Config{Probe: ProbeAtOnce + 1}); err == nil {
+	if _, err := Run(manyToOne(t, 2), c, Config{Probe: ProbeBeforeTX + 1}); err == nil {
 		t.Error("an unknown probe policy: no error")
 	}
 }
