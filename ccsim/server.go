@@ -167,7 +167,11 @@ func (s *server) serve(c net.Conn) {
 		return
 	}
 	sent := time.Now()
-	d, ok := s.decideOne(req)
+	d, ok, err := s.decideOne(req)
+	if err != nil {
+		s.fail(fmt.Errorf("%s: %w", req.Flow(), err))
+		return
+	}
 	if !ok {
 		return
 	}
@@ -179,26 +183,22 @@ func (s *server) serve(c net.Conn) {
 	}
 }
 
-// decideOne decides req unless the server stopped or reached its bound.
-func (s *server) decideOne(req Request) (Decision, bool) {
+// decideOne decides req unless the server stopped or reached its bound (ok false), or the
+// decision failed.
+func (s *server) decideOne(req Request) (d Decision, ok bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	select {
 	case <-s.done:
-		return Decision{}, false
+		return Decision{}, false, nil
 	default:
 	}
 	if s.opt.MaxRequests > 0 && s.stats.Decisions >= s.opt.MaxRequests {
-		return Decision{}, false
+		return Decision{}, false, nil
 	}
 	s.last, s.seen = time.Now(), true
-	d, err := s.decide(req)
-	if err != nil {
-		if s.err == nil {
-			s.err = fmt.Errorf("%s: %w", req.Flow(), err)
-		}
-		go s.stop("a decision failed")
-		return Decision{}, false
+	if d, err = s.decide(req); err != nil {
+		return Decision{}, false, err
 	}
 	s.stats.Decisions++
 	if s.opt.Decided != nil {
@@ -207,7 +207,7 @@ func (s *server) decideOne(req Request) (Decision, bool) {
 	if s.opt.MaxRequests > 0 && s.stats.Decisions >= s.opt.MaxRequests {
 		go s.stop(fmt.Sprintf("%d requests answered", s.stats.Decisions))
 	}
-	return d, true
+	return d, true, nil
 }
 
 // Ask sends req to the agent at addr as CCsim does, on a connection of its own, and returns
