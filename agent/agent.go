@@ -52,6 +52,7 @@ type Agent struct {
 	opt    Options
 	shared netsim.Controller  // golden or float: one for every host
 	hosts  map[uint32]*engine // firmware: each host's own
+	spare  *engine            // the engine New opened (checking the policy), for the first host
 	flows  map[ccsim.Flow]*agentFlow
 	// seenHosts are the hosts whose flows reported.
 	seenHosts map[uint32]bool
@@ -125,7 +126,7 @@ func New(opt Options) (*Agent, error) {
 		a.shared = ctrl
 	case timed:
 		a.Report.Decides += ", each CCsim host its own engine"
-		a.hosts[0] = &engine{ctrl: ctrl, fw: c}
+		a.spare = &engine{ctrl: ctrl, fw: c}
 	default:
 		return nil, fmt.Errorf("%s: a %T cannot answer CCsim", opt.Sim.Policy, ctrl)
 	}
@@ -144,10 +145,8 @@ func (a *Agent) engine(host uint32) (*engine, error) {
 	if e, ok := a.hosts[host]; ok {
 		return e, nil
 	}
-	if len(a.hosts) == 1 && a.hosts[0] != nil && a.hosts[0].flows == 0 {
-		e := a.hosts[0]
-		delete(a.hosts, 0)
-		a.hosts[host] = e
+	if e := a.spare; e != nil {
+		a.spare, a.hosts[host] = nil, e
 		return e, nil
 	}
 	if len(a.hosts) >= MaxHosts {
