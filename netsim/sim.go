@@ -19,7 +19,7 @@ const (
 	pktReply         // the probe's reply, receiver → sender
 	pktCNP           // a congestion notification, receiver → sender
 	pktNACK          // a go-back-N NACK, receiver → sender: seq is the byte it expects
-	pktAck           // a go-back-N ACK of a finite flow's last byte, receiver → sender
+	pktAck           // a go-back-N ACK, receiver → sender: a finite flow's last byte, or every ackPackets under a window
 )
 
 type packet struct {
@@ -50,7 +50,8 @@ type flowState struct {
 	sentMax  int64 // the end of the furthest byte sent: bytes below it sent again are resent
 	// progressAt starts the retransmission timer: when una last advanced, or the first
 	// byte after it was sent. The timer is checked as the flow sends (sendBurst), and by an
-	// evRTO at a finite flow's tail, after which nothing is sent to check it.
+	// evRTO (setTimer) at a finite flow's tail or a full window, where nothing is sent to
+	// check it.
 	progressAt int64
 	timerSet   bool  // an evRTO of the flow is pending
 	blocked    bool  // Config.WindowBytes unacknowledged: out of the ready heap until an ACK
