@@ -28,12 +28,14 @@ const module = "github.com/nicc-dev/nicc"
 // a new package takes its place in the table, and in the document, on purpose.
 var allowedImports = map[string][]string{
 	"cmd/nicc": {"agent", "artifact", "budget", "ccsim", "compiler", "diff", "distill", "golden", "lab", "memlimit", "model/formats", "quantize", "student", "target/doca", "target/targets", "termtext"},
-	"agent":    {"artifact", "ccsim", "lab", "netsim", "nicsdk", "termtext"},
+	"agent":    {"artifact", "ccsim", "lab", "netsim", "nicsdk", "simfw", "termtext"},
 	"ccsim":    {},
 	"compiler": belowCompiler, // never lab or plot
 	// lab is the simulator's glue and controllers, the closed-loop diff, sweep, eval, train
 	// glue: above compiler, which never imports it.
-	"lab": {"artifact", "budget", "compiler", "diff", "distill", "fwsim", "golden", "memlimit", "student", "model", "model/onnx", "netsim", "nicsdk", "plot", "quantize", "rlcc", "target", "target/abi", "target/doca", "termtext", "train"},
+	"lab": {"artifact", "budget", "compiler", "diff", "distill", "fwsim", "golden", "memlimit", "student", "model", "model/onnx", "netsim", "nicsdk", "plot", "quantize", "rlcc", "simfw", "target", "target/abi", "target/doca", "termtext", "train"},
+	// simfw is a compile as netsim's controller: its firmware in fwsim, or its golden model.
+	"simfw": {"budget", "compiler", "fwsim", "netsim", "nicsdk", "quantize", "target"},
 	// artifact is a compile directory's contract: its file names, report.json's schema and
 	// text, reading it back with its integrity checks, writing it whole.
 	"artifact": {"budget", "codegen", "distill", "model", "nicsdk", "quantize", "rlcc", "target", "target/abi", "target/doca", "termtext"},

@@ -14,6 +14,7 @@ import (
 	"github.com/nicc-dev/nicc/lab"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/simfw"
 )
 
 // CCsimBaseRTTNs is the base RTT NVlabs/RLCC's agent divides CCsim's RTTs by (BASE_RTT in its
@@ -75,7 +76,7 @@ type Report struct {
 	// did not apply.
 	RateDrift int64 `json:"rate_drift"`
 	// Cycles are the fwsim cycles of the firmware's decisions.
-	Cycles *lab.SimCycles `json:"decision_cycles,omitempty"`
+	Cycles *simfw.Cycles `json:"decision_cycles,omitempty"`
 }
 
 type agentFlow struct {
@@ -97,7 +98,7 @@ type engine struct {
 // timed is a controller running firmware in fwsim: its cycles.
 type timed interface {
 	LastCycles() uint64
-	Cycles() *lab.SimCycles
+	Cycles() *simfw.Cycles
 }
 
 // New reads the policy opt names, checked as nicc sim checks it.
@@ -276,7 +277,7 @@ func (a *Agent) Finish() Report {
 			continue
 		}
 		if r.Cycles == nil {
-			r.Cycles = &lab.SimCycles{}
+			r.Cycles = &simfw.Cycles{}
 		}
 		r.Cycles.Decisions += c.Decisions
 		r.Cycles.Max, r.Cycles.MaxNs = max(r.Cycles.Max, c.Max), max(r.Cycles.MaxNs, c.MaxNs)

@@ -19,6 +19,7 @@ import (
 	"github.com/nicc-dev/nicc/compiler"
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/memlimit"
+	"github.com/nicc-dev/nicc/simfw"
 	"github.com/nicc-dev/nicc/target"
 	"github.com/nicc-dev/nicc/target/abi"
 	"github.com/nicc-dev/nicc/target/doca"
@@ -159,7 +160,7 @@ type SimReport struct {
 	Warnings []string `json:"warnings,omitempty"`
 	DOCA     *SimDOCA `json:"doca,omitempty"` // with doca.Target: the DOCA program's parameters and counters
 	// Cycles are the firmware's decisions' cycles, when a firmware decides in fwsim.
-	Cycles *SimCycles `json:"decision_cycles,omitempty"`
+	Cycles *simfw.Cycles `json:"decision_cycles,omitempty"`
 	// Layout is how the policy's inputs map onto the RL-CC handler's window: a model file's,
 	// or the one a compile directory's report.json records.
 	Layout *artifact.InputLayout `json:"rlcc_layout,omitempty"`
@@ -190,6 +191,11 @@ type SimNetworkReport struct {
 	PFCPerPort bool `json:"pfc_per_port,omitempty"`
 	// HostDelayUs is each NIC's pipeline delay (SimNet.HostDelayNs), absent when none.
 	HostDelayUs float64 `json:"host_delay_us,omitempty"`
+	// TurnaroundUs is how long a probe's reply takes to reach its sender's engine
+	// (SimNet.TurnaroundNs), TXLeadNs how much sooner than its rate a burst leaves
+	// (SimNet.TXLeadNs); absent when none.
+	TurnaroundUs float64 `json:"rtt_turnaround_us,omitempty"`
+	TXLeadNs     int64   `json:"tx_lead_ns,omitempty"`
 	// TXEvents says the engines had a TX event for every burst (SimNet.TXEvents).
 	TXEvents bool `json:"tx_events,omitempty"`
 	// ECN is the switch's marking profile, absent when it marks nothing.
@@ -246,7 +252,7 @@ func Sim(opt SimOptions) (*SimReport, error) {
 		cfg.PFC = true // DCQCN as RoCE deploys it: ECN at the switch, PFC keeping the network lossless
 	}
 	rep.ECN, rep.BufferAlpha, rep.FatTree, rep.Probe, rep.TXEvents = cfg.ECN, cfg.BufferAlpha, cfg.FatTree, cfg.Probe, cfg.TXEvents
-	rep.HostDelayUs = float64(cfg.HostDelayNs) / 1000
+	rep.HostDelayUs, rep.TurnaroundUs, rep.TXLeadNs = float64(cfg.HostDelayNs)/1000, float64(cfg.TurnaroundNs)/1000, cfg.TXLeadNs
 	if w := opt.StartWindowNs; w != [2]int64{} {
 		rep.StartWindowUs = &[2]float64{float64(w[0]) / 1000, float64(w[1]) / 1000}
 	}
@@ -301,10 +307,10 @@ func Sim(opt SimOptions) (*SimReport, error) {
 	}
 	rep.Health = judgeHealth(r, params, opt.Policy != "swift" && opt.Policy != "dcqcn", lim)
 	switch c := ctrl.(type) {
-	case *firmwareController:
-		rep.Cycles = c.time.cycles()
+	case *simfw.Controller:
+		rep.Cycles = c.Cycles()
 	case *docaController:
-		rep.Cycles = c.time.cycles()
+		rep.Cycles = c.Cycles()
 		if rep.DOCA, err = c.summary(); err != nil {
 			return nil, err
 		}
@@ -483,13 +489,13 @@ func simController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (netsim
 		c := netsim.DefaultSwift
 		var err error
 		rep.Reference, err = setReferenceParams("--swift", opt.Swift, c.Params())
-		rep.Decides, rep.Latency = "Swift ("+rep.Reference.text()+")", latencyText(opt.LatencyNs)
+		rep.Decides, rep.Latency = "Swift ("+rep.Reference.text()+")", simfw.LatencyText(opt.LatencyNs)
 		return c, core, err
 	case "dcqcn":
 		c := netsim.DefaultDCQCN
 		var err error
 		rep.Reference, err = setReferenceParams("--dcqcn", opt.DCQCN, c.Params())
-		rep.Decides, rep.Latency = "DCQCN ("+rep.Reference.text()+"), ECN at the switch, PFC (lossless)", latencyText(opt.LatencyNs)
+		rep.Decides, rep.Latency = "DCQCN ("+rep.Reference.text()+"), ECN at the switch, PFC (lossless)", simfw.LatencyText(opt.LatencyNs)
 		return c, core, err
 	case "":
 		return nil, "", fmt.Errorf("sim needs --policy: a model file, a compile directory, swift or dcqcn")
@@ -528,13 +534,6 @@ func filesHash(dir string, names ...string) (string, error) {
 		h.Write([]byte(fh))
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-func latencyText(ns int64) string {
-	if ns == 0 {
-		return "none: decisions take no time"
-	}
-	return fmt.Sprintf("%d ns each (--latency)", ns)
 }
 
 // floatController is the float teacher in the RL-CC handler's real-number twin.
@@ -579,7 +578,7 @@ func floatController(opt SimOptions, rep *SimReport, core string) (netsim.Contro
 		return m.Eval(st, x)[0]
 	}
 	rep.Decides = fmt.Sprintf("the float model %s (float64, the handler's real-number twin)", m.Name)
-	rep.Latency = latencyText(opt.LatencyNs)
+	rep.Latency = simfw.LatencyText(opt.LatencyNs)
 	return &netsim.FloatRLCC{Label: "float " + m.Name, Params: p, Layout: lp.Layout.Layout(), Policy: policy}, core, nil
 }
 
@@ -602,23 +601,23 @@ func compiledController(opt SimOptions, scen netsim.Scenario, rep *SimReport) (n
 	}
 	rep.Warnings = rb.warnings
 	if cp := rb.golden; cp != nil {
-		golden := goldenController(cp, p)
+		golden := simfw.Golden(cp, p)
 		rep.Decides = fmt.Sprintf("the golden model (quantize.%s inside nicsdk.OnEventEx) of %s", cp.Policy().Golden(), opt.Policy)
-		rep.Latency = latencyText(opt.LatencyNs)
+		rep.Latency = simfw.LatencyText(opt.LatencyNs)
 		return golden, core, nil
 	}
 	elf := filepath.Join(opt.Policy, opt.sdk().ELF()) // readCompiled checked it
-	fw, err := newFirmwareController(opt.sdk(), elf, "firmware "+rb.report.Model.Name, rb.layout, p, core, opt)
+	fw, err := simfw.Open(opt.sdk(), elf, "firmware "+rb.report.Model.Name, rb.layout, p, core, opt.Threads, opt.LatencyNs)
 	if err != nil {
 		return nil, "", err
 	}
-	rep.Latency = fw.time.text
+	rep.Latency = fw.LatencyAbout()
 	if opt.SDK == doca.Target {
-		fw.label = "DOCA " + rb.report.Model.Name
+		fw.Label = "DOCA " + rb.report.Model.Name
 		d, err := newDOCAController(fw, scen, opt, rep)
 		return d, core, err
 	}
-	rep.Decides = fmt.Sprintf("the firmware %s in fwsim (%s)", elf, fw.entry)
+	rep.Decides = fmt.Sprintf("the firmware %s in fwsim (%s)", elf, fw.Entry())
 	return fw, core, nil
 }
 
@@ -672,6 +671,12 @@ func (r *SimReport) WriteText(w io.Writer) error {
 	}
 	if d := r.HostDelayUs; d > 0 {
 		termtext.Printf(tw, "hosts\teach NIC's pipeline delays every packet it sends and receives by %s µs (base RTT %s µs)\n", termtext.Num(d), termtext.Num3(r.BaseRTTUs))
+	}
+	if d := r.TurnaroundUs; d > 0 {
+		termtext.Printf(tw, "replies\tan RTT probe's reply reaches its sender's CC engine %s µs after it arrives, and the flow's next probe waits as long\n", termtext.Num(d))
+	}
+	if d := r.TXLeadNs; d > 0 {
+		termtext.Printf(tw, "TX\teach burst leaves %d ns sooner than its flow's rate allows\n", d)
 	}
 	if r.Probe != netsim.ProbeWithTX {
 		termtext.Printf(tw, "probes\t%s (--probe %s)\n", r.Probe.About(), r.Probe)

@@ -9,6 +9,7 @@ import (
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/memlimit"
+	"github.com/nicc-dev/nicc/simfw"
 	"github.com/nicc-dev/nicc/target/doca"
 	"github.com/nicc-dev/nicc/termtext"
 
@@ -68,7 +69,7 @@ type SimDOCAParam struct {
 // memory (the stand-in's parameter and counter tables, the program's per-port terms) is its
 // own, swapped in for its decisions.
 type docaController struct {
-	*firmwareController
+	*simfw.Controller
 	fw     *doca.Firmware
 	nicOf  []int           // each flow's sender NIC
 	segs   []fwsim.Segment // the program's writable memory
@@ -79,13 +80,13 @@ type docaController struct {
 
 // newDOCAController gives each of scen's NICs its own engine state around fw, the DOCA
 // program opened through doca.Target.
-func newDOCAController(fw *firmwareController, scen netsim.Scenario, opt SimOptions, rep *SimReport) (*docaController, error) {
+func newDOCAController(fw *simfw.Controller, scen netsim.Scenario, opt SimOptions, rep *SimReport) (*docaController, error) {
 	elf := filepath.Join(opt.Policy, artifact.DOCAFirmwareFile)
 	set, err := docaSettings(opt)
 	if err != nil {
 		return nil, err
 	}
-	d := &docaController{firmwareController: fw, fw: fw.engine.(*doca.Firmware),
+	d := &docaController{Controller: fw, fw: fw.Engine().(*doca.Firmware),
 		report: SimDOCA{Firmware: elf, NICs: scen.Hosts, SetParams: set}}
 	for _, f := range scen.Flows {
 		d.nicOf = append(d.nicOf, f.Src)
@@ -269,7 +270,7 @@ func (d *docaController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, i
 		d.report.RTTEvents++
 	}
 	d.report.Events++
-	return d.firmwareController.Decide(ev, ctx)
+	return d.Controller.Decide(ev, ctx)
 }
 
 // summary is the report, with every NIC's counters summed.

@@ -14,6 +14,7 @@ import (
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/netsim"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/simfw"
 	"github.com/nicc-dev/nicc/target"
 	"github.com/nicc-dev/nicc/target/abi"
 	"github.com/nicc-dev/nicc/target/doca"
@@ -152,11 +153,11 @@ func TestSimDOCARuntimeParams(t *testing.T) {
 		}
 		cfg := docaSimNet
 		cfg.Threads, cfg.LatencyNs = prof.Threads, 500
-		golden, err := netsim.Run(scen, goldenController(cp, want), cfg)
+		golden, err := netsim.Run(scen, simfw.Golden(cp, want), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		compiled, err := netsim.Run(scen, goldenController(cp, base), cfg)
+		compiled, err := netsim.Run(scen, simfw.Golden(cp, base), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -136,3 +136,66 @@ func TestProbePacingAsCCsim(t *testing.T) {
 		t.Errorf("only %d rate buckets held enough reports in both to compare", compared)
 	}
 }
+
+// rttTimes is a fixed rate that keeps when its NIC handed it each RTT, and the RTT.
+type rttTimes struct {
+	FixedRate
+	at, rtt []float64 // ns
+}
+
+func (c *rttTimes) Decide(ev nicsdk.Event, _ *nicsdk.FlowCtx) (uint32, int64, error) {
+	if ev.Type == nicsdk.EvRTT {
+		c.at, c.rtt = append(c.at, float64(ev.TimestampNs)), append(c.rtt, float64(ev.RTTNs))
+	}
+	return c.Rate, 0, nil
+}
+
+// CCsim's reports come an RTT and at least 2.735 µs apart at every rate (docs/CALIBRATION.md):
+// with Config.TurnaroundNs, a lone flow's RTT event reaches its engine that long after the
+// reply, and its next probe leaves no sooner, so its reports are an RTT, the turnaround and
+// at most one burst apart; the RTT is the same as without.
+func TestTurnaroundAsCCsim(t *testing.T) {
+	const turnNs = 2735
+	gaps := func(turn int64) (lo, hi, rtt float64) {
+		c := &rttTimes{FixedRate: FixedRate{nicsdk.LineRate / 2}}
+		run(t, manyToOne(t, 1), c, Config{Probe: ProbeBeforeTX, TurnaroundNs: turn, DurationNs: 2_000_000})
+		lo, hi = math.Inf(1), 0
+		for i := 10; i < len(c.at); i++ {
+			g := c.at[i] - c.at[i-1] - c.rtt[i]
+			lo, hi, rtt = min(lo, g), max(hi, g), rtt+c.rtt[i]/float64(len(c.at)-10)
+		}
+		if len(c.at) < 100 {
+			t.Fatalf("turnaround %d ns: %d RTT events", turn, len(c.at))
+		}
+		return lo, hi, rtt
+	}
+	lo0, hi0, rtt0 := gaps(0)
+	lo, hi, rtt := gaps(turnNs)
+	burstNs := float64(Defaults.BurstBytes) * 8 / Defaults.LinkGbps * 2 // a burst at half line rate
+	t.Logf("interval − RTT: %.0f to %.0f ns without a turnaround, %.0f to %.0f with %d ns; RTT %.1f and %.1f ns", lo0, hi0, lo, hi, turnNs, rtt0, rtt)
+	if lo < turnNs-1 || hi > turnNs+burstNs+1 || hi0 > burstNs+1 || math.Abs(rtt-rtt0) > 1 {
+		t.Errorf("interval − RTT %.0f to %.0f ns with a %d ns turnaround (want %d to %.0f), %.0f to %.0f without (want under %.0f); RTT %.1f against %.1f ns",
+			lo, hi, turnNs, turnNs, turnNs+burstNs, lo0, hi0, burstNs, rtt, rtt0)
+	}
+}
+
+// CCsim's NIC sends each 4 KB TX event 147.4 ns sooner than its rate allows (the spacing of
+// its TX events, docs/CALIBRATION.md): with Config.TXLeadNs a flow held at 43.8 Gb/s in 4 KB
+// bursts sends 4 KB every 748 − 147 ns, 54.5 Gb/s; at line rate the lead changes nothing.
+func TestTXLeadAsCCsim(t *testing.T) {
+	cfg := Config{MTU: 1024, BurstBytes: 4096, BurstNs: 1_000_000_000, TXLeadNs: 147, DurationNs: 4_000_000}
+	const held = 459276 // 43.8 Gb/s in fxp20
+	for _, c := range []struct {
+		rate uint32
+		want float64 // Gb/s
+	}{
+		{held, 4096 * 8 / (4096*8/(100*float64(held)/nicsdk.LineRate) - 147)},
+		{nicsdk.LineRate, 100},
+	} {
+		r := run(t, manyToOne(t, 1), FixedRate{c.rate}, cfg)
+		t.Logf("rate %.1f Gb/s, TX lead 147 ns: the flow sent %.2f Gb/s (want %.2f)", 100*float64(c.rate)/nicsdk.LineRate, r.MaxFlowGbps, c.want)
+		if math.Abs(r.MaxFlowGbps-c.want) > 0.005*c.want {
+			t.Errorf("rate %.1f Gb/s, TX lead 147 ns: the flow sent %.2f Gb/s, want %.2f", 100*float64(c.rate)/nicsdk.LineRate, r.MaxFlowGbps, c.want)
+		}
+	}
+}

@@ -16,6 +16,16 @@ type Config struct {
 	// wire) and once on every packet it receives (before it acts on it): an empty path's RTT
 	// gains four. Default 0.
 	HostDelayNs int64
+	// TurnaroundNs is how long an RTT probe's reply takes from its arrival to the sender's CC
+	// engine, as an RTT event; the flow's next probe does not leave before then. The RTT is
+	// still what the reply measured on arrival. CCsim's NIC takes 2.7 µs (docs/CALIBRATION.md:
+	// its reports come an RTT and at least 2.7 µs apart, whatever the rate). Default 0.
+	TurnaroundNs int64
+	// TXLeadNs shortens the time between a flow's bursts: each leaves TXLeadNs sooner than
+	// its rate allows, but never sooner than its serialization. CCsim's NIC sends each 4 KB TX
+	// event 147 ns early (docs/CALIBRATION.md), so a flow it holds at 43.8 Gb/s sends 54.6.
+	// Default 0: a flow sends at its rate.
+	TXLeadNs    int64
 	MTU         int   // data packet size in bytes; default 4096
 	ProbeBytes  int   // RTT probe, probe reply and CNP size; default 64
 	BurstBytes  int   // the most data a flow sends before its RTT probe; default 16384 (4 packets)
@@ -243,6 +253,12 @@ func (c Config) resolved() (Config, error) {
 	}
 	if c.HostDelayNs < 0 || c.HostDelayNs > MaxPropNs {
 		return c, fmt.Errorf("netsim: host delay %d ns: want 0 to %d ns", c.HostDelayNs, int64(MaxPropNs))
+	}
+	if c.TurnaroundNs < 0 || c.TurnaroundNs > MaxPropNs {
+		return c, fmt.Errorf("netsim: RTT turnaround %d ns: want 0 to %d ns", c.TurnaroundNs, int64(MaxPropNs))
+	}
+	if c.TXLeadNs < 0 || c.TXLeadNs > MaxPropNs {
+		return c, fmt.Errorf("netsim: TX lead %d ns: want 0 to %d ns", c.TXLeadNs, int64(MaxPropNs))
 	}
 	if c.DurationNs > MaxDurationNs || c.PropNs > MaxPropNs || c.LatencyNs > MaxDurationNs {
 		return c, fmt.Errorf("netsim: duration %d ns, propagation delay %d ns, decision latency %d ns: want at most %d, %d and %d ns",

@@ -34,6 +34,12 @@
 //   - Host delay (Config.HostDelayNs): each NIC's pipeline delays every packet it sends
 //     before the wire and every packet it receives before it acts on it, so the empty path's
 //     RTT gains four (CCsim's empty path is about 8 µs, this network's 4 without it).
+//   - NIC timing (Config.TurnaroundNs, Config.TXLeadNs): a probe's reply may reach the CC
+//     engine some time after it arrives, the flow's next probe held as long, and a flow's
+//     bursts may leave a fixed time sooner than its rate allows. CCsim's NIC does both: its
+//     reports come an RTT and at least 2.73 µs apart, and its 4 KB TX events 147.4 ns sooner
+//     than the rate (docs/CALIBRATION.md); its link idles that much more between a queue's
+//     swings.
 //   - Starts: a scenario's flows start when it says (many-to-one's and all-to-all's all at
 //     0); Scenario.Stagger delays each by its own seeded draw within a window, as CCsim
 //     starts its flows in U(1, 2) ms.

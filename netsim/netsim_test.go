@@ -291,6 +291,8 @@ func TestBadInput(t *testing.T) {
 		{Config{Actions: []Action{{AtNs: 0, Do: func() error { return nil }}}}, "action at 0 ns"},
 		{Config{Actions: []Action{{AtNs: 5}}}, "action at 5 ns"},
 		{Config{HostDelayNs: -1}, "host delay"}, {Config{HostDelayNs: MaxPropNs + 1}, "host delay"}, {Config{Probe: 9}, "probe policy"},
+		{Config{TurnaroundNs: -1}, "RTT turnaround"}, {Config{TurnaroundNs: MaxPropNs + 1}, "RTT turnaround"},
+		{Config{TXLeadNs: -1}, "TX lead"}, {Config{TXLeadNs: MaxPropNs + 1}, "TX lead"},
 	} {
 		if _, err := Run(s, FixedRate{nicsdk.LineRate}, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err = %v, want one naming %q", c.cfg, err, c.want)

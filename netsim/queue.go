@@ -9,6 +9,7 @@ const (
 	evPortFree                   // a switch port finished serializing its head packet
 	evHostArrive                 // a packet reaches its destination host
 	evDecisionDone               // a CC decision finished: its rate takes effect
+	evTurnaround                 // a probe's reply reaches its sender's CC engine (Config.TurnaroundNs)
 	evTimer                      // a flow's CC timer fired (controllers with a period)
 	evFlowStart                  // a flow starts sending
 	evSample                     // Config.TraceNs: a trace sample

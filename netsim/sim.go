@@ -236,6 +236,8 @@ func (s *sim) fire(e event) {
 		s.hostArrive(e.pkt)
 	case evDecisionDone:
 		s.decisionDone(int(e.idx), e.rate, e.probe)
+	case evTurnaround:
+		s.turnaround(e.pkt)
 	case evTimer:
 		s.timer(int(e.idx))
 	case evSample:
@@ -381,9 +383,11 @@ func (s *sim) burstBytes(rate uint32) int {
 	return min(max(pkts, 1)*s.cfg.MTU, s.cfg.BurstBytes)
 }
 
-// gapPs is how long a flow of host hi at rate takes to be allowed bytes, by the host's clock.
+// gapPs is how long a flow of host hi at rate takes to be allowed bytes, by the host's clock:
+// less Config.TXLeadNs, but not less than their serialization.
 func (s *sim) gapPs(hi, bytes int, rate uint32) int64 {
-	return s.hostTime(hi, s.cfg.serPs(bytes)*nicsdk.LineRate/int64(max(rate, 1)))
+	ser := s.cfg.serPs(bytes)
+	return s.hostTime(hi, max(ser*nicsdk.LineRate/int64(max(rate, 1))-s.cfg.TXLeadNs*1000, ser))
 }
 
 // hostTime is how long an interval of ps takes that host hi's NIC times by its own clock.
@@ -539,13 +543,15 @@ func (s *sim) hostArrive(pk packet) {
 		s.control(packet{kind: pktReply, flow: pk.flow, size: int32(s.cfg.ProbeBytes), dst: int32(f.Src), sent: pk.sent, seq: f.rcvNxt})
 	case pktReply:
 		s.acknowledge(int(pk.flow), pk.seq)
-		f.probing = false
 		if s.inWindow() {
 			s.stats.rttSum += float64(s.now - pk.sent)
 			s.stats.rtts++
 		}
-		rtt := s.hostReads(f.Src, s.now-pk.sent) / 1000
-		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvRTT, RTTNs: uint32(min(rtt, 1<<32-1))})
+		if d := s.cfg.TurnaroundNs; d > 0 {
+			s.q.push(event{at: s.now + d*1000, kind: evTurnaround, pkt: pk})
+			return
+		}
+		s.turnaround(pk)
 	case pktCNP:
 		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvCNP})
 	case pktAck:
@@ -561,6 +567,15 @@ func (s *sim) hostArrive(pk packet) {
 		}
 		s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvNACK})
 	}
+}
+
+// turnaround hands a probe's reply to its sender's engine as an RTT event, Config.TurnaroundNs
+// after it arrived, with the RTT it measured on arrival; the flow's next probe may leave.
+func (s *sim) turnaround(pk packet) {
+	f := &s.flows[pk.flow]
+	f.probing = false
+	rtt := s.hostReads(f.Src, s.now-s.cfg.TurnaroundNs*1000-pk.sent) / 1000
+	s.ccEvent(int(pk.flow), nicsdk.Event{Type: nicsdk.EvRTT, RTTNs: uint32(min(rtt, 1<<32-1))})
 }
 
 // receive is a data packet at its receiver, which keeps RoCE's go-back-N order: the expected

@@ -2,15 +2,19 @@ package main
 
 import (
 	"cmp"
+	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/nicc-dev/nicc/ccsim"
 	"github.com/nicc-dev/nicc/plot"
 )
 
@@ -34,16 +38,6 @@ const calibrationFile = "../../testdata/ccsim/calibration.json"
 var trainCCsim = []string{models + "rlcc_train.json", "--target", "trees", "--rlcc-base-rtt", "8.192"}
 
 var updateCalibration = flag.Bool("update-calibration", false, "write docs/calibration.png and .svg from TestCalibrationAgainstCCsim's runs")
-
-// calibrationGaps are the figures on which nicc sim --preset ccsim is known to be off CCsim's
-// beyond the tolerances, with nicc's value as measured (docs/CALIBRATION.md explains each):
-// the test holds nicc to that value instead, so that the gap neither closes nor widens
-// unnoticed.
-var calibrationGaps = map[string]map[string]float64{
-	// Two flows under the teacher: nicc's link idles less than CCsim's (3.24 points; every
-	// run's SU is 0.8 to 3.2 points above CCsim's).
-	"m2o2_teacher": {"su": 92.14},
-}
 
 // TestCalibrationAgainstCCsim: nicc sim --preset ccsim against CCsim's recorded many-to-one
 // runs, the same policy deciding: SU within 3 points, mean queue latency within 25% or 1 µs,
@@ -93,14 +87,7 @@ func TestCalibrationAgainstCCsim(t *testing.T) {
 		}
 		compared++
 		t.Logf("%-16s SU %6.2f %6.2f  FR %6.2f %6.2f  QL %5.2f %5.2f  dropped MB %.1f %.1f  (CCsim, nicc sim)", r.Name, r.SU, got.SU, r.FR, got.FR, r.QL, got.QL, r.DroppedMB, got.Lost)
-		gaps := calibrationGaps[r.Name]
 		check := func(figure string, ccsim, nicc, tol float64) {
-			if pinned, ok := gaps[figure]; ok {
-				if math.Abs(nicc-pinned) > tol/2 {
-					t.Errorf("%s %s: nicc sim %.2f, the known gap's %.2f (CCsim %.2f): the gap moved; measure it again (docs/CALIBRATION.md)", r.Name, figure, nicc, pinned, ccsim)
-				}
-				return
-			}
 			if math.Abs(nicc-ccsim) > tol {
 				t.Errorf("%s %s: nicc sim %.2f, CCsim %.2f: over the tolerance %.2f", r.Name, figure, nicc, ccsim, tol)
 			}
@@ -131,4 +118,68 @@ func TestCalibrationAgainstCCsim(t *testing.T) {
 			}
 		}
 	}
+}
+
+// presetNs is --preset ccsim's value of the duration flag name, in ns.
+func presetNs(t *testing.T, name string) float64 {
+	for _, f := range simPresets["ccsim"].flags {
+		if f[0] == name {
+			d, err := time.ParseDuration(f[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return float64(d.Nanoseconds())
+		}
+	}
+	t.Fatalf("--preset ccsim sets no --%s", name)
+	return 0
+}
+
+// --preset ccsim's NIC timing is CCsim's as recorded (docs/CALIBRATION.md):
+//   - --rtt-turnaround: a report comes an RTT, the turnaround and the wait for the next TX
+//     event after the last, so the least interval − RTT is the turnaround (the 16→1 log's
+//     0.1st percentile, over reports after a TX event);
+//   - --tx-lead: every TX event of tx_spacing.csv's runs came the same time sooner than its
+//     deltaT (4096 bytes over the rate) after the one before.
+func TestPresetTimingAsCCsim(t *testing.T) {
+	log, err := ccsim.ReadLogFile("../../testdata/ccsim/m2o16_adpg_firmware.csv.gz", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gaps []float64
+	for _, e := range log {
+		if e.TXEvents > 0 && e.IntervalNs > 0 {
+			gaps = append(gaps, float64(e.IntervalNs)-float64(e.RTTNs))
+		}
+	}
+	slices.Sort(gaps)
+	least, turn := gaps[len(gaps)/1000], presetNs(t, "rtt-turnaround")
+	t.Logf("interval − RTT over %d reports: 0.1st percentile %.0f ns; --rtt-turnaround %.0f ns", len(gaps), least, turn)
+	if len(gaps) < 100_000 || math.Abs(least-turn) > 10 {
+		t.Errorf("16→1: interval − RTT's 0.1st percentile %.0f ns over %d reports; --preset ccsim's --rtt-turnaround %.0f ns", least, len(gaps), turn)
+	}
+
+	f, err := os.Open("../../testdata/ccsim/tx_spacing.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 50 || !slices.Equal(rows[0], []string{"run", "host", "deltaT_us", "tx_events", "short_ns", "at_short"}) {
+		t.Fatalf("tx_spacing.csv: %d rows, %v", len(rows), err)
+	}
+	lead, events, lo, hi := presetNs(t, "tx-lead"), 0, math.Inf(1), math.Inf(-1)
+	for _, r := range rows[1:] {
+		n, err1 := strconv.Atoi(r[3])
+		short, err2 := strconv.ParseFloat(r[4], 64)
+		at, err3 := strconv.Atoi(r[5])
+		if err := cmp.Or(err1, err2, err3); err != nil {
+			t.Fatalf("tx_spacing.csv %v: %v", r, err)
+		}
+		if at != n || math.Abs(short-lead) > 1 {
+			t.Errorf("%s host %s, deltaT %s µs: %d of %d TX events came %.1f ns early; --preset ccsim's --tx-lead %.0f ns", r[0], r[1], r[2], at, n, short, lead)
+		}
+		events, lo, hi = events+n, min(lo, short), max(hi, short)
+	}
+	t.Logf("%d TX events over %d (run, host, deltaT) bins, %.1f to %.1f ns early; --tx-lead %.0f ns", events, len(rows)-1, lo, hi, lead)
 }

@@ -208,6 +208,8 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "dcqcn", Usage: "with --policy dcqcn: its parameters, NAME=VALUE,... of " + lab.ReferenceParamNames("dcqcn"), DefaultText: "its paper's"},
 			&cli.IntFlag{Name: "window", Usage: "with --go-back-n: the most `BYTES` a flow has sent and not had acknowledged (RoCE's outstanding requests; CCsim's QPs hold about 640 KiB): a flow at it waits for an acknowledgement", DefaultText: "no limit"},
 			&cli.StringFlag{Name: "rto", Value: "1ms", Usage: "with --go-back-n: the senders' retransmission timeout (RoCE's local ACK timeout)"},
+			&cli.StringFlag{Name: "rtt-turnaround", DefaultText: "none", Usage: "how long an RTT probe's reply takes from its arrival to the sender's CC engine; the flow's next probe waits as long (CCsim's NIC: 2.7 µs, its reports an RTT and at least that apart at any rate)"},
+			&cli.StringFlag{Name: "tx-lead", DefaultText: "none", Usage: "each TX burst leaves this much sooner than its flow's rate allows (CCsim's NIC sends each 4 KB TX event 147 ns early: a flow it holds at 43.8 Gb/s sends 54.6)"},
 			&cli.StringFlag{Name: "host-delay", DefaultText: "none", Usage: "each NIC's pipeline delay, on every packet it sends and every packet it receives (the empty path's RTT gains four; CCsim's base RTT is about 8 µs, this network's 4 without it)"},
 			&cli.StringFlag{Name: "link-delay", Value: "1us", Usage: "one-way propagation delay of every link (the base RTT is about 4 of them plus serialization)"},
 			&cli.StringFlag{Name: "model", Usage: "with a compile DIR: the model file compiled, when it has moved"},
@@ -293,8 +295,9 @@ func simOptions(c *cli.Context) (lab.SimOptions, error) {
 		}
 	}
 	var err error
-	durations := map[string]*int64{"tx-burst-time": &opt.Net.BurstNs, "duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs, "link-delay": &opt.Net.PropNs, "rto": &opt.Net.RTONs, "host-delay": &opt.Net.HostDelayNs}
-	if err := durationFlags(c, durations, "warmup", "latency", "host-delay"); err != nil {
+	durations := map[string]*int64{"tx-burst-time": &opt.Net.BurstNs, "duration": &opt.Net.DurationNs, "warmup": &opt.Net.WarmupNs, "latency": &opt.LatencyNs, "link-delay": &opt.Net.PropNs, "rto": &opt.Net.RTONs, "host-delay": &opt.Net.HostDelayNs,
+		"rtt-turnaround": &opt.Net.TurnaroundNs, "tx-lead": &opt.Net.TXLeadNs}
+	if err := durationFlags(c, durations, "warmup", "latency", "host-delay", "rtt-turnaround", "tx-lead"); err != nil {
 		return opt, err
 	}
 	if c.IsSet("rto") && !c.Bool("go-back-n") {

@@ -1,4 +1,6 @@
-package lab
+// Package simfw is a compile as netsim's controller: its firmware run in fwsim for every
+// decision, each taking the cycles it ran at the core's clock, or its golden model.
+package simfw
 
 import (
 	"cmp"
@@ -14,39 +16,40 @@ import (
 	"github.com/nicc-dev/nicc/target"
 )
 
-// goldenController is c's golden model in nicsdk's runtime, under the parameters p.
-func goldenController(cp *compiler.Compiled, p nicsdk.Params) *netsim.RLCC {
+// Golden is c's golden model in nicsdk's runtime, under the parameters p.
+func Golden(cp *compiler.Compiled, p nicsdk.Params) *netsim.RLCC {
 	pol := cp.Policy()
 	return &netsim.RLCC{Label: "golden " + cp.Model().Name, Params: p, Layout: cp.Layout(), Words: pol.StateWords(),
 		Out: quantize.Out(pol), Policy: pol.Call}
 }
 
-// firmwareController runs a compile's program in fwsim, through its target's engine, for
+// Controller runs a compile's program in fwsim, through its target's engine, for
 // every decision on the flow's 48-byte context; a decision takes the cycles it ran at the
 // core's clock, times the threads sharing its pipeline (or a fixed latency).
-type firmwareController struct {
-	label      string
-	entry      string // the entry each decision calls
-	engine     target.Engine
-	params     nicsdk.Params
-	layout     nicsdk.Layout // the window the firmware's handler feeds (a new flow's top words)
-	time       decisionTime
+type Controller struct {
+	Label  string // its name in reports
+	entry  string // the entry each decision calls
+	engine target.Engine
+	params nicsdk.Params
+	layout nicsdk.Layout // the window the firmware's handler feeds (a new flow's top words)
+	time   decisionTime
+
 	lastCycles uint64 // the last decision's fwsim cycles
 }
 
-// decisionTime is how long a firmware decision takes in the loop (see firmwareController).
+// decisionTime is how long a firmware decision takes in the loop (see Controller).
 type decisionTime struct {
 	psPerCycle float64 // × threads sharing
 	fixedPs    int64
 	text       string
-	seen       SimCycles
+	seen       Cycles
 	sum        uint64
 }
 
-// SimCycles are the fwsim cycles of the firmware's decisions over the whole run, and the
+// Cycles are the fwsim cycles of the firmware's decisions over the whole run, and the
 // time they take at the core's clock × the threads sharing the pipeline (the latency the loop
 // gives them unless --latency fixes it).
-type SimCycles struct {
+type Cycles struct {
 	Decisions int64   `json:"decisions"`
 	Mean      float64 `json:"mean"`
 	Max       uint64  `json:"max"`
@@ -59,7 +62,7 @@ func newDecisionTime(prof *fwsim.Profile, threads int, latencyNs int64) decision
 	d := decisionTime{psPerCycle: 1e12 / prof.ClockHz * float64(sharing), fixedPs: latencyNs * 1000,
 		text: fmt.Sprintf("measured: each decision's fwsim cycles at %s × %d thread(s) sharing the pipeline (%s)", budget.ClockText(prof.ClockHz), sharing, prof.Name)}
 	if latencyNs > 0 {
-		d.text = latencyText(latencyNs)
+		d.text = LatencyText(latencyNs)
 	}
 	return d
 }
@@ -76,11 +79,17 @@ func (d *decisionTime) ps(cycles uint64) int64 {
 }
 
 // LastCycles are the fwsim cycles of the firmware's last decision; Cycles all of them so far.
-func (f *firmwareController) LastCycles() uint64 { return f.lastCycles }
-func (f *firmwareController) Cycles() *SimCycles { return f.time.cycles() }
+func (f *Controller) LastCycles() uint64 { return f.lastCycles }
+func (f *Controller) Cycles() *Cycles    { return f.time.cycles() }
+
+// Engine is the target's engine the program runs in; Entry the entry each decision calls;
+// LatencyAbout says how long a decision takes in the loop.
+func (f *Controller) Engine() target.Engine { return f.engine }
+func (f *Controller) Entry() string         { return f.entry }
+func (f *Controller) LatencyAbout() string  { return f.time.text }
 
 // cycles is the decisions' cycles so far.
-func (d *decisionTime) cycles() *SimCycles {
+func (d *decisionTime) cycles() *Cycles {
 	c := d.seen
 	if c.Decisions > 0 {
 		c.Mean = float64(d.sum) / float64(c.Decisions)
@@ -89,26 +98,27 @@ func (d *decisionTime) cycles() *SimCycles {
 	return &c
 }
 
-// newFirmwareController runs target t's program elf, its flows started under p (as simParams
-// provisions them) and the window layout.
-func newFirmwareController(t target.Target, elf, label string, layout nicsdk.Layout, p nicsdk.Params, core string, opt SimOptions) (*firmwareController, error) {
+// Open runs target t's program elf on core, its flows started under p and the window layout;
+// threads share the core's pipeline (0: the core's own count), and latencyNs, when set, is
+// every decision's latency instead of its cycles'.
+func Open(t target.Target, elf, label string, layout nicsdk.Layout, p nicsdk.Params, core string, threads int, latencyNs int64) (*Controller, error) {
 	e, err := t.Open(elf, core)
 	if err != nil {
 		return nil, err
 	}
-	return &firmwareController{label: label, entry: t.Entry(), engine: e, params: p, layout: layout,
-		time: newDecisionTime(e.Profile(), opt.Threads, opt.LatencyNs)}, nil
+	return &Controller{Label: label, entry: t.Entry(), engine: e, params: p, layout: layout,
+		time: newDecisionTime(e.Profile(), threads, latencyNs)}, nil
 }
 
-func (f *firmwareController) Name() string   { return f.label }
-func (f *firmwareController) TimerNs() int64 { return 0 }
+func (f *Controller) Name() string   { return f.Label }
+func (f *Controller) TimerNs() int64 { return 0 }
 
 // Init is a new flow's context as the target hands it to the program, and its first rate.
-func (f *firmwareController) Init(ctx *nicsdk.FlowCtx) uint32 {
+func (f *Controller) Init(ctx *nicsdk.FlowCtx) uint32 {
 	return f.engine.Start(ctx, f.params, f.layout)
 }
 
-func (f *firmwareController) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
+func (f *Controller) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
 	rate, cycles, err := f.engine.Decide(ev, ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: %w", f.entry, err)
@@ -128,4 +138,12 @@ func checkRate(entry string, rate uint32, p nicsdk.Params) error {
 		return fmt.Errorf("%s returned rate %d (%#x), outside [the min rate %d, line rate %d] in fxp20: the firmware's fault", entry, rate, rate, p.MinRate, nicsdk.LineRate)
 	}
 	return nil
+}
+
+// LatencyText says what a fixed decision latency of ns is (0: none).
+func LatencyText(ns int64) string {
+	if ns == 0 {
+		return "none: decisions take no time"
+	}
+	return fmt.Sprintf("%d ns each (--latency)", ns)
 }
