@@ -215,7 +215,7 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 	for i, in := range inputs {
 		w := max(bits.Len32(uint32(absI32(in.Min))), bits.Len32(uint32(absI32(in.Max))))
 		ir.InShift[i] = max(0, w-12)
-		rng[i] = Interval{shiftRound(int64(in.Min), ir.InShift[i]), shiftRound(int64(in.Max), ir.InShift[i])}
+		rng[i] = Interval{ShiftRound(int64(in.Min), ir.InShift[i]), ShiftRound(int64(in.Max), ir.InShift[i])}
 		step[i] = math.Ldexp(1, ir.InShift[i]-in.Frac)
 	}
 
@@ -456,7 +456,7 @@ func (ir *LSTMIR) output(post *model.Layer, outMax float64) error {
 	if outMax > span {
 		ir.OutClip = 1 - math.Tanh(span)
 	}
-	ir.OutZ = Interval{requant(ir.OutAcc.Lo, ir.OutMult, ir.OutShift), requant(ir.OutAcc.Hi, ir.OutMult, ir.OutShift)}
+	ir.OutZ = Interval{Requant(ir.OutAcc.Lo, ir.OutMult, ir.OutShift), Requant(ir.OutAcc.Hi, ir.OutMult, ir.OutShift)}
 	zl, zh := min(max(ir.OutZ.Lo, -128), 127), min(max(ir.OutZ.Hi, -128), 127)
 	ir.OutRange = Interval{int64(ir.OutTable[zl+128]), int64(ir.OutTable[zh+128])}
 	return nil
@@ -491,7 +491,7 @@ func (ir *LSTMIR) step(x []int32, state []uint32, trace bool) (int32, *Trace) {
 	H := ir.Hidden
 	v := make([]int64, len(x))
 	for i, in := range ir.Inputs {
-		v[i] = shiftRound(int64(min(max(x[i], in.Min), in.Max)), ir.InShift[i])
+		v[i] = ShiftRound(int64(min(max(x[i], in.Min), in.Max)), ir.InShift[i])
 	}
 	in := make([]int64, 0, ir.Pre.Out+H)
 	for j := range ir.Pre.Out {
@@ -530,7 +530,7 @@ func (ir *LSTMIR) step(x []int32, state []uint32, trace bool) (int32, *Trace) {
 			t.C, t.H = append(t.C, int32(cn)), append(t.H, int32(hn))
 		}
 	}
-	z := min(max(requant(acc, ir.OutMult, ir.OutShift), -128), 127)
+	z := min(max(Requant(acc, ir.OutMult, ir.OutShift), -128), 127)
 	if trace {
 		t.Z = int32(z)
 	}

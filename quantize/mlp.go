@@ -337,7 +337,7 @@ func (ir *MLPIR) inputGrid() ([]Interval, []float64) {
 	step := make([]float64, len(ir.Inputs))
 	for i, in := range ir.Inputs {
 		s := ir.InShift[i]
-		rng[i] = Interval{shiftRound(int64(in.Min), s), shiftRound(int64(in.Max), s)}
+		rng[i] = Interval{ShiftRound(int64(in.Min), s), ShiftRound(int64(in.Max), s)}
 		step[i] = math.Ldexp(1, s-in.Frac)
 	}
 	return rng, step
@@ -382,16 +382,16 @@ func actOf(a model.Activation) Act {
 	return ActIdentity
 }
 
-// shiftRound is (v + 2^(s−1)) >> s, round half up; v when s = 0.
-func shiftRound(v int64, s int) int64 {
+// ShiftRound is (v + 2^(s−1)) >> s, round half up; v when s = 0.
+func ShiftRound(v int64, s int) int64 {
 	if s == 0 {
 		return v
 	}
 	return (v + int64(1)<<(s-1)) >> s
 }
 
-// requant is (acc·mult + 2^(sh−1)) >> sh.
-func requant(acc int64, mult int32, sh int) int64 { return shiftRound(acc*int64(mult), sh) }
+// Requant is (acc·mult + 2^(sh−1)) >> sh.
+func Requant(acc int64, mult int32, sh int) int64 { return ShiftRound(acc*int64(mult), sh) }
 
 // Eval is the golden integer network: x holds one raw int32 per input (clamped to its declared
 // range); the result is y in Q(OutFrac).
@@ -436,7 +436,7 @@ func (ir *MLPIR) eval(x []int32, trace, fold bool) (int32, [][]int64) {
 	var layers [][]int64
 	v := make([]int64, len(x))
 	for i, in := range ir.Inputs {
-		v[i] = shiftRound(int64(min(max(x[i], in.Min), in.Max)), ir.InShift[i])
+		v[i] = ShiftRound(int64(min(max(x[i], in.Min), in.Max)), ir.InShift[i])
 	}
 	for k := range ir.Layers {
 		l := &ir.Layers[k]
@@ -446,14 +446,14 @@ func (ir *MLPIR) eval(x []int32, trace, fold bool) (int32, [][]int64) {
 			for i, w := range l.W[j] {
 				acc += int64(w) * v[i]
 			}
-			z := requant(acc, l.Mult[j], l.Shift[j])
+			z := Requant(acc, l.Mult[j], l.Shift[j])
 			switch {
 			case l.Final && l.Act == ActTanh:
 				table := l.OutTable
 				if fold {
 					table = ir.Fold
 				}
-				return l.lookup(table, min(max(z, -l.ZMax()-1), l.ZMax())), layers
+				return l.Lookup(table, min(max(z, -l.ZMax()-1), l.ZMax())), layers
 			case l.Final:
 				if l.Act == ActReLU {
 					z = max(z, 0)
@@ -509,9 +509,9 @@ func (l *MLPLayer) tanhTable(outFrac int, calMax float64) {
 	}
 }
 
-// lookup is a final tanh's lookup of z in the grid in table (OutTable or a fold of it), with
+// Lookup is a final tanh's lookup of z in the grid in table (OutTable or a fold of it), with
 // interpolation on the 16-bit grid.
-func (l *MLPLayer) lookup(table []int32, z int64) int32 {
+func (l *MLPLayer) Lookup(table []int32, z int64) int32 {
 	if l.Bits == 8 {
 		return table[z+128]
 	}

@@ -193,7 +193,7 @@ func (b *mlpBuild) layer(k int, l *model.Layer, final bool, rng []Interval, step
 			return ql, nil, nil, fmt.Errorf("quantize: layer %d channel %d requantization overflows int64", k, j)
 		}
 		ql.Mult[j], ql.Shift[j] = mult, sh
-		ql.Z[j] = Interval{requant(acc.Lo, mult, sh), requant(acc.Hi, mult, sh)}
+		ql.Z[j] = Interval{Requant(acc.Lo, mult, sh), Requant(acc.Hi, mult, sh)}
 	}
 	// The next layer's input range.
 	next := make([]Interval, l.Out)
@@ -202,7 +202,7 @@ func (b *mlpBuild) layer(k int, l *model.Layer, final bool, rng []Interval, step
 	case final && l.Act == model.ActTanh:
 		ql.tanhTable(b.outFrac, b.maxAbs[k])
 		zl, zh := min(max(ql.Z[0].Lo, -qmax-1), qmax), min(max(ql.Z[0].Hi, -qmax-1), qmax)
-		b.ir.Out = Interval{int64(ql.lookup(ql.OutTable, zl)), int64(ql.lookup(ql.OutTable, zh))}
+		b.ir.Out = Interval{int64(ql.Lookup(ql.OutTable, zl)), int64(ql.Lookup(ql.OutTable, zh))}
 	case final:
 		lo, hi := ql.Z[0].Lo, ql.Z[0].Hi
 		if l.Act == model.ActReLU {

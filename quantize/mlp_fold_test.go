@@ -48,7 +48,7 @@ func TestMLPPolicyFold(t *testing.T) {
 		}
 		worst := int32(0)
 		for z := -l.ZMax() - 1; z <= l.ZMax(); z++ {
-			got, want := l.lookup(ir.Fold, z), int32(nicsdk.Multiplier(l.lookup(l.OutTable, z)))
+			got, want := l.Lookup(ir.Fold, z), int32(nicsdk.Multiplier(l.Lookup(l.OutTable, z)))
 			d := max(got-want, want-got)
 			worst = max(worst, d)
 			if got < nicsdk.AMin || got > nicsdk.AMax || d > foldMaxDev || l.Bits == 8 && d != 0 {
@@ -67,9 +67,9 @@ func TestMLPPolicyFold(t *testing.T) {
 			for c, w := range l.W[0] {
 				acc += int64(w) * hidden[len(hidden)-1][c]
 			}
-			zz := min(max(requant(acc, l.Mult[0], l.Shift[0]), -l.ZMax()-1), l.ZMax())
-			if y != l.lookup(l.OutTable, zz) || ir.Call(x, nil) != l.lookup(ir.Fold, zz) || ir.Eval(x) != y {
-				t.Fatalf("%+v row %d: Eval %d, Call %d, want y %d and m %d", opt, i, ir.Eval(x), ir.Call(x, nil), y, l.lookup(ir.Fold, zz))
+			zz := min(max(Requant(acc, l.Mult[0], l.Shift[0]), -l.ZMax()-1), l.ZMax())
+			if y != l.Lookup(l.OutTable, zz) || ir.Call(x, nil) != l.Lookup(ir.Fold, zz) || ir.Eval(x) != y {
+				t.Fatalf("%+v row %d: Eval %d, Call %d, want y %d and m %d", opt, i, ir.Eval(x), ir.Call(x, nil), y, l.Lookup(ir.Fold, zz))
 			}
 		}
 	}

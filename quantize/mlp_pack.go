@@ -109,7 +109,7 @@ func (b *mlpBuild) shiftChannel(ql *MLPLayer, k, j int, l *model.Layer, step []f
 		}
 		ql.W[j], ql.B[j], ql.WScale[j], ql.Acc[j] = w, int32(bias), u, acc
 		ql.Mult[j], ql.Shift[j] = 1, n
-		ql.Z[j] = Interval{requant(acc.Lo, 1, n), requant(acc.Hi, 1, n)}
+		ql.Z[j] = Interval{Requant(acc.Lo, 1, n), Requant(acc.Hi, 1, n)}
 		return nil
 	}
 	return fmt.Errorf("quantize: layer %d channel %d: no power-of-two weight scale proves its accumulator [%d, %d] in int32", k, j, last.Lo, last.Hi)

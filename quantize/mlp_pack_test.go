@@ -80,11 +80,11 @@ func TestPackedPairsEqualGolden(t *testing.T) {
 			bias, w := l.PackPair(a, b)
 			for _, v := range laneInputs(l.InRange, 2000, r) {
 				za, zb := PairZ(bias, w, v, l.Shift[a], l.Shift[max(b, 0)])
-				if want := requant(l.sum(a, v), 1, l.Shift[a]); za != want {
+				if want := Requant(l.sum(a, v), 1, l.Shift[a]); za != want {
 					t.Fatalf("layer %d channel %d at %v: packed z %d, golden %d", k, a, v, za, want)
 				}
 				if b >= 0 {
-					if want := requant(l.sum(b, v), 1, l.Shift[b]); zb != want {
+					if want := Requant(l.sum(b, v), 1, l.Shift[b]); zb != want {
 						t.Fatalf("layer %d channel %d at %v: packed z %d, golden %d", k, b, v, zb, want)
 					}
 				}
@@ -138,7 +138,7 @@ func TestPackableRefusesOverflow(t *testing.T) {
 	}
 	bias, w := l.PackPair(0, 1)
 	za, _ := PairZ(bias, w, v, l.Shift[0], l.Shift[1])
-	if want := requant(l.sum(0, v), 1, l.Shift[0]); za == want {
+	if want := Requant(l.sum(0, v), 1, l.Shift[0]); za == want {
 		t.Errorf("at the bound the packed lane still gives %d: the overflow case is not exercised", za)
 	}
 	// A multiply-requantized channel is never packed.
@@ -191,7 +191,7 @@ func TestOpenReluDoesNotSaturate(t *testing.T) {
 		}
 	}
 	_, tr := ir.EvalTrace(raw)
-	want := requant(l.sum(j, v), l.Mult[j], l.Shift[j])
+	want := Requant(l.sum(j, v), l.Mult[j], l.Shift[j])
 	if want <= l.ZMax() || tr[0][j] != want {
 		t.Errorf("channel %d at %v: traced %d, requantized sum %d (grid top %d)", j, raw, tr[0][j], want, l.ZMax())
 	}

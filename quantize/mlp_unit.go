@@ -112,6 +112,6 @@ func (b *mlpBuild) unitChannel(ql *MLPLayer, k, j int, l *model.Layer, rng []Int
 	}
 	ql.W[j], ql.B[j], ql.WScale[j], ql.Acc[j] = w, int32(bias), b.unitScale, acc
 	ql.Mult[j], ql.Shift[j] = 1, b.unitShift
-	ql.Z[j] = Interval{requant(acc.Lo, 1, b.unitShift), requant(acc.Hi, 1, b.unitShift)}
+	ql.Z[j] = Interval{Requant(acc.Lo, 1, b.unitShift), Requant(acc.Hi, 1, b.unitShift)}
 	return nil
 }

@@ -106,7 +106,7 @@ func TestUnitOutputLayers(t *testing.T) {
 			bias, w := h.PackPair(a, a+1)
 			for _, v := range laneInputs(h.InRange, 500, r) {
 				za, zb := PairZ(bias, w, v, h.Shift[a], h.Shift[a+1])
-				if za != requant(h.sum(a, v), 1, h.Shift[a]) || zb != requant(h.sum(a+1, v), 1, h.Shift[a+1]) {
+				if za != Requant(h.sum(a, v), 1, h.Shift[a]) || zb != Requant(h.sum(a+1, v), 1, h.Shift[a+1]) {
 					t.Fatalf("%s: pair %d at %v: packed z differs from the golden model's", path, a, v)
 				}
 			}

@@ -15,11 +15,11 @@ func TestBareNiccPrintsUsageAndExits2(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q; want exit 2 and nothing on stdout", code, stdout)
 	}
 	if !strings.Contains(stderr, "USAGE:\n   nicc [global options] command [command options]") ||
-		!strings.HasSuffix(stderr, "\nnicc: no command given (want one of inspect, eval, budget, compile, distill, diff, sim, train, agent)\n") {
+		!strings.HasSuffix(stderr, "\nnicc: no command given (want one of inspect, eval, budget, compile, prove, distill, diff, sim, train, agent)\n") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	code, stdout, stderr = nicc(t, "frobnicate")
-	if code != exitBadInput || stdout != "" || stderr != "nicc: unknown command \"frobnicate\" (want one of inspect, eval, budget, compile, distill, diff, sim, train, agent; nicc --help)\n" {
+	if code != exitBadInput || stdout != "" || stderr != "nicc: unknown command \"frobnicate\" (want one of inspect, eval, budget, compile, prove, distill, diff, sim, train, agent; nicc --help)\n" {
 		t.Errorf("unknown command: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

@@ -88,7 +88,7 @@ Exit codes: 0 success; 1 a check failed (the model is readable but over budget o
 		HideHelpCommand: true,
 		Version:         version(debug.ReadBuildInfo()),
 		ExitErrHandler:  func(*cli.Context, error) {},
-		Commands:        withUsageErrors([]*cli.Command{inspectCommand(), evalCommand(), budgetCommand(), compileCommand(), distillCommand(), diffCommand(), simCommand(), trainCommand(), agentCommand()}),
+		Commands:        withUsageErrors([]*cli.Command{inspectCommand(), evalCommand(), budgetCommand(), compileCommand(), proveCommand(), distillCommand(), diffCommand(), simCommand(), trainCommand(), agentCommand()}),
 		OnUsageError:    usageError,
 		Action:          noCommand,
 	}
