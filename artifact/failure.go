@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nicc-dev/nicc/prove"
+
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
@@ -22,10 +24,12 @@ const (
 	FailOverBudget
 	// FailOverMemory: the firmware's .text or .rodata is over the memory budget.
 	FailOverMemory
+	// FailProperty: a property --require named is not proven (refuted or unknown).
+	FailProperty
 	failKindEnd
 )
 
-var failKindNames = [...]string{FailCheck: "check", FailMismatch: "mismatch", FailUBSan: "ubsan", FailOverBudget: "over_budget", FailOverMemory: "over_memory"}
+var failKindNames = [...]string{FailCheck: "check", FailMismatch: "mismatch", FailUBSan: "ubsan", FailOverBudget: "over_budget", FailOverMemory: "over_memory", FailProperty: "property"}
 
 func (k FailKind) String() string {
 	if k >= 0 && k < failKindEnd {
@@ -49,7 +53,10 @@ func FailureOf(stage string, err error) *Failure {
 	var me *MismatchError
 	var ue *UBSanError
 	var oe *OverMemoryError
+	var pe *prove.NotProvenError
 	switch {
+	case errors.As(err, &pe):
+		f.Kind = FailProperty.String()
 	case errors.As(err, &oe):
 		f.Kind = FailOverMemory.String()
 	case errors.As(err, &me):

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nicc-dev/nicc/prove"
+
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/distill"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -471,6 +473,8 @@ type CompileReport struct {
 	Teacher *DistilledFrom `json:"fidelity_teacher,omitempty"`
 
 	Budget *budget.Report `json:"budget,omitempty"`
+	// Prove is what --require proved (nicc prove's report); absent without it.
+	Prove *prove.Report `json:"prove,omitempty"`
 	// PolicyAlone is the model's own WCET inside the RL-CC firmware.
 	PolicyAlone *PolicyCost `json:"policy_alone,omitempty"`
 	// DOCA is the DOCA PCC target's verification and budget (--sdk doca).

@@ -139,6 +139,11 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if r.Budget != nil {
 		r.writeBudget(tw)
 	}
+	if p := r.Prove; p != nil {
+		for _, res := range p.Results {
+			termtext.Printf(tw, "prove\t%s: %s (%s)\n", res.Property, res.Verdict, res.Method)
+		}
+	}
 	if r.Firmware != "" {
 		termtext.Printf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
 		termtext.Printf(tw, "built\t%s\n", r.Build)

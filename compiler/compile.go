@@ -26,6 +26,7 @@ import (
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/nicsdk"
+	"github.com/nicc-dev/nicc/prove"
 	"github.com/nicc-dev/nicc/student"
 	"github.com/nicc-dev/nicc/target"
 	"github.com/nicc-dev/nicc/verify"
@@ -60,6 +61,10 @@ type CompileOptions struct {
 	// value: the model file's over the defaults).
 	Params       nicsdk.Params
 	ParamSources artifact.ParamSources
+
+	// Require are properties the compile must prove (prove.Run on the golden model, with the
+	// firmware run on each counterexample): one not proven fails the compile.
+	Require []prove.Property
 
 	Core   string        // core profile; "" is fwsim.DefaultProfile
 	Budget time.Duration // 0 is Default
@@ -139,7 +144,8 @@ type compilation struct {
 	*built
 	verify *verify.Result
 	*budgeted
-	doca *docaOutput // the DOCA target's (doca.Target); nil without it
+	doca   *docaOutput   // the DOCA target's (doca.Target); nil without it
+	proved *prove.Report // CompileOptions.Require's proof; nil without it
 
 	times        []artifact.StageTime // the stages run so far, each timed
 	passedStages []string
@@ -234,6 +240,9 @@ func (c *compilation) run() (*artifact.CompileReport, error) {
 	stages := compileStages
 	if s, ok := targetStages[c.opt.SDK]; ok {
 		stages = append(slices.Clip(stages), s)
+	}
+	if len(c.opt.Require) > 0 {
+		stages = append(slices.Clip(stages), proveStage)
 	}
 	for _, s := range stages {
 		if err := c.hook(s.name); err != nil {

@@ -93,7 +93,7 @@ func (c *compilation) passed(stage string) bool { return slices.Contains(c.passe
 
 // assemble fills the report from the stages that passed.
 func (c *compilation) assemble() (*artifact.CompileReport, error) {
-	r := &artifact.CompileReport{Out: c.opt.Out, Files: c.files, Budget: c.budget, StateLimit: nicsdk.CtxBytes}
+	r := &artifact.CompileReport{Out: c.opt.Out, Files: c.files, Budget: c.budget, StateLimit: nicsdk.CtxBytes, Prove: c.proved}
 	if c.Float == nil {
 		return r, nil
 	}

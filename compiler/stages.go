@@ -1,12 +1,14 @@
 package compiler
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/golden"
+	"github.com/nicc-dev/nicc/prove"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/target"
 	"github.com/nicc-dev/nicc/target/doca"
@@ -63,6 +65,27 @@ var docaStage = stage{"doca", func(c *compilation) error {
 		c.vectorFiles = append(c.vectorFiles, *v)
 	}
 	return err
+}}
+
+// proveStage proves CompileOptions.Require on the golden model, each counterexample run on the
+// firmware in fwsim: one property not proven is a failed check.
+var proveStage = stage{"prove", func(c *compilation) error {
+	if c.Handler != artifact.HandlerRLCC {
+		return fmt.Errorf("--require: the properties are the RL-CC handler's, and this compile has none")
+	}
+	in := prove.Input{Policy: c.Policy, Params: c.Params, Layout: c.Layout(), Names: c.Float.Inputs}
+	if err := in.LoadFirmware(c.elf, c.opt.Core); err != nil {
+		return err
+	}
+	r, err := prove.Run(in, c.opt.Require)
+	if err != nil {
+		return err
+	}
+	c.proved = r
+	if err := r.Gate(); err != nil {
+		return &budget.CheckError{Err: fmt.Errorf("--require: %w", err)}
+	}
+	return nil
 }}
 
 // newCompilation is a compilation under opt with no artifact yet: each is empty until its

@@ -241,6 +241,23 @@ func (r *Report) Holds() bool {
 	return true
 }
 
+// NotProvenError is a property a gate required that r did not prove.
+type NotProvenError struct{ Result Result }
+
+func (e *NotProvenError) Error() string {
+	return fmt.Sprintf("%s is %s: %s", e.Result.Property, e.Result.Verdict, e.Result.Method)
+}
+
+// Gate is the first property r did not prove, as a *NotProvenError; nil when all are proven.
+func (r *Report) Gate() error {
+	for _, res := range r.Results {
+		if res.Verdict != Proven {
+			return &NotProvenError{Result: res}
+		}
+	}
+	return nil
+}
+
 // Run decides each property on in.
 func Run(in Input, props []Property) (*Report, error) {
 	if in.Policy == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/memlimit"
 	"github.com/nicc-dev/nicc/model/formats"
+	"github.com/nicc-dev/nicc/prove"
 	"github.com/nicc-dev/nicc/target/targets"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
@@ -195,6 +196,7 @@ func compileFlags() []cli.Flag {
 		&cli.StringFlag{Name: "sdk", Value: "nicc", Usage: "device API of the firmware: nicc (nicc_on_event) or doca (also a DOCA PCC device source, verified and bounded the same way; needs --handler rlcc)"},
 		&cli.StringFlag{Name: "core", Value: budget.DefaultCore, Usage: "core profile for the WCET (nicc budget --list-cores)"},
 		&cli.StringFlag{Name: "budget", Value: "2us", Usage: "time one decision may take: 2us, 1.5µs, 900ns"},
+		&cli.StringSliceFlag{Name: "require", Usage: "properties the compile must prove, as nicc prove --property takes them (cuts-when-congested[:k], raises-when-idle[:k], monotone-in-o, bounded-step[:lo..hi], rate-in-range), comma separated or repeated: one refuted or unknown fails the compile (exit 1) and report.json says which; the proof goes into report.json's prove", DefaultText: "none"},
 		threadsFlag,
 		&cli.IntFlag{Name: "num-vectors", Value: compiler.DefaultVectors, Usage: "verify compares at least `N` calls (nicc budget --vectors is a file of calls)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the vector sampler"},
@@ -250,7 +252,13 @@ func runCompile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opt := compiler.CompileOptions{
+	var require []prove.Property
+	if c.IsSet("require") {
+		if require, err = proveProperties("require", c.StringSlice("require")); err != nil {
+			return err
+		}
+	}
+	opt := compiler.CompileOptions{Require: require,
 		Model: c.Args().First(), Format: format, Inputs: inputs, Out: c.String("out"), Handler: handler, Params: params, ParamSources: src, SDK: sdk,
 		Core: c.String("core"), Budget: limit, ThreadsSharing: c.Int("threads"),
 		Vectors: c.Int("num-vectors"), Seed: c.Uint64("seed"),

@@ -76,7 +76,7 @@ func runProve(c *cli.Context) error {
 	if !artifact.IsCompileDir(dir) {
 		return fmt.Errorf("%s: not a compile directory (no %s): prove reads what nicc compile wrote", dir, artifact.ReportFile)
 	}
-	props, err := proveProperties(c.StringSlice("property"))
+	props, err := proveProperties("property", c.StringSlice("property"))
 	if err != nil {
 		return err
 	}
@@ -114,8 +114,8 @@ func runProve(c *cli.Context) error {
 	return nil
 }
 
-// proveProperties parses --property (all, with their defaults, when none is given).
-func proveProperties(specs []string) ([]prove.Property, error) {
+// proveProperties parses the properties --flag gave (all, with their defaults, when none).
+func proveProperties(flag string, specs []string) ([]prove.Property, error) {
 	if len(specs) == 0 {
 		for _, k := range prove.Kinds {
 			specs = append(specs, string(k))
@@ -125,7 +125,7 @@ func proveProperties(specs []string) ([]prove.Property, error) {
 	for _, s := range specs {
 		p, err := prove.ParseProperty(s)
 		if err != nil {
-			return nil, fmt.Errorf("--property: %w", err)
+			return nil, fmt.Errorf("--%s: %w", flag, err)
 		}
 		props = append(props, p)
 	}

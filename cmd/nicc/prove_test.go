@@ -109,3 +109,26 @@ func TestProveRefuses(t *testing.T) {
 		}
 	}
 }
+
+// compile --require proves the properties after the budget: one not proven fails the compile
+// (exit 1), and report.json says which, with the proof.
+func TestCompileRequire(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "o")
+	code, _, stderr := nicc(t, "compile", models+"rlcc_xgb.json", "--out", out, "--num-vectors", "500", "--require", "cuts-when-congested,monotone-in-o")
+	if code != exitCheck || !strings.Contains(stderr, "--require: monotone-in-o is refuted") {
+		t.Fatalf("exit %d, stderr %q; want 1 naming monotone-in-o", code, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Failure struct{ Stage, Kind string } `json:"failure"`
+		proveJSON `json:"prove"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || r.Failure.Stage != "prove" || r.Failure.Kind != "property" || len(r.Results) != 2 ||
+		r.Results[0].Verdict != "proven" || r.Results[1].Verdict != "refuted" || r.Results[1].Counterexample == nil {
+		t.Fatalf("report.json: %v, %+v", err, r)
+	}
+}
