@@ -139,11 +139,7 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 	if r.Budget != nil {
 		r.writeBudget(tw)
 	}
-	if p := r.Prove; p != nil {
-		for _, res := range p.Results {
-			termtext.Printf(tw, "prove\t%s: %s (%s)\n", res.Property, res.Verdict, res.Method)
-		}
-	}
+	r.writeProve(tw)
 	if r.Firmware != "" {
 		termtext.Printf(tw, "size\t%d bytes of code (.text), %d of .rodata; flow state %d of %d bytes\n", r.CodeBytes, r.RodataBytes, r.StateBytes, r.StateLimit)
 		termtext.Printf(tw, "built\t%s\n", r.Build)
@@ -180,6 +176,16 @@ func (r *CompileReport) WriteText(w io.Writer) error {
 		termtext.Printf(tw, "FAILED\t%s (%s): %s\n", f.Stage, f.Kind, f.Message)
 	}
 	return tw.Flush()
+}
+
+// writeProve prints what --require proved, a line a property.
+func (r *CompileReport) writeProve(tw io.Writer) {
+	if r.Prove == nil {
+		return
+	}
+	for _, res := range r.Prove.Results {
+		termtext.Printf(tw, "prove\t%s: %s (%s)\n", res.Property, res.Verdict, res.Method)
+	}
 }
 
 // writeBudget prints the WCET and budget lines, and the DOCA target's.

@@ -124,7 +124,7 @@ func TestCompileRequire(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r struct {
-		Failure struct{ Stage, Kind string } `json:"failure"`
+		Failure   struct{ Stage, Kind string } `json:"failure"`
 		proveJSON `json:"prove"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil || r.Failure.Stage != "prove" || r.Failure.Kind != "property" || len(r.Results) != 2 ||
