@@ -65,7 +65,7 @@ func TestProveWrongInputOrder(t *testing.T) {
 	if right.code != 0 {
 		t.Fatalf("compile: %s", right.stderr)
 	}
-	_, r = runProveJSON(t, right.dir, "--property", "cuts-when-congested", "--search-time", "3s")
+	_, r = runProveJSON(t, right.dir, "--property", "cuts-when-congested", "--search-time", "1s")
 	if res := r.Results[0]; res.Verdict == "refuted" || res.ProvenShare < 0.5 {
 		t.Errorf("in its order: %+v; want no counterexample and most of the region proven", res)
 	}
