@@ -293,3 +293,53 @@ func FuzzParseProperty(f *testing.F) {
 		}
 	})
 }
+
+// The interval bounds of the shipped network (rlcc_adpg, quantized over the handler's grid,
+// its multiplier folded in, as compile --target int does) contain the exact result at every
+// point of every box tried: boxes of every size, from single values to the whole domain.
+func TestMLPBoundsContainShipped(t *testing.T) {
+	m, _, err := formats.Load("../testdata/models/rlcc_adpg.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := gridInputs()
+	rng := rand.New(rand.NewPCG(7, 7))
+	var calib [][]float64
+	for range 2000 {
+		row := make([]float64, len(inputs))
+		for i, in := range inputs {
+			row[i] = in.Value(in.Min) + math.Pow(rng.Float64(), 4)*(in.Value(in.Max)-in.Value(in.Min))
+		}
+		calib = append(calib, row)
+	}
+	ir, err := quantize.MLP(m, inputs, calib, quantize.MLPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir.FoldRLCC()
+	bounds, err := newMLPBounds(ir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := newDomain(input(ir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := d.whole()
+	for n := range 4000 {
+		b := whole.clone()
+		for i := range b.lo {
+			span := int64(b.hi[i]) - int64(b.lo[i])
+			w := span >> rng.IntN(32) // every scale, down to one value
+			lo := int64(b.lo[i]) + rng.Int64N(span-w+1)
+			b.lo[i], b.hi[i] = int32(lo), int32(lo+w)
+		}
+		lo, hi := bounds.of(b)
+		for range 16 {
+			x := d.random(rng, b)
+			if v := ir.Call(x, nil); v < lo || v > hi {
+				t.Fatalf("box %d %v–%v: Call(%v) = %d outside the bounds [%d, %d]", n, b.lo, b.hi, x, v, lo, hi)
+			}
+		}
+	}
+}
