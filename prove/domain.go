@@ -135,9 +135,10 @@ func (d *domain) golden(x []int32, state []uint32) uint32 {
 
 // counterexample makes rows of the raw vectors xs from state, runs each on the golden model
 // and the firmware, and fails when the firmware disagrees: then the compile is not what
-// verify passed.
+// verify passed. A recurrent policy's rows run from a new flow's memory, each on its own
+// (Separate).
 func (d *domain) counterexample(why string, state []uint32, xs ...[]int32) (*Counterexample, error) {
-	c := &Counterexample{Names: d.in.Names, Why: why}
+	c := &Counterexample{Names: d.in.Names, Why: why, Separate: d.in.Policy.StateWords() > 0 && len(xs) > 1}
 	for _, x := range xs {
 		row := make([]float64, len(x))
 		for i, v := range x {
@@ -180,7 +181,36 @@ func (d *domain) decide(p Property) (*Result, error) {
 	if p.Kind == MonotoneInO {
 		return d.searchMonotone()
 	}
-	return d.search(p)
+	return d.searchSequences(p)
+}
+
+// sequence is a counterexample of a recurrent policy: the rows xs as one flow's consecutive
+// decisions from a new flow's memory, on the golden model and on the firmware, each keeping
+// its memory across the rows.
+func (d *domain) sequence(why string, xs [][]int32) (*Counterexample, error) {
+	c := &Counterexample{Names: d.in.Names, Why: why, Sequence: true}
+	gs, fs := make([]uint32, d.in.Policy.StateWords()), make([]uint32, d.in.Policy.StateWords())
+	for k, x := range xs {
+		row := make([]float64, len(x))
+		for i, v := range x {
+			row[i] = d.inputs[i].Value(v)
+		}
+		c.Rows, c.Raw = append(c.Rows, row), append(c.Raw, append([]int32(nil), x...))
+		g := d.m(d.in.Policy.Call(x, gs))
+		c.Golden = append(c.Golden, g)
+		if d.in.Firmware == nil {
+			continue
+		}
+		v, err := d.in.Firmware(x, fs)
+		if err != nil {
+			return nil, fmt.Errorf("the firmware on row %d of the counterexample: %w", k+1, err)
+		}
+		if f := d.m(v); f != g {
+			return nil, fmt.Errorf("at row %d of the counterexample %v the firmware's multiplier is %d, the golden model's %d (Q16): the compile is not what verify passed", k+1, row, f, g)
+		}
+		c.Firmware = append(c.Firmware, d.m(v))
+	}
+	return c, nil
 }
 
 func fmtReal(v float64) string { return fmt.Sprintf("%.6g", v) }

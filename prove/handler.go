@@ -108,28 +108,28 @@ func (d *domain) rateInRange() (*Result, error) {
 const searchSamples = 1 << 20
 
 // searchMonotone looks for two states, equal but for o one network step apart, whose
-// multipliers rise with o: random states of the domain (and, for a recurrent policy, random
-// states of its memory), and every state's o at its range's ends. It refutes or stays unknown.
+// multipliers rise with o: random states of the domain and every state's o at its range's
+// ends (a recurrent policy's from a new flow's memory). It refutes or stays unknown.
 func (d *domain) searchMonotone() (*Result, error) {
 	if d.oIdx < 0 {
 		return nil, fmt.Errorf("the policy's layout %s has no o_t", d.in.Layout.OrDefault())
 	}
 	b := d.whole()
-	res := &Result{Assumes: boxAssumes + d.stateAssumes(), Domain: b.states(), Verdict: Unknown}
+	res := &Result{Assumes: boxAssumes + d.memoryAssumes(), Domain: b.states(), Verdict: Unknown}
 	step := d.oStep()
 	rng := rand.New(rand.NewPCG(3, 4))
 	deadline := time.Now().Add(d.budget())
 	n := 0
 	for ; n < searchSamples && (n&1023 != 0 || time.Now().Before(deadline)); n++ {
-		x, state := d.random(rng, b), d.randomState(rng)
+		x := d.random(rng, b)
 		if n%4 == 0 {
 			x[d.oIdx] = b.lo[d.oIdx] + int32(rng.IntN(2))*(b.hi[d.oIdx]-b.lo[d.oIdx]-step)
 		}
 		x[d.oIdx] = min(x[d.oIdx], b.hi[d.oIdx]-step)
 		up := append([]int32(nil), x...)
 		up[d.oIdx] += step
-		if d.golden(up, state) > d.golden(x, state) {
-			ce, err := d.counterexample("with the other inputs fixed, the multiplier rises as o goes up one step", state, x, up)
+		if d.golden(up, nil) > d.golden(x, nil) {
+			ce, err := d.counterexample("with the other inputs fixed, the multiplier rises as o goes up one step", nil, x, up)
 			if err != nil {
 				return nil, err
 			}
@@ -142,54 +142,124 @@ func (d *domain) searchMonotone() (*Result, error) {
 	return res, nil
 }
 
-// search looks for a state breaking p (cuts-when-congested, raises-when-idle, bounded-step)
-// where no proof method applies: random states of p's region, its corners, and random states
-// of the policy's memory. It refutes or stays unknown.
-func (d *domain) search(p Property) (*Result, error) {
+// searchSequences looks for a flow that breaks p (cuts-when-congested, raises-when-idle,
+// bounded-step) under a recurrent policy, which no proof method here covers: random
+// sequences of up to 64 decisions from a new flow's memory, each state drawn as hunt draws
+// them (half of them in p's region), p checked at every decision in its region. A
+// counterexample is the sequence up to the decision that breaks p, which nicc eval DIR
+// --input replays as one flow. It refutes or stays unknown.
+func (d *domain) searchSequences(p Property) (*Result, error) {
 	c, err := d.checkOf(p)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Assumes: boxAssumes + d.stateAssumes(), Domain: c.region.states(), Verdict: Unknown}
+	res := &Result{Assumes: boxAssumes + d.memoryAssumes(), Domain: c.region.states(), Verdict: Unknown}
 	if c.empty {
 		res.Verdict, res.ProvenShare, res.Domain, res.Method = Proven, 1, 0, "vacuous: no state of the domain is in the property's region"
 		return res, nil
 	}
-	ce, n, err := d.hunt(c, searchSamples, time.Now().Add(d.budget()))
-	if err != nil || ce != nil {
-		res.Verdict, res.Counterexample = Refuted, ce
-		res.Method = fmt.Sprintf("search: a counterexample at state %d", n)
-		return res, err
+	rng := rand.New(rand.NewPCG(5, 6))
+	deadline := time.Now().Add(d.budget())
+	whole := d.whole()
+	steps, flows := 0, 0
+	for steps < searchSamples && time.Now().Before(deadline) {
+		flows++
+		state := make([]uint32, d.in.Policy.StateWords())
+		var xs [][]int32
+		var m uint32
+		for range 1 + rng.IntN(64) {
+			from := whole
+			if rng.IntN(2) == 0 {
+				from = c.region
+			}
+			x := d.chain(xs, m, d.draw(rng, from, steps))
+			xs = append(xs, x)
+			steps++
+			m = d.m(d.in.Policy.Call(x, state))
+			if inRegion(x, c.region) && !c.ok(m) {
+				ce, err := d.sequence(c.what, xs)
+				if err != nil {
+					return nil, err
+				}
+				res.Verdict, res.Counterexample = Refuted, ce
+				res.Method = fmt.Sprintf("search: a counterexample at decision %d of flow %d (%d decisions tried)", len(xs), flows, steps)
+				return res, nil
+			}
+		}
 	}
-	res.Method = fmt.Sprintf("not proven: no proof method for this policy; a search of %d states of the region (a quarter at its corners, half with o log-uniform) found no counterexample", n)
+	res.Method = fmt.Sprintf("not proven: no proof method for a recurrent policy; %d flows of up to 64 decisions from a new flow's memory (%d decisions) found no counterexample", flows, steps)
 	return res, nil
 }
 
-// hunt looks for a state of c's region that breaks it: up to samples random states (and for
-// a recurrent policy random memories), a quarter at the region's corners, half with o drawn
-// log-uniformly over its range (o's range is wide, and policies change most near the target).
+// hunt looks for a state of c's region that breaks it: up to samples states drawn by draw.
 // It returns the counterexample, if any, and how many states it tried.
 func (d *domain) hunt(c check, samples int, deadline time.Time) (*Counterexample, int, error) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	n := 0
 	for n < samples && (n&1023 != 0 || time.Now().Before(deadline)) {
 		n++
-		x, state := d.random(rng, c.region), d.randomState(rng)
-		switch {
-		case n%4 == 0:
-			for i := range x {
-				x[i] = []int32{c.region.lo[i], c.region.hi[i]}[rng.IntN(2)]
-			}
-		case n%2 == 0 && d.oIdx >= 0:
-			lo, hi := float64(c.region.lo[d.oIdx]), float64(c.region.hi[d.oIdx])
-			x[d.oIdx] = int32(min(lo+math.Expm1(rng.Float64()*math.Log1p(hi-lo)), hi))
-		}
-		if !c.ok(d.golden(x, state)) {
-			ce, err := d.counterexample(c.what, state, x)
+		x := d.draw(rng, c.region, n)
+		if !c.ok(d.golden(x, nil)) {
+			ce, err := d.counterexample(c.what, nil, x)
 			return ce, n, err
 		}
 	}
 	return nil, n, nil
+}
+
+// draw is the n-th state a search tries in b: every fourth at a corner, every other one
+// with o log-uniform over its range (o's range is wide, and policies change most near the
+// target), the rest uniform.
+func (d *domain) draw(rng *rand.Rand, b box, n int) []int32 {
+	x := d.random(rng, b)
+	switch {
+	case n%4 == 0:
+		for i := range x {
+			x[i] = []int32{b.lo[i], b.hi[i]}[rng.IntN(2)]
+		}
+	case n%2 == 0 && d.oIdx >= 0:
+		lo, hi := float64(b.lo[d.oIdx]), float64(b.hi[d.oIdx])
+		x[d.oIdx] = int32(min(lo+math.Expm1(rng.Float64()*math.Log1p(hi-lo)), hi))
+	}
+	return x
+}
+
+// chain makes drawn the next decision of the flow whose decisions so far are xs, the last
+// returning m: its current state's inputs (o, and the inflation and rate a layout may add)
+// are drawn's, its past ones what the flow's last decisions saw and chose (a_{t-1} is m,
+// each older state the last decision's one lag newer); a new flow's first decision has the
+// past a new flow's handler holds (nicsdk.HistoryInit).
+func (d *domain) chain(xs [][]int32, m uint32, drawn []int32) []int32 {
+	slots := d.in.Layout.OrDefault().Slots()
+	at := map[nicsdk.Slot]int{}
+	for i, s := range slots {
+		at[s] = i
+	}
+	x := append([]int32(nil), drawn...)
+	for i, s := range slots {
+		var v int32
+		switch {
+		case s.Lag == 0 && s.Feature != nicsdk.FeatAction:
+			continue
+		case len(xs) == 0:
+			v = nicsdk.HistoryInit(s.Feature, d.in.Params)
+		case s.Feature == nicsdk.FeatAction && s.Lag == 0:
+			v = int32(m)
+		default:
+			v = xs[len(xs)-1][at[nicsdk.Slot{Feature: s.Feature, Lag: s.Lag - 1}]]
+		}
+		x[i] = min(max(v, d.inputs[i].Min), d.inputs[i].Max)
+	}
+	return x
+}
+
+func inRegion(x []int32, b box) bool {
+	for i := range x {
+		if x[i] < b.lo[i] || x[i] > b.hi[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // random is a uniform vector of b.
@@ -201,25 +271,12 @@ func (d *domain) random(rng *rand.Rand, b box) []int32 {
 	return x
 }
 
-// randomState is a random memory for a recurrent policy (nil for none): every word uniform,
-// the state box a one-step property assumes.
-func (d *domain) randomState(rng *rand.Rand) []uint32 {
-	if d.in.Policy.StateWords() == 0 {
-		return nil
-	}
-	s := make([]uint32, d.in.Policy.StateWords())
-	for i := range s {
-		s[i] = rng.Uint32()
-	}
-	return s
-}
-
-// stateAssumes says what a recurrent policy's proof assumes of its memory.
-func (d *domain) stateAssumes() string {
+// memoryAssumes says what a recurrent policy's search assumes of its memory.
+func (d *domain) memoryAssumes() string {
 	if d.in.Policy.StateWords() == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; one step of the recurrent policy from any memory: each of its %d state words (h and c, int8 lanes) any value", d.in.Policy.StateWords())
+	return fmt.Sprintf("; the recurrent policy's memory (%d state words) is what a flow's earlier decisions left it, from a new flow's zero memory", d.in.Policy.StateWords())
 }
 
 // oStep is one step of o as the policy's network sees it (its input shift), in raw units.

@@ -196,6 +196,12 @@ type Counterexample struct {
 	Names []string    `json:"names"`
 	Rows  [][]float64 `json:"rows"`
 	Raw   [][]int32   `json:"raw"`
+	// Sequence says the rows are one flow's consecutive decisions from a new flow's memory
+	// (a recurrent policy), the property broken at the last; Separate that each row is a
+	// decision of its own from a new flow's memory (a recurrent policy's monotone-in-o: run
+	// each as its own file). Neither: rows of a stateless policy.
+	Sequence bool `json:"sequence,omitempty"`
+	Separate bool `json:"separate,omitempty"`
 	// Golden and Firmware are each row's multiplier in Q16 (the handler's m).
 	Golden   []uint32 `json:"golden_m_q16"`
 	Firmware []uint32 `json:"firmware_m_q16,omitempty"`
@@ -206,11 +212,23 @@ type Counterexample struct {
 	Why     string          `json:"why"`
 }
 
-// CSV is the counterexample's rows as a file nicc eval DIR --input reads.
-func (c *Counterexample) CSV() string {
+// CSVs are the counterexample's rows as files nicc eval DIR --input reads: one, or one a row
+// when they are Separate.
+func (c *Counterexample) CSVs() []string {
+	if !c.Separate {
+		return []string{c.csv(c.Rows)}
+	}
+	var files []string
+	for _, r := range c.Rows {
+		files = append(files, c.csv([][]float64{r}))
+	}
+	return files
+}
+
+func (c *Counterexample) csv(rows [][]float64) string {
 	var b strings.Builder
 	b.WriteString(strings.Join(c.Names, ",") + "\n")
-	for _, r := range c.Rows {
+	for _, r := range rows {
 		for i, v := range r {
 			if i > 0 {
 				b.WriteByte(',')

@@ -79,7 +79,7 @@ func TestTreesRefutedAtTheBadLeaf(t *testing.T) {
 	if r.Results[1].Verdict != Proven || r.Results[2].Verdict != Proven {
 		t.Errorf("raises-when-idle %s, bounded-step %s: want both proven", r.Results[1].Verdict, r.Results[2].Verdict)
 	}
-	csv := cuts.Counterexample.CSV()
+	csv := cuts.Counterexample.CSVs()[0]
 	if !strings.HasPrefix(csv, "a_prev,o,a_prev2,o_prev\n") || strings.Count(csv, "\n") != 2 {
 		t.Errorf("counterexample CSV %q", csv)
 	}
@@ -149,7 +149,7 @@ func checkSound(t *testing.T, in Input, props []Property, r *Report, edge [][]in
 			ok := true
 			if p.Kind == MonotoneInO {
 				ok = d.golden(ce.Raw[1], nil) <= d.golden(ce.Raw[0], nil) || ce.Raw[1][d.oIdx] <= ce.Raw[0][d.oIdx]
-			} else if c, _ := d.checkOf(p); inBox(ce.Raw[0], c.region) {
+			} else if c, _ := d.checkOf(p); inRegion(ce.Raw[0], c.region) {
 				ok = c.ok(d.golden(ce.Raw[0], nil))
 			}
 			if ok {
@@ -188,15 +188,6 @@ func checkSound(t *testing.T, in Input, props []Property, r *Report, edge [][]in
 			}
 		}
 	}
-}
-
-func inBox(x []int32, b box) bool {
-	for i := range x {
-		if x[i] < b.lo[i] || x[i] > b.hi[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // plantedMLP is y = tanh(−o + k·bump(a_prev)) as an integer MLP, bump a triangle of height
@@ -341,5 +332,68 @@ func TestMLPBoundsContainShipped(t *testing.T) {
 				t.Fatalf("box %d %v–%v: Call(%v) = %d outside the bounds [%d, %d]", n, b.lo, b.hi, x, v, lo, hi)
 			}
 		}
+	}
+}
+
+// A recurrent policy's counterexample is a flow: rows from a new flow's memory, each row's
+// past what the rows before it saw and chose, the property broken at the last, as the
+// golden model replays them.
+func TestLSTMSequenceCounterexample(t *testing.T) {
+	m, _, err := formats.Load("../testdata/models/rlcc_adpg_lstm.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := gridInputs()
+	rng := rand.New(rand.NewPCG(2, 2))
+	var calib [][]float64
+	for range 2048 {
+		row := make([]float64, len(inputs))
+		for i, in := range inputs {
+			row[i] = in.Value(in.Min) + math.Pow(rng.Float64(), 4)*(in.Value(in.Max)-in.Value(in.Min))
+		}
+		calib = append(calib, row)
+	}
+	ir, err := quantize.LSTM(m, inputs, calib, quantize.LSTMOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir.FoldRLCC()
+	props := []Property{mustProperty(t, "raises-when-idle")}
+	r, err := Run(input(ir), props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := newDomain(input(ir))
+	refuted := 0
+	for k, res := range r.Results {
+		t.Logf("%s: %s (%s)", res.Property, res.Verdict, res.Method)
+		ce := res.Counterexample
+		if res.Verdict != Refuted {
+			continue
+		}
+		refuted++
+		if !ce.Sequence || len(ce.Raw) != len(ce.Golden) {
+			t.Fatalf("%s: %+v, want a sequence with a multiplier a row", res.Property, ce)
+		}
+		state := make([]uint32, ir.StateWords())
+		var got uint32
+		for i, x := range ce.Raw {
+			if i == 0 && (x[0] != 65536 || x[2] != 65536 || x[3] != nicsdk.ObsMin(nicsdk.DefaultParams())) {
+				t.Errorf("%s: the first row %v has not a new flow's past (1, 1, −T)", res.Property, ce.Rows[0])
+			}
+			if i > 0 && (uint32(x[0]) != min(max(ce.Golden[i-1], uint32(inputs[0].Min)), uint32(inputs[0].Max)) || x[2] != ce.Raw[i-1][0] || x[3] != ce.Raw[i-1][1]) {
+				t.Errorf("%s: row %d %v is not the flow's next decision after %v", res.Property, i+1, ce.Rows[i], ce.Rows[i-1])
+			}
+			got = d.m(ir.Call(x, state))
+			if got != ce.Golden[i] {
+				t.Fatalf("%s: row %d replays to %d, the counterexample says %d", res.Property, i+1, got, ce.Golden[i])
+			}
+		}
+		if c, _ := d.checkOf(props[k]); c.ok(got) {
+			t.Errorf("%s: the last row's multiplier %d does not break it", res.Property, got)
+		}
+	}
+	if refuted == 0 {
+		t.Error("raises-when-idle not refuted: the test needs a counterexample to check")
 	}
 }

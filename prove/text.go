@@ -29,10 +29,22 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		if ce := res.Counterexample; ce != nil {
 			termtext.Printf(&b, "  counterexample: %s\n", ce.Why)
+			switch {
+			case ce.Sequence:
+				termtext.Printf(&b, "    (the rows are one flow's consecutive decisions from a new flow's memory; it breaks at the last)\n")
+			case ce.Separate:
+				termtext.Printf(&b, "    (each row is a decision of its own from a new flow's memory)\n")
+			}
 			if ce.Context != nil {
 				termtext.Printf(&b, "    context %v, event %+v: new rate %d\n", *ce.Context, *ce.Event, ce.NewRate)
 			}
 			for k, row := range ce.Rows {
+				if n := len(ce.Rows); n > 6 && k >= 2 && k < n-3 {
+					if k == 2 {
+						termtext.Printf(&b, "    ... (%d rows in all: --out writes them)\n", n)
+					}
+					continue
+				}
 				fw := "not run"
 				if k < len(ce.Firmware) {
 					fw = termtext.Num(float64(ce.Firmware[k]) / 65536)

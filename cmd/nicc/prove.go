@@ -145,9 +145,15 @@ func writeCounterexamples(dir string, r *prove.Report) error {
 	}
 	for _, res := range r.Results {
 		if ce := res.Counterexample; ce != nil && len(ce.Rows) > 0 {
-			name := strings.NewReplacer(":", "_", ",", "_").Replace(res.Property) + ".csv"
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(ce.CSV()), 0o644); err != nil {
-				return err
+			base := strings.NewReplacer(":", "_", ".", "_").Replace(res.Property)
+			for k, csv := range ce.CSVs() {
+				name := base + ".csv"
+				if k > 0 {
+					name = fmt.Sprintf("%s_%d.csv", base, k+1)
+				}
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(csv), 0o644); err != nil {
+					return err
+				}
 			}
 		}
 	}
