@@ -210,8 +210,8 @@ func (r *CompileReport) writeBudget(tw io.Writer) {
 	if lb := r.LowerBound; lb != nil {
 		termtext.Printf(tw, "\tany code form's lower bound %d cycles (%s)\n", lb.Cycles, lb.CyclesFrom)
 	}
-	termtext.Printf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s\n", budget.MicrosAsWritten(b.BudgetMicros), budget.Micros(b.HeadroomMicro),
-		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict)
+	termtext.Printf(tw, "budget\t%s µs: headroom %s µs (%s%%), %s; %s\n", budget.MicrosAsWritten(b.BudgetMicros), budget.Micros(b.HeadroomMicro),
+		strconv.FormatFloat(b.HeadroomPct, 'f', 1, 64), b.Verdict, b.LoadText())
 	if r.DOCA != nil {
 		r.DOCA.writeText(tw)
 	}

@@ -71,6 +71,10 @@ type Report struct {
 	HeadroomPct   float64       `json:"headroom_pct"` // of the budget
 	Fits          bool          `json:"fits"`
 	Verdict       string        `json:"verdict"` // "fits" or "over budget"
+	// FitsThreads is the load the entry sustains: the most hardware threads that may share
+	// the pipeline with every decision still within the budget, floor(budget × clock ÷ WCET
+	// cycles), at most MaxThreads; 0 when one thread alone is over.
+	FitsThreads int `json:"fits_threads"`
 
 	Functions []FuncBound `json:"functions"`
 	Loops     []LoopBound `json:"loops,omitempty"`
@@ -160,8 +164,8 @@ func Analyze(opt Options) (*Report, error) {
 	if threads == 0 {
 		threads, threadsSrc = p.Threads, p.Sources["threads"]
 	}
-	if threads < 1 || threads > 1024 {
-		return nil, fmt.Errorf("threads sharing %d: want 1 to 1024", opt.ThreadsSharing)
+	if threads < 1 || threads > MaxThreads {
+		return nil, fmt.Errorf("threads sharing %d: want 1 to %d", opt.ThreadsSharing, MaxThreads)
 	}
 	budget := opt.Budget
 	if budget == 0 {
@@ -221,6 +225,7 @@ func Analyze(opt Options) (*Report, error) {
 	r.HeadroomMicro = r.BudgetMicros - r.WCETMicros
 	r.HeadroomPct = 100 * r.HeadroomMicro / r.BudgetMicros
 	r.Fits = r.WCETMicros <= r.BudgetMicros
+	r.FitsThreads = fitsThreads(w.Cycles, budget, p.ClockHz)
 	r.Verdict = "fits"
 	if !r.Fits {
 		r.Verdict = "over budget"
@@ -368,4 +373,16 @@ func funcList(im *fwsim.Image) string {
 		names = names[:show]
 	}
 	return " (functions: " + strings.Join(names, ", ") + more + ")"
+}
+
+// MaxThreads is the most hardware threads a budget counts sharing a pipeline.
+const MaxThreads = 1024
+
+// fitsThreads is the most threads that may share the pipeline with a decision of cycles
+// within the budget at clockHz.
+func fitsThreads(cycles uint64, budget time.Duration, clockHz float64) int {
+	if cycles == 0 {
+		return MaxThreads
+	}
+	return int(min(math.Floor(budget.Seconds()*clockHz/float64(cycles)), MaxThreads))
 }

@@ -235,3 +235,16 @@ func TestParseLoopBound(t *testing.T) {
 		}
 	}
 }
+
+// The load an entry sustains: the most threads sharing the pipeline whose decisions each
+// still fit the budget (at 1.8 GHz, 2 µs is 3,600 cycles).
+func TestFitsThreads(t *testing.T) {
+	for _, c := range []struct {
+		cycles uint64
+		want   int
+	}{{269, 13}, {225, 16}, {226, 15}, {3600, 1}, {3601, 0}, {0, MaxThreads}, {1, MaxThreads}} {
+		if got := fitsThreads(c.cycles, 2*time.Microsecond, 1.8e9); got != c.want {
+			t.Errorf("%d cycles: %d threads, want %d", c.cycles, got, c.want)
+		}
+	}
+}

@@ -81,6 +81,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	termtext.Printf(tw, "budget\t%s µs\n", MicrosAsWritten(r.BudgetMicros))
 	termtext.Printf(tw, "headroom\t%s µs (%s%%)\n", Micros(r.HeadroomMicro), strconv.FormatFloat(r.HeadroomPct, 'f', 1, 64))
 	termtext.Printf(tw, "verdict\t%s\n", r.Verdict)
+	termtext.Printf(tw, "load\t%s\n", r.LoadText())
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -179,3 +180,11 @@ func Micros(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 // nanoseconds ÷ 1000 (100ns is 0.1, not 0.09999999999999999 nor 0.100). A report read back
 // holds the same float64, so it prints the same.
 func MicrosAsWritten(us float64) string { return strconv.FormatFloat(us, 'f', -1, 64) }
+
+// LoadText says how many threads sharing the pipeline the entry sustains within the budget.
+func (r *Report) LoadText() string {
+	if r.FitsThreads == 0 {
+		return "no thread: one alone is over the budget"
+	}
+	return fmt.Sprintf("fits %d thread(s) sharing the pipeline (N × WCET within the budget)", r.FitsThreads)
+}
