@@ -178,6 +178,9 @@ func (d *domain) decide(p Property) (*Result, error) {
 		}
 		return d.branchAndBound(ir, p)
 	}
+	if ir, ok := d.in.Policy.(*quantize.LSTMIR); ok && p.Kind != MonotoneInO {
+		return d.lstmProof(ir, p)
+	}
 	if p.Kind == MonotoneInO {
 		return d.searchMonotone()
 	}
