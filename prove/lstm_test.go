@@ -1,7 +1,6 @@
 package prove
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -17,17 +16,7 @@ func shippedLSTM(t *testing.T) *quantize.LSTMIR {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs := gridInputs()
-	rng := rand.New(rand.NewPCG(2, 2))
-	var calib [][]float64
-	for range 2048 {
-		row := make([]float64, len(inputs))
-		for i, in := range inputs {
-			row[i] = in.Value(in.Min) + math.Pow(rng.Float64(), 4)*(in.Value(in.Max)-in.Value(in.Min))
-		}
-		calib = append(calib, row)
-	}
-	ir, err := quantize.LSTM(m, inputs, calib, quantize.LSTMOptions{})
+	ir, err := quantize.LSTM(m, gridInputs(), calibRows(rand.New(rand.NewPCG(2, 2)), 2048), quantize.LSTMOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -285,6 +285,21 @@ func FuzzParseProperty(f *testing.F) {
 	})
 }
 
+// calibRows are n rows over the handler's grid, each input drawn towards the bottom of its
+// range (o's range is wide, and its low end is where policies change).
+func calibRows(rng *rand.Rand, n int) [][]float64 {
+	inputs := gridInputs()
+	var rows [][]float64
+	for range n {
+		row := make([]float64, len(inputs))
+		for i, in := range inputs {
+			row[i] = in.Value(in.Min) + math.Pow(rng.Float64(), 4)*(in.Value(in.Max)-in.Value(in.Min))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
 // The interval bounds of the shipped network (rlcc_adpg, quantized over the handler's grid,
 // its multiplier folded in, as compile --target int does) contain the exact result at every
 // point of every box tried: boxes of every size, from single values to the whole domain.
@@ -293,17 +308,8 @@ func TestMLPBoundsContainShipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs := gridInputs()
 	rng := rand.New(rand.NewPCG(7, 7))
-	var calib [][]float64
-	for range 2000 {
-		row := make([]float64, len(inputs))
-		for i, in := range inputs {
-			row[i] = in.Value(in.Min) + math.Pow(rng.Float64(), 4)*(in.Value(in.Max)-in.Value(in.Min))
-		}
-		calib = append(calib, row)
-	}
-	ir, err := quantize.MLP(m, inputs, calib, quantize.MLPOptions{})
+	ir, err := quantize.MLP(m, gridInputs(), calibRows(rng, 2000), quantize.MLPOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
