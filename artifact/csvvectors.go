@@ -13,11 +13,11 @@ import (
 	"github.com/nicc-dev/nicc/target"
 )
 
-// IsCSVVectors reports whether a vectors file is read as CSV rows (CSVVectors): its name ends
-// in .csv or .tsv. Any other name is the vectors format (ReadVectors).
+// IsCSVVectors reports whether a vectors file is read as rows (CSVVectors): its name ends in
+// .csv or .tsv, or .npy or .npz (NumPy's). Any other name is the vectors format (ReadVectors).
 func IsCSVVectors(path string) bool {
 	switch strings.ToLower(filepath.Ext(path)) {
-	case ".csv", ".tsv":
+	case ".csv", ".tsv", ".npy", ".npz":
 		return true
 	}
 	return false

@@ -24,6 +24,8 @@ import (
 //   - every other line is values, as many as the first line has fields. Anything else (an
 //     empty field, NA, a quoted number, a name among numbers) is an error naming the line and
 //     column: a row is never dropped or guessed at.
+//
+// A NumPy .npy or .npz file (npy.go), recognised by its first bytes, is rows too.
 
 // MaxHeldBytes caps the memory of the rows a command holds (--ranges, --predictions, --calib,
 // --states): rows × (8 bytes a value + a 24-byte slice header). eval streams its rows and has
@@ -55,6 +57,7 @@ type RowReader struct {
 	width int       // fields a line
 	row   []float64 // Next's result, reused
 	ahead bool      // row holds the first data row, read to tell a header from data
+	npy   *npyRows  // the rows of a NumPy array (npy.go), read in place of lines
 }
 
 // NewRowReader reads r's first line, a header or the first row. A file with no data rows is
@@ -86,13 +89,62 @@ func OpenCSV(path string) (*RowReader, error) {
 		}
 		r, file = f, f
 	}
-	rr := newRowReader(r)
+	br := bufio.NewReader(r)
+	rr := newRowReader(br)
 	rr.path, rr.size, rr.file = path, size, file
-	if err := rr.start(); err != nil {
+	magic, _ := br.Peek(len(npyMagic))
+	err := error(nil)
+	switch f, isFile := file.(*os.File); {
+	case bytes.Equal(magic, npyMagic):
+		err = rr.startNPY(br, size)
+	case bytes.HasPrefix(magic, zipMagic) && isFile:
+		var rc io.ReadCloser
+		if rc, size, err = openNPZ(f, size); err == nil {
+			rr.file = multiCloser{rc, f}
+			err = rr.startNPY(rc, size)
+		}
+		err = rr.wrap(err)
+	default:
+		err = rr.start()
+	}
+	if err != nil {
 		rr.Close()
 		return nil, err
 	}
 	return rr, nil
+}
+
+// startNPY reads a NumPy array's header from r (of size bytes when known).
+func (r *RowReader) startNPY(from io.Reader, size int64) error {
+	a, err := readNPY(from, size)
+	if err != nil {
+		return r.wrap(err)
+	}
+	if a.rows == 0 {
+		return r.errorf("no data rows")
+	}
+	r.npy, r.width, r.row = a, int(a.cols), make([]float64, a.cols)
+	return nil
+}
+
+// wrap names the file in err.
+func (r *RowReader) wrap(err error) error {
+	if err == nil || r.path == "" || strings.HasPrefix(err.Error(), r.path+": ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", r.path, err)
+}
+
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	var first error
+	for _, c := range m {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // Close closes the file OpenCSV opened.
@@ -111,6 +163,16 @@ func (r *RowReader) Width() int { return r.width }
 
 // Next returns the next row, or io.EOF after the last. The slice is reused by the next call.
 func (r *RowReader) Next() ([]float64, error) {
+	if r.npy != nil {
+		if err := r.npy.next(r.row); err != nil {
+			if err == io.EOF {
+				return nil, err
+			}
+			return nil, r.wrap(err)
+		}
+		r.line++
+		return r.row, nil
+	}
 	if r.ahead {
 		r.ahead = false
 		return r.row, nil

@@ -1,0 +1,119 @@
+package model
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// NumPy's own files (testdata/gen/npy.py) read as the same rows as their CSV: float64 exactly,
+// float32 as float32, a 1-D int16 array one value a row.
+func TestReadNumPy(t *testing.T) {
+	want, err := ReadCSVFile("../testdata/rows/rlcc_states.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f64, err := ReadCSVFile("../testdata/rows/rlcc_states.npy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f32, err := ReadCSVFile("../testdata/rows/rlcc_states_f32.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i16, err := ReadCSVFile("../testdata/rows/o_int16.npy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Data) != 200 || len(f64.Data) != 200 || len(f32.Data) != 200 || len(i16.Data) != 200 || f64.Names != nil {
+		t.Fatalf("%d, %d, %d, %d rows, names %v", len(want.Data), len(f64.Data), len(f32.Data), len(i16.Data), f64.Names)
+	}
+	for r, row := range want.Data {
+		for c, v := range row {
+			if f64.Data[r][c] != v || f32.Data[r][c] != float64(float32(v)) {
+				t.Fatalf("row %d column %d: %v and %v, want %v and float32 %v", r+1, c+1, f64.Data[r][c], f32.Data[r][c], v, float32(v))
+			}
+		}
+		if len(i16.Data[r]) != 1 || i16.Data[r][0] != float64(int16(row[1]*100)) {
+			t.Fatalf("row %d: %v, want %v", r+1, i16.Data[r], int16(row[1]*100))
+		}
+	}
+}
+
+// npyFile is an .npy file with header dict h and data.
+func npyFile(h string, data []byte) []byte {
+	b := append([]byte(nil), npyMagic...)
+	b = append(b, 1, 0)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(h)))
+	return append(append(b, h...), data...)
+}
+
+// Bad arrays are one-line errors naming the file, never a panic.
+func TestReadNumPyRefuses(t *testing.T) {
+	dir := t.TempDir()
+	eight := make([]byte, 16)
+	var zipTwo bytes.Buffer
+	zw := zip.NewWriter(&zipTwo)
+	for _, n := range []string{"a.npy", "b.npy"} {
+		w, _ := zw.Create(n)
+		w.Write(npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", eight))
+	}
+	zw.Close()
+	for name, c := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"truncated":  {npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (4, 2), }", eight), "truncated"},
+		"bigendian":  {npyFile("{'descr': '>f8', 'fortran_order': False, 'shape': (1, 2), }", eight), "big-endian"},
+		"fortran":    {npyFile("{'descr': '<f8', 'fortran_order': True, 'shape': (1, 2), }", eight), "Fortran order"},
+		"3d":         {npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 2), }", eight), "2-D"},
+		"complex":    {npyFile("{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }", eight), "dtype"},
+		"float16":    {npyFile("{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }", eight), "float32 or float64"},
+		"empty":      {npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 2), }", nil), "no data rows"},
+		"noshape":    {npyFile("{'descr': '<f8', 'fortran_order': False, }", eight), "no shape"},
+		"huge":       {npyFile(fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': (%d, 4), }", int64(math.MaxInt64/8)), eight), "too large"},
+		"version":    {append(append([]byte(nil), npyMagic...), 9, 0, 0, 0), "version 9.0"},
+		"two arrays": {zipTwo.Bytes(), "holds 2 arrays"},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".npy")
+		if err := os.WriteFile(path, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadCSVFile(path)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), path+": ") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line naming the file and %q", name, err, c.want)
+		}
+	}
+}
+
+// readNPY never panics, and reads no more rows than its header declares and its bytes hold.
+func FuzzReadNPY(f *testing.F) {
+	for _, p := range []string{"../testdata/rows/rlcc_states.npy", "../testdata/rows/o_int16.npy"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, err := readNPY(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return
+		}
+		row := make([]float64, a.cols)
+		for n := int64(0); ; n++ {
+			if err := a.next(row); err != nil {
+				if n > a.rows {
+					t.Fatalf("%d rows read, the header says %d", n, a.rows)
+				}
+				return
+			}
+		}
+	})
+}
