@@ -15,22 +15,15 @@ import (
 // NumPy's own files (testdata/gen/npy.py) read as the same rows as their CSV: float64 exactly,
 // float32 as float32, a 1-D int16 array one value a row.
 func TestReadNumPy(t *testing.T) {
-	want, err := ReadCSVFile("../testdata/rows/rlcc_states.csv")
-	if err != nil {
-		t.Fatal(err)
+	read := map[string]*Rows{}
+	for _, name := range []string{"rlcc_states.csv", "rlcc_states.npy", "rlcc_states_f32.npz", "o_int16.npy"} {
+		rows, err := ReadCSVFile("../testdata/rows/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read[name] = rows
 	}
-	f64, err := ReadCSVFile("../testdata/rows/rlcc_states.npy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f32, err := ReadCSVFile("../testdata/rows/rlcc_states_f32.npz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	i16, err := ReadCSVFile("../testdata/rows/o_int16.npy")
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, f64, f32, i16 := read["rlcc_states.csv"], read["rlcc_states.npy"], read["rlcc_states_f32.npz"], read["o_int16.npy"]
 	if len(want.Data) != 200 || len(f64.Data) != 200 || len(f32.Data) != 200 || len(i16.Data) != 200 || f64.Names != nil {
 		t.Fatalf("%d, %d, %d, %d rows, names %v", len(want.Data), len(f64.Data), len(f32.Data), len(i16.Data), f64.Names)
 	}
