@@ -10,8 +10,9 @@ package fwsim_test
 //
 // BenchmarkPolicy's decision is nicc_on_event, the RL-CC event handler (nicsdk's rlcc.h)
 // around an emitted tree policy: testdata/policy holds `nicc compile
-// testdata/models/rlcc_xgb.json`'s nicc_policy.c (10 trees, depth 4) and the driver that
-// cycles it through 256 events of 16 flows.
+// testdata/models/rlcc_xgb.json`'s nicc_policy.c (10 trees, depth 4, in the form the compiler
+// chooses today: TestPolicyFixtureIsCurrent) and the driver that cycles it through 256
+// events of 16 flows.
 //
 // Reported per run:
 //   - insn/s: instructions fwsim emulates per second while counting cycles, over b.N calls of
@@ -26,6 +27,8 @@ package fwsim_test
 //     wall-clock time, which holds up better on a machine shared with other work.
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -281,4 +284,30 @@ func BenchmarkPolicy(b *testing.B) {
 	}
 	b.StopTimer()
 	q.report(b, insns, cycles, processCPU()-cpu)
+}
+
+// BenchmarkPolicy's policy is what nicc compile emits today: testdata/policy/nicc_policy.c and
+// .h hash as the shipped compile's pinned outputs (testdata/outputs/rlcc_xgb.json, which
+// compiler's TestShippedOutputsUnchanged holds the compiler to). When the compiler's output
+// moves, copy `nicc compile testdata/models/rlcc_xgb.json`'s two files here.
+func TestPolicyFixtureIsCurrent(t *testing.T) {
+	raw, err := os.ReadFile("../testdata/outputs/rlcc_xgb.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pinned struct {
+		SHA256 map[string]string `json:"sha256"`
+	}
+	if err := json.Unmarshal(raw, &pinned); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"nicc_policy.c", "nicc_policy.h"} {
+		b, err := os.ReadFile(filepath.Join("testdata/policy", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fmt.Sprintf("%x", sha256.Sum256(b)), pinned.SHA256[name]; got != want {
+			t.Errorf("testdata/policy/%s: sha256 %s, the compiler's output %s: the fixture is stale", name, got, want)
+		}
+	}
 }

@@ -1,7 +1,7 @@
 /* The driver of BenchmarkPolicy: the RL-CC event handler around an emitted tree policy.
  *
  * nicc_policy.c and nicc_policy.h are `nicc compile testdata/models/rlcc_xgb.json` output
- * (10 trees of depth 4, 141 splits), copied verbatim; bench_test.go writes the handler
+ * (10 trees of depth 4, in the form the compiler chooses), copied verbatim; bench_test.go writes the handler
  * (nicsdk.HandlerC over nicc_policy_inline, as the compiler's handler.c is) and nicsdk's
  * headers next to them. bench_loop(n) delivers n events, cycling through NEV events over
  * NFLOW flows; qemu runs it from bench_main (`qemu-riscv64 policy.elf N`), fwsim runs the
