@@ -340,3 +340,54 @@ func TestMLPBoundsContainShipped(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkProveShippedTrees decides every property of the shipped 10×4 ensemble (issue 30's
+// target: all of them in at most 1 s).
+func BenchmarkProveShippedTrees(b *testing.B) {
+	m, _, err := formats.Load("../testdata/models/rlcc_xgb.json", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ir, err := quantize.Trees(m, gridInputs(), quantize.TreeOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var props []Property
+	for _, k := range Kinds {
+		p, _ := ParseProperty(string(k))
+		props = append(props, p)
+	}
+	in := Input{Policy: ir, Params: nicsdk.DefaultParams(), Layout: nicsdk.DefaultLayout, Names: names}
+	for b.Loop() {
+		if _, err := Run(in, props); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/all-properties")
+}
+
+// BenchmarkProveMLPCuts runs cuts-when-congested on a network quantized from rlcc_adpg for 10
+// s and reports the share of the region proven (issue 30: the int MLP within 60 s, its share
+// reported; nicc prove's default budget is 60 s).
+func BenchmarkProveMLPCuts(b *testing.B) {
+	m, _, err := formats.Load("../testdata/models/rlcc_adpg.json", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ir, err := quantize.MLP(m, gridInputs(), calibRows(rand.New(rand.NewPCG(7, 7)), 2000), quantize.MLPOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ir.FoldRLCC()
+	p, _ := ParseProperty("cuts-when-congested")
+	in := Input{Policy: ir, Params: nicsdk.DefaultParams(), Layout: nicsdk.DefaultLayout, Names: names, Budget: 10 * time.Second}
+	var share float64
+	for b.Loop() {
+		r, err := Run(in, []Property{p})
+		if err != nil {
+			b.Fatal(err)
+		}
+		share = r.Results[0].ProvenShare
+	}
+	b.ReportMetric(100*share, "proven-%")
+}
