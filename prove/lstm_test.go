@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/nicc-dev/nicc/model/formats"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 )
@@ -12,11 +11,7 @@ import (
 // shippedLSTM is rlcc_adpg_lstm quantized over the handler's grid, its multiplier folded in,
 // as compile --target int does (on calibration rows of its own).
 func shippedLSTM(t *testing.T) *quantize.LSTMIR {
-	m, _, err := formats.Load("../testdata/models/rlcc_adpg_lstm.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ir, err := quantize.LSTM(m, gridInputs(), calibRows(rand.New(rand.NewPCG(2, 2)), 2048), quantize.LSTMOptions{})
+	ir, err := quantize.LSTM(loadModel(t, "rlcc_adpg_lstm.json"), gridInputs(), calibRows(rand.New(rand.NewPCG(2, 2)), 2048), quantize.LSTMOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

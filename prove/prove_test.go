@@ -25,7 +25,7 @@ func input(p quantize.Policy) Input {
 	return Input{Policy: p, Params: nicsdk.DefaultParams(), Layout: nicsdk.DefaultLayout, Names: names, Budget: 5 * time.Second}
 }
 
-func mustProperty(t *testing.T, s string) Property {
+func mustProperty(t testing.TB, s string) Property {
 	p, err := ParseProperty(s)
 	if err != nil {
 		t.Fatal(err)
@@ -85,21 +85,37 @@ func TestTreesRefutedAtTheBadLeaf(t *testing.T) {
 	}
 }
 
+// loadModel reads testdata/models/name.
+func loadModel(tb testing.TB, name string) *model.Model {
+	m, _, err := formats.Load("../testdata/models/"+name, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// shippedTrees is rlcc_xgb (10 trees of depth 4) quantized over the handler's grid.
+func shippedTrees(tb testing.TB) *quantize.TreeIR {
+	ir, err := quantize.Trees(loadModel(tb, "rlcc_xgb.json"), gridInputs(), quantize.TreeOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ir
+}
+
+// allProperties is every property with its default arguments.
+func allProperties(tb testing.TB) []Property {
+	var props []Property
+	for _, k := range Kinds {
+		props = append(props, mustProperty(tb, string(k)))
+	}
+	return props
+}
+
 // The shipped trees (rlcc_xgb, 10 trees of depth 4): every property decided exactly, and each
 // proof checked against a million random states and every threshold's edges.
 func TestShippedTreesDecidedAndSound(t *testing.T) {
-	m, _, err := formats.Load("../testdata/models/rlcc_xgb.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ir, err := quantize.Trees(m, gridInputs(), quantize.TreeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var props []Property
-	for _, k := range Kinds {
-		props = append(props, mustProperty(t, string(k)))
-	}
+	ir, props := shippedTrees(t), allProperties(t)
 	r, err := Run(input(ir), props)
 	if err != nil {
 		t.Fatal(err)
@@ -300,20 +316,23 @@ func calibRows(rng *rand.Rand, n int) [][]float64 {
 	return rows
 }
 
+// shippedMLP is rlcc_adpg quantized over the handler's grid on 2,000 calibration rows drawn
+// from rng, its multiplier folded in, as compile --target int does.
+func shippedMLP(tb testing.TB, rng *rand.Rand) *quantize.MLPIR {
+	ir, err := quantize.MLP(loadModel(tb, "rlcc_adpg.json"), gridInputs(), calibRows(rng, 2000), quantize.MLPOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ir.FoldRLCC()
+	return ir
+}
+
 // The interval bounds of the shipped network (rlcc_adpg, quantized over the handler's grid,
 // its multiplier folded in, as compile --target int does) contain the exact result at every
 // point of every box tried: boxes of every size, from single values to the whole domain.
 func TestMLPBoundsContainShipped(t *testing.T) {
-	m, _, err := formats.Load("../testdata/models/rlcc_adpg.json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rng := rand.New(rand.NewPCG(7, 7))
-	ir, err := quantize.MLP(m, gridInputs(), calibRows(rng, 2000), quantize.MLPOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ir.FoldRLCC()
+	ir := shippedMLP(t, rng)
 	bounds, err := newMLPBounds(ir)
 	if err != nil {
 		t.Fatal(err)
@@ -344,19 +363,7 @@ func TestMLPBoundsContainShipped(t *testing.T) {
 // BenchmarkProveShippedTrees decides every property of the shipped 10×4 ensemble (issue 30's
 // target: all of them in at most 1 s).
 func BenchmarkProveShippedTrees(b *testing.B) {
-	m, _, err := formats.Load("../testdata/models/rlcc_xgb.json", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ir, err := quantize.Trees(m, gridInputs(), quantize.TreeOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var props []Property
-	for _, k := range Kinds {
-		p, _ := ParseProperty(string(k))
-		props = append(props, p)
-	}
+	ir, props := shippedTrees(b), allProperties(b)
 	in := Input{Policy: ir, Params: nicsdk.DefaultParams(), Layout: nicsdk.DefaultLayout, Names: names}
 	for b.Loop() {
 		if _, err := Run(in, props); err != nil {
@@ -370,15 +377,7 @@ func BenchmarkProveShippedTrees(b *testing.B) {
 // s and reports the share of the region proven (issue 30: the int MLP within 60 s, its share
 // reported; nicc prove's default budget is 60 s).
 func BenchmarkProveMLPCuts(b *testing.B) {
-	m, _, err := formats.Load("../testdata/models/rlcc_adpg.json", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ir, err := quantize.MLP(m, gridInputs(), calibRows(rand.New(rand.NewPCG(7, 7)), 2000), quantize.MLPOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ir.FoldRLCC()
+	ir := shippedMLP(b, rand.New(rand.NewPCG(7, 7)))
 	p, _ := ParseProperty("cuts-when-congested")
 	in := Input{Policy: ir, Params: nicsdk.DefaultParams(), Layout: nicsdk.DefaultLayout, Names: names, Budget: 10 * time.Second}
 	var share float64
