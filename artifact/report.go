@@ -158,6 +158,9 @@ type FormCandidate struct {
 	RodataBytes uint64 `json:"rodata_bytes"`
 	Fits        bool   `json:"fits"` // within the memory budget
 	Chosen      bool   `json:"chosen"`
+	// NotBuilt, when set, says why the form was not built: a cheaper one that fits dominates
+	// it (the costs above are then 0).
+	NotBuilt string `json:"not_built,omitempty"`
 }
 
 // MemoryBudget is the most .text and .rodata a firmware may have, and where each comes from.
@@ -174,11 +177,20 @@ func (b BuildInfo) writeCandidates(tw io.Writer) {
 		return
 	}
 	m := b.Memory
-	termtext.Printf(tw, "forms\t%d built; memory budget .text %d bytes (%s), .rodata %d (%s)\n",
-		len(b.Candidates), m.TextBytes, SourceShort(m.TextSource), m.RodataBytes, SourceShort(m.RodataSource))
+	built := 0
+	for _, c := range b.Candidates {
+		if c.NotBuilt == "" {
+			built++
+		}
+	}
+	termtext.Printf(tw, "forms\t%d built of %d; memory budget .text %d bytes (%s), .rodata %d (%s)\n",
+		built, len(b.Candidates), m.TextBytes, SourceShort(m.TextSource), m.RodataBytes, SourceShort(m.RodataSource))
 	for _, c := range b.Candidates {
 		mark := " "
 		switch {
+		case c.NotBuilt != "":
+			termtext.Printf(tw, "\t- %-6s not built: %s: %s\n", c.Form, c.NotBuilt, c.Detail)
+			continue
 		case c.Chosen:
 			mark = "*"
 		case !c.Fits:

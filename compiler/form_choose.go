@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
@@ -236,6 +238,9 @@ type formBuild struct {
 
 // chooseForm builds every candidate and keeps the least WCET within the memory budget, and
 // the chosen form's build (planned.chosenBuild) in a directory the compile removes when it ends.
+// The candidates given are built at once, as many at a time as there are CPUs (each is a gcc
+// run and a bound of its ELF, independent of the others); an LSTM's planned table form, which
+// needs the first two costs, is built after them.
 func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsim.Profile) error {
 	f.plan.Memory = &limit
 	if len(cs) == 1 { // nothing to choose: the build stage builds it once
@@ -248,38 +253,80 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 		return err
 	}
 	f.formsDir = tmp
-	var costs []artifact.FormCandidate
-	var builds []*formBuild
-	best := -1
-	for i := 0; i < len(cs); i++ {
-		f.in.progress("choose form", i, len(cs))
-		fb, err := f.costCandidate(cs[i], p, filepath.Join(tmp, fmt.Sprint(i)))
+	fits := func(fb *formBuild) artifact.FormCandidate {
+		fc := fb.wcet
+		fc.Fits = fc.TextBytes <= limit.TextBytes && fc.RodataBytes <= limit.RodataBytes
+		return fc
+	}
+	builds := make([]*formBuild, len(cs))
+	costs := make([]artifact.FormCandidate, len(cs))
+	// First every candidate no other dominates (rankDominates), then each dominated one whose
+	// every dominator is over the memory budget.
+	var first, second []int
+	for i := range cs {
+		if slices.ContainsFunc(cs, func(c candidate) bool { return rankDominates(c.rank, cs[i].rank) }) {
+			second = append(second, i)
+		} else {
+			first = append(first, i)
+		}
+	}
+	build := func(idx []int) error {
+		if len(idx) == 0 {
+			return nil
+		}
+		bs, err := f.costCandidates(cs, p, tmp, idx)
+		for k, i := range idx {
+			if err == nil {
+				builds[i], costs[i] = bs[k], fits(bs[k])
+			}
+		}
+		return err
+	}
+	if err := build(first); err != nil {
+		return err
+	}
+	var rest []int
+	for _, i := range second {
+		d := slices.IndexFunc(first, func(j int) bool { return costs[j].Fits && rankDominates(cs[j].rank, cs[i].rank) })
+		if d < 0 {
+			rest = append(rest, i)
+			continue
+		}
+		costs[i] = artifact.FormCandidate{Form: cs[i].form.String(), Detail: cs[i].detail,
+			NotBuilt: fmt.Sprintf("candidate %d, the same groups with fewer thresholds in a bucket, fits and runs fewer instructions", first[d]+1)}
+	}
+	if err := build(rest); err != nil {
+		return err
+	}
+	// An LSTM's table form as planned within the room the branch form leaves; once more, that
+	// much smaller, when the plan's estimate of its bytes missed (alignment).
+	var shrink uint64
+	for range 2 {
+		cand, ok := f.plannedTables(cs, costs, limit, p, shrink)
+		if !ok {
+			break
+		}
+		cs = append(cs, cand)
+		more, err := f.costCandidates(cs, p, tmp, []int{len(cs) - 1})
 		if err != nil {
 			return err
 		}
-		fc := fb.wcet
-		builds = append(builds, fb)
-		fc.Fits = fc.TextBytes <= limit.TextBytes && fc.RodataBytes <= limit.RodataBytes
-		costs = append(costs, fc)
-		if best < 0 || better(fc, costs[best]) {
+		fc := fits(more[0])
+		builds, costs = append(builds, more[0]), append(costs, fc)
+		if fc.RodataBytes <= limit.RodataBytes {
+			break
+		}
+		shrink = fc.RodataBytes - limit.RodataBytes
+	}
+	best := -1
+	for i := range costs {
+		if builds[i] != nil && (best < 0 || better(costs[i], costs[best])) {
 			best = i
 		}
-		if i == 1 {
-			if cand, ok := f.plannedTables(cs, costs, limit, p, 0); ok {
-				cs = append(cs, cand)
-			}
-		}
-		if i == 2 && cs[i].products != nil && fc.RodataBytes > limit.RodataBytes {
-			// the plan's estimate of its bytes missed (alignment): plan again, that much smaller
-			if cand, ok := f.plannedTables(cs, costs, limit, p, fc.RodataBytes-limit.RodataBytes); ok {
-				cs = append(cs, cand)
-			}
-		}
 	}
-	f.in.progress("choose form", len(cs), len(cs))
 	costs[best].Chosen = true
 	for i, b := range builds {
-		if i != best {
+		if i != best && b != nil {
 			os.RemoveAll(b.dir)
 		}
 	}
@@ -296,6 +343,67 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 		f.notes = append(f.notes, fmt.Sprintf("built with --force: no code form fits the memory budget; the %s form has %s", f.plan.Form, msg))
 	}
 	return nil
+}
+
+// costCandidates builds and bounds the candidates cs[i] for i in idx (costCandidate), each in
+// its own directory of tmp, up to runtime.NumCPU() at once, telling progress of each as it
+// finishes: their builds, in idx's order. The first error, in that order, is returned.
+func (f *fitter) costCandidates(cs []candidate, p *fwsim.Profile, tmp string, idx []int) ([]*formBuild, error) {
+	builds := make([]*formBuild, len(idx))
+	errs := make([]error, len(idx))
+	var mu sync.Mutex
+	done := 0
+	f.in.progress("choose form", done, len(idx))
+	slots := make(chan struct{}, runtime.NumCPU())
+	var wg sync.WaitGroup
+	for k, i := range idx {
+		wg.Go(func() {
+			slots <- struct{}{}
+			builds[k], errs[k] = f.costCandidate(cs[i], p, filepath.Join(tmp, fmt.Sprint(i)))
+			<-slots
+			mu.Lock() // progress is told of each build as it finishes, one at a time
+			done++
+			f.in.progress("choose form", done, len(idx))
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return builds, nil
+}
+
+// rankDominates reports whether the rank layout a costs fewer cycles than b wherever a fits,
+// so that b need not be built while a fits: the same groups of trees (the same sums tables
+// and lookups), and feature by feature either the same bucket code (shift, thresholds in a
+// bucket) or fewer thresholds in a bucket, fewer somewhere. The rank form has no branch or
+// loop, so its WCET is its one path; each threshold fewer removes a load, a compare and an
+// add from it (a finer shift may lengthen its bucket's origin constant by one instruction
+// at most). TestRankDominanceHolds builds the dominated layouts too and checks each costs
+// more than its dominator.
+func rankDominates(a, b *quantize.RankLayout) bool {
+	if a == nil || b == nil || a == b || !slices.EqualFunc(a.Groups, b.Groups, slices.Equal) ||
+		a.Scaled != b.Scaled || a.SumBits != b.SumBits || a.AccBits != b.AccBits || len(a.Features) != len(b.Features) {
+		return false
+	}
+	fewer := false
+	for k, fa := range a.Features {
+		fb := b.Features[k]
+		bucketed := len(fa.Words) > 1 && len(fb.Words) > 1
+		switch {
+		case fa.Feature != fb.Feature:
+			return false
+		case fa.Shift == fb.Shift && fa.Fixups == fb.Fixups && (len(fa.Words) > 1) == (len(fb.Words) > 1):
+		case bucketed && fa.Fixups < fb.Fixups:
+			fewer = true
+		default:
+			return false
+		}
+	}
+	return fewer
 }
 
 // better reports whether a beats b: fitting the budget first, then the lower WCET, then the
