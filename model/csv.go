@@ -181,7 +181,7 @@ func (r *RowReader) Next() ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.values(text, r.row); err != nil {
+	if err := r.values(text, r.line, r.row); err != nil {
 		return nil, err
 	}
 	return r.row, nil
@@ -204,7 +204,7 @@ func (r *RowReader) start() error {
 		if bad >= 0 { // no field is a number: it was meant as a header
 			return r.errorf("line %d: column %d: %q is not a name, so the line is not a header (a header's fields are unique names: not empty, not numbers, not NA)", r.line, bad+1, fields[bad])
 		}
-		if err := r.values(text, r.row); err != nil {
+		if err := r.values(text, r.line, r.row); err != nil {
 			return err
 		}
 		r.ahead = true
@@ -249,18 +249,19 @@ func (r *RowReader) scan() (string, error) {
 	return "", io.EOF
 }
 
-// values parses one line of values into row.
-func (r *RowReader) values(text string, row []float64) error {
+// values parses one line of values, line, into row. It reads only r's path: workers call it
+// at once (csv_batch.go).
+func (r *RowReader) values(text string, line int, row []float64) error {
 	sep := separator(text)
 	for col := 0; ; col++ {
 		f, rest, more := strings.Cut(text, sep)
 		if col == len(row) {
-			return r.errorf("line %d: %d values, want %d", r.line, col+1+strings.Count(text, sep), len(row))
+			return r.errorf("line %d: %d values, want %d", line, col+1+strings.Count(text, sep), len(row))
 		}
 		f = strings.TrimSpace(f)
 		v, err := strconv.ParseFloat(f, 64)
 		if errors.Is(err, strconv.ErrRange) {
-			return r.errorf("line %d: column %d: %q is beyond the float64 range", r.line, col+1, f)
+			return r.errorf("line %d: column %d: %q is beyond the float64 range", line, col+1, f)
 		}
 		if err != nil {
 			hint := ""
@@ -270,12 +271,12 @@ func (r *RowReader) values(text string, row []float64) error {
 			case strings.HasPrefix(f, `"`):
 				hint = " (values are bare numbers, not quoted)"
 			}
-			return r.errorf("line %d: column %d: %q is not a number%s", r.line, col+1, f, hint)
+			return r.errorf("line %d: column %d: %q is not a number%s", line, col+1, f, hint)
 		}
 		row[col] = v
 		if !more {
 			if col+1 != len(row) {
-				return r.errorf("line %d: %d values, want %d", r.line, col+1, len(row))
+				return r.errorf("line %d: %d values, want %d", line, col+1, len(row))
 			}
 			return nil
 		}
@@ -373,42 +374,16 @@ func ReadCSVFile(path string) (*Rows, error) {
 	return rr.readAll(MaxHeldBytes)
 }
 
-// readAll holds the rows, up to limit bytes, in chunks of rowChunk rows, so a row costs its
-// values and a slice header rather than an allocation of its own.
-func (r *RowReader) readAll(limit int64) (*Rows, error) {
-	const rowChunk = 4096
-	out := &Rows{Names: r.Names}
-	var chunk []float64
-	for {
-		row, err := r.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(out.Data)+1)*rowBytes(r.width) > limit {
-			return nil, r.tooMany(len(out.Data)+1, limit)
-		}
-		if len(chunk) < r.width {
-			chunk = make([]float64, rowChunk*r.width)
-		}
-		out.Data = append(out.Data, chunk[:r.width:r.width])
-		copy(chunk, row)
-		chunk = chunk[r.width:]
-	}
-}
-
 // tooMany is the error for rows over limit bytes, with the whole file's estimate when its
 // size is known.
-func (r *RowReader) tooMany(rows int, limit int64) error {
+func (r *RowReader) tooMany(rows, line int, read, limit int64) error {
 	over := fmt.Sprintf("over the %s limit on rows held in memory (rows × (8 bytes × values + 24))", sizeText(limit))
-	if r.size > r.read {
-		est := int64(float64(rows) * float64(r.size) / float64(r.read))
+	if r.size > read {
+		est := int64(float64(rows) * float64(r.size) / float64(read))
 		return r.errorf("about %d rows of %d values (estimated from the file's %d bytes) need %s, %s",
 			est, r.width, r.size, sizeText(est*rowBytes(r.width)), over)
 	}
-	return r.errorf("line %d: %d rows of %d values need %s, %s", r.line, rows, r.width, sizeText(int64(rows)*rowBytes(r.width)), over)
+	return r.errorf("line %d: %d rows of %d values need %s, %s", line, rows, r.width, sizeText(int64(rows)*rowBytes(r.width)), over)
 }
 
 func sizeText(n int64) string {

@@ -49,6 +49,10 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add([]byte("1,,3\n4,NA,6\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rows, err := ReadCSV(bytes.NewReader(data))
+		want, wantErr := readOneByOne(data)
+		if !sameRead(rows, err, want, wantErr) {
+			t.Fatalf("ReadCSV gives %v, %v; one row at a time %v, %v", rows, err, want, wantErr)
+		}
 		if err != nil {
 			return
 		}
