@@ -51,13 +51,24 @@ def label(nicc, teacher, csv):
     return np.array(run([nicc, "eval", teacher, "--input", csv]).split(), dtype=np.float64)
 
 
+def xgb_end_to_end(path, y, params, trees):
+    """XGBoost end to end: the states read from path (.npy by np.load, CSV by np.loadtxt),
+    the DMatrix built and the trees trained, labels given."""
+    start = time.perf_counter()
+    x = np.load(path) if path.endswith(".npy") else np.loadtxt(path, delimiter=",", skiprows=1)
+    xgb.train(params, xgb.DMatrix(x, label=y, nthread=2), num_boost_round=trees)
+    return time.perf_counter() - start
+
+
 def bench_teacher(nicc, teacher, train_csv, test_csv, x_train, x_test, extra, repeat, tmp):
     y_train, y_test = label(nicc, teacher, train_csv), label(nicc, teacher, test_csv)
+    train_npy, test_npy = train_csv[:-4] + ".npy", test_csv[:-4] + ".npy"
     dtrain = xgb.DMatrix(x_train, label=y_train, nthread=2)
     dtest = xgb.DMatrix(x_test, nthread=2)
     print(f"\nteacher {os.path.relpath(teacher, ROOT)}")
     print(f"{'trees':>5} {'depth':>5} {'xgb RMSE':>10} {'nicc RMSE':>10} {'RMSE ratio':>10} "
           f"{'xgb s':>7} {'nicc s':>7} {'time ratio':>10} {'nicc wall s':>11}  nicc refit")
+    e2e = []
     ratios = []
     for trees, depth in SHAPES:
         params = {"tree_method": "hist", "max_depth": depth, "eta": 1.0, "lambda": 1.0,
@@ -83,6 +94,25 @@ def bench_teacher(nicc, teacher, train_csv, test_csv, x_train, x_test, extra, re
         print(f"{trees:>5} {depth:>5} {xgb_rmse:>10.6f} {nicc_rmse:>10.6f} {nicc_rmse / xgb_rmse:>10.3f} "
               f"{xgb_s:>7.2f} {nicc_s:>7.2f} {nicc_s / xgb_s:>10.3f} {nicc_wall:>11.2f}  {refit}")
         ratios.append(nicc_rmse / xgb_rmse)
+
+        # End to end, reading the states included: nicc distill's wall time (labelling too)
+        # on the CSV and on the .npy, against XGBoost's on each (labels given).
+        walls = {}
+        for fmt, tr, te in (("csv", train_csv, test_csv), ("npy", train_npy, test_npy)):
+            c = [nicc, "distill", teacher, "--trees", str(trees), "--depth", str(depth),
+                 "--states", tr, "--held-out-states", te, "--out", out, "--json"] + extra
+            n = x = float("inf")
+            for _ in range(repeat):
+                start = time.perf_counter()
+                run(c)
+                n = min(n, time.perf_counter() - start)
+                x = min(x, xgb_end_to_end(tr, y_train, params, trees))
+            walls[fmt] = (n, x)
+        e2e.append((trees, depth, walls))
+    print(f"{'trees':>5} {'depth':>5} {'nicc csv s':>10} {'xgb csv s':>10} {'ratio':>6} {'nicc npy s':>10} {'xgb npy s':>10} {'ratio':>6}   (end to end)")
+    for trees, depth, w in e2e:
+        (nc, xc), (nn, xn) = w["csv"], w["npy"]
+        print(f"{trees:>5} {depth:>5} {nc:>10.2f} {xc:>10.2f} {nc / xc:>6.2f} {nn:>10.2f} {xn:>10.2f} {nn / xn:>6.2f}")
     return ratios
 
 
@@ -107,6 +137,8 @@ def main():
     train_csv, test_csv = os.path.join(tmp, "train.csv"), os.path.join(tmp, "test.csv")
     write_csv(train_csv, x_train)
     write_csv(test_csv, x_test)
+    np.save(train_csv[:-4] + ".npy", x_train)
+    np.save(test_csv[:-4] + ".npy", x_test)
     print(f"{N_TRAIN} training and {N_TEST} held-out states; nicc distill flags: defaults {' '.join(args.nicc_flag)}")
     worst = max(r for t in teachers for r in bench_teacher(nicc, t, train_csv, test_csv, x_train, x_test, args.nicc_flag, args.repeat, tmp))
     print(f"\nworst RMSE ratio nicc/xgb: {worst:.3f}")
@@ -115,7 +147,10 @@ def main():
           "no prediction. nicc s: train_seconds, distill.Train's wall time: checking the rows are finite, "
           "thresholds and binning, boosting, predicting the held-out set and the refit (CSV reading and "
           "labelling are outside it). nicc wall s: the whole nicc distill run, reading 2.2M CSV rows and labelling included. "
-          "nicc refit: whether its leaf refit was kept.")
+          "nicc refit: whether its leaf refit was kept. End to end: nicc distill's whole run (reading the "
+          "states, labelling them with the teacher, training, the held-out check) against XGBoost reading the "
+          "same file (np.loadtxt for the CSV, np.load for the .npy), building its DMatrix and training, with "
+          "the labels given.")
 
 
 if __name__ == "__main__":
