@@ -9,10 +9,11 @@ package fwsim_test
 // instructions.
 //
 // BenchmarkPolicy's decision is nicc_on_event, the RL-CC event handler (nicsdk's rlcc.h)
-// around an emitted tree policy: testdata/policy holds `nicc compile
-// testdata/models/rlcc_xgb.json`'s nicc_policy.c (10 trees, depth 4, in the form the compiler
-// chooses today: TestPolicyFixtureIsCurrent) and the driver that cycles it through 256
-// events of 16 flows.
+// around an emitted policy, one sub-benchmark per code form the compiler emits for the
+// shipped models today: testdata/policy/<case>/ holds a pinned compile's nicc_policy.c,
+// nicc_policy.h and handler.c (rlcc_xgb: 10 trees of depth 4 in the rank form; teacher_int:
+// the integer MLP; lstm_int: the integer LSTM in the table form; TestPolicyFixturesAreCurrent),
+// and testdata/policy/policy_bench.c the driver that cycles it through 256 events of 16 flows.
 //
 // Reported per run:
 //   - insn/s: instructions fwsim emulates per second while counting cycles, over b.N calls of
@@ -67,29 +68,44 @@ var decisionBench = loopBench{
 	},
 }
 
-// policyDir holds BenchmarkPolicy's emitted tree policy and its driver.
-const policyDir = "testdata/policy"
+// policyFixtures are BenchmarkPolicy's emitted policies, one per code form the compiler
+// emits for the shipped models today, each in testdata/policy/<case>/ as the compile pinned in
+// testdata/outputs/<case>.json wrote it (TestPolicyFixturesAreCurrent): nicc_policy.c,
+// nicc_policy.h and handler.c.
+var policyFixtures = []*policyFixture{
+	{name: "rlcc_xgb", bench: policyLoop("rlcc_xgb")},       // 10 trees of depth 4, rank form
+	{name: "teacher_int", bench: policyLoop("teacher_int")}, // the integer MLP
+	{name: "lstm_int", bench: policyLoop("lstm_int")},       // the integer LSTM, table form
+}
 
-// policyBench is BenchmarkPolicy's loop: the RL-CC handler around the emitted rlcc_xgb tree
-// policy, over 256 events of 16 flows (testdata/policy/policy_bench.c).
-var policyBench = loopBench{
-	n: 3_000_000,
-	srcs: func(tb testing.TB, dir string) ([]string, []string) {
-		if err := nicsdk.WriteSources(dir); err != nil {
-			tb.Fatal(err)
-		}
-		pol, err := filepath.Abs(policyDir)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		handler := filepath.Join(dir, "handler.c")
-		src := "#include <stdint.h>\n#include \"rlcc.h\"\n#include \"nicc_policy.c\"\n\n" +
-			nicsdk.HandlerC(nicsdk.DefaultParams(), nicsdk.DefaultLayout, "nicc_policy_inline")
-		if err := os.WriteFile(handler, []byte(src), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		return []string{"bench_start.S", "rt.c", filepath.Join(pol, "policy_bench.c"), handler}, []string{dir, pol}
-	},
+type policyFixture struct {
+	name  string // the pinned compile's case, testdata/outputs/<name>.json
+	bench *loopBench
+}
+
+// policyFiles are the emitted files a fixture copies.
+var policyFiles = []string{"nicc_policy.c", "nicc_policy.h", "handler.c"}
+
+// policyLoop is the loop of BenchmarkPolicy's case: the compile's handler around its policy,
+// over 256 events of 16 flows (testdata/policy/policy_bench.c).
+func policyLoop(name string) *loopBench {
+	return &loopBench{
+		n: 3_000_000,
+		srcs: func(tb testing.TB, dir string) ([]string, []string) {
+			if err := nicsdk.WriteSources(dir); err != nil {
+				tb.Fatal(err)
+			}
+			pol, err := filepath.Abs(filepath.Join("testdata/policy", name))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			bench, err := filepath.Abs("testdata/policy/policy_bench.c")
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return []string{"bench_start.S", "rt.c", bench, filepath.Join(pol, "handler.c")}, []string{dir, pol}
+		},
+	}
 }
 
 // measure builds q's ELF, times bench_loop(q.n) in fwsim and in qemu-riscv64, once.
@@ -254,11 +270,16 @@ func BenchmarkDecision(b *testing.B) {
 	q.report(b, insns, cycles, processCPU()-cpu)
 }
 
-// BenchmarkPolicy calls nicc_on_event, the RL-CC handler around the emitted rlcc_xgb tree
-// policy, b.N times in fwsim on the events and flows bench_loop cycles through (event i goes
-// to flow i mod 16), and compares with qemu-riscv64 as BenchmarkDecision does.
+// BenchmarkPolicy calls nicc_on_event, the RL-CC handler around each fixture's emitted policy,
+// b.N times in fwsim on the events and flows bench_loop cycles through (event i goes to flow
+// i mod 16), and compares with qemu-riscv64 as BenchmarkDecision does.
 func BenchmarkPolicy(b *testing.B) {
-	q := &policyBench
+	for _, fx := range policyFixtures {
+		b.Run(fx.name, func(b *testing.B) { benchPolicy(b, fx.bench) })
+	}
+}
+
+func benchPolicy(b *testing.B, q *loopBench) {
 	q.measure(b)
 	m, events := benchSetup(b, q, "bench_event", 256)
 	flows := make([]uint64, 16)
@@ -286,28 +307,38 @@ func BenchmarkPolicy(b *testing.B) {
 	q.report(b, insns, cycles, processCPU()-cpu)
 }
 
-// BenchmarkPolicy's policy is what nicc compile emits today: testdata/policy/nicc_policy.c and
-// .h hash as the shipped compile's pinned outputs (testdata/outputs/rlcc_xgb.json, which
-// compiler's TestShippedOutputsUnchanged holds the compiler to). When the compiler's output
-// moves, copy `nicc compile testdata/models/rlcc_xgb.json`'s two files here.
-func TestPolicyFixtureIsCurrent(t *testing.T) {
-	raw, err := os.ReadFile("../testdata/outputs/rlcc_xgb.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pinned struct {
-		SHA256 map[string]string `json:"sha256"`
-	}
-	if err := json.Unmarshal(raw, &pinned); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"nicc_policy.c", "nicc_policy.h"} {
-		b, err := os.ReadFile(filepath.Join("testdata/policy", name))
+// BenchmarkPolicy's policies are what nicc compile emits today: each fixture's files hash as
+// its compile's pinned outputs (testdata/outputs/<case>.json, which compiler's
+// TestShippedOutputsUnchanged holds the compiler to). When the compiler's output moves, copy
+// the case's compile's nicc_policy.c, nicc_policy.h and handler.c here (compiler's
+// outputCases say how each is compiled: `nicc compile testdata/models/rlcc_xgb.json`,
+// `nicc compile testdata/models/rlcc_teacher.json --target int`, `nicc compile
+// testdata/models/rlcc_lstm.onnx --target int`, with --num-vectors 20000 --seed 1).
+func TestPolicyFixturesAreCurrent(t *testing.T) {
+	for _, fx := range policyFixtures {
+		raw, err := os.ReadFile(filepath.Join("../testdata/outputs", fx.name+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := fmt.Sprintf("%x", sha256.Sum256(b)), pinned.SHA256[name]; got != want {
-			t.Errorf("testdata/policy/%s: sha256 %s, the compiler's output %s: the fixture is stale", name, got, want)
+		var pinned struct {
+			SHA256 map[string]string `json:"sha256"`
+		}
+		if err := json.Unmarshal(raw, &pinned); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range policyFiles {
+			path := filepath.Join("testdata/policy", fx.name, name)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := pinned.SHA256[name]
+			if want == "" {
+				t.Fatalf("%s.json pins no %s", fx.name, name)
+			}
+			if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != want {
+				t.Errorf("%s: sha256 %s, the compiler's output %s: the fixture is stale", path, got, want)
+			}
 		}
 	}
 }
