@@ -19,11 +19,15 @@ package fwsim_test
 //   - insn/s: instructions fwsim emulates per second while counting cycles, over b.N calls of
 //     the decision through the call harness (Machine.Call), harness overhead included;
 //   - insn/call, cycles/call: what one decision costs under the dpa profile;
-//   - loop-insn/s: fwsim running bench_loop(N), the loop qemu runs, as one call;
+//   - loop-insn/s: fwsim running bench_loop(N/10), the loop qemu runs, as one call, the best
+//     of five runs taken in turns with qemu's;
 //   - qemu-insn/s: qemu-riscv64 running bench_loop(N) from bench_main, timed end to end with
-//     the time of a run with N = 0 (process start, translation of the start-up) subtracted;
-//     the instruction count is fwsim's count of the same loop, since it is the same code;
+//     the time of a run with N = 0 (process start, translation of the start-up) subtracted,
+//     each the best of five; the instruction count is fwsim's count of the same loop, since
+//     it is the same code;
 //   - fwsim/qemu: insn/s over qemu-insn/s;
+//   - loop-fwsim/qemu: loop-insn/s over qemu-insn/s, both best of five runs in turns: the
+//     figure that holds up best on a machine shared with other work;
 //   - cpu-insn/s, cpu-fwsim/qemu: the same from CPU time (this process's, qemu's) rather than
 //     wall-clock time, which holds up better on a machine shared with other work.
 
@@ -43,20 +47,30 @@ import (
 	"github.com/nicc-dev/nicc/nicsdk"
 )
 
-// loopBench is the qemu side of a benchmark, measured once per process: an ELF whose
-// bench_main(argc, argv) runs bench_loop(N) for qemu, and fwsim running bench_loop(n) as one
-// call for comparison.
+// loopBench is the loop side of a benchmark, measured once per process: an ELF whose
+// bench_main(argc, argv) runs bench_loop(N) for qemu, and fwsim running bench_loop(n/fwsimDiv)
+// as one call, each the best of loopRepeats runs taken in turns, so that both sides see the
+// same load on a shared machine.
 type loopBench struct {
 	srcs func(tb testing.TB, dir string) (srcs, includes []string) // what to build, in a scratch dir
 	n    uint64                                                    // calls in the loop qemu times
 
-	once     sync.Once
-	err      error
-	elf      []byte
-	insns    uint64        // instructions of bench_loop(n), counted by fwsim
-	qemu     runTimes      // qemu's times for bench_loop(n), start-up subtracted
-	fwsimDur time.Duration // fwsim's time for bench_loop(n) as one call
+	once   sync.Once
+	err    error
+	elf    []byte
+	insns  uint64   // instructions of bench_loop(n), counted by fwsim
+	qemu   runTimes // qemu's best times for bench_loop(n), start-up subtracted
+	finsns uint64   // instructions of bench_loop(n/fwsimDiv)
+	fwsim  runTimes // fwsim's best times for it
 }
+
+// loopRepeats is how many times each side runs its loop; fwsimDiv is how many times fewer
+// calls fwsim's loop makes than qemu's (qemu's must be long against its start-up; fwsim has
+// none).
+const (
+	loopRepeats = 5
+	fwsimDiv    = 10
+)
 
 // decisionBench is BenchmarkDecision's loop: decide over 64 feature vectors of one flow.
 // 4M calls keep qemu busy for about a second, so that timer noise and process start are small
@@ -73,9 +87,9 @@ var decisionBench = loopBench{
 // testdata/outputs/<case>.json wrote it (TestPolicyFixturesAreCurrent): nicc_policy.c,
 // nicc_policy.h and handler.c.
 var policyFixtures = []*policyFixture{
-	{name: "rlcc_xgb", bench: policyLoop("rlcc_xgb")},       // 10 trees of depth 4, rank form
-	{name: "teacher_int", bench: policyLoop("teacher_int")}, // the integer MLP
-	{name: "lstm_int", bench: policyLoop("lstm_int")},       // the integer LSTM, table form
+	{name: "rlcc_xgb", bench: policyLoop("rlcc_xgb", 3_000_000)},       // 10 trees of depth 4, rank form: ~210 insns a call
+	{name: "teacher_int", bench: policyLoop("teacher_int", 2_000_000)}, // the integer MLP: ~480
+	{name: "lstm_int", bench: policyLoop("lstm_int", 1_000_000)},       // the integer LSTM, table form: ~1360
 }
 
 type policyFixture struct {
@@ -87,10 +101,11 @@ type policyFixture struct {
 var policyFiles = []string{"nicc_policy.c", "nicc_policy.h", "handler.c"}
 
 // policyLoop is the loop of BenchmarkPolicy's case: the compile's handler around its policy,
-// over 256 events of 16 flows (testdata/policy/policy_bench.c).
-func policyLoop(name string) *loopBench {
+// over 256 events of 16 flows (testdata/policy/policy_bench.c), n calls for qemu (about a
+// second's work).
+func policyLoop(name string, n uint64) *loopBench {
 	return &loopBench{
-		n: 3_000_000,
+		n: n,
 		srcs: func(tb testing.TB, dir string) ([]string, []string) {
 			if err := nicsdk.WriteSources(dir); err != nil {
 				tb.Fatal(err)
@@ -135,46 +150,50 @@ func (q *loopBench) run(b *testing.B) error {
 		return err
 	}
 	m.StepLimit = 1 << 40
-	if _, err := m.Call("bench_init"); err != nil {
-		return err
-	}
-	start := time.Now()
-	res, err := m.Call("bench_loop", q.n)
-	q.fwsimDur = time.Since(start)
-	if err != nil {
-		return err
-	}
-	q.insns = res.Insns
-	// qemu: best of three, for the loop and for the empty run.
-	best := func(n uint64) (runTimes, error) {
-		var min runTimes
-		for k := 0; k < 3; k++ {
-			_, t, err := qemuExec(5*time.Minute, elfPath, strconv.FormatUint(n, 10))
-			if err != nil {
-				return runTimes{}, err
-			}
-			if k == 0 || t.wall < min.wall {
-				min.wall = t.wall
-			}
-			if k == 0 || t.cpu < min.cpu {
-				min.cpu = t.cpu
-			}
+	fwsimLoop := func(n uint64) (uint64, runTimes, error) {
+		if _, err := m.Call("bench_init"); err != nil {
+			return 0, runTimes{}, err
 		}
-		return min, nil
+		start, cpu := time.Now(), processCPU()
+		res, err := m.Call("bench_loop", n)
+		return res.Insns, runTimes{wall: time.Since(start), cpu: processCPU() - cpu}, err
 	}
-	full, err := best(q.n)
-	if err != nil {
+	if q.insns, _, err = fwsimLoop(q.n); err != nil {
 		return err
 	}
-	empty, err := best(0)
-	if err != nil {
-		return err
+	qemuLoop := func(n uint64) (runTimes, error) {
+		_, t, err := qemuExec(5*time.Minute, elfPath, strconv.FormatUint(n, 10))
+		return t, err
+	}
+	var full, empty runTimes
+	for k := 0; k < loopRepeats; k++ {
+		var f runTimes
+		if q.finsns, f, err = fwsimLoop(q.n / fwsimDiv); err != nil {
+			return err
+		}
+		qf, err := qemuLoop(q.n)
+		if err != nil {
+			return err
+		}
+		qe, err := qemuLoop(0)
+		if err != nil {
+			return err
+		}
+		q.fwsim, full, empty = f.best(q.fwsim, k), qf.best(full, k), qe.best(empty, k)
 	}
 	q.qemu = runTimes{wall: full.wall - empty.wall, cpu: full.cpu - empty.cpu}
 	if q.qemu.wall <= 0 || q.qemu.cpu <= 0 {
 		return fmt.Errorf("qemu's loop of %d calls took %+v, no longer than its empty run (%+v)", q.n, full, empty)
 	}
 	return nil
+}
+
+// best is the shorter of t and the best of the k runs before it, wall and CPU time apart.
+func (t runTimes) best(before runTimes, k int) runTimes {
+	if k == 0 {
+		return t
+	}
+	return runTimes{wall: min(t.wall, before.wall), cpu: min(t.cpu, before.cpu)}
 }
 
 // processCPU is the CPU time (user and system) this process has used.
@@ -198,9 +217,11 @@ func (q *loopBench) report(b *testing.B, insns, cycles uint64, cpu time.Duration
 	b.ReportMetric(fw, "insn/s")
 	b.ReportMetric(float64(insns)/float64(b.N), "insn/call")
 	b.ReportMetric(float64(cycles)/float64(b.N), "cycles/call")
-	b.ReportMetric(float64(q.insns)/q.fwsimDur.Seconds(), "loop-insn/s")
+	loop := float64(q.finsns) / q.fwsim.wall.Seconds()
+	b.ReportMetric(loop, "loop-insn/s")
 	b.ReportMetric(qemu, "qemu-insn/s")
 	b.ReportMetric(fw/qemu, "fwsim/qemu")
+	b.ReportMetric(loop/qemu, "loop-fwsim/qemu")
 	if cpu > 0 {
 		fwCPU := float64(insns) / cpu.Seconds()
 		b.ReportMetric(fwCPU, "cpu-insn/s")
