@@ -153,7 +153,8 @@ func TestFastPathTestELFs(t *testing.T) {
 // constants (lui + addi(w), li) then branches on them in either operand order, often against
 // a register holding the same constant or one off it, sometimes with another instruction in
 // between or a different register; branches over jumps, forward and backward; loads and
-// stores that fault now and then; ecall; and at the end rets, or an illegal halfword, or
+// stores that fault now and then, loads followed by an add, sub or mul of what they loaded
+// or by a mul and an add; ecall; and at the end rets, or an illegal halfword, or
 // nothing (the call runs off the end of the code).
 func genProgram(r *rand.Rand, n int) []byte {
 	regs := []uint8{a0, a1, a2, a3, a4, a5}
@@ -217,10 +218,28 @@ func genProgram(r *rand.Rand, n int) []byte {
 			if r.IntN(8) == 0 {
 				base, off = reg(), int64(r.IntN(4096)-2048)
 			}
-			if r.IntN(2) == 0 {
+			switch r.IntN(3) {
+			case 0:
 				items = append(items, st([]Kind{SB, SH, SW, SD}[r.IntN(4)], reg(), base, off))
-			} else {
+			case 1:
 				items = append(items, ri([]Kind{LB, LH, LW, LD, LBU, LHU, LWU}[r.IntN(7)], rd, base, off))
+			default: // ld, then what uses it: add, sub, mul, or mul then add (opLdAdd)
+				items = append(items, ri(LD, rd, base, off))
+				pair := func(k Kind) Inst {
+					if r.IntN(2) == 0 {
+						return r3(k, reg(), rd, reg())
+					}
+					return r3(k, reg(), reg(), rd)
+				}
+				if r.IntN(2) == 0 {
+					items = append(items, pair([]Kind{ADD, SUB, MUL}[r.IntN(3)]))
+				} else {
+					m, a := r3(MUL, rd, rd, reg()), pair(ADD)
+					if r.IntN(2) == 0 {
+						m.Rs1, m.Rs2 = m.Rs2, m.Rs1
+					}
+					items = append(items, m, a)
+				}
 			}
 		case 6:
 			if r.IntN(10) == 0 {

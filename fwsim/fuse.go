@@ -34,6 +34,14 @@ const (
 	opBrLEU
 	opBrEQ
 	opBrNE
+	// A load, then what reads it: ld rd, imm(rs1), then the instruction after it, rs2 = x OP
+	// y (add, sub, mul), or for opLdMulAdd the triple mul rd, rs2, rd; add y, rd, x (either
+	// order of operands in each) that multiplies the loaded word and adds the product up. The
+	// load is the only instruction of a fused op that can fault, and it faults first (run).
+	opLdAdd
+	opLdSub
+	opLdMul
+	opLdMulAdd
 	opFusedEnd
 )
 
@@ -50,8 +58,8 @@ func endsRun(k Kind) bool {
 	switch {
 	case k.IsBranch(), k == JALR, k == ECALL, k == EBREAK:
 		return true
-	case k > opGoto && k < opFusedEnd:
-		return k != opLI
+	case k >= opBrLT && k <= opBrNE:
+		return true
 	}
 	return !counts(k)
 }
@@ -137,6 +145,12 @@ func (m *Machine) setRuns() {
 // fuse replaces m.fast[i] with a superinstruction when the ops from i form one.
 func (m *Machine) fuse(i int) {
 	ops := m.ops
+	if ops[i].kind == LD {
+		if f, ok := fuseLoad(ops, i); ok {
+			m.fast[i] = f
+		}
+		return
+	}
 	rd, k, n, ok := constAt(ops, i)
 	if !ok {
 		return
@@ -209,4 +223,34 @@ func brKind(b Kind, swapped bool) Kind {
 		return opBrLEU
 	}
 	return opBrGEU
+}
+
+// fuseLoad is the superinstruction of the ld at ops[i] and what follows it, if they form one
+// (see opLdAdd).
+func fuseLoad(ops []op, i int) (op, bool) {
+	ld := ops[i]
+	if i+2 >= len(ops) || ld.rd == sinkReg {
+		return op{}, false
+	}
+	b, c := ops[i+1], ops[i+2]
+	t := ld.rd
+	f := op{rd: t, rs1: ld.rs1, imm: ld.imm, cost: ld.cost + b.cost, n: 2}
+	if b.kind == MUL && b.rd == t && (b.rs1 == t) != (b.rs2 == t) && c.kind == ADD && (c.rs1 == t) != (c.rs2 == t) {
+		f.kind, f.rs2, f.x, f.y = opLdMulAdd, b.rs1^b.rs2^t, c.rs1^c.rs2^t, c.rd
+		f.cost += c.cost
+		f.n = 3
+		return f, true
+	}
+	switch b.kind {
+	case ADD:
+		f.kind = opLdAdd
+	case SUB:
+		f.kind = opLdSub
+	case MUL:
+		f.kind = opLdMul
+	default:
+		return op{}, false
+	}
+	f.rs2, f.x, f.y = b.rd, b.rs1, b.rs2
+	return f, true
 }

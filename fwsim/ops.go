@@ -14,6 +14,7 @@ type op struct {
 	rs2       uint8
 	n         uint8 // instructions the op stands for (fused ops: more than 1); 1 for pseudo ops
 	last      bool  // the op ends its run
+	x, y      uint8 // fused ops: further registers (fuse.go)
 }
 
 // Pseudo kinds: ops that stand for a fault, placed where decoding could not give an
