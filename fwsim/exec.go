@@ -21,6 +21,7 @@ run:
 		}
 		insns += uint64(o.runInsns)
 		cycles += uint64(o.runCycles)
+	step:
 		for {
 			o := &ops[idx]
 			switch o.kind {
@@ -627,27 +628,40 @@ run:
 					continue run
 				}
 				idx += int(o.n)
+			// A fused load goes on to the next op itself while it is of the same kind: the
+			// emitted layers are long chains of them, and a compare predicts better than the
+			// switch's jump.
 			case opLdAdd:
-				a := r[o.rs1] + uint64(o.imm)
-				off := a - m.base
-				if off > m.loadMax[8] || a&7 != 0 {
-					return idx, insns, cycles, exitFault, a
-				}
-				r[o.rd] = le.Uint64(m.mem[off:])
-				r[o.rs2] = r[o.x] + r[o.y]
-				if idx += 2; !o.last {
-					continue
+				for {
+					a := r[o.rs1] + uint64(o.imm)
+					off := a - m.base
+					if off > m.loadMax[8] || a&7 != 0 {
+						return idx, insns, cycles, exitFault, a
+					}
+					r[o.rd] = le.Uint64(m.mem[off:])
+					r[o.rs2] = r[o.x] + r[o.y]
+					if idx += 2; o.last {
+						continue run
+					}
+					if o = &ops[idx]; o.kind != opLdAdd {
+						continue step
+					}
 				}
 			case opLdSub:
-				a := r[o.rs1] + uint64(o.imm)
-				off := a - m.base
-				if off > m.loadMax[8] || a&7 != 0 {
-					return idx, insns, cycles, exitFault, a
-				}
-				r[o.rd] = le.Uint64(m.mem[off:])
-				r[o.rs2] = r[o.x] - r[o.y]
-				if idx += 2; !o.last {
-					continue
+				for {
+					a := r[o.rs1] + uint64(o.imm)
+					off := a - m.base
+					if off > m.loadMax[8] || a&7 != 0 {
+						return idx, insns, cycles, exitFault, a
+					}
+					r[o.rd] = le.Uint64(m.mem[off:])
+					r[o.rs2] = r[o.x] - r[o.y]
+					if idx += 2; o.last {
+						continue run
+					}
+					if o = &ops[idx]; o.kind != opLdSub {
+						continue step
+					}
 				}
 			case opLdMul:
 				a := r[o.rs1] + uint64(o.imm)
@@ -661,15 +675,22 @@ run:
 					continue
 				}
 			case opLdMulAdd:
-				a := r[o.rs1] + uint64(o.imm)
-				off := a - m.base
-				if off > m.loadMax[8] || a&7 != 0 {
-					return idx, insns, cycles, exitFault, a
-				}
-				r[o.rd] = r[o.rs2] * le.Uint64(m.mem[off:])
-				r[o.y] = r[o.rd] + r[o.x]
-				if idx += 3; !o.last {
-					continue
+				for {
+					a := r[o.rs1] + uint64(o.imm)
+					off := a - m.base
+					if off > m.loadMax[8] || a&7 != 0 {
+						return idx, insns, cycles, exitFault, a
+					}
+					r[o.rd] = le.Uint64(m.mem[off:])
+					p := uint8(o.target)
+					r[p] = r[o.rs2] * r[o.rd]
+					r[o.y] = r[p] + r[o.x]
+					if idx += 3; o.last {
+						continue run
+					}
+					if o = &ops[idx]; o.kind != opLdMulAdd {
+						continue step
+					}
 				}
 			}
 			continue run

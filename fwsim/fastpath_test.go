@@ -234,9 +234,16 @@ func genProgram(r *rand.Rand, n int) []byte {
 				if r.IntN(2) == 0 {
 					items = append(items, pair([]Kind{ADD, SUB, MUL}[r.IntN(3)]))
 				} else {
-					m, a := r3(MUL, rd, rd, reg()), pair(ADD)
+					p := rd
+					if r.IntN(2) == 0 {
+						p = reg()
+					}
+					m, a := r3(MUL, p, rd, reg()), r3(ADD, reg(), p, reg())
 					if r.IntN(2) == 0 {
 						m.Rs1, m.Rs2 = m.Rs2, m.Rs1
+					}
+					if r.IntN(2) == 0 {
+						a.Rs1, a.Rs2 = a.Rs2, a.Rs1
 					}
 					items = append(items, m, a)
 				}

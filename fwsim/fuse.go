@@ -35,9 +35,10 @@ const (
 	opBrEQ
 	opBrNE
 	// A load, then what reads it: ld rd, imm(rs1), then the instruction after it, rs2 = x OP
-	// y (add, sub, mul), or for opLdMulAdd the triple mul rd, rs2, rd; add y, rd, x (either
-	// order of operands in each) that multiplies the loaded word and adds the product up. The
-	// load is the only instruction of a fused op that can fault, and it faults first (run).
+	// y (add, sub, mul), or for opLdMulAdd the pair mul p, rs2, rd; add y, p, x (either order
+	// of operands in each; p is the op's target) that multiplies the loaded word and adds the
+	// product up. The load is the only instruction of a fused op that can fault, and it
+	// faults first (run).
 	opLdAdd
 	opLdSub
 	opLdMul
@@ -235,8 +236,8 @@ func fuseLoad(ops []op, i int) (op, bool) {
 	b, c := ops[i+1], ops[i+2]
 	t := ld.rd
 	f := op{rd: t, rs1: ld.rs1, imm: ld.imm, cost: ld.cost + b.cost, n: 2}
-	if b.kind == MUL && b.rd == t && (b.rs1 == t) != (b.rs2 == t) && c.kind == ADD && (c.rs1 == t) != (c.rs2 == t) {
-		f.kind, f.rs2, f.x, f.y = opLdMulAdd, b.rs1^b.rs2^t, c.rs1^c.rs2^t, c.rd
+	if p := b.rd; b.kind == MUL && (b.rs1 == t) != (b.rs2 == t) && c.kind == ADD && (c.rs1 == p) != (c.rs2 == p) {
+		f.kind, f.rs2, f.target, f.x, f.y = opLdMulAdd, b.rs1^b.rs2^t, int32(p), c.rs1^c.rs2^p, c.rd
 		f.cost += c.cost
 		f.n = 3
 		return f, true

@@ -3,7 +3,7 @@ package fwsim
 // op is one decoded instruction ready to run: the hot loop touches nothing else.
 type op struct {
 	imm       int64  // immediate; for auipc the final value pc+imm; for jal the link value pc+size
-	target    int32  // branches and jal: index of the destination op
+	target    int32  // branches and jal: index of the destination op; opLdMulAdd: a register
 	cost      uint32 // cycles (branches: the not-taken cost)
 	runCycles uint32 // cycles from this op to the end of its run (branches not taken)
 	runInsns  uint16 // instructions from this op to the end of its run
