@@ -663,6 +663,30 @@ run:
 						continue step
 					}
 				}
+			case opSlliAdd:
+				r[o.rd] = r[o.rs1] << (o.imm & 63)
+				r[o.y] = r[o.rd] + r[o.x]
+				if idx += 2; !o.last {
+					continue
+				}
+			case opAndiAdd:
+				r[o.rd] = r[o.rs1] & uint64(o.imm)
+				r[o.y] = r[o.rd] + r[o.x]
+				if idx += 2; !o.last {
+					continue
+				}
+			case opSraiMax:
+				r[o.rd] = uint64(int64(r[o.rs1]) >> (o.imm & 63))
+				r[o.y] = uint64(max(int64(r[o.rd]), int64(r[o.x])))
+				if idx += 2; !o.last {
+					continue
+				}
+			case opSraiwMax:
+				r[o.rd] = uint64(int64(int32(r[o.rs1]) >> (o.imm & 31)))
+				r[o.y] = uint64(max(int64(r[o.rd]), int64(r[o.x])))
+				if idx += 2; !o.last {
+					continue
+				}
 			case opLdMul:
 				a := r[o.rs1] + uint64(o.imm)
 				off := a - m.base

@@ -154,7 +154,7 @@ func TestFastPathTestELFs(t *testing.T) {
 // a register holding the same constant or one off it, sometimes with another instruction in
 // between or a different register; branches over jumps, forward and backward; loads and
 // stores that fault now and then, loads followed by an add, sub or mul of what they loaded
-// or by a mul and an add; ecall; and at the end rets, or an illegal halfword, or
+// or by a mul and an add; immediate ops followed by an add or max of their result; ecall; and at the end rets, or an illegal halfword, or
 // nothing (the call runs off the end of the code).
 func genProgram(r *rand.Rand, n int) []byte {
 	regs := []uint8{a0, a1, a2, a3, a4, a5}
@@ -254,6 +254,21 @@ func genProgram(r *rand.Rand, n int) []byte {
 			} else {
 				items = append(items, r3([]Kind{MUL, DIVU, REMW, SUB}[r.IntN(4)], rd, reg(), reg()))
 			}
+		case 7: // an immediate op, then an add or max of its result (opSlliAdd)
+			k := []Kind{SLLI, ANDI, SRAI, SRAIW}[r.IntN(4)]
+			next := r3(ADD, reg(), rd, reg())
+			if k == SRAI || k == SRAIW {
+				next.Kind = MAX
+			}
+			if r.IntN(2) == 0 {
+				next.Rs1, next.Rs2 = next.Rs2, next.Rs1
+			}
+			imm := map[Kind]int64{SLLI: 64, ANDI: 4096, SRAI: 64, SRAIW: 32}[k]
+			imm = int64(r.IntN(int(imm)))
+			if k == ANDI {
+				imm -= 2048
+			}
+			items = append(items, ri(k, rd, reg(), imm), next)
 		default:
 			items = append(items, ri([]Kind{ADDI, XORI, SLLI, SRAI, ADDIW}[r.IntN(5)], rd, reg(), int64(r.IntN(32))))
 		}

@@ -43,6 +43,13 @@ const (
 	opLdSub
 	opLdMul
 	opLdMulAdd
+	// An immediate op, then an add or max of its result: rd = rs1 OP imm, then y = rd OP2 x
+	// (either order of operands). slli + add indexes a table (rank trees), andi + add too
+	// (LSTM), srai(w) + max is a relu.
+	opSlliAdd
+	opAndiAdd
+	opSraiMax
+	opSraiwMax
 	opFusedEnd
 )
 
@@ -152,6 +159,10 @@ func (m *Machine) fuse(i int) {
 		}
 		return
 	}
+	if f, ok := fuseImm(ops, i); ok {
+		m.fast[i] = f
+		return
+	}
 	rd, k, n, ok := constAt(ops, i)
 	if !ok {
 		return
@@ -254,4 +265,30 @@ func fuseLoad(ops []op, i int) (op, bool) {
 	}
 	f.rs2, f.x, f.y = b.rd, b.rs1, b.rs2
 	return f, true
+}
+
+// immPairs are the pairs fuseImm fuses: an immediate op's kind and the kind after it, and
+// the fused kind.
+var immPairs = []struct{ first, then, fused Kind }{
+	{SLLI, ADD, opSlliAdd},
+	{ANDI, ADD, opAndiAdd},
+	{SRAI, MAX, opSraiMax},
+	{SRAIW, MAX, opSraiwMax},
+}
+
+// fuseImm is the superinstruction of the immediate op at ops[i] and the op after it that
+// reads its result, if they form one (see opSlliAdd).
+func fuseImm(ops []op, i int) (op, bool) {
+	a := ops[i]
+	if i+1 >= len(ops) || a.rd == sinkReg {
+		return op{}, false
+	}
+	b, t := ops[i+1], a.rd
+	for _, p := range immPairs {
+		if a.kind == p.first && b.kind == p.then && (b.rs1 == t) != (b.rs2 == t) {
+			return op{kind: p.fused, rd: t, rs1: a.rs1, imm: a.imm, x: b.rs1 ^ b.rs2 ^ t, y: b.rd,
+				cost: a.cost + b.cost, n: 2}, true
+		}
+	}
+	return op{}, false
 }
