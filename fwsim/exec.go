@@ -2,80 +2,8 @@ package fwsim
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math/bits"
-
-	"github.com/nicc-dev/nicc/fwsim/trap"
 )
-
-// run executes from op idx until the call returns to ReturnAddress or faults.
-//
-// It runs m.fast, a run at a time (see fuse.go): entering a run counts its instructions and
-// cycles to its end, and a fault inside takes back what follows the faulting op. A run that
-// would cross the step limit is run from m.ops, one instruction per run. exec does the
-// work; run turns its exits into results and traps.
-func (m *Machine) run(idx int) (insns, cycles uint64, err error) {
-	ops, stepping := m.fast, false
-	for {
-		var why exit
-		var addr uint64
-		idx, insns, cycles, why, addr = m.exec(ops, idx, insns, cycles)
-		o := &ops[idx]
-		switch why {
-		case exitReturn:
-			return insns, cycles, nil
-		case exitLimit:
-			if !stepping {
-				ops, stepping = m.ops, true
-				continue
-			}
-			m.stopIdx = idx
-			return insns, cycles, m.fault(idx, trap.ErrStepLimit, "after %d instructions", insns)
-		case exitJALR:
-			return insns, cycles, &trap.Trap{PC: addr, Err: trap.ErrIllegal,
-				Detail: fmt.Sprintf("jalr from 0x%x to an address that is not a decoded instruction", m.pcs[idx])}
-		}
-		if counts(o.kind) {
-			// The run was counted to its end: o counts, what follows it does not.
-			insns -= uint64(o.runInsns) - 1
-			cycles -= uint64(o.runCycles) - uint64(o.cost)
-		}
-		return insns, cycles, m.opFault(idx, o.kind, addr)
-	}
-}
-
-// exit says why exec returned.
-type exit uint8
-
-const (
-	exitReturn exit = iota // jalr to ReturnAddress: the call is over
-	exitLimit              // the run at idx would cross the step limit
-	exitFault              // op idx faults (a load or store at addr, ecall, ebreak, a pseudo op)
-	exitJALR               // the jalr at idx goes to addr, which is not a decoded instruction
-)
-
-// opFault is the trap of op i of kind k, which faulted (a load or store: at addr).
-func (m *Machine) opFault(i int, k Kind, addr uint64) error {
-	switch k {
-	case ECALL:
-		return m.fault(i, trap.ErrEcall, "a7=%d", m.regs[17])
-	case EBREAK:
-		return m.fault(i, trap.ErrEbreak, "")
-	case opIllegal:
-		return m.fault(i, trap.ErrIllegal, "cannot decode")
-	case opTruncated:
-		return m.fault(i, trap.ErrIllegal, "instruction runs past the end of its segment")
-	case opEnd:
-		return m.fault(i, trap.ErrIllegal, "ran past the end of executable code")
-	case opBadJump:
-		return &trap.Trap{PC: m.pcs[i], Err: trap.ErrIllegal,
-			Detail: fmt.Sprintf("jump from 0x%x to an address that is not a decoded instruction", uint64(m.fast[i].imm))}
-	}
-	if k.IsLoad() || k.IsStore() {
-		return m.memFault(i, k, addr)
-	}
-	return m.fault(i, trap.ErrIllegal, "no handler for %v", k)
-}
 
 // exec runs ops from idx, a run at a time, until the call returns, an op faults or a run
 // would cross the step limit, and says which (see run). It makes no calls, so that the loop's
@@ -93,6 +21,7 @@ run:
 		}
 		insns += uint64(o.runInsns)
 		cycles += uint64(o.runCycles)
+	step:
 		for {
 			o := &ops[idx]
 			switch o.kind {
@@ -699,29 +628,96 @@ run:
 					continue run
 				}
 				idx += int(o.n)
+			// A fused load goes on to the next op itself while it is of the same kind: the
+			// emitted layers are long chains of them, and a compare predicts better than the
+			// switch's jump.
+			case opLdAdd:
+				for {
+					a := r[o.rs1] + uint64(o.imm)
+					off := a - m.base
+					if off > m.loadMax[8] || a&7 != 0 {
+						return idx, insns, cycles, exitFault, a
+					}
+					r[o.rd] = le.Uint64(m.mem[off:])
+					r[o.rs2] = r[o.x] + r[o.y]
+					if idx += 2; o.last {
+						continue run
+					}
+					if o = &ops[idx]; o.kind != opLdAdd {
+						continue step
+					}
+				}
+			case opLdSub:
+				for {
+					a := r[o.rs1] + uint64(o.imm)
+					off := a - m.base
+					if off > m.loadMax[8] || a&7 != 0 {
+						return idx, insns, cycles, exitFault, a
+					}
+					r[o.rd] = le.Uint64(m.mem[off:])
+					r[o.rs2] = r[o.x] - r[o.y]
+					if idx += 2; o.last {
+						continue run
+					}
+					if o = &ops[idx]; o.kind != opLdSub {
+						continue step
+					}
+				}
+			case opSlliAdd:
+				r[o.rd] = r[o.rs1] << (o.imm & 63)
+				r[o.y] = r[o.rd] + r[o.x]
+				if idx += 2; !o.last {
+					continue
+				}
+			case opAndiAdd:
+				r[o.rd] = r[o.rs1] & uint64(o.imm)
+				r[o.y] = r[o.rd] + r[o.x]
+				if idx += 2; !o.last {
+					continue
+				}
+			case opSraiMax:
+				r[o.rd] = uint64(int64(r[o.rs1]) >> (o.imm & 63))
+				r[o.y] = uint64(max(int64(r[o.rd]), int64(r[o.x])))
+				if idx += 2; !o.last {
+					continue
+				}
+			case opSraiwMax:
+				r[o.rd] = uint64(int64(int32(r[o.rs1]) >> (o.imm & 31)))
+				r[o.y] = uint64(max(int64(r[o.rd]), int64(r[o.x])))
+				if idx += 2; !o.last {
+					continue
+				}
+			case opLdMul:
+				a := r[o.rs1] + uint64(o.imm)
+				off := a - m.base
+				if off > m.loadMax[8] || a&7 != 0 {
+					return idx, insns, cycles, exitFault, a
+				}
+				r[o.rd] = le.Uint64(m.mem[off:])
+				r[o.rs2] = r[o.x] * r[o.y]
+				if idx += 2; !o.last {
+					continue
+				}
+			case opLdMulAdd:
+				for {
+					a := r[o.rs1] + uint64(o.imm)
+					off := a - m.base
+					if off > m.loadMax[8] || a&7 != 0 {
+						return idx, insns, cycles, exitFault, a
+					}
+					r[o.rd] = le.Uint64(m.mem[off:])
+					p := uint8(o.target)
+					r[p] = r[o.rs2] * r[o.rd]
+					r[o.y] = r[p] + r[o.x]
+					if idx += 3; o.last {
+						continue run
+					}
+					if o = &ops[idx]; o.kind != opLdMulAdd {
+						continue step
+					}
+				}
 			}
 			continue run
 		}
 	}
-}
-
-// fault builds the trap for op i.
-func (m *Machine) fault(i int, err error, format string, a ...any) error {
-	return &trap.Trap{PC: m.pcs[i], Insn: m.raws[i], Err: err, Detail: fmt.Sprintf(format, a...)}
-}
-
-func (m *Machine) memFault(i int, kind Kind, addr uint64) error {
-	n := uint64(kind.AccessSize())
-	what := "load"
-	if kind.IsStore() {
-		what = "store"
-	}
-	if addr&(n-1) != 0 {
-		return m.fault(i, trap.ErrMisaligned, "%s %d bytes at 0x%x", what, n, addr)
-	}
-	size := uint64(len(m.mem))
-	if kind.IsStore() && addr >= m.base && addr-m.base < size {
-		return m.fault(i, trap.ErrOutOfRange, "store %d bytes at 0x%x: read-only memory (below 0x%x)", n, addr, m.base+m.storeLo)
-	}
-	return m.fault(i, trap.ErrOutOfRange, "%s %d bytes at 0x%x outside memory [0x%x, 0x%x)", what, n, addr, m.base, m.base+size)
 }

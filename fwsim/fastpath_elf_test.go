@@ -8,20 +8,22 @@ import (
 )
 
 // The fast path against the reference (fastpath_test.go) on compiled decisions: the
-// benchmarks' ELFs, decide and the RL-CC handler around the emitted rlcc_xgb trees, over
+// benchmarks' ELFs, decide and the RL-CC handler around each emitted policy fixture, over
 // every vector and event the benchmarks use, with the state they leave carried from call to
 // call, and at every step limit on a few calls.
 func TestFastPathBenchELFs(t *testing.T) {
 	t.Parallel()
 	requireCC(t)
-	for _, tc := range []struct {
+	type benchCase struct {
 		name, entry, arg, ctx string
 		bench                 *loopBench
 		nargs, nctx           int
-	}{
-		{"decision", "decide", "bench_features", "bench_flow", &decisionBench, 64, 1},
-		{"policy", "nicc_on_event", "bench_event", "bench_flow", &policyBench, 256, 16},
-	} {
+	}
+	cases := []benchCase{{"decision", "decide", "bench_features", "bench_flow", &decisionBench, 64, 1}}
+	for _, fx := range policyFixtures {
+		cases = append(cases, benchCase{"policy_" + fx.name, "nicc_on_event", "bench_event", "bench_flow", fx.bench, 256, 16})
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			srcs, incs := tc.bench.srcs(t, dir)

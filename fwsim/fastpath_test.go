@@ -153,7 +153,8 @@ func TestFastPathTestELFs(t *testing.T) {
 // constants (lui + addi(w), li) then branches on them in either operand order, often against
 // a register holding the same constant or one off it, sometimes with another instruction in
 // between or a different register; branches over jumps, forward and backward; loads and
-// stores that fault now and then; ecall; and at the end rets, or an illegal halfword, or
+// stores that fault now and then, loads followed by an add, sub or mul of what they loaded
+// or by a mul and an add; immediate ops followed by an add or max of their result; ecall; and at the end rets, or an illegal halfword, or
 // nothing (the call runs off the end of the code).
 func genProgram(r *rand.Rand, n int) []byte {
 	regs := []uint8{a0, a1, a2, a3, a4, a5}
@@ -217,10 +218,35 @@ func genProgram(r *rand.Rand, n int) []byte {
 			if r.IntN(8) == 0 {
 				base, off = reg(), int64(r.IntN(4096)-2048)
 			}
-			if r.IntN(2) == 0 {
+			switch r.IntN(3) {
+			case 0:
 				items = append(items, st([]Kind{SB, SH, SW, SD}[r.IntN(4)], reg(), base, off))
-			} else {
+			case 1:
 				items = append(items, ri([]Kind{LB, LH, LW, LD, LBU, LHU, LWU}[r.IntN(7)], rd, base, off))
+			default: // ld, then what uses it: add, sub, mul, or mul then add (opLdAdd)
+				items = append(items, ri(LD, rd, base, off))
+				pair := func(k Kind) Inst {
+					if r.IntN(2) == 0 {
+						return r3(k, reg(), rd, reg())
+					}
+					return r3(k, reg(), reg(), rd)
+				}
+				if r.IntN(2) == 0 {
+					items = append(items, pair([]Kind{ADD, SUB, MUL}[r.IntN(3)]))
+				} else {
+					p := rd
+					if r.IntN(2) == 0 {
+						p = reg()
+					}
+					m, a := r3(MUL, p, rd, reg()), r3(ADD, reg(), p, reg())
+					if r.IntN(2) == 0 {
+						m.Rs1, m.Rs2 = m.Rs2, m.Rs1
+					}
+					if r.IntN(2) == 0 {
+						a.Rs1, a.Rs2 = a.Rs2, a.Rs1
+					}
+					items = append(items, m, a)
+				}
 			}
 		case 6:
 			if r.IntN(10) == 0 {
@@ -228,6 +254,21 @@ func genProgram(r *rand.Rand, n int) []byte {
 			} else {
 				items = append(items, r3([]Kind{MUL, DIVU, REMW, SUB}[r.IntN(4)], rd, reg(), reg()))
 			}
+		case 7: // an immediate op, then an add or max of its result (opSlliAdd)
+			k := []Kind{SLLI, ANDI, SRAI, SRAIW}[r.IntN(4)]
+			next := r3(ADD, reg(), rd, reg())
+			if k == SRAI || k == SRAIW {
+				next.Kind = MAX
+			}
+			if r.IntN(2) == 0 {
+				next.Rs1, next.Rs2 = next.Rs2, next.Rs1
+			}
+			imm := map[Kind]int64{SLLI: 64, ANDI: 4096, SRAI: 64, SRAIW: 32}[k]
+			imm = int64(r.IntN(int(imm)))
+			if k == ANDI {
+				imm -= 2048
+			}
+			items = append(items, ri(k, rd, reg(), imm), next)
 		default:
 			items = append(items, ri([]Kind{ADDI, XORI, SLLI, SRAI, ADDIW}[r.IntN(5)], rd, reg(), int64(r.IntN(32))))
 		}

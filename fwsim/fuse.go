@@ -34,6 +34,22 @@ const (
 	opBrLEU
 	opBrEQ
 	opBrNE
+	// A load, then what reads it: ld rd, imm(rs1), then the instruction after it, rs2 = x OP
+	// y (add, sub, mul), or for opLdMulAdd the pair mul p, rs2, rd; add y, p, x (either order
+	// of operands in each; p is the op's target) that multiplies the loaded word and adds the
+	// product up. The load is the only instruction of a fused op that can fault, and it
+	// faults first (run).
+	opLdAdd
+	opLdSub
+	opLdMul
+	opLdMulAdd
+	// An immediate op, then an add or max of its result: rd = rs1 OP imm, then y = rd OP2 x
+	// (either order of operands). slli + add indexes a table (rank trees), andi + add too
+	// (LSTM), srai(w) + max is a relu.
+	opSlliAdd
+	opAndiAdd
+	opSraiMax
+	opSraiwMax
 	opFusedEnd
 )
 
@@ -50,8 +66,8 @@ func endsRun(k Kind) bool {
 	switch {
 	case k.IsBranch(), k == JALR, k == ECALL, k == EBREAK:
 		return true
-	case k > opGoto && k < opFusedEnd:
-		return k != opLI
+	case k >= opBrLT && k <= opBrNE:
+		return true
 	}
 	return !counts(k)
 }
@@ -137,6 +153,16 @@ func (m *Machine) setRuns() {
 // fuse replaces m.fast[i] with a superinstruction when the ops from i form one.
 func (m *Machine) fuse(i int) {
 	ops := m.ops
+	if ops[i].kind == LD {
+		if f, ok := fuseLoad(ops, i); ok {
+			m.fast[i] = f
+		}
+		return
+	}
+	if f, ok := fuseImm(ops, i); ok {
+		m.fast[i] = f
+		return
+	}
 	rd, k, n, ok := constAt(ops, i)
 	if !ok {
 		return
@@ -209,4 +235,60 @@ func brKind(b Kind, swapped bool) Kind {
 		return opBrLEU
 	}
 	return opBrGEU
+}
+
+// fuseLoad is the superinstruction of the ld at ops[i] and what follows it, if they form one
+// (see opLdAdd).
+func fuseLoad(ops []op, i int) (op, bool) {
+	ld := ops[i]
+	if i+2 >= len(ops) || ld.rd == sinkReg {
+		return op{}, false
+	}
+	b, c := ops[i+1], ops[i+2]
+	t := ld.rd
+	f := op{rd: t, rs1: ld.rs1, imm: ld.imm, cost: ld.cost + b.cost, n: 2}
+	if p := b.rd; b.kind == MUL && (b.rs1 == t) != (b.rs2 == t) && c.kind == ADD && (c.rs1 == p) != (c.rs2 == p) {
+		f.kind, f.rs2, f.target, f.x, f.y = opLdMulAdd, b.rs1^b.rs2^t, int32(p), c.rs1^c.rs2^p, c.rd
+		f.cost += c.cost
+		f.n = 3
+		return f, true
+	}
+	switch b.kind {
+	case ADD:
+		f.kind = opLdAdd
+	case SUB:
+		f.kind = opLdSub
+	case MUL:
+		f.kind = opLdMul
+	default:
+		return op{}, false
+	}
+	f.rs2, f.x, f.y = b.rd, b.rs1, b.rs2
+	return f, true
+}
+
+// immPairs are the pairs fuseImm fuses: an immediate op's kind and the kind after it, and
+// the fused kind.
+var immPairs = []struct{ first, then, fused Kind }{
+	{SLLI, ADD, opSlliAdd},
+	{ANDI, ADD, opAndiAdd},
+	{SRAI, MAX, opSraiMax},
+	{SRAIW, MAX, opSraiwMax},
+}
+
+// fuseImm is the superinstruction of the immediate op at ops[i] and the op after it that
+// reads its result, if they form one (see opSlliAdd).
+func fuseImm(ops []op, i int) (op, bool) {
+	a := ops[i]
+	if i+1 >= len(ops) || a.rd == sinkReg {
+		return op{}, false
+	}
+	b, t := ops[i+1], a.rd
+	for _, p := range immPairs {
+		if a.kind == p.first && b.kind == p.then && (b.rs1 == t) != (b.rs2 == t) {
+			return op{kind: p.fused, rd: t, rs1: a.rs1, imm: a.imm, x: b.rs1 ^ b.rs2 ^ t, y: b.rd,
+				cost: a.cost + b.cost, n: 2}, true
+		}
+	}
+	return op{}, false
 }

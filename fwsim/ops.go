@@ -3,7 +3,7 @@ package fwsim
 // op is one decoded instruction ready to run: the hot loop touches nothing else.
 type op struct {
 	imm       int64  // immediate; for auipc the final value pc+imm; for jal the link value pc+size
-	target    int32  // branches and jal: index of the destination op
+	target    int32  // branches and jal: index of the destination op; opLdMulAdd: a register
 	cost      uint32 // cycles (branches: the not-taken cost)
 	runCycles uint32 // cycles from this op to the end of its run (branches not taken)
 	runInsns  uint16 // instructions from this op to the end of its run
@@ -14,6 +14,7 @@ type op struct {
 	rs2       uint8
 	n         uint8 // instructions the op stands for (fused ops: more than 1); 1 for pseudo ops
 	last      bool  // the op ends its run
+	x, y      uint8 // fused ops: further registers (fuse.go)
 }
 
 // Pseudo kinds: ops that stand for a fault, placed where decoding could not give an

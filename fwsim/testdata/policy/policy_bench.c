@@ -1,9 +1,8 @@
-/* The driver of BenchmarkPolicy: the RL-CC event handler around an emitted tree policy.
+/* The driver of BenchmarkPolicy: the RL-CC event handler around an emitted policy.
  *
- * nicc_policy.c and nicc_policy.h are `nicc compile testdata/models/rlcc_xgb.json` output
- * (10 trees of depth 4, in the form the compiler chooses), copied verbatim; bench_test.go writes the handler
- * (nicsdk.HandlerC over nicc_policy_inline, as the compiler's handler.c is) and nicsdk's
- * headers next to them. bench_loop(n) delivers n events, cycling through NEV events over
+ * Each subdirectory holds a pinned compile's nicc_policy.c, nicc_policy.h and handler.c,
+ * copied verbatim (bench_test.go's policyFixtures); bench_test.go builds this file with one
+ * of them and nicsdk's headers. bench_loop(n) delivers n events, cycling through NEV events over
  * NFLOW flows; qemu runs it from bench_main (`qemu-riscv64 policy.elf N`), fwsim runs the
  * same function, and fwsim's per-call benchmark calls nicc_on_event itself on the same
  * events and flows (bench_event, bench_flow). */
