@@ -21,7 +21,7 @@ import (
 //
 //	int32_t Func(const int32_t *x, uint32_t *state)
 //
-// state points at ir.StateWords() words holding h then c as int8 bytes, which the call reads
+// state points at ir.StateWords() words holding h then c's code as bytes, which the call reads
 // and replaces. It returns y in Q(OutFrac), or with ir.Fold (the RL-CC multiplier of each
 // output grid value) the fold's entry instead. It computes exactly what quantize.LSTMIR.Call
 // does.
@@ -71,8 +71,11 @@ func checkLSTM(ir *quantize.LSTMIR) error {
 		if l.In != in || l.Out != out || len(l.W) != out || len(l.B) != out || len(l.Shift) != out || len(l.V) != out {
 			return fmt.Errorf("codegen: LSTM %s layer is malformed", what)
 		}
+		if l.Bits != quantize.LaneBits && l.Bits != quantize.PreLaneBits {
+			return fmt.Errorf("codegen: LSTM %s layer has %d-bit lanes", what, l.Bits)
+		}
 		for j := range out {
-			if len(l.W[j]) != in || l.Shift[j] < 0 || l.Shift[j] >= quantize.LaneBits || l.V[j].Lo < -1<<20 || l.V[j].Hi >= 1<<20 {
+			if len(l.W[j]) != in || l.Shift[j] < 0 || l.Shift[j] >= l.Bits || l.V[j].Lo < -1<<(l.Bits-1) || l.V[j].Hi >= 1<<(l.Bits-1) {
 				return fmt.Errorf("codegen: LSTM %s channel %d is malformed", what, j)
 			}
 		}
@@ -84,7 +87,8 @@ func checkLSTM(ir *quantize.LSTMIR) error {
 	if err := lane("gate", &ir.Gates, ir.Pre.Out+H, 4*H); err != nil {
 		return err
 	}
-	if len(ir.Sigmoid) != 256 || len(ir.GTable) != 256 || len(ir.OutTable) != 256 || len(ir.OutW) != H {
+	if len(ir.Sigmoid) != 256 || len(ir.GTable) != 256 || len(ir.OutTable) != 256 || len(ir.OutW) != H || len(ir.CellDec) != 256 ||
+		len(ir.TanhC) != len(ir.CellEnc) || len(ir.TanhC) < 1 || len(ir.TanhC) > quantize.MaxCellRows || ir.CellShift < 0 || ir.CellShift > 30 {
 		return fmt.Errorf("codegen: LSTM tables are malformed")
 	}
 	if ir.OutShift < 1 || ir.OutShift > 62 || ir.OutMult < 1 {
@@ -144,9 +148,11 @@ func (g *lstmGen) headerComment(file string) *node {
 	}
 	l = append(l, inputLines(ir.Inputs, ir.InShift)...)
 	l = append(l, "",
-		fmt.Sprintf("Accumulators are packed %d per uint64 in %d-bit lanes, each lane's final sum proven in", quantize.LanesPerWord, quantize.LaneBits),
-		"[-2^20, 2^20) by interval analysis and stored offset by 2^20, so one multiply of an input by",
-		"a packed weight word advances three channels exactly (arithmetic mod 2^64).")
+		fmt.Sprintf("Accumulators are packed in lanes of a uint64, the gates' %d %d-bit lanes, the dense layer's %d %d-bit ones,",
+			ir.Gates.Lanes(), ir.Gates.Bits, ir.Pre.Lanes(), ir.Pre.Bits),
+		"each lane's final sum V proven in [-2^(b-1), 2^(b-1)) by interval analysis and stored offset",
+		"by 2^(b-1), so one multiply of an input by a packed weight word advances its lanes' channels",
+		"exactly (arithmetic mod 2^64).")
 	l = append(l, g.tableNote()...)
 	l = append(l,
 		fmt.Sprintf("  dense %d -> %d relu: x_t = clamp(floor(V / 2^n), 0, %d), per-channel scales", len(ir.Inputs), ir.Pre.Out, quantize.PreMax),
@@ -154,11 +160,10 @@ func (g *lstmGen) headerComment(file string) *node {
 		fmt.Sprintf("    tanh step %s; i, f, o in [0, 128] (/128); g and c in units of %s", fmtFloat(quantize.TanhStep), fmtFloat(ir.CellScale)),
 		"    (the sigmoid and g tables repeat their end values beyond -128..127, so a gate whose",
 		"    proven index range fits them is looked up without the clamp)",
-		"  c' = clamp((f*c + i*g + 64) >> 7, -127, 127), stored; h' = (o*tanh_c[t - lo] + 64) >> 7 (/127)",
-		fmt.Sprintf("    with t = (f*c + i*g + 16) >> 5, the new cell at 4x c's resolution (lo = %d)%s", ir.TanhLo, g.cellNote()[0]),
-	)
-	l = append(l, g.cellNote()[1:]...)
-	l = append(l,
+		fmt.Sprintf("  c is stored as a byte code on a mu-law grid (mu %s, code 127 worth %s), its value", fmtFloat(ir.CellMu), fmtFloat(ir.CellMax)),
+		fmt.Sprintf("    cell_dec[code]; t = (f*c + i*g) >> %d, the new cell on a uniform grid (from %d), indexes", ir.CellShift, ir.CellLo),
+		"    one table: tanh_c at t (its step's centre, times 127), then the new code at t;",
+		"    h' = (o*tanh_c + 64) >> 7 (/127)",
 		fmt.Sprintf("  dense %d -> 1 tanh: z = clamp((acc * %d + 2^%d) >> %d, -128, 127), acc int32 in [%d, %d]",
 			ir.Hidden, ir.OutMult, ir.OutShift-1, ir.OutShift, ir.OutAcc.Lo, ir.OutAcc.Hi),
 		"",
@@ -214,17 +219,17 @@ func (g *lstmGen) lanes(prefix, table string, l *quantize.LaneLayer, inputs []st
 	return body, laneValues(prefix, l)
 }
 
-// laneValues are, per channel j of l, the expression of floor(V_j / 2^n_j) + 2^(20-n_j), an
-// int64 in [0, 2^(21-n_j)), from its group's accumulator.
+// laneValues are, per channel j of l, the expression of floor(V_j / 2^n_j) + 2^(b-1-n_j), an
+// int64 in [0, 2^(b-n_j)) (b the lane's bits), from its group's accumulator.
 func laneValues(prefix string, l *quantize.LaneLayer) []string {
 	var t []string
 	for j := range l.Out {
-		gi, lane := j/quantize.LanesPerWord, j%quantize.LanesPerWord
+		gi, lane := j/l.Lanes(), j%l.Lanes()
 		acc := fmt.Sprintf("%s%d", prefix, gi)
-		sh := quantize.LaneBits*lane + l.Shift[j]
+		sh := l.Bits*lane + l.Shift[j]
 		e := fmt.Sprintf("(int64_t)(%s >> %d)", acc, sh)
-		if lane < quantize.LanesPerWord-1 {
-			e = fmt.Sprintf("(int64_t)((%s >> %d) & %d)", acc, sh, int64(1)<<(quantize.LaneBits-l.Shift[j])-1)
+		if lane < l.Lanes()-1 {
+			e = fmt.Sprintf("(int64_t)((%s >> %d) & %d)", acc, sh, int64(1)<<(l.Bits-l.Shift[j])-1)
 		}
 		t = append(t, e)
 	}
@@ -245,7 +250,7 @@ func liveUnits(l *quantize.LaneLayer) ([]int, quantize.LaneLayer) {
 	if live == nil && l.Out > 0 {
 		live = []int{0} // C has no empty arrays: pack one channel, never read
 	}
-	sub := quantize.LaneLayer{In: l.In, Out: len(live)}
+	sub := quantize.LaneLayer{In: l.In, Out: len(live), Bits: l.Bits}
 	for _, j := range live {
 		sub.W = append(sub.W, l.W[j])
 		sub.B = append(sub.B, l.B[j])
@@ -256,9 +261,9 @@ func liveUnits(l *quantize.LaneLayer) ([]int, quantize.LaneLayer) {
 }
 
 // index is the C of clamp(t − c, lo, hi) − lo + base for a lane value t = floor(V/2^n) + c,
-// c = 2^(20−n), sides the proven range of V already respects left out.
-func index(name, t string, v quantize.Interval, n int, lo, hi int64) []*node {
-	c := int64(1) << (20 - n)
+// c = 2^(bits−1−n), sides the proven range of V already respects left out.
+func index(name, t string, v quantize.Interval, n, bits int, lo, hi int64) []*node {
+	c := int64(1) << (bits - 1 - n)
 	rng := quantize.Interval{Lo: (v.Lo >> n) + c, Hi: (v.Hi >> n) + c}
 	return []*node{
 		stmt("const int64_t %s_t = %s;", name, t),
@@ -398,6 +403,8 @@ func (g *lstmGen) lowerSource() []*node {
 		line(""),
 		tab("g", g.gType(), gT.values(func(k int) int64 { return int64(ir.GTable[k]) })),
 		line(""),
+		tab("cell_dec", "int16_t", ints(256, func(k int) int64 { return int64(ir.CellDec[k]) })),
+		line(""),
 		g.cellTable(),
 		line(""),
 	)
@@ -408,17 +415,19 @@ func (g *lstmGen) lowerSource() []*node {
 		out,
 	)
 	body := []*node{
-		&node{Kind: kindComment, Lines: []string{"the state: h then c, int8 each (a character type may alias the words)"}},
+		&node{Kind: kindComment, Lines: []string{"the state: h then c's code, a byte each (a character type may alias the words)"}},
 		stmt("int8_t *const s = (int8_t *)state;"),
 		&node{Kind: kindComment, Lines: []string{"the packed weights, read through pointers gcc cannot see through (see " + g.keep() + ")"}},
 		stmt("const uint64_t *pw = %s_pre;", fn),
 		stmt("const uint8_t *sig = %s_sigmoid;", fn),
 		stmt("const %s *gt = %s_g;", g.gType(), fn),
-		g.cellPointer(),
+		stmt("const int16_t *cd = &%s_cell_dec[128];", fn),
+		stmt("const int8_t *tc = &%s_cell[%d];", fn, cellMid(ir)),
 		stmt("const int32_t *out = %s_out;", fn),
 		stmt("%s(pw);", g.keep()),
 		stmt("%s(sig);", g.keep()),
 		stmt("%s(gt);", g.keep()),
+		stmt("%s(cd);", g.keep()),
 		stmt("%s(tc);", g.keep()),
 		stmt("%s(out);", g.keep()),
 	}
@@ -445,7 +454,7 @@ func (g *lstmGen) lowerSource() []*node {
 	gpre := make([][]*node, ir.Gates.In)
 	for k, j := range live {
 		gin[j] = fmt.Sprintf("xt%d", j)
-		gpre[j] = index(gin[j], ts[k], ir.Pre.V[j], ir.Pre.Shift[j], 0, quantize.PreMax)
+		gpre[j] = index(gin[j], ts[k], ir.Pre.V[j], ir.Pre.Shift[j], ir.Pre.Bits, 0, quantize.PreMax)
 		switch ps[j] {
 		case ProductMul:
 			gin[j] = fmt.Sprintf("X%d", j)
@@ -489,7 +498,7 @@ func (g *lstmGen) lowerSource() []*node {
 			stmt("const int32_t f%d = sig[k%d];", j, H+j),
 			stmt("const int32_t g%d = gt[k%d];", j, 2*H+j),
 			stmt("const int32_t o%d = sig[k%d];", j, 3*H+j),
-			stmt("const int32_t u%d = f%d * s[%d] + i%d * g%d;", j, j, H+j, j, j),
+			stmt("const int32_t u%d = f%d * cd[s[%d]] + i%d * g%d;", j, j, H+j, j, j),
 		)
 		body = append(body, g.cell(j)...)
 		body = append(body,
@@ -509,89 +518,39 @@ func (g *lstmGen) lowerSource() []*node {
 	return append(ns, entry(g.macro, g.fn, "const int32_t *x, uint32_t *state", "x, state", body, g.opt.Inline)...)
 }
 
-// cellRange is the cell u = f·c + i·g at 8 times c's resolution, u >> 4, over its proven
-// range (f, i in [0, 128], c a byte, g in its table).
-func cellRange(ir *quantize.LSTMIR) (lo, hi int64) {
-	gLo, gHi := int64(slices.Min(ir.GTable)), int64(slices.Max(ir.GTable))
-	return (-128*128 + 128*min(gLo, 0)) >> 4, (127*128 + 128*max(gHi, 0)) >> 4
-}
-
-// maxCellRows is the most rows of u >> 4 the cell table takes: each half within a 12-bit
-// load offset of one pointer between them.
-const maxCellRows = 4096
-
-// cellTabled reports whether the C reads the new cell and its tanh from the cell table, by
-// t = u >> 4 (one shift and two loads, the same integers as quantize's two roundings and
-// clamp); beyond maxCellRows it computes them as quantize does, with tanh_c.
-func cellTabled(ir *quantize.LSTMIR) bool {
-	lo, hi := cellRange(ir)
-	return hi-lo+1 <= maxCellRows
-}
-
-// cellTable is the table of the cell: in cellTabled's form, tanh_c at (t + 1) >> 1 =
-// (u + 16) >> 5 for each t = u >> 4 from cellRange's lo, then c' = clamp((t + 4) >> 3, −127,
-// 127) = clamp((u + 64) >> 7, −127, 127) for the same t; else tanh_c.
+// cellTable is the table of the cell by t = u >> CellShift from CellLo: tanh_c, then the new
+// code c'.
 func (g *lstmGen) cellTable() *node {
 	ir := g.ir
-	if !cellTabled(ir) {
-		v := make([]string, len(ir.TanhC))
-		for k, e := range ir.TanhC {
-			v[k] = strconv.Itoa(int(e))
-		}
-		return &node{Kind: kindTable, Name: g.fn + "_tanh_c", Type: "int8_t", Values: v}
-	}
-	lo, hi := cellRange(ir)
-	n := hi - lo + 1
+	n := len(ir.TanhC)
 	v := make([]string, 2*n)
 	for k := range n {
-		t := k + lo
-		v[k] = strconv.FormatInt(int64(ir.TanhC[(t+1)>>1-ir.TanhLo]), 10)
-		v[n+k] = strconv.FormatInt(min(max((t+4)>>3, -127), 127), 10)
+		v[k] = strconv.Itoa(int(ir.TanhC[k]))
+		v[n+k] = strconv.Itoa(int(ir.CellEnc[k]))
 	}
 	return &node{Kind: kindTable, Name: g.fn + "_cell", Type: "int8_t", Values: v}
 }
 
 // cellMid is where the C's pointer into the cell table points, between its halves, so that
-// both loads reach their entries from one address register with a 12-bit offset.
-func cellMid(ir *quantize.LSTMIR) int64 {
-	lo, hi := cellRange(ir)
-	return (hi-lo+1)/2 - lo
-}
+// both loads reach their entries from one address register with a 12-bit offset
+// (quantize.MaxCellRows bounds the halves).
+func cellMid(ir *quantize.LSTMIR) int64 { return int64(len(ir.TanhC))/2 - ir.CellLo }
 
-func (g *lstmGen) cellPointer() *node {
-	if !cellTabled(g.ir) {
-		return stmt("const int8_t *tc = %s_tanh_c;", g.fn)
-	}
-	return stmt("const int8_t *tc = &%s_cell[%d];", g.fn, cellMid(g.ir))
+// cellOffsets are the offsets from the C's pointer of the entries of tanh_c and of the new
+// code at t.
+func cellOffsets(ir *quantize.LSTMIR) (offT, offC int64) {
+	offT = -ir.CellLo - cellMid(ir)
+	return offT, offT + int64(len(ir.TanhC))
 }
 
 // cell is unit j's new cell cn and hidden state hn from u.
 func (g *lstmGen) cell(j int) []*node {
 	ir := g.ir
-	if !cellTabled(ir) {
-		return []*node{
-			stmt("const int32_t m%d = (u%d + 64) >> 7;", j, j),
-			stmt("const int32_t cn%d = m%d < -127 ? -127 : (m%d > 127 ? 127 : m%d);", j, j, j, j),
-			stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(fmt.Sprintf("(((int64_t)u%d + 16) >> 5)", j), -ir.TanhLo)),
-		}
-	}
-	lo, hi := cellRange(ir)
+	offT, offC := cellOffsets(ir)
 	t := fmt.Sprintf("t%d", j)
 	return []*node{
-		stmt("const int64_t %s = (int64_t)u%d >> 4;", t, j),
-		stmt("const int32_t cn%d = tc[%s];", j, offset(t, hi-lo+1-lo-cellMid(ir))),
-		stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(t, -lo-cellMid(ir))),
+		stmt("const int64_t %s = (int64_t)u%d >> %d;", t, j, ir.CellShift),
+		stmt("const int32_t cn%d = tc[%s];", j, offset(t, offC)),
+		stmt("const int32_t hn%d = (o%d * tc[%s] + 64) >> 7;", j, j, offset(t, offT)),
 	}
-}
-
-// cellNote ends the header's line on t and, in cellTabled's form, says how the C reads the
-// cell table.
-func (g *lstmGen) cellNote() []string {
-	if !cellTabled(g.ir) {
-		return []string{""}
-	}
-	lo, _ := cellRange(g.ir)
-	return []string{";",
-		fmt.Sprintf("    both read from one table by u >> 4 (from %d): tanh_c at (u >> 4) + 1 >> 1 = t, then c' at", lo),
-		"    clamp(((u >> 4) + 4) >> 3) = clamp((u + 64) >> 7), the same integers"}
 }

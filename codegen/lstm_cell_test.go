@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -12,9 +13,10 @@ import (
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
-// For every cell u = f·c + i·g the shipped LSTM can reach, the cell table's entries at
-// u >> 4, read at the offsets the C uses from its pointer, are quantize's tanh_c[(u + 16) >> 5]
-// and clamp((u + 64) >> 7, −127, 127), and both offsets fit a load's 12 bits.
+// The cell table, read at the offsets the C uses from its pointer, holds quantize's tanh_c
+// and new code at every t = u >> CellShift, both offsets fit a load's 12 bits, and every cell
+// u = f·c + i·g the tables allow (f, i in [0, 128], c and g any entries) has its t in the
+// table.
 func TestCellTableExact(t *testing.T) {
 	b, err := os.ReadFile("../testdata/models/rlcc_lstm.onnx")
 	if err != nil {
@@ -32,33 +34,40 @@ func TestCellTableExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cellTabled(ir) {
-		t.Fatal("the shipped LSTM's cell is not tabled")
-	}
 	g := &lstmGen{ir: ir, fn: "f"}
 	tab := g.cellTable().Values
-	lo, hi := cellRange(ir)
 	mid := cellMid(ir)
-	offT, offC := -lo-mid, hi-lo+1-lo-mid
+	offT, offC := cellOffsets(ir)
+	n := int64(len(ir.TanhC))
 	for _, off := range []int64{offT, offC} {
 		if off < -2048 || off > 2047 {
 			t.Errorf("offset %d does not fit 12 bits", off)
 		}
 	}
-	gLo, gHi := int64(ir.GTable[0]), int64(ir.GTable[255])
-	for u := -128*128 + 128*min(gLo, 0); u <= 127*128+128*max(gHi, 0); u++ {
+	for k := range n {
 		at := func(off int64) int64 {
-			v, err := strconv.ParseInt(tab[mid+u>>4+off], 10, 64)
+			v, err := strconv.ParseInt(tab[mid+k+ir.CellLo+off], 10, 64)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return v
 		}
-		if got, want := at(offT), int64(ir.TanhC[(u+16)>>5-ir.TanhLo]); got != want {
-			t.Fatalf("u %d: tanh %d, want %d", u, got, want)
+		if got, want := at(offT), int64(ir.TanhC[k]); got != want {
+			t.Fatalf("t %d: tanh %d, want %d", k+ir.CellLo, got, want)
 		}
-		if got, want := at(offC), min(max((u+64)>>7, -127), 127); got != want {
-			t.Fatalf("u %d: c' %d, want %d", u, got, want)
+		if got, want := at(offC), int64(ir.CellEnc[k]); got != want {
+			t.Fatalf("t %d: c' %d, want %d", k+ir.CellLo, got, want)
+		}
+	}
+	for _, f := range []int64{0, 128} {
+		for _, i := range []int64{0, 128} {
+			for _, c := range []int16{slices.Min(ir.CellDec), slices.Max(ir.CellDec)} {
+				for _, gv := range []int16{slices.Min(ir.GTable), slices.Max(ir.GTable)} {
+					if u := f*int64(c) + i*int64(gv); u>>ir.CellShift < ir.CellLo || u>>ir.CellShift >= ir.CellLo+n {
+						t.Errorf("u %d (f %d, c %d, i %d, g %d) is beyond the cell table", u, f, c, i, gv)
+					}
+				}
+			}
 		}
 	}
 }

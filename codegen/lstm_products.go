@@ -246,8 +246,8 @@ func wrapList(indent string, items []string) []string {
 func liveGroups(l *quantize.LaneLayer, i int) []int {
 	var gs []int
 	for gi := range l.Groups() {
-		for lane := range quantize.LanesPerWord {
-			if j := gi*quantize.LanesPerWord + lane; j < l.Out && l.W[j][i] != 0 {
+		for lane := range l.Lanes() {
+			if j := gi*l.Lanes() + lane; j < l.Out && l.W[j][i] != 0 {
 				gs = append(gs, gi)
 				break
 			}

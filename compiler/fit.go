@@ -400,7 +400,7 @@ func mlpBound(ir *quantize.MLPIR, unit uint64) artifact.LowerBound {
 
 // lstmBound is an LSTM's lower bound (see codeUnitBytes).
 func lstmBound(ir *quantize.LSTMIR, unit uint64) artifact.LowerBound {
-	// Each input's nonzero weights, LanesPerWord to a word, over the channels the gates can
+	// Each input's nonzero weights, Lanes to a word, over the channels the gates can
 	// read (a dense unit proven off is never computed).
 	words := func(l *quantize.LaneLayer, dense bool) uint64 {
 		var n uint64
@@ -411,7 +411,7 @@ func lstmBound(ir *quantize.LSTMIR, unit uint64) artifact.LowerBound {
 					k++
 				}
 			}
-			n += (k + quantize.LanesPerWord - 1) / quantize.LanesPerWord
+			n += (k + uint64(l.Lanes()) - 1) / uint64(l.Lanes())
 		}
 		return n
 	}
@@ -423,7 +423,7 @@ func lstmBound(ir *quantize.LSTMIR, unit uint64) artifact.LowerBound {
 			out++
 		}
 	}
-	tables := uint64(len(ir.Sigmoid) + codegen.GEntryBytes(ir)*len(ir.GTable) + len(ir.TanhC) + 4*len(ir.OutTable))
+	tables := uint64(len(ir.Sigmoid) + codegen.GEntryBytes(ir)*len(ir.GTable) + 2*len(ir.CellDec) + 2*len(ir.TanhC) + 4*len(ir.OutTable))
 	return artifact.LowerBound{
 		Cycles: (packed + lookups + out) * unit,
 		CyclesFrom: fmt.Sprintf("%s packed weight words, %s gate lookups and %s output weights, at least %d cycle(s) each",

@@ -297,9 +297,9 @@ func (d *differ) int8() error {
 // row are one step from the zero state.
 func (d *differ) int8LSTM(ir *quantize.LSTMIR) {
 	d.lstm = ir
-	d.rep.Figures.Headline = fmt.Sprintf("integer LSTM: x_t %d-bit, h and c int8, y int8 grid", bits.Len(uint(quantize.PreMax)))
-	d.rep.Student = fmt.Sprintf("integer LSTM (x_t in [0, %d], gates by 256-entry tables, h and c int8 in %d context words, output on an int8 grid in Q%d) calibrated on %s",
-		quantize.PreMax, ir.StateWords(), ir.OutFrac, d.c.Calib)
+	d.rep.Figures.Headline = fmt.Sprintf("integer LSTM: x_t %d-bit, h int8, c a μ-law byte, y int8 grid", bits.Len(uint(quantize.PreMax)))
+	d.rep.Student = fmt.Sprintf("integer LSTM (x_t in [0, %d], gates by 256-entry tables, h int8 and c a byte on a μ-law grid (μ %g, ±%.3g) in %d context words, output on an int8 grid in Q%d) calibrated on %s",
+		quantize.PreMax, ir.CellMu, ir.CellMax, ir.StateWords(), ir.OutFrac, d.c.Calib)
 	d.rep.Notes = append(d.rep.Notes, fmt.Sprintf("LSTM: the rows run as sequences of %d steps from the zero recurrent state, float and integer each carrying its own state (as quantize measures its fidelity)", ir.SeqLen))
 	d.setInteger(ir.Inputs, func(raw []int32) float64 {
 		return ir.OutValue(ir.Step(raw, make([]uint32, ir.StateWords())))
@@ -546,7 +546,7 @@ func lstmFloat(m *model.Model, x, h, c []float64) (xt, gates []float64, y float6
 // traceLSTM compares the float LSTM's values with the integer one's, dequantized, along the
 // same sequences the statistics run (SeqLen steps from the zero state, each side with its
 // own state): x_t (PreScale per step), the gates i, f, o (Sigmoid/128) and g (GTable in
-// CellScale units), c' (CellScale), h' (1/127) and y. The integer values are
+// CellScale units), c' (its code's value, LSTMIR.CellValue), h' (1/127) and y. The integer values are
 // LSTMIR.StepTrace's; its output and state must equal LSTMIR.Step's, run beside it.
 func (d *differ) traceLSTM() {
 	ir, m := d.lstm, d.c.Float
@@ -611,7 +611,7 @@ func (d *differ) traceLSTM() {
 			add(vals[1+r/H], g, gates[r])
 		}
 		for j := range H {
-			add(vals[5], float64(tr.C[j])*ir.CellScale, c[j])
+			add(vals[5], ir.CellValue(tr.C[j]), c[j])
 			add(vals[6], float64(tr.H[j])/127, h[j])
 		}
 		add(vals[7], ir.OutValue(yq), y)

@@ -23,7 +23,7 @@ func (a span) clamp(lo, hi int64) span {
 }
 func (a span) union(b span) span { return span{min(a.lo, b.lo), max(a.hi, b.hi)} }
 
-// memory is a recurrent policy's memory as ranges: each lane's h and c.
+// memory is a recurrent policy's memory as ranges: each lane's h and c's code.
 type memory struct{ h, c []span }
 
 func (m memory) union(o memory) memory {
@@ -43,8 +43,8 @@ func (m memory) equal(o memory) bool { return slices.Equal(m.h, o.h) && slices.E
 type lstmBounds struct {
 	ir *quantize.LSTMIR
 	// tables' ranges over an index range: monotone tables by their ends, the others scanned.
-	sigmoid, gtable, tanhC, outTable func(lo, hi int64) span
-	m                                func(v int32) uint32 // the handler's multiplier
+	sigmoid, gtable, cellDec, cellEnc, tanhC, outTable func(lo, hi int64) span
+	m                                                  func(v int32) uint32 // the handler's multiplier
 }
 
 func tableRange[T uint8 | int8 | int16 | int32](table []T, base int64) func(lo, hi int64) span {
@@ -67,7 +67,8 @@ func newLSTMBounds(ir *quantize.LSTMIR, m func(int32) uint32) (*lstmBounds, erro
 		return nil, fmt.Errorf("negative output requantization multiplier %d", ir.OutMult)
 	}
 	return &lstmBounds{ir: ir, m: m, sigmoid: tableRange(ir.Sigmoid, 128), gtable: tableRange(ir.GTable, 128),
-		tanhC: tableRange(ir.TanhC, -ir.TanhLo), outTable: tableRange(ir.OutTable, 128)}, nil
+		cellDec: tableRange(ir.CellDec, 128), cellEnc: tableRange(ir.CellEnc, -ir.CellLo), tanhC: tableRange(ir.TanhC, -ir.CellLo),
+		outTable: tableRange(ir.OutTable, 128)}, nil
 }
 
 // step bounds the multiplier of one step from any input of b and any memory of mem, and the
@@ -101,9 +102,8 @@ func (lb *lstmBounds) step(b box, mem memory) (mlo, mhi uint32, next memory) {
 	for j := range H {
 		i, f := lb.sigmoid(idx[j].lo, idx[j].hi), lb.sigmoid(idx[H+j].lo, idx[H+j].hi)
 		g, o := lb.gtable(idx[2*H+j].lo, idx[2*H+j].hi), lb.sigmoid(idx[3*H+j].lo, idx[3*H+j].hi)
-		cell := f.mul(mem.c[j]).add(i.mul(g))
-		next.c[j] = span{cell.lo + 64, cell.hi + 64}.shr(7).clamp(-127, 127)
-		t := span{cell.lo + 16, cell.hi + 16}.shr(5)
+		t := f.mul(lb.cellDec(mem.c[j].lo, mem.c[j].hi)).add(i.mul(g)).shr(uint(ir.CellShift))
+		next.c[j] = lb.cellEnc(t.lo, t.hi)
 		hn := o.mul(lb.tanhC(t.lo, t.hi))
 		next.h[j] = span{hn.lo + 64, hn.hi + 64}.shr(7)
 		acc = acc.add(span{int64(ir.OutW[j]), int64(ir.OutW[j])}.mul(next.h[j]))
@@ -139,7 +139,7 @@ func (m memory) text() string {
 	for j := range m.h {
 		h, c = h.union(m.h[j]), c.union(m.c[j])
 	}
-	return fmt.Sprintf("h within [%d, %d] and c within [%d, %d] in each of its %d lanes, int8", h.lo, h.hi, c.lo, c.hi, len(m.h))
+	return fmt.Sprintf("h within [%d, %d] and c's code within [%d, %d] in each of its %d lanes, a byte each", h.lo, h.hi, c.lo, c.hi, len(m.h))
 }
 
 // lstmProof tries to prove p for an integer LSTM: a search for flows that break it first

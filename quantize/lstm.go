@@ -4,15 +4,19 @@ package quantize
 //
 // LSTM turns dense(relu) → LSTM → dense(tanh, one output), the NIC paper's recurrent policy,
 // into LSTMIR, whose Go evaluator (LSTMIR.Step) is the golden model of the generated C. One
-// decision is one step; the recurrent state (h and c, int8 each) lives in the flow context.
+// decision is one step; the recurrent state (h and c, a byte each) lives in the flow context.
 //
 // Lanes. The engine multiplies 64-bit registers but has no SIMD, so the generated C packs
-// three accumulators into one uint64, 21 bits each (LaneBits), and one multiply of an input
-// by a packed constant advances three output channels. That is exact because every channel's
-// final sum V is proven in [−2^20, 2^20) by interval analysis: the packed register is
-// Σ_l 2^(21l)·(V_l + 2^20) mod 2^64, each term in [0, 2^21), the sum below 2^63, so it holds
-// the lanes exactly, whatever the partial sums did on the way (arithmetic mod 2^64 commutes
-// with the sum). Only the final sums are proven; the golden model computes each V in int64.
+// the gates' accumulators three to a uint64, 21 bits each (LaneBits), and one multiply of an
+// input by a packed constant advances three output channels. That is exact because every
+// channel's final sum V is proven in [−2^20, 2^20) by interval analysis: the packed register
+// is Σ_l 2^(21l)·(V_l + 2^20) mod 2^64, each term in [0, 2^21), the sum below 2^63, so it
+// holds the lanes exactly, whatever the partial sums did on the way (arithmetic mod 2^64
+// commutes with the sum). Only the final sums are proven; the golden model computes each V in
+// int64. The dense layer packs two 32-bit lanes (PreLaneBits) instead: its sum spans the
+// declared inputs' whole range (o up to 100 targets), where 21 bits leave a trained layer's
+// weights too coarse (max |Δy| 0.145 against 0.075 on rlcc_adpg_lstm); it has 4 inputs, so
+// the extra words cost little beside the gates' 24.
 //
 // Requantization is a shift. A lane's sum V is in units of step/2^n_j (step the table grid's
 // step, n_j one shift per channel, the largest the lane proof allows), so the table index is
@@ -32,34 +36,44 @@ package quantize
 //     and costs the firmware nothing; index = clamp(floor(V/2^n_j),
 //     −128, 127); i, f, o = Sigmoid[index+128] in [0, 128] (value /128, exact per entry:
 //     round(128·σ(index·SigStep))); g = GTable[index+128] = round(tanh(index·TanhStep)/CellScale);
-//   - cell: c' = clamp((f·c + i·g + 64) >> 7, −127, 127), value c'·CellScale (CellScale = the
-//     CellQuantile of |c| on the calibration sequences / 127);
-//   - hidden: from c' before its rounding to int8, at 4 times its resolution: t = (f·c + i·g
-//     + 16) >> 5, h' = (o·TanhC[t − TanhLo] + 64) >> 7 in [−127, 127], value h'/127, TanhC[k] =
-//     round(127·tanh((k + TanhLo)·CellScale/4)) over t's whole proven range (no clamp). The
-//     stored c' is int8 (48 bytes allow no more), but h' does not pay its rounding;
+//   - cell: the stored c is a byte code κ in [−127, 127] on a μ-law grid (below), read
+//     through CellDec[κ+128] (int16, in CellScale units, CellDec[0] = CellDec[1]);
+//     u = f·CellDec[κ+128] + i·g, in CellScale/128 units, and t = u >> CellShift, the new
+//     cell on a uniform grid of at most MaxCellRows steps over u's whole proven range;
+//     κ' = CellEnc[t − CellLo], the code nearest the centre of t's step;
+//   - hidden: h' = (o·TanhC[t − CellLo] + 64) >> 7 in [−127, 127], value h'/127, TanhC the
+//     tanh of the centre of t's step times 127, rounded: h' does not pay the code's rounding;
 //   - output (dense, tanh): acc = B + Σ W·h' in int32 (int16 weights per channel), z =
 //     clamp((acc·Mult + 2^(Shift−1)) >> Shift, −128, 127), y = OutTable[z+128] in Q(OutFrac),
 //     round(2^OutFrac·tanh(z·OutScale)), exact per entry: an int8 output, so the RL-CC handler
 //     can fold its action → multiplier map into the same 256 entries.
 //
 // Every >> is arithmetic (flooring), as in the MLP path.
+//
+// The cell's grid. 48 bytes leave a byte for each of the 12 units' c, but a trained LSTM's
+// cell spans a wide range: on rlcc_adpg_lstm |c| has a median of 0.47 and a max of 19.9, so
+// a uniform int8 grid either saturates it (the 99.9th percentile, 10.7, max |Δy| 0.165) or
+// rounds the common small cells coarsely. The code is μ-law instead: code κ is worth
+// sign(κ)·CellMax·((1+μ)^(|κ|/127) − 1)/μ (uniform for μ = 0), CellMax the largest |c| on
+// the calibration sequences, and μ the one of CellMus whose integer LSTM measures the least
+// max |Δy| on them (then the fewest flips).
 
 import (
 	"fmt"
 	"math"
 	"math/bits"
 	"slices"
+	"sort"
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
-// LaneBits is the width of one packed accumulator lane; LanesPerWord lanes share a uint64.
+// LaneBits is the width of one packed accumulator lane of the gates, PreLaneBits of the
+// dense layer's; a LaneLayer's Lanes share a uint64.
 const (
-	LaneBits     = 21
-	LanesPerWord = 64 / LaneBits
-	laneHalf     = int64(1) << (LaneBits - 1)
+	LaneBits    = 21
+	PreLaneBits = 32
 )
 
 // Table grids of the gates: σ over ±8 and tanh over ±4, 256 entries each.
@@ -72,11 +86,16 @@ const (
 // gate weights' (a finer grid makes the weights coarser, since the lane bound is fixed).
 const PreMax = 511
 
-// CellQuantile is the quantile of |c| over the calibration sequences that c's int8 grid
-// spans; the rarer larger cells saturate at ±127. On the shipped LSTM the 99.9th percentile
-// (3.9, against a max |c| of 5.1) measures best: max |Δy| 0.0119
-// against 0.0149 with the max and 0.020 with the 99th percentile.
-const CellQuantile = 0.999
+// CellMus are the μ of the cell code's μ-law that LSTM tries (0: a uniform grid).
+var CellMus = []float64{0, 4, 16, 64, 256}
+
+// CellUnits is CellMax in CellScale units: the cell's fine unit, in which CellDec and GTable
+// hold int16 values.
+const CellUnits = 16383
+
+// MaxCellRows bounds the new cell's grid (CellEnc and TanhC): each half of the C's cell
+// table then lies within a 12-bit load offset of one pointer between them.
+const MaxCellRows = 4096
 
 // DefaultSeqLen is how many calibration rows make one sequence from a zero state.
 const DefaultSeqLen = 32
@@ -90,11 +109,11 @@ type LSTMOptions struct {
 	SeqLen int
 }
 
-// LaneLayer is a layer whose channels accumulate in packed 21-bit lanes: V_j = B[j] +
-// Σ_i W[j][i]·v_i, proven in [−2^20, 2^20).
+// LaneLayer is a layer whose channels accumulate in packed lanes of Bits each: V_j = B[j] +
+// Σ_i W[j][i]·v_i, proven in [−2^(Bits−1), 2^(Bits−1)).
 type LaneLayer struct {
-	In, Out int
-	W       [][]int32
+	In, Out, Bits int
+	W             [][]int32
 	// B includes the rounding half 2^(Shift[j]−1) of the index.
 	B []int32
 	// Shift is each channel's requantization: index = floor(V_j/2^Shift[j]).
@@ -118,12 +137,20 @@ type LSTMIR struct {
 	PreScale []float64
 
 	// Gates has 4·Hidden channels (i, f, g, o), over Pre.Out values of x_t then Hidden of h.
-	Gates     LaneLayer
-	Sigmoid   []uint8 // 256 entries, [0, 128]
-	GTable    []int16 // 256 entries, in CellScale units
-	TanhC     []int8  // indexed by t − TanhLo, t the cell at 4× c's resolution
-	TanhLo    int64
+	Gates   LaneLayer
+	Sigmoid []uint8 // 256 entries, [0, 128]
+	GTable  []int16 // 256 entries, in CellScale units
+	// The cell: CellDec (256 entries, by code + 128, monotone) is the value of a code in
+	// CellScale units; t = u >> CellShift indexes CellEnc (the new code) and TanhC (127·tanh,
+	// rounded) at t − CellLo.
+	CellDec   []int16
+	CellShift int
+	CellLo    int64
+	CellEnc   []int8
+	TanhC     []int8
 	CellScale float64
+	CellMax   float64 // the value of code 127
+	CellMu    float64
 
 	// Out is the dense tanh output: int16 weights over h', int32 accumulator.
 	OutW     []int16
@@ -144,7 +171,7 @@ type LSTMIR struct {
 	StateSpan string // what the state bytes hold, for reports
 }
 
-// StateBytes is the per-flow state the policy keeps: h and c at one byte each.
+// StateBytes is the per-flow state the policy keeps: h and c's code at one byte each.
 func (ir *LSTMIR) StateBytes() int { return 2 * ir.Hidden }
 
 // StateWords is StateBytes in 32-bit context words.
@@ -183,13 +210,12 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 	}
 	pre, cell, post := &m.Layers[0], &m.Layers[1], &m.Layers[2]
 	H := cell.Out
-	ir := &LSTMIR{Name: m.Name, ModelHash: hash, Inputs: slices.Clone(inputs), OutFrac: outFrac, Hidden: H, SeqLen: seqLen,
-		StateSpan: fmt.Sprintf("h[%d] then c[%d], int8 each", H, H)}
+	ir := &LSTMIR{Name: m.Name, ModelHash: hash, Inputs: slices.Clone(inputs), OutFrac: outFrac, Hidden: H, SeqLen: seqLen}
 
 	// Calibration: the float model over the sequences, as the NIC sees the inputs.
 	preMax := make([]float64, pre.Out)
 	outMax := 0.0
-	var cAbs []float64
+	cMax := 0.0
 	ir.InShift = make([]int, len(inputs))
 	st := m.NewState()
 	body := &model.Model{Inputs: m.Inputs, Layers: m.Layers[:2]} // to h
@@ -204,7 +230,7 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 		}
 		body.Eval(st, x)
 		for _, c := range st.C {
-			cAbs = append(cAbs, math.Abs(c))
+			cMax = max(cMax, math.Abs(c))
 		}
 		outMax = max(outMax, math.Abs(dotBias(post, 0, st.H)))
 	}
@@ -219,8 +245,10 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 		step[i] = math.Ldexp(1, ir.InShift[i]-in.Frac)
 	}
 
-	// Pre: a channel's grid step is its calibrated max / PreMax, but at least what lets the
-	// lane hold the channel's worst case over the declared ranges at shift 0.
+	// Pre: a channel's grid step is its calibrated max / PreMax, but at least 2^−18 of the
+	// channel's worst case over the declared ranges (what a 21-bit lane holds at shift 0), so
+	// that a unit calibration never turns on is not given a grid fine enough to make it
+	// live for a sliver of the declared ranges.
 	ir.PreScale = make([]float64, pre.Out)
 	for j := range pre.Out {
 		worst := 0.0
@@ -232,7 +260,7 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 		}
 		ir.PreScale[j] = max(preMax[j]/PreMax, math.Ldexp(worst, -(LaneBits-3)), 1e-300)
 	}
-	ir.Pre, err = laneLayer("dense layer 0", pre.W, pre.B, step, rng, ir.PreScale)
+	ir.Pre, err = laneLayer("dense layer 0", PreLaneBits, pre.W, pre.B, step, rng, ir.PreScale)
 	if err != nil {
 		return nil, err
 	}
@@ -268,36 +296,77 @@ func LSTM(m *model.Model, inputs []Input, calib [][]float64, opt LSTMOptions) (*
 			grid[r] = TanhStep
 		}
 	}
-	ir.Gates, err = laneLayer("lstm layer 1 gates", gw, gb, gStep, gRng, grid)
+	ir.Gates, err = laneLayer("lstm layer 1 gates", LaneBits, gw, gb, gStep, gRng, grid)
 	if err != nil {
 		return nil, err
-	}
-
-	// Tables.
-	slices.Sort(cAbs)
-	ir.CellScale = max(cAbs[int(CellQuantile*float64(len(cAbs)-1))], 1.0/64) / 127
-	ir.Sigmoid = make([]uint8, 256)
-	ir.GTable = make([]int16, 256)
-	for k := range 256 {
-		z := float64(k - 128)
-		ir.Sigmoid[k] = uint8(math.Round(128 / (1 + math.Exp(-z*SigStep))))
-		ir.GTable[k] = int16(math.Round(math.Tanh(z*TanhStep) / ir.CellScale))
-	}
-	// t = (f·c + i·g + 16) >> 5 over f, i in [0, 128], c in [−128, 127], g in the table.
-	gLo, gHi := int64(slices.Min(ir.GTable)), int64(slices.Max(ir.GTable))
-	ir.TanhLo = (-128*128 + 128*min(gLo, 0) + 16) >> 5
-	tHi := (127*128 + 128*max(gHi, 0) + 16) >> 5
-	ir.TanhC = make([]int8, tHi-ir.TanhLo+1)
-	for k := range ir.TanhC {
-		ir.TanhC[k] = int8(math.Round(127 * math.Tanh(float64(int64(k)+ir.TanhLo)*ir.CellScale/4)))
 	}
 
 	// Output: int16 weights per channel over h' (step 1/127), int32 accumulator.
 	if err := ir.output(post, outMax); err != nil {
 		return nil, err
 	}
-	ir.Fidelity = ir.measure(m, calib)
-	return ir, nil
+	ir.Sigmoid = make([]uint8, 256)
+	for k := range 256 {
+		ir.Sigmoid[k] = uint8(math.Round(128 / (1 + math.Exp(-float64(k-128)*SigStep))))
+	}
+	// The cell's tables, for each μ; the best measured wins.
+	var best *LSTMIR
+	for _, mu := range CellMus {
+		c := *ir
+		c.cellTables(max(cMax, 1.0/64), mu)
+		c.Fidelity = c.measure(m, calib)
+		if b := best; b == nil || c.Fidelity.MaxAbs < b.Fidelity.MaxAbs ||
+			c.Fidelity.MaxAbs == b.Fidelity.MaxAbs && c.Fidelity.Flips < b.Fidelity.Flips {
+			best = &c
+		}
+	}
+	return best, nil
+}
+
+// cellTables sets the g table and the cell's code (CellDec, CellEnc, TanhC and their grid)
+// for a cell code spanning ±cellMax on a μ-law grid.
+func (ir *LSTMIR) cellTables(cellMax, mu float64) {
+	ir.CellMax, ir.CellMu = cellMax, mu
+	ir.StateSpan = fmt.Sprintf("h[%d] then c[%d], a byte each: h int8, c a mu-law code (mu %g, code 127 worth %.4g)", ir.Hidden, ir.Hidden, mu, cellMax)
+	ir.CellScale = cellMax / CellUnits
+	ir.GTable = make([]int16, 256)
+	for k := range 256 {
+		ir.GTable[k] = int16(math.Round(math.Tanh(float64(k-128)*TanhStep) / ir.CellScale))
+	}
+	ir.CellDec = make([]int16, 256)
+	dec := make([]float64, 256) // the codes' values in CellScale units, before rounding
+	for k := range 256 {
+		a := float64(min(max(k-128, -127), 127))
+		v := math.Abs(a) / 127
+		if mu > 0 {
+			v = (math.Pow(1+mu, v) - 1) / mu
+		}
+		dec[k] = math.Copysign(v*CellUnits, a)
+		ir.CellDec[k] = int16(math.Round(dec[k]))
+	}
+	// u = f·c + i·g over f, i in [0, 128], c and g in their tables; t = u >> CellShift.
+	gLo, gHi := int64(slices.Min(ir.GTable)), int64(slices.Max(ir.GTable))
+	uLo, uHi := 128*(min(int64(ir.CellDec[0]), 0)+min(gLo, 0)), 128*(max(int64(ir.CellDec[255]), 0)+max(gHi, 0))
+	for ir.CellShift = 0; uHi>>ir.CellShift-uLo>>ir.CellShift+1 > MaxCellRows; ir.CellShift++ {
+	}
+	ir.CellLo = uLo >> ir.CellShift
+	n := uHi>>ir.CellShift - ir.CellLo + 1
+	ir.CellEnc, ir.TanhC = make([]int8, n), make([]int8, n)
+	for k := range n {
+		// the centre of t's step, in CellScale units
+		v := (math.Ldexp(float64(k+ir.CellLo), ir.CellShift) + math.Ldexp(1, ir.CellShift-1)) / 128
+		ir.TanhC[k] = int8(math.Round(127 * math.Tanh(v*ir.CellScale)))
+		c := min(max(sort.SearchFloat64s(dec, v), 2), 255) // the nearer of c−1 and c, dec[c−1] < v <= dec[c] within the codes
+		if v-dec[c-1] <= dec[c]-v {
+			c--
+		}
+		ir.CellEnc[k] = int8(c - 128)
+	}
+}
+
+// CellValue is the value of cell code κ.
+func (ir *LSTMIR) CellValue(code int32) float64 {
+	return float64(ir.CellDec[min(max(code, -128), 127)+128]) * ir.CellScale
 }
 
 // checkLSTMShape accepts dense(relu) → lstm → dense(tanh, 1 output) with finite weights.
@@ -368,10 +437,12 @@ func checkLSTMShape(m *model.Model) error {
 }
 
 // laneLayer quantizes rows w (Out×In) and biases b for inputs of the given steps and integer
-// ranges into packed-lane form: channel j's sum is in units grid[j]/2^n_j, n_j in 0..20 the
-// largest at which its final sum, bias rounding half included, is proven in [−2^20, 2^20).
-func laneLayer(what string, w [][]float64, b []float64, step []float64, rng []Interval, grid []float64) (LaneLayer, error) {
-	l := LaneLayer{In: len(step), Out: len(w), W: make([][]int32, len(w)), B: make([]int32, len(w)), V: make([]Interval, len(w)), Shift: make([]int, len(w))}
+// ranges into packed lanes of laneBits: channel j's sum is in units grid[j]/2^n_j, n_j in
+// 0..laneBits−1 the largest at which its final sum, bias rounding half included, is proven in
+// the lane, [−2^(laneBits−1), 2^(laneBits−1)).
+func laneLayer(what string, laneBits int, w [][]float64, b []float64, step []float64, rng []Interval, grid []float64) (LaneLayer, error) {
+	l := LaneLayer{In: len(step), Out: len(w), Bits: laneBits, W: make([][]int32, len(w)), B: make([]int32, len(w)), V: make([]Interval, len(w)), Shift: make([]int, len(w))}
+	laneHalf := l.half()
 	for j, row := range w {
 		bias := 0.0
 		if b != nil {
@@ -379,7 +450,7 @@ func laneLayer(what string, w [][]float64, b []float64, step []float64, rng []In
 		}
 		var last Interval
 		ok := false
-		for n := LaneBits - 1; n >= 0 && !ok; n-- {
+		for n := laneBits - 1; n >= 0 && !ok; n-- {
 			u := math.Ldexp(grid[j], -n)
 			bq := math.Round(bias/u) + float64(half(n))
 			ok = math.Abs(bq) < float64(laneHalf)
@@ -407,7 +478,7 @@ func laneLayer(what string, w [][]float64, b []float64, step []float64, rng []In
 		}
 		if !ok {
 			return LaneLayer{}, fmt.Errorf("quantize: %s channel %d: its sum [%d, %d] does not fit a %d-bit lane even at the coarsest grid; the declared input ranges are too wide for the int8 LSTM path",
-				what, j, last.Lo, last.Hi, LaneBits)
+				what, j, last.Lo, last.Hi, laneBits)
 		}
 	}
 	return l, nil
@@ -472,7 +543,7 @@ type Trace struct {
 }
 
 // Step is the golden model of one decision: x holds one raw int32 per input (clamped to its
-// declared range); state holds StateWords words, h then c as int8 bytes little endian, read
+// declared range); state holds StateWords words, h then c's code as bytes little endian, read
 // and replaced by the new h', c'. It returns y in Q(OutFrac).
 func (ir *LSTMIR) Step(x []int32, state []uint32) int32 {
 	y, _ := ir.step(x, state, false)
@@ -520,9 +591,10 @@ func (ir *LSTMIR) step(x []int32, state []uint32, trace bool) (int32, *Trace) {
 		f := int64(ir.Sigmoid[idx[H+j]+128])
 		g := int64(ir.GTable[idx[2*H+j]+128])
 		o := int64(ir.Sigmoid[idx[3*H+j]+128])
-		c := int64(stateByte(state, H+j))
-		cn := min(max((f*c+i*g+64)>>7, -127), 127)
-		hn := (o*int64(ir.TanhC[(f*c+i*g+16)>>5-ir.TanhLo]) + 64) >> 7
+		c := int64(ir.CellDec[int(stateByte(state, H+j))+128])
+		k := (f*c+i*g)>>ir.CellShift - ir.CellLo
+		cn := int64(ir.CellEnc[k])
+		hn := (o*int64(ir.TanhC[k]) + 64) >> 7
 		setStateByte(state, j, int8(hn))
 		setStateByte(state, H+j, int8(cn))
 		acc += int64(ir.OutW[j]) * hn
@@ -537,23 +609,29 @@ func (ir *LSTMIR) step(x []int32, state []uint32, trace bool) (int32, *Trace) {
 	return ir.OutTable[z+128], t
 }
 
-// Groups is how many packed words the layer's channels take, LanesPerWord to a word.
-func (l *LaneLayer) Groups() int { return (l.Out + LanesPerWord - 1) / LanesPerWord }
+// Lanes is how many lanes share a packed word.
+func (l *LaneLayer) Lanes() int { return 64 / l.Bits }
+
+// half is a lane's offset, 2^(Bits−1): a lane holds V + half.
+func (l *LaneLayer) half() int64 { return int64(1) << (l.Bits - 1) }
+
+// Groups is how many packed words the layer's channels take, Lanes to a word.
+func (l *LaneLayer) Groups() int { return (l.Out + l.Lanes() - 1) / l.Lanes() }
 
 // Pack is the layer as the firmware holds it, input-major: the Groups packed biases (each
-// lane's B + 2^20, an unused lane 2^20), then for each input the Groups packed weight words
-// (lane l of word g holds W[LanesPerWord·g + l][i] at bit LaneBits·l, two's complement, mod
-// 2^64).
+// lane's B + 2^(Bits−1), an unused lane 2^(Bits−1)), then for each input the Groups packed
+// weight words (lane l of word g holds W[Lanes·g + l][i] at bit Bits·l, two's complement,
+// mod 2^64).
 func (l *LaneLayer) Pack() []uint64 {
-	groups := l.Groups()
+	groups, lanes := l.Groups(), l.Lanes()
 	words := make([]uint64, groups*(1+l.In))
-	for j := range groups * LanesPerWord {
-		g, sh := j/LanesPerWord, uint(LaneBits*(j%LanesPerWord))
+	for j := range groups * lanes {
+		g, sh := j/lanes, uint(l.Bits*(j%lanes))
 		if j >= l.Out {
-			words[g] += uint64(laneHalf) << sh
+			words[g] += uint64(l.half()) << sh
 			continue
 		}
-		words[g] += uint64(int64(l.B[j])+laneHalf) << sh
+		words[g] += uint64(int64(l.B[j])+l.half()) << sh
 		for i := range l.In {
 			words[groups*(1+i)+g] += uint64(int64(l.W[j][i])) << sh
 		}
@@ -563,7 +641,7 @@ func (l *LaneLayer) Pack() []uint64 {
 
 // PackedSums computes every channel's V the firmware's way: each group's word starts at its
 // packed bias, adds v_i times the packed weight word of each input i, wrapping mod 2^64, and
-// lane l of the result, less 2^20, is channel LanesPerWord·g + l's V. It equals Sum for every
+// lane l of the result, less 2^(Bits−1), is channel Lanes·g + l's V. It equals Sum for every
 // v in the layer's input ranges (the lane proof); a test fuzzes that.
 func (l *LaneLayer) PackedSums(words []uint64, v []int64) []int64 {
 	groups := l.Groups()
@@ -573,9 +651,9 @@ func (l *LaneLayer) PackedSums(words []uint64, v []int64) []int64 {
 		for i := range l.In {
 			acc += uint64(v[i]) * words[groups*(1+i)+g]
 		}
-		for lane := range LanesPerWord {
-			if j := g*LanesPerWord + lane; j < l.Out {
-				out[j] = int64(acc>>(LaneBits*lane)&(1<<LaneBits-1)) - laneHalf
+		for lane := range l.Lanes() {
+			if j := g*l.Lanes() + lane; j < l.Out {
+				out[j] = int64(acc>>(l.Bits*lane)&(1<<l.Bits-1)) - l.half()
 			}
 		}
 	}

@@ -40,9 +40,12 @@ func TestLSTMShipped(t *testing.T) {
 	if ir.Hidden != 12 || ir.StateBytes() != 24 || ir.StateWords() != 6 || ir.Pre.Out != 12 || ir.Gates.Out != 48 || ir.Gates.In != 24 {
 		t.Fatalf("shape: hidden %d state %d bytes, pre %d, gates %d over %d", ir.Hidden, ir.StateBytes(), ir.Pre.Out, ir.Gates.Out, ir.Gates.In)
 	}
+	if ir.Pre.Bits != quantize.PreLaneBits || ir.Gates.Bits != quantize.LaneBits {
+		t.Errorf("lanes: dense %d bits, gates %d", ir.Pre.Bits, ir.Gates.Bits)
+	}
 	for _, l := range []*quantize.LaneLayer{&ir.Pre, &ir.Gates} {
 		for j, v := range l.V {
-			if v.Lo < -1<<20 || v.Hi >= 1<<20 || l.Shift[j] < 0 || l.Shift[j] > 20 {
+			if v.Lo < -1<<(l.Bits-1) || v.Hi >= 1<<(l.Bits-1) || l.Shift[j] < 0 || l.Shift[j] >= l.Bits {
 				t.Errorf("channel %d: proven sum %v, shift %d", j, v, l.Shift[j])
 			}
 		}
@@ -57,16 +60,69 @@ func TestLSTMShipped(t *testing.T) {
 		}
 	}
 	for k, v := range ir.TanhC {
-		if want := math.Round(127 * math.Tanh(float64(int64(k)+ir.TanhLo)*ir.CellScale/4)); float64(v) != want {
+		centre := (float64(int64(k)+ir.CellLo) + 0.5) * math.Ldexp(ir.CellScale, ir.CellShift) / 128
+		if want := math.Round(127 * math.Tanh(centre)); float64(v) != want {
 			t.Errorf("tanh_c[%d] = %d, want %v", k, v, want)
 		}
 	}
+	checkCellCode(t, ir)
 	f := ir.Fidelity
-	if f.Rows != 20000 || f.MaxAbs > 3.0/128 || f.Flips > 0.02 {
+	if f.Rows != 20000 || f.MaxAbs > 0.0095 || f.Flips > 0.006 {
 		t.Errorf("fidelity %+v", f)
 	}
 	t.Logf("fidelity over %d rows in sequences of %d: max |dy| %.5f (%.2f/128), flips %.3f%%; input shifts %v, dense shifts %v, gate shifts %v, cell scale %g",
 		f.Rows, ir.SeqLen, f.MaxAbs, 128*f.MaxAbs, 100*f.Flips, ir.InShift, ir.Pre.Shift, ir.Gates.Shift, ir.CellScale)
+}
+
+// checkCellCode: the cell's code is a monotone odd μ-law grid from 0, every t's new code is
+// the code nearest its step's centre, and the new codes never decrease with t.
+func checkCellCode(t *testing.T, ir *quantize.LSTMIR) {
+	t.Helper()
+	d := ir.CellDec
+	if d[128] != 0 || d[0] != d[1] || !slices.IsSorted(d) || d[255] != quantize.CellUnits {
+		t.Errorf("cell codes' values %v", d)
+	}
+	for k := 1; k < 128; k++ {
+		if d[128+k] != -d[128-k] {
+			t.Errorf("code %d is worth %d, code %d %d", k, d[128+k], -k, d[128-k])
+		}
+	}
+	if !slices.IsSorted(ir.CellEnc) {
+		t.Error("the new code decreases with the cell")
+	}
+	for k, e := range ir.CellEnc {
+		centre := (float64(int64(k)+ir.CellLo) + 0.5) * math.Ldexp(1, ir.CellShift) / 128
+		got := math.Abs(float64(d[int(e)+128]) - centre)
+		for c := -127; c <= 127; c++ {
+			if math.Abs(float64(d[c+128])-centre) < got-0.5 {
+				t.Fatalf("t %d (centre %g): code %d (%d), but code %d is %d", int64(k)+ir.CellLo, centre, e, d[int(e)+128], c, d[c+128])
+			}
+		}
+	}
+}
+
+// The trained LSTM (rlcc_adpg_lstm, issue 31): its cell reaches |c| ≈ 20, which an int8 grid
+// from the 99.9th percentile measured at max |Δy| 0.165 and 2.2% flips; the μ-law code and
+// the dense layer's 32-bit lanes bring it to 0.075 and 0.95% (a regression bound: the
+// issue's target is 0.02 and 0.5%).
+func TestLSTMTrained(t *testing.T) {
+	b, err := os.ReadFile("../testdata/models/rlcc_adpg_lstm.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir, err := quantize.LSTM(m, rlccInputs(), rlccStates(t, 20000, 1), quantize.LSTMOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCellCode(t, ir)
+	if f := ir.Fidelity; f.MaxAbs > 0.08 || f.Flips > 0.01 || ir.CellMax < 19 {
+		t.Errorf("fidelity %+v, cell code to %g", f, ir.CellMax)
+	}
+	t.Logf("max |dy| %.4f, flips %.3f%%; cell code to %.3g, mu %g", ir.Fidelity.MaxAbs, 100*ir.Fidelity.Flips, ir.CellMax, ir.CellMu)
 }
 
 // Step is total: any input and any state bytes (a context may hold anything) give an output
