@@ -16,22 +16,33 @@ type pending struct {
 	ev   nicsdk.Event
 }
 
-// fifo is a queue on a slice that reuses its front once enough of it is consumed.
+// fifo is a queue on a ring buffer, which doubles when full.
 type fifo[T any] struct {
-	q    []T
+	buf  []T // its length a power of two, or 0
 	head int
+	n    int
 }
 
-func (f *fifo[T]) len() int  { return len(f.q) - f.head }
-func (f *fifo[T]) push(v T)  { f.q = append(f.q, v) }
-func (f *fifo[T]) front() *T { return &f.q[f.head] }
+func (f *fifo[T]) len() int    { return f.n }
+func (f *fifo[T]) at(i int) *T { return &f.buf[(f.head+i)&(len(f.buf)-1)] }
+func (f *fifo[T]) front() *T   { return &f.buf[f.head] }
+func (f *fifo[T]) back() *T    { return f.at(f.n - 1) }
+
+func (f *fifo[T]) push(v T) {
+	if f.n == len(f.buf) {
+		buf := make([]T, max(2*len(f.buf), 8))
+		for i := range f.n {
+			buf[i] = *f.at(i)
+		}
+		f.buf, f.head = buf, 0
+	}
+	*f.at(f.n) = v
+	f.n++
+}
 
 func (f *fifo[T]) pop() T {
-	v := f.q[f.head]
-	f.head++
-	if f.head > 256 && f.head*2 > len(f.q) {
-		f.q = append(f.q[:0], f.q[f.head:]...)
-		f.head = 0
-	}
+	v := f.buf[f.head]
+	f.head = (f.head + 1) & (len(f.buf) - 1)
+	f.n--
 	return v
 }
