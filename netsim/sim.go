@@ -154,7 +154,6 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	s.wakes = keyHeap{pos: newPositions(scen.Hosts)}
 	flowPos := newPositions(len(scen.Flows))
 	s.setUpTree()
-	s.q.lanes = make([]fifo[laneEvent], s.portLane(len(s.ports)))
 	s.stats.init(c, scen)
 	// The clocks have a stream of their own, so that they do not move the ECN marks' draws.
 	clocks := rand.New(rand.NewPCG(c.Seed, 0x636c6f636b))
@@ -342,7 +341,7 @@ func (s *sim) sendBurst(i int) {
 	for off := 0; off < burst; {
 		size := min(burst-off, s.cfg.MTU)
 		t += s.cfg.serPs(size)
-		s.toSwitch(s.uplinkLane(f.Src), f.Src, t+prop, packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst), seq: f.nxt + int64(off)})
+		s.toSwitch(laneUplinks, f.Src, t+prop, packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst), seq: f.nxt + int64(off)})
 		off += size
 	}
 	if !f.probing {
@@ -373,7 +372,7 @@ func (s *sim) probe(i int, t int64) int64 {
 	f := &s.flows[i]
 	f.probing = true
 	end := t + s.cfg.serPs(s.cfg.ProbeBytes)
-	s.toSwitch(s.uplinkLane(f.Src), f.Src, end+s.cfg.PropNs*1000, packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: t})
+	s.toSwitch(laneUplinks, f.Src, end+s.cfg.PropNs*1000, packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: t})
 	return end
 }
 
@@ -516,9 +515,9 @@ func (s *sim) portFree(pi int) {
 		p.txBytes += int64(pk.size)
 	}
 	if pk.port = s.nextPort(pi, pk); pk.port < 0 {
-		s.q.pushOn(s.portLane(pi), event{at: s.now + (s.cfg.PropNs+s.cfg.HostDelayNs)*1000, kind: evHostArrive, pkt: pk})
+		s.q.pushOn(laneToHosts, event{at: s.now + (s.cfg.PropNs+s.cfg.HostDelayNs)*1000, kind: evHostArrive, pkt: pk})
 	} else {
-		s.q.pushOn(s.portLane(pi), event{at: s.now + s.cfg.PropNs*1000, kind: evSwitchArrive, pkt: pk})
+		s.q.pushOn(laneToSwitches, event{at: s.now + s.cfg.PropNs*1000, kind: evSwitchArrive, pkt: pk})
 	}
 	p.busy = false
 	if p.len() > 0 {
@@ -682,8 +681,7 @@ func (s *sim) rto(i int) {
 // control sends a control packet (probe reply, CNP) from the receiver: it takes its
 // serialization and the link's propagation, but not a turn in the receiver's data scheduler.
 func (s *sim) control(pk packet) {
-	dst := s.flows[pk.flow].Dst
-	s.toSwitch(s.controlLane(dst), dst, s.now+s.cfg.serPs(int(pk.size))+s.cfg.PropNs*1000, pk)
+	s.toSwitch(laneControls, s.flows[pk.flow].Dst, s.now+s.cfg.serPs(int(pk.size))+s.cfg.PropNs*1000, pk)
 }
 
 // toSwitch has pk, sent by host src, reach its first switch at time at, after the host's
