@@ -16,33 +16,45 @@ type pending struct {
 	ev   nicsdk.Event
 }
 
-// fifo is a queue on a ring buffer, which doubles when full.
+// fifo is a queue on a ring buffer, which grows as a slice does (twice as long, a quarter
+// longer once long) when full.
 type fifo[T any] struct {
-	buf  []T // its length a power of two, or 0
+	buf  []T
 	head int
 	n    int
 }
 
 func (f *fifo[T]) len() int    { return f.n }
-func (f *fifo[T]) at(i int) *T { return &f.buf[(f.head+i)&(len(f.buf)-1)] }
 func (f *fifo[T]) front() *T   { return &f.buf[f.head] }
 func (f *fifo[T]) back() *T    { return f.at(f.n - 1) }
+func (f *fifo[T]) at(i int) *T { return &f.buf[f.wrap(f.head+i)] }
+
+// wrap is index i of the ring, i < 2*len(buf).
+func (f *fifo[T]) wrap(i int) int {
+	if i >= len(f.buf) {
+		i -= len(f.buf)
+	}
+	return i
+}
 
 func (f *fifo[T]) push(v T) {
 	if f.n == len(f.buf) {
-		buf := make([]T, max(2*len(f.buf), 8))
-		for i := range f.n {
-			buf[i] = *f.at(i)
+		n := max(2*f.n, 8)
+		if f.n >= 4096 {
+			n = f.n + f.n/4
 		}
+		buf := make([]T, n)
+		copy(buf, f.buf[f.head:])
+		copy(buf[len(f.buf)-f.head:], f.buf[:f.head])
 		f.buf, f.head = buf, 0
 	}
-	*f.at(f.n) = v
+	f.buf[f.wrap(f.head+f.n)] = v
 	f.n++
 }
 
 func (f *fifo[T]) pop() T {
 	v := f.buf[f.head]
-	f.head = (f.head + 1) & (len(f.buf) - 1)
+	f.head = f.wrap(f.head + 1)
 	f.n--
 	return v
 }
