@@ -16,22 +16,45 @@ type pending struct {
 	ev   nicsdk.Event
 }
 
-// fifo is a queue on a slice that reuses its front once enough of it is consumed.
+// fifo is a queue on a ring buffer, which grows as a slice does (twice as long, a quarter
+// longer once long) when full.
 type fifo[T any] struct {
-	q    []T
+	buf  []T
 	head int
+	n    int
 }
 
-func (f *fifo[T]) len() int  { return len(f.q) - f.head }
-func (f *fifo[T]) push(v T)  { f.q = append(f.q, v) }
-func (f *fifo[T]) front() *T { return &f.q[f.head] }
+func (f *fifo[T]) len() int    { return f.n }
+func (f *fifo[T]) front() *T   { return &f.buf[f.head] }
+func (f *fifo[T]) back() *T    { return f.at(f.n - 1) }
+func (f *fifo[T]) at(i int) *T { return &f.buf[f.wrap(f.head+i)] }
+
+// wrap is index i of the ring, i < 2*len(buf).
+func (f *fifo[T]) wrap(i int) int {
+	if i >= len(f.buf) {
+		i -= len(f.buf)
+	}
+	return i
+}
+
+func (f *fifo[T]) push(v T) {
+	if f.n == len(f.buf) {
+		n := max(2*f.n, 8)
+		if f.n >= 4096 {
+			n = f.n + f.n/4
+		}
+		buf := make([]T, n)
+		copy(buf, f.buf[f.head:])
+		copy(buf[len(f.buf)-f.head:], f.buf[:f.head])
+		f.buf, f.head = buf, 0
+	}
+	f.buf[f.wrap(f.head+f.n)] = v
+	f.n++
+}
 
 func (f *fifo[T]) pop() T {
-	v := f.q[f.head]
-	f.head++
-	if f.head > 256 && f.head*2 > len(f.q) {
-		f.q = append(f.q[:0], f.q[f.head:]...)
-		f.head = 0
-	}
+	v := f.buf[f.head]
+	f.head = f.wrap(f.head + 1)
+	f.n--
 	return v
 }

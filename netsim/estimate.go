@@ -27,9 +27,12 @@ type Footprint struct {
 // collections, and a growing slice holds its old array until the next one. TestEstimateBounds
 // checks the event and decision bounds against real runs.
 const (
-	// EventBytes is one pending event: the event (64 bytes), its heap key (24) and its free
-	// slot (4), in slices that double (about 230 measured with /usr/bin/time -v, nicc sim
-	// many-to-one --link-delay 20ms --mtu 1500: 650 MB for 2.8 million).
+	// EventBytes is one pending event: on a lane (queue.go), the event and its seq (80 bytes)
+	// in a ring that grows as a slice does; on no lane, the event (72), its heap key (24) and
+	// its free slot (4), in slices. /usr/bin/time -v on nicc sim many-to-one --flows 16
+	// --policy swift --link-delay 20ms --mtu 1500 --duration 60ms, 2.85 million pending at
+	// most (2.33 million on no lane): 636-697 MB peak before the lanes, 689-868 MB with them,
+	// the spread as Go's collections fall (the live heap at the last one 344 MB, 308 MB).
 	EventBytes = 400
 	// queuedBytes is a packet waiting in a switch port's FIFO (32 bytes).
 	queuedBytes = 128

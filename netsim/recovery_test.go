@@ -25,15 +25,25 @@ func runSim(t *testing.T, scen Scenario, c Controller, cfg Config, lose func(pac
 // inFlightData is the data bytes on the wire or in the switch's queues when the run ended.
 func (s *sim) inFlightData() int64 {
 	var n int64
-	for _, k := range s.q.keys {
-		if e := &s.q.slots[k.slot]; (e.kind == evSwitchArrive || e.kind == evHostArrive) && e.pkt.kind == pktData {
+	queued := func(e *event) {
+		if (e.kind == evSwitchArrive || e.kind == evHostArrive) && e.pkt.kind == pktData {
 			n += int64(e.pkt.size)
+		}
+	}
+	for _, k := range s.q.keys {
+		if k.slot >= 0 {
+			queued(&s.q.slots[k.slot])
+		}
+	}
+	for _, l := range s.q.lanes {
+		for i := range l.len() {
+			queued(&l.at(i).e)
 		}
 	}
 	for i := range s.ports {
 		p := &s.ports[i]
-		for _, pk := range p.q[p.head:] {
-			if pk.kind == pktData {
+		for i := range p.len() {
+			if pk := p.at(i); pk.kind == pktData {
 				n += int64(pk.size)
 			}
 		}

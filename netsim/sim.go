@@ -41,6 +41,7 @@ type flowState struct {
 	Flow
 	ctx       nicsdk.FlowCtx
 	rate      uint32 // fxp20 of line rate
+	burst     int    // its burst at rate (burstBytes)
 	next      int64  // earliest start of its next burst
 	lastStart int64  // start of its last burst
 	lastBurst int    // bytes of its last burst
@@ -198,13 +199,13 @@ func (s *sim) run() error {
 	for s.err == nil {
 		var e event
 		switch {
-		case s.wakes.len() > 0 && (s.q.len() == 0 || before(s.wakes.top(), &s.q.keys[0])):
+		case s.wakes.len() > 0 && (s.q.empty() || before(s.wakes.top(), s.q.next())):
 			if s.wakes.top().at > end {
 				return s.err
 			}
 			w := s.wakes.pop()
 			e = event{at: w.at, kind: evHostSend, idx: w.slot}
-		case s.q.len() > 0 && s.q.keys[0].at <= end:
+		case !s.q.empty() && s.q.next().at <= end:
 			e = s.q.pop()
 		default:
 			return s.err
@@ -257,10 +258,11 @@ func (s *sim) startFlow(i int) {
 	f := &s.flows[i]
 	f.started = true
 	f.rate = s.ctrl.Init(&f.ctx)
+	f.burst = s.burstBytes(f.rate)
 	f.next = s.now
 	s.ready(i)
 	if p := s.ctrl.TimerNs(); p > 0 {
-		s.q.push(event{at: s.now + s.hostTime(f.Src, p*1000), kind: evTimer, idx: int32(i)})
+		s.q.pushOn(laneTimers, event{at: s.now + s.hostTime(f.Src, p*1000), kind: evTimer, idx: int32(i)})
 	}
 }
 
@@ -324,7 +326,7 @@ func (s *sim) sendBurst(i int) {
 	case s.now-f.progressAt >= s.rtoPs(f.Src):
 		s.timeout(f)
 	}
-	burst := s.burstBytes(f.rate)
+	burst := f.burst
 	if f.Bytes > 0 {
 		burst = int(min(int64(burst), f.Bytes-f.nxt))
 	}
@@ -339,7 +341,7 @@ func (s *sim) sendBurst(i int) {
 	for off := 0; off < burst; {
 		size := min(burst-off, s.cfg.MTU)
 		t += s.cfg.serPs(size)
-		s.toSwitch(f.Src, t+prop, packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst), seq: f.nxt + int64(off)})
+		s.toSwitch(laneUplinks, f.Src, t+prop, packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst), seq: f.nxt + int64(off)})
 		off += size
 	}
 	if !f.probing {
@@ -370,7 +372,7 @@ func (s *sim) probe(i int, t int64) int64 {
 	f := &s.flows[i]
 	f.probing = true
 	end := t + s.cfg.serPs(s.cfg.ProbeBytes)
-	s.toSwitch(f.Src, end+s.cfg.PropNs*1000, packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: t})
+	s.toSwitch(laneUplinks, f.Src, end+s.cfg.PropNs*1000, packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: t})
 	return end
 }
 
@@ -513,9 +515,9 @@ func (s *sim) portFree(pi int) {
 		p.txBytes += int64(pk.size)
 	}
 	if pk.port = s.nextPort(pi, pk); pk.port < 0 {
-		s.q.push(event{at: s.now + (s.cfg.PropNs+s.cfg.HostDelayNs)*1000, kind: evHostArrive, pkt: pk})
+		s.q.pushOn(laneToHosts, event{at: s.now + (s.cfg.PropNs+s.cfg.HostDelayNs)*1000, kind: evHostArrive, pkt: pk})
 	} else {
-		s.q.push(event{at: s.now + s.cfg.PropNs*1000, kind: evSwitchArrive, pkt: pk})
+		s.q.pushOn(laneToSwitches, event{at: s.now + s.cfg.PropNs*1000, kind: evSwitchArrive, pkt: pk})
 	}
 	p.busy = false
 	if p.len() > 0 {
@@ -548,7 +550,7 @@ func (s *sim) hostArrive(pk packet) {
 			s.stats.rtts++
 		}
 		if d := s.cfg.TurnaroundNs; d > 0 {
-			s.q.push(event{at: s.now + d*1000, kind: evTurnaround, pkt: pk})
+			s.q.pushOn(laneTurnarounds, event{at: s.now + d*1000, kind: evTurnaround, pkt: pk})
 			return
 		}
 		s.turnaround(pk)
@@ -679,14 +681,14 @@ func (s *sim) rto(i int) {
 // control sends a control packet (probe reply, CNP) from the receiver: it takes its
 // serialization and the link's propagation, but not a turn in the receiver's data scheduler.
 func (s *sim) control(pk packet) {
-	s.toSwitch(s.flows[pk.flow].Dst, s.now+s.cfg.serPs(int(pk.size))+s.cfg.PropNs*1000, pk)
+	s.toSwitch(laneControls, s.flows[pk.flow].Dst, s.now+s.cfg.serPs(int(pk.size))+s.cfg.PropNs*1000, pk)
 }
 
 // toSwitch has pk, sent by host src, reach its first switch at time at, after the host's
-// pipeline delay, headed for the port it routes to.
-func (s *sim) toSwitch(src int, at int64, pk packet) {
+// pipeline delay, headed for the port it routes to; it is scheduled on lane l.
+func (s *sim) toSwitch(l, src int, at int64, pk packet) {
 	pk.port = s.route(src, pk)
-	s.q.push(event{at: at + s.cfg.HostDelayNs*1000, kind: evSwitchArrive, pkt: pk})
+	s.q.pushOn(l, event{at: at + s.cfg.HostDelayNs*1000, kind: evSwitchArrive, pkt: pk})
 }
 
 func (s *sim) timer(i int) {
@@ -696,7 +698,7 @@ func (s *sim) timer(i int) {
 	}
 	s.ccEvent(i, nicsdk.Event{Type: nicsdk.EvTX, TxBytes: f.sinceTick})
 	f.sinceTick = 0
-	s.q.push(event{at: s.now + s.hostTime(f.Src, s.ctrl.TimerNs()*1000), kind: evTimer, idx: int32(i)})
+	s.q.pushOn(laneTimers, event{at: s.now + s.hostTime(f.Src, s.ctrl.TimerNs()*1000), kind: evTimer, idx: int32(i)})
 }
 
 // ccEvent hands a CC event of flow i to its sender NIC's engine.
@@ -733,7 +735,7 @@ func (s *sim) decide(i int, ev nicsdk.Event) {
 	if s.inWindow() {
 		s.stats.decisions++
 	}
-	s.q.push(event{at: s.now + lat, kind: evDecisionDone, idx: int32(i), rate: rate,
+	s.q.pushOn(laneDecisions, event{at: s.now + lat, kind: evDecisionDone, idx: int32(i), rate: rate,
 		probe: s.cfg.Probe == ProbeAtOnce && ev.Type != nicsdk.EvTX})
 }
 
@@ -749,6 +751,7 @@ func (s *sim) decisionDone(i int, rate uint32, probe bool) {
 	}
 	if rate != f.rate {
 		f.rate = min(max(rate, 1), nicsdk.LineRate)
+		f.burst = s.burstBytes(f.rate)
 		// The burst in flight keeps its pace; the next is due at the new rate.
 		f.next = max(s.now, f.lastStart+s.gapPs(f.Src, f.lastBurst, f.rate))
 		s.ready(i)
