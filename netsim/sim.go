@@ -41,7 +41,6 @@ type flowState struct {
 	Flow
 	ctx       nicsdk.FlowCtx
 	rate      uint32 // fxp20 of line rate
-	burst     int    // its burst at rate (burstBytes)
 	next      int64  // earliest start of its next burst
 	lastStart int64  // start of its last burst
 	lastBurst int    // bytes of its last burst
@@ -258,7 +257,6 @@ func (s *sim) startFlow(i int) {
 	f := &s.flows[i]
 	f.started = true
 	f.rate = s.ctrl.Init(&f.ctx)
-	f.burst = s.burstBytes(f.rate)
 	f.next = s.now
 	s.ready(i)
 	if p := s.ctrl.TimerNs(); p > 0 {
@@ -326,7 +324,7 @@ func (s *sim) sendBurst(i int) {
 	case s.now-f.progressAt >= s.rtoPs(f.Src):
 		s.timeout(f)
 	}
-	burst := f.burst
+	burst := s.burstBytes(f.rate)
 	if f.Bytes > 0 {
 		burst = int(min(int64(burst), f.Bytes-f.nxt))
 	}
@@ -751,7 +749,6 @@ func (s *sim) decisionDone(i int, rate uint32, probe bool) {
 	}
 	if rate != f.rate {
 		f.rate = min(max(rate, 1), nicsdk.LineRate)
-		f.burst = s.burstBytes(f.rate)
 		// The burst in flight keeps its pace; the next is due at the new rate.
 		f.next = max(s.now, f.lastStart+s.gapPs(f.Src, f.lastBurst, f.rate))
 		s.ready(i)
