@@ -37,7 +37,7 @@ const DefaultVectors = 100_000
 
 // Host compiler flags: the strict build the outputs are compared on, and the sanitized one.
 var (
-	HostFlags  = []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2"}
+	HostFlags = []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2"}
 	// The sanitized build is at -O1 (OptO1, after the strict build's level): the checks are
 	// the same at any level, and gcc optimises the instrumented code in less time (the LSTM's
 	// handler: 5 s against 7-9 s at -O2; the rank trees': 0.37 s against 0.53 s); verify
