@@ -306,17 +306,15 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 		if !ok {
 			break
 		}
-		cs = append(cs, cand)
-		more, err := f.costCandidates(cs, p, tmp, []int{len(cs) - 1})
-		if err != nil {
+		cs, builds, costs = append(cs, cand), append(builds, nil), append(costs, artifact.FormCandidate{})
+		if err := build([]int{len(cs) - 1}); err != nil {
 			return err
 		}
-		fc := fits(more[0])
-		builds, costs = append(builds, more[0]), append(costs, fc)
-		if fc.RodataBytes <= limit.RodataBytes {
-			break
+		if got := costs[len(cs)-1].RodataBytes; got > limit.RodataBytes {
+			shrink = got - limit.RodataBytes
+			continue
 		}
-		shrink = fc.RodataBytes - limit.RodataBytes
+		break
 	}
 	best := -1
 	for i := range costs {
