@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -111,7 +112,7 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 	}
 	topt := train.Options{Iterations: opt.Iterations, Seed: opt.Seed, LR: opt.LR, Flows: opt.Flows,
 		DurationNs: opt.DurationNs, Params: p, ActionPenalty: opt.ActionPenalty, Policy: opt.Policy, Progress: prog}
-	if err := checkTrainMemory(topt); err != nil {
+	if topt.Parallel, err = checkTrainMemory(topt); err != nil {
 		return nil, err
 	}
 	res, err := train.Train(topt)
@@ -170,17 +171,24 @@ func Train(opt ADPGOptions) (*TrainReport, error) {
 }
 
 // checkTrainMemory refuses a training whose largest rollout, with the decisions its policy
-// keeps for the gradient, is over MemoryLimit (or SimEventLimit).
-func checkTrainMemory(opt train.Options) error {
-	scen, cfg, fp, kept, err := train.Footprint(opt)
+// keeps for the gradient, is over MemoryLimit (or SimEventLimit). It returns how many rollouts
+// may run at once: one a CPU when a step's rollouts all fit the limit together, else one.
+func checkTrainMemory(opt train.Options) (parallel int, err error) {
+	scen, cfg, fp, kept, all, err := train.Footprint(opt)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	policy := cmp.Or(opt.Policy, train.PolicyMLP)
 	per := train.DecisionBytes[policy]
-	return memlimit.CheckSimFootprint("a rollout of "+memlimit.SimWhat(scen, cfg), cfg, fp, kept,
+	if err := memlimit.CheckSimFootprint("a rollout of "+memlimit.SimWhat(scen, cfg), cfg, fp, kept,
 		fmt.Sprintf("the %s's decisions kept for the gradient (up to %.3g, one a flow and base RTT, %.0f bytes each)", policy, fp.Decisions, per),
-		"a shorter --rollout or fewer --flows")
+		"a shorter --rollout or fewer --flows"); err != nil {
+		return 0, err
+	}
+	if all > memlimit.Limit {
+		return 1, nil
+	}
+	return runtime.GOMAXPROCS(0), nil
 }
 
 // WriteText prints the training's summary for a terminal.

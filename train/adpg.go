@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/nicc-dev/nicc/model"
 	"github.com/nicc-dev/nicc/netsim"
@@ -83,6 +84,9 @@ type net interface {
 	// backward adds Σ_k w[k]·∇θ y_k over the steps kept since the last call (k in decision
 	// order) to grad, then forgets them and every flow's state.
 	backward(w, grad []float64)
+	// tape is a net with the same weights (shared, read only during rollouts) and its own
+	// empty record of decisions, for a rollout that runs beside others.
+	tape() net
 	model(name string) *model.Model
 }
 
@@ -136,6 +140,10 @@ type Options struct {
 	// ActionPenalty is λ of the package doc, at least 0: 0 is pure ADPG, DefaultActionPenalty
 	// the value that trains a fair policy.
 	ActionPenalty float64
+	// Parallel is how many of a step's rollouts run at once, each keeping its own decisions
+	// (so their memory adds up: Footprint's all); 0 is one at a time. The policy trained is
+	// the same whatever it is: the gradients are summed in the scenarios' order.
+	Parallel int
 	// Progress, if set, hears of each step: its number, the total and its point of the curve.
 	Progress func(step, total int, p Point)
 }
@@ -173,26 +181,29 @@ var DecisionBytes = map[string]float64{PolicyMLP: 200, PolicyLSTM: 2400}
 
 // Footprint is the largest of opt's rollouts (its scenario, by its flows), as netsim
 // estimates it, and the bytes the policy keeps of its decisions, at most one a flow and base
-// RTT, for the gradient.
-func Footprint(opt Options) (scen netsim.Scenario, cfg netsim.Config, fp netsim.Footprint, kept float64, err error) {
+// RTT, for the gradient; all is the bytes of every rollout of a step together (network and
+// decisions kept), what they need when they all run at once (Options.Parallel).
+func Footprint(opt Options) (scen netsim.Scenario, cfg netsim.Config, fp netsim.Footprint, kept, all float64, err error) {
 	if err := opt.defaults(); err != nil {
-		return scen, cfg, fp, 0, err
+		return scen, cfg, fp, 0, 0, err
 	}
 	cfg = netsim.Config{DurationNs: opt.DurationNs, WarmupNs: 1}
 	for _, n := range opt.Flows {
 		s, err := netsim.ManyToOne(n)
 		if err != nil {
-			return scen, cfg, fp, 0, err
+			return scen, cfg, fp, 0, 0, err
 		}
 		f, err := netsim.Estimate(s, cfg, 0)
 		if err != nil {
-			return scen, cfg, fp, 0, err
+			return scen, cfg, fp, 0, 0, err
 		}
-		if k := f.Decisions * DecisionBytes[opt.Policy]; f.Bytes+k > fp.Bytes+kept {
+		k := f.Decisions * DecisionBytes[opt.Policy]
+		if f.Bytes+k > fp.Bytes+kept {
 			scen, fp, kept = s, f, k
 		}
+		all += f.Bytes + k
 	}
-	return scen, cfg, fp, kept, nil
+	return scen, cfg, fp, kept, all, nil
 }
 
 // defaults checks opt and fills in its defaults.
@@ -249,22 +260,41 @@ func Train(opt Options) (*Result, error) {
 	}
 	optimizer := newAdam(len(pol.params()), opt.LR)
 	res := &Result{}
+	type outcome struct {
+		grad  []float64
+		point Point
+		err   error
+	}
+	slots := make(chan struct{}, max(opt.Parallel, 1))
 	for step := range opt.Iterations {
-		total := make([]float64, len(pol.params()))
-		pt := Point{Step: step}
+		outs := make([]outcome, len(scens))
+		var wg sync.WaitGroup
 		for k, s := range scens {
 			cfg := netsim.Config{DurationNs: opt.DurationNs, WarmupNs: 1, Seed: opt.Seed + uint64(step*len(scens)+k)}
-			g, r, err := rollout(pol, s, opt.Params, cfg, opt.ActionPenalty)
-			if err != nil {
-				return nil, err
+			tape := pol.tape()
+			slots <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g, r, err := rollout(tape, s, opt.Params, cfg, opt.ActionPenalty)
+				outs[k] = outcome{g, r, err}
+				<-slots
+			}()
+		}
+		wg.Wait()
+		total := make([]float64, len(pol.params()))
+		pt := Point{Step: step}
+		for _, o := range outs {
+			if o.err != nil {
+				return nil, o.err
 			}
 			for i := range total {
-				total[i] += g[i] / float64(len(scens))
+				total[i] += o.grad[i] / float64(len(scens))
 			}
-			pt.MeanDelta += r.MeanDelta / float64(len(scens))
-			pt.MeanAbs += r.MeanAbs / float64(len(scens))
-			pt.SteadyAbs += r.SteadyAbs / float64(len(scens))
-			pt.Decisions += r.Decisions
+			pt.MeanDelta += o.point.MeanDelta / float64(len(scens))
+			pt.MeanAbs += o.point.MeanAbs / float64(len(scens))
+			pt.SteadyAbs += o.point.SteadyAbs / float64(len(scens))
+			pt.Decisions += o.point.Decisions
 		}
 		optimizer.step(pol.params(), total)
 		res.Curve = append(res.Curve, pt)

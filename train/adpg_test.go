@@ -34,7 +34,7 @@ func TestGradientMatchesFiniteDifferences(t *testing.T) {
 }
 
 // Training lowers the mean |δ| (the flows get nearer their target) and a seed gives the
-// same weights and curve.
+// same weights and curve, whether a step's rollouts run one at a time or all at once.
 func TestTrainLearnsAndIsDeterministic(t *testing.T) {
 	p := nicsdk.DefaultParams()
 	base, err := netsim.Config{}.BaseRTTNs()
@@ -43,11 +43,14 @@ func TestTrainLearnsAndIsDeterministic(t *testing.T) {
 	}
 	p.BaseRTT = base
 	opt := Options{Iterations: 60, Seed: 1, LR: 3e-3, Params: p, ActionPenalty: DefaultActionPenalty}
-	// The two trainings of one seed run at once: each must be a function of its options only.
+	// The two trainings of one seed run at once: each must be a function of its options only,
+	// and the one whose rollouts run at once trains the same policy.
 	var b *Result
 	var errB error
 	done := make(chan struct{})
-	go func() { b, errB = Train(opt); close(done) }()
+	together := opt
+	together.Parallel = 3
+	go func() { b, errB = Train(together); close(done) }()
 	a, err := Train(opt)
 	<-done
 	if err != nil || errB != nil {

@@ -94,6 +94,8 @@ func newLSTM(rng *rand.Rand) *lstm {
 
 func (l *lstm) params() []float64 { return l.flat }
 
+func (l *lstm) tape() net { return viewLSTM(l.flat) }
+
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
 func (l *lstm) decide(flow uint32, x []float64) float64 {

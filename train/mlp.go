@@ -105,6 +105,8 @@ func (m *mlp) decide(_ uint32, x []float64) float64 {
 	return y
 }
 
+func (m *mlp) tape() net { return viewMLP(m.flat) }
+
 func (m *mlp) backward(w, grad []float64) {
 	g := viewMLP(grad)
 	for k, x := range m.xs {

@@ -47,7 +47,9 @@ the policy trained), and DIR/reward_curve.csv (each step's mean δ and mean |δ|
 Memory: a rollout keeps each decision for the gradient (200 bytes an MLP's, 2400 an LSTM's,
 at most one a flow and base RTT); a training whose largest rollout would need more than
 ` + fmt.Sprint(memlimit.Limit>>30) + ` GiB is refused before it starts, in one line with the estimate (--arch lstm fits
-rollouts up to about 0.85 s, the MLP about 10 s). --lr is in (0, 1), --iterations 1 to
+rollouts up to about 0.85 s, the MLP about 10 s). A step's rollouts run at once, one a CPU,
+when together they fit that limit, else one at a time: the policy is the same either way.
+--lr is in (0, 1), --iterations 1 to
 1000000, --action-penalty 0 to 100, --rollout at most 1h.
 
 Then judge what a compile of it does in closed loop:
