@@ -300,16 +300,36 @@ func buildStage(in buildInput) (*built, error) {
 		}
 		return nil
 	}
-	host := func(bin string, extra ...string) error {
+	// What gcc can read: every file emit wrote, as it is on disk (builds.do's key).
+	onDisk := map[string][]byte{}
+	for n := range in.emitted.expect {
+		if onDisk[n], err = os.ReadFile(filepath.Join(dir, n)); err != nil {
+			return out, err
+		}
+	}
+	host := func(bin string, ubsan bool) error {
 		obj := filepath.Join(tmp, filepath.Base(bin)+".o")
-		flags := append(append(withOpt(HostFlags, in.opt), extra...), "-I", dir)
-		if err := gcc(append(append(slices.Clone(flags), "-c", "-o", obj), sources...)...); err != nil {
-			return err
+		flags := append(withOpt(HostFlags, in.opt), "-I", dir)
+		if ubsan {
+			flags = append(append(withOpt(HostFlags, in.opt), UBSanFlags...), "-I", dir)
 		}
-		if err := check.symbols(obj); err != nil {
-			return err
+		build := func() error {
+			if err := gcc(append(append(slices.Clone(flags), "-c", "-o", obj), sources...)...); err != nil {
+				return err
+			}
+			if err := check.symbols(obj); err != nil {
+				return err
+			}
+			return gcc(append(flags, "-o", bin, driver, obj)...)
 		}
-		return gcc(append(flags, "-o", bin, driver, obj)...)
+		if ubsan { // its diagnostics name the sources' paths: built every time
+			return build()
+		}
+		hit, err := builds.do(keyOf(in.hostCC+" host", dir, slices.Concat(flags, sources), onDisk), []string{obj, bin}, build)
+		if err == nil && hit {
+			err = check.symbols(obj)
+		}
+		return err
 	}
 	firmware := func() error {
 		if fb := in.fit; fb != nil && fb.builtAs(dir, in.emitted.files) {
@@ -325,13 +345,11 @@ func buildStage(in buildInput) (*built, error) {
 		}
 		obj := filepath.Join(tmp, "firmware.o")
 		extra := append(withOpt(FirmwareWarnFlags, in.opt), "-I", dir)
-		if err := nicsdk.Object(obj, extra, sources...); err != nil {
-			return err
+		hit, err := buildFirmware(obj, out.elf, extra, dir, sources, onDisk, func() error { return check.symbols(obj) })
+		if err == nil && hit {
+			err = check.symbols(obj)
 		}
-		if err := check.symbols(obj); err != nil {
-			return err
-		}
-		if err := nicsdk.Build(out.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, obj); err != nil {
+		if err != nil {
 			return err
 		}
 		return check.symbols(out.elf, obj)
@@ -341,7 +359,7 @@ func buildStage(in buildInput) (*built, error) {
 	var mu sync.Mutex
 	built := 0
 	in.progress(0, 3)
-	for i, b := range []func() error{func() error { return host(out.hostBin) }, func() error { return host(out.ubsan, UBSanFlags...) }, firmware} {
+	for i, b := range []func() error{func() error { return host(out.hostBin, false) }, func() error { return host(out.ubsan, true) }, firmware} {
 		wg.Go(func() {
 			errs[i] = b()
 			mu.Lock() // progress is told of each build as it finishes, one at a time

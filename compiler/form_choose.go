@@ -443,10 +443,7 @@ func (f *fitter) costCandidate(cand candidate, p *fwsim.Profile, dir string) (*f
 	entry, file := entryOf(f.in.model.Handler)
 	fb.obj, fb.elf = filepath.Join(dir, "firmware.o"), filepath.Join(dir, artifact.FirmwareFile)
 	extra := append(withOpt(FirmwareWarnFlags, f.plan.Opt), "-I", dir)
-	if err := nicsdk.Object(fb.obj, extra, filepath.Join(dir, file)); err != nil {
-		return nil, &budget.CheckError{Err: fmt.Errorf("building the %s form failed (an internal error; please report it): %w", fc.Form, err)}
-	}
-	if err := nicsdk.Build(fb.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, fb.obj); err != nil {
+	if _, err := buildFirmware(fb.obj, fb.elf, extra, dir, []string{filepath.Join(dir, file)}, fb.files, func() error { return nil }); err != nil {
 		return nil, &budget.CheckError{Err: fmt.Errorf("building the %s form failed (an internal error; please report it): %w", fc.Form, err)}
 	}
 	im, err := fwsim.ReadELF(fb.elf)

@@ -1,0 +1,136 @@
+package compiler
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/nicc-dev/nicc/nicsdk"
+)
+
+// The builds of this process, by what they were built from. gcc is deterministic: the same
+// sources and flags give the same object and the same linked file, and the firmware and the
+// strict host driver name no path (two compile directories of one model hold byte-identical
+// firmware.elf and host/driver). So a process that builds the same code twice (the fit
+// stage's candidates of two compiles of one model, a sweep, a matrix, the tests) runs gcc for
+// it once; the second build writes the first one's bytes. The UBSan build names its sources'
+// paths in its diagnostics and is always built. Verification runs on every compile's own
+// files whatever built them.
+
+// buildKey is what a build reads: the compiler, its arguments (with dir, where the sources
+// are, written as a placeholder, so that two directories of the same files are one key) and
+// each source the build can see, by name.
+type buildKey [sha256.Size]byte
+
+// keyOf is the buildKey of tool run with args over sources (name → bytes, the names relative
+// to dir).
+func keyOf(tool, dir string, args []string, sources map[string][]byte) buildKey {
+	h := sha256.New()
+	field := func(b []byte) {
+		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(b))))
+		h.Write(b)
+	}
+	field([]byte(tool))
+	for _, a := range args {
+		field([]byte(strings.ReplaceAll(a, dir, "\x00dir")))
+	}
+	for _, n := range slices.Sorted(maps.Keys(sources)) {
+		field([]byte(n))
+		field(sources[n])
+	}
+	var k buildKey
+	h.Sum(k[:0])
+	return k
+}
+
+// buildOutput is one file a build wrote.
+type buildOutput struct {
+	data []byte
+	mode os.FileMode
+}
+
+// buildCacheBytes bounds what the cache holds; the oldest builds go first.
+const buildCacheBytes = 64 << 20
+
+type buildCache struct {
+	mu      sync.Mutex
+	entries map[buildKey][]buildOutput
+	order   []buildKey
+	bytes   int
+}
+
+// builds is the process's cache.
+var builds = &buildCache{entries: map[buildKey][]buildOutput{}}
+
+// do writes to outs what a build of key wrote before, or runs build, which writes outs, and
+// keeps them. It reports whether the outputs came from the cache.
+func (c *buildCache) do(key buildKey, outs []string, build func() error) (cached bool, err error) {
+	c.mu.Lock()
+	got, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok {
+		for i, p := range outs {
+			if err := os.WriteFile(p, got[i].data, got[i].mode); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+	if err := build(); err != nil {
+		return false, err
+	}
+	made := make([]buildOutput, len(outs))
+	size := 0
+	for i, p := range outs {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return false, err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return false, err
+		}
+		made[i] = buildOutput{b, fi.Mode().Perm()}
+		size += len(b)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[key]; ok || size > buildCacheBytes {
+		return false, nil
+	}
+	for c.bytes+size > buildCacheBytes {
+		old := c.order[0]
+		c.order = c.order[1:]
+		for _, o := range c.entries[old] {
+			c.bytes -= len(o.data)
+		}
+		delete(c.entries, old)
+	}
+	c.entries[key] = made
+	c.order = append(c.order, key)
+	c.bytes += size
+	return false, nil
+}
+
+// buildFirmware compiles srcs (in dir, which holds sources: what the build can read, by
+// name) into the object obj with extra after nicsdk.FirmwareFlags, runs checkObj on it, and
+// links the ELF elf with dir's linker script: nicsdk.Object, then nicsdk.Build, or what the
+// same build wrote before. It reports whether the outputs came from the cache, where checkObj
+// did not run.
+func buildFirmware(obj, elf string, extra []string, dir string, srcs []string, sources map[string][]byte, checkObj func() error) (cached bool, err error) {
+	key := keyOf(nicsdk.CC+" firmware", dir, append(slices.Concat(nicsdk.FirmwareFlags, extra), srcs...), sources)
+	return builds.do(key, []string{obj, elf}, func() error {
+		if err := nicsdk.Object(obj, extra, srcs...); err != nil {
+			return err
+		}
+		if err := checkObj(); err != nil {
+			return err
+		}
+		return nicsdk.Build(elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, obj)
+	})
+}

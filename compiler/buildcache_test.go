@@ -1,0 +1,69 @@
+package compiler
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A build's key is what it reads: the same files and flags in two directories are one key;
+// any byte of a source, a flag or a file's name more or less is another.
+func TestBuildKeyIsWhatTheBuildReads(t *testing.T) {
+	src := map[string][]byte{"a.c": []byte("int a;"), "a.h": []byte("#define A 1")}
+	k := keyOf("cc", "/x/one", []string{"-O2", "-I", "/x/one", "/x/one/a.c"}, src)
+	if keyOf("cc", "/y/two", []string{"-O2", "-I", "/y/two", "/y/two/a.c"}, src) != k {
+		t.Error("the same build in another directory: another key")
+	}
+	for name, other := range map[string]buildKey{
+		"a source byte": keyOf("cc", "/x/one", []string{"-O2", "-I", "/x/one", "/x/one/a.c"}, map[string][]byte{"a.c": []byte("int b;"), "a.h": src["a.h"]}),
+		"a flag":        keyOf("cc", "/x/one", []string{"-O1", "-I", "/x/one", "/x/one/a.c"}, src),
+		"a file more":   keyOf("cc", "/x/one", []string{"-O2", "-I", "/x/one", "/x/one/a.c"}, map[string][]byte{"a.c": src["a.c"], "a.h": src["a.h"], "b.h": nil}),
+		"the compiler":  keyOf("clang", "/x/one", []string{"-O2", "-I", "/x/one", "/x/one/a.c"}, src),
+		"split args":    keyOf("cc", "/x/one", []string{"-O2 -I", "/x/one", "/x/one/a.c"}, src),
+	} {
+		if other == k {
+			t.Errorf("%s changed: the same key", name)
+		}
+	}
+}
+
+// The second build of a key writes the first one's bytes and modes without running; a failed
+// build is not kept.
+func TestBuildCacheReplays(t *testing.T) {
+	c := &buildCache{entries: map[buildKey][]buildOutput{}}
+	dir := t.TempDir()
+	outs := []string{filepath.Join(dir, "o"), filepath.Join(dir, "bin")}
+	runs := 0
+	build := func() error {
+		runs++
+		if err := os.WriteFile(outs[0], []byte("object"), 0o644); err != nil {
+			return err
+		}
+		return os.WriteFile(outs[1], []byte("binary"), 0o755)
+	}
+	var key buildKey
+	if hit, err := c.do(key, outs, build); hit || err != nil || runs != 1 {
+		t.Fatalf("first build: hit %v, %v, %d runs", hit, err, runs)
+	}
+	again := []string{filepath.Join(dir, "o2"), filepath.Join(dir, "bin2")}
+	if hit, err := c.do(key, again, build); !hit || err != nil || runs != 1 {
+		t.Fatalf("second build: hit %v, %v, %d runs", hit, err, runs)
+	}
+	for i, p := range again {
+		want, _ := os.ReadFile(outs[i])
+		got, err := os.ReadFile(p)
+		fi, _ := os.Stat(p)
+		wfi, _ := os.Stat(outs[i])
+		if err != nil || !bytes.Equal(got, want) || fi.Mode() != wfi.Mode() {
+			t.Errorf("%s: %q (%v), want %q (%v)", p, got, fi.Mode(), want, wfi.Mode())
+		}
+	}
+	failing := buildKey{1}
+	if _, err := c.do(failing, outs, func() error { return os.ErrInvalid }); err == nil {
+		t.Fatal("a failed build: no error")
+	}
+	if _, ok := c.entries[failing]; ok {
+		t.Error("a failed build was kept")
+	}
+}
