@@ -157,29 +157,51 @@ func (out *docaOutput) build(in docaInput, expect map[string][]byte) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	host := func(bin string, extra ...string) error {
-		args := slices.Concat(withOpt(HostFlags, in.opt), extra, []string{"-DNICC_DOCA_SHIM", "-I", dir, "-o", bin,
-			filepath.Join(dir, artifact.HostDir, artifact.DOCADriverFile)}, srcs)
-		if msg, err := hostCommand(in.ctx, in.hostCC, tmp, args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("%s %s: %v\n%s", in.hostCC, strings.Join(args, " "), err, msg)
+	// What gcc can read: every file nicc wrote, as it is on disk (builds.do's key).
+	onDisk := map[string][]byte{}
+	for n := range expect {
+		if onDisk[n], err = os.ReadFile(filepath.Join(dir, n)); err != nil {
+			return err
 		}
-		return nil
+	}
+	host := func(bin string, ubsan bool) error {
+		flags := withOpt(HostFlags, in.opt)
+		if ubsan {
+			flags = append(flags, UBSanFlags...)
+		}
+		args := slices.Concat(flags, []string{"-DNICC_DOCA_SHIM", "-I", dir, "-o", bin,
+			filepath.Join(dir, artifact.HostDir, artifact.DOCADriverFile)}, srcs)
+		build := func() error {
+			if msg, err := hostCommand(in.ctx, in.hostCC, tmp, args...).CombinedOutput(); err != nil {
+				return fmt.Errorf("%s %s: %v\n%s", in.hostCC, strings.Join(args, " "), err, msg)
+			}
+			return nil
+		}
+		if ubsan { // its diagnostics name the sources' paths: built every time
+			return build()
+		}
+		_, err := builds.do(keyOf(in.hostCC+" doca host", dir, args, onDisk), []string{bin}, build)
+		return err
 	}
 	errs := make(chan error, 3)
-	go func() { errs <- host(out.hostBin) }()
-	go func() { errs <- host(out.ubsan, UBSanFlags...) }()
+	go func() { errs <- host(out.hostBin, false) }()
+	go func() { errs <- host(out.ubsan, true) }()
 	var objs []string
+	for _, src := range srcs {
+		objs = append(objs, filepath.Join(tmp, strings.TrimSuffix(filepath.Base(src), ".c")+".o"))
+	}
 	go func() {
 		extra := append(withOpt(FirmwareWarnFlags, in.opt), "-DNICC_DOCA_SHIM", "-I", dir)
-		for _, src := range srcs {
-			obj := filepath.Join(tmp, strings.TrimSuffix(filepath.Base(src), ".c")+".o")
-			if err := nicsdk.Object(obj, extra, src); err != nil {
-				errs <- err
-				return
+		key := keyOf(nicsdk.CC+" doca firmware", dir, slices.Concat(nicsdk.FirmwareFlags, extra, srcs), onDisk)
+		_, err := builds.do(key, append(slices.Clone(objs), out.elf), func() error {
+			for i, src := range srcs {
+				if err := nicsdk.Object(objs[i], extra, src); err != nil {
+					return err
+				}
 			}
-			objs = append(objs, obj)
-		}
-		errs <- nicsdk.Build(out.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, objs...)
+			return nicsdk.Build(out.elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, objs...)
+		})
+		errs <- err
 	}()
 	var failed []string
 	for range 3 {
