@@ -1,6 +1,7 @@
 package quantize
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -55,9 +56,38 @@ func laneInputs(rng []Interval, n int, r *rand.Rand) [][]int64 {
 	return vs
 }
 
-// TestPackedPairsEqualGolden: every pair of every packed layer of the teacher, computed the
-// firmware's way (PairZ over PackPair's words, wrapping mod 2^64), gives the golden model's
-// requantized z of both channels, at the corners of the input ranges and at random inputs.
+// checkGroups: every group of packed layer l's channels (Lanes to a word), computed the
+// firmware's way (GroupZ over PackGroup's words, wrapping mod 2^64), gives the golden model's
+// requantized z of each channel, at the corners of the input ranges and at n random inputs.
+// It returns how many groups it checked.
+func checkGroups(t *testing.T, what string, l *MLPLayer, n int, r *rand.Rand) int {
+	t.Helper()
+	groups := 0
+	for a := 0; a < l.Out; a += l.Lanes() {
+		var chans []int
+		var shifts []int
+		for c := a; c < min(a+l.Lanes(), l.Out); c++ {
+			if err := l.Packable(c); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			chans, shifts = append(chans, c), append(shifts, l.Shift[c])
+		}
+		bias, w := l.PackGroup(chans)
+		for _, v := range laneInputs(l.InRange, n, r) {
+			z := l.GroupZ(bias, w, v, shifts)
+			for m, c := range chans {
+				if want := Requant(l.sum(c, v), 1, l.Shift[c]); z[m] != want {
+					t.Fatalf("%s channel %d at %v: packed z %d, golden %d", what, c, v, z[m], want)
+				}
+			}
+		}
+		groups++
+	}
+	return groups
+}
+
+// TestPackedPairsEqualGolden: every pair of every packed layer of the teacher gives the
+// golden model's z (checkGroups).
 func TestPackedPairsEqualGolden(t *testing.T) {
 	ir := packedTeacher(t, false)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -67,30 +97,10 @@ func TestPackedPairsEqualGolden(t *testing.T) {
 		if l.Final {
 			continue
 		}
-		for j := range l.Out {
-			if err := l.Packable(j); err != nil {
-				t.Fatalf("layer %d: %v", k, err)
-			}
+		if l.LaneBits != PairLaneBits {
+			t.Fatalf("layer %d: %d-bit lanes, want pairs", k, l.LaneBits)
 		}
-		for a := 0; a < l.Out; a += 2 {
-			b := a + 1
-			if b == l.Out {
-				b = -1
-			}
-			bias, w := l.PackPair(a, b)
-			for _, v := range laneInputs(l.InRange, 2000, r) {
-				za, zb := PairZ(bias, w, v, l.Shift[a], l.Shift[max(b, 0)])
-				if want := Requant(l.sum(a, v), 1, l.Shift[a]); za != want {
-					t.Fatalf("layer %d channel %d at %v: packed z %d, golden %d", k, a, v, za, want)
-				}
-				if b >= 0 {
-					if want := Requant(l.sum(b, v), 1, l.Shift[b]); zb != want {
-						t.Fatalf("layer %d channel %d at %v: packed z %d, golden %d", k, b, v, zb, want)
-					}
-				}
-			}
-			pairs++
-		}
+		pairs += checkGroups(t, fmt.Sprintf("layer %d", k), l, 2000, r)
 	}
 	if pairs != 12 {
 		t.Errorf("checked %d pairs, want 12 (two hidden layers of 12)", pairs)
@@ -136,8 +146,8 @@ func TestPackableRefusesOverflow(t *testing.T) {
 			v[c] = l.InRange[c].Hi
 		}
 	}
-	bias, w := l.PackPair(0, 1)
-	za, _ := PairZ(bias, w, v, l.Shift[0], l.Shift[1])
+	bias, w := l.PackGroup([]int{0, 1})
+	za := l.GroupZ(bias, w, v, []int{l.Shift[0], l.Shift[1]})[0]
 	if want := Requant(l.sum(0, v), 1, l.Shift[0]); za == want {
 		t.Errorf("at the bound the packed lane still gives %d: the overflow case is not exercised", za)
 	}
