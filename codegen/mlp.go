@@ -370,7 +370,7 @@ func (g *mlpGen) activate(k, j int, next string) *node {
 	switch l.Act {
 	case quantize.ActTanh:
 		if span, ok := tanhSpan(l); ok {
-			return stmt("const %s v%d_%d = %s_tanh%d[%s - %s];", next, k+1, j, g.fn, k, z, lit(span.Lo, 64))
+			return stmt("const %s v%d_%d = %s_tanh%d[%s];", next, k+1, j, g.fn, k, offset(z, -span.Lo))
 		}
 		return stmt("const %s v%d_%d = %s_tanh%d[(%s) + 128];", next, k+1, j, g.fn, k, clamp(z, zr, -128, 127))
 	case quantize.ActReLU:
