@@ -282,8 +282,8 @@ func (p *RLCCParams) Fixed() nicsdk.Params {
 }
 
 // MLPWidths names an integer MLP's widths: "w16/a16, per-channel scales" (act 0 is 16), and
-// ", packed lanes" under quantize.MLPOptions.Packed, ", unit output weights" under
-// UnitOutput.
+// ", packed lanes" under quantize.MLPOptions.Packed (with int8 weights, how they pack), ", unit
+// output weights" under UnitOutput.
 func MLPWidths(weight, act int, channelScales, packed, unit bool) string {
 	scales := "per-tensor scales"
 	if channelScales {
@@ -291,6 +291,9 @@ func MLPWidths(weight, act int, channelScales, packed, unit bool) string {
 	}
 	if packed {
 		scales += ", packed lanes"
+		if weight == 8 {
+			scales += " (int8 weights three to a 64-bit multiply over int8 inputs, int16 in pairs over wider ones)"
+		}
 	}
 	if unit {
 		scales += ", unit output weights"
@@ -576,7 +579,8 @@ type Int8Info struct {
 	WeightBits    int  `json:"weight_bits"`
 	ActBits       int  `json:"act_bits"`
 	ChannelScales bool `json:"channel_scales"`
-	// Packed: hidden layers requantized by a shift, two channels to a 64-bit multiply.
+	// Packed: hidden layers requantized by a shift, two channels to a 64-bit multiply (three
+	// with int8 weights over int8 inputs).
 	Packed bool `json:"packed,omitempty"`
 	// OpenReLU: hidden relus without the upper clamp.
 	OpenReLU bool `json:"open_relu,omitempty"`

@@ -271,7 +271,7 @@ func (g *mlpGen) lowerSource() []*node {
 		l := &ir.Layers[k]
 		acc := accType(l.AccBits)
 		body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
-			fmt.Sprintf("layer %d: dense %d -> %d, %s, int%d weights, %s accumulators, int%d grid", k, l.In, l.Out, l.Act, weightBits(ir, l), acc, l.Bits)}})
+			fmt.Sprintf("layer %d: dense %d -> %d, %s, int%d weights, %s accumulators, int%d grid", k, l.In, l.Out, l.Act, ir.LayerWeightBits(l), acc, l.Bits)}})
 		if l.Act == quantize.ActTanh {
 			ns = append(ns, line(""), g.tanhTable(k))
 		}

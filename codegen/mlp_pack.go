@@ -161,12 +161,3 @@ func gnuMacro(name, param, body string, comment []string) []*node {
 		line("#endif"),
 	}
 }
-
-// weightBits is the width of layer l's weights: the IR's, but int16 in a packed pair's lanes
-// (quantize.MLPOptions.Packed gives a pair int16 weights whatever the IR's width).
-func weightBits(ir *quantize.MLPIR, l *quantize.MLPLayer) int {
-	if l.LaneBits == quantize.PairLaneBits {
-		return 16
-	}
-	return ir.WeightBits
-}

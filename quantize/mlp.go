@@ -552,6 +552,15 @@ func (l *MLPLayer) ReluTop(j int) int64 {
 // ZMax is the top of a hidden layer's output grid: 127 or 32767.
 func (l *MLPLayer) ZMax() int64 { return int64(1)<<(l.Bits-1) - 1 }
 
+// LayerWeightBits is the width of layer l's weights: WeightBits, but 16 in packed pairs,
+// whose lanes hold int16 weights whatever WeightBits (MLPOptions.Packed).
+func (ir *MLPIR) LayerWeightBits(l *MLPLayer) int {
+	if l.LaneBits == PairLaneBits {
+		return 16
+	}
+	return ir.WeightBits
+}
+
 // OutValue is y / 2^OutFrac.
 func (ir *MLPIR) OutValue(y int32) float64 { return math.Ldexp(float64(y), -ir.OutFrac) }
 
@@ -598,7 +607,10 @@ func (ir *MLPIR) Dump() string {
 	}
 	for k := range ir.Layers {
 		l := &ir.Layers[k]
-		p("layer %d dense %d->%d %s int%d weights int%d acc int%d", k, l.In, l.Out, l.Act, l.Bits, ir.WeightBits, l.AccBits)
+		p("layer %d dense %d->%d %s int%d weights int%d acc int%d", k, l.In, l.Out, l.Act, l.Bits, ir.LayerWeightBits(l), l.AccBits)
+		if l.LaneBits != 0 {
+			p(" lanes %d", l.LaneBits)
+		}
 		if l.Final {
 			p(" final")
 		}

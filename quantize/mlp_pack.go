@@ -104,11 +104,11 @@ func (b *mlpBuild) laneBits(rng []Interval) int {
 }
 
 // shiftChannel quantizes hidden channel j of layer k (MLPOptions.Packed) for a requantization
-// by a shift alone: z = (acc + 2^(n−1)) >> n, Mult 1. n is the largest in 1..62 at which the
-// weights round(w·step·2^n/zscale) fit int16 (int8 in 21-bit lanes: a pair's lanes hold
-// int16 weights at no cost, so the first layer, which reads the int32 inputs, takes them even
-// under WeightBits 8), the bias int32, and every partial sum and term, and the final sum plus
-// 2^(n−1), is proven in the layer's lane (ql.LaneBits). The bias is corrected by the weights'
+// by a shift alone: z = (acc + 2^(n−1)) >> n, Mult 1. n is the largest in 1..62 (for less,
+// see below) at which the weights round(w·step·2^n/zscale) fit int16 (int8 in 21-bit lanes:
+// a pair's lanes hold int16 weights at no cost, so the first layer, which reads the int32
+// inputs, takes them even under WeightBits 8), the bias int32, and every partial sum and
+// term, and the final sum plus 2^(n−1), is proven in the layer's lane (ql.LaneBits). The bias is corrected by the weights'
 // rounding error at the calibration mean of the inputs (bias correction): the error a coarse
 // weight makes on an input that is never near zero (a_prev ≈ 1) is mostly that constant.
 func (b *mlpBuild) shiftChannel(ql *MLPLayer, k, j int, l *model.Layer, step []float64, rng []Interval) error {
@@ -117,8 +117,17 @@ func (b *mlpBuild) shiftChannel(ql *MLPLayer, k, j int, l *model.Layer, step []f
 	if ql.LaneBits == PairLaneBits {
 		wmax = math.MaxInt16
 	}
-	for n := 62; n >= 1; n-- {
+	// Below n = 1 the shift stays 1 and the channel's z grid coarsens instead, by 2^(1−n): a
+	// relu or identity channel's scale is its own (the next layer's weights absorb it), and
+	// one that calibration rarely turns on has a scale so fine that its weights overflow
+	// the lane's width at every shift.
+	minN := 1
+	if l.Act != model.ActTanh && b.unitScale == 0 {
+		minN = -30
+	}
+	for n := 62; n >= minN; n-- {
 		u := math.Ldexp(ql.ZScale[j], -n)
+		sh := max(n, 1)
 		w := make([]int16, len(step))
 		ok := true
 		bias := 0.0
@@ -141,12 +150,12 @@ func (b *mlpBuild) shiftChannel(ql *MLPLayer, k, j int, l *model.Layer, step []f
 		}
 		acc := partialSums(w, int64(bias), rng)
 		last = acc
-		if top := int64(1) << (ql.LaneBits - 1); acc.Lo < -top || acc.Hi+half(n) >= top {
+		if top := int64(1) << (ql.LaneBits - 1); acc.Lo < -top || acc.Hi+half(sh) >= top {
 			continue
 		}
 		ql.W[j], ql.B[j], ql.WScale[j], ql.Acc[j] = w, int32(bias), u, acc
-		ql.Mult[j], ql.Shift[j] = 1, n
-		ql.Z[j] = Interval{Requant(acc.Lo, 1, n), Requant(acc.Hi, 1, n)}
+		ql.Mult[j], ql.Shift[j], ql.ZScale[j] = 1, sh, math.Ldexp(u, sh)
+		ql.Z[j] = Interval{Requant(acc.Lo, 1, sh), Requant(acc.Hi, 1, sh)}
 		return nil
 	}
 	return fmt.Errorf("quantize: layer %d channel %d: no power-of-two weight scale proves its accumulator [%d, %d] in a %d-bit lane", k, j, last.Lo, last.Hi, ql.LaneBits)

@@ -209,3 +209,124 @@ func TestOpenReluDoesNotSaturate(t *testing.T) {
 		t.Errorf("layer 1 input %d range top %d, want layer 0's proven %d", j, got, l.Z[j].Hi)
 	}
 }
+
+// lanesNet is a 4 → 7 → 5 → 1 tanh network with biases (weights normal, σ 1/√in) quantized
+// packed w8/a8 on sampled RL-CC states.
+func lanesNet(t *testing.T) *MLPIR {
+	t.Helper()
+	r := rand.New(rand.NewPCG(5, 6))
+	m := &model.Model{Version: model.NativeVersion, Name: "lanes", Inputs: []string{"a_prev", "o", "a_prev2", "o_prev"}}
+	in := 4
+	for _, out := range []int{7, 5, 1} {
+		l := model.Layer{Op: model.OpDense, In: in, Out: out, Act: model.ActTanh, W: make([][]float64, out), B: make([]float64, out)}
+		for j := range out {
+			l.W[j] = make([]float64, in)
+			for i := range in {
+				l.W[j][i] = r.NormFloat64() / math.Sqrt(float64(in))
+			}
+			l.B[j] = r.NormFloat64() / math.Sqrt(float64(in))
+		}
+		m.Layers = append(m.Layers, l)
+		in = out
+	}
+	rows, err := testutil.RLCCRows(5000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir, err := MLP(m, GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout)), rows, MLPOptions{WeightBits: 8, ActBits: 8, ChannelScales: true, Packed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ir
+}
+
+// TestTripleLanesEqualGolden: packed w8/a8, the first layer (over the int32 inputs) takes
+// 32-bit pairs and int16 weights, the second (over int8 tanh outputs) int8 weights in 21-bit
+// lanes, a group of three and one of two; every group gives the golden model's z.
+func TestTripleLanesEqualGolden(t *testing.T) {
+	ir := lanesNet(t)
+	l0, l1 := &ir.Layers[0], &ir.Layers[1]
+	if l0.LaneBits != PairLaneBits || ir.LayerWeightBits(l0) != 16 || l1.LaneBits != TripleLaneBits || ir.LayerWeightBits(l1) != 8 {
+		t.Fatalf("lanes %d and %d, weights int%d and int%d: want pairs of int16, then threes of int8", l0.LaneBits, l1.LaneBits, ir.LayerWeightBits(l0), ir.LayerWeightBits(l1))
+	}
+	for j, w := range l1.W {
+		for _, x := range w {
+			if x < math.MinInt8 || x > math.MaxInt8 {
+				t.Fatalf("layer 1 channel %d weight %d is not int8", j, x)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	checkGroups(t, "layer 0", l0, 2000, r)
+	if g := checkGroups(t, "layer 1", l1, 2000, r); g != 2 {
+		t.Errorf("layer 1: %d groups, want 2 (three lanes and two)", g)
+	}
+}
+
+// TestTripleLaneRefusesOverflow: a 21-bit lane whose proven sum passes 2^20 is refused, and
+// the refusal is needed: at the inputs that reach the bound, its group computes the wrong z.
+func TestTripleLaneRefusesOverflow(t *testing.T) {
+	ir := lanesNet(t)
+	l := &ir.Layers[1]
+	for c, w := range l.W[1] {
+		l.W[1][c] = math.MaxInt8
+		if w < 0 {
+			l.W[1][c] = math.MinInt8
+		}
+	}
+	l.B[1] = 1 << 20
+	l.Acc[1] = partialSums(l.W[1], int64(l.B[1]), l.InRange)
+	err := l.Packable(1)
+	if err == nil || !strings.Contains(err.Error(), "does not fit a 21-bit lane") {
+		t.Fatalf("Packable = %v, want a lane refusal", err)
+	}
+	v := make([]int64, l.In)
+	for c, w := range l.W[1] {
+		v[c] = l.InRange[c].Lo
+		if w > 0 {
+			v[c] = l.InRange[c].Hi
+		}
+	}
+	bias, w := l.PackGroup([]int{0, 1, 2})
+	z := l.GroupZ(bias, w, v, []int{l.Shift[0], l.Shift[1], l.Shift[2]})
+	if want := Requant(l.sum(1, v), 1, l.Shift[1]); z[1] == want {
+		t.Errorf("at the bound the packed lane still gives %d: the overflow case is not exercised", z[1])
+	}
+}
+
+// TestPackedW8Coarsens: the shipped teacher packed w8/a8 (relu over int8 activations, so its
+// second layer in 21-bit lanes) quantizes although one channel's weights overflow int8 at
+// every shift: its z grid coarsens instead, and its groups still give the golden model's z.
+func TestPackedW8Coarsens(t *testing.T) {
+	m, err := model.Load("../testdata/models/rlcc_teacher.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := testutil.RLCCRows(5000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir, err := MLP(m, GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout)), rows, MLPOptions{WeightBits: 8, ActBits: 8, ChannelScales: true, Packed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, chMax, err := calibrateMLP(m, ir.Inputs, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &ir.Layers[1]
+	if l.LaneBits != TripleLaneBits {
+		t.Fatalf("layer 1: %d-bit lanes", l.LaneBits)
+	}
+	coarse := 0
+	for j := range l.Out {
+		// Coarsened: a grid step at least twice the calibrated one.
+		if l.ZScale[j] >= 1.5*chMax[1][j]/127 {
+			coarse++
+		}
+	}
+	if coarse == 0 {
+		t.Errorf("no layer-1 channel coarsened (shifts %v)", l.Shift)
+	}
+	checkGroups(t, "layer 1", l, 2000, rand.New(rand.NewPCG(9, 10)))
+}
