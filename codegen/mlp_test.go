@@ -139,7 +139,7 @@ func buildMLPCases() ([]mlpCase, error) {
 	cs = append(cs, mlpCase{"mlp_mix_packed", ir, codegen.Options{Func: "mix"}, mixCal})
 	// int8 lanes: tanh layers with biases, packed w8/a8, so the second hidden layer (over the
 	// first's int8 tanh) takes 21-bit lanes, a full group of three and one of two.
-	ir, err = quantize.MLP(randomTanhMLP(rand.New(rand.NewPCG(5, 6)), 4, 7, 5), rlccRanges(), calib, quantize.MLPOptions{WeightBits: 8, ActBits: 8, ChannelScales: true, Packed: true})
+	ir, err = quantize.MLP(testutil.TanhMLP(rand.New(rand.NewPCG(5, 6)), 7, 5), rlccRanges(), calib, quantize.MLPOptions{WeightBits: 8, ActBits: 8, ChannelScales: true, Packed: true})
 	if err != nil {
 		return nil, fmt.Errorf("lanes8: %w", err)
 	}
@@ -148,25 +148,6 @@ func buildMLPCases() ([]mlpCase, error) {
 	}
 	cs = append(cs, mlpCase{"mlp_lanes8", ir, codegen.Options{}, calib})
 	return cs, nil
-}
-
-// randomTanhMLP is in → hidden... → 1, tanh throughout, with biases, weights and biases
-// normal with a standard deviation of 1/√in.
-func randomTanhMLP(r *rand.Rand, in int, hidden ...int) *model.Model {
-	m := &model.Model{Version: model.NativeVersion, Name: "tanh", Inputs: []string{"a_prev", "o", "a_prev2", "o_prev"}[:in]}
-	for _, out := range append(hidden, 1) {
-		l := model.Layer{Op: model.OpDense, In: in, Out: out, Act: model.ActTanh, W: make([][]float64, out), B: make([]float64, out)}
-		for j := range out {
-			l.W[j] = make([]float64, in)
-			for i := range in {
-				l.W[j][i] = r.NormFloat64() / math.Sqrt(float64(in))
-			}
-			l.B[j] = r.NormFloat64() / math.Sqrt(float64(in))
-		}
-		m.Layers = append(m.Layers, l)
-		in = out
-	}
-	return m
 }
 
 func TestMLPSnapshots(t *testing.T) {

@@ -214,21 +214,7 @@ func TestOpenReluDoesNotSaturate(t *testing.T) {
 // packed w8/a8 on sampled RL-CC states.
 func lanesNet(t *testing.T) *MLPIR {
 	t.Helper()
-	r := rand.New(rand.NewPCG(5, 6))
-	m := &model.Model{Version: model.NativeVersion, Name: "lanes", Inputs: []string{"a_prev", "o", "a_prev2", "o_prev"}}
-	in := 4
-	for _, out := range []int{7, 5, 1} {
-		l := model.Layer{Op: model.OpDense, In: in, Out: out, Act: model.ActTanh, W: make([][]float64, out), B: make([]float64, out)}
-		for j := range out {
-			l.W[j] = make([]float64, in)
-			for i := range in {
-				l.W[j][i] = r.NormFloat64() / math.Sqrt(float64(in))
-			}
-			l.B[j] = r.NormFloat64() / math.Sqrt(float64(in))
-		}
-		m.Layers = append(m.Layers, l)
-		in = out
-	}
+	m := testutil.TanhMLP(rand.New(rand.NewPCG(5, 6)), 7, 5)
 	rows, err := testutil.RLCCRows(5000, 1)
 	if err != nil {
 		t.Fatal(err)
