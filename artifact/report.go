@@ -290,10 +290,7 @@ func MLPWidths(weight, act int, channelScales, packed, unit bool) string {
 		scales = "per-channel scales"
 	}
 	if packed {
-		scales += ", packed lanes"
-		if weight == 8 {
-			scales += " (int8 weights three to a 64-bit multiply over int8 inputs, int16 in pairs over wider ones)"
-		}
+		scales += ", packed lanes" + map[bool]string{true: " (int8 weights three to a 64-bit multiply over int8 inputs, int16 in pairs over wider ones)"}[weight == 8]
 	}
 	if unit {
 		scales += ", unit output weights"
@@ -579,8 +576,7 @@ type Int8Info struct {
 	WeightBits    int  `json:"weight_bits"`
 	ActBits       int  `json:"act_bits"`
 	ChannelScales bool `json:"channel_scales"`
-	// Packed: hidden layers requantized by a shift, two channels to a 64-bit multiply (three
-	// with int8 weights over int8 inputs).
+	// Packed: hidden layers requantized by a shift, two (three: int8 over int8) channels to a 64-bit multiply.
 	Packed bool `json:"packed,omitempty"`
 	// OpenReLU: hidden relus without the upper clamp.
 	OpenReLU bool `json:"open_relu,omitempty"`
