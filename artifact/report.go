@@ -282,15 +282,15 @@ func (p *RLCCParams) Fixed() nicsdk.Params {
 }
 
 // MLPWidths names an integer MLP's widths: "w16/a16, per-channel scales" (act 0 is 16), and
-// ", packed lanes" under quantize.MLPOptions.Packed, ", unit output weights" under
-// UnitOutput.
+// ", packed lanes" under quantize.MLPOptions.Packed (with int8 weights, how they pack), ", unit
+// output weights" under UnitOutput.
 func MLPWidths(weight, act int, channelScales, packed, unit bool) string {
 	scales := "per-tensor scales"
 	if channelScales {
 		scales = "per-channel scales"
 	}
 	if packed {
-		scales += ", packed lanes"
+		scales += ", packed lanes" + map[bool]string{true: " (int8 weights three to a 64-bit multiply over int8 inputs, int16 in pairs over wider ones)"}[weight == 8]
 	}
 	if unit {
 		scales += ", unit output weights"
@@ -576,7 +576,7 @@ type Int8Info struct {
 	WeightBits    int  `json:"weight_bits"`
 	ActBits       int  `json:"act_bits"`
 	ChannelScales bool `json:"channel_scales"`
-	// Packed: hidden layers requantized by a shift, two channels to a 64-bit multiply.
+	// Packed: hidden layers requantized by a shift, two (three: int8 over int8) channels to a 64-bit multiply.
 	Packed bool `json:"packed,omitempty"`
 	// OpenReLU: hidden relus without the upper clamp.
 	OpenReLU bool `json:"open_relu,omitempty"`

@@ -12,7 +12,8 @@ import (
 // MLP prints an integer MLP IR as C: fully unrolled straight-line code (no loops, no floats,
 // no heap, no calls), weights as constants in the code, activation tables as static const
 // arrays. A hidden layer whose channels all take packed lanes (quantize.MLPLayer.Packable)
-// computes them two to a uint64, its packed weight words in a table (mlp_pack.go). Every
+// computes them two (32-bit lanes) or three (21-bit) to a uint64, its packed weight words in
+// a table (mlp_pack.go). Every
 // accumulator has the C type its proven range needs (quantize.MLPLayer.AccBits),
 // requantization multiplies in int64 and shifts, and clamps are ternaries, exactly as
 // quantize.MLPIR.Call computes (y, or with Fold the multiplier). The entry point is int32_t
@@ -270,7 +271,7 @@ func (g *mlpGen) lowerSource() []*node {
 		l := &ir.Layers[k]
 		acc := accType(l.AccBits)
 		body = append(body, line(""), &node{Kind: kindComment, Lines: []string{
-			fmt.Sprintf("layer %d: dense %d -> %d, %s, int%d weights, %s accumulators, int%d grid", k, l.In, l.Out, l.Act, ir.WeightBits, acc, l.Bits)}})
+			fmt.Sprintf("layer %d: dense %d -> %d, %s, int%d weights, %s accumulators, int%d grid", k, l.In, l.Out, l.Act, ir.LayerWeightBits(l), acc, l.Bits)}})
 		if l.Act == quantize.ActTanh {
 			ns = append(ns, line(""), g.tanhTable(k))
 		}
@@ -278,7 +279,7 @@ func (g *mlpGen) lowerSource() []*node {
 		if !l.Final {
 			next = accType(ir.Layers[k+1].AccBits)
 		}
-		if packedPairs(l) {
+		if isPacked(l) {
 			var tab *node
 			var nodes []*node
 			tab, nodes, pending, pins = g.packedLayer(k, used[k+1], next, pending, pins)
@@ -368,6 +369,9 @@ func (g *mlpGen) activate(k, j int, next string) *node {
 	z, zr := fmt.Sprintf("z%d_%d", k, j), l.Z[j]
 	switch l.Act {
 	case quantize.ActTanh:
+		if span, ok := tanhSpan(l); ok {
+			return stmt("const %s v%d_%d = %s_tanh%d[%s];", next, k+1, j, g.fn, k, offset(z, -span.Lo))
+		}
 		return stmt("const %s v%d_%d = %s_tanh%d[(%s) + 128];", next, k+1, j, g.fn, k, clamp(z, zr, -128, 127))
 	case quantize.ActReLU:
 		return stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, 0, l.ReluTop(j)))
@@ -375,8 +379,8 @@ func (g *mlpGen) activate(k, j int, next string) *node {
 	return stmt("const %s v%d_%d = (%s)(%s);", next, k+1, j, next, clamp(z, zr, -l.ZMax()-1, l.ZMax()))
 }
 
-// tanhTable is layer k's tanh table: a hidden layer's int8 entries, or the final layer's
-// (outTableC; its fold's under the RL-CC handler).
+// tanhTable is layer k's tanh table: a hidden layer's int8 entries (extended over tanhSpan),
+// or the final layer's (outTableC; its fold's under the RL-CC handler).
 func (g *mlpGen) tanhTable(k int) *node {
 	l := &g.ir.Layers[k]
 	name := fmt.Sprintf("%s_tanh%d", g.fn, k)
@@ -387,11 +391,29 @@ func (g *mlpGen) tanhTable(k int) *node {
 		}
 		return &node{Kind: kindTable, Name: name, Type: "int32_t", Values: outTableC(table, l.Bits)}
 	}
-	vals := make([]string, 0, len(l.Table))
-	for _, v := range l.Table {
+	table := l.Table
+	if span, ok := tanhSpan(l); ok {
+		table = nil
+		for z := span.Lo; z <= span.Hi; z++ {
+			table = append(table, l.Table[min(max(z, -128), 127)+128])
+		}
+	}
+	vals := make([]string, 0, len(table))
+	for _, v := range table {
 		vals = append(vals, strconv.Itoa(int(v)))
 	}
 	return &node{Kind: kindTable, Name: name, Type: "int8_t", Values: vals}
+}
+
+// tanhSpan is the hull of hidden tanh layer l's proven z, when it lies within ±wideSpan: its
+// table is then extended over it, the saturated ends repeated, so that v = table[z − lo]
+// needs no clamp (as the LSTM's gate tables).
+func tanhSpan(l *quantize.MLPLayer) (quantize.Interval, bool) {
+	span := l.Z[0]
+	for _, z := range l.Z {
+		span = quantize.Interval{Lo: min(span.Lo, z.Lo), Hi: max(span.Hi, z.Hi)}
+	}
+	return span, span.Lo >= -wideSpan && span.Hi < wideSpan
 }
 
 // outTableC is a final tanh's table as C values: an 8-bit grid's 256 entries as they are, a

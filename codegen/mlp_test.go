@@ -137,6 +137,16 @@ func buildMLPCases() ([]mlpCase, error) {
 		return nil, fmt.Errorf("mix packed: %w", err)
 	}
 	cs = append(cs, mlpCase{"mlp_mix_packed", ir, codegen.Options{Func: "mix"}, mixCal})
+	// int8 lanes: tanh layers with biases, packed w8/a8, so the second hidden layer (over the
+	// first's int8 tanh) takes 21-bit lanes, a full group of three and one of two.
+	ir, err = quantize.MLP(testutil.TanhMLP(rand.New(rand.NewPCG(5, 6)), 7, 5), rlccRanges(), calib, quantize.MLPOptions{WeightBits: 8, ActBits: 8, ChannelScales: true, Packed: true})
+	if err != nil {
+		return nil, fmt.Errorf("lanes8: %w", err)
+	}
+	if ir.Layers[1].LaneBits != quantize.TripleLaneBits {
+		return nil, fmt.Errorf("lanes8: layer 1 has %d-bit lanes", ir.Layers[1].LaneBits)
+	}
+	cs = append(cs, mlpCase{"mlp_lanes8", ir, codegen.Options{}, calib})
 	return cs, nil
 }
 

@@ -77,6 +77,25 @@ func TestCompileInt8RLCC(t *testing.T) {
 	}
 }
 
+// Issue 31, target 7: the 4→32→32→1 tanh MLP with biases (testdata/gen/tanh32.py) at w8/a8
+// packs its second hidden layer's int8 weights three to a 64-bit multiply and fits 2 µs on
+// one dpa thread (≤ 3,600 cycles; 7,920 unpacked) at max |Δy| ≤ 0.05 (0.675 unpacked, its
+// first layer's tanh grid spanning ±100), bit-exact.
+func TestCompileInt8LanesWide(t *testing.T) {
+	t.Parallel()
+	r, _ := compileOnce(t, "int8-tanh32", CompileOptions{Model: "../testdata/models/rlcc_tanh32.onnx", Core: "dpa",
+		Int8: &golden.Int8Options{Quant: quantize.MLPOptions{WeightBits: 8, ActBits: 8, ChannelScales: true, Packed: true}}})
+	if v := r.Verify; v.Mismatches != 0 || v.Vectors < testVectors || v.UBSan != "clean" {
+		t.Errorf("verify: %d vectors, %d mismatches, UBSan %s", v.Vectors, v.Mismatches, v.UBSan)
+	}
+	if i := r.Int8; i == nil || i.WeightBits != 8 || i.ActBits != 8 || !i.Packed || i.MaxAbsDy > 0.05 {
+		t.Errorf("int8 %+v, want packed w8/a8 within max |dy| 0.05", i)
+	}
+	if b := r.Budget; b.WCETCycles > 3600 || !b.Fits {
+		t.Errorf("WCET of %s %d cycles = %v µs, want at most 3600 (2 µs at dpa's assumed clock)", b.Entry, b.WCETCycles, b.WCETMicros)
+	}
+}
+
 // --handler none with calibration rows: the model alone, input ranges from the rows.
 func TestCompileInt8None(t *testing.T) {
 	t.Parallel()

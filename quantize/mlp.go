@@ -50,6 +50,10 @@ package quantize
 // inputs shifted until ±8191 weights prove int32; with OpenReLU, hidden relus without the
 // upper clamp. Codegen then computes two channels with one
 // 64-bit multiply per input. On the teacher: max |Δy| 0.0039, flips 0.090% (with the corners).
+// With WeightBits 8, a layer over int8 inputs (after a hidden tanh or an int8 activation)
+// takes int8 weights in 21-bit lanes, three channels to a multiply; the first layer, over
+// the int32 inputs, keeps the 32-bit pairs and their int16 weights. On a 4→32→32→1 tanh MLP
+// with biases fit to the teacher: max |Δy| 0.030, flips 0.68%.
 //
 // Unit output weights (MLPOptions.UnitOutput, mlp_unit.go): each final weight's magnitude moves
 // into the relu channel it reads, so the final layer is a sum of its inputs with signs and its
@@ -100,7 +104,9 @@ type MLPOptions struct {
 	// weights are scaled by the largest power of two at which they fit int16 and every
 	// partial sum, rounding half included, is proven in int32. Two such accumulators share
 	// one 64-bit register in the C (codegen packs them), so one multiply advances two
-	// channels. The final layer is quantized as without it.
+	// channels. With WeightBits 8, a layer whose inputs are int8 takes int8 weights proven in
+	// 21-bit lanes instead, three to a register (MLPLayer.LaneBits). The final layer is
+	// quantized as without it.
 	Packed bool
 	// OpenReLU (with Packed) drops hidden relus' upper clamp (MLPLayer.Open): one instruction
 	// less a channel and no saturation, but the next layer's lane proof takes z's whole proven
@@ -118,6 +124,13 @@ type MLPOptions struct {
 // DefaultTanhClip8 balances the int8 final tanh table's two errors: half a grid step,
 // TanhClip/254, and the clip, 1 − tanh(TanhClip).
 const DefaultTanhClip8 = 2.65
+
+// HiddenTanhClip bounds a hidden tanh's int8 pre-activation grid to ±HiddenTanhClip
+// (spanning min(HiddenTanhClip, calibrated max)), as DefaultTanhClip8 does a final one's:
+// a grid over a first layer's whole calibrated range (±100 with o up to 128) has steps of
+// 0.8, where tanh is steep (on a 4→32→32→1 tanh net fit to the teacher: max |Δy| 0.65
+// spanning the calibrated max, 0.07 clipped).
+const HiddenTanhClip = DefaultTanhClip8
 
 // DefaultTanhClip16 is the int16 grid's clip: 1 − tanh(8) < 2.3e-7.
 const DefaultTanhClip16 = 8
@@ -143,6 +156,9 @@ type MLPLayer struct {
 	Bits int
 	// Final is the last layer: its result is Q(OutFrac) int32.
 	Final bool
+	// LaneBits is the width of the packed lanes a hidden layer's channels take under
+	// MLPOptions.Packed (mlp_pack.go): 32 or 21; 0 when the layer is not packed.
+	LaneBits int
 	// Open is a hidden relu layer without the grid's upper clamp (MLPOptions.Packed): z
 	// keeps its proven range, which the next layer's proofs take as its inputs'.
 	Open bool
@@ -536,6 +552,15 @@ func (l *MLPLayer) ReluTop(j int) int64 {
 // ZMax is the top of a hidden layer's output grid: 127 or 32767.
 func (l *MLPLayer) ZMax() int64 { return int64(1)<<(l.Bits-1) - 1 }
 
+// LayerWeightBits is the width of layer l's weights: WeightBits, but 16 in packed pairs,
+// whose lanes hold int16 weights whatever WeightBits (MLPOptions.Packed).
+func (ir *MLPIR) LayerWeightBits(l *MLPLayer) int {
+	if l.LaneBits == PairLaneBits {
+		return 16
+	}
+	return ir.WeightBits
+}
+
 // OutValue is y / 2^OutFrac.
 func (ir *MLPIR) OutValue(y int32) float64 { return math.Ldexp(float64(y), -ir.OutFrac) }
 
@@ -582,7 +607,10 @@ func (ir *MLPIR) Dump() string {
 	}
 	for k := range ir.Layers {
 		l := &ir.Layers[k]
-		p("layer %d dense %d->%d %s int%d weights int%d acc int%d", k, l.In, l.Out, l.Act, l.Bits, ir.WeightBits, l.AccBits)
+		p("layer %d dense %d->%d %s int%d weights int%d acc int%d", k, l.In, l.Out, l.Act, l.Bits, ir.LayerWeightBits(l), l.AccBits)
+		if l.LaneBits != 0 {
+			p(" lanes %d", l.LaneBits)
+		}
 		if l.Final {
 			p(" final")
 		}

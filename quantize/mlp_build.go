@@ -154,6 +154,9 @@ func (b *mlpBuild) layer(k int, l *model.Layer, final bool, rng []Interval, step
 			ql.ZScale[j] = b.chMax[k][j] / float64(qmax)
 		}
 	}
+	if b.opt.Packed && !final {
+		ql.LaneBits = b.laneBits(rng)
+	}
 	for j := range l.Out {
 		if b.unitScale > 0 && final {
 			if err := b.unitChannel(&ql, k, j, l, rng); err != nil {
@@ -246,8 +249,11 @@ func (b *mlpBuild) grid(k int, l *model.Layer, final bool) (qmax int64, bits int
 		qmax, bits = 32767, 16
 	}
 	span := b.maxAbs[k]
-	if final && l.Act == model.ActTanh {
+	switch {
+	case final && l.Act == model.ActTanh:
 		span = min(span, b.clip)
+	case l.Act == model.ActTanh:
+		span = min(span, HiddenTanhClip)
 	}
 	switch {
 	case final && l.Act != model.ActTanh:

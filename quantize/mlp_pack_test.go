@@ -1,6 +1,7 @@
 package quantize
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -55,9 +56,38 @@ func laneInputs(rng []Interval, n int, r *rand.Rand) [][]int64 {
 	return vs
 }
 
-// TestPackedPairsEqualGolden: every pair of every packed layer of the teacher, computed the
-// firmware's way (PairZ over PackPair's words, wrapping mod 2^64), gives the golden model's
-// requantized z of both channels, at the corners of the input ranges and at random inputs.
+// checkGroups: every group of packed layer l's channels (Lanes to a word), computed the
+// firmware's way (GroupZ over PackGroup's words, wrapping mod 2^64), gives the golden model's
+// requantized z of each channel, at the corners of the input ranges and at n random inputs.
+// It returns how many groups it checked.
+func checkGroups(t *testing.T, what string, l *MLPLayer, n int, r *rand.Rand) int {
+	t.Helper()
+	groups := 0
+	for a := 0; a < l.Out; a += l.Lanes() {
+		var chans []int
+		var shifts []int
+		for c := a; c < min(a+l.Lanes(), l.Out); c++ {
+			if err := l.Packable(c); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			chans, shifts = append(chans, c), append(shifts, l.Shift[c])
+		}
+		bias, w := l.PackGroup(chans)
+		for _, v := range laneInputs(l.InRange, n, r) {
+			z := l.GroupZ(bias, w, v, shifts)
+			for m, c := range chans {
+				if want := Requant(l.sum(c, v), 1, l.Shift[c]); z[m] != want {
+					t.Fatalf("%s channel %d at %v: packed z %d, golden %d", what, c, v, z[m], want)
+				}
+			}
+		}
+		groups++
+	}
+	return groups
+}
+
+// TestPackedPairsEqualGolden: every pair of every packed layer of the teacher gives the
+// golden model's z (checkGroups).
 func TestPackedPairsEqualGolden(t *testing.T) {
 	ir := packedTeacher(t, false)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -67,30 +97,10 @@ func TestPackedPairsEqualGolden(t *testing.T) {
 		if l.Final {
 			continue
 		}
-		for j := range l.Out {
-			if err := l.Packable(j); err != nil {
-				t.Fatalf("layer %d: %v", k, err)
-			}
+		if l.LaneBits != PairLaneBits {
+			t.Fatalf("layer %d: %d-bit lanes, want pairs", k, l.LaneBits)
 		}
-		for a := 0; a < l.Out; a += 2 {
-			b := a + 1
-			if b == l.Out {
-				b = -1
-			}
-			bias, w := l.PackPair(a, b)
-			for _, v := range laneInputs(l.InRange, 2000, r) {
-				za, zb := PairZ(bias, w, v, l.Shift[a], l.Shift[max(b, 0)])
-				if want := Requant(l.sum(a, v), 1, l.Shift[a]); za != want {
-					t.Fatalf("layer %d channel %d at %v: packed z %d, golden %d", k, a, v, za, want)
-				}
-				if b >= 0 {
-					if want := Requant(l.sum(b, v), 1, l.Shift[b]); zb != want {
-						t.Fatalf("layer %d channel %d at %v: packed z %d, golden %d", k, b, v, zb, want)
-					}
-				}
-			}
-			pairs++
-		}
+		pairs += checkGroups(t, fmt.Sprintf("layer %d", k), l, 2000, r)
 	}
 	if pairs != 12 {
 		t.Errorf("checked %d pairs, want 12 (two hidden layers of 12)", pairs)
@@ -136,8 +146,8 @@ func TestPackableRefusesOverflow(t *testing.T) {
 			v[c] = l.InRange[c].Hi
 		}
 	}
-	bias, w := l.PackPair(0, 1)
-	za, _ := PairZ(bias, w, v, l.Shift[0], l.Shift[1])
+	bias, w := l.PackGroup([]int{0, 1})
+	za := l.GroupZ(bias, w, v, []int{l.Shift[0], l.Shift[1]})[0]
 	if want := Requant(l.sum(0, v), 1, l.Shift[0]); za == want {
 		t.Errorf("at the bound the packed lane still gives %d: the overflow case is not exercised", za)
 	}
@@ -198,4 +208,111 @@ func TestOpenReluDoesNotSaturate(t *testing.T) {
 	if got := ir.Layers[1].InRange[j].Hi; got != l.Z[j].Hi {
 		t.Errorf("layer 1 input %d range top %d, want layer 0's proven %d", j, got, l.Z[j].Hi)
 	}
+}
+
+// lanesNet is a 4 → 7 → 5 → 1 tanh network with biases (weights normal, σ 1/√in) quantized
+// packed w8/a8 on sampled RL-CC states.
+func lanesNet(t *testing.T) *MLPIR {
+	t.Helper()
+	m := testutil.TanhMLP(rand.New(rand.NewPCG(5, 6)), 7, 5)
+	rows, err := testutil.RLCCRows(5000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir, err := MLP(m, GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout)), rows, MLPOptions{WeightBits: 8, ActBits: 8, ChannelScales: true, Packed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ir
+}
+
+// TestTripleLanesEqualGolden: packed w8/a8, the first layer (over the int32 inputs) takes
+// 32-bit pairs and int16 weights, the second (over int8 tanh outputs) int8 weights in 21-bit
+// lanes, a group of three and one of two; every group gives the golden model's z.
+func TestTripleLanesEqualGolden(t *testing.T) {
+	ir := lanesNet(t)
+	l0, l1 := &ir.Layers[0], &ir.Layers[1]
+	if l0.LaneBits != PairLaneBits || ir.LayerWeightBits(l0) != 16 || l1.LaneBits != TripleLaneBits || ir.LayerWeightBits(l1) != 8 {
+		t.Fatalf("lanes %d and %d, weights int%d and int%d: want pairs of int16, then threes of int8", l0.LaneBits, l1.LaneBits, ir.LayerWeightBits(l0), ir.LayerWeightBits(l1))
+	}
+	for j, w := range l1.W {
+		for _, x := range w {
+			if x < math.MinInt8 || x > math.MaxInt8 {
+				t.Fatalf("layer 1 channel %d weight %d is not int8", j, x)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	checkGroups(t, "layer 0", l0, 2000, r)
+	if g := checkGroups(t, "layer 1", l1, 2000, r); g != 2 {
+		t.Errorf("layer 1: %d groups, want 2 (three lanes and two)", g)
+	}
+}
+
+// TestTripleLaneRefusesOverflow: a 21-bit lane whose proven sum passes 2^20 is refused, and
+// the refusal is needed: at the inputs that reach the bound, its group computes the wrong z.
+func TestTripleLaneRefusesOverflow(t *testing.T) {
+	ir := lanesNet(t)
+	l := &ir.Layers[1]
+	for c, w := range l.W[1] {
+		l.W[1][c] = math.MaxInt8
+		if w < 0 {
+			l.W[1][c] = math.MinInt8
+		}
+	}
+	l.B[1] = 1 << 20
+	l.Acc[1] = partialSums(l.W[1], int64(l.B[1]), l.InRange)
+	err := l.Packable(1)
+	if err == nil || !strings.Contains(err.Error(), "does not fit a 21-bit lane") {
+		t.Fatalf("Packable = %v, want a lane refusal", err)
+	}
+	v := make([]int64, l.In)
+	for c, w := range l.W[1] {
+		v[c] = l.InRange[c].Lo
+		if w > 0 {
+			v[c] = l.InRange[c].Hi
+		}
+	}
+	bias, w := l.PackGroup([]int{0, 1, 2})
+	z := l.GroupZ(bias, w, v, []int{l.Shift[0], l.Shift[1], l.Shift[2]})
+	if want := Requant(l.sum(1, v), 1, l.Shift[1]); z[1] == want {
+		t.Errorf("at the bound the packed lane still gives %d: the overflow case is not exercised", z[1])
+	}
+}
+
+// TestPackedW8Coarsens: the shipped teacher packed w8/a8 (relu over int8 activations, so its
+// second layer in 21-bit lanes) quantizes although one channel's weights overflow int8 at
+// every shift: its z grid coarsens instead, and its groups still give the golden model's z.
+func TestPackedW8Coarsens(t *testing.T) {
+	m, err := model.Load("../testdata/models/rlcc_teacher.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := testutil.RLCCRows(5000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir, err := MLP(m, GridInputs(rlcc.Grid(nicsdk.DefaultParams(), nicsdk.DefaultLayout)), rows, MLPOptions{WeightBits: 8, ActBits: 8, ChannelScales: true, Packed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, chMax, err := calibrateMLP(m, ir.Inputs, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &ir.Layers[1]
+	if l.LaneBits != TripleLaneBits {
+		t.Fatalf("layer 1: %d-bit lanes", l.LaneBits)
+	}
+	coarse := 0
+	for j := range l.Out {
+		// Coarsened: a grid step at least twice the calibrated one.
+		if l.ZScale[j] >= 1.5*chMax[1][j]/127 {
+			coarse++
+		}
+	}
+	if coarse == 0 {
+		t.Errorf("no layer-1 channel coarsened (shifts %v)", l.Shift)
+	}
+	checkGroups(t, "layer 1", l, 2000, rand.New(rand.NewPCG(9, 10)))
 }

@@ -102,15 +102,7 @@ func TestUnitOutputLayers(t *testing.T) {
 		if !shift1 {
 			t.Errorf("%s: no channel before the final layer shifts by 1: its scale %g is not the finest (shifts %v)", path, f.WScale[0], h.Shift)
 		}
-		for a := 0; a < h.Out; a += 2 {
-			bias, w := h.PackPair(a, a+1)
-			for _, v := range laneInputs(h.InRange, 500, r) {
-				za, zb := PairZ(bias, w, v, h.Shift[a], h.Shift[a+1])
-				if za != Requant(h.sum(a, v), 1, h.Shift[a]) || zb != Requant(h.sum(a+1, v), 1, h.Shift[a+1]) {
-					t.Fatalf("%s: pair %d at %v: packed z differs from the golden model's", path, a, v)
-				}
-			}
-		}
+		checkGroups(t, path, h, 500, r)
 		p, u := plain.Fidelity, ir.Fidelity
 		t.Logf("%s: max |dy| %.5f -> %.5f, flips %.3f%% -> %.3f%% with unit output weights (final shift %d)", path, p.MaxAbs, u.MaxAbs, 100*p.Flips, 100*u.Flips, f.Shift[0])
 		if u.MaxAbs > p.MaxAbs || u.Flips > p.Flips {

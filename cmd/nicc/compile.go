@@ -136,7 +136,10 @@ calibration rows: --calib CSV, or --samples (here default 20000) RL-CC states sa
 (quantize.MLP, plus the corners of the input ranges in the calibration) takes the cheapest of
 int8 weights and activations, int8 weights with int16 activations, and int16 both whose max
 |dy| <= 2/128 and direction flips <= 0.1% against the float teacher, else the most accurate;
---weight-bits and --act-bits (8 or 16) fix it instead. An LSTM (dense(relu) -> LSTM ->
+--weight-bits and --act-bits (8 or 16) fix it instead; 8 and 8 pack the hidden layers (each
+requantized by a shift): a layer over int8 activations computes three channels with one 64-bit
+multiply of int8 weights in 21-bit lanes, the first, over the int32 inputs, two with int16
+weights in 32-bit lanes. An LSTM (dense(relu) -> LSTM ->
 dense(tanh), quantize.LSTM) keeps h as int8 and c as a mu-law byte code (its range and mu from
 calibration) in the flow context after the handler's words, and under --handler rlcc returns the rate multiplier from its output table; its entry
 under --handler none is nicc_policy(x, state). The report gives the configuration (and the

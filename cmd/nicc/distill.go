@@ -282,13 +282,14 @@ func compileSamples(flags []cli.Flag) []cli.Flag {
 }
 
 // int8Quant is the configuration --weight-bits and --act-bits give (the other 16, scales per
-// channel), or the zero value, which lets the compiler choose by the measured error, when
-// neither is set.
+// channel; 8 both packs the hidden layers, int8 weights over int8 activations three to a
+// 64-bit multiply), or the zero value, which lets the compiler choose by the measured error,
+// when neither is set.
 func int8Quant(c *cli.Context, wb, ab int) quantize.MLPOptions {
 	if !c.IsSet("weight-bits") && !c.IsSet("act-bits") {
 		return quantize.MLPOptions{}
 	}
-	return quantize.MLPOptions{WeightBits: wb, ActBits: ab, ChannelScales: true}
+	return quantize.MLPOptions{WeightBits: wb, ActBits: ab, ChannelScales: true, Packed: wb == 8 && ab == 8}
 }
 
 // int8ForCompile serves nicc compile --target int (int8): the quantization flags.

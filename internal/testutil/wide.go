@@ -2,9 +2,13 @@ package testutil
 
 import (
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/nicc-dev/nicc/model"
 )
 
 // TeacherWide writes the RL-CC teacher (its native JSON at teacherJSON) widened to a window of three states of (action, o): its
@@ -35,4 +39,24 @@ func TeacherWide(t testing.TB, teacherJSON string) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TanhMLP is an RL-CC network, 4 → hidden... → 1, tanh throughout, with biases, its weights
+// and biases normal with a standard deviation of 1/√in, drawn from r.
+func TanhMLP(r *rand.Rand, hidden ...int) *model.Model {
+	in := 4
+	m := &model.Model{Version: model.NativeVersion, Name: "tanh", Inputs: []string{"a_prev", "o", "a_prev2", "o_prev"}}
+	for _, out := range append(hidden, 1) {
+		l := model.Layer{Op: model.OpDense, In: in, Out: out, Act: model.ActTanh, W: make([][]float64, out), B: make([]float64, out)}
+		for j := range out {
+			l.W[j] = make([]float64, in)
+			for i := range in {
+				l.W[j][i] = r.NormFloat64() / math.Sqrt(float64(in))
+			}
+			l.B[j] = r.NormFloat64() / math.Sqrt(float64(in))
+		}
+		m.Layers = append(m.Layers, l)
+		in = out
+	}
+	return m
 }
