@@ -593,7 +593,7 @@ type Int8Info struct {
 	MaxAbsDy  float64 `json:"max_abs_dy"`
 	FlipRate  float64 `json:"flip_rate"`
 	// Trials are the configurations tried, cheapest first, when none was given: the first
-	// that met the targets (else the most accurate) was chosen.
+	// that met the targets (else the cheapest near the most accurate, golden.Int8NearDy) was chosen.
 	Trials []Int8Trial `json:"trials,omitempty"`
 }
 

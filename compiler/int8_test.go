@@ -80,11 +80,16 @@ func TestCompileInt8RLCC(t *testing.T) {
 // Issue 31, target 7: the 4→32→32→1 tanh MLP with biases (testdata/gen/tanh32.py) at w8/a8
 // packs its second hidden layer's int8 weights three to a 64-bit multiply and fits 2 µs on
 // one dpa thread (≤ 3,600 cycles; 7,920 unpacked) at max |Δy| ≤ 0.05 (0.675 unpacked, its
-// first layer's tanh grid spanning ±100), bit-exact.
+// first layer's tanh grid spanning ±100), bit-exact. The automatic choice takes it: no
+// configuration meets the targets, and w16/a16 packed, barely more accurate, is over the
+// budget.
 func TestCompileInt8LanesWide(t *testing.T) {
 	t.Parallel()
 	r, _ := compileOnce(t, "int8-tanh32", CompileOptions{Model: "../testdata/models/rlcc_tanh32.onnx", Core: "dpa",
-		Int8: &golden.Int8Options{Quant: quantize.MLPOptions{WeightBits: 8, ActBits: 8, ChannelScales: true, Packed: true}}})
+		Int8: &golden.Int8Options{}})
+	if tr := r.Int8.Trials; len(tr) < 4 || tr[0].MaxAbsDy <= tr[3].MaxAbsDy || tr[0].MaxAbsDy > tr[3].MaxAbsDy+golden.Int8NearDy {
+		t.Errorf("trials %+v: want the most accurate within 1/128 of w8/a8 packed, and more accurate", tr)
+	}
 	if v := r.Verify; v.Mismatches != 0 || v.Vectors < testVectors || v.UBSan != "clean" {
 		t.Errorf("verify: %d vectors, %d mismatches, UBSan %s", v.Vectors, v.Mismatches, v.UBSan)
 	}

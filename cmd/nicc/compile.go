@@ -134,9 +134,10 @@ quantizes a network itself into integer weights and activations of 8 or 16 bits 
 calibration rows: --calib CSV, or --samples (here default 20000) RL-CC states sampled under
 --handler rlcc. A dense network
 (quantize.MLP, plus the corners of the input ranges in the calibration) takes the cheapest of
-int8 weights and activations, int8 weights with int16 activations, and int16 both whose max
-|dy| <= 2/128 and direction flips <= 0.1% against the float teacher, else the most accurate;
---weight-bits and --act-bits (8 or 16) fix it instead; 8 and 8 pack the hidden layers (each
+int8 weights and activations (packed), int8 weights with int16 activations, and int16 both whose
+max |dy| <= 2/128 and direction flips <= 0.1% against the float teacher, else the cheapest
+within 1/128 of the most accurate's max |dy|; --weight-bits and --act-bits (8 or 16) fix it
+instead; 8 and 8 pack the hidden layers (each
 requantized by a shift): a layer over int8 activations computes three channels with one 64-bit
 multiply of int8 weights in 21-bit lanes, the first, over the int32 inputs, two with int16
 weights in 32-bit lanes. An LSTM (dense(relu) -> LSTM ->
