@@ -55,8 +55,14 @@ func TestLSTMShipped(t *testing.T) {
 		if want := math.Round(128 / (1 + math.Exp(-z*quantize.SigStep))); float64(ir.Sigmoid[k]) != want {
 			t.Errorf("sigmoid[%d] = %d, want %v", k, ir.Sigmoid[k], want)
 		}
-		if want := math.Round(math.Ldexp(math.Tanh(z*ir.OutScale), ir.OutFrac)); float64(ir.OutTable[k]) != want {
-			t.Errorf("out[%d] = %d, want %v", k, ir.OutTable[k], want)
+	}
+	if len(ir.OutTable) != 2*quantize.OutHalf {
+		t.Errorf("output table of %d entries", len(ir.OutTable))
+	}
+	for k, y := range ir.OutTable {
+		z := float64(k - quantize.OutHalf)
+		if want := math.Round(math.Ldexp(math.Tanh(z*ir.OutScale), ir.OutFrac)); float64(y) != want {
+			t.Errorf("out[%d] = %d, want %v", k, y, want)
 		}
 	}
 	for k, v := range ir.TanhC {
