@@ -36,7 +36,7 @@ func TestPlanProducts(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a table holds at least one row of the gates' 16 packed words, 128 bytes (x0's proven
-	// range is a few rows since its 10-bit grid: a plan fits in 640 bytes)
+	// range is a few rows)
 	if ps := planProducts(ir, 127, p.Costs); ps != nil {
 		t.Errorf("a plan %s within 127 bytes", ps)
 	}
