@@ -44,8 +44,8 @@ func LSTM(ir *quantize.LSTMIR, opt Options) (*Files, error) {
 			return nil, err
 		}
 	}
-	if ir.Fold != nil && len(ir.Fold) != 256 {
-		return nil, fmt.Errorf("codegen: a folded output table has 256 entries, not %d", len(ir.Fold))
+	if ir.Fold != nil && len(ir.Fold) != 2*quantize.OutHalf {
+		return nil, fmt.Errorf("codegen: a folded output table has %d entries, not %d", 2*quantize.OutHalf, len(ir.Fold))
 	}
 	g := &lstmGen{ir: ir, opt: opt, fn: fn, macro: upper(fn), header: fn + ".h", fold: ir.Fold}
 	return &Files{
@@ -87,7 +87,7 @@ func checkLSTM(ir *quantize.LSTMIR) error {
 	if err := lane("gate", &ir.Gates, ir.Pre.Out+H, 4*H); err != nil {
 		return err
 	}
-	if len(ir.Sigmoid) != 256 || len(ir.GTable) != 256 || len(ir.OutTable) != 256 || len(ir.OutW) != H || len(ir.CellDec) != 256 ||
+	if len(ir.Sigmoid) != 256 || len(ir.GTable) != 256 || len(ir.OutTable) != 2*quantize.OutHalf || len(ir.OutW) != H || len(ir.CellDec) != 256 ||
 		len(ir.TanhC) != len(ir.CellEnc) || len(ir.TanhC) < 1 || len(ir.TanhC) > quantize.MaxCellRows || ir.CellShift < 0 || ir.CellShift > 30 {
 		return fmt.Errorf("codegen: LSTM tables are malformed")
 	}
@@ -164,8 +164,8 @@ func (g *lstmGen) headerComment(file string) *node {
 		fmt.Sprintf("    cell_dec[code]; t = (f*c + i*g) >> %d, the new cell on a uniform grid (from %d), indexes", ir.CellShift, ir.CellLo),
 		"    one table: tanh_c at t (its step's centre, times 127), then the new code at t;",
 		"    h' = (o*tanh_c + 64) >> 7 (/127)",
-		fmt.Sprintf("  dense %d -> 1 tanh: z = clamp((acc * %d + 2^%d) >> %d, -128, 127), acc int32 in [%d, %d]",
-			ir.Hidden, ir.OutMult, ir.OutShift-1, ir.OutShift, ir.OutAcc.Lo, ir.OutAcc.Hi),
+		fmt.Sprintf("  dense %d -> 1 tanh: z = clamp((acc * %d + 2^%d) >> %d, %d, %d), acc int32 in [%d, %d]",
+			ir.Hidden, ir.OutMult, ir.OutShift-1, ir.OutShift, -quantize.OutHalf, quantize.OutHalf-1, ir.OutAcc.Lo, ir.OutAcc.Hi),
 		"",
 	)
 	if g.fold != nil {
@@ -387,9 +387,9 @@ func (g *lstmGen) lowerSource() []*node {
 	}
 	sigT, gT := gateTables(ir)
 	live, pre := liveUnits(&ir.Pre)
-	out := tab("out", "int32_t", ints(256, func(k int) int64 { return int64(ir.OutTable[k]) }))
+	out := tab("out", "int32_t", ints(2*quantize.OutHalf, func(k int) int64 { return int64(ir.OutTable[k]) }))
 	if g.fold != nil {
-		out = tab("out", "int32_t", ints(256, func(k int) int64 { return int64(g.fold[k]) }))
+		out = tab("out", "int32_t", ints(2*quantize.OutHalf, func(k int) int64 { return int64(g.fold[k]) }))
 	}
 	ns := append(g.preamble(),
 		tab("pre", "uint64_t", packed(&pre)),
@@ -510,10 +510,10 @@ func (g *lstmGen) lowerSource() []*node {
 			fmt.Fprintf(&acc, " + %d * hn%d", w, j)
 		}
 	}
-	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{"output: dense tanh on the int8 grid z"}},
+	body = append(body, line(""), &node{Kind: kindComment, Lines: []string{fmt.Sprintf("output: dense tanh on the %d-entry grid z", 2*quantize.OutHalf)}},
 		stmt("const int32_t acc = %s;", acc.String()),
 		stmt("const int64_t z = ((int64_t)acc * %d + %s) >> %d;", ir.OutMult, lit(int64(1)<<(ir.OutShift-1), 64), ir.OutShift),
-		stmt("return out[(%s) + 128];", clamp("z", ir.OutZ, -128, 127)))
+		stmt("return out[(%s) + %d];", clamp("z", ir.OutZ, -quantize.OutHalf, quantize.OutHalf-1), quantize.OutHalf))
 
 	return append(ns, entry(g.macro, g.fn, "const int32_t *x, uint32_t *state", "x, state", body, g.opt.Inline)...)
 }

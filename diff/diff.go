@@ -297,9 +297,9 @@ func (d *differ) int8() error {
 // row are one step from the zero state.
 func (d *differ) int8LSTM(ir *quantize.LSTMIR) {
 	d.lstm = ir
-	d.rep.Figures.Headline = fmt.Sprintf("integer LSTM: x_t %d-bit, h int8, c a μ-law byte, y int8 grid", bits.Len(uint(quantize.PreMax)))
-	d.rep.Student = fmt.Sprintf("integer LSTM (x_t in [0, %d], gates by 256-entry tables, h int8 and c a byte on a μ-law grid (μ %g, ±%.3g) in %d context words, output on an int8 grid in Q%d) calibrated on %s",
-		quantize.PreMax, ir.CellMu, ir.CellMax, ir.StateWords(), ir.OutFrac, d.c.Calib)
+	d.rep.Figures.Headline = fmt.Sprintf("integer LSTM: x_t %d-bit, h int8, c a μ-law byte, y on a %d-entry grid", bits.Len(uint(quantize.PreMax)), 2*quantize.OutHalf)
+	d.rep.Student = fmt.Sprintf("integer LSTM (x_t in [0, %d], gates by 256-entry tables, h int8 and c a byte on a μ-law grid (μ %g, ±%.3g) in %d context words, output on a %d-entry grid in Q%d) calibrated on %s",
+		quantize.PreMax, ir.CellMu, ir.CellMax, ir.StateWords(), 2*quantize.OutHalf, ir.OutFrac, d.c.Calib)
 	d.rep.Notes = append(d.rep.Notes, fmt.Sprintf("LSTM: the rows run as sequences of %d steps from the zero recurrent state, float and integer each carrying its own state (as quantize measures its fidelity)", ir.SeqLen))
 	d.setInteger(ir.Inputs, func(raw []int32) float64 {
 		return ir.OutValue(ir.Step(raw, make([]uint32, ir.StateWords())))
@@ -595,7 +595,7 @@ func (d *differ) traceLSTM() {
 			raw[i] = in.Quantize(row[i])
 		}
 		yq, tr := ir.StepTrace(raw, state)
-		if ir.Step(raw, check) != yq || !slices.Equal(state, check) || ir.OutTable[tr.Z+128] != yq {
+		if ir.Step(raw, check) != yq || !slices.Equal(state, check) || ir.OutTable[tr.Z+quantize.OutHalf] != yq {
 			mismatch++
 			copy(check, state)
 		}

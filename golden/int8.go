@@ -177,7 +177,7 @@ func (c *Model) inputRangeError(calib [][]float64, lo, hi []float64, err error) 
 // quantizeLSTM is quantize.LSTM over the calibration rows (as sequences; without the range
 // corners, which would coarsen x_t's grid: beyond its calibrated max x_t saturates, and the
 // lanes are proven over the whole declared ranges either way). Under the RL-CC
-// handler the int8 output grid's 256 values of y fold with the action → multiplier map into
+// handler the output grid's 2·OutHalf values of y fold with the action → multiplier map into
 // one table: the policy returns the multiplier (nicsdk.OutM).
 func (c *Model) QuantizeLSTM(inputs []quantize.Input, calib [][]float64) error {
 	if c.Opt.Int8.Quant != (quantize.MLPOptions{}) {

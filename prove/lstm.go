@@ -68,7 +68,7 @@ func newLSTMBounds(ir *quantize.LSTMIR, m func(int32) uint32) (*lstmBounds, erro
 	}
 	return &lstmBounds{ir: ir, m: m, sigmoid: tableRange(ir.Sigmoid, 128), gtable: tableRange(ir.GTable, 128),
 		cellDec: tableRange(ir.CellDec, 128), cellEnc: tableRange(ir.CellEnc, -ir.CellLo), tanhC: tableRange(ir.TanhC, -ir.CellLo),
-		outTable: tableRange(ir.OutTable, 128)}, nil
+		outTable: tableRange(ir.OutTable, quantize.OutHalf)}, nil
 }
 
 // step bounds the multiplier of one step from any input of b and any memory of mem, and the
@@ -108,10 +108,10 @@ func (lb *lstmBounds) step(b box, mem memory) (mlo, mhi uint32, next memory) {
 		next.h[j] = span{hn.lo + 64, hn.hi + 64}.shr(7)
 		acc = acc.add(span{int64(ir.OutW[j]), int64(ir.OutW[j])}.mul(next.h[j]))
 	}
-	z := span{quantize.Requant(acc.lo, ir.OutMult, ir.OutShift), quantize.Requant(acc.hi, ir.OutMult, ir.OutShift)}.clamp(-128, 127)
+	z := span{quantize.Requant(acc.lo, ir.OutMult, ir.OutShift), quantize.Requant(acc.hi, ir.OutMult, ir.OutShift)}.clamp(-quantize.OutHalf, quantize.OutHalf-1)
 	mlo, mhi = ^uint32(0), 0
 	for k := z.lo; k <= z.hi; k++ {
-		m := lb.m(ir.Returned(ir.OutTable[k+128]))
+		m := lb.m(ir.Returned(ir.OutTable[k+quantize.OutHalf]))
 		mlo, mhi = min(mlo, m), max(mhi, m)
 	}
 	return mlo, mhi, next

@@ -55,8 +55,14 @@ func TestLSTMShipped(t *testing.T) {
 		if want := math.Round(128 / (1 + math.Exp(-z*quantize.SigStep))); float64(ir.Sigmoid[k]) != want {
 			t.Errorf("sigmoid[%d] = %d, want %v", k, ir.Sigmoid[k], want)
 		}
-		if want := math.Round(math.Ldexp(math.Tanh(z*ir.OutScale), ir.OutFrac)); float64(ir.OutTable[k]) != want {
-			t.Errorf("out[%d] = %d, want %v", k, ir.OutTable[k], want)
+	}
+	if len(ir.OutTable) != 2*quantize.OutHalf {
+		t.Errorf("output table of %d entries", len(ir.OutTable))
+	}
+	for k, y := range ir.OutTable {
+		z := float64(k - quantize.OutHalf)
+		if want := math.Round(math.Ldexp(math.Tanh(z*ir.OutScale), ir.OutFrac)); float64(y) != want {
+			t.Errorf("out[%d] = %d, want %v", k, y, want)
 		}
 	}
 	for k, v := range ir.TanhC {
@@ -103,8 +109,9 @@ func checkCellCode(t *testing.T, ir *quantize.LSTMIR) {
 
 // The trained LSTM (rlcc_adpg_lstm, issue 31): its cell reaches |c| ≈ 20, which an int8 grid
 // from the 99.9th percentile measured at max |Δy| 0.165 and 2.2% flips; the μ-law code and
-// the dense layer's 32-bit lanes bring it to 0.075 and 0.95% (a regression bound: the
-// issue's target is 0.02 and 0.5%).
+// the dense layer's 32-bit lanes bring it to 0.075 and 0.95%; 14-bit inputs, x_t on [0, 767]
+// and the output's 1024-entry grid over its calibrated range to 0.073 and 0.70% (a regression
+// bound: the issue's target is 0.02 and 0.5%).
 func TestLSTMTrained(t *testing.T) {
 	b, err := os.ReadFile("../testdata/models/rlcc_adpg_lstm.onnx")
 	if err != nil {
@@ -119,7 +126,7 @@ func TestLSTMTrained(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCellCode(t, ir)
-	if f := ir.Fidelity; f.MaxAbs > 0.08 || f.Flips > 0.01 || ir.CellMax < 19 {
+	if f := ir.Fidelity; f.MaxAbs > 0.075 || f.Flips > 0.0075 || ir.CellMax < 19 {
 		t.Errorf("fidelity %+v, cell code to %g", f, ir.CellMax)
 	}
 	t.Logf("max |dy| %.4f, flips %.3f%%; cell code to %.3g, mu %g", ir.Fidelity.MaxAbs, 100*ir.Fidelity.Flips, ir.CellMax, ir.CellMu)

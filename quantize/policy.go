@@ -52,7 +52,7 @@ func (ir *LSTMIR) Golden() string                       { return "LSTMIR.Step" }
 func (ir *LSTMIR) Hash() string                         { return ir.ModelHash }
 
 // FoldRLCC folds the RL-CC action map into the output table: Fold becomes the multiplier
-// of each of its 256 values of y, which Call then returns (the handler's RLCC_OUT_M).
+// of each of its 2·OutHalf values of y, which Call then returns (the handler's RLCC_OUT_M).
 func (ir *LSTMIR) FoldRLCC() {
 	ir.Fold = make([]uint32, len(ir.OutTable))
 	for k, y := range ir.OutTable {
