@@ -3,8 +3,10 @@ package compiler
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,9 +24,9 @@ import (
 // paths in its diagnostics and is always built. Verification runs on every compile's own
 // files whatever built them.
 
-// buildKey is what a build reads: the compiler, its arguments (with dir, where the sources
-// are, written as a placeholder, so that two directories of the same files are one key) and
-// each source the build can see, by name.
+// buildKey is what a build reads: the compiler (the file its name runs, toolID), its
+// arguments (with dir, where the sources are, written as a placeholder, so that two
+// directories of the same files are one key) and each source the build can see, by name.
 type buildKey [sha256.Size]byte
 
 // keyOf is the buildKey of tool run with args over sources (name → bytes, the names relative
@@ -35,7 +37,7 @@ func keyOf(tool, dir string, args []string, sources map[string][]byte) buildKey 
 		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(b))))
 		h.Write(b)
 	}
-	field([]byte(tool))
+	field([]byte(toolID(tool)))
 	for _, a := range args {
 		field([]byte(strings.ReplaceAll(a, dir, "\x00dir")))
 	}
@@ -46,6 +48,26 @@ func keyOf(tool, dir string, args []string, sources map[string][]byte) buildKey 
 	var k buildKey
 	h.Sum(k[:0])
 	return k
+}
+
+// toolID names the compiler a command line's first word runs: the file it resolves to on
+// PATH, with its size and modification time, as ccache does. Another gcc first on PATH, or
+// the same one replaced, is another compiler. tool is a name and what follows it (keyOf's
+// "gcc host"); a name not found is itself (its build fails).
+func toolID(tool string) string {
+	name, rest, _ := strings.Cut(tool, " ")
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return tool
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return tool
+	}
+	return fmt.Sprintf("%s %d %d %s", path, fi.Size(), fi.ModTime().UnixNano(), rest)
 }
 
 // buildOutput is one file a build wrote.

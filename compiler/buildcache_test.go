@@ -15,6 +15,16 @@ func TestBuildKeyIsWhatTheBuildReads(t *testing.T) {
 	if keyOf("cc", "/y/two", []string{"-O2", "-I", "/y/two", "/y/two/a.c"}, src) != k {
 		t.Error("the same build in another directory: another key")
 	}
+	// Another gcc first on PATH (a wrapper, or the tests' tamperedGCC) is another compiler.
+	gcc := keyOf("gcc host", "/x/one", []string{"-O2"}, src)
+	wrapper := t.TempDir()
+	if err := os.WriteFile(filepath.Join(wrapper, "gcc"), []byte("#!/bin/sh\nexec /usr/bin/gcc \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", wrapper+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if keyOf("gcc host", "/x/one", []string{"-O2"}, src) == gcc {
+		t.Error("another gcc first on PATH: the same key")
+	}
 	for name, other := range map[string]buildKey{
 		"a source byte": keyOf("cc", "/x/one", []string{"-O2", "-I", "/x/one", "/x/one/a.c"}, map[string][]byte{"a.c": []byte("int b;"), "a.h": src["a.h"]}),
 		"a flag":        keyOf("cc", "/x/one", []string{"-O1", "-I", "/x/one", "/x/one/a.c"}, src),
