@@ -54,7 +54,12 @@ func (f *fifo[T]) push(v T) {
 
 func (f *fifo[T]) pop() T {
 	v := f.buf[f.head]
+	f.drop()
+	return v
+}
+
+// drop removes the front, which the caller has read in place (front).
+func (f *fifo[T]) drop() {
 	f.head = f.wrap(f.head + 1)
 	f.n--
-	return v
 }

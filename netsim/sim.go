@@ -195,49 +195,63 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 // run fires events until the duration ends or a controller fails.
 func (s *sim) run() error {
 	end := s.cfg.DurationNs * 1000
+	var e event
 	for s.err == nil {
-		var e event
 		switch {
 		case s.wakes.len() > 0 && (s.q.empty() || before(s.wakes.top(), s.q.next())):
-			if s.wakes.top().at > end {
+			w := s.wakes.top()
+			if w.at > end || !s.advance(w.at) {
 				return s.err
 			}
-			w := s.wakes.pop()
-			e = event{at: w.at, kind: evHostSend, idx: w.slot}
+			// The wake's key stays on top while the host sends: the wake it sets again
+			// moves the key down in place, and one it does not set is removed after.
+			hi := int(w.slot)
+			s.hostSend(hi)
+			if s.hosts[hi].wake < 0 {
+				s.wakes.pop()
+			}
 		case !s.q.empty() && s.q.next().at <= end:
-			e = s.q.pop()
+			s.q.pop(&e)
+			if !s.advance(e.at) {
+				return s.err
+			}
+			s.fire(&e)
 		default:
 			return s.err
 		}
-		if e.at < s.now {
-			return fmt.Errorf("netsim: internal error: an event at %d ps after time %d ps (please report it)", e.at, s.now)
-		}
-		s.now = e.at
-		s.events++
-		if s.events&0xffff == 0 && s.cfg.Progress != nil {
-			s.cfg.Progress(s.now/1000, s.cfg.DurationNs)
-		}
-		s.fire(e)
 	}
 	return s.err
 }
 
-func (s *sim) fire(e event) {
+// advance moves the clock to the next event's time at, or says, with s.err set, that at is in
+// the past.
+func (s *sim) advance(at int64) bool {
+	if at < s.now {
+		s.err = fmt.Errorf("netsim: internal error: an event at %d ps after time %d ps (please report it)", at, s.now)
+		return false
+	}
+	s.now = at
+	s.events++
+	if s.events&0xffff == 0 && s.cfg.Progress != nil {
+		s.cfg.Progress(s.now/1000, s.cfg.DurationNs)
+	}
+	return true
+}
+
+func (s *sim) fire(e *event) {
 	switch e.kind {
 	case evFlowStart:
 		s.startFlow(int(e.idx))
-	case evHostSend:
-		s.hostSend(int(e.idx))
 	case evSwitchArrive:
-		s.switchArrive(e.pkt)
+		s.switchArrive(&e.pkt)
 	case evPortFree:
 		s.portFree(int(e.idx))
 	case evHostArrive:
-		s.hostArrive(e.pkt)
+		s.hostArrive(&e.pkt)
 	case evDecisionDone:
 		s.decisionDone(int(e.idx), e.rate, e.probe)
 	case evTurnaround:
-		s.turnaround(e.pkt)
+		s.turnaround(&e.pkt)
 	case evTimer:
 		s.timer(int(e.idx))
 	case evSample:
@@ -306,11 +320,18 @@ func (s *sim) hostSend(hi int) {
 	if h.ready.len() == 0 {
 		return
 	}
-	if at := h.ready.top().at; at > s.now {
-		s.wakeHost(hi, at)
+	top := h.ready.top()
+	if top.at > s.now {
+		s.wakeHost(hi, top.at)
 		return
 	}
-	s.sendBurst(int(h.ready.pop().slot))
+	// The flow's key stays on top while it sends: readied again, its key moves down in
+	// place; else it is removed after.
+	i, seq := top.slot, top.seq
+	s.sendBurst(int(i))
+	if k := h.ready.top(); k.slot == i && k.seq == seq {
+		h.ready.pop()
+	}
 	s.wakeHost(hi, h.uplink)
 }
 
@@ -400,12 +421,12 @@ func (s *sim) hostReads(hi int, ps int64) int64 {
 	return int64(float64(ps) / s.hosts[hi].clock)
 }
 
-func (s *sim) switchArrive(pk packet) {
+func (s *sim) switchArrive(pk *packet) {
 	p := &s.ports[pk.port]
 	buf := &s.buffers[p.sw]
 	// Control packets (probes, replies, CNPs) are never dropped: switches keep headroom
 	// for them. They still wait in the FIFO behind the data, so a probe measures the queue.
-	if pk.kind == pktData && (*buf+int(pk.size) > s.cfg.BufferBytes || s.overThreshold(p, int(pk.size)) || s.lose != nil && s.lose(pk)) {
+	if pk.kind == pktData && (*buf+int(pk.size) > s.cfg.BufferBytes || s.overThreshold(p, int(pk.size)) || s.lose != nil && s.lose(*pk)) {
 		s.stats.drop(s, int(pk.size))
 		return
 	}
@@ -435,7 +456,7 @@ func (s *sim) switchArrive(pk packet) {
 		s.countPause()
 	}
 	p.bytes += int(pk.size)
-	p.push(pk)
+	p.push(*pk)
 	if !p.busy {
 		s.startTx(int(pk.port))
 	}
@@ -451,7 +472,7 @@ func (s *sim) countPause() {
 // ingressHost is, under Config.PFCPerPort, the sender of data packet pk held at port p when
 // p's switch is the one that sender sends into: PFC counts pk against that host's ingress
 // port there. Otherwise nil.
-func (s *sim) ingressHost(p *port, pk packet) *host {
+func (s *sim) ingressHost(p *port, pk *packet) *host {
 	if !s.cfg.PFCPerPort || pk.kind != pktData {
 		return nil
 	}
@@ -496,7 +517,7 @@ func (s *sim) portFree(pi int) {
 	pk := p.pop()
 	p.bytes -= int(pk.size)
 	s.buffers[p.sw] -= int(pk.size)
-	if h := s.ingressHost(p, pk); h != nil {
+	if h := s.ingressHost(p, &pk); h != nil {
 		h.ingress -= int(pk.size)
 		if h.paused && h.ingress <= s.xon {
 			h.paused = false
@@ -530,7 +551,7 @@ const ackPackets = 2
 // cnpIntervalPs is the least time between two CNPs of one flow (DCQCN's 50 µs).
 const cnpIntervalPs = 50_000_000
 
-func (s *sim) hostArrive(pk packet) {
+func (s *sim) hostArrive(pk *packet) {
 	f := &s.flows[pk.flow]
 	switch pk.kind {
 	case pktData:
@@ -548,7 +569,7 @@ func (s *sim) hostArrive(pk packet) {
 			s.stats.rtts++
 		}
 		if d := s.cfg.TurnaroundNs; d > 0 {
-			s.q.pushOn(laneTurnarounds, event{at: s.now + d*1000, kind: evTurnaround, pkt: pk})
+			s.q.pushOn(laneTurnarounds, event{at: s.now + d*1000, kind: evTurnaround, pkt: *pk})
 			return
 		}
 		s.turnaround(pk)
@@ -571,7 +592,7 @@ func (s *sim) hostArrive(pk packet) {
 
 // turnaround hands a probe's reply to its sender's engine as an RTT event, Config.TurnaroundNs
 // after it arrived, with the RTT it measured on arrival; the flow's next probe may leave.
-func (s *sim) turnaround(pk packet) {
+func (s *sim) turnaround(pk *packet) {
 	f := &s.flows[pk.flow]
 	f.probing = false
 	rtt := s.hostReads(f.Src, s.now-s.cfg.TurnaroundNs*1000-pk.sent) / 1000
@@ -582,7 +603,7 @@ func (s *sim) turnaround(pk packet) {
 // bytes are delivered; a packet beyond them (one before it was dropped) is discarded, the
 // first of a gap answered with a NACK for the expected byte; one already delivered (sent
 // again after a go-back) is discarded.
-func (s *sim) receive(f *flowState, pk packet) {
+func (s *sim) receive(f *flowState, pk *packet) {
 	switch {
 	case pk.seq == f.rcvNxt || !s.cfg.GoBackN:
 		f.rcvNxt += int64(pk.size)
@@ -615,7 +636,7 @@ func (s *sim) receive(f *flowState, pk packet) {
 	}
 }
 
-func (s *sim) discard(pk packet) {
+func (s *sim) discard(pk *packet) {
 	s.stats.discardedAll += int64(pk.size)
 	if s.inWindow() {
 		s.stats.discarded += int64(pk.size)
