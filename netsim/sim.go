@@ -69,8 +69,10 @@ type host struct {
 	ready  keyHeap // its flows by next burst time, then by when they became ready (slot: the flow)
 	uplink int64   // when its uplink is free
 	wake   int64   // time of its pending wake (sim.wakes), or -1
-	engine engine
-	clock  float64 // how long an interval its NIC times really takes, per nominal ps (Config.ClockPPM)
+	// wakeSeq is its pending wake's seq: the key run sets in sim.wakes after the host sent.
+	wakeSeq uint64
+	engine  engine
+	clock   float64 // how long an interval its NIC times really takes, per nominal ps (Config.ClockPPM)
 	// Config.PFCPerPort: its data held in its first switch, and whether that switch's port
 	// from it has paused it.
 	ingress int
@@ -93,6 +95,7 @@ type sim struct {
 	scen    Scenario
 	q       eventQueue
 	wakes   keyHeap // each host's next send (slot: the host), beside q
+	sending int     // the host sending (run, hostSend), whose wakes set its key once it is done; else -1
 	now     int64
 	hosts   []host
 	ports   []port
@@ -150,7 +153,7 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	}
 	s := &sim{cfg: c, ctrl: ctrl, scen: scen, hosts: make([]host, scen.Hosts),
 		flows: make([]flowState, len(scen.Flows)), rng: rand.New(rand.NewPCG(c.Seed, 0x6e65747369))}
-	s.wakes = keyHeap{pos: newPositions(scen.Hosts)}
+	s.wakes, s.sending = keyHeap{pos: newPositions(scen.Hosts)}, -1
 	flowPos := newPositions(len(scen.Flows))
 	s.setUpTree()
 	s.stats.init(c, scen)
@@ -203,11 +206,15 @@ func (s *sim) run() error {
 			if w.at > end || !s.advance(w.at) {
 				return s.err
 			}
-			// The wake's key stays on top while the host sends: the wake it sets again
-			// moves the key down in place, and one it does not set is removed after.
+			// The wake's key stays on top while the host sends; the wake it sets last
+			// (wakeHost) then moves the key down in place, or the key is removed.
 			hi := int(w.slot)
+			s.sending = hi
 			s.hostSend(hi)
-			if s.hosts[hi].wake < 0 {
+			s.sending = -1
+			if h := &s.hosts[hi]; h.wake >= 0 {
+				s.wakes.set(hi, h.wake, h.wakeSeq)
+			} else {
 				s.wakes.pop()
 			}
 		case !s.q.empty() && s.q.next().at <= end:
@@ -304,9 +311,11 @@ func (s *sim) wakeHost(hi int, at int64) {
 	if h.wake >= 0 && h.wake <= at {
 		return
 	}
-	h.wake = at
-	s.wakes.set(hi, at, s.q.seq)
+	h.wake, h.wakeSeq = at, s.q.seq
 	s.q.seq++
+	if hi != s.sending {
+		s.wakes.set(hi, at, h.wakeSeq)
+	}
 }
 
 // hostSend sends the burst of the ready flow that is due first, then its RTT probe when it has
