@@ -44,6 +44,11 @@ type flowState struct {
 	next      int64  // earliest start of its next burst
 	lastStart int64  // start of its last burst
 	lastBurst int    // bytes of its last burst
+	// paceBurst and paceGap are burstBytes(paceRate) and gapPs of that burst at paceRate: a
+	// burst's size and the gap after it, computed again when the rate changes.
+	paceRate  uint32
+	paceBurst int
+	paceGap   int64
 	// Go-back-N (RoCE's reliable connection): the sender sends from nxt, and goes back to
 	// una, the first byte not acknowledged, on a NACK or a retransmission timeout.
 	nxt, una int64
@@ -107,6 +112,8 @@ type sim struct {
 	events  int64
 	trace   *Trace
 
+	serMTU, serProbe int64 // Config.serPs of a data packet of MTU bytes and of a probe
+
 	paused    bool // PFC: the senders' data is paused
 	xoff, xon int  // PFC thresholds on the shared buffer (Config.PFCPerPort: on a host's ingress)
 
@@ -154,6 +161,7 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	s := &sim{cfg: c, ctrl: ctrl, scen: scen, hosts: make([]host, scen.Hosts),
 		flows: make([]flowState, len(scen.Flows)), rng: rand.New(rand.NewPCG(c.Seed, 0x6e65747369))}
 	s.wakes, s.sending = keyHeap{pos: newPositions(scen.Hosts)}, -1
+	s.serMTU, s.serProbe = c.serPs(c.MTU), c.serPs(c.ProbeBytes)
 	flowPos := newPositions(len(scen.Flows))
 	s.setUpTree()
 	s.stats.init(c, scen)
@@ -354,7 +362,11 @@ func (s *sim) sendBurst(i int) {
 	case s.now-f.progressAt >= s.rtoPs(f.Src):
 		s.timeout(f)
 	}
-	burst := s.burstBytes(f.rate)
+	if f.paceBurst == 0 || f.paceRate != f.rate {
+		f.paceRate, f.paceBurst = f.rate, s.burstBytes(f.rate)
+		f.paceGap = s.gapPs(f.Src, f.paceBurst, f.rate)
+	}
+	burst := f.paceBurst
 	if f.Bytes > 0 {
 		burst = int(min(int64(burst), f.Bytes-f.nxt))
 	}
@@ -368,7 +380,7 @@ func (s *sim) sendBurst(i int) {
 	}
 	for off := 0; off < burst; {
 		size := min(burst-off, s.cfg.MTU)
-		t += s.cfg.serPs(size)
+		t += s.serPs(size)
 		s.toSwitch(laneUplinks, f.Src, t+prop, packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst), seq: f.nxt + int64(off)})
 		off += size
 	}
@@ -387,7 +399,11 @@ func (s *sim) sendBurst(i int) {
 	}
 	f.sinceTick += uint32(burst)
 	f.lastStart, f.lastBurst = s.now, burst
-	f.next = s.now + s.gapPs(f.Src, burst, f.rate)
+	gap := f.paceGap
+	if burst != f.paceBurst {
+		gap = s.gapPs(f.Src, burst, f.rate)
+	}
+	f.next = s.now + gap
 	s.ready(i)
 	if s.cfg.TXEvents {
 		s.ccEvent(i, nicsdk.Event{Type: nicsdk.EvTX, TxBytes: uint32(burst)})
@@ -399,7 +415,7 @@ func (s *sim) sendBurst(i int) {
 func (s *sim) probe(i int, t int64) int64 {
 	f := &s.flows[i]
 	f.probing = true
-	end := t + s.cfg.serPs(s.cfg.ProbeBytes)
+	end := t + s.serPs(s.cfg.ProbeBytes)
 	s.toSwitch(laneUplinks, f.Src, end+s.cfg.PropNs*1000, packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: t})
 	return end
 }
@@ -416,8 +432,19 @@ func (s *sim) burstBytes(rate uint32) int {
 // gapPs is how long a flow of host hi at rate takes to be allowed bytes, by the host's clock:
 // less Config.TXLeadNs, but not less than their serialization.
 func (s *sim) gapPs(hi, bytes int, rate uint32) int64 {
-	ser := s.cfg.serPs(bytes)
+	ser := s.serPs(bytes)
 	return s.hostTime(hi, max(ser*nicsdk.LineRate/int64(max(rate, 1))-s.cfg.TXLeadNs*1000, ser))
+}
+
+// serPs is Config.serPs, that of an MTU's and a probe's bytes looked up.
+func (s *sim) serPs(bytes int) int64 {
+	switch bytes {
+	case s.cfg.MTU:
+		return s.serMTU
+	case s.cfg.ProbeBytes:
+		return s.serProbe
+	}
+	return s.cfg.serPs(bytes)
 }
 
 // hostTime is how long an interval of ps takes that host hi's NIC times by its own clock.
@@ -518,7 +545,7 @@ func (s *sim) startTx(pi int) {
 	if pk.kind == pktData {
 		s.stats.queued(s, s.now-pk.enq)
 	}
-	s.q.push(event{at: s.now + s.cfg.serPs(int(pk.size)), kind: evPortFree, idx: int32(pi)})
+	s.q.push(event{at: s.now + s.serPs(int(pk.size)), kind: evPortFree, idx: int32(pi)})
 }
 
 func (s *sim) portFree(pi int) {
@@ -709,7 +736,7 @@ func (s *sim) rto(i int) {
 // control sends a control packet (probe reply, CNP) from the receiver: it takes its
 // serialization and the link's propagation, but not a turn in the receiver's data scheduler.
 func (s *sim) control(pk packet) {
-	s.toSwitch(laneControls, s.flows[pk.flow].Dst, s.now+s.cfg.serPs(int(pk.size))+s.cfg.PropNs*1000, pk)
+	s.toSwitch(laneControls, s.flows[pk.flow].Dst, s.now+s.serPs(int(pk.size))+s.cfg.PropNs*1000, pk)
 }
 
 // toSwitch has pk, sent by host src, reach its first switch at time at, after the host's
