@@ -208,46 +208,56 @@ func (s *sim) run() error {
 	end := s.cfg.DurationNs * 1000
 	var e event
 	for s.err == nil {
+		var at int64
+		wake := s.wakes.len() > 0 && (s.q.empty() || before(s.wakes.top(), s.q.next()))
 		switch {
-		case s.wakes.len() > 0 && (s.q.empty() || before(s.wakes.top(), s.q.next())):
-			w := s.wakes.top()
-			if w.at > end || !s.advance(w.at) {
-				return s.err
-			}
-			// The wake's key stays on top while the host sends; the wake it sets last
-			// (wakeHost) then moves the key down in place, or the key is removed.
-			hi := int(w.slot)
-			s.sending = hi
-			s.hostSend(hi)
-			s.sending = -1
-			if h := &s.hosts[hi]; h.wake >= 0 {
-				s.wakes.set(hi, h.wake, h.wakeSeq)
-			} else {
-				s.wakes.pop()
-			}
-		case !s.q.empty() && s.q.next().at <= end:
-			s.q.pop(&e)
-			if !s.advance(e.at) {
-				return s.err
-			}
-			s.fire(&e)
+		case wake:
+			at = s.wakes.top().at
+		case !s.q.empty():
+			at = s.q.next().at
 		default:
 			return s.err
+		}
+		if at > end {
+			return s.err
+		}
+		if at < s.now || s.events&0xffff == 0xffff {
+			if !s.advanceSlowly(at) {
+				return s.err
+			}
+		} else {
+			s.now, s.events = at, s.events+1
+		}
+		if !wake {
+			s.q.pop(&e)
+			s.fire(&e)
+			continue
+		}
+		// The wake's key stays on top while the host sends; the wake it sets last
+		// (wakeHost) then moves the key down in place, or the key is removed.
+		hi := int(s.wakes.top().slot)
+		s.sending = hi
+		s.hostSend(hi)
+		s.sending = -1
+		if h := &s.hosts[hi]; h.wake >= 0 {
+			s.wakes.set(hi, h.wake, h.wakeSeq)
+		} else {
+			s.wakes.pop()
 		}
 	}
 	return s.err
 }
 
-// advance moves the clock to the next event's time at, or says, with s.err set, that at is in
-// the past.
-func (s *sim) advance(at int64) bool {
+// advanceSlowly moves the clock to the next event's time at and reports the progress (every
+// 65536 events), or says, with s.err set, that at is in the past.
+func (s *sim) advanceSlowly(at int64) bool {
 	if at < s.now {
 		s.err = fmt.Errorf("netsim: internal error: an event at %d ps after time %d ps (please report it)", at, s.now)
 		return false
 	}
 	s.now = at
 	s.events++
-	if s.events&0xffff == 0 && s.cfg.Progress != nil {
+	if s.cfg.Progress != nil {
 		s.cfg.Progress(s.now/1000, s.cfg.DurationNs)
 	}
 	return true
@@ -438,10 +448,14 @@ func (s *sim) gapPs(hi, bytes int, rate uint32) int64 {
 
 // serPs is Config.serPs, that of an MTU's and a probe's bytes looked up.
 func (s *sim) serPs(bytes int) int64 {
-	switch bytes {
-	case s.cfg.MTU:
+	if bytes == s.cfg.MTU {
 		return s.serMTU
-	case s.cfg.ProbeBytes:
+	}
+	return s.serOtherPs(bytes)
+}
+
+func (s *sim) serOtherPs(bytes int) int64 {
+	if bytes == s.cfg.ProbeBytes {
 		return s.serProbe
 	}
 	return s.cfg.serPs(bytes)
