@@ -40,15 +40,10 @@ type packet struct {
 type flowState struct {
 	Flow
 	ctx       nicsdk.FlowCtx
-	rate      uint32 // fxp20 of line rate
-	next      int64  // earliest start of its next burst
-	lastStart int64  // start of its last burst
-	lastBurst int    // bytes of its last burst
-	// paceBurst and paceGap are burstBytes(paceRate) and gapPs of that burst at paceRate: a
-	// burst's size and the gap after it, computed again when the rate changes.
-	paceRate  uint32
-	paceBurst int
-	paceGap   int64
+	rate      uint32    // fxp20 of line rate
+	next      int64     // earliest start of its next burst
+	lastStart int64     // start of its last burst
+	pace      burstPace // its bursts: their size and gap at its rate, and its last's size
 	// Go-back-N (RoCE's reliable connection): the sender sends from nxt, and goes back to
 	// una, the first byte not acknowledged, on a NACK or a retransmission timeout.
 	nxt, una int64
@@ -70,12 +65,23 @@ type flowState struct {
 	probing    bool // an RTT probe of the flow is in flight
 }
 
+// burstPace is a flow's burst and the gap after it (burstBytes, gapPs) at a rate, computed again
+// when the rate changes, and the size of its last burst.
+type burstPace struct {
+	rate  uint32 // the rate burst and gap are for
+	burst int    // burstBytes(rate), or 0 before the first burst
+	gap   int64  // gapPs of burst at rate
+	last  int    // bytes of its last burst
+}
+
 type host struct {
 	ready  keyHeap // its flows by next burst time, then by when they became ready (slot: the flow)
 	uplink int64   // when its uplink is free
 	wake   int64   // time of its pending wake (sim.wakes), or -1
-	// wakeSeq is its pending wake's seq: the key run sets in sim.wakes after the host sent.
+	// wakeSeq is its pending wake's seq; while it is sending (run, hostSend) its wakes only
+	// note their time and seq, and run sets its key in sim.wakes once it is done.
 	wakeSeq uint64
+	sending bool
 	engine  engine
 	clock   float64 // how long an interval its NIC times really takes, per nominal ps (Config.ClockPPM)
 	// Config.PFCPerPort: its data held in its first switch, and whether that switch's port
@@ -93,6 +99,9 @@ type port struct {
 	txBytes int64 // bytes sent inside the window
 }
 
+// serTimes are Config.serPs of a data packet of MTU bytes and of a probe, looked up.
+type serTimes struct{ mtu, probe int64 }
+
 // sim is one run.
 type sim struct {
 	cfg     Config
@@ -100,7 +109,6 @@ type sim struct {
 	scen    Scenario
 	q       eventQueue
 	wakes   keyHeap // each host's next send (slot: the host), beside q
-	sending int     // the host sending (run, hostSend), whose wakes set its key once it is done; else -1
 	now     int64
 	hosts   []host
 	ports   []port
@@ -112,7 +120,7 @@ type sim struct {
 	events  int64
 	trace   *Trace
 
-	serMTU, serProbe int64 // Config.serPs of a data packet of MTU bytes and of a probe
+	ser serTimes
 
 	paused    bool // PFC: the senders' data is paused
 	xoff, xon int  // PFC thresholds on the shared buffer (Config.PFCPerPort: on a host's ingress)
@@ -160,8 +168,8 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	}
 	s := &sim{cfg: c, ctrl: ctrl, scen: scen, hosts: make([]host, scen.Hosts),
 		flows: make([]flowState, len(scen.Flows)), rng: rand.New(rand.NewPCG(c.Seed, 0x6e65747369))}
-	s.wakes, s.sending = keyHeap{pos: newPositions(scen.Hosts)}, -1
-	s.serMTU, s.serProbe = c.serPs(c.MTU), c.serPs(c.ProbeBytes)
+	s.wakes = keyHeap{pos: newPositions(scen.Hosts)}
+	s.ser = serTimes{mtu: c.serPs(c.MTU), probe: c.serPs(c.ProbeBytes)}
 	flowPos := newPositions(len(scen.Flows))
 	s.setUpTree()
 	s.stats.init(c, scen)
@@ -201,93 +209,6 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 		s.q.push(event{at: a.AtNs * 1000, kind: evAction, idx: int32(i)})
 	}
 	return s, nil
-}
-
-// run fires events until the duration ends or a controller fails.
-func (s *sim) run() error {
-	end := s.cfg.DurationNs * 1000
-	var e event
-	for s.err == nil {
-		var at int64
-		wake := s.wakes.len() > 0 && (s.q.empty() || before(s.wakes.top(), s.q.next()))
-		switch {
-		case wake:
-			at = s.wakes.top().at
-		case !s.q.empty():
-			at = s.q.next().at
-		default:
-			return s.err
-		}
-		if at > end {
-			return s.err
-		}
-		if at < s.now || s.events&0xffff == 0xffff {
-			if !s.advanceSlowly(at) {
-				return s.err
-			}
-		} else {
-			s.now, s.events = at, s.events+1
-		}
-		if !wake {
-			s.q.pop(&e)
-			s.fire(&e)
-			continue
-		}
-		// The wake's key stays on top while the host sends; the wake it sets last
-		// (wakeHost) then moves the key down in place, or the key is removed.
-		hi := int(s.wakes.top().slot)
-		s.sending = hi
-		s.hostSend(hi)
-		s.sending = -1
-		if h := &s.hosts[hi]; h.wake >= 0 {
-			s.wakes.set(hi, h.wake, h.wakeSeq)
-		} else {
-			s.wakes.pop()
-		}
-	}
-	return s.err
-}
-
-// advanceSlowly moves the clock to the next event's time at and reports the progress (every
-// 65536 events), or says, with s.err set, that at is in the past.
-func (s *sim) advanceSlowly(at int64) bool {
-	if at < s.now {
-		s.err = fmt.Errorf("netsim: internal error: an event at %d ps after time %d ps (please report it)", at, s.now)
-		return false
-	}
-	s.now = at
-	s.events++
-	if s.cfg.Progress != nil {
-		s.cfg.Progress(s.now/1000, s.cfg.DurationNs)
-	}
-	return true
-}
-
-func (s *sim) fire(e *event) {
-	switch e.kind {
-	case evFlowStart:
-		s.startFlow(int(e.idx))
-	case evSwitchArrive:
-		s.switchArrive(&e.pkt)
-	case evPortFree:
-		s.portFree(int(e.idx))
-	case evHostArrive:
-		s.hostArrive(&e.pkt)
-	case evDecisionDone:
-		s.decisionDone(int(e.idx), e.rate, e.probe)
-	case evTurnaround:
-		s.turnaround(&e.pkt)
-	case evTimer:
-		s.timer(int(e.idx))
-	case evSample:
-		s.sample()
-	case evRTO:
-		s.rto(int(e.idx))
-	case evAction:
-		if err := s.cfg.Actions[e.idx].Do(); err != nil {
-			s.err = fmt.Errorf("%w: the action at %.3f µs: %v", ErrStopped, float64(s.now)/1e6, err)
-		}
-	}
 }
 
 func (s *sim) inWindow() bool { return s.now >= s.cfg.WarmupNs*1000 }
@@ -331,7 +252,7 @@ func (s *sim) wakeHost(hi int, at int64) {
 	}
 	h.wake, h.wakeSeq = at, s.q.seq
 	s.q.seq++
-	if hi != s.sending {
+	if !h.sending {
 		s.wakes.set(hi, at, h.wakeSeq)
 	}
 }
@@ -372,11 +293,11 @@ func (s *sim) sendBurst(i int) {
 	case s.now-f.progressAt >= s.rtoPs(f.Src):
 		s.timeout(f)
 	}
-	if f.paceBurst == 0 || f.paceRate != f.rate {
-		f.paceRate, f.paceBurst = f.rate, s.burstBytes(f.rate)
-		f.paceGap = s.gapPs(f.Src, f.paceBurst, f.rate)
+	if f.pace.burst == 0 || f.pace.rate != f.rate {
+		f.pace.rate, f.pace.burst = f.rate, s.burstBytes(f.rate)
+		f.pace.gap = s.gapPs(f.Src, f.pace.burst, f.rate)
 	}
-	burst := f.paceBurst
+	burst := f.pace.burst
 	if f.Bytes > 0 {
 		burst = int(min(int64(burst), f.Bytes-f.nxt))
 	}
@@ -408,9 +329,9 @@ func (s *sim) sendBurst(i int) {
 		s.setTimer(i)
 	}
 	f.sinceTick += uint32(burst)
-	f.lastStart, f.lastBurst = s.now, burst
-	gap := f.paceGap
-	if burst != f.paceBurst {
+	f.lastStart, f.pace.last = s.now, burst
+	gap := f.pace.gap
+	if burst != f.pace.burst {
 		gap = s.gapPs(f.Src, burst, f.rate)
 	}
 	f.next = s.now + gap
@@ -449,14 +370,14 @@ func (s *sim) gapPs(hi, bytes int, rate uint32) int64 {
 // serPs is Config.serPs, that of an MTU's and a probe's bytes looked up.
 func (s *sim) serPs(bytes int) int64 {
 	if bytes == s.cfg.MTU {
-		return s.serMTU
+		return s.ser.mtu
 	}
 	return s.serOtherPs(bytes)
 }
 
 func (s *sim) serOtherPs(bytes int) int64 {
 	if bytes == s.cfg.ProbeBytes {
-		return s.serProbe
+		return s.ser.probe
 	}
 	return s.cfg.serPs(bytes)
 }
@@ -821,7 +742,7 @@ func (s *sim) decisionDone(i int, rate uint32, probe bool) {
 	if rate != f.rate {
 		f.rate = min(max(rate, 1), nicsdk.LineRate)
 		// The burst in flight keeps its pace; the next is due at the new rate.
-		f.next = max(s.now, f.lastStart+s.gapPs(f.Src, f.lastBurst, f.rate))
+		f.next = max(s.now, f.lastStart+s.gapPs(f.Src, f.pace.last, f.rate))
 		s.ready(i)
 	}
 	if e.pending.len() > 0 {
