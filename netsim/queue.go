@@ -93,7 +93,8 @@ func (q *eventQueue) pushOn(l int, e event) {
 		q.push(e)
 		return
 	}
-	ln.push(laneEvent{seq: q.seq, e: e})
+	le := ln.pushBack()
+	le.seq, le.e = q.seq, e
 	if ln.len() == 1 {
 		q.insert(evKey{at: e.at, seq: q.seq, slot: int32(-1 - l)})
 		return
