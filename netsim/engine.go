@@ -37,7 +37,10 @@ func (f *fifo[T]) wrap(i int) int {
 	return i
 }
 
-func (f *fifo[T]) push(v T) {
+func (f *fifo[T]) push(v T) { *f.pushBack() = v }
+
+// pushBack adds an element at the back, for the caller to fill in place, and returns it.
+func (f *fifo[T]) pushBack() *T {
 	if f.n == len(f.buf) {
 		n := max(2*f.n, 8)
 		if f.n >= 4096 {
@@ -48,13 +51,19 @@ func (f *fifo[T]) push(v T) {
 		copy(buf[len(f.buf)-f.head:], f.buf[:f.head])
 		f.buf, f.head = buf, 0
 	}
-	f.buf[f.wrap(f.head+f.n)] = v
+	v := &f.buf[f.wrap(f.head+f.n)]
 	f.n++
+	return v
 }
 
 func (f *fifo[T]) pop() T {
 	v := f.buf[f.head]
+	f.drop()
+	return v
+}
+
+// drop removes the front, which the caller has read in place (front).
+func (f *fifo[T]) drop() {
 	f.head = f.wrap(f.head + 1)
 	f.n--
-	return v
 }

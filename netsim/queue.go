@@ -1,11 +1,11 @@
 package netsim
 
-// evKind is what an event does when it fires.
+// evKind is what an event does when it fires. (A host's wake, when its uplink is free to send
+// the next ready burst, is no event: its key is in sim.wakes.)
 type evKind uint8
 
 const (
-	evHostSend     evKind = iota // a host's uplink is free: send the next ready burst (a wake, from sim.wakes)
-	evSwitchArrive               // a packet reaches the switch
+	evSwitchArrive evKind = iota // a packet reaches the switch
 	evPortFree                   // a switch port finished serializing its head packet
 	evHostArrive                 // a packet reaches its destination host
 	evDecisionDone               // a CC decision finished: its rate takes effect
@@ -93,7 +93,8 @@ func (q *eventQueue) pushOn(l int, e event) {
 		q.push(e)
 		return
 	}
-	ln.push(laneEvent{seq: q.seq, e: e})
+	le := ln.pushBack()
+	le.seq, le.e = q.seq, e
 	if ln.len() == 1 {
 		q.insert(evKey{at: e.at, seq: q.seq, slot: int32(-1 - l)})
 		return
@@ -117,25 +118,25 @@ func (q *eventQueue) insert(k evKey) {
 	q.keys[i] = k
 }
 
-// pop removes the first event and returns it.
-func (q *eventQueue) pop() event {
+// pop removes the first event and copies it to e.
+func (q *eventQueue) pop(e *event) {
 	top := &q.keys[0]
 	if top.slot >= 0 {
-		e := q.slots[top.slot]
+		*e = q.slots[top.slot]
 		q.free = append(q.free, top.slot)
 		q.removeTop()
-		return e
+		return
 	}
 	ln := &q.lanes[-1-top.slot]
-	e := ln.pop().e
+	*e = ln.front().e
+	ln.drop()
 	if ln.len() == 0 {
 		q.removeTop()
-		return e
+		return
 	}
 	next := ln.front()
 	top.at, top.seq = next.e.at, next.seq
 	q.down(*top)
-	return e
 }
 
 func (q *eventQueue) removeTop() {

@@ -40,10 +40,10 @@ type packet struct {
 type flowState struct {
 	Flow
 	ctx       nicsdk.FlowCtx
-	rate      uint32 // fxp20 of line rate
-	next      int64  // earliest start of its next burst
-	lastStart int64  // start of its last burst
-	lastBurst int    // bytes of its last burst
+	rate      uint32    // fxp20 of line rate
+	next      int64     // earliest start of its next burst
+	lastStart int64     // start of its last burst
+	pace      burstPace // its bursts: their size and gap at its rate, and its last's size
 	// Go-back-N (RoCE's reliable connection): the sender sends from nxt, and goes back to
 	// una, the first byte not acknowledged, on a NACK or a retransmission timeout.
 	nxt, una int64
@@ -65,12 +65,25 @@ type flowState struct {
 	probing    bool // an RTT probe of the flow is in flight
 }
 
+// burstPace is a flow's burst and the gap after it (burstBytes, gapPs) at a rate, computed again
+// when the rate changes, and the size of its last burst.
+type burstPace struct {
+	rate  uint32 // the rate burst and gap are for
+	burst int    // burstBytes(rate), or 0 before the first burst
+	gap   int64  // gapPs of burst at rate
+	last  int    // bytes of its last burst
+}
+
 type host struct {
 	ready  keyHeap // its flows by next burst time, then by when they became ready (slot: the flow)
 	uplink int64   // when its uplink is free
 	wake   int64   // time of its pending wake (sim.wakes), or -1
-	engine engine
-	clock  float64 // how long an interval its NIC times really takes, per nominal ps (Config.ClockPPM)
+	// wakeSeq is its pending wake's seq; while it is sending (run, hostSend) its wakes only
+	// note their time and seq, and run sets its key in sim.wakes once it is done.
+	wakeSeq uint64
+	sending bool
+	engine  engine
+	clock   float64 // how long an interval its NIC times really takes, per nominal ps (Config.ClockPPM)
 	// Config.PFCPerPort: its data held in its first switch, and whether that switch's port
 	// from it has paused it.
 	ingress int
@@ -85,6 +98,9 @@ type port struct {
 	busy    bool
 	txBytes int64 // bytes sent inside the window
 }
+
+// serTimes are Config.serPs of a data packet of MTU bytes and of a probe, looked up.
+type serTimes struct{ mtu, probe int64 }
 
 // sim is one run.
 type sim struct {
@@ -103,6 +119,8 @@ type sim struct {
 	err     error
 	events  int64
 	trace   *Trace
+
+	ser serTimes
 
 	paused    bool // PFC: the senders' data is paused
 	xoff, xon int  // PFC thresholds on the shared buffer (Config.PFCPerPort: on a host's ingress)
@@ -151,6 +169,7 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	s := &sim{cfg: c, ctrl: ctrl, scen: scen, hosts: make([]host, scen.Hosts),
 		flows: make([]flowState, len(scen.Flows)), rng: rand.New(rand.NewPCG(c.Seed, 0x6e65747369))}
 	s.wakes = keyHeap{pos: newPositions(scen.Hosts)}
+	s.ser = serTimes{mtu: c.serPs(c.MTU), probe: c.serPs(c.ProbeBytes)}
 	flowPos := newPositions(len(scen.Flows))
 	s.setUpTree()
 	s.stats.init(c, scen)
@@ -192,65 +211,6 @@ func newSim(scen Scenario, ctrl Controller, cfg Config) (*sim, error) {
 	return s, nil
 }
 
-// run fires events until the duration ends or a controller fails.
-func (s *sim) run() error {
-	end := s.cfg.DurationNs * 1000
-	for s.err == nil {
-		var e event
-		switch {
-		case s.wakes.len() > 0 && (s.q.empty() || before(s.wakes.top(), s.q.next())):
-			if s.wakes.top().at > end {
-				return s.err
-			}
-			w := s.wakes.pop()
-			e = event{at: w.at, kind: evHostSend, idx: w.slot}
-		case !s.q.empty() && s.q.next().at <= end:
-			e = s.q.pop()
-		default:
-			return s.err
-		}
-		if e.at < s.now {
-			return fmt.Errorf("netsim: internal error: an event at %d ps after time %d ps (please report it)", e.at, s.now)
-		}
-		s.now = e.at
-		s.events++
-		if s.events&0xffff == 0 && s.cfg.Progress != nil {
-			s.cfg.Progress(s.now/1000, s.cfg.DurationNs)
-		}
-		s.fire(e)
-	}
-	return s.err
-}
-
-func (s *sim) fire(e event) {
-	switch e.kind {
-	case evFlowStart:
-		s.startFlow(int(e.idx))
-	case evHostSend:
-		s.hostSend(int(e.idx))
-	case evSwitchArrive:
-		s.switchArrive(e.pkt)
-	case evPortFree:
-		s.portFree(int(e.idx))
-	case evHostArrive:
-		s.hostArrive(e.pkt)
-	case evDecisionDone:
-		s.decisionDone(int(e.idx), e.rate, e.probe)
-	case evTurnaround:
-		s.turnaround(e.pkt)
-	case evTimer:
-		s.timer(int(e.idx))
-	case evSample:
-		s.sample()
-	case evRTO:
-		s.rto(int(e.idx))
-	case evAction:
-		if err := s.cfg.Actions[e.idx].Do(); err != nil {
-			s.err = fmt.Errorf("%w: the action at %.3f µs: %v", ErrStopped, float64(s.now)/1e6, err)
-		}
-	}
-}
-
 func (s *sim) inWindow() bool { return s.now >= s.cfg.WarmupNs*1000 }
 
 func (s *sim) startFlow(i int) {
@@ -290,9 +250,11 @@ func (s *sim) wakeHost(hi int, at int64) {
 	if h.wake >= 0 && h.wake <= at {
 		return
 	}
-	h.wake = at
-	s.wakes.set(hi, at, s.q.seq)
+	h.wake, h.wakeSeq = at, s.q.seq
 	s.q.seq++
+	if !h.sending {
+		s.wakes.set(hi, at, h.wakeSeq)
+	}
 }
 
 // hostSend sends the burst of the ready flow that is due first, then its RTT probe when it has
@@ -306,11 +268,18 @@ func (s *sim) hostSend(hi int) {
 	if h.ready.len() == 0 {
 		return
 	}
-	if at := h.ready.top().at; at > s.now {
-		s.wakeHost(hi, at)
+	top := h.ready.top()
+	if top.at > s.now {
+		s.wakeHost(hi, top.at)
 		return
 	}
-	s.sendBurst(int(h.ready.pop().slot))
+	// The flow's key stays on top while it sends: readied again, its key moves down in
+	// place; else it is removed after.
+	i, seq := top.slot, top.seq
+	s.sendBurst(int(i))
+	if k := h.ready.top(); k.slot == i && k.seq == seq {
+		h.ready.pop()
+	}
 	s.wakeHost(hi, h.uplink)
 }
 
@@ -324,7 +293,11 @@ func (s *sim) sendBurst(i int) {
 	case s.now-f.progressAt >= s.rtoPs(f.Src):
 		s.timeout(f)
 	}
-	burst := s.burstBytes(f.rate)
+	if f.pace.burst == 0 || f.pace.rate != f.rate {
+		f.pace.rate, f.pace.burst = f.rate, s.burstBytes(f.rate)
+		f.pace.gap = s.gapPs(f.Src, f.pace.burst, f.rate)
+	}
+	burst := f.pace.burst
 	if f.Bytes > 0 {
 		burst = int(min(int64(burst), f.Bytes-f.nxt))
 	}
@@ -338,7 +311,7 @@ func (s *sim) sendBurst(i int) {
 	}
 	for off := 0; off < burst; {
 		size := min(burst-off, s.cfg.MTU)
-		t += s.cfg.serPs(size)
+		t += s.serPs(size)
 		s.toSwitch(laneUplinks, f.Src, t+prop, packet{kind: pktData, flow: int32(i), size: int32(size), dst: int32(f.Dst), seq: f.nxt + int64(off)})
 		off += size
 	}
@@ -356,8 +329,12 @@ func (s *sim) sendBurst(i int) {
 		s.setTimer(i)
 	}
 	f.sinceTick += uint32(burst)
-	f.lastStart, f.lastBurst = s.now, burst
-	f.next = s.now + s.gapPs(f.Src, burst, f.rate)
+	f.lastStart, f.pace.last = s.now, burst
+	gap := f.pace.gap
+	if burst != f.pace.burst {
+		gap = s.gapPs(f.Src, burst, f.rate)
+	}
+	f.next = s.now + gap
 	s.ready(i)
 	if s.cfg.TXEvents {
 		s.ccEvent(i, nicsdk.Event{Type: nicsdk.EvTX, TxBytes: uint32(burst)})
@@ -369,7 +346,7 @@ func (s *sim) sendBurst(i int) {
 func (s *sim) probe(i int, t int64) int64 {
 	f := &s.flows[i]
 	f.probing = true
-	end := t + s.cfg.serPs(s.cfg.ProbeBytes)
+	end := t + s.serPs(s.cfg.ProbeBytes)
 	s.toSwitch(laneUplinks, f.Src, end+s.cfg.PropNs*1000, packet{kind: pktProbe, flow: int32(i), size: int32(s.cfg.ProbeBytes), dst: int32(f.Dst), sent: t})
 	return end
 }
@@ -386,8 +363,23 @@ func (s *sim) burstBytes(rate uint32) int {
 // gapPs is how long a flow of host hi at rate takes to be allowed bytes, by the host's clock:
 // less Config.TXLeadNs, but not less than their serialization.
 func (s *sim) gapPs(hi, bytes int, rate uint32) int64 {
-	ser := s.cfg.serPs(bytes)
+	ser := s.serPs(bytes)
 	return s.hostTime(hi, max(ser*nicsdk.LineRate/int64(max(rate, 1))-s.cfg.TXLeadNs*1000, ser))
+}
+
+// serPs is Config.serPs, that of an MTU's and a probe's bytes looked up.
+func (s *sim) serPs(bytes int) int64 {
+	if bytes == s.cfg.MTU {
+		return s.ser.mtu
+	}
+	return s.serOtherPs(bytes)
+}
+
+func (s *sim) serOtherPs(bytes int) int64 {
+	if bytes == s.cfg.ProbeBytes {
+		return s.ser.probe
+	}
+	return s.cfg.serPs(bytes)
 }
 
 // hostTime is how long an interval of ps takes that host hi's NIC times by its own clock.
@@ -400,12 +392,12 @@ func (s *sim) hostReads(hi int, ps int64) int64 {
 	return int64(float64(ps) / s.hosts[hi].clock)
 }
 
-func (s *sim) switchArrive(pk packet) {
+func (s *sim) switchArrive(pk *packet) {
 	p := &s.ports[pk.port]
 	buf := &s.buffers[p.sw]
 	// Control packets (probes, replies, CNPs) are never dropped: switches keep headroom
 	// for them. They still wait in the FIFO behind the data, so a probe measures the queue.
-	if pk.kind == pktData && (*buf+int(pk.size) > s.cfg.BufferBytes || s.overThreshold(p, int(pk.size)) || s.lose != nil && s.lose(pk)) {
+	if pk.kind == pktData && (*buf+int(pk.size) > s.cfg.BufferBytes || s.overThreshold(p, int(pk.size)) || s.lose != nil && s.lose(*pk)) {
 		s.stats.drop(s, int(pk.size))
 		return
 	}
@@ -435,7 +427,7 @@ func (s *sim) switchArrive(pk packet) {
 		s.countPause()
 	}
 	p.bytes += int(pk.size)
-	p.push(pk)
+	p.push(*pk)
 	if !p.busy {
 		s.startTx(int(pk.port))
 	}
@@ -451,7 +443,7 @@ func (s *sim) countPause() {
 // ingressHost is, under Config.PFCPerPort, the sender of data packet pk held at port p when
 // p's switch is the one that sender sends into: PFC counts pk against that host's ingress
 // port there. Otherwise nil.
-func (s *sim) ingressHost(p *port, pk packet) *host {
+func (s *sim) ingressHost(p *port, pk *packet) *host {
 	if !s.cfg.PFCPerPort || pk.kind != pktData {
 		return nil
 	}
@@ -488,7 +480,7 @@ func (s *sim) startTx(pi int) {
 	if pk.kind == pktData {
 		s.stats.queued(s, s.now-pk.enq)
 	}
-	s.q.push(event{at: s.now + s.cfg.serPs(int(pk.size)), kind: evPortFree, idx: int32(pi)})
+	s.q.push(event{at: s.now + s.serPs(int(pk.size)), kind: evPortFree, idx: int32(pi)})
 }
 
 func (s *sim) portFree(pi int) {
@@ -496,7 +488,7 @@ func (s *sim) portFree(pi int) {
 	pk := p.pop()
 	p.bytes -= int(pk.size)
 	s.buffers[p.sw] -= int(pk.size)
-	if h := s.ingressHost(p, pk); h != nil {
+	if h := s.ingressHost(p, &pk); h != nil {
 		h.ingress -= int(pk.size)
 		if h.paused && h.ingress <= s.xon {
 			h.paused = false
@@ -530,7 +522,7 @@ const ackPackets = 2
 // cnpIntervalPs is the least time between two CNPs of one flow (DCQCN's 50 µs).
 const cnpIntervalPs = 50_000_000
 
-func (s *sim) hostArrive(pk packet) {
+func (s *sim) hostArrive(pk *packet) {
 	f := &s.flows[pk.flow]
 	switch pk.kind {
 	case pktData:
@@ -548,7 +540,7 @@ func (s *sim) hostArrive(pk packet) {
 			s.stats.rtts++
 		}
 		if d := s.cfg.TurnaroundNs; d > 0 {
-			s.q.pushOn(laneTurnarounds, event{at: s.now + d*1000, kind: evTurnaround, pkt: pk})
+			s.q.pushOn(laneTurnarounds, event{at: s.now + d*1000, kind: evTurnaround, pkt: *pk})
 			return
 		}
 		s.turnaround(pk)
@@ -571,7 +563,7 @@ func (s *sim) hostArrive(pk packet) {
 
 // turnaround hands a probe's reply to its sender's engine as an RTT event, Config.TurnaroundNs
 // after it arrived, with the RTT it measured on arrival; the flow's next probe may leave.
-func (s *sim) turnaround(pk packet) {
+func (s *sim) turnaround(pk *packet) {
 	f := &s.flows[pk.flow]
 	f.probing = false
 	rtt := s.hostReads(f.Src, s.now-s.cfg.TurnaroundNs*1000-pk.sent) / 1000
@@ -582,7 +574,7 @@ func (s *sim) turnaround(pk packet) {
 // bytes are delivered; a packet beyond them (one before it was dropped) is discarded, the
 // first of a gap answered with a NACK for the expected byte; one already delivered (sent
 // again after a go-back) is discarded.
-func (s *sim) receive(f *flowState, pk packet) {
+func (s *sim) receive(f *flowState, pk *packet) {
 	switch {
 	case pk.seq == f.rcvNxt || !s.cfg.GoBackN:
 		f.rcvNxt += int64(pk.size)
@@ -615,7 +607,7 @@ func (s *sim) receive(f *flowState, pk packet) {
 	}
 }
 
-func (s *sim) discard(pk packet) {
+func (s *sim) discard(pk *packet) {
 	s.stats.discardedAll += int64(pk.size)
 	if s.inWindow() {
 		s.stats.discarded += int64(pk.size)
@@ -679,7 +671,7 @@ func (s *sim) rto(i int) {
 // control sends a control packet (probe reply, CNP) from the receiver: it takes its
 // serialization and the link's propagation, but not a turn in the receiver's data scheduler.
 func (s *sim) control(pk packet) {
-	s.toSwitch(laneControls, s.flows[pk.flow].Dst, s.now+s.cfg.serPs(int(pk.size))+s.cfg.PropNs*1000, pk)
+	s.toSwitch(laneControls, s.flows[pk.flow].Dst, s.now+s.serPs(int(pk.size))+s.cfg.PropNs*1000, pk)
 }
 
 // toSwitch has pk, sent by host src, reach its first switch at time at, after the host's
@@ -750,7 +742,7 @@ func (s *sim) decisionDone(i int, rate uint32, probe bool) {
 	if rate != f.rate {
 		f.rate = min(max(rate, 1), nicsdk.LineRate)
 		// The burst in flight keeps its pace; the next is due at the new rate.
-		f.next = max(s.now, f.lastStart+s.gapPs(f.Src, f.lastBurst, f.rate))
+		f.next = max(s.now, f.lastStart+s.gapPs(f.Src, f.pace.last, f.rate))
 		s.ready(i)
 	}
 	if e.pending.len() > 0 {
