@@ -58,32 +58,51 @@ func newMLP(rng *rand.Rand) *mlp {
 	return m
 }
 
-// forward is π(x) and the pre-activations the backward pass needs.
-func (m *mlp) forward(x []float64) (y float64, a1, a2 []float64) {
-	a1 = matVec(m.w[0], x)
-	h1 := relu(a1)
-	a2 = matVec(m.w[1], h1)
-	h2 := relu(a2)
-	return math.Tanh(matVec(m.w[2], h2)[0]), a1, a2
+// acts are one decision's activations: each hidden layer's pre-activation and its relu.
+type acts struct {
+	a1, h1, a2, h2 [Hidden]float64
+}
+
+// forward is π(x), its activations in s (in place: a decision allocates nothing). Each sum
+// starts at 0 and adds w·x in index order.
+func (m *mlp) forward(x []float64, s *acts) float64 {
+	for i, row := range m.w[0] {
+		z := 0.0
+		for j, v := range row {
+			z += v * x[j]
+		}
+		s.a1[i], s.h1[i] = z, max(z, 0)
+	}
+	for i, row := range m.w[1] {
+		z := 0.0
+		for j, v := range row {
+			z += v * s.h1[j]
+		}
+		s.a2[i], s.h2[i] = z, max(z, 0)
+	}
+	z := 0.0
+	for j, v := range m.w[2][0] {
+		z += v * s.h2[j]
+	}
+	return math.Tanh(z)
 }
 
 // addGrad adds scale·∇θ π(x) to g.
 func (m *mlp) addGrad(g *mlp, x []float64, scale float64) {
-	y, a1, a2 := m.forward(x)
-	h1, h2 := relu(a1), relu(a2)
+	var s acts
+	y := m.forward(x, &s)
 	dz := scale * (1 - y*y) // through tanh
-	d2 := make([]float64, Hidden)
+	var d1, d2 [Hidden]float64
 	for j := range Hidden {
-		g.w[2][0][j] += dz * h2[j]
-		if a2[j] > 0 {
+		g.w[2][0][j] += dz * s.h2[j]
+		if s.a2[j] > 0 {
 			d2[j] = dz * m.w[2][0][j]
 		}
 	}
-	d1 := make([]float64, Hidden)
 	for i := range Hidden {
 		for j := range Hidden {
-			g.w[1][i][j] += d2[i] * h1[j]
-			if a1[j] > 0 {
+			g.w[1][i][j] += d2[i] * s.h1[j]
+			if s.a1[j] > 0 {
 				d1[j] += d2[i] * m.w[1][i][j]
 			}
 		}
@@ -100,7 +119,8 @@ func (m *mlp) zero() *mlp { return viewMLP(make([]float64, len(m.flat))) }
 func (m *mlp) params() []float64 { return m.flat }
 
 func (m *mlp) decide(_ uint32, x []float64) float64 {
-	y, _, _ := m.forward(x)
+	var s acts
+	y := m.forward(x, &s)
 	m.xs = append(m.xs, append([]float64(nil), x...))
 	return y
 }
@@ -140,16 +160,6 @@ func (m *mlp) model(name string) *model.Model {
 		out.Layers = append(out.Layers, model.Layer{Op: model.OpDense, In: len(w[0]), Out: len(w), W: rows, Act: acts[k]})
 	}
 	return out
-}
-
-func matVec(w [][]float64, x []float64) []float64 {
-	y := make([]float64, len(w))
-	for i, row := range w {
-		for j, v := range row {
-			y[i] += v * x[j]
-		}
-	}
-	return y
 }
 
 func relu(v []float64) []float64 {
