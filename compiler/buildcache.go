@@ -16,13 +16,13 @@ import (
 )
 
 // The builds of this process, by what they were built from. gcc is deterministic: the same
-// sources and flags give the same object and the same linked file, and the firmware and the
-// strict host driver name no path (two compile directories of one model hold byte-identical
-// firmware.elf and host/driver). So a process that builds the same code twice (the fit
-// stage's candidates of two compiles of one model, a sweep, a matrix, the tests) runs gcc for
-// it once; the second build writes the first one's bytes. The UBSan build names its sources'
-// paths in its diagnostics and is always built. Verification runs on every compile's own
-// files whatever built them.
+// sources and flags give the same object and the same linked file, and no build names a
+// path (the firmware names none; the host drivers are built in the compile directory from
+// paths relative to it, so even the UBSan build's diagnostics name ./rlcc.h; two compile
+// directories of one model hold byte-identical builds). So a process that builds the same
+// code twice (the fit stage's candidates of two compiles of one model, a sweep, a matrix,
+// the tests) runs gcc for it once; the second build writes the first one's bytes.
+// Verification runs on every compile's own files whatever built them.
 
 // buildKey is what a build reads: the compiler (the file its name runs, toolID), its
 // arguments (with dir, where the sources are, written as a placeholder, so that two

@@ -288,15 +288,19 @@ func buildStage(in buildInput) (*built, error) {
 	check := niccSymbols(in.handler, idents)
 	_, file := entryOf(in.handler)
 	sources := []string{filepath.Join(dir, file)} // the RL-CC handler includes the policy's .c
-	driver := filepath.Join(dir, artifact.HostDir, "driver.c")
 	tmp, err := os.MkdirTemp("", "nicc-build-")
 	if err != nil {
 		return out, err
 	}
 	defer os.RemoveAll(tmp)
+	// The host builds run in dir and name their sources by paths relative to it, so the
+	// UBSan build's diagnostics name them so too (rlcc.h:707:44, not an absolute path) and
+	// the same sources in another directory build to the same bytes (builds.do).
 	gcc := func(args ...string) error {
-		if msg, err := hostCommand(in.ctx, in.hostCC, tmp, args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("%s %s: %v\n%s", in.hostCC, strings.Join(args, " "), err, msg)
+		cmd := hostCommand(in.ctx, in.hostCC, tmp, args...)
+		cmd.Dir = dir
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s %s (in %s): %v\n%s", in.hostCC, strings.Join(args, " "), dir, err, msg)
 		}
 		return nil
 	}
@@ -307,25 +311,24 @@ func buildStage(in buildInput) (*built, error) {
 			return out, err
 		}
 	}
+	hostSource, hostDriver := "./"+file, "./"+filepath.Join(artifact.HostDir, "driver.c")
 	host := func(bin string, ubsan bool) error {
 		obj := filepath.Join(tmp, filepath.Base(bin)+".o")
-		flags := append(withOpt(HostFlags, in.opt), "-I", dir)
+		flags := withOpt(HostFlags, in.opt)
 		if ubsan {
-			flags = append(append(withOpt(HostFlags, in.opt), UBSanFlags...), "-I", dir)
+			flags = append(flags, UBSanFlags...)
 		}
+		flags = append(flags, "-I", ".")
 		build := func() error {
-			if err := gcc(append(append(slices.Clone(flags), "-c", "-o", obj), sources...)...); err != nil {
+			if err := gcc(slices.Concat(flags, []string{"-c", "-o", obj, hostSource})...); err != nil {
 				return err
 			}
 			if err := check.symbols(obj); err != nil {
 				return err
 			}
-			return gcc(append(flags, "-o", bin, driver, obj)...)
+			return gcc(slices.Concat(flags, []string{"-o", bin, hostDriver, obj})...)
 		}
-		if ubsan { // its diagnostics name the sources' paths: built every time
-			return build()
-		}
-		hit, err := builds.do(keyOf(in.hostCC+" host", dir, slices.Concat(flags, sources), onDisk), []string{obj, bin}, build)
+		hit, err := builds.do(keyOf(in.hostCC+" host", dir, slices.Concat(flags, []string{hostSource}), onDisk), []string{obj, bin}, build)
 		if err == nil && hit {
 			err = check.symbols(obj)
 		}
