@@ -19,7 +19,8 @@ import (
 // sources and flags give the same object and the same linked file, and no build names a
 // path (the firmware names none; the host drivers are built in the compile directory from
 // paths relative to it, so even the UBSan build's diagnostics name ./rlcc.h; two compile
-// directories of one model hold byte-identical builds). So a process that builds the same
+// directories of one model hold byte-identical builds; the DOCA target's UBSan driver, built
+// from absolute paths, is never kept, doca.go). So a process that builds the same
 // code twice (the fit stage's candidates of two compiles of one model, a sweep, a matrix,
 // the tests) runs gcc for it once; the second build writes the first one's bytes.
 // Verification runs on every compile's own files whatever built them.
