@@ -71,6 +71,20 @@ func toolID(tool string) string {
 	return fmt.Sprintf("%s %d %d %s", path, fi.Size(), fi.ModTime().UnixNano(), rest)
 }
 
+// sourcesOnDisk reads each file named in expect (paths relative to dir) as it is on disk:
+// what a build of dir can read, for its key.
+func sourcesOnDisk(dir string, expect map[string][]byte) (map[string][]byte, error) {
+	onDisk := make(map[string][]byte, len(expect))
+	for n := range expect {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return nil, err
+		}
+		onDisk[n] = b
+	}
+	return onDisk, nil
+}
+
 // buildOutput is one file a build wrote.
 type buildOutput struct {
 	data []byte

@@ -157,12 +157,9 @@ func (out *docaOutput) build(in docaInput, expect map[string][]byte) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	// What gcc can read: every file nicc wrote, as it is on disk (builds.do's key).
-	onDisk := map[string][]byte{}
-	for n := range expect {
-		if onDisk[n], err = os.ReadFile(filepath.Join(dir, n)); err != nil {
-			return err
-		}
+	onDisk, err := sourcesOnDisk(dir, expect)
+	if err != nil {
+		return err
 	}
 	host := func(bin string, ubsan bool) error {
 		flags := withOpt(HostFlags, in.opt)

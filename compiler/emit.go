@@ -304,12 +304,9 @@ func buildStage(in buildInput) (*built, error) {
 		}
 		return nil
 	}
-	// What gcc can read: every file emit wrote, as it is on disk (builds.do's key).
-	onDisk := map[string][]byte{}
-	for n := range in.emitted.expect {
-		if onDisk[n], err = os.ReadFile(filepath.Join(dir, n)); err != nil {
-			return out, err
-		}
+	onDisk, err := sourcesOnDisk(dir, in.emitted.expect)
+	if err != nil {
+		return out, err
 	}
 	hostSource, hostDriver := "./"+file, "./"+filepath.Join(artifact.HostDir, "driver.c")
 	host := func(bin string, ubsan bool) error {
