@@ -437,8 +437,11 @@ type step struct {
 // history shifted.
 func stepIn(ev Event, ctx *FlowCtx, p Params, l Layout, words int, out PolicyOut, x *[CtxWords]int32) step {
 	checkEx(words, out)
-	if err := l.Check(words); err != nil {
-		panic(err.Error())
+	// The default layout passes Check for any words checkEx lets through.
+	if !l.IsDefault() {
+		if err := l.Check(words); err != nil {
+			panic(err.Error())
+		}
 	}
 	s := step{state: ctx[RLCCWords : RLCCWords+words : RLCCWords+words]}
 	if ctx[CtxFlags]&FlagInit == 0 {
@@ -459,6 +462,15 @@ func stepIn(ev Event, ctx *FlowCtx, p Params, l Layout, words int, out PolicyOut
 	infl := RTTInflation(rtt, base)
 	s.o = Observation(infl, SqrtRate(s.rate), p)
 	s.a1 = clampFeature(FeatAction, ctx[CtxA1], p)
+	if l.IsDefault() {
+		// The general loops below, unrolled: x = (a_{t-1}, o_t, a_{t-2}, o_{t-1}); the
+		// default layout keeps no word above RL-CC's, so nothing shifts.
+		x[0], x[1] = s.a1, s.o
+		x[2] = clampFeature(FeatAction, ctx[CtxA2], p)
+		x[3] = clampFeature(FeatObs, ctx[CtxO1], p)
+		s.n = RLCCInputs
+		return s
+	}
 	now := [NumFeatures]int32{s.a1, s.o, int32(min(infl, InflMax)), int32(s.rate >> 4)}
 	for lag := range l.History {
 		for f := range NumFeatures {
