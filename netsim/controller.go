@@ -48,6 +48,16 @@ type RLCC struct {
 	Policy func(x []int32, state []uint32) int32
 	// Latency, if set, is the decision's latency in ps; it is called after the policy ran.
 	Latency func() int64
+
+	window *nicsdk.Window // a run's own (forNetwork): its decisions' inputs, one at a time
+}
+
+// forNetwork is c for one run: a copy with its own window, so runs that share c may run
+// at once.
+func (c *RLCC) forNetwork(Config) Controller {
+	r := *c
+	r.window = new(nicsdk.Window)
+	return &r
 }
 
 func (c *RLCC) Name() string { return c.Label }
@@ -64,7 +74,11 @@ func (c *RLCC) Init(ctx *nicsdk.FlowCtx) uint32 {
 func (c *RLCC) TimerNs() int64 { return 0 }
 
 func (c *RLCC) Decide(ev nicsdk.Event, ctx *nicsdk.FlowCtx) (uint32, int64, error) {
-	rate := nicsdk.OnEventLayout(ev, ctx, c.Params, c.Layout.OrDefault(), c.Words, c.Out, c.Policy)
+	w := c.window
+	if w == nil { // c outside a run
+		w = new(nicsdk.Window)
+	}
+	rate := nicsdk.OnEventWindow(w, ev, ctx, c.Params, c.Layout.OrDefault(), c.Words, c.Out, c.Policy)
 	var lat int64
 	if c.Latency != nil {
 		lat = c.Latency()

@@ -415,8 +415,19 @@ func clampFeature(f Feature, v uint32, p Params) int32 {
 // OutM.
 func OnEventLayout(ev Event, ctx *FlowCtx, p Params, l Layout, words int, out PolicyOut,
 	policy func(x []int32, state []uint32) int32) uint32 {
-	var x [CtxWords]int32 // the window, l.Slots() in order (at most CtxWords inputs: Check)
-	s := stepIn(ev, ctx, p, l, words, out, &x)
+	return OnEventWindow(new(Window), ev, ctx, p, l, words, out, policy)
+}
+
+// Window holds the inputs a decision feeds its policy, l.Slots() in order (at most CtxWords:
+// Layout.Check). The policy is called through a function value, so the window it is given
+// cannot live on the stack: a caller that decides often (a simulator) keeps one Window and
+// hands it to OnEventWindow, one decision at a time.
+type Window [CtxWords]int32
+
+// OnEventWindow is OnEventLayout with the window in x, which it overwrites.
+func OnEventWindow(x *Window, ev Event, ctx *FlowCtx, p Params, l Layout, words int, out PolicyOut,
+	policy func(x []int32, state []uint32) int32) uint32 {
+	s := stepIn(ev, ctx, p, l, words, out, (*[CtxWords]int32)(x))
 	if !s.rtt {
 		return s.rate
 	}
