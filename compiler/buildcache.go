@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -27,7 +29,8 @@ import (
 
 // buildKey is what a build reads: the compiler (the file its name runs, toolID), its
 // arguments (with dir, where the sources are, written as a placeholder, so that two
-// directories of the same files are one key) and each source the build can see, by name.
+// directories of the same files are one key) and each source the build can see, by name,
+// blind to comments that reach no output (commentBlind).
 type buildKey [sha256.Size]byte
 
 // keyOf is the buildKey of tool run with args over sources (name → bytes, the names relative
@@ -44,7 +47,7 @@ func keyOf(tool, dir string, args []string, sources map[string][]byte) buildKey 
 	}
 	for _, n := range slices.Sorted(maps.Keys(sources)) {
 		field([]byte(n))
-		field(sources[n])
+		field(commentBlind(sources[n]))
 	}
 	var k buildKey
 	h.Sum(k[:0])
@@ -170,4 +173,109 @@ func buildFirmware(obj, elf string, extra []string, dir string, srcs []string, s
 		}
 		return nicsdk.Build(elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, obj)
 	})
+}
+
+// commentBlind is src with each comment that cannot reach a build's output written as an
+// empty one with the same newlines, for keyOf: sources that differ only in such comments
+// (the model's name and hash nicc writes in them) are one key. gcc drops comments before it
+// parses, so no comment reaches an object; a comment is kept as it is where it could reach
+// the build another way:
+//   - the columns of what follows it on its line (UBSan names line and column): a block
+//     comment followed by more than blanks on its line;
+//   - a warning, which -Werror makes an error: /* in a block comment (-Wcomment), a
+//     non-ASCII or control character (-Wbidi-chars), a fall-through marker
+//     (-Wimplicit-fallthrough);
+//   - the comment's extent: a backslash in it (a line splice), no end.
+//
+// A source in which the lexing here could part from gcc's is taken whole: one with "??" (a
+// trigraph), "/\" or "*\" (a delimiter split by a line splice), a backslash before blanks
+// and a newline (gcc's lenient splice), or an #include <...> whose name holds a quote or
+// what starts a comment (a header name is no string: gcc reads no comment in it).
+func commentBlind(src []byte) []byte {
+	for _, bad := range []string{"??", "/\\", "*\\"} {
+		if bytes.Contains(src, []byte(bad)) {
+			return src
+		}
+	}
+	if spliceWithBlanks.Match(src) {
+		return src
+	}
+	for _, name := range headerName.FindAll(src, -1) {
+		if bytes.ContainsAny(name, "\"'") || bytes.Contains(name, []byte("/*")) || bytes.Contains(name, []byte("//")) {
+			return src
+		}
+	}
+	out := make([]byte, 0, len(src))
+	for i := 0; i < len(src); {
+		c := src[i]
+		if c == '"' || c == '\'' { // a literal, to its closing quote or its line's end
+			j := i + 1
+			for j < len(src) && src[j] != c && src[j] != '\n' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j+1, len(src))
+			out = append(out, src[i:j]...)
+			i = j
+			continue
+		}
+		if c != '/' || i+1 == len(src) || (src[i+1] != '*' && src[i+1] != '/') {
+			out = append(out, c)
+			i++
+			continue
+		}
+		block := src[i+1] == '*'
+		var body []byte // the comment's text between its delimiters
+		end := len(src) // where the comment ends
+		if block {
+			k := bytes.Index(src[i+2:], []byte("*/"))
+			if k < 0 {
+				return src
+			}
+			body, end = src[i+2:i+2+k], i+2+k+2
+		} else {
+			if k := bytes.IndexByte(src[i+2:], '\n'); k >= 0 {
+				end = i + 2 + k
+			}
+			body = src[i+2 : end]
+		}
+		if blindable(body, src[end:], block) {
+			out = append(out, src[i:i+2]...)
+			out = append(out, bytes.Repeat([]byte{'\n'}, bytes.Count(body, []byte{'\n'}))...)
+			if block {
+				out = append(out, '*', '/')
+			}
+		} else {
+			out = append(out, src[i:end]...)
+		}
+		i = end
+	}
+	return out
+}
+
+var (
+	spliceWithBlanks = regexp.MustCompile(`\\[ \t\f\v\r]+\n`)
+	headerName       = regexp.MustCompile(`#[ \t]*include[ \t]*<[^>\n]*`)
+)
+
+// blindable: whether commentBlind may empty a comment of text body, followed by rest.
+func blindable(body, rest []byte, block bool) bool {
+	for _, b := range body {
+		if b >= 0x80 || b == '\\' || (b < 0x20 && b != '\n' && b != '\t') || b == 0x7f {
+			return false
+		}
+	}
+	lower := bytes.ToLower(body)
+	if bytes.Contains(lower, []byte("fall")) || bytes.Contains(lower, []byte("thru")) || bytes.Contains(body, []byte("/*")) {
+		return false
+	}
+	if !block {
+		return true
+	}
+	if k := bytes.IndexByte(rest, '\n'); k >= 0 {
+		rest = rest[:k]
+	}
+	return len(bytes.Trim(rest, " \t")) == 0
 }

@@ -2,8 +2,11 @@ package compiler
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -76,4 +79,86 @@ func TestBuildCacheReplays(t *testing.T) {
 	if _, ok := c.entries[failing]; ok {
 		t.Error("a failed build was kept")
 	}
+}
+
+// commentBlind empties the comments that reach no build and keeps the others as they are.
+func TestCommentBlind(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"/* model a, sha 12 */\nint a; // x\n", "/**/\nint a; //\n"},
+		{"/*\n * two\n * lines\n */\nint a;", "/*\n\n\n*/\nint a;"},
+		{"int a; /* then */ int b;", "int a; /* then */ int b;"},                          // columns of int b
+		{"int a; /* then */  \t\nint b;", "int a; /**/  \t\nint b;"},                      // blanks after it
+		{`char *s = "/* no comment */"; /* one */`, `char *s = "/* no comment */"; /**/`}, // a literal
+		{`char c = '"'; /* one */`, `char c = '"'; /**/`},
+		{`char *s = "a\"/*"; // b`, `char *s = "a\"/*"; //`},
+		{"/* µs */\n", "/* µs */\n"},                                   // -Wbidi-chars and the like
+		{"/* a /* b */\n", "/* a /* b */\n"},                           // -Wcomment
+		{"case 1: /* FALLTHROUGH */\n", "case 1: /* FALLTHROUGH */\n"}, // -Wimplicit-fallthrough
+		{"// falls through\n", "// falls through\n"},
+		{"// a \\\nint b;", "// a \\\nint b;"}, // a line splice: int b is in the comment
+		{"/* unterminated", "/* unterminated"},
+		{"int a; /*", "int a; /*"},
+		{"x ??/\n/* a */", "x ??/\n/* a */"},         // a trigraph: taken whole
+		{"/\\\n* a */ int b;", "/\\\n* a */ int b;"}, // a split delimiter
+		{"#include <a/*b>\n/* c */", "#include <a/*b>\n/* c */"},
+		{"# include <stdint.h> /* c */\n", "# include <stdint.h> /**/\n"},
+		{"#include <a\"b> /* c */\n", "#include <a\"b> /* c */\n"},
+		{"\"a\\ \n/* b */", "\"a\\ \n/* b */"}, // gcc's splice with a blank
+		{"//", "//"},
+		{"/", "/"},
+		{"", ""},
+	} {
+		if got := string(commentBlind([]byte(c.src))); got != c.want {
+			t.Errorf("commentBlind(%q) = %q, want %q", c.src, got, c.want)
+		}
+	}
+}
+
+// Two sources that differ only in the comments commentBlind empties build to the same bytes
+// with gcc, UBSan's diagnostics included, and are one key; one that differs in a kept
+// comment is another key.
+func TestCommentBlindKeyBuildsTheSame(t *testing.T) {
+	const body = "#include <stdint.h>\n%s\nint32_t f(int32_t a, int32_t b) {\n\t%s\n\treturn a + b; %s\n}\nint main(void) { return f(2147483647, 0) != 0; }\n"
+	one := fmt.Sprintf(body, "/*\n * model: rlcc_teacher, sha256 8e41\n */", "/* the sum */", "// int32")
+	two := fmt.Sprintf(body, "/*\n * model: rlcc_teacher_unnamed, sha256 b99f0\n */", "/* a sum of two */", "// no overflow here")
+	if bytes.Equal(commentBlind([]byte(one)), commentBlind([]byte(two))) == false {
+		t.Fatalf("not one key:\n%s\n%s", commentBlind([]byte(one)), commentBlind([]byte(two)))
+	}
+	var bins [2][]byte
+	for i, src := range []string{one, two} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "f.c"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("gcc", append(append([]string{}, HostFlags...), append(UBSanFlags, "-o", "f", "./f.c")...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, out)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "f"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bins[i] = b
+	}
+	if !bytes.Equal(bins[0], bins[1]) {
+		t.Error("the two sources built to different bytes")
+	}
+	kept := fmt.Sprintf(body, "", "/* the sum */ a += 0;", "")
+	if bytes.Equal(commentBlind([]byte(kept)), commentBlind([]byte(strings.Replace(kept, "the sum", "a sum", 1)))) {
+		t.Error("a comment before code on its line: emptied")
+	}
+}
+
+func FuzzCommentBlind(f *testing.F) {
+	f.Add([]byte("/* a */\nint a; // b\n\"/*\" '\\''"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		got := commentBlind(src)
+		if len(got) > len(src) || bytes.Count(got, []byte{'\n'}) != bytes.Count(src, []byte{'\n'}) {
+			t.Fatalf("commentBlind(%q) = %q: longer, or another line count", src, got)
+		}
+		if again := commentBlind(got); !bytes.Equal(again, got) {
+			t.Fatalf("not idempotent: %q → %q → %q", src, got, again)
+		}
+	})
 }
