@@ -208,13 +208,12 @@ static inline uint64_t rlcc_div_q16(uint64_t a, uint64_t d)
 		1090777024u, 1088617053u, 1086465619u, 1084322672u, 1082188163u, 1080062040u, 1077944255u, 1075834759u,
 		1073733503u,
 	};
-	unsigned s = rlcc_clz64(d) - 32;
-	uint64_t n = a << 16;
+	unsigned s = rlcc_clz32((uint32_t)d);
 	uint64_t dn = d << s;
 	const uint32_t *t = tab + ((dn >> 23) & 0xff);
 	uint64_t t0 = t[0], t1 = t[1];
 	uint64_t r = t0 - (((t0 - t1) * ((dn >> 7) & 0xffff)) >> 16);
-	return (((n << s) >> 31) * r) >> 31;
+	return (((a << s) >> 15) * r) >> 31; /* floor(N * 2^s / 2^31) = floor(a * 2^s / 2^15) */
 }
 
 /* rlcc_rtt_infl returns the RTT inflation rtt/base in Q16: rlcc_div_q16(rtt, base) (at most
