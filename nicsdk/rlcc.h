@@ -111,19 +111,12 @@ static inline int32_t rlcc_u32_to_i32(uint32_t v)
 }
 
 /* rlcc_clz32 counts the leading zeros of x != 0: one clzw on Zbb. GCC builtins (gcc and
- * clang have them) are the one thing here beyond C99: __builtin_clz, __builtin_clzll, and
+ * clang have them) are the one thing here beyond C99: __builtin_clz, and
  * __builtin_expect behind RLCC_LIKELY and the always_inline attribute behind
  * RLCC_ALWAYS_INLINE (hints, left out for other compilers). */
 static inline unsigned rlcc_clz32(uint32_t x)
 {
 	return (unsigned)__builtin_clz(x);
-}
-
-/* rlcc_clz64 counts the leading zeros of x != 0 (64 bits): one clz on Zbb. The 64-bit form
- * of a 32-bit value read zero-extended spares gcc a sign-extended copy for clzw. */
-static inline unsigned rlcc_clz64(uint64_t x)
-{
-	return (unsigned)__builtin_clzll(x);
 }
 
 /* RLCC_LIKELY and RLCC_UNLIKELY tell gcc which side of a branch to lay out as the fall-through:
