@@ -32,7 +32,7 @@ func ExampleOnEvent() {
 	// Output:
 	// rtt  10000 ns: o_t -0.76794  a_t 1.09999  rate 1.00000
 	// rtt  12000 ns: o_t -0.76794  a_t 1.09999  rate 1.00000
-	// rtt  30000 ns: o_t 17.23206  a_t 0.83333  rate 0.83333
-	// rtt  40000 ns: o_t 26.61768  a_t 0.83333  rate 0.69444
-	// cnp      0 ns: o_t 26.61768  a_t 0.83333  rate 0.69444
+	// rtt  30000 ns: o_t 17.23187  a_t 0.83333  rate 0.83333
+	// rtt  40000 ns: o_t 26.61749  a_t 0.83333  rate 0.69444
+	// cnp      0 ns: o_t 26.61749  a_t 0.83333  rate 0.69444
 }

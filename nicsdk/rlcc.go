@@ -3,6 +3,7 @@ package nicsdk
 import (
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // The RL-CC runtime (rlcc.h), mirrored in Go bit for bit. Each function here computes exactly
@@ -223,27 +224,73 @@ func checkEx(words int, out PolicyOut) {
 
 func q16(v int64) float64 { return float64(v) / Q16One }
 
-// RTTInflation is rlcc_rtt_infl: rtt/base in Q16, floor(rtt * 2^16 / base) saturated to
-// 0xffffffff; base 0 (no baseline yet) gives 1.0.
+// RTTInflation is rlcc_rtt_infl: rtt/base in Q16, DivQ16(rtt, base), saturated to
+// 0xffffffff when rtt >= base * 2^16 (65536.0); base 0 (no baseline yet) gives 1.0.
 func RTTInflation(rttNs, baseNs uint32) uint32 {
 	if baseNs == 0 {
 		return Q16One
 	}
-	return FxpDiv16(rttNs, baseNs)
+	if rttNs>>16 >= baseNs {
+		return math.MaxUint32
+	}
+	return DivQ16(rttNs, baseNs)
 }
 
-// SqrtRate is rlcc_sqrt_rate: sqrt(rate) in Q16 for a rate in fxp20, floor(sqrt(rate *
-// 2^12)), exact, with the rate first clamped to [1, LineRate]. The result is in [64, 65536].
-func SqrtRate(rate uint32) uint32 {
-	r := uint64(min(max(rate, 1), LineRate)) << 12
-	s := uint64(math.Sqrt(float64(r))) // r < 2^53: exact to within one
-	for s*s > r {
+// divTab is rlcc_div_q16's table: floor(2^62 / (2^31 + j 2^23)) - 8321, j in [0, 256].
+var divTab = func() (t [257]uint64) {
+	for j := range t {
+		t[j] = (1<<62)/(1<<31+uint64(j)<<23) - 8321
+	}
+	return t
+}()
+
+// DivQ16 is rlcc_div_q16: a * 2^16 / d in Q16 for d != 0 and a < d * 2^16, by a reciprocal
+// of d read off a chord of divTab and one multiplication, no correction step: with q =
+// floor(a * 2^16 / d), q - (q*8322 >> 30) - 2 <= DivQ16(a, d) <= q (7.8e-6 of q plus 2
+// units of 2^-16 below the floor at most).
+func DivQ16(a, d uint32) uint32 {
+	s := uint(bits.LeadingZeros32(d))
+	n, dn := uint64(a)<<16, uint64(d)<<s
+	j := dn >> 23 & 0xff
+	t0, t1 := divTab[j], divTab[j+1]
+	r := t0 - (t0-t1)*(dn>>7&0xffff)>>16
+	return uint32((n << s >> 31) * r >> 31)
+}
+
+// floorSqrt is floor(sqrt(x)) for x < 2^53.
+func floorSqrt(x uint64) uint64 {
+	s := uint64(math.Sqrt(float64(x))) // exact to within one
+	for s*s > x {
 		s--
 	}
-	for (s+1)*(s+1) <= r {
+	for (s+1)*(s+1) <= x {
 		s++
 	}
-	return uint32(s)
+	return s
+}
+
+// sqrtTab is rlcc_sqrt_fxp20's table: floor(sqrt(64 + i) * 2^20), i in [0, 192].
+var sqrtTab = func() (t [193]uint64) {
+	for i := range t {
+		t[i] = floorSqrt(uint64(64+i) << 40)
+	}
+	return t
+}()
+
+// SqrtRate is rlcc_sqrt_rate: sqrt(rate) in Q16 for a rate in fxp20, sqrt(rate * 2^12) read
+// off a chord of sqrtTab, with the rate first clamped to [1, LineRate]: floor(sqrt(rate *
+// 2^12)) or one less (the chord lies less than 0.26 below the curve, the last shift may
+// floor it one further); exact at line rate. The result is in [63, 65536].
+func SqrtRate(rate uint32) uint32 {
+	r := uint64(min(max(rate, 1), LineRate))
+	top := r >> 20 // 1 at line rate
+	x := (r - top) << 12
+	k := uint(bits.LeadingZeros32(uint32(x))) &^ 1
+	y := x << k
+	i := y>>24 - 64
+	t0, t1 := sqrtTab[i], sqrtTab[i+1]
+	s := (t0 + (t1-t0)*(y>>8&0xffff)>>16) >> 8
+	return uint32(s>>(k>>1) + top)
 }
 
 // ObsMin is rlcc_obs_min: the smallest observation, at zero excess inflation,

@@ -111,19 +111,12 @@ static inline int32_t rlcc_u32_to_i32(uint32_t v)
 }
 
 /* rlcc_clz32 counts the leading zeros of x != 0: one clzw on Zbb. GCC builtins (gcc and
- * clang have them) are the one thing here beyond C99: __builtin_clz, __builtin_clzll, and
+ * clang have them) are the one thing here beyond C99: __builtin_clz, and
  * __builtin_expect behind RLCC_LIKELY and the always_inline attribute behind
  * RLCC_ALWAYS_INLINE (hints, left out for other compilers). */
 static inline unsigned rlcc_clz32(uint32_t x)
 {
 	return (unsigned)__builtin_clz(x);
-}
-
-/* rlcc_clz64 counts the leading zeros of x != 0 (64 bits): one clz on Zbb. The 64-bit form
- * of a 32-bit value read zero-extended spares gcc a sign-extended copy for clzw. */
-static inline unsigned rlcc_clz64(uint64_t x)
-{
-	return (unsigned)__builtin_clzll(x);
 }
 
 /* RLCC_LIKELY and RLCC_UNLIKELY tell gcc which side of a branch to lay out as the fall-through:
@@ -147,14 +140,16 @@ static inline unsigned rlcc_clz64(uint64_t x)
 static inline uint64_t rlcc_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static inline uint64_t rlcc_max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-/* rlcc_div_q16 returns floor(a * 2^16 / d) for a, d below 2^32, d != 0 and a < d * 2^16 (so
- * the quotient is below 2^32), exactly, without a division: in 64-bit integer arithmetic, with four
- * multiplications whose products all stay below 2^64. The tests compare it with the 64-bit
- * division for every d in [1, 2^22] and for millions of random d, each at the largest
- * dividend and at random ones, on the host and in fwsim.
+/* rlcc_div_q16 returns a * 2^16 / d for a, d below 2^32, d != 0 and a < d * 2^16, from below,
+ * without a division: a reciprocal of d off a chord of a table, and one multiplication (no
+ * correction step, so not the exact floor): with q = floor(a * 2^16 / d),
+ *     q - (q * 8322 >> 30) - 2 <= rlcc_div_q16(a, d) <= q,
+ * i.e. at most 7.8e-6 of q plus 2 units of 2^-16 below the floor. Its twin (nicsdk.DivQ16)
+ * defines it; the tests check the bound for every d in [1, 2^22] and for millions of random
+ * d, each at the largest dividend and at random ones, and C == Go on the host and in fwsim.
  *
- * Why it is exact. Let N = a * 2^16 and q = floor(N / d), s = clz(d), dn = d * 2^s in
- * [2^31, 2^32), and g = 2^62 / dn (a real in (2^30, 2^31]).
+ * Why. Let N = a * 2^16, s = clz(d), dn = d * 2^s in [2^31, 2^32), and g = 2^62 / dn (a real
+ * in (2^30, 2^31]).
  *  1. Reciprocal. tab[j] = floor(2^62 / (2^31 + j * 2^23)) - 8321, j in [0, 256]. With
  *     j = bits 30..23 of dn and f = bits 22..7 (so x' = 2^31 + j 2^23 + f 2^7 <= dn < x' +
  *     2^7), r = tab[j] - floor((tab[j] - tab[j+1]) * f / 2^16) is the chord between the
@@ -164,16 +159,11 @@ static inline uint64_t rlcc_max_u64(uint64_t a, uint64_t b) { return a > b ? a :
  *     the floors of the nodes lower it by less than 1 and the floor of the product raises it
  *     by less than 1. So r + 8321 is in (g - 1, g + 2^13 + 2^7 + 1), i.e.
  *         g - 8322 < r < g:  r underestimates g by a factor of at most 1 - e, e = 8322 / 2^30.
- *  2. q1 = floor(floor(N * 2^s / 2^32) * r / 2^30). N * 2^s < dn * 2^32 < 2^64, and the
- *     product is below 2^32 * 2^31. From r < g, q1 <= N * 2^s / 2^32 * g / 2^30 = N / d, so
- *     q1 <= q. Each floor loses less than 1 unit (the inner one at most r / 2^30 <= 2 units
- *     of q1), so q - q1 < (N / d) e + 3 < 2^32 e + 3 < 33294.
- *  3. r1 = N - q1 d is in [0, 33294 d); r1 * 2^s < 33294 * 2^32 < 2^48. q2 = floor(floor(r1 *
- *     2^s / 2^16) * r / 2^46) (product below 2^32 * 2^31): as in 2, q2 <= floor(r1 / d), and
- *     floor(r1 / d) - q2 < (r1 / d) e + 2^31 / 2^46 + 1 < 33294 e + 1.0001 < 1.26, so it is
- *     0 or 1.
- *  4. r2 = r1 - q2 d is in [0, 2d): q = q1 + q2 + (r2 >= d).
- * Cycles (dpa): about 30 for the 66 of one divu. */
+ *  2. q1 = floor(floor(N * 2^s / 2^31) * r / 2^31). N * 2^s < dn * 2^32 < 2^64, so the inner
+ *     value is below 2^33 and the product below 2^33 * 2^31. From r < g, q1 <= N * 2^s / 2^31
+ *     * g / 2^31 = N / d, so q1 <= q. The factor loses less than q e, the inner floor less
+ *     than r / 2^31 <= 1 unit, the outer one less than 1: q - q1 < q e + 2.
+ * Cycles (dpa): about 25 for the 66 of one divu. */
 static inline uint64_t rlcc_div_q16(uint64_t a, uint64_t d)
 {
 	static const uint32_t tab[257] = {
@@ -211,22 +201,17 @@ static inline uint64_t rlcc_div_q16(uint64_t a, uint64_t d)
 		1090777024u, 1088617053u, 1086465619u, 1084322672u, 1082188163u, 1080062040u, 1077944255u, 1075834759u,
 		1073733503u,
 	};
-	unsigned s = rlcc_clz64(d) - 32;
-	uint64_t n = a << 16;
+	unsigned s = rlcc_clz32((uint32_t)d);
 	uint64_t dn = d << s;
 	const uint32_t *t = tab + ((dn >> 23) & 0xff);
 	uint64_t t0 = t[0], t1 = t[1];
 	uint64_t r = t0 - (((t0 - t1) * ((dn >> 7) & 0xffff)) >> 16);
-	uint64_t q1 = (((n << s) >> 32) * r) >> 30;
-	uint64_t r1 = n - q1 * d;
-	uint64_t q2 = (((r1 << s) >> 16) * r) >> 46;
-	uint64_t r2 = r1 - q2 * d;
-	return q1 + q2 + 1 - (uint64_t)(r2 < d);
+	return (((a << s) >> 15) * r) >> 31; /* floor(N * 2^s / 2^31) = floor(a * 2^s / 2^15) */
 }
 
-/* rlcc_rtt_infl returns the RTT inflation rtt/base in Q16: floor(rtt * 2^16 / base),
- * saturated to 0xffffffff (65536.0); base == 0 (no baseline yet) gives 1.0. The quotient is
- * rlcc_div_q16's, when it does not saturate (rtt < base * 2^16). */
+/* rlcc_rtt_infl returns the RTT inflation rtt/base in Q16: rlcc_div_q16(rtt, base) (at most
+ * 7.8e-6 of the quotient plus 2 units below floor(rtt * 2^16 / base)), saturated to
+ * 0xffffffff (65536.0) when rtt >= base * 2^16; base == 0 (no baseline yet) gives 1.0. */
 static inline uint32_t rlcc_rtt_infl(uint32_t rtt_ns, uint32_t base_ns)
 {
 	if (base_ns == 0)
@@ -236,17 +221,19 @@ static inline uint32_t rlcc_rtt_infl(uint32_t rtt_ns, uint32_t base_ns)
 	return (uint32_t)rlcc_div_q16(rtt_ns, base_ns);
 }
 
-/* rlcc_sqrt_rate returns sqrt(rate) in Q16 for a rate in fxp20: floor(sqrt(rate * 2^12)),
- * exact, with the rate first clamped to [1, 1<<20]. The result is in [64, 65536].
+/* rlcc_sqrt_rate returns sqrt(rate) in Q16 for a rate in fxp20: floor(sqrt(rate * 2^12)) or
+ * one less (a chord, no correction step), with the rate first clamped to [1, 1<<20]. The
+ * result is in [64, 65536]. Its twin (nicsdk.SqrtRate) defines it; the tests check the bound
+ * and C == Go for every rate.
  *
- * How, without a loop or a division (the value is the exact floor; the tests prove it for
- * every rate): line rate is 1 + the result at 1<<20 - 1, so x = rate' << 12 is below 2^32.
- * x is shifted left by an even k so that y = x << k is in [2^30, 2^32); sqrt(y) is read off
- * a chord between two entries of tab[i] = floor(sqrt(64 + i) * 2^20) (sqrt(y) * 2^8 at
- * y = (64 + i) * 2^24), which lies less than 0.26 below sqrt(y), never above; one upward
- * step makes it floor(sqrt(y)), and floor(sqrt(x)) = floor(sqrt(y)) >> k/2. Every value
- * is below 2^32. rlcc_sqrt_fxp20 is the same for a rate already in [1, 1<<20], in 64-bit
- * registers (the handler's form: no 32-bit extensions). */
+ * How, without a loop or a division: line rate is 1 + the result at 1<<20 - 1, so
+ * x = rate' << 12 is below 2^32. x is shifted left by an even k so that y = x << k is in
+ * [2^30, 2^32); sqrt(y) is read off a chord between two entries of tab[i] =
+ * floor(sqrt(64 + i) * 2^20) (sqrt(y) * 2^8 at y = (64 + i) * 2^24), which lies less than
+ * 0.26 below sqrt(y), never above: its floor is floor(sqrt(y)) or one less, and so is the
+ * result, shifted right by k/2, of floor(sqrt(x)). Every value is below 2^32.
+ * rlcc_sqrt_fxp20 is the same for a rate already in [1, 1<<20], in 64-bit registers (the
+ * handler's form: no 32-bit extensions). */
 static inline uint64_t rlcc_sqrt_fxp20(uint64_t r)
 {
 	static const uint32_t tab[193] = {
@@ -284,7 +271,6 @@ static inline uint64_t rlcc_sqrt_fxp20(uint64_t r)
 	uint64_t t0 = t[0], t1 = t[1];
 	/* The chord at y, in units of 2^-8: t[1] - t[0] < 2^16, the fraction is taken to 16 bits. */
 	uint64_t s = (t0 + (((t1 - t0) * ((y >> 8) & 0xffff)) >> 16)) >> 8;
-	s += s * (s + 2) < y; /* (s + 1)^2 <= y */
 	return (s >> (k >> 1)) + top;
 }
 

@@ -120,11 +120,12 @@ func TestSqrtRateExhaustive(t *testing.T) {
 		ins = append(ins, r)
 	}
 	ins = append(ins, 1<<21, 1<<31, math.MaxUint32)
-	// The Go twin is the specification: floor(sqrt(clamp(rate) << 12)), checked here on its own.
+	// The Go twin is the specification: floor(sqrt(clamp(rate) << 12)) or one less, checked
+	// here on its own against the exact floor.
 	for _, r := range ins {
 		s, x := uint64(SqrtRate(r)), uint64(min(max(r, 1), LineRate))<<12
-		if s*s > x || (s+1)*(s+1) <= x {
-			t.Fatalf("SqrtRate(%d) = %d is not floor(sqrt(%d))", r, s, x)
+		if f := floorSqrt(x); s > f || s+1 < f || s < 64 {
+			t.Fatalf("SqrtRate(%d) = %d: want floor(sqrt(%d)) = %d or one less, at least 64", r, s, x, f)
 		}
 	}
 	unary(t, "sqrt", "t_sqrt", ins, len(ins), w, SqrtRate)
@@ -201,17 +202,30 @@ func TestRTTInflation(t *testing.T) {
 		return [2]uint32{any32(r), any32(r)}
 	})
 	binaryFn(t, "infl", "t_infl", ins, RTTInflation)
-	if RTTInflation(5000, 0) != Q16One || RTTInflation(0, 0) != Q16One || RTTInflation(3000, 2000) != 3*Q16One/2 {
-		t.Error("RTTInflation: base 0 must give 1.0, 3000/2000 1.5")
+	if RTTInflation(5000, 0) != Q16One || RTTInflation(0, 0) != Q16One || RTTInflation(1<<16, 1) != math.MaxUint32 {
+		t.Error("RTTInflation: base 0 must give 1.0, 2^16/1 saturate")
+	}
+	for _, in := range ins { // the twin against the exact quotient: divBound's error at most
+		if in[1] != 0 && in[0]>>16 < in[1] {
+			if got, want := RTTInflation(in[0], in[1]), FxpDiv16(in[0], in[1]); !divBound(got, want) {
+				t.Fatalf("RTTInflation(%d, %d) = %d: want at most %d, %d less at most", in[0], in[1], got, want, want-divLoss(want))
+			}
+		}
 	}
 }
 
-// TestDivQ16 proves rlcc_div_q16, the division-free floor(a * 2^16 / d) behind the RTT
-// inflation, against the Go twin's division (FxpDiv16) on its whole domain d != 0,
+// divLoss is the most DivQ16 may lose below the exact quotient q: q * 8322 / 2^30 + 2.
+func divLoss(q uint32) uint32 { return uint32(uint64(q)*8322>>30) + 2 }
+
+// divBound: got is within DivQ16's bound of the exact quotient want.
+func divBound(got, want uint32) bool { return got <= want && want-got <= divLoss(want) }
+
+// TestDivQ16 checks rlcc_div_q16, the division-free a * 2^16 / d behind the RTT inflation,
+// against its bound around the exact floor (divBound) on its whole domain d != 0,
 // a < d * 2^16: exhaustively in d over [1, 2^22] (16 dividends each, the largest among them,
-// where the estimate's error is largest) and over the top 2^20 divisors, then on 10M random
-// inputs on the host and 100k in fwsim. (The same sweep over every d below 2^32 passed once,
-// offline: `driver divsweep 1 4294967295`.)
+// where the estimate's error is largest) and over the top 2^20 divisors, in the host driver;
+// then C == the Go twin (DivQ16), and the twin within the bound, on 10M random inputs on the
+// host and 100k in fwsim.
 func TestDivQ16(t *testing.T) {
 	t.Parallel()
 	drv, err := hostDriver()
@@ -257,7 +271,12 @@ func TestDivQ16(t *testing.T) {
 		}
 		ins = append(ins, [2]uint32{uint32(min(a, amax)), d})
 	}
-	binaryFn(t, "div", "t_div", ins, FxpDiv16)
+	for _, in := range ins {
+		if got, want := DivQ16(in[0], in[1]), FxpDiv16(in[0], in[1]); !divBound(got, want) {
+			t.Fatalf("DivQ16(%d, %d) = %d: want at most %d, %d less at most", in[0], in[1], got, want, divLoss(want))
+		}
+	}
+	binaryFn(t, "div", "t_div", ins, DivQ16)
 }
 
 func TestFxp16Helpers(t *testing.T) {

@@ -2,6 +2,7 @@ package nicsdk
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,6 +52,16 @@ func TestTables(t *testing.T) {
 		d := uint64(Q16One + 256*j) // tab[j] = ceil(2^40 / d)
 		if want := (uint64(1)<<40 + d - 1) / d; v != want {
 			t.Errorf("reciprocal tab[%d] = %d, want %d", j, v, want)
+		}
+	}
+	// The Go twins read the same tables.
+	for _, tb := range []struct {
+		name string
+		c    []uint64
+		g    []uint64
+	}{{"sqrt", sq, sqrtTab[:]}, {"division", cTable(t, "static const uint32_t tab[257] = {"), divTab[:]}} {
+		if !slices.Equal(tb.c, tb.g) {
+			t.Errorf("%s table: rlcc.h and the Go twin differ", tb.name)
 		}
 	}
 	// The reciprocal table covers every divisor: u = floor(K * 2^16 / 2^16) = K at y = -1.
