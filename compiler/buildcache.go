@@ -99,16 +99,34 @@ type buildCache struct {
 	entries map[buildKey][]buildOutput
 	order   []buildKey
 	bytes   int
+	// running are the builds under way, each closed when it ends: a second build of the same
+	// key waits for the first (fit's speculative host build of its leading candidate, then the
+	// build stage's of the chosen one) instead of running gcc beside it.
+	running map[buildKey]chan struct{}
 }
 
 // builds is the process's cache.
-var builds = &buildCache{entries: map[buildKey][]buildOutput{}}
+var builds = newBuildCache()
+
+func newBuildCache() *buildCache {
+	return &buildCache{entries: map[buildKey][]buildOutput{}, running: map[buildKey]chan struct{}{}}
+}
 
 // do writes to outs what a build of key wrote before, or runs build, which writes outs, and
-// keeps them. It reports whether the outputs came from the cache.
+// keeps them. While another build of key is under way it waits for it, then takes its outputs
+// (or builds itself, when that one failed). It reports whether the outputs came from the cache.
 func (c *buildCache) do(key buildKey, outs []string, build func() error) (cached bool, err error) {
 	c.mu.Lock()
+	for c.running[key] != nil {
+		ch := c.running[key]
+		c.mu.Unlock()
+		<-ch
+		c.mu.Lock()
+	}
 	got, ok := c.entries[key]
+	if !ok {
+		c.running[key] = make(chan struct{})
+	}
 	c.mu.Unlock()
 	if ok {
 		for i, p := range outs {
@@ -118,6 +136,12 @@ func (c *buildCache) do(key buildKey, outs []string, build func() error) (cached
 		}
 		return true, nil
 	}
+	defer func() {
+		c.mu.Lock()
+		close(c.running[key])
+		delete(c.running, key)
+		c.mu.Unlock()
+	}()
 	if err := build(); err != nil {
 		return false, err
 	}

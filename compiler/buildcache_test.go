@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // A build's key is what it reads: the same files and flags in two directories are one key;
@@ -41,7 +43,7 @@ func TestBuildKeyIsWhatTheBuildReads(t *testing.T) {
 // The second build of a key writes the first one's bytes and modes without running; a failed
 // build is not kept.
 func TestBuildCacheReplays(t *testing.T) {
-	c := &buildCache{entries: map[buildKey][]buildOutput{}}
+	c := newBuildCache()
 	dir := t.TempDir()
 	outs := []string{filepath.Join(dir, "o"), filepath.Join(dir, "bin")}
 	runs := 0
@@ -75,5 +77,63 @@ func TestBuildCacheReplays(t *testing.T) {
 	}
 	if _, ok := c.entries[failing]; ok {
 		t.Error("a failed build was kept")
+	}
+}
+
+// A build of a key under way makes a second one wait and take its outputs; when the first
+// fails, the second builds itself.
+func TestBuildCacheWaitsForRunning(t *testing.T) {
+	c := newBuildCache()
+	dir := t.TempDir()
+	out := func(n string) []string { return []string{filepath.Join(dir, n)} }
+	for _, fail := range []bool{false, true} {
+		key := buildKey{2}
+		if fail {
+			key = buildKey{3}
+		}
+		started, release := make(chan struct{}), make(chan struct{})
+		var runs atomic.Int32
+		first := make(chan error)
+		go func() {
+			_, err := c.do(key, out("first"), func() error {
+				runs.Add(1)
+				close(started)
+				<-release
+				if fail {
+					return os.ErrInvalid
+				}
+				return os.WriteFile(filepath.Join(dir, "first"), []byte("built once"), 0o644)
+			})
+			first <- err
+		}()
+		<-started
+		second := make(chan bool)
+		go func() {
+			hit, err := c.do(key, out("second"), func() error {
+				runs.Add(1)
+				return os.WriteFile(filepath.Join(dir, "second"), []byte("built again"), 0o644)
+			})
+			if err != nil {
+				t.Error(err)
+			}
+			second <- hit
+		}()
+		time.Sleep(50 * time.Millisecond) // the second is waiting, not building
+		if n := runs.Load(); n != 1 {
+			t.Fatalf("fail %v: %d builds while the first runs, want 1", fail, n)
+		}
+		close(release)
+		if err := <-first; (err != nil) != fail {
+			t.Fatalf("fail %v: first build: %v", fail, err)
+		}
+		hit := <-second
+		got, _ := os.ReadFile(filepath.Join(dir, "second"))
+		want, wantRuns := "built once", int32(1)
+		if fail {
+			want, wantRuns = "built again", 2
+		}
+		if hit == fail || string(got) != want || runs.Load() != wantRuns {
+			t.Errorf("fail %v: second build: hit %v, %q, %d builds; want %q, %d builds", fail, hit, got, runs.Load(), want, wantRuns)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -94,13 +95,17 @@ type fitInput struct {
 	threads            int
 	force              bool
 	progress           func(stage string, done, total int)
+	// ctx stops the builds of the candidates' host drivers fit starts ahead (speculator); hostCC
+	// is the host compiler they run.
+	ctx    context.Context
+	hostCC string
 }
 
 // fitInput is the fit stage's input from the stages before it.
 func (c *compilation) fitInput() fitInput {
 	o := &c.opt
 	return fitInput{model: c.Model, modelPath: o.Model, core: o.Core, form: o.Form, maxText: o.MaxText, maxRodata: o.MaxRodata,
-		budget: o.Budget, threads: o.ThreadsSharing, force: o.Force, progress: c.progress}
+		budget: o.Budget, threads: o.ThreadsSharing, force: o.Force, progress: c.progress, ctx: c.context(), hostCC: o.HostCC}
 }
 
 // fitter is the fit stage at work: what it reads, and the plan it makes.
