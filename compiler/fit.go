@@ -96,7 +96,7 @@ type fitInput struct {
 	force              bool
 	progress           func(stage string, done, total int)
 	// ctx stops the builds of the candidates' host drivers fit starts ahead (speculator); hostCC
-	// is the host compiler they run.
+	// is the host compiler they run ("": none is built ahead).
 	ctx    context.Context
 	hostCC string
 }

@@ -259,17 +259,22 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 		fc.Fits = fc.TextBytes <= limit.TextBytes && fc.RodataBytes <= limit.RodataBytes
 		return fc
 	}
-	ctx := f.in.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	spec := &speculator{ctx: ctx, f: f, slots: make(chan struct{}, runtime.NumCPU()), fits: fits}
-	defer func() {
-		if f.speculation = spec.spec; spec.spec != nil && spec.spec.fb != f.chosenBuild {
-			spec.spec.stop()
-			f.speculation = nil
+	// With a host compiler to run, the host drivers of the best candidate so far are built
+	// ahead (speculator); what is left running of another's is stopped.
+	var spec *speculator
+	if f.in.hostCC != "" {
+		ctx := f.in.ctx
+		if ctx == nil {
+			ctx = context.Background()
 		}
-	}()
+		spec = &speculator{ctx: ctx, f: f, slots: make(chan struct{}, runtime.NumCPU()), fits: fits}
+		defer func() {
+			if f.speculation = spec.spec; spec.spec != nil && spec.spec.fb != f.chosenBuild {
+				spec.spec.stop()
+				f.speculation = nil
+			}
+		}()
+	}
 	builds := make([]*formBuild, len(cs))
 	costs := make([]artifact.FormCandidate, len(cs))
 	// First every candidate no other dominates (rankDominates), then each dominated one whose
@@ -282,7 +287,7 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 			first = append(first, i)
 		}
 	}
-	build := func(idx []int) error {
+	build := func(idx []int, spec *speculator) error {
 		if len(idx) == 0 {
 			return nil
 		}
@@ -294,7 +299,13 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 		}
 		return err
 	}
-	if err := build(first); err != nil {
+	// An LSTM's first two forms are built to plan the third, which mostly beats them: nothing
+	// is built ahead of them.
+	firstSpec := spec
+	if _, lstm := f.in.model.Policy.(*quantize.LSTMIR); lstm {
+		firstSpec = nil
+	}
+	if err := build(first, firstSpec); err != nil {
 		return err
 	}
 	var rest []int
@@ -307,7 +318,7 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 		costs[i] = artifact.FormCandidate{Form: cs[i].form.String(), Detail: cs[i].detail,
 			NotBuilt: fmt.Sprintf("candidate %d, the same groups with fewer thresholds in a bucket, fits and runs fewer instructions", first[d]+1)}
 	}
-	if err := build(rest); err != nil {
+	if err := build(rest, spec); err != nil {
 		return err
 	}
 	// An LSTM's table form as planned within the room the branch form leaves; once more, that
@@ -319,7 +330,7 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 			break
 		}
 		cs, builds, costs = append(cs, cand), append(builds, nil), append(costs, artifact.FormCandidate{})
-		if err := build([]int{len(cs) - 1}); err != nil {
+		if err := build([]int{len(cs) - 1}, spec); err != nil {
 			return err
 		}
 		if got := costs[len(cs)-1].RodataBytes; got > limit.RodataBytes {

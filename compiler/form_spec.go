@@ -14,7 +14,8 @@ import (
 // is chosen, the build stage finds its host builds made, or under way (builds.do waits for
 // them), instead of starting them after fit; a speculation that another candidate overtakes is
 // cancelled. The builds are the build stage's own (hostBuild over emitSources, in the
-// candidate's directory, on paths relative to it), so they are the same bytes.
+// candidate's directory, on paths relative to it), so they are the same bytes. Not ahead of an
+// LSTM's first two forms, which its planned table form mostly beats (chooseForm).
 
 // speculator schedules fit's builds: the candidates, one per slot, and the speculation.
 type speculator struct {
