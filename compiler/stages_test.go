@@ -240,8 +240,13 @@ func TestFitBuildsHostDriversAhead(t *testing.T) {
 		b, _ := os.ReadFile(log)
 		return strings.Fields(string(b))
 	}
-	if got := ran(); len(got) != 4 || slices.ContainsFunc(got, func(d string) bool { return d != c.chosenBuild.dir }) {
-		t.Fatalf("fit ran the host compiler in %q; want 4 runs (2 compiles, 2 links) in %s", got, c.chosenBuild.dir)
+	// (A speculation on a candidate that another overtook may have started in its directory.)
+	inChosen := func() int {
+		return len(slices.DeleteFunc(ran(), func(d string) bool { return d != c.chosenBuild.dir }))
+	}
+	fitRuns := ran()
+	if inChosen() != 4 || slices.ContainsFunc(fitRuns, func(d string) bool { return filepath.Dir(d) != c.formsDir }) {
+		t.Fatalf("fit ran the host compiler in %q; want 4 runs (2 compiles, 2 links) in %s", fitRuns, c.chosenBuild.dir)
 	}
 	var err error
 	if c.emitted, err = emitStage(c.emitInput()); err != nil {
@@ -250,8 +255,8 @@ func TestFitBuildsHostDriversAhead(t *testing.T) {
 	if c.built, err = buildStage(c.buildInput()); err != nil {
 		t.Fatal(err)
 	}
-	if got := ran(); len(got) != 4 {
-		t.Errorf("the build stage ran the host compiler again: %q", got[4:])
+	if got := ran(); len(got) != len(fitRuns) {
+		t.Errorf("the build stage ran the host compiler again: %q", got[len(fitRuns):])
 	}
 	sources, err := sourcesOnDisk(c.dir, c.expect)
 	if err != nil {
