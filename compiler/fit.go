@@ -104,8 +104,12 @@ type fitInput struct {
 // fitInput is the fit stage's input from the stages before it.
 func (c *compilation) fitInput() fitInput {
 	o := &c.opt
-	return fitInput{model: c.Model, modelPath: o.Model, core: o.Core, form: o.Form, maxText: o.MaxText, maxRodata: o.MaxRodata,
+	in := fitInput{model: c.Model, modelPath: o.Model, core: o.Core, form: o.Form, maxText: o.MaxText, maxRodata: o.MaxRodata,
 		budget: o.Budget, threads: o.ThreadsSharing, force: o.Force, progress: c.progress, ctx: c.context(), hostCC: o.HostCC}
+	if o.tamper != nil {
+		in.hostCC = "" // a test edits the sources after emit: the host drivers built ahead would be of other C
+	}
+	return in
 }
 
 // fitter is the fit stage at work: what it reads, and the plan it makes.
