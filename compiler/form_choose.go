@@ -316,7 +316,7 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 			continue
 		}
 		costs[i] = artifact.FormCandidate{Form: cs[i].form.String(), Detail: cs[i].detail,
-			NotBuilt: fmt.Sprintf("candidate %d, %s, fits and runs fewer instructions", first[d]+1, dominatedHow(cs[first[d]].rank, cs[i].rank))}
+			NotBuilt: fmt.Sprintf("candidate %d, the same groups with fewer thresholds in a bucket, fits and runs fewer instructions", first[d]+1)}
 	}
 	if err := build(rest, spec); err != nil {
 		return err
@@ -408,20 +408,19 @@ func (f *fitter) costCandidates(cs []candidate, p *fwsim.Profile, tmp string, id
 }
 
 // rankDominates reports whether the rank layout a costs fewer cycles than b wherever a fits,
-// so that b need not be built while a fits: a's groups are b's, or b's merged into fewer (each
-// of b's inside one of a's), with the same sums and accumulator widths, and feature by feature
-// either the same bucket code (shift, thresholds in a bucket) or fewer thresholds in a bucket;
-// fewer groups or fewer thresholds somewhere. The rank form has no branch or loop, so its WCET
-// is its one path; each group fewer removes a lane's extraction, a load and an add from it,
-// each threshold fewer a load, a compare and an add (a finer shift may lengthen its bucket's
-// origin constant by one instruction at most). TestRankDominanceHolds builds the dominated
-// layouts too and checks each costs more than its dominator.
+// so that b need not be built while a fits: the same groups of trees (the same sums tables
+// and lookups), and feature by feature either the same bucket code (shift, thresholds in a
+// bucket) or fewer thresholds in a bucket, fewer somewhere. The rank form has no branch or
+// loop, so its WCET is its one path; each threshold fewer removes a load, a compare and an
+// add from it (a finer shift may lengthen its bucket's origin constant by one instruction
+// at most). TestRankDominanceHolds builds the dominated layouts too and checks each costs
+// more than its dominator.
 func rankDominates(a, b *quantize.RankLayout) bool {
-	if a == nil || b == nil || a == b || a.Scaled != b.Scaled || a.SumBits != b.SumBits || a.AccBits != b.AccBits ||
-		len(a.Features) != len(b.Features) || !mergedGroups(a.Groups, b.Groups) {
+	if a == nil || b == nil || a == b || !slices.EqualFunc(a.Groups, b.Groups, slices.Equal) ||
+		a.Scaled != b.Scaled || a.SumBits != b.SumBits || a.AccBits != b.AccBits || len(a.Features) != len(b.Features) {
 		return false
 	}
-	fewer := len(a.Groups) < len(b.Groups)
+	fewer := false
 	for k, fa := range a.Features {
 		fb := b.Features[k]
 		bucketed := len(fa.Words) > 1 && len(fb.Words) > 1
@@ -436,30 +435,6 @@ func rankDominates(a, b *quantize.RankLayout) bool {
 		}
 	}
 	return fewer
-}
-
-// mergedGroups reports whether the groups of trees a are bs, or bs merged: each of bs inside
-// one of a, and as many or fewer groups.
-func mergedGroups(a, bs [][]int) bool {
-	if len(a) == len(bs) {
-		return slices.EqualFunc(a, bs, slices.Equal)
-	}
-	return len(a) < len(bs) && !slices.ContainsFunc(bs, func(b []int) bool {
-		return !slices.ContainsFunc(a, func(g []int) bool {
-			return !slices.ContainsFunc(b, func(t int) bool { return !slices.Contains(g, t) })
-		})
-	})
-}
-
-// dominatedHow says how a, which dominates b (rankDominates), differs from it.
-func dominatedHow(a, b *quantize.RankLayout) string {
-	if len(a.Groups) == len(b.Groups) {
-		return "the same groups with fewer thresholds in a bucket"
-	}
-	if slices.EqualFunc(a.Features, b.Features, func(fa, fb quantize.RankFeature) bool { return fa.Fixups == fb.Fixups }) {
-		return "these groups merged into fewer with the same buckets"
-	}
-	return "these groups merged into fewer with fewer thresholds in a bucket"
 }
 
 // better reports whether a beats b: fitting the budget first, then the lower WCET, then the

