@@ -15,6 +15,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
+	"github.com/nicc-dev/nicc/buildcache"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -281,7 +282,7 @@ func (c *compilation) buildInput() buildInput {
 // hostBuild is a host build of the driver over the sources in dir: the host compiler cc run in
 // dir on paths relative to it (so the UBSan build's diagnostics name them so too, rlcc.h:707:44,
 // not an absolute path, and the same sources in another directory build to the same bytes,
-// builds.do), its objects and temporary files in tmp.
+// buildcache.Process), its objects and temporary files in tmp.
 type hostBuild struct {
 	ctx      context.Context
 	cc       string
@@ -295,7 +296,7 @@ type hostBuild struct {
 func (hb hostBuild) obj(bin string) string { return filepath.Join(hb.tmp, filepath.Base(bin)+".o") }
 
 // build compiles the entry's C into an object (hb.obj), strict or with UBSan, runs checkObj on
-// it, and links the driver bin, or writes what the same build wrote before (builds.do, where
+// it, and links the driver bin, or writes what the same build wrote before (buildcache.Process, where
 // checkObj did not run). It reports whether the outputs came from the cache.
 func (hb hostBuild) build(bin string, ubsan bool, checkObj func(path string, objs ...string) error) (cached bool, err error) {
 	gcc := func(args ...string) error {
@@ -312,7 +313,7 @@ func (hb hostBuild) build(bin string, ubsan bool, checkObj func(path string, obj
 		flags = append(flags, UBSanFlags...)
 	}
 	flags = append(flags, "-I", ".")
-	return builds.do(keyOf(hb.cc+" host", hb.dir, slices.Concat(flags, []string{hb.source}), hb.sources), []string{obj, bin}, func() error {
+	return buildcache.Process.Do(buildcache.KeyOf(hb.cc+" host", hb.dir, slices.Concat(flags, []string{hb.source}), hb.sources), []string{obj, bin}, func() error {
 		if err := gcc(slices.Concat(flags, []string{"-c", "-o", obj, hb.source})...); err != nil {
 			return err
 		}
@@ -347,7 +348,7 @@ func buildStage(in buildInput) (*built, error) {
 		return out, err
 	}
 	defer os.RemoveAll(tmp)
-	onDisk, err := sourcesOnDisk(dir, in.emitted.expect)
+	onDisk, err := buildcache.SourcesOnDisk(dir, in.emitted.expect)
 	if err != nil {
 		return out, err
 	}
@@ -408,4 +409,22 @@ func buildStage(in buildInput) (*built, error) {
 		return out, &budget.CheckError{Err: fmt.Errorf("building the generated C failed (an internal error; please report it): %w", err)}
 	}
 	return out, nil
+}
+
+// buildFirmware compiles srcs (in dir, which holds sources: what the build can read, by
+// name) into the object obj with extra after nicsdk.FirmwareFlags, runs checkObj on it, and
+// links the ELF elf with dir's linker script: nicsdk.Object, then nicsdk.Build, or what the
+// same build wrote before. It reports whether the outputs came from the cache, where checkObj
+// did not run.
+func buildFirmware(obj, elf string, extra []string, dir string, srcs []string, sources map[string][]byte, checkObj func() error) (cached bool, err error) {
+	key := buildcache.KeyOf(nicsdk.CC+" firmware", dir, append(slices.Concat(nicsdk.FirmwareFlags, extra), srcs...), sources)
+	return buildcache.Process.Do(key, []string{obj, elf}, func() error {
+		if err := nicsdk.Object(obj, extra, srcs...); err != nil {
+			return err
+		}
+		if err := checkObj(); err != nil {
+			return err
+		}
+		return nicsdk.Build(elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, obj)
+	})
 }

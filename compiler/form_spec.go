@@ -11,7 +11,7 @@ import (
 // While fit builds the candidate forms, a CPU left idle (every candidate of the round started,
 // one finished) builds the host drivers of the best candidate built so far, the one the build
 // stage would build if no other beat it, into the process's build cache. When that candidate
-// is chosen, the build stage finds its host builds made, or under way (builds.do waits for
+// is chosen, the build stage finds its host builds made, or under way (buildcache.Process waits for
 // them), instead of starting them after fit; a speculation that another candidate overtakes is
 // cancelled. The builds are the build stage's own (hostBuild over emitSources, in the
 // candidate's directory, on paths relative to it), so they are the same bytes. Not ahead of an

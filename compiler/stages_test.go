@@ -11,6 +11,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
+	"github.com/nicc-dev/nicc/buildcache"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/model/modeltest"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -258,7 +259,7 @@ func TestFitBuildsHostDriversAhead(t *testing.T) {
 	if got := ran(); len(got) != len(fitRuns) {
 		t.Errorf("the build stage ran the host compiler again: %q", got[len(fitRuns):])
 	}
-	sources, err := sourcesOnDisk(c.dir, c.expect)
+	sources, err := buildcache.SourcesOnDisk(c.dir, c.expect)
 	if err != nil {
 		t.Fatal(err)
 	}
