@@ -388,14 +388,15 @@ func (f *fitter) costCandidates(cs []candidate, p *fwsim.Profile, tmp string, id
 			started++
 			mu.Unlock()
 			builds[k], errs[k] = f.costCandidate(cs[i], p, filepath.Join(tmp, fmt.Sprint(i)))
-			<-slots
 			mu.Lock() // progress and spec are told of each build as it finishes, one at a time
 			done++
 			f.in.progress("choose form", done, len(idx))
 			if spec != nil && errs[k] == nil {
+				// before the slot is free, so that a speculation this build overtakes never takes it
 				spec.finished(builds[k], started == len(idx))
 			}
 			mu.Unlock()
+			<-slots
 		})
 	}
 	wg.Wait()
