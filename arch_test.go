@@ -50,6 +50,8 @@ var allowedImports = map[string][]string{
 	"student": {"artifact", "distill", "golden", "memlimit", "model", "nicsdk", "quantize", "rlcc", "termtext"},
 	// verify runs the same calls through the golden model, both host builds and fwsim.
 	"verify": {"artifact", "budget", "model", "nicsdk", "quantize", "rlcc", "target", "target/abi"},
+	// buildcache keeps a process's builds by what they read.
+	"buildcache": {},
 	// memlimit refuses counts whose data would not fit the memory limit.
 	"memlimit": {"distill", "model", "netsim", "termtext"},
 	// plot draws figures from plain series: nothing of ours but nicsdk.
@@ -82,7 +84,7 @@ var allowedImports = map[string][]string{
 }
 
 // belowCompiler is every package of ours but the CLI, the lab, the plots and compiler itself.
-var belowCompiler = []string{"artifact", "budget", "codegen", "distill", "fwsim", "fwsim/trap", "fwsim/wcet", "golden", "memlimit", "student", "verify", "internal/softfloat", "internal/testutil", "model", "model/catboost", "model/formats",
+var belowCompiler = []string{"artifact", "budget", "buildcache", "codegen", "distill", "fwsim", "fwsim/trap", "fwsim/wcet", "golden", "memlimit", "student", "verify", "internal/softfloat", "internal/testutil", "model", "model/catboost", "model/formats",
 	"model/lightgbm", "model/modeltest", "model/onnx", "model/xgboost", "netsim", "nicsdk", "prove", "quantize", "rlcc", "target", "target/abi", "target/doca", "target/targets", "termtext", "train"}
 
 // listedPackage is what `go list -json` says of one package that the test uses.

@@ -208,6 +208,7 @@ func CompileContext(ctx context.Context, opt CompileOptions) (*artifact.CompileR
 	}
 	defer st.Discard()
 	defer func() {
+		c.speculation.stop()
 		if c.formsDir != "" {
 			os.RemoveAll(c.formsDir)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
+	"github.com/nicc-dev/nicc/buildcache"
 	"github.com/nicc-dev/nicc/nicsdk"
 	"github.com/nicc-dev/nicc/quantize"
 	"github.com/nicc-dev/nicc/target/doca"
@@ -157,7 +158,7 @@ func (out *docaOutput) build(in docaInput, expect map[string][]byte) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	onDisk, err := sourcesOnDisk(dir, expect)
+	onDisk, err := buildcache.SourcesOnDisk(dir, expect)
 	if err != nil {
 		return err
 	}
@@ -177,7 +178,7 @@ func (out *docaOutput) build(in docaInput, expect map[string][]byte) error {
 		if ubsan { // its diagnostics name the sources' paths: built every time
 			return build()
 		}
-		_, err := builds.do(keyOf(in.hostCC+" doca host", dir, args, onDisk), []string{bin}, build)
+		_, err := buildcache.Process.Do(buildcache.KeyOf(in.hostCC+" doca host", dir, args, onDisk), []string{bin}, build)
 		return err
 	}
 	errs := make(chan error, 3)
@@ -189,8 +190,8 @@ func (out *docaOutput) build(in docaInput, expect map[string][]byte) error {
 	}
 	go func() {
 		extra := append(withOpt(FirmwareWarnFlags, in.opt), "-DNICC_DOCA_SHIM", "-I", dir)
-		key := keyOf(nicsdk.CC+" doca firmware", dir, slices.Concat(nicsdk.FirmwareFlags, extra, srcs), onDisk)
-		_, err := builds.do(key, append(slices.Clone(objs), out.elf), func() error {
+		key := buildcache.KeyOf(nicsdk.CC+" doca firmware", dir, slices.Concat(nicsdk.FirmwareFlags, extra, srcs), onDisk)
+		_, err := buildcache.Process.Do(key, append(slices.Clone(objs), out.elf), func() error {
 			for i, src := range srcs {
 				if err := nicsdk.Object(objs[i], extra, src); err != nil {
 					return err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
+	"github.com/nicc-dev/nicc/buildcache"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/golden"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -179,30 +180,39 @@ func emitStage(in emitInput) (*emitted, error) {
 			return out, err
 		}
 	}
-	// The model alone needs only the ABI header and the linker script.
-	sdk := nicsdk.Sources()
-	if m.Handler != artifact.HandlerRLCC {
-		delete(sdk, nicsdk.RLCCHeaderName)
-	}
-	for n, b := range sdk {
-		gen[n], out.expect[n] = b, b
-	}
-	for n, b := range gen {
+	for n, b := range emitSources(m, r) {
+		if _, ok := out.expect[n]; !ok {
+			out.expect[n] = b
+		}
 		if err := artifact.WriteOut(filepath.Join(dir, n), b); err != nil {
 			return out, err
 		}
-		out.files = append(out.files, n)
-	}
-	driver := []byte(abi.DriverC(len(m.Policy.InputFormats()), r.policy.HeaderName, m.Handler == artifact.HandlerRLCC, m.Policy.StateWords()))
-	out.expect[filepath.Join(artifact.HostDir, "driver.c")] = driver
-	if err := artifact.WriteOut(filepath.Join(dir, artifact.HostDir, "driver.c"), driver); err != nil {
-		return out, err
+		if n != hostDriverFile {
+			out.files = append(out.files, n)
+		}
 	}
 	slices.Sort(out.files)
 	if in.tamper != nil {
 		return out, in.tamper(dir)
 	}
 	return out, nil
+}
+
+// hostDriverFile is the host driver's source, by its path in the compile directory.
+var hostDriverFile = filepath.Join(artifact.HostDir, "driver.c")
+
+// emitSources are the files emit writes for the render r of m's policy, by their paths in the
+// compile directory: r's sources, nicsdk's (the model alone needs only the ABI header and the
+// linker script) and the host driver (hostDriverFile).
+func emitSources(m *golden.Model, r *rendered) map[string][]byte {
+	files := r.sources()
+	for n, b := range nicsdk.Sources() {
+		if n != nicsdk.RLCCHeaderName || m.Handler == artifact.HandlerRLCC {
+			files[n] = b
+		}
+	}
+	files[hostDriverFile] = []byte(abi.DriverC(len(m.Policy.InputFormats()), r.policy.HeaderName, m.Handler == artifact.HandlerRLCC, m.Policy.StateWords()))
+	return files
 }
 
 // handlerC is the RL-CC engine entry: the parameters and rlcc.h's handler around the policy,
@@ -269,6 +279,51 @@ func (c *compilation) buildInput() buildInput {
 		fit: c.chosenBuild, progress: func(done, total int) { c.progress("build", done, total) }}
 }
 
+// hostBuild is a host build of the driver over the sources in dir: the host compiler cc run in
+// dir on paths relative to it (so the UBSan build's diagnostics name them so too, rlcc.h:707:44,
+// not an absolute path, and the same sources in another directory build to the same bytes,
+// buildcache.Process), its objects and temporary files in tmp.
+type hostBuild struct {
+	ctx      context.Context
+	cc       string
+	dir, tmp string
+	source   string   // the C that defines the entry, relative to dir ("./handler.c")
+	opt      []string // gcc's optimisation flags in place of HostFlags' -O2 (BuildInfo.Opt)
+	sources  map[string][]byte
+}
+
+// obj is the object the build of bin compiles.
+func (hb hostBuild) obj(bin string) string { return filepath.Join(hb.tmp, filepath.Base(bin)+".o") }
+
+// build compiles the entry's C into an object (hb.obj), strict or with UBSan, runs checkObj on
+// it, and links the driver bin, or writes what the same build wrote before (buildcache.Process, where
+// checkObj did not run). It reports whether the outputs came from the cache.
+func (hb hostBuild) build(bin string, ubsan bool, checkObj func(path string, objs ...string) error) (cached bool, err error) {
+	gcc := func(args ...string) error {
+		cmd := hostCommand(hb.ctx, hb.cc, hb.tmp, args...)
+		cmd.Dir = hb.dir
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s %s (in %s): %v\n%s", hb.cc, strings.Join(args, " "), hb.dir, err, msg)
+		}
+		return nil
+	}
+	obj := hb.obj(bin)
+	flags := withOpt(HostFlags, hb.opt)
+	if ubsan {
+		flags = append(flags, UBSanFlags...)
+	}
+	flags = append(flags, "-I", ".")
+	return buildcache.Process.Do(buildcache.KeyOf(hb.cc+" host", hb.dir, slices.Concat(flags, []string{hb.source}), hb.sources), []string{obj, bin}, func() error {
+		if err := gcc(slices.Concat(flags, []string{"-c", "-o", obj, hb.source})...); err != nil {
+			return err
+		}
+		if err := checkObj(obj); err != nil {
+			return err
+		}
+		return gcc(slices.Concat(flags, []string{"-o", bin, "./" + hostDriverFile, obj})...)
+	})
+}
+
 // buildStage checks the sources on disk (checkDirectives), then compiles them into an object
 // three times at once (host strict, host with UBSan, RISC-V firmware; the objects in a
 // temporary directory), checks each object's symbols (symbolCheck), and links the host driver
@@ -293,41 +348,15 @@ func buildStage(in buildInput) (*built, error) {
 		return out, err
 	}
 	defer os.RemoveAll(tmp)
-	// The host builds run in dir and name their sources by paths relative to it, so the
-	// UBSan build's diagnostics name them so too (rlcc.h:707:44, not an absolute path) and
-	// the same sources in another directory build to the same bytes (builds.do).
-	gcc := func(args ...string) error {
-		cmd := hostCommand(in.ctx, in.hostCC, tmp, args...)
-		cmd.Dir = dir
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s %s (in %s): %v\n%s", in.hostCC, strings.Join(args, " "), dir, err, msg)
-		}
-		return nil
-	}
-	onDisk, err := sourcesOnDisk(dir, in.emitted.expect)
+	onDisk, err := buildcache.SourcesOnDisk(dir, in.emitted.expect)
 	if err != nil {
 		return out, err
 	}
-	hostSource, hostDriver := "./"+file, "./"+filepath.Join(artifact.HostDir, "driver.c")
+	hb := hostBuild{ctx: in.ctx, cc: in.hostCC, dir: dir, tmp: tmp, source: "./" + file, opt: in.opt, sources: onDisk}
 	host := func(bin string, ubsan bool) error {
-		obj := filepath.Join(tmp, filepath.Base(bin)+".o")
-		flags := withOpt(HostFlags, in.opt)
-		if ubsan {
-			flags = append(flags, UBSanFlags...)
-		}
-		flags = append(flags, "-I", ".")
-		build := func() error {
-			if err := gcc(slices.Concat(flags, []string{"-c", "-o", obj, hostSource})...); err != nil {
-				return err
-			}
-			if err := check.symbols(obj); err != nil {
-				return err
-			}
-			return gcc(slices.Concat(flags, []string{"-o", bin, hostDriver, obj})...)
-		}
-		hit, err := builds.do(keyOf(in.hostCC+" host", dir, slices.Concat(flags, []string{hostSource}), onDisk), []string{obj, bin}, build)
+		hit, err := hb.build(bin, ubsan, check.symbols)
 		if err == nil && hit {
-			err = check.symbols(obj)
+			err = check.symbols(hb.obj(bin))
 		}
 		return err
 	}
@@ -380,4 +409,22 @@ func buildStage(in buildInput) (*built, error) {
 		return out, &budget.CheckError{Err: fmt.Errorf("building the generated C failed (an internal error; please report it): %w", err)}
 	}
 	return out, nil
+}
+
+// buildFirmware compiles srcs (in dir, which holds sources: what the build can read, by
+// name) into the object obj with extra after nicsdk.FirmwareFlags, runs checkObj on it, and
+// links the ELF elf with dir's linker script: nicsdk.Object, then nicsdk.Build, or what the
+// same build wrote before. It reports whether the outputs came from the cache, where checkObj
+// did not run.
+func buildFirmware(obj, elf string, extra []string, dir string, srcs []string, sources map[string][]byte, checkObj func() error) (cached bool, err error) {
+	key := buildcache.KeyOf(nicsdk.CC+" firmware", dir, append(slices.Concat(nicsdk.FirmwareFlags, extra), srcs...), sources)
+	return buildcache.Process.Do(key, []string{obj, elf}, func() error {
+		if err := nicsdk.Object(obj, extra, srcs...); err != nil {
+			return err
+		}
+		if err := checkObj(); err != nil {
+			return err
+		}
+		return nicsdk.Build(elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, obj)
+	})
 }

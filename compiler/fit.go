@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -94,13 +95,21 @@ type fitInput struct {
 	threads            int
 	force              bool
 	progress           func(stage string, done, total int)
+	// ctx stops the builds of the candidates' host drivers fit starts ahead (speculator); hostCC
+	// is the host compiler they run ("": none is built ahead).
+	ctx    context.Context
+	hostCC string
 }
 
 // fitInput is the fit stage's input from the stages before it.
 func (c *compilation) fitInput() fitInput {
 	o := &c.opt
-	return fitInput{model: c.Model, modelPath: o.Model, core: o.Core, form: o.Form, maxText: o.MaxText, maxRodata: o.MaxRodata,
-		budget: o.Budget, threads: o.ThreadsSharing, force: o.Force, progress: c.progress}
+	in := fitInput{model: c.Model, modelPath: o.Model, core: o.Core, form: o.Form, maxText: o.MaxText, maxRodata: o.MaxRodata,
+		budget: o.Budget, threads: o.ThreadsSharing, force: o.Force, progress: c.progress, ctx: c.context(), hostCC: o.HostCC}
+	if o.tamper != nil {
+		in.hostCC = "" // a test edits the sources after emit: the host drivers built ahead would be of other C
+	}
+	return in
 }
 
 // fitter is the fit stage at work: what it reads, and the plan it makes.

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -258,6 +259,22 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 		fc.Fits = fc.TextBytes <= limit.TextBytes && fc.RodataBytes <= limit.RodataBytes
 		return fc
 	}
+	// With a host compiler to run, the host drivers of the best candidate so far are built
+	// ahead (speculator); what is left running of another's is stopped.
+	var spec *speculator
+	if f.in.hostCC != "" {
+		ctx := f.in.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		spec = &speculator{ctx: ctx, f: f, slots: make(chan struct{}, runtime.NumCPU()), fits: fits}
+		defer func() {
+			if f.speculation = spec.spec; spec.spec != nil && spec.spec.fb != f.chosenBuild {
+				spec.spec.stop()
+				f.speculation = nil
+			}
+		}()
+	}
 	builds := make([]*formBuild, len(cs))
 	costs := make([]artifact.FormCandidate, len(cs))
 	// First every candidate no other dominates (rankDominates), then each dominated one whose
@@ -270,11 +287,11 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 			first = append(first, i)
 		}
 	}
-	build := func(idx []int) error {
+	build := func(idx []int, spec *speculator) error {
 		if len(idx) == 0 {
 			return nil
 		}
-		bs, err := f.costCandidates(cs, p, tmp, idx)
+		bs, err := f.costCandidates(cs, p, tmp, idx, spec)
 		for k, i := range idx {
 			if err == nil {
 				builds[i], costs[i] = bs[k], fits(bs[k])
@@ -282,7 +299,13 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 		}
 		return err
 	}
-	if err := build(first); err != nil {
+	// An LSTM's first two forms are built to plan the third, which mostly beats them: nothing
+	// is built ahead of them.
+	firstSpec := spec
+	if _, lstm := f.in.model.Policy.(*quantize.LSTMIR); lstm {
+		firstSpec = nil
+	}
+	if err := build(first, firstSpec); err != nil {
 		return err
 	}
 	var rest []int
@@ -295,7 +318,7 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 		costs[i] = artifact.FormCandidate{Form: cs[i].form.String(), Detail: cs[i].detail,
 			NotBuilt: fmt.Sprintf("candidate %d, the same groups with fewer thresholds in a bucket, fits and runs fewer instructions", first[d]+1)}
 	}
-	if err := build(rest); err != nil {
+	if err := build(rest, spec); err != nil {
 		return err
 	}
 	// An LSTM's table form as planned within the room the branch form leaves; once more, that
@@ -307,7 +330,7 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 			break
 		}
 		cs, builds, costs = append(cs, cand), append(builds, nil), append(costs, artifact.FormCandidate{})
-		if err := build([]int{len(cs) - 1}); err != nil {
+		if err := build([]int{len(cs) - 1}, spec); err != nil {
 			return err
 		}
 		if got := costs[len(cs)-1].RodataBytes; got > limit.RodataBytes {
@@ -344,25 +367,36 @@ func (f *fitter) chooseForm(cs []candidate, limit artifact.MemoryBudget, p *fwsi
 }
 
 // costCandidates builds and bounds the candidates cs[i] for i in idx (costCandidate), each in
-// its own directory of tmp, up to runtime.NumCPU() at once, telling progress of each as it
-// finishes: their builds, in idx's order. The first error, in that order, is returned.
-func (f *fitter) costCandidates(cs []candidate, p *fwsim.Profile, tmp string, idx []int) ([]*formBuild, error) {
+// its own directory of tmp, one in each of spec's slots (runtime.NumCPU() of them when spec is
+// nil) at once, telling progress and spec of each as it finishes: their builds, in idx's order.
+// The first error, in that order, is returned.
+func (f *fitter) costCandidates(cs []candidate, p *fwsim.Profile, tmp string, idx []int, spec *speculator) ([]*formBuild, error) {
 	builds := make([]*formBuild, len(idx))
 	errs := make([]error, len(idx))
 	var mu sync.Mutex
-	done := 0
+	done, started := 0, 0
 	f.in.progress("choose form", done, len(idx))
 	slots := make(chan struct{}, runtime.NumCPU())
+	if spec != nil {
+		slots = spec.slots
+	}
 	var wg sync.WaitGroup
 	for k, i := range idx {
 		wg.Go(func() {
 			slots <- struct{}{}
+			mu.Lock()
+			started++
+			mu.Unlock()
 			builds[k], errs[k] = f.costCandidate(cs[i], p, filepath.Join(tmp, fmt.Sprint(i)))
-			<-slots
-			mu.Lock() // progress is told of each build as it finishes, one at a time
+			mu.Lock() // progress and spec are told of each build as it finishes, one at a time
 			done++
 			f.in.progress("choose form", done, len(idx))
+			if spec != nil && errs[k] == nil {
+				// before the slot is free, so that a speculation this build overtakes never takes it
+				spec.finished(builds[k], started == len(idx))
+			}
 			mu.Unlock()
+			<-slots
 		})
 	}
 	wg.Wait()

@@ -180,6 +180,7 @@ func stagesTo(t *testing.T, opt CompileOptions, last string) *compilation {
 	c := newCompilation(opt)
 	c.dir = t.TempDir()
 	t.Cleanup(func() {
+		c.speculation.stop()
 		if c.formsDir != "" {
 			os.RemoveAll(c.formsDir)
 		}
@@ -221,7 +222,7 @@ func TestRankDominanceHolds(t *testing.T) {
 				ranks = append(ranks, i)
 			}
 		}
-		builds, err := f.costCandidates(cs, p, t.TempDir(), ranks)
+		builds, err := f.costCandidates(cs, p, t.TempDir(), ranks, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -118,6 +118,9 @@ type planned struct {
 	// formsDir, which the compile removes when it ends.
 	chosenBuild *formBuild
 	formsDir    string
+	// speculation is the host builds fit started ahead (speculator), of the chosen form or
+	// stopped; the compile stops it before it removes formsDir.
+	speculation *speculation
 	notes       []string // what fit adds to the report's notes (an overrun built with --force)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nicc-dev/nicc/artifact"
 	"github.com/nicc-dev/nicc/budget"
+	"github.com/nicc-dev/nicc/buildcache"
 	"github.com/nicc-dev/nicc/codegen"
 	"github.com/nicc-dev/nicc/model/modeltest"
 	"github.com/nicc-dev/nicc/nicsdk"
@@ -210,5 +211,72 @@ func TestBudgetStage(t *testing.T) {
 	got, err = budgetStage(in)
 	if err == nil || got == nil || got.budget != nil || len(got.vectorFiles) != 1 {
 		t.Errorf("no ELF: %v, %+v", err, got)
+	}
+}
+
+// fit builds the chosen form's host drivers ahead (speculator), in that form's directory, and
+// the build stage takes them instead of running the host compiler again: byte for byte what
+// building the emitted sources in the compile directory gives.
+func TestFitBuildsHostDriversAhead(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	wrapper := func(name, log string) string {
+		path := filepath.Join(tmp, name)
+		script := "#!/bin/sh\n"
+		if log != "" {
+			script += `echo "$PWD" >> ` + log + "\n"
+		}
+		if err := os.WriteFile(path, []byte(script+`exec gcc "$@"`+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	log := filepath.Join(tmp, "log")
+	c := stagesTo(t, CompileOptions{Model: "../testdata/models/xgb_small.json", Handler: artifact.HandlerNone, HostCC: wrapper("cc", log)}, "fit")
+	if len(c.plan.Candidates) < 2 || c.speculation == nil || c.speculation.fb != c.chosenBuild {
+		t.Fatalf("%d candidates; no speculation on the chosen form", len(c.plan.Candidates))
+	}
+	<-c.speculation.done
+	ran := func() []string {
+		b, _ := os.ReadFile(log)
+		return strings.Fields(string(b))
+	}
+	// (A speculation on a candidate that another overtook may have started in its directory.)
+	inChosen := func() int {
+		return len(slices.DeleteFunc(ran(), func(d string) bool { return d != c.chosenBuild.dir }))
+	}
+	fitRuns := ran()
+	if inChosen() != 4 || slices.ContainsFunc(fitRuns, func(d string) bool { return filepath.Dir(d) != c.formsDir }) {
+		t.Fatalf("fit ran the host compiler in %q; want 4 runs (2 compiles, 2 links) in %s", fitRuns, c.chosenBuild.dir)
+	}
+	var err error
+	if c.emitted, err = emitStage(c.emitInput()); err != nil {
+		t.Fatal(err)
+	}
+	if c.built, err = buildStage(c.buildInput()); err != nil {
+		t.Fatal(err)
+	}
+	if got := ran(); len(got) != len(fitRuns) {
+		t.Errorf("the build stage ran the host compiler again: %q", got[len(fitRuns):])
+	}
+	sources, err := buildcache.SourcesOnDisk(c.dir, c.expect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, file := c.entry()
+	fresh := hostBuild{ctx: t.Context(), cc: wrapper("fresh-cc", ""), dir: c.dir, tmp: t.TempDir(), source: "./" + file, opt: c.plan.Opt, sources: sources}
+	for _, ubsan := range []bool{false, true} {
+		bin, took := filepath.Join(fresh.tmp, "driver"), c.hostBin
+		if ubsan {
+			bin, took = bin+"-ubsan", c.ubsan
+		}
+		if _, err := fresh.build(bin, ubsan, func(string, ...string) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := os.ReadFile(bin)
+		got, err := os.ReadFile(took)
+		if err != nil || len(want) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("%s (%v) is not what the host compiler builds from the compile directory", took, err)
+		}
 	}
 }

@@ -230,7 +230,11 @@ func (v *verifier) batch(pvs []policyVec, seqs []sequence) error {
 		WriteWords(&in, s.start[:])
 		in.WriteByte('\n')
 		for _, e := range s.events {
-			fmt.Fprintf(&in, "E %d %d %d %d %d\n", e.ev.Type, e.ev.RTTNs, e.ev.TimestampNs, e.ev.FlowID, e.ev.TxBytes)
+			b := append(in.AvailableBuffer(), 'E')
+			for _, v := range []uint64{uint64(e.ev.Type), uint64(e.ev.RTTNs), e.ev.TimestampNs, uint64(e.ev.FlowID), uint64(e.ev.TxBytes)} {
+				b = strconv.AppendUint(append(b, ' '), v, 10)
+			}
+			in.Write(append(b, '\n'))
 		}
 	}
 	type hostOut struct {

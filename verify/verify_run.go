@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"math"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -88,45 +89,47 @@ func runDriver(bin string, in []byte, nPolicy, stateWords, nEvents int) ([]int32
 	var sts [][]uint32
 	rates := make([]uint32, 0, nEvents)
 	ctxs := make([]nicsdk.FlowCtx, 0, nEvents)
+	w := make([]int64, max(1+stateWords, 1+nicsdk.CtxWords))
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	line := 0
 	for sc.Scan() {
 		line++
-		f := strings.Fields(sc.Text())
+		text := sc.Bytes()
+		n, err := lineWords(text, w)
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
+		}
 		if line <= nPolicy {
-			if len(f) != 1+stateWords {
-				return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %q, want %d values", bin, line, sc.Text(), 1+stateWords)
+			if n != 1+stateWords {
+				return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %q, want %d values", bin, line, text, 1+stateWords)
 			}
-			v, err := strconv.ParseInt(f[0], 10, 32)
-			if err != nil {
-				return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
+			if w[0] < math.MinInt32 || w[0] > math.MaxInt32 {
+				return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %d is not an int32", bin, line, w[0])
 			}
-			ys = append(ys, int32(v))
+			ys = append(ys, int32(w[0]))
 			var st []uint32
-			for _, w := range f[1:] {
-				u, err := strconv.ParseUint(w, 10, 32)
-				if err != nil {
-					return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
+			for _, v := range w[1:n] {
+				if v < 0 || v > math.MaxUint32 {
+					return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %d is not a uint32", bin, line, v)
 				}
-				st = append(st, uint32(u))
+				st = append(st, uint32(v))
 			}
 			sts = append(sts, st)
 			continue
 		}
-		if len(f) != 1+nicsdk.CtxWords {
-			return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %q, want a rate and %d context words", bin, line, sc.Text(), nicsdk.CtxWords)
+		if n != 1+nicsdk.CtxWords {
+			return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %q, want a rate and %d context words", bin, line, text, nicsdk.CtxWords)
 		}
-		var w [1 + nicsdk.CtxWords]uint32
-		for i, s := range f {
-			v, err := strconv.ParseUint(s, 10, 32)
-			if err != nil {
-				return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %v", bin, line, err)
+		var u [1 + nicsdk.CtxWords]uint32
+		for i, v := range w[:n] {
+			if v < 0 || v > math.MaxUint32 {
+				return nil, nil, nil, nil, fmt.Errorf("%s: output line %d: %d is not a uint32", bin, line, v)
 			}
-			w[i] = uint32(v)
+			u[i] = uint32(v)
 		}
-		rates = append(rates, w[0])
-		ctxs = append(ctxs, nicsdk.FlowCtx(w[1:]))
+		rates = append(rates, u[0])
+		ctxs = append(ctxs, nicsdk.FlowCtx(u[1:]))
 	}
 	if err := sc.Err(); err != nil {
 		return nil, nil, nil, nil, err
@@ -135,6 +138,44 @@ func runDriver(bin string, in []byte, nPolicy, stateWords, nEvents int) ([]int32
 		return nil, nil, nil, nil, fmt.Errorf("%s: %d output lines, want %d", bin, line, nPolicy+nEvents)
 	}
 	return ys, sts, rates, ctxs, nil
+}
+
+// lineWords parses a driver's output line, decimal integers (at most 12 digits, a minus sign
+// allowed) separated by spaces, into w: how many the line holds (those past len(w) are
+// checked and counted, not kept), or an error naming the first word that is not one.
+func lineWords(line []byte, w []int64) (int, error) {
+	n := 0
+	for i := 0; i < len(line); {
+		if line[i] == ' ' {
+			i++
+			continue
+		}
+		j := i
+		if line[j] == '-' {
+			j++
+		}
+		digits := j
+		var v int64
+		for ; j < len(line) && j-digits < 12 && line[j] >= '0' && line[j] <= '9'; j++ {
+			v = v*10 + int64(line[j]-'0')
+		}
+		if j == digits || j < len(line) && line[j] != ' ' {
+			end := bytes.IndexByte(line[i:], ' ')
+			if end < 0 {
+				end = len(line) - i
+			}
+			return n, fmt.Errorf("%q is not a number", line[i:i+end])
+		}
+		if line[i] == '-' {
+			v = -v
+		}
+		if n < len(w) {
+			w[n] = v
+		}
+		n++
+		i = j
+	}
+	return n, nil
 }
 
 type fwOut struct {

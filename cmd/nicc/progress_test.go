@@ -65,7 +65,7 @@ func TestProgressGoesToTerminalStderr(t *testing.T) {
 	// first one), so the count of vectors is not what shows it; 20000 (about 0.2 s of verify,
 	// where 100000 took 1 s) still run past the bars' 0.1 s throttle, so the bar redraws too.
 	// A base RTT no other compile of this process has: its sources are new, so its three
-	// builds run gcc (the compiler keeps the builds it made, compiler/buildcache.go) and take
+	// builds run gcc (the compiler keeps the builds it made, buildcache/buildcache.go) and take
 	// long enough for the bar to count them.
 	baseRTT := fmt.Sprintf("4.%03d", freshRTT.Add(1)%1000)
 	code := run([]string{"nicc", "compile", models + "rlcc_xgb.json", "--form", "walk", "--vectors", "20000", "--rlcc-base-rtt", baseRTT, "--out", t.TempDir()}, &stdout, tty)

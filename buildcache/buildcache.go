@@ -1,4 +1,7 @@
-package compiler
+// Package buildcache is a process's builds by what they read: the same compiler, arguments and
+// sources give the same outputs, so a process that builds the same code twice runs the
+// compiler for it once. docs/ARCHITECTURE.md describes where compile uses it.
+package buildcache
 
 import (
 	"bytes"
@@ -13,8 +16,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/nicc-dev/nicc/nicsdk"
 )
 
 // The builds of this process, by what they were built from. gcc is deterministic: the same
@@ -27,15 +28,15 @@ import (
 // the tests) runs gcc for it once; the second build writes the first one's bytes.
 // Verification runs on every compile's own files whatever built them.
 
-// buildKey is what a build reads: the compiler (the file its name runs, toolID), its
+// Key is what a build reads: the compiler (the file its name runs, toolID), its
 // arguments (with dir, where the sources are, written as a placeholder, so that two
 // directories of the same files are one key) and each source the build can see, by name,
 // blind to comments that reach no output (commentBlind).
-type buildKey [sha256.Size]byte
+type Key [sha256.Size]byte
 
-// keyOf is the buildKey of tool run with args over sources (name → bytes, the names relative
+// KeyOf is the Key of tool run with args over sources (name → bytes, the names relative
 // to dir).
-func keyOf(tool, dir string, args []string, sources map[string][]byte) buildKey {
+func KeyOf(tool, dir string, args []string, sources map[string][]byte) Key {
 	h := sha256.New()
 	field := func(b []byte) {
 		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(b))))
@@ -49,14 +50,14 @@ func keyOf(tool, dir string, args []string, sources map[string][]byte) buildKey 
 		field([]byte(n))
 		field(commentBlind(sources[n]))
 	}
-	var k buildKey
+	var k Key
 	h.Sum(k[:0])
 	return k
 }
 
 // toolID names the compiler a command line's first word runs: the file it resolves to on
 // PATH, with its size and modification time, as ccache does. Another gcc first on PATH, or
-// the same one replaced, is another compiler. tool is a name and what follows it (keyOf's
+// the same one replaced, is another compiler. tool is a name and what follows it (KeyOf's
 // "gcc host"); a name not found is itself (its build fails).
 func toolID(tool string) string {
 	name, rest, _ := strings.Cut(tool, " ")
@@ -74,9 +75,9 @@ func toolID(tool string) string {
 	return fmt.Sprintf("%s %d %d %s", path, fi.Size(), fi.ModTime().UnixNano(), rest)
 }
 
-// sourcesOnDisk reads each file named in expect (paths relative to dir) as it is on disk:
+// SourcesOnDisk reads each file named in expect (paths relative to dir) as it is on disk:
 // what a build of dir can read, for its key.
-func sourcesOnDisk(dir string, expect map[string][]byte) (map[string][]byte, error) {
+func SourcesOnDisk(dir string, expect map[string][]byte) (map[string][]byte, error) {
 	onDisk := make(map[string][]byte, len(expect))
 	for n := range expect {
 		b, err := os.ReadFile(filepath.Join(dir, n))
@@ -94,24 +95,43 @@ type buildOutput struct {
 	mode os.FileMode
 }
 
-// buildCacheBytes bounds what the cache holds; the oldest builds go first.
-const buildCacheBytes = 64 << 20
+// MaxBytes bounds what the cache holds; the oldest builds go first.
+const MaxBytes = 64 << 20
 
-type buildCache struct {
+type Cache struct {
 	mu      sync.Mutex
-	entries map[buildKey][]buildOutput
-	order   []buildKey
+	entries map[Key][]buildOutput
+	order   []Key
 	bytes   int
+	// running are the builds under way, each closed when it ends: a second build of the same
+	// key waits for the first (fit's speculative host build of its leading candidate, then the
+	// build stage's of the chosen one) instead of running gcc beside it.
+	running map[Key]chan struct{}
 }
 
-// builds is the process's cache.
-var builds = &buildCache{entries: map[buildKey][]buildOutput{}}
+// Process is the process's cache.
+var Process = New()
+
+// New is an empty cache.
+func New() *Cache {
+	return &Cache{entries: map[Key][]buildOutput{}, running: map[Key]chan struct{}{}}
+}
 
 // do writes to outs what a build of key wrote before, or runs build, which writes outs, and
-// keeps them. It reports whether the outputs came from the cache.
-func (c *buildCache) do(key buildKey, outs []string, build func() error) (cached bool, err error) {
+// keeps them. While another build of key is under way it waits for it, then takes its outputs
+// (or builds itself, when that one failed). It reports whether the outputs came from the cache.
+func (c *Cache) Do(key Key, outs []string, build func() error) (cached bool, err error) {
 	c.mu.Lock()
+	for c.running[key] != nil {
+		ch := c.running[key]
+		c.mu.Unlock()
+		<-ch
+		c.mu.Lock()
+	}
 	got, ok := c.entries[key]
+	if !ok {
+		c.running[key] = make(chan struct{})
+	}
 	c.mu.Unlock()
 	if ok {
 		for i, p := range outs {
@@ -121,6 +141,12 @@ func (c *buildCache) do(key buildKey, outs []string, build func() error) (cached
 		}
 		return true, nil
 	}
+	defer func() {
+		c.mu.Lock()
+		close(c.running[key])
+		delete(c.running, key)
+		c.mu.Unlock()
+	}()
 	if err := build(); err != nil {
 		return false, err
 	}
@@ -140,10 +166,10 @@ func (c *buildCache) do(key buildKey, outs []string, build func() error) (cached
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[key]; ok || size > buildCacheBytes {
+	if _, ok := c.entries[key]; ok || size > MaxBytes {
 		return false, nil
 	}
-	for c.bytes+size > buildCacheBytes {
+	for c.bytes+size > MaxBytes {
 		old := c.order[0]
 		c.order = c.order[1:]
 		for _, o := range c.entries[old] {
@@ -155,24 +181,6 @@ func (c *buildCache) do(key buildKey, outs []string, build func() error) (cached
 	c.order = append(c.order, key)
 	c.bytes += size
 	return false, nil
-}
-
-// buildFirmware compiles srcs (in dir, which holds sources: what the build can read, by
-// name) into the object obj with extra after nicsdk.FirmwareFlags, runs checkObj on it, and
-// links the ELF elf with dir's linker script: nicsdk.Object, then nicsdk.Build, or what the
-// same build wrote before. It reports whether the outputs came from the cache, where checkObj
-// did not run.
-func buildFirmware(obj, elf string, extra []string, dir string, srcs []string, sources map[string][]byte, checkObj func() error) (cached bool, err error) {
-	key := keyOf(nicsdk.CC+" firmware", dir, append(slices.Concat(nicsdk.FirmwareFlags, extra), srcs...), sources)
-	return builds.do(key, []string{obj, elf}, func() error {
-		if err := nicsdk.Object(obj, extra, srcs...); err != nil {
-			return err
-		}
-		if err := checkObj(); err != nil {
-			return err
-		}
-		return nicsdk.Build(elf, filepath.Join(dir, nicsdk.LinkerScriptName), extra, obj)
-	})
 }
 
 // commentBlind is src with each comment that cannot reach a build's output written as an
