@@ -362,7 +362,7 @@ func OnEvent(ev Event, ctx *FlowCtx, p Params, policy func(x [4]int32) int32) ui
 // rlcc_on_event_core (rlcc_on_event_ex, RLCC_DEFINE_HANDLER_EX).
 func OnEventEx(ev Event, ctx *FlowCtx, p Params, words int, out PolicyOut,
 	policy func(x [4]int32, state []uint32) int32) uint32 {
-	var x [CtxWords]int32 // passed to the policy by value: no allocation
+	var x Window // passed to the policy by value: no allocation
 	s := stepIn(ev, ctx, p, DefaultLayout, words, out, &x)
 	if !s.rtt {
 		return s.rate
@@ -474,7 +474,7 @@ type Window [CtxWords]int32
 // OnEventWindow is OnEventLayout with the window in x, which it overwrites.
 func OnEventWindow(x *Window, ev Event, ctx *FlowCtx, p Params, l Layout, words int, out PolicyOut,
 	policy func(x []int32, state []uint32) int32) uint32 {
-	s := stepIn(ev, ctx, p, l, words, out, (*[CtxWords]int32)(x))
+	s := stepIn(ev, ctx, p, l, words, out, x)
 	if !s.rtt {
 		return s.rate
 	}
@@ -493,7 +493,7 @@ type step struct {
 
 // stepIn is OnEventLayout up to the policy (steps 1 to 4 before it): the window in x, the
 // history shifted.
-func stepIn(ev Event, ctx *FlowCtx, p Params, l Layout, words int, out PolicyOut, x *[CtxWords]int32) step {
+func stepIn(ev Event, ctx *FlowCtx, p Params, l Layout, words int, out PolicyOut, x *Window) step {
 	checkEx(words, out)
 	// The default layout passes Check for any words checkEx lets through.
 	if !l.IsDefault() {
