@@ -3,10 +3,12 @@ package distill
 import (
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/nicc-dev/nicc/model"
+	"github.com/nicc-dev/nicc/model/modeltest"
 	"github.com/nicc-dev/nicc/rlcc"
 )
 
@@ -61,5 +63,45 @@ func TestLabelErrors(t *testing.T) {
 	}
 	if d.Y != nil {
 		t.Error("a failed Label left labels behind")
+	}
+}
+
+// Label's labels are each state's model.Eval from a fresh state, bit for bit, whichever way it
+// evaluates the teacher: a dense network with biases and every activation through reused
+// buffers, an ensemble, and the trained LSTM one fresh state a row.
+func TestLabelIsEval(t *testing.T) {
+	d, _ := DefaultRLCC.Sample(20_003, 11) // not a multiple of 4: EvalInto4 and the rows after
+	dense := modeltest.MLP("dense", rlcc.Names, []int{4, 7, 5, 3, 1}, 2)
+	for i, act := range []model.Activation{model.ActLeakyReLU, model.ActSigmoid, model.ActClip, model.ActTanh} {
+		l := &dense.Layers[i]
+		l.Act, l.Alpha, l.Lo, l.Hi, l.B = act, 0.1, -0.5, 0.75, make([]float64, l.Out)
+		for j := range l.B {
+			l.B[j] = 0.1 * float64(j-1)
+		}
+	}
+	raw, err := os.ReadFile("../testdata/models/rlcc_adpg_lstm.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lstm, err := model.Unmarshal(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*model.Model{dense, modeltest.Trees("trees", rlcc.Names, 5, 3, 4), lstm} {
+		if err := m.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if err := Label(m, d); err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float64, len(d.X))
+		for r := range d.Rows() {
+			for i, col := range d.X {
+				x[i] = col[r]
+			}
+			if want := m.Eval(m.NewState(), x)[0]; math.Float64bits(d.Y[r]) != math.Float64bits(want) {
+				t.Fatalf("%s: row %d: label %v, Eval %v", m.Name, r, d.Y[r], want)
+			}
+		}
 	}
 }

@@ -18,18 +18,51 @@ type Fit struct {
 }
 
 // Measure evaluates student on every state of d against the labels d.Y (the teacher's
-// outputs).
+// outputs), on every CPU.
 func Measure(student *model.Model, d *Dataset) Fit {
-	n := d.Rows()
-	pred := make([]float64, n)
-	x := make([]float64, len(d.X))
-	for r := range n {
-		for i, col := range d.X {
-			x[i] = col[r]
-		}
-		pred[r] = student.Eval(nil, x)[0]
+	return Compare(Predict(student, d), d.Y)
+}
+
+// Predict is student's output at every state of d. A tree student as distill trains them
+// (splits v ≤ t, a plain sum) on finite states is walked branch-free a level at a time over
+// many rows at once (leavesAt); that gives model.Eval's bits, which any other model and any
+// non-finite state gets.
+func Predict(student *model.Model, d *Dataset) []float64 {
+	n, pl := d.Rows(), newPool(0)
+	if e := student.Ensemble; e != nil && flatEvaluable(e) && d.Check() == nil {
+		return predict(pl, e.Base, e.Trees, leavesAt(pl, e.Trees, d.X, n), n)
 	}
-	return Compare(pred, d.Y)
+	pred := make([]float64, n)
+	pl.forRows(n, func(lo, hi int) {
+		x := make([]float64, len(d.X))
+		for r := lo; r < hi; r++ {
+			for i, col := range d.X {
+				x[i] = col[r]
+			}
+			pred[r] = student.Eval(nil, x)[0]
+		}
+	})
+	return pred
+}
+
+// flatEvaluable says leavesAt and predict give e's Eval on finite inputs: float64 splits
+// that send v ≤ t left (no zero band, so a finite v is only compared), a float64 sum and no
+// transform, and leaf indices that fit leavesAt's uint16.
+func flatEvaluable(e *model.Ensemble) bool {
+	if e.Float32 || e.Float32Splits || e.Transform != model.TransformIdentity {
+		return false
+	}
+	for _, t := range e.Trees {
+		if len(t.Nodes) > math.MaxUint16+1 {
+			return false
+		}
+		for _, nd := range t.Nodes {
+			if !nd.Leaf && (nd.Cmp != model.CmpLE || nd.Missing == model.MissingZero) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Compare measures predictions against the teacher's outputs, row by row.

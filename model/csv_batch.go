@@ -2,6 +2,7 @@ package model
 
 import (
 	"io"
+	"math"
 	"runtime"
 	"sync"
 )
@@ -50,15 +51,12 @@ func (r *RowReader) readAll(limit int64) (*Rows, error) {
 		out.Data = append(out.Data, row[:r.width:r.width])
 		return nil
 	}
-	// The first row, read to tell a header from data, and a NumPy array's rows.
-	for r.ahead || r.npy != nil {
-		row, err := r.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	if r.npy != nil {
+		return r.readAllNPY(out, limit)
+	}
+	// The first row, read to tell a header from data.
+	if r.ahead {
+		row, _ := r.Next()
 		if err := hold(append([]float64(nil), row...), r.line, r.read); err != nil {
 			return nil, err
 		}
@@ -124,6 +122,39 @@ func (r *RowReader) batches(todo, inOrder chan<- *lineBatch, stop <-chan struct{
 		}
 		if err != nil {
 			return
+		}
+	}
+}
+
+// readAllNPY holds a NumPy array's rows, read a block at a time into blocks of values. Its
+// header says how many rows there are, so rows over limit bytes are refused before any is read.
+func (r *RowReader) readAllNPY(out *Rows, limit int64) (*Rows, error) {
+	a, w := r.npy, r.width
+	if left := a.rows - a.done; left > limit/rowBytes(w) {
+		need := "over 8 EiB"
+		if left <= math.MaxInt64/rowBytes(w) {
+			need = sizeText(left * rowBytes(w))
+		}
+		return nil, r.errorf("%d rows of %d values need %s, over the %s limit on rows held in memory (rows × (8 bytes × values + 24))",
+			left, w, need, sizeText(limit))
+	}
+	// A file's size bounds its rows (readNPY checked), so they are held in one slice from the
+	// start; a stream's grow as its rows arrive.
+	if r.size > 0 {
+		out.Data = make([][]float64, 0, a.rows-a.done)
+	}
+	for {
+		block := make([]float64, min(a.rows-a.done, int64(max(1, npyBlock/8/w)))*int64(w))
+		got, err := a.read(block)
+		for i := range got {
+			out.Data = append(out.Data, block[i*w:(i+1)*w:(i+1)*w])
+		}
+		r.line += got
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, r.wrap(err)
 		}
 	}
 }

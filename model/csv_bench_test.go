@@ -2,8 +2,10 @@ package model
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -47,6 +49,54 @@ func BenchmarkReadCSV(b *testing.B) {
 			}
 			if n != 200_000 {
 				b.Fatal(n)
+			}
+		}
+	})
+}
+
+// BenchmarkReadNPY reads and holds 2,000,000 rows of 4 float64 (nicc distill's --states as
+// np.save writes them; issue 31, target 5): readAll, a block at a time into blocks of values,
+// beside holding a copy of each row RowReader.Next reads (what readAll did before), its peer
+// in the same run. MB/s of the file.
+func BenchmarkReadNPY(b *testing.B) {
+	const rows, cols = 2_000_000, 4
+	data := make([]byte, rows*cols*8)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := 0; i < len(data); i += 8 {
+		binary.LittleEndian.PutUint64(data[i:], math.Float64bits(128*rng.Float64()))
+	}
+	file := npyFile(fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }", rows, cols), data)
+	open := func(b *testing.B) *RowReader {
+		r := newRowReader(bytes.NewReader(nil))
+		if err := r.startNPY(bytes.NewReader(file), int64(len(file))); err != nil {
+			b.Fatal(err)
+		}
+		return r
+	}
+	b.Run("readAll", func(b *testing.B) {
+		b.SetBytes(int64(len(file)))
+		for b.Loop() {
+			r, err := open(b).readAll(MaxHeldBytes)
+			if err != nil || len(r.Data) != rows {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("one-row-at-a-time", func(b *testing.B) {
+		b.SetBytes(int64(len(file)))
+		for b.Loop() {
+			r, held := open(b), [][]float64(nil)
+			for {
+				row, err := r.Next()
+				if err == io.EOF {
+					break
+				} else if err != nil {
+					b.Fatal(err)
+				}
+				held = append(held, append([]float64(nil), row...))
+			}
+			if len(held) != rows {
+				b.Fatal(len(held))
 			}
 		}
 	})

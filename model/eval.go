@@ -36,9 +36,69 @@ func (m *Model) Eval(st *State, x []float64) []float64 {
 	return v
 }
 
+// Scratch holds a feed-forward model's layer outputs between calls of EvalInto: one per
+// goroutine.
+type Scratch struct{ outs [][]float64 }
+
+// EvalInto is Eval(nil, x) for a model without an LSTM, with no allocation once s has served
+// the model: the result is s's, valid until its next use.
+func (m *Model) EvalInto(s *Scratch, x []float64) []float64 {
+	if len(s.outs) == 0 {
+		s.outs = make([][]float64, max(1, len(m.Layers)))
+		for i := range m.Layers {
+			s.outs[i] = make([]float64, m.Layers[i].Out)
+		}
+	}
+	if m.Ensemble != nil {
+		s.outs[0] = append(s.outs[0][:0], m.Ensemble.Eval(x))
+		return s.outs[0]
+	}
+	v := x
+	for i := range m.Layers {
+		v = m.Layers[i].denseInto(s.outs[i], v)
+	}
+	return v
+}
+
+// EvalInto4 is EvalInto's first output for four inputs at once, for a network of dense
+// layers: the four rows' sums are interleaved, which hides each one's latency, and each is
+// added up in Dense's order, so the bits are Eval's.
+func (m *Model) EvalInto4(s *Scratch, xs *[4][]float64) [4]float64 {
+	if len(s.outs) == 0 {
+		s.outs = make([][]float64, len(m.Layers))
+		for i := range m.Layers {
+			s.outs[i] = make([]float64, 4*m.Layers[i].Out)
+		}
+	}
+	v := *xs
+	for i := range m.Layers {
+		l, y := &m.Layers[i], s.outs[i]
+		y0, y1, y2, y3 := y[:l.Out], y[l.Out:2*l.Out], y[2*l.Out:3*l.Out], y[3*l.Out:]
+		for o, row := range l.W {
+			s0 := 0.0
+			if l.B != nil {
+				s0 = l.B[o]
+			}
+			s1, s2, s3 := s0, s0, s0
+			x0, x1, x2, x3 := v[0][:len(row)], v[1][:len(row)], v[2][:len(row)], v[3][:len(row)]
+			for i, w := range row {
+				s0 += w * x0[i]
+				s1 += w * x1[i]
+				s2 += w * x2[i]
+				s3 += w * x3[i]
+			}
+			y0[o], y1[o], y2[o], y3[o] = l.activate(s0), l.activate(s1), l.activate(s2), l.activate(s3)
+		}
+		v = [4][]float64{y0, y1, y2, y3}
+	}
+	return [4]float64{v[0][0], v[1][0], v[2][0], v[3][0]}
+}
+
 // Dense is a dense layer's output for x, its activation applied.
-func (l *Layer) Dense(x []float64) []float64 {
-	y := make([]float64, l.Out)
+func (l *Layer) Dense(x []float64) []float64 { return l.denseInto(make([]float64, l.Out), x) }
+
+// denseInto is Dense into y, of l.Out values.
+func (l *Layer) denseInto(y, x []float64) []float64 {
 	for o, row := range l.W {
 		s := 0.0
 		if l.B != nil {

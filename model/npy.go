@@ -36,7 +36,7 @@ type npyRows struct {
 	size       int  // bytes a value
 	rows, cols int64
 	done       int64
-	buf        []byte
+	buf        []byte // read's bytes, reused
 }
 
 var (
@@ -125,7 +125,6 @@ func readNPY(r io.Reader, size int64) (*npyRows, error) {
 	if data := a.rows * a.cols * int64(a.size); size > 0 && data > size {
 		return nil, fmt.Errorf(".npy shape (%s) holds %d bytes of data; the file has %d: truncated", s[1], data, size)
 	}
-	a.buf = make([]byte, a.cols*int64(a.size))
 	return a, nil
 }
 
@@ -142,27 +141,58 @@ func quoteDescr(h string) string {
 
 // next reads the next row into row, or io.EOF after the last.
 func (a *npyRows) next(row []float64) error {
+	_, err := a.read(row)
+	return err
+}
+
+// read fills dst, whole rows of cols values, with as many of the rows left as it holds, and
+// says how many it filled. Its error is next's for the first row it could not read, io.EOF
+// after the last row. The bytes come in blocks of at most npyBlock (one row when larger).
+func (a *npyRows) read(dst []float64) (int, error) {
 	if a.done == a.rows {
-		return io.EOF
+		return 0, io.EOF
 	}
-	if _, err := io.ReadFull(a.r, a.buf); err != nil {
-		return fmt.Errorf(".npy row %d of %d: truncated (%v)", a.done+1, a.rows, err)
+	rowLen := int(a.cols) * a.size
+	want := int(min(int64(len(dst))/a.cols, a.rows-a.done, int64(max(1, npyBlock/rowLen))))
+	if cap(a.buf) < want*rowLen {
+		a.buf = make([]byte, want*rowLen)
 	}
-	a.done++
-	for i := range row {
-		b := a.buf[i*a.size : (i+1)*a.size]
-		switch {
-		case a.kind == 'f' && a.size == 8:
-			row[i] = math.Float64frombits(binary.LittleEndian.Uint64(b))
-		case a.kind == 'f':
-			row[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
-		case a.kind == 'u' || a.kind == 'b':
-			row[i] = float64(uintLE(b))
-		default:
-			row[i] = float64(intLE(b))
+	n, err := io.ReadFull(a.r, a.buf[:want*rowLen])
+	got := n / rowLen
+	a.decode(dst[:got*int(a.cols)], a.buf[:got*rowLen])
+	a.done += int64(got)
+	if err != nil {
+		if n%rowLen == 0 && err == io.ErrUnexpectedEOF {
+			err = io.EOF // the row it failed on has none of its bytes: reading it alone would say EOF
+		}
+		return got, fmt.Errorf(".npy row %d of %d: truncated (%v)", a.done+1, a.rows, err)
+	}
+	return got, nil
+}
+
+// npyBlock bounds the bytes read runs in one go.
+const npyBlock = 1 << 16
+
+// decode converts b, values of the array's dtype, to dst.
+func (a *npyRows) decode(dst []float64, b []byte) {
+	switch {
+	case a.kind == 'f' && a.size == 8:
+		for i := range dst {
+			dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+	case a.kind == 'f':
+		for i := range dst {
+			dst[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		}
+	case a.kind == 'u' || a.kind == 'b':
+		for i := range dst {
+			dst[i] = float64(uintLE(b[i*a.size : (i+1)*a.size]))
+		}
+	default:
+		for i := range dst {
+			dst[i] = float64(intLE(b[i*a.size : (i+1)*a.size]))
 		}
 	}
-	return nil
 }
 
 func uintLE(b []byte) uint64 {

@@ -5,11 +5,16 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // NumPy's own files (testdata/gen/npy.py) read as the same rows as their CSV: float64 exactly,
@@ -109,4 +114,80 @@ func FuzzReadNPY(f *testing.F) {
 			}
 		}
 	})
+}
+
+// npyReader reads file as a stream of unknown size (standard input), so a cut file is
+// found mid-read.
+func npyReader(t *testing.T, file []byte) *RowReader {
+	r := newRowReader(bytes.NewReader(nil))
+	if err := r.startNPY(bytes.NewReader(file), 0); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Reading a whole array a block at a time (readAll) gives the rows, or the error, that
+// reading it one row at a time (Next) gives: arrays of several blocks, every dtype width,
+// cut at random bytes.
+func TestReadNPYBlocksAsOneByOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 5))
+	for i := range 60 {
+		descr := []string{"<f8", "<f4", "<i2", "|u1", "|b1", "<i8"}[i%6]
+		size := map[byte]int{'8': 8, '4': 4, '2': 2, '1': 1}[descr[2]]
+		cols := 1 + rng.IntN(5)
+		rows := 1 + rng.IntN(3*npyBlock/8/cols)
+		data := make([]byte, rows*cols*size)
+		for j := range data {
+			data[j] = byte(rng.Uint32())
+		}
+		if descr == "|b1" {
+			for j := range data {
+				data[j] &= 1
+			}
+		}
+		file := npyFile(fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d), }", descr, rows, cols), data)
+		if i%2 == 1 {
+			file = file[:len(file)-rng.IntN(len(data))]
+		}
+		got, gotErr := npyReader(t, file).readAll(MaxHeldBytes)
+		one := npyReader(t, file)
+		var want [][]float64
+		var wantErr error
+		for {
+			row, err := one.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				wantErr = err
+				break
+			}
+			want = append(want, append([]float64(nil), row...))
+		}
+		switch {
+		case wantErr != nil:
+			if gotErr == nil || gotErr.Error() != wantErr.Error() {
+				t.Fatalf("case %d (%s, %d×%d, %d bytes): error %v, want %v", i, descr, rows, cols, len(file), gotErr, wantErr)
+			}
+		case gotErr != nil:
+			t.Fatalf("case %d: %v", i, gotErr)
+		default:
+			if diff := cmp.Diff(want, got.Data, cmpopts.EquateNaNs()); diff != "" {
+				t.Fatalf("case %d (%s, %d×%d): rows differ (-one by one +whole):\n%s", i, descr, rows, cols, diff)
+			}
+		}
+	}
+}
+
+// An array over the limit on rows held is refused from its header, with the exact need.
+func TestReadNPYLimit(t *testing.T) {
+	file := npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (100, 4), }", make([]byte, 3200))
+	_, err := npyReader(t, file).readAll(560)
+	want := "100 rows of 4 values need 5600 bytes, over the 560 bytes limit on rows held in memory (rows × (8 bytes × values + 24))"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v\nwant %s", err, want)
+	}
+	if rows, err := npyReader(t, file).readAll(5600); err != nil || len(rows.Data) != 100 {
+		t.Fatalf("at the limit: %v", err)
+	}
 }
