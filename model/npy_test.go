@@ -90,7 +90,9 @@ func TestReadNumPyRefuses(t *testing.T) {
 	}
 }
 
-// readNPY never panics, and reads no more rows than its header declares and its bytes hold.
+// readNPY never panics, reads no more rows than its header declares and its bytes hold, and
+// reading every row at once (readAll, a block at a time) gives what reading one row at a
+// time gives: the same rows, or the same error.
 func FuzzReadNPY(f *testing.F) {
 	for _, p := range []string{"../testdata/rows/rlcc_states.npy", "../testdata/rows/o_int16.npy"} {
 		b, err := os.ReadFile(p)
@@ -100,17 +102,50 @@ func FuzzReadNPY(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		a, err := readNPY(bytes.NewReader(b), int64(len(b)))
+		if a, err := readNPY(bytes.NewReader(b), int64(len(b))); err == nil && a.rows*a.cols*int64(a.size) > int64(len(b)) {
+			t.Fatalf("a header for %d×%d values of %d bytes taken from a file of %d", a.rows, a.cols, a.size, len(b))
+		}
+		a, err := readNPY(bytes.NewReader(b), 0) // a stream: cut data is found as rows are read
 		if err != nil {
 			return
 		}
 		row := make([]float64, a.cols)
+		var want [][]float64
+		var wantErr error
 		for n := int64(0); ; n++ {
 			if err := a.next(row); err != nil {
 				if n > a.rows {
 					t.Fatalf("%d rows read, the header says %d", n, a.rows)
 				}
-				return
+				if err != io.EOF {
+					wantErr = err
+				}
+				break
+			}
+			want = append(want, append([]float64(nil), row...))
+		}
+		r := newRowReader(bytes.NewReader(nil))
+		if err := r.startNPY(bytes.NewReader(b), 0); err != nil {
+			if a.rows != 0 {
+				t.Fatalf("startNPY: %v", err)
+			}
+			return
+		}
+		got, err := r.readAll(1 << 20)
+		switch {
+		case a.rows > (1<<20)/rowBytes(int(a.cols)):
+			if err == nil || !strings.Contains(err.Error(), "over the 1 MiB limit") {
+				t.Fatalf("%d rows over the limit: %v", a.rows, err)
+			}
+		case wantErr != nil:
+			if err == nil || err.Error() != wantErr.Error() {
+				t.Fatalf("error %v, one at a time %v", err, wantErr)
+			}
+		case err != nil:
+			t.Fatalf("%v; one at a time read every row", err)
+		default:
+			if diff := cmp.Diff(want, got.Data, cmpopts.EquateNaNs()); diff != "" {
+				t.Fatalf("rows differ (-one at a time +whole):\n%s", diff)
 			}
 		}
 	})
