@@ -20,8 +20,7 @@ func Label(teacher *model.Model, d *Dataset) error {
 	if teacher.NumOutputs() < 1 {
 		return fmt.Errorf("teacher %s has no output", teacher.Name)
 	}
-	rows, recurrent := stateRows(d), teacher.NewState() != nil
-	dense := !recurrent && teacher.Ensemble == nil
+	rows := stateRows(d)
 	y := make([]float64, rows)
 	workers := min(runtime.GOMAXPROCS(0), max(1, rows/4096))
 	chunk := (rows + workers - 1) / workers
@@ -34,34 +33,27 @@ func Label(teacher *model.Model, d *Dataset) error {
 			x := make([]float64, len(d.X))
 			var s, s4 model.Scratch
 			r := lo
-			if dense {
-				var xs [4][]float64
-				for k := range xs {
-					xs[k] = make([]float64, len(d.X))
+			var xs [4][]float64
+			for k := range xs {
+				xs[k] = make([]float64, len(d.X))
+			}
+			for ; r+4 <= hi; r += 4 {
+				for i, col := range d.X {
+					xs[0][i], xs[1][i], xs[2][i], xs[3][i] = col[r], col[r+1], col[r+2], col[r+3]
 				}
-				for ; r+4 <= hi; r += 4 {
-					for i, col := range d.X {
-						xs[0][i], xs[1][i], xs[2][i], xs[3][i] = col[r], col[r+1], col[r+2], col[r+3]
+				for k, v := range teacher.EvalInto4(&s4, &xs) {
+					if math.IsNaN(v) || math.IsInf(v, 0) {
+						bad[w] = r + k
+						return
 					}
-					for k, v := range teacher.EvalInto4(&s4, &xs) {
-						if math.IsNaN(v) || math.IsInf(v, 0) {
-							bad[w] = r + k
-							return
-						}
-						y[r+k] = v
-					}
+					y[r+k] = v
 				}
 			}
 			for ; r < hi; r++ {
 				for i, col := range d.X {
 					x[i] = col[r]
 				}
-				var v float64
-				if recurrent {
-					v = teacher.Eval(teacher.NewState(), x)[0]
-				} else {
-					v = teacher.EvalInto(&s, x)[0]
-				}
+				v := teacher.EvalInto(&s, x)[0]
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					bad[w] = r
 					return

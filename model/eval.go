@@ -36,13 +36,27 @@ func (m *Model) Eval(st *State, x []float64) []float64 {
 	return v
 }
 
+// recurrent says m has an LSTM layer.
+func (m *Model) recurrent() bool {
+	for i := range m.Layers {
+		if m.Layers[i].Op == OpLSTM {
+			return true
+		}
+	}
+	return false
+}
+
 // Scratch holds a feed-forward model's layer outputs between calls of EvalInto: one per
 // goroutine.
 type Scratch struct{ outs [][]float64 }
 
 // EvalInto is Eval(nil, x) for a model without an LSTM, with no allocation once s has served
-// the model: the result is s's, valid until its next use.
+// the model: the result is s's, valid until its next use. A recurrent model gets Eval from a
+// fresh state.
 func (m *Model) EvalInto(s *Scratch, x []float64) []float64 {
+	if m.recurrent() {
+		return m.Eval(m.NewState(), x)
+	}
 	if len(s.outs) == 0 {
 		s.outs = make([][]float64, max(1, len(m.Layers)))
 		for i := range m.Layers {
@@ -60,10 +74,18 @@ func (m *Model) EvalInto(s *Scratch, x []float64) []float64 {
 	return v
 }
 
-// EvalInto4 is EvalInto's first output for four inputs at once, for a network of dense
-// layers: the four rows' sums are interleaved, which hides each one's latency, and each is
-// added up in Dense's order, so the bits are Eval's.
+// EvalInto4 is EvalInto's first output for four inputs at once. For a network of dense
+// layers the four rows' sums are interleaved, which hides each one's latency, and each is
+// added up in Dense's order, so the bits are Eval's; other models are evaluated one input
+// at a time.
 func (m *Model) EvalInto4(s *Scratch, xs *[4][]float64) [4]float64 {
+	if m.Ensemble != nil || m.recurrent() {
+		var ys [4]float64
+		for k, x := range xs {
+			ys[k] = m.Eval(m.NewState(), x)[0]
+		}
+		return ys
+	}
 	if len(s.outs) == 0 {
 		s.outs = make([][]float64, len(m.Layers))
 		for i := range m.Layers {
