@@ -109,8 +109,9 @@ func (m *Model) EvalInto4(s *Scratch, xs *[4][]float64) [4]float64 {
 				s2 += w * x2[i]
 				s3 += w * x3[i]
 			}
-			y0[o], y1[o], y2[o], y3[o] = l.activate(s0), l.activate(s1), l.activate(s2), l.activate(s3)
+			y0[o], y1[o], y2[o], y3[o] = s0, s1, s2, s3
 		}
+		l.activateAll(y)
 		v = [4][]float64{y0, y1, y2, y3}
 	}
 	return [4]float64{v[0][0], v[1][0], v[2][0], v[3][0]}
@@ -129,9 +130,29 @@ func (l *Layer) denseInto(y, x []float64) []float64 {
 		for i, w := range row {
 			s += w * x[i]
 		}
-		y[o] = l.activate(s)
+		y[o] = s
 	}
+	l.activateAll(y[:len(l.W)])
 	return y
+}
+
+// activateAll applies the activation to every value of ys: activate's results, with the
+// switch taken once.
+func (l *Layer) activateAll(ys []float64) {
+	switch l.Act {
+	case ActReLU:
+		for i, s := range ys {
+			ys[i] = math.Max(s, 0)
+		}
+	case ActTanh:
+		for i, s := range ys {
+			ys[i] = math.Tanh(s)
+		}
+	default:
+		for i, s := range ys {
+			ys[i] = l.activate(s)
+		}
+	}
 }
 
 func (l *Layer) activate(s float64) float64 {
