@@ -138,8 +138,9 @@ func (r *RowReader) readAllNPY(out *Rows, limit int64) (*Rows, error) {
 		return nil, r.errorf("%d rows of %d values need %s, over the %s limit on rows held in memory (rows × (8 bytes × values + 24))",
 			left, w, need, sizeText(limit))
 	}
-	// A file's size bounds its rows (readNPY checked), so they are held in one slice from the
-	// start; a stream's grow as its rows arrive.
+	// A file's size bounds its rows (readNPY checked; an .npz's as its zip entry declares it),
+	// and so does the limit, so they are held in one slice from the start; a stream's grow
+	// as its rows arrive.
 	if r.size > 0 {
 		out.Data = make([][]float64, 0, a.rows-a.done)
 	}
