@@ -59,7 +59,7 @@ func TestPredictIsEval(t *testing.T) {
 		"< split": {stump(rlcc.Names, -0.5, 0.25), d, false}, "sigmoid": {sigmoid, d, false},
 		"NaN state": {trained, nan, true},
 	} {
-		if got := flatEvaluable(c.m.Ensemble); got != c.flat {
+		if got := flatEvaluable(c.m.Ensemble, len(c.d.X)); got != c.flat {
 			t.Errorf("%s: flatEvaluable %v, want %v", name, got, c.flat)
 		}
 		pred := Predict(c.m, c.d)
@@ -72,5 +72,8 @@ func TestPredictIsEval(t *testing.T) {
 				t.Fatalf("%s: row %d %v: Predict %v, Eval %v", name, r, x, pred[r], want)
 			}
 		}
+	}
+	if flatEvaluable(trained.Ensemble, 3) { // trained splits on all 4 features
+		t.Error("flatEvaluable on 3 features: a model of 4")
 	}
 }
