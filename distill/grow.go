@@ -38,7 +38,7 @@ func grow(pl pool, c *config, d *binned, hb *histBuilder, st *boostState, grp *r
 	// Rows start at the root with gradients pred − y: startBoost, apply and the end of the
 	// previous grow leave them so; the end of the previous grow also sums the root's
 	// histogram parts, unless no tree was to follow or a refit has changed the gradients since.
-	hb.startTree(pl, d, st.grad)
+	hb.startTree(pl, d, st.grad, st.nid)
 	gt := growLevels(pl, c, d, hb, st)
 	keep := gt.split || len(st.trees) == 0 // Train drops a tree without splits unless it is the first
 	if !keep {
@@ -60,16 +60,12 @@ type grownTree struct {
 }
 
 // growLevels grows a tree level by level down to its last level (c.depth): each open node
-// takes its best split (or the level its best common split, when oblivious), and each half's
-// rows are partitioned among the children (st.nid gets the rows' nodes on the last level, or
-// their leaf if above).
+// takes its best split (or the level its best common split, when oblivious), and every row
+// moves to its child, down to the last level (st.nid: each row's node, or its leaf if above).
 func growLevels(pl pool, c *config, d *binned, hb *histBuilder, st *boostState) *grownTree {
 	gt := &grownTree{nodes: []model.Node{{}}, stats: []nodeStat{{}}}
 	open := []int{0}
 	var sib, par []int32 // per slot of the level: see merge
-	if c.depth == 1 {
-		clear(st.nid) // the root is the last level: every row is at node 0
-	}
 	for depth := 0; len(open) > 0; depth++ {
 		lh := hb.merge(pl, d, len(open), sib, par)
 		if depth == 0 {
@@ -85,10 +81,9 @@ func growLevels(pl pool, c *config, d *binned, hb *histBuilder, st *boostState) 
 		}
 		var next []int
 		sib, par = sib[:0], par[:0]
-		summed := make([]int32, len(open)) // per open slot: its summed child's slot, or -1
+		var split []int // the nodes that split, in order: their children are next's pairs
 		for s, nd := range open {
 			cd := cands[s]
-			summed[s] = -1
 			if cd.gain <= 0 {
 				continue
 			}
@@ -96,11 +91,10 @@ func growLevels(pl pool, c *config, d *binned, hb *histBuilder, st *boostState) 
 			cs := int32(len(next))
 			if 2*cd.left.n <= gt.stats[nd].n {
 				sib, par = append(sib, -1, cs), append(par, -1, int32(s))
-				summed[s] = cs
 			} else {
 				sib, par = append(sib, cs+1, -1), append(par, int32(s), -1)
-				summed[s] = cs + 1
 			}
+			split = append(split, nd)
 			gt.split = true
 			l, r := len(gt.nodes), len(gt.nodes)+1
 			gt.nodes[nd] = model.Node{Feature: cd.feature, Threshold: d.edges[cd.feature][cd.bin], Cmp: model.CmpLE, Left: l, Right: r}
@@ -114,7 +108,17 @@ func growLevels(pl pool, c *config, d *binned, hb *histBuilder, st *boostState) 
 			break
 		}
 		hb.descend()
-		lv := levelSplits{open: open, cands: cands, nodes: gt.nodes, summed: summed, nextLast: depth+1 == c.depth-1}
+		lv := levelSplits{step: make([]levelStep, len(gt.nodes)), children: len(next)}
+		for i, sp := range stepsOf(gt.nodes, open, cands) {
+			lv.step[i] = levelStep{lastStep: sp}
+		}
+		for j, nd := range split { // the summed child of each: sib < 0
+			for side := range 2 {
+				if cs := 2*j + side; sib[cs] < 0 {
+					lv.step[nd].slot, lv.step[nd].take = int32(cs), 1<<side
+				}
+			}
+		}
 		pl.forEach(histParts, func(p int) { hb.partition(p, d, st.grad, st.nid, lv) })
 		open = next
 	}
@@ -135,22 +139,30 @@ type leafPass struct {
 	leaves  []uint16
 }
 
-// lastStep is a node's split on the last level (see leafPass).
+// lastStep is where a node's rows go: to left, or the node after it when their bin of
+// feature is above bin (never, for a node that does not split: its rows stay).
 type lastStep struct{ feature, bin, left int }
+
+// stepsOf is every node's step as the open nodes split (cands; gain 0: no split): their
+// children are the nodes' Left and Left+1.
+func stepsOf(nodes []model.Node, open []int, cands []candidate) []lastStep {
+	step := make([]lastStep, len(nodes))
+	for i := range step {
+		step[i] = lastStep{bin: histBins - 1, left: i}
+	}
+	for s, nd := range open {
+		if cd := cands[s]; cd.gain > 0 {
+			step[nd] = lastStep{cd.feature, cd.bin, nodes[nd].Left}
+		}
+	}
+	return step
+}
 
 // leafPass turns gt's open nodes into leaves with their values (−G/(H+λ)·η) and returns
 // what finish reads; keep false zeroes the values (the tree is dropped).
 func (gt *grownTree) leafPass(c *config, keep bool) leafPass {
 	nodes := gt.nodes
-	lp := leafPass{step: make([]lastStep, len(nodes))}
-	for i := range lp.step {
-		lp.step[i] = lastStep{bin: histBins - 1, left: i}
-	}
-	for s, nd := range gt.lastOpen {
-		if cd := gt.lastCands[s]; cd.gain > 0 {
-			lp.step[nd] = lastStep{cd.feature, cd.bin, nodes[nd].Left}
-		}
-	}
+	lp := leafPass{step: stepsOf(nodes, gt.lastOpen, gt.lastCands)}
 	lp.val = make([]float64, len(nodes))
 	for i := range nodes {
 		if nodes[i].Left == 0 {
