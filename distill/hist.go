@@ -116,17 +116,25 @@ func (hb *histBuilder) partition(p int, d *binned, grad []float64, nid []uint16,
 	nf := hb.nf
 	hb.parts[p] = resize(hb.parts[p], lv.children*nf*histBins)
 	clear(hb.parts[p])
-	step, rowBins := lv.step, d.rowBins
-	rows, slots, k := hf.summed, hf.slots, 0
-	for r := hf.lo; r < hf.hi; r++ {
-		sp := &step[nid[r]]
+	k := moveRows(lv.step, nid[hf.lo:hf.hi], d.rowBins[hf.lo*nf:hf.hi*nf], nf, hf.lo, hf.summed, hf.slots)
+	addRows(hb.parts[p], hf.summed[:k], hf.slots[:k], grad, d.rowBins, nf)
+}
+
+// moveRows moves the rows lo.. (their nodes nids, their bins, nf a row) on by step, and
+// lists the rows of summed children (rows, with their slots); it returns how many. A
+// function of its own: its loop keeps everything in registers.
+func moveRows(step []levelStep, nids []uint16, bins []uint8, nf, lo int, rows, slots []int32) int {
+	rows, slots = rows[:len(nids)], slots[:len(nids)]
+	k := 0
+	for i, n := range nids {
+		sp := &step[n]
 		// right when bin > sp.bin: branch-free, the two are equally likely
-		right := int(uint(sp.bin-int(rowBins[r*nf+sp.feature])) >> 63)
-		nid[r] = uint16(sp.left + right)
-		rows[k], slots[k] = int32(r), sp.slot
+		right := int(uint(sp.bin-int(bins[i*nf+sp.feature])) >> 63)
+		nids[i] = uint16(sp.left + right)
+		rows[k], slots[k] = int32(lo+i), sp.slot
 		k += int(sp.take>>right) & 1
 	}
-	addRows(hb.parts[p], rows[:k], slots[:k], grad, rowBins, nf)
+	return k
 }
 
 // addRange adds the gradient and count of rows lo..hi-1 to the histograms h (one slot:
