@@ -185,9 +185,10 @@ func (gt *grownTree) leafPass(c *config, keep bool) leafPass {
 }
 
 // finish moves every row to its leaf (st.nid holds its node on the last level, or its leaf if
-// that is above) and adds the tree (lp) to the gradients (prediction − y, updated in place: no
-// prediction array to read and write), summing the next root's histograms when sum is set,
-// one pass per half in row order; with grp set, it splits the row groups by the leaves.
+// that is above; it gets the leaf) and adds the tree (lp) to the gradients (prediction − y,
+// updated in place: no prediction array to read and write), summing the next root's
+// histograms when sum is set, one pass per half in row order; with grp set, it splits the
+// row groups by the leaves (the pass's blocks of rows, in turn, when fused).
 func finish(pl pool, d *binned, hb *histBuilder, st *boostState, grp *rowGroups, lp leafPass, sum bool) {
 	refine := grp != nil
 	keys, fused, keyed := 0, false, false
@@ -199,6 +200,7 @@ func finish(pl pool, d *binned, hb *histBuilder, st *boostState, grp *rowGroups,
 			grp.settle(pl)
 		}
 	}
+	nf := d.nf
 	pl.forEach(histParts, func(p int) {
 		var seen []uint64
 		if fused {
@@ -206,48 +208,14 @@ func finish(pl pool, d *binned, hb *histBuilder, st *boostState, grp *rowGroups,
 		}
 		// The next root's counts are the last root's: only the gradients are summed.
 		h, lo, hi := hb.nextRoot(p)
-		nf := d.nf
-		var hs [maxFeaturesFast]*[histBins]nodeStat
-		if nf <= maxFeaturesFast {
-			for f := range nf {
-				hs[f] = (*[histBins]nodeStat)(h[f*histBins:])
-			}
+		if !sum {
+			h = nil
 		}
-		step, val, leafNum := lp.step, lp.val, lp.leafNum
-		nl := int32(len(lp.leaves))
-		rowBins, grad, nid := d.rowBins, st.grad, st.nid
-		var gid []int32
-		if fused {
-			gid = grp.gid
-		}
-		for r := lo; r < hi; r++ {
-			rb := rowBins[int(r)*nf : int(r)*nf+nf]
-			sp := &step[nid[r]]
-			l := sp.left + int(uint(sp.bin-int(rb[sp.feature]))>>63)
-			if refine && !fused {
-				nid[r] = uint16(l) // for refine
-			}
-			g := grad[r] + val[l]
-			grad[r] = g
-			switch {
-			case !sum:
-			case nf <= maxFeaturesFast:
-				for f, b := range rb {
-					hs[f][b].g += g
-				}
-			default:
-				for f, b := range rb {
-					h[f*histBins+int(b)].g += g
-				}
-			}
+		for blk := lo; blk < hi; blk += finishRows {
+			end := min(hi, blk+finishRows)
+			toLeaves(lp, st.grad[blk:end], st.nid[blk:end], d.rowBins[blk*nf:end*nf], nf, h)
 			if fused {
-				g := gid[r]
-				if keyed {
-					g = grp.rankOf(g)
-				}
-				k := g*nl + leafNum[l]
-				gid[r] = k
-				seen[k>>6] |= 1 << (k & 63)
+				grp.splitRows(st.nid[blk:end], grp.gid[blk:end], lp.leafNum, int32(len(lp.leaves)), keyed, seen)
 			}
 		}
 	})
@@ -257,6 +225,42 @@ func finish(pl pool, d *binned, hb *histBuilder, st *boostState, grp *rowGroups,
 		grp.renumber(lp.leaves)
 	case refine:
 		grp.refine(st.nid, len(lp.val))
+	}
+}
+
+// finishRows is how many rows finish moves to their leaves before it splits their groups.
+const finishRows = 1024
+
+// toLeaves moves rows (their gradients grad, nodes nid and bins, nf a row) to their leaves
+// by lp, adding the leaves' values to the gradients, and the new gradients into the root
+// histogram h (one slot) unless it is nil.
+func toLeaves(lp leafPass, grad []float64, nid []uint16, bins []uint8, nf int, h []nodeStat) {
+	var hs [maxFeaturesFast]*[histBins]nodeStat
+	if h != nil && nf <= maxFeaturesFast {
+		for f := range nf {
+			hs[f] = (*[histBins]nodeStat)(h[f*histBins:])
+		}
+	}
+	step, val := lp.step, lp.val
+	grad = grad[:len(nid)]
+	for i, n := range nid {
+		rb := bins[i*nf : i*nf+nf]
+		sp := &step[n]
+		l := sp.left + int(uint(sp.bin-int(rb[sp.feature]))>>63)
+		nid[i] = uint16(l)
+		g := grad[i] + val[l]
+		grad[i] = g
+		switch {
+		case h == nil:
+		case nf <= maxFeaturesFast:
+			for f, b := range rb {
+				hs[f][b].g += g
+			}
+		default:
+			for f, b := range rb {
+				h[f*histBins+int(b)].g += g
+			}
+		}
 	}
 }
 
