@@ -60,28 +60,32 @@ func walk(pl pool, trees []model.Tree, x [][]float64, n int, visit func(ti, lo i
 	for i := range trees {
 		flat[i] = flatten(&trees[i])
 	}
-	nf := len(x)
 	pl.forRows(n, func(lo, hi int) {
-		xb := make([]float64, walkRows*nf) // the block's states, row-major
+		xb := make([]float64, walkRows*len(x)) // the block's states: feature f's at f·walkRows
 		node := make([]uint32, walkRows)
 		for b := lo; b < hi; b += walkRows {
 			m := min(hi-b, walkRows)
 			for f, col := range x {
-				for r, v := range col[b : b+m] {
-					xb[r*nf+f] = v
-				}
+				copy(xb[f*walkRows:], col[b:b+m])
 			}
 			nd := node[:m]
 			for ti, ft := range flat {
 				// A level at a time for all the block's rows: each row's step depends on its
-				// last, so stepping many rows at once overlaps their latencies.
-				clear(nd)
-				for range ft.depth {
+				// last, so stepping many rows at once overlaps their latencies. Every row
+				// starts at the root (a leaf, when the tree has depth 0).
+				if ft.depth == 0 {
+					clear(nd)
+				} else {
+					root := &ft.nodes[0]
+					for r, v := range xb[root.off : root.off+uint32(m)] {
+						// right (the sign of thr − v) when v > thr; v and thr are finite.
+						nd[r] = root.kids[math.Float64bits(root.thr-v)>>63]
+					}
+				}
+				for range ft.depth - 1 {
 					for r, i := range nd {
 						fn := &ft.nodes[i]
-						// right (the sign of thr − v) when v > thr; v and thr are finite.
-						right := math.Float64bits(fn.thr-xb[r*nf+int(fn.feat)]) >> 63
-						nd[r] = fn.kids[right]
+						nd[r] = fn.kids[math.Float64bits(fn.thr-xb[int(fn.off)+r])>>63]
 					}
 				}
 				visit(ti, b, nd)
@@ -115,11 +119,12 @@ type flatTree struct {
 	depth int
 }
 
-// flatNode is a node of a flatTree: v ≤ thr goes to kids[0], else kids[1].
+// flatNode is a node of a flatTree: v ≤ thr goes to kids[0], else kids[1]; v is its
+// feature's, at off (feature·walkRows) in walk's block.
 type flatNode struct {
 	thr  float64
 	kids [2]uint32
-	feat uint32
+	off  uint32
 }
 
 func flatten(tr *model.Tree) flatTree {
@@ -130,7 +135,7 @@ func flatten(tr *model.Tree) flatTree {
 			continue
 		}
 		// + 0: thr − v must be +0, not −0, when v equals a zero threshold.
-		ft.nodes[i] = flatNode{thr: nd.Threshold + 0, kids: [2]uint32{uint32(nd.Left), uint32(nd.Right)}, feat: uint32(nd.Feature)}
+		ft.nodes[i] = flatNode{thr: nd.Threshold + 0, kids: [2]uint32{uint32(nd.Left), uint32(nd.Right)}, off: uint32(nd.Feature * walkRows)}
 	}
 	return ft
 }
