@@ -12,7 +12,7 @@ const histParts = 2
 // histBins is the number of bins every histogram has room for (DefaultBins, the most).
 const histBins = DefaultBins
 
-// maxFeaturesFast is the most features whose histograms finish addresses through a fixed
+// maxFeaturesFast is the most features whose histograms toLeaves addresses through a fixed
 // array (no bounds checks in the innermost loop).
 const maxFeaturesFast = 16
 
