@@ -15,7 +15,6 @@ type binned struct {
 	edges   [][]float64 // per feature: ascending thresholds; bin b holds (edges[b-1], edges[b]]
 	nb      []int       // per feature: len(edges)+1
 	rowBins []uint8     // row-major: rowBins[r*nf+f] is row r's bin of feature f
-	colBins [][]uint8   // column-major copy: partition reads one feature, whose column stays in the cache
 }
 
 // binData bins the n rows of the column-major x into at most bins bins per feature (on the
@@ -36,14 +35,11 @@ func binData(x [][]float64, n int, grid []quantize.Input, bins int, pl pool) (*b
 	for f, e := range edges {
 		binners[f] = newBinner(e)
 	}
-	rowBins, colBins := make([]uint8, n*nf), make([][]uint8, nf)
-	for f := range colBins {
-		colBins[f] = make([]uint8, n)
-	}
+	rowBins := make([]uint8, n*nf)
 	var bad atomic.Bool
 	pl.forRows(n, func(lo, hi int) {
 		for f, bn := range binners {
-			col, cb := x[f], colBins[f]
+			col := x[f]
 			for r := lo; r < hi; r++ {
 				k, ok := bn.quick(col[r]) // ok only for a finite value
 				if !ok {
@@ -53,11 +49,10 @@ func binData(x [][]float64, n int, grid []quantize.Input, bins int, pl pool) (*b
 					k = bn.search(col[r])
 				}
 				rowBins[r*nf+f] = uint8(k)
-				cb[r] = uint8(k)
 			}
 		}
 	})
-	return &binned{nf: nf, n: n, edges: edges, nb: nb, rowBins: rowBins, colBins: colBins}, bad.Load()
+	return &binned{nf: nf, n: n, edges: edges, nb: nb, rowBins: rowBins}, bad.Load()
 }
 
 // maxSample is the most rows per feature featureEdges sorts to place quantile edges.

@@ -41,6 +41,22 @@ func (g *rowGroups) startSeen(p, keys int) []uint64 {
 	return g.seen[p]
 }
 
+// splitRows is finish's fused split of some rows' groups: gid (holding renumber's keys when
+// keyed) gets each row's key, its group·nl + the number of its leaf (nid, leafNum; nl
+// leaves), marked in seen.
+func (g *rowGroups) splitRows(nid []uint16, gid []int32, leafNum []int32, nl int32, keyed bool, seen []uint64) {
+	gid = gid[:len(nid)]
+	for i, n := range nid {
+		k := gid[i]
+		if keyed {
+			k = g.rankOf(k)
+		}
+		k = k*nl + leafNum[n]
+		gid[i] = k
+		seen[k>>6] |= 1 << (k & 63)
+	}
+}
+
 // renumber finishes the group split finish fused into its pass: gid holds each row's key
 // old group·len(leaves) + the number of its leaf (leaves[number] is its node), and each half
 // marked the keys it met. The new groups are the keys met, numbered in ascending order (a

@@ -38,7 +38,7 @@ func grow(pl pool, c *config, d *binned, hb *histBuilder, st *boostState, grp *r
 	// Rows start at the root with gradients pred − y: startBoost, apply and the end of the
 	// previous grow leave them so; the end of the previous grow also sums the root's
 	// histogram parts, unless no tree was to follow or a refit has changed the gradients since.
-	hb.startTree(pl, d, st.grad)
+	hb.startTree(pl, d, st.grad, st.nid)
 	gt := growLevels(pl, c, d, hb, st)
 	keep := gt.split || len(st.trees) == 0 // Train drops a tree without splits unless it is the first
 	if !keep {
@@ -60,16 +60,12 @@ type grownTree struct {
 }
 
 // growLevels grows a tree level by level down to its last level (c.depth): each open node
-// takes its best split (or the level its best common split, when oblivious), and each half's
-// rows are partitioned among the children (st.nid gets the rows' nodes on the last level, or
-// their leaf if above).
+// takes its best split (or the level its best common split, when oblivious), and every row
+// moves to its child, down to the last level (st.nid: each row's node, or its leaf if above).
 func growLevels(pl pool, c *config, d *binned, hb *histBuilder, st *boostState) *grownTree {
 	gt := &grownTree{nodes: []model.Node{{}}, stats: []nodeStat{{}}}
 	open := []int{0}
 	var sib, par []int32 // per slot of the level: see merge
-	if c.depth == 1 {
-		clear(st.nid) // the root is the last level: every row is at node 0
-	}
 	for depth := 0; len(open) > 0; depth++ {
 		lh := hb.merge(pl, d, len(open), sib, par)
 		if depth == 0 {
@@ -85,10 +81,9 @@ func growLevels(pl pool, c *config, d *binned, hb *histBuilder, st *boostState) 
 		}
 		var next []int
 		sib, par = sib[:0], par[:0]
-		summed := make([]int32, len(open)) // per open slot: its summed child's slot, or -1
+		var split []int // the nodes that split, in order: their children are next's pairs
 		for s, nd := range open {
 			cd := cands[s]
-			summed[s] = -1
 			if cd.gain <= 0 {
 				continue
 			}
@@ -96,11 +91,10 @@ func growLevels(pl pool, c *config, d *binned, hb *histBuilder, st *boostState) 
 			cs := int32(len(next))
 			if 2*cd.left.n <= gt.stats[nd].n {
 				sib, par = append(sib, -1, cs), append(par, -1, int32(s))
-				summed[s] = cs
 			} else {
 				sib, par = append(sib, cs+1, -1), append(par, int32(s), -1)
-				summed[s] = cs + 1
 			}
+			split = append(split, nd)
 			gt.split = true
 			l, r := len(gt.nodes), len(gt.nodes)+1
 			gt.nodes[nd] = model.Node{Feature: cd.feature, Threshold: d.edges[cd.feature][cd.bin], Cmp: model.CmpLE, Left: l, Right: r}
@@ -114,7 +108,17 @@ func growLevels(pl pool, c *config, d *binned, hb *histBuilder, st *boostState) 
 			break
 		}
 		hb.descend()
-		lv := levelSplits{open: open, cands: cands, nodes: gt.nodes, summed: summed, nextLast: depth+1 == c.depth-1}
+		lv := levelSplits{step: make([]levelStep, len(gt.nodes)), children: len(next)}
+		for i, sp := range stepsOf(gt.nodes, open, cands) {
+			lv.step[i] = levelStep{lastStep: sp}
+		}
+		for j, nd := range split { // the summed child of each: sib < 0
+			for side := range 2 {
+				if cs := 2*j + side; sib[cs] < 0 {
+					lv.step[nd].slot, lv.step[nd].take = int32(cs), 1<<side
+				}
+			}
+		}
 		pl.forEach(histParts, func(p int) { hb.partition(p, d, st.grad, st.nid, lv) })
 		open = next
 	}
@@ -135,22 +139,30 @@ type leafPass struct {
 	leaves  []uint16
 }
 
-// lastStep is a node's split on the last level (see leafPass).
+// lastStep is where a node's rows go: to left, or the node after it when their bin of
+// feature is above bin (never, for a node that does not split: its rows stay).
 type lastStep struct{ feature, bin, left int }
+
+// stepsOf is every node's step as the open nodes split (cands; gain 0: no split): their
+// children are the nodes' Left and Left+1.
+func stepsOf(nodes []model.Node, open []int, cands []candidate) []lastStep {
+	step := make([]lastStep, len(nodes))
+	for i := range step {
+		step[i] = lastStep{bin: histBins - 1, left: i}
+	}
+	for s, nd := range open {
+		if cd := cands[s]; cd.gain > 0 {
+			step[nd] = lastStep{cd.feature, cd.bin, nodes[nd].Left}
+		}
+	}
+	return step
+}
 
 // leafPass turns gt's open nodes into leaves with their values (−G/(H+λ)·η) and returns
 // what finish reads; keep false zeroes the values (the tree is dropped).
 func (gt *grownTree) leafPass(c *config, keep bool) leafPass {
 	nodes := gt.nodes
-	lp := leafPass{step: make([]lastStep, len(nodes))}
-	for i := range lp.step {
-		lp.step[i] = lastStep{bin: histBins - 1, left: i}
-	}
-	for s, nd := range gt.lastOpen {
-		if cd := gt.lastCands[s]; cd.gain > 0 {
-			lp.step[nd] = lastStep{cd.feature, cd.bin, nodes[nd].Left}
-		}
-	}
+	lp := leafPass{step: stepsOf(nodes, gt.lastOpen, gt.lastCands)}
 	lp.val = make([]float64, len(nodes))
 	for i := range nodes {
 		if nodes[i].Left == 0 {
@@ -173,9 +185,10 @@ func (gt *grownTree) leafPass(c *config, keep bool) leafPass {
 }
 
 // finish moves every row to its leaf (st.nid holds its node on the last level, or its leaf if
-// that is above) and adds the tree (lp) to the gradients (prediction − y, updated in place: no
-// prediction array to read and write), summing the next root's histograms when sum is set,
-// one pass per half in row order; with grp set, it splits the row groups by the leaves.
+// that is above; it gets the leaf) and adds the tree (lp) to the gradients (prediction − y,
+// updated in place: no prediction array to read and write), summing the next root's
+// histograms when sum is set, one pass per half in row order; with grp set, it splits the
+// row groups by the leaves (the pass's blocks of rows, in turn, when fused).
 func finish(pl pool, d *binned, hb *histBuilder, st *boostState, grp *rowGroups, lp leafPass, sum bool) {
 	refine := grp != nil
 	keys, fused, keyed := 0, false, false
@@ -187,6 +200,7 @@ func finish(pl pool, d *binned, hb *histBuilder, st *boostState, grp *rowGroups,
 			grp.settle(pl)
 		}
 	}
+	nf := d.nf
 	pl.forEach(histParts, func(p int) {
 		var seen []uint64
 		if fused {
@@ -194,48 +208,14 @@ func finish(pl pool, d *binned, hb *histBuilder, st *boostState, grp *rowGroups,
 		}
 		// The next root's counts are the last root's: only the gradients are summed.
 		h, lo, hi := hb.nextRoot(p)
-		nf := d.nf
-		var hs [maxFeaturesFast]*[histBins]nodeStat
-		if nf <= maxFeaturesFast {
-			for f := range nf {
-				hs[f] = (*[histBins]nodeStat)(h[f*histBins:])
-			}
+		if !sum {
+			h = nil
 		}
-		step, val, leafNum := lp.step, lp.val, lp.leafNum
-		nl := int32(len(lp.leaves))
-		rowBins, grad, nid := d.rowBins, st.grad, st.nid
-		var gid []int32
-		if fused {
-			gid = grp.gid
-		}
-		for r := lo; r < hi; r++ {
-			rb := rowBins[int(r)*nf : int(r)*nf+nf]
-			sp := &step[nid[r]]
-			l := sp.left + int(uint(sp.bin-int(rb[sp.feature]))>>63)
-			if refine && !fused {
-				nid[r] = uint16(l) // for refine
-			}
-			g := grad[r] + val[l]
-			grad[r] = g
-			switch {
-			case !sum:
-			case nf <= maxFeaturesFast:
-				for f, b := range rb {
-					hs[f][b].g += g
-				}
-			default:
-				for f, b := range rb {
-					h[f*histBins+int(b)].g += g
-				}
-			}
+		for blk := lo; blk < hi; blk += finishRows {
+			end := min(hi, blk+finishRows)
+			toLeaves(lp, st.grad[blk:end], st.nid[blk:end], d.rowBins[blk*nf:end*nf], nf, h)
 			if fused {
-				g := gid[r]
-				if keyed {
-					g = grp.rankOf(g)
-				}
-				k := g*nl + leafNum[l]
-				gid[r] = k
-				seen[k>>6] |= 1 << (k & 63)
+				grp.splitRows(st.nid[blk:end], grp.gid[blk:end], lp.leafNum, int32(len(lp.leaves)), keyed, seen)
 			}
 		}
 	})
@@ -245,6 +225,42 @@ func finish(pl pool, d *binned, hb *histBuilder, st *boostState, grp *rowGroups,
 		grp.renumber(lp.leaves)
 	case refine:
 		grp.refine(st.nid, len(lp.val))
+	}
+}
+
+// finishRows is how many rows finish moves to their leaves before it splits their groups.
+const finishRows = 1024
+
+// toLeaves moves rows (their gradients grad, nodes nid and bins, nf a row) to their leaves
+// by lp, adding the leaves' values to the gradients, and the new gradients into the root
+// histogram h (one slot) unless it is nil.
+func toLeaves(lp leafPass, grad []float64, nid []uint16, bins []uint8, nf int, h []nodeStat) {
+	var hs [maxFeaturesFast]*[histBins]nodeStat
+	if h != nil && nf <= maxFeaturesFast {
+		for f := range nf {
+			hs[f] = (*[histBins]nodeStat)(h[f*histBins:])
+		}
+	}
+	step, val := lp.step, lp.val
+	grad = grad[:len(nid)]
+	for i, n := range nid {
+		rb := bins[i*nf : i*nf+nf]
+		sp := &step[n]
+		l := sp.left + int(uint(sp.bin-int(rb[sp.feature]))>>63)
+		nid[i] = uint16(l)
+		g := grad[i] + val[l]
+		grad[i] = g
+		switch {
+		case h == nil:
+		case nf <= maxFeaturesFast:
+			for f, b := range rb {
+				hs[f][b].g += g
+			}
+		default:
+			for f, b := range rb {
+				h[f*histBins+int(b)].g += g
+			}
+		}
 	}
 }
 

@@ -1,7 +1,5 @@
 package distill
 
-import "github.com/nicc-dev/nicc/model"
-
 // nodeStat is a node's gradient sum and row count.
 type nodeStat struct {
 	g float64
@@ -14,25 +12,23 @@ const histParts = 2
 // histBins is the number of bins every histogram has room for (DefaultBins, the most).
 const histBins = DefaultBins
 
-// maxFeaturesFast is the most features whose histograms are addressed through a fixed array
-// (no bounds checks in the innermost loop).
+// maxFeaturesFast is the most features whose histograms toLeaves addresses through a fixed
+// array (no bounds checks in the innermost loop).
 const maxFeaturesFast = 16
 
 // half is one of the histParts fixed row ranges whose histograms are summed separately (in
 // parallel, each in row order) and then added in order: fixed, so the sums do not depend on
-// Threads. Rows are moved through a tree by stable partitions of idx.
+// Threads. Rows are moved through a tree by their node (boostState.nid), a pass over the
+// half in row order a level.
 type half struct {
 	lo, hi int
-	rows   []int32  // lo..hi-1
-	idx    []int32  // below the root: the rows, grouped by open node
-	tmp    []int32  // partition scratch
-	atRoot bool     // the rows are at the root: span indexes rows, not idx
-	span   [][2]int // per open slot of the level: its rows, idx[span[0]:span[1]]
+	// partition's scratch: a level's rows in summed children, in row order, and their slots
+	summed, slots []int32
 }
 
 // histBuilder sums the gradient histograms of a tree's levels, per node (slot) and feature,
-// over the halves, and keeps each half's rows partitioned among the open nodes. It reads the
-// bins (binned) and the gradients it is given.
+// over the halves, and moves the rows through the tree (boostState.nid). It reads the bins
+// (binned) and the gradients it is given.
 type histBuilder struct {
 	nf     int
 	halves [histParts]half
@@ -45,33 +41,27 @@ type histBuilder struct {
 	rootSummed bool // parts hold the root's sums for the current gradients
 }
 
-// newHistBuilder is the builder for n rows of nf features, every row at the root.
-func newHistBuilder(n, nf int, pl pool) *histBuilder {
+// newHistBuilder is the builder for n rows of nf features.
+func newHistBuilder(n, nf int) *histBuilder {
 	hb := &histBuilder{nf: nf}
-	pl.forEach(histParts, func(p int) { // each thread clears and fills its own
+	for p := range hb.halves {
 		hf := &hb.halves[p]
 		hf.lo, hf.hi = p*n/histParts, (p+1)*n/histParts
-		hf.rows = make([]int32, hf.hi-hf.lo)
-		for i := range hf.rows {
-			hf.rows[i] = int32(hf.lo + i)
-		}
-		hf.idx = make([]int32, hf.hi-hf.lo)
-		hf.tmp = make([]int32, hf.hi-hf.lo)
-		hf.atRoot = true
-	})
+		hf.summed, hf.slots = make([]int32, hf.hi-hf.lo), make([]int32, hf.hi-hf.lo)
+	}
 	return hb
 }
 
-// startTree readies the root level of a new tree, every row at the root: its histogram parts
-// are summed from grad unless finish left them so (rootSummed).
-func (hb *histBuilder) startTree(pl pool, d *binned, grad []float64) {
-	if !hb.rootSummed {
-		pl.forEach(histParts, func(p int) { hb.sumRoot(p, d, grad) })
-	}
+// startTree readies the root level of a new tree, every row at the root (nid 0): its
+// histogram parts are summed from grad unless finish left them so (rootSummed).
+func (hb *histBuilder) startTree(pl pool, d *binned, grad []float64, nid []uint16) {
+	pl.forEach(histParts, func(p int) {
+		clear(nid[hb.halves[p].lo:hb.halves[p].hi])
+		if !hb.rootSummed {
+			hb.sumRoot(p, d, grad)
+		}
+	})
 	hb.rootSummed = false
-	for p := range hb.halves {
-		hb.halves[p].span = append(hb.halves[p].span[:0], [2]int{0, len(hb.halves[p].idx)})
-	}
 }
 
 // markRoot records whether parts hold the root's sums for the current gradients: finish's
@@ -85,119 +75,90 @@ func (hb *histBuilder) sumRoot(p int, d *binned, grad []float64) {
 	hf := &hb.halves[p]
 	hb.parts[p] = resize(hb.parts[p], hb.nf*histBins)
 	clear(hb.parts[p])
-	addRows(hb.parts[p], hf.rows, grad, d.rowBins, hb.nf)
+	addRange(hb.parts[p], hf.lo, hf.hi, grad, d.rowBins, hb.nf)
 	hb.rootCounts[p] = resize(hb.rootCounts[p], len(hb.parts[p]))
 	for i, e := range hb.parts[p] {
 		hb.rootCounts[p][i] = nodeStat{n: e.n}
 	}
 }
 
-// nextRoot puts half p's rows back at the root for the next tree and returns its root
-// histogram holding the counts with gradient sums 0 (for finish to add the gradients into),
-// and its rows lo..hi-1.
+// nextRoot returns half p's root histogram for the next tree, holding the counts with
+// gradient sums 0 (for finish to add the gradients into), and its rows lo..hi-1.
 func (hb *histBuilder) nextRoot(p int) (h []nodeStat, lo, hi int) {
 	hf := &hb.halves[p]
 	hb.parts[p] = resize(hb.parts[p], hb.nf*histBins)
 	copy(hb.parts[p], hb.rootCounts[p])
-	hf.atRoot = true
 	return hb.parts[p], hf.lo, hf.hi
 }
 
-// levelSplits is one level of a growing tree as partition reads it: the open nodes (slots),
-// each one's split (gain 0: none), the tree's nodes so far (a split node's children), per
-// open slot its summed child's slot (or -1), and whether the next level is the tree's last.
+// levelSplits is one level of a growing tree as partition reads it: per node of the tree so
+// far, where its rows go (step: a split node's to its children, any other's stay), and
+// children, the next level's slots.
 type levelSplits struct {
-	open     []int
-	cands    []candidate
-	nodes    []model.Node
-	summed   []int32
-	nextLast bool
+	step     []levelStep
+	children int
 }
 
-// partition moves the rows of half p on from the open nodes of lv: a node that does not split
-// is their leaf (nid); a split node's rows are partitioned, stably, into its two children's
-// spans, and the summed child's histogram is added into parts[p] (slot summed[s]). When the
-// next level is the last, nid gets each row's child too.
+// levelStep is lastStep with the next level's histogram slot of the node's summed child, and
+// which side that child is: bit 0 of take for the rows that stay at left (bin ≤ bin), bit 1
+// for those that go on (take 0: the node does not split).
+type levelStep struct {
+	lastStep
+	slot int32
+	take uint32
+}
+
+// partition moves the rows of half p on by one level (lv), in row order: nid gets each row's
+// child. The rows of the summed children are listed with their slots, and then added into
+// their histograms (parts[p]), in row order.
 func (hb *histBuilder) partition(p int, d *binned, grad []float64, nid []uint16, lv levelSplits) {
 	hf := &hb.halves[p]
 	nf := hb.nf
-	var span [][2]int
-	children := 0
-	for s := range lv.open {
-		if lv.cands[s].gain > 0 {
-			children += 2
-		}
-	}
-	hb.parts[p] = resize(hb.parts[p], children*nf*histBins)
+	hb.parts[p] = resize(hb.parts[p], lv.children*nf*histBins)
 	clear(hb.parts[p])
-	for s, nd := range lv.open {
-		a, b := hf.span[s][0], hf.span[s][1]
-		rows, src := hf.idx[a:b], hf.idx[a:b]
-		if hf.atRoot {
-			src = hf.rows[a:b]
-		}
-		c := lv.cands[s]
-		if c.gain <= 0 {
-			for _, r := range src {
-				nid[r] = uint16(nd)
-			}
-			continue
-		}
-		col, sb := d.colBins[c.feature], c.bin
-		nl, nr := 0, 0
-		tmp := hf.tmp[:len(rows)]
-		// right when bin > sb: branch-free, the two are equally likely. Two copies of the
-		// loop, so that the common case does not test nextLast on every row.
-		if lv.nextLast {
-			left := lv.nodes[nd].Left
-			for _, r := range src { // src is rows, or at the root hf.rows
-				right := int(uint(sb-int(col[r])) >> 63)
-				rows[nl] = r
-				tmp[nr] = r
-				nid[r] = uint16(left + right)
-				nl += 1 - right
-				nr += right
-			}
-		} else {
-			for _, r := range src {
-				right := int(uint(sb-int(col[r])) >> 63)
-				rows[nl] = r
-				tmp[nr] = r
-				nl += 1 - right
-				nr += right
-			}
-		}
-		copy(rows[nl:], tmp[:nr])
-		span = append(span, [2]int{a, a + nl}, [2]int{a + nl, b})
-		cs := int(lv.summed[s])
-		addRows(hb.parts[p][cs*nf*histBins:][:nf*histBins], hf.idx[span[cs][0]:span[cs][1]], grad, d.rowBins, nf)
-	}
-	hf.span = append(hf.span[:0], span...)
-	hf.atRoot = false
+	k := moveRows(lv.step, nid[hf.lo:hf.hi], d.rowBins[hf.lo*nf:hf.hi*nf], nf, hf.lo, hf.summed, hf.slots)
+	addRows(hb.parts[p], hf.summed[:k], hf.slots[:k], grad, d.rowBins, nf)
 }
 
-// addRows adds the gradient and count of every row in rows to the histograms h (one slot:
+// moveRows moves the rows lo.. (their nodes nids, their bins, nf a row) on by step, and
+// lists the rows of summed children (rows, with their slots); it returns how many. A
+// function of its own: its loop keeps everything in registers.
+func moveRows(step []levelStep, nids []uint16, bins []uint8, nf, lo int, rows, slots []int32) int {
+	rows, slots = rows[:len(nids)], slots[:len(nids)]
+	k := 0
+	for i, n := range nids {
+		sp := &step[n]
+		// right when bin > sp.bin: branch-free, the two are equally likely
+		right := int(uint(sp.bin-int(bins[i*nf+sp.feature])) >> 63)
+		nids[i] = uint16(sp.left + right)
+		rows[k], slots[k] = int32(lo+i), sp.slot
+		k += int(sp.take>>right) & 1
+	}
+	return k
+}
+
+// addRange adds the gradient and count of rows lo..hi-1 to the histograms h (one slot:
 // feature f's bins at f·histBins); rowBins holds nf bins per row.
-func addRows(h []nodeStat, rows []int32, grad []float64, rowBins []uint8, nf int) {
-	var hs [maxFeaturesFast]*[histBins]nodeStat
-	if nf > maxFeaturesFast {
-		for _, r := range rows {
-			g := grad[r]
-			for f, b := range rowBins[int(r)*nf : int(r)*nf+nf] {
-				e := &h[f*histBins+int(b)]
-				e.g += g
-				e.n++
-			}
-		}
-		return
-	}
-	for f := range nf {
-		hs[f] = (*[histBins]nodeStat)(h[f*histBins:])
-	}
-	for _, r := range rows {
+func addRange(h []nodeStat, lo, hi int, grad []float64, rowBins []uint8, nf int) {
+	for r := lo; r < hi; r++ {
 		g := grad[r]
+		for f, b := range rowBins[r*nf : r*nf+nf] {
+			e := &h[f*histBins+int(b)]
+			e.g += g
+			e.n++
+		}
+	}
+}
+
+// addRows adds the gradient and count of every row rows[i] to its slot slots[i] of the
+// histograms h (slot s, feature f's bins at (s·nf+f)·histBins); rowBins holds nf bins per row.
+func addRows(h []nodeStat, rows, slots []int32, grad []float64, rowBins []uint8, nf int) {
+	slots = slots[:len(rows)]
+	for i, r := range rows {
+		g := grad[r]
+		hs := h[int(slots[i])*nf*histBins:]
 		for f, b := range rowBins[int(r)*nf : int(r)*nf+nf] {
-			e := &hs[f][b]
+			e := &hs[f*histBins+int(b)]
 			e.g += g
 			e.n++
 		}

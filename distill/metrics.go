@@ -25,12 +25,12 @@ func Measure(student *model.Model, d *Dataset) Fit {
 
 // Predict is student's output at every state of d. A tree student as distill trains them
 // (splits v ≤ t, a plain sum) on finite states is walked branch-free a level at a time over
-// many rows at once (leavesAt); that gives model.Eval's bits, which any other model and any
+// many rows at once (predictAt); that gives model.Eval's bits, which any other model and any
 // non-finite state gets.
 func Predict(student *model.Model, d *Dataset) []float64 {
 	n, pl := d.Rows(), newPool(0)
-	if e := student.Ensemble; e != nil && flatEvaluable(e) && d.Check() == nil {
-		return predict(pl, e.Base, e.Trees, leavesAt(pl, e.Trees, d.X, n), n)
+	if e := student.Ensemble; e != nil && flatEvaluable(e, len(d.X)) && d.Check() == nil {
+		return predictAt(pl, e.Base, e.Trees, d.X, n)
 	}
 	pred := make([]float64, n)
 	pl.forRows(n, func(lo, hi int) {
@@ -45,19 +45,16 @@ func Predict(student *model.Model, d *Dataset) []float64 {
 	return pred
 }
 
-// flatEvaluable says leavesAt and predict give e's Eval on finite inputs: float64 splits
-// that send v ≤ t left (no zero band, so a finite v is only compared), a float64 sum and no
-// transform, and leaf indices that fit leavesAt's uint16.
-func flatEvaluable(e *model.Ensemble) bool {
+// flatEvaluable says predictAt gives e's Eval on finite inputs of nf features: float64
+// splits that send v ≤ t left (no zero band, so a finite v is only compared) on features
+// below nf, a float64 sum and no transform.
+func flatEvaluable(e *model.Ensemble, nf int) bool {
 	if e.Float32 || e.Float32Splits || e.Transform != model.TransformIdentity {
 		return false
 	}
 	for _, t := range e.Trees {
-		if len(t.Nodes) > math.MaxUint16+1 {
-			return false
-		}
 		for _, nd := range t.Nodes {
-			if !nd.Leaf && (nd.Cmp != model.CmpLE || nd.Missing == model.MissingZero) {
+			if !nd.Leaf && (nd.Cmp != model.CmpLE || nd.Missing == model.MissingZero || nd.Feature >= nf) {
 				return false
 			}
 		}

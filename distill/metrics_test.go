@@ -29,8 +29,8 @@ func TestCompare(t *testing.T) {
 }
 
 // Predict gives each row's model.Eval bits: for a student distill trained (the branch-free
-// walk), one whose thresholds are ±0 with states at ±0, and models it must evaluate row by
-// row (a < split, a sigmoid, a NaN state).
+// walk), one whose thresholds are ±0 with states at ±0 (and a tree that is a leaf), and
+// models it must evaluate row by row (a < split, a sigmoid, a NaN state).
 func TestPredictIsEval(t *testing.T) {
 	d, _ := DefaultRLCC.Sample(50_000, 7)
 	if err := Label(stump(rlcc.Names, -0.5, 0.25), d); err != nil {
@@ -43,6 +43,7 @@ func TestPredictIsEval(t *testing.T) {
 	zeros := &model.Model{Version: model.NativeVersion, Inputs: rlcc.Names, Ensemble: &model.Ensemble{Base: 0.5, Trees: []model.Tree{
 		{Nodes: []model.Node{{Feature: 1, Threshold: math.Copysign(0, -1), Cmp: model.CmpLE, Left: 1, Right: 2}, {Leaf: true, Value: -1}, {Leaf: true, Value: 1}}},
 		{Nodes: []model.Node{{Feature: 3, Threshold: 0, Cmp: model.CmpLE, Missing: model.MissingNone, Left: 1, Right: 2}, {Leaf: true, Value: 0.125}, {Leaf: true, Value: 3}}},
+		{Nodes: []model.Node{{Leaf: true, Value: 0.0625}}}, // depth 0
 	}}}
 	sigmoid := stump(rlcc.Names, -0.5, 0.25)
 	sigmoid.Ensemble.Transform = model.TransformSigmoid
@@ -59,7 +60,7 @@ func TestPredictIsEval(t *testing.T) {
 		"< split": {stump(rlcc.Names, -0.5, 0.25), d, false}, "sigmoid": {sigmoid, d, false},
 		"NaN state": {trained, nan, true},
 	} {
-		if got := flatEvaluable(c.m.Ensemble); got != c.flat {
+		if got := flatEvaluable(c.m.Ensemble, len(c.d.X)); got != c.flat {
 			t.Errorf("%s: flatEvaluable %v, want %v", name, got, c.flat)
 		}
 		pred := Predict(c.m, c.d)
@@ -72,5 +73,8 @@ func TestPredictIsEval(t *testing.T) {
 				t.Fatalf("%s: row %d %v: Predict %v, Eval %v", name, r, x, pred[r], want)
 			}
 		}
+	}
+	if flatEvaluable(trained.Ensemble, 3) { // trained splits on all 4 features
+		t.Error("flatEvaluable on 3 features: a model of 4")
 	}
 }

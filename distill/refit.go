@@ -14,29 +14,84 @@ func leavesAt(pl pool, trees []model.Tree, x [][]float64, n int) [][]uint16 {
 	for i := range leaves {
 		leaves[i] = make([]uint16, n)
 	}
+	walk(pl, trees, x, n, func(ti, lo int, node []uint32) {
+		out := leaves[ti][lo:][:len(node)]
+		for r, i := range node {
+			out[r] = uint16(i)
+		}
+	})
+	return leaves
+}
+
+// predictAt is base + Σ trees (in order) at the n rows of the column-major x: predict's
+// sums, each tree's values added as the rows reach its leaves (no leaves kept).
+func predictAt(pl pool, base float64, trees []model.Tree, x [][]float64, n int) []float64 {
+	p := make([]float64, n)
+	vals := make([][]float64, len(trees))
+	for ti, tr := range trees {
+		vals[ti] = make([]float64, len(tr.Nodes))
+		for i, nd := range tr.Nodes {
+			vals[ti][i] = nd.Value
+		}
+	}
+	walk(pl, trees, x, n, func(ti, lo int, node []uint32) {
+		pc, v := p[lo:][:len(node)], vals[ti]
+		if ti == 0 {
+			for r := range pc {
+				pc[r] = base
+			}
+		}
+		for r, i := range node {
+			pc[r] += v[i]
+		}
+	})
+	return p
+}
+
+// walkRows is how many rows walk steps through a tree together: their states (row-major) and
+// nodes stay in the first-level cache for all the trees.
+const walkRows = 256
+
+// walk takes the n rows of the column-major x through every tree, a block of walkRows rows
+// at a time, and calls visit(ti, lo, node) with the leaf of rows lo.. in tree ti, the trees
+// of a block in order (blocks in parallel).
+func walk(pl pool, trees []model.Tree, x [][]float64, n int, visit func(ti, lo int, node []uint32)) {
 	flat := make([]flatTree, len(trees))
 	for i := range trees {
 		flat[i] = flatten(&trees[i])
 	}
 	pl.forRows(n, func(lo, hi int) {
-		// A level of a tree at a time for all the chunk's rows: each row's step depends on
-		// its last, so stepping many rows at once overlaps their latencies.
-		node := make([]uint32, hi-lo)
-		for ti, ft := range flat {
-			clear(node)
-			for range ft.depth {
-				for r, i := range node {
-					// right (the sign of thr − v) when v > thr; v and thr are finite.
-					right := math.Float64bits(ft.thr[i]-x[ft.feat[i]][lo+r]) >> 63
-					node[r] = ft.kids[2*i+uint32(right)]
-				}
+		xb := make([]float64, walkRows*len(x)) // the block's states: feature f's at f·walkRows
+		node := make([]uint32, walkRows)
+		for b := lo; b < hi; b += walkRows {
+			m := min(hi-b, walkRows)
+			for f, col := range x {
+				copy(xb[f*walkRows:], col[b:b+m])
 			}
-			for r, i := range node {
-				leaves[ti][lo+r] = uint16(i)
+			nd := node[:m]
+			for ti, ft := range flat {
+				// A level at a time for all the block's rows: each row's step depends on its
+				// last, so stepping many rows at once overlaps their latencies. Every row
+				// starts at the root (a leaf, when the tree has depth 0).
+				if ft.depth == 0 {
+					clear(nd)
+				} else {
+					root := &ft.nodes[0]
+					for r, v := range xb[root.off : root.off+uint32(m)] {
+						// right (the sign of thr − v) when v > thr; v and thr are finite.
+						nd[r] = root.kids[math.Float64bits(root.thr-v)>>63]
+					}
+				}
+				for range ft.depth - 1 {
+					for r, i := range nd {
+						fn := &ft.nodes[i]
+						nd[r] = fn.kids[math.Float64bits(fn.thr-xb[int(fn.off)+r])>>63]
+					}
+				}
+				visit(ti, b, nd)
 			}
 		}
 	})
-	return leaves
 }
 
 // predict is base + Σ trees (in order) at the n rows whose leaves are given (leavesAt).
@@ -57,28 +112,31 @@ func predict(pl pool, base float64, trees []model.Tree, leaves [][]uint16, n int
 	return p
 }
 
-// flatTree is a tree as flat arrays for branch-free evaluation: a leaf is its own child (with
-// threshold 0), so every row takes depth steps.
+// flatTree is a tree as a flat array for branch-free evaluation: a leaf is its own child
+// (with threshold 0), so every row takes depth steps.
 type flatTree struct {
-	feat  []int
-	thr   []float64
-	kids  []uint32 // node i's children: kids[2i] (v ≤ thr), kids[2i+1]
+	nodes []flatNode
 	depth int
 }
 
+// flatNode is a node of a flatTree: v ≤ thr goes to kids[0], else kids[1]; v is its
+// feature's, at off (feature·walkRows) in walk's block.
+type flatNode struct {
+	thr  float64
+	kids [2]uint32
+	off  uint32
+}
+
 func flatten(tr *model.Tree) flatTree {
-	nodes := tr.Nodes
-	ft := flatTree{feat: make([]int, len(nodes)), thr: make([]float64, len(nodes)), kids: make([]uint32, 2*len(nodes))}
-	for i, nd := range nodes {
+	ft := flatTree{nodes: make([]flatNode, len(tr.Nodes)), depth: tr.Depth()}
+	for i, nd := range tr.Nodes {
 		if nd.Leaf {
-			ft.kids[2*i], ft.kids[2*i+1] = uint32(i), uint32(i)
+			ft.nodes[i].kids = [2]uint32{uint32(i), uint32(i)}
 			continue
 		}
 		// + 0: thr − v must be +0, not −0, when v equals a zero threshold.
-		ft.feat[i], ft.thr[i] = nd.Feature, nd.Threshold+0
-		ft.kids[2*i], ft.kids[2*i+1] = uint32(nd.Left), uint32(nd.Right)
+		ft.nodes[i] = flatNode{thr: nd.Threshold + 0, kids: [2]uint32{uint32(nd.Left), uint32(nd.Right)}, off: uint32(nd.Feature * walkRows)}
 	}
-	ft.depth = tr.Depth()
 	return ft
 }
 

@@ -121,22 +121,23 @@ type Report struct {
 // most opt.Depth whose splits are "x <= t goes left" (model.CmpLE); it passes Validate.
 //
 // The algorithm: per feature, candidate thresholds are fixed once (see Options.Grid and
-// Bins) and every row's bin index computed once (row-major bytes, and a column-major copy
-// for partitioning). Trees grow level by level: per-node gradient histograms are summed for
-// all features over each of two fixed row halves (in parallel, each in row order, then added
-// in order, so results do not depend on Threads), only for the smaller child of each split
-// (the larger is its parent minus it); each node takes its best weighted-gain split (or the
-// level its best common split when Oblivious), subject to MinLeaf; each half's rows are
-// partitioned stably among the nodes (down to the last level); leaves take the
-// second-order value −G/(H+λ)·η. One pass per half then moves the rows down the last level,
+// Bins) and every row's bin index computed once (row-major bytes). Trees grow level by
+// level: per-node gradient histograms are summed for all features over each of two fixed row
+// halves (in parallel, each in row order, then added in order, so results do not depend on
+// Threads), only for the smaller child of each split (the larger is its parent minus it);
+// each node takes its best weighted-gain split (or the level its best common split when
+// Oblivious), subject to MinLeaf; one pass per half in row order moves every row to its
+// child (each row's node is kept, not lists of each node's rows) and lists the summed
+// children's rows, whose histograms a second pass sums (down to the last level); leaves take
+// the second-order value −G/(H+λ)·η. One pass per half then moves the rows down the last level,
 // adds the tree to the predictions, sums the next root's gradients (its counts never change)
 // and splits the refit's row groups. Refit and Corrective solve for all leaves jointly on
 // groups of rows that share every leaf.
 //
 // Train hands these jobs' data from one to the next: startBoost gives the boostState (the
 // ensemble, the gradients and each row's node), Options.resolve the config and binData the
-// binned rows (both read-only); boost runs the rounds, each a grow: a histBuilder (histograms
-// and row partitions) serves growLevels, whose grownTree finish takes as a leafPass to move
+// binned rows (both read-only); boost runs the rounds, each a grow: a histBuilder (histograms,
+// and the level passes that move the rows) serves growLevels, whose grownTree finish takes as a leafPass to move
 // the rows to their leaves and split the rowGroups; solve refits on those groups and returns
 // a refitted ensemble, which boostState.apply takes.
 func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
@@ -227,7 +228,7 @@ func Train(train, valid *Dataset, opt Options) (*model.Model, *Report, error) {
 // tree without a split (keeping the first). It returns the refit's row groups (nil without
 // c.refit or c.corrective).
 func boost(pl pool, c *config, d *binned, st *boostState, y []float64, progress func(round, total int)) *rowGroups {
-	hb := newHistBuilder(d.n, d.nf, pl)
+	hb := newHistBuilder(d.n, d.nf)
 	var grp *rowGroups
 	if c.refit || c.corrective {
 		grp = newRowGroups(d.n)
@@ -328,7 +329,7 @@ type boostState struct {
 	base  float64
 	trees []model.Tree
 	grad  []float64 // per row: prediction − y
-	nid   []uint16  // per row: its node on the last level of the tree being grown (its leaf if above); finish moves it on
+	nid   []uint16  // per row: its node in the tree being grown, on the level reached (its leaf if above); partition and finish move it on
 }
 
 // startBoost is the state before the first round for the targets y: base mean(y), no trees.
