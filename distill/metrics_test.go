@@ -59,6 +59,7 @@ func TestPredictIsEval(t *testing.T) {
 		"trained": {trained, d, true}, "zero thresholds": {zeros, d, true},
 		"< split": {stump(rlcc.Names, -0.5, 0.25), d, false}, "sigmoid": {sigmoid, d, false},
 		"NaN state": {trained, nan, true},
+		"no trees":  {&model.Model{Version: model.NativeVersion, Inputs: rlcc.Names, Ensemble: &model.Ensemble{Base: 0.375}}, d, true},
 	} {
 		if got := flatEvaluable(c.m.Ensemble, len(c.d.X)); got != c.flat {
 			t.Errorf("%s: flatEvaluable %v, want %v", name, got, c.flat)

@@ -34,13 +34,11 @@ func predictAt(pl pool, base float64, trees []model.Tree, x [][]float64, n int) 
 			vals[ti][i] = nd.Value
 		}
 	}
+	for r := range p {
+		p[r] = base
+	}
 	walk(pl, trees, x, n, func(ti, lo int, node []uint32) {
 		pc, v := p[lo:][:len(node)], vals[ti]
-		if ti == 0 {
-			for r := range pc {
-				pc[r] = base
-			}
-		}
 		for r, i := range node {
 			pc[r] += v[i]
 		}

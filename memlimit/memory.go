@@ -23,10 +23,11 @@ const Limit = 4 << 30
 // Peak resident bytes per item, measured on the 4-input RL-CC teacher and scaled by width.
 const (
 	// distillStateBase + distillStateInput·inputs a state: the labelled dataset, twice (the
-	// drawn states and the train/held-out split), the trainer's bins (row- and column-major),
-	// gradients, predictions, node ids, the halves' row partitions and the refit's row groups
-	// (144 bytes at 4 inputs; 137 measured at nicc distill's defaults, 1M to 4M states, before
-	// the column-major bins added a byte a state and input).
+	// drawn states and the train/held-out split), the trainer's row-major bins, gradients,
+	// predictions, node ids, a level's summed rows and the refit's row groups (144 bytes at
+	// 4 inputs; measured at nicc distill's defaults from 1M to 4M states: 135 with the
+	// trainer's column-major bins and per-node row lists, 110 since they went, 2026-11-29;
+	// the constants stay an upper bound).
 	distillStateBase  = 72
 	distillStateInput = 18
 	// distillNode is a tree node: the trainer's, the model's, and its JSON when saved
