@@ -3,7 +3,6 @@ package distill
 import (
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
@@ -79,11 +78,7 @@ func TestLabelIsEval(t *testing.T) {
 			l.B[j] = 0.1 * float64(j-1)
 		}
 	}
-	raw, err := os.ReadFile("../testdata/models/rlcc_adpg_lstm.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lstm, err := model.Unmarshal(raw)
+	lstm, err := model.Load("../testdata/models/rlcc_adpg_lstm.json")
 	if err != nil {
 		t.Fatal(err)
 	}
