@@ -30,35 +30,27 @@ func Label(teacher *model.Model, d *Dataset) error {
 		lo, hi := w*chunk, min(rows, (w+1)*chunk)
 		bad[w] = -1
 		wg.Go(func() {
-			x := make([]float64, len(d.X))
-			var s, s4 model.Scratch
-			r := lo
+			// Four states at a time (the last ones padded with a repeat of the last state).
+			var s model.Scratch
 			var xs [4][]float64
 			for k := range xs {
 				xs[k] = make([]float64, len(d.X))
 			}
-			for ; r+4 <= hi; r += 4 {
-				for i, col := range d.X {
-					xs[0][i], xs[1][i], xs[2][i], xs[3][i] = col[r], col[r+1], col[r+2], col[r+3]
+			for r := lo; r < hi; r += 4 {
+				n := min(4, hi-r)
+				for k, x := range xs {
+					for i, col := range d.X {
+						x[i] = col[r+min(k, n-1)]
+					}
 				}
-				for k, v := range teacher.EvalInto4(&s4, &xs) {
+				ys := teacher.EvalInto4(&s, &xs)
+				for k, v := range ys[:n] {
 					if math.IsNaN(v) || math.IsInf(v, 0) {
 						bad[w] = r + k
 						return
 					}
 					y[r+k] = v
 				}
-			}
-			for ; r < hi; r++ {
-				for i, col := range d.X {
-					x[i] = col[r]
-				}
-				v := teacher.EvalInto(&s, x)[0]
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					bad[w] = r
-					return
-				}
-				y[r] = v
 			}
 		})
 	}

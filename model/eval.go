@@ -46,38 +46,14 @@ func (m *Model) recurrent() bool {
 	return false
 }
 
-// Scratch holds a feed-forward model's layer outputs between calls of EvalInto: one per
+// Scratch holds a dense network's layer outputs between calls of EvalInto4: one per
 // goroutine.
 type Scratch struct{ outs [][]float64 }
 
-// EvalInto is Eval(nil, x) for a model without an LSTM, with no allocation once s has served
-// the model: the result is s's, valid until its next use. A recurrent model gets Eval from a
-// fresh state.
-func (m *Model) EvalInto(s *Scratch, x []float64) []float64 {
-	if m.recurrent() {
-		return m.Eval(m.NewState(), x)
-	}
-	if len(s.outs) == 0 {
-		s.outs = make([][]float64, max(1, len(m.Layers)))
-		for i := range m.Layers {
-			s.outs[i] = make([]float64, m.Layers[i].Out)
-		}
-	}
-	if m.Ensemble != nil {
-		s.outs[0] = append(s.outs[0][:0], m.Ensemble.Eval(x))
-		return s.outs[0]
-	}
-	v := x
-	for i := range m.Layers {
-		v = m.Layers[i].denseInto(s.outs[i], v)
-	}
-	return v
-}
-
-// EvalInto4 is EvalInto's first output for four inputs at once. For a network of dense
-// layers the four rows' sums are interleaved, which hides each one's latency, and each is
-// added up in Dense's order, so the bits are Eval's; other models are evaluated one input
-// at a time.
+// EvalInto4 is Eval's first output for four inputs at once, each from a fresh state, with no
+// allocation for a network of dense layers once s has served it: the four rows' sums are
+// interleaved, which hides each one's latency, and each is added up in Dense's order, so the
+// bits are Eval's. Other models are evaluated one input at a time.
 func (m *Model) EvalInto4(s *Scratch, xs *[4][]float64) [4]float64 {
 	if m.Ensemble != nil || m.recurrent() {
 		var ys [4]float64
